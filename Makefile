@@ -1,0 +1,58 @@
+# gsched - top-level convenience targets (the build itself is CMake).
+#
+#   make demo    install missing Debian packages, build, simulate the bundled
+#                1-day Philly window under several policies -> demo-out/
+#   make test    build and run every test (unit, golden, CLI, fidelity)
+#   make test-asan  the same under AddressSanitizer + UBSan (build-asan/)
+#   make bench   simulator benchmark on the full Philly trace (82,247 jobs)
+#   make format  clang-format every C file in place
+#
+# Only Debian packages are used; `make deps` installs what is missing
+# (as root, or through sudo).
+
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+DEPS       := cmake gcc make pkg-config libjansson-dev libfyaml-dev nettle-dev
+
+DAY  := data/philly-1day/philly_20171002_tiresias.csv
+SPEC := data/philly-1day/n32g8_2sw.csv
+DEMO_POLICIES ?= fifo,fifo-backfill,yarn-cs
+
+.PHONY: all deps build demo test test-asan bench format clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+demo: build
+	$(BUILD)/gsched sim --cluster $(SPEC) --trace $(DAY) --policy $(DEMO_POLICIES) --out demo-out
+	@echo "outputs in demo-out/ (summary.json, jobs.csv, timeline.csv per policy; compare.csv)"
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+test-asan: deps
+	@cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DGSCHED_SANITIZE=ON > /dev/null
+	@cmake --build $(BUILD_ASAN) -j$(JOBS)
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j$(JOBS)
+
+bench: build
+	$(BUILD)/bench/bench_sim
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.h.in')
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) demo-out sim-out

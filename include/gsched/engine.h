@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gsched/engine.h - the scheduling engine: jobs, events, policy, mechanisms.
+ *
+ * The engine owns the jobs, an event queue and the policy instance; it
+ * borrows the cluster.  Time only moves when the caller says so:
+ *
+ *   simulator (GS_ENGINE_SIM): gs_engine_step() pops the next instant from the
+ *     event queue (arrivals, completions predicted from remaining work and
+ *     speed, timers, cluster events), handles every event at that instant in
+ *     total order (time, kind, job slot, sequence), then runs one policy pass.
+ *   daemon (GS_ENGINE_LIVE): the caller submits jobs at wall-clock "now",
+ *     reports task exits with gs_engine_task_exited(), and calls
+ *     gs_engine_advance(now) to fire due timers and run a policy pass.
+ *     Completions are never predicted; preemption leaves the job PREEMPTED
+ *     (GPUs held) until its tasks are reported gone.
+ *
+ * Policies never touch state directly.  They ask the engine through
+ * gs_engine_start(), gs_engine_preempt(), gs_engine_set_timer() ...; each
+ * request is validated (job state, gang size, every GPU free, healthy and of
+ * the right type, tasks on one node each) and applied at once, or refused
+ * with an error and no change.  So no policy can give a GPU to two jobs or
+ * start part of a gang.
+ *
+ * Every state change is reported to an optional observer, in order.  The
+ * simulator turns records into metrics and timelines; the daemon persists
+ * them before it acts on them (start a process, signal it, ...).
+ *
+ * Ownership: gs_engine_create() borrows the cluster (it must outlive the
+ * engine and is modified by it) and copies what it needs from params.
+ * gs_engine_destroy() frees jobs and the policy; NULL is fine.
+ */
+#ifndef GSCHED_ENGINE_H
+#define GSCHED_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster.h"
+#include "error.h"
+#include "job.h"
+#include "params.h"
+#include "placement.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gs_engine gs_engine;
+typedef struct gs_policy_ops gs_policy_ops;
+
+typedef enum gs_engine_mode { GS_ENGINE_SIM = 0, GS_ENGINE_LIVE = 1 } gs_engine_mode;
+
+typedef struct gs_engine_opts {
+    gs_engine_mode mode;
+    uint64_t seed;
+    gs_place_mode placement; /* placement policies use unless they insist */
+    int placement_set;       /* 1 when the user chose it explicitly */
+    gs_fit fit;
+} gs_engine_opts;
+
+void gs_engine_opts_init(gs_engine_opts *o);
+
+/* Records passed to the observer, one per state change. */
+#define GS_REC_MAP(XX)                                                                             \
+    XX(SUBMIT, "submitted")                                                                        \
+    XX(REJECT, "rejected")                                                                         \
+    XX(START, "started")                                                                           \
+    XX(PREEMPT, "preempted")                                                                       \
+    XX(REQUEUE, "requeued")                                                                        \
+    XX(FINISH, "finished")                                                                         \
+    XX(FAIL, "failed")                                                                             \
+    XX(CANCEL, "cancelled")                                                                        \
+    XX(SUSPEND, "suspended")                                                                       \
+    XX(RESUME, "resumed")                                                                          \
+    XX(MIGRATE, "migrated")                                                                        \
+    XX(RESIZE, "resized")                                                                          \
+    XX(NODE_DOWN, "node_down")                                                                     \
+    XX(NODE_UP, "node_up")                                                                         \
+    XX(NOTE, "note")
+
+typedef enum gs_rec_type {
+#define GS__REC_ENUM(name, str) GS_REC_##name,
+    GS_REC_MAP(GS__REC_ENUM)
+#undef GS__REC_ENUM
+        GS_REC_NTYPES
+} gs_rec_type;
+
+const char *gs_rec_type_name(gs_rec_type t);
+
+typedef struct gs_record {
+    gs_time t;
+    gs_rec_type type;
+    gs_job *job;        /* NULL for node records */
+    int node;           /* node index for NODE_* records, else -1 */
+    const char *reason; /* short explanation, may be NULL; borrowed for the call */
+} gs_record;
+
+typedef void (*gs_observer_fn)(void *ud, const gs_record *r);
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+/*
+ * Create an engine running policy 'policy' (see gs_policy_find()).  The
+ * policy and the engine read their parameters from 'params' (marking them
+ * used; the caller then checks gs_params_unused()).  On error returns a
+ * negative code and explains in diag.
+ */
+int gs_engine_create(gs_cluster *c, const char *policy, gs_params *params,
+                     const gs_engine_opts *opts, gs_engine **out, gs_diag *diag);
+/* Same with an ops table that need not be in the registry (tests, embedders). */
+int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *params,
+                         const gs_engine_opts *opts, gs_engine **out, gs_diag *diag);
+void gs_engine_destroy(gs_engine *e);
+void gs_engine_set_observer(gs_engine *e, gs_observer_fn fn, void *ud);
+
+/* ---- feeding it ---------------------------------------------------------- */
+
+/*
+ * Add a job that arrives at spec->submit (SIM) or now (LIVE: use
+ * gs_engine_submit).  The spec is validated (GS_EINVAL with a message in
+ * diag); strings are copied.  Returns 0 and the job in *out (may be NULL).
+ */
+int gs_engine_add_job(gs_engine *e, const gs_job_spec *spec, gs_job **out, gs_diag *diag);
+/* LIVE: add a job arriving now; it is considered at the next advance. */
+int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, gs_job **out,
+                     gs_diag *diag);
+/* Schedule a node failure (down=1) or recovery (down=0) at time t. */
+int gs_engine_add_node_event(gs_engine *e, gs_time t, int node, int down);
+
+/* ---- running it ---------------------------------------------------------- */
+
+/*
+ * SIM: handle the next instant.  Returns 1 if an instant was processed, 0
+ * when nothing is left, or a negative error.
+ */
+int gs_engine_step(gs_engine *e);
+/* SIM: step until nothing is left. */
+int gs_engine_run(gs_engine *e);
+/* LIVE: move time to 'now' (monotonic), fire due events, run a policy pass. */
+int gs_engine_advance(gs_engine *e, gs_time now);
+/* LIVE: tasks of 'j' are gone.  exit_code 0 = success. */
+int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *reason,
+                          gs_time now);
+/* Cancel a job in any non-final state (LIVE; also usable in SIM tests). */
+int gs_engine_cancel(gs_engine *e, gs_job *j, const char *reason, gs_time now);
+
+/* ---- inspecting it ------------------------------------------------------- */
+
+gs_time gs_engine_now(const gs_engine *e);
+size_t gs_engine_njobs(const gs_engine *e);
+gs_job *gs_engine_job(const gs_engine *e, size_t slot);
+gs_job *gs_engine_find_job(const gs_engine *e, int64_t id); /* NULL if absent */
+gs_cluster *gs_engine_cluster(const gs_engine *e);
+const char *gs_engine_policy_name(const gs_engine *e);
+const gs_engine_opts *gs_engine_opts_get(const gs_engine *e);
+/* Counters. */
+uint64_t gs_engine_events(const gs_engine *e);
+size_t gs_engine_npending(const gs_engine *e);
+size_t gs_engine_nrunning(const gs_engine *e);
+/* GPUs held by jobs (RUNNING or PREEMPTED). */
+int gs_engine_allocated(const gs_engine *e);
+/* VCs seen so far (index = gs_job.vc). */
+size_t gs_engine_nvcs(const gs_engine *e);
+const char *gs_engine_vc_name(const gs_engine *e, int vc);
+/* True when every job is final and no event is left. */
+int gs_engine_idle(const gs_engine *e);
+/* Full consistency check (allocations vs jobs, cluster aggregates). Tests use it. */
+int gs_engine_check(const gs_engine *e, gs_diag *diag);
+
+/* ---- requests from policies ---------------------------------------------- */
+
+/*
+ * Start a PENDING job on the given GPUs (n == j->gpus, grouped by task).
+ * Returns 0, GS_ESTATE (not pending), GS_EINVAL (wrong count, task split
+ * across nodes, duplicate GPU, wrong type) or GS_ECONFLICT (GPU busy/down).
+ */
+int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n);
+/*
+ * Build the placement request for j with the engine's placement mode and the
+ * given locality, find GPUs and start.  GS_ENOFIT when nothing fits now.
+ * Failures are cached per request shape until GPUs are released, so a pass
+ * over thousands of waiting jobs of a few shapes stays cheap.
+ */
+int gs_engine_try_start(gs_engine *e, gs_job *j, gs_locality level);
+/* Fill a placement request for j from the engine's options. */
+void gs_engine_place_req(const gs_engine *e, const gs_job *j, gs_locality level,
+                         gs_place_req *r);
+/*
+ * Preempt a RUNNING job: it stops and goes back to PENDING (SIM), or to
+ * PREEMPTED until its tasks exit (LIVE).  The policy's on_requeue hook runs
+ * when the job is PENDING again.
+ */
+int gs_engine_preempt(gs_engine *e, gs_job *j, const char *reason);
+/* Ask for on_timer(tag) at time 'when' (>= now). */
+int gs_engine_set_timer(gs_engine *e, gs_time when, uint64_t tag);
+/*
+ * The widest locality the policy will ever ask gs_engine_try_start() for.
+ * Jobs that cannot fit an empty cluster at this level are rejected on
+ * arrival.  Default GS_LOCALITY_STRICT; call from the policy's create().
+ */
+void gs_engine_set_max_locality(gs_engine *e, gs_locality level);
+/* Record why a pending job waits (static or long-lived string). */
+void gs_engine_set_reason(gs_engine *e, gs_job *j, const char *reason);
+/* Emit a NOTE record (policy decisions worth tracing). */
+void gs_engine_note(gs_engine *e, gs_job *j, const char *reason);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

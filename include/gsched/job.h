@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gsched/job.h - the job model and its state machine.
+ *
+ * A job is a gang of 'ntasks' tasks of 'gpus_per_task' GPUs each; a task's
+ * GPUs always sit on one node.  Its work is the time it needs at ideal
+ * placement and full speed ("duration"), kept as remaining work so that any
+ * change of speed (placement slowdown, packing, restart overhead) simply
+ * recomputes the completion instant.
+ *
+ * State machine (the engine performs every transition; policies only ask):
+ *
+ *                 gs_engine_start()            finish (work done / task exit 0)
+ *   submit ──► PENDING ──────────────► RUNNING ─────────────────────────────► DONE
+ *      │          ▲  ▲                 │   │  │ exit != 0 / launch error
+ *      │          │  │  gs_engine_preempt()  │  └───────────────────────────► FAILED
+ *      │          │  │                 ▼   │
+ *      │          │  └──────────── PREEMPTED   (stopping: checkpoint, GPUs still held;
+ *      │          │    stop done       │         instantaneous in the simulator)
+ *      │          │                    ▼
+ *      │          └── resume ──── SUSPENDED    (time-sliced out; Gandiva)
+ *      │
+ *      └──► REJECTED   (can never fit the cluster, or violates its VC's rules)
+ *   any non-final state ──► CANCELLED (user request, daemon only)
+ *
+ * DONE, FAILED, REJECTED and CANCELLED are final.
+ *
+ * Ownership: gs_job objects belong to the engine (gs_engine_destroy frees
+ * them); pointers stay valid for the engine's lifetime.  Strings are interned
+ * in the engine and borrowed.
+ */
+#ifndef GSCHED_JOB_H
+#define GSCHED_JOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GS_JOB_STATE_MAP(XX)                                                                       \
+    XX(PENDING, "PENDING", "PD")                                                                   \
+    XX(RUNNING, "RUNNING", "R")                                                                    \
+    XX(PREEMPTED, "PREEMPTED", "PR")                                                               \
+    XX(SUSPENDED, "SUSPENDED", "S")                                                                \
+    XX(DONE, "DONE", "CD")                                                                         \
+    XX(FAILED, "FAILED", "F")                                                                      \
+    XX(REJECTED, "REJECTED", "RJ")                                                                 \
+    XX(CANCELLED, "CANCELLED", "CA")
+
+typedef enum gs_job_state {
+#define GS__JS_ENUM(name, str, abbr) GS_JOB_##name,
+    GS_JOB_STATE_MAP(GS__JS_ENUM)
+#undef GS__JS_ENUM
+        GS_JOB_NSTATES
+} gs_job_state;
+
+const char *gs_job_state_name(gs_job_state s);  /* "RUNNING" */
+const char *gs_job_state_abbr(gs_job_state s);  /* Slurm-style "R", "PD" */
+int gs_job_state_parse(const char *s);          /* -1 if unknown */
+static inline int gs_job_state_final(gs_job_state s)
+{
+    return s == GS_JOB_DONE || s == GS_JOB_FAILED || s == GS_JOB_REJECTED || s == GS_JOB_CANCELLED;
+}
+
+/* Named priorities accepted in traces and specs (HiveD's conventions). */
+#define GS_PRIO_PROD 100
+#define GS_PRIO_TEST 10
+#define GS_PRIO_OPPORTUNISTIC (-1)
+
+/*
+ * What a submitter asks for.  All strings are borrowed by gs_engine_add_job(),
+ * which copies them.  Zero-initialise and fill what you know; see
+ * gs_job_spec_init() for defaults.
+ */
+typedef struct gs_job_spec {
+    int64_t id;            /* external id; -1 = assign the next free one */
+    const char *name;      /* optional */
+    const char *user;      /* optional */
+    const char *vc;        /* virtual cluster / queue; NULL or "" = "default" */
+    int priority;          /* higher wins; -1 = opportunistic */
+    int ntasks;            /* >= 1 */
+    int gpus_per_task;     /* >= 1 */
+    const char *gpu_type;  /* NULL or "" = any */
+    gs_time submit;        /* arrival time */
+    gs_time duration;      /* work at ideal placement, > 0 */
+    int64_t iterations;    /* informative; 0 = unknown */
+    const char *model;     /* model name (profiles, slowdown class); optional */
+    int cpus_per_task;     /* 0 = not modelled */
+    int mem_mb_per_task;   /* 0 = not modelled */
+    int gpu_mem_mb;        /* GPU memory per GPU, for packing; 0 = unknown */
+    int gang;              /* 1 = all tasks at once (default); 0 = incremental */
+    int min_gpus, max_gpus;/* elastic range in GPUs; 0 = rigid */
+    const char *pinned_cell; /* HiveD pinnedCellId; optional */
+    int lazy_preemption;   /* HiveD lazy preemption */
+} gs_job_spec;
+
+void gs_job_spec_init(gs_job_spec *s);
+
+typedef struct gs_job {
+    /* ---- request (immutable once added) ---- */
+    int32_t slot;          /* dense index in the engine, in order of addition */
+    int64_t id;
+    const char *name, *user, *vc_name, *model;
+    int32_t vc;            /* engine VC index (interned vc_name) */
+    int32_t user_id;
+    int32_t model_id;
+    int32_t priority;
+    int32_t ntasks, gpus_per_task, gpus; /* gpus = ntasks * gpus_per_task */
+    int32_t gpu_type;      /* cluster GPU type id, -1 = any */
+    int32_t cpus_per_task, mem_mb_per_task, gpu_mem_mb;
+    int32_t gang, lazy_preemption, min_gpus, max_gpus;
+    int32_t pinned_cell;   /* cluster cell index, -1 = none */
+    gs_time submit;
+    gs_time work;          /* total work (us at ideal speed) */
+    int64_t iterations;
+
+    /* ---- lifecycle (maintained by the engine) ---- */
+    gs_job_state state;    /* PENDING before arrival too, with arrived == 0 */
+    int32_t arrived;       /* 1 from the arrival instant on; policies only see arrived jobs */
+    gs_time first_start;   /* GS_TIME_NONE until the first start */
+    gs_time last_start;    /* start of the current/last run */
+    gs_time end;           /* GS_TIME_NONE until final */
+    gs_time pending_since; /* start of the current pending interval */
+    gs_time queued;        /* total time PENDING so far (not counting the open interval) */
+    gs_time executed;      /* total time holding GPUs so far (closed runs only) */
+    double service;        /* GPU-seconds held so far (closed runs only) */
+    gs_time remaining;     /* work left at 'progress_from' */
+    gs_time progress_from; /* instant from which remaining decreases at 'speed' */
+    double speed;          /* work-us per us while progressing (1 = ideal) */
+    gs_time overhead;      /* restart overhead charged in the current run */
+    double overhead_gpu_s; /* total GPU-seconds lost to restart overheads */
+    int32_t preemptions;
+    int32_t restarts;
+    int32_t *alloc;        /* current GPUs (grouped by task), NULL when none */
+    int32_t nalloc;
+    int32_t *last_alloc;   /* GPUs of the most recent ended run (kept for reports) */
+    int32_t nlast_alloc;
+    uint32_t gen;          /* bumps on every run change; stale events are dropped */
+    const char *reason;    /* why pending / why rejected or failed (static or interned) */
+    int32_t exit_code;     /* daemon: last exit status */
+} gs_job;
+
+/* Executed time including the open run at 'now'. */
+gs_time gs_job_executed(const gs_job *j, gs_time now);
+/* GPU-seconds of service including the open run at 'now'. */
+double gs_job_service(const gs_job *j, gs_time now);
+/* Remaining work at 'now' (>= 0). */
+gs_time gs_job_remaining(const gs_job *j, gs_time now);
+/* Total pending time including the open interval at 'now'. */
+gs_time gs_job_queued(const gs_job *j, gs_time now);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gsched/policy.h - the policy ops table and the compiled-in registry.
+ *
+ * A policy decides who runs and where; the engine decides nothing.  It is a
+ * const table of callbacks, one table per file (src/core/policy_*.c),
+ * looked up by name.  Callbacks run on the engine's thread with the engine's
+ * clock (gs_engine_now()); they act only through the gs_engine_* requests.
+ *
+ * Order of calls at one instant: all event hooks (on_arrival, on_finish,
+ * on_requeue, on_timer, in event order), then exactly one schedule().
+ *
+ * Ownership: create() allocates the policy state; destroy() frees it and
+ * must accept NULL.
+ */
+#ifndef GSCHED_POLICY_H
+#define GSCHED_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "job.h"
+#include "params.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum gs_policy_flags {
+    GS_POLICY_PREEMPTIVE = 1 << 0, /* may call gs_engine_preempt() */
+    GS_POLICY_ORACLE = 1 << 1,     /* reads true job durations */
+};
+
+struct gs_policy_ops {
+    const char *name;
+    const char *summary; /* one line, shown by `gsched policies` */
+    unsigned flags;
+    /* Read parameters, allocate state.  Return 0 or a GS_E* code (+ diag). */
+    int (*create)(gs_engine *e, gs_params *p, void **state, gs_diag *diag);
+    void (*destroy)(void *state);
+    /* A job is PENDING for the first time. */
+    void (*on_arrival)(void *state, gs_job *j);
+    /* A job is PENDING again after preemption or a node failure. */
+    void (*on_requeue)(void *state, gs_job *j);
+    /* A job reached a final state (done, failed, cancelled) from any state. */
+    void (*on_finish)(void *state, gs_job *j);
+    /* A timer set with gs_engine_set_timer() fired. */
+    void (*on_timer)(void *state, uint64_t tag);
+    /* One scheduling pass at the current time. */
+    void (*schedule)(void *state);
+};
+
+/* Look a policy up by name; NULL if unknown. */
+const gs_policy_ops *gs_policy_find(const char *name);
+/* Registry iteration: i = 0, 1, ... until NULL. */
+const gs_policy_ops *gs_policy_at(size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

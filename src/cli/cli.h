@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cli.h - subcommands of the gsched program and shared CLI helpers.
+ *
+ * Exit codes (documented in docs/cli.md):
+ *   0  success
+ *   1  runtime error (I/O failure, daemon error)
+ *   2  usage or input error (bad flag, bad file: "file:line:col: message")
+ *   3  daemon unreachable
+ *   4  not found
+ */
+#ifndef GSCHED_CLI_H
+#define GSCHED_CLI_H
+
+#include "gsched/gsched.h"
+
+#define EXIT_OK 0
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+#define EXIT_UNREACHABLE 3
+#define EXIT_NOTFOUND 4
+
+int cmd_sim(int argc, char **argv);
+int cmd_policies(int argc, char **argv);
+
+/* Print "gsched: " + diag as file:line:col: message to stderr. */
+void cli_diag(const gs_diag *d);
+/* Print "gsched: <fmt>" to stderr. */
+void cli_err(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* mkdir -p; 0 or -1 (errno set). */
+int cli_mkdirs(const char *path);
+
+#endif

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cmd_sim.c - `gsched sim`: replay a trace under one or more policies.
+ *
+ * Contract (docs/cli.md; extend, never change):
+ *   gsched sim --cluster SPEC --trace FILE --policy NAME[,NAME...]
+ *              [--placement count|consolidate] [--out DIR] [--seed N]
+ *              [--set key=value]... [--events FILE] [--progress auto|always|never]
+ * One policy: DIR/summary.json, jobs.csv, timeline.csv.  Several: the same
+ * under DIR/<policy>/, plus DIR/compare.csv and a table on stdout.
+ * Invariant: every parameter given with --set is read by the engine or some
+ * policy, else the run is refused before it starts (exit 2).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "config.h"
+#include "sim.h"
+
+static void sim_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gsched sim --cluster SPEC --trace FILE --policy NAME[,NAME...] [options]\n"
+            "\n"
+            "  --cluster SPEC      cluster: shorthand (8, 4x8, 2x16x8, with optional :TYPE),\n"
+            "                      a Tiresias cluster CSV, or a HiveD config YAML\n"
+            "  --trace FILE        trace: Tiresias CSV, Philly CSV (timestamp,duration,num_gpus,...)\n"
+            "                      or gsched native CSV (see docs/trace-format.md)\n"
+            "  --policy LIST       comma-separated policies (see 'gsched policies')\n"
+            "  --placement MODE    count (any free GPUs) or consolidate (default)\n"
+            "  --out DIR           output directory (default: sim-out)\n"
+            "  --seed N            seed for any randomness (default 1)\n"
+            "  --set KEY=VALUE     policy/engine parameter, repeatable (docs/policies.md)\n"
+            "  --events FILE       node failures/recoveries: time,node,down|up\n"
+            "  --progress WHEN     auto (stderr is a terminal), always or never\n"
+            "  -q, --quiet         no comparison table on stdout\n");
+}
+
+typedef struct progress_ctx {
+    const char *policy;
+    int on;
+} progress_ctx;
+
+static void on_progress(void *ud, const gs_sim_result *r, gs_time now, size_t done, size_t total)
+{
+    progress_ctx *p = ud;
+    (void)r;
+    if (!p->on) return;
+    fprintf(stderr, "\r%-16s sim time %10.0fs  jobs done %zu/%zu (%.0f%%)   ", p->policy,
+            gs_time_to_sec(now), done, total, total ? 100.0 * (double)done / (double)total : 0.0);
+    fflush(stderr);
+}
+
+static int write_run(const char *dir, gs_sim_result *r, const gs_run_info *info)
+{
+    char path[4096];
+    if (cli_mkdirs(dir) != 0) {
+        cli_err("cannot create directory '%s': %s", dir, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    if (gs_write_summary(path, r, info)) goto fail;
+    snprintf(path, sizeof path, "%s/jobs.csv", dir);
+    if (gs_write_jobs(path, r)) goto fail;
+    snprintf(path, sizeof path, "%s/timeline.csv", dir);
+    if (gs_write_timeline(path, r)) goto fail;
+    return EXIT_OK;
+fail:
+    cli_err("cannot write '%s': %s", path, strerror(errno));
+    return EXIT_RUNTIME;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"cluster", required_argument, NULL, 'c'}, {"trace", required_argument, NULL, 't'},
+        {"policy", required_argument, NULL, 'p'},  {"placement", required_argument, NULL, 'P'},
+        {"out", required_argument, NULL, 'o'},     {"seed", required_argument, NULL, 's'},
+        {"set", required_argument, NULL, 'S'},     {"events", required_argument, NULL, 'e'},
+        {"progress", required_argument, NULL, 'g'}, {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+    const char *cluster = NULL, *trace = NULL, *policies = NULL, *out = "sim-out",
+               *events_path = NULL, *progress = "auto";
+    gs_engine_opts eopts;
+    gs_engine_opts_init(&eopts);
+    gs_params params;
+    gs_params_init(&params);
+    int quiet = 0, rc = EXIT_USAGE, opt;
+    uint64_t seed = 1;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "c:t:p:o:s:S:e:qh", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'c': cluster = optarg; break;
+        case 't': trace = optarg; break;
+        case 'p': policies = optarg; break;
+        case 'o': out = optarg; break;
+        case 'e': events_path = optarg; break;
+        case 'g': progress = optarg; break;
+        case 'q': quiet = 1; break;
+        case 'P': {
+            int m = gs_place_mode_parse(optarg);
+            if (m < 0) {
+                cli_err("--placement: expected count or consolidate, got '%s'", optarg);
+                goto done;
+            }
+            eopts.placement = (gs_place_mode)m;
+            eopts.placement_set = 1;
+            break;
+        }
+        case 's': {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (errno || *end || end == optarg) {
+                cli_err("--seed: '%s' is not a non-negative integer", optarg);
+                goto done;
+            }
+            seed = v;
+            break;
+        }
+        case 'S':
+            if (gs_params_set_kv(&params, optarg)) {
+                cli_err("--set: expected KEY=VALUE, got '%s'", optarg);
+                goto done;
+            }
+            break;
+        case 'h':
+            sim_usage(stdout);
+            rc = EXIT_OK;
+            goto done;
+        default: sim_usage(stderr); goto done;
+        }
+    }
+    if (optind < argc) {
+        cli_err("unexpected argument '%s'", argv[optind]);
+        sim_usage(stderr);
+        goto done;
+    }
+    if (!cluster || !trace || !policies) {
+        cli_err("sim needs --cluster, --trace and --policy");
+        sim_usage(stderr);
+        goto done;
+    }
+    if (strcmp(progress, "auto") && strcmp(progress, "always") && strcmp(progress, "never")) {
+        cli_err("--progress: expected auto, always or never, got '%s'", progress);
+        goto done;
+    }
+    eopts.seed = seed;
+    eopts.mode = GS_ENGINE_SIM;
+
+    /* split the policy list */
+    char *plist = strdup(policies);
+    if (!plist) abort();
+    const char *names[64];
+    size_t np = 0;
+    for (char *save, *tok = strtok_r(plist, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (np == 64) {
+            cli_err("--policy: at most 64 policies");
+            free(plist);
+            goto done;
+        }
+        for (size_t k = 0; k < np; k++)
+            if (!strcmp(names[k], tok)) {
+                cli_err("--policy: '%s' listed twice", tok);
+                free(plist);
+                goto done;
+            }
+        names[np++] = tok;
+    }
+    if (!np) {
+        cli_err("--policy: empty list");
+        free(plist);
+        goto done;
+    }
+
+    gs_diag d;
+    gs_diag_init(&d, trace);
+    gs_trace tr;
+    if (gs_trace_load(trace, &tr, &d)) {
+        cli_diag(&d);
+        free(plist);
+        goto done;
+    }
+    gs_events ev = {0};
+    if (events_path) {
+        gs_diag_init(&d, events_path);
+        if (gs_events_load(events_path, &ev, &d)) {
+            cli_diag(&d);
+            gs_trace_release(&tr);
+            free(plist);
+            goto done;
+        }
+    }
+    /* cluster checksum when the spec is a file */
+    char csha[65] = "";
+    {
+        char *buf;
+        size_t len;
+        gs_diag dd;
+        gs_diag_init(&dd, cluster);
+        if (access(cluster, R_OK) == 0 && gs_read_file(cluster, &buf, &len, &dd) == 0) {
+            gs_sha256_hex(buf, len, csha);
+            free(buf);
+        }
+    }
+
+    gs_sim_result *res = calloc(np, sizeof *res);
+    gs_sim_result **rp = calloc(np, sizeof *rp);
+    if (!res || !rp) abort();
+    /* prepare every run first: bad parameters fail before any simulation */
+    for (size_t i = 0; i < np; i++) {
+        rp[i] = &res[i];
+        gs_sim_opts o = {cluster, names[i], &params, eopts, events_path ? &ev : NULL, NULL, NULL};
+        gs_diag_init(&d, cluster);
+        if (gs_sim_prepare(&o, &res[i], &d)) {
+            if (d.file == NULL && d.msg[0]) {
+                gs_diag tmp = d;
+                tmp.file = NULL;
+                cli_diag(&tmp);
+            } else {
+                cli_diag(&d);
+            }
+            goto cleanup;
+        }
+    }
+    const char *unused = gs_params_unused(&params);
+    if (unused) {
+        cli_err("parameter '%s' is not used by the engine or by policy %s", unused, policies);
+        goto cleanup;
+    }
+    int tty = isatty(fileno(stderr));
+    for (size_t i = 0; i < np; i++) {
+        progress_ctx pc = {names[i], !strcmp(progress, "always") ||
+                                         (!strcmp(progress, "auto") && tty)};
+        gs_sim_opts o = {cluster, names[i], &params, eopts, events_path ? &ev : NULL, on_progress,
+                         &pc};
+        gs_diag_init(&d, trace);
+        if (gs_sim_run(&o, &tr, &res[i], &d)) {
+            if (pc.on) fputc('\n', stderr);
+            cli_diag(&d);
+            rc = EXIT_USAGE;
+            goto cleanup;
+        }
+        if (pc.on) fprintf(stderr, "\r%-70s\r", "");
+        gs_run_info info = {tr.path,       tr.sha256, gs_trace_format_name(tr.format),
+                            cluster,       csha[0] ? csha : NULL,
+                            events_path,   events_path ? ev.sha256 : NULL,
+                            seed,          &params};
+        char dir[4096];
+        if (np == 1)
+            snprintf(dir, sizeof dir, "%s", out);
+        else
+            snprintf(dir, sizeof dir, "%s/%s", out, names[i]);
+        rc = write_run(dir, &res[i], &info);
+        if (rc) goto cleanup;
+        /* keep memory low for long policy lists: the writers are done with the engine */
+    }
+    if (np > 1) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/compare.csv", out);
+        if (gs_write_compare(path, rp, np)) {
+            cli_err("cannot write '%s': %s", path, strerror(errno));
+            rc = EXIT_RUNTIME;
+            goto cleanup;
+        }
+    }
+    if (!quiet) gs_print_compare(stdout, rp, np);
+    rc = EXIT_OK;
+cleanup:
+    for (size_t i = 0; i < np; i++) gs_sim_result_release(&res[i]);
+    free(res);
+    free(rp);
+    gs_events_release(&ev);
+    gs_trace_release(&tr);
+    free(plist);
+done:
+    gs_params_release(&params);
+    return rc;
+}

@@ -1,0 +1,749 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cluster_load.c - clusters from a shorthand, a Tiresias cluster spec CSV or
+ * a HiveD scheduler config (physicalCluster + virtualClusters).
+ *
+ * Invariants: a returned cluster is finished (gs_cluster_finish succeeded);
+ * HiveD cell types form a forest; every VC assignment passed HiveD's
+ * per-chain, per-level check (enough physical cells at every level).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "yaml.h"
+
+int64_t gs_parse_mem_mb(const char *s)
+{
+    if (!s) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0) return -1;
+    while (*end == ' ') end++;
+    double mb;
+    if (!*end || !strcmp(end, "M") || !strcmp(end, "Mi") || !strcmp(end, "MB") ||
+        !strcmp(end, "MiB"))
+        mb = v;
+    else if (!strcmp(end, "G") || !strcmp(end, "Gi") || !strcmp(end, "GB") || !strcmp(end, "GiB"))
+        mb = v * 1024;
+    else if (!strcmp(end, "T") || !strcmp(end, "Ti") || !strcmp(end, "TB") || !strcmp(end, "TiB"))
+        mb = v * 1024 * 1024;
+    else if (!strcmp(end, "K") || !strcmp(end, "Ki") || !strcmp(end, "KB") || !strcmp(end, "KiB"))
+        mb = v / 1024;
+    else
+        return -1;
+    if (mb > 1e12) return -1;
+    return (int64_t)(mb + 0.5);
+}
+
+/* ---- shorthand ---------------------------------------------------------------- */
+
+int gs_cluster_parse_shorthand(const char *spec, gs_cluster **out, gs_diag *d)
+{
+    long dims[3];
+    int nd = 0;
+    const char *p = spec;
+    const char *type = NULL;
+    while (*p) {
+        if (!isdigit((unsigned char)*p))
+            return gs_diag_set(d, GS_EPARSE, 0, (int)(p - spec) + 1,
+                               "cluster shorthand '%s': expected a number (forms: G, NxG, RxNxG, "
+                               "optionally :TYPE)",
+                               spec);
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (v < 1 || v > 1000000)
+            return gs_diag_set(d, GS_ERANGE, 0, (int)(p - spec) + 1,
+                               "cluster shorthand '%s': dimensions must be between 1 and 1000000",
+                               spec);
+        if (nd == 3)
+            return gs_diag_set(d, GS_EPARSE, 0, (int)(p - spec) + 1,
+                               "cluster shorthand '%s': at most 3 dimensions (racks x nodes x GPUs)",
+                               spec);
+        dims[nd++] = v;
+        p = end;
+        if (*p == 'x' || *p == 'X') {
+            p++;
+            continue;
+        }
+        if (*p == ':') {
+            type = p + 1;
+            if (!*type)
+                return gs_diag_set(d, GS_EPARSE, 0, (int)(p - spec) + 2,
+                                   "cluster shorthand '%s': empty GPU type after ':'", spec);
+            break;
+        }
+        if (*p)
+            return gs_diag_set(d, GS_EPARSE, 0, (int)(p - spec) + 1,
+                               "cluster shorthand '%s': unexpected '%c'", spec, *p);
+    }
+    if (nd == 0) return gs_diag_set(d, GS_EPARSE, 0, 1, "empty cluster spec");
+    long racks = nd == 3 ? dims[0] : 0;
+    long nodes = nd == 1 ? 1 : dims[nd - 2];
+    long gpus = dims[nd - 1];
+    if ((racks ? racks : 1) * nodes * gpus > (1L << 22))
+        return gs_diag_set(d, GS_ERANGE, 0, 0, "cluster '%s' is too large (max 4M GPUs)", spec);
+    gs_cluster *c;
+    int rc = gs_cluster_create(&c);
+    if (rc) return rc;
+    rc = gs_cluster_build_uniform(c, (int)racks, (int)nodes, (int)gpus, type, 0, 0);
+    if (!rc) rc = gs_cluster_finish(c, d);
+    if (rc) {
+        gs_cluster_destroy(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+/* ---- Tiresias cluster spec CSV ----------------------------------------------------- */
+
+static int csv_int(const gs_csv *r, size_t i, const char *what, long lo, long hi, long *out,
+                   gs_diag *d)
+{
+    const char *s = r->f[i];
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    while (*end == ' ') end++;
+    if (errno || end == s || *end)
+        return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[i], "%s: '%s' is not an integer",
+                           what, s);
+    if (v < lo || v > hi)
+        return gs_diag_set(d, GS_ERANGE, r->rec_line, r->col[i], "%s must be between %ld and %ld",
+                           what, lo, hi);
+    *out = v;
+    return 0;
+}
+
+int gs_cluster_parse_tiresias(const char *file, const char *buf, size_t len, gs_cluster **out,
+                              gs_diag *d)
+{
+    static const char *cols[] = {"num_switch", "num_node_p_switch", "num_gpu_p_node",
+                                 "num_cpu_p_node", "mem_p_node"};
+    gs_csv r;
+    gs_csv_init(&r, buf, len, 1);
+    int rc = gs_csv_next(&r, d);
+    int idx[5];
+    long val[5];
+    if (rc <= 0) {
+        gs_csv_release(&r);
+        return rc < 0 ? rc : gs_diag_set(d, GS_EPARSE, 1, 1, "empty cluster spec");
+    }
+    for (int k = 0; k < 5; k++) {
+        idx[k] = -1;
+        for (size_t i = 0; i < r.nf; i++)
+            if (!strcmp(r.f[i], cols[k])) idx[k] = (int)i;
+        if (idx[k] < 0) {
+            rc = gs_diag_set(d, GS_EPARSE, r.rec_line, 1,
+                             "Tiresias cluster spec: missing column '%s'", cols[k]);
+            goto out;
+        }
+    }
+    size_t ncols = r.nf;
+    rc = gs_csv_next(&r, d);
+    if (rc <= 0) {
+        if (rc == 0) rc = gs_diag_set(d, GS_EPARSE, r.line, 1, "cluster spec has no data row");
+        goto out;
+    }
+    if (r.nf != ncols) {
+        rc = gs_diag_set(d, GS_EPARSE, r.rec_line, 1, "expected %zu fields, found %zu", ncols,
+                         r.nf);
+        goto out;
+    }
+    static const long hi[5] = {100000, 100000, 1024, 1 << 20, 1 << 30};
+    static const long lo[5] = {1, 1, 1, 0, 0};
+    for (int k = 0; k < 5; k++)
+        if ((rc = csv_int(&r, (size_t)idx[k], cols[k], lo[k], hi[k], &val[k], d))) goto out;
+    if (val[0] * val[1] * val[2] > (1L << 22)) {
+        rc = gs_diag_set(d, GS_ERANGE, r.rec_line, 1, "cluster too large (max 4M GPUs)");
+        goto out;
+    }
+    int extra = gs_csv_next(&r, d);
+    if (extra != 0) {
+        rc = extra < 0 ? extra
+                       : gs_diag_set(d, GS_EPARSE, r.rec_line, 1,
+                                     "cluster spec must have exactly one data row");
+        goto out;
+    }
+    gs_cluster *c;
+    if ((rc = gs_cluster_create(&c))) goto out;
+    /* Tiresias' switches are ToR switches above nodes: racks in our model.
+     * mem_p_node is in GB. */
+    rc = gs_cluster_build_uniform(c, (int)val[0], (int)val[1], (int)val[2], NULL, (int)val[3],
+                                  (int)(val[4] * 1024));
+    if (!rc) rc = gs_cluster_finish(c, d);
+    if (rc) {
+        gs_cluster_destroy(c);
+        goto out;
+    }
+    *out = c;
+out:
+    gs_csv_release(&r);
+    (void)file;
+    return rc;
+}
+
+/* ---- HiveD config ----------------------------------------------------------------------- */
+
+typedef struct hv_type {
+    const char *name;       /* borrowed from the YAML document */
+    struct fy_node *node;   /* its definition (NULL for leaf types) */
+    int child;              /* index into types, -1 for leaves */
+    int nchild;
+    int is_node;
+    int id;                 /* cluster cell-type id, -1 until registered */
+    int state;              /* 0 new, 1 visiting, 2 done */
+    int node_below;         /* a node-level type is this type or a descendant */
+    int cpus, mem_mb;       /* per leaf, from skuTypes */
+} hv_type;
+
+typedef struct hv {
+    gs_cluster *c;
+    gs_diag *d;
+    hv_type *t;
+    size_t nt;
+    int leaf_in_node; /* GPU counter inside the current node */
+    char **pinned;    /* pinned ids seen, for uniqueness */
+    size_t npinned;
+} hv;
+
+static int hv_find(const hv *h, const char *name)
+{
+    for (size_t i = 0; i < h->nt; i++)
+        if (!strcmp(h->t[i].name, name)) return (int)i;
+    return -1;
+}
+
+static int hv_add_type(hv *h, const char *name, struct fy_node *def)
+{
+    hv_type *nt = realloc(h->t, (h->nt + 1) * sizeof *nt);
+    if (!nt) return GS_ENOMEM;
+    h->t = nt;
+    h->t[h->nt] = (hv_type){.name = name, .node = def, .child = -1, .id = -1};
+    return (int)h->nt++;
+}
+
+/* Register type i (children first) with the cluster. */
+static int hv_register(hv *h, int i)
+{
+    hv_type *t = &h->t[i];
+    if (t->state == 2) return 0;
+    if (t->state == 1)
+        return gs_yaml_err(h->d, t->node, GS_EPARSE, "cellTypes: '%s' is part of a cycle",
+                           t->name);
+    t->state = 1;
+    if (t->child >= 0) {
+        int rc = hv_register(h, t->child);
+        if (rc) return rc;
+        t = &h->t[i];
+    }
+    int cid = t->child >= 0 ? h->t[t->child].id : -1;
+    int id = gs_cluster_add_cell_type(h->c, t->name, cid, t->child >= 0 ? t->nchild : 0,
+                                      t->is_node);
+    if (id < 0) return id;
+    t->id = id;
+    t->node_below = t->is_node || (t->child >= 0 && h->t[t->child].node_below);
+    if (t->child >= 0 && t->is_node && h->t[t->child].node_below)
+        return gs_yaml_err(h->d, t->node, GS_EPARSE,
+                           "cellTypes: '%s' is node-level but contains node-level cells", t->name);
+    t->state = 2;
+    return 0;
+}
+
+static int hv_parse_types(hv *h, struct fy_node *pc)
+{
+    struct fy_node *ct = gs_yaml_get(pc, "cellTypes");
+    if (!ct) return gs_yaml_err(h->d, pc, GS_EPARSE, "physicalCluster: missing 'cellTypes'");
+    if (!fy_node_is_mapping(ct))
+        return gs_yaml_err(h->d, ct, GS_EPARSE, "cellTypes must be a mapping of type names");
+    static const char *const keys[] = {"childCellType", "childCellNumber", "isNodeLevel", NULL};
+    void *it = NULL;
+    struct fy_node_pair *p;
+    while ((p = fy_node_mapping_iterate(ct, &it))) {
+        const char *name = gs_yaml_str(fy_node_pair_key(p));
+        struct fy_node *def = fy_node_pair_value(p);
+        if (!name || !*name)
+            return gs_yaml_err(h->d, fy_node_pair_key(p), GS_EPARSE, "cellTypes: bad type name");
+        if (strchr(name, '.'))
+            return gs_yaml_err(h->d, fy_node_pair_key(p), GS_EPARSE,
+                               "cellTypes: type name '%s' must not contain '.'", name);
+        int rc = gs_yaml_check_keys(def, keys, "a cell type", h->d);
+        if (rc) return rc;
+        int i = hv_add_type(h, name, def);
+        if (i < 0) return i;
+    }
+    /* resolve children; names not defined are leaf (device) types */
+    size_t ndef = h->nt;
+    for (size_t i = 0; i < ndef; i++) {
+        struct fy_node *def = h->t[i].node;
+        struct fy_node *cn = gs_yaml_get(def, "childCellType");
+        const char *child = gs_yaml_str(cn);
+        if (!child || !*child)
+            return gs_yaml_err(h->d, def, GS_EPARSE, "cell type '%s': missing 'childCellType'",
+                               h->t[i].name);
+        int64_t num;
+        struct fy_node *nn = gs_yaml_get(def, "childCellNumber");
+        if (!nn)
+            return gs_yaml_err(h->d, def, GS_EPARSE, "cell type '%s': missing 'childCellNumber'",
+                               h->t[i].name);
+        int rc = gs_yaml_int(nn, "childCellNumber", 1, 4096, &num, h->d);
+        if (rc) return rc;
+        struct fy_node *isn = gs_yaml_get(def, "isNodeLevel");
+        int is_node = 0;
+        if (isn && (rc = gs_yaml_bool(isn, "isNodeLevel", &is_node, h->d))) return rc;
+        int ci = hv_find(h, child);
+        if (ci < 0) {
+            ci = hv_add_type(h, child, NULL);
+            if (ci < 0) return ci;
+        }
+        h->t[i].child = ci;
+        h->t[i].nchild = (int)num;
+        h->t[i].is_node = is_node;
+    }
+    for (size_t i = 0; i < h->nt; i++) {
+        int rc = hv_register(h, (int)i);
+        if (rc) return rc;
+    }
+    /* skuTypes (OpenPAI) give CPU and memory per leaf; gpuTypes is the old name */
+    static const char *sku_keys[] = {"skuTypes", "gpuTypes"};
+    for (int s = 0; s < 2; s++) {
+        struct fy_node *sk = gs_yaml_get(pc, sku_keys[s]);
+        if (!sk) continue;
+        if (!fy_node_is_mapping(sk))
+            return gs_yaml_err(h->d, sk, GS_EPARSE, "%s must be a mapping", sku_keys[s]);
+        static const char *const skk[] = {"gpu", "cpu", "memory", NULL};
+        it = NULL;
+        while ((p = fy_node_mapping_iterate(sk, &it))) {
+            const char *name = gs_yaml_str(fy_node_pair_key(p));
+            struct fy_node *def = fy_node_pair_value(p);
+            int rc = gs_yaml_check_keys(def, skk, "a SKU type", h->d);
+            if (rc) return rc;
+            int ti = name ? hv_find(h, name) : -1;
+            if (ti < 0 || h->t[ti].child >= 0)
+                return gs_yaml_err(h->d, fy_node_pair_key(p), GS_EPARSE,
+                                   "%s: '%s' is not a leaf cell type of cellTypes", sku_keys[s],
+                                   name ? name : "?");
+            int64_t cpu = 0;
+            struct fy_node *cn = gs_yaml_get(def, "cpu");
+            if (cn && (rc = gs_yaml_int(cn, "cpu", 0, 1 << 20, &cpu, h->d))) return rc;
+            struct fy_node *mn = gs_yaml_get(def, "memory");
+            int64_t mem = 0;
+            if (mn) {
+                mem = gs_parse_mem_mb(gs_yaml_str(mn));
+                if (mem < 0)
+                    return gs_yaml_err(h->d, mn, GS_EPARSE,
+                                       "memory: expected a size such as 54Gi or 512M");
+            }
+            h->t[ti].cpus = (int)cpu;
+            h->t[ti].mem_mb = (int)mem;
+        }
+    }
+    return 0;
+}
+
+/* Kind of a cell of type ti: GPU for leaves, NODE, and by height/depth otherwise. */
+static gs_cell_kind hv_kind(const hv *h, int ti, int in_node, int *below_node_levels)
+{
+    const hv_type *t = &h->t[ti];
+    if (t->child < 0) return GS_CELL_GPU;
+    if (t->is_node) return GS_CELL_NODE;
+    if (!in_node) {
+        /* above node: the type right above the node level is a rack */
+        return h->t[t->child].is_node ? GS_CELL_RACK : GS_CELL_POOL;
+    }
+    /* below node: count levels down to the leaves */
+    int lv = 0;
+    for (int x = ti; h->t[x].child >= 0; x = h->t[x].child) lv++;
+    (void)below_node_levels;
+    return lv <= 1 ? GS_CELL_PCIE : GS_CELL_SOCKET;
+}
+
+static int hv_build(hv *h, int ti, struct fy_node *spec, int parent, int index, int in_node,
+                    const char *node_name);
+
+static int hv_build_children(hv *h, int ti, struct fy_node *spec, int cell, int in_node,
+                             const char *node_name)
+{
+    const hv_type *t = &h->t[ti];
+    struct fy_node *kids = spec ? gs_yaml_get(spec, "cellChildren") : NULL;
+    int listed = 0;
+    if (kids && !fy_node_is_null(kids)) {
+        if (!fy_node_is_sequence(kids))
+            return gs_yaml_err(h->d, kids, GS_EPARSE, "cellChildren must be a list");
+        listed = fy_node_sequence_item_count(kids);
+        if (listed > t->nchild)
+            return gs_yaml_err(h->d, kids, GS_EPARSE,
+                               "cell of type '%s' lists %d children but the type has %d", t->name,
+                               listed, t->nchild);
+    }
+    void *it = NULL;
+    for (int k = 0; k < t->nchild; k++) {
+        struct fy_node *ks = k < listed ? fy_node_sequence_iterate(kids, &it) : NULL;
+        int rc = hv_build(h, t->child, ks, cell, k, in_node, node_name);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int hv_build(hv *h, int ti, struct fy_node *spec, int parent, int index, int in_node,
+                    const char *node_name)
+{
+    static const char *const keys[] = {"cellType", "cellAddress", "pinnedCellId", "cellChildren",
+                                       NULL};
+    const hv_type *t = &h->t[ti];
+    if (spec && !fy_node_is_null(spec)) {
+        int rc = gs_yaml_check_keys(spec, keys, "a physical cell", h->d);
+        if (rc) return rc;
+        struct fy_node *tn = gs_yaml_get(spec, "cellType");
+        const char *ts = gs_yaml_str(tn);
+        if (tn && parent != 0 && ts && strcmp(ts, t->name))
+            return gs_yaml_err(h->d, tn, GS_EPARSE,
+                               "cellType '%s' does not match the parent's child type '%s'", ts,
+                               t->name);
+    } else {
+        spec = NULL;
+    }
+    const char *addr = spec ? gs_yaml_str(gs_yaml_get(spec, "cellAddress")) : NULL;
+    char defaddr[32];
+    if (!addr) {
+        if (t->is_node)
+            return gs_yaml_err(h->d, spec ? spec : NULL, GS_EPARSE,
+                               "node-level cell of type '%s' needs a cellAddress (the node name)",
+                               t->name);
+        snprintf(defaddr, sizeof defaddr, "%d",
+                 t->child < 0 && in_node ? h->leaf_in_node : index);
+        addr = defaddr;
+    }
+    gs_cell_kind kind = hv_kind(h, ti, in_node, NULL);
+    int rc;
+    if (kind == GS_CELL_GPU) {
+        if (!in_node)
+            return gs_yaml_err(h->d, spec, GS_EPARSE,
+                               "leaf cell '%s' is not inside a node-level cell", t->name);
+        char *end;
+        long local = strtol(addr, &end, 10);
+        if (*end || end == addr) local = h->leaf_in_node;
+        int gt = gs_cluster_gpu_type(h->c, t->name);
+        if (gt < 0) return gs_diag_set(h->d, gt, 0, 0, "too many GPU types (max 32)");
+        rc = gs_cluster_add_gpu(h->c, parent, (int)local, gt);
+        if (rc < 0) return rc;
+        h->leaf_in_node++;
+        return 0;
+    }
+    int cell = gs_cluster_add_cell(h->c, parent, kind, addr, t->id);
+    if (cell < 0) return cell;
+    if (spec) {
+        struct fy_node *pn = gs_yaml_get(spec, "pinnedCellId");
+        if (pn) {
+            const char *pid = gs_yaml_str(pn);
+            if (!pid || !*pid) return gs_yaml_err(h->d, pn, GS_EPARSE, "pinnedCellId must be a string");
+            for (size_t i = 0; i < h->npinned; i++)
+                if (!strcmp(h->pinned[i], pid))
+                    return gs_yaml_err(h->d, pn, GS_EPARSE, "pinnedCellId '%s' is used twice", pid);
+            char **np = realloc(h->pinned, (h->npinned + 1) * sizeof *np);
+            if (!np) return GS_ENOMEM;
+            h->pinned = np;
+            h->pinned[h->npinned++] = (char *)pid;
+            if ((rc = gs_cluster_set_pinned(h->c, cell, pid))) return rc;
+        }
+    }
+    if (kind == GS_CELL_NODE) {
+        /* CPU/memory: sum of the leaves' SKU resources */
+        int leaf = ti;
+        while (h->t[leaf].child >= 0) leaf = h->t[leaf].child;
+        const gs_cell_type *ct = gs_cluster_cell_type(h->c, t->id);
+        rc = gs_cluster_set_node(h->c, cell, h->t[leaf].cpus * ct->gpus,
+                                 h->t[leaf].mem_mb * ct->gpus);
+        if (rc) return rc;
+        h->leaf_in_node = 0;
+        return hv_build_children(h, ti, spec, cell, 1, addr);
+    }
+    return hv_build_children(h, ti, spec, cell, in_node, node_name);
+}
+
+static int hv_parse_cells(hv *h, struct fy_node *pc, int **top_types, size_t *ntop)
+{
+    struct fy_node *cells = gs_yaml_get(pc, "physicalCells");
+    if (!cells) return gs_yaml_err(h->d, pc, GS_EPARSE, "physicalCluster: missing 'physicalCells'");
+    if (!fy_node_is_sequence(cells))
+        return gs_yaml_err(h->d, cells, GS_EPARSE, "physicalCells must be a list");
+    int n = fy_node_sequence_item_count(cells);
+    if (n == 0) return gs_yaml_err(h->d, cells, GS_EPARSE, "physicalCells is empty");
+    *top_types = malloc((size_t)n * sizeof **top_types);
+    if (!*top_types) return GS_ENOMEM;
+    *ntop = 0;
+    void *it = NULL;
+    struct fy_node *cs;
+    int idx = 0;
+    while ((cs = fy_node_sequence_iterate(cells, &it))) {
+        struct fy_node *tn = gs_yaml_get(cs, "cellType");
+        const char *ts = gs_yaml_str(tn);
+        if (!ts)
+            return gs_yaml_err(h->d, cs, GS_EPARSE, "a top-level physical cell needs 'cellType'");
+        int ti = hv_find(h, ts);
+        if (ti < 0 || h->t[ti].child < 0)
+            return gs_yaml_err(h->d, tn, GS_EPARSE, "cellType '%s' is not defined in cellTypes", ts);
+        if (!h->t[ti].node_below)
+            return gs_yaml_err(h->d, tn, GS_EPARSE,
+                               "top-level cell of type '%s' must be node-level or above", ts);
+        int rc = hv_build(h, ti, cs, 0, idx++, 0, NULL);
+        if (rc) return rc;
+        (*top_types)[(*ntop)++] = ti;
+    }
+    return 0;
+}
+
+/* HiveD's start-up check: per chain, per level, enough cells for all VCs. */
+static int hv_parse_vcs(hv *h, struct fy_node *root, const int *top_types, size_t ntop)
+{
+    struct fy_node *vcs = gs_yaml_get(root, "virtualClusters");
+    if (!vcs || fy_node_is_null(vcs)) return 0;
+    if (!fy_node_is_mapping(vcs))
+        return gs_yaml_err(h->d, vcs, GS_EPARSE, "virtualClusters must be a mapping of VC names");
+    /* demand[chain type][cell type] summed over VCs */
+    size_t nt = h->nt;
+    int64_t *demand = calloc(nt * nt, sizeof *demand);
+    if (!demand) return GS_ENOMEM;
+    int rc = 0;
+    void *it = NULL;
+    struct fy_node_pair *p;
+    const char **pin_owner = calloc(h->npinned + 1, sizeof *pin_owner);
+    if (!pin_owner) {
+        free(demand);
+        return GS_ENOMEM;
+    }
+    while (!rc && (p = fy_node_mapping_iterate(vcs, &it))) {
+        const char *vname = gs_yaml_str(fy_node_pair_key(p));
+        struct fy_node *vdef = fy_node_pair_value(p);
+        static const char *const vkeys[] = {"virtualCells", "pinnedCells", NULL};
+        if (!vname || !*vname) {
+            rc = gs_yaml_err(h->d, fy_node_pair_key(p), GS_EPARSE, "bad VC name");
+            break;
+        }
+        if ((rc = gs_yaml_check_keys(vdef, vkeys, "a virtual cluster", h->d))) break;
+        gs_vc_def vd = {.name = vname};
+        gs_vc_cells cells[256];
+        const char *pins[256];
+        struct fy_node *vc_cells = gs_yaml_get(vdef, "virtualCells");
+        if (vc_cells && !fy_node_is_null(vc_cells)) {
+            if (!fy_node_is_sequence(vc_cells)) {
+                rc = gs_yaml_err(h->d, vc_cells, GS_EPARSE, "virtualCells must be a list");
+                break;
+            }
+            void *it2 = NULL;
+            struct fy_node *e;
+            while (!rc && (e = fy_node_sequence_iterate(vc_cells, &it2))) {
+                static const char *const ek[] = {"cellType", "cellNumber", NULL};
+                if ((rc = gs_yaml_check_keys(e, ek, "a virtual cell", h->d))) break;
+                struct fy_node *tn = gs_yaml_get(e, "cellType");
+                const char *path = gs_yaml_str(tn);
+                if (!path) {
+                    rc = gs_yaml_err(h->d, e, GS_EPARSE, "virtual cell needs 'cellType'");
+                    break;
+                }
+                /* walk "chain.t1.t2": each element must be the child type of the previous */
+                char buf[512];
+                snprintf(buf, sizeof buf, "%s", path);
+                char *save, *tok = strtok_r(buf, ".", &save);
+                int chain = tok ? hv_find(h, tok) : -1, cur = chain;
+                int is_top = 0;
+                for (size_t k = 0; k < ntop; k++) is_top |= top_types[k] == chain;
+                if (chain < 0 || !is_top) {
+                    rc = gs_yaml_err(h->d, tn, GS_EPARSE,
+                                     "VC '%s': cellType '%s' must start with the cell type of a "
+                                     "top-level physical cell (a chain)",
+                                     vname, path);
+                    break;
+                }
+                while ((tok = strtok_r(NULL, ".", &save))) {
+                    int nx = hv_find(h, tok);
+                    if (nx < 0 || h->t[cur].child != nx) {
+                        rc = gs_yaml_err(h->d, tn, GS_EPARSE,
+                                         "VC '%s': '%s' is not the child cell type of '%s' in "
+                                         "'%s'",
+                                         vname, tok, h->t[cur].name, path);
+                        break;
+                    }
+                    cur = nx;
+                }
+                if (rc) break;
+                int64_t num;
+                struct fy_node *nn = gs_yaml_get(e, "cellNumber");
+                if (!nn) {
+                    rc = gs_yaml_err(h->d, e, GS_EPARSE, "virtual cell needs 'cellNumber'");
+                    break;
+                }
+                if ((rc = gs_yaml_int(nn, "cellNumber", 0, 1 << 20, &num, h->d))) break;
+                if (vd.ncells == 256) {
+                    rc = gs_yaml_err(h->d, e, GS_ETOOBIG, "VC '%s': too many virtualCells", vname);
+                    break;
+                }
+                const gs_cell_type *ct = gs_cluster_cell_type(h->c, h->t[cur].id);
+                cells[vd.ncells++] =
+                    (gs_vc_cells){h->t[chain].id, h->t[cur].id, (int32_t)num};
+                vd.gpus += num * ct->gpus;
+                demand[(size_t)chain * nt + (size_t)cur] += num;
+            }
+            if (rc) break;
+        }
+        struct fy_node *pcells = gs_yaml_get(vdef, "pinnedCells");
+        if (pcells && !fy_node_is_null(pcells)) {
+            if (!fy_node_is_sequence(pcells)) {
+                rc = gs_yaml_err(h->d, pcells, GS_EPARSE, "pinnedCells must be a list");
+                break;
+            }
+            void *it2 = NULL;
+            struct fy_node *e;
+            while (!rc && (e = fy_node_sequence_iterate(pcells, &it2))) {
+                static const char *const ek[] = {"pinnedCellId", NULL};
+                if ((rc = gs_yaml_check_keys(e, ek, "a pinned cell", h->d))) break;
+                struct fy_node *idn = gs_yaml_get(e, "pinnedCellId");
+                const char *pid = gs_yaml_str(idn);
+                int cell = pid ? gs_cluster_find_pinned(h->c, pid) : -1;
+                if (cell < 0) {
+                    rc = gs_yaml_err(h->d, idn ? idn : e, GS_EPARSE,
+                                     "VC '%s': pinnedCellId '%s' is not a pinnedCellId of any "
+                                     "physical cell",
+                                     vname, pid ? pid : "?");
+                    break;
+                }
+                for (size_t k = 0; k < h->npinned; k++)
+                    if (!strcmp(h->pinned[k], pid)) {
+                        if (pin_owner[k]) {
+                            rc = gs_yaml_err(h->d, idn, GS_EPARSE,
+                                             "pinnedCellId '%s' is used by VC '%s' and VC '%s'",
+                                             pid, pin_owner[k], vname);
+                            break;
+                        }
+                        pin_owner[k] = vname;
+                    }
+                if (rc) break;
+                if (vd.npinned == 256) {
+                    rc = gs_yaml_err(h->d, e, GS_ETOOBIG, "VC '%s': too many pinnedCells", vname);
+                    break;
+                }
+                pins[vd.npinned++] = pid;
+                const gs_cell *pcell = gs_cluster_cell(h->c, cell);
+                /* demand at the pinned cell's level of its chain */
+                int chain_cell = cell;
+                while (gs_cluster_cell(h->c, chain_cell)->parent > 0)
+                    chain_cell = gs_cluster_cell(h->c, chain_cell)->parent;
+                int chain_t = -1, cell_t = -1;
+                for (size_t k = 0; k < nt; k++) {
+                    if (h->t[k].id == gs_cluster_cell(h->c, chain_cell)->type) chain_t = (int)k;
+                    if (h->t[k].id == pcell->type) cell_t = (int)k;
+                }
+                if (chain_t >= 0 && cell_t >= 0) demand[(size_t)chain_t * nt + (size_t)cell_t]++;
+                if (cell_t >= 0) vd.gpus += gs_cluster_cell_type(h->c, h->t[cell_t].id)->gpus;
+            }
+            if (rc) break;
+        }
+        vd.cells = cells;
+        vd.pinned = pins;
+        if (!rc && (rc = gs_cluster_add_vc(h->c, &vd)) < 0) break;
+        rc = 0;
+    }
+    /* per chain, walk its levels top-down */
+    for (size_t k = 0; !rc && k < ntop; k++) {
+        int chain = top_types[k];
+        int seen = 0;
+        for (size_t q = 0; q < k; q++) seen |= top_types[q] == chain;
+        if (seen) continue;
+        int64_t avail = 0;
+        for (size_t q = 0; q < ntop; q++) avail += top_types[q] == chain;
+        for (int lv = chain; lv >= 0; lv = h->t[lv].child) {
+            int64_t need = demand[(size_t)chain * nt + (size_t)lv];
+            int64_t left = avail - need;
+            if (left < 0) {
+                rc = gs_diag_set(h->d, GS_EINVAL, 0, 0,
+                                 "illegal initial VC assignment: insufficient physical cells at "
+                                 "chain %s level %d (%s): %lld needed, %lld available",
+                                 h->t[chain].name,
+                                 gs_cluster_cell_type(h->c, h->t[lv].id)->level, h->t[lv].name,
+                                 (long long)need, (long long)avail);
+                break;
+            }
+            if (h->t[lv].child >= 0) avail = left * h->t[lv].nchild;
+        }
+    }
+    free(demand);
+    free(pin_owner);
+    return rc;
+}
+
+int gs_cluster_parse_hived(const char *file, const char *buf, size_t len, gs_cluster **out,
+                           gs_diag *d)
+{
+    gs_yaml y;
+    int rc = gs_yaml_load(&y, file, buf, len, d);
+    if (rc) return rc;
+    struct fy_node *root = gs_yaml_root(&y);
+    hv h = {0};
+    h.d = d;
+    int *top = NULL;
+    size_t ntop = 0;
+    if (!fy_node_is_mapping(root)) {
+        rc = gs_yaml_err(d, root, GS_EPARSE, "HiveD config must be a mapping");
+        goto out;
+    }
+    struct fy_node *pc = gs_yaml_get(root, "physicalCluster");
+    if (!pc) {
+        rc = gs_yaml_err(d, root, GS_EPARSE, "HiveD config: missing 'physicalCluster'");
+        goto out;
+    }
+    static const char *const pkeys[] = {"skuTypes", "gpuTypes", "cellTypes", "physicalCells",
+                                        NULL};
+    if ((rc = gs_yaml_check_keys(pc, pkeys, "physicalCluster", d))) goto out;
+    if ((rc = gs_cluster_create(&h.c))) goto out;
+    if ((rc = hv_parse_types(&h, pc))) goto out;
+    if ((rc = hv_parse_cells(&h, pc, &top, &ntop))) goto out;
+    if ((rc = gs_cluster_finish(h.c, d))) goto out;
+    if ((rc = hv_parse_vcs(&h, root, top, ntop))) goto out;
+    *out = h.c;
+    h.c = NULL;
+out:
+    gs_cluster_destroy(h.c);
+    free(h.t);
+    free(h.pinned);
+    free(top);
+    gs_yaml_release(&y);
+    return rc;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------------ */
+
+int gs_cluster_load(const char *spec, gs_cluster **out, gs_diag *d)
+{
+    struct stat st;
+    if (stat(spec, &st) != 0) {
+        /* not a file: a shorthand, unless it looks like a path */
+        if (strchr(spec, '/') || strstr(spec, ".csv") || strstr(spec, ".yaml") ||
+            strstr(spec, ".yml"))
+            return gs_diag_set(d, GS_ENOENT, 0, 0, "cannot open cluster spec: %s",
+                               strerror(ENOENT));
+        d->file = NULL;
+        return gs_cluster_parse_shorthand(spec, out, d);
+    }
+    char *buf;
+    size_t len;
+    int rc = gs_read_file(spec, &buf, &len, d);
+    if (rc) return rc;
+    const char *p = buf;
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    if (!strncmp(p, "num_switch", 10) || strstr(buf, "num_gpu_p_node"))
+        rc = gs_cluster_parse_tiresias(spec, buf, len, out, d);
+    else if (strstr(buf, "physicalCluster"))
+        rc = gs_cluster_parse_hived(spec, buf, len, out, d);
+    else
+        rc = gs_diag_set(d, GS_EPARSE, 1, 1,
+                         "unknown cluster spec format (expected a Tiresias cluster CSV with "
+                         "num_switch,... or a HiveD config with physicalCluster)");
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * config.h - reading files and building clusters from specs (not installed).
+ *
+ * This layer does the I/O the core must not: it reads files whole and
+ * parses them into core objects, reporting problems as "file:line:col:
+ * message" through gs_diag.  Used by the simulator and the daemon.
+ */
+#ifndef GSCHED_CONFIG_H
+#define GSCHED_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gsched/cluster.h"
+#include "gsched/error.h"
+
+/* Read a whole file (NUL-terminated, max 1 GiB).  *buf is malloc'ed. */
+int gs_read_file(const char *path, char **buf, size_t *len, gs_diag *d);
+/* SHA-256 of a buffer as 64 lowercase hex digits + NUL. */
+void gs_sha256_hex(const void *data, size_t len, char out[65]);
+
+/* ---- CSV -------------------------------------------------------------------- */
+
+/*
+ * A small RFC 4180 reader over a buffer that keeps the 1-based line and
+ * column of every field, so errors point at the byte.  Quoted fields may
+ * contain commas, doubled quotes and newlines.  Blank lines are skipped;
+ * with 'comments' set, lines starting with '#' are skipped too.
+ */
+typedef struct gs_csv {
+    const char *buf;
+    size_t len, pos;
+    int line;       /* line of the next byte */
+    int comments;
+    /* current record */
+    char *rec;      /* unescaped field bytes, NUL-separated */
+    size_t caprec;
+    char **f;       /* field pointers into rec */
+    int *col;       /* 1-based column of each field */
+    size_t nf, capf;
+    int rec_line;   /* line where the current record starts */
+} gs_csv;
+
+void gs_csv_init(gs_csv *r, const char *buf, size_t len, int comments);
+void gs_csv_release(gs_csv *r);
+/* Next record: 1 = got one, 0 = end of input, < 0 = error (diag filled). */
+int gs_csv_next(gs_csv *r, gs_diag *d);
+
+/* ---- clusters ------------------------------------------------------------------ */
+
+/*
+ * Build a cluster from a spec, which is one of:
+ *   - a shorthand:  "8"        one node of 8 GPUs
+ *                   "4x8"      4 nodes x 8 GPUs
+ *                   "2x16x8"   2 racks x 16 nodes x 8 GPUs
+ *                   "...:V100" any of these with a GPU type
+ *   - a Tiresias cluster spec CSV (num_switch,num_node_p_switch,...)
+ *   - a HiveD scheduler config YAML (physicalCluster / virtualClusters)
+ * A spec that names an existing file is read as a file; its format is
+ * detected from the content.  On success *out is a finished cluster.
+ */
+int gs_cluster_load(const char *spec, gs_cluster **out, gs_diag *d);
+int gs_cluster_parse_shorthand(const char *spec, gs_cluster **out, gs_diag *d);
+int gs_cluster_parse_tiresias(const char *file, const char *buf, size_t len, gs_cluster **out,
+                              gs_diag *d);
+int gs_cluster_parse_hived(const char *file, const char *buf, size_t len, gs_cluster **out,
+                           gs_diag *d);
+
+/* Parse a memory size such as "54Gi", "32G", "512M", "1024" (MiB). -1 on error. */
+int64_t gs_parse_mem_mb(const char *s);
+
+#endif

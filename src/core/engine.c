@@ -1,0 +1,940 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * engine.c - event queue, job lifecycle, request validation, policy driver.
+ *
+ * Invariants:
+ *  - events pop in total order (time, kind, key, seq); kinds at one instant:
+ *    completions, then cluster events, then arrivals, then timers; then one
+ *    policy pass.  No decision depends on hash order or memory addresses.
+ *  - a job holds GPUs (alloc != NULL) iff it is RUNNING or PREEMPTED
+ *    (LIVE) - never PENDING or final; the cluster's owner of each of its
+ *    GPUs is its slot; e->allocated equals the sum of nalloc.
+ *  - a completion event carries the job's gen at scheduling time; any run
+ *    change bumps gen, so stale completions are dropped, not handled.
+ *  - remaining work never increases; it reaches 0 exactly at completion.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gsched/engine.h"
+#include "gsched/policy.h"
+#include "internal.h"
+
+enum ev_kind { EV_FINISH = 0, EV_NODE = 1, EV_ARRIVAL = 2, EV_TIMER = 3 };
+
+typedef struct ev {
+    gs_time t;
+    int32_t kind;
+    int32_t key;  /* job slot (FINISH, ARRIVAL), node (NODE), 0 (TIMER) */
+    uint32_t gen; /* FINISH: job gen; NODE: 1 = down, 0 = up */
+    uint64_t seq;
+    uint64_t tag; /* TIMER */
+} ev;
+
+#define JOB_BLOCK_BITS 10
+#define JOB_BLOCK      (1u << JOB_BLOCK_BITS)
+#define FAIL_CACHE     16
+
+typedef struct feas_entry {
+    int ntasks, gpt, type, cpt, mem, level, scope, mode, valid;
+    const char *why; /* interned reason, NULL when feasible */
+} feas_entry;
+
+#define FEAS_CACHE 32
+
+typedef struct fail_entry {
+    int ntasks, gpt, type, cpt, mem, level, scope;
+    uint64_t epoch;
+} fail_entry;
+
+struct gs_engine {
+    gs_cluster *c;
+    gs_engine_opts opts;
+    const gs_policy_ops *pol;
+    void *pst;
+    gs_observer_fn obs;
+    void *obs_ud;
+    gs_time now;
+    int started; /* first instant seen */
+    /* jobs */
+    gs_job **blocks;
+    size_t nblocks, njobs;
+    int64_t next_id;
+    idmap ids;
+    strtab strs;  /* names, users, models */
+    strtab vcs;   /* VC names -> dense index */
+    strtab users; /* user names -> dense index */
+    strtab models;
+    /* events */
+    ev *heap;
+    size_t nheap, capheap;
+    uint64_t seq;
+    uint64_t events;
+    /* counters */
+    size_t npending, nrunning, nactive;
+    int allocated;
+    /* placement scratch and failure cache */
+    int *scratch;
+    size_t capscratch;
+    fail_entry fail[FAIL_CACHE];
+    unsigned fail_next;
+    uint64_t epoch; /* bumps whenever GPUs are freed or come back */
+    int in_pass;
+    gs_locality max_level; /* widest locality the policy ever asks for */
+    feas_entry feas[FEAS_CACHE]; /* topology is immutable: feasibility per shape never changes */
+    unsigned feas_next;
+};
+
+/* ---- names ------------------------------------------------------------------ */
+
+static const char *state_names[] = {
+#define GS__JS_NAME(name, str, abbr) str,
+    GS_JOB_STATE_MAP(GS__JS_NAME)
+#undef GS__JS_NAME
+};
+static const char *state_abbrs[] = {
+#define GS__JS_ABBR(name, str, abbr) abbr,
+    GS_JOB_STATE_MAP(GS__JS_ABBR)
+#undef GS__JS_ABBR
+};
+static const char *rec_names[] = {
+#define GS__REC_NAME(name, str) str,
+    GS_REC_MAP(GS__REC_NAME)
+#undef GS__REC_NAME
+};
+
+const char *gs_job_state_name(gs_job_state s)
+{
+    return (unsigned)s < GS_JOB_NSTATES ? state_names[s] : "?";
+}
+const char *gs_job_state_abbr(gs_job_state s)
+{
+    return (unsigned)s < GS_JOB_NSTATES ? state_abbrs[s] : "?";
+}
+int gs_job_state_parse(const char *s)
+{
+    for (int i = 0; i < GS_JOB_NSTATES; i++)
+        if (strcasecmp(s, state_names[i]) == 0 || strcasecmp(s, state_abbrs[i]) == 0)
+            return i;
+    return -1;
+}
+const char *gs_rec_type_name(gs_rec_type t)
+{
+    return (unsigned)t < GS_REC_NTYPES ? rec_names[t] : "?";
+}
+
+void gs_job_spec_init(gs_job_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->id = -1;
+    s->ntasks = 1;
+    s->gpus_per_task = 1;
+    s->gang = 1;
+}
+
+gs_time gs_job_remaining(const gs_job *j, gs_time now)
+{
+    if (j->state != GS_JOB_RUNNING || now <= j->progress_from) return j->remaining;
+    gs_time dt = now - j->progress_from;
+    gs_time done = j->speed == 1.0 ? dt : (gs_time)floor((double)dt * j->speed);
+    return done >= j->remaining ? 0 : j->remaining - done;
+}
+
+static int holds_gpus(const gs_job *j)
+{
+    return j->state == GS_JOB_RUNNING || j->state == GS_JOB_PREEMPTED;
+}
+
+gs_time gs_job_executed(const gs_job *j, gs_time now)
+{
+    return j->executed + (holds_gpus(j) && now > j->last_start ? now - j->last_start : 0);
+}
+
+double gs_job_service(const gs_job *j, gs_time now)
+{
+    double open = holds_gpus(j) && now > j->last_start
+                      ? (double)j->nalloc * gs_time_to_sec(now - j->last_start)
+                      : 0.0;
+    return j->service + open;
+}
+
+gs_time gs_job_queued(const gs_job *j, gs_time now)
+{
+    return j->queued + (j->state == GS_JOB_PENDING && now > j->pending_since
+                            ? now - j->pending_since
+                            : 0);
+}
+
+void gs_engine_opts_init(gs_engine_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->mode = GS_ENGINE_SIM;
+    o->placement = GS_PLACE_CONSOLIDATE;
+    o->fit = GS_FIT_FIRST;
+}
+
+/* ---- event heap ----------------------------------------------------------------- */
+
+static int ev_less(const ev *a, const ev *b)
+{
+    if (a->t != b->t) return a->t < b->t;
+    if (a->kind != b->kind) return a->kind < b->kind;
+    if (a->key != b->key) return a->key < b->key;
+    return a->seq < b->seq;
+}
+
+static int heap_push(gs_engine *e, ev x)
+{
+    if (e->nheap == e->capheap) {
+        size_t nc = e->capheap ? e->capheap * 2 : 1024;
+        ev *nh = realloc(e->heap, nc * sizeof *nh);
+        if (!nh) return GS_ENOMEM;
+        e->heap = nh;
+        e->capheap = nc;
+    }
+    x.seq = e->seq++;
+    size_t i = e->nheap++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!ev_less(&x, &e->heap[p])) break;
+        e->heap[i] = e->heap[p];
+        i = p;
+    }
+    e->heap[i] = x;
+    return 0;
+}
+
+static ev heap_pop(gs_engine *e)
+{
+    ev top = e->heap[0];
+    ev last = e->heap[--e->nheap];
+    size_t i = 0, n = e->nheap;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        const ev *mv = &last;
+        if (l < n && ev_less(&e->heap[l], mv)) m = l, mv = &e->heap[l];
+        if (r < n && ev_less(&e->heap[r], mv)) m = r;
+        if (m == i) break;
+        e->heap[i] = e->heap[m];
+        i = m;
+    }
+    if (n) e->heap[i] = last;
+    return top;
+}
+
+/* ---- jobs ------------------------------------------------------------------------ */
+
+gs_job *gs_engine_job(const gs_engine *e, size_t slot)
+{
+    if (slot >= e->njobs) return NULL;
+    return &e->blocks[slot >> JOB_BLOCK_BITS][slot & (JOB_BLOCK - 1)];
+}
+
+size_t gs_engine_njobs(const gs_engine *e)
+{
+    return e->njobs;
+}
+
+gs_job *gs_engine_find_job(const gs_engine *e, int64_t id)
+{
+    int32_t s = idmap_get(&e->ids, id);
+    return s < 0 ? NULL : gs_engine_job(e, (size_t)s);
+}
+
+static gs_job *new_job(gs_engine *e)
+{
+    if ((e->njobs >> JOB_BLOCK_BITS) >= e->nblocks) {
+        gs_job **nb = realloc(e->blocks, (e->nblocks + 1) * sizeof *nb);
+        if (!nb) return NULL;
+        e->blocks = nb;
+        nb[e->nblocks] = calloc(JOB_BLOCK, sizeof **nb);
+        if (!nb[e->nblocks]) return NULL;
+        e->nblocks++;
+    }
+    size_t slot = e->njobs++;
+    gs_job *j = gs_engine_job(e, slot);
+    memset(j, 0, sizeof *j);
+    j->slot = (int32_t)slot;
+    return j;
+}
+
+static void emit(gs_engine *e, gs_rec_type type, gs_job *j, int node, const char *reason)
+{
+    if (!e->obs) return;
+    gs_record r = {e->now, type, j, node, reason};
+    e->obs(e->obs_ud, &r);
+}
+
+static const char *intern(gs_engine *e, strtab *t, const char *s, int32_t *id)
+{
+    int k = strtab_intern(t, s);
+    if (k < 0) return NULL;
+    if (id) *id = k;
+    return strtab_str(t, k);
+}
+
+int gs_engine_add_job(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *diag)
+{
+    if (s->ntasks < 1)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job needs at least 1 task (got %d)", s->ntasks);
+    if (s->gpus_per_task < 1)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job needs at least 1 GPU per task (got %d)",
+                           s->gpus_per_task);
+    if ((int64_t)s->ntasks * s->gpus_per_task > (1 << 20))
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job asks for too many GPUs (%lld)",
+                           (long long)s->ntasks * s->gpus_per_task);
+    if (s->duration < 0)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job duration must not be negative");
+    if (s->cpus_per_task < 0 || s->mem_mb_per_task < 0 || s->gpu_mem_mb < 0)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job CPU/memory requests must not be negative");
+    if (s->min_gpus < 0 || s->max_gpus < 0 || (s->max_gpus && s->min_gpus > s->max_gpus))
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job min_gpus/max_gpus are inconsistent");
+    int64_t id = s->id >= 0 ? s->id : e->next_id;
+    if (idmap_get(&e->ids, id) >= 0)
+        return gs_diag_set(diag, GS_EEXIST, 0, 0, "duplicate job id %lld", (long long)id);
+    gs_job *j = new_job(e);
+    if (!j) return GS_ENOMEM;
+    if (idmap_put(&e->ids, id, j->slot)) {
+        e->njobs--;
+        return GS_ENOMEM;
+    }
+    if (id >= e->next_id) e->next_id = id + 1;
+    j->id = id;
+    j->name = intern(e, &e->strs, s->name ? s->name : "", NULL);
+    j->user = intern(e, &e->users, s->user && *s->user ? s->user : "-", &j->user_id);
+    j->vc_name = intern(e, &e->vcs, s->vc && *s->vc ? s->vc : "default", &j->vc);
+    j->model = intern(e, &e->models, s->model && *s->model ? s->model : "-", &j->model_id);
+    if (!j->name || !j->user || !j->vc_name || !j->model) return GS_ENOMEM;
+    j->priority = s->priority;
+    j->ntasks = s->ntasks;
+    j->gpus_per_task = s->gpus_per_task;
+    j->gpus = s->ntasks * s->gpus_per_task;
+    j->gpu_type = -1;
+    j->cpus_per_task = s->cpus_per_task;
+    j->mem_mb_per_task = s->mem_mb_per_task;
+    j->gpu_mem_mb = s->gpu_mem_mb;
+    j->gang = s->gang;
+    j->lazy_preemption = s->lazy_preemption;
+    j->min_gpus = s->min_gpus;
+    j->max_gpus = s->max_gpus;
+    j->pinned_cell = -1;
+    j->submit = e->opts.mode == GS_ENGINE_LIVE ? e->now : s->submit;
+    j->work = s->duration;
+    j->iterations = s->iterations;
+    j->state = GS_JOB_PENDING; /* arrived == 0 until the arrival event */
+    j->first_start = j->end = GS_TIME_NONE;
+    j->last_start = GS_TIME_NONE;
+    j->remaining = s->duration;
+    j->speed = 1.0;
+    j->reason = NULL;
+    /* resolve cluster names; a miss is a rejection at arrival, not an input error */
+    if (s->gpu_type && *s->gpu_type) {
+        j->gpu_type = gs_cluster_find_gpu_type(e->c, s->gpu_type);
+        if (j->gpu_type < 0) j->reason = "unknown GPU type";
+    }
+    if (s->pinned_cell && *s->pinned_cell) {
+        j->pinned_cell = gs_cluster_find_pinned(e->c, s->pinned_cell);
+        if (j->pinned_cell < 0) j->reason = "unknown pinned cell";
+    }
+    j->gen = 0;
+    int rc = heap_push(e, (ev){.t = j->submit, .kind = EV_ARRIVAL, .key = j->slot});
+    if (rc) return rc;
+    e->nactive++;
+    if (out) *out = j;
+    return 0;
+}
+
+int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, gs_job **out,
+                     gs_diag *diag)
+{
+    if (now > e->now) e->now = now;
+    return gs_engine_add_job(e, spec, out, diag);
+}
+
+int gs_engine_add_node_event(gs_engine *e, gs_time t, int node, int down)
+{
+    if (node < 0 || (size_t)node >= gs_cluster_nnodes(e->c)) return GS_EINVAL;
+    return heap_push(e, (ev){.t = t, .kind = EV_NODE, .key = node, .gen = (uint32_t)!!down});
+}
+
+/* ---- placement requests ------------------------------------------------------------ */
+
+void gs_engine_place_req(const gs_engine *e, const gs_job *j, gs_locality level,
+                         gs_place_req *r)
+{
+    r->ntasks = j->ntasks;
+    r->gpus_per_task = j->gpus_per_task;
+    r->gpu_type = j->gpu_type;
+    r->cpus_per_task = j->cpus_per_task;
+    r->mem_mb_per_task = j->mem_mb_per_task;
+    r->mode = e->opts.placement;
+    r->level = level;
+    r->fit = e->opts.fit;
+    r->scope = j->pinned_cell >= 0 ? j->pinned_cell : 0;
+}
+
+static int *scratch(gs_engine *e, size_t n)
+{
+    if (n > e->capscratch) {
+        size_t nc = e->capscratch ? e->capscratch : 64;
+        while (nc < n) nc *= 2;
+        int *p = realloc(e->scratch, nc * sizeof *p);
+        if (!p) return NULL;
+        e->scratch = p;
+        e->capscratch = nc;
+    }
+    return e->scratch;
+}
+
+static int fail_cached(gs_engine *e, const gs_place_req *r)
+{
+    for (unsigned i = 0; i < FAIL_CACHE; i++) {
+        const fail_entry *f = &e->fail[i];
+        if (f->epoch == e->epoch && f->ntasks == r->ntasks && f->gpt == r->gpus_per_task &&
+            f->type == r->gpu_type && f->cpt == r->cpus_per_task && f->mem == r->mem_mb_per_task &&
+            f->level == (int)r->level && f->scope == r->scope)
+            return 1;
+    }
+    return 0;
+}
+
+static void fail_remember(gs_engine *e, const gs_place_req *r)
+{
+    e->fail[e->fail_next++ % FAIL_CACHE] =
+        (fail_entry){r->ntasks, r->gpus_per_task, r->gpu_type, r->cpus_per_task,
+                     r->mem_mb_per_task, (int)r->level, r->scope, e->epoch};
+}
+
+int gs_engine_try_start(gs_engine *e, gs_job *j, gs_locality level)
+{
+    if (j->state != GS_JOB_PENDING) return GS_ESTATE;
+    gs_place_req r;
+    gs_engine_place_req(e, j, level, &r);
+    /* a larger request of the same shape cannot fit if a smaller one failed, but
+     * keep the cache exact: same shape only */
+    if (fail_cached(e, &r)) return GS_ENOFIT;
+    int *out = scratch(e, (size_t)j->gpus);
+    if (!out) return GS_ENOMEM;
+    int rc = gs_place_find(e->c, &r, out);
+    if (rc == GS_ENOFIT) {
+        fail_remember(e, &r);
+        return rc;
+    }
+    if (rc) return rc;
+    return gs_engine_start(e, j, out, j->gpus);
+}
+
+/* ---- transitions ---------------------------------------------------------------------- */
+
+static void schedule_finish(gs_engine *e, gs_job *j)
+{
+    if (e->opts.mode != GS_ENGINE_SIM) return;
+    gs_time run;
+    if (j->speed == 1.0)
+        run = j->remaining;
+    else
+        run = (gs_time)ceil((double)j->remaining / j->speed);
+    gs_time at = j->progress_from + run;
+    /* heap_push can only fail on OOM; the engine then stalls the job, which
+     * gs_engine_check() reports.  Keep going rather than corrupt state. */
+    (void)heap_push(e, (ev){.t = at, .kind = EV_FINISH, .key = j->slot, .gen = j->gen});
+}
+
+static int validate_gpus(gs_engine *e, const gs_job *j, const int *gpus, int n)
+{
+    if (n != j->gpus) return GS_EINVAL;
+    size_t ng = gs_cluster_ngpus(e->c);
+    for (int t = 0; t < j->ntasks; t++) {
+        const int *g = gpus + t * j->gpus_per_task;
+        if (g[0] < 0 || (size_t)g[0] >= ng) return GS_EINVAL;
+        int node = gs_cluster_gpu(e->c, g[0])->node;
+        for (int k = 0; k < j->gpus_per_task; k++) {
+            if (g[k] < 0 || (size_t)g[k] >= ng) return GS_EINVAL;
+            const gs_gpu *gp = gs_cluster_gpu(e->c, g[k]);
+            if (gp->node != node) return GS_EINVAL; /* a task never spans nodes */
+            if (j->gpu_type >= 0 && gp->type != j->gpu_type) return GS_EINVAL;
+            if (j->pinned_cell >= 0) {
+                const gs_cell *pc = gs_cluster_cell(e->c, j->pinned_cell);
+                if (g[k] < pc->gpu_lo || g[k] >= pc->gpu_hi) return GS_EINVAL;
+            }
+        }
+    }
+    return 0;
+}
+
+static void refund_tasks(gs_engine *e, const gs_job *j, const int *gpus, int ntasks)
+{
+    if (!j->cpus_per_task && !j->mem_mb_per_task) return;
+    for (int t = 0; t < ntasks; t++) {
+        int node = gs_cluster_gpu(e->c, gpus[t * j->gpus_per_task])->node;
+        gs_cluster_node_refund(e->c, node, j->cpus_per_task, j->mem_mb_per_task);
+    }
+}
+
+int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n)
+{
+    if (j->state != GS_JOB_PENDING || !j->arrived) return GS_ESTATE;
+    int rc = validate_gpus(e, j, gpus, n);
+    if (rc) return rc;
+    int charged = 0;
+    if (j->cpus_per_task || j->mem_mb_per_task) {
+        for (; charged < j->ntasks; charged++) {
+            int node = gs_cluster_gpu(e->c, gpus[charged * j->gpus_per_task])->node;
+            if (gs_cluster_node_charge(e->c, node, j->cpus_per_task, j->mem_mb_per_task)) break;
+        }
+        if (charged < j->ntasks) {
+            refund_tasks(e, j, gpus, charged);
+            return GS_ENOFIT;
+        }
+    }
+    rc = gs_cluster_alloc(e->c, gpus, n, j->slot);
+    if (rc) {
+        refund_tasks(e, j, gpus, charged);
+        return rc;
+    }
+    int32_t *a = malloc((size_t)n * sizeof *a);
+    if (!a) {
+        gs_cluster_release(e->c, gpus, n, j->slot);
+        refund_tasks(e, j, gpus, charged);
+        return GS_ENOMEM;
+    }
+    for (int i = 0; i < n; i++) a[i] = gpus[i];
+    j->alloc = a;
+    j->nalloc = n;
+    j->queued += e->now - j->pending_since;
+    if (j->first_start == GS_TIME_NONE)
+        j->first_start = e->now;
+    else
+        j->restarts++;
+    j->last_start = e->now;
+    j->state = GS_JOB_RUNNING;
+    j->reason = NULL;
+    j->speed = 1.0;
+    j->overhead = 0;
+    j->progress_from = e->now + j->overhead;
+    j->gen++;
+    e->npending--;
+    e->nrunning++;
+    e->allocated += n;
+    emit(e, GS_REC_START, j, -1, NULL);
+    schedule_finish(e, j);
+    return 0;
+}
+
+/* Close the current run: account time and progress, free GPUs. */
+static void close_run(gs_engine *e, gs_job *j)
+{
+    j->remaining = gs_job_remaining(j, e->now);
+    j->executed += e->now - j->last_start;
+    j->service += (double)j->nalloc * gs_time_to_sec(e->now - j->last_start);
+    gs_cluster_release(e->c, j->alloc, j->nalloc, j->slot);
+    refund_tasks(e, j, j->alloc, j->ntasks);
+    e->allocated -= j->nalloc;
+    free(j->last_alloc);
+    j->last_alloc = j->alloc;
+    j->nlast_alloc = j->nalloc;
+    j->alloc = NULL;
+    j->nalloc = 0;
+    j->gen++;
+    e->epoch++;
+}
+
+static void to_pending(gs_engine *e, gs_job *j)
+{
+    j->state = GS_JOB_PENDING;
+    j->pending_since = e->now;
+    e->npending++;
+}
+
+int gs_engine_preempt(gs_engine *e, gs_job *j, const char *reason)
+{
+    if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
+    j->preemptions++;
+    if (e->opts.mode == GS_ENGINE_LIVE) {
+        /* stop requested; GPUs stay held until the tasks are reported gone */
+        j->remaining = gs_job_remaining(j, e->now);
+        j->progress_from = GS_TIME_MAX;
+        j->state = GS_JOB_PREEMPTED;
+        j->gen++;
+        emit(e, GS_REC_PREEMPT, j, -1, reason);
+        return 0;
+    }
+    close_run(e, j);
+    e->nrunning--;
+    emit(e, GS_REC_PREEMPT, j, -1, reason);
+    to_pending(e, j);
+    j->reason = reason;
+    if (e->pol->on_requeue) e->pol->on_requeue(e->pst, j);
+    return 0;
+}
+
+static void finish_job(gs_engine *e, gs_job *j, gs_job_state final, const char *reason)
+{
+    int was = j->state;
+    if (holds_gpus(j)) {
+        close_run(e, j);
+        e->nrunning--;
+    } else if (was == GS_JOB_PENDING && j->arrived) {
+        j->queued += e->now - j->pending_since;
+        e->npending--;
+    }
+    if (final == GS_JOB_DONE) j->remaining = 0;
+    j->state = final;
+    j->end = e->now;
+    j->reason = reason;
+    e->nactive--;
+    emit(e, final == GS_JOB_DONE     ? GS_REC_FINISH
+            : final == GS_JOB_FAILED ? GS_REC_FAIL
+                                     : GS_REC_CANCEL,
+         j, -1, reason);
+    if (e->pol->on_finish) e->pol->on_finish(e->pst, j);
+}
+
+int gs_engine_cancel(gs_engine *e, gs_job *j, const char *reason, gs_time now)
+{
+    if (now > e->now) e->now = now;
+    if (gs_job_state_final(j->state)) return GS_ESTATE;
+    finish_job(e, j, GS_JOB_CANCELLED, reason ? reason : "cancelled");
+    return 0;
+}
+
+int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *reason,
+                          gs_time now)
+{
+    if (now > e->now) e->now = now;
+    j->exit_code = exit_code;
+    if (j->state == GS_JOB_PREEMPTED) {
+        close_run(e, j);
+        e->nrunning--;
+        emit(e, GS_REC_REQUEUE, j, -1, reason);
+        to_pending(e, j);
+        if (e->pol->on_requeue) e->pol->on_requeue(e->pst, j);
+        return 0;
+    }
+    if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
+    finish_job(e, j, exit_code == 0 ? GS_JOB_DONE : GS_JOB_FAILED, reason);
+    return 0;
+}
+
+int gs_engine_set_timer(gs_engine *e, gs_time when, uint64_t tag)
+{
+    if (when < e->now) when = e->now;
+    return heap_push(e, (ev){.t = when, .kind = EV_TIMER, .key = 0, .tag = tag});
+}
+
+void gs_engine_set_max_locality(gs_engine *e, gs_locality level)
+{
+    e->max_level = level;
+}
+
+void gs_engine_set_reason(gs_engine *e, gs_job *j, const char *reason)
+{
+    (void)e;
+    j->reason = reason;
+}
+
+void gs_engine_note(gs_engine *e, gs_job *j, const char *reason)
+{
+    emit(e, GS_REC_NOTE, j, -1, reason);
+}
+
+/* ---- event handling -------------------------------------------------------------------- */
+
+/* Why j can never fit (interned), or NULL.  Cached per request shape. */
+static const char *infeasible(gs_engine *e, const gs_job *j)
+{
+    gs_place_req r;
+    gs_engine_place_req(e, j, e->max_level, &r);
+    for (unsigned i = 0; i < FEAS_CACHE; i++) {
+        const feas_entry *f = &e->feas[i];
+        if (f->valid && f->ntasks == r.ntasks && f->gpt == r.gpus_per_task &&
+            f->type == r.gpu_type && f->cpt == r.cpus_per_task && f->mem == r.mem_mb_per_task &&
+            f->level == (int)r.level && f->scope == r.scope && f->mode == (int)r.mode)
+            return f->why;
+    }
+    char why[256];
+    const char *res = NULL;
+    if (gs_place_feasible(e->c, &r, why, sizeof why) != 0) res = intern(e, &e->strs, why, NULL);
+    e->feas[e->feas_next++ % FEAS_CACHE] =
+        (feas_entry){r.ntasks, r.gpus_per_task, r.gpu_type, r.cpus_per_task, r.mem_mb_per_task,
+                     (int)r.level,  r.scope,         (int)r.mode, 1,           res};
+    return res;
+}
+
+static void arrive(gs_engine *e, gs_job *j)
+{
+    if (gs_job_state_final(j->state)) return; /* cancelled before it arrived */
+    j->arrived = 1;
+    const char *bad = j->reason; /* unknown GPU type / pinned cell */
+    if (!bad) bad = infeasible(e, j);
+    if (bad) {
+        emit(e, GS_REC_SUBMIT, j, -1, NULL);
+        j->state = GS_JOB_REJECTED;
+        j->end = e->now;
+        e->nactive--;
+        j->reason = intern(e, &e->strs, bad, NULL);
+        emit(e, GS_REC_REJECT, j, -1, j->reason);
+        return;
+    }
+    to_pending(e, j);
+    emit(e, GS_REC_SUBMIT, j, -1, NULL);
+    if (e->pol->on_arrival) e->pol->on_arrival(e->pst, j);
+}
+
+static void node_event(gs_engine *e, int node, int down)
+{
+    const gs_node *nd = gs_cluster_node(e->c, node);
+    if (nd->down == down) return;
+    if (down) {
+        /* requeue every job with a GPU on the node, in slot order */
+        for (int32_t g = nd->gpu_lo; g < nd->gpu_hi; g++) {
+            int32_t owner = gs_cluster_gpu(e->c, g)->owner;
+            if (owner < 0) continue;
+            gs_job *j = gs_engine_job(e, (size_t)owner);
+            if (j->state == GS_JOB_RUNNING || j->state == GS_JOB_PREEMPTED) {
+                close_run(e, j);
+                e->nrunning--;
+                emit(e, GS_REC_REQUEUE, j, -1, "node failed");
+                to_pending(e, j);
+                j->reason = "node failed";
+                if (e->pol->on_requeue) e->pol->on_requeue(e->pst, j);
+            }
+        }
+    }
+    gs_cluster_set_node_down(e->c, node, down);
+    if (!down) e->epoch++;
+    emit(e, down ? GS_REC_NODE_DOWN : GS_REC_NODE_UP, NULL, node, NULL);
+}
+
+static void handle(gs_engine *e, const ev *x)
+{
+    gs_job *j;
+    switch (x->kind) {
+    case EV_FINISH:
+        j = gs_engine_job(e, (size_t)x->key);
+        if (j->state != GS_JOB_RUNNING || j->gen != x->gen) return; /* stale */
+        e->events++;
+        finish_job(e, j, GS_JOB_DONE, NULL);
+        break;
+    case EV_NODE:
+        e->events++;
+        node_event(e, x->key, (int)x->gen);
+        break;
+    case EV_ARRIVAL:
+        e->events++;
+        arrive(e, gs_engine_job(e, (size_t)x->key));
+        break;
+    case EV_TIMER:
+        e->events++;
+        if (e->pol->on_timer) e->pol->on_timer(e->pst, x->tag);
+        break;
+    }
+}
+
+static void pass(gs_engine *e)
+{
+    if (e->pol->schedule && e->npending) {
+        e->in_pass = 1;
+        e->pol->schedule(e->pst);
+        e->in_pass = 0;
+    }
+}
+
+int gs_engine_step(gs_engine *e)
+{
+    if (!e->nheap) return 0;
+    gs_time t = e->heap[0].t;
+    if (t > e->now || !e->started) e->now = t;
+    e->started = 1;
+    while (e->nheap && e->heap[0].t <= e->now) {
+        ev x = heap_pop(e);
+        handle(e, &x);
+    }
+    pass(e);
+    return 1;
+}
+
+int gs_engine_run(gs_engine *e)
+{
+    int rc;
+    while ((rc = gs_engine_step(e)) > 0) {
+    }
+    return rc;
+}
+
+int gs_engine_advance(gs_engine *e, gs_time now)
+{
+    if (now > e->now) e->now = now;
+    e->started = 1;
+    while (e->nheap && e->heap[0].t <= e->now) {
+        ev x = heap_pop(e);
+        handle(e, &x);
+    }
+    pass(e);
+    return 0;
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------- */
+
+int gs_engine_create(gs_cluster *c, const char *policy, gs_params *params,
+                     const gs_engine_opts *opts, gs_engine **out, gs_diag *diag)
+{
+    const gs_policy_ops *ops = gs_policy_find(policy);
+    if (!ops) {
+        /* suggest the closest name */
+        const char *best = NULL;
+        size_t bl = 0;
+        for (size_t i = 0; gs_policy_at(i); i++) {
+            const char *n = gs_policy_at(i)->name;
+            size_t k = 0;
+            while (n[k] && policy[k] && n[k] == policy[k]) k++;
+            if (k > bl) bl = k, best = n;
+        }
+        if (best && bl >= 3)
+            return gs_diag_set(diag, GS_EUNKNOWN, 0, 0,
+                               "unknown policy '%s' (did you mean '%s'? see 'gsched policies')",
+                               policy, best);
+        return gs_diag_set(diag, GS_EUNKNOWN, 0, 0, "unknown policy '%s' (see 'gsched policies')",
+                           policy);
+    }
+    return gs_engine_create_ops(c, ops, params, opts, out, diag);
+}
+
+int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *params,
+                         const gs_engine_opts *opts, gs_engine **out, gs_diag *diag)
+{
+    gs_engine *e = calloc(1, sizeof *e);
+    if (!e) return GS_ENOMEM;
+    e->c = c;
+    if (opts)
+        e->opts = *opts;
+    else
+        gs_engine_opts_init(&e->opts);
+    e->pol = ops;
+    e->now = 0;
+    e->max_level = GS_LOCALITY_STRICT;
+    idmap_init(&e->ids);
+    strtab_init(&e->strs);
+    strtab_init(&e->vcs);
+    strtab_init(&e->users);
+    strtab_init(&e->models);
+    for (unsigned i = 0; i < FAIL_CACHE; i++) e->fail[i].epoch = UINT64_MAX;
+    gs_params empty;
+    gs_params_init(&empty);
+    int rc = ops->create(e, params ? params : &empty, &e->pst, diag);
+    if (rc) {
+        e->pst = NULL;
+        gs_engine_destroy(e);
+        return rc;
+    }
+    *out = e;
+    return 0;
+}
+
+void gs_engine_destroy(gs_engine *e)
+{
+    if (!e) return;
+    if (e->pol && e->pol->destroy) e->pol->destroy(e->pst);
+    for (size_t i = 0; i < e->njobs; i++) {
+        free(gs_engine_job(e, i)->alloc);
+        free(gs_engine_job(e, i)->last_alloc);
+    }
+    for (size_t b = 0; b < e->nblocks; b++) free(e->blocks[b]);
+    free(e->blocks);
+    idmap_release(&e->ids);
+    strtab_release(&e->strs);
+    strtab_release(&e->vcs);
+    strtab_release(&e->users);
+    strtab_release(&e->models);
+    free(e->heap);
+    free(e->scratch);
+    free(e);
+}
+
+void gs_engine_set_observer(gs_engine *e, gs_observer_fn fn, void *ud)
+{
+    e->obs = fn;
+    e->obs_ud = ud;
+}
+
+gs_time gs_engine_now(const gs_engine *e)
+{
+    return e->now;
+}
+gs_cluster *gs_engine_cluster(const gs_engine *e)
+{
+    return e->c;
+}
+const char *gs_engine_policy_name(const gs_engine *e)
+{
+    return e->pol->name;
+}
+const gs_engine_opts *gs_engine_opts_get(const gs_engine *e)
+{
+    return &e->opts;
+}
+uint64_t gs_engine_events(const gs_engine *e)
+{
+    return e->events;
+}
+size_t gs_engine_npending(const gs_engine *e)
+{
+    return e->npending;
+}
+size_t gs_engine_nrunning(const gs_engine *e)
+{
+    return e->nrunning;
+}
+int gs_engine_allocated(const gs_engine *e)
+{
+    return e->allocated;
+}
+size_t gs_engine_nvcs(const gs_engine *e)
+{
+    return e->vcs.n;
+}
+const char *gs_engine_vc_name(const gs_engine *e, int vc)
+{
+    return strtab_str(&e->vcs, vc);
+}
+int gs_engine_idle(const gs_engine *e)
+{
+    return e->nactive == 0 && e->nheap == 0;
+}
+
+int gs_engine_check(const gs_engine *e, gs_diag *diag)
+{
+    int rc = gs_cluster_check(e->c, diag);
+    if (rc) return rc;
+    int alloc = 0;
+    size_t pend = 0, run = 0;
+    for (size_t i = 0; i < e->njobs; i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        if ((j->alloc != NULL) != holds_gpus(j))
+            return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "job %lld: state %s but %d GPUs held",
+                               (long long)j->id, gs_job_state_name(j->state), j->nalloc);
+        for (int k = 0; k < j->nalloc; k++)
+            if (gs_cluster_gpu(e->c, j->alloc[k])->owner != j->slot)
+                return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                                   "job %lld holds GPU %d owned by slot %d", (long long)j->id,
+                                   j->alloc[k], gs_cluster_gpu(e->c, j->alloc[k])->owner);
+        if (j->nalloc && j->nalloc != j->gpus)
+            return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "job %lld holds %d of %d GPUs (gang split)",
+                               (long long)j->id, j->nalloc, j->gpus);
+        alloc += j->nalloc;
+        pend += j->arrived && j->state == GS_JOB_PENDING;
+        run += holds_gpus(j);
+    }
+    if (alloc != e->allocated)
+        return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "allocated %d but jobs hold %d", e->allocated,
+                           alloc);
+    if (pend != e->npending)
+        return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "npending %zu but %zu jobs pending",
+                           e->npending, pend);
+    if (run != e->nrunning)
+        return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "nrunning %zu but %zu jobs hold GPUs",
+                           e->nrunning, run);
+    return 0;
+}

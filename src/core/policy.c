@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * policy.c - the compiled-in policy registry, looked up by name.
+ * Invariant: names are unique; the table order is the listing order.
+ */
+#include <string.h>
+
+#include "gsched/policy.h"
+
+extern const gs_policy_ops gs_policy_fifo;
+extern const gs_policy_ops gs_policy_fifo_backfill;
+extern const gs_policy_ops gs_policy_yarn_cs;
+
+static const gs_policy_ops *const registry[] = {
+    &gs_policy_fifo,
+    &gs_policy_fifo_backfill,
+    &gs_policy_yarn_cs,
+};
+
+const gs_policy_ops *gs_policy_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof registry / sizeof *registry; i++)
+        if (strcmp(registry[i]->name, name) == 0) return registry[i];
+    return NULL;
+}
+
+const gs_policy_ops *gs_policy_at(size_t i)
+{
+    return i < sizeof registry / sizeof *registry ? registry[i] : NULL;
+}

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * policy_yarn_cs.c - YARN capacity scheduler as run on Philly (algorithms.md
+ * section 1): one FIFO queue per virtual cluster (VC); VCs furthest below
+ * their GPU quota are served first; inside a VC strict FIFO (the head blocks
+ * its VC); placement consolidated, optionally relaxed as a job keeps waiting.
+ *
+ * Parameters (--set):
+ *   quotas=VC:GPUS,...  GPU quota per VC.  Without quotas (and without VCs in
+ *                       the cluster config) all jobs share one FIFO queue -
+ *                       exactly the Tiresias simulator's "yarn" emulation.
+ *   borrow=on|off       let a VC over its quota use GPUs nobody under quota
+ *                       can use right now (default on, as YARN's elasticity).
+ *   relax=on|off        locality relaxation over waiting time (default off).
+ *   relax_rack=DUR      wait after which a job may spread over one rack's
+ *                       nodes (default 180s)
+ *   relax_any=DUR       further wait after which it may spread anywhere
+ *                       (default 180s)
+ *
+ * Invariants: each VC queue holds that VC's arrived PENDING jobs in arrival
+ * order; used[vc] is the GPUs held by that VC's running jobs; a job's
+ * locality level is a pure function of its total waiting time.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gsched/jobq.h"
+#include "gsched/policy.h"
+
+typedef struct yarn {
+    gs_engine *e;
+    gs_jobq *q;      /* by VC */
+    int64_t *used;   /* GPUs held, by VC */
+    int64_t *quota;  /* GPUs, by VC; 0 = none configured */
+    size_t nvc;
+    int single;      /* one global queue */
+    int borrow, relax;
+    gs_time relax_rack, relax_any;
+    char **qnames;   /* VC names from --set quotas, resolved lazily */
+    int64_t *qvals;
+    size_t nq;
+    int32_t *held;   /* GPUs held by slot (to keep used[] exact) */
+    size_t capheld;
+    char *blocked;   /* scratch, by VC */
+    int32_t *order;  /* scratch, by VC */
+} yarn;
+
+static int grow_vcs(yarn *y, size_t n)
+{
+    if (n <= y->nvc) return 0;
+    gs_jobq *q = realloc(y->q, n * sizeof *q);
+    if (!q) return GS_ENOMEM;
+    y->q = q;
+    int64_t *u = realloc(y->used, n * sizeof *u);
+    if (!u) return GS_ENOMEM;
+    y->used = u;
+    int64_t *qt = realloc(y->quota, n * sizeof *qt);
+    if (!qt) return GS_ENOMEM;
+    y->quota = qt;
+    char *b = realloc(y->blocked, n);
+    if (!b) return GS_ENOMEM;
+    y->blocked = b;
+    int32_t *o = realloc(y->order, n * sizeof *o);
+    if (!o) return GS_ENOMEM;
+    y->order = o;
+    gs_cluster *c = gs_engine_cluster(y->e);
+    for (size_t i = y->nvc; i < n; i++) {
+        gs_jobq_init(&y->q[i]);
+        y->used[i] = 0;
+        const char *name = gs_engine_vc_name(y->e, (int)i);
+        y->quota[i] = 0;
+        for (size_t k = 0; k < y->nq; k++)
+            if (strcmp(y->qnames[k], name) == 0) y->quota[i] = y->qvals[k];
+        if (!y->quota[i]) {
+            int v = gs_cluster_find_vc(c, name);
+            if (v >= 0) y->quota[i] = gs_cluster_vc(c, v)->gpus;
+        }
+    }
+    y->nvc = n;
+    return 0;
+}
+
+static int parse_quotas(yarn *y, const char *s, gs_diag *d)
+{
+    const char *p = s;
+    while (*p) {
+        const char *colon = strchr(p, ':');
+        const char *comma = strchr(p, ',');
+        if (!comma) comma = p + strlen(p);
+        if (!colon || colon > comma || colon == p)
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "parameter 'quotas': expected VC:GPUS[,VC:GPUS...], got '%s'", s);
+        char *end;
+        long long v = strtoll(colon + 1, &end, 10);
+        if (end != comma || v <= 0)
+            return gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'quotas': bad GPU count in '%s'", s);
+        char **nn = realloc(y->qnames, (y->nq + 1) * sizeof *nn);
+        if (!nn) return GS_ENOMEM;
+        y->qnames = nn;
+        int64_t *nv = realloc(y->qvals, (y->nq + 1) * sizeof *nv);
+        if (!nv) return GS_ENOMEM;
+        y->qvals = nv;
+        size_t len = (size_t)(colon - p);
+        char *name = malloc(len + 1);
+        if (!name) return GS_ENOMEM;
+        memcpy(name, p, len);
+        name[len] = '\0';
+        y->qnames[y->nq] = name;
+        y->qvals[y->nq++] = v;
+        p = *comma ? comma + 1 : comma;
+    }
+    return 0;
+}
+
+static void yarn_destroy(void *st)
+{
+    yarn *y = st;
+    if (!y) return;
+    for (size_t i = 0; i < y->nvc; i++) gs_jobq_release(&y->q[i]);
+    for (size_t i = 0; i < y->nq; i++) free(y->qnames[i]);
+    free(y->qnames);
+    free(y->qvals);
+    free(y->q);
+    free(y->used);
+    free(y->quota);
+    free(y->held);
+    free(y->blocked);
+    free(y->order);
+    free(y);
+}
+
+static int yarn_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
+{
+    yarn *y = calloc(1, sizeof *y);
+    if (!y) return GS_ENOMEM;
+    y->e = e;
+    int rc = 0;
+    const char *qs = gs_params_get(p, "quotas");
+    if (qs) rc = parse_quotas(y, qs, d);
+    if (!rc) rc = gs_params_get_bool(p, "borrow", 1, &y->borrow, d);
+    if (!rc) rc = gs_params_get_bool(p, "relax", 0, &y->relax, d);
+    if (!rc) rc = gs_params_get_duration(p, "relax_rack", 180 * GS_SEC, &y->relax_rack, d);
+    if (!rc) rc = gs_params_get_duration(p, "relax_any", 180 * GS_SEC, &y->relax_any, d);
+    if (rc) {
+        yarn_destroy(y);
+        return rc;
+    }
+    y->single = y->nq == 0 && gs_cluster_nvcs(gs_engine_cluster(e)) == 0;
+    if (y->relax) gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
+    *state = y;
+    return 0;
+}
+
+static gs_jobq *queue_of(yarn *y, const gs_job *j)
+{
+    size_t vc = y->single ? 0 : (size_t)j->vc;
+    if (grow_vcs(y, vc + 1)) return NULL;
+    return &y->q[vc];
+}
+
+static void yarn_arrival(void *st, gs_job *j)
+{
+    yarn *y = st;
+    gs_jobq *q = queue_of(y, j);
+    if (q) gs_jobq_push_back(q, j->slot);
+}
+
+static void set_held(yarn *y, const gs_job *j, int32_t g)
+{
+    size_t vc = y->single ? 0 : (size_t)j->vc;
+    if ((size_t)j->slot >= y->capheld) {
+        size_t nc = y->capheld ? y->capheld : 1024;
+        while (nc <= (size_t)j->slot) nc *= 2;
+        int32_t *h = realloc(y->held, nc * sizeof *h);
+        if (!h) return;
+        memset(h + y->capheld, 0, (nc - y->capheld) * sizeof *h);
+        y->held = h;
+        y->capheld = nc;
+    }
+    y->used[vc] += g - y->held[j->slot];
+    y->held[j->slot] = g;
+}
+
+static void yarn_requeue(void *st, gs_job *j)
+{
+    yarn *y = st;
+    set_held(y, j, 0);
+    gs_jobq *q = queue_of(y, j);
+    if (!q) return;
+    for (int32_t s = gs_jobq_first(q); s >= 0; s = gs_jobq_next(q, s))
+        if (s > j->slot) {
+            gs_jobq_insert_before(q, s, j->slot);
+            return;
+        }
+    gs_jobq_push_back(q, j->slot);
+}
+
+static void yarn_finish(void *st, gs_job *j)
+{
+    yarn *y = st;
+    set_held(y, j, 0);
+    gs_jobq *q = queue_of(y, j);
+    if (q) gs_jobq_remove(q, j->slot);
+}
+
+static gs_locality level_of(const yarn *y, const gs_job *j, gs_time now, gs_time *next)
+{
+    *next = GS_TIME_NONE;
+    if (!y->relax) return GS_LOCALITY_STRICT;
+    gs_time waited = gs_job_queued(j, now);
+    if (waited >= y->relax_rack + y->relax_any) return GS_LOCALITY_ANY;
+    if (waited >= y->relax_rack) {
+        *next = now + (y->relax_rack + y->relax_any - waited);
+        return GS_LOCALITY_RACK;
+    }
+    *next = now + (y->relax_rack - waited);
+    return GS_LOCALITY_STRICT;
+}
+
+/* Try the head of VC 'vc'; returns 1 if it started. */
+static int try_head(yarn *y, size_t vc)
+{
+    int32_t s = gs_jobq_first(&y->q[vc]);
+    gs_job *j = gs_engine_job(y->e, (size_t)s);
+    gs_time now = gs_engine_now(y->e), next;
+    gs_locality lv = level_of(y, j, now, &next);
+    if (gs_engine_try_start(y->e, j, lv) == 0) {
+        gs_jobq_remove(&y->q[vc], s);
+        set_held(y, j, j->gpus);
+        return 1;
+    }
+    gs_engine_set_reason(y->e, j, "Resources");
+    if (next != GS_TIME_NONE) gs_engine_set_timer(y->e, next, (uint64_t)s);
+    return 0;
+}
+
+static int cmp_share(const yarn *y, int32_t a, int32_t b)
+{
+    /* used/quota ascending without division: a.used*b.quota vs b.used*a.quota */
+    __int128 l = (__int128)y->used[a] * (y->quota[b] ? y->quota[b] : 1);
+    __int128 r = (__int128)y->used[b] * (y->quota[a] ? y->quota[a] : 1);
+    if (l != r) return l < r ? -1 : 1;
+    return a < b ? -1 : 1;
+}
+
+static void yarn_schedule(void *st)
+{
+    yarn *y = st;
+    gs_cluster *c = gs_engine_cluster(y->e);
+    if (y->single) {
+        if (!y->nvc) return;
+        while (gs_jobq_first(&y->q[0]) >= 0 && gs_cluster_free(c) > 0)
+            if (!try_head(y, 0)) break;
+        return;
+    }
+    memset(y->blocked, 0, y->nvc);
+    for (;;) {
+        /* VCs with waiting jobs, most under-served first */
+        size_t n = 0;
+        for (size_t v = 0; v < y->nvc; v++)
+            if (gs_jobq_first(&y->q[v]) >= 0 && !y->blocked[v]) y->order[n++] = (int32_t)v;
+        if (!n || gs_cluster_free(c) == 0) return;
+        for (size_t a = 1; a < n; a++) /* insertion sort: few VCs */
+            for (size_t b = a; b > 0 && cmp_share(y, y->order[b], y->order[b - 1]) < 0; b--) {
+                int32_t t = y->order[b];
+                y->order[b] = y->order[b - 1];
+                y->order[b - 1] = t;
+            }
+        int started = 0;
+        for (int borrow = 0; borrow <= y->borrow && !started; borrow++)
+            for (size_t k = 0; k < n && !started; k++) {
+                size_t v = (size_t)y->order[k];
+                gs_job *j = gs_engine_job(y->e, (size_t)gs_jobq_first(&y->q[v]));
+                int over = y->quota[v] && y->used[v] + j->gpus > y->quota[v];
+                if (over != borrow) continue;
+                if (try_head(y, v))
+                    started = 1;
+                else
+                    y->blocked[v] = 1;
+            }
+        if (!started) return;
+    }
+}
+
+static void yarn_timer(void *st, uint64_t tag)
+{
+    (void)st, (void)tag; /* the pass that follows re-evaluates locality levels */
+}
+
+const gs_policy_ops gs_policy_yarn_cs = {
+    .name = "yarn-cs",
+    .summary = "YARN capacity scheduler: per-VC FIFO by quota share, consolidated placement, "
+               "optional locality relaxation",
+    .flags = 0,
+    .create = yarn_create,
+    .destroy = yarn_destroy,
+    .on_arrival = yarn_arrival,
+    .on_requeue = yarn_requeue,
+    .on_finish = yarn_finish,
+    .on_timer = yarn_timer,
+    .schedule = yarn_schedule,
+};

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * util.c - string interning and an int64 -> slot map.
+ * Invariants: strtab ids are dense and assigned in order of first intern;
+ * both hash tables stay at most half full.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gsched/error.h"
+#include "internal.h"
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static uint64_t hash_i64(int64_t k)
+{
+    uint64_t x = (uint64_t)k;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+void strtab_init(strtab *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+void strtab_release(strtab *t)
+{
+    for (size_t i = 0; i < t->n; i++) free(t->str[i]);
+    free(t->str);
+    free(t->slots);
+    strtab_init(t);
+}
+
+int strtab_find(const strtab *t, const char *s)
+{
+    if (!t->nslots) return -1;
+    size_t m = t->nslots - 1;
+    for (size_t i = hash_str(s) & m;; i = (i + 1) & m) {
+        int32_t id = t->slots[i];
+        if (id < 0) return -1;
+        if (strcmp(t->str[id], s) == 0) return id;
+    }
+}
+
+static int rehash(strtab *t, size_t nslots)
+{
+    int32_t *sl = malloc(nslots * sizeof *sl);
+    if (!sl) return GS_ENOMEM;
+    for (size_t i = 0; i < nslots; i++) sl[i] = -1;
+    for (size_t id = 0; id < t->n; id++) {
+        size_t i = hash_str(t->str[id]) & (nslots - 1);
+        while (sl[i] >= 0) i = (i + 1) & (nslots - 1);
+        sl[i] = (int32_t)id;
+    }
+    free(t->slots);
+    t->slots = sl;
+    t->nslots = nslots;
+    return 0;
+}
+
+int strtab_intern(strtab *t, const char *s)
+{
+    int id = strtab_find(t, s);
+    if (id >= 0) return id;
+    if ((t->n + 1) * 2 > t->nslots) {
+        int rc = rehash(t, t->nslots ? t->nslots * 2 : 64);
+        if (rc) return rc;
+    }
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 16;
+        char **ns = realloc(t->str, nc * sizeof *ns);
+        if (!ns) return GS_ENOMEM;
+        t->str = ns;
+        t->cap = nc;
+    }
+    char *d = strdup(s);
+    if (!d) return GS_ENOMEM;
+    id = (int)t->n++;
+    t->str[id] = d;
+    size_t i = hash_str(s) & (t->nslots - 1);
+    while (t->slots[i] >= 0) i = (i + 1) & (t->nslots - 1);
+    t->slots[i] = id;
+    return id;
+}
+
+void idmap_init(idmap *m)
+{
+    memset(m, 0, sizeof *m);
+}
+
+void idmap_release(idmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    idmap_init(m);
+}
+
+static int idmap_grow(idmap *m)
+{
+    size_t nc = m->cap ? m->cap * 2 : 1024;
+    int64_t *k = malloc(nc * sizeof *k);
+    int32_t *v = malloc(nc * sizeof *v);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return GS_ENOMEM;
+    }
+    for (size_t i = 0; i < nc; i++) v[i] = -1;
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->vals[i] < 0) continue;
+        size_t j = hash_i64(m->keys[i]) & (nc - 1);
+        while (v[j] >= 0) j = (j + 1) & (nc - 1);
+        k[j] = m->keys[i];
+        v[j] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = k;
+    m->vals = v;
+    m->cap = nc;
+    return 0;
+}
+
+int idmap_put(idmap *m, int64_t key, int32_t val)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        int rc = idmap_grow(m);
+        if (rc) return rc;
+    }
+    size_t j = hash_i64(key) & (m->cap - 1);
+    while (m->vals[j] >= 0) {
+        if (m->keys[j] == key) return GS_EEXIST;
+        j = (j + 1) & (m->cap - 1);
+    }
+    m->keys[j] = key;
+    m->vals[j] = val;
+    m->n++;
+    return 0;
+}
+
+int32_t idmap_get(const idmap *m, int64_t key)
+{
+    if (!m->cap) return -1;
+    size_t j = hash_i64(key) & (m->cap - 1);
+    while (m->vals[j] >= 0) {
+        if (m->keys[j] == key) return m->vals[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    return -1;
+}

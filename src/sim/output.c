@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * output.c - summary.json, jobs.csv, timeline.csv, compare.csv and the
+ * comparison table on stdout.
+ *
+ * Invariants: output depends only on the results (wall_s in summary.json is
+ * the single exception); numbers are formatted with fixed rules (times as
+ * exact decimal seconds, ratios rounded), never with locale-dependent or
+ * address-dependent choices; files are written to "<path>.tmp" then renamed
+ * so a crash never leaves a half-written file under the final name.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "gsched/version.h"
+#include "sim.h"
+
+void gs_fmt_sec(char *buf, size_t cap, gs_time t)
+{
+    int neg = t < 0;
+    uint64_t u = neg ? (uint64_t)(-(t + 1)) + 1 : (uint64_t)t;
+    uint64_t whole = u / 1000000, frac = u % 1000000;
+    if (!frac) {
+        snprintf(buf, cap, "%s%llu", neg ? "-" : "", (unsigned long long)whole);
+        return;
+    }
+    char f[8];
+    snprintf(f, sizeof f, "%06llu", (unsigned long long)frac);
+    for (int i = 5; i > 0 && f[i] == '0'; i--) f[i] = '\0';
+    snprintf(buf, cap, "%s%llu.%s", neg ? "-" : "", (unsigned long long)whole, f);
+}
+
+static FILE *open_tmp(const char *path, char *tmp, size_t cap)
+{
+    snprintf(tmp, cap, "%s.tmp", path);
+    return fopen(tmp, "w");
+}
+
+static int close_tmp(FILE *f, const char *tmp, const char *path)
+{
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    if (bad || rename(tmp, path) != 0) {
+        remove(tmp);
+        return GS_EIO;
+    }
+    return 0;
+}
+
+/* CSV field: quoted only when it contains a comma, quote or newline. */
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int gs_write_jobs(const char *path, const gs_sim_result *r)
+{
+    char tmp[4096];
+    FILE *f = open_tmp(path, tmp, sizeof tmp);
+    if (!f) return GS_EIO;
+    const gs_engine *e = r->engine;
+    const gs_cluster *c = gs_engine_cluster(e);
+    fputs("job_id,submit_s,start_s,end_s,jct_s,queue_s,gpus,preemptions,state,placement,vc,reason\n",
+          f);
+    char a[32], b[32], cc[32], dd[32], q[32];
+    size_t capp = 256;
+    char *pl = malloc(capp);
+    if (!pl) abort();
+    for (size_t i = 0; i < gs_engine_njobs(e); i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        gs_fmt_sec(a, sizeof a, j->submit);
+        if (j->first_start != GS_TIME_NONE)
+            gs_fmt_sec(b, sizeof b, j->first_start);
+        else
+            b[0] = '\0';
+        if (j->end != GS_TIME_NONE && j->state != GS_JOB_REJECTED) {
+            gs_fmt_sec(cc, sizeof cc, j->end);
+            gs_fmt_sec(dd, sizeof dd, j->end - j->submit);
+        } else {
+            cc[0] = dd[0] = '\0';
+        }
+        if (j->state == GS_JOB_REJECTED)
+            q[0] = '\0';
+        else
+            gs_fmt_sec(q, sizeof q, j->queued);
+        /* placement of the last run: "node:gpu node:gpu ..." */
+        pl[0] = '\0';
+        size_t len = 0;
+        const int32_t *g = j->alloc ? j->alloc : j->last_alloc;
+        int ng = j->alloc ? j->nalloc : j->nlast_alloc;
+        for (int k = 0; k < ng; k++) {
+            const gs_gpu *gp = gs_cluster_gpu(c, g[k]);
+            const char *nn = gs_cluster_node(c, gp->node)->name;
+            size_t need = len + strlen(nn) + 16;
+            if (need > capp) {
+                while (capp < need) capp *= 2;
+                char *np = realloc(pl, capp);
+                if (!np) abort();
+                pl = np;
+            }
+            len += (size_t)snprintf(pl + len, capp - len, "%s%s:%d", k ? " " : "", nn, gp->local);
+        }
+        fprintf(f, "%lld,%s,%s,%s,%s,%s,%d,%d,%s,", (long long)j->id, a, b, cc, dd, q, j->gpus,
+                j->preemptions, gs_job_state_name(j->state));
+        csv_field(f, pl);
+        fputc(',', f);
+        csv_field(f, j->vc_name);
+        fputc(',', f);
+        csv_field(f, j->reason && gs_job_state_final(j->state) && j->state != GS_JOB_DONE
+                         ? j->reason
+                         : "");
+        fputc('\n', f);
+    }
+    free(pl);
+    return close_tmp(f, tmp, path);
+}
+
+int gs_write_timeline(const char *path, const gs_sim_result *r)
+{
+    char tmp[4096];
+    FILE *f = open_tmp(path, tmp, sizeof tmp);
+    if (!f) return GS_EIO;
+    fputs("time_s,allocated_gpus,running_jobs,pending_jobs\n", f);
+    char t[32];
+    for (size_t i = 0; i < r->ntl; i++) {
+        gs_fmt_sec(t, sizeof t, r->tl[i].t);
+        fprintf(f, "%s,%d,%d,%d\n", t, r->tl[i].alloc, r->tl[i].running, r->tl[i].pending);
+    }
+    return close_tmp(f, tmp, path);
+}
+
+static json_t *jreal(double v)
+{
+    return json_real(v);
+}
+
+int gs_write_summary(const char *path, const gs_sim_result *r, const gs_run_info *info)
+{
+    json_t *o = json_object();
+    if (!o) abort();
+    json_object_set_new(o, "schema", json_string("gsched.sim.summary/1"));
+    json_object_set_new(o, "gsched_version", json_string(GSCHED_VERSION));
+    json_object_set_new(o, "policy", json_string(r->policy));
+    json_object_set_new(o, "placement", json_string(r->placement));
+    json_object_set_new(o, "jobs", json_integer((json_int_t)r->jobs));
+    json_object_set_new(o, "jobs_done", json_integer((json_int_t)r->jobs_done));
+    json_object_set_new(o, "jobs_rejected", json_integer((json_int_t)r->jobs_rejected));
+    json_object_set_new(o, "jobs_failed", json_integer((json_int_t)r->jobs_failed));
+    json_object_set_new(o, "jobs_unfinished", json_integer((json_int_t)r->jobs_unfinished));
+    json_object_set_new(o, "avg_jct_s", jreal(r->avg_jct_s));
+    json_object_set_new(o, "median_jct_s", jreal(r->median_jct_s));
+    json_object_set_new(o, "p95_jct_s", jreal(r->p95_jct_s));
+    json_object_set_new(o, "p99_jct_s", jreal(r->p99_jct_s));
+    json_object_set_new(o, "avg_queue_s", jreal(r->avg_queue_s));
+    json_object_set_new(o, "median_queue_s", jreal(r->median_queue_s));
+    json_object_set_new(o, "makespan_s", jreal(r->makespan_s));
+    json_object_set_new(o, "gpu_util", jreal(r->gpu_util));
+    json_object_set_new(o, "preemptions", json_integer((json_int_t)r->preemptions));
+    json_object_set_new(o, "events", json_integer((json_int_t)r->events));
+    json_object_set_new(o, "cluster_gpus", json_integer((json_int_t)r->total_gpus));
+    json_object_set_new(o, "wall_s", jreal(round(r->wall_s * 1e4) / 1e4));
+    if (info) {
+        json_object_set_new(o, "seed", json_integer((json_int_t)info->seed));
+        json_t *params = json_object();
+        if (info->params)
+            for (size_t i = 0; i < info->params->n; i++)
+                json_object_set_new(params, info->params->v[i].key,
+                                    json_string(info->params->v[i].val));
+        json_object_set_new(o, "params", params);
+        json_t *in = json_object();
+        json_t *tr = json_object();
+        json_object_set_new(tr, "path", json_string(info->trace_path ? info->trace_path : ""));
+        json_object_set_new(tr, "format", json_string(info->trace_format ? info->trace_format : ""));
+        json_object_set_new(tr, "sha256", json_string(info->trace_sha256 ? info->trace_sha256 : ""));
+        json_object_set_new(in, "trace", tr);
+        json_t *cl = json_object();
+        json_object_set_new(cl, "spec", json_string(info->cluster_spec ? info->cluster_spec : ""));
+        if (info->cluster_sha256)
+            json_object_set_new(cl, "sha256", json_string(info->cluster_sha256));
+        json_object_set_new(in, "cluster", cl);
+        if (info->events_path) {
+            json_t *ev = json_object();
+            json_object_set_new(ev, "path", json_string(info->events_path));
+            json_object_set_new(ev, "sha256", json_string(info->events_sha256));
+            json_object_set_new(in, "events", ev);
+        }
+        json_object_set_new(o, "inputs", in);
+    }
+    char tmp[4096];
+    FILE *f = open_tmp(path, tmp, sizeof tmp);
+    if (!f) {
+        json_decref(o);
+        return GS_EIO;
+    }
+    int rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    fputc('\n', f);
+    json_decref(o);
+    if (rc) {
+        fclose(f);
+        remove(tmp);
+        return GS_EIO;
+    }
+    return close_tmp(f, tmp, path);
+}
+
+int gs_write_compare(const char *path, gs_sim_result *const *rs, size_t n)
+{
+    char tmp[4096];
+    FILE *f = open_tmp(path, tmp, sizeof tmp);
+    if (!f) return GS_EIO;
+    fputs("policy,placement,jobs,jobs_done,jobs_rejected,avg_jct_s,median_jct_s,p95_jct_s,"
+          "p99_jct_s,avg_queue_s,makespan_s,gpu_util,preemptions,events\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        const gs_sim_result *r = rs[i];
+        fprintf(f, "%s,%s,%zu,%zu,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.6f,%llu,%llu\n", r->policy,
+                r->placement, r->jobs, r->jobs_done, r->jobs_rejected, r->avg_jct_s,
+                r->median_jct_s, r->p95_jct_s, r->p99_jct_s, r->avg_queue_s, r->makespan_s,
+                r->gpu_util, (unsigned long long)r->preemptions, (unsigned long long)r->events);
+    }
+    return close_tmp(f, tmp, path);
+}
+
+void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n)
+{
+    fprintf(f, "%-18s %-11s %6s %11s %11s %11s %11s %6s %8s %8s\n", "POLICY", "PLACEMENT", "DONE",
+            "AVG_JCT_S", "MEDIAN_S", "P95_S", "AVG_QUEUE_S", "UTIL", "PREEMPT", "WALL_S");
+    for (size_t i = 0; i < n; i++) {
+        const gs_sim_result *r = rs[i];
+        fprintf(f, "%-18s %-11s %6zu %11.1f %11.1f %11.1f %11.1f %5.1f%% %8llu %8.3f\n", r->policy,
+                r->placement, r->jobs_done, r->avg_jct_s, r->median_jct_s, r->p95_jct_s,
+                r->avg_queue_s, 100.0 * r->gpu_util, (unsigned long long)r->preemptions,
+                r->wall_s);
+    }
+}

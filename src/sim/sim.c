@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * sim.c - replay a trace through one engine and policy; collect metrics.
+ *
+ * Invariants: the timeline has one row per instant at which allocated GPUs,
+ * running or pending jobs changed (the state after everything at that
+ * instant); metrics are computed from the final job records only, in slot
+ * order, so they do not depend on event interleaving details.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "sim.h"
+
+int gs_sim_engine_opts(gs_params *p, gs_engine_opts *o, gs_diag *d)
+{
+    const char *fit = gs_params_get(p, "fit");
+    if (fit) {
+        if (!strcmp(fit, "first"))
+            o->fit = GS_FIT_FIRST;
+        else if (!strcmp(fit, "best"))
+            o->fit = GS_FIT_BEST;
+        else
+            return gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'fit': expected first or best, got '%s'",
+                               fit);
+    }
+    return 0;
+}
+
+static void observe(void *ud, const gs_record *rec)
+{
+    gs_sim_result *r = ud;
+    gs_engine *e = r->engine;
+    if (!e) return;
+    gs_tl_row row = {rec->t, (int32_t)gs_engine_allocated(e), (int32_t)gs_engine_nrunning(e),
+                     (int32_t)gs_engine_npending(e)};
+    if (r->ntl) {
+        gs_tl_row *last = &r->tl[r->ntl - 1];
+        if (last->t == row.t) {
+            *last = row;
+            /* drop the row if it now equals the one before */
+            if (r->ntl >= 2) {
+                gs_tl_row *p = &r->tl[r->ntl - 2];
+                if (p->alloc == row.alloc && p->running == row.running && p->pending == row.pending)
+                    r->ntl--;
+            }
+            return;
+        }
+        if (last->alloc == row.alloc && last->running == row.running && last->pending == row.pending)
+            return;
+    }
+    if (r->ntl == r->captl) {
+        size_t nc = r->captl ? r->captl * 2 : 4096;
+        gs_tl_row *n = realloc(r->tl, nc * sizeof *n);
+        if (!n) abort(); /* programs abort on out-of-memory */
+        r->tl = n;
+        r->captl = nc;
+    }
+    r->tl[r->ntl++] = row;
+}
+
+void gs_sim_result_release(gs_sim_result *r)
+{
+    if (!r) return;
+    gs_engine_destroy(r->engine);
+    gs_cluster_destroy(r->cluster);
+    free(r->tl);
+    memset(r, 0, sizeof *r);
+}
+
+int gs_sim_prepare(const gs_sim_opts *o, gs_sim_result *res, gs_diag *d)
+{
+    if (res->engine) return 0;
+    memset(res, 0, sizeof *res);
+    int rc = gs_cluster_load(o->cluster_spec, &res->cluster, d);
+    if (rc) return rc;
+    gs_engine_opts eo = o->eopts;
+    rc = gs_sim_engine_opts(o->params, &eo, d);
+    if (rc) return rc;
+    d->file = NULL;
+    rc = gs_engine_create(res->cluster, o->policy, o->params, &eo, &res->engine, d);
+    if (rc) return rc;
+    snprintf(res->policy, sizeof res->policy, "%s", o->policy);
+    snprintf(res->placement, sizeof res->placement, "%s", gs_place_mode_name(eo.placement));
+    res->total_gpus = gs_cluster_ngpus(res->cluster);
+    gs_engine_set_observer(res->engine, observe, res);
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Percentile as in the Tiresias reference table: sorted[floor(p * n)], clamped. */
+static double pct(const double *v, size_t n, double p)
+{
+    if (!n) return 0;
+    size_t i = (size_t)floor(p * (double)n);
+    if (i >= n) i = n - 1;
+    return v[i];
+}
+
+static double median(const double *v, size_t n)
+{
+    if (!n) return 0;
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double ms_round(double x)
+{
+    return round(x * 1000.0) / 1000.0;
+}
+
+static void compute_metrics(gs_sim_result *r)
+{
+    gs_engine *e = r->engine;
+    size_t n = gs_engine_njobs(e);
+    double *jct = malloc((n ? n : 1) * sizeof *jct);
+    double *queue = malloc((n ? n : 1) * sizeof *queue);
+    size_t k = 0;
+    double sum_jct = 0, sum_q = 0;
+    gs_time tmin = GS_TIME_MAX, tmax = GS_TIME_NONE;
+    r->jobs = n;
+    for (size_t i = 0; i < n; i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        if (j->submit < tmin) tmin = j->submit;
+        r->preemptions += (uint64_t)j->preemptions;
+        switch (j->state) {
+        case GS_JOB_DONE: r->jobs_done++; break;
+        case GS_JOB_REJECTED: r->jobs_rejected++; continue;
+        case GS_JOB_FAILED:
+        case GS_JOB_CANCELLED: r->jobs_failed++; break;
+        default: r->jobs_unfinished++; continue;
+        }
+        if (j->end > tmax) tmax = j->end;
+        if (j->state != GS_JOB_DONE) continue;
+        double jc = gs_time_to_sec(j->end - j->submit);
+        double q = gs_time_to_sec(j->queued);
+        if (jct && queue) {
+            jct[k] = jc;
+            queue[k] = q;
+        }
+        k++;
+        sum_jct += jc;
+        sum_q += q;
+    }
+    if (jct && queue && k) {
+        qsort(jct, k, sizeof *jct, cmp_double);
+        qsort(queue, k, sizeof *queue, cmp_double);
+        r->avg_jct_s = ms_round(sum_jct / (double)k);
+        r->median_jct_s = ms_round(median(jct, k));
+        r->p95_jct_s = ms_round(pct(jct, k, 0.95));
+        r->p99_jct_s = ms_round(pct(jct, k, 0.99));
+        r->avg_queue_s = ms_round(sum_q / (double)k);
+        r->median_queue_s = ms_round(median(queue, k));
+    }
+    free(jct);
+    free(queue);
+    if (tmax != GS_TIME_NONE && tmax > tmin) {
+        r->makespan_s = ms_round(gs_time_to_sec(tmax - tmin));
+        /* integrate allocated GPUs over [tmin, tmax] from the timeline */
+        double area = 0;
+        for (size_t i = 0; i < r->ntl; i++) {
+            gs_time a = r->tl[i].t, b = i + 1 < r->ntl ? r->tl[i + 1].t : tmax;
+            if (a < tmin) a = tmin;
+            if (b > tmax) b = tmax;
+            if (b > a) area += (double)r->tl[i].alloc * gs_time_to_sec(b - a);
+        }
+        double denom = (double)r->total_gpus * gs_time_to_sec(tmax - tmin);
+        r->gpu_util = denom > 0 ? round(area / denom * 1e6) / 1e6 : 0;
+    }
+    r->events = gs_engine_events(e);
+}
+
+int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_diag *d)
+{
+    int rc = gs_sim_prepare(o, res, d);
+    if (rc) return rc;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    d->file = t->path;
+    for (size_t i = 0; i < t->n; i++) {
+        rc = gs_engine_add_job(res->engine, &t->jobs[i], NULL, d);
+        if (rc) {
+            char msg[sizeof d->msg];
+            snprintf(msg, sizeof msg, "job %lld: %s", (long long)t->jobs[i].id, d->msg);
+            return gs_diag_set(d, rc, 0, 0, "%s", msg);
+        }
+    }
+    if (o->events) {
+        d->file = NULL;
+        for (size_t i = 0; i < o->events->n; i++) {
+            const gs_node_event *ev = &o->events->v[i];
+            int node = gs_cluster_find_node(res->cluster, ev->node);
+            if (node < 0)
+                return gs_diag_set(d, GS_EUNKNOWN, 0, 0, "events: unknown node '%s'", ev->node);
+            if ((rc = gs_engine_add_node_event(res->engine, ev->t, node, ev->down))) return rc;
+        }
+    }
+    size_t steps = 0;
+    while ((rc = gs_engine_step(res->engine)) > 0) {
+        if (o->progress && (++steps & 0xffff) == 0) {
+            size_t done = 0;
+            for (size_t i = 0; i < gs_engine_njobs(res->engine); i++)
+                done += gs_job_state_final(gs_engine_job(res->engine, i)->state);
+            o->progress(o->progress_ud, res, gs_engine_now(res->engine), done,
+                        gs_engine_njobs(res->engine));
+        }
+    }
+    if (rc < 0) return gs_diag_set(d, rc, 0, 0, "simulation failed: %s", gs_strerror(rc));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    compute_metrics(res);
+    res->wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    return 0;
+}

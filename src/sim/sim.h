@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * sim.h - traces, the simulation driver, metrics and output writers.
+ *
+ * A trace is read whole into job specs sorted by submit time (stable: file
+ * order breaks ties).  gs_sim_run() replays it through one engine/policy and
+ * collects per-job results, a timeline and summary metrics; the writers turn
+ * those into summary.json, jobs.csv, timeline.csv and compare.csv.  Same
+ * inputs give byte-identical files (wall_s in summary.json excepted).
+ */
+#ifndef GSCHED_SIM_H
+#define GSCHED_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gsched/gsched.h"
+
+/* ---- traces ----------------------------------------------------------------------- */
+
+typedef enum gs_trace_format {
+    GS_TRACE_TIRESIAS,
+    GS_TRACE_PHILLY,
+    GS_TRACE_NATIVE,
+} gs_trace_format;
+
+const char *gs_trace_format_name(gs_trace_format f);
+
+typedef struct gs_trace {
+    gs_job_spec *jobs; /* sorted by submit time, file order within ties */
+    size_t n, cap;
+    char **strs;       /* owned strings the specs point into */
+    size_t nstrs, capstrs;
+    gs_trace_format format;
+    char sha256[65];
+    char *path;
+} gs_trace;
+
+/* Read and validate a trace; format detected from the header line. */
+int gs_trace_load(const char *path, gs_trace *t, gs_diag *d);
+/* Parse from a buffer (file is used for messages only). */
+int gs_trace_parse(const char *file, const char *buf, size_t len, gs_trace *t, gs_diag *d);
+void gs_trace_release(gs_trace *t);
+
+/* Cluster events file: "time,node,down|up" (time in seconds). */
+typedef struct gs_node_event {
+    gs_time t;
+    char *node;
+    int down;
+} gs_node_event;
+
+typedef struct gs_events {
+    gs_node_event *v;
+    size_t n;
+    char sha256[65];
+} gs_events;
+
+int gs_events_load(const char *path, gs_events *ev, gs_diag *d);
+void gs_events_release(gs_events *ev);
+
+/* ---- simulation ----------------------------------------------------------------------- */
+
+typedef struct gs_tl_row {
+    gs_time t;
+    int32_t alloc, running, pending;
+} gs_tl_row;
+
+typedef struct gs_sim_result {
+    char policy[64];
+    char placement[32];
+    size_t jobs, jobs_done, jobs_rejected, jobs_failed, jobs_unfinished;
+    double avg_jct_s, median_jct_s, p95_jct_s, p99_jct_s;
+    double avg_queue_s, median_queue_s;
+    double makespan_s, gpu_util;
+    uint64_t preemptions, events;
+    double wall_s;
+    size_t total_gpus;
+    /* per run data, kept for the writers */
+    gs_tl_row *tl;
+    size_t ntl, captl;
+    gs_cluster *cluster; /* owned */
+    gs_engine *engine;   /* owned; jobs hold the per-job results */
+} gs_sim_result;
+
+typedef void (*gs_sim_progress_fn)(void *ud, const gs_sim_result *r, gs_time now, size_t done,
+                                   size_t total);
+
+typedef struct gs_sim_opts {
+    const char *cluster_spec; /* loaded once per run (the engine changes it) */
+    const char *policy;
+    gs_params *params;        /* read by engine and policy (used flags set) */
+    gs_engine_opts eopts;
+    const gs_events *events;  /* may be NULL */
+    gs_sim_progress_fn progress;
+    void *progress_ud;
+} gs_sim_opts;
+
+/* Load the cluster and create the engine without running (parameter checks). */
+int gs_sim_prepare(const gs_sim_opts *o, gs_sim_result *res, gs_diag *d);
+/* Prepare (if not yet) and replay the trace to the end. */
+int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_diag *d);
+void gs_sim_result_release(gs_sim_result *r);
+
+/* Read engine-level options from params (fit=first|best). */
+int gs_sim_engine_opts(gs_params *p, gs_engine_opts *o, gs_diag *d);
+
+/* ---- output ------------------------------------------------------------------------------ */
+
+/* Seconds with up to 6 decimals, trailing zeros trimmed ("12", "0.5"). */
+void gs_fmt_sec(char *buf, size_t cap, gs_time t);
+
+typedef struct gs_run_info {
+    const char *trace_path, *trace_sha256, *trace_format;
+    const char *cluster_spec, *cluster_sha256;
+    const char *events_path, *events_sha256;
+    uint64_t seed;
+    const gs_params *params;
+} gs_run_info;
+
+int gs_write_summary(const char *path, const gs_sim_result *r, const gs_run_info *info);
+int gs_write_jobs(const char *path, const gs_sim_result *r);
+int gs_write_timeline(const char *path, const gs_sim_result *r);
+int gs_write_compare(const char *path, gs_sim_result *const *rs, size_t n);
+void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n);
+
+#endif

@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * trace.c - trace readers: Tiresias CSV, Philly per-job CSV (Pollux's
+ * philly.csv), and gsched's native CSV; plus the cluster-events file.
+ *
+ * Invariants: every accepted job has >= 1 task of >= 1 GPU, a duration
+ * >= 0 and a submit time >= 0; jobs come out sorted by submit time with ties
+ * in file order; ids are unique; every rejection of the input names
+ * file:line:col.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config.h"
+#include "sim.h"
+#include "yaml.h" /* gs_edit_distance */
+
+const char *gs_trace_format_name(gs_trace_format f)
+{
+    switch (f) {
+    case GS_TRACE_TIRESIAS: return "tiresias";
+    case GS_TRACE_PHILLY: return "philly";
+    case GS_TRACE_NATIVE: return "native";
+    }
+    return "?";
+}
+
+void gs_trace_release(gs_trace *t)
+{
+    if (!t) return;
+    for (size_t i = 0; i < t->nstrs; i++) free(t->strs[i]);
+    free(t->strs);
+    free(t->jobs);
+    free(t->path);
+    memset(t, 0, sizeof *t);
+}
+
+static const char *keep(gs_trace *t, const char *s)
+{
+    if (!s || !*s) return NULL;
+    /* consecutive duplicates (same user/VC/model) share one copy */
+    if (t->nstrs && !strcmp(t->strs[t->nstrs - 1], s)) return t->strs[t->nstrs - 1];
+    if (t->nstrs == t->capstrs) {
+        size_t nc = t->capstrs ? t->capstrs * 2 : 256;
+        char **ns = realloc(t->strs, nc * sizeof *ns);
+        if (!ns) return NULL;
+        t->strs = ns;
+        t->capstrs = nc;
+    }
+    char *d = strdup(s);
+    if (!d) return NULL;
+    t->strs[t->nstrs++] = d;
+    return d;
+}
+
+static gs_job_spec *add(gs_trace *t)
+{
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 1024;
+        gs_job_spec *nj = realloc(t->jobs, nc * sizeof *nj);
+        if (!nj) return NULL;
+        t->jobs = nj;
+        t->cap = nc;
+    }
+    gs_job_spec *s = &t->jobs[t->n++];
+    gs_job_spec_init(s);
+    return s;
+}
+
+/* ---- field parsers ------------------------------------------------------------------ */
+
+static int ferr(gs_diag *d, const gs_csv *r, size_t i, int err, const char *fmt, const char *name,
+                const char *val)
+{
+    return gs_diag_set(d, err, r->rec_line, i < r->nf ? r->col[i] : 1, fmt, name, val);
+}
+
+static int parse_i64(const gs_csv *r, size_t i, const char *name, int64_t lo, int64_t hi,
+                     int64_t *out, gs_diag *d)
+{
+    const char *s = r->f[i];
+    while (*s == ' ') s++;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    /* accept "8.0" style integers */
+    if (!errno && end != s && *end == '.') {
+        const char *q = end + 1;
+        while (*q == '0') q++;
+        if (!*q || *q == ' ') end = (char *)q;
+    }
+    while (*end == ' ') end++;
+    if (errno || end == s || *end)
+        return ferr(d, r, i, GS_EPARSE, "%s: '%s' is not an integer", name, r->f[i]);
+    if (v < lo || v > hi) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%%s must be between %lld and %lld, got '%%s'", (long long)lo,
+                 (long long)hi);
+        return ferr(d, r, i, GS_ERANGE, msg, name, r->f[i]);
+    }
+    *out = v;
+    return 0;
+}
+
+/* Exact decimal seconds -> microseconds ("12", "12.5", "66.0", "1e3" not allowed). */
+static int parse_sec(const gs_csv *r, size_t i, const char *name, gs_time *out, gs_diag *d)
+{
+    const char *s = r->f[i];
+    while (*s == ' ') s++;
+    int neg = *s == '-';
+    if (*s == '-' || *s == '+') s++;
+    if (!isdigit((unsigned char)*s) && !(*s == '.' && isdigit((unsigned char)s[1])))
+        return ferr(d, r, i, GS_EPARSE, "%s: '%s' is not a number of seconds", name, r->f[i]);
+    int64_t whole = 0, frac = 0;
+    int fd = 0;
+    for (; isdigit((unsigned char)*s); s++) {
+        if (whole > (INT64_MAX / 1000000 - 10) / 10)
+            return ferr(d, r, i, GS_ERANGE, "%s: '%s' is too large", name, r->f[i]);
+        whole = whole * 10 + (*s - '0');
+    }
+    if (*s == '.') {
+        for (s++; isdigit((unsigned char)*s); s++)
+            if (fd < 6) frac = frac * 10 + (*s - '0'), fd++;
+    }
+    while (*s == ' ') s++;
+    if (*s) return ferr(d, r, i, GS_EPARSE, "%s: '%s' is not a number of seconds", name, r->f[i]);
+    for (; fd < 6; fd++) frac *= 10;
+    gs_time v = whole * 1000000 + frac;
+    if (neg && v) return ferr(d, r, i, GS_ERANGE, "%s must not be negative, got '%s'", name, r->f[i]);
+    *out = v;
+    return 0;
+}
+
+/* days since 1970-01-01 of a proleptic Gregorian date */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned dd)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + dd - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* "YYYY-MM-DD HH:MM:SS[.frac]" (also 'T' separator) -> microseconds since the epoch */
+static int parse_timestamp(const gs_csv *r, size_t i, gs_time *out, gs_diag *d)
+{
+    const char *s = r->f[i];
+    int y, mo, dd, h, mi;
+    double sec;
+    char sep;
+    int n = sscanf(s, "%4d-%2d-%2d%c%2d:%2d:%lf", &y, &mo, &dd, &sep, &h, &mi, &sec);
+    if (n != 7 || (sep != ' ' && sep != 'T') || mo < 1 || mo > 12 || dd < 1 || dd > 31 || h < 0 ||
+        h > 23 || mi < 0 || mi > 59 || sec < 0 || sec >= 61)
+        return ferr(d, r, i, GS_EPARSE, "%s: '%s' is not a timestamp (YYYY-MM-DD HH:MM:SS)",
+                    "timestamp", s);
+    int64_t days = days_from_civil(y, (unsigned)mo, (unsigned)dd);
+    *out = ((days * 86400 + h * 3600 + mi * 60) * GS_SEC) + gs_time_from_sec(sec);
+    return 0;
+}
+
+static int col_of(const gs_csv *r, const char *name)
+{
+    for (size_t i = 0; i < r->nf; i++)
+        if (!strcmp(r->f[i], name)) return (int)i;
+    return -1;
+}
+
+/* ---- readers ----------------------------------------------------------------------------- */
+
+typedef struct rowinfo {
+    size_t idx;
+    int line, col;
+    int64_t id;
+    gs_time submit;
+} rowinfo;
+
+static int read_tiresias(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
+{
+    int c_id = col_of(r, "job_id"), c_g = col_of(r, "num_gpu"), c_sub = col_of(r, "submit_time"),
+        c_it = col_of(r, "iterations"), c_model = col_of(r, "model_name"),
+        c_dur = col_of(r, "duration");
+    size_t nf = r->nf;
+    int rc;
+    size_t capri = 0;
+    while ((rc = gs_csv_next(r, d)) > 0) {
+        if (r->nf != nf)
+            return gs_diag_set(d, GS_EPARSE, r->rec_line, 1, "expected %zu fields, found %zu", nf,
+                               r->nf);
+        gs_job_spec *s = add(t);
+        if (!s) return GS_ENOMEM;
+        int64_t v;
+        if ((rc = parse_i64(r, (size_t)c_id, "job_id", 0, INT64_MAX / 2, &v, d))) return rc;
+        s->id = v;
+        if ((rc = parse_i64(r, (size_t)c_g, "num_gpu", 1, 1 << 20, &v, d))) return rc;
+        s->ntasks = (int)v; /* a Tiresias job is one worker (and PS) per GPU */
+        s->gpus_per_task = 1;
+        if ((rc = parse_sec(r, (size_t)c_sub, "submit_time", &s->submit, d))) return rc;
+        if ((rc = parse_sec(r, (size_t)c_dur, "duration", &s->duration, d))) return rc;
+        if (c_it >= 0 && (rc = parse_i64(r, (size_t)c_it, "iterations", 0, INT64_MAX / 2, &v, d)))
+            return rc;
+        if (c_it >= 0) s->iterations = v;
+        if (c_model >= 0) s->model = keep(t, r->f[c_model]);
+        if (t->n > capri) {
+            capri = capri ? capri * 2 : 1024;
+            rowinfo *n = realloc(*ri, capri * sizeof *n);
+            if (!n) return GS_ENOMEM;
+            *ri = n;
+        }
+        (*ri)[t->n - 1] = (rowinfo){t->n - 1, r->rec_line, r->col[c_id]};
+    }
+    return rc;
+}
+
+static int read_philly(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
+{
+    int c_ts = col_of(r, "timestamp"), c_dur = col_of(r, "duration"), c_g = col_of(r, "num_gpus"),
+        c_vc = col_of(r, "cluster");
+    size_t nf = r->nf;
+    int rc;
+    size_t capri = 0;
+    gs_time t0 = GS_TIME_MAX;
+    while ((rc = gs_csv_next(r, d)) > 0) {
+        if (r->nf != nf)
+            return gs_diag_set(d, GS_EPARSE, r->rec_line, 1, "expected %zu fields, found %zu", nf,
+                               r->nf);
+        gs_job_spec *s = add(t);
+        if (!s) return GS_ENOMEM;
+        int64_t v;
+        s->id = (int64_t)t->n - 1;
+        if ((rc = parse_timestamp(r, (size_t)c_ts, &s->submit, d))) return rc;
+        if (s->submit < t0) t0 = s->submit;
+        if ((rc = parse_sec(r, (size_t)c_dur, "duration", &s->duration, d))) return rc;
+        if ((rc = parse_i64(r, (size_t)c_g, "num_gpus", 1, 1 << 20, &v, d))) return rc;
+        s->ntasks = (int)v;
+        s->gpus_per_task = 1;
+        if (c_vc >= 0) s->vc = keep(t, r->f[c_vc]);
+        if (t->n > capri) {
+            capri = capri ? capri * 2 : 1024;
+            rowinfo *n = realloc(*ri, capri * sizeof *n);
+            if (!n) return GS_ENOMEM;
+            *ri = n;
+        }
+        (*ri)[t->n - 1] = (rowinfo){t->n - 1, r->rec_line, r->col[c_ts]};
+    }
+    if (rc < 0) return rc;
+    for (size_t i = 0; i < t->n; i++) t->jobs[i].submit -= t0; /* relative to the first job */
+    return 0;
+}
+
+static const char *const native_cols[] = {
+    "id",       "submit",   "duration",  "gpus",      "tasks",          "gpus_per_task",
+    "gpu_type", "user",     "vc",        "queue",     "priority",       "model",
+    "iterations", "name",   "cpus",      "mem",       "gpu_mem",        "gang",
+    "min_gpus", "max_gpus", "pinned_cell", "lazy_preemption", NULL};
+
+enum {
+    N_ID, N_SUBMIT, N_DURATION, N_GPUS, N_TASKS, N_GPT, N_TYPE, N_USER, N_VC, N_QUEUE, N_PRIO,
+    N_MODEL, N_ITER, N_NAME, N_CPUS, N_MEM, N_GMEM, N_GANG, N_MIN, N_MAX, N_PIN, N_LAZY, N_NCOLS
+};
+
+static int parse_priority(const gs_csv *r, size_t i, int *out, gs_diag *d)
+{
+    const char *s = r->f[i];
+    if (!strcasecmp(s, "prod")) return *out = GS_PRIO_PROD, 0;
+    if (!strcasecmp(s, "test")) return *out = GS_PRIO_TEST, 0;
+    if (!strcasecmp(s, "oppo") || !strcasecmp(s, "opportunistic"))
+        return *out = GS_PRIO_OPPORTUNISTIC, 0;
+    int64_t v;
+    int rc = parse_i64(r, i, "priority", -1, 1000000, &v, d);
+    if (rc) {
+        return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[i],
+                           "priority: '%s' is not an integer >= -1 or one of prod, test, oppo", s);
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_flag(const gs_csv *r, size_t i, const char *name, int *out, gs_diag *d)
+{
+    const char *s = r->f[i];
+    if (!strcasecmp(s, "true") || !strcmp(s, "1") || !strcasecmp(s, "yes")) return *out = 1, 0;
+    if (!strcasecmp(s, "false") || !strcmp(s, "0") || !strcasecmp(s, "no")) return *out = 0, 0;
+    return ferr(d, r, i, GS_EPARSE, "%s: '%s' is not true/false", name, s);
+}
+
+static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
+{
+    int col[N_NCOLS];
+    for (int k = 0; k < N_NCOLS; k++) col[k] = -1;
+    for (size_t i = 0; i < r->nf; i++) {
+        int k = 0;
+        for (; native_cols[k]; k++)
+            if (!strcmp(r->f[i], native_cols[k])) break;
+        if (!native_cols[k]) {
+            const char *best = NULL;
+            int bd = 3;
+            for (int q = 0; native_cols[q]; q++) {
+                int dist = gs_edit_distance(r->f[i], native_cols[q]);
+                if (dist < bd) bd = dist, best = native_cols[q];
+            }
+            if (best)
+                return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[i],
+                                   "unknown column '%s' (did you mean '%s'?)", r->f[i], best);
+            return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[i],
+                               "unknown column '%s' in a gsched trace (see docs/trace-format.md)",
+                               r->f[i]);
+        }
+        if (col[k] >= 0)
+            return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[i], "column '%s' appears twice",
+                               r->f[i]);
+        col[k] = (int)i;
+    }
+    if (col[N_SUBMIT] < 0 || col[N_DURATION] < 0)
+        return gs_diag_set(d, GS_EPARSE, r->rec_line, 1,
+                           "a gsched trace needs 'submit' and 'duration' columns");
+    if (col[N_GPUS] < 0 && col[N_TASKS] < 0)
+        return gs_diag_set(d, GS_EPARSE, r->rec_line, 1,
+                           "a gsched trace needs 'gpus' or 'tasks' (with 'gpus_per_task')");
+    if (col[N_VC] >= 0 && col[N_QUEUE] >= 0)
+        return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[col[N_QUEUE]],
+                           "use either 'vc' or 'queue', not both");
+    size_t nf = r->nf;
+    int rc;
+    size_t capri = 0;
+    while ((rc = gs_csv_next(r, d)) > 0) {
+        if (r->nf != nf)
+            return gs_diag_set(d, GS_EPARSE, r->rec_line, 1, "expected %zu fields, found %zu", nf,
+                               r->nf);
+        gs_job_spec *s = add(t);
+        if (!s) return GS_ENOMEM;
+        int64_t v;
+#define HAS(k) (col[k] >= 0 && r->f[col[k]][0])
+#define C(k) ((size_t)col[k])
+        if (HAS(N_ID)) {
+            if ((rc = parse_i64(r, C(N_ID), "id", 0, INT64_MAX / 2, &v, d))) return rc;
+            s->id = v;
+        } else {
+            s->id = (int64_t)t->n - 1;
+        }
+        if ((rc = parse_sec(r, C(N_SUBMIT), "submit", &s->submit, d))) return rc;
+        if ((rc = parse_sec(r, C(N_DURATION), "duration", &s->duration, d))) return rc;
+        int64_t gpus = 0, tasks = 0, gpt = 0;
+        if (HAS(N_GPUS) && (rc = parse_i64(r, C(N_GPUS), "gpus", 1, 1 << 20, &gpus, d))) return rc;
+        if (HAS(N_TASKS) && (rc = parse_i64(r, C(N_TASKS), "tasks", 1, 1 << 20, &tasks, d)))
+            return rc;
+        if (HAS(N_GPT) && (rc = parse_i64(r, C(N_GPT), "gpus_per_task", 1, 4096, &gpt, d)))
+            return rc;
+        if (!gpus && !tasks)
+            return gs_diag_set(d, GS_EPARSE, r->rec_line, 1, "job needs 'gpus' or 'tasks'");
+        if (tasks && gpt) {
+            if (gpus && gpus != tasks * gpt)
+                return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[col[N_GPUS]],
+                                   "gpus (%lld) != tasks (%lld) x gpus_per_task (%lld)",
+                                   (long long)gpus, (long long)tasks, (long long)gpt);
+        } else if (gpus && gpt) {
+            if (gpus % gpt)
+                return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[col[N_GPT]],
+                                   "gpus (%lld) is not a multiple of gpus_per_task (%lld)",
+                                   (long long)gpus, (long long)gpt);
+            tasks = gpus / gpt;
+        } else if (gpus && tasks) {
+            if (gpus % tasks)
+                return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[col[N_TASKS]],
+                                   "gpus (%lld) is not a multiple of tasks (%lld)",
+                                   (long long)gpus, (long long)tasks);
+            gpt = gpus / tasks;
+        } else if (gpus) {
+            tasks = gpus, gpt = 1;
+        } else {
+            gpt = 1;
+        }
+        s->ntasks = (int)tasks;
+        s->gpus_per_task = (int)gpt;
+        if (HAS(N_TYPE)) s->gpu_type = keep(t, r->f[col[N_TYPE]]);
+        if (HAS(N_USER)) s->user = keep(t, r->f[col[N_USER]]);
+        if (HAS(N_VC)) s->vc = keep(t, r->f[col[N_VC]]);
+        if (HAS(N_QUEUE)) s->vc = keep(t, r->f[col[N_QUEUE]]);
+        if (HAS(N_PRIO) && (rc = parse_priority(r, C(N_PRIO), &s->priority, d))) return rc;
+        if (HAS(N_MODEL)) s->model = keep(t, r->f[col[N_MODEL]]);
+        if (HAS(N_NAME)) s->name = keep(t, r->f[col[N_NAME]]);
+        if (HAS(N_ITER)) {
+            if ((rc = parse_i64(r, C(N_ITER), "iterations", 0, INT64_MAX / 2, &v, d))) return rc;
+            s->iterations = v;
+        }
+        if (HAS(N_CPUS)) {
+            if ((rc = parse_i64(r, C(N_CPUS), "cpus", 0, 1 << 20, &v, d))) return rc;
+            s->cpus_per_task = (int)v;
+        }
+        if (HAS(N_MEM)) {
+            int64_t mb = gs_parse_mem_mb(r->f[col[N_MEM]]);
+            if (mb < 0 || mb > INT32_MAX)
+                return ferr(d, r, C(N_MEM), GS_EPARSE, "%s: '%s' is not a size such as 32G",
+                            "mem", r->f[col[N_MEM]]);
+            s->mem_mb_per_task = (int)mb;
+        }
+        if (HAS(N_GMEM)) {
+            int64_t mb = gs_parse_mem_mb(r->f[col[N_GMEM]]);
+            if (mb < 0 || mb > INT32_MAX)
+                return ferr(d, r, C(N_GMEM), GS_EPARSE, "%s: '%s' is not a size such as 16G",
+                            "gpu_mem", r->f[col[N_GMEM]]);
+            s->gpu_mem_mb = (int)mb;
+        }
+        if (HAS(N_GANG) && (rc = parse_flag(r, C(N_GANG), "gang", &s->gang, d))) return rc;
+        if (HAS(N_LAZY) &&
+            (rc = parse_flag(r, C(N_LAZY), "lazy_preemption", &s->lazy_preemption, d)))
+            return rc;
+        if (HAS(N_MIN)) {
+            if ((rc = parse_i64(r, C(N_MIN), "min_gpus", 1, 1 << 20, &v, d))) return rc;
+            s->min_gpus = (int)v;
+        }
+        if (HAS(N_MAX)) {
+            if ((rc = parse_i64(r, C(N_MAX), "max_gpus", 1, 1 << 20, &v, d))) return rc;
+            s->max_gpus = (int)v;
+        }
+        if (s->max_gpus && s->min_gpus > s->max_gpus)
+            return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[col[N_MIN]],
+                               "min_gpus (%d) > max_gpus (%d)", s->min_gpus, s->max_gpus);
+        if (HAS(N_PIN)) s->pinned_cell = keep(t, r->f[col[N_PIN]]);
+#undef HAS
+#undef C
+        if (t->n > capri) {
+            capri = capri ? capri * 2 : 1024;
+            rowinfo *n = realloc(*ri, capri * sizeof *n);
+            if (!n) return GS_ENOMEM;
+            *ri = n;
+        }
+        (*ri)[t->n - 1] = (rowinfo){t->n - 1, r->rec_line, col[N_ID] >= 0 ? r->col[col[N_ID]] : 1};
+    }
+    return rc;
+}
+
+/* ---- sorting and checks ----------------------------------------------------------------- */
+
+static int by_submit(const void *a, const void *b)
+{
+    const rowinfo *x = a, *y = b;
+    if (x->submit != y->submit) return x->submit < y->submit ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    const rowinfo *x = a, *y = b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return x->line - y->line;
+}
+
+int gs_trace_parse(const char *file, const char *buf, size_t len, gs_trace *t, gs_diag *d)
+{
+    memset(t, 0, sizeof *t);
+    gs_csv r;
+    gs_csv_init(&r, buf, len, 1);
+    rowinfo *ri = NULL;
+    int rc = gs_csv_next(&r, d);
+    if (rc <= 0) {
+        if (rc == 0) rc = gs_diag_set(d, GS_EPARSE, 1, 1, "empty trace (no header line)");
+        goto out;
+    }
+    if (col_of(&r, "job_id") >= 0 && col_of(&r, "num_gpu") >= 0 &&
+        col_of(&r, "submit_time") >= 0 && col_of(&r, "duration") >= 0) {
+        t->format = GS_TRACE_TIRESIAS;
+        rc = read_tiresias(&r, t, d, &ri);
+    } else if (col_of(&r, "timestamp") >= 0 && col_of(&r, "duration") >= 0 &&
+               col_of(&r, "num_gpus") >= 0) {
+        t->format = GS_TRACE_PHILLY;
+        rc = read_philly(&r, t, d, &ri);
+    } else if (col_of(&r, "submit") >= 0 || col_of(&r, "duration") >= 0) {
+        t->format = GS_TRACE_NATIVE;
+        rc = read_native(&r, t, d, &ri);
+    } else {
+        rc = gs_diag_set(d, GS_EPARSE, r.rec_line, 1,
+                         "unknown trace header: expected Tiresias "
+                         "(job_id,num_gpu,submit_time,...,duration), Philly "
+                         "(timestamp,duration,num_gpus,...) or gsched (submit,duration,gpus,...) "
+                         "columns");
+    }
+    if (rc < 0) goto out;
+    rc = 0;
+    if (t->n == 0) {
+        rc = gs_diag_set(d, GS_EPARSE, r.line, 1, "trace has a header but no jobs");
+        goto out;
+    }
+    /* unique ids */
+    for (size_t i = 0; i < t->n; i++) {
+        ri[i].id = t->jobs[ri[i].idx].id;
+        ri[i].submit = t->jobs[ri[i].idx].submit;
+    }
+    qsort(ri, t->n, sizeof *ri, by_id);
+    for (size_t i = 1; i < t->n; i++)
+        if (ri[i].id == ri[i - 1].id) {
+            rc = gs_diag_set(d, GS_EEXIST, ri[i].line, ri[i].col,
+                             "duplicate job id %lld (first on line %d)",
+                             (long long)t->jobs[ri[i].idx].id, ri[i - 1].line);
+            goto out;
+        }
+    /* stable sort by submit time (file order breaks ties) */
+    for (size_t i = 0; i < t->n; i++) {
+        ri[i].idx = i;
+        ri[i].submit = t->jobs[i].submit;
+    }
+    qsort(ri, t->n, sizeof *ri, by_submit);
+    gs_job_spec *sorted = malloc(t->n * sizeof *sorted);
+    if (!sorted) {
+        rc = GS_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < t->n; i++) sorted[i] = t->jobs[ri[i].idx];
+    free(t->jobs);
+    t->jobs = sorted;
+    t->cap = t->n;
+out:
+    free(ri);
+    gs_csv_release(&r);
+    if (rc) gs_trace_release(t);
+    (void)file;
+    return rc;
+}
+
+int gs_trace_load(const char *path, gs_trace *t, gs_diag *d)
+{
+    char *buf;
+    size_t len;
+    int rc = gs_read_file(path, &buf, &len, d);
+    if (rc) return rc;
+    rc = gs_trace_parse(path, buf, len, t, d);
+    if (!rc) {
+        gs_sha256_hex(buf, len, t->sha256);
+        t->path = strdup(path);
+        if (!t->path) rc = GS_ENOMEM;
+    }
+    free(buf);
+    return rc;
+}
+
+/* ---- cluster events ------------------------------------------------------------------------ */
+
+void gs_events_release(gs_events *ev)
+{
+    if (!ev) return;
+    for (size_t i = 0; i < ev->n; i++) free(ev->v[i].node);
+    free(ev->v);
+    memset(ev, 0, sizeof *ev);
+}
+
+int gs_events_load(const char *path, gs_events *ev, gs_diag *d)
+{
+    memset(ev, 0, sizeof *ev);
+    char *buf;
+    size_t len;
+    int rc = gs_read_file(path, &buf, &len, d);
+    if (rc) return rc;
+    gs_sha256_hex(buf, len, ev->sha256);
+    gs_csv r;
+    gs_csv_init(&r, buf, len, 1);
+    size_t cap = 0;
+    int first = 1;
+    while ((rc = gs_csv_next(&r, d)) > 0) {
+        if (first && r.nf >= 1 && !strcmp(r.f[0], "time")) { /* optional header */
+            first = 0;
+            continue;
+        }
+        first = 0;
+        if (r.nf != 3) {
+            rc = gs_diag_set(d, GS_EPARSE, r.rec_line, 1,
+                             "expected 'time,node,down|up', found %zu fields", r.nf);
+            break;
+        }
+        gs_time t;
+        if ((rc = parse_sec(&r, 0, "time", &t, d))) break;
+        int down;
+        if (!strcmp(r.f[2], "down"))
+            down = 1;
+        else if (!strcmp(r.f[2], "up"))
+            down = 0;
+        else {
+            rc = gs_diag_set(d, GS_EPARSE, r.rec_line, r.col[2], "expected 'down' or 'up', got '%s'",
+                             r.f[2]);
+            break;
+        }
+        if (ev->n == cap) {
+            cap = cap ? cap * 2 : 64;
+            gs_node_event *nv = realloc(ev->v, cap * sizeof *nv);
+            if (!nv) {
+                rc = GS_ENOMEM;
+                break;
+            }
+            ev->v = nv;
+        }
+        char *node = strdup(r.f[1]);
+        if (!node) {
+            rc = GS_ENOMEM;
+            break;
+        }
+        ev->v[ev->n++] = (gs_node_event){t, node, down};
+    }
+    gs_csv_release(&r);
+    free(buf);
+    if (rc < 0) {
+        gs_events_release(ev);
+        return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# CLI contract and bad inputs: exit codes and messages of `gsched sim`.
+# usage: cli.sh GSCHED_BIN SOURCE_DIR
+set -u
+bin=$1 src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+day=$src/data/philly-1day/philly_20171002_tiresias.csv
+spec=$src/data/philly-1day/n32g8_2sw.csv
+
+# expect CODE PATTERN -- command...: exit code and a stderr line matching PATTERN
+expect() {
+  local code=$1 pat=$2; shift 3
+  local out rc
+  out=$("$@" 2>&1 >/dev/null); rc=$?
+  if [ "$rc" -eq "$code" ] && printf '%s\n' "$out" | grep -Eq -- "$pat"; then
+    pass=$((pass+1)); echo "ok - exit $code: $pat"
+  else
+    fail=$((fail+1)); echo "not ok - expected exit $code and /$pat/, got exit $rc: $out"
+  fi
+}
+
+expect 2 'sim needs --cluster' -- "$bin" sim
+expect 2 'unknown command' -- "$bin" frobnicate
+expect 2 'cannot open: No such file' -- "$bin" sim --cluster 4 --trace "$tmp/nope.csv" --policy fifo
+printf 'a,b,c\n1,2,3\n' > "$tmp/hdr.csv"
+expect 2 'hdr.csv:1:1: unknown trace header' -- "$bin" sim --cluster 4 --trace "$tmp/hdr.csv" --policy fifo
+printf 'submit,duration,gpus\n0,10,1\n5,10,0\n' > "$tmp/zero.csv"
+expect 2 'zero.csv:3:6: gpus must be between 1' -- "$bin" sim --cluster 4 --trace "$tmp/zero.csv" --policy fifo
+printf 'submit,duration,gpus\n0,10,-3\n' > "$tmp/neg.csv"
+expect 2 'neg.csv:2:6: gpus must be between 1' -- "$bin" sim --cluster 4 --trace "$tmp/neg.csv" --policy fifo
+printf 'physicalCluster:\n  cellTypes:\n    N: {childCellType: G, childCellNumber: 2\n  physicalCells: []\n' > "$tmp/bad.yaml"
+expect 2 'bad.yaml:[0-9]+:[0-9]+: invalid YAML' -- "$bin" sim --cluster "$tmp/bad.yaml" --trace "$day" --policy fifo
+expect 2 "unknown policy 'fifoo'" -- "$bin" sim --cluster "$spec" --trace "$day" --policy fifoo
+expect 2 "parameter 'queus' is not used" -- "$bin" sim --cluster "$spec" --trace "$day" --policy fifo --set queus=1
+expect 2 "'relax': 'maybe' is not on/off" -- "$bin" sim --cluster "$spec" --trace "$day" --policy yarn-cs --set relax=maybe
+expect 2 'placement: expected count or consolidate' -- "$bin" sim --cluster 4 --trace "$day" --policy fifo --placement spread
+expect 2 "cluster shorthand '4x0': dimensions" -- "$bin" sim --cluster 4x0 --trace "$day" --policy fifo
+expect 2 "cannot open cluster spec" -- "$bin" sim --cluster "$tmp/none.yaml" --trace "$day" --policy fifo
+expect 2 "listed twice" -- "$bin" sim --cluster 4 --trace "$day" --policy fifo,fifo
+
+# a job larger than the cluster is rejected with a reason and counted, not a hang
+printf 'submit,duration,gpus\n0,10,2\n1,10,64\n' > "$tmp/big.csv"
+if "$bin" sim --cluster 2x8 --trace "$tmp/big.csv" --policy fifo --out "$tmp/big" -q \
+   && grep -q '"jobs_rejected": 1' "$tmp/big/summary.json" \
+   && grep -q 'REJECTED,,default,needs 64 GPUs but the cluster has 16' "$tmp/big/jobs.csv"; then
+  pass=$((pass+1)); echo "ok - oversized job rejected and counted"
+else
+  fail=$((fail+1)); echo "not ok - oversized job"
+fi
+
+# several policies: per-policy folders, compare.csv and a table on stdout
+if "$bin" sim --cluster "$spec" --trace "$day" --policy fifo,yarn-cs --out "$tmp/multi" > "$tmp/table.txt" \
+   && [ -f "$tmp/multi/fifo/summary.json" ] && [ -f "$tmp/multi/yarn-cs/jobs.csv" ] \
+   && [ -f "$tmp/multi/yarn-cs/timeline.csv" ] && [ "$(wc -l < "$tmp/multi/compare.csv")" -eq 3 ] \
+   && grep -q '^yarn-cs ' "$tmp/table.txt"; then
+  pass=$((pass+1)); echo "ok - multi-policy outputs"
+else
+  fail=$((fail+1)); echo "not ok - multi-policy outputs"
+fi
+
+# summary.json carries the contract's keys
+for k in policy placement jobs jobs_done jobs_rejected avg_jct_s median_jct_s p95_jct_s p99_jct_s \
+         avg_queue_s makespan_s gpu_util preemptions events wall_s; do
+  if ! grep -q "\"$k\":" "$tmp/multi/fifo/summary.json"; then
+    fail=$((fail+1)); echo "not ok - summary.json lacks $k"; continue 2
+  fi
+done
+pass=$((pass+1)); echo "ok - summary.json keys"
+
+# progress never goes to stdout, and not to stderr when it is not a terminal
+"$bin" sim --cluster "$spec" --trace "$day" --policy fifo --out "$tmp/p" -q 2> "$tmp/err.txt" > "$tmp/out.txt"
+if [ ! -s "$tmp/err.txt" ] && [ ! -s "$tmp/out.txt" ]; then
+  pass=$((pass+1)); echo "ok - quiet and no progress off a terminal"
+else
+  fail=$((fail+1)); echo "not ok - unexpected output"
+fi
+
+# determinism through the CLI: two runs, identical files except wall_s
+"$bin" sim --cluster "$spec" --trace "$day" --policy fifo-backfill,yarn-cs --out "$tmp/d1" -q
+"$bin" sim --cluster "$spec" --trace "$day" --policy fifo-backfill,yarn-cs --out "$tmp/d2" -q
+if diff -r -I '"wall_s"' "$tmp/d1" "$tmp/d2" > /dev/null; then
+  pass=$((pass+1)); echo "ok - byte-identical outputs"
+else
+  fail=$((fail+1)); echo "not ok - outputs differ between runs"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* test_engine.c - engine: validation, progress, preemption, live mode, node events. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "gsched/gsched.h"
+#include "harness.h"
+
+/* A scripted policy: schedule() calls a test hook. */
+typedef struct scripted {
+    gs_engine *e;
+    void (*hook)(struct scripted *s);
+    int arrivals, requeues, finishes, timers, passes;
+    uint64_t last_tag;
+    void *ud;
+} scripted;
+
+static scripted *g_last; /* test-only: the policy instance of the current engine */
+
+static int s_create(gs_engine *e, gs_params *p, void **st, gs_diag *d)
+{
+    (void)p, (void)d;
+    scripted *s = calloc(1, sizeof *s);
+    if (!s) return GS_ENOMEM;
+    s->e = e;
+    *st = s;
+    g_last = s;
+    return 0;
+}
+static void s_destroy(void *st)
+{
+    free(st);
+}
+static void s_arrival(void *st, gs_job *j)
+{
+    (void)j;
+    ((scripted *)st)->arrivals++;
+}
+static void s_requeue(void *st, gs_job *j)
+{
+    (void)j;
+    ((scripted *)st)->requeues++;
+}
+static void s_finish(void *st, gs_job *j)
+{
+    (void)j;
+    ((scripted *)st)->finishes++;
+}
+static void s_timer(void *st, uint64_t tag)
+{
+    ((scripted *)st)->timers++;
+    ((scripted *)st)->last_tag = tag;
+}
+static void s_schedule(void *st)
+{
+    scripted *s = st;
+    s->passes++;
+    if (s->hook) s->hook(s);
+}
+
+static const gs_policy_ops scripted_ops = {"scripted", "test", GS_POLICY_PREEMPTIVE, s_create,
+                                           s_destroy,  s_arrival, s_requeue, s_finish,
+                                           s_timer,    s_schedule};
+
+static gs_engine *mk(const char *spec, gs_engine_mode mode, gs_cluster **cp)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_cluster_parse_shorthand(spec, cp, &d)) return NULL;
+    gs_engine_opts o;
+    gs_engine_opts_init(&o);
+    o.mode = mode;
+    gs_engine *e;
+    if (gs_engine_create_ops(*cp, &scripted_ops, NULL, &o, &e, &d)) return NULL;
+    return e;
+}
+
+static gs_job *add(gs_engine *e, int64_t id, double submit, int ntasks, int gpt, double dur)
+{
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = id;
+    s.submit = gs_time_from_sec(submit);
+    s.ntasks = ntasks;
+    s.gpus_per_task = gpt;
+    s.duration = gs_time_from_sec(dur);
+    gs_job *j = NULL;
+    if (gs_engine_add_job(e, &s, &j, NULL)) return NULL;
+    return j;
+}
+
+/* start every pending job that fits (arrival order) */
+static void start_all(scripted *s)
+{
+    for (size_t i = 0; i < gs_engine_njobs(s->e); i++) {
+        gs_job *j = gs_engine_job(s->e, i);
+        if (j->arrived && j->state == GS_JOB_PENDING) gs_engine_try_start(s->e, j, GS_LOCALITY_ANY);
+    }
+}
+
+static void t_run_to_completion(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("1x1x4", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    g_last->hook = start_all;
+    gs_job *a = add(e, 1, 0, 2, 1, 100);
+    gs_job *b = add(e, 2, 10, 4, 1, 50); /* waits for a */
+    gs_job *x = add(e, 3, 20, 1, 1, 5);  /* fits beside a at 20 */
+    ASSERT(a && b && x);
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_EQ(a->end, 100 * GS_SEC);
+    ASSERT_EQ(x->first_start, 20 * GS_SEC);
+    ASSERT_EQ(x->end, 25 * GS_SEC);
+    ASSERT_EQ(b->first_start, 100 * GS_SEC);
+    ASSERT_EQ(b->end, 150 * GS_SEC);
+    ASSERT_EQ(b->queued, 90 * GS_SEC);
+    ASSERT_EQ(g_last->arrivals, 3);
+    ASSERT_EQ(g_last->finishes, 3);
+    ASSERT_EQ(gs_engine_allocated(e), 0);
+    ASSERT(gs_engine_idle(e));
+    ASSERT_OK(gs_engine_check(e, NULL));
+    /* 3 arrivals + 3 completions */
+    ASSERT_EQ(gs_engine_events(e), 6);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
+static void check_start_rules(scripted *s)
+{
+    gs_engine *e = s->e;
+    gs_job *j = gs_engine_find_job(e, 1);
+    if (!j || j->state != GS_JOB_PENDING) return;
+    int wrong_count[] = {0, 1, 2};
+    s->ud = (void *)(intptr_t)(gs_engine_start(e, j, wrong_count, 3) == GS_EINVAL);
+    int split[] = {0, 4, 1, 2}; /* task 0 = {0,4} spans two nodes */
+    if (gs_engine_start(e, j, split, 4) != GS_EINVAL) s->ud = 0;
+    int dup[] = {0, 0, 1, 2};
+    if (gs_engine_start(e, j, dup, 4) != GS_EINVAL) s->ud = 0;
+    int ok[] = {0, 1, 4, 5}; /* 2 tasks x 2: one per node */
+    if (gs_engine_start(e, j, ok, 4) != 0) s->ud = 0;
+    if (gs_engine_start(e, j, ok, 4) != GS_ESTATE) s->ud = 0; /* not pending any more */
+    gs_job *k = gs_engine_find_job(e, 2);
+    int busy[] = {0, 1};
+    if (k && gs_engine_start(e, k, busy, 2) != GS_ECONFLICT) s->ud = 0;
+}
+
+static void t_start_validation(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("2x4", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    g_last->hook = check_start_rules;
+    ASSERT(add(e, 1, 0, 2, 2, 10));
+    ASSERT(add(e, 2, 0, 1, 2, 10));
+    ASSERT_EQ(gs_engine_step(e), 1);
+    ASSERT(g_last->ud != NULL);
+    ASSERT_EQ(gs_engine_find_job(e, 1)->state, GS_JOB_RUNNING);
+    ASSERT_EQ(gs_engine_find_job(e, 2)->state, GS_JOB_PENDING);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
+/* preempt job 1 at t=40 (timer), restart it when the intruder is done */
+static void preempt_hook(scripted *s)
+{
+    gs_engine *e = s->e;
+    gs_job *a = gs_engine_find_job(e, 1), *b = gs_engine_find_job(e, 2);
+    gs_time now = gs_engine_now(e);
+    if (now == 0) {
+        gs_engine_try_start(e, a, GS_LOCALITY_ANY);
+        gs_engine_set_timer(e, 40 * GS_SEC, 7);
+    } else if (now == 40 * GS_SEC && a->state == GS_JOB_RUNNING) {
+        gs_engine_preempt(e, a, "test");
+        gs_engine_try_start(e, b, GS_LOCALITY_ANY);
+    } else if (b->state == GS_JOB_DONE && a->state == GS_JOB_PENDING) {
+        gs_engine_try_start(e, a, GS_LOCALITY_ANY);
+    }
+}
+
+static void t_preempt_keeps_progress(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("4", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    g_last->hook = preempt_hook;
+    gs_job *a = add(e, 1, 0, 4, 1, 100);
+    gs_job *b = add(e, 2, 0, 4, 1, 20);
+    ASSERT(a && b);
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(g_last->timers, 1);
+    ASSERT_EQ(g_last->last_tag, 7);
+    ASSERT_EQ(g_last->requeues, 1);
+    ASSERT_EQ(a->preemptions, 1);
+    ASSERT_EQ(a->restarts, 1);
+    ASSERT_EQ(b->first_start, 40 * GS_SEC);
+    ASSERT_EQ(b->end, 60 * GS_SEC);
+    /* 40 s done before the preemption, 60 s left from t=60 */
+    ASSERT_EQ(a->end, 120 * GS_SEC);
+    ASSERT_EQ(a->executed, 100 * GS_SEC);
+    ASSERT_EQ(a->queued, 20 * GS_SEC);
+    ASSERT_NEAR(a->service, 400.0, 1e-9);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
+static void t_reject_never_fits(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("2x8", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    g_last->hook = start_all;
+    gs_job *big = add(e, 1, 0, 17, 1, 10);
+    gs_job *wide = add(e, 2, 0, 1, 9, 10);
+    gs_job *fine = add(e, 3, 0, 16, 1, 10);
+    ASSERT(big && wide && fine);
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(big->state, GS_JOB_REJECTED);
+    ASSERT_CONTAINS(big->reason, "needs 17 GPUs but the cluster has 16");
+    ASSERT_EQ(wide->state, GS_JOB_REJECTED);
+    ASSERT_CONTAINS(wide->reason, "largest node has 8");
+    ASSERT_EQ(fine->state, GS_JOB_DONE);
+    ASSERT_EQ(g_last->arrivals, 1); /* the policy never sees rejected jobs */
+    /* bad specs are input errors */
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.ntasks = 0;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_EQ(gs_engine_add_job(e, &s, NULL, &d), GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "at least 1 task");
+    gs_job_spec_init(&s);
+    s.id = 3;
+    ASSERT_EQ(gs_engine_add_job(e, &s, NULL, &d), GS_EEXIST);
+    gs_job_spec_init(&s);
+    s.duration = -1;
+    ASSERT_EQ(gs_engine_add_job(e, &s, NULL, &d), GS_EINVAL);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
+static void t_simultaneous_order(void)
+{
+    /* a completion and an arrival at the same instant: the completion frees
+     * GPUs first, so the arriving job starts at that instant */
+    gs_cluster *c;
+    gs_engine *e = mk("2", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    g_last->hook = start_all;
+    gs_job *a = add(e, 1, 0, 2, 1, 10);
+    gs_job *b = add(e, 2, 10, 2, 1, 10);
+    ASSERT(a && b);
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(b->first_start, 10 * GS_SEC);
+    ASSERT_EQ(b->queued, 0);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
+static void t_node_failure_requeues(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("2x4", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    g_last->hook = start_all;
+    gs_job *a = add(e, 1, 0, 4, 1, 100);
+    ASSERT(a);
+    ASSERT_OK(gs_engine_add_node_event(e, 30 * GS_SEC, 0, 1));
+    ASSERT_OK(gs_engine_add_node_event(e, 500 * GS_SEC, 0, 0));
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(g_last->requeues, 1);
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    /* restarted at once on node 1 with 70 s left */
+    ASSERT_EQ(a->end, 100 * GS_SEC);
+    ASSERT_EQ(gs_cluster_gpu(c, a->last_alloc[0])->node, 1);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
+static void live_hook(scripted *s)
+{
+    start_all(s);
+}
+
+static void t_live_mode(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("4", GS_ENGINE_LIVE, &c);
+    ASSERT(e);
+    g_last->hook = live_hook;
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.ntasks = 4;
+    s.duration = 0; /* unknown in live mode */
+    gs_job *a;
+    gs_time t0 = 1700000000LL * GS_SEC;
+    ASSERT_OK(gs_engine_submit(e, &s, t0, &a, NULL));
+    ASSERT_EQ(a->state, GS_JOB_PENDING);
+    ASSERT_OK(gs_engine_advance(e, t0));
+    ASSERT_EQ(a->state, GS_JOB_RUNNING);
+    ASSERT_EQ(a->submit, t0);
+    /* no completion is predicted: advancing far changes nothing */
+    ASSERT_OK(gs_engine_advance(e, t0 + 3600 * GS_SEC));
+    ASSERT_EQ(a->state, GS_JOB_RUNNING);
+    /* preemption holds the GPUs until the tasks are gone */
+    g_last->hook = NULL;
+    ASSERT_OK(gs_engine_preempt(e, a, "test"));
+    ASSERT_EQ(a->state, GS_JOB_PREEMPTED);
+    ASSERT_EQ(gs_engine_allocated(e), 4);
+    ASSERT_OK(gs_engine_task_exited(e, a, 143, "SIGTERM", t0 + 3700 * GS_SEC));
+    ASSERT_EQ(a->state, GS_JOB_PENDING);
+    ASSERT_EQ(gs_engine_allocated(e), 0);
+    ASSERT_EQ(g_last->requeues, 1);
+    g_last->hook = live_hook;
+    ASSERT_OK(gs_engine_advance(e, t0 + 3701 * GS_SEC));
+    ASSERT_EQ(a->state, GS_JOB_RUNNING);
+    ASSERT_OK(gs_engine_task_exited(e, a, 1, "exit 1", t0 + 3800 * GS_SEC));
+    ASSERT_EQ(a->state, GS_JOB_FAILED);
+    /* cancel a pending job */
+    gs_job *b;
+    s.ntasks = 8; /* never fits: rejected at arrival */
+    ASSERT_OK(gs_engine_submit(e, &s, t0 + 3900 * GS_SEC, &b, NULL));
+    ASSERT_OK(gs_engine_advance(e, t0 + 3900 * GS_SEC));
+    ASSERT_EQ(b->state, GS_JOB_REJECTED);
+    gs_job *k;
+    s.ntasks = 2;
+    g_last->hook = NULL;
+    ASSERT_OK(gs_engine_submit(e, &s, t0 + 4000 * GS_SEC, &k, NULL));
+    ASSERT_OK(gs_engine_advance(e, t0 + 4000 * GS_SEC));
+    ASSERT_OK(gs_engine_cancel(e, k, "user", t0 + 4100 * GS_SEC));
+    ASSERT_EQ(k->state, GS_JOB_CANCELLED);
+    ASSERT_EQ(k->queued, 100 * GS_SEC);
+    ASSERT_EQ(gs_engine_cancel(e, k, "again", t0 + 4200 * GS_SEC), GS_ESTATE);
+    ASSERT_EQ(gs_engine_npending(e), 0);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
+static void t_unknown_policy(void)
+{
+    gs_cluster *c = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_cluster_parse_shorthand("4", &c, &d));
+    gs_engine *e = NULL;
+    ASSERT_EQ(gs_engine_create(c, "fifo-backfil", NULL, NULL, &e, &d), GS_EUNKNOWN);
+    ASSERT_CONTAINS(d.msg, "did you mean 'fifo-backfill'");
+    gs_cluster_destroy(c);
+    gs_engine_destroy(NULL);
+    gs_cluster_destroy(NULL);
+}
+
+static const test_case tests[] = {
+    {"run_to_completion", t_run_to_completion},
+    {"start_validation", t_start_validation},
+    {"preempt_keeps_progress", t_preempt_keeps_progress},
+    {"reject_never_fits", t_reject_never_fits},
+    {"simultaneous_order", t_simultaneous_order},
+    {"node_failure_requeues", t_node_failure_requeues},
+    {"live_mode", t_live_mode},
+    {"unknown_policy", t_unknown_policy},
+};
+
+TEST_MAIN(tests)

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_sim.c - the simulator end to end through the library: fidelity with
+ * the Tiresias simulator on the bundled 1-day Philly window, determinism of
+ * every output file, rejection counting.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "harness.h"
+#include "sim.h"
+
+static int run(const char *cluster, const char *trace, const char *policy, gs_place_mode m,
+               gs_sim_result *r)
+{
+    gs_trace t;
+    gs_diag d;
+    gs_diag_init(&d, trace);
+    if (gs_trace_load(trace, &t, &d)) {
+        fprintf(stderr, "  %s\n", d.msg);
+        return -1;
+    }
+    gs_params p;
+    gs_params_init(&p);
+    gs_sim_opts o = {0};
+    o.cluster_spec = cluster;
+    o.policy = policy;
+    o.params = &p;
+    gs_engine_opts_init(&o.eopts);
+    o.eopts.placement = m;
+    memset(r, 0, sizeof *r);
+    int rc = gs_sim_run(&o, &t, r, &d);
+    if (rc) fprintf(stderr, "  %s\n", d.msg);
+    gs_trace_release(&t);
+    gs_params_release(&p);
+    return rc;
+}
+
+#define DAY "data/philly-1day/philly_20171002_tiresias.csv"
+#define SPEC "data/philly-1day/n32g8_2sw.csv"
+
+/* reference numbers: data/philly-1day/reference_results_tiresias_sim.csv */
+static void t_fidelity_fifo_count(void)
+{
+    gs_sim_result r;
+    ASSERT_OK(run(test_src(SPEC), test_src(DAY), "fifo", GS_PLACE_COUNT, &r));
+    ASSERT_EQ(r.jobs_done, 1353);
+    ASSERT(r.avg_jct_s > 12318.9 * 0.995 && r.avg_jct_s < 12318.9 * 1.005);
+    /* we match exactly, including the median and p95 */
+    ASSERT_NEAR(r.avg_jct_s, 12318.9, 0.05);
+    ASSERT_NEAR(r.median_jct_s, 5517.0, 0.001);
+    ASSERT_NEAR(r.p95_jct_s, 22329.0, 0.001);
+    ASSERT_NEAR(r.avg_queue_s, 3481.3, 0.05);
+    ASSERT_NEAR(r.makespan_s, 1139706, 0.001);
+    gs_sim_result_release(&r);
+}
+
+static void t_fidelity_yarn(void)
+{
+    gs_sim_result r;
+    ASSERT_OK(run(test_src(SPEC), test_src(DAY), "yarn-cs", GS_PLACE_CONSOLIDATE, &r));
+    ASSERT(r.avg_jct_s > 13797.7 * 0.99 && r.avg_jct_s < 13797.7 * 1.01);
+    ASSERT_NEAR(r.avg_jct_s, 13797.7, 0.05);
+    ASSERT_NEAR(r.median_jct_s, 6258.0, 0.001);
+    ASSERT_NEAR(r.p95_jct_s, 30431.0, 0.001);
+    gs_sim_result_release(&r);
+}
+
+static void t_fidelity_backfill(void)
+{
+    gs_sim_result r;
+    ASSERT_OK(run(test_src(SPEC), test_src(DAY), "fifo-backfill", GS_PLACE_COUNT, &r));
+    ASSERT_NEAR(r.avg_jct_s, 11456.7, 0.05); /* Tiresias "fjf" with count */
+    gs_sim_result_release(&r);
+    ASSERT_OK(run(test_src(SPEC), test_src(DAY), "fifo-backfill", GS_PLACE_CONSOLIDATE, &r));
+    ASSERT_NEAR(r.avg_jct_s, 11191.9, 0.05); /* Tiresias "fjf" with yarn placement */
+    gs_sim_result_release(&r);
+}
+
+static char *slurp(const char *path)
+{
+    char *b;
+    size_t n;
+    gs_diag d;
+    gs_diag_init(&d, path);
+    return gs_read_file(path, &b, &n, &d) ? NULL : b;
+}
+
+/* drop the "wall_s" line: the only field that differs between runs */
+static void strip_wall(char *s)
+{
+    char *p = strstr(s, "\"wall_s\"");
+    if (!p) return;
+    char *e = strchr(p, '\n');
+    if (e) memmove(p, e + 1, strlen(e + 1) + 1);
+}
+
+static void t_deterministic_outputs(void)
+{
+    char dir[2][64];
+    const char *files[] = {"summary.json", "jobs.csv", "timeline.csv"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(dir[k], sizeof dir[k], "/tmp/gsched-det-%d-%d", (int)getpid(), k);
+        gs_sim_result r;
+        ASSERT_OK(run(test_src(SPEC), test_src(DAY), "yarn-cs", GS_PLACE_CONSOLIDATE, &r));
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "mkdir -p %s", dir[k]);
+        ASSERT_OK(system(cmd));
+        char p[256];
+        snprintf(p, sizeof p, "%s/summary.json", dir[k]);
+        ASSERT_OK(gs_write_summary(p, &r, NULL));
+        snprintf(p, sizeof p, "%s/jobs.csv", dir[k]);
+        ASSERT_OK(gs_write_jobs(p, &r));
+        snprintf(p, sizeof p, "%s/timeline.csv", dir[k]);
+        ASSERT_OK(gs_write_timeline(p, &r));
+        gs_sim_result_release(&r);
+    }
+    for (int f = 0; f < 3; f++) {
+        char a[256], b[256];
+        snprintf(a, sizeof a, "%s/%s", dir[0], files[f]);
+        snprintf(b, sizeof b, "%s/%s", dir[1], files[f]);
+        char *x = slurp(a), *y = slurp(b);
+        ASSERT(x && y);
+        strip_wall(x);
+        strip_wall(y);
+        if (strcmp(x, y)) T_FAIL("%s differs between two identical runs", files[f]);
+        ASSERT(strlen(x) > 100);
+        free(x);
+        free(y);
+    }
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf /tmp/gsched-det-%d-0 /tmp/gsched-det-%d-1", (int)getpid(),
+             (int)getpid());
+    ASSERT_OK(system(cmd));
+}
+
+static void t_rejected_counted(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/gsched-rej-%d.csv", (int)getpid());
+    FILE *f = fopen(path, "w");
+    ASSERT(f);
+    fputs("submit,duration,gpus\n0,10,4\n1,10,400\n2,10,2\n", f);
+    fclose(f);
+    gs_sim_result r;
+    ASSERT_OK(run("2x8", path, "fifo", GS_PLACE_CONSOLIDATE, &r));
+    ASSERT_EQ(r.jobs, 3);
+    ASSERT_EQ(r.jobs_done, 2);
+    ASSERT_EQ(r.jobs_rejected, 1);
+    ASSERT_EQ(r.jobs_unfinished, 0);
+    const gs_job *j = gs_engine_find_job(r.engine, 1);
+    ASSERT_EQ(j->state, GS_JOB_REJECTED);
+    ASSERT_CONTAINS(j->reason, "needs 400 GPUs but the cluster has 16");
+    gs_sim_result_release(&r);
+    remove(path);
+}
+
+static void t_timeline_and_util(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/gsched-tl-%d.csv", (int)getpid());
+    FILE *f = fopen(path, "w");
+    ASSERT(f);
+    /* 4 GPUs: a uses 2 for 100 s, b uses 4 from 100 to 200 */
+    fputs("submit,duration,gpus\n0,100,2\n50,100,4\n", f);
+    fclose(f);
+    gs_sim_result r;
+    ASSERT_OK(run("4", path, "fifo", GS_PLACE_CONSOLIDATE, &r));
+    ASSERT_EQ(r.ntl, 4);
+    ASSERT_EQ(r.tl[3].t, 200 * GS_SEC);
+    ASSERT_EQ(r.tl[3].alloc, 0);
+    ASSERT_EQ(r.tl[0].t, 0);
+    ASSERT_EQ(r.tl[0].alloc, 2);
+    ASSERT_EQ(r.tl[1].t, 50 * GS_SEC);
+    ASSERT_EQ(r.tl[1].pending, 1);
+    ASSERT_EQ(r.tl[2].t, 100 * GS_SEC);
+    ASSERT_EQ(r.tl[2].alloc, 4);
+    ASSERT_EQ(r.tl[2].pending, 0);
+    /* (2*100 + 4*100) / (4 * 200) */
+    ASSERT_NEAR(r.gpu_util, 0.75, 1e-9);
+    ASSERT_NEAR(r.avg_jct_s, (100 + 150) / 2.0, 1e-9);
+    ASSERT_NEAR(r.avg_queue_s, 25, 1e-9);
+    gs_sim_result_release(&r);
+    remove(path);
+}
+
+static void t_fmt_sec(void)
+{
+    char b[32];
+    gs_fmt_sec(b, sizeof b, 12 * GS_SEC);
+    ASSERT_STR(b, "12");
+    gs_fmt_sec(b, sizeof b, 1500000);
+    ASSERT_STR(b, "1.5");
+    gs_fmt_sec(b, sizeof b, 1);
+    ASSERT_STR(b, "0.000001");
+    gs_fmt_sec(b, sizeof b, -2500000);
+    ASSERT_STR(b, "-2.5");
+}
+
+static const test_case tests[] = {
+    {"fidelity_fifo_count", t_fidelity_fifo_count},
+    {"fidelity_yarn", t_fidelity_yarn},
+    {"fidelity_backfill", t_fidelity_backfill},
+    {"deterministic_outputs", t_deterministic_outputs},
+    {"rejected_counted", t_rejected_counted},
+    {"timeline_and_util", t_timeline_and_util},
+    {"fmt_sec", t_fmt_sec},
+};
+
+TEST_MAIN(tests)
