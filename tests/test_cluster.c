@@ -113,11 +113,14 @@ static void t_random_alloc_check(void)
         int g = (int)gs_rng_below(&r, 60);
         int op = (int)gs_rng_below(&r, 10);
         if (op == 0) {
-            ASSERT_OK(gs_cluster_set_node_down(c, (int)gs_rng_below(&r, 15), (int)gs_rng_below(&r, 2)));
+            ASSERT_OK(
+                gs_cluster_set_node_down(c, (int)gs_rng_below(&r, 15), (int)gs_rng_below(&r, 2)));
         } else if (owner_of[g] < 0) {
             int rc = gs_cluster_alloc(c, &g, 1, step);
-            if (rc == 0) owner_of[g] = step;
-            else ASSERT_EQ(rc, GS_ECONFLICT); /* down */
+            if (rc == 0)
+                owner_of[g] = step;
+            else
+                ASSERT_EQ(rc, GS_ECONFLICT); /* down */
         } else {
             ASSERT_OK(gs_cluster_release(c, &g, 1, owner_of[g]));
             owner_of[g] = -1;
@@ -266,7 +269,8 @@ static void t_hived_errors(void)
     ASSERT_CONTAINS(d.msg, "invalid YAML");
     /* VC asks for more nodes than exist: HiveD's per-level message */
     char *over = strdup(hived_basic);
-    char *p = strstr(over, "VC2:\n    virtualCells:\n    - {cellType: 3-K80-NODE.K80-NODE, cellNumber: 1}");
+    char *p = strstr(
+        over, "VC2:\n    virtualCells:\n    - {cellType: 3-K80-NODE.K80-NODE, cellNumber: 1}");
     ASSERT(p);
     p = strstr(p, "cellNumber: 1");
     p[12] = '3';
@@ -275,31 +279,37 @@ static void t_hived_errors(void)
     ASSERT_CONTAINS(d.msg, "5 needed, 3 available");
     free(over);
     /* typo in a field: suggestion and position */
-    ASSERT_EQ(parse_err("physicalCluster:\n  cellTypes:\n    N: {childCellType: G, childCellNumbr: 2, "
-                        "isNodeLevel: true}\n  physicalCells:\n  - {cellType: N, cellAddress: a}\n",
-                        &d),
-              GS_EPARSE);
+    ASSERT_EQ(
+        parse_err("physicalCluster:\n  cellTypes:\n    N: {childCellType: G, childCellNumbr: 2, "
+                  "isNodeLevel: true}\n  physicalCells:\n  - {cellType: N, cellAddress: a}\n",
+                  &d),
+        GS_EPARSE);
     ASSERT_CONTAINS(d.msg, "did you mean 'childCellNumber'");
     ASSERT_EQ(d.line, 3);
     /* unknown chain in a VC */
-    ASSERT_EQ(parse_err("physicalCluster:\n  cellTypes:\n    N: {childCellType: G, childCellNumber: 2, "
-                        "isNodeLevel: true}\n  physicalCells:\n  - {cellType: N, cellAddress: a}\n"
-                        "virtualClusters:\n  v:\n    virtualCells:\n    - {cellType: X.N, cellNumber: 1}\n",
-                        &d),
-              GS_EPARSE);
+    ASSERT_EQ(
+        parse_err(
+            "physicalCluster:\n  cellTypes:\n    N: {childCellType: G, childCellNumber: 2, "
+            "isNodeLevel: true}\n  physicalCells:\n  - {cellType: N, cellAddress: a}\n"
+            "virtualClusters:\n  v:\n    virtualCells:\n    - {cellType: X.N, cellNumber: 1}\n",
+            &d),
+        GS_EPARSE);
     ASSERT_CONTAINS(d.msg, "must start with the cell type of a top-level physical cell");
     ASSERT_EQ(d.line, 9);
     /* node-level cell without an address */
-    ASSERT_EQ(parse_err("physicalCluster:\n  cellTypes:\n    N: {childCellType: G, childCellNumber: 2, "
-                        "isNodeLevel: true}\n  physicalCells:\n  - {cellType: N}\n",
-                        &d),
-              GS_EPARSE);
+    ASSERT_EQ(
+        parse_err("physicalCluster:\n  cellTypes:\n    N: {childCellType: G, childCellNumber: 2, "
+                  "isNodeLevel: true}\n  physicalCells:\n  - {cellType: N}\n",
+                  &d),
+        GS_EPARSE);
     ASSERT_CONTAINS(d.msg, "needs a cellAddress");
     /* cycle */
-    ASSERT_EQ(parse_err("physicalCluster:\n  cellTypes:\n    A: {childCellType: B, childCellNumber: 2}\n"
-                        "    B: {childCellType: A, childCellNumber: 2}\n  physicalCells:\n  - {cellType: A}\n",
-                        &d),
-              GS_EPARSE);
+    ASSERT_EQ(
+        parse_err(
+            "physicalCluster:\n  cellTypes:\n    A: {childCellType: B, childCellNumber: 2}\n"
+            "    B: {childCellType: A, childCellNumber: 2}\n  physicalCells:\n  - {cellType: A}\n",
+            &d),
+        GS_EPARSE);
     ASSERT_CONTAINS(d.msg, "cycle");
 }
 

@@ -59,9 +59,10 @@ static void s_schedule(void *st)
     if (s->hook) s->hook(s);
 }
 
-static const gs_policy_ops scripted_ops = {"scripted", "test", GS_POLICY_PREEMPTIVE, s_create,
-                                           s_destroy,  s_arrival, s_requeue, s_finish,
-                                           s_timer,    s_schedule};
+static const gs_policy_ops scripted_ops = {"scripted", "test",    GS_POLICY_PREEMPTIVE,
+                                           s_create,   s_destroy, s_arrival,
+                                           s_requeue,  s_finish,  s_timer,
+                                           s_schedule};
 
 static gs_engine *mk(const char *spec, gs_engine_mode mode, gs_cluster **cp)
 {

@@ -52,8 +52,8 @@ static void t_consolidate_single_node(void)
 {
     gs_cluster *c = mk("1x3x8");
     ASSERT(c);
-    ASSERT_OK(take(c, 0, 4, 1));   /* n0: 4 free */
-    ASSERT_OK(take(c, 8, 10, 2));  /* n1: 6 free */
+    ASSERT_OK(take(c, 0, 4, 1));  /* n0: 4 free */
+    ASSERT_OK(take(c, 8, 10, 2)); /* n1: 6 free */
     int out[8];
     gs_place_req r = req(4, 1, GS_PLACE_CONSOLIDATE, GS_LOCALITY_STRICT);
     ASSERT_OK(gs_place_find(c, &r, out));

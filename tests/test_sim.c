@@ -39,7 +39,7 @@ static int run(const char *cluster, const char *trace, const char *policy, gs_pl
     return rc;
 }
 
-#define DAY "data/philly-1day/philly_20171002_tiresias.csv"
+#define DAY  "data/philly-1day/philly_20171002_tiresias.csv"
 #define SPEC "data/philly-1day/n32g8_2sw.csv"
 
 /* reference numbers: data/philly-1day/reference_results_tiresias_sim.csv */

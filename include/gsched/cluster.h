@@ -67,7 +67,7 @@ typedef struct gs_cell {
     int32_t free;
     int32_t max_node_free;
     int32_t idle_nodes;
-    int32_t healthy;          /* healthy GPUs in the subtree */
+    int32_t healthy; /* healthy GPUs in the subtree */
 } gs_cell;
 
 typedef struct gs_node {
@@ -75,25 +75,25 @@ typedef struct gs_node {
     int32_t gpu_lo, gpu_hi; /* GPUs of the node */
     int32_t rack;           /* nearest rack-or-above ancestor cell, or root */
     const char *name;
-    int32_t cpus, mem_mb;   /* capacity; 0 = not modelled */
+    int32_t cpus, mem_mb; /* capacity; 0 = not modelled */
     int32_t free_cpus, free_mem_mb;
-    int32_t down;           /* whole node marked down */
+    int32_t down; /* whole node marked down */
 } gs_node;
 
 typedef struct gs_gpu {
     int32_t node;
-    int32_t local;   /* index inside the node (CUDA index / HiveD leaf address) */
-    int32_t type;    /* GPU type id */
-    int32_t owner;   /* job slot using it exclusively, or -1 */
-    int16_t users;   /* number of jobs on it (>1 only when packed) */
-    int16_t down;    /* 1 when failed */
+    int32_t local;       /* index inside the node (CUDA index / HiveD leaf address) */
+    int32_t type;        /* GPU type id */
+    int32_t owner;       /* job slot using it exclusively, or -1 */
+    int16_t users;       /* number of jobs on it (>1 only when packed) */
+    int16_t down;        /* 1 when failed */
     int32_t mem_used_mb; /* memory of jobs packed on it (Gandiva packing) */
 } gs_gpu;
 
 /* A virtual cluster as declared in a HiveD config (enforced by the hived policy). */
 typedef struct gs_vc_cells {
-    int32_t chain;      /* index of the chain's top cell type */
-    int32_t cell_type;  /* cell-type id of the requested cells */
+    int32_t chain;     /* index of the chain's top cell type */
+    int32_t cell_type; /* cell-type id of the requested cells */
     int32_t count;
 } gs_vc_cells;
 
@@ -103,17 +103,17 @@ typedef struct gs_vc_def {
     size_t ncells;
     const char **pinned; /* pinned cell ids */
     size_t npinned;
-    int64_t gpus;        /* total GPUs guaranteed (virtual + pinned) */
+    int64_t gpus; /* total GPUs guaranteed (virtual + pinned) */
 } gs_vc_def;
 
 /* A cell type as declared in a HiveD config. */
 typedef struct gs_cell_type {
     const char *name;
-    int32_t child;       /* child cell-type id, -1 for a leaf type */
+    int32_t child; /* child cell-type id, -1 for a leaf type */
     int32_t nchild;
     int32_t is_node;
-    int32_t level;       /* 1 for leaves */
-    int32_t gpus;        /* leaves under one cell of this type */
+    int32_t level; /* 1 for leaves */
+    int32_t gpus;  /* leaves under one cell of this type */
 } gs_cell_type;
 
 typedef struct gs_cluster gs_cluster;

@@ -63,21 +63,21 @@ typedef struct gs_engine_opts {
 void gs_engine_opts_init(gs_engine_opts *o);
 
 /* Records passed to the observer, one per state change. */
-#define GS_REC_MAP(XX)                                                                             \
-    XX(SUBMIT, "submitted")                                                                        \
-    XX(REJECT, "rejected")                                                                         \
-    XX(START, "started")                                                                           \
-    XX(PREEMPT, "preempted")                                                                       \
-    XX(REQUEUE, "requeued")                                                                        \
-    XX(FINISH, "finished")                                                                         \
-    XX(FAIL, "failed")                                                                             \
-    XX(CANCEL, "cancelled")                                                                        \
-    XX(SUSPEND, "suspended")                                                                       \
-    XX(RESUME, "resumed")                                                                          \
-    XX(MIGRATE, "migrated")                                                                        \
-    XX(RESIZE, "resized")                                                                          \
-    XX(NODE_DOWN, "node_down")                                                                     \
-    XX(NODE_UP, "node_up")                                                                         \
+#define GS_REC_MAP(XX)         \
+    XX(SUBMIT, "submitted")    \
+    XX(REJECT, "rejected")     \
+    XX(START, "started")       \
+    XX(PREEMPT, "preempted")   \
+    XX(REQUEUE, "requeued")    \
+    XX(FINISH, "finished")     \
+    XX(FAIL, "failed")         \
+    XX(CANCEL, "cancelled")    \
+    XX(SUSPEND, "suspended")   \
+    XX(RESUME, "resumed")      \
+    XX(MIGRATE, "migrated")    \
+    XX(RESIZE, "resized")      \
+    XX(NODE_DOWN, "node_down") \
+    XX(NODE_UP, "node_up")     \
     XX(NOTE, "note")
 
 typedef enum gs_rec_type {
@@ -141,8 +141,7 @@ int gs_engine_run(gs_engine *e);
 /* LIVE: move time to 'now' (monotonic), fire due events, run a policy pass. */
 int gs_engine_advance(gs_engine *e, gs_time now);
 /* LIVE: tasks of 'j' are gone.  exit_code 0 = success. */
-int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *reason,
-                          gs_time now);
+int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *reason, gs_time now);
 /* Cancel a job in any non-final state (LIVE; also usable in SIM tests). */
 int gs_engine_cancel(gs_engine *e, gs_job *j, const char *reason, gs_time now);
 
@@ -185,8 +184,7 @@ int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n);
  */
 int gs_engine_try_start(gs_engine *e, gs_job *j, gs_locality level);
 /* Fill a placement request for j from the engine's options. */
-void gs_engine_place_req(const gs_engine *e, const gs_job *j, gs_locality level,
-                         gs_place_req *r);
+void gs_engine_place_req(const gs_engine *e, const gs_job *j, gs_locality level, gs_place_req *r);
 /*
  * Preempt a RUNNING job: it stops and goes back to PENDING (SIM), or to
  * PREEMPTED until its tasks exit (LIVE).  The policy's on_requeue hook runs

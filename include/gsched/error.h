@@ -21,23 +21,23 @@ extern "C" {
 #endif
 
 /* XX(name, value, message) */
-#define GS_ERRNO_MAP(XX)                                                                 \
-    XX(EINVAL, -1, "invalid argument")                                                   \
-    XX(ENOMEM, -2, "out of memory")                                                      \
-    XX(EIO, -3, "input/output error")                                                    \
-    XX(ENOENT, -4, "no such file or object")                                             \
-    XX(EPARSE, -5, "malformed input")                                                    \
-    XX(ERANGE, -6, "value out of range")                                                 \
-    XX(ENOFIT, -7, "resources do not fit")                                               \
-    XX(ENEVER, -8, "request can never fit this cluster")                                 \
-    XX(ESTATE, -9, "operation not allowed in the current state")                         \
-    XX(ECONFLICT, -10, "conflicting request")                                            \
-    XX(EUNKNOWN, -11, "unknown name")                                                    \
-    XX(EQUOTA, -12, "over quota")                                                        \
-    XX(EEXIST, -13, "already exists")                                                    \
-    XX(EPERM, -14, "permission denied")                                                  \
-    XX(ETOOBIG, -15, "request too large")                                                \
-    XX(EUNSUPPORTED, -16, "not supported")                                               \
+#define GS_ERRNO_MAP(XX)                                         \
+    XX(EINVAL, -1, "invalid argument")                           \
+    XX(ENOMEM, -2, "out of memory")                              \
+    XX(EIO, -3, "input/output error")                            \
+    XX(ENOENT, -4, "no such file or object")                     \
+    XX(EPARSE, -5, "malformed input")                            \
+    XX(ERANGE, -6, "value out of range")                         \
+    XX(ENOFIT, -7, "resources do not fit")                       \
+    XX(ENEVER, -8, "request can never fit this cluster")         \
+    XX(ESTATE, -9, "operation not allowed in the current state") \
+    XX(ECONFLICT, -10, "conflicting request")                    \
+    XX(EUNKNOWN, -11, "unknown name")                            \
+    XX(EQUOTA, -12, "over quota")                                \
+    XX(EEXIST, -13, "already exists")                            \
+    XX(EPERM, -14, "permission denied")                          \
+    XX(ETOOBIG, -15, "request too large")                        \
+    XX(EUNSUPPORTED, -16, "not supported")                       \
     XX(EINTERNAL, -17, "internal error")
 
 typedef enum gs_error {

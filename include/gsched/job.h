@@ -41,14 +41,14 @@
 extern "C" {
 #endif
 
-#define GS_JOB_STATE_MAP(XX)                                                                       \
-    XX(PENDING, "PENDING", "PD")                                                                   \
-    XX(RUNNING, "RUNNING", "R")                                                                    \
-    XX(PREEMPTED, "PREEMPTED", "PR")                                                               \
-    XX(SUSPENDED, "SUSPENDED", "S")                                                                \
-    XX(DONE, "DONE", "CD")                                                                         \
-    XX(FAILED, "FAILED", "F")                                                                      \
-    XX(REJECTED, "REJECTED", "RJ")                                                                 \
+#define GS_JOB_STATE_MAP(XX)         \
+    XX(PENDING, "PENDING", "PD")     \
+    XX(RUNNING, "RUNNING", "R")      \
+    XX(PREEMPTED, "PREEMPTED", "PR") \
+    XX(SUSPENDED, "SUSPENDED", "S")  \
+    XX(DONE, "DONE", "CD")           \
+    XX(FAILED, "FAILED", "F")        \
+    XX(REJECTED, "REJECTED", "RJ")   \
     XX(CANCELLED, "CANCELLED", "CA")
 
 typedef enum gs_job_state {
@@ -58,17 +58,17 @@ typedef enum gs_job_state {
         GS_JOB_NSTATES
 } gs_job_state;
 
-const char *gs_job_state_name(gs_job_state s);  /* "RUNNING" */
-const char *gs_job_state_abbr(gs_job_state s);  /* Slurm-style "R", "PD" */
-int gs_job_state_parse(const char *s);          /* -1 if unknown */
+const char *gs_job_state_name(gs_job_state s); /* "RUNNING" */
+const char *gs_job_state_abbr(gs_job_state s); /* Slurm-style "R", "PD" */
+int gs_job_state_parse(const char *s);         /* -1 if unknown */
 static inline int gs_job_state_final(gs_job_state s)
 {
     return s == GS_JOB_DONE || s == GS_JOB_FAILED || s == GS_JOB_REJECTED || s == GS_JOB_CANCELLED;
 }
 
 /* Named priorities accepted in traces and specs (HiveD's conventions). */
-#define GS_PRIO_PROD 100
-#define GS_PRIO_TEST 10
+#define GS_PRIO_PROD          100
+#define GS_PRIO_TEST          10
 #define GS_PRIO_OPPORTUNISTIC (-1)
 
 /*
@@ -77,45 +77,45 @@ static inline int gs_job_state_final(gs_job_state s)
  * gs_job_spec_init() for defaults.
  */
 typedef struct gs_job_spec {
-    int64_t id;            /* external id; -1 = assign the next free one */
-    const char *name;      /* optional */
-    const char *user;      /* optional */
-    const char *vc;        /* virtual cluster / queue; NULL or "" = "default" */
-    int priority;          /* higher wins; -1 = opportunistic */
-    int ntasks;            /* >= 1 */
-    int gpus_per_task;     /* >= 1 */
-    const char *gpu_type;  /* NULL or "" = any */
-    gs_time submit;        /* arrival time */
-    gs_time duration;      /* work at ideal placement, > 0 */
-    int64_t iterations;    /* informative; 0 = unknown */
-    const char *model;     /* model name (profiles, slowdown class); optional */
-    int cpus_per_task;     /* 0 = not modelled */
-    int mem_mb_per_task;   /* 0 = not modelled */
-    int gpu_mem_mb;        /* GPU memory per GPU, for packing; 0 = unknown */
-    int gang;              /* 1 = all tasks at once (default); 0 = incremental */
-    int min_gpus, max_gpus;/* elastic range in GPUs; 0 = rigid */
+    int64_t id;              /* external id; -1 = assign the next free one */
+    const char *name;        /* optional */
+    const char *user;        /* optional */
+    const char *vc;          /* virtual cluster / queue; NULL or "" = "default" */
+    int priority;            /* higher wins; -1 = opportunistic */
+    int ntasks;              /* >= 1 */
+    int gpus_per_task;       /* >= 1 */
+    const char *gpu_type;    /* NULL or "" = any */
+    gs_time submit;          /* arrival time */
+    gs_time duration;        /* work at ideal placement, > 0 */
+    int64_t iterations;      /* informative; 0 = unknown */
+    const char *model;       /* model name (profiles, slowdown class); optional */
+    int cpus_per_task;       /* 0 = not modelled */
+    int mem_mb_per_task;     /* 0 = not modelled */
+    int gpu_mem_mb;          /* GPU memory per GPU, for packing; 0 = unknown */
+    int gang;                /* 1 = all tasks at once (default); 0 = incremental */
+    int min_gpus, max_gpus;  /* elastic range in GPUs; 0 = rigid */
     const char *pinned_cell; /* HiveD pinnedCellId; optional */
-    int lazy_preemption;   /* HiveD lazy preemption */
+    int lazy_preemption;     /* HiveD lazy preemption */
 } gs_job_spec;
 
 void gs_job_spec_init(gs_job_spec *s);
 
 typedef struct gs_job {
     /* ---- request (immutable once added) ---- */
-    int32_t slot;          /* dense index in the engine, in order of addition */
+    int32_t slot; /* dense index in the engine, in order of addition */
     int64_t id;
     const char *name, *user, *vc_name, *model;
-    int32_t vc;            /* engine VC index (interned vc_name) */
+    int32_t vc; /* engine VC index (interned vc_name) */
     int32_t user_id;
     int32_t model_id;
     int32_t priority;
     int32_t ntasks, gpus_per_task, gpus; /* gpus = ntasks * gpus_per_task */
-    int32_t gpu_type;      /* cluster GPU type id, -1 = any */
+    int32_t gpu_type;                    /* cluster GPU type id, -1 = any */
     int32_t cpus_per_task, mem_mb_per_task, gpu_mem_mb;
     int32_t gang, lazy_preemption, min_gpus, max_gpus;
-    int32_t pinned_cell;   /* cluster cell index, -1 = none */
+    int32_t pinned_cell; /* cluster cell index, -1 = none */
     gs_time submit;
-    gs_time work;          /* total work (us at ideal speed) */
+    gs_time work; /* total work (us at ideal speed) */
     int64_t iterations;
 
     /* ---- lifecycle (maintained by the engine) ---- */
@@ -135,13 +135,13 @@ typedef struct gs_job {
     double overhead_gpu_s; /* total GPU-seconds lost to restart overheads */
     int32_t preemptions;
     int32_t restarts;
-    int32_t *alloc;        /* current GPUs (grouped by task), NULL when none */
+    int32_t *alloc; /* current GPUs (grouped by task), NULL when none */
     int32_t nalloc;
-    int32_t *last_alloc;   /* GPUs of the most recent ended run (kept for reports) */
+    int32_t *last_alloc; /* GPUs of the most recent ended run (kept for reports) */
     int32_t nlast_alloc;
-    uint32_t gen;          /* bumps on every run change; stale events are dropped */
-    const char *reason;    /* why pending / why rejected or failed (static or interned) */
-    int32_t exit_code;     /* daemon: last exit status */
+    uint32_t gen;       /* bumps on every run change; stale events are dropped */
+    const char *reason; /* why pending / why rejected or failed (static or interned) */
+    int32_t exit_code;  /* daemon: last exit status */
 } gs_job;
 
 /* Executed time including the open run at 'now'. */

@@ -56,9 +56,9 @@ typedef struct gs_place_req {
     int cpus_per_task;   /* 0 = not checked */
     int mem_mb_per_task; /* 0 = not checked */
     gs_place_mode mode;
-    gs_locality level;   /* CONSOLIDATE only */
+    gs_locality level; /* CONSOLIDATE only */
     gs_fit fit;
-    int scope;           /* search only under this cell (0 = whole cluster) */
+    int scope; /* search only under this cell (0 = whole cluster) */
 } gs_place_req;
 
 /*

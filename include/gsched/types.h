@@ -19,10 +19,10 @@ extern "C" {
 
 typedef int64_t gs_time;
 
-#define GS_USEC     ((gs_time)1)
-#define GS_MSEC     ((gs_time)1000)
-#define GS_SEC      ((gs_time)1000000)
-#define GS_TIME_MAX INT64_MAX
+#define GS_USEC      ((gs_time)1)
+#define GS_MSEC      ((gs_time)1000)
+#define GS_SEC       ((gs_time)1000000)
+#define GS_TIME_MAX  INT64_MAX
 #define GS_TIME_NONE INT64_MIN /* "never happened" */
 
 /* Seconds (double) <-> gs_time, rounding to the nearest microsecond. */

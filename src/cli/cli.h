@@ -14,11 +14,11 @@
 
 #include "gsched/gsched.h"
 
-#define EXIT_OK 0
-#define EXIT_RUNTIME 1
-#define EXIT_USAGE 2
+#define EXIT_OK          0
+#define EXIT_RUNTIME     1
+#define EXIT_USAGE       2
 #define EXIT_UNREACHABLE 3
-#define EXIT_NOTFOUND 4
+#define EXIT_NOTFOUND    4
 
 int cmd_sim(int argc, char **argv);
 int cmd_policies(int argc, char **argv);

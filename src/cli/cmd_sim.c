@@ -24,21 +24,22 @@
 
 static void sim_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: gsched sim --cluster SPEC --trace FILE --policy NAME[,NAME...] [options]\n"
-            "\n"
-            "  --cluster SPEC      cluster: shorthand (8, 4x8, 2x16x8, with optional :TYPE),\n"
-            "                      a Tiresias cluster CSV, or a HiveD config YAML\n"
-            "  --trace FILE        trace: Tiresias CSV, Philly CSV (timestamp,duration,num_gpus,...)\n"
-            "                      or gsched native CSV (see docs/trace-format.md)\n"
-            "  --policy LIST       comma-separated policies (see 'gsched policies')\n"
-            "  --placement MODE    count (any free GPUs) or consolidate (default)\n"
-            "  --out DIR           output directory (default: sim-out)\n"
-            "  --seed N            seed for any randomness (default 1)\n"
-            "  --set KEY=VALUE     policy/engine parameter, repeatable (docs/policies.md)\n"
-            "  --events FILE       node failures/recoveries: time,node,down|up\n"
-            "  --progress WHEN     auto (stderr is a terminal), always or never\n"
-            "  -q, --quiet         no comparison table on stdout\n");
+    fprintf(
+        f,
+        "usage: gsched sim --cluster SPEC --trace FILE --policy NAME[,NAME...] [options]\n"
+        "\n"
+        "  --cluster SPEC      cluster: shorthand (8, 4x8, 2x16x8, with optional :TYPE),\n"
+        "                      a Tiresias cluster CSV, or a HiveD config YAML\n"
+        "  --trace FILE        trace: Tiresias CSV, Philly CSV (timestamp,duration,num_gpus,...)\n"
+        "                      or gsched native CSV (see docs/trace-format.md)\n"
+        "  --policy LIST       comma-separated policies (see 'gsched policies')\n"
+        "  --placement MODE    count (any free GPUs) or consolidate (default)\n"
+        "  --out DIR           output directory (default: sim-out)\n"
+        "  --seed N            seed for any randomness (default 1)\n"
+        "  --set KEY=VALUE     policy/engine parameter, repeatable (docs/policies.md)\n"
+        "  --events FILE       node failures/recoveries: time,node,down|up\n"
+        "  --progress WHEN     auto (stderr is a terminal), always or never\n"
+        "  -q, --quiet         no comparison table on stdout\n");
 }
 
 typedef struct progress_ctx {
@@ -78,12 +79,12 @@ fail:
 int cmd_sim(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"cluster", required_argument, NULL, 'c'}, {"trace", required_argument, NULL, 't'},
-        {"policy", required_argument, NULL, 'p'},  {"placement", required_argument, NULL, 'P'},
-        {"out", required_argument, NULL, 'o'},     {"seed", required_argument, NULL, 's'},
-        {"set", required_argument, NULL, 'S'},     {"events", required_argument, NULL, 'e'},
+        {"cluster", required_argument, NULL, 'c'},  {"trace", required_argument, NULL, 't'},
+        {"policy", required_argument, NULL, 'p'},   {"placement", required_argument, NULL, 'P'},
+        {"out", required_argument, NULL, 'o'},      {"seed", required_argument, NULL, 's'},
+        {"set", required_argument, NULL, 'S'},      {"events", required_argument, NULL, 'e'},
         {"progress", required_argument, NULL, 'g'}, {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     const char *cluster = NULL, *trace = NULL, *policies = NULL, *out = "sim-out",
                *events_path = NULL, *progress = "auto";
     gs_engine_opts eopts;
@@ -235,10 +236,10 @@ int cmd_sim(int argc, char **argv)
     }
     int tty = isatty(fileno(stderr));
     for (size_t i = 0; i < np; i++) {
-        progress_ctx pc = {names[i], !strcmp(progress, "always") ||
-                                         (!strcmp(progress, "auto") && tty)};
-        gs_sim_opts o = {cluster, names[i], &params, eopts, events_path ? &ev : NULL, on_progress,
-                         &pc};
+        progress_ctx pc = {names[i],
+                           !strcmp(progress, "always") || (!strcmp(progress, "auto") && tty)};
+        gs_sim_opts o = {cluster,     names[i], &params, eopts, events_path ? &ev : NULL,
+                         on_progress, &pc};
         gs_diag_init(&d, trace);
         if (gs_sim_run(&o, &tr, &res[i], &d)) {
             if (pc.on) fputc('\n', stderr);
@@ -247,10 +248,15 @@ int cmd_sim(int argc, char **argv)
             goto cleanup;
         }
         if (pc.on) fprintf(stderr, "\r%-70s\r", "");
-        gs_run_info info = {tr.path,       tr.sha256, gs_trace_format_name(tr.format),
-                            cluster,       csha[0] ? csha : NULL,
-                            events_path,   events_path ? ev.sha256 : NULL,
-                            seed,          &params};
+        gs_run_info info = {tr.path,
+                            tr.sha256,
+                            gs_trace_format_name(tr.format),
+                            cluster,
+                            csha[0] ? csha : NULL,
+                            events_path,
+                            events_path ? ev.sha256 : NULL,
+                            seed,
+                            &params};
         char dir[4096];
         if (np == 1)
             snprintf(dir, sizeof dir, "%s", out);

@@ -53,18 +53,17 @@ int cli_mkdirs(const char *path)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: gsched <command> [options]\n"
-            "\n"
-            "Simulation:\n"
-            "  sim        replay a trace on a modelled cluster under one or more policies\n"
-            "  policies   list the scheduling policies\n"
-            "\n"
-            "Other:\n"
-            "  version    print the version\n"
-            "  help       this text; 'gsched <command> --help' for a command\n"
-            "\n"
-            "Exit codes: 0 ok, 1 runtime error, 2 usage or input error.\n");
+    fprintf(f, "usage: gsched <command> [options]\n"
+               "\n"
+               "Simulation:\n"
+               "  sim        replay a trace on a modelled cluster under one or more policies\n"
+               "  policies   list the scheduling policies\n"
+               "\n"
+               "Other:\n"
+               "  version    print the version\n"
+               "  help       this text; 'gsched <command> --help' for a command\n"
+               "\n"
+               "Exit codes: 0 ok, 1 runtime error, 2 usage or input error.\n");
 }
 
 int cmd_policies(int argc, char **argv)

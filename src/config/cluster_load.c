@@ -62,9 +62,9 @@ int gs_cluster_parse_shorthand(const char *spec, gs_cluster **out, gs_diag *d)
                                "cluster shorthand '%s': dimensions must be between 1 and 1000000",
                                spec);
         if (nd == 3)
-            return gs_diag_set(d, GS_EPARSE, 0, (int)(p - spec) + 1,
-                               "cluster shorthand '%s': at most 3 dimensions (racks x nodes x GPUs)",
-                               spec);
+            return gs_diag_set(
+                d, GS_EPARSE, 0, (int)(p - spec) + 1,
+                "cluster shorthand '%s': at most 3 dimensions (racks x nodes x GPUs)", spec);
         dims[nd++] = v;
         p = end;
         if (*p == 'x' || *p == 'X') {
@@ -112,8 +112,8 @@ static int csv_int(const gs_csv *r, size_t i, const char *what, long lo, long hi
     long v = strtol(s, &end, 10);
     while (*end == ' ') end++;
     if (errno || end == s || *end)
-        return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[i], "%s: '%s' is not an integer",
-                           what, s);
+        return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[i], "%s: '%s' is not an integer", what,
+                           s);
     if (v < lo || v > hi)
         return gs_diag_set(d, GS_ERANGE, r->rec_line, r->col[i], "%s must be between %ld and %ld",
                            what, lo, hi);
@@ -152,8 +152,8 @@ int gs_cluster_parse_tiresias(const char *file, const char *buf, size_t len, gs_
         goto out;
     }
     if (r.nf != ncols) {
-        rc = gs_diag_set(d, GS_EPARSE, r.rec_line, 1, "expected %zu fields, found %zu", ncols,
-                         r.nf);
+        rc =
+            gs_diag_set(d, GS_EPARSE, r.rec_line, 1, "expected %zu fields, found %zu", ncols, r.nf);
         goto out;
     }
     static const long hi[5] = {100000, 100000, 1024, 1 << 20, 1 << 30};
@@ -192,15 +192,15 @@ out:
 /* ---- HiveD config ----------------------------------------------------------------------- */
 
 typedef struct hv_type {
-    const char *name;       /* borrowed from the YAML document */
-    struct fy_node *node;   /* its definition (NULL for leaf types) */
-    int child;              /* index into types, -1 for leaves */
+    const char *name;     /* borrowed from the YAML document */
+    struct fy_node *node; /* its definition (NULL for leaf types) */
+    int child;            /* index into types, -1 for leaves */
     int nchild;
     int is_node;
-    int id;                 /* cluster cell-type id, -1 until registered */
-    int state;              /* 0 new, 1 visiting, 2 done */
-    int node_below;         /* a node-level type is this type or a descendant */
-    int cpus, mem_mb;       /* per leaf, from skuTypes */
+    int id;           /* cluster cell-type id, -1 until registered */
+    int state;        /* 0 new, 1 visiting, 2 done */
+    int node_below;   /* a node-level type is this type or a descendant */
+    int cpus, mem_mb; /* per leaf, from skuTypes */
 } hv_type;
 
 typedef struct hv {
@@ -235,8 +235,7 @@ static int hv_register(hv *h, int i)
     hv_type *t = &h->t[i];
     if (t->state == 2) return 0;
     if (t->state == 1)
-        return gs_yaml_err(h->d, t->node, GS_EPARSE, "cellTypes: '%s' is part of a cycle",
-                           t->name);
+        return gs_yaml_err(h->d, t->node, GS_EPARSE, "cellTypes: '%s' is part of a cycle", t->name);
     t->state = 1;
     if (t->child >= 0) {
         int rc = hv_register(h, t->child);
@@ -244,8 +243,8 @@ static int hv_register(hv *h, int i)
         t = &h->t[i];
     }
     int cid = t->child >= 0 ? h->t[t->child].id : -1;
-    int id = gs_cluster_add_cell_type(h->c, t->name, cid, t->child >= 0 ? t->nchild : 0,
-                                      t->is_node);
+    int id =
+        gs_cluster_add_cell_type(h->c, t->name, cid, t->child >= 0 ? t->nchild : 0, t->is_node);
     if (id < 0) return id;
     t->id = id;
     t->node_below = t->is_node || (t->child >= 0 && h->t[t->child].node_below);
@@ -416,8 +415,7 @@ static int hv_build(hv *h, int ti, struct fy_node *spec, int parent, int index, 
             return gs_yaml_err(h->d, spec ? spec : NULL, GS_EPARSE,
                                "node-level cell of type '%s' needs a cellAddress (the node name)",
                                t->name);
-        snprintf(defaddr, sizeof defaddr, "%d",
-                 t->child < 0 && in_node ? h->leaf_in_node : index);
+        snprintf(defaddr, sizeof defaddr, "%d", t->child < 0 && in_node ? h->leaf_in_node : index);
         addr = defaddr;
     }
     gs_cell_kind kind = hv_kind(h, ti, in_node, NULL);
@@ -442,7 +440,8 @@ static int hv_build(hv *h, int ti, struct fy_node *spec, int parent, int index, 
         struct fy_node *pn = gs_yaml_get(spec, "pinnedCellId");
         if (pn) {
             const char *pid = gs_yaml_str(pn);
-            if (!pid || !*pid) return gs_yaml_err(h->d, pn, GS_EPARSE, "pinnedCellId must be a string");
+            if (!pid || !*pid)
+                return gs_yaml_err(h->d, pn, GS_EPARSE, "pinnedCellId must be a string");
             for (size_t i = 0; i < h->npinned; i++)
                 if (!strcmp(h->pinned[i], pid))
                     return gs_yaml_err(h->d, pn, GS_EPARSE, "pinnedCellId '%s' is used twice", pid);
@@ -488,7 +487,8 @@ static int hv_parse_cells(hv *h, struct fy_node *pc, int **top_types, size_t *nt
             return gs_yaml_err(h->d, cs, GS_EPARSE, "a top-level physical cell needs 'cellType'");
         int ti = hv_find(h, ts);
         if (ti < 0 || h->t[ti].child < 0)
-            return gs_yaml_err(h->d, tn, GS_EPARSE, "cellType '%s' is not defined in cellTypes", ts);
+            return gs_yaml_err(h->d, tn, GS_EPARSE, "cellType '%s' is not defined in cellTypes",
+                               ts);
         if (!h->t[ti].node_below)
             return gs_yaml_err(h->d, tn, GS_EPARSE,
                                "top-level cell of type '%s' must be node-level or above", ts);
@@ -585,8 +585,7 @@ static int hv_parse_vcs(hv *h, struct fy_node *root, const int *top_types, size_
                     break;
                 }
                 const gs_cell_type *ct = gs_cluster_cell_type(h->c, h->t[cur].id);
-                cells[vd.ncells++] =
-                    (gs_vc_cells){h->t[chain].id, h->t[cur].id, (int32_t)num};
+                cells[vd.ncells++] = (gs_vc_cells){h->t[chain].id, h->t[cur].id, (int32_t)num};
                 vd.gpus += num * ct->gpus;
                 demand[(size_t)chain * nt + (size_t)cur] += num;
             }
@@ -664,9 +663,8 @@ static int hv_parse_vcs(hv *h, struct fy_node *root, const int *top_types, size_
                 rc = gs_diag_set(h->d, GS_EINVAL, 0, 0,
                                  "illegal initial VC assignment: insufficient physical cells at "
                                  "chain %s level %d (%s): %lld needed, %lld available",
-                                 h->t[chain].name,
-                                 gs_cluster_cell_type(h->c, h->t[lv].id)->level, h->t[lv].name,
-                                 (long long)need, (long long)avail);
+                                 h->t[chain].name, gs_cluster_cell_type(h->c, h->t[lv].id)->level,
+                                 h->t[lv].name, (long long)need, (long long)avail);
                 break;
             }
             if (h->t[lv].child >= 0) avail = left * h->t[lv].nchild;
@@ -697,8 +695,7 @@ int gs_cluster_parse_hived(const char *file, const char *buf, size_t len, gs_clu
         rc = gs_yaml_err(d, root, GS_EPARSE, "HiveD config: missing 'physicalCluster'");
         goto out;
     }
-    static const char *const pkeys[] = {"skuTypes", "gpuTypes", "cellTypes", "physicalCells",
-                                        NULL};
+    static const char *const pkeys[] = {"skuTypes", "gpuTypes", "cellTypes", "physicalCells", NULL};
     if ((rc = gs_yaml_check_keys(pc, pkeys, "physicalCluster", d))) goto out;
     if ((rc = gs_cluster_create(&h.c))) goto out;
     if ((rc = hv_parse_types(&h, pc))) goto out;

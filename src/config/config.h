@@ -31,15 +31,15 @@ void gs_sha256_hex(const void *data, size_t len, char out[65]);
 typedef struct gs_csv {
     const char *buf;
     size_t len, pos;
-    int line;       /* line of the next byte */
+    int line; /* line of the next byte */
     int comments;
     /* current record */
-    char *rec;      /* unescaped field bytes, NUL-separated */
+    char *rec; /* unescaped field bytes, NUL-separated */
     size_t caprec;
-    char **f;       /* field pointers into rec */
-    int *col;       /* 1-based column of each field */
+    char **f; /* field pointers into rec */
+    int *col; /* 1-based column of each field */
     size_t nf, capf;
-    int rec_line;   /* line where the current record starts */
+    int rec_line; /* line where the current record starts */
 } gs_csv;
 
 void gs_csv_init(gs_csv *r, const char *buf, size_t len, int comments);

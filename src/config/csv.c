@@ -125,8 +125,7 @@ int gs_csv_next(gs_csv *r, gs_diag *d)
                 return gs_diag_set(d, GS_EPARSE, r->line, (int)(r->pos - line_start) + 1,
                                    "unexpected character after closing quote");
         } else {
-            while (r->pos < r->len && b[r->pos] != ',' && b[r->pos] != '\n' &&
-                   b[r->pos] != '\r') {
+            while (r->pos < r->len && b[r->pos] != ',' && b[r->pos] != '\n' && b[r->pos] != '\r') {
                 if (b[r->pos] == '\0')
                     return gs_diag_set(d, GS_EPARSE, r->line, (int)(r->pos - line_start) + 1,
                                        "NUL byte in input");

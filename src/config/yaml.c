@@ -165,10 +165,10 @@ int gs_edit_distance(const char *a, const char *b)
     return row[lb];
 }
 
-int gs_yaml_check_keys(struct fy_node *m, const char *const *allowed, const char *what,
-                       gs_diag *d)
+int gs_yaml_check_keys(struct fy_node *m, const char *const *allowed, const char *what, gs_diag *d)
 {
-    if (!m || !fy_node_is_mapping(m)) return gs_yaml_err(d, m, GS_EPARSE, "%s must be a mapping", what);
+    if (!m || !fy_node_is_mapping(m))
+        return gs_yaml_err(d, m, GS_EPARSE, "%s must be a mapping", what);
     void *it = NULL;
     struct fy_node_pair *p;
     while ((p = fy_node_mapping_iterate(m, &it))) {

@@ -50,8 +50,7 @@ int gs_yaml_bool(struct fy_node *n, const char *what, int *out, gs_diag *d);
  * On an unknown key report it at its position, suggesting the closest
  * allowed key when the edit distance is small.
  */
-int gs_yaml_check_keys(struct fy_node *m, const char *const *allowed, const char *what,
-                       gs_diag *d);
+int gs_yaml_check_keys(struct fy_node *m, const char *const *allowed, const char *what, gs_diag *d);
 /* Edit distance helper (also used for CLI suggestions). */
 int gs_edit_distance(const char *a, const char *b);
 

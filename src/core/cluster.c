@@ -348,8 +348,7 @@ int gs_cluster_build_uniform(gs_cluster *c, int racks, int nodes_per_rack, int g
                              const char *gpu_type, int cpus_per_node, int mem_mb_per_node)
 {
     if (racks < 0 || nodes_per_rack < 1 || gpus_per_node < 1) return GS_EINVAL;
-    if ((int64_t)(racks ? racks : 1) * nodes_per_rack * gpus_per_node > (1 << 24))
-        return GS_ERANGE;
+    if ((int64_t)(racks ? racks : 1) * nodes_per_rack * gpus_per_node > (1 << 24)) return GS_ERANGE;
     int t = gs_cluster_gpu_type(c, gpu_type);
     if (t < 0) return t;
     char name[32];

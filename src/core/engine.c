@@ -82,7 +82,7 @@ struct gs_engine {
     unsigned fail_next;
     uint64_t epoch; /* bumps whenever GPUs are freed or come back */
     int in_pass;
-    gs_locality max_level; /* widest locality the policy ever asks for */
+    gs_locality max_level;       /* widest locality the policy ever asks for */
     feas_entry feas[FEAS_CACHE]; /* topology is immutable: feasibility per shape never changes */
     unsigned feas_next;
 };
@@ -116,8 +116,7 @@ const char *gs_job_state_abbr(gs_job_state s)
 int gs_job_state_parse(const char *s)
 {
     for (int i = 0; i < GS_JOB_NSTATES; i++)
-        if (strcasecmp(s, state_names[i]) == 0 || strcasecmp(s, state_abbrs[i]) == 0)
-            return i;
+        if (strcasecmp(s, state_names[i]) == 0 || strcasecmp(s, state_abbrs[i]) == 0) return i;
     return -1;
 }
 const char *gs_rec_type_name(gs_rec_type t)
@@ -162,9 +161,8 @@ double gs_job_service(const gs_job *j, gs_time now)
 
 gs_time gs_job_queued(const gs_job *j, gs_time now)
 {
-    return j->queued + (j->state == GS_JOB_PENDING && now > j->pending_since
-                            ? now - j->pending_since
-                            : 0);
+    return j->queued +
+           (j->state == GS_JOB_PENDING && now > j->pending_since ? now - j->pending_since : 0);
 }
 
 void gs_engine_opts_init(gs_engine_opts *o)
@@ -356,13 +354,12 @@ int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, gs_job 
 int gs_engine_add_node_event(gs_engine *e, gs_time t, int node, int down)
 {
     if (node < 0 || (size_t)node >= gs_cluster_nnodes(e->c)) return GS_EINVAL;
-    return heap_push(e, (ev){.t = t, .kind = EV_NODE, .key = node, .gen = (uint32_t)!!down});
+    return heap_push(e, (ev){.t = t, .kind = EV_NODE, .key = node, .gen = (uint32_t) !!down});
 }
 
 /* ---- placement requests ------------------------------------------------------------ */
 
-void gs_engine_place_req(const gs_engine *e, const gs_job *j, gs_locality level,
-                         gs_place_req *r)
+void gs_engine_place_req(const gs_engine *e, const gs_job *j, gs_locality level, gs_place_req *r)
 {
     r->ntasks = j->ntasks;
     r->gpus_per_task = j->gpus_per_task;
@@ -403,8 +400,8 @@ static int fail_cached(gs_engine *e, const gs_place_req *r)
 static void fail_remember(gs_engine *e, const gs_place_req *r)
 {
     e->fail[e->fail_next++ % FAIL_CACHE] =
-        (fail_entry){r->ntasks, r->gpus_per_task, r->gpu_type, r->cpus_per_task,
-                     r->mem_mb_per_task, (int)r->level, r->scope, e->epoch};
+        (fail_entry){r->ntasks,          r->gpus_per_task, r->gpu_type, r->cpus_per_task,
+                     r->mem_mb_per_task, (int)r->level,    r->scope,    e->epoch};
 }
 
 int gs_engine_try_start(gs_engine *e, gs_job *j, gs_locality level)
@@ -585,9 +582,10 @@ static void finish_job(gs_engine *e, gs_job *j, gs_job_state final, const char *
     j->end = e->now;
     j->reason = reason;
     e->nactive--;
-    emit(e, final == GS_JOB_DONE     ? GS_REC_FINISH
-            : final == GS_JOB_FAILED ? GS_REC_FAIL
-                                     : GS_REC_CANCEL,
+    emit(e,
+         final == GS_JOB_DONE     ? GS_REC_FINISH
+         : final == GS_JOB_FAILED ? GS_REC_FAIL
+                                  : GS_REC_CANCEL,
          j, -1, reason);
     if (e->pol->on_finish) e->pol->on_finish(e->pst, j);
 }
@@ -600,8 +598,7 @@ int gs_engine_cancel(gs_engine *e, gs_job *j, const char *reason, gs_time now)
     return 0;
 }
 
-int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *reason,
-                          gs_time now)
+int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *reason, gs_time now)
 {
     if (now > e->now) e->now = now;
     j->exit_code = exit_code;
@@ -657,9 +654,16 @@ static const char *infeasible(gs_engine *e, const gs_job *j)
     char why[256];
     const char *res = NULL;
     if (gs_place_feasible(e->c, &r, why, sizeof why) != 0) res = intern(e, &e->strs, why, NULL);
-    e->feas[e->feas_next++ % FEAS_CACHE] =
-        (feas_entry){r.ntasks, r.gpus_per_task, r.gpu_type, r.cpus_per_task, r.mem_mb_per_task,
-                     (int)r.level,  r.scope,         (int)r.mode, 1,           res};
+    e->feas[e->feas_next++ % FEAS_CACHE] = (feas_entry){r.ntasks,
+                                                        r.gpus_per_task,
+                                                        r.gpu_type,
+                                                        r.cpus_per_task,
+                                                        r.mem_mb_per_task,
+                                                        (int)r.level,
+                                                        r.scope,
+                                                        (int)r.mode,
+                                                        1,
+                                                        res};
     return res;
 }
 
@@ -921,8 +925,9 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
                                    "job %lld holds GPU %d owned by slot %d", (long long)j->id,
                                    j->alloc[k], gs_cluster_gpu(e->c, j->alloc[k])->owner);
         if (j->nalloc && j->nalloc != j->gpus)
-            return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "job %lld holds %d of %d GPUs (gang split)",
-                               (long long)j->id, j->nalloc, j->gpus);
+            return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                               "job %lld holds %d of %d GPUs (gang split)", (long long)j->id,
+                               j->nalloc, j->gpus);
         alloc += j->nalloc;
         pend += j->arrived && j->state == GS_JOB_PENDING;
         run += holds_gpus(j);

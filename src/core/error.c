@@ -13,7 +13,7 @@ const char *gs_strerror(int err)
 {
     switch (err) {
     case 0: return "success";
-#define GS__ERR_MSG(name, val, msg)                                                                \
+#define GS__ERR_MSG(name, val, msg) \
     case val: return msg;
         GS_ERRNO_MAP(GS__ERR_MSG)
 #undef GS__ERR_MSG
@@ -25,7 +25,7 @@ const char *gs_err_name(int err)
 {
     switch (err) {
     case 0: return "GS_OK";
-#define GS__ERR_NAME(name, val, msg)                                                               \
+#define GS__ERR_NAME(name, val, msg) \
     case val: return "GS_" #name;
         GS_ERRNO_MAP(GS__ERR_NAME)
 #undef GS__ERR_NAME

@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 typedef struct strtab {
-    char **str;      /* by id */
+    char **str; /* by id */
     size_t n, cap;
-    int32_t *slots;  /* hash slots -> id, -1 empty */
+    int32_t *slots; /* hash slots -> id, -1 empty */
     size_t nslots;
 } strtab;
 
@@ -40,6 +40,6 @@ typedef struct idmap {
 void idmap_init(idmap *m);
 void idmap_release(idmap *m);
 int idmap_put(idmap *m, int64_t key, int32_t val); /* GS_EEXIST if present */
-int32_t idmap_get(const idmap *m, int64_t key);   /* -1 if absent */
+int32_t idmap_get(const idmap *m, int64_t key);    /* -1 if absent */
 
 #endif

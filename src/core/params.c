@@ -117,9 +117,8 @@ int gs_params_get_i64(const gs_params *p, const char *key, int64_t def, int64_t 
     if (errno || end == s || *end)
         return gs_diag_set(diag, GS_EINVAL, 0, 0, "parameter '%s': '%s' is not an integer", key, s);
     if (v < lo || v > hi)
-        return gs_diag_set(diag, GS_EINVAL, 0, 0,
-                           "parameter '%s': %lld is outside [%lld, %lld]", key, v,
-                           (long long)lo, (long long)hi);
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "parameter '%s': %lld is outside [%lld, %lld]",
+                           key, v, (long long)lo, (long long)hi);
     *out = v;
     return 0;
 }
@@ -138,8 +137,8 @@ int gs_params_get_double(const gs_params *p, const char *key, double def, double
     if (errno || end == s || *end || !isfinite(v))
         return gs_diag_set(diag, GS_EINVAL, 0, 0, "parameter '%s': '%s' is not a number", key, s);
     if (v < lo || v > hi)
-        return gs_diag_set(diag, GS_EINVAL, 0, 0, "parameter '%s': %g is outside [%g, %g]", key,
-                           v, lo, hi);
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "parameter '%s': %g is outside [%g, %g]", key, v,
+                           lo, hi);
     *out = v;
     return 0;
 }
@@ -173,13 +172,20 @@ int gs_params_get_duration(const gs_params *p, const char *key, int64_t def_us, 
     double v = strtod(s, &end);
     double mul = 1e6;
     if (end != s && !errno) {
-        if (strcmp(end, "") == 0 || strcmp(end, "s") == 0) mul = 1e6;
-        else if (strcmp(end, "us") == 0) mul = 1;
-        else if (strcmp(end, "ms") == 0) mul = 1e3;
-        else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0) mul = 60e6;
-        else if (strcmp(end, "h") == 0) mul = 3600e6;
-        else if (strcmp(end, "d") == 0) mul = 86400e6;
-        else end = (char *)s;
+        if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
+            mul = 1e6;
+        else if (strcmp(end, "us") == 0)
+            mul = 1;
+        else if (strcmp(end, "ms") == 0)
+            mul = 1e3;
+        else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+            mul = 60e6;
+        else if (strcmp(end, "h") == 0)
+            mul = 3600e6;
+        else if (strcmp(end, "d") == 0)
+            mul = 86400e6;
+        else
+            end = (char *)s;
     }
     if (errno || end == s || !isfinite(v) || v < 0 || v * mul > 9e18)
         return gs_diag_set(diag, GS_EINVAL, 0, 0,
@@ -208,8 +214,8 @@ int gs_params_get_double_list(const gs_params *p, const char *key, double **out,
         if (errno || end == c || !isfinite(x) || (*end && *end != ',')) {
             free(v);
             return gs_diag_set(diag, GS_EINVAL, 0, 0,
-                               "parameter '%s': '%s' is not a comma-separated list of numbers",
-                               key, s);
+                               "parameter '%s': '%s' is not a comma-separated list of numbers", key,
+                               s);
         }
         v[k++] = x;
         if (!*end) break;

@@ -133,8 +133,7 @@ static int pick_in_node(const gs_cluster *c, int nd, int k, int type, int consol
     int got = 0;
     for (int32_t g = lo; g < hi && got < k; g++) {
         const gs_gpu *gp = gs_cluster_gpu(c, g);
-        if (gp->users == 0 && !gp->down && (type < 0 || gp->type == type) &&
-            !picked(out, nout, g))
+        if (gp->users == 0 && !gp->down && (type < 0 || gp->type == type) && !picked(out, nout, g))
             out[nout + got++] = g;
     }
     return got == k ? 0 : GS_ENOFIT;
@@ -145,8 +144,8 @@ static int pick_in_node(const gs_cluster *c, int nd, int k, int type, int consol
 typedef struct visit {
     const gs_cluster *c;
     const gs_place_req *r;
-    int min_free;   /* prune cells whose max_node_free is below this */
-    int need_idle;  /* prune cells without idle nodes */
+    int min_free;  /* prune cells whose max_node_free is below this */
+    int need_idle; /* prune cells without idle nodes */
     /* callback: return 1 to stop */
     int (*fn)(struct visit *v, int nd);
     void *ud;
@@ -453,8 +452,8 @@ int gs_place_feasible(const gs_cluster *c, const gs_place_req *r, char *why, siz
         if (dom_tasks > best_dom) best_dom = dom_tasks;
     }
     if (total_gpus < g) {
-        snprintf(why, cap, "needs %ld GPUs%s%s but the cluster has %ld", g, tname ? " of type " : "",
-                 tname ? tname : "", total_gpus);
+        snprintf(why, cap, "needs %ld GPUs%s%s but the cluster has %ld", g,
+                 tname ? " of type " : "", tname ? tname : "", total_gpus);
         return GS_ENEVER;
     }
     if (r->gpus_per_task > maxnode) {

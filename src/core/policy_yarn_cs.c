@@ -29,20 +29,20 @@
 
 typedef struct yarn {
     gs_engine *e;
-    gs_jobq *q;      /* by VC */
-    int64_t *used;   /* GPUs held, by VC */
-    int64_t *quota;  /* GPUs, by VC; 0 = none configured */
+    gs_jobq *q;     /* by VC */
+    int64_t *used;  /* GPUs held, by VC */
+    int64_t *quota; /* GPUs, by VC; 0 = none configured */
     size_t nvc;
-    int single;      /* one global queue */
+    int single; /* one global queue */
     int borrow, relax;
     gs_time relax_rack, relax_any;
-    char **qnames;   /* VC names from --set quotas, resolved lazily */
+    char **qnames; /* VC names from --set quotas, resolved lazily */
     int64_t *qvals;
     size_t nq;
-    int32_t *held;   /* GPUs held by slot (to keep used[] exact) */
+    int32_t *held; /* GPUs held by slot (to keep used[] exact) */
     size_t capheld;
-    char *blocked;   /* scratch, by VC */
-    int32_t *order;  /* scratch, by VC */
+    char *blocked;  /* scratch, by VC */
+    int32_t *order; /* scratch, by VC */
 } yarn;
 
 static int grow_vcs(yarn *y, size_t n)

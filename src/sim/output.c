@@ -74,8 +74,9 @@ int gs_write_jobs(const char *path, const gs_sim_result *r)
     if (!f) return GS_EIO;
     const gs_engine *e = r->engine;
     const gs_cluster *c = gs_engine_cluster(e);
-    fputs("job_id,submit_s,start_s,end_s,jct_s,queue_s,gpus,preemptions,state,placement,vc,reason\n",
-          f);
+    fputs(
+        "job_id,submit_s,start_s,end_s,jct_s,queue_s,gpus,preemptions,state,placement,vc,reason\n",
+        f);
     char a[32], b[32], cc[32], dd[32], q[32];
     size_t capp = 256;
     char *pl = malloc(capp);
@@ -184,8 +185,10 @@ int gs_write_summary(const char *path, const gs_sim_result *r, const gs_run_info
         json_t *in = json_object();
         json_t *tr = json_object();
         json_object_set_new(tr, "path", json_string(info->trace_path ? info->trace_path : ""));
-        json_object_set_new(tr, "format", json_string(info->trace_format ? info->trace_format : ""));
-        json_object_set_new(tr, "sha256", json_string(info->trace_sha256 ? info->trace_sha256 : ""));
+        json_object_set_new(tr, "format",
+                            json_string(info->trace_format ? info->trace_format : ""));
+        json_object_set_new(tr, "sha256",
+                            json_string(info->trace_sha256 ? info->trace_sha256 : ""));
         json_object_set_new(in, "trace", tr);
         json_t *cl = json_object();
         json_object_set_new(cl, "spec", json_string(info->cluster_spec ? info->cluster_spec : ""));
@@ -243,7 +246,6 @@ void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n)
         const gs_sim_result *r = rs[i];
         fprintf(f, "%-18s %-11s %6zu %11.1f %11.1f %11.1f %11.1f %5.1f%% %8llu %8.3f\n", r->policy,
                 r->placement, r->jobs_done, r->avg_jct_s, r->median_jct_s, r->p95_jct_s,
-                r->avg_queue_s, 100.0 * r->gpu_util, (unsigned long long)r->preemptions,
-                r->wall_s);
+                r->avg_queue_s, 100.0 * r->gpu_util, (unsigned long long)r->preemptions, r->wall_s);
     }
 }

@@ -24,8 +24,8 @@ int gs_sim_engine_opts(gs_params *p, gs_engine_opts *o, gs_diag *d)
         else if (!strcmp(fit, "best"))
             o->fit = GS_FIT_BEST;
         else
-            return gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'fit': expected first or best, got '%s'",
-                               fit);
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "parameter 'fit': expected first or best, got '%s'", fit);
     }
     return 0;
 }
@@ -49,7 +49,8 @@ static void observe(void *ud, const gs_record *rec)
             }
             return;
         }
-        if (last->alloc == row.alloc && last->running == row.running && last->pending == row.pending)
+        if (last->alloc == row.alloc && last->running == row.running &&
+            last->pending == row.pending)
             return;
     }
     if (r->ntl == r->captl) {

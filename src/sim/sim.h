@@ -30,7 +30,7 @@ const char *gs_trace_format_name(gs_trace_format f);
 typedef struct gs_trace {
     gs_job_spec *jobs; /* sorted by submit time, file order within ties */
     size_t n, cap;
-    char **strs;       /* owned strings the specs point into */
+    char **strs; /* owned strings the specs point into */
     size_t nstrs, capstrs;
     gs_trace_format format;
     char sha256[65];
@@ -89,9 +89,9 @@ typedef void (*gs_sim_progress_fn)(void *ud, const gs_sim_result *r, gs_time now
 typedef struct gs_sim_opts {
     const char *cluster_spec; /* loaded once per run (the engine changes it) */
     const char *policy;
-    gs_params *params;        /* read by engine and policy (used flags set) */
+    gs_params *params; /* read by engine and policy (used flags set) */
     gs_engine_opts eopts;
-    const gs_events *events;  /* may be NULL */
+    const gs_events *events; /* may be NULL */
     gs_sim_progress_fn progress;
     void *progress_ud;
 } gs_sim_opts;

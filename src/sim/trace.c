@@ -129,7 +129,8 @@ static int parse_sec(const gs_csv *r, size_t i, const char *name, gs_time *out, 
     if (*s) return ferr(d, r, i, GS_EPARSE, "%s: '%s' is not a number of seconds", name, r->f[i]);
     for (; fd < 6; fd++) frac *= 10;
     gs_time v = whole * 1000000 + frac;
-    if (neg && v) return ferr(d, r, i, GS_ERANGE, "%s must not be negative, got '%s'", name, r->f[i]);
+    if (neg && v)
+        return ferr(d, r, i, GS_ERANGE, "%s must not be negative, got '%s'", name, r->f[i]);
     *out = v;
     return 0;
 }
@@ -251,15 +252,43 @@ static int read_philly(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
     return 0;
 }
 
-static const char *const native_cols[] = {
-    "id",       "submit",   "duration",  "gpus",      "tasks",          "gpus_per_task",
-    "gpu_type", "user",     "vc",        "queue",     "priority",       "model",
-    "iterations", "name",   "cpus",      "mem",       "gpu_mem",        "gang",
-    "min_gpus", "max_gpus", "pinned_cell", "lazy_preemption", NULL};
+static const char *const native_cols[] = {"id",          "submit",
+                                          "duration",    "gpus",
+                                          "tasks",       "gpus_per_task",
+                                          "gpu_type",    "user",
+                                          "vc",          "queue",
+                                          "priority",    "model",
+                                          "iterations",  "name",
+                                          "cpus",        "mem",
+                                          "gpu_mem",     "gang",
+                                          "min_gpus",    "max_gpus",
+                                          "pinned_cell", "lazy_preemption",
+                                          NULL};
 
 enum {
-    N_ID, N_SUBMIT, N_DURATION, N_GPUS, N_TASKS, N_GPT, N_TYPE, N_USER, N_VC, N_QUEUE, N_PRIO,
-    N_MODEL, N_ITER, N_NAME, N_CPUS, N_MEM, N_GMEM, N_GANG, N_MIN, N_MAX, N_PIN, N_LAZY, N_NCOLS
+    N_ID,
+    N_SUBMIT,
+    N_DURATION,
+    N_GPUS,
+    N_TASKS,
+    N_GPT,
+    N_TYPE,
+    N_USER,
+    N_VC,
+    N_QUEUE,
+    N_PRIO,
+    N_MODEL,
+    N_ITER,
+    N_NAME,
+    N_CPUS,
+    N_MEM,
+    N_GMEM,
+    N_GANG,
+    N_MIN,
+    N_MAX,
+    N_PIN,
+    N_LAZY,
+    N_NCOLS
 };
 
 static int parse_priority(const gs_csv *r, size_t i, int *out, gs_diag *d)
@@ -334,7 +363,7 @@ static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
         if (!s) return GS_ENOMEM;
         int64_t v;
 #define HAS(k) (col[k] >= 0 && r->f[col[k]][0])
-#define C(k) ((size_t)col[k])
+#define C(k)   ((size_t)col[k])
         if (HAS(N_ID)) {
             if ((rc = parse_i64(r, C(N_ID), "id", 0, INT64_MAX / 2, &v, d))) return rc;
             s->id = v;
@@ -365,8 +394,8 @@ static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
         } else if (gpus && tasks) {
             if (gpus % tasks)
                 return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[col[N_TASKS]],
-                                   "gpus (%lld) is not a multiple of tasks (%lld)",
-                                   (long long)gpus, (long long)tasks);
+                                   "gpus (%lld) is not a multiple of tasks (%lld)", (long long)gpus,
+                                   (long long)tasks);
             gpt = gpus / tasks;
         } else if (gpus) {
             tasks = gpus, gpt = 1;
@@ -393,8 +422,8 @@ static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
         if (HAS(N_MEM)) {
             int64_t mb = gs_parse_mem_mb(r->f[col[N_MEM]]);
             if (mb < 0 || mb > INT32_MAX)
-                return ferr(d, r, C(N_MEM), GS_EPARSE, "%s: '%s' is not a size such as 32G",
-                            "mem", r->f[col[N_MEM]]);
+                return ferr(d, r, C(N_MEM), GS_EPARSE, "%s: '%s' is not a size such as 32G", "mem",
+                            r->f[col[N_MEM]]);
             s->mem_mb_per_task = (int)mb;
         }
         if (HAS(N_GMEM)) {
@@ -460,8 +489,8 @@ int gs_trace_parse(const char *file, const char *buf, size_t len, gs_trace *t, g
         if (rc == 0) rc = gs_diag_set(d, GS_EPARSE, 1, 1, "empty trace (no header line)");
         goto out;
     }
-    if (col_of(&r, "job_id") >= 0 && col_of(&r, "num_gpu") >= 0 &&
-        col_of(&r, "submit_time") >= 0 && col_of(&r, "duration") >= 0) {
+    if (col_of(&r, "job_id") >= 0 && col_of(&r, "num_gpu") >= 0 && col_of(&r, "submit_time") >= 0 &&
+        col_of(&r, "duration") >= 0) {
         t->format = GS_TRACE_TIRESIAS;
         rc = read_tiresias(&r, t, d, &ri);
     } else if (col_of(&r, "timestamp") >= 0 && col_of(&r, "duration") >= 0 &&
@@ -577,8 +606,8 @@ int gs_events_load(const char *path, gs_events *ev, gs_diag *d)
         else if (!strcmp(r.f[2], "up"))
             down = 0;
         else {
-            rc = gs_diag_set(d, GS_EPARSE, r.rec_line, r.col[2], "expected 'down' or 'up', got '%s'",
-                             r.f[2]);
+            rc = gs_diag_set(d, GS_EPARSE, r.rec_line, r.col[2],
+                             "expected 'down' or 'up', got '%s'", r.f[2]);
             break;
         }
         if (ev->n == cap) {
