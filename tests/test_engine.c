@@ -64,7 +64,9 @@ static const gs_policy_ops scripted_ops = {"scripted", "test",    GS_POLICY_PREE
                                            s_requeue,  s_finish,  s_timer,
                                            s_schedule};
 
-static gs_engine *mk(const char *spec, gs_engine_mode mode, gs_cluster **cp)
+/* engines for exact timing checks: no slowdown, free restarts unless 'costs' given */
+static gs_engine *mk_costs(const char *spec, gs_engine_mode mode, gs_cluster **cp,
+                           const char *const *costs)
 {
     gs_diag d;
     gs_diag_init(&d, NULL);
@@ -72,9 +74,20 @@ static gs_engine *mk(const char *spec, gs_engine_mode mode, gs_cluster **cp)
     gs_engine_opts o;
     gs_engine_opts_init(&o);
     o.mode = mode;
+    gs_params p;
+    gs_params_init(&p);
+    gs_params_set(&p, "slowdown", "off");
+    gs_params_set(&p, "preempt_cost", "0");
+    for (; costs && *costs; costs++) gs_params_set_kv(&p, *costs);
     gs_engine *e;
-    if (gs_engine_create_ops(*cp, &scripted_ops, NULL, &o, &e, &d)) return NULL;
-    return e;
+    int rc = gs_engine_create_ops(*cp, &scripted_ops, &p, &o, &e, &d);
+    gs_params_release(&p);
+    return rc ? NULL : e;
+}
+
+static gs_engine *mk(const char *spec, gs_engine_mode mode, gs_cluster **cp)
+{
+    return mk_costs(spec, mode, cp, NULL);
 }
 
 static gs_job *add(gs_engine *e, int64_t id, double submit, int ntasks, int gpt, double dur)
@@ -343,6 +356,74 @@ static void t_live_mode(void)
     gs_cluster_destroy(c);
 }
 
+static void t_restart_overhead_charged(void)
+{
+    /* fixed 10 s restart cost: the restarted run holds GPUs 10 s without progress */
+    gs_cluster *c;
+    const char *fixed[] = {"preempt_cost=10s", NULL};
+    gs_engine *e = mk_costs("4", GS_ENGINE_SIM, &c, fixed);
+    ASSERT(e);
+    g_last->hook = preempt_hook;
+    gs_job *a = add(e, 1, 0, 4, 1, 100);
+    ASSERT(add(e, 2, 0, 4, 1, 20));
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(a->overhead_charges, 1);
+    ASSERT_EQ(a->overhead_total, 10 * GS_SEC);
+    ASSERT_NEAR(a->overhead_gpu_s, 40.0, 1e-9);
+    ASSERT_EQ(a->end, 130 * GS_SEC); /* 40 s, preempted 40..60, 10 s restart, 60 s */
+    ASSERT_EQ(a->progress, a->work);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+    /* the default model: t_save + t_restore + t_init(4 GPUs) for ResNet-50 */
+    const char *model[] = {"preempt_cost=model", NULL};
+    e = mk_costs("4", GS_ENGINE_SIM, &c, model);
+    ASSERT(e);
+    g_last->hook = preempt_hook;
+    a = add(e, 1, 0, 4, 1, 100);
+    ASSERT(add(e, 2, 0, 4, 1, 20));
+    ASSERT_OK(gs_engine_run(e));
+    /* 25.6M params x 4 B x 3 = 307.2 MB at 1 GB/s = 0.3072 s, twice; 5 + 3 x 3.75 s */
+    ASSERT_EQ(a->overhead_total, 614400 + 16250000);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
+static void slow_hook(scripted *s)
+{
+    start_all(s);
+}
+
+static void t_slowdown_spread(void)
+{
+    /* a 2-GPU job forced across two nodes of a rack runs at 1/1.5 (default class) */
+    gs_cluster *c;
+    const char *on[] = {"slowdown=on", NULL};
+    gs_engine *e = mk_costs("1x2x2", GS_ENGINE_SIM, &c, on);
+    ASSERT(e);
+    g_last->hook = slow_hook;
+    gs_job *x = add(e, 1, 0, 1, 1, 1000); /* n0:0 */
+    gs_job *y = add(e, 2, 0, 1, 1, 1000); /* n0:1 */
+    gs_job *z = add(e, 3, 0, 1, 1, 1000); /* n1:0 */
+    ASSERT(x && y && z);
+    ASSERT_EQ(gs_engine_step(e), 1);
+    ASSERT_OK(gs_engine_cancel(e, y, "test", 0)); /* free n0:1 */
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = 4;
+    s.ntasks = 2;
+    s.duration = 100 * GS_SEC;
+    s.submit = 1 * GS_SEC;
+    gs_job *w;
+    ASSERT_OK(gs_engine_add_job(e, &s, &w, NULL));
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(gs_cluster_count_nodes(c, w->last_alloc, 2), 2);
+    ASSERT_NEAR(w->speed, 1 / 1.5, 1e-12);
+    ASSERT_EQ(w->end, 151 * GS_SEC);
+    ASSERT_EQ(w->progress, w->work);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 static void t_unknown_policy(void)
 {
     gs_cluster *c = NULL;
@@ -365,6 +446,8 @@ static const test_case tests[] = {
     {"simultaneous_order", t_simultaneous_order},
     {"node_failure_requeues", t_node_failure_requeues},
     {"live_mode", t_live_mode},
+    {"restart_overhead_charged", t_restart_overhead_charged},
+    {"slowdown_spread", t_slowdown_spread},
     {"unknown_policy", t_unknown_policy},
 };
 

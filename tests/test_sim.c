@@ -25,6 +25,9 @@ static int run(const char *cluster, const char *trace, const char *policy, gs_pl
     }
     gs_params p;
     gs_params_init(&p);
+    /* the Tiresias simulator's model: no placement slowdown, free preemption */
+    gs_params_set(&p, "slowdown", "off");
+    gs_params_set(&p, "preempt_cost", "0");
     gs_sim_opts o = {0};
     o.cluster_spec = cluster;
     o.policy = policy;

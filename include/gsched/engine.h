@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "cluster.h"
+#include "costs.h"
 #include "error.h"
 #include "job.h"
 #include "params.h"
@@ -58,6 +59,14 @@ typedef struct gs_engine_opts {
     gs_place_mode placement; /* placement policies use unless they insist */
     int placement_set;       /* 1 when the user chose it explicitly */
     gs_fit fit;
+    /*
+     * Reader for data files named in parameters (e.g. gittins_samples=FILE),
+     * supplied by the program: the core does no I/O.  Returns 0 and a
+     * malloc'ed NUL-terminated buffer, or a GS_E* code with a message.
+     * NULL: parameters naming files are refused.
+     */
+    int (*read_file)(void *ud, const char *path, char **buf, size_t *len, gs_diag *d);
+    void *read_file_ud;
 } gs_engine_opts;
 
 void gs_engine_opts_init(gs_engine_opts *o);
@@ -157,9 +166,13 @@ const gs_engine_opts *gs_engine_opts_get(const gs_engine *e);
 /* Counters. */
 uint64_t gs_engine_events(const gs_engine *e);
 size_t gs_engine_npending(const gs_engine *e);
+/* Sum of the GPU requests of arrived PENDING jobs. */
+int64_t gs_engine_pending_gpus(const gs_engine *e);
 size_t gs_engine_nrunning(const gs_engine *e);
 /* GPUs held by jobs (RUNNING or PREEMPTED). */
 int gs_engine_allocated(const gs_engine *e);
+/* GPUs held by PREEMPTED jobs that are still stopping (LIVE mode; 0 in SIM). */
+int gs_engine_stopping_gpus(const gs_engine *e);
 /* VCs seen so far (index = gs_job.vc). */
 size_t gs_engine_nvcs(const gs_engine *e);
 const char *gs_engine_vc_name(const gs_engine *e, int vc);
@@ -183,6 +196,24 @@ int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n);
  * over thousands of waiting jobs of a few shapes stays cheap.
  */
 int gs_engine_try_start(gs_engine *e, gs_job *j, gs_locality level);
+/*
+ * Start pending job j, making room by preempting running jobs if needed.
+ * First tries the free GPUs alone; otherwise treats the GPUs of cands[0],
+ * cands[1], ... (running jobs, least important first) as free, one more
+ * candidate at a time, until a placement exists.  Then it preempts exactly
+ * the candidates whose GPUs that placement uses (reason 'why') and starts j.
+ * Returns the number of jobs preempted (>= 0), GS_ENOFIT when even all
+ * candidates together do not make room (nothing changes), or an error.  In
+ * LIVE mode the victims hold their GPUs until they exit, so j starts at a
+ * later pass.
+ */
+int gs_engine_start_preempting(gs_engine *e, gs_job *j, gs_locality level, gs_job *const *cands,
+                               int ncands, const char *why);
+/* Read a data file through the program's reader (see gs_engine_opts.read_file). */
+int gs_engine_read_file(const gs_engine *e, const char *path, char **buf, size_t *len,
+                        gs_diag *d);
+/* Mechanism costs the engine charges (read-only). */
+const gs_costs *gs_engine_costs(const gs_engine *e);
 /* Fill a placement request for j from the engine's options. */
 void gs_engine_place_req(const gs_engine *e, const gs_job *j, gs_locality level, gs_place_req *r);
 /*

@@ -132,7 +132,11 @@ typedef struct gs_job {
     gs_time progress_from; /* instant from which remaining decreases at 'speed' */
     double speed;          /* work-us per us while progressing (1 = ideal) */
     gs_time overhead;      /* restart overhead charged in the current run */
+    gs_time overhead_total;/* all restart overheads charged so far */
     double overhead_gpu_s; /* total GPU-seconds lost to restart overheads */
+    int32_t overhead_charges; /* number of runs that paid a restart overhead */
+    int32_t stop_saved;    /* last stop could checkpoint (preemption) vs. lost node */
+    gs_time progress;      /* work done in closed runs (== work once DONE) */
     int32_t preemptions;
     int32_t restarts;
     int32_t *alloc; /* current GPUs (grouped by task), NULL when none */

@@ -74,6 +74,7 @@ struct gs_engine {
     uint64_t events;
     /* counters */
     size_t npending, nrunning, nactive;
+    int64_t pending_gpus; /* sum of gpus over arrived PENDING jobs */
     int allocated;
     /* placement scratch and failure cache */
     int *scratch;
@@ -85,6 +86,8 @@ struct gs_engine {
     gs_locality max_level;       /* widest locality the policy ever asks for */
     feas_entry feas[FEAS_CACHE]; /* topology is immutable: feasibility per shape never changes */
     unsigned feas_next;
+    gs_costs costs;
+    int stopping; /* GPUs held by PREEMPTED jobs */
 };
 
 /* ---- names ------------------------------------------------------------------ */
@@ -423,6 +426,68 @@ int gs_engine_try_start(gs_engine *e, gs_job *j, gs_locality level)
     return gs_engine_start(e, j, out, j->gpus);
 }
 
+static int refund_and_release(gs_engine *e, gs_job *v)
+{
+    for (int t = 0; t < v->ntasks && (v->cpus_per_task || v->mem_mb_per_task); t++)
+        gs_cluster_node_refund(e->c, gs_cluster_gpu(e->c, v->alloc[t * v->gpus_per_task])->node,
+                               v->cpus_per_task, v->mem_mb_per_task);
+    return gs_cluster_release(e->c, v->alloc, v->nalloc, v->slot);
+}
+
+static void recharge_and_alloc(gs_engine *e, gs_job *v)
+{
+    /* undoing a tentative release of GPUs nobody else touched cannot fail */
+    gs_cluster_alloc(e->c, v->alloc, v->nalloc, v->slot);
+    for (int t = 0; t < v->ntasks && (v->cpus_per_task || v->mem_mb_per_task); t++)
+        gs_cluster_node_charge(e->c, gs_cluster_gpu(e->c, v->alloc[t * v->gpus_per_task])->node,
+                               v->cpus_per_task, v->mem_mb_per_task);
+}
+
+int gs_engine_start_preempting(gs_engine *e, gs_job *j, gs_locality level, gs_job *const *cands,
+                               int ncands, const char *why)
+{
+    if (j->state != GS_JOB_PENDING || !j->arrived) return GS_ESTATE;
+    int rc = gs_engine_try_start(e, j, level);
+    if (rc != GS_ENOFIT) return rc; /* started (0) or a real error */
+    gs_place_req r;
+    gs_engine_place_req(e, j, level, &r);
+    int *out = scratch(e, (size_t)j->gpus);
+    if (!out) return GS_ENOMEM;
+    int k = 0, found = 0;
+    for (; k < ncands && !found; k++) {
+        gs_job *v = cands[k];
+        if (v->state != GS_JOB_RUNNING || !v->alloc) continue;
+        if (refund_and_release(e, v)) break;
+        found = gs_place_find(e->c, &r, out) == 0;
+    }
+    /* undo every tentative release, then preempt only the jobs the placement uses */
+    for (int i = 0; i < k; i++)
+        if (cands[i]->state == GS_JOB_RUNNING && cands[i]->alloc) recharge_and_alloc(e, cands[i]);
+    if (!found) return GS_ENOFIT;
+    /* copy the placement: hooks run inside gs_engine_preempt may reuse the scratch buffer */
+    int *pl = malloc((size_t)j->gpus * sizeof *pl);
+    if (!pl) return GS_ENOMEM;
+    memcpy(pl, out, (size_t)j->gpus * sizeof *pl);
+    int npre = 0;
+    for (int i = 0; i < k; i++) {
+        gs_job *v = cands[i];
+        if (v->state != GS_JOB_RUNNING || !v->alloc) continue;
+        int uses = 0;
+        for (int a = 0; a < v->nalloc && !uses; a++)
+            for (int g = 0; g < j->gpus && !uses; g++) uses = pl[g] == v->alloc[a];
+        if (!uses) continue;
+        if ((rc = gs_engine_preempt(e, v, why)) != 0) {
+            free(pl);
+            return rc;
+        }
+        npre++;
+    }
+    rc = gs_engine_start(e, j, pl, j->gpus);
+    free(pl);
+    if (rc == GS_ECONFLICT && e->opts.mode == GS_ENGINE_LIVE) return npre; /* victims stopping */
+    return rc ? rc : npre;
+}
+
 /* ---- transitions ---------------------------------------------------------------------- */
 
 static void schedule_finish(gs_engine *e, gs_job *j)
@@ -501,18 +566,26 @@ int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n)
     j->alloc = a;
     j->nalloc = n;
     j->queued += e->now - j->pending_since;
-    if (j->first_start == GS_TIME_NONE)
+    j->overhead = 0;
+    if (j->first_start == GS_TIME_NONE) {
         j->first_start = e->now;
-    else
+    } else {
         j->restarts++;
+        j->overhead = gs_costs_restart(&e->costs, j->model, n, j->stop_saved);
+        if (j->overhead > 0) {
+            j->overhead_total += j->overhead;
+            j->overhead_gpu_s += (double)n * gs_time_to_sec(j->overhead);
+            j->overhead_charges++;
+        }
+    }
     j->last_start = e->now;
     j->state = GS_JOB_RUNNING;
     j->reason = NULL;
-    j->speed = 1.0;
-    j->overhead = 0;
+    j->speed = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, a, n);
     j->progress_from = e->now + j->overhead;
     j->gen++;
     e->npending--;
+    e->pending_gpus -= j->gpus;
     e->nrunning++;
     e->allocated += n;
     emit(e, GS_REC_START, j, -1, NULL);
@@ -523,7 +596,10 @@ int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n)
 /* Close the current run: account time and progress, free GPUs. */
 static void close_run(gs_engine *e, gs_job *j)
 {
-    j->remaining = gs_job_remaining(j, e->now);
+    if (j->state == GS_JOB_PREEMPTED) e->stopping -= j->nalloc;
+    gs_time rem = gs_job_remaining(j, e->now);
+    j->progress += j->remaining - rem;
+    j->remaining = rem;
     j->executed += e->now - j->last_start;
     j->service += (double)j->nalloc * gs_time_to_sec(e->now - j->last_start);
     gs_cluster_release(e->c, j->alloc, j->nalloc, j->slot);
@@ -543,6 +619,7 @@ static void to_pending(gs_engine *e, gs_job *j)
     j->state = GS_JOB_PENDING;
     j->pending_since = e->now;
     e->npending++;
+    e->pending_gpus += j->gpus;
 }
 
 int gs_engine_preempt(gs_engine *e, gs_job *j, const char *reason)
@@ -551,14 +628,19 @@ int gs_engine_preempt(gs_engine *e, gs_job *j, const char *reason)
     j->preemptions++;
     if (e->opts.mode == GS_ENGINE_LIVE) {
         /* stop requested; GPUs stay held until the tasks are reported gone */
-        j->remaining = gs_job_remaining(j, e->now);
+        gs_time rem = gs_job_remaining(j, e->now);
+        j->progress += j->remaining - rem;
+        j->remaining = rem;
         j->progress_from = GS_TIME_MAX;
         j->state = GS_JOB_PREEMPTED;
+        j->stop_saved = 1;
+        e->stopping += j->nalloc;
         j->gen++;
         emit(e, GS_REC_PREEMPT, j, -1, reason);
         return 0;
     }
     close_run(e, j);
+    j->stop_saved = 1;
     e->nrunning--;
     emit(e, GS_REC_PREEMPT, j, -1, reason);
     to_pending(e, j);
@@ -576,8 +658,13 @@ static void finish_job(gs_engine *e, gs_job *j, gs_job_state final, const char *
     } else if (was == GS_JOB_PENDING && j->arrived) {
         j->queued += e->now - j->pending_since;
         e->npending--;
+        e->pending_gpus -= j->gpus;
     }
-    if (final == GS_JOB_DONE) j->remaining = 0;
+    if (final == GS_JOB_DONE) {
+        /* the completion event is authoritative: absorb sub-microsecond rounding */
+        j->progress += j->remaining;
+        j->remaining = 0;
+    }
     j->state = final;
     j->end = e->now;
     j->reason = reason;
@@ -699,6 +786,7 @@ static void node_event(gs_engine *e, int node, int down)
             gs_job *j = gs_engine_job(e, (size_t)owner);
             if (j->state == GS_JOB_RUNNING || j->state == GS_JOB_PREEMPTED) {
                 close_run(e, j);
+                j->stop_saved = 0; /* a lost node cannot checkpoint */
                 e->nrunning--;
                 emit(e, GS_REC_REQUEUE, j, -1, "node failed");
                 to_pending(e, j);
@@ -825,9 +913,15 @@ int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *par
     strtab_init(&e->users);
     strtab_init(&e->models);
     for (unsigned i = 0; i < FAIL_CACHE; i++) e->fail[i].epoch = UINT64_MAX;
+    gs_costs_init(&e->costs);
     gs_params empty;
     gs_params_init(&empty);
-    int rc = ops->create(e, params ? params : &empty, &e->pst, diag);
+    int rc = gs_costs_from_params(&e->costs, params ? params : &empty, diag);
+    if (rc) {
+        gs_engine_destroy(e);
+        return rc;
+    }
+    rc = ops->create(e, params ? params : &empty, &e->pst, diag);
     if (rc) {
         e->pst = NULL;
         gs_engine_destroy(e);
@@ -841,6 +935,7 @@ void gs_engine_destroy(gs_engine *e)
 {
     if (!e) return;
     if (e->pol && e->pol->destroy) e->pol->destroy(e->pst);
+    gs_costs_release(&e->costs);
     for (size_t i = 0; i < e->njobs; i++) {
         free(gs_engine_job(e, i)->alloc);
         free(gs_engine_job(e, i)->last_alloc);
@@ -863,6 +958,19 @@ void gs_engine_set_observer(gs_engine *e, gs_observer_fn fn, void *ud)
     e->obs_ud = ud;
 }
 
+int gs_engine_read_file(const gs_engine *e, const char *path, char **buf, size_t *len,
+                        gs_diag *d)
+{
+    if (!e->opts.read_file)
+        return gs_diag_set(d, GS_EUNSUPPORTED, 0, 0, "cannot read '%s': no file reader", path);
+    return e->opts.read_file(e->opts.read_file_ud, path, buf, len, d);
+}
+
+const gs_costs *gs_engine_costs(const gs_engine *e)
+{
+    return &e->costs;
+}
+
 gs_time gs_engine_now(const gs_engine *e)
 {
     return e->now;
@@ -883,6 +991,10 @@ uint64_t gs_engine_events(const gs_engine *e)
 {
     return e->events;
 }
+int64_t gs_engine_pending_gpus(const gs_engine *e)
+{
+    return e->pending_gpus;
+}
 size_t gs_engine_npending(const gs_engine *e)
 {
     return e->npending;
@@ -894,6 +1006,10 @@ size_t gs_engine_nrunning(const gs_engine *e)
 int gs_engine_allocated(const gs_engine *e)
 {
     return e->allocated;
+}
+int gs_engine_stopping_gpus(const gs_engine *e)
+{
+    return e->stopping;
 }
 size_t gs_engine_nvcs(const gs_engine *e)
 {

@@ -10,11 +10,23 @@
 extern const gs_policy_ops gs_policy_fifo;
 extern const gs_policy_ops gs_policy_fifo_backfill;
 extern const gs_policy_ops gs_policy_yarn_cs;
+extern const gs_policy_ops gs_policy_las;
+extern const gs_policy_ops gs_policy_tiresias_las;
+extern const gs_policy_ops gs_policy_tiresias_gittins;
+extern const gs_policy_ops gs_policy_srtf;
+extern const gs_policy_ops gs_policy_srsf;
+extern const gs_policy_ops gs_policy_sjf;
 
 static const gs_policy_ops *const registry[] = {
     &gs_policy_fifo,
     &gs_policy_fifo_backfill,
     &gs_policy_yarn_cs,
+    &gs_policy_las,
+    &gs_policy_tiresias_las,
+    &gs_policy_tiresias_gittins,
+    &gs_policy_srtf,
+    &gs_policy_srsf,
+    &gs_policy_sjf,
 };
 
 const gs_policy_ops *gs_policy_find(const char *name)

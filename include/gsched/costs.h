@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gsched/costs.h - what mechanisms cost: placement slowdown and restart
+ * overhead.  The engine charges these; policies only decide.
+ *
+ * Slowdown: a job's iteration time is multiplied by a factor that depends on
+ * how far its GPUs are spread and on its model class:
+ *
+ *   spread level                                   heavy  light  default
+ *   0 one GPU, or one node with no declared inner  1.00   1.00   1.00
+ *     topology (taken to be NVLink/NVSwitch)
+ *   1 one node, same PCIe switch                   1.05   1.00   1.02
+ *   2 one node, across PCIe switches, same socket  1.10   1.02   1.05
+ *   3 one node, across sockets                     1.25   1.05   1.10
+ *   4 several nodes of one rack                    2.00   1.10   1.50
+ *   5 several racks                                2.40   1.155  1.65
+ *
+ * (algorithms.md section 10.4, calibrated on Gavel's consolidated/spread
+ * throughput ratios and Pollux's measured step times).  Model classes:
+ * "heavy" = communication-heavy models whose largest tensor dominates or
+ * that synchronise a lot (vgg*, alexnet, bert*, gpt*, transformer*, lm*,
+ * yolo*), "light" = resnet*, inception*, googlenet, mobilenet*,
+ * deepspeech*, cifar*, imagenet; anything else "default".
+ *
+ * Restart overhead (section 11): a job that starts again after a preemption
+ * or a node failure holds its new GPUs for
+ *     t_save(old) + t_restore(new) + t_init(gpus)
+ * without progress, with t_save = t_restore = state_bytes / ckpt_bw,
+ * state_bytes = params x 4 B x (1 + optimizer_slots), and
+ * t_init(g) = init_base + init_per_gpu x (g - 1) (5 s + 3.75 s/GPU: "a few
+ * seconds" for 1 GPU, ~35 s for 8).  A node failure cannot checkpoint, so it
+ * costs t_restore + t_init only.
+ *
+ * Parameters (--set): slowdown=on|off, slowdown_heavy / slowdown_light /
+ * slowdown_default = six comma-separated factors (levels 0..5),
+ * heavy_models / light_models = comma-separated name prefixes (replace the
+ * built-in lists), preempt_cost=model|SECONDS (0 = free, as the published
+ * simulators), ckpt_bw (bytes/s, default 1e9), optimizer_slots (default 2),
+ * init_base (default 5s), init_per_gpu (default 3.75s).
+ */
+#ifndef GSCHED_COSTS_H
+#define GSCHED_COSTS_H
+
+#include "cluster.h"
+#include "error.h"
+#include "job.h"
+#include "params.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GS_SPREAD_LEVELS 6
+
+typedef enum gs_model_class {
+    GS_MODEL_DEFAULT = 0,
+    GS_MODEL_LIGHT = 1,
+    GS_MODEL_HEAVY = 2,
+    GS_MODEL_NCLASSES
+} gs_model_class;
+
+const char *gs_model_class_name(gs_model_class c);
+
+typedef struct gs_costs {
+    int slowdown;                                         /* 0 = off */
+    double factor[GS_MODEL_NCLASSES][GS_SPREAD_LEVELS];   /* >= 1 */
+    char *heavy, *light;                                  /* comma lists of prefixes (owned) */
+    int preempt_model;                                    /* 1 = the model above */
+    gs_time preempt_fixed;                                /* when !preempt_model */
+    double ckpt_bw;                                       /* bytes per second */
+    double optimizer_slots;
+    gs_time init_base, init_per_gpu;
+} gs_costs;
+
+/* Defaults: slowdown on, restart overhead from the model. */
+void gs_costs_init(gs_costs *c);
+void gs_costs_release(gs_costs *c);
+/* Read the parameters above (marking them used). */
+int gs_costs_from_params(gs_costs *c, gs_params *p, gs_diag *d);
+
+gs_model_class gs_costs_class(const gs_costs *c, const char *model);
+/* Parameters of a model in millions (approximate; default 25.6, ResNet-50). */
+double gs_model_params_m(const char *model);
+/* Spread level (0..5) of a placement. */
+int gs_costs_spread_level(const gs_cluster *cl, const int32_t *gpus, int n);
+/* Slowdown factor (>= 1) of a placement for a job's model. */
+double gs_costs_slowdown(const gs_costs *c, const gs_cluster *cl, const char *model,
+                         const int32_t *gpus, int n);
+/* Restart overhead; 'saved' = 1 if the job could checkpoint (preemption). */
+gs_time gs_costs_restart(const gs_costs *c, const char *model, int gpus, int saved);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

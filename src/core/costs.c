@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * costs.c - placement slowdown and restart overhead (see gsched/costs.h).
+ * Invariants: every factor is >= 1 and non-decreasing with the spread
+ * level; overheads are >= 0; all functions are pure given the parameters.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gsched/costs.h"
+
+static const char *class_names[] = {"default", "light", "heavy"};
+
+const char *gs_model_class_name(gs_model_class c)
+{
+    return (unsigned)c < GS_MODEL_NCLASSES ? class_names[c] : "?";
+}
+
+static const double default_factors[GS_MODEL_NCLASSES][GS_SPREAD_LEVELS] = {
+    {1.00, 1.02, 1.05, 1.10, 1.50, 1.65},  /* default */
+    {1.00, 1.00, 1.02, 1.05, 1.10, 1.155}, /* light */
+    {1.00, 1.05, 1.10, 1.25, 2.00, 2.40},  /* heavy */
+};
+
+static const char *heavy_default = "vgg,alexnet,bert,gpt,transformer,lm,yolo";
+static const char *light_default =
+    "resnet,inception,googlenet,mobilenet,deepspeech,cifar,imagenet,ncf,recommendation";
+
+void gs_costs_init(gs_costs *c)
+{
+    memset(c, 0, sizeof *c);
+    c->slowdown = 1;
+    memcpy(c->factor, default_factors, sizeof c->factor);
+    c->preempt_model = 1;
+    c->ckpt_bw = 1e9;
+    c->optimizer_slots = 2;
+    c->init_base = 5 * GS_SEC;
+    c->init_per_gpu = 3750 * GS_MSEC;
+}
+
+void gs_costs_release(gs_costs *c)
+{
+    if (!c) return;
+    free(c->heavy);
+    free(c->light);
+    c->heavy = c->light = NULL;
+}
+
+static int read_factors(gs_params *p, const char *key, double out[GS_SPREAD_LEVELS], gs_diag *d)
+{
+    double *v;
+    size_t n;
+    int rc = gs_params_get_double_list(p, key, &v, &n, d);
+    if (rc || !v) return rc;
+    if (n != GS_SPREAD_LEVELS) {
+        free(v);
+        return gs_diag_set(d, GS_EINVAL, 0, 0,
+                           "parameter '%s': expected %d factors (spread levels 0..5), got %zu",
+                           key, GS_SPREAD_LEVELS, n);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (v[i] < 1.0 || (i && v[i] < v[i - 1])) {
+            free(v);
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "parameter '%s': factors must be >= 1 and non-decreasing", key);
+        }
+    memcpy(out, v, sizeof(double) * GS_SPREAD_LEVELS);
+    free(v);
+    return 0;
+}
+
+int gs_costs_from_params(gs_costs *c, gs_params *p, gs_diag *d)
+{
+    int rc = gs_params_get_bool(p, "slowdown", 1, &c->slowdown, d);
+    if (!rc) rc = read_factors(p, "slowdown_default", c->factor[GS_MODEL_DEFAULT], d);
+    if (!rc) rc = read_factors(p, "slowdown_light", c->factor[GS_MODEL_LIGHT], d);
+    if (!rc) rc = read_factors(p, "slowdown_heavy", c->factor[GS_MODEL_HEAVY], d);
+    if (rc) return rc;
+    const char *h = gs_params_get(p, "heavy_models"), *l = gs_params_get(p, "light_models");
+    if (h && !(c->heavy = strdup(h))) return GS_ENOMEM;
+    if (l && !(c->light = strdup(l))) return GS_ENOMEM;
+    const char *pc = gs_params_get(p, "preempt_cost");
+    if (pc && strcmp(pc, "model")) {
+        c->preempt_model = 0;
+        rc = gs_params_get_duration(p, "preempt_cost", 0, &c->preempt_fixed, d);
+        if (rc)
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "parameter 'preempt_cost': expected 'model' or a duration "
+                               "(0 = free), got '%s'",
+                               pc);
+    }
+    if (!rc) rc = gs_params_get_double(p, "ckpt_bw", 1e9, 1e3, 1e15, &c->ckpt_bw, d);
+    if (!rc)
+        rc = gs_params_get_double(p, "optimizer_slots", 2, 0, 16, &c->optimizer_slots, d);
+    if (!rc) rc = gs_params_get_duration(p, "init_base", 5 * GS_SEC, &c->init_base, d);
+    if (!rc) rc = gs_params_get_duration(p, "init_per_gpu", 3750 * GS_MSEC, &c->init_per_gpu, d);
+    return rc;
+}
+
+/* Does 'model' start with one of the comma-separated prefixes (case-insensitive)? */
+static int matches(const char *list, const char *model)
+{
+    const char *p = list;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len && strncasecmp(model, p, len) == 0) return 1;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+gs_model_class gs_costs_class(const gs_costs *c, const char *model)
+{
+    if (!model || !*model || !strcmp(model, "-")) return GS_MODEL_DEFAULT;
+    if (matches(c->heavy ? c->heavy : heavy_default, model)) return GS_MODEL_HEAVY;
+    if (matches(c->light ? c->light : light_default, model)) return GS_MODEL_LIGHT;
+    return GS_MODEL_DEFAULT;
+}
+
+double gs_model_params_m(const char *model)
+{
+    static const struct {
+        const char *prefix;
+        double m;
+    } t[] = {
+        {"resnet152", 60.2},  {"resnet101", 44.5},  {"resnet50", 25.6},  {"resnet18", 11.7},
+        {"vgg19", 143.7},     {"vgg16", 138.4},     {"vgg11", 132.9},    {"alexnet", 61.1},
+        {"inception4", 42.7}, {"inception3", 23.8}, {"googlenet", 6.8},  {"bert", 110.0},
+        {"gpt2", 1500.0},     {"transformer", 65.0}, {"lm", 66.0},       {"yolo", 61.9},
+        {"deepspeech", 38.0}, {"cifar", 11.7},      {"imagenet", 25.6},  {"ncf", 5.0},
+        {"mobilenet", 4.2},
+    };
+    if (model)
+        for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+            if (strncasecmp(model, t[i].prefix, strlen(t[i].prefix)) == 0) return t[i].m;
+    return 25.6;
+}
+
+int gs_costs_spread_level(const gs_cluster *cl, const int32_t *gpus, int n)
+{
+    if (n <= 1) return 0;
+    gs_cell_kind k = gs_cluster_spread(cl, (const int *)gpus, n);
+    switch (k) {
+    case GS_CELL_GPU: return 0;
+    case GS_CELL_PCIE: return 1;
+    case GS_CELL_SOCKET: return 2;
+    case GS_CELL_NODE: {
+        /* what does the node declare inside it? */
+        const gs_node *nd = gs_cluster_node(cl, gs_cluster_gpu(cl, gpus[0])->node);
+        const gs_cell *nc = gs_cluster_cell(cl, nd->cell);
+        int has_socket = 0, has_pcie = 0;
+        for (int i = 0; i < nc->nkids; i++) {
+            int kind = gs_cluster_cell(cl, gs_cluster_cell_kid(cl, nd->cell, i))->kind;
+            has_socket |= kind == GS_CELL_SOCKET;
+            has_pcie |= kind == GS_CELL_PCIE;
+        }
+        return has_socket ? 3 : has_pcie ? 2 : 0;
+    }
+    case GS_CELL_RACK: return 4;
+    default: {
+        /* above racks, or the root of a cluster without racks */
+        const gs_node *nd = gs_cluster_node(cl, gs_cluster_gpu(cl, gpus[0])->node);
+        return nd->rack == 0 && k == GS_CELL_ROOT ? 4 : 5;
+    }
+    }
+}
+
+double gs_costs_slowdown(const gs_costs *c, const gs_cluster *cl, const char *model,
+                         const int32_t *gpus, int n)
+{
+    if (!c->slowdown || n <= 1) return 1.0;
+    int lv = gs_costs_spread_level(cl, gpus, n);
+    return c->factor[gs_costs_class(c, model)][lv];
+}
+
+gs_time gs_costs_restart(const gs_costs *c, const char *model, int gpus, int saved)
+{
+    if (!c->preempt_model) return c->preempt_fixed;
+    double bytes = gs_model_params_m(model) * 1e6 * 4.0 * (1.0 + c->optimizer_slots);
+    gs_time io = gs_time_from_sec(bytes / c->ckpt_bw);
+    gs_time init = c->init_base + c->init_per_gpu * (gpus > 1 ? gpus - 1 : 0);
+    return (saved ? 2 * io : io) + init;
+}

@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * policy_tiresias.c - least-attained-service scheduling with discretized
+ * multi-level queues (Tiresias, NSDI'19; algorithms.md section 2):
+ *
+ *   las               1-D: attained service = executed time
+ *   tiresias-las      2-D: attained service = GPUs x executed time (Tiresias-L)
+ *   tiresias-gittins  2-D, and inside each queue jobs ordered by their Gittins
+ *                     index over a GPU-time distribution (Tiresias-G)
+ *
+ * A job enters the top queue; while running it is demoted to the next queue
+ * when its attained service reaches the queue's threshold (the instant is
+ * computed analytically and set as an engine timer, no time stepping).
+ * Queues are served in strict priority order, all jobs that fit by GPU count
+ * run (no head-of-line blocking) and running jobs that no longer fit are
+ * preempted (only if a start actually needs their GPUs: see plan.c).
+ *
+ * Order inside a queue (las variants) follows Tiresias: "FIFO by start
+ * time": after every pass running jobs stand before waiting ones, each group
+ * keeping its relative order; arrivals, promotions and demotions join at the
+ * tail.  We keep each queue as three lists - running (R), pending (P) and
+ * running jobs demoted at this instant (N) - walked R, P, N.  The running
+ * list is skipped in O(1) while no waiting job has been admitted before it
+ * (all running jobs fit by count then), so a pass costs the jobs it has to
+ * look at, not the queue length.
+ *
+ * Starvation knob (promote_knob=K > 0): a job that has run and then waited
+ * K times its executed time (both counted since its last promotion) goes
+ * back to the top queue with both counters reset.
+ *
+ * Parameters: queues=T1,T2,... thresholds (GPU-seconds; seconds for las),
+ * default 3600 (two queues: the paper's default of K=2 and the artifact
+ * README's 3600 GPU-s); promote_knob=K (default 0 = off);
+ * gittins_samples=FILE (tiresias-gittins: one GPU-time per line, optional
+ * header; default: Tiresias' bundled yarn-gput1000.csv, compiled in).
+ *
+ * Invariants: every active job is in exactly one list of exactly one queue;
+ * rsum[q] = GPUs of RUNNING jobs in R[q]; psize[q] counts P[q] by size.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gsched/jobq.h"
+#include "gsched/policy.h"
+#include "internal.h"
+
+enum variant { V_LAS, V_TLAS, V_GITTINS };
+
+typedef struct sizecount {
+    int32_t size, count;
+} sizecount;
+
+typedef struct mlq {
+    gs_jobq r, p, n;
+    int64_t rsum;
+    sizecount *sc; /* pending jobs by size, ascending */
+    size_t nsc, capsc;
+} mlq;
+
+typedef struct tir {
+    gs_engine *e;
+    enum variant v;
+    int nq;
+    int64_t *hi;    /* thresholds in service units (us or GPU-us); nq-1 entries */
+    double knob;
+    mlq *q;
+    /* per job, by slot */
+    int8_t *qid;    /* -1: not tracked */
+    int8_t *where;  /* 'R', 'P', 'N' */
+    int8_t *inr;    /* counted in its queue's rsum */
+    int64_t *ebase; /* executed (us) at the last promotion */
+    int64_t *qbase; /* queued (us) at the last promotion / first start */
+    uint32_t *tgen; /* timer generation */
+    size_t cap;
+    gs_plan plan;
+    /* gittins */
+    double *gs, *gp; /* sorted samples (GPU-s) and prefix sums (n+1) */
+    size_t ngs;
+    gs_job **tmp;    /* scratch for sorting one queue */
+    double *key;
+    size_t captmp;
+    int dirty;
+    int in_apply; /* preemptions inside our own pass are settled by settle() */
+} tir;
+
+/* ---- per-job arrays -------------------------------------------------------------- */
+
+static int grow(tir *t, int32_t slot)
+{
+    if ((size_t)slot < t->cap) return 0;
+    size_t nc = t->cap ? t->cap : 1024;
+    while (nc <= (size_t)slot) nc *= 2;
+#define G(arr)                                                                                     \
+    do {                                                                                           \
+        void *np = realloc(t->arr, nc * sizeof *t->arr);                                           \
+        if (!np) return GS_ENOMEM;                                                                 \
+        t->arr = np;                                                                               \
+    } while (0)
+    G(qid);
+    G(where);
+    G(inr);
+    G(ebase);
+    G(qbase);
+    G(tgen);
+#undef G
+    for (size_t i = t->cap; i < nc; i++) {
+        t->qid[i] = -1;
+        t->where[i] = 0;
+        t->inr[i] = 0;
+        t->ebase[i] = t->qbase[i] = 0;
+        t->tgen[i] = 0;
+    }
+    t->cap = nc;
+    return 0;
+}
+
+/* ---- pending size histogram --------------------------------------------------------- */
+
+static void sc_add(mlq *q, int32_t size, int d)
+{
+    size_t i = 0;
+    while (i < q->nsc && q->sc[i].size < size) i++;
+    if (i < q->nsc && q->sc[i].size == size) {
+        q->sc[i].count += d;
+        if (!q->sc[i].count) {
+            memmove(&q->sc[i], &q->sc[i + 1], (q->nsc - i - 1) * sizeof *q->sc);
+            q->nsc--;
+        }
+        return;
+    }
+    if (d <= 0) return;
+    if (q->nsc == q->capsc) {
+        size_t nc = q->capsc ? q->capsc * 2 : 8;
+        sizecount *ns = realloc(q->sc, nc * sizeof *ns);
+        if (!ns) return; /* histogram only prunes; a miss just costs a walk */
+        q->sc = ns;
+        q->capsc = nc;
+    }
+    memmove(&q->sc[i + 1], &q->sc[i], (q->nsc - i) * sizeof *q->sc);
+    q->sc[i] = (sizecount){size, d};
+    q->nsc++;
+}
+
+static int32_t min_pending(const mlq *q)
+{
+    return q->nsc ? q->sc[0].size : INT32_MAX;
+}
+
+/* ---- list moves ----------------------------------------------------------------------- */
+
+static void unlink_job(tir *t, gs_job *j)
+{
+    int q = t->qid[j->slot];
+    if (q < 0) return;
+    mlq *m = &t->q[q];
+    switch (t->where[j->slot]) {
+    case 'R':
+        gs_jobq_remove(&m->r, j->slot);
+        if (t->inr[j->slot]) m->rsum -= j->gpus;
+        t->inr[j->slot] = 0;
+        break;
+    case 'P':
+        gs_jobq_remove(&m->p, j->slot);
+        sc_add(m, j->gpus, -1);
+        break;
+    case 'N': gs_jobq_remove(&m->n, j->slot); break;
+    }
+    t->where[j->slot] = 0;
+    t->qid[j->slot] = -1;
+}
+
+static void to_list(tir *t, gs_job *j, int q, char where, int front)
+{
+    mlq *m = &t->q[q];
+    t->qid[j->slot] = (int8_t)q;
+    t->where[j->slot] = where;
+    gs_jobq *l = where == 'R' ? &m->r : where == 'P' ? &m->p : &m->n;
+    if (front)
+        gs_jobq_push_front(l, j->slot);
+    else
+        gs_jobq_push_back(l, j->slot);
+    if (where == 'R' && j->state == GS_JOB_RUNNING) {
+        m->rsum += j->gpus;
+        t->inr[j->slot] = 1;
+    }
+    if (where == 'P') sc_add(m, j->gpus, +1);
+}
+
+/* ---- service accounting ----------------------------------------------------------------- */
+
+/* attained service for queueing: us (las) or GPU-us, since the last promotion */
+static int64_t attained(const tir *t, const gs_job *j, gs_time now)
+{
+    int64_t ex = gs_job_executed(j, now) - t->ebase[j->slot];
+    return t->v == V_LAS ? ex : ex * j->gpus;
+}
+
+static uint64_t tag_of(tir *t, const gs_job *j)
+{
+    return ((uint64_t)(uint32_t)j->slot << 32) | t->tgen[j->slot];
+}
+
+/* Running job: timer at the instant its service reaches its queue's threshold. */
+static void arm_demotion(tir *t, gs_job *j)
+{
+    int q = t->qid[j->slot];
+    t->tgen[j->slot]++;
+    if (q < 0 || q >= t->nq - 1 || j->state != GS_JOB_RUNNING) return;
+    gs_time now = gs_engine_now(t->e);
+    int64_t left = t->hi[q] - attained(t, j, now);
+    int64_t rate = t->v == V_LAS ? 1 : j->gpus;
+    gs_time at = now + (left <= 0 ? 0 : (left + rate - 1) / rate);
+    gs_engine_set_timer(t->e, at, tag_of(t, j));
+}
+
+/* Pending job in a lower queue: timer at the instant the knob promotes it. */
+static void arm_promotion(tir *t, gs_job *j)
+{
+    int q = t->qid[j->slot];
+    t->tgen[j->slot]++;
+    if (t->knob <= 0 || q <= 0 || j->state != GS_JOB_PENDING || j->first_start == GS_TIME_NONE)
+        return;
+    gs_time now = gs_engine_now(t->e);
+    int64_t ex = gs_job_executed(j, now) - t->ebase[j->slot];
+    if (ex <= 0) return;
+    int64_t waited = gs_job_queued(j, now) - t->qbase[j->slot];
+    double need = t->knob * (double)ex - (double)waited;
+    gs_time at = now + (need <= 0 ? 0 : (gs_time)ceil(need));
+    gs_engine_set_timer(t->e, at, tag_of(t, j));
+}
+
+/* ---- Gittins index ------------------------------------------------------------------------- */
+
+static size_t upper_bound(const double *v, size_t n, double x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/*
+ * G(a, D) = P(S - a <= D | S > a) / E[min(S - a, D) | S > a] with D the
+ * service left before the job leaves its queue (infinite in the last queue).
+ */
+static double gittins(const tir *t, double a, double delta)
+{
+    size_t lo = upper_bound(t->gs, t->ngs, a);
+    size_t alive = t->ngs - lo;
+    if (!alive) return 0;
+    size_t hi = isinf(delta) ? t->ngs : upper_bound(t->gs, t->ngs, a + delta);
+    size_t fin = hi - lo;
+    double sum = (t->gp[hi] - t->gp[lo]) - a * (double)fin;
+    if (!isinf(delta)) sum += delta * (double)(alive - fin);
+    return sum > 0 ? (double)fin / sum : 0;
+}
+
+static double gkey(const tir *t, const gs_job *j, gs_time now)
+{
+    int q = t->qid[j->slot];
+    double a = (double)attained(t, j, now) / 1e6; /* GPU-seconds */
+    double delta = q < t->nq - 1 ? (double)t->hi[q] / 1e6 - a : INFINITY;
+    if (delta < 0) delta = 0;
+    return gittins(t, a, delta);
+}
+
+static int parse_samples(tir *t, const char *buf, const char *src, gs_diag *d)
+{
+    size_t cap = 1024, n = 0;
+    double *v = malloc(cap * sizeof *v);
+    if (!v) return GS_ENOMEM;
+    int line = 0;
+    const char *p = buf;
+    while (*p) {
+        line++;
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char tmp[128];
+        if (len >= sizeof tmp) len = sizeof tmp - 1;
+        memcpy(tmp, p, len);
+        tmp[len] = '\0';
+        char *s = tmp;
+        while (*s == ' ' || *s == '\t' || *s == '\r') s++;
+        char *end;
+        double x = strtod(s, &end);
+        while (*end == ' ' || *end == '\t' || *end == '\r') end++;
+        if (*s && end != s && !*end) {
+            if (!(x > 0) || !isfinite(x)) {
+                free(v);
+                return gs_diag_set(d, GS_EINVAL, line, 1,
+                                   "%s: GPU-time samples must be positive numbers", src);
+            }
+            if (n == cap) {
+                cap *= 2;
+                double *nv = realloc(v, cap * sizeof *nv);
+                if (!nv) {
+                    free(v);
+                    return GS_ENOMEM;
+                }
+                v = nv;
+            }
+            v[n++] = x;
+        } else if (*s && !(line == 1 && end == s)) { /* a header line is allowed */
+            free(v);
+            return gs_diag_set(d, GS_EPARSE, line, 1, "%s: expected a number, got '%s'", src, s);
+        }
+        if (!e) break;
+        p = e + 1;
+    }
+    if (n < 2) {
+        free(v);
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "%s: need at least 2 GPU-time samples", src);
+    }
+    /* sort (insertion is fine for the few thousand samples such files hold) */
+    for (size_t i = 1; i < n; i++) {
+        double x = v[i];
+        size_t k = i;
+        while (k > 0 && v[k - 1] > x) v[k] = v[k - 1], k--;
+        v[k] = x;
+    }
+    t->gp = malloc((n + 1) * sizeof *t->gp);
+    if (!t->gp) {
+        free(v);
+        return GS_ENOMEM;
+    }
+    t->gp[0] = 0;
+    for (size_t i = 0; i < n; i++) t->gp[i + 1] = t->gp[i] + v[i];
+    t->gs = v;
+    t->ngs = n;
+    return 0;
+}
+
+extern const char gs_yarn_gput1000_csv[];
+
+/* ---- lifecycle ------------------------------------------------------------------------------- */
+
+static void tir_destroy(void *st)
+{
+    tir *t = st;
+    if (!t) return;
+    for (int i = 0; i < t->nq && t->q; i++) {
+        gs_jobq_release(&t->q[i].r);
+        gs_jobq_release(&t->q[i].p);
+        gs_jobq_release(&t->q[i].n);
+        free(t->q[i].sc);
+    }
+    free(t->q);
+    free(t->hi);
+    free(t->qid);
+    free(t->where);
+    free(t->inr);
+    free(t->ebase);
+    free(t->qbase);
+    free(t->tgen);
+    free(t->gs);
+    free(t->gp);
+    free(t->tmp);
+    free(t->key);
+    gs_plan_release(&t->plan);
+    free(t);
+}
+
+static int tir_create_v(gs_engine *e, gs_params *p, void **state, gs_diag *d, enum variant v)
+{
+    tir *t = calloc(1, sizeof *t);
+    if (!t) return GS_ENOMEM;
+    t->e = e;
+    t->v = v;
+    gs_plan_init(&t->plan);
+    double *th = NULL;
+    size_t nth = 0;
+    int rc = gs_params_get_double_list(p, "queues", &th, &nth, d);
+    if (!rc && !th) {
+        th = malloc(sizeof *th);
+        if (!th) rc = GS_ENOMEM;
+        else th[0] = 3600, nth = 1;
+    }
+    if (!rc && nth > 32) rc = gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'queues': at most 32 thresholds");
+    if (!rc) {
+        t->nq = (int)nth + 1;
+        t->hi = malloc(nth * sizeof *t->hi);
+        t->q = calloc((size_t)t->nq, sizeof *t->q);
+        if (!t->hi || !t->q) rc = GS_ENOMEM;
+        for (size_t i = 0; !rc && i < nth; i++) {
+            if (!(th[i] > 0) || (i && th[i] <= th[i - 1]))
+                rc = gs_diag_set(d, GS_EINVAL, 0, 0,
+                                 "parameter 'queues': thresholds must be positive and increasing");
+            else
+                t->hi[i] = (int64_t)llround(th[i] * 1e6);
+        }
+        for (int i = 0; !rc && i < t->nq; i++) {
+            gs_jobq_init(&t->q[i].r);
+            gs_jobq_init(&t->q[i].p);
+            gs_jobq_init(&t->q[i].n);
+        }
+    }
+    free(th);
+    if (!rc) rc = gs_params_get_double(p, "promote_knob", 0, 0, 1e9, &t->knob, d);
+    if (!rc && v == V_GITTINS) {
+        const char *f = gs_params_get(p, "gittins_samples");
+        if (f) {
+            char *buf;
+            size_t len;
+            rc = gs_engine_read_file(e, f, &buf, &len, d);
+            if (!rc) {
+                rc = parse_samples(t, buf, f, d);
+                free(buf);
+            }
+        } else {
+            rc = parse_samples(t, gs_yarn_gput1000_csv, "yarn-gput1000.csv", d);
+        }
+    }
+    if (rc) {
+        tir_destroy(t);
+        return rc;
+    }
+    *state = t;
+    return 0;
+}
+
+static int las_create(gs_engine *e, gs_params *p, void **s, gs_diag *d)
+{
+    return tir_create_v(e, p, s, d, V_LAS);
+}
+static int tlas_create(gs_engine *e, gs_params *p, void **s, gs_diag *d)
+{
+    return tir_create_v(e, p, s, d, V_TLAS);
+}
+static int tgit_create(gs_engine *e, gs_params *p, void **s, gs_diag *d)
+{
+    return tir_create_v(e, p, s, d, V_GITTINS);
+}
+
+/* ---- hooks ------------------------------------------------------------------------------------ */
+
+static void tir_arrival(void *st, gs_job *j)
+{
+    tir *t = st;
+    if (grow(t, j->slot)) return;
+    t->ebase[j->slot] = 0;
+    t->qbase[j->slot] = 0;
+    to_list(t, j, 0, 'P', 0);
+    t->dirty = 1;
+}
+
+static void tir_requeue(void *st, gs_job *j)
+{
+    /* a node failure (SIM) or a finished stop (LIVE): waiting again, ahead of
+     * the jobs that were already waiting in its queue, as after a preemption */
+    tir *t = st;
+    if (t->in_apply || grow(t, j->slot)) return;
+    int q = t->qid[j->slot];
+    if (q < 0) q = 0;
+    unlink_job(t, j);
+    to_list(t, j, q, 'P', 1);
+    arm_promotion(t, j);
+    t->dirty = 1;
+}
+
+static void tir_finish(void *st, gs_job *j)
+{
+    tir *t = st;
+    if ((size_t)j->slot >= t->cap) return;
+    unlink_job(t, j);
+    t->tgen[j->slot]++;
+    t->dirty = 1;
+}
+
+static void tir_timer(void *st, uint64_t tag)
+{
+    tir *t = st;
+    int32_t slot = (int32_t)(tag >> 32);
+    if ((size_t)slot >= t->cap || t->tgen[slot] != (uint32_t)tag) return; /* stale */
+    gs_job *j = gs_engine_job(t->e, (size_t)slot);
+    int q = t->qid[slot];
+    gs_time now = gs_engine_now(t->e);
+    if (j->state == GS_JOB_RUNNING && q >= 0 && q < t->nq - 1 && attained(t, j, now) >= t->hi[q]) {
+        unlink_job(t, j); /* demote: to the tail of the next queue, walked after its waiters */
+        to_list(t, j, q + 1, 'N', 0);
+        arm_demotion(t, j);
+        t->dirty = 1;
+    } else if (j->state == GS_JOB_PENDING && q > 0 && t->knob > 0) {
+        unlink_job(t, j); /* promote: counters reset, to the tail of the top queue */
+        t->ebase[slot] = gs_job_executed(j, now);
+        t->qbase[slot] = gs_job_queued(j, now);
+        to_list(t, j, 0, 'P', 0);
+        t->tgen[slot]++;
+        gs_engine_note(t->e, j, "promoted to the top queue (starvation knob)");
+        t->dirty = 1;
+    }
+}
+
+/* ---- the pass ------------------------------------------------------------------------------- */
+
+/* Gittins order of one queue: index descending, then submit, then slot. */
+static void sort_queue(tir *t, gs_job **v, double *key, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        gs_job *x = v[i];
+        double kx = key[i];
+        size_t k = i;
+        while (k > 0) {
+            gs_job *y = v[k - 1];
+            double ky = key[k - 1];
+            int before = kx > ky || (kx == ky && (x->submit < y->submit ||
+                                                   (x->submit == y->submit && x->slot < y->slot)));
+            if (!before) break;
+            v[k] = y;
+            key[k] = ky;
+            k--;
+        }
+        v[k] = x;
+        key[k] = kx;
+    }
+    (void)t;
+}
+
+static void walk_list(tir *t, gs_jobq *l)
+{
+    for (int32_t s = gs_jobq_first(l); s >= 0; s = gs_jobq_next(l, s))
+        gs_plan_visit(&t->plan, gs_engine_job(t->e, (size_t)s));
+}
+
+static void walk_pending(tir *t, mlq *m)
+{
+    for (int32_t s = gs_jobq_first(&m->p); s >= 0 && t->plan.free >= min_pending(m);
+         s = gs_jobq_next(&m->p, s))
+        gs_plan_visit(&t->plan, gs_engine_job(t->e, (size_t)s));
+}
+
+static int walk_gittins(tir *t, mlq *m, gs_time now, int pending_only)
+{
+    size_t n = gs_jobq_len(&m->r) + gs_jobq_len(&m->p) + gs_jobq_len(&m->n);
+    if (n > t->captmp) {
+        size_t nc = t->captmp ? t->captmp : 256;
+        while (nc < n) nc *= 2;
+        gs_job **nt = realloc(t->tmp, nc * sizeof *nt);
+        if (!nt) return GS_ENOMEM;
+        t->tmp = nt;
+        double *nk = realloc(t->key, nc * sizeof *nk);
+        if (!nk) return GS_ENOMEM;
+        t->key = nk;
+        t->captmp = nc;
+    }
+    size_t k = 0;
+    gs_jobq *lists[3] = {&m->p, &m->r, &m->n};
+    for (int l = 0; l < (pending_only ? 1 : 3); l++)
+        for (int32_t s = gs_jobq_first(lists[l]); s >= 0; s = gs_jobq_next(lists[l], s)) {
+            gs_job *j = gs_engine_job(t->e, (size_t)s);
+            t->tmp[k] = j;
+            t->key[k++] = gkey(t, j, now);
+        }
+    sort_queue(t, t->tmp, t->key, k);
+    for (size_t i = 0; i < k; i++) gs_plan_visit(&t->plan, t->tmp[i]);
+    return 0;
+}
+
+/*
+ * After the pass, restore Tiresias' order: in each queue running jobs first,
+ * then waiting ones, each group in its previous order.  Only the jobs the
+ * pass touched move: victims that were preempted go to the front of their
+ * queue's waiting list (in walk order), admitted jobs that started go to the
+ * tail of the running list, and this instant's demoted jobs follow them.
+ */
+static void settle(tir *t)
+{
+    gs_plan *pl = &t->plan;
+    /* victims, in walk order (apply reversed the array); per queue, the first
+     * one goes to the front of P, each next one right after the previous */
+    int32_t *lastpre = NULL;
+    if (pl->nvict) {
+        lastpre = malloc((size_t)t->nq * sizeof *lastpre);
+        if (!lastpre) return;
+        for (int q = 0; q < t->nq; q++) lastpre[q] = -1;
+    }
+    for (size_t i = pl->nvict; i-- > 0;) {
+        gs_job *j = pl->vict[i];
+        int32_t s = j->slot;
+        int q = t->qid[s];
+        if (q < 0) continue;
+        mlq *m = &t->q[q];
+        if (j->state == GS_JOB_PREEMPTED && t->inr[s]) { /* LIVE: stopping, still in R */
+            m->rsum -= j->gpus;
+            t->inr[s] = 0;
+            continue;
+        }
+        if (j->state != GS_JOB_PENDING || t->where[s] != 'R') continue;
+        unlink_job(t, j);
+        t->qid[s] = (int8_t)q;
+        t->where[s] = 'P';
+        if (lastpre[q] < 0)
+            gs_jobq_push_front(&m->p, s);
+        else if (gs_jobq_next(&m->p, lastpre[q]) >= 0)
+            gs_jobq_insert_before(&m->p, gs_jobq_next(&m->p, lastpre[q]), s);
+        else
+            gs_jobq_push_back(&m->p, s);
+        sc_add(m, j->gpus, +1);
+        lastpre[q] = s;
+        arm_promotion(t, j);
+    }
+    free(lastpre);
+    /* admitted jobs that started: tail of R, in walk order */
+    for (size_t i = 0; i < pl->nstart; i++) {
+        gs_job *j = pl->start[i];
+        int32_t s = j->slot;
+        int q = t->qid[s];
+        if (q < 0 || t->where[s] != 'P') continue;
+        if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_PREEMPTED) continue;
+        unlink_job(t, j);
+        to_list(t, j, q, 'R', 0);
+        if (j->restarts == 0 && j->first_start == gs_engine_now(t->e))
+            t->qbase[s] = j->queued; /* waiting before the first run does not count */
+        arm_demotion(t, j);
+    }
+    /* this instant's demoted jobs: still running -> tail of R, preempted -> tail of P */
+    for (int q = 0; q < t->nq; q++) {
+        mlq *m = &t->q[q];
+        while (gs_jobq_first(&m->n) >= 0) {
+            int32_t s = gs_jobq_first(&m->n);
+            gs_job *j = gs_engine_job(t->e, (size_t)s);
+            unlink_job(t, j);
+            to_list(t, j, q, j->state == GS_JOB_PENDING ? 'P' : 'R', 0);
+            if (j->state == GS_JOB_PENDING) arm_promotion(t, j);
+        }
+    }
+}
+
+static void tir_schedule(void *st)
+{
+    tir *t = st;
+    if (!t->dirty) return;
+    t->dirty = 0;
+    gs_time now = gs_engine_now(t->e);
+    gs_plan_begin(&t->plan, t->e);
+    /* Fast path: when every waiting job fits the free GPUs by count, the
+     * target set is everyone, so running jobs need not be looked at. */
+    int fast = gs_engine_pending_gpus(t->e) <= gs_cluster_free(gs_engine_cluster(t->e));
+    for (int q = 0; q < t->nq; q++) {
+        mlq *m = &t->q[q];
+        if (t->v == V_GITTINS) {
+            if (walk_gittins(t, m, now, fast)) return;
+            continue;
+        }
+        if (fast) {
+            walk_pending(t, m);
+            continue;
+        }
+        if (!t->plan.admitted)
+            t->plan.free -= m->rsum; /* all of them fit: nothing admitted ahead of them */
+        else
+            walk_list(t, &m->r);
+        walk_pending(t, m);
+        walk_list(t, &m->n);
+    }
+    t->in_apply = 1;
+    gs_plan_apply(&t->plan, t->e, GS_LOCALITY_STRICT, "lower priority (attained service)");
+    t->in_apply = 0;
+    settle(t);
+}
+
+#define TIRESIAS_OPS(var, nm, createfn, sum)                                                         \
+    const gs_policy_ops var = {                                                                    \
+        .name = nm,                                                                                \
+        .summary = sum,                                                                            \
+        .flags = GS_POLICY_PREEMPTIVE,                                                             \
+        .create = createfn,                                                                        \
+        .destroy = tir_destroy,                                                                    \
+        .on_arrival = tir_arrival,                                                                 \
+        .on_requeue = tir_requeue,                                                                 \
+        .on_finish = tir_finish,                                                                   \
+        .on_timer = tir_timer,                                                                     \
+        .schedule = tir_schedule,                                                                  \
+    }
+
+TIRESIAS_OPS(gs_policy_las, "las", las_create,
+             "least attained service (executed time), discretized queues; preemptive");
+TIRESIAS_OPS(gs_policy_tiresias_las, "tiresias-las", tlas_create,
+             "Tiresias-L: 2-D attained service (GPUs x time), multi-level queues; preemptive");
+TIRESIAS_OPS(gs_policy_tiresias_gittins, "tiresias-gittins", tgit_create,
+             "Tiresias-G: 2-D Gittins index over a GPU-time distribution; preemptive");
