@@ -59,10 +59,18 @@ static void s_schedule(void *st)
     if (s->hook) s->hook(s);
 }
 
-static const gs_policy_ops scripted_ops = {"scripted", "test",    GS_POLICY_PREEMPTIVE,
-                                           s_create,   s_destroy, s_arrival,
-                                           s_requeue,  s_finish,  s_timer,
-                                           s_schedule};
+static const gs_policy_ops scripted_ops = {
+    .name = "scripted",
+    .summary = "test",
+    .flags = GS_POLICY_PREEMPTIVE,
+    .create = s_create,
+    .destroy = s_destroy,
+    .on_arrival = s_arrival,
+    .on_requeue = s_requeue,
+    .on_finish = s_finish,
+    .on_timer = s_timer,
+    .schedule = s_schedule,
+};
 
 /* engines for exact timing checks: no slowdown, free restarts unless 'costs' given */
 static gs_engine *mk_costs(const char *spec, gs_engine_mode mode, gs_cluster **cp,

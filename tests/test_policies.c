@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_policies.c - fifo, fifo-backfill and yarn-cs on small hand-checked cases. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
 #include "gsched/gsched.h"
 #include "harness.h"
+
+int test_read_file(void *ud, const char *path, char **buf, size_t *len, gs_diag *d);
+int test_read_file(void *ud, const char *path, char **buf, size_t *len, gs_diag *d)
+{
+    (void)ud;
+    return gs_read_file(path, buf, len, d);
+}
 
 typedef struct world {
     gs_cluster *c;
@@ -16,6 +25,9 @@ static int mk(world *w, const char *spec, const char *policy, const char *const 
 {
     memset(w, 0, sizeof *w);
     gs_params_init(&w->p);
+    /* exact timings: no slowdown and free preemption unless a test sets them */
+    gs_params_set(&w->p, "slowdown", "off");
+    gs_params_set(&w->p, "preempt_cost", "0");
     for (; sets && *sets; sets++)
         if (gs_params_set_kv(&w->p, *sets)) return -1;
     gs_diag d;
@@ -145,6 +157,167 @@ static void t_unknown_param_detected(void)
     done(&w);
 }
 
+/* ---- preemptive policies ---- */
+
+static void t_tiresias_demotion(void)
+{
+    /* 2 GPUs, one threshold at 100 GPU-s: A (2 GPUs) reaches it at t=50 and
+     * B, waiting in the top queue, takes over; with 1-D LAS (100 s) at t=100 */
+    for (int las = 0; las <= 1; las++) {
+        world w;
+        const char *sets[] = {"queues=100", NULL};
+        ASSERT_OK(mk(&w, "2", las ? "las" : "tiresias-las", sets));
+        gs_job *a = job(&w, 1, 0, 2, 300, NULL), *b = job(&w, 2, 10, 2, 30, NULL);
+        ASSERT_OK(gs_engine_run(w.e));
+        gs_time t = las ? 100 * GS_SEC : 50 * GS_SEC;
+        ASSERT_EQ(b->first_start, t);
+        ASSERT_EQ(b->end, t + 30 * GS_SEC);
+        ASSERT_EQ(a->preemptions, 1);
+        ASSERT_EQ(a->end, 330 * GS_SEC);
+        ASSERT_OK(gs_engine_check(w.e, NULL));
+        done(&w);
+    }
+}
+
+typedef struct starts {
+    int64_t id;
+    gs_time t[16];
+    int n;
+} starts;
+
+static void record_starts(void *ud, const gs_record *r)
+{
+    starts *s = ud;
+    if (r->type == GS_REC_START && r->job->id == s->id && s->n < 16) s->t[s->n++] = r->t;
+}
+
+static void t_tiresias_promote_knob(void)
+{
+    /* A is demoted at 50 and then starved by a stream of short top-queue jobs;
+     * with promote_knob=1 it returns to the top queue after waiting 50 s */
+    for (int knob = 0; knob <= 1; knob++) {
+        world w;
+        const char *sets[] = {"queues=100", knob ? "promote_knob=1" : "promote_knob=0", NULL};
+        ASSERT_OK(mk(&w, "2", "tiresias-las", sets));
+        starts st = {1, {0}, 0};
+        gs_engine_set_observer(w.e, record_starts, &st);
+        gs_job *a = job(&w, 1, 0, 2, 1000, NULL);
+        for (int k = 0; k < 5; k++) job(&w, 10 + k, 50 + 40 * k, 2, 40, NULL);
+        ASSERT_OK(gs_engine_run(w.e));
+        ASSERT(st.n >= 2);
+        ASSERT_EQ(st.t[0], 0);
+        /* knob: promoted at 100, runs when the short job started at 90 ends (130) */
+        ASSERT_EQ(st.t[1], (knob ? 130 : 250) * GS_SEC);
+        ASSERT_EQ(a->state, GS_JOB_DONE);
+        ASSERT_OK(gs_engine_check(w.e, NULL));
+        done(&w);
+    }
+}
+
+static void t_gittins_prefers_likely_finishers(void)
+{
+    /* samples: three jobs of 10 GPU-s, one of 1000.  A job that already has
+     * 20 GPU-s is likely a long one; a fresh job is likely short */
+    FILE *f = fopen("/tmp/gsched-gittins-test.csv", "w");
+    ASSERT(f);
+    fputs("gpu_time\n10\n10\n10\n1000\n", f);
+    fclose(f);
+    world w;
+    memset(&w, 0, sizeof w);
+    gs_params_init(&w.p);
+    gs_params_set(&w.p, "slowdown", "off");
+    gs_params_set(&w.p, "preempt_cost", "0");
+    gs_params_set(&w.p, "queues", "1000000");
+    gs_params_set(&w.p, "gittins_samples", "/tmp/gsched-gittins-test.csv");
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_cluster_parse_shorthand("1", &w.c, &d));
+    gs_engine_opts o;
+    gs_engine_opts_init(&o);
+    o.read_file = test_read_file;
+    if (gs_engine_create(w.c, "tiresias-gittins", &w.p, &o, &w.e, &d)) T_FAIL("%s", d.msg);
+    gs_job *b = job(&w, 2, 0, 1, 500, NULL), *a = job(&w, 1, 20, 1, 5, NULL);
+    ASSERT_OK(gs_engine_run(w.e));
+    ASSERT_EQ(a->first_start, 20 * GS_SEC); /* preempts b at once */
+    ASSERT_EQ(b->preemptions, 1);
+    ASSERT_EQ(b->end, 505 * GS_SEC);
+    done(&w);
+    remove("/tmp/gsched-gittins-test.csv");
+}
+
+static void t_srtf_srsf_sjf(void)
+{
+    const char *pols[] = {"srtf", "srsf", "sjf"};
+    for (int k = 0; k < 3; k++) {
+        world w;
+        ASSERT_OK(mk(&w, "1", pols[k], NULL));
+        gs_job *a = job(&w, 1, 0, 1, 100, NULL), *b = job(&w, 2, 10, 1, 10, NULL),
+               *c = job(&w, 3, 20, 1, 5, NULL);
+        ASSERT_OK(gs_engine_run(w.e));
+        if (k < 2) { /* preemptive: b at 10, c after b (5 < 10-... b has 0 left at 20) */
+            ASSERT_EQ(b->first_start, 10 * GS_SEC);
+            ASSERT_EQ(b->end, 20 * GS_SEC);
+            ASSERT_EQ(c->first_start, 20 * GS_SEC);
+            ASSERT_EQ(a->preemptions, 1);
+            ASSERT_EQ(a->end, 115 * GS_SEC);
+        } else { /* sjf: no preemption; the shorter waiting job first */
+            ASSERT_EQ(a->end, 100 * GS_SEC);
+            ASSERT_EQ(c->first_start, 100 * GS_SEC);
+            ASSERT_EQ(b->first_start, 105 * GS_SEC);
+            ASSERT_EQ(a->preemptions, 0);
+        }
+        done(&w);
+    }
+}
+
+static void t_srsf_weighs_gpus(void)
+{
+    /* 2 GPUs: A (2 GPUs, 50 s left = 100 GPU-s) vs B (1 GPU, 60 s = 60 GPU-s):
+     * srsf preempts A for B; srtf does not (60 s > 50 s) */
+    for (int srsf = 0; srsf <= 1; srsf++) {
+        world w;
+        ASSERT_OK(mk(&w, "2", srsf ? "srsf" : "srtf", NULL));
+        gs_job *a = job(&w, 1, 0, 2, 60, NULL), *b = job(&w, 2, 10, 1, 60, NULL);
+        ASSERT_OK(gs_engine_run(w.e));
+        ASSERT_EQ(b->first_start, (srsf ? 10 : 60) * GS_SEC);
+        ASSERT_EQ(a->preemptions, srsf);
+        done(&w);
+    }
+}
+
+static void t_preemption_pays_restart(void)
+{
+    /* the same srtf case with preempt_cost=20s: A pays 20 s when it restarts */
+    world w;
+    const char *sets[] = {"preempt_cost=20s", NULL};
+    ASSERT_OK(mk(&w, "1", "srtf", sets));
+    gs_job *a = job(&w, 1, 0, 1, 100, NULL), *b = job(&w, 2, 10, 1, 10, NULL);
+    ASSERT_OK(gs_engine_run(w.e));
+    ASSERT_EQ(b->end, 20 * GS_SEC);
+    ASSERT_EQ(a->end, 130 * GS_SEC);
+    ASSERT_EQ(a->overhead_charges, 1);
+    done(&w);
+}
+
+static void t_consolidated_preemption_minimal(void)
+{
+    /* 2 nodes x 4 GPUs.  Low-priority 1-GPU jobs on both nodes; a 4-GPU job
+     * needs one whole node: only the jobs on one node are preempted */
+    world w;
+    const char *sets[] = {"queues=10", NULL};
+    ASSERT_OK(mk(&w, "2x4", "tiresias-las", sets));
+    gs_job *small[8];
+    for (int i = 0; i < 8; i++) small[i] = job(&w, 10 + i, 0, 1, 1000, NULL);
+    gs_job *big = job(&w, 1, 100, 4, 50, NULL);
+    ASSERT_OK(gs_engine_run(w.e));
+    ASSERT_EQ(big->first_start, 100 * GS_SEC);
+    int pre = 0;
+    for (int i = 0; i < 8; i++) pre += small[i]->preemptions;
+    ASSERT_EQ(pre, 4);
+    ASSERT_EQ(gs_cluster_count_nodes(w.c, big->last_alloc, 4), 1);
+    done(&w);
+}
+
 static const test_case tests[] = {
     {"fifo_head_of_line", t_fifo_head_of_line},
     {"backfill", t_backfill},
@@ -153,6 +326,13 @@ static const test_case tests[] = {
     {"yarn_borrow", t_yarn_borrow},
     {"yarn_relax", t_yarn_relax},
     {"unknown_param_detected", t_unknown_param_detected},
+    {"tiresias_demotion", t_tiresias_demotion},
+    {"tiresias_promote_knob", t_tiresias_promote_knob},
+    {"gittins_prefers_likely_finishers", t_gittins_prefers_likely_finishers},
+    {"srtf_srsf_sjf", t_srtf_srsf_sjf},
+    {"srsf_weighs_gpus", t_srsf_weighs_gpus},
+    {"preemption_pays_restart", t_preemption_pays_restart},
+    {"consolidated_preemption_minimal", t_consolidated_preemption_minimal},
 };
 
 TEST_MAIN(tests)

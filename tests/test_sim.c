@@ -13,8 +13,17 @@
 #include "harness.h"
 #include "sim.h"
 
+static int run_set(const char *cluster, const char *trace, const char *policy, gs_place_mode m,
+                   const char *const *sets, gs_sim_result *r);
+
 static int run(const char *cluster, const char *trace, const char *policy, gs_place_mode m,
                gs_sim_result *r)
+{
+    return run_set(cluster, trace, policy, m, NULL, r);
+}
+
+static int run_set(const char *cluster, const char *trace, const char *policy, gs_place_mode m,
+                   const char *const *sets, gs_sim_result *r)
 {
     gs_trace t;
     gs_diag d;
@@ -28,6 +37,7 @@ static int run(const char *cluster, const char *trace, const char *policy, gs_pl
     /* the Tiresias simulator's model: no placement slowdown, free preemption */
     gs_params_set(&p, "slowdown", "off");
     gs_params_set(&p, "preempt_cost", "0");
+    for (; sets && *sets; sets++) gs_params_set_kv(&p, *sets);
     gs_sim_opts o = {0};
     o.cluster_spec = cluster;
     o.policy = policy;
@@ -81,6 +91,27 @@ static void t_fidelity_backfill(void)
     ASSERT_OK(run(test_src(SPEC), test_src(DAY), "fifo-backfill", GS_PLACE_CONSOLIDATE, &r));
     ASSERT_NEAR(r.avg_jct_s, 11191.9, 0.05); /* Tiresias "fjf" with yarn placement */
     gs_sim_result_release(&r);
+}
+
+/* compat mode of the preemptive policies: the Tiresias simulator's queues 3250,7200 */
+static void t_fidelity_preemptive(void)
+{
+    static const struct {
+        const char *policy;
+        double ref;
+        int exact;
+    } c[] = {{"las", 9520.6, 1}, {"tiresias-las", 9467.0, 0}, {"srsf", 9467.0, 1},
+             {"srtf", 9480.7, 1}};
+    const char *sets[] = {"queues=3250,7200", NULL};
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        gs_sim_result r;
+        ASSERT_OK(run_set(test_src(SPEC), test_src(DAY), c[i].policy, GS_PLACE_COUNT,
+                          strstr(c[i].policy, "las") ? sets : NULL, &r));
+        if (!(r.avg_jct_s > c[i].ref * 0.98 && r.avg_jct_s < c[i].ref * 1.02))
+            T_FAIL("%s: avg JCT %.1f not within 2%% of %.1f", c[i].policy, r.avg_jct_s, c[i].ref);
+        if (c[i].exact) ASSERT_NEAR(r.avg_jct_s, c[i].ref, 0.05);
+        gs_sim_result_release(&r);
+    }
 }
 
 static char *slurp(const char *path)
@@ -207,6 +238,7 @@ static const test_case tests[] = {
     {"fidelity_fifo_count", t_fidelity_fifo_count},
     {"fidelity_yarn", t_fidelity_yarn},
     {"fidelity_backfill", t_fidelity_backfill},
+    {"fidelity_preemptive", t_fidelity_preemptive},
     {"deterministic_outputs", t_deterministic_outputs},
     {"rejected_counted", t_rejected_counted},
     {"timeline_and_util", t_timeline_and_util},

@@ -137,6 +137,7 @@ typedef struct gs_job {
     int32_t overhead_charges; /* number of runs that paid a restart overhead */
     int32_t stop_saved;    /* last stop could checkpoint (preemption) vs. lost node */
     gs_time progress;      /* work done in closed runs (== work once DONE) */
+    gs_time protect_until; /* preemptive policies keep it running until then (see plan) */
     int32_t preemptions;
     int32_t restarts;
     int32_t *alloc; /* current GPUs (grouped by task), NULL when none */

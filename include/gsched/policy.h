@@ -45,6 +45,8 @@ struct gs_policy_ops {
     void (*on_requeue)(void *state, gs_job *j);
     /* A job reached a final state (done, failed, cancelled) from any state. */
     void (*on_finish)(void *state, gs_job *j);
+    /* A restarted job's preemption protection ended (see gs_job.protect_until). */
+    void (*on_preemptible)(void *state, gs_job *j);
     /* A timer set with gs_engine_set_timer() fired. */
     void (*on_timer)(void *state, uint64_t tag);
     /* One scheduling pass at the current time. */

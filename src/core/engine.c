@@ -22,7 +22,7 @@
 #include "gsched/policy.h"
 #include "internal.h"
 
-enum ev_kind { EV_FINISH = 0, EV_NODE = 1, EV_ARRIVAL = 2, EV_TIMER = 3 };
+enum ev_kind { EV_FINISH = 0, EV_NODE = 1, EV_ARRIVAL = 2, EV_PROTECT = 3, EV_TIMER = 4 };
 
 typedef struct ev {
     gs_time t;
@@ -583,7 +583,12 @@ int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n)
     j->reason = NULL;
     j->speed = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, a, n);
     j->progress_from = e->now + j->overhead;
+    /* a restarted job runs productively at least as long as its restart took
+     * before a preemptive policy may stop it again: bounds thrashing waste */
+    j->protect_until = e->now + 2 * j->overhead;
     j->gen++;
+    if (j->overhead > 0)
+        heap_push(e, (ev){.t = j->protect_until, .kind = EV_PROTECT, .key = j->slot, .gen = j->gen});
     e->npending--;
     e->pending_gpus -= j->gpus;
     e->nrunning++;
@@ -642,9 +647,9 @@ int gs_engine_preempt(gs_engine *e, gs_job *j, const char *reason)
     close_run(e, j);
     j->stop_saved = 1;
     e->nrunning--;
-    emit(e, GS_REC_PREEMPT, j, -1, reason);
     to_pending(e, j);
     j->reason = reason;
+    emit(e, GS_REC_PREEMPT, j, -1, reason);
     if (e->pol->on_requeue) e->pol->on_requeue(e->pst, j);
     return 0;
 }
@@ -692,8 +697,8 @@ int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *re
     if (j->state == GS_JOB_PREEMPTED) {
         close_run(e, j);
         e->nrunning--;
-        emit(e, GS_REC_REQUEUE, j, -1, reason);
         to_pending(e, j);
+        emit(e, GS_REC_REQUEUE, j, -1, reason);
         if (e->pol->on_requeue) e->pol->on_requeue(e->pst, j);
         return 0;
     }
@@ -788,9 +793,9 @@ static void node_event(gs_engine *e, int node, int down)
                 close_run(e, j);
                 j->stop_saved = 0; /* a lost node cannot checkpoint */
                 e->nrunning--;
-                emit(e, GS_REC_REQUEUE, j, -1, "node failed");
                 to_pending(e, j);
                 j->reason = "node failed";
+                emit(e, GS_REC_REQUEUE, j, -1, "node failed");
                 if (e->pol->on_requeue) e->pol->on_requeue(e->pst, j);
             }
         }
@@ -817,6 +822,12 @@ static void handle(gs_engine *e, const ev *x)
     case EV_ARRIVAL:
         e->events++;
         arrive(e, gs_engine_job(e, (size_t)x->key));
+        break;
+    case EV_PROTECT:
+        j = gs_engine_job(e, (size_t)x->key);
+        if (j->state != GS_JOB_RUNNING || j->gen != x->gen) return; /* stale */
+        e->events++;
+        if (e->pol->on_preemptible) e->pol->on_preemptible(e->pst, j);
         break;
     case EV_TIMER:
         e->events++;

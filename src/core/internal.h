@@ -51,6 +51,8 @@ int32_t idmap_get(const idmap *m, int64_t key);    /* -1 if absent */
  * placement actually needs (least important first).  With count placement
  * this is exactly "re-plan from scratch"; with consolidated placement it
  * never preempts a job for a start that fragmentation would prevent anyway.
+ * A running job inside its restart protection (gs_job.protect_until) always
+ * stays: it is never a victim, even if that leaves less room for others.
  */
 struct gs_engine;
 struct gs_job;
@@ -62,6 +64,7 @@ typedef struct gs_plan {
     size_t nvict, capvict;
     long free;     /* GPUs left by count during the walk */
     int admitted;  /* a pending job was admitted (later running jobs may not fit) */
+    int64_t now;   /* running jobs still protected at this instant always stay */
 } gs_plan;
 
 void gs_plan_init(gs_plan *p);

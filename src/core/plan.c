@@ -30,6 +30,7 @@ void gs_plan_begin(gs_plan *p, gs_engine *e)
     p->nstart = p->nvict = 0;
     p->admitted = 0;
     p->free = (long)gs_cluster_cell(gs_engine_cluster(e), 0)->healthy - gs_engine_stopping_gpus(e);
+    p->now = gs_engine_now(e);
 }
 
 static int push(gs_job ***v, size_t *n, size_t *cap, gs_job *j)
@@ -48,7 +49,7 @@ static int push(gs_job ***v, size_t *n, size_t *cap, gs_job *j)
 int gs_plan_visit(gs_plan *p, gs_job *j)
 {
     if (j->state == GS_JOB_RUNNING) {
-        if (p->free >= j->gpus) {
+        if (p->free >= j->gpus || p->now < j->protect_until) {
             p->free -= j->gpus;
             return 1;
         }

@@ -92,6 +92,12 @@ static void o_requeue(void *st, gs_job *j)
     ((oracle *)st)->dirty = 1;
 }
 
+static void o_preemptible(void *st, gs_job *j)
+{
+    (void)j;
+    ((oracle *)st)->dirty = 1;
+}
+
 static void o_finish(void *st, gs_job *j)
 {
     oracle *o = st;
@@ -156,6 +162,7 @@ static void o_schedule(void *st)
         .on_arrival = o_arrival,                                                                   \
         .on_requeue = o_requeue,                                                                   \
         .on_finish = o_finish,                                                                     \
+        .on_preemptible = o_preemptible,                                                           \
         .schedule = o_schedule,                                                                    \
     }
 

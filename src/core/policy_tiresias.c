@@ -273,6 +273,7 @@ static double gkey(const tir *t, const gs_job *j, gs_time now)
 
 static int parse_samples(tir *t, const char *buf, const char *src, gs_diag *d)
 {
+    if (d) d->file = src; /* src outlives the diag: a parameter value or a literal */
     size_t cap = 1024, n = 0;
     double *v = malloc(cap * sizeof *v);
     if (!v) return GS_ENOMEM;
@@ -294,8 +295,7 @@ static int parse_samples(tir *t, const char *buf, const char *src, gs_diag *d)
         if (*s && end != s && !*end) {
             if (!(x > 0) || !isfinite(x)) {
                 free(v);
-                return gs_diag_set(d, GS_EINVAL, line, 1,
-                                   "%s: GPU-time samples must be positive numbers", src);
+                return gs_diag_set(d, GS_EINVAL, line, 1, "GPU-time samples must be positive numbers");
             }
             if (n == cap) {
                 cap *= 2;
@@ -309,14 +309,14 @@ static int parse_samples(tir *t, const char *buf, const char *src, gs_diag *d)
             v[n++] = x;
         } else if (*s && !(line == 1 && end == s)) { /* a header line is allowed */
             free(v);
-            return gs_diag_set(d, GS_EPARSE, line, 1, "%s: expected a number, got '%s'", src, s);
+            return gs_diag_set(d, GS_EPARSE, line, 1, "expected a number of GPU-seconds, got '%s'", s);
         }
         if (!e) break;
         p = e + 1;
     }
     if (n < 2) {
         free(v);
-        return gs_diag_set(d, GS_EINVAL, 0, 0, "%s: need at least 2 GPU-time samples", src);
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "need at least 2 GPU-time samples");
     }
     /* sort (insertion is fine for the few thousand samples such files hold) */
     for (size_t i = 1; i < n; i++) {
@@ -462,6 +462,12 @@ static void tir_requeue(void *st, gs_job *j)
     to_list(t, j, q, 'P', 1);
     arm_promotion(t, j);
     t->dirty = 1;
+}
+
+static void tir_preemptible(void *st, gs_job *j)
+{
+    (void)j;
+    ((tir *)st)->dirty = 1;
 }
 
 static void tir_finish(void *st, gs_job *j)
@@ -675,6 +681,7 @@ static void tir_schedule(void *st)
         .on_arrival = tir_arrival,                                                                 \
         .on_requeue = tir_requeue,                                                                 \
         .on_finish = tir_finish,                                                                   \
+        .on_preemptible = tir_preemptible,                                                         \
         .on_timer = tir_timer,                                                                     \
         .schedule = tir_schedule,                                                                  \
     }
