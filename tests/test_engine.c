@@ -432,6 +432,43 @@ static void t_slowdown_spread(void)
     gs_cluster_destroy(c);
 }
 
+static void t_adopt_running(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("4", GS_ENGINE_LIVE, &c);
+    ASSERT(e);
+    gs_time t0 = 1700000000LL * GS_SEC;
+    ASSERT_OK(gs_engine_advance(e, t0));
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = 42;
+    s.ntasks = 2;
+    s.submit = t0 - 100 * GS_SEC;
+    int g[] = {1, 2};
+    gs_job *a;
+    ASSERT_OK(gs_engine_adopt(e, &s, g, 2, t0 - 50 * GS_SEC, 50 * GS_SEC, 0, &a, NULL));
+    ASSERT_EQ(a->state, GS_JOB_RUNNING);
+    ASSERT_EQ(a->first_start, t0 - 50 * GS_SEC);
+    ASSERT_EQ(gs_cluster_gpu(c, 2)->owner, a->slot);
+    ASSERT_EQ(gs_job_executed(a, t0), 50 * GS_SEC);
+    /* a second job claiming GPU 2 cannot be adopted: it waits instead */
+    s.id = 43;
+    int h[] = {2, 3};
+    gs_job *b;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_EQ(gs_engine_adopt(e, &s, h, 2, t0, 0, 0, &b, &d), GS_ECONFLICT);
+    ASSERT_EQ(b->state, GS_JOB_PENDING);
+    ASSERT_EQ(g_last->arrivals, 1);
+    ASSERT_OK(gs_engine_advance(e, t0 + GS_SEC)); /* the stale arrival event is ignored */
+    ASSERT_EQ(g_last->arrivals, 1);
+    ASSERT_OK(gs_engine_task_exited(e, a, 0, "ok", t0 + 10 * GS_SEC));
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 static void t_unknown_policy(void)
 {
     gs_cluster *c = NULL;
@@ -456,6 +493,7 @@ static const test_case tests[] = {
     {"live_mode", t_live_mode},
     {"restart_overhead_charged", t_restart_overhead_charged},
     {"slowdown_spread", t_slowdown_spread},
+    {"adopt_running", t_adopt_running},
     {"unknown_policy", t_unknown_policy},
 };
 

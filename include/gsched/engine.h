@@ -135,6 +135,15 @@ int gs_engine_add_job(gs_engine *e, const gs_job_spec *spec, gs_job **out, gs_di
 /* LIVE: add a job arriving now; it is considered at the next advance. */
 int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, gs_job **out,
                      gs_diag *diag);
+/*
+ * LIVE, restart recovery: add a job that is already running on 'gpus'
+ * (grouped by task) since 'started' - its tasks survived a daemon restart.
+ * The job arrives and is RUNNING at once; the policy learns of it through
+ * on_adopt.  'queued' and 'executed' restore its accounting.  Validation is
+ * that of gs_engine_start (GS_ECONFLICT if a GPU is taken).
+ */
+int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int n, gs_time started,
+                    gs_time queued, gs_time executed, gs_job **out, gs_diag *diag);
 /* Schedule a node failure (down=1) or recovery (down=0) at time t. */
 int gs_engine_add_node_event(gs_engine *e, gs_time t, int node, int down);
 

@@ -41,6 +41,8 @@ struct gs_policy_ops {
     void (*destroy)(void *state);
     /* A job is PENDING for the first time. */
     void (*on_arrival)(void *state, gs_job *j);
+    /* A job that is already RUNNING was adopted (daemon restart recovery). */
+    void (*on_adopt)(void *state, gs_job *j);
     /* A job is PENDING again after preemption or a node failure. */
     void (*on_requeue)(void *state, gs_job *j);
     /* A job reached a final state (done, failed, cancelled) from any state. */

@@ -354,6 +354,40 @@ int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, gs_job 
     return gs_engine_add_job(e, spec, out, diag);
 }
 
+static void to_pending(gs_engine *e, gs_job *j);
+
+int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int n, gs_time started,
+                    gs_time queued, gs_time executed, gs_job **out, gs_diag *diag)
+{
+    gs_job *j;
+    gs_job_spec s = *spec;
+    int rc = gs_engine_add_job(e, &s, &j, diag);
+    if (rc) return rc;
+    /* the arrival event stays in the heap and is ignored: the job is past it */
+    j->arrived = 1;
+    j->submit = spec->submit;
+    to_pending(e, j);
+    j->pending_since = e->now;
+    rc = gs_engine_start(e, j, gpus, n);
+    if (rc) {
+        /* leave it pending: the policy schedules it like any other job */
+        gs_diag_set(diag, rc, 0, 0, "cannot adopt job %lld on its GPUs: %s", (long long)j->id,
+                    gs_strerror(rc));
+        emit(e, GS_REC_SUBMIT, j, -1, NULL);
+        if (e->pol->on_arrival) e->pol->on_arrival(e->pst, j);
+        if (out) *out = j;
+        return rc;
+    }
+    j->first_start = started;
+    j->last_start = started;
+    j->progress_from = started;
+    j->queued = queued;
+    j->executed = executed;
+    if (e->pol->on_adopt) e->pol->on_adopt(e->pst, j);
+    if (out) *out = j;
+    return 0;
+}
+
 int gs_engine_add_node_event(gs_engine *e, gs_time t, int node, int down)
 {
     if (node < 0 || (size_t)node >= gs_cluster_nnodes(e->c)) return GS_EINVAL;
@@ -761,7 +795,7 @@ static const char *infeasible(gs_engine *e, const gs_job *j)
 
 static void arrive(gs_engine *e, gs_job *j)
 {
-    if (gs_job_state_final(j->state)) return; /* cancelled before it arrived */
+    if (gs_job_state_final(j->state) || j->arrived) return; /* cancelled, or adopted */
     j->arrived = 1;
     const char *bad = j->reason; /* unknown GPU type / pinned cell */
     if (!bad) bad = infeasible(e, j);

@@ -160,6 +160,7 @@ static void o_schedule(void *st)
         .create = createfn,                                                                        \
         .destroy = o_destroy,                                                                      \
         .on_arrival = o_arrival,                                                                   \
+        .on_adopt = o_arrival,                                                                     \
         .on_requeue = o_requeue,                                                                   \
         .on_finish = o_finish,                                                                     \
         .on_preemptible = o_preemptible,                                                           \

@@ -450,6 +450,21 @@ static void tir_arrival(void *st, gs_job *j)
     t->dirty = 1;
 }
 
+/* A running job adopted after a daemon restart: queue by its attained service. */
+static void tir_adopt(void *st, gs_job *j)
+{
+    tir *t = st;
+    if (grow(t, j->slot)) return;
+    t->ebase[j->slot] = 0;
+    t->qbase[j->slot] = j->queued;
+    int64_t a = attained(t, j, gs_engine_now(t->e));
+    int q = 0;
+    while (q < t->nq - 1 && a >= t->hi[q]) q++;
+    to_list(t, j, q, 'R', 0);
+    arm_demotion(t, j);
+    t->dirty = 1;
+}
+
 static void tir_requeue(void *st, gs_job *j)
 {
     /* a node failure (SIM) or a finished stop (LIVE): waiting again, ahead of
@@ -679,6 +694,7 @@ static void tir_schedule(void *st)
         .create = createfn,                                                                        \
         .destroy = tir_destroy,                                                                    \
         .on_arrival = tir_arrival,                                                                 \
+        .on_adopt = tir_adopt,                                                                     \
         .on_requeue = tir_requeue,                                                                 \
         .on_finish = tir_finish,                                                                   \
         .on_preemptible = tir_preemptible,                                                         \

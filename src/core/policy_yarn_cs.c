@@ -181,6 +181,12 @@ static void set_held(yarn *y, const gs_job *j, int32_t g)
     y->held[j->slot] = g;
 }
 
+static void yarn_adopt(void *st, gs_job *j)
+{
+    yarn *y = st;
+    if (queue_of(y, j)) set_held(y, j, j->gpus);
+}
+
 static void yarn_requeue(void *st, gs_job *j)
 {
     yarn *y = st;
@@ -295,6 +301,7 @@ const gs_policy_ops gs_policy_yarn_cs = {
     .create = yarn_create,
     .destroy = yarn_destroy,
     .on_arrival = yarn_arrival,
+    .on_adopt = yarn_adopt,
     .on_requeue = yarn_requeue,
     .on_finish = yarn_finish,
     .on_timer = yarn_timer,
