@@ -231,6 +231,12 @@ void gs_engine_place_req(const gs_engine *e, const gs_job *j, gs_locality level,
  * when the job is PENDING again.
  */
 int gs_engine_preempt(gs_engine *e, gs_job *j, const char *reason);
+/*
+ * Reject an arrived PENDING job for a policy-specific reason (e.g. a gang
+ * larger than its virtual cluster's guarantee).  The job becomes REJECTED;
+ * the policy's on_finish is not called (the policy is the caller).
+ */
+int gs_engine_reject(gs_engine *e, gs_job *j, const char *reason);
 /* Ask for on_timer(tag) at time 'when' (>= now). */
 int gs_engine_set_timer(gs_engine *e, gs_time when, uint64_t tag);
 /*

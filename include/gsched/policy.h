@@ -53,6 +53,8 @@ struct gs_policy_ops {
     void (*on_timer)(void *state, uint64_t tag);
     /* One scheduling pass at the current time. */
     void (*schedule)(void *state);
+    /* Optional: verify the policy's own invariants (tests; gs_engine_check calls it). */
+    int (*check)(void *state, gs_diag *diag);
 };
 
 /* Look a policy up by name; NULL if unknown. */

@@ -741,6 +741,20 @@ int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *re
     return 0;
 }
 
+int gs_engine_reject(gs_engine *e, gs_job *j, const char *reason)
+{
+    if (j->state != GS_JOB_PENDING || !j->arrived) return GS_ESTATE;
+    j->queued += e->now - j->pending_since;
+    e->npending--;
+    e->pending_gpus -= j->gpus;
+    e->nactive--;
+    j->state = GS_JOB_REJECTED;
+    j->end = e->now;
+    j->reason = intern(e, &e->strs, reason ? reason : "rejected", NULL);
+    emit(e, GS_REC_REJECT, j, -1, j->reason);
+    return 0;
+}
+
 int gs_engine_set_timer(gs_engine *e, gs_time when, uint64_t tag)
 {
     if (when < e->now) when = e->now;
@@ -1102,5 +1116,6 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
     if (run != e->nrunning)
         return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "nrunning %zu but %zu jobs hold GPUs",
                            e->nrunning, run);
+    if (e->pol->check) return e->pol->check(e->pst, diag);
     return 0;
 }

@@ -16,6 +16,8 @@ extern const gs_policy_ops gs_policy_tiresias_gittins;
 extern const gs_policy_ops gs_policy_srtf;
 extern const gs_policy_ops gs_policy_srsf;
 extern const gs_policy_ops gs_policy_sjf;
+extern const gs_policy_ops gs_policy_hived;
+extern const gs_policy_ops gs_policy_private;
 
 static const gs_policy_ops *const registry[] = {
     &gs_policy_fifo,
@@ -27,6 +29,8 @@ static const gs_policy_ops *const registry[] = {
     &gs_policy_srtf,
     &gs_policy_srsf,
     &gs_policy_sjf,
+    &gs_policy_hived,
+    &gs_policy_private,
 };
 
 const gs_policy_ops *gs_policy_find(const char *name)

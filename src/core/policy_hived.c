@@ -1,0 +1,1297 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * policy_hived.c - multi-tenant virtual clusters with HiveD's guarantees
+ * (OSDI'20; shared/reference/hived.md sections 1-3): "hived", and the two
+ * baselines that show the sharing anomaly, "private" (quota-sized private
+ * clusters) - the "quota" baseline is yarn-cs with per-VC quotas.
+ *
+ * Model.  The cluster comes from a HiveD config.  Each top-level cell type
+ * is a chain; each virtual cluster (VC) owns "preassigned cells" (pa): a
+ * number of cells of given types per chain (virtualCells) plus pinned cells.
+ * A VC's pa is bound to a physical cell of the same type only while the VC's
+ * guaranteed jobs use GPUs in it (lazy binding: a VC "node" may be a
+ * different physical node each time, which defragments for free); pinned
+ * cells stay bound.  Binding is buddy allocation over per-chain, per-level
+ * free lists: take a free cell of the level, else split the lowest free
+ * higher-level cell; releasing merges buddies back.  HiveD's safety
+ * invariant holds at every step and is checked by check():
+ *
+ *     total_left[chain][level] >= all_vc_free[chain][level]
+ *
+ * (cells obtainable at a level from the free lists >= unbound pa of all VCs
+ * at that level), so every VC can always bind all of its cells, whatever the
+ * other VCs do.  Ties are broken by cell index, never by map order.
+ *
+ * Jobs.  priority >= 0: guaranteed; they run only inside their VC's cells,
+ * chosen on the VC's private view (HiveD's topology-aware scheduler: fill
+ * the VC node with the most use first, tasks on one node each, GPUs of a
+ * task under the lowest common cell), in two passes: first without touching
+ * any of the VC's guaranteed jobs, then (if needed) taking GPUs of the VC's
+ * lower-priority jobs - whole gangs are preempted, or, with
+ * lazy_preemption, downgraded to opportunistic and left running if the
+ * placement can avoid them.  Opportunistic GPUs of any VC under the chosen
+ * placement are preempted.  priority -1: opportunistic; runs on any free
+ * physical GPUs of any chain (staying away from guaranteed jobs), never
+ * preempts, is preempted first.  A gang larger than its VC's guarantee is
+ * rejected at arrival, as OpenPAI does.
+ *
+ * Order.  Per VC, waiting jobs are tried by priority, then by the intra-VC
+ * order (intra=fifo: arrival; intra=las / tiresias-las: least attained
+ * service queue, queues=T1,..; intra=srtf: shortest remaining time), with no
+ * head-of-line blocking.  With a preemptive intra order a waiting job also
+ * outranks a running job of its VC with the same priority in a worse queue.
+ * Opportunistic jobs go after every guaranteed job.
+ *
+ * private: each VC's cells are bound once at start and never shared; jobs
+ * run only there; no opportunistic sharing; no preemption.
+ *
+ * Invariants (checked by check()): the safety inequality above; pa.used =
+ * GPUs of the VC's guaranteed jobs inside the pa's cell; a pa with used = 0
+ * is unbound unless pinned (or static in private mode); gpu_pa[g] is the pa
+ * bound around GPU g or -1.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gsched/jobq.h"
+#include "gsched/policy.h"
+#include "internal.h"
+
+enum { C_INSIDE = 0, C_FREE = 1, C_SPLIT = 2, C_BOUND = 3 };
+enum { K_NONE = 0, K_GUAR = 1, K_OPP = 2 };
+enum intra { I_FIFO, I_LAS, I_TLAS, I_SRTF };
+
+#define MAXLV 16
+
+typedef struct chain {
+    int32_t top_type;   /* cell type id of the chain */
+    int nlv;            /* levels 1..nlv (1 = GPU leaves) */
+    int32_t type_at[MAXLV + 1];
+    int32_t kids_at[MAXLV + 1]; /* children per cell of that level */
+    int32_t gpus_at[MAXLV + 1]; /* GPUs per cell of that level */
+    int32_t gpu_type;
+    int32_t *fl[MAXLV + 1];     /* free lists */
+    int nfl[MAXLV + 1], capfl[MAXLV + 1];
+    int64_t all_vc_free[MAXLV + 1];
+} chain;
+
+typedef struct pa {
+    int32_t vc, chain, level, type;
+    int32_t cell;  /* bound physical cell or -1 */
+    int32_t used;  /* GPUs of guaranteed jobs of the VC inside */
+    int32_t gpus;
+    int8_t pinned, fixed; /* fixed: never unbound (pinned, or private mode) */
+} pa;
+
+typedef struct vcst {
+    const char *name;
+    int32_t *pas;
+    int npas;
+    int64_t guarantee; /* GPUs */
+    gs_jobq waiting;   /* guaranteed waiting jobs, arrival order */
+} vcst;
+
+typedef struct vslot {
+    int32_t pa;        /* preassigned cell */
+    int32_t node;      /* physical node (bound) or -1 */
+    int32_t vidx;      /* for unbound pa: index of the virtual node inside it */
+    int32_t lo, hi;    /* GPU range of the slot (bound) */
+    int32_t avail;     /* usable GPUs for this request */
+    int32_t same, higher, bad;
+    int32_t take;      /* tasks assigned */
+} vslot;
+
+typedef struct hived {
+    gs_engine *e;
+    gs_cluster *c;
+    int private_mode;
+    enum intra intra;
+    int64_t *qhi; /* intra LAS thresholds (us or GPU-us) */
+    int nq;
+    chain *ch;
+    int nch;
+    int32_t *cell_chain; /* by cell: chain or -1 */
+    int16_t *cell_level; /* by cell: HiveD level (GPU = 1) */
+    int8_t *cell_st;
+    int32_t *cell_pa;    /* bound pa or -1 */
+    int32_t *gpu_pa;     /* by GPU */
+    pa *pa;
+    int npa;
+    vcst *vc;
+    int nvc;
+    /* per job, by vslot */
+    int32_t *jvc;        /* hived VC or -1 */
+    int8_t *jkind;       /* K_* while holding GPUs */
+    size_t capj;
+    gs_jobq opp;         /* waiting opportunistic jobs, arrival order */
+    int dirty;
+    int in_pass;
+    /* scratch */
+    vslot *sl;
+    int capsl;
+    int *gsel;
+    int capg;
+    gs_job **vict;
+    int capv;
+    uint32_t *tgen;
+} hived;
+
+/* ---- helpers ------------------------------------------------------------------------- */
+
+static int level_of_type(const hived *h, int ch, int32_t type)
+{
+    for (int l = 1; l <= h->ch[ch].nlv; l++)
+        if (h->ch[ch].type_at[l] == type) return l;
+    return 0;
+}
+
+static int grow_jobs(hived *h, int32_t slot)
+{
+    if ((size_t)slot < h->capj) return 0;
+    size_t nc = h->capj ? h->capj : 1024;
+    while (nc <= (size_t)slot) nc *= 2;
+    int32_t *a = realloc(h->jvc, nc * sizeof *a);
+    if (!a) return GS_ENOMEM;
+    h->jvc = a;
+    int8_t *b = realloc(h->jkind, nc);
+    if (!b) return GS_ENOMEM;
+    h->jkind = b;
+    uint32_t *t = realloc(h->tgen, nc * sizeof *t);
+    if (!t) return GS_ENOMEM;
+    h->tgen = t;
+    for (size_t i = h->capj; i < nc; i++) h->jvc[i] = -1, h->jkind[i] = K_NONE, h->tgen[i] = 0;
+    h->capj = nc;
+    return 0;
+}
+
+static int fl_push(chain *c, int lv, int32_t cell)
+{
+    if (c->nfl[lv] == c->capfl[lv]) {
+        int nc = c->capfl[lv] ? c->capfl[lv] * 2 : 16;
+        int32_t *n = realloc(c->fl[lv], (size_t)nc * sizeof *n);
+        if (!n) return GS_ENOMEM;
+        c->fl[lv] = n;
+        c->capfl[lv] = nc;
+    }
+    c->fl[lv][c->nfl[lv]++] = cell;
+    return 0;
+}
+
+static void fl_remove(chain *c, int lv, int32_t cell)
+{
+    for (int i = 0; i < c->nfl[lv]; i++)
+        if (c->fl[lv][i] == cell) {
+            c->fl[lv][i] = c->fl[lv][--c->nfl[lv]];
+            return;
+        }
+}
+
+/* Cells obtainable at level x from the free lists. */
+static int64_t total_left(const hived *h, int ch, int x)
+{
+    const chain *c = &h->ch[ch];
+    int64_t t = 0, mult = 1;
+    for (int l = x; l <= c->nlv; l++) {
+        if (l > x) mult *= c->kids_at[l];
+        t += (int64_t)c->nfl[l] * mult;
+    }
+    return t;
+}
+
+/* GPUs in the cell that are in use (by anyone) / down. */
+static void cell_usage(const hived *h, int32_t cell, int *used, int *bad)
+{
+    const gs_cell *x = gs_cluster_cell(h->c, cell);
+    *used = *bad = 0;
+    for (int32_t g = x->gpu_lo; g < x->gpu_hi; g++) {
+        const gs_gpu *gp = gs_cluster_gpu(h->c, g);
+        *used += gp->users > 0;
+        *bad += gp->down != 0;
+    }
+}
+
+/* Best free cell at level lv: healthy first, fewest GPUs in use, lowest index. */
+static int32_t best_free(const hived *h, int ch, int lv)
+{
+    const chain *c = &h->ch[ch];
+    int32_t best = -1;
+    int bu = 0, bb = 0;
+    for (int i = 0; i < c->nfl[lv]; i++) {
+        int32_t cell = c->fl[lv][i];
+        int u, b;
+        cell_usage(h, cell, &u, &b);
+        if (best < 0 || (b > 0) < (bb > 0) || ((b > 0) == (bb > 0) && (u < bu || (u == bu && cell < best)))) {
+            best = cell;
+            bu = u;
+            bb = b;
+        }
+    }
+    return best;
+}
+
+static void set_gpu_pa(hived *h, int32_t cell, int32_t p)
+{
+    const gs_cell *x = gs_cluster_cell(h->c, cell);
+    for (int32_t g = x->gpu_lo; g < x->gpu_hi; g++) h->gpu_pa[g] = p;
+}
+
+/* Buddy allocation: bind pa p to a physical cell of its type.  Returns 0 or GS_ENOFIT. */
+static int bind_pa(hived *h, int32_t p)
+{
+    pa *a = &h->pa[p];
+    chain *c = &h->ch[a->chain];
+    int lv = a->level;
+    int l = lv;
+    while (l <= c->nlv && c->nfl[l] == 0) l++;
+    if (l > c->nlv) return GS_ENOFIT;
+    /* split down to the requested level */
+    while (l > lv) {
+        int32_t cell = best_free(h, a->chain, l);
+        fl_remove(c, l, cell);
+        h->cell_st[cell] = C_SPLIT;
+        for (int k = 0; k < gs_cluster_cell(h->c, cell)->nkids; k++) {
+            int32_t kid = gs_cluster_cell_kid(h->c, cell, k);
+            h->cell_st[kid] = C_FREE;
+            if (fl_push(c, l - 1, kid)) return GS_ENOMEM;
+        }
+        l--;
+    }
+    int32_t cell = best_free(h, a->chain, lv);
+    fl_remove(c, lv, cell);
+    h->cell_st[cell] = C_BOUND;
+    h->cell_pa[cell] = p;
+    a->cell = cell;
+    set_gpu_pa(h, cell, p);
+    c->all_vc_free[lv]--;
+    return 0;
+}
+
+/* Release pa p's binding and merge buddies. */
+static void unbind_pa(hived *h, int32_t p)
+{
+    pa *a = &h->pa[p];
+    if (a->cell < 0 || a->fixed) return;
+    chain *c = &h->ch[a->chain];
+    int32_t cell = a->cell;
+    set_gpu_pa(h, cell, -1);
+    h->cell_pa[cell] = -1;
+    h->cell_st[cell] = C_FREE;
+    fl_push(c, a->level, cell);
+    c->all_vc_free[a->level]++;
+    a->cell = -1;
+    /* merge while every buddy is free */
+    int lv = a->level;
+    for (;;) {
+        int32_t par = gs_cluster_cell(h->c, cell)->parent;
+        if (par <= 0 || h->cell_chain[par] != a->chain || h->cell_st[par] != C_SPLIT) break;
+        const gs_cell *pc = gs_cluster_cell(h->c, par);
+        int all = 1;
+        for (int k = 0; k < pc->nkids && all; k++)
+            all = h->cell_st[gs_cluster_cell_kid(h->c, par, k)] == C_FREE;
+        if (!all) break;
+        for (int k = 0; k < pc->nkids; k++) {
+            int32_t kid = gs_cluster_cell_kid(h->c, par, k);
+            fl_remove(c, lv, kid);
+            h->cell_st[kid] = C_INSIDE;
+        }
+        h->cell_st[par] = C_FREE;
+        fl_push(c, lv + 1, par);
+        cell = par;
+        lv++;
+    }
+}
+
+/* ---- intra-VC order --------------------------------------------------------------------- */
+
+/* Rank inside a VC at equal priority: lower goes first (LAS queue index). */
+static int64_t rank_of(const hived *h, const gs_job *j, gs_time now)
+{
+    if (h->intra == I_FIFO) return 0;
+    if (h->intra == I_SRTF) return gs_job_remaining(j, now);
+    int64_t a = gs_job_executed(j, now);
+    if (h->intra == I_TLAS) a *= j->gpus;
+    int q = 0;
+    while (q < h->nq - 1 && a >= h->qhi[q]) q++;
+    return q;
+}
+
+/* Does a outrank b for preemption inside one VC? */
+static int outranks(const hived *h, const gs_job *a, const gs_job *b, gs_time now)
+{
+    if (a->priority != b->priority) return a->priority > b->priority;
+    if (h->intra == I_FIFO || h->intra == I_SRTF) return 0;
+    return rank_of(h, a, now) < rank_of(h, b, now);
+}
+
+/* ---- placement on a VC's view -------------------------------------------------------------- */
+
+static int ensure_slots(hived *h, int n)
+{
+    if (n <= h->capsl) return 0;
+    int nc = h->capsl ? h->capsl : 64;
+    while (nc < n) nc *= 2;
+    vslot *s = realloc(h->sl, (size_t)nc * sizeof *s);
+    if (!s) return GS_ENOMEM;
+    h->sl = s;
+    h->capsl = nc;
+    return 0;
+}
+
+/* Is GPU g usable by guaranteed job j of VC v (pass 2: lower-ranked jobs of v too)? */
+static int usable(const hived *h, const gs_job *j, int v, int32_t g, int pass2, gs_time now,
+                  int *same, int *higher)
+{
+    const gs_gpu *gp = gs_cluster_gpu(h->c, g);
+    if (gp->down) return 0;
+    if (gp->owner < 0) return 1;
+    const gs_job *o = gs_engine_job(h->e, (size_t)gp->owner);
+    if (h->jkind[o->slot] != K_GUAR || h->jvc[o->slot] != v) return 1; /* opportunistic */
+    if (o->priority == j->priority) ++*same;
+    else if (o->priority > j->priority) ++*higher;
+    return pass2 && outranks(h, j, o, now);
+}
+
+/* pa usable by this job: chain leaf type and pinned cell must match. */
+static int pa_matches(const hived *h, const pa *a, const gs_job *j)
+{
+    if (j->gpu_type >= 0 && h->ch[a->chain].gpu_type != j->gpu_type) return 0;
+    if (j->pinned_cell >= 0) {
+        int32_t pc = j->pinned_cell;
+        return a->pinned && a->cell == pc;
+    }
+    return !a->pinned;
+}
+
+/*
+ * Build the node slots of VC v for job j.  Bound pa contribute their physical
+ * nodes (or themselves, below node level); unbound pa contribute virtual
+ * nodes that are entirely free in the VC's view.
+ */
+static int build_slots(hived *h, const gs_job *j, int v, int pass2, gs_time now)
+{
+    int n = 0;
+    vcst *vc = &h->vc[v];
+    for (int i = 0; i < vc->npas; i++) {
+        int32_t p = vc->pas[i];
+        pa *a = &h->pa[p];
+        if (!pa_matches(h, a, j)) continue;
+        const chain *c = &h->ch[a->chain];
+        if (a->cell >= 0) {
+            const gs_cell *x = gs_cluster_cell(h->c, a->cell);
+            int32_t nlo = x->node_lo, nhi = x->node_hi;
+            int below = x->kind < GS_CELL_NODE;
+            for (int32_t nd = nlo; nd < nhi; nd++) {
+                if (ensure_slots(h, n + 1)) return -1;
+                vslot *s = &h->sl[n++];
+                const gs_node *node = gs_cluster_node(h->c, nd);
+                s->pa = p;
+                s->node = nd;
+                s->vidx = -1;
+                s->lo = below ? x->gpu_lo : node->gpu_lo;
+                s->hi = below ? x->gpu_hi : node->gpu_hi;
+                s->avail = s->same = s->higher = s->bad = 0;
+                s->take = 0;
+                for (int32_t g = s->lo; g < s->hi; g++) {
+                    s->avail += usable(h, j, v, g, pass2, now, &s->same, &s->higher);
+                    s->bad += gs_cluster_gpu(h->c, g)->down != 0;
+                }
+            }
+        } else {
+            /* virtual nodes of an unbound pa: node count and GPUs per node from the type */
+            int nodes = 1, per = a->gpus;
+            for (int l = a->level; l > 1; l--) {
+                const gs_cell_type *ct = gs_cluster_cell_type(h->c, c->type_at[l]);
+                if (ct && ct->is_node) {
+                    nodes = a->gpus / c->gpus_at[l];
+                    per = c->gpus_at[l];
+                    break;
+                }
+            }
+            for (int k = 0; k < nodes; k++) {
+                if (ensure_slots(h, n + 1)) return -1;
+                vslot *s = &h->sl[n++];
+                s->pa = p;
+                s->node = -1;
+                s->vidx = k;
+                s->lo = s->hi = -1;
+                s->avail = per;
+                s->same = s->higher = s->bad = 0;
+                s->take = 0;
+            }
+        }
+    }
+    return n;
+}
+
+static int slot_cmp(const vslot *a, const vslot *b)
+{
+    /* healthy first; pack: most same-priority use first; fewest higher-priority use */
+    if ((a->bad > 0) != (b->bad > 0)) return (a->bad > 0) - (b->bad > 0);
+    if (a->same != b->same) return b->same - a->same;
+    if (a->higher != b->higher) return a->higher - b->higher;
+    /* bound before unbound (binding is the last resort), then stable order */
+    if ((a->node < 0) != (b->node < 0)) return (a->node < 0) - (b->node < 0);
+    if (a->pa != b->pa) return a->pa - b->pa;
+    return a->node >= 0 ? a->node - b->node : a->vidx - b->vidx;
+}
+
+static void sort_slots(vslot *s, int n)
+{
+    for (int i = 1; i < n; i++) {
+        vslot x = s[i];
+        int k = i;
+        while (k > 0 && slot_cmp(&x, &s[k - 1]) < 0) s[k] = s[k - 1], k--;
+        s[k] = x;
+    }
+}
+
+/* Greedy first fit of the job's tasks over the sorted slots (HiveD's rule). */
+static int assign_tasks(hived *h, const gs_job *j, int n)
+{
+    int left = j->ntasks;
+    for (int i = 0; i < n && left; i++) {
+        vslot *s = &h->sl[i];
+        while (left && s->avail - s->take * j->gpus_per_task >= j->gpus_per_task) {
+            s->take++;
+            left--;
+        }
+    }
+    return left == 0;
+}
+
+static int ensure_g(hived *h, int n)
+{
+    if (n <= h->capg) return 0;
+    int nc = h->capg ? h->capg : 64;
+    while (nc < n) nc *= 2;
+    int *g = realloc(h->gsel, (size_t)nc * sizeof *g);
+    if (!g) return GS_ENOMEM;
+    h->gsel = g;
+    h->capg = nc;
+    return 0;
+}
+
+static int picked(const int *v, int n, int g)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == g) return 1;
+    return 0;
+}
+
+/* preference of a usable GPU: 0 free, 1 opportunistic, 2 lower-ranked job of the VC */
+static int gpu_cost(const hived *h, int32_t g)
+{
+    const gs_gpu *gp = gs_cluster_gpu(h->c, g);
+    if (gp->owner < 0) return 0;
+    return h->jkind[gp->owner] == K_GUAR ? 2 : 1;
+}
+
+/*
+ * Pick k usable GPUs in [lo,hi) for one task: inside the lowest cell (PCIe
+ * switch before socket before node) that still has k usable GPUs, tightest
+ * first; then the cheapest GPUs (free, opportunistic, lower-ranked).
+ */
+static int pick_task(hived *h, const gs_job *j, int v, int pass2, gs_time now, int32_t lo,
+                     int32_t hi, int k, int *out, int nout)
+{
+    int32_t blo = lo, bhi = hi;
+    int best_kind = 99, best_cnt = 1 << 30;
+    const gs_node *nd = gs_cluster_node(h->c, gs_cluster_gpu(h->c, lo)->node);
+    const gs_cell *ncell = gs_cluster_cell(h->c, nd->cell);
+    size_t ncells = gs_cluster_ncells(h->c);
+    int d1 = 0, d2 = 0;
+    for (size_t x = (size_t)nd->cell + 1; x < ncells; x++) {
+        const gs_cell *cx = gs_cluster_cell(h->c, (int)x);
+        if (cx->gpu_lo >= ncell->gpu_hi || cx->depth <= ncell->depth) break;
+        if (cx->kind == GS_CELL_GPU || cx->gpu_lo < lo || cx->gpu_hi > hi) continue;
+        int cnt = 0;
+        for (int32_t g = cx->gpu_lo; g < cx->gpu_hi; g++)
+            cnt += usable(h, j, v, g, pass2, now, &d1, &d2) && !picked(out, nout, g);
+        if (cnt < k) continue;
+        if (cx->kind < best_kind || (cx->kind == best_kind && cnt < best_cnt)) {
+            best_kind = cx->kind;
+            best_cnt = cnt;
+            blo = cx->gpu_lo;
+            bhi = cx->gpu_hi;
+        }
+    }
+    int got = 0;
+    for (int cost = 0; cost <= 2 && got < k; cost++)
+        for (int32_t g = blo; g < bhi && got < k; g++) {
+            if (!usable(h, j, v, g, pass2, now, &d1, &d2) || picked(out, nout, g)) continue;
+            if (gpu_cost(h, g) != cost) continue;
+            out[nout + got++] = g;
+        }
+    return got == k ? 0 : GS_ENOFIT;
+}
+
+/* GPUs ascending inside each task (readable placements, same set). */
+static void sort_tasks(int *g, int ntasks, int gpt)
+{
+    for (int t = 0; t < ntasks; t++) {
+        int *x = g + t * gpt;
+        for (int i = 1; i < gpt; i++) {
+            int v = x[i], k = i;
+            while (k > 0 && x[k - 1] > v) x[k] = x[k - 1], k--;
+            x[k] = v;
+        }
+    }
+}
+
+/* ---- starting jobs --------------------------------------------------------------------------- */
+
+static void account_start(hived *h, gs_job *j, int kind)
+{
+    h->jkind[j->slot] = (int8_t)kind;
+    if (kind != K_GUAR) return;
+    for (int i = 0; i < j->nalloc; i++) {
+        int32_t p = h->gpu_pa[j->alloc[i]];
+        if (p >= 0) h->pa[p].used++;
+    }
+}
+
+/* The job's GPUs are gone (finish/preempt/requeue): release the VC's use. */
+static void account_stop(hived *h, gs_job *j, const int32_t *gpus, int n)
+{
+    int kind = h->jkind[j->slot];
+    h->jkind[j->slot] = K_NONE;
+    if (kind != K_GUAR) return;
+    for (int i = 0; i < n; i++) {
+        int32_t p = h->gpu_pa[gpus[i]];
+        if (p < 0) continue;
+        /* inside a pass the cell may be about to be reused by the preemptor:
+         * unused cells are released by sweep() when the pass ends */
+        if (--h->pa[p].used == 0 && !h->in_pass) unbind_pa(h, p);
+    }
+}
+
+/* Release every bound, unused, non-fixed cell of VC v (all VCs if v < 0). */
+static void sweep(hived *h, int v)
+{
+    for (int p = 0; p < h->npa; p++)
+        if ((v < 0 || h->pa[p].vc == v) && h->pa[p].cell >= 0 && !h->pa[p].used && !h->pa[p].fixed)
+            unbind_pa(h, p);
+}
+
+/* Downgrade a running guaranteed job to opportunistic (lazy preemption). */
+static void downgrade(hived *h, gs_job *j)
+{
+    account_stop(h, j, j->alloc, j->nalloc);
+    h->jkind[j->slot] = K_OPP;
+    /* its cells may now be free for the VC to take elsewhere */
+    sweep(h, h->jvc[j->slot]);
+    gs_engine_note(h->e, j, "lazily preempted: downgraded to opportunistic, keeps running");
+}
+
+static int collect_victims(hived *h, const int *gpus, int n, gs_job *self)
+{
+    int nv = 0;
+    for (int i = 0; i < n; i++) {
+        int32_t o = gs_cluster_gpu(h->c, gpus[i])->owner;
+        if (o < 0 || o == self->slot) continue;
+        gs_job *vj = gs_engine_job(h->e, (size_t)o);
+        int dup = 0;
+        for (int k = 0; k < nv && !dup; k++) dup = h->vict[k] == vj;
+        if (dup) continue;
+        if (nv == h->capv) {
+            int nc = h->capv ? h->capv * 2 : 32;
+            gs_job **nvv = realloc(h->vict, (size_t)nc * sizeof *nvv);
+            if (!nvv) return -1;
+            h->vict = nvv;
+            h->capv = nc;
+        }
+        h->vict[nv++] = vj;
+    }
+    return nv;
+}
+
+/*
+ * Try to start guaranteed job j of VC v.  Returns 1 if started (or victims
+ * are stopping in LIVE mode), 0 if it does not fit now.
+ */
+static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now)
+{
+    for (int pass2 = 0; pass2 <= 1; pass2++) {
+        for (int attempt = 0; attempt < 4; attempt++) {
+            int n = build_slots(h, j, v, pass2, now);
+            if (n < 0) return 0;
+            sort_slots(h->sl, n);
+            if (!assign_tasks(h, j, n)) break; /* next pass */
+            /* bind the unbound pa that the assignment uses, then map virtual nodes */
+            int ok = 1;
+            for (int i = 0; i < n && ok; i++) {
+                vslot *s = &h->sl[i];
+                if (!s->take || s->node >= 0) continue;
+                if (h->pa[s->pa].cell < 0 && bind_pa(h, s->pa) != 0) ok = 0;
+            }
+            if (!ok) return 0;
+            /* rebuild with the new bindings: the placement is now physical */
+            int any_virtual = 0;
+            for (int i = 0; i < n; i++) any_virtual |= h->sl[i].take && h->sl[i].node < 0;
+            if (any_virtual) {
+                int wanted = j->ntasks;
+                n = build_slots(h, j, v, pass2, now);
+                sort_slots(h->sl, n);
+                if (n < 0 || !assign_tasks(h, j, n)) {
+                    /* the bound cell turned out worse (bad hardware): sweep() unbinds it */
+                    (void)wanted;
+                    return 0;
+                }
+            }
+            if (ensure_g(h, j->gpus)) return 0;
+            int nout = 0;
+            for (int i = 0; i < n && ok; i++) {
+                vslot *s = &h->sl[i];
+                for (int t = 0; t < s->take && ok; t++) {
+                    if (pick_task(h, j, v, pass2, now, s->lo, s->hi, j->gpus_per_task, h->gsel,
+                                  nout))
+                        ok = 0;
+                    else
+                        nout += j->gpus_per_task;
+                }
+            }
+            if (!ok) break;
+            int nv = collect_victims(h, h->gsel, nout, j);
+            if (nv < 0) return 0;
+            /* lazy preemption: downgrade lazy guaranteed victims and try again */
+            int lazy = 0;
+            for (int k = 0; k < nv; k++) {
+                gs_job *vj = h->vict[k];
+                if (h->jkind[vj->slot] == K_GUAR && vj->lazy_preemption) {
+                    downgrade(h, vj);
+                    lazy = 1;
+                }
+            }
+            if (lazy) continue;
+            for (int k = 0; k < nv; k++) {
+                gs_job *vj = h->vict[k];
+                const char *why = h->jkind[vj->slot] == K_GUAR
+                                      ? "preempted by a higher-priority job of its VC"
+                                      : "opportunistic job preempted: its GPUs belong to a VC";
+                gs_engine_preempt(h->e, vj, why);
+            }
+            int *pl = malloc((size_t)j->gpus * sizeof *pl);
+            if (!pl) return 0;
+            memcpy(pl, h->gsel, (size_t)j->gpus * sizeof *pl);
+            sort_tasks(pl, j->ntasks, j->gpus_per_task);
+            int rc = gs_engine_start(h->e, j, pl, j->gpus);
+            free(pl);
+            if (rc == 0) {
+                account_start(h, j, K_GUAR);
+                return 1;
+            }
+            /* LIVE: victims are stopping; sweep() releases bindings not used yet */
+            return nv > 0;
+        }
+    }
+    return 0;
+}
+
+/* Opportunistic: free physical GPUs anywhere, away from guaranteed jobs. */
+static int try_opportunistic(hived *h, gs_job *j)
+{
+    if (ensure_g(h, j->gpus)) return 0;
+    int nout = 0, left = j->ntasks;
+    size_t nn = gs_cluster_nnodes(h->c);
+    /* nodes in order of (guaranteed use asc, opportunistic use desc, index) */
+    int32_t *order = malloc(nn * sizeof *order);
+    int *gu = malloc(nn * sizeof *gu), *ou = malloc(nn * sizeof *ou);
+    if (!order || !gu || !ou) {
+        free(order), free(gu), free(ou);
+        return 0;
+    }
+    size_t m = 0;
+    for (size_t nd = 0; nd < nn; nd++) {
+        const gs_node *node = gs_cluster_node(h->c, (int)nd);
+        const gs_cell *nc = gs_cluster_cell(h->c, node->cell);
+        if (nc->free < j->gpus_per_task) continue;
+        if (j->gpu_type >= 0 && !(nc->gpu_types & (1u << j->gpu_type))) continue;
+        if (h->cell_chain[node->cell] < 0) continue;
+        int g1 = 0, o1 = 0;
+        for (int32_t g = node->gpu_lo; g < node->gpu_hi; g++) {
+            int32_t o = gs_cluster_gpu(h->c, g)->owner;
+            if (o < 0) continue;
+            if (h->jkind[o] == K_GUAR) g1++;
+            else o1++;
+        }
+        size_t k = m++;
+        while (k > 0 && (gu[k - 1] > g1 || (gu[k - 1] == g1 && ou[k - 1] < o1))) {
+            order[k] = order[k - 1], gu[k] = gu[k - 1], ou[k] = ou[k - 1];
+            k--;
+        }
+        order[k] = (int32_t)nd, gu[k] = g1, ou[k] = o1;
+    }
+    for (size_t i = 0; i < m && left; i++) {
+        const gs_node *node = gs_cluster_node(h->c, order[i]);
+        for (;;) {
+            if (!left) break;
+            int got = 0;
+            for (int32_t g = node->gpu_lo; g < node->gpu_hi && got < j->gpus_per_task; g++) {
+                const gs_gpu *gp = gs_cluster_gpu(h->c, g);
+                if (gp->users || gp->down || picked(h->gsel, nout + got, g)) continue;
+                if (j->gpu_type >= 0 && gp->type != j->gpu_type) continue;
+                h->gsel[nout + got++] = g;
+            }
+            if (got < j->gpus_per_task) break;
+            nout += got;
+            left--;
+        }
+    }
+    free(order), free(gu), free(ou);
+    if (left) return 0;
+    int *pl = malloc((size_t)j->gpus * sizeof *pl);
+    if (!pl) return 0;
+    memcpy(pl, h->gsel, (size_t)j->gpus * sizeof *pl);
+    int rc = gs_engine_start(h->e, j, pl, j->gpus);
+    free(pl);
+    if (rc) return 0;
+    account_start(h, j, K_OPP);
+    return 1;
+}
+
+/* ---- policy hooks ----------------------------------------------------------------------------- */
+
+static int job_vc(const hived *h, const gs_job *j)
+{
+    for (int v = 0; v < h->nvc; v++)
+        if (!strcmp(h->vc[v].name, j->vc_name)) return v;
+    return -1;
+}
+
+static void h_arrival(void *st, gs_job *j)
+{
+    hived *h = st;
+    if (grow_jobs(h, j->slot)) return;
+    int v = job_vc(h, j);
+    h->jvc[j->slot] = v;
+    char why[256];
+    if (v < 0) {
+        snprintf(why, sizeof why, "unknown virtual cluster '%s'", j->vc_name);
+        gs_engine_reject(h->e, j, why);
+        return;
+    }
+    int opp = j->priority < 0 && !h->private_mode;
+    if (j->pinned_cell >= 0) {
+        int ok = 0;
+        for (int i = 0; i < h->vc[v].npas; i++) ok |= h->pa[h->vc[v].pas[i]].cell == j->pinned_cell;
+        if (!ok || opp) {
+            snprintf(why, sizeof why, "pinned cell %s does not belong to VC '%s'%s",
+                     gs_cluster_cell_pinned(h->c, j->pinned_cell), j->vc_name,
+                     opp ? " (opportunistic jobs may not use pinned cells)" : "");
+            gs_engine_reject(h->e, j, why);
+            return;
+        }
+    }
+    if (!opp) {
+        /* GPUs of the VC that this job could ever use (its type, pinned or not) */
+        int64_t cap = 0;
+        for (int i = 0; i < h->vc[v].npas; i++) {
+            pa *a = &h->pa[h->vc[v].pas[i]];
+            if (j->gpu_type >= 0 && h->ch[a->chain].gpu_type != j->gpu_type) continue;
+            if ((j->pinned_cell >= 0) != (a->pinned != 0)) continue;
+            if (j->pinned_cell >= 0 && a->cell != j->pinned_cell) continue;
+            cap += a->gpus;
+        }
+        if (j->gpus > cap) {
+            snprintf(why, sizeof why,
+                     "job requests %d GPUs%s%s, exceeds the %lld GPUs guaranteed to VC '%s'", j->gpus,
+                     j->gpu_type >= 0 ? " of type " : "",
+                     j->gpu_type >= 0 ? gs_cluster_gpu_type_name(h->c, j->gpu_type) : "",
+                     (long long)cap, j->vc_name);
+            gs_engine_reject(h->e, j, why);
+            return;
+        }
+        gs_jobq_push_back(&h->vc[v].waiting, j->slot);
+    } else {
+        gs_jobq_push_back(&h->opp, j->slot);
+    }
+    h->dirty = 1;
+}
+
+static void h_requeue(void *st, gs_job *j)
+{
+    hived *h = st;
+    if (grow_jobs(h, j->slot)) return;
+    account_stop(h, j, j->last_alloc, j->nlast_alloc);
+    int v = h->jvc[j->slot];
+    gs_jobq *q = (j->priority < 0 && !h->private_mode) || v < 0 ? &h->opp : &h->vc[v].waiting;
+    /* back at its arrival position */
+    int32_t s = gs_jobq_first(q);
+    while (s >= 0 && s < j->slot) s = gs_jobq_next(q, s);
+    if (s >= 0)
+        gs_jobq_insert_before(q, s, j->slot);
+    else
+        gs_jobq_push_back(q, j->slot);
+    h->dirty = 1;
+}
+
+static void h_finish(void *st, gs_job *j)
+{
+    hived *h = st;
+    if ((size_t)j->slot >= h->capj) return;
+    if (h->jkind[j->slot] != K_NONE) account_stop(h, j, j->last_alloc, j->nlast_alloc);
+    int v = h->jvc[j->slot];
+    gs_jobq_remove(&h->opp, j->slot);
+    if (v >= 0) gs_jobq_remove(&h->vc[v].waiting, j->slot);
+    h->dirty = 1;
+}
+
+static void h_adopt(void *st, gs_job *j)
+{
+    hived *h = st;
+    if (grow_jobs(h, j->slot)) return;
+    int v = job_vc(h, j);
+    h->jvc[j->slot] = v;
+    /* adopted jobs keep running; guaranteed ones bind the cells they sit in */
+    int guar = v >= 0 && j->priority >= 0;
+    for (int i = 0; guar && i < j->nalloc; i++) {
+        int32_t g = j->alloc[i];
+        if (h->gpu_pa[g] >= 0) continue;
+        /* find one of the VC's unbound pa whose type contains this GPU's free cell */
+        guar = 0;
+        for (int k = 0; k < h->vc[v].npas && !guar; k++) {
+            pa *a = &h->pa[h->vc[v].pas[k]];
+            if (a->cell >= 0) continue;
+            /* the ancestor of g at the pa's level, if it is in a free list */
+            int32_t x = gs_cluster_gpu(h->c, g)->node;
+            x = gs_cluster_node(h->c, x)->cell;
+            while (x > 0 && h->cell_level[x] < a->level) x = gs_cluster_cell(h->c, x)->parent;
+            if (x <= 0 || h->cell_level[x] != a->level || h->cell_chain[x] != a->chain) continue;
+            if (h->cell_st[x] != C_FREE) continue;
+            fl_remove(&h->ch[a->chain], a->level, x);
+            h->cell_st[x] = C_BOUND;
+            h->cell_pa[x] = h->vc[v].pas[k];
+            a->cell = x;
+            set_gpu_pa(h, x, h->vc[v].pas[k]);
+            h->ch[a->chain].all_vc_free[a->level]--;
+            guar = 1;
+        }
+    }
+    account_start(h, j, guar ? K_GUAR : K_OPP);
+    h->dirty = 1;
+}
+
+static void h_timer(void *st, uint64_t tag)
+{
+    hived *h = st;
+    int32_t slot = (int32_t)(tag >> 32);
+    if ((size_t)slot < h->capj && h->tgen[slot] == (uint32_t)tag) h->dirty = 1;
+}
+
+static void h_preemptible(void *st, gs_job *j)
+{
+    (void)j;
+    ((hived *)st)->dirty = 1;
+}
+
+/* intra LAS: wake up when a running job crosses a queue threshold */
+static void arm_rank_timer(hived *h, gs_job *j, gs_time now)
+{
+    if (h->intra != I_LAS && h->intra != I_TLAS) return;
+    h->tgen[j->slot]++;
+    int64_t a = gs_job_executed(j, now), rate = 1;
+    if (h->intra == I_TLAS) a *= j->gpus, rate = j->gpus;
+    for (int q = 0; q < h->nq - 1; q++)
+        if (a < h->qhi[q]) {
+            gs_engine_set_timer(h->e, now + (h->qhi[q] - a + rate - 1) / rate,
+                                ((uint64_t)(uint32_t)j->slot << 32) | h->tgen[j->slot]);
+            return;
+        }
+}
+
+/* waiting jobs of VC v in the order they are tried */
+static int order_vc(hived *h, int v, gs_time now, gs_job ***out)
+{
+    gs_jobq *q = &h->vc[v].waiting;
+    int n = (int)gs_jobq_len(q);
+    gs_job **a = malloc((size_t)(n ? n : 1) * sizeof *a);
+    if (!a) return -1;
+    int k = 0;
+    for (int32_t s = gs_jobq_first(q); s >= 0; s = gs_jobq_next(q, s))
+        a[k++] = gs_engine_job(h->e, (size_t)s);
+    /* stable insertion sort: priority desc, then intra rank asc (arrival order kept) */
+    for (int i = 1; i < k; i++) {
+        gs_job *x = a[i];
+        int64_t rx = rank_of(h, x, now);
+        int m = i;
+        while (m > 0) {
+            gs_job *y = a[m - 1];
+            int before = x->priority > y->priority ||
+                         (x->priority == y->priority && rx < rank_of(h, y, now));
+            if (!before) break;
+            a[m] = y;
+            m--;
+        }
+        a[m] = x;
+    }
+    *out = a;
+    return k;
+}
+
+static void h_schedule(void *st)
+{
+    hived *h = st;
+    if (!h->dirty) return;
+    h->dirty = 0;
+    h->in_pass = 1;
+    gs_time now = gs_engine_now(h->e);
+    for (int v = 0; v < h->nvc; v++) {
+        if (!gs_jobq_len(&h->vc[v].waiting)) continue;
+        gs_job **a = NULL;
+        int n = order_vc(h, v, now, &a);
+        for (int i = 0; i < n; i++) {
+            gs_job *j = a[i];
+            if (j->state != GS_JOB_PENDING) continue;
+            if (try_guaranteed(h, j, v, now)) {
+                if (j->state == GS_JOB_RUNNING) {
+                    gs_jobq_remove(&h->vc[v].waiting, j->slot);
+                    arm_rank_timer(h, j, now);
+                }
+            } else {
+                gs_engine_set_reason(h->e, j, "insufficient capacity in its VC");
+            }
+        }
+        free(a);
+    }
+    if (!h->private_mode) {
+        for (int32_t s = gs_jobq_first(&h->opp); s >= 0;) {
+            int32_t nx = gs_jobq_next(&h->opp, s);
+            gs_job *j = gs_engine_job(h->e, (size_t)s);
+            if (gs_cluster_free(h->c) < j->gpus) {
+                gs_engine_set_reason(h->e, j, "no free GPUs for opportunistic jobs");
+            } else if (try_opportunistic(h, j)) {
+                gs_jobq_remove(&h->opp, s);
+            } else {
+                gs_engine_set_reason(h->e, j, "no free GPUs for opportunistic jobs");
+            }
+            s = nx;
+        }
+    }
+    sweep(h, -1);
+    h->in_pass = 0;
+}
+
+static void h_requeue_wrap(void *st, gs_job *j)
+{
+    h_requeue(st, j);
+}
+
+/* ---- invariants --------------------------------------------------------------------------------- */
+
+static int h_check(void *st, gs_diag *d)
+{
+    hived *h = st;
+    for (int c = 0; c < h->nch; c++)
+        for (int l = 1; l <= h->ch[c].nlv; l++) {
+            int64_t left = total_left(h, c, l), need = h->ch[c].all_vc_free[l];
+            if (left < need)
+                return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                                   "VC safety broken: chain %d level %d has %lld cells left, VCs "
+                                   "still need %lld",
+                                   c, l, (long long)left, (long long)need);
+        }
+    /* pa usage equals what the VC's guaranteed jobs hold */
+    int *cnt = calloc((size_t)(h->npa ? h->npa : 1), sizeof *cnt);
+    if (!cnt) return GS_ENOMEM;
+    size_t ng = gs_cluster_ngpus(h->c);
+    for (size_t g = 0; g < ng; g++) {
+        int32_t o = gs_cluster_gpu(h->c, (int)g)->owner;
+        if (o < 0 || (size_t)o >= h->capj || h->jkind[o] != K_GUAR) continue;
+        int32_t p = h->gpu_pa[g];
+        if (p < 0 || h->pa[p].vc != h->jvc[o]) {
+            free(cnt);
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                               "guaranteed job %lld uses GPU %zu outside its VC's cells",
+                               (long long)gs_engine_job(h->e, (size_t)o)->id, g);
+        }
+        cnt[p]++;
+    }
+    for (int p = 0; p < h->npa; p++) {
+        if (cnt[p] != h->pa[p].used || (h->pa[p].cell >= 0 && !h->pa[p].fixed && !cnt[p])) {
+            int u = h->pa[p].used;
+            free(cnt);
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "pa %d: used %d, jobs hold %d, bound %d", p,
+                               u, cnt[p], h->pa[p].cell);
+        }
+    }
+    free(cnt);
+    return 0;
+}
+
+/* ---- construction ------------------------------------------------------------------------------- */
+
+static void h_destroy(void *st)
+{
+    hived *h = st;
+    if (!h) return;
+    for (int c = 0; c < h->nch; c++)
+        for (int l = 0; l <= MAXLV; l++) free(h->ch[c].fl[l]);
+    for (int v = 0; v < h->nvc; v++) {
+        free(h->vc[v].pas);
+        gs_jobq_release(&h->vc[v].waiting);
+    }
+    gs_jobq_release(&h->opp);
+    free(h->ch);
+    free(h->vc);
+    free(h->pa);
+    free(h->cell_chain);
+    free(h->cell_level);
+    free(h->cell_st);
+    free(h->cell_pa);
+    free(h->gpu_pa);
+    free(h->jvc);
+    free(h->jkind);
+    free(h->tgen);
+    free(h->sl);
+    free(h->gsel);
+    free(h->vict);
+    free(h->qhi);
+    free(h);
+}
+
+static int find_chain(hived *h, int32_t top_type)
+{
+    for (int c = 0; c < h->nch; c++)
+        if (h->ch[c].top_type == top_type) return c;
+    return -1;
+}
+
+static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, int private_mode)
+{
+    gs_cluster *cl = gs_engine_cluster(e);
+    if (gs_cluster_ncell_types(cl) == 0 || gs_cluster_nvcs(cl) == 0)
+        return gs_diag_set(d, GS_EINVAL, 0, 0,
+                           "policy '%s' needs a HiveD cluster config with virtualClusters "
+                           "(--cluster hived.yaml)",
+                           private_mode ? "private" : "hived");
+    hived *h = calloc(1, sizeof *h);
+    if (!h) return GS_ENOMEM;
+    h->e = e;
+    h->c = cl;
+    h->private_mode = private_mode;
+    gs_jobq_init(&h->opp);
+    int rc = 0;
+    const char *intra = gs_params_get(p, "intra");
+    if (!intra || !strcmp(intra, "fifo"))
+        h->intra = I_FIFO;
+    else if (!strcmp(intra, "las"))
+        h->intra = I_LAS;
+    else if (!strcmp(intra, "tiresias-las"))
+        h->intra = I_TLAS;
+    else if (!strcmp(intra, "srtf"))
+        h->intra = I_SRTF;
+    else
+        rc = gs_diag_set(d, GS_EINVAL, 0, 0,
+                         "parameter 'intra': expected fifo, las, tiresias-las or srtf, got '%s'",
+                         intra);
+    if (!rc && (h->intra == I_LAS || h->intra == I_TLAS)) {
+        double *th = NULL;
+        size_t nth = 0;
+        rc = gs_params_get_double_list(p, "queues", &th, &nth, d);
+        if (!rc) {
+            if (!th) {
+                th = malloc(sizeof *th);
+                if (th) th[0] = 3600, nth = 1;
+            }
+            h->qhi = malloc((nth ? nth : 1) * sizeof *h->qhi);
+            if (!th || !h->qhi) rc = GS_ENOMEM;
+            for (size_t i = 0; !rc && i < nth; i++) h->qhi[i] = (int64_t)llround(th[i] * 1e6);
+            h->nq = (int)nth + 1;
+        }
+        free(th);
+    }
+    size_t ncell = gs_cluster_ncells(cl);
+    h->cell_chain = malloc(ncell * sizeof *h->cell_chain);
+    h->cell_level = malloc(ncell * sizeof *h->cell_level);
+    h->cell_st = calloc(ncell, 1);
+    h->cell_pa = malloc(ncell * sizeof *h->cell_pa);
+    h->gpu_pa = malloc(gs_cluster_ngpus(cl) * sizeof *h->gpu_pa);
+    if (!h->cell_chain || !h->cell_level || !h->cell_st || !h->cell_pa || !h->gpu_pa)
+        rc = GS_ENOMEM;
+    if (rc) goto fail;
+    for (size_t i = 0; i < gs_cluster_ngpus(cl); i++) h->gpu_pa[i] = -1;
+    /* chains: the cell types of the root's children */
+    for (size_t i = 0; i < ncell; i++) h->cell_chain[i] = -1, h->cell_level[i] = 0, h->cell_pa[i] = -1;
+    const gs_cell *root = gs_cluster_cell(cl, 0);
+    h->ch = calloc((size_t)root->nkids, sizeof *h->ch);
+    if (!h->ch) {
+        rc = GS_ENOMEM;
+        goto fail;
+    }
+    for (int k = 0; k < root->nkids; k++) {
+        int32_t top = gs_cluster_cell_kid(cl, 0, k);
+        int32_t tt = gs_cluster_cell(cl, top)->type;
+        int c = find_chain(h, tt);
+        if (c < 0) {
+            c = h->nch++;
+            chain *ch = &h->ch[c];
+            ch->top_type = tt;
+            int lv = gs_cluster_cell_type(cl, tt)->level;
+            if (lv > MAXLV) {
+                rc = gs_diag_set(d, GS_EUNSUPPORTED, 0, 0, "cell hierarchy deeper than %d levels", MAXLV);
+                goto fail;
+            }
+            ch->nlv = lv;
+            for (int32_t t = tt; t >= 0; t = gs_cluster_cell_type(cl, t)->child) {
+                const gs_cell_type *ct = gs_cluster_cell_type(cl, t);
+                ch->type_at[ct->level] = t;
+                ch->kids_at[ct->level] = ct->nchild;
+                ch->gpus_at[ct->level] = ct->gpus;
+                if (ct->child < 0) ch->gpu_type = gs_cluster_find_gpu_type(cl, ct->name);
+            }
+        }
+        if ((rc = fl_push(&h->ch[c], h->ch[c].nlv, top))) goto fail;
+        h->cell_st[top] = C_FREE;
+        /* label every cell of the subtree with chain and level */
+        const gs_cell *tc = gs_cluster_cell(cl, top);
+        for (size_t x = (size_t)top; x < ncell; x++) {
+            const gs_cell *cx = gs_cluster_cell(cl, (int)x);
+            if (x != (size_t)top && (cx->gpu_lo >= tc->gpu_hi || cx->depth <= tc->depth)) break;
+            h->cell_chain[x] = c;
+            h->cell_level[x] = cx->kind == GS_CELL_GPU
+                                   ? 1
+                                   : (int16_t)gs_cluster_cell_type(cl, cx->type)->level;
+        }
+    }
+    /* VCs and their preassigned cells */
+    h->nvc = (int)gs_cluster_nvcs(cl);
+    h->vc = calloc((size_t)h->nvc, sizeof *h->vc);
+    size_t npa = 0;
+    for (int v = 0; v < h->nvc; v++) {
+        const gs_vc_def *vd = gs_cluster_vc(cl, v);
+        for (size_t i = 0; i < vd->ncells; i++) npa += (size_t)vd->cells[i].count;
+        npa += vd->npinned;
+    }
+    h->pa = calloc(npa ? npa : 1, sizeof *h->pa);
+    if (!h->vc || !h->pa) {
+        rc = GS_ENOMEM;
+        goto fail;
+    }
+    for (int v = 0; v < h->nvc; v++) {
+        const gs_vc_def *vd = gs_cluster_vc(cl, v);
+        vcst *vc = &h->vc[v];
+        vc->name = vd->name;
+        gs_jobq_init(&vc->waiting);
+        size_t n = vd->npinned;
+        for (size_t i = 0; i < vd->ncells; i++) n += (size_t)vd->cells[i].count;
+        vc->pas = malloc((n ? n : 1) * sizeof *vc->pas);
+        if (!vc->pas) {
+            rc = GS_ENOMEM;
+            goto fail;
+        }
+        for (size_t i = 0; i < vd->npinned; i++) {
+            int32_t cell = gs_cluster_find_pinned(cl, vd->pinned[i]);
+            int c = h->cell_chain[cell];
+            pa *a = &h->pa[h->npa];
+            *a = (pa){v, c, h->cell_level[cell], gs_cluster_cell(cl, cell)->type, -1, 0,
+                      gs_cluster_cell(cl, cell)->gpu_hi - gs_cluster_cell(cl, cell)->gpu_lo, 1, 1};
+            vc->pas[vc->npas++] = h->npa++;
+            vc->guarantee += a->gpus;
+        }
+        for (size_t i = 0; i < vd->ncells; i++) {
+            int c = find_chain(h, vd->cells[i].chain);
+            if (c < 0) {
+                rc = gs_diag_set(d, GS_EINVAL, 0, 0, "VC '%s': chain not in the cluster", vd->name);
+                goto fail;
+            }
+            int lv = level_of_type(h, c, vd->cells[i].cell_type);
+            for (int k = 0; k < vd->cells[i].count; k++) {
+                pa *a = &h->pa[h->npa];
+                *a = (pa){v, c, lv, vd->cells[i].cell_type, -1, 0, h->ch[c].gpus_at[lv], 0, 0};
+                h->ch[c].all_vc_free[lv]++;
+                vc->pas[vc->npas++] = h->npa++;
+                vc->guarantee += a->gpus;
+            }
+        }
+    }
+    /* pinned cells leave the free lists for good (split their ancestors) */
+    for (int pi = 0; pi < h->npa; pi++) {
+        pa *a = &h->pa[pi];
+        if (!a->pinned) continue;
+        int32_t cell = -1;
+        const gs_vc_def *vd = gs_cluster_vc(cl, a->vc);
+        /* the k-th pinned pa of this VC is its k-th pinned id */
+        int k = 0;
+        for (int q = 0; q < pi; q++) k += h->pa[q].vc == a->vc && h->pa[q].pinned;
+        cell = gs_cluster_find_pinned(cl, vd->pinned[k]);
+        /* split every free ancestor down to the pinned cell */
+        int32_t path[MAXLV + 2];
+        int np = 0;
+        for (int32_t x = cell; x > 0; x = gs_cluster_cell(cl, x)->parent) path[np++] = x;
+        chain *ch = &h->ch[a->chain];
+        for (int i = np - 1; i > 0; i--) {
+            int32_t x = path[i];
+            if (h->cell_st[x] != C_FREE) continue;
+            fl_remove(ch, h->cell_level[x], x);
+            h->cell_st[x] = C_SPLIT;
+            for (int q = 0; q < gs_cluster_cell(cl, x)->nkids; q++) {
+                int32_t kid = gs_cluster_cell_kid(cl, x, q);
+                h->cell_st[kid] = C_FREE;
+                fl_push(ch, h->cell_level[kid], kid);
+            }
+        }
+        fl_remove(ch, a->level, cell);
+        h->cell_st[cell] = C_BOUND;
+        h->cell_pa[cell] = pi;
+        a->cell = cell;
+        set_gpu_pa(h, cell, pi);
+    }
+    /* private: bind every cell of every VC once, for good */
+    if (private_mode)
+        for (int pi = 0; pi < h->npa && !rc; pi++)
+            if (h->pa[pi].cell < 0) {
+                if (bind_pa(h, pi)) rc = gs_diag_set(d, GS_EINTERNAL, 0, 0, "cannot bind VC cells");
+                h->pa[pi].fixed = 1;
+            }
+    if (rc) goto fail;
+    if (private_mode) gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
+    else gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
+    *state = h;
+    return 0;
+fail:
+    h_destroy(h);
+    return rc;
+}
+
+static int hived_create(gs_engine *e, gs_params *p, void **st, gs_diag *d)
+{
+    return h_create_mode(e, p, st, d, 0);
+}
+static int private_create(gs_engine *e, gs_params *p, void **st, gs_diag *d)
+{
+    return h_create_mode(e, p, st, d, 1);
+}
+
+const gs_policy_ops gs_policy_hived = {
+    .name = "hived",
+    .summary = "HiveD: virtual clusters of topology cells with guarantees, buddy allocation, "
+               "priorities, opportunistic jobs (needs a HiveD config)",
+    .flags = GS_POLICY_PREEMPTIVE,
+    .create = hived_create,
+    .destroy = h_destroy,
+    .on_arrival = h_arrival,
+    .on_adopt = h_adopt,
+    .on_requeue = h_requeue_wrap,
+    .on_finish = h_finish,
+    .on_preemptible = h_preemptible,
+    .on_timer = h_timer,
+    .schedule = h_schedule,
+    .check = h_check,
+};
+
+const gs_policy_ops gs_policy_private = {
+    .name = "private",
+    .summary = "baseline: each VC gets a private, quota-sized slice of the cluster (HiveD config)",
+    .flags = 0,
+    .create = private_create,
+    .destroy = h_destroy,
+    .on_arrival = h_arrival,
+    .on_adopt = h_adopt,
+    .on_requeue = h_requeue_wrap,
+    .on_finish = h_finish,
+    .on_timer = h_timer,
+    .schedule = h_schedule,
+    .check = h_check,
+};
