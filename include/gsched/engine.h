@@ -130,8 +130,14 @@ void gs_engine_set_observer(gs_engine *e, gs_observer_fn fn, void *ud);
  * Add a job that arrives at spec->submit (SIM) or now (LIVE: use
  * gs_engine_submit).  The spec is validated (GS_EINVAL with a message in
  * diag); strings are copied.  Returns 0 and the job in *out (may be NULL).
+ * A non-gang job (spec->gang == 0) of several tasks becomes one job per
+ * task - each starts as resources allow - sharing 'group' (the first task's
+ * id); the others take fresh ids (see gs_engine_reserve_ids); *out is the
+ * first task.
  */
 int gs_engine_add_job(gs_engine *e, const gs_job_spec *spec, gs_job **out, gs_diag *diag);
+/* Ids below 'next' are taken by the caller: automatic ids start at 'next'. */
+void gs_engine_reserve_ids(gs_engine *e, int64_t next);
 /* LIVE: add a job arriving now; it is considered at the next advance. */
 int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, gs_job **out,
                      gs_diag *diag);

@@ -114,6 +114,8 @@ typedef struct gs_job {
     int32_t cpus_per_task, mem_mb_per_task, gpu_mem_mb;
     int32_t gang, lazy_preemption, min_gpus, max_gpus;
     int32_t pinned_cell; /* cluster cell index, -1 = none */
+    int64_t group;       /* id of the job it was split from (non-gang jobs), else its own id */
+    int32_t task_index;  /* index of this task in its group (0 for gang jobs) */
     gs_time submit;
     gs_time work; /* total work (us at ideal speed) */
     int64_t iterations;

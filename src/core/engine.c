@@ -276,7 +276,35 @@ static const char *intern(gs_engine *e, strtab *t, const char *s, int32_t *id)
     return strtab_str(t, k);
 }
 
+void gs_engine_reserve_ids(gs_engine *e, int64_t next)
+{
+    if (next > e->next_id) e->next_id = next;
+}
+
+static int add_one(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *diag);
+
 int gs_engine_add_job(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *diag)
+{
+    if (s->gang || s->ntasks <= 1) return add_one(e, s, out, diag);
+    /* incremental: one single-task job per task, started independently */
+    gs_job_spec t = *s;
+    t.ntasks = 1;
+    t.gang = 1;
+    gs_job *first = NULL;
+    for (int i = 0; i < s->ntasks; i++) {
+        t.id = i == 0 ? s->id : -1;
+        gs_job *j;
+        int rc = add_one(e, &t, &j, diag);
+        if (rc) return rc;
+        if (!first) first = j;
+        j->group = first->id;
+        j->task_index = i;
+    }
+    if (out) *out = first;
+    return 0;
+}
+
+static int add_one(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *diag)
 {
     if (s->ntasks < 1)
         return gs_diag_set(diag, GS_EINVAL, 0, 0, "job needs at least 1 task (got %d)", s->ntasks);
@@ -303,6 +331,8 @@ int gs_engine_add_job(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag 
     }
     if (id >= e->next_id) e->next_id = id + 1;
     j->id = id;
+    j->group = id;
+    j->task_index = 0;
     j->name = intern(e, &e->strs, s->name ? s->name : "", NULL);
     j->user = intern(e, &e->users, s->user && *s->user ? s->user : "-", &j->user_id);
     j->vc_name = intern(e, &e->vcs, s->vc && *s->vc ? s->vc : "default", &j->vc);

@@ -75,7 +75,7 @@ int gs_write_jobs(const char *path, const gs_sim_result *r)
     const gs_engine *e = r->engine;
     const gs_cluster *c = gs_engine_cluster(e);
     fputs(
-        "job_id,submit_s,start_s,end_s,jct_s,queue_s,gpus,preemptions,state,placement,vc,reason\n",
+        "job_id,submit_s,start_s,end_s,jct_s,queue_s,gpus,preemptions,state,placement,vc,reason,group\n",
         f);
     char a[32], b[32], cc[32], dd[32], q[32];
     size_t capp = 256;
@@ -124,7 +124,7 @@ int gs_write_jobs(const char *path, const gs_sim_result *r)
         csv_field(f, j->reason && gs_job_state_final(j->state) && j->state != GS_JOB_DONE
                          ? j->reason
                          : "");
-        fputc('\n', f);
+        fprintf(f, ",%lld\n", (long long)j->group);
     }
     free(pl);
     return close_tmp(f, tmp, path);

@@ -197,6 +197,11 @@ int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_d
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     d->file = t->path;
+    /* automatic ids (tasks of non-gang jobs) come after every id of the trace */
+    int64_t maxid = -1;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->jobs[i].id > maxid) maxid = t->jobs[i].id;
+    gs_engine_reserve_ids(res->engine, maxid + 1);
     for (size_t i = 0; i < t->n; i++) {
         rc = gs_engine_add_job(res->engine, &t->jobs[i], NULL, d);
         if (rc) {
