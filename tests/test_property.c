@@ -83,7 +83,8 @@ static int run_one(const char *policy, int consolidate, int costs, uint64_t seed
         gs_job_spec s;
         gs_job_spec_init(&s);
         s.submit = (gs_time)gs_rng_below(&r, 200) * GS_SEC / 2;
-        s.duration = (gs_time)(1 + gs_rng_below(&r, 300)) * GS_SEC + (gs_time)gs_rng_below(&r, 1000);
+        s.duration =
+            (gs_time)(1 + gs_rng_below(&r, 300)) * GS_SEC + (gs_time)gs_rng_below(&r, 1000);
         int g = 1 << gs_rng_below(&r, 4);
         if (gs_rng_below(&r, 3) == 0) {
             s.gpus_per_task = g > 4 ? 4 : g;

@@ -100,8 +100,8 @@ static void t_fidelity_preemptive(void)
         const char *policy;
         double ref;
         int exact;
-    } c[] = {{"las", 9520.6, 1}, {"tiresias-las", 9467.0, 0}, {"srsf", 9467.0, 1},
-             {"srtf", 9480.7, 1}};
+    } c[] = {
+        {"las", 9520.6, 1}, {"tiresias-las", 9467.0, 0}, {"srsf", 9467.0, 1}, {"srtf", 9480.7, 1}};
     const char *sets[] = {"queues=3250,7200", NULL};
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
         gs_sim_result r;

@@ -63,12 +63,12 @@ typedef enum gs_model_class {
 const char *gs_model_class_name(gs_model_class c);
 
 typedef struct gs_costs {
-    int slowdown;                                         /* 0 = off */
-    double factor[GS_MODEL_NCLASSES][GS_SPREAD_LEVELS];   /* >= 1 */
-    char *heavy, *light;                                  /* comma lists of prefixes (owned) */
-    int preempt_model;                                    /* 1 = the model above */
-    gs_time preempt_fixed;                                /* when !preempt_model */
-    double ckpt_bw;                                       /* bytes per second */
+    int slowdown;                                       /* 0 = off */
+    double factor[GS_MODEL_NCLASSES][GS_SPREAD_LEVELS]; /* >= 1 */
+    char *heavy, *light;                                /* comma lists of prefixes (owned) */
+    int preempt_model;                                  /* 1 = the model above */
+    gs_time preempt_fixed;                              /* when !preempt_model */
+    double ckpt_bw;                                     /* bytes per second */
     double optimizer_slots;
     gs_time init_base, init_per_gpu;
 } gs_costs;

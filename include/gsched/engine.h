@@ -225,8 +225,7 @@ int gs_engine_try_start(gs_engine *e, gs_job *j, gs_locality level);
 int gs_engine_start_preempting(gs_engine *e, gs_job *j, gs_locality level, gs_job *const *cands,
                                int ncands, const char *why);
 /* Read a data file through the program's reader (see gs_engine_opts.read_file). */
-int gs_engine_read_file(const gs_engine *e, const char *path, char **buf, size_t *len,
-                        gs_diag *d);
+int gs_engine_read_file(const gs_engine *e, const char *path, char **buf, size_t *len, gs_diag *d);
 /* Mechanism costs the engine charges (read-only). */
 const gs_costs *gs_engine_costs(const gs_engine *e);
 /* Fill a placement request for j from the engine's options. */

@@ -121,25 +121,25 @@ typedef struct gs_job {
     int64_t iterations;
 
     /* ---- lifecycle (maintained by the engine) ---- */
-    gs_job_state state;    /* PENDING before arrival too, with arrived == 0 */
-    int32_t arrived;       /* 1 from the arrival instant on; policies only see arrived jobs */
-    gs_time first_start;   /* GS_TIME_NONE until the first start */
-    gs_time last_start;    /* start of the current/last run */
-    gs_time end;           /* GS_TIME_NONE until final */
-    gs_time pending_since; /* start of the current pending interval */
-    gs_time queued;        /* total time PENDING so far (not counting the open interval) */
-    gs_time executed;      /* total time holding GPUs so far (closed runs only) */
-    double service;        /* GPU-seconds held so far (closed runs only) */
-    gs_time remaining;     /* work left at 'progress_from' */
-    gs_time progress_from; /* instant from which remaining decreases at 'speed' */
-    double speed;          /* work-us per us while progressing (1 = ideal) */
-    gs_time overhead;      /* restart overhead charged in the current run */
-    gs_time overhead_total;/* all restart overheads charged so far */
-    double overhead_gpu_s; /* total GPU-seconds lost to restart overheads */
+    gs_job_state state;       /* PENDING before arrival too, with arrived == 0 */
+    int32_t arrived;          /* 1 from the arrival instant on; policies only see arrived jobs */
+    gs_time first_start;      /* GS_TIME_NONE until the first start */
+    gs_time last_start;       /* start of the current/last run */
+    gs_time end;              /* GS_TIME_NONE until final */
+    gs_time pending_since;    /* start of the current pending interval */
+    gs_time queued;           /* total time PENDING so far (not counting the open interval) */
+    gs_time executed;         /* total time holding GPUs so far (closed runs only) */
+    double service;           /* GPU-seconds held so far (closed runs only) */
+    gs_time remaining;        /* work left at 'progress_from' */
+    gs_time progress_from;    /* instant from which remaining decreases at 'speed' */
+    double speed;             /* work-us per us while progressing (1 = ideal) */
+    gs_time overhead;         /* restart overhead charged in the current run */
+    gs_time overhead_total;   /* all restart overheads charged so far */
+    double overhead_gpu_s;    /* total GPU-seconds lost to restart overheads */
     int32_t overhead_charges; /* number of runs that paid a restart overhead */
-    int32_t stop_saved;    /* last stop could checkpoint (preemption) vs. lost node */
-    gs_time progress;      /* work done in closed runs (== work once DONE) */
-    gs_time protect_until; /* preemptive policies keep it running until then (see plan) */
+    int32_t stop_saved;       /* last stop could checkpoint (preemption) vs. lost node */
+    gs_time progress;         /* work done in closed runs (== work once DONE) */
+    gs_time protect_until;    /* preemptive policies keep it running until then (see plan) */
     int32_t preemptions;
     int32_t restarts;
     int32_t *alloc; /* current GPUs (grouped by task), NULL when none */

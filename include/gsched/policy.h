@@ -49,6 +49,8 @@ struct gs_policy_ops {
     void (*on_finish)(void *state, gs_job *j);
     /* A restarted job's preemption protection ended (see gs_job.protect_until). */
     void (*on_preemptible)(void *state, gs_job *j);
+    /* A node failed (down = 1) or came back (down = 0); jobs on it were requeued first. */
+    void (*on_node)(void *state, int node, int down);
     /* A timer set with gs_engine_set_timer() fired. */
     void (*on_timer)(void *state, uint64_t tag);
     /* One scheduling pass at the current time. */

@@ -22,6 +22,7 @@
 
 int cmd_sim(int argc, char **argv);
 int cmd_policies(int argc, char **argv);
+int cmd_scenario(int argc, char **argv);
 
 /* Print "gsched: " + diag as file:line:col: message to stderr. */
 void cli_diag(const gs_diag *d);

@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "report.h"
 #include "sim.h"
 
 static void sim_usage(FILE *f)
@@ -270,6 +271,21 @@ int cmd_sim(int argc, char **argv)
         char path[4096];
         snprintf(path, sizeof path, "%s/compare.csv", out);
         if (gs_write_compare(path, rp, np)) {
+            cli_err("cannot write '%s': %s", path, strerror(errno));
+            rc = EXIT_RUNTIME;
+            goto cleanup;
+        }
+        gs_run_info info = {tr.path,
+                            tr.sha256,
+                            gs_trace_format_name(tr.format),
+                            cluster,
+                            csha[0] ? csha : NULL,
+                            events_path,
+                            events_path ? ev.sha256 : NULL,
+                            seed,
+                            &params};
+        snprintf(path, sizeof path, "%s/report.html", out);
+        if (gs_write_report(path, rp, np, &info)) {
             cli_err("cannot write '%s': %s", path, strerror(errno));
             rc = EXIT_RUNTIME;
             goto cleanup;

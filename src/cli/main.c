@@ -58,6 +58,7 @@ static void usage(FILE *f)
                "Simulation:\n"
                "  sim        replay a trace on a modelled cluster under one or more policies\n"
                "  policies   list the scheduling policies\n"
+               "  scenario   run scenario files and check their expectations\n"
                "\n"
                "Other:\n"
                "  version    print the version\n"
@@ -86,6 +87,7 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "sim")) return cmd_sim(argc - 1, argv + 1);
     if (!strcmp(cmd, "policies")) return cmd_policies(argc - 1, argv + 1);
+    if (!strcmp(cmd, "scenario")) return cmd_scenario(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("gsched %s\n", GSCHED_VERSION);
         return EXIT_OK;

@@ -59,8 +59,8 @@ static int read_factors(gs_params *p, const char *key, double out[GS_SPREAD_LEVE
     if (n != GS_SPREAD_LEVELS) {
         free(v);
         return gs_diag_set(d, GS_EINVAL, 0, 0,
-                           "parameter '%s': expected %d factors (spread levels 0..5), got %zu",
-                           key, GS_SPREAD_LEVELS, n);
+                           "parameter '%s': expected %d factors (spread levels 0..5), got %zu", key,
+                           GS_SPREAD_LEVELS, n);
     }
     for (size_t i = 0; i < n; i++)
         if (v[i] < 1.0 || (i && v[i] < v[i - 1])) {
@@ -94,8 +94,7 @@ int gs_costs_from_params(gs_costs *c, gs_params *p, gs_diag *d)
                                pc);
     }
     if (!rc) rc = gs_params_get_double(p, "ckpt_bw", 1e9, 1e3, 1e15, &c->ckpt_bw, d);
-    if (!rc)
-        rc = gs_params_get_double(p, "optimizer_slots", 2, 0, 16, &c->optimizer_slots, d);
+    if (!rc) rc = gs_params_get_double(p, "optimizer_slots", 2, 0, 16, &c->optimizer_slots, d);
     if (!rc) rc = gs_params_get_duration(p, "init_base", 5 * GS_SEC, &c->init_base, d);
     if (!rc) rc = gs_params_get_duration(p, "init_per_gpu", 3750 * GS_MSEC, &c->init_per_gpu, d);
     return rc;
@@ -129,11 +128,11 @@ double gs_model_params_m(const char *model)
         const char *prefix;
         double m;
     } t[] = {
-        {"resnet152", 60.2},  {"resnet101", 44.5},  {"resnet50", 25.6},  {"resnet18", 11.7},
-        {"vgg19", 143.7},     {"vgg16", 138.4},     {"vgg11", 132.9},    {"alexnet", 61.1},
-        {"inception4", 42.7}, {"inception3", 23.8}, {"googlenet", 6.8},  {"bert", 110.0},
+        {"resnet152", 60.2},  {"resnet101", 44.5},   {"resnet50", 25.6}, {"resnet18", 11.7},
+        {"vgg19", 143.7},     {"vgg16", 138.4},      {"vgg11", 132.9},   {"alexnet", 61.1},
+        {"inception4", 42.7}, {"inception3", 23.8},  {"googlenet", 6.8}, {"bert", 110.0},
         {"gpt2", 1500.0},     {"transformer", 65.0}, {"lm", 66.0},       {"yolo", 61.9},
-        {"deepspeech", 38.0}, {"cifar", 11.7},      {"imagenet", 25.6},  {"ncf", 5.0},
+        {"deepspeech", 38.0}, {"cifar", 11.7},       {"imagenet", 25.6}, {"ncf", 5.0},
         {"mobilenet", 4.2},
     };
     if (model)

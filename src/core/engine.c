@@ -652,7 +652,8 @@ int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n)
     j->protect_until = e->now + 2 * j->overhead;
     j->gen++;
     if (j->overhead > 0)
-        heap_push(e, (ev){.t = j->protect_until, .kind = EV_PROTECT, .key = j->slot, .gen = j->gen});
+        heap_push(e,
+                  (ev){.t = j->protect_until, .kind = EV_PROTECT, .key = j->slot, .gen = j->gen});
     e->npending--;
     e->pending_gpus -= j->gpus;
     e->nrunning++;
@@ -881,6 +882,7 @@ static void node_event(gs_engine *e, int node, int down)
     gs_cluster_set_node_down(e->c, node, down);
     if (!down) e->epoch++;
     emit(e, down ? GS_REC_NODE_DOWN : GS_REC_NODE_UP, NULL, node, NULL);
+    if (e->pol->on_node) e->pol->on_node(e->pst, node, down);
 }
 
 static void handle(gs_engine *e, const ev *x)
@@ -1047,8 +1049,7 @@ void gs_engine_set_observer(gs_engine *e, gs_observer_fn fn, void *ud)
     e->obs_ud = ud;
 }
 
-int gs_engine_read_file(const gs_engine *e, const char *path, char **buf, size_t *len,
-                        gs_diag *d)
+int gs_engine_read_file(const gs_engine *e, const char *path, char **buf, size_t *len, gs_diag *d)
 {
     if (!e->opts.read_file)
         return gs_diag_set(d, GS_EUNSUPPORTED, 0, 0, "cannot read '%s': no file reader", path);

@@ -62,9 +62,9 @@ typedef struct gs_plan {
     size_t nstart, capstart;
     struct gs_job **vict;
     size_t nvict, capvict;
-    long free;     /* GPUs left by count during the walk */
-    int admitted;  /* a pending job was admitted (later running jobs may not fit) */
-    int64_t now;   /* running jobs still protected at this instant always stay */
+    long free;    /* GPUs left by count during the walk */
+    int admitted; /* a pending job was admitted (later running jobs may not fit) */
+    int64_t now;  /* running jobs still protected at this instant always stay */
 } gs_plan;
 
 void gs_plan_init(gs_plan *p);

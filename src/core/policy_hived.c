@@ -66,21 +66,21 @@ enum intra { I_FIFO, I_LAS, I_TLAS, I_SRTF };
 #define MAXLV 16
 
 typedef struct chain {
-    int32_t top_type;   /* cell type id of the chain */
-    int nlv;            /* levels 1..nlv (1 = GPU leaves) */
+    int32_t top_type; /* cell type id of the chain */
+    int nlv;          /* levels 1..nlv (1 = GPU leaves) */
     int32_t type_at[MAXLV + 1];
     int32_t kids_at[MAXLV + 1]; /* children per cell of that level */
     int32_t gpus_at[MAXLV + 1]; /* GPUs per cell of that level */
     int32_t gpu_type;
-    int32_t *fl[MAXLV + 1];     /* free lists */
+    int32_t *fl[MAXLV + 1]; /* free lists */
     int nfl[MAXLV + 1], capfl[MAXLV + 1];
     int64_t all_vc_free[MAXLV + 1];
 } chain;
 
 typedef struct pa {
     int32_t vc, chain, level, type;
-    int32_t cell;  /* bound physical cell or -1 */
-    int32_t used;  /* GPUs of guaranteed jobs of the VC inside */
+    int32_t cell; /* bound physical cell or -1 */
+    int32_t used; /* GPUs of guaranteed jobs of the VC inside */
     int32_t gpus;
     int8_t pinned, fixed; /* fixed: never unbound (pinned, or private mode) */
 } pa;
@@ -94,13 +94,13 @@ typedef struct vcst {
 } vcst;
 
 typedef struct vslot {
-    int32_t pa;        /* preassigned cell */
-    int32_t node;      /* physical node (bound) or -1 */
-    int32_t vidx;      /* for unbound pa: index of the virtual node inside it */
-    int32_t lo, hi;    /* GPU range of the slot (bound) */
-    int32_t avail;     /* usable GPUs for this request */
+    int32_t pa;     /* preassigned cell */
+    int32_t node;   /* physical node (bound) or -1 */
+    int32_t vidx;   /* for unbound pa: index of the virtual node inside it */
+    int32_t lo, hi; /* GPU range of the slot (bound) */
+    int32_t avail;  /* usable GPUs for this request */
     int32_t same, higher, bad;
-    int32_t take;      /* tasks assigned */
+    int32_t take; /* tasks assigned */
 } vslot;
 
 typedef struct hived {
@@ -115,17 +115,17 @@ typedef struct hived {
     int32_t *cell_chain; /* by cell: chain or -1 */
     int16_t *cell_level; /* by cell: HiveD level (GPU = 1) */
     int8_t *cell_st;
-    int32_t *cell_pa;    /* bound pa or -1 */
-    int32_t *gpu_pa;     /* by GPU */
+    int32_t *cell_pa; /* bound pa or -1 */
+    int32_t *gpu_pa;  /* by GPU */
     pa *pa;
     int npa;
     vcst *vc;
     int nvc;
     /* per job, by vslot */
-    int32_t *jvc;        /* hived VC or -1 */
-    int8_t *jkind;       /* K_* while holding GPUs */
+    int32_t *jvc;  /* hived VC or -1 */
+    int8_t *jkind; /* K_* while holding GPUs */
     size_t capj;
-    gs_jobq opp;         /* waiting opportunistic jobs, arrival order */
+    gs_jobq opp; /* waiting opportunistic jobs, arrival order */
     int dirty;
     int in_pass;
     /* scratch */
@@ -222,7 +222,8 @@ static int32_t best_free(const hived *h, int ch, int lv)
         int32_t cell = c->fl[lv][i];
         int u, b;
         cell_usage(h, cell, &u, &b);
-        if (best < 0 || (b > 0) < (bb > 0) || ((b > 0) == (bb > 0) && (u < bu || (u == bu && cell < best)))) {
+        if (best < 0 || (b > 0) < (bb > 0) ||
+            ((b > 0) == (bb > 0) && (u < bu || (u == bu && cell < best)))) {
             best = cell;
             bu = u;
             bb = b;
@@ -348,8 +349,10 @@ static int usable(const hived *h, const gs_job *j, int v, int32_t g, int pass2, 
     if (gp->owner < 0) return 1;
     const gs_job *o = gs_engine_job(h->e, (size_t)gp->owner);
     if (h->jkind[o->slot] != K_GUAR || h->jvc[o->slot] != v) return 1; /* opportunistic */
-    if (o->priority == j->priority) ++*same;
-    else if (o->priority > j->priority) ++*higher;
+    if (o->priority == j->priority)
+        ++*same;
+    else if (o->priority > j->priority)
+        ++*higher;
     return pass2 && outranks(h, j, o, now);
 }
 
@@ -527,6 +530,31 @@ static int pick_task(hived *h, const gs_job *j, int v, int pass2, gs_time now, i
     return got == k ? 0 : GS_ENOFIT;
 }
 
+/*
+ * The GPU range of the lowest cell inside [slo, shi) that contains [lo, hi):
+ * the tasks of one node are then picked inside it.  Returns its low end and
+ * stores its high end in *ohi.
+ */
+static int32_t common_range_lo(const hived *h, int32_t lo, int32_t hi, int32_t slo, int32_t shi,
+                               int32_t *ohi)
+{
+    const gs_node *nd = gs_cluster_node(h->c, gs_cluster_gpu(h->c, lo)->node);
+    int32_t best_lo = slo, best_hi = shi;
+    size_t ncells = gs_cluster_ncells(h->c);
+    const gs_cell *ncell = gs_cluster_cell(h->c, nd->cell);
+    for (size_t x = (size_t)nd->cell + 1; x < ncells; x++) {
+        const gs_cell *cx = gs_cluster_cell(h->c, (int)x);
+        if (cx->gpu_lo >= ncell->gpu_hi || cx->depth <= ncell->depth) break;
+        if (cx->kind == GS_CELL_GPU || cx->gpu_lo < slo || cx->gpu_hi > shi) continue;
+        if (cx->gpu_lo <= lo && hi <= cx->gpu_hi && cx->gpu_hi - cx->gpu_lo < best_hi - best_lo) {
+            best_lo = cx->gpu_lo;
+            best_hi = cx->gpu_hi;
+        }
+    }
+    *ohi = best_hi;
+    return best_lo;
+}
+
 /* GPUs ascending inside each task (readable placements, same set). */
 static void sort_tasks(int *g, int ntasks, int gpt)
 {
@@ -644,9 +672,22 @@ static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now)
             int nout = 0;
             for (int i = 0; i < n && ok; i++) {
                 vslot *s = &h->sl[i];
+                if (!s->take) continue;
+                /* all tasks of this node under the lowest cell that holds them together */
+                int32_t lo = s->lo, hi = s->hi;
+                if (s->take > 1) {
+                    int k = s->take * j->gpus_per_task;
+                    if (pick_task(h, j, v, pass2, now, s->lo, s->hi, k, h->gsel, nout) == 0) {
+                        lo = hi = h->gsel[nout];
+                        for (int q = 0; q < k; q++) {
+                            if (h->gsel[nout + q] < lo) lo = h->gsel[nout + q];
+                            if (h->gsel[nout + q] + 1 > hi) hi = h->gsel[nout + q] + 1;
+                        }
+                        lo = common_range_lo(h, lo, hi, s->lo, s->hi, &hi);
+                    }
+                }
                 for (int t = 0; t < s->take && ok; t++) {
-                    if (pick_task(h, j, v, pass2, now, s->lo, s->hi, j->gpus_per_task, h->gsel,
-                                  nout))
+                    if (pick_task(h, j, v, pass2, now, lo, hi, j->gpus_per_task, h->gsel, nout))
                         ok = 0;
                     else
                         nout += j->gpus_per_task;
@@ -713,8 +754,10 @@ static int try_opportunistic(hived *h, gs_job *j)
         for (int32_t g = node->gpu_lo; g < node->gpu_hi; g++) {
             int32_t o = gs_cluster_gpu(h->c, g)->owner;
             if (o < 0) continue;
-            if (h->jkind[o] == K_GUAR) g1++;
-            else o1++;
+            if (h->jkind[o] == K_GUAR)
+                g1++;
+            else
+                o1++;
         }
         size_t k = m++;
         while (k > 0 && (gu[k - 1] > g1 || (gu[k - 1] == g1 && ou[k - 1] < o1))) {
@@ -751,7 +794,8 @@ static int try_opportunistic(hived *h, gs_job *j)
     return 1;
 }
 
-/* ---- policy hooks ----------------------------------------------------------------------------- */
+/* ---- policy hooks -----------------------------------------------------------------------------
+ */
 
 static int job_vc(const hived *h, const gs_job *j)
 {
@@ -796,8 +840,8 @@ static void h_arrival(void *st, gs_job *j)
         }
         if (j->gpus > cap) {
             snprintf(why, sizeof why,
-                     "job requests %d GPUs%s%s, exceeds the %lld GPUs guaranteed to VC '%s'", j->gpus,
-                     j->gpu_type >= 0 ? " of type " : "",
+                     "job requests %d GPUs%s%s, exceeds the %lld GPUs guaranteed to VC '%s'",
+                     j->gpus, j->gpu_type >= 0 ? " of type " : "",
                      j->gpu_type >= 0 ? gs_cluster_gpu_type_name(h->c, j->gpu_type) : "",
                      (long long)cap, j->vc_name);
             gs_engine_reject(h->e, j, why);
@@ -871,6 +915,12 @@ static void h_adopt(void *st, gs_job *j)
     }
     account_start(h, j, guar ? K_GUAR : K_OPP);
     h->dirty = 1;
+}
+
+static void h_node(void *st, int node, int down)
+{
+    (void)node, (void)down;
+    ((hived *)st)->dirty = 1;
 }
 
 static void h_timer(void *st, uint64_t tag)
@@ -978,7 +1028,8 @@ static void h_requeue_wrap(void *st, gs_job *j)
     h_requeue(st, j);
 }
 
-/* ---- invariants --------------------------------------------------------------------------------- */
+/* ---- invariants ---------------------------------------------------------------------------------
+ */
 
 static int h_check(void *st, gs_diag *d)
 {
@@ -1020,7 +1071,8 @@ static int h_check(void *st, gs_diag *d)
     return 0;
 }
 
-/* ---- construction ------------------------------------------------------------------------------- */
+/* ---- construction -------------------------------------------------------------------------------
+ */
 
 static void h_destroy(void *st)
 {
@@ -1113,7 +1165,8 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
     if (rc) goto fail;
     for (size_t i = 0; i < gs_cluster_ngpus(cl); i++) h->gpu_pa[i] = -1;
     /* chains: the cell types of the root's children */
-    for (size_t i = 0; i < ncell; i++) h->cell_chain[i] = -1, h->cell_level[i] = 0, h->cell_pa[i] = -1;
+    for (size_t i = 0; i < ncell; i++)
+        h->cell_chain[i] = -1, h->cell_level[i] = 0, h->cell_pa[i] = -1;
     const gs_cell *root = gs_cluster_cell(cl, 0);
     h->ch = calloc((size_t)root->nkids, sizeof *h->ch);
     if (!h->ch) {
@@ -1130,7 +1183,8 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
             ch->top_type = tt;
             int lv = gs_cluster_cell_type(cl, tt)->level;
             if (lv > MAXLV) {
-                rc = gs_diag_set(d, GS_EUNSUPPORTED, 0, 0, "cell hierarchy deeper than %d levels", MAXLV);
+                rc = gs_diag_set(d, GS_EUNSUPPORTED, 0, 0, "cell hierarchy deeper than %d levels",
+                                 MAXLV);
                 goto fail;
             }
             ch->nlv = lv;
@@ -1150,9 +1204,8 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
             const gs_cell *cx = gs_cluster_cell(cl, (int)x);
             if (x != (size_t)top && (cx->gpu_lo >= tc->gpu_hi || cx->depth <= tc->depth)) break;
             h->cell_chain[x] = c;
-            h->cell_level[x] = cx->kind == GS_CELL_GPU
-                                   ? 1
-                                   : (int16_t)gs_cluster_cell_type(cl, cx->type)->level;
+            h->cell_level[x] =
+                cx->kind == GS_CELL_GPU ? 1 : (int16_t)gs_cluster_cell_type(cl, cx->type)->level;
         }
     }
     /* VCs and their preassigned cells */
@@ -1185,8 +1238,15 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
             int32_t cell = gs_cluster_find_pinned(cl, vd->pinned[i]);
             int c = h->cell_chain[cell];
             pa *a = &h->pa[h->npa];
-            *a = (pa){v, c, h->cell_level[cell], gs_cluster_cell(cl, cell)->type, -1, 0,
-                      gs_cluster_cell(cl, cell)->gpu_hi - gs_cluster_cell(cl, cell)->gpu_lo, 1, 1};
+            *a = (pa){v,
+                      c,
+                      h->cell_level[cell],
+                      gs_cluster_cell(cl, cell)->type,
+                      -1,
+                      0,
+                      gs_cluster_cell(cl, cell)->gpu_hi - gs_cluster_cell(cl, cell)->gpu_lo,
+                      1,
+                      1};
             vc->pas[vc->npas++] = h->npa++;
             vc->guarantee += a->gpus;
         }
@@ -1246,8 +1306,10 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
                 h->pa[pi].fixed = 1;
             }
     if (rc) goto fail;
-    if (private_mode) gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
-    else gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
+    if (private_mode)
+        gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
+    else
+        gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
     *state = h;
     return 0;
 fail:
@@ -1277,6 +1339,7 @@ const gs_policy_ops gs_policy_hived = {
     .on_finish = h_finish,
     .on_preemptible = h_preemptible,
     .on_timer = h_timer,
+    .on_node = h_node,
     .schedule = h_schedule,
     .check = h_check,
 };
@@ -1292,6 +1355,7 @@ const gs_policy_ops gs_policy_private = {
     .on_requeue = h_requeue_wrap,
     .on_finish = h_finish,
     .on_timer = h_timer,
+    .on_node = h_node,
     .schedule = h_schedule,
     .check = h_check,
 };

@@ -98,6 +98,12 @@ static void o_preemptible(void *st, gs_job *j)
     ((oracle *)st)->dirty = 1;
 }
 
+static void o_node(void *st, int node, int down)
+{
+    (void)node, (void)down;
+    ((oracle *)st)->dirty = 1;
+}
+
 static void o_finish(void *st, gs_job *j)
 {
     oracle *o = st;
@@ -129,8 +135,8 @@ static void o_schedule(void *st)
     }
     /* fast path: when every waiting job fits the free GPUs by count, running
      * jobs cannot lose their place, so only waiting jobs need ordering */
-    int pending_only = o->k == O_SJF || gs_engine_pending_gpus(o->e) <=
-                                            gs_cluster_free(gs_engine_cluster(o->e));
+    int pending_only =
+        o->k == O_SJF || gs_engine_pending_gpus(o->e) <= gs_cluster_free(gs_engine_cluster(o->e));
     for (int32_t s = gs_jobq_first(&o->active); s >= 0; s = gs_jobq_next(&o->active, s)) {
         gs_job *j = gs_engine_job(o->e, (size_t)s);
         if (pending_only && j->state != GS_JOB_PENDING) continue;
@@ -152,19 +158,20 @@ static void o_schedule(void *st)
     gs_plan_apply(&o->plan, o->e, GS_LOCALITY_STRICT, "longer remaining time (oracle)");
 }
 
-#define ORACLE_OPS(var, nm, createfn, fl, sum)                                                       \
-    const gs_policy_ops var = {                                                                    \
-        .name = nm,                                                                                \
-        .summary = sum,                                                                            \
-        .flags = GS_POLICY_ORACLE | (fl),                                                          \
-        .create = createfn,                                                                        \
-        .destroy = o_destroy,                                                                      \
-        .on_arrival = o_arrival,                                                                   \
-        .on_adopt = o_arrival,                                                                     \
-        .on_requeue = o_requeue,                                                                   \
-        .on_finish = o_finish,                                                                     \
-        .on_preemptible = o_preemptible,                                                           \
-        .schedule = o_schedule,                                                                    \
+#define ORACLE_OPS(var, nm, createfn, fl, sum) \
+    const gs_policy_ops var = {                \
+        .name = nm,                            \
+        .summary = sum,                        \
+        .flags = GS_POLICY_ORACLE | (fl),      \
+        .create = createfn,                    \
+        .destroy = o_destroy,                  \
+        .on_arrival = o_arrival,               \
+        .on_adopt = o_arrival,                 \
+        .on_requeue = o_requeue,               \
+        .on_finish = o_finish,                 \
+        .on_node = o_node,                     \
+        .on_preemptible = o_preemptible,       \
+        .schedule = o_schedule,                \
     }
 
 ORACLE_OPS(gs_policy_srtf, "srtf", srtf_create, GS_POLICY_PREEMPTIVE,

@@ -63,7 +63,7 @@ typedef struct tir {
     gs_engine *e;
     enum variant v;
     int nq;
-    int64_t *hi;    /* thresholds in service units (us or GPU-us); nq-1 entries */
+    int64_t *hi; /* thresholds in service units (us or GPU-us); nq-1 entries */
     double knob;
     mlq *q;
     /* per job, by slot */
@@ -78,7 +78,7 @@ typedef struct tir {
     /* gittins */
     double *gs, *gp; /* sorted samples (GPU-s) and prefix sums (n+1) */
     size_t ngs;
-    gs_job **tmp;    /* scratch for sorting one queue */
+    gs_job **tmp; /* scratch for sorting one queue */
     double *key;
     size_t captmp;
     int dirty;
@@ -92,11 +92,11 @@ static int grow(tir *t, int32_t slot)
     if ((size_t)slot < t->cap) return 0;
     size_t nc = t->cap ? t->cap : 1024;
     while (nc <= (size_t)slot) nc *= 2;
-#define G(arr)                                                                                     \
-    do {                                                                                           \
-        void *np = realloc(t->arr, nc * sizeof *t->arr);                                           \
-        if (!np) return GS_ENOMEM;                                                                 \
-        t->arr = np;                                                                               \
+#define G(arr)                                           \
+    do {                                                 \
+        void *np = realloc(t->arr, nc * sizeof *t->arr); \
+        if (!np) return GS_ENOMEM;                       \
+        t->arr = np;                                     \
     } while (0)
     G(qid);
     G(where);
@@ -295,7 +295,8 @@ static int parse_samples(tir *t, const char *buf, const char *src, gs_diag *d)
         if (*s && end != s && !*end) {
             if (!(x > 0) || !isfinite(x)) {
                 free(v);
-                return gs_diag_set(d, GS_EINVAL, line, 1, "GPU-time samples must be positive numbers");
+                return gs_diag_set(d, GS_EINVAL, line, 1,
+                                   "GPU-time samples must be positive numbers");
             }
             if (n == cap) {
                 cap *= 2;
@@ -309,7 +310,8 @@ static int parse_samples(tir *t, const char *buf, const char *src, gs_diag *d)
             v[n++] = x;
         } else if (*s && !(line == 1 && end == s)) { /* a header line is allowed */
             free(v);
-            return gs_diag_set(d, GS_EPARSE, line, 1, "expected a number of GPU-seconds, got '%s'", s);
+            return gs_diag_set(d, GS_EPARSE, line, 1, "expected a number of GPU-seconds, got '%s'",
+                               s);
         }
         if (!e) break;
         p = e + 1;
@@ -379,10 +381,13 @@ static int tir_create_v(gs_engine *e, gs_params *p, void **state, gs_diag *d, en
     int rc = gs_params_get_double_list(p, "queues", &th, &nth, d);
     if (!rc && !th) {
         th = malloc(sizeof *th);
-        if (!th) rc = GS_ENOMEM;
-        else th[0] = 3600, nth = 1;
+        if (!th)
+            rc = GS_ENOMEM;
+        else
+            th[0] = 3600, nth = 1;
     }
-    if (!rc && nth > 32) rc = gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'queues': at most 32 thresholds");
+    if (!rc && nth > 32)
+        rc = gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'queues': at most 32 thresholds");
     if (!rc) {
         t->nq = (int)nth + 1;
         t->hi = malloc(nth * sizeof *t->hi);
@@ -438,7 +443,8 @@ static int tgit_create(gs_engine *e, gs_params *p, void **s, gs_diag *d)
     return tir_create_v(e, p, s, d, V_GITTINS);
 }
 
-/* ---- hooks ------------------------------------------------------------------------------------ */
+/* ---- hooks ------------------------------------------------------------------------------------
+ */
 
 static void tir_arrival(void *st, gs_job *j)
 {
@@ -482,6 +488,12 @@ static void tir_requeue(void *st, gs_job *j)
 static void tir_preemptible(void *st, gs_job *j)
 {
     (void)j;
+    ((tir *)st)->dirty = 1;
+}
+
+static void tir_node(void *st, int node, int down)
+{
+    (void)node, (void)down;
     ((tir *)st)->dirty = 1;
 }
 
@@ -531,7 +543,7 @@ static void sort_queue(tir *t, gs_job **v, double *key, size_t n)
             gs_job *y = v[k - 1];
             double ky = key[k - 1];
             int before = kx > ky || (kx == ky && (x->submit < y->submit ||
-                                                   (x->submit == y->submit && x->slot < y->slot)));
+                                                  (x->submit == y->submit && x->slot < y->slot)));
             if (!before) break;
             v[k] = y;
             key[k] = ky;
@@ -686,20 +698,21 @@ static void tir_schedule(void *st)
     settle(t);
 }
 
-#define TIRESIAS_OPS(var, nm, createfn, sum)                                                         \
-    const gs_policy_ops var = {                                                                    \
-        .name = nm,                                                                                \
-        .summary = sum,                                                                            \
-        .flags = GS_POLICY_PREEMPTIVE,                                                             \
-        .create = createfn,                                                                        \
-        .destroy = tir_destroy,                                                                    \
-        .on_arrival = tir_arrival,                                                                 \
-        .on_adopt = tir_adopt,                                                                     \
-        .on_requeue = tir_requeue,                                                                 \
-        .on_finish = tir_finish,                                                                   \
-        .on_preemptible = tir_preemptible,                                                         \
-        .on_timer = tir_timer,                                                                     \
-        .schedule = tir_schedule,                                                                  \
+#define TIRESIAS_OPS(var, nm, createfn, sum) \
+    const gs_policy_ops var = {              \
+        .name = nm,                          \
+        .summary = sum,                      \
+        .flags = GS_POLICY_PREEMPTIVE,       \
+        .create = createfn,                  \
+        .destroy = tir_destroy,              \
+        .on_arrival = tir_arrival,           \
+        .on_adopt = tir_adopt,               \
+        .on_requeue = tir_requeue,           \
+        .on_finish = tir_finish,             \
+        .on_preemptible = tir_preemptible,   \
+        .on_timer = tir_timer,               \
+        .on_node = tir_node,                 \
+        .schedule = tir_schedule,            \
     }
 
 TIRESIAS_OPS(gs_policy_las, "las", las_create,

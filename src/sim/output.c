@@ -74,9 +74,9 @@ int gs_write_jobs(const char *path, const gs_sim_result *r)
     if (!f) return GS_EIO;
     const gs_engine *e = r->engine;
     const gs_cluster *c = gs_engine_cluster(e);
-    fputs(
-        "job_id,submit_s,start_s,end_s,jct_s,queue_s,gpus,preemptions,state,placement,vc,reason,group\n",
-        f);
+    fputs("job_id,submit_s,start_s,end_s,jct_s,queue_s,gpus,preemptions,state,placement,vc,reason,"
+          "group\n",
+          f);
     char a[32], b[32], cc[32], dd[32], q[32];
     size_t capp = 256;
     char *pl = malloc(capp);

@@ -1,0 +1,1079 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * report.c - the self-contained HTML comparison report (see report.h).
+ *
+ * The page is written straight to the file: a header with the run
+ * parameters and input checksums, a per-policy table, and four inline SVG
+ * plots drawn by the small plotting helpers below (frame, axes, legend, step
+ * lines).
+ *
+ * Invariants:
+ *   - self-contained: inline CSS and SVG, no JavaScript, no fonts or links;
+ *     the only URL in the file is the SVG namespace;
+ *   - deterministic: the file depends only on the results and the run info,
+ *     through fixed printf formats; no pointers, no clock, no wall_s;
+ *   - bounded: a CDF keeps at most CDF_POINTS quantile points per policy and
+ *     a time series at most 2 * TS_BUCKETS vertices (the maximum of each
+ *     interval), so the 82,247-job Philly trace gives a few hundred KB;
+ *   - every string that comes from the user (paths, parameters, policy
+ *     names) goes through esc();
+ *   - written to "<path>.tmp" then renamed, like the other writers.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gsched/version.h"
+#include "report.h"
+
+#define CDF_POINTS     500  /* quantile points per policy and CDF */
+#define TS_MAX_POINTS  1500 /* time series above this many rows are bucketed */
+#define TS_BUCKETS     750  /* intervals of a bucketed time series (<= 2 vertices each) */
+#define CDF_FLOOR_S    1.0  /* log axes start at 1 s; smaller values are drawn there */
+#define CHAR_W         6.8  /* estimated width of a 12px sans-serif character */
+#define SVG_NS         "http://www.w3.org/2000/svg"
+#define SVG_FONT       "system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif"
+#define COLOR_TEXT     "#3e4c59"
+#define COLOR_AXIS     "#9aa5b1"
+#define COLOR_GRID     "#e4e7eb"
+#define COLOR_GRID_MIN "#f2f4f6"
+
+/* Okabe-Ito, ordered for contrast on white; yellow last. */
+static const char *const PALETTE[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                      "#E69F00", "#56B4E9", "#000000", "#F0E442"};
+#define NPALETTE (sizeof PALETTE / sizeof *PALETTE)
+
+static const char *color_of(size_t i)
+{
+    return PALETTE[i % NPALETTE];
+}
+
+/* Beyond the palette, lines are told apart by their dash pattern as well. */
+static const char *dash_of(size_t i)
+{
+    static const char *const d[] = {NULL, "8 4", "2 3"};
+    return d[(i / NPALETTE) % 3];
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) abort(); /* programs abort on out-of-memory */
+    return p;
+}
+
+/* ---- text --------------------------------------------------------------------------------- */
+
+/* HTML-escape s (text and attribute values alike); control characters become '?'. */
+static void esc(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        case '\t': fputc(' ', f); break;
+        default: fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
+        }
+    }
+}
+
+/* v with 'dec' decimals and thousands separators: "12,318.9". */
+static void fmt_num(char *buf, size_t cap, double v, int dec)
+{
+    char tmp[64];
+    if (!isfinite(v)) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    snprintf(tmp, sizeof tmp, "%.*f", dec, v);
+    const char *p = tmp;
+    size_t o = 0;
+    if (*p == '-') buf[o++] = *p++;
+    size_t nint = strcspn(p, ".");
+    for (size_t i = 0; p[i] && o + 2 < cap; i++) {
+        if (i && i < nint && (nint - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = p[i];
+    }
+    buf[o] = '\0';
+}
+
+static void fmt_count(char *buf, size_t cap, unsigned long long v)
+{
+    fmt_num(buf, cap, (double)v, 0);
+}
+
+/* A duration for people: "45.0 s", "12.5 min", "3.4 h", "13.2 d". */
+static void fmt_human(char *buf, size_t cap, double s)
+{
+    if (!isfinite(s))
+        snprintf(buf, cap, "-");
+    else if (s < 59.95)
+        snprintf(buf, cap, "%.1f s", s);
+    else if (s < 59.95 * 60)
+        snprintf(buf, cap, "%.1f min", s / 60);
+    else if (s < 23.95 * 3600)
+        snprintf(buf, cap, "%.1f h", s / 3600);
+    else
+        snprintf(buf, cap, "%.1f d", s / 86400);
+}
+
+/* Label of a power of ten in seconds: "1 s", "100 s", "1k s", "10M s". */
+static void fmt_pow10_s(char *buf, size_t cap, int k)
+{
+    static const char *const unit[] = {"", "k", "M", "G", "T"};
+    if (k < 0 || k >= 15) {
+        snprintf(buf, cap, "1e%d s", k);
+        return;
+    }
+    snprintf(buf, cap, "%s%s s", k % 3 == 0 ? "1" : k % 3 == 1 ? "10" : "100", unit[k / 3]);
+}
+
+/* ---- series ------------------------------------------------------------------------------- */
+
+typedef struct pt {
+    double x, y;
+} pt;
+
+/*
+ * A step line: y = v[i].y from v[i].x up to v[i+1].x.  CDFs start at y = 0
+ * (from_zero) and stop at their last point; time series hold their last value
+ * until x_end.
+ */
+typedef struct series {
+    pt *v;
+    size_t n, cap;
+    int from_zero;
+    double x_end; /* NAN: stop at the last point */
+} series;
+
+static void series_push(series *s, double x, double y)
+{
+    if (s->n && s->v[s->n - 1].x == x) {
+        s->v[s->n - 1].y = y;
+        return;
+    }
+    if (s->n && s->v[s->n - 1].y == y) return; /* no change: the step goes on */
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        pt *nv = realloc(s->v, s->cap * sizeof *nv);
+        if (!nv) abort();
+        s->v = nv;
+    }
+    s->v[s->n++] = (pt){x, y};
+}
+
+/* Index of an earlier series drawing exactly the same line, or -1. */
+static long coincides(const series *ss, size_t i)
+{
+    for (size_t j = 0; j < i; j++) {
+        const series *a = &ss[j], *b = &ss[i];
+        if (!a->n || a->n != b->n) continue;
+        if (!(a->x_end == b->x_end || (isnan(a->x_end) && isnan(b->x_end)))) continue;
+        size_t k = 0;
+        while (k < a->n && a->v[k].x == b->v[k].x && a->v[k].y == b->v[k].y) k++;
+        if (k == a->n) return (long)j;
+    }
+    return -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * Empirical CDF of sorted v[0..n) as at most maxpts quantile points (min and
+ * max included); y = fraction of values <= x; x below 'floor' is drawn at it.
+ */
+static void cdf_series(const double *v, size_t n, size_t maxpts, double floor_x, series *s)
+{
+    memset(s, 0, sizeof *s);
+    s->from_zero = 1;
+    s->x_end = NAN;
+    if (!n) return;
+    size_t m = n < maxpts ? n : maxpts, next = 0;
+    for (size_t j = 0; j < m; j++) {
+        size_t i = m == 1 ? n - 1 : (size_t)((unsigned long long)j * (n - 1) / (m - 1));
+        if (i < next) continue;
+        double x = v[i] < floor_x ? floor_x : v[i];
+        /* ties (after the floor): the CDF jumps past all of them */
+        size_t u = i;
+        while (u + 1 < n && (v[u + 1] < floor_x ? floor_x : v[u + 1]) == x) u++;
+        next = u + 1;
+        series_push(s, x, (double)(u + 1) / (double)n);
+    }
+}
+
+enum { TS_ALLOC, TS_PENDING };
+
+static int32_t tl_val(const gs_tl_row *row, int what)
+{
+    return what == TS_ALLOC ? row->alloc : row->pending;
+}
+
+/* Interval of t among nb equal ones over [t0, t0 + span): floor((t - t0) * nb / span). */
+static size_t bucket_of(gs_time t, gs_time t0, uint64_t span, size_t nb, int exact)
+{
+    if (t <= t0) return 0;
+    uint64_t d = (uint64_t)(t - t0);
+    if (d >= span) return nb - 1;
+    size_t k = exact ? (size_t)(d * nb / span) : (size_t)((double)d / (double)span * (double)nb);
+    return k < nb ? k : nb - 1;
+}
+
+/*
+ * Time series of r's timeline over [t0, t1] in hours since t0.  nb == 0:
+ * every change; else nb equal intervals, each drawn at the maximum the
+ * value reached in it.
+ */
+static void ts_series(const gs_sim_result *r, int what, gs_time t0, gs_time t1, size_t nb,
+                      series *s)
+{
+    memset(s, 0, sizeof *s);
+    double span_h = gs_time_to_sec(t1 - t0) / 3600.0;
+    s->x_end = span_h;
+    if (!r->ntl || t1 <= t0) return;
+    if (!nb) {
+        if (r->tl[0].t > t0) series_push(s, 0, 0);
+        for (size_t i = 0; i < r->ntl; i++)
+            series_push(s, gs_time_to_sec(r->tl[i].t - t0) / 3600.0, tl_val(&r->tl[i], what));
+        return;
+    }
+    int32_t *mx = calloc(nb, sizeof *mx);
+    if (!mx) abort();
+    uint64_t span = (uint64_t)(t1 - t0);
+    int exact = span <= UINT64_MAX / nb;
+    for (size_t i = 0; i < r->ntl; i++) {
+        gs_time a = r->tl[i].t, b = i + 1 < r->ntl ? r->tl[i + 1].t : t1;
+        if (a < t0) a = t0;
+        if (b > t1) b = t1;
+        if (b <= a) continue; /* holds for no time inside [t0, t1) */
+        /* integer microseconds: [a, b) is [a, b - 1] */
+        size_t ba = bucket_of(a, t0, span, nb, exact), bb = bucket_of(b - 1, t0, span, nb, exact);
+        int32_t v = tl_val(&r->tl[i], what);
+        for (size_t k = ba; k <= bb; k++)
+            if (v > mx[k]) mx[k] = v;
+    }
+    for (size_t k = 0; k < nb; k++) series_push(s, span_h * (double)k / (double)nb, mx[k]);
+    free(mx);
+}
+
+/* ---- plotting ----------------------------------------------------------------------------- */
+
+typedef struct axis {
+    double lo, hi;
+    int log;
+} axis;
+
+typedef struct frame {
+    double w, h;       /* viewBox size */
+    double l, r, t, b; /* plot area edges */
+    axis x, y;
+} frame;
+
+static double ax_pos(const axis *a, double v, double from, double to)
+{
+    double f;
+    if (a->log) {
+        if (v < a->lo) v = a->lo;
+        f = (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo));
+    } else {
+        f = (v - a->lo) / (a->hi - a->lo);
+    }
+    return from + f * (to - from);
+}
+
+static double fx(const frame *fr, double x)
+{
+    return ax_pos(&fr->x, x, fr->l, fr->r);
+}
+
+static double fy(const frame *fr, double y)
+{
+    return ax_pos(&fr->y, y, fr->b, fr->t);
+}
+
+/* Step at most 'target' ticks apart on a 1-2-2.5-5 scale; 'integer': at least 1. */
+static double nice_step(double span, int target, int integer)
+{
+    if (!(span > 0)) return 1;
+    double raw = span / target, mag = pow(10, floor(log10(raw))), q = raw / mag;
+    double m = q <= 1 ? 1 : q <= 2 ? 2 : q <= 2.5 ? 2.5 : q <= 5 ? 5 : 10;
+    double st = m * mag;
+    if (integer && st < 1) st = 1;
+    if (integer && m == 2.5 && mag < 10) st = 2 * mag; /* 2.5 is not an integer step */
+    return st;
+}
+
+/* Decimals that show every multiple of step exactly. */
+static int step_decimals(double step)
+{
+    int d = 0;
+    while (d < 6 && fabs(step * pow(10, d) - round(step * pow(10, d))) > 1e-9) d++;
+    return d;
+}
+
+static void svg_text(FILE *f, double x, double y, const char *anchor, const char *extra,
+                     const char *text)
+{
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\"", x, y);
+    if (anchor) fprintf(f, " text-anchor=\"%s\"", anchor);
+    if (extra) fprintf(f, " %s", extra);
+    fputc('>', f);
+    esc(f, text);
+    fputs("</text>\n", f);
+}
+
+/* In-plot labels get a white halo so lines behind them do not hide them. */
+#define HALO "paint-order=\"stroke\" stroke=\"#fff\" stroke-width=\"4\" stroke-linejoin=\"round\""
+
+/* Width of a legend item: swatch, gap, name, space to the next one. */
+static double legend_width(const char *name)
+{
+    return 28 + 6.4 * (double)strlen(name) + 16;
+}
+
+/* Legend layout: items flow left to right and wrap; returns the number of rows. */
+static int legend_rows(gs_sim_result *const *rs, size_t n, double x0, double x1)
+{
+    int rows = n ? 1 : 0;
+    double x = x0;
+    for (size_t i = 0; i < n; i++) {
+        double w = legend_width(rs[i]->policy);
+        if (x > x0 && x + w > x1) {
+            rows++;
+            x = x0;
+        }
+        x += w;
+    }
+    return rows;
+}
+
+static void draw_legend(FILE *f, gs_sim_result *const *rs, size_t n, double x0, double x1,
+                        double y0)
+{
+    double x = x0, y = y0;
+    for (size_t i = 0; i < n; i++) {
+        double w = legend_width(rs[i]->policy);
+        if (x > x0 && x + w > x1) {
+            y += 18;
+            x = x0;
+        }
+        const char *d = dash_of(i);
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                "stroke-width=\"3\"%s%s%s/>\n",
+                x, y - 4, x + 22, y - 4, color_of(i), d ? " stroke-dasharray=\"" : "", d ? d : "",
+                d ? "\"" : "");
+        svg_text(f, x + 28, y, NULL, NULL, rs[i]->policy);
+        x += w;
+    }
+}
+
+typedef struct ticks {
+    size_t n;
+    double v[64];
+    char lab[64][24];
+} ticks;
+
+static void ticks_linear(ticks *tk, double lo, double hi, double step)
+{
+    int dec = step_decimals(step);
+    tk->n = 0;
+    for (double k = ceil(lo / step - 1e-9); tk->n < 64; k++) {
+        double v = k * step + 0.0; /* never "-0" */
+        if (v == 0) v = 0;
+        if (v > hi + step * 1e-9) break;
+        tk->v[tk->n] = v;
+        fmt_num(tk->lab[tk->n], sizeof tk->lab[0], v, dec);
+        tk->n++;
+    }
+}
+
+static void ticks_log_s(ticks *tk, double lo, double hi)
+{
+    tk->n = 0;
+    int k0 = (int)lround(log10(lo)), k1 = (int)floor(log10(hi) + 1e-9);
+    for (int k = k0; k <= k1 && tk->n < 64; k++) {
+        tk->v[tk->n] = pow(10, k);
+        fmt_pow10_s(tk->lab[tk->n], sizeof tk->lab[0], k);
+        tk->n++;
+    }
+}
+
+static void svg_open(FILE *f, const frame *fr, const char *label)
+{
+    fprintf(f, "<svg xmlns=\"" SVG_NS "\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"",
+            fr->w, fr->h);
+    esc(f, label);
+    fprintf(f, "\" font-family=\"" SVG_FONT "\" font-size=\"12\" fill=\"" COLOR_TEXT "\">\n");
+    fprintf(f, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"#fff\"/>\n", fr->w, fr->h);
+}
+
+/* Grid, axes, tick labels and axis titles. */
+static void draw_axes(FILE *f, const frame *fr, const ticks *xt, const ticks *yt,
+                      const char *xtitle, const char *ytitle)
+{
+    fputs("<g shape-rendering=\"crispEdges\">\n", f);
+    if (fr->x.log) { /* minor grid at 2..9 x 10^k */
+        fprintf(f, "<path stroke=\"" COLOR_GRID_MIN "\" d=\"");
+        for (double p = fr->x.lo; p < fr->x.hi; p *= 10)
+            for (int m = 2; m <= 9 && p * m < fr->x.hi; m++)
+                fprintf(f, "M%.1f %.1fV%.1f", fx(fr, p * m), fr->t, fr->b);
+        fputs("\"/>\n", f);
+    }
+    fprintf(f, "<path stroke=\"" COLOR_GRID "\" d=\"");
+    for (size_t i = 0; i < xt->n; i++)
+        fprintf(f, "M%.1f %.1fV%.1f", fx(fr, xt->v[i]), fr->t, fr->b);
+    for (size_t i = 0; i < yt->n; i++)
+        fprintf(f, "M%.1f %.1fH%.1f", fr->l, fy(fr, yt->v[i]), fr->r);
+    fputs("\"/>\n", f);
+    fprintf(f, "<path stroke=\"" COLOR_AXIS "\" fill=\"none\" d=\"M%.1f %.1fV%.1fH%.1f", fr->l,
+            fr->t, fr->b, fr->r);
+    for (size_t i = 0; i < xt->n; i++) fprintf(f, "M%.1f %.1fv5", fx(fr, xt->v[i]), fr->b);
+    for (size_t i = 0; i < yt->n; i++) fprintf(f, "M%.1f %.1fh-5", fr->l, fy(fr, yt->v[i]));
+    fputs("\"/>\n</g>\n", f);
+    for (size_t i = 0; i < xt->n; i++)
+        svg_text(f, fx(fr, xt->v[i]), fr->b + 19, "middle", NULL, xt->lab[i]);
+    for (size_t i = 0; i < yt->n; i++)
+        svg_text(f, fr->l - 9, fy(fr, yt->v[i]) + 4, "end", NULL, yt->lab[i]);
+    svg_text(f, (fr->l + fr->r) / 2, fr->b + 40, "middle", "font-weight=\"600\"", xtitle);
+    char tr[96];
+    snprintf(tr, sizeof tr, "font-weight=\"600\" transform=\"rotate(-90 %.1f %.1f)\"", 16.0,
+             (fr->t + fr->b) / 2);
+    svg_text(f, 16, (fr->t + fr->b) / 2, "middle", tr, ytitle);
+}
+
+/* One step line; dashed when it repeats an earlier one, so both stay visible. */
+static void draw_series(FILE *f, const frame *fr, const series *s, size_t i, int repeat,
+                        const char *name)
+{
+    if (!s->n) return;
+    const char *d = repeat ? "7 5" : dash_of(i);
+    fprintf(
+        f,
+        "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" stroke-linejoin=\"round\"%s%s%s "
+        "d=\"",
+        color_of(i), d ? " stroke-dasharray=\"" : "", d ? d : "", d ? "\"" : "");
+    long cx = lround(fx(fr, s->v[0].x) * 10);
+    long cy = lround(fy(fr, s->from_zero ? 0 : s->v[0].y) * 10);
+    fprintf(f, "M%.1f %.1f", cx / 10.0, cy / 10.0);
+    for (size_t k = s->from_zero ? 0 : 1; k < s->n; k++) {
+        long nx = lround(fx(fr, s->v[k].x) * 10), ny = lround(fy(fr, s->v[k].y) * 10);
+        if (nx != cx) fprintf(f, "H%.1f", (cx = nx) / 10.0);
+        if (ny != cy) fprintf(f, "V%.1f", (cy = ny) / 10.0);
+    }
+    if (!isnan(s->x_end)) {
+        long nx = lround(fx(fr, s->x_end) * 10);
+        if (nx != cx) fprintf(f, "H%.1f", nx / 10.0);
+    }
+    fputs("\"><title>", f);
+    esc(f, name);
+    fputs("</title></path>\n", f);
+}
+
+/* Room for the y tick labels, the legend in the top margin, then the plot area. */
+static void frame_init(frame *fr, double w, double h, double right, gs_sim_result *const *rs,
+                       size_t n, double extra_top, const ticks *yt)
+{
+    size_t wide = 0;
+    for (size_t i = 0; i < yt->n; i++)
+        if (strlen(yt->lab[i]) > wide) wide = strlen(yt->lab[i]);
+    fr->w = w;
+    fr->h = h;
+    fr->l = 40 + CHAR_W * (double)(wide > 3 ? wide : 3);
+    fr->r = w - right;
+    int rows = legend_rows(rs, n, fr->l, fr->r);
+    fr->t = 12 + 18.0 * rows + extra_top;
+    fr->b = h - 50;
+}
+
+static void draw_lines(FILE *f, const frame *fr, gs_sim_result *const *rs, const series *ss,
+                       size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        draw_series(f, fr, &ss[i], i, coincides(ss, i) >= 0, rs[i]->policy);
+}
+
+/* Caption sentence naming lines hidden under others. */
+static void caption_repeats(FILE *f, gs_sim_result *const *rs, const series *ss, size_t n)
+{
+    int groups = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (coincides(ss, j) >= 0) continue;
+        int members = 0;
+        for (size_t i = j + 1; i < n; i++) {
+            if (coincides(ss, i) != (long)j) continue;
+            if (!members++) {
+                fputs(groups++ ? "; <b>"
+                               : " Identical lines (drawn dashed on top of the first): <b>",
+                      f);
+                esc(f, rs[j]->policy);
+                fputs("</b>", f);
+            }
+            fputs(" = <b>", f);
+            esc(f, rs[i]->policy);
+            fputs("</b>", f);
+        }
+    }
+    if (groups) fputc('.', f);
+}
+
+/* CDF with a log-seconds x axis over [lo, hi] (powers of ten). */
+static void svg_cdf(FILE *f, gs_sim_result *const *rs, const series *ss, size_t n, double lo,
+                    double hi, const char *xtitle, const char *label)
+{
+    frame fr;
+    ticks xt, yt;
+    ticks_log_s(&xt, lo, hi);
+    ticks_linear(&yt, 0, 1, 0.2);
+    for (size_t i = 0; i < yt.n; i++) snprintf(yt.lab[i], sizeof yt.lab[0], "%.1f", yt.v[i]);
+    frame_init(&fr, 560, 390, 54, rs, n, 16, &yt); /* right: room for "median" */
+    fr.x = (axis){lo, hi, 1};
+    fr.y = (axis){0, 1, 0};
+    svg_open(f, &fr, label);
+    draw_axes(f, &fr, &xt, &yt, xtitle, "fraction of finished jobs");
+    /* familiar durations as dotted guides, labelled above the plot area */
+    static const struct {
+        double s;
+        const char *lab;
+    } ref[] = {{60, "1 min"}, {3600, "1 h"}, {86400, "1 d"}, {604800, "1 wk"}, {2592000, "30 d"}};
+    for (size_t i = 0; i < sizeof ref / sizeof *ref; i++) {
+        if (ref[i].s <= lo || ref[i].s >= hi) continue;
+        double x = fx(&fr, ref[i].s);
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" COLOR_AXIS
+                "\" stroke-dasharray=\"2 3\"/>\n",
+                x, fr.t, x, fr.b);
+        svg_text(f, x, fr.t - 5, "middle", "font-size=\"11\" fill=\"#7b8794\"", ref[i].lab);
+    }
+    /* median and p95 guides */
+    static const struct {
+        double y;
+        const char *lab;
+    } gy[] = {{0.5, "median"}, {0.95, "p95"}};
+    for (size_t i = 0; i < 2; i++) {
+        double y = fy(&fr, gy[i].y);
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" COLOR_AXIS
+                "\" stroke-dasharray=\"2 3\"/>\n",
+                fr.l, y, fr.r, y);
+        svg_text(f, fr.r + 4, y + 4, NULL, "font-size=\"11\" fill=\"#7b8794\"", gy[i].lab);
+    }
+    draw_lines(f, &fr, rs, ss, n);
+    draw_legend(f, rs, n, fr.l, fr.r, 20);
+    fputs("</svg>\n", f);
+}
+
+/* Time series over [0, span_h] hours; hline > 0 draws the capacity line. */
+static void svg_ts(FILE *f, gs_sim_result *const *rs, const series *ss, size_t n, double span_h,
+                   double ymax, double hline, const char *ytitle, const char *label)
+{
+    frame fr;
+    double xs = nice_step(span_h, 10, 0), ys = nice_step(ymax > 0 ? ymax : 1, 5, 1);
+    double top = ceil((ymax > 0 ? ymax : 1) / ys) * ys;
+    if (hline > 0 && top - hline < 0.06 * top) top += ys; /* room for the capacity label */
+    ticks xt, yt;
+    ticks_linear(&xt, 0, span_h > 0 ? span_h : 1, xs);
+    ticks_linear(&yt, 0, top, ys);
+    frame_init(&fr, 1100, 340, 32, rs, n, 6, &yt);
+    fr.x = (axis){0, span_h > 0 ? span_h : 1, 0};
+    fr.y = (axis){0, top, 0};
+    svg_open(f, &fr, label);
+    draw_axes(f, &fr, &xt, &yt, "hours since the first submission", ytitle);
+    draw_lines(f, &fr, rs, ss, n);
+    if (hline > 0) {
+        double y = fy(&fr, hline);
+        char lab[64], num[32];
+        fmt_num(num, sizeof num, hline, 0);
+        snprintf(lab, sizeof lab, "cluster capacity: %s GPUs", num);
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#52606d\" "
+                "stroke-width=\"1.2\" stroke-dasharray=\"6 4\"/>\n",
+                fr.l, y, fr.r, y);
+        svg_text(f, fr.r - 4, y - 6, "end", "font-size=\"11\" fill=\"#52606d\" " HALO, lab);
+    }
+    draw_legend(f, rs, n, fr.l, fr.r, 20);
+    fputs("</svg>\n", f);
+}
+
+/* Smallest 1, 2 or 5 x 10^k >= v (v >= 1), and largest power of ten <= v. */
+static double nice_ceil(double v)
+{
+    for (double p = 1; p < 1e15; p *= 10)
+        for (int m = 1; m <= 5; m += m == 1 ? 1 : 3)
+            if (p * m >= v) return p * m;
+    return 1e15;
+}
+
+static double pow10_floor(double v)
+{
+    double p = 1;
+    while (p * 10 <= v && p < 1e15) p *= 10;
+    return p;
+}
+
+/* ---- the page ----------------------------------------------------------------------------- */
+
+static const char CSS[] =
+    ":root{color-scheme:light}\n"
+    "*{box-sizing:border-box}\n"
+    "body{margin:0;background:#f5f7fa;color:#1f2933;"
+    "font:14px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif}\n"
+    "main{max-width:1320px;margin:0 auto;padding:28px 24px 40px}\n"
+    "h1{font-size:26px;font-weight:700;margin:0 0 2px;letter-spacing:-.01em}\n"
+    ".sub{color:#616e7c;margin:0 0 20px}\n"
+    ".card{background:#fff;border:1px solid #e4e7eb;border-radius:10px;padding:18px 20px;"
+    "margin:0 0 20px;box-shadow:0 1px 2px rgba(31,41,51,.04)}\n"
+    "h2{font-size:17px;margin:0 0 12px}\n"
+    "h3{font-size:15px;margin:0 0 4px}\n"
+    ".kv{display:grid;grid-template-columns:max-content 1fr;gap:5px 20px;margin:0}\n"
+    ".kv dt{color:#616e7c}.kv dd{margin:0;overflow-wrap:anywhere}\n"
+    "code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,'DejaVu Sans Mono',monospace;"
+    "font-size:12.5px;background:#f0f4f8;border-radius:4px;padding:1px 5px}\n"
+    "code.hash{background:none;padding:0;color:#52606d;font-size:12px}\n"
+    ".lead{margin:0 0 14px}\n"
+    ".scroll{overflow-x:auto}\n"
+    "table{border-collapse:collapse;width:100%;font-size:12.5px;font-variant-numeric:tabular-nums}"
+    "\n"
+    "th,td{padding:7px 8px;text-align:right;white-space:nowrap;vertical-align:top;"
+    "border-bottom:1px solid #e4e7eb}\n"
+    "thead th{font-size:12px;font-weight:600;color:#52606d;border-bottom:2px solid #cbd2d9;"
+    "vertical-align:bottom;white-space:normal;line-height:1.3}\n"
+    "th.l,td.l{text-align:left}\n"
+    "tbody tr:last-child td{border-bottom:none}\n"
+    "td.pol{font-weight:600}\n"
+    "td small{display:block;color:#7b8794;font-size:11.5px}\n"
+    "td.best{background:#e3f4e8;font-weight:700}\n"
+    ".sw{display:inline-block;width:14px;height:4px;border-radius:2px;margin:0 8px 3px 0}\n"
+    ".note{color:#616e7c;font-size:12.5px;margin:12px 0 0}\n"
+    ".plots{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:20px}\n"
+    "figure{margin:0}\n"
+    "svg{display:block;width:100%;height:auto}\n"
+    ".plots svg{max-width:720px}\n"
+    "figcaption{color:#616e7c;font-size:12.5px;margin-top:6px}\n"
+    "footer{color:#7b8794;font-size:12px;text-align:center}\n"
+    "@media print{body{background:#fff}.card{box-shadow:none;break-inside:avoid}}\n";
+
+/* Lowest average JCT among runs that finished jobs (INFINITY if none). */
+static double best_avg_jct(gs_sim_result *const *rs, size_t n)
+{
+    double b = INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (rs[i]->jobs_done && rs[i]->avg_jct_s < b) b = rs[i]->avg_jct_s;
+    return b;
+}
+
+/* Number of runs with the lowest average JCT; *all: every run with finished jobs ties. */
+static size_t n_best(gs_sim_result *const *rs, size_t n, int *all)
+{
+    double best = best_avg_jct(rs, n);
+    size_t k = 0, withjobs = 0;
+    for (size_t i = 0; i < n; i++) {
+        withjobs += rs[i]->jobs_done != 0;
+        k += rs[i]->jobs_done && rs[i]->avg_jct_s == best;
+    }
+    *all = withjobs > 1 && k == withjobs;
+    return k;
+}
+
+static void td_time(FILE *f, double s, int best)
+{
+    char a[48], h[32];
+    fmt_num(a, sizeof a, s, 1);
+    fmt_human(h, sizeof h, s);
+    fprintf(f, "<td%s>%s<small>%s</small></td>", best ? " class=\"best\"" : "", a, h);
+}
+
+/* Ratio to the best average JCT: "+25.9%" up to twice, then "4.8x". */
+static void vs_best(FILE *f, double ratio)
+{
+    if (ratio < 2)
+        fprintf(f, "<td>+%.1f%%</td>", 100.0 * (ratio - 1));
+    else
+        fprintf(f, "<td>%.1f&times;</td>", ratio);
+}
+
+static void td_count(FILE *f, unsigned long long v)
+{
+    char a[48];
+    fmt_count(a, sizeof a, v);
+    fprintf(f, "<td>%s</td>", a);
+}
+
+static void write_table(FILE *f, gs_sim_result *const *rs, size_t n)
+{
+    int any_failed = 0, any_unfinished = 0;
+    for (size_t i = 0; i < n; i++) {
+        any_failed |= rs[i]->jobs_failed != 0;
+        any_unfinished |= rs[i]->jobs_unfinished != 0;
+    }
+    double best = best_avg_jct(rs, n);
+    int tie_all;
+    n_best(rs, n, &tie_all);
+    fputs("<div class=\"scroll\"><table>\n<thead><tr><th class=\"l\">Policy</th>"
+          "<th class=\"l\">Placement</th><th>Jobs done</th><th>Rejected</th>",
+          f);
+    if (any_failed) fputs("<th>Failed</th>", f);
+    if (any_unfinished) fputs("<th>Unfinished</th>", f);
+    fputs("<th>Avg JCT (s)</th><th>vs best</th><th>Median JCT (s)</th><th>p95 JCT (s)</th>"
+          "<th>p99 JCT (s)</th><th>Avg queue (s)</th><th>Makespan (s)</th><th>GPU util</th>"
+          "<th>Preemptions</th><th>Events</th></tr></thead>\n<tbody>\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        const gs_sim_result *r = rs[i];
+        int is_best = r->jobs_done && r->avg_jct_s == best && !tie_all;
+        fprintf(f, "<tr><td class=\"l pol\"><span class=\"sw\" style=\"background:%s\"></span>",
+                color_of(i));
+        esc(f, r->policy);
+        fputs("</td><td class=\"l\">", f);
+        esc(f, r->placement);
+        fputs("</td>", f);
+        td_count(f, r->jobs_done);
+        td_count(f, r->jobs_rejected);
+        if (any_failed) td_count(f, r->jobs_failed);
+        if (any_unfinished) td_count(f, r->jobs_unfinished);
+        if (r->jobs_done) {
+            td_time(f, r->avg_jct_s, is_best);
+            if (is_best && n > 1)
+                fputs("<td class=\"best\">best</td>", f);
+            else if (n > 1 && best > 0)
+                vs_best(f, r->avg_jct_s / best);
+            else
+                fputs("<td>-</td>", f);
+            td_time(f, r->median_jct_s, 0);
+            td_time(f, r->p95_jct_s, 0);
+            td_time(f, r->p99_jct_s, 0);
+            td_time(f, r->avg_queue_s, 0);
+        } else {
+            fputs("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>", f);
+        }
+        td_time(f, r->makespan_s, 0);
+        fprintf(f, "<td>%.1f%%</td>", 100.0 * r->gpu_util);
+        td_count(f, (unsigned long long)r->preemptions);
+        td_count(f, (unsigned long long)r->events);
+        fputs("</tr>\n", f);
+    }
+    fputs("</tbody></table></div>\n", f);
+}
+
+/* One sentence on who wins, for readers who stop after the table. */
+static void write_lead(FILE *f, gs_sim_result *const *rs, size_t n)
+{
+    double best = best_avg_jct(rs, n);
+    if (n < 2 || !isfinite(best)) return;
+    int tie_all;
+    size_t nbest = n_best(rs, n, &tie_all), k = 0;
+    char h[32];
+    fmt_human(h, sizeof h, best);
+    if (tie_all) {
+        fprintf(f, "<p class=\"lead\">All %zu policies give the same average JCT (%s).</p>\n",
+                nbest, h);
+        return;
+    }
+    fputs("<p class=\"lead\">Lowest average JCT: ", f);
+    for (size_t i = 0; i < n; i++) {
+        if (!rs[i]->jobs_done || rs[i]->avg_jct_s != best) continue;
+        fputs(!k ? "<b>" : k + 1 < nbest ? ", <b>" : " and <b>", f);
+        esc(f, rs[i]->policy);
+        fputs("</b>", f);
+        k++;
+    }
+    fprintf(f, " (%s)", h);
+    double second = INFINITY;
+    size_t si = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rs[i]->jobs_done && rs[i]->avg_jct_s > best && rs[i]->avg_jct_s < second) {
+            second = rs[i]->avg_jct_s;
+            si = i;
+        }
+    if (isfinite(second) && second > 0) {
+        fmt_human(h, sizeof h, second);
+        fprintf(f, ", %.1f%% below the next best, <b>", 100.0 * (1 - best / second));
+        esc(f, rs[si]->policy);
+        fprintf(f, "</b> (%s)", h);
+    }
+    fputs(".</p>\n", f);
+}
+
+static void write_run_info(FILE *f, gs_sim_result *const *rs, size_t n, const gs_run_info *info)
+{
+    char num[48];
+    size_t gpus = n ? rs[0]->total_gpus : 0, jobs = n ? rs[0]->jobs : 0;
+    fputs("<section class=\"card\"><h2>Run</h2><dl class=\"kv\">\n", f);
+    if (info && info->cluster_spec) {
+        fputs("<dt>Cluster</dt><dd><code>", f);
+        esc(f, info->cluster_spec);
+        fmt_count(num, sizeof num, gpus);
+        fprintf(f, "</code> &middot; %s GPUs</dd>\n", num);
+    } else {
+        fmt_count(num, sizeof num, gpus);
+        fprintf(f, "<dt>Cluster</dt><dd>%s GPUs</dd>\n", num);
+    }
+    fmt_count(num, sizeof num, jobs);
+    if (info && info->trace_path) {
+        fputs("<dt>Trace</dt><dd><code>", f);
+        esc(f, info->trace_path);
+        fputs("</code>", f);
+        if (info->trace_format) {
+            fputs(" (", f);
+            esc(f, info->trace_format);
+            fputs(" format)", f);
+        }
+        fprintf(f, " &middot; %s jobs</dd>\n", num);
+    } else {
+        fprintf(f, "<dt>Jobs</dt><dd>%s</dd>\n", num);
+    }
+    if (info && info->events_path) {
+        fputs("<dt>Cluster events</dt><dd><code>", f);
+        esc(f, info->events_path);
+        fputs("</code></dd>\n", f);
+    }
+    /* placement: one value when all agree */
+    int same = 1;
+    for (size_t i = 1; i < n; i++) same &= !strcmp(rs[i]->placement, rs[0]->placement);
+    fputs("<dt>Placement</dt><dd>", f);
+    for (size_t i = 0; i < n; i++) {
+        if (same) {
+            esc(f, rs[0]->placement);
+            if (n > 1) fputs(" (all policies)", f);
+            break;
+        }
+        if (i) fputs(", ", f);
+        esc(f, rs[i]->policy);
+        fputs(": ", f);
+        esc(f, rs[i]->placement);
+    }
+    fputs("</dd>\n", f);
+    if (info) {
+        fprintf(f, "<dt>Seed</dt><dd>%llu</dd>\n", (unsigned long long)info->seed);
+        fputs("<dt>Parameters</dt><dd>", f);
+        if (!info->params || !info->params->n) fputs("none (defaults)", f);
+        for (size_t i = 0; info->params && i < info->params->n; i++) {
+            fputs(i ? " <code>" : "<code>", f);
+            esc(f, info->params->v[i].key);
+            fputc('=', f);
+            esc(f, info->params->v[i].val);
+            fputs("</code>", f);
+        }
+        fputs("</dd>\n", f);
+    }
+    if (info && (info->trace_sha256 || info->cluster_sha256 || info->events_sha256)) {
+        static const char *const what[] = {"Trace SHA-256", "Cluster SHA-256", "Events SHA-256"};
+        const char *const val[] = {info->trace_sha256, info->cluster_sha256,
+                                   info->events_path ? info->events_sha256 : NULL};
+        for (int i = 0; i < 3; i++) {
+            if (!val[i] || !*val[i]) continue;
+            fprintf(f, "<dt>%s</dt><dd><code class=\"hash\">", what[i]);
+            esc(f, val[i]);
+            fputs("</code></dd>\n", f);
+        }
+    }
+    fputs("</dl></section>\n", f);
+}
+
+/* Sorted JCTs (what = 0) or queuing delays (1) of r's finished jobs. */
+static double *done_values(const gs_sim_result *r, int what, size_t *k)
+{
+    size_t nj = gs_engine_njobs(r->engine);
+    double *v = xmalloc(nj * sizeof *v);
+    *k = 0;
+    for (size_t i = 0; i < nj; i++) {
+        const gs_job *j = gs_engine_job(r->engine, i);
+        if (j->state != GS_JOB_DONE) continue;
+        v[(*k)++] = gs_time_to_sec(what ? j->queued : j->end - j->submit);
+    }
+    qsort(v, *k, sizeof *v, cmp_double);
+    return v;
+}
+
+static void write_cdfs(FILE *f, gs_sim_result *const *rs, size_t n)
+{
+    series *ss[2];
+    double lo[2], hi[2], top[2];
+    int clamped[2] = {0, 0}, any[2] = {0, 0};
+    for (int w = 0; w < 2; w++) {
+        ss[w] = xmalloc(n * sizeof **ss);
+        double mn = INFINITY, mx = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t k = 0;
+            double *v = rs[i]->engine ? done_values(rs[i], w, &k) : NULL;
+            cdf_series(v, k, CDF_POINTS, CDF_FLOOR_S, &ss[w][i]);
+            if (k) {
+                any[w] = 1;
+                if (v[0] < mn) mn = v[0];
+                if (v[k - 1] > mx) mx = v[k - 1];
+                if (v[0] < CDF_FLOOR_S) clamped[w] = 1;
+            }
+            free(v);
+        }
+        top[w] = mx;
+        lo[w] = pow10_floor(mn < CDF_FLOOR_S || !isfinite(mn) ? CDF_FLOOR_S : mn);
+        hi[w] = nice_ceil(mx);
+        if (hi[w] < lo[w] * 10) hi[w] = lo[w] * 10; /* at least a decade */
+    }
+    fputs("<section class=\"card\"><h2>Distributions</h2><div class=\"plots\">\n", f);
+
+    fputs("<figure><h3>Job completion time (JCT), CDF</h3>\n", f);
+    if (any[0])
+        svg_cdf(f, rs, ss[0], n, lo[0], hi[0], "JCT = end \xe2\x88\x92 submit (log scale)",
+                "CDF of job completion time per policy");
+    fputs("<figcaption>Share of each policy's finished jobs that completed within a given time "
+          "after submission. Further left and higher is better; the dotted lines mark the "
+          "median and the 95th percentile.",
+          f);
+    if (clamped[0]) fputs(" JCTs under 1 s are drawn at 1 s.", f);
+    if (!any[0]) fputs(" No job finished.", f);
+    caption_repeats(f, rs, ss[0], n);
+    fputs("</figcaption></figure>\n", f);
+
+    fputs("<figure><h3>Queuing delay, CDF</h3>\n", f);
+    if (any[1])
+        svg_cdf(f, rs, ss[1], n, lo[1], hi[1], "time spent pending (log scale)",
+                "CDF of queuing delay per policy");
+    fputs("<figcaption>Total time each finished job spent waiting for GPUs (all pending "
+          "intervals). The x axis is logarithmic and starts at 1 s: delays under 1 s, including "
+          "jobs that started at once, are drawn at 1 s, so a line's height at the left edge is "
+          "the share of jobs that hardly waited.",
+          f);
+    if (!any[1]) fputs(" No job finished.", f);
+    if (any[1] && top[1] < CDF_FLOOR_S) fputs(" No finished job waited 1 s or more.", f);
+    caption_repeats(f, rs, ss[1], n);
+    fputs("</figcaption></figure>\n", f);
+    fputs("</div></section>\n", f);
+    for (int w = 0; w < 2; w++) {
+        for (size_t i = 0; i < n; i++) free(ss[w][i].v);
+        free(ss[w]);
+    }
+}
+
+static void write_timelines(FILE *f, gs_sim_result *const *rs, size_t n)
+{
+    gs_time t0 = GS_TIME_MAX, t1 = GS_TIME_NONE;
+    size_t maxrows = 0;
+    double cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gs_sim_result *r = rs[i];
+        if (r->total_gpus > cap) cap = (double)r->total_gpus;
+        if (!r->ntl) continue;
+        if (r->tl[0].t < t0) t0 = r->tl[0].t;
+        if (r->tl[r->ntl - 1].t > t1) t1 = r->tl[r->ntl - 1].t;
+        if (r->ntl > maxrows) maxrows = r->ntl;
+    }
+    fputs("<section class=\"card\"><h2>Over time</h2>\n", f);
+    if (t1 == GS_TIME_NONE || t1 <= t0) {
+        fputs("<p class=\"note\">The runs have no timeline to plot.</p></section>\n", f);
+        return;
+    }
+    size_t nb = maxrows > TS_MAX_POINTS ? TS_BUCKETS : 0;
+    double span_h = gs_time_to_sec(t1 - t0) / 3600.0;
+    char how[200];
+    if (nb)
+        snprintf(how, sizeof how,
+                 " Each line shows the maximum within each of %d equal intervals (max per "
+                 "interval), so short peaks stay visible.",
+                 TS_BUCKETS);
+    else
+        snprintf(how, sizeof how, " Every change is drawn.");
+    series *ss = xmalloc(n * sizeof *ss);
+    for (int w = 0; w < 2; w++) {
+        double ymax = w == TS_ALLOC ? cap : 0;
+        for (size_t i = 0; i < n; i++) {
+            ts_series(rs[i], w, t0, t1, nb, &ss[i]);
+            for (size_t k = 0; k < ss[i].n; k++)
+                if (ss[i].v[k].y > ymax) ymax = ss[i].v[k].y;
+        }
+        if (w == TS_ALLOC) {
+            fputs("<figure><h3>Allocated GPUs</h3>\n", f);
+            svg_ts(f, rs, ss, n, span_h, ymax, cap, "allocated GPUs",
+                   "allocated GPUs over time per policy");
+            fputs("<figcaption>GPUs held by running jobs; the dashed line is the cluster's "
+                  "capacity.",
+                  f);
+        } else {
+            fputs("<figure style=\"margin-top:20px\"><h3>Pending jobs</h3>\n", f);
+            svg_ts(f, rs, ss, n, span_h, ymax, 0, "pending jobs",
+                   "pending jobs over time per policy");
+            fputs("<figcaption>Jobs that have arrived and wait for GPUs.", f);
+        }
+        fputs(how, f);
+        caption_repeats(f, rs, ss, n);
+        fputs("</figcaption></figure>\n", f);
+        for (size_t i = 0; i < n; i++) free(ss[i].v);
+    }
+    free(ss);
+    fputs("</section>\n", f);
+}
+
+static void write_page(FILE *f, gs_sim_result *const *rs, size_t n, const gs_run_info *info)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+          "<meta name=\"generator\" content=\"gsched " GSCHED_VERSION "\">\n"
+          "<title>gsched simulation report</title>\n<style>\n",
+          f);
+    fputs(CSS, f);
+    fputs("</style>\n</head>\n<body>\n<main>\n<header>\n<h1>gsched simulation report</h1>\n"
+          "<p class=\"sub\">",
+          f);
+    char num[48];
+    fmt_count(num, sizeof num, n ? rs[0]->jobs : 0);
+    fprintf(f, "%zu polic%s", n, n == 1 ? "y" : "ies");
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ", " : ": ", f);
+        esc(f, rs[i]->policy);
+    }
+    fprintf(f, " &middot; %s jobs", num);
+    fmt_count(num, sizeof num, n ? rs[0]->total_gpus : 0);
+    fprintf(f, " &middot; %s GPUs", num);
+    if (info && info->trace_path) {
+        const char *base = strrchr(info->trace_path, '/');
+        fputs(" &middot; ", f);
+        esc(f, base ? base + 1 : info->trace_path);
+    }
+    fputs("</p>\n</header>\n", f);
+
+    write_run_info(f, rs, n, info);
+
+    fputs("<section class=\"card\"><h2>Results</h2>\n", f);
+    write_lead(f, rs, n);
+    if (n) write_table(f, rs, n);
+    fputs("<p class=\"note\">JCT (job completion time) = end &minus; submit, over finished jobs; "
+          "percentiles are <code>sorted[floor(p&middot;n)]</code> as in the Tiresias simulator. "
+          "Avg queue: time spent pending. Makespan: last end &minus; first submit. GPU util: "
+          "allocated / total GPUs, averaged over the makespan. The lowest average JCT is "
+          "highlighted.</p>\n</section>\n",
+          f);
+
+    if (n) {
+        write_cdfs(f, rs, n);
+        write_timelines(f, rs, n);
+    }
+    fputs("<footer>Generated by gsched " GSCHED_VERSION
+          ". Self-contained: no scripts, no external resources.</footer>\n</main>\n</body>\n"
+          "</html>\n",
+          f);
+}
+
+int gs_write_report(const char *path, gs_sim_result *const *rs, size_t n, const gs_run_info *info)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return GS_EIO;
+    /* the page is written in many small pieces: a large buffer keeps that cheap */
+    setvbuf(f, NULL, _IOFBF, 1 << 16);
+    write_page(f, rs, n, info);
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    if (bad || rename(tmp, path) != 0) {
+        remove(tmp);
+        return GS_EIO;
+    }
+    return 0;
+}

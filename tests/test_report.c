@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_report.c - the HTML report: well-formed enough (balanced tags), self-
+ * contained (no URL but the SVG namespace, no scripts), names every policy,
+ * escapes user strings, stays small when downsampling, and is byte-identical
+ * when written twice.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "harness.h"
+#include "report.h"
+
+#define DAY  "data/philly-1day/philly_20171002_tiresias.csv"
+#define SPEC "data/philly-1day/n32g8_2sw.csv"
+
+/* Run 'policy' on the bundled 1-day window with default parameters. */
+static int run(const gs_trace *t, const char *policy, gs_sim_result *r)
+{
+    gs_params p;
+    gs_params_init(&p);
+    gs_sim_opts o = {0};
+    o.cluster_spec = test_src(SPEC);
+    o.policy = policy;
+    o.params = &p;
+    gs_engine_opts_init(&o.eopts);
+    gs_diag d;
+    gs_diag_init(&d, t->path);
+    memset(r, 0, sizeof *r);
+    int rc = gs_sim_run(&o, t, r, &d);
+    if (rc) fprintf(stderr, "  %s\n", d.msg);
+    gs_params_release(&p);
+    return rc;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    char *b;
+    size_t n;
+    gs_diag d;
+    gs_diag_init(&d, path);
+    if (gs_read_file(path, &b, &n, &d)) return NULL;
+    if (len) *len = n;
+    return b;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t k = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) k++;
+    return k;
+}
+
+static void tmp_path(char *buf, size_t cap, const char *tag)
+{
+    snprintf(buf, cap, "/tmp/gsched-report-%d-%s.html", (int)getpid(), tag);
+}
+
+/* The structural checks every report must pass; returns a message or NULL. */
+static const char *check_page(const char *s)
+{
+    static char msg[160];
+    if (strncmp(s, "<!DOCTYPE html>", 15)) return "does not start with <!DOCTYPE html>";
+    static const char *const tags[][2] = {
+        {"<html", "</html>"},     {"<head>", "</head>"},   {"<body>", "</body>"},
+        {"<svg", "</svg>"},       {"<table", "</table>"},  {"<section", "</section>"},
+        {"<figure", "</figure>"}, {"<style>", "</style>"}, {"<tr>", "</tr>"},
+        {"<dl", "</dl>"},         {"<code", "</code>"},    {"<text", "</text>"},
+    };
+    for (size_t i = 0; i < sizeof tags / sizeof *tags; i++) {
+        size_t a = count(s, tags[i][0]), b = count(s, tags[i][1]);
+        if (a != b) {
+            snprintf(msg, sizeof msg, "%zu '%s' but %zu '%s'", a, tags[i][0], b, tags[i][1]);
+            return msg;
+        }
+    }
+    if (count(s, "<html") != 1 || count(s, "<body>") != 1) return "not exactly one html/body";
+    /* self-contained: the SVG namespace is the only URL */
+    static const char *const schemes[] = {"http://", "https://"};
+    for (int k = 0; k < 2; k++)
+        for (const char *p = s; (p = strstr(p, schemes[k])); p++)
+            if (strncmp(p, "http://www.w3.org/2000/svg\"", 27)) return "external URL";
+    if (strstr(s, "<script") || strstr(s, "<link") || strstr(s, "src=") || strstr(s, "@import") ||
+        strstr(s, "url("))
+        return "script or external resource";
+    return NULL;
+}
+
+static void t_report_two_policies(void)
+{
+    gs_trace t;
+    gs_diag d;
+    gs_diag_init(&d, DAY);
+    ASSERT_OK(gs_trace_load(test_src(DAY), &t, &d));
+    gs_sim_result res[2];
+    ASSERT_OK(run(&t, "fifo", &res[0]));
+    ASSERT_OK(run(&t, "fifo-backfill", &res[1]));
+    gs_sim_result *rp[2] = {&res[0], &res[1]};
+
+    gs_params p;
+    gs_params_init(&p);
+    ASSERT_OK(gs_params_set(&p, "fit", "first"));
+    ASSERT_OK(gs_params_set(&p, "note", "<b>&"));
+    gs_run_info info = {test_src(DAY),  t.sha256,   gs_trace_format_name(t.format),
+                        test_src(SPEC), "0123abcd", NULL,
+                        NULL,           7,          &p};
+
+    char a[128], b[128];
+    tmp_path(a, sizeof a, "a");
+    tmp_path(b, sizeof b, "b");
+    ASSERT_OK(gs_write_report(a, rp, 2, &info));
+    ASSERT_OK(gs_write_report(b, rp, 2, &info));
+    size_t na = 0, nb = 0;
+    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    ASSERT(x && y);
+    /* deterministic */
+    ASSERT_EQ(na, nb);
+    ASSERT(memcmp(x, y, na) == 0);
+    /* no temporary file left behind */
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "%s.tmp", a);
+    ASSERT(access(tmp, F_OK) != 0);
+
+    const char *bad = check_page(x);
+    if (bad) T_FAIL("report: %s", bad);
+    ASSERT_CONTAINS(x, "<title>gsched simulation report</title>");
+    ASSERT_CONTAINS(x, ">fifo<");
+    ASSERT_CONTAINS(x, ">fifo-backfill<");
+    ASSERT_EQ(count(x, "<svg"), 4);
+    ASSERT_CONTAINS(x, "Job completion time (JCT), CDF");
+    ASSERT_CONTAINS(x, "Queuing delay, CDF");
+    ASSERT_CONTAINS(x, "Allocated GPUs");
+    ASSERT_CONTAINS(x, "Pending jobs");
+    /* run parameters and checksums */
+    ASSERT_CONTAINS(x, t.sha256);
+    ASSERT_CONTAINS(x, "0123abcd");
+    ASSERT_CONTAINS(x, "<dt>Seed</dt><dd>7</dd>");
+    ASSERT_CONTAINS(x, "fit=first");
+    ASSERT_CONTAINS(x, "n32g8_2sw.csv");
+    ASSERT_CONTAINS(x, "tiresias format");
+    /* user strings are escaped */
+    ASSERT_CONTAINS(x, "note=&lt;b&gt;&amp;");
+    ASSERT(!strstr(x, "note=<b>"));
+    /* the table: fifo-backfill has the lowest average JCT on this day (11,191.9 s) */
+    ASSERT_CONTAINS(x, "1,353");
+    ASSERT_EQ(count(x, "class=\"best\""), 2); /* the avg JCT cell and "best" */
+    ASSERT(res[1].avg_jct_s < res[0].avg_jct_s);
+    const char *best = strstr(x, "class=\"best\"");
+    ASSERT(best > strstr(x, ">fifo-backfill<"));
+    ASSERT_CONTAINS(x, "Lowest average JCT: <b>fifo-backfill</b>");
+    /* the 256-GPU capacity line */
+    ASSERT_CONTAINS(x, "cluster capacity: 256 GPUs");
+    /* no wall time */
+    ASSERT(!strstr(x, "wall"));
+    free(x);
+    free(y);
+    remove(a);
+    remove(b);
+
+    /* without run info: still a complete page, with no run parameters */
+    ASSERT_OK(gs_write_report(a, rp, 2, NULL));
+    x = slurp(a, NULL);
+    ASSERT(x);
+    bad = check_page(x);
+    if (bad) T_FAIL("report without info: %s", bad);
+    ASSERT(!strstr(x, "Seed"));
+    ASSERT(!strstr(x, "SHA-256"));
+    ASSERT_CONTAINS(x, ">fifo-backfill<");
+    free(x);
+    remove(a);
+
+    gs_params_release(&p);
+    gs_sim_result_release(&res[0]);
+    gs_sim_result_release(&res[1]);
+    gs_trace_release(&t);
+}
+
+/* A policy name needing escapes, identical runs, and a long timeline to downsample. */
+static void t_report_synthetic(void)
+{
+    gs_sim_result r[2];
+    memset(r, 0, sizeof r);
+    snprintf(r[0].policy, sizeof r[0].policy, "a<&>\"b");
+    snprintf(r[1].policy, sizeof r[1].policy, "copy");
+    const size_t rows = 200000;
+    for (int k = 0; k < 2; k++) {
+        snprintf(r[k].placement, sizeof r[k].placement, "count");
+        r[k].total_gpus = 64;
+        r[k].tl = malloc(rows * sizeof *r[k].tl);
+        ASSERT(r[k].tl);
+        r[k].ntl = r[k].captl = rows;
+        for (size_t i = 0; i < rows; i++) {
+            /* one 10 s spike of 1,000 pending jobs must survive downsampling */
+            int32_t pending = i == rows / 2 ? 1000 : (int32_t)(i % 13);
+            r[k].tl[i] = (gs_tl_row){(gs_time)i * 10 * GS_SEC, (int32_t)(i % 7), 1, pending};
+        }
+    }
+    gs_sim_result *rp[2] = {&r[0], &r[1]};
+    char a[128];
+    tmp_path(a, sizeof a, "syn");
+    ASSERT_OK(gs_write_report(a, rp, 2, NULL));
+    size_t n = 0;
+    char *x = slurp(a, &n);
+    ASSERT(x);
+    const char *bad = check_page(x);
+    if (bad) T_FAIL("synthetic report: %s", bad);
+    ASSERT_CONTAINS(x, "a&lt;&amp;&gt;&quot;b");
+    ASSERT(!strstr(x, "a<&>"));
+    ASSERT_CONTAINS(x, "max per interval");
+    ASSERT_CONTAINS(x, "Identical lines");
+    ASSERT_CONTAINS(x, "a&lt;&amp;&gt;&quot;b</b> = <b>copy</b>");
+    /* 2 x 200,000 rows x 2 series drawn with at most 2 x 750 vertices each */
+    ASSERT_LE(n, 150000);
+    /* the spike sets the pending axis: its top tick is 1,000 */
+    ASSERT_CONTAINS(x, ">1,000</text>");
+    free(x);
+    remove(a);
+    for (int k = 0; k < 2; k++) free(r[k].tl);
+}
+
+/* No runs at all: still a valid page. */
+static void t_report_empty(void)
+{
+    char a[128];
+    tmp_path(a, sizeof a, "empty");
+    ASSERT_OK(gs_write_report(a, NULL, 0, NULL));
+    char *x = slurp(a, NULL);
+    ASSERT(x);
+    const char *bad = check_page(x);
+    if (bad) T_FAIL("empty report: %s", bad);
+    free(x);
+    remove(a);
+    ASSERT_EQ(gs_write_report("/nonexistent-dir/report.html", NULL, 0, NULL), GS_EIO);
+}
+
+static const test_case tests[] = {
+    {"report_two_policies", t_report_two_policies},
+    {"report_synthetic", t_report_synthetic},
+    {"report_empty", t_report_empty},
+};
+
+TEST_MAIN(tests)
