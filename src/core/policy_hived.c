@@ -643,31 +643,31 @@ static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now)
 {
     for (int pass2 = 0; pass2 <= 1; pass2++) {
         for (int attempt = 0; attempt < 4; attempt++) {
-            int n = build_slots(h, j, v, pass2, now);
-            if (n < 0) return 0;
-            sort_slots(h->sl, n);
-            if (!assign_tasks(h, j, n)) break; /* next pass */
-            /* bind the unbound pa that the assignment uses, then map virtual nodes */
-            int ok = 1;
-            for (int i = 0; i < n && ok; i++) {
-                vslot *s = &h->sl[i];
-                if (!s->take || s->node >= 0) continue;
-                if (h->pa[s->pa].cell < 0 && bind_pa(h, s->pa) != 0) ok = 0;
-            }
-            if (!ok) return 0;
-            /* rebuild with the new bindings: the placement is now physical */
-            int any_virtual = 0;
-            for (int i = 0; i < n; i++) any_virtual |= h->sl[i].take && h->sl[i].node < 0;
-            if (any_virtual) {
-                int wanted = j->ntasks;
+            /* assign tasks on the VC's view; bind the unbound cells the assignment
+             * uses and assign again on the now physical view, until it is all physical */
+            int n = 0, ok = 1, placed = 0;
+            for (int iter = 0; iter <= h->vc[v].npas && ok; iter++) {
                 n = build_slots(h, j, v, pass2, now);
+                if (n < 0) return 0;
                 sort_slots(h->sl, n);
-                if (n < 0 || !assign_tasks(h, j, n)) {
-                    /* the bound cell turned out worse (bad hardware): sweep() unbinds it */
-                    (void)wanted;
-                    return 0;
+                if (!assign_tasks(h, j, n)) {
+                    ok = 0;
+                    break;
+                }
+                int any_virtual = 0;
+                for (int i = 0; i < n && ok; i++) {
+                    vslot *s = &h->sl[i];
+                    if (!s->take || s->node >= 0) continue;
+                    any_virtual = 1;
+                    if (h->pa[s->pa].cell < 0 && bind_pa(h, s->pa) != 0) ok = 0;
+                }
+                if (!any_virtual) {
+                    placed = 1;
+                    break;
                 }
             }
+            /* cells bound for nothing are released by sweep() when the pass ends */
+            if (!ok || !placed) break; /* next pass */
             if (ensure_g(h, j->gpus)) return 0;
             int nout = 0;
             for (int i = 0; i < n && ok; i++) {
@@ -980,12 +980,8 @@ static int order_vc(hived *h, int v, gs_time now, gs_job ***out)
     return k;
 }
 
-static void h_schedule(void *st)
+static void pass_once(hived *h)
 {
-    hived *h = st;
-    if (!h->dirty) return;
-    h->dirty = 0;
-    h->in_pass = 1;
     gs_time now = gs_engine_now(h->e);
     for (int v = 0; v < h->nvc; v++) {
         if (!gs_jobq_len(&h->vc[v].waiting)) continue;
@@ -1009,18 +1005,27 @@ static void h_schedule(void *st)
         for (int32_t s = gs_jobq_first(&h->opp); s >= 0;) {
             int32_t nx = gs_jobq_next(&h->opp, s);
             gs_job *j = gs_engine_job(h->e, (size_t)s);
-            if (gs_cluster_free(h->c) < j->gpus) {
-                gs_engine_set_reason(h->e, j, "no free GPUs for opportunistic jobs");
-            } else if (try_opportunistic(h, j)) {
+            if (gs_cluster_free(h->c) >= j->gpus && try_opportunistic(h, j))
                 gs_jobq_remove(&h->opp, s);
-            } else {
+            else
                 gs_engine_set_reason(h->e, j, "no free GPUs for opportunistic jobs");
-            }
             s = nx;
         }
     }
     sweep(h, -1);
-    h->in_pass = 0;
+}
+
+static void h_schedule(void *st)
+{
+    hived *h = st;
+    /* jobs preempted during a round (requeues set dirty) get another round at
+     * the same instant: a preempted job may fit what is left right away */
+    for (int round = 0; round < 8 && h->dirty; round++) {
+        h->dirty = 0;
+        h->in_pass = 1;
+        pass_once(h);
+        h->in_pass = 0;
+    }
 }
 
 static void h_requeue_wrap(void *st, gs_job *j)

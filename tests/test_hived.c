@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_hived.c - HiveD policy: randomized properties over random HiveD
+ * configs (chains, racks, nodes with PCIe switches, VCs of rack / node /
+ * switch cells, pinned cells), random priorities, gang sizes, lazy
+ * preemption and node failures:
+ *   - after every instant the engine check passes: no GPU twice, gangs
+ *     atomic, and the policy's own check (VC safety invariant
+ *     total_left >= all_vc_free at every chain and level; every guaranteed
+ *     job inside its VC's bound cells; cell usage counts exact);
+ *   - every job ends;
+ *   - (no failures, 1-GPU tasks, no lazy jobs) after every instant, the
+ *     first waiting guaranteed job of a VC does not fit the VC's own GPUs
+ *     left at its priority: a VC's guaranteed jobs never wait on GPUs that
+ *     other VCs or opportunistic jobs hold.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "gsched/gsched.h"
+#include "harness.h"
+
+typedef struct gen {
+    char yaml[16384];
+    int nvc;
+    int vc_gpus[8][2]; /* guaranteed GPUs per VC and chain (non-pinned) */
+    char types[2][8];
+    int nchain;
+    int pinned_vc; /* VC owning the pinned cell, -1 */
+} gen;
+
+static void app(gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void app(gen *g, const char *fmt, ...)
+{
+    size_t n = strlen(g->yaml);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->yaml + n, sizeof g->yaml - n, fmt, ap);
+    va_end(ap);
+}
+
+/* A random valid HiveD config; VCs take node or switch cells within capacity. */
+static void make_config(gen *g, gs_rng *r)
+{
+    memset(g, 0, sizeof *g);
+    g->nchain = 1 + (int)gs_rng_below(r, 2);
+    g->pinned_vc = -1;
+    int nodes_per_rack[2], racks[2], sw_per_node[2];
+    app(g, "physicalCluster:\n  cellTypes:\n");
+    for (int c = 0; c < g->nchain; c++) {
+        snprintf(g->types[c], sizeof g->types[c], "%s", c ? "B" : "A");
+        sw_per_node[c] = 1 + (int)gs_rng_below(r, 2); /* 2 or 4 GPUs per node */
+        nodes_per_rack[c] = 2 + (int)gs_rng_below(r, 2);
+        racks[c] = 1 + (int)gs_rng_below(r, 2);
+        app(g, "    SW%s: {childCellType: %s, childCellNumber: 2}\n", g->types[c], g->types[c]);
+        app(g, "    N%s: {childCellType: SW%s, childCellNumber: %d, isNodeLevel: true}\n",
+            g->types[c], g->types[c], sw_per_node[c]);
+        app(g, "    R%s: {childCellType: N%s, childCellNumber: %d}\n", g->types[c], g->types[c],
+            nodes_per_rack[c]);
+    }
+    app(g, "  physicalCells:\n");
+    int pin_done = 0;
+    for (int c = 0; c < g->nchain; c++)
+        for (int k = 0; k < racks[c]; k++) {
+            app(g, "  - cellType: R%s\n    cellChildren:\n", g->types[c]);
+            for (int n = 0; n < nodes_per_rack[c]; n++) {
+                app(g, "    - cellAddress: %s%d-%d\n", g->types[c], k, n);
+                if (!pin_done && c == 0 && k == 0 && n == 0 && gs_rng_below(r, 2)) {
+                    app(g, "      pinnedCellId: PIN\n");
+                    pin_done = 1;
+                }
+            }
+        }
+    g->nvc = 2 + (int)gs_rng_below(r, 3);
+    app(g, "virtualClusters:\n");
+    /* capacity in switch units per chain (a node = sw_per_node switches) */
+    int cap[2];
+    for (int c = 0; c < g->nchain; c++)
+        cap[c] = racks[c] * nodes_per_rack[c] * sw_per_node[c] - (c == 0 && pin_done ? sw_per_node[0] : 0);
+    if (pin_done) g->pinned_vc = (int)gs_rng_below(r, (uint64_t)g->nvc);
+    for (int v = 0; v < g->nvc; v++) {
+        app(g, "  v%d:\n    virtualCells:\n", v);
+        int any = 0;
+        for (int c = 0; c < g->nchain; c++) {
+            /* whole nodes first, then maybe a switch; never more than capacity */
+            int nodes = (int)gs_rng_below(r, 3);
+            while (nodes && nodes * sw_per_node[c] > cap[c]) nodes--;
+            if (nodes) {
+                app(g, "    - {cellType: R%s.N%s, cellNumber: %d}\n", g->types[c], g->types[c], nodes);
+                cap[c] -= nodes * sw_per_node[c];
+                g->vc_gpus[v][c] += nodes * sw_per_node[c] * 2;
+                any = 1;
+            }
+            if (cap[c] >= 1 && gs_rng_below(r, 2)) {
+                app(g, "    - {cellType: R%s.N%s.SW%s, cellNumber: 1}\n", g->types[c], g->types[c],
+                    g->types[c]);
+                cap[c] -= 1;
+                g->vc_gpus[v][c] += 2;
+                any = 1;
+            }
+        }
+        if (!any) app(g, "    - {cellType: R%s.N%s.SW%s, cellNumber: 0}\n", g->types[0], g->types[0], g->types[0]);
+        if (v == g->pinned_vc) app(g, "    pinnedCells:\n    - {pinnedCellId: PIN}\n");
+    }
+}
+
+static void dbg_obs(void *ud, const gs_record *r)
+{
+    (void)ud;
+    fprintf(stderr, "t=%.0f %s job %lld %s\n", gs_time_to_sec(r->t), gs_rec_type_name(r->type),
+            r->job ? (long long)r->job->id : -1LL, r->reason ? r->reason : "");
+}
+
+typedef struct world {
+    gs_cluster *c;
+    gs_engine *e;
+    gen g;
+} world;
+
+/* GPUs of VC v (type of chain c) used by its guaranteed jobs at priority >= p. */
+static int used_at(world *w, int v, int c, int p)
+{
+    int used = 0;
+    char vc[8];
+    snprintf(vc, sizeof vc, "v%d", v);
+    for (size_t i = 0; i < gs_engine_njobs(w->e); i++) {
+        const gs_job *j = gs_engine_job(w->e, i);
+        if (j->state != GS_JOB_RUNNING || strcmp(j->vc_name, vc) || j->priority < p) continue;
+        if (j->pinned_cell >= 0) continue;
+        if (gs_cluster_gpu(w->c, j->alloc[0])->type != gs_cluster_find_gpu_type(w->c, w->g.types[c]))
+            continue;
+        used += j->gpus;
+    }
+    return used;
+}
+
+static int run_one(uint64_t seed, int strict, char *err, size_t cap)
+{
+    gs_rng r;
+    gs_rng_seed(&r, seed);
+    world w = {0};
+    make_config(&w.g, &r);
+    gs_diag d;
+    gs_diag_init(&d, "gen.yaml");
+    if (gs_cluster_parse_hived("gen.yaml", w.g.yaml, strlen(w.g.yaml), &w.c, &d)) {
+        snprintf(err, cap, "config: %s (line %d)\n%s", d.msg, d.line, w.g.yaml);
+        return -1;
+    }
+    gs_params p;
+    gs_params_init(&p);
+    gs_params_set(&p, "slowdown", gs_rng_below(&r, 2) ? "on" : "off");
+    gs_params_set(&p, "preempt_cost", gs_rng_below(&r, 2) ? "model" : "0");
+    static const char *intra[] = {"fifo", "tiresias-las", "las", "srtf"};
+    gs_params_set(&p, "intra", intra[gs_rng_below(&r, 4)]);
+    int rc = gs_engine_create(w.c, gs_rng_below(&r, 5) ? "hived" : "private", &p, NULL, &w.e, &d);
+    gs_params_release(&p);
+    if (rc) {
+        snprintf(err, cap, "create: %s", d.msg);
+        gs_cluster_destroy(w.c);
+        return -1;
+    }
+    if (getenv("HIVED_DEBUG")) gs_engine_set_observer(w.e, dbg_obs, NULL);
+    int njobs = 10 + (int)gs_rng_below(&r, 40);
+    int ngt = (int)gs_cluster_ngpu_types(w.c);
+    gs_engine_reserve_ids(w.e, njobs); /* tasks of non-gang jobs take ids after ours */
+    for (int i = 0; i < njobs; i++) {
+        gs_job_spec s;
+        gs_job_spec_init(&s);
+        s.id = i;
+        s.submit = (gs_time)gs_rng_below(&r, 300) * GS_SEC;
+        s.duration = (gs_time)(5 + gs_rng_below(&r, 200)) * GS_SEC;
+        static const int prios[] = {-1, 10, 100, 100};
+        s.priority = prios[gs_rng_below(&r, 4)];
+        char vc[8];
+        snprintf(vc, sizeof vc, "v%d", (int)gs_rng_below(&r, (uint64_t)w.g.nvc));
+        s.vc = vc;
+        s.ntasks = 1 + (int)gs_rng_below(&r, 3);
+        s.gpus_per_task = strict ? 1 : 1 + (int)gs_rng_below(&r, 2);
+        s.gang = strict || gs_rng_below(&r, 4) ? 1 : 0;
+        s.lazy_preemption = !strict && gs_rng_below(&r, 3) == 0;
+        if (ngt > 1 || gs_rng_below(&r, 2)) s.gpu_type = w.g.types[gs_rng_below(&r, (uint64_t)w.g.nchain)];
+        if (!strict && w.g.pinned_vc >= 0 && gs_rng_below(&r, 8) == 0) {
+            s.pinned_cell = "PIN";
+            snprintf(vc, sizeof vc, "v%d", w.g.pinned_vc);
+            s.gpu_type = NULL;
+            s.priority = 50;
+        }
+        if ((rc = gs_engine_add_job(w.e, &s, NULL, &d))) {
+            snprintf(err, cap, "add: %s", d.msg);
+            goto fail;
+        }
+    }
+    if (!strict) {
+        int nn = (int)gs_cluster_nnodes(w.c);
+        for (int k = 0; k < 3; k++) {
+            int node = (int)gs_rng_below(&r, (uint64_t)nn);
+            gs_time t = (gs_time)gs_rng_below(&r, 400) * GS_SEC;
+            gs_engine_add_node_event(w.e, t, node, 1);
+            gs_engine_add_node_event(w.e, t + (gs_time)(1 + gs_rng_below(&r, 200)) * GS_SEC, node, 0);
+        }
+    }
+    int steps = 0;
+    while ((rc = gs_engine_step(w.e)) > 0) {
+        if (gs_engine_check(w.e, &d)) {
+            snprintf(err, cap, "t=%.0f: %s", gs_time_to_sec(gs_engine_now(w.e)), d.msg);
+            goto fail;
+        }
+        if (++steps > 100000) {
+            snprintf(err, cap, "does not end");
+            goto fail;
+        }
+        if (!strict) continue;
+        /* the first waiting guaranteed job of each VC must not fit its own free GPUs */
+        for (int v = 0; v < w.g.nvc; v++) {
+            char vc[8];
+            snprintf(vc, sizeof vc, "v%d", v);
+            const gs_job *first = NULL;
+            for (size_t i = 0; i < gs_engine_njobs(w.e); i++) {
+                const gs_job *j = gs_engine_job(w.e, i);
+                if (!j->arrived || j->state != GS_JOB_PENDING || j->priority < 0 ||
+                    strcmp(j->vc_name, vc))
+                    continue;
+                if (!first || j->priority > first->priority) first = j;
+            }
+            if (!first) continue;
+            for (int c = 0; c < w.g.nchain; c++) {
+                int t = gs_cluster_find_gpu_type(w.c, w.g.types[c]);
+                if (first->gpu_type >= 0 && first->gpu_type != t) continue;
+                int left = w.g.vc_gpus[v][c] - used_at(&w, v, c, first->priority);
+                if (first->gpus <= left) {
+                    if (getenv("HIVED_DEBUG")) {
+                        fprintf(stderr, "%s\n", w.g.yaml);
+                        for (size_t i = 0; i < gs_engine_njobs(w.e); i++) {
+                            const gs_job *j = gs_engine_job(w.e, i);
+                            fprintf(stderr, "job %lld vc %s prio %d tasks %dx%d type %d state %s arrived %d lazy %d pinned %d:",
+                                    (long long)j->id, j->vc_name, j->priority, j->ntasks, j->gpus_per_task,
+                                    j->gpu_type, gs_job_state_name(j->state), j->arrived, j->lazy_preemption, j->pinned_cell);
+                            for (int k = 0; k < j->nalloc; k++)
+                                fprintf(stderr, " %s:%d", gs_cluster_node(w.c, gs_cluster_gpu(w.c, j->alloc[k])->node)->name,
+                                        gs_cluster_gpu(w.c, j->alloc[k])->local);
+                            fprintf(stderr, "\n");
+                        }
+                    }
+                    snprintf(err, cap,
+                             "t=%.0f: job %lld (prio %d, %d GPUs) waits although VC %s has %d of "
+                             "its %s GPUs free at its priority",
+                             gs_time_to_sec(gs_engine_now(w.e)), (long long)first->id,
+                             first->priority, first->gpus, vc, left, w.g.types[c]);
+                    goto fail;
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < gs_engine_njobs(w.e); i++) {
+        const gs_job *j = gs_engine_job(w.e, i);
+        if (j->state != GS_JOB_DONE && j->state != GS_JOB_REJECTED) {
+            snprintf(err, cap, "job %lld ended %s (%s)", (long long)j->id,
+                     gs_job_state_name(j->state), j->reason ? j->reason : "");
+            goto fail;
+        }
+    }
+    gs_engine_destroy(w.e);
+    gs_cluster_destroy(w.c);
+    return 0;
+fail:
+    gs_engine_destroy(w.e);
+    gs_cluster_destroy(w.c);
+    return -1;
+}
+
+static void t_properties(void)
+{
+    for (uint64_t seed = 1; seed <= 1000; seed++) {
+        char err[8192] = "";
+        if (run_one(seed, 0, err, sizeof err)) T_FAIL("seed %llu: %s", (unsigned long long)seed, err);
+    }
+}
+
+static void t_vc_never_waits_on_others(void)
+{
+    const char *only = getenv("HIVED_SEED"); /* debugging: run one seed */
+    for (uint64_t seed = 1; seed <= 1000; seed++) {
+        if (only && (uint64_t)atoll(only) != seed * 31 + 7) continue;
+        char err[8192] = "";
+        if (run_one(seed * 31 + 7, 1, err, sizeof err))
+            T_FAIL("seed %llu: %s", (unsigned long long)seed * 31 + 7, err);
+    }
+}
+
+static void t_reject_without_config(void)
+{
+    gs_cluster *c = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_cluster_parse_shorthand("2x4", &c, &d));
+    gs_engine *e = NULL;
+    ASSERT_EQ(gs_engine_create(c, "hived", NULL, NULL, &e, &d), GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "needs a HiveD cluster config");
+    gs_cluster_destroy(c);
+}
+
+static const test_case tests[] = {
+    {"properties", t_properties},
+    {"vc_never_waits_on_others", t_vc_never_waits_on_others},
+    {"reject_without_config", t_reject_without_config},
+};
+
+TEST_MAIN(tests)
