@@ -71,6 +71,8 @@ static int write_run(const char *dir, gs_sim_result *r, const gs_run_info *info)
     if (gs_write_jobs(path, r)) goto fail;
     snprintf(path, sizeof path, "%s/timeline.csv", dir);
     if (gs_write_timeline(path, r)) goto fail;
+    snprintf(path, sizeof path, "%s/vcs.csv", dir);
+    if (gs_write_vcs(path, &r, 1)) goto fail;
     return EXIT_OK;
 fail:
     cli_err("cannot write '%s': %s", path, strerror(errno));
@@ -284,6 +286,12 @@ int cmd_sim(int argc, char **argv)
                             events_path ? ev.sha256 : NULL,
                             seed,
                             &params};
+        snprintf(path, sizeof path, "%s/compare-vcs.csv", out);
+        if (gs_write_vcs(path, rp, np)) {
+            cli_err("cannot write '%s': %s", path, strerror(errno));
+            rc = EXIT_RUNTIME;
+            goto cleanup;
+        }
         snprintf(path, sizeof path, "%s/report.html", out);
         if (gs_write_report(path, rp, np, &info)) {
             cli_err("cannot write '%s': %s", path, strerror(errno));

@@ -18,13 +18,24 @@ extern const gs_policy_ops gs_policy_srsf;
 extern const gs_policy_ops gs_policy_sjf;
 extern const gs_policy_ops gs_policy_hived;
 extern const gs_policy_ops gs_policy_private;
+extern const gs_policy_ops gs_policy_quota;
 
+/* clang-format off */
 static const gs_policy_ops *const registry[] = {
-    &gs_policy_fifo,  &gs_policy_fifo_backfill, &gs_policy_yarn_cs,
-    &gs_policy_las,   &gs_policy_tiresias_las,  &gs_policy_tiresias_gittins,
-    &gs_policy_srtf,  &gs_policy_srsf,          &gs_policy_sjf,
-    &gs_policy_hived, &gs_policy_private,
+    &gs_policy_fifo,
+    &gs_policy_fifo_backfill,
+    &gs_policy_yarn_cs,
+    &gs_policy_las,
+    &gs_policy_tiresias_las,
+    &gs_policy_tiresias_gittins,
+    &gs_policy_srtf,
+    &gs_policy_srsf,
+    &gs_policy_sjf,
+    &gs_policy_hived,
+    &gs_policy_quota,
+    &gs_policy_private,
 };
+/* clang-format on */
 
 const gs_policy_ops *gs_policy_find(const char *name)
 {

@@ -17,10 +17,20 @@
  *   relax_any=DUR       further wait after which it may spread anywhere
  *                       (default 180s)
  *
+ *   hol=on|off          head-of-line blocking inside a VC (default on).
+ *
+ * quota: the "shared cluster" baseline of the HiveD paper, the same code with
+ * other defaults: every VC may use at most its quota (the GPUs its HiveD
+ * cells guarantee, or quotas=...), never more (borrow=off); consolidated
+ * placement on the shared cluster; no head-of-line blocking (hol=off, like
+ * hived, so the two differ only in how capacity is promised).  A job larger
+ * than its VC's quota is rejected.
+ *
  * Invariants: each VC queue holds that VC's arrived PENDING jobs in arrival
  * order; used[vc] is the GPUs held by that VC's running jobs; a job's
  * locality level is a pure function of its total waiting time.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +44,7 @@ typedef struct yarn {
     int64_t *quota; /* GPUs, by VC; 0 = none configured */
     size_t nvc;
     int single; /* one global queue */
-    int borrow, relax;
+    int borrow, relax, hol, quota_mode;
     gs_time relax_rack, relax_any;
     char **qnames; /* VC names from --set quotas, resolved lazily */
     int64_t *qvals;
@@ -129,15 +139,21 @@ static void yarn_destroy(void *st)
     free(y);
 }
 
-static int yarn_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
+static int create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, int quota_mode)
 {
     yarn *y = calloc(1, sizeof *y);
     if (!y) return GS_ENOMEM;
     y->e = e;
+    y->quota_mode = quota_mode;
     int rc = 0;
     const char *qs = gs_params_get(p, "quotas");
     if (qs) rc = parse_quotas(y, qs, d);
-    if (!rc) rc = gs_params_get_bool(p, "borrow", 1, &y->borrow, d);
+    if (!rc && quota_mode && !qs && gs_cluster_nvcs(gs_engine_cluster(e)) == 0)
+        rc = gs_diag_set(d, GS_EINVAL, 0, 0,
+                         "policy 'quota' needs VC quotas: a HiveD config with virtualClusters, or "
+                         "--set quotas=VC:GPUS,...");
+    if (!rc) rc = gs_params_get_bool(p, "borrow", !quota_mode, &y->borrow, d);
+    if (!rc) rc = gs_params_get_bool(p, "hol", !quota_mode, &y->hol, d);
     if (!rc) rc = gs_params_get_bool(p, "relax", 0, &y->relax, d);
     if (!rc) rc = gs_params_get_duration(p, "relax_rack", 180 * GS_SEC, &y->relax_rack, d);
     if (!rc) rc = gs_params_get_duration(p, "relax_any", 180 * GS_SEC, &y->relax_any, d);
@@ -151,6 +167,16 @@ static int yarn_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     return 0;
 }
 
+static int yarn_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
+{
+    return create_mode(e, p, state, d, 0);
+}
+
+static int quota_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
+{
+    return create_mode(e, p, state, d, 1);
+}
+
 static gs_jobq *queue_of(yarn *y, const gs_job *j)
 {
     size_t vc = y->single ? 0 : (size_t)j->vc;
@@ -162,7 +188,16 @@ static void yarn_arrival(void *st, gs_job *j)
 {
     yarn *y = st;
     gs_jobq *q = queue_of(y, j);
-    if (q) gs_jobq_push_back(q, j->slot);
+    if (!q) return;
+    size_t vc = y->single ? 0 : (size_t)j->vc;
+    if (!y->borrow && !y->single && (!y->quota[vc] || j->gpus > y->quota[vc])) {
+        char why[160];
+        snprintf(why, sizeof why, "job requests %d GPUs, exceeds the quota of %lld GPUs of VC '%s'",
+                 j->gpus, (long long)y->quota[vc], j->vc_name);
+        gs_engine_reject(y->e, j, why);
+        return;
+    }
+    gs_jobq_push_back(q, j->slot);
 }
 
 static void set_held(yarn *y, const gs_job *j, int32_t g)
@@ -223,10 +258,25 @@ static gs_locality level_of(const yarn *y, const gs_job *j, gs_time now, gs_time
     return GS_LOCALITY_STRICT;
 }
 
-/* Try the head of VC 'vc'; returns 1 if it started. */
+/* Try the head of VC 'vc' (or, without HOL blocking, its first job that fits). */
 static int try_head(yarn *y, size_t vc)
 {
     int32_t s = gs_jobq_first(&y->q[vc]);
+    if (!y->hol) {
+        for (; s >= 0; s = gs_jobq_next(&y->q[vc], s)) {
+            gs_job *j = gs_engine_job(y->e, (size_t)s);
+            if (!y->borrow && y->quota[vc] && y->used[vc] + j->gpus > y->quota[vc]) continue;
+            gs_time next;
+            if (gs_engine_try_start(y->e, j, level_of(y, j, gs_engine_now(y->e), &next)) == 0) {
+                gs_jobq_remove(&y->q[vc], s);
+                set_held(y, j, j->gpus);
+                return 1;
+            }
+            gs_engine_set_reason(y->e, j, "Resources");
+            if (next != GS_TIME_NONE) gs_engine_set_timer(y->e, next, (uint64_t)s);
+        }
+        return 0;
+    }
     gs_job *j = gs_engine_job(y->e, (size_t)s);
     gs_time now = gs_engine_now(y->e), next;
     gs_locality lv = level_of(y, j, now, &next);
@@ -278,6 +328,7 @@ static void yarn_schedule(void *st)
                 size_t v = (size_t)y->order[k];
                 gs_job *j = gs_engine_job(y->e, (size_t)gs_jobq_first(&y->q[v]));
                 int over = y->quota[v] && y->used[v] + j->gpus > y->quota[v];
+                if (!y->hol) over = borrow; /* try_head skips what would exceed the quota */
                 if (over != borrow) continue;
                 if (try_head(y, v))
                     started = 1;
@@ -292,6 +343,21 @@ static void yarn_timer(void *st, uint64_t tag)
 {
     (void)st, (void)tag; /* the pass that follows re-evaluates locality levels */
 }
+
+const gs_policy_ops gs_policy_quota = {
+    .name = "quota",
+    .summary = "baseline: per-VC GPU quotas on a shared cluster, consolidated placement, no "
+               "borrowing (needs VC quotas)",
+    .flags = 0,
+    .create = quota_create,
+    .destroy = yarn_destroy,
+    .on_arrival = yarn_arrival,
+    .on_adopt = yarn_adopt,
+    .on_requeue = yarn_requeue,
+    .on_finish = yarn_finish,
+    .on_timer = yarn_timer,
+    .schedule = yarn_schedule,
+};
 
 const gs_policy_ops gs_policy_yarn_cs = {
     .name = "yarn-cs",

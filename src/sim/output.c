@@ -174,6 +174,21 @@ int gs_write_summary(const char *path, const gs_sim_result *r, const gs_run_info
     json_object_set_new(o, "events", json_integer((json_int_t)r->events));
     json_object_set_new(o, "cluster_gpus", json_integer((json_int_t)r->total_gpus));
     json_object_set_new(o, "wall_s", jreal(round(r->wall_s * 1e4) / 1e4));
+    json_t *vcs = json_array();
+    for (size_t i = 0; i < r->nvcs; i++) {
+        const gs_vc_stats *s = &r->vcs[i];
+        json_t *v = json_object();
+        json_object_set_new(v, "vc", json_string(s->name));
+        json_object_set_new(v, "jobs", json_integer((json_int_t)s->jobs));
+        json_object_set_new(v, "jobs_done", json_integer((json_int_t)s->done));
+        json_object_set_new(v, "jobs_rejected", json_integer((json_int_t)s->rejected));
+        json_object_set_new(v, "avg_jct_s", jreal(s->avg_jct_s));
+        json_object_set_new(v, "avg_queue_s", jreal(s->avg_queue_s));
+        json_object_set_new(v, "median_queue_s", jreal(s->median_queue_s));
+        json_object_set_new(v, "p95_queue_s", jreal(s->p95_queue_s));
+        json_array_append_new(vcs, v);
+    }
+    json_object_set_new(o, "vcs", vcs);
     if (info) {
         json_object_set_new(o, "seed", json_integer((json_int_t)info->seed));
         json_t *params = json_object();
@@ -235,6 +250,24 @@ int gs_write_compare(const char *path, gs_sim_result *const *rs, size_t n)
                 r->median_jct_s, r->p95_jct_s, r->p99_jct_s, r->avg_queue_s, r->makespan_s,
                 r->gpu_util, (unsigned long long)r->preemptions, (unsigned long long)r->events);
     }
+    return close_tmp(f, tmp, path);
+}
+
+int gs_write_vcs(const char *path, gs_sim_result *const *rs, size_t n)
+{
+    char tmp[4096];
+    FILE *f = open_tmp(path, tmp, sizeof tmp);
+    if (!f) return GS_EIO;
+    fputs("policy,vc,jobs,jobs_done,jobs_rejected,avg_jct_s,avg_queue_s,median_queue_s,p95_queue_s\n",
+          f);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < rs[i]->nvcs; k++) {
+            const gs_vc_stats *s = &rs[i]->vcs[k];
+            fprintf(f, "%s,", rs[i]->policy);
+            csv_field(f, s->name);
+            fprintf(f, ",%zu,%zu,%zu,%.3f,%.3f,%.3f,%.3f\n", s->jobs, s->done, s->rejected,
+                    s->avg_jct_s, s->avg_queue_s, s->median_queue_s, s->p95_queue_s);
+        }
     return close_tmp(f, tmp, path);
 }
 

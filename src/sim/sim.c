@@ -69,6 +69,7 @@ void gs_sim_result_release(gs_sim_result *r)
     gs_engine_destroy(r->engine);
     gs_cluster_destroy(r->cluster);
     free(r->tl);
+    free(r->vcs);
     memset(r, 0, sizeof *r);
 }
 
@@ -188,6 +189,37 @@ static void compute_metrics(gs_sim_result *r)
         r->gpu_util = denom > 0 ? round(area / denom * 1e6) / 1e6 : 0;
     }
     r->events = gs_engine_events(e);
+    /* per VC */
+    size_t nv = gs_engine_nvcs(e);
+    r->vcs = calloc(nv ? nv : 1, sizeof *r->vcs);
+    double *q = malloc((n ? n : 1) * sizeof *q);
+    if (!r->vcs || !q) abort();
+    r->nvcs = nv;
+    for (size_t v = 0; v < nv; v++) {
+        gs_vc_stats *s = &r->vcs[v];
+        snprintf(s->name, sizeof s->name, "%s", gs_engine_vc_name(e, (int)v));
+        size_t nk = 0;
+        double sj = 0, sq = 0;
+        for (size_t i = 0; i < n; i++) {
+            const gs_job *j = gs_engine_job(e, i);
+            if ((size_t)j->vc != v) continue;
+            s->jobs++;
+            if (j->state == GS_JOB_REJECTED) s->rejected++;
+            if (j->state != GS_JOB_DONE) continue;
+            s->done++;
+            sj += gs_time_to_sec(j->end - j->submit);
+            q[nk] = gs_time_to_sec(j->queued);
+            sq += q[nk++];
+        }
+        if (nk) {
+            qsort(q, nk, sizeof *q, cmp_double);
+            s->avg_jct_s = ms_round(sj / (double)nk);
+            s->avg_queue_s = ms_round(sq / (double)nk);
+            s->median_queue_s = ms_round(median(q, nk));
+            s->p95_queue_s = ms_round(pct(q, nk, 0.95));
+        }
+    }
+    free(q);
 }
 
 int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_diag *d)

@@ -66,6 +66,12 @@ typedef struct gs_tl_row {
     int32_t alloc, running, pending;
 } gs_tl_row;
 
+typedef struct gs_vc_stats {
+    char name[64];
+    size_t jobs, done, rejected;
+    double avg_jct_s, avg_queue_s, median_queue_s, p95_queue_s;
+} gs_vc_stats;
+
 typedef struct gs_sim_result {
     char policy[64];
     char placement[32];
@@ -76,6 +82,8 @@ typedef struct gs_sim_result {
     uint64_t preemptions, events;
     double wall_s;
     size_t total_gpus;
+    gs_vc_stats *vcs; /* per virtual cluster, in order of first appearance */
+    size_t nvcs;
     /* per run data, kept for the writers */
     gs_tl_row *tl;
     size_t ntl, captl;
@@ -122,6 +130,8 @@ int gs_write_summary(const char *path, const gs_sim_result *r, const gs_run_info
 int gs_write_jobs(const char *path, const gs_sim_result *r);
 int gs_write_timeline(const char *path, const gs_sim_result *r);
 int gs_write_compare(const char *path, gs_sim_result *const *rs, size_t n);
+/* Per-VC statistics of one or several runs: policy,vc,jobs,done,rejected,avg_jct_s,... */
+int gs_write_vcs(const char *path, gs_sim_result *const *rs, size_t n);
 void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n);
 
 #endif
