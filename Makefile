@@ -5,6 +5,7 @@
 #   make test    build and run every test (unit, golden, CLI, fidelity)
 #   make test-asan  the same under AddressSanitizer + UBSan (build-asan/)
 #   make bench   simulator benchmark on the full Philly trace (82,247 jobs)
+#   make bench-daemon  live scheduler benchmark: durable submits/s, cycle latency
 #   make format  clang-format every C file in place
 #
 # Only Debian packages are used; `make deps` installs what is missing
@@ -20,7 +21,7 @@ DAY  := data/philly-1day/philly_20171002_tiresias.csv
 SPEC := data/philly-1day/n32g8_2sw.csv
 DEMO_POLICIES ?= fifo,fifo-backfill,yarn-cs
 
-.PHONY: all deps build demo test test-asan bench format clean
+.PHONY: all deps build demo test test-asan bench bench-daemon format clean
 
 all: build
 
@@ -51,6 +52,9 @@ test-asan: deps
 
 bench: build
 	$(BUILD)/bench/bench_sim
+
+bench-daemon: build
+	$(BUILD)/bench/bench_daemon
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.h.in')

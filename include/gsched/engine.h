@@ -255,6 +255,15 @@ void gs_engine_set_reason(gs_engine *e, gs_job *j, const char *reason);
 /* Emit a NOTE record (policy decisions worth tracing). */
 void gs_engine_note(gs_engine *e, gs_job *j, const char *reason);
 
+/* ---- daemon support (appended) ------------------------------------------- */
+
+/*
+ * Time of the earliest queued event (timer, arrival, node event; stale
+ * entries included, so it may be early, never late), or GS_TIME_MAX when
+ * none.  LIVE callers sleep until then instead of polling.
+ */
+gs_time gs_engine_next_event_time(const gs_engine *e);
+
 #ifdef __cplusplus
 }
 #endif

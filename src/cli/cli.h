@@ -23,6 +23,18 @@
 int cmd_sim(int argc, char **argv);
 int cmd_policies(int argc, char **argv);
 int cmd_scenario(int argc, char **argv);
+int cmd_vcgen(int argc, char **argv);
+/* Live scheduler commands (cmd_serve.c, cmd_submit.c, cmd_queue.c, cmd_job.c). */
+int cmd_serve(int argc, char **argv);
+int cmd_shim(int argc, char **argv);
+int cmd_token(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
+int cmd_nodes(int argc, char **argv);
+int cmd_vcs(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_describe(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
 
 /* Print "gsched: " + diag as file:line:col: message to stderr. */
 void cli_diag(const gs_diag *d);

@@ -59,12 +59,27 @@ static void usage(FILE *f)
                "  sim        replay a trace on a modelled cluster under one or more policies\n"
                "  policies   list the scheduling policies\n"
                "  scenario   run scenario files and check their expectations\n"
+            "  vcgen      write a HiveD config whose VCs are a trace's VCs\n"
                "\n"
+#ifdef GSCHED_HAVE_DAEMON
+               "Live scheduler (docs/daemon.md):\n"
+               "  serve      run the scheduler daemon (REST API, SQLite state, local executor)\n"
+               "  submit     submit a job: FILE (YAML/JSON spec) or -- CMD [ARG...]\n"
+               "  queue      list jobs (ID VC NAME USER ST GPUS AGE REASON POS)\n"
+               "  cancel     cancel jobs\n"
+               "  describe   details of a job or node, with events and why it waits\n"
+               "  nodes      nodes and their GPUs\n"
+               "  vcs        virtual clusters: guarantee, usage, queue\n"
+               "  logs       output of a job's task\n"
+               "  token      make tokens-file lines ('token hash')\n"
+               "\n"
+#endif
                "Other:\n"
                "  version    print the version\n"
                "  help       this text; 'gsched <command> --help' for a command\n"
                "\n"
-               "Exit codes: 0 ok, 1 runtime error, 2 usage or input error.\n");
+               "Exit codes: 0 ok, 1 runtime error, 2 usage or input error, 3 daemon\n"
+               "unreachable, 4 not found.\n");
 }
 
 int cmd_policies(int argc, char **argv)
@@ -88,6 +103,19 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "sim")) return cmd_sim(argc - 1, argv + 1);
     if (!strcmp(cmd, "policies")) return cmd_policies(argc - 1, argv + 1);
     if (!strcmp(cmd, "scenario")) return cmd_scenario(argc - 1, argv + 1);
+    if (!strcmp(cmd, "vcgen")) return cmd_vcgen(argc - 1, argv + 1);
+#ifdef GSCHED_HAVE_DAEMON
+    if (!strcmp(cmd, "serve")) return cmd_serve(argc - 1, argv + 1);
+    if (!strcmp(cmd, "__shim")) return cmd_shim(argc - 1, argv + 1);
+    if (!strcmp(cmd, "token")) return cmd_token(argc - 1, argv + 1);
+    if (!strcmp(cmd, "submit")) return cmd_submit(argc - 1, argv + 1);
+    if (!strcmp(cmd, "queue") || !strcmp(cmd, "ls")) return cmd_queue(argc - 1, argv + 1);
+    if (!strcmp(cmd, "nodes")) return cmd_nodes(argc - 1, argv + 1);
+    if (!strcmp(cmd, "vcs")) return cmd_vcs(argc - 1, argv + 1);
+    if (!strcmp(cmd, "cancel")) return cmd_cancel(argc - 1, argv + 1);
+    if (!strcmp(cmd, "describe")) return cmd_describe(argc - 1, argv + 1);
+    if (!strcmp(cmd, "logs")) return cmd_logs(argc - 1, argv + 1);
+#endif
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("gsched %s\n", GSCHED_VERSION);
         return EXIT_OK;

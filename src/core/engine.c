@@ -1150,3 +1150,8 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
     if (e->pol->check) return e->pol->check(e->pst, diag);
     return 0;
 }
+
+gs_time gs_engine_next_event_time(const gs_engine *e)
+{
+    return e->nheap ? e->heap[0].t : GS_TIME_MAX;
+}

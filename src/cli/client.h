@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * client.h - shared pieces of the CLI commands that talk to `gsched serve`:
+ * the --server / --token / --json options (with GSCHED_SERVER and
+ * GSCHED_TOKEN), turning responses into exit codes and messages, and
+ * plain-text tables that size their columns to the data (like kubectl).
+ *
+ * Exit codes (cli.h): 0 ok, 1 runtime error (5xx, 401/403, 409), 2 usage
+ * or input error (bad flag, 400/413/415/422), 3 daemon unreachable, 4 not
+ * found (404).
+ *
+ * Ownership: a cli_table owns copies of its cells; cli_table_release frees
+ * them.  json_t results are owned by the caller (json_decref).
+ */
+#ifndef GSCHED_CLI_CLIENT_H
+#define GSCHED_CLI_CLIENT_H
+
+#ifdef GSCHED_HAVE_DAEMON
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "daemon.h"
+
+typedef struct cli_conn {
+    gsd_client c;
+    int json; /* --json */
+    char user[64];
+} cli_conn;
+
+/* Defaults from the environment (GSCHED_SERVER, GSCHED_TOKEN, USER). */
+void cli_conn_init(cli_conn *k);
+/*
+ * Handle a common option: --server URL, --token TOKEN, --json.  Returns 1
+ * when opt (a getopt_long value from CLI_CONN_LONGOPTS) was one of them.
+ */
+int cli_conn_opt(cli_conn *k, int opt, const char *arg);
+
+enum { CLI_OPT_SERVER = 1000, CLI_OPT_TOKEN, CLI_OPT_JSON };
+/* clang-format off */
+#define CLI_CONN_LONGOPTS                                  \
+    {"server", required_argument, NULL, CLI_OPT_SERVER},   \
+    {"token", required_argument, NULL, CLI_OPT_TOKEN},     \
+    {"json", no_argument, NULL, CLI_OPT_JSON}
+/* clang-format on */
+#define CLI_CONN_HELP                                                                           \
+    "  --server URL        daemon address (default $GSCHED_SERVER or " GSD_DEFAULT_SERVER ")\n" \
+    "  --token TOKEN       bearer token (default $GSCHED_TOKEN)\n"                              \
+    "  --json              machine-readable output\n"
+
+/*
+ * Send a request.  On success (2xx) returns EXIT_OK and, when out != NULL,
+ * the parsed JSON body.  Otherwise prints "gsched: <what>: <detail>" to
+ * stderr and returns the exit code for the status (3 when unreachable).
+ */
+int cli_call(cli_conn *k, const char *method, const char *path, const char *body, const char *ctype,
+             const char *const *headers, const char *what, json_t **out);
+/* Exit code for an HTTP status. */
+int cli_exit_for_status(long status);
+
+/* Tables: add a header row, then rows; columns are padded to the widest cell. */
+typedef struct cli_table {
+    char **cells;
+    size_t ncols, nrows, cap;
+    unsigned right; /* bit i: right-align column i */
+} cli_table;
+
+void cli_table_init(cli_table *t, size_t ncols, unsigned right_mask);
+void cli_table_add(cli_table *t, const char *const *row);
+void cli_table_print(const cli_table *t, int headers);
+void cli_table_release(cli_table *t);
+
+/* Human durations for AGE/TIME columns ("5s", "3m02s", "2h05m", "4d03h"). */
+void cli_age(long long us, char *buf, size_t cap);
+/* JSON helpers tolerant of missing keys. */
+const char *cli_jstr(json_t *o, const char *key, const char *def);
+long long cli_jint(json_t *o, const char *key, long long def);
+/* Current time in microseconds since the epoch. */
+long long cli_now_us(void);
+
+#endif
+#endif

@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cmd_job.c - commands about one job or node: `gsched cancel ID...`,
+ * `gsched describe job ID | node NAME` (key: value lines, an Events table
+ * and why a pending job waits, like kubectl describe) and `gsched logs ID
+ * [--task N] [--follow]`.
+ * Invariant: every id is checked before any request is sent, so a typo is a
+ * usage error (exit 2), not a daemon error.
+ */
+#ifdef GSCHED_HAVE_DAEMON
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "client.h"
+
+static int valid_id(const char *s)
+{
+    if (!*s || strlen(s) > 18) return 0;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9') return 0;
+    return strtoll(s, NULL, 10) > 0;
+}
+
+static void print_json(json_t *o)
+{
+    char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    printf("%s\n", s ? s : "null");
+    free(s);
+}
+
+/* ---- cancel --------------------------------------------------------------------------------- */
+
+int cmd_cancel(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'}, CLI_CONN_LONGOPTS, {NULL, 0, NULL, 0}};
+    cli_conn k;
+    cli_conn_init(&k);
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (cli_conn_opt(&k, opt, optarg)) continue;
+        if (opt == 'h') {
+            printf("usage: gsched cancel ID...\n\nPending jobs end at once; running jobs get "
+                   "SIGTERM, a grace period, then SIGKILL.\n\n" CLI_CONN_HELP);
+            return EXIT_OK;
+        }
+        return EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        cli_err("cancel needs at least one job id");
+        return EXIT_USAGE;
+    }
+    for (int i = optind; i < argc; i++)
+        if (!valid_id(argv[i])) {
+            cli_err("cancel: '%s' is not a job id", argv[i]);
+            return EXIT_USAGE;
+        }
+    int worst = EXIT_OK;
+    json_t *all = json_array();
+    for (int i = optind; i < argc; i++) {
+        char path[64], what[64];
+        snprintf(path, sizeof path, "/v1/jobs/%s", argv[i]);
+        snprintf(what, sizeof what, "cancel %s", argv[i]);
+        json_t *r;
+        int rc = cli_call(&k, "DELETE", path, NULL, NULL, NULL, what, &r);
+        if (rc) {
+            if (rc == EXIT_UNREACHABLE || worst == EXIT_OK) worst = rc;
+            if (rc == EXIT_UNREACHABLE) break;
+            continue;
+        }
+        if (k.json) {
+            json_array_append(all, r);
+        } else {
+            size_t nc = json_array_size(json_object_get(r, "cancelled"));
+            size_t ns = json_array_size(json_object_get(r, "stopping"));
+            if (ns)
+                printf(
+                    "Cancelling job %s: %zu running part(s) got SIGTERM, SIGKILL after %llds%s\n",
+                    argv[i], ns, cli_jint(r, "grace_seconds", 0),
+                    nc ? " (the pending parts are cancelled)" : "");
+            else if (nc > 1)
+                printf("Cancelled job %s (%zu tasks)\n", argv[i], nc);
+            else
+                printf("Cancelled job %s\n", argv[i]);
+        }
+        json_decref(r);
+    }
+    if (k.json) print_json(all);
+    json_decref(all);
+    return worst;
+}
+
+/* ---- describe ------------------------------------------------------------------------------- */
+
+static void kv(const char *k, const char *v)
+{
+    printf("%-14s %s\n", k, v && *v ? v : "-");
+}
+
+static void kvi(const char *k, long long v)
+{
+    printf("%-14s %lld\n", k, v);
+}
+
+static void when(const char *k, json_t *o, const char *key, const char *key_us)
+{
+    const char *t = cli_jstr(o, key, NULL);
+    if (!t) {
+        kv(k, "-");
+        return;
+    }
+    char age[32], buf[96];
+    cli_age(cli_now_us() - cli_jint(o, key_us, cli_now_us()), age, sizeof age);
+    snprintf(buf, sizeof buf, "%s (%s ago)", t, age);
+    kv(k, buf);
+}
+
+static int describe_job(cli_conn *k, const char *id)
+{
+    if (!valid_id(id)) {
+        cli_err("describe job: '%s' is not a job id", id);
+        return EXIT_USAGE;
+    }
+    char path[64], what[64];
+    snprintf(path, sizeof path, "/v1/jobs/%s", id);
+    snprintf(what, sizeof what, "job %s", id);
+    json_t *j;
+    int rc = cli_call(k, "GET", path, NULL, NULL, NULL, what, &j);
+    if (rc) return rc;
+    if (k->json) {
+        print_json(j);
+        json_decref(j);
+        return EXIT_OK;
+    }
+    json_t *spec = json_object_get(j, "spec");
+    char buf[512];
+    kvi("Job:", cli_jint(j, "id", 0));
+    if (cli_jint(j, "group", 0) != cli_jint(j, "id", 0)) {
+        snprintf(buf, sizeof buf, "task %lld of job %lld (non-gang)", cli_jint(j, "task_index", 0),
+                 cli_jint(j, "group", 0));
+        kv("Part of:", buf);
+    }
+    kv("Name:", cli_jstr(j, "name", "-"));
+    kv("User:", cli_jstr(j, "user", "-"));
+    kv("VC:", cli_jstr(j, "vc", "-"));
+    long long prio = cli_jint(j, "priority", 0);
+    snprintf(buf, sizeof buf, "%lld%s", prio,
+             prio == 100  ? " (prod)"
+             : prio == 10 ? " (test)"
+             : prio == -1 ? " (opportunistic)"
+                          : "");
+    kv("Priority:", buf);
+    const char *st = cli_jstr(j, "state", "?");
+    const char *stop = cli_jstr(j, "stopping", NULL);
+    snprintf(buf, sizeof buf, "%s%s%s%s", st, stop ? " (stopping: " : "", stop ? stop : "",
+             stop ? ")" : "");
+    kv("State:", buf);
+    kv("Reason:", cli_jstr(j, "reason", "-"));
+    if (json_is_integer(json_object_get(j, "position")))
+        kvi("Position:", cli_jint(j, "position", 0));
+    snprintf(buf, sizeof buf, "%lld x %lld GPU(s)%s", cli_jint(j, "tasks", 1),
+             cli_jint(j, "gpus_per_task", 1),
+             json_is_true(json_object_get(j, "gang")) ? ", gang (all tasks start together)"
+                                                      : ", incremental");
+    kv("Tasks:", buf);
+    kv("GPU type:", spec ? cli_jstr(spec, "gpu_type", "any") : "any");
+    json_t *cmd = spec ? json_object_get(spec, "command") : NULL;
+    if (json_is_string(cmd)) {
+        kv("Command:", json_string_value(cmd));
+    } else if (json_is_array(cmd)) {
+        size_t n = 0, i;
+        json_t *a;
+        buf[0] = '\0';
+        json_array_foreach(cmd, i, a) n +=
+            (size_t)snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, "%s%s", i ? " " : "",
+                             json_string_value(a));
+        kv("Command:", buf);
+    }
+    kv("Workdir:", spec ? cli_jstr(spec, "workdir", "-") : "-");
+    kv("Time limit:", spec ? cli_jstr(spec, "time_limit", "none") : "none");
+    when("Submitted:", j, "submit_time", "submit_us");
+    when("Started:", j, "start_time", "start_us");
+    when("Ended:", j, "end_time", "end_us");
+    kvi("Runs:", cli_jint(j, "runs", 0));
+    kvi("Preemptions:", cli_jint(j, "preemptions", 0));
+    if (json_is_integer(json_object_get(j, "exit_code")))
+        kvi("Exit code:", cli_jint(j, "exit_code", 0));
+    else
+        kv("Exit code:", "-");
+    kv("Placement:", cli_jstr(j, "placement", "-"));
+    size_t i;
+    json_t *t;
+    json_t *tasks = json_object_get(j, "task_list");
+    if (json_array_size(tasks)) {
+        printf("\nTasks:\n");
+        cli_table tt;
+        cli_table_init(&tt, 5, 1u << 0 | 1u << 1 | 1u << 2);
+        const char *hdr[] = {"  TASK", "PID", "EXIT", "GPUS", "LOG"};
+        cli_table_add(&tt, hdr);
+        json_array_foreach(tasks, i, t)
+        {
+            char ix[16], pid[24], ex[16];
+            snprintf(ix, sizeof ix, "%lld", cli_jint(t, "index", 0));
+            snprintf(pid, sizeof pid, "%lld", cli_jint(t, "pid", 0));
+            if (!json_is_integer(json_object_get(t, "pid"))) snprintf(pid, sizeof pid, "-");
+            if (json_is_integer(json_object_get(t, "exit_code")))
+                snprintf(ex, sizeof ex, "%lld", cli_jint(t, "exit_code", 0));
+            else
+                snprintf(ex, sizeof ex, "-");
+            const char *row[] = {ix, pid, ex, cli_jstr(t, "gpus", "-"), cli_jstr(t, "log", "-")};
+            cli_table_add(&tt, row);
+        }
+        cli_table_print(&tt, 1);
+        cli_table_release(&tt);
+    }
+    printf("\nEvents:\n");
+    cli_table et;
+    cli_table_init(&et, 3, 0);
+    const char *eh[] = {"  TIME", "TYPE", "REASON"};
+    cli_table_add(&et, eh);
+    json_array_foreach(json_object_get(j, "events"), i, t)
+    {
+        char ts[64];
+        snprintf(ts, sizeof ts, "  %s", cli_jstr(t, "time", "?"));
+        const char *row[] = {ts, cli_jstr(t, "type", "?"), cli_jstr(t, "reason", "")};
+        cli_table_add(&et, row);
+    }
+    cli_table_print(&et, 1);
+    cli_table_release(&et);
+    const char *why = cli_jstr(j, "why_pending", NULL);
+    if (why) printf("\nWhy it waits:\n  %s\n", why);
+    json_decref(j);
+    return EXIT_OK;
+}
+
+static int describe_node(cli_conn *k, const char *name)
+{
+    char path[512], what[300];
+    size_t n = (size_t)snprintf(path, sizeof path, "/v1/nodes/");
+    for (const unsigned char *p = (const unsigned char *)name; *p && n + 4 < sizeof path; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            *p == '-' || *p == '_' || *p == '.')
+            path[n++] = (char)*p;
+        else
+            n += (size_t)snprintf(path + n, sizeof path - n, "%%%02X", *p);
+    }
+    path[n] = '\0';
+    snprintf(what, sizeof what, "node %s", name);
+    json_t *o;
+    int rc = cli_call(k, "GET", path, NULL, NULL, NULL, what, &o);
+    if (rc) return rc;
+    if (k->json) {
+        print_json(o);
+        json_decref(o);
+        return EXIT_OK;
+    }
+    kv("Node:", cli_jstr(o, "name", "?"));
+    kv("State:", cli_jstr(o, "state", "?"));
+    kvi("GPUs:", cli_jint(o, "gpus", 0));
+    kvi("Allocated:", cli_jint(o, "allocated", 0));
+    kvi("Free:", cli_jint(o, "free", 0));
+    kvi("Down:", cli_jint(o, "down", 0));
+    if (json_object_get(o, "cpus"))
+        printf("%-14s %lld of %lld free\n", "CPUs:", cli_jint(o, "free_cpus", 0),
+               cli_jint(o, "cpus", 0));
+    if (json_object_get(o, "memory_mb"))
+        printf("%-14s %lld of %lld MiB free\n", "Memory:", cli_jint(o, "free_memory_mb", 0),
+               cli_jint(o, "memory_mb", 0));
+    printf("\nGPUs:\n");
+    cli_table t;
+    cli_table_init(&t, 5, 1u << 0 | 1u << 1);
+    const char *hdr[] = {"  LOCAL", "INDEX", "TYPE", "STATE", "JOB"};
+    cli_table_add(&t, hdr);
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(o, "gpu_list"), i, g)
+    {
+        char l[16], ix[16], job[32] = "-";
+        snprintf(l, sizeof l, "%lld", cli_jint(g, "local", 0));
+        snprintf(ix, sizeof ix, "%lld", cli_jint(g, "index", 0));
+        if (json_is_integer(json_object_get(g, "job")))
+            snprintf(job, sizeof job, "%lld", cli_jint(g, "job", 0));
+        const char *row[] = {l, ix, cli_jstr(g, "type", "?"), cli_jstr(g, "state", "?"), job};
+        cli_table_add(&t, row);
+    }
+    cli_table_print(&t, 1);
+    cli_table_release(&t);
+    json_decref(o);
+    return EXIT_OK;
+}
+
+int cmd_describe(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'}, CLI_CONN_LONGOPTS, {NULL, 0, NULL, 0}};
+    cli_conn k;
+    cli_conn_init(&k);
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (cli_conn_opt(&k, opt, optarg)) continue;
+        if (opt == 'h') {
+            printf("usage: gsched describe job ID | node NAME\n\n" CLI_CONN_HELP);
+            return EXIT_OK;
+        }
+        return EXIT_USAGE;
+    }
+    if (argc - optind != 2) {
+        cli_err("usage: gsched describe job ID | node NAME");
+        return EXIT_USAGE;
+    }
+    const char *what = argv[optind], *id = argv[optind + 1];
+    if (!strcmp(what, "job") || !strcmp(what, "jobs")) return describe_job(&k, id);
+    if (!strcmp(what, "node") || !strcmp(what, "nodes")) return describe_node(&k, id);
+    cli_err("describe: expected 'job' or 'node', got '%s'", what);
+    return EXIT_USAGE;
+}
+
+/* ---- logs ----------------------------------------------------------------------------------- */
+
+static volatile sig_atomic_t g_logs_stop;
+
+static void on_int(int sig)
+{
+    (void)sig;
+    g_logs_stop = 1;
+}
+
+int cmd_logs(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"task", required_argument, NULL, 't'},
+                                             {"follow", no_argument, NULL, 'f'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             CLI_CONN_LONGOPTS,
+                                             {NULL, 0, NULL, 0}};
+    cli_conn k;
+    cli_conn_init(&k);
+    int opt, follow = 0;
+    long task = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "t:fh", longopts, NULL)) != -1) {
+        if (cli_conn_opt(&k, opt, optarg)) continue;
+        switch (opt) {
+        case 't': {
+            char *e;
+            task = strtol(optarg, &e, 10);
+            if (*e || e == optarg || task < 0) {
+                cli_err("--task: expected a task index, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        }
+        case 'f': follow = 1; break;
+        case 'h':
+            printf("usage: gsched logs ID [--task N] [--follow]\n\nstdout and stderr of one "
+                   "task, every run appended.\n\n" CLI_CONN_HELP);
+            return EXIT_OK;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 1 || !valid_id(argv[optind])) {
+        cli_err("usage: gsched logs ID [--task N] [--follow]");
+        return EXIT_USAGE;
+    }
+    const char *id = argv[optind];
+    long long offset = 0;
+    if (follow) signal(SIGINT, on_int);
+    for (;;) {
+        char path[128], what[64];
+        snprintf(path, sizeof path, "/v1/jobs/%s/logs?task=%ld&offset=%lld", id, task, offset);
+        snprintf(what, sizeof what, "logs of job %s", id);
+        gsd_resp r;
+        if (gsd_request(&k.c, "GET", path, NULL, 0, NULL, NULL, &r)) {
+            cli_err("%s", r.err);
+            gsd_resp_release(&r);
+            return EXIT_UNREACHABLE;
+        }
+        if (r.status != 200) {
+            int code = cli_exit_for_status(r.status);
+            if (follow && r.status == 404 && offset == 0) {
+                /* not started yet: wait for it */
+                gsd_resp_release(&r);
+                if (g_logs_stop) return EXIT_OK;
+                sleep(1);
+                continue;
+            }
+            json_t *j = json_loads(r.body, 0, NULL);
+            cli_err("%s: %s", what, j ? cli_jstr(j, "detail", "error") : r.body);
+            if (j) json_decref(j);
+            gsd_resp_release(&r);
+            return code;
+        }
+        fwrite(r.body, 1, r.len, stdout);
+        fflush(stdout);
+        size_t got = r.len;
+        offset += (long long)got;
+        gsd_resp_release(&r);
+        if (!follow || g_logs_stop) break;
+        if (got) continue;
+        /* caught up: stop once the job is over */
+        snprintf(path, sizeof path, "/v1/jobs/%s", id);
+        json_t *j;
+        int rc = cli_call(&k, "GET", path, NULL, NULL, NULL, what, &j);
+        if (rc) return rc;
+        const char *st = cli_jstr(j, "state", "");
+        int final = !strcmp(st, "DONE") || !strcmp(st, "FAILED") || !strcmp(st, "CANCELLED") ||
+                    !strcmp(st, "REJECTED");
+        json_decref(j);
+        if (final) {
+            /* one last read for output written just before the end */
+            snprintf(path, sizeof path, "/v1/jobs/%s/logs?task=%ld&offset=%lld", id, task, offset);
+            if (!gsd_request(&k.c, "GET", path, NULL, 0, NULL, NULL, &r) && r.status == 200)
+                fwrite(r.body, 1, r.len, stdout);
+            gsd_resp_release(&r);
+            break;
+        }
+        struct timespec ts = {0, 500000000L};
+        nanosleep(&ts, NULL);
+    }
+    return EXIT_OK;
+}
+
+#endif

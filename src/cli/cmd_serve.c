@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cmd_serve.c - `gsched serve` (the live scheduler daemon), `gsched token`
+ * (tokens-file lines) and the hidden `gsched __shim` (runs one task).
+ *
+ * Contract (docs/daemon.md):
+ *   gsched serve [--cluster SPEC] [--db FILE] [--listen ADDR:PORT] [--policy NAME]
+ *                [--tokens FILE] [--state-dir DIR] [--set KEY=VALUE]...
+ *                [--placement count|consolidate] [--grace DUR] [--default-duration DUR]
+ *                [--sync full|normal] [--max-body BYTES] [--max-connections N]
+ *                [--port-file FILE] [-v]
+ *   gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]
+ * Invariant: configuration errors exit 2 before anything listens.
+ */
+#ifdef GSCHED_HAVE_DAEMON
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "cli.h"
+#include "daemon.h"
+#include "exec.h"
+#include "spec.h"
+
+static void serve_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gsched serve [--cluster SPEC] [options]\n"
+            "\n"
+            "Run the live scheduler: a REST API, durable state in SQLite, tasks run on this\n"
+            "machine.  Stop with SIGTERM or Ctrl-C; running tasks keep running and are adopted\n"
+            "by the next start.\n"
+            "\n"
+            "  --cluster SPEC        GPUs to schedule: shorthand (4, 2x8, with :TYPE), a Tiresias\n"
+            "                        cluster CSV or a HiveD config (fake GPUs); default: the\n"
+            "                        GPUs NVML finds on this machine\n"
+            "  --db FILE             SQLite database (default " GSD_DEFAULT_DB ")\n"
+            "  --state-dir DIR       task logs and run files (default: DB name with .d)\n"
+            "  --listen ADDR:PORT    HTTP address (default " GSD_DEFAULT_LISTEN
+            "; port 0 = any free port)\n"
+            "  --policy NAME         scheduling policy (default fifo; see 'gsched policies')\n"
+            "  --set KEY=VALUE       policy/engine parameter, repeatable (docs/policies.md)\n"
+            "  --placement MODE      consolidate (default) or count\n"
+            "  --tokens FILE         require bearer tokens (lines from 'gsched token hash');\n"
+            "                        mandatory to listen on a non-loopback address\n"
+            "  --grace DUR           SIGTERM -> SIGKILL grace period (default 30s)\n"
+            "  --default-duration DUR  run-time estimate of jobs without duration or time\n"
+            "                        limit, for duration-aware policies (default 1h)\n"
+            "  --sync full|normal    SQLite synchronous mode (default full; see docs/daemon.md)\n"
+            "  --max-body BYTES      request body limit (default 1048576)\n"
+            "  --max-connections N   concurrent HTTP connections (default 256)\n"
+            "  --port-file FILE      write the bound port to FILE once serving\n"
+            "  -v, --verbose         log every request\n");
+}
+
+static int parse_dur_flag(const char *flag, const char *v, gs_time *out)
+{
+    if (gsd_parse_duration(v, out)) {
+        cli_err("%s: '%s' is not a duration (e.g. 30s, 5m, 1h)", flag, v);
+        return -1;
+    }
+    return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"cluster", required_argument, NULL, 'c'},
+                                             {"db", required_argument, NULL, 'd'},
+                                             {"state-dir", required_argument, NULL, 'D'},
+                                             {"listen", required_argument, NULL, 'l'},
+                                             {"policy", required_argument, NULL, 'p'},
+                                             {"set", required_argument, NULL, 'S'},
+                                             {"placement", required_argument, NULL, 'P'},
+                                             {"tokens", required_argument, NULL, 't'},
+                                             {"grace", required_argument, NULL, 'g'},
+                                             {"default-duration", required_argument, NULL, 'u'},
+                                             {"sync", required_argument, NULL, 'y'},
+                                             {"max-body", required_argument, NULL, 'b'},
+                                             {"max-connections", required_argument, NULL, 'm'},
+                                             {"port-file", required_argument, NULL, 'f'},
+                                             {"verbose", no_argument, NULL, 'v'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    gsd_opts o;
+    gsd_opts_init(&o);
+    gs_params params;
+    gs_params_init(&params);
+    int rc = EXIT_USAGE, opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "c:d:l:p:S:vh", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'c': o.cluster = optarg; break;
+        case 'd': o.db = optarg; break;
+        case 'D': o.state_dir = optarg; break;
+        case 'l': o.listen = optarg; break;
+        case 'p': o.policy = optarg; break;
+        case 't': o.tokens = optarg; break;
+        case 'f': o.port_file = optarg; break;
+        case 'v': o.verbose = 1; break;
+        case 'S':
+            if (gs_params_set_kv(&params, optarg)) {
+                cli_err("--set: expected KEY=VALUE, got '%s'", optarg);
+                goto done;
+            }
+            break;
+        case 'P': {
+            int m = gs_place_mode_parse(optarg);
+            if (m < 0) {
+                cli_err("--placement: expected count or consolidate, got '%s'", optarg);
+                goto done;
+            }
+            o.placement = (gs_place_mode)m;
+            o.placement_set = 1;
+            break;
+        }
+        case 'g':
+            if (parse_dur_flag("--grace", optarg, &o.grace)) goto done;
+            break;
+        case 'u':
+            if (parse_dur_flag("--default-duration", optarg, &o.default_duration)) goto done;
+            if (o.default_duration <= 0) {
+                cli_err("--default-duration must be positive");
+                goto done;
+            }
+            break;
+        case 'y':
+            if (!strcmp(optarg, "full"))
+                o.sync_full = 1;
+            else if (!strcmp(optarg, "normal"))
+                o.sync_full = 0;
+            else {
+                cli_err("--sync: expected full or normal, got '%s'", optarg);
+                goto done;
+            }
+            break;
+        case 'b':
+        case 'm': {
+            char *e;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &e, 10);
+            if (errno || *e || v < 1 || v > (opt == 'b' ? (1ULL << 30) : 100000ULL)) {
+                cli_err("--%s: '%s' is out of range", opt == 'b' ? "max-body" : "max-connections",
+                        optarg);
+                goto done;
+            }
+            if (opt == 'b')
+                o.max_body = (size_t)v;
+            else
+                o.max_connections = (unsigned)v;
+            break;
+        }
+        case 'h':
+            serve_usage(stdout);
+            rc = EXIT_OK;
+            goto done;
+        default: serve_usage(stderr); goto done;
+        }
+    }
+    if (optind < argc) {
+        cli_err("serve: unexpected argument '%s'", argv[optind]);
+        serve_usage(stderr);
+        goto done;
+    }
+    static char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        cli_err("cannot find the gsched binary (/proc/self/exe): %s", strerror(errno));
+        rc = EXIT_RUNTIME;
+        goto done;
+    }
+    self[n] = '\0';
+    o.self_exe = self;
+    o.params = &params;
+    setvbuf(stderr, NULL, _IOLBF, 0);
+    rc = gsd_serve(&o);
+done:
+    gs_params_release(&params);
+    return rc;
+}
+
+int cmd_shim(int argc, char **argv)
+{
+    return gsd_shim_main(argc, argv);
+}
+
+static void token_usage(FILE *f)
+{
+    fprintf(f, "usage: gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]\n"
+               "\n"
+               "Print a line for the daemon's tokens file (--tokens FILE).  Without --token a\n"
+               "new random token is made and printed on stderr: hand it to the user (it is not\n"
+               "stored anywhere; the file keeps only a salted PBKDF2-SHA256 hash).\n");
+}
+
+int cmd_token(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "hash")) {
+        if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+            token_usage(stdout);
+            return EXIT_OK;
+        }
+        token_usage(stderr);
+        return EXIT_USAGE;
+    }
+    static const struct option longopts[] = {
+        {"user", required_argument, NULL, 'u'},  {"admin", no_argument, NULL, 'a'},
+        {"token", required_argument, NULL, 't'}, {"iterations", required_argument, NULL, 'i'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+    const char *user = NULL, *token = NULL;
+    int admin = 0, opt;
+    unsigned long iter = GSD_TOKEN_ITERATIONS;
+    optind = 1;
+    while ((opt = getopt_long(argc - 1, argv + 1, "u:t:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'u': user = optarg; break;
+        case 'a': admin = 1; break;
+        case 't': token = optarg; break;
+        case 'i': {
+            char *e;
+            iter = strtoul(optarg, &e, 10);
+            if (*e || iter < 1000 || iter > 10000000) {
+                cli_err("--iterations must be between 1000 and 10000000");
+                return EXIT_USAGE;
+            }
+            break;
+        }
+        case 'h': token_usage(stdout); return EXIT_OK;
+        default: token_usage(stderr); return EXIT_USAGE;
+        }
+    }
+    if (!user) {
+        cli_err("token hash needs --user NAME");
+        return EXIT_USAGE;
+    }
+    if (!gsd_user_name_ok(user)) {
+        cli_err("invalid user name '%s' (letters, digits, _ - @ . up to 63 characters)", user);
+        return EXIT_USAGE;
+    }
+    char gen[160], line[512];
+    if (!token) {
+        if (gsd_token_generate(user, gen, sizeof gen)) {
+            cli_err("cannot read random bytes from /dev/urandom");
+            return EXIT_RUNTIME;
+        }
+        token = gen;
+        fprintf(stderr, "token: %s\n", token);
+    } else {
+        size_t ul = strlen(user);
+        if (strncmp(token, user, ul) || token[ul] != '.' || !token[ul + 1]) {
+            cli_err("a token must look like '%s.SECRET' (the daemon finds the user by the prefix)",
+                    user);
+            return EXIT_USAGE;
+        }
+    }
+    if (gsd_token_line(user, admin, token, (unsigned)iter, line, sizeof line)) {
+        cli_err("cannot hash the token");
+        return EXIT_RUNTIME;
+    }
+    printf("%s\n", line);
+    return EXIT_OK;
+}
+
+#endif

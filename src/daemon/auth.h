@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * auth.h - bearer tokens checked against a tokens file of salted hashes.
+ *
+ * Tokens file: one line per token, '#' comments and blank lines ignored:
+ *
+ *     USER:ROLE:pbkdf2-sha256:ITERATIONS:SALT_HEX:HASH_HEX
+ *
+ * ROLE is "user" (sees and cancels only its own jobs) or "admin" (may do
+ * everything).  HASH = PBKDF2-HMAC-SHA256(token, salt, iterations, 32 bytes)
+ * computed with nettle.  A token is "USER.SECRET" (`gsched token hash`
+ * creates one with 32 random bytes), so a request names the line to check
+ * and costs one PBKDF2 at most; verified tokens are remembered (by their
+ * SHA-256) so later requests cost one hash.  Hashes are compared in
+ * constant time.
+ *
+ * Thread-safe: gsd_auth_check() may be called from any thread.
+ * Ownership: gsd_auth_load() returns an object freed by gsd_auth_destroy()
+ * (NULL is fine).
+ */
+#ifndef GSCHED_DAEMON_AUTH_H
+#define GSCHED_DAEMON_AUTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gsched/error.h"
+
+#define GSD_TOKEN_ITERATIONS 100000 /* default PBKDF2 iterations */
+#define GSD_USER_MAX         64
+
+typedef struct gsd_auth gsd_auth;
+
+/* Read and validate a tokens file (errors as file:line:col). */
+int gsd_auth_load(const char *path, gsd_auth **out, gs_diag *d);
+/* Parse tokens-file text (tests). */
+int gsd_auth_parse(const char *file, const char *buf, size_t len, gsd_auth **out, gs_diag *d);
+void gsd_auth_destroy(gsd_auth *a);
+size_t gsd_auth_count(const gsd_auth *a);
+
+/*
+ * Check a bearer token.  0: *user (NUL-terminated, < GSD_USER_MAX) and
+ * *admin are set.  GS_EPERM: unknown user or wrong token.
+ */
+int gsd_auth_check(gsd_auth *a, const char *token, char user[GSD_USER_MAX], int *admin);
+
+/* PBKDF2-HMAC-SHA256 (nettle). */
+void gsd_pbkdf2_sha256(const char *password, const uint8_t *salt, size_t salt_len,
+                       unsigned iterations, uint8_t out[32]);
+/* A tokens-file line for user/role/token with a fresh random salt.  0 or GS_EINVAL/GS_EIO. */
+int gsd_token_line(const char *user, int admin, const char *token, unsigned iterations, char *out,
+                   size_t cap);
+/* A new token "USER.SECRET" (43 characters of base64url secret).  0 or GS_EIO. */
+int gsd_token_generate(const char *user, char *out, size_t cap);
+/* 1 if name is a valid user name ([A-Za-z0-9_@-], 1..63 characters, dots allowed inside). */
+int gsd_user_name_ok(const char *name);
+
+#endif

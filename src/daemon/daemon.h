@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * daemon.h - what the gsched program needs from the live scheduler library
+ * (gsched_daemon): run the daemon, the task shim, and the HTTP client the
+ * CLI commands use.
+ *
+ * The daemon (gsd_serve) runs one scheduler thread that owns every piece of
+ * mutable state (engine, cluster, executor, database writer); HTTP threads
+ * parse and validate requests, hand commands to the scheduler thread and
+ * read from an immutable snapshot published after each scheduling cycle
+ * (and from committed database rows).  See docs/daemon.md.
+ *
+ * Ownership: gsd_opts borrows every string and the params; they must stay
+ * valid during gsd_serve().  Client responses own their body until
+ * gsd_resp_release().
+ */
+#ifndef GSCHED_DAEMON_H
+#define GSCHED_DAEMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gsched/gsched.h"
+
+#define GSD_DEFAULT_LISTEN "127.0.0.1:8642"
+#define GSD_DEFAULT_SERVER "http://127.0.0.1:8642"
+#define GSD_DEFAULT_DB     "gsched.db"
+
+typedef struct gsd_opts {
+    const char *cluster;   /* cluster spec (see gs_cluster_load); NULL = discover with NVML */
+    const char *db;        /* SQLite file (default gsched.db) */
+    const char *state_dir; /* logs and run files (default: DB path with ".db" -> ".d") */
+    const char *listen;    /* ADDR:PORT (default 127.0.0.1:8642); port 0 = any free port */
+    const char *policy;    /* default fifo */
+    const char *tokens;    /* tokens file; NULL = no authentication (loopback only) */
+    const char *port_file; /* write the bound port here once ready (tests) */
+    const char *self_exe;  /* the gsched binary, for the task shim */
+    gs_params *params;     /* --set key=value (engine, policy, costs) */
+    gs_place_mode placement;
+    int placement_set;
+    gs_time grace;            /* default SIGTERM -> SIGKILL grace period (30 s) */
+    gs_time default_duration; /* work estimate of jobs without duration/time limit (1 h) */
+    int sync_full;            /* PRAGMA synchronous=FULL (1, default) or NORMAL (0) */
+    size_t max_body;          /* request body limit in bytes (1 MiB) */
+    unsigned max_connections; /* concurrent HTTP connections (256) */
+    int verbose;              /* 1: log every request */
+} gsd_opts;
+
+void gsd_opts_init(gsd_opts *o);
+/*
+ * Run the daemon until SIGTERM/SIGINT.  Returns a process exit code:
+ * 0 after a graceful shutdown, 1 on a runtime failure, 2 on a configuration
+ * error (bad cluster, policy, listen address, tokens file...).
+ */
+int gsd_serve(const gsd_opts *o);
+
+/* ---- HTTP client (libcurl), for the CLI ----------------------------------------------------- */
+
+typedef struct gsd_client {
+    const char *server; /* "http://127.0.0.1:8642" (a bare host:port is accepted) */
+    const char *token;  /* bearer token or NULL */
+    const char *user;   /* sent as X-Gsched-User when there is no token (no-auth daemons) */
+    long timeout_s;     /* whole request; default 30 */
+} gsd_client;
+
+typedef struct gsd_resp {
+    long status; /* HTTP status; 0 when the daemon could not be reached */
+    char *body;  /* NUL-terminated */
+    size_t len;
+    char *content_type;
+    char err[256];    /* transport error when status == 0 */
+    int64_t log_size; /* X-Log-Size header, -1 if absent */
+} gsd_resp;
+
+/*
+ * One request.  body may be NULL.  extra_headers: NULL-terminated "Name:
+ * value" strings or NULL.  Returns 0 when a response came back (any
+ * status), GS_EIO when the daemon is unreachable (r->err says why).
+ */
+int gsd_request(const gsd_client *c, const char *method, const char *path, const char *body,
+                size_t len, const char *content_type, const char *const *extra_headers,
+                gsd_resp *r);
+void gsd_resp_release(gsd_resp *r);
+
+#endif

@@ -1,0 +1,954 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * exec_local.c - the local executor and the task shim (see exec.h).
+ *
+ * Invariants:
+ *  - between fork() and exec() the child calls only async-signal-safe
+ *    functions (the daemon is multi-threaded): no malloc, no stdio;
+ *  - a task is "done" exactly once: reaped by waitpid (our child) or found
+ *    gone through /proc with its start time checked (adopted after restart);
+ *  - signals always go to the task's process group (-pid), never to a pid
+ *    whose start time no longer matches.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec.h"
+
+extern char **environ;
+
+enum { TS_IDLE = 0, TS_RUN = 1, TS_DONE = 2 };
+
+typedef struct xtask {
+    int64_t pid, ticks;
+    int state;
+    int child; /* started by this process: reaped with waitpid */
+    int exit_code;
+    int lost;
+    int reported;
+    char *gpus;
+    char msg[256];
+} xtask;
+
+typedef struct xrun {
+    int64_t job_id;
+    int run, ntasks;
+    xtask *t;
+    gs_time grace;
+    gs_time kill_at; /* GS_TIME_MAX = none */
+    int stopping, killed, suspended;
+    int failed_task, first_code;
+    int done_reported;
+    int never_started;
+} xrun;
+
+struct gsd_exec {
+    char *dir, *runs, *logs, *self;
+    xrun **v;
+    size_t n, cap;
+};
+
+static char *xstrdup(const char *s)
+{
+    char *p = strdup(s ? s : "");
+    if (!p) abort();
+    return p;
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return -1;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    return 0;
+}
+
+int gsd_exec_create(const char *state_dir, const char *self_exe, gsd_exec **out, gs_diag *d)
+{
+    gsd_exec *x = calloc(1, sizeof *x);
+    if (!x) abort();
+    x->dir = xstrdup(state_dir);
+    x->self = xstrdup(self_exe);
+    size_t n = strlen(state_dir) + 16;
+    x->runs = malloc(n);
+    x->logs = malloc(n);
+    if (!x->runs || !x->logs) abort();
+    snprintf(x->runs, n, "%s/runs", state_dir);
+    snprintf(x->logs, n, "%s/logs", state_dir);
+    if (mkdir_p(x->runs) || mkdir_p(x->logs)) {
+        int e = errno;
+        gsd_exec_destroy(x);
+        return gs_diag_set(d, GS_EIO, 0, 0, "cannot create state directory '%s': %s", state_dir,
+                           strerror(e));
+    }
+    *out = x;
+    return 0;
+}
+
+static void run_free(xrun *r)
+{
+    if (!r) return;
+    for (int i = 0; i < r->ntasks; i++) free(r->t[i].gpus);
+    free(r->t);
+    free(r);
+}
+
+void gsd_exec_destroy(gsd_exec *x)
+{
+    if (!x) return;
+    for (size_t i = 0; i < x->n; i++) run_free(x->v[i]);
+    free(x->v);
+    free(x->dir);
+    free(x->runs);
+    free(x->logs);
+    free(x->self);
+    free(x);
+}
+
+static xrun *find_run(const gsd_exec *x, int64_t job_id)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (x->v[i]->job_id == job_id) return x->v[i];
+    return NULL;
+}
+
+int gsd_exec_has(const gsd_exec *x, int64_t job_id)
+{
+    return find_run(x, job_id) != NULL;
+}
+
+size_t gsd_exec_nruns(const gsd_exec *x)
+{
+    return x->n;
+}
+
+static xrun *add_run(gsd_exec *x, int64_t job_id, int run, int ntasks)
+{
+    if (x->n == x->cap) {
+        x->cap = x->cap ? x->cap * 2 : 16;
+        xrun **nv = realloc(x->v, x->cap * sizeof *nv);
+        if (!nv) abort();
+        x->v = nv;
+    }
+    xrun *r = calloc(1, sizeof *r);
+    if (!r) abort();
+    r->job_id = job_id;
+    r->run = run;
+    r->ntasks = ntasks;
+    r->t = calloc((size_t)ntasks, sizeof *r->t);
+    if (!r->t) abort();
+    r->kill_at = GS_TIME_MAX;
+    r->failed_task = -1;
+    x->v[x->n++] = r;
+    return r;
+}
+
+void gsd_exec_log_path(const gsd_exec *x, int64_t job_id, int task, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/%lld/task-%d.log", x->logs, (long long)job_id, task);
+}
+
+static void run_dir(const gsd_exec *x, int64_t job_id, int run, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/%lld.%d", x->runs, (long long)job_id, run);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/* ---- /proc ---------------------------------------------------------------------------------- */
+
+/* Parse the state and start time out of a /proc/PID/stat text (async-signal-safe). */
+static int64_t parse_stat(const char *buf, ssize_t n, char *state)
+{
+    ssize_t rp = -1;
+    for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == ')') rp = i;
+    if (rp < 0) return -1;
+    /* after ") ": field 3 (state) is token 1, field 22 (starttime) token 20 */
+    int tok = 0;
+    int64_t v = -1;
+    for (ssize_t i = rp + 1; i < n; i++) {
+        if (buf[i] == ' ') {
+            tok++;
+            continue;
+        }
+        if (tok == 1 && state) *state = buf[i];
+        if (tok == 20) {
+            v = 0;
+            while (i < n && buf[i] >= '0' && buf[i] <= '9') v = v * 10 + (buf[i++] - '0');
+            return v;
+        }
+    }
+    return -1;
+}
+
+int64_t gsd_proc_start_ticks(int64_t pid, char *state)
+{
+    char path[64], buf[1024];
+    if (pid <= 0) return -1;
+    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buf[n] = '\0';
+    return parse_stat(buf, n, state);
+}
+
+/* 1 if the process is alive, not a zombie, and started at 'ticks'. */
+static int alive(int64_t pid, int64_t ticks)
+{
+    char st = '?';
+    int64_t t = gsd_proc_start_ticks(pid, &st);
+    return t >= 0 && t == ticks && st != 'Z' && st != 'X';
+}
+
+/* ---- async-signal-safe helpers for the forked child ----------------------------------------- */
+
+static size_t as_u64(char *p, uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++) p[i] = tmp[n - 1 - i];
+    return n;
+}
+
+static void as_write_pidfile(const char *tmp, const char *final)
+{
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY);
+    int64_t ticks = -1;
+    if (fd >= 0) {
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n > 0) ticks = parse_stat(buf, n, NULL);
+    }
+    char line[64];
+    size_t k = as_u64(line, (uint64_t)getpid());
+    line[k++] = ' ';
+    k += as_u64(line + k, (uint64_t)(ticks < 0 ? 0 : ticks));
+    line[k++] = '\n';
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return;
+    ssize_t w = write(fd, line, k);
+    (void)w;
+    fsync(fd);
+    close(fd);
+    rename(tmp, final);
+}
+
+static void as_close_from(int lo)
+{
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)lo, ~0U, 0) == 0) return;
+#endif
+    long max = sysconf(_SC_OPEN_MAX);
+    if (max < 0 || max > 65536) max = 65536;
+    for (int fd = lo; fd < max; fd++) close(fd);
+}
+
+/* ---- launching ------------------------------------------------------------------------------ */
+
+typedef struct strv {
+    char **v;
+    size_t n, cap;
+} strv;
+
+static void strv_push(strv *s, char *p)
+{
+    if (s->n + 1 >= s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 64;
+        char **nv = realloc(s->v, s->cap * sizeof *nv);
+        if (!nv) abort();
+        s->v = nv;
+    }
+    s->v[s->n++] = p;
+    s->v[s->n] = NULL;
+}
+
+static void strv_pushf(strv *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void strv_pushf(strv *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) abort();
+    char *p = malloc((size_t)n + 1);
+    if (!p) abort();
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    strv_push(s, p);
+}
+
+static void strv_free(strv *s)
+{
+    for (size_t i = 0; i < s->n; i++) free(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+static int env_overridden(const char *entry, const gsd_spec *sp)
+{
+    const char *eq = strchr(entry, '=');
+    if (!eq) return 1;
+    size_t kl = (size_t)(eq - entry);
+    char key[256];
+    if (kl >= sizeof key) return 0;
+    memcpy(key, entry, kl);
+    key[kl] = '\0';
+    if (gsd_env_reserved(key)) return 1;
+    for (size_t i = 0; i < sp->nenv; i++)
+        if (!strcmp(sp->env[i].key, key)) return 1;
+    return 0;
+}
+
+static void build_env(strv *env, const gsd_launch *l, int i, const char *log)
+{
+    const gsd_spec *sp = l->spec;
+    for (char **e = environ; e && *e; e++)
+        if (!env_overridden(*e, sp)) strv_push(env, xstrdup(*e));
+    for (size_t k = 0; k < sp->nenv; k++) strv_pushf(env, "%s=%s", sp->env[k].key, sp->env[k].val);
+    int rank = l->task_index_base + i;
+    strv_pushf(env, "GSCHED_JOB_ID=%lld", (long long)l->job_id);
+    strv_pushf(env, "GSCHED_GROUP_ID=%lld", (long long)l->group);
+    strv_pushf(env, "GSCHED_JOB_NAME=%s", sp->name ? sp->name : "");
+    strv_pushf(env, "GSCHED_USER=%s", sp->user ? sp->user : "");
+    strv_pushf(env, "GSCHED_VC=%s", sp->vc ? sp->vc : "default");
+    strv_pushf(env, "GSCHED_RUN=%d", l->run);
+    strv_pushf(env, "GSCHED_RESTARTS=%d", l->run - 1);
+    strv_pushf(env, "GSCHED_TASK_INDEX=%d", rank);
+    strv_pushf(env, "GSCHED_WORLD_SIZE=%d", l->world_size);
+    strv_pushf(env, "GSCHED_NUM_TASKS=%d", l->world_size);
+    strv_pushf(env, "GSCHED_GPUS=%d", sp->gpus_per_task);
+    strv_pushf(env, "GSCHED_NODE=%s", l->task_node[i]);
+    strv_pushf(env, "GSCHED_GRACE_SECONDS=%lld", (long long)(l->grace / GS_SEC));
+    strv_pushf(env, "GSCHED_LOG=%s", log);
+    if (sp->checkpoint_dir) strv_pushf(env, "GSCHED_CHECKPOINT_DIR=%s", sp->checkpoint_dir);
+    strv_pushf(env, "CUDA_VISIBLE_DEVICES=%s", l->task_cuda[i]);
+    strv_pushf(env, "MASTER_ADDR=127.0.0.1");
+    strv_pushf(env, "MASTER_PORT=%d", l->master_port);
+    strv_pushf(env, "RANK=%d", rank);
+    strv_pushf(env, "WORLD_SIZE=%d", l->world_size);
+    strv_pushf(env, "LOCAL_RANK=0");
+    strv_pushf(env, "NODE_RANK=%d", rank);
+}
+
+static void task_fail(xtask *t, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void task_fail(xtask *t, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->msg, sizeof t->msg, fmt, ap);
+    va_end(ap);
+    t->state = TS_DONE;
+    t->exit_code = code;
+}
+
+static void stamp(char *buf, size_t cap, gs_time now)
+{
+    time_t s = (time_t)(now / GS_SEC);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int gsd_exec_launch(gsd_exec *x, const gsd_launch *l, gs_time now, gsd_xev_fn fn, void *ud)
+{
+    if (find_run(x, l->job_id)) return GS_EEXIST;
+    xrun *r = add_run(x, l->job_id, l->run, l->ntasks);
+    r->grace = l->grace;
+    const gsd_spec *sp = l->spec;
+    char dir[PATH_MAX], logdir[PATH_MAX];
+    run_dir(x, l->job_id, l->run, dir, sizeof dir);
+    snprintf(logdir, sizeof logdir, "%s/%lld", x->logs, (long long)l->job_id);
+    int dir_ok = mkdir_p(dir) == 0 && mkdir_p(logdir) == 0;
+    int dir_errno = errno;
+    const char *wd = sp->workdir;
+    struct stat st;
+    int wd_ok = !wd || (stat(wd, &st) == 0 && S_ISDIR(st.st_mode));
+    for (int i = 0; i < l->ntasks; i++) {
+        xtask *t = &r->t[i];
+        t->gpus = xstrdup(l->task_gpus[i]);
+        if (!dir_ok) {
+            task_fail(t, 126, "cannot create run directory '%s': %s", dir, strerror(dir_errno));
+            continue;
+        }
+        if (!wd_ok) {
+            task_fail(t, 126, "workdir '%s' is not an existing directory", wd);
+            continue;
+        }
+        char log[PATH_MAX], pidf[PATH_MAX], pidtmp[PATH_MAX], statf[PATH_MAX];
+        gsd_exec_log_path(x, l->job_id, i, log, sizeof log);
+        snprintf(pidf, sizeof pidf, "%s/task-%d.pid", dir, i);
+        snprintf(pidtmp, sizeof pidtmp, "%s/task-%d.pid.tmp", dir, i);
+        snprintf(statf, sizeof statf, "%s/task-%d.status", dir, i);
+        int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+        if (logfd < 0) {
+            task_fail(t, 126, "cannot open log '%s': %s", log, strerror(errno));
+            continue;
+        }
+        int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        char ts[32];
+        stamp(ts, sizeof ts, now);
+        dprintf(logfd, "=== gsched: job %lld run %d task %d started %s on %s, GPUs %s ===\n",
+                (long long)l->job_id, l->run, l->task_index_base + i, ts, l->task_node[i],
+                l->task_cuda[i]);
+        strv env = {0}, argv = {0};
+        build_env(&env, l, i, log);
+        strv_push(&argv, xstrdup(x->self));
+        strv_push(&argv, xstrdup("__shim"));
+        strv_push(&argv, xstrdup("--status"));
+        strv_push(&argv, xstrdup(statf));
+        strv_push(&argv, xstrdup("--"));
+        if (sp->shell) {
+            strv_push(&argv, xstrdup("/bin/sh"));
+            strv_push(&argv, xstrdup("-c"));
+            strv_push(&argv, xstrdup(sp->shell));
+        } else {
+            for (int k = 0; k < sp->argc; k++) strv_push(&argv, xstrdup(sp->argv[k]));
+        }
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pid_t pid = fork();
+        if (pid == 0) {
+            /* child: async-signal-safe calls only */
+            setsid();
+            as_write_pidfile(pidtmp, pidf);
+            if (wd && chdir(wd) != 0) _exit(126);
+            if (nullfd >= 0) dup2(nullfd, 0);
+            dup2(logfd, 1);
+            dup2(logfd, 2);
+            as_close_from(3);
+            struct sigaction dfl;
+            memset(&dfl, 0, sizeof dfl);
+            dfl.sa_handler = SIG_DFL;
+            for (int s = 1; s < 32; s++) sigaction(s, &dfl, NULL);
+            sigset_t none;
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, NULL);
+            execve(x->self, argv.v, env.v);
+            static const char msg[] = "gsched: cannot start the task shim\n";
+            ssize_t w = write(2, msg, sizeof msg - 1);
+            (void)w;
+            _exit(127);
+        }
+        int fork_errno = errno;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        close(logfd);
+        if (nullfd >= 0) close(nullfd);
+        strv_free(&env);
+        strv_free(&argv);
+        if (pid < 0) {
+            task_fail(t, 126, "fork failed: %s", strerror(fork_errno));
+            continue;
+        }
+        t->pid = pid;
+        t->child = 1;
+        t->state = TS_RUN;
+        char stc;
+        t->ticks = gsd_proc_start_ticks(pid, &stc);
+        if (fn) {
+            gsd_xev ev = {.kind = GSD_X_TASK_STARTED,
+                          .job_id = l->job_id,
+                          .run = l->run,
+                          .task = i,
+                          .pid = pid,
+                          .start_ticks = t->ticks,
+                          .failed_task = -1,
+                          .gpus = t->gpus};
+            fn(ud, &ev);
+        }
+    }
+    return 0;
+}
+
+static void signal_run(xrun *r, int sig)
+{
+    for (int i = 0; i < r->ntasks; i++) {
+        xtask *t = &r->t[i];
+        if (t->state != TS_RUN || t->pid <= 0) continue;
+        if (!t->child && !alive(t->pid, t->ticks)) continue; /* pid may be reused */
+        kill((pid_t)-t->pid, sig);
+    }
+}
+
+int gsd_exec_stop(gsd_exec *x, int64_t job_id, gs_time now, gs_time grace)
+{
+    xrun *r = find_run(x, job_id);
+    if (!r) return GS_ENOENT;
+    if (r->suspended) {
+        signal_run(r, SIGCONT);
+        r->suspended = 0;
+    }
+    signal_run(r, SIGTERM);
+    gs_time at = now + (grace > 0 ? grace : 0);
+    if (!r->stopping || at < r->kill_at) r->kill_at = at;
+    r->stopping = 1;
+    return 0;
+}
+
+int gsd_exec_suspend(gsd_exec *x, int64_t job_id, int stop)
+{
+    xrun *r = find_run(x, job_id);
+    if (!r) return GS_ENOENT;
+    signal_run(r, stop ? SIGSTOP : SIGCONT);
+    r->suspended = stop;
+    return 0;
+}
+
+gs_time gsd_exec_next_deadline(const gsd_exec *x)
+{
+    gs_time t = GS_TIME_MAX;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->v[i]->stopping && !x->v[i]->killed && x->v[i]->kill_at < t) t = x->v[i]->kill_at;
+    return t;
+}
+
+int gsd_exec_has_adopted(const gsd_exec *x)
+{
+    for (size_t i = 0; i < x->n; i++)
+        for (int k = 0; k < x->v[i]->ntasks; k++)
+            if (x->v[i]->t[k].state == TS_RUN && !x->v[i]->t[k].child) return 1;
+    return 0;
+}
+
+static int read_status(const char *path, int *code)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) return -1;
+    int c, ok = fscanf(f, "%d", &c) == 1;
+    fclose(f);
+    if (!ok) return -1;
+    *code = c;
+    return 0;
+}
+
+static void status_path(const gsd_exec *x, const xrun *r, int i, char *buf, size_t cap)
+{
+    char dir[PATH_MAX];
+    run_dir(x, r->job_id, r->run, dir, sizeof dir);
+    snprintf(buf, cap, "%s/task-%d.status", dir, i);
+}
+
+static int wait_code(int st)
+{
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+    return 255;
+}
+
+void gsd_exec_poll(gsd_exec *x, gs_time now, gsd_xev_fn fn, void *ud)
+{
+    /* our children */
+    int st;
+    pid_t pid;
+    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        for (size_t i = 0; i < x->n; i++) {
+            xrun *r = x->v[i];
+            for (int k = 0; k < r->ntasks; k++) {
+                xtask *t = &r->t[k];
+                if (t->state == TS_RUN && t->child && t->pid == pid) {
+                    t->state = TS_DONE;
+                    t->exit_code = wait_code(st);
+                    if (WIFSIGNALED(st))
+                        snprintf(t->msg, sizeof t->msg, "task shim killed by signal %d",
+                                 WTERMSIG(st));
+                    /* leftovers of the task (background processes) go with it */
+                    kill((pid_t)-pid, SIGKILL);
+                }
+            }
+        }
+    }
+    /* adopted tasks: check through /proc */
+    for (size_t i = 0; i < x->n; i++) {
+        xrun *r = x->v[i];
+        for (int k = 0; k < r->ntasks; k++) {
+            xtask *t = &r->t[k];
+            if (t->state != TS_RUN || t->child || alive(t->pid, t->ticks)) continue;
+            char sp[PATH_MAX];
+            status_path(x, r, k, sp, sizeof sp);
+            int code;
+            t->state = TS_DONE;
+            if (read_status(sp, &code) == 0) {
+                t->exit_code = code;
+            } else {
+                t->exit_code = 137;
+                t->lost = 1;
+                snprintf(t->msg, sizeof t->msg, "task ended without an exit status (killed)");
+            }
+        }
+    }
+    /* report, stop peers of failed tasks, kill after the grace period */
+    for (size_t i = 0; i < x->n; i++) {
+        xrun *r = x->v[i];
+        int running = 0;
+        for (int k = 0; k < r->ntasks; k++) {
+            xtask *t = &r->t[k];
+            if (t->state == TS_RUN) running++;
+            if (t->state != TS_DONE || t->reported) continue;
+            t->reported = 1;
+            if (t->exit_code != 0 && r->failed_task < 0) {
+                r->failed_task = k;
+                r->first_code = t->exit_code;
+            }
+            if (fn) {
+                gsd_xev ev = {.kind = GSD_X_TASK_EXITED,
+                              .job_id = r->job_id,
+                              .run = r->run,
+                              .task = k,
+                              .pid = t->pid,
+                              .exit_code = t->exit_code,
+                              .failed_task = -1,
+                              .lost = t->lost,
+                              .msg = t->msg[0] ? t->msg : NULL};
+                fn(ud, &ev);
+            }
+        }
+        if (running && r->failed_task >= 0 && !r->stopping) {
+            gsd_exec_stop(x, r->job_id, now, r->grace);
+            if (fn) {
+                gsd_xev ev = {.kind = GSD_X_PEER_FAILED,
+                              .job_id = r->job_id,
+                              .run = r->run,
+                              .task = r->failed_task,
+                              .exit_code = r->first_code,
+                              .failed_task = r->failed_task};
+                fn(ud, &ev);
+            }
+        }
+        if (running && r->stopping && !r->killed && now >= r->kill_at) {
+            signal_run(r, SIGCONT);
+            signal_run(r, SIGKILL);
+            r->killed = 1;
+            if (fn) {
+                gsd_xev ev = {.kind = GSD_X_KILLED,
+                              .job_id = r->job_id,
+                              .run = r->run,
+                              .task = -1,
+                              .failed_task = -1,
+                              .killed = 1};
+                fn(ud, &ev);
+            }
+        }
+        if (!running && !r->done_reported) {
+            r->done_reported = 1;
+            int lost = 0;
+            const char *msg = NULL;
+            for (int k = 0; k < r->ntasks; k++) {
+                lost |= r->t[k].lost;
+                if (!msg && r->t[k].msg[0] && (r->t[k].exit_code || r->t[k].lost))
+                    msg = r->t[k].msg;
+            }
+            if (fn) {
+                gsd_xev ev = {.kind = GSD_X_RUN_DONE,
+                              .job_id = r->job_id,
+                              .run = r->run,
+                              .task = -1,
+                              .exit_code = r->failed_task >= 0 ? r->first_code : 0,
+                              .failed_task = r->failed_task,
+                              .lost = lost,
+                              .never_started = r->never_started,
+                              .killed = r->killed,
+                              .msg = msg};
+                fn(ud, &ev);
+            }
+        }
+    }
+}
+
+static void rm_run_dir(const char *dir)
+{
+    DIR *dp = opendir(dir);
+    if (dp) {
+        struct dirent *de;
+        char p[PATH_MAX];
+        while ((de = readdir(dp))) {
+            if (de->d_name[0] == '.') continue;
+            snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+            unlink(p);
+        }
+        closedir(dp);
+    }
+    rmdir(dir);
+}
+
+void gsd_exec_forget(gsd_exec *x, int64_t job_id)
+{
+    for (size_t i = 0; i < x->n; i++) {
+        xrun *r = x->v[i];
+        if (r->job_id != job_id) continue;
+        char dir[PATH_MAX];
+        run_dir(x, r->job_id, r->run, dir, sizeof dir);
+        rm_run_dir(dir);
+        run_free(r);
+        x->v[i] = x->v[--x->n];
+        return;
+    }
+}
+
+void gsd_exec_kill_now(gsd_exec *x, int64_t job_id)
+{
+    xrun *r = find_run(x, job_id);
+    if (!r) return;
+    signal_run(r, SIGCONT);
+    signal_run(r, SIGKILL);
+    for (int w = 0; w < 100; w++) {
+        int left = 0;
+        for (int k = 0; k < r->ntasks; k++) {
+            xtask *t = &r->t[k];
+            if (t->state != TS_RUN) continue;
+            if (t->child) {
+                int st;
+                if (waitpid((pid_t)t->pid, &st, WNOHANG) == (pid_t)t->pid) {
+                    t->state = TS_DONE;
+                    t->exit_code = wait_code(st);
+                    continue;
+                }
+            } else if (!alive(t->pid, t->ticks)) {
+                t->state = TS_DONE;
+                t->exit_code = 137;
+                continue;
+            }
+            left++;
+        }
+        if (!left) return;
+        sleep_ms(50);
+    }
+}
+
+/* ---- recovery ------------------------------------------------------------------------------- */
+
+static int read_pidfile(const char *path, int64_t *pid, int64_t *ticks)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) return -1;
+    long long p, t;
+    int ok = fscanf(f, "%lld %lld", &p, &t) == 2;
+    fclose(f);
+    if (!ok || p <= 0) return -1;
+    *pid = p;
+    *ticks = t;
+    return 0;
+}
+
+int gsd_exec_recover(gsd_exec *x, int64_t job_id, int run, int ntasks, gs_time now, int *nalive,
+                     int *nexited, int *nlost)
+{
+    (void)now;
+    *nalive = *nexited = *nlost = 0;
+    if (find_run(x, job_id)) return GS_EEXIST;
+    xrun *r = add_run(x, job_id, run, ntasks);
+    char dir[PATH_MAX];
+    run_dir(x, job_id, run, dir, sizeof dir);
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        /* the daemon died before it launched anything */
+        r->never_started = 1;
+        for (int i = 0; i < ntasks; i++) {
+            r->t[i].state = TS_DONE;
+            r->t[i].lost = 1;
+            r->t[i].exit_code = 137;
+            snprintf(r->t[i].msg, sizeof r->t[i].msg, "never started (daemon restart)");
+            r->t[i].reported = 1;
+        }
+        *nlost = ntasks;
+        return 0;
+    }
+    for (int i = 0; i < ntasks; i++) {
+        xtask *t = &r->t[i];
+        char pidf[PATH_MAX], statf[PATH_MAX];
+        snprintf(pidf, sizeof pidf, "%s/task-%d.pid", dir, i);
+        snprintf(statf, sizeof statf, "%s/task-%d.status", dir, i);
+        int64_t pid = 0, ticks = 0;
+        int got = read_pidfile(pidf, &pid, &ticks) == 0;
+        /* a child forked just before the old daemon died writes its pid file any moment */
+        for (int w = 0; !got && w < 100; w++) {
+            sleep_ms(50);
+            got = read_pidfile(pidf, &pid, &ticks) == 0;
+        }
+        int code;
+        if (got && alive(pid, ticks)) {
+            t->pid = pid;
+            t->ticks = ticks;
+            t->state = TS_RUN;
+            t->child = 0;
+            (*nalive)++;
+        } else if (read_status(statf, &code) == 0) {
+            t->pid = got ? pid : 0;
+            t->state = TS_DONE;
+            t->exit_code = code;
+            (*nexited)++;
+        } else {
+            t->state = TS_DONE;
+            t->lost = 1;
+            t->exit_code = 137;
+            snprintf(t->msg, sizeof t->msg,
+                     got ? "task ended without an exit status (lost in daemon restart)"
+                         : "task never started (daemon restart)");
+            (*nlost)++;
+        }
+    }
+    if (*nlost == ntasks && !*nexited) r->never_started = 1;
+    return 0;
+}
+
+int gsd_exec_sweep(gsd_exec *x, void (*log)(void *ud, const char *msg), void *ud)
+{
+    DIR *dp = opendir(x->runs);
+    if (!dp) return 0;
+    int killed = 0;
+    struct dirent *de;
+    char msg[512];
+    while ((de = readdir(dp))) {
+        long long id;
+        int run;
+        char tail;
+        if (sscanf(de->d_name, "%lld.%d%c", &id, &run, &tail) != 2) continue;
+        xrun *r = find_run(x, id);
+        if (r && r->run == run) continue;
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/%s", x->runs, de->d_name);
+        DIR *td = opendir(dir);
+        if (td) {
+            struct dirent *te;
+            while ((te = readdir(td))) {
+                int idx;
+                if (sscanf(te->d_name, "task-%d.pid%c", &idx, &tail) != 1) continue;
+                char pidf[PATH_MAX];
+                snprintf(pidf, sizeof pidf, "%s/%s", dir, te->d_name);
+                int64_t pid, ticks;
+                if (read_pidfile(pidf, &pid, &ticks) || !alive(pid, ticks)) continue;
+                kill((pid_t)-pid, SIGKILL);
+                for (int w = 0; w < 100 && alive(pid, ticks); w++) sleep_ms(50);
+                killed++;
+                if (log) {
+                    snprintf(msg, sizeof msg,
+                             "killed orphaned task %d of job %lld run %d (pid %lld): no running "
+                             "job claims it",
+                             idx, id, run, (long long)pid);
+                    log(ud, msg);
+                }
+            }
+            closedir(td);
+        }
+        rm_run_dir(dir);
+    }
+    closedir(dp);
+    return killed;
+}
+
+/* ---- the shim ------------------------------------------------------------------------------- */
+
+static void shim_usage(void)
+{
+    fputs("usage: gsched __shim --status FILE -- COMMAND [ARG...]\n"
+          "(internal: started by 'gsched serve' for every task)\n",
+          stderr);
+}
+
+int gsd_shim_main(int argc, char **argv)
+{
+    const char *status = NULL;
+    int i = 1;
+    for (; i < argc; i++) {
+        if (!strcmp(argv[i], "--status") && i + 1 < argc) {
+            status = argv[++i];
+        } else if (!strcmp(argv[i], "--")) {
+            i++;
+            break;
+        } else {
+            shim_usage();
+            return 2;
+        }
+    }
+    if (!status || i >= argc) {
+        shim_usage();
+        return 2;
+    }
+    /* the shim outlives SIGTERM so it can record how the command ended */
+    struct sigaction ign, dfl;
+    memset(&ign, 0, sizeof ign);
+    memset(&dfl, 0, sizeof dfl);
+    ign.sa_handler = SIG_IGN;
+    dfl.sa_handler = SIG_DFL;
+    int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+    for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) sigaction(sigs[k], &ign, NULL);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "gsched: fork failed: %s\n", strerror(errno));
+        return 126;
+    }
+    if (pid == 0) {
+        for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) sigaction(sigs[k], &dfl, NULL);
+        execvp(argv[i], argv + i);
+        int e = errno;
+        fprintf(stderr, "gsched: cannot run '%s': %s\n", argv[i], strerror(e));
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    int st, code;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) {
+            st = 255 << 8;
+            break;
+        }
+    }
+    code = wait_code(st);
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s.tmp", status);
+    FILE *f = fopen(tmp, "we");
+    if (f) {
+        fprintf(f, "%d\n", code);
+        fflush(f);
+        fsync(fileno(f));
+        fclose(f);
+        rename(tmp, status);
+    }
+    if (WIFSIGNALED(st))
+        printf("=== gsched: task killed by signal %d (exit code %d) ===\n", WTERMSIG(st), code);
+    else
+        printf("=== gsched: task exited with code %d ===\n", code);
+    fflush(stdout);
+    return code;
+}

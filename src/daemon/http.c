@@ -1,0 +1,1157 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * http.c - the REST API (/v1/...) and /metrics on libmicrohttpd.
+ *
+ * One route table drives dispatch, 405 answers and the GET /v1 index.
+ * Handlers run on HTTP threads: they validate, then read the published
+ * snapshot and committed rows, or post a command to the scheduler thread
+ * and wait for its answer.  They never touch the engine.
+ *
+ * Errors are RFC 9457 application/problem+json bodies with a stable "code"
+ * (gs_err_name: "GS_EPARSE", ...).  Limits: request bodies (--max-body,
+ * 413), headers (MHD memory limit), ids, page sizes, log reads; anything
+ * malformed is a 4xx, never a crash.
+ *
+ * Invariant: every request gets exactly one response; per-request memory
+ * (struct hreq) is freed by on_completed.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "config.h"
+#include "gsd.h"
+
+#define WAIT_MS       30000
+#define MAX_LIMIT     10000
+#define DEFAULT_LIMIT 1000
+#define MAX_LOG_READ  (8 * 1024 * 1024)
+
+typedef struct hreq {
+    char *body;
+    size_t len, cap;
+    int too_big;
+    int status;
+    double t0;
+    char method[8];
+} hreq;
+
+typedef struct ident {
+    char user[GSD_USER_MAX];
+    int admin;
+} ident;
+
+typedef struct hctx {
+    gsd *g;
+    struct MHD_Connection *c;
+    const char *url;
+    const char *method;
+    hreq *rq;
+    ident id;
+} hctx;
+
+typedef enum MHD_Result (*handler_fn)(hctx *h, const char *arg, const char *sub);
+
+typedef struct route {
+    const char *method;
+    const char *pattern; /* "/v1/jobs/{id}/events": {x} matches one path segment */
+    handler_fn fn;
+    const char *doc;
+} route;
+
+static double now_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- responses ------------------------------------------------------------------------------ */
+
+static enum MHD_Result send_buf(hctx *h, int status, const char *ctype, char *buf, size_t len,
+                                const char *const *hdrs)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(buf);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", ctype);
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    for (size_t i = 0; hdrs && hdrs[i]; i += 2) MHD_add_response_header(r, hdrs[i], hdrs[i + 1]);
+    enum MHD_Result ret = MHD_queue_response(h->c, (unsigned)status, r);
+    MHD_destroy_response(r);
+    h->rq->status = status;
+    return ret;
+}
+
+static enum MHD_Result send_json(hctx *h, int status, json_t *o, const char *const *hdrs)
+{
+    char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (!s) return MHD_NO;
+    size_t n = strlen(s);
+    char *b = realloc(s, n + 2);
+    if (!b) abort();
+    b[n] = '\n';
+    b[n + 1] = '\0';
+    return send_buf(h, status, "application/json", b, n + 1, hdrs);
+}
+
+static enum MHD_Result problem_v(hctx *h, int status, int err, json_t *extra,
+                                 const char *const *hdrs, const char *fmt, va_list ap)
+{
+    char detail[1024];
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    json_t *o = json_object();
+    char type[64];
+    snprintf(type, sizeof type, "urn:gsched:error:%s", gs_err_name(err));
+    json_object_set_new(o, "type", json_string(type));
+    json_object_set_new(o, "title", json_string(gs_strerror(err)));
+    json_object_set_new(o, "status", json_integer(status));
+    json_object_set_new(o, "detail", json_string(detail));
+    json_object_set_new(o, "instance", json_string(h->url));
+    json_object_set_new(o, "code", json_string(gs_err_name(err)));
+    if (extra) {
+        json_object_update(o, extra);
+        json_decref(extra);
+    }
+    char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (!s) return MHD_NO;
+    size_t n = strlen(s);
+    char *b = realloc(s, n + 2);
+    if (!b) abort();
+    b[n] = '\n';
+    b[n + 1] = '\0';
+    static const char *const auth_hdr[] = {"WWW-Authenticate", "Bearer realm=\"gsched\"", NULL};
+    if (status == 401) hdrs = auth_hdr;
+    return send_buf(h, status, "application/problem+json", b, n + 1, hdrs);
+}
+
+static enum MHD_Result problem(hctx *h, int status, int err, json_t *extra, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+static enum MHD_Result problem(hctx *h, int status, int err, json_t *extra, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enum MHD_Result r = problem_v(h, status, err, extra, NULL, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static enum MHD_Result problem_hdr(hctx *h, int status, int err, json_t *extra,
+                                   const char *const *hdrs, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 6, 7)))
+#endif
+    ;
+static enum MHD_Result problem_hdr(hctx *h, int status, int err, json_t *extra,
+                                   const char *const *hdrs, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enum MHD_Result r = problem_v(h, status, err, extra, hdrs, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static const char *arg(hctx *h, const char *key)
+{
+    return MHD_lookup_connection_value(h->c, MHD_GET_ARGUMENT_KIND, key);
+}
+
+static const char *header(hctx *h, const char *key)
+{
+    return MHD_lookup_connection_value(h->c, MHD_HEADER_KIND, key);
+}
+
+/* Integer query argument in [lo, hi]; 0 ok, -1 after sending a 400. */
+static int int_arg(hctx *h, const char *key, int64_t def, int64_t lo, int64_t hi, int64_t *out,
+                   enum MHD_Result *ret)
+{
+    const char *v = arg(h, key);
+    if (!v || !*v) {
+        *out = def;
+        return 0;
+    }
+    char *e;
+    errno = 0;
+    long long x = strtoll(v, &e, 10);
+    if (errno || *e || x < lo || x > hi) {
+        *ret = problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", key),
+                       "query parameter '%s' must be an integer between %lld and %lld, got '%s'",
+                       key, (long long)lo, (long long)hi, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int parse_id(const char *s, int64_t *id)
+{
+    if (!s || !*s || strlen(s) > 18) return -1;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9') return -1;
+    *id = strtoll(s, NULL, 10);
+    return *id >= 1 ? 0 : -1;
+}
+
+static int truthy(const char *v)
+{
+    return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !*v);
+}
+
+/* ---- JSON of jobs --------------------------------------------------------------------------- */
+
+static void put_time(json_t *o, const char *key, const char *key_us, int64_t t)
+{
+    if (t == GSD_NONE || t == GS_TIME_NONE) {
+        json_object_set_new(o, key, json_null());
+        json_object_set_new(o, key_us, json_null());
+        return;
+    }
+    char b[48];
+    gsd_time_str(t, b, sizeof b);
+    json_object_set_new(o, key, json_string(b));
+    json_object_set_new(o, key_us, json_integer(t));
+}
+
+static json_t *job_from_view(const gsd_jview *v, int pos)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer(v->id));
+    json_object_set_new(o, "group", json_integer(v->group));
+    json_object_set_new(o, "task_index", json_integer(v->task_index));
+    json_object_set_new(o, "name", json_string(v->name ? v->name : ""));
+    json_object_set_new(o, "user", json_string(v->user ? v->user : "-"));
+    json_object_set_new(o, "vc", json_string(v->vc ? v->vc : "default"));
+    json_object_set_new(o, "priority", json_integer(v->priority));
+    json_object_set_new(o, "state", json_string(gs_job_state_name((gs_job_state)v->state)));
+    json_object_set_new(o, "st", json_string(gs_job_state_abbr((gs_job_state)v->state)));
+    json_object_set_new(o, "tasks", json_integer(v->ntasks));
+    json_object_set_new(o, "gpus_per_task", json_integer(v->gpus_per_task));
+    json_object_set_new(o, "gpus", json_integer(v->gpus));
+    json_object_set_new(o, "gang", json_boolean(v->gang));
+    put_time(o, "submit_time", "submit_us", v->submit);
+    put_time(o, "start_time", "start_us", v->first_start);
+    put_time(o, "last_start_time", "last_start_us", v->last_start);
+    json_object_set_new(o, "reason", v->reason ? json_string(v->reason) : json_null());
+    json_object_set_new(o, "position", pos ? json_integer(pos) : json_null());
+    json_object_set_new(o, "placement", v->where[0] ? json_string(v->where) : json_null());
+    json_object_set_new(o, "runs", json_integer(v->runs));
+    json_object_set_new(o, "preemptions", json_integer(v->preemptions));
+    const char *stop = gsd_stop_name(v->stop);
+    json_object_set_new(o, "stopping", stop ? json_string(stop) : json_null());
+    return o;
+}
+
+static json_t *opt_int(int64_t v)
+{
+    return v == GSD_NONE ? json_null() : json_integer(v);
+}
+
+static json_t *job_from_row(const gsd_jobrow *r, const gsd_jview *v, int pos)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer(r->id));
+    json_object_set_new(o, "group", json_integer(r->grp));
+    json_object_set_new(o, "task_index", json_integer(r->task_index));
+    json_object_set_new(o, "name", json_string(r->name ? r->name : ""));
+    json_object_set_new(o, "user", json_string(r->user ? r->user : "-"));
+    json_object_set_new(o, "vc", json_string(r->vc ? r->vc : "default"));
+    json_object_set_new(o, "priority", json_integer(r->priority));
+    int st = v ? v->state : gs_job_state_parse(r->state ? r->state : "");
+    if (st < 0) st = GS_JOB_PENDING;
+    json_object_set_new(o, "state", json_string(gs_job_state_name((gs_job_state)st)));
+    json_object_set_new(o, "st", json_string(gs_job_state_abbr((gs_job_state)st)));
+    json_object_set_new(o, "tasks", json_integer(r->ntasks));
+    json_object_set_new(o, "gpus_per_task", json_integer(r->gpus_per_task));
+    json_object_set_new(o, "gpus", json_integer((int64_t)r->ntasks * r->gpus_per_task));
+    json_object_set_new(o, "gang", json_boolean(r->gang));
+    put_time(o, "submit_time", "submit_us", r->submit);
+    put_time(o, "start_time", "start_us", r->first_start);
+    put_time(o, "last_start_time", "last_start_us", r->last_start);
+    put_time(o, "end_time", "end_us", r->end);
+    const char *reason = v && v->reason ? v->reason : r->reason;
+    json_object_set_new(o, "reason", reason ? json_string(reason) : json_null());
+    json_object_set_new(o, "position", pos ? json_integer(pos) : json_null());
+    const char *where = v && v->where[0] ? v->where : r->placement;
+    json_object_set_new(o, "placement", where ? json_string(where) : json_null());
+    json_object_set_new(o, "runs", json_integer(v ? v->runs : r->runs));
+    json_object_set_new(o, "preemptions", json_integer(v ? v->preemptions : r->preemptions));
+    json_object_set_new(o, "exit_code", opt_int(r->exit_code));
+    const char *stop = v ? gsd_stop_name(v->stop) : r->stop;
+    json_object_set_new(o, "stopping", stop ? json_string(stop) : json_null());
+    json_object_set_new(o, "cancelled_by", r->cancel_by ? json_string(r->cancel_by) : json_null());
+    json_object_set_new(o, "queued_us", json_integer(r->queued));
+    json_object_set_new(o, "executed_us", json_integer(r->executed));
+    return o;
+}
+
+/* ---- identity ------------------------------------------------------------------------------- */
+
+/* 0 with h->id set, or -1 after sending 401. */
+static int authenticate(hctx *h, enum MHD_Result *ret)
+{
+    gsd *g = h->g;
+    if (!g->auth) {
+        const char *u = header(h, "X-Gsched-User");
+        snprintf(h->id.user, sizeof h->id.user, "%s", u && gsd_user_name_ok(u) ? u : "anonymous");
+        h->id.admin = 1;
+        return 0;
+    }
+    const char *a = header(h, "Authorization");
+    if (!a) {
+        *ret = problem(h, 401, GS_EPERM, NULL,
+                       "a bearer token is required (Authorization: Bearer TOKEN; the CLI reads "
+                       "--token or GSCHED_TOKEN)");
+        return -1;
+    }
+    if (strncasecmp(a, "Bearer ", 7)) {
+        *ret = problem(h, 401, GS_EPERM, NULL, "only 'Authorization: Bearer TOKEN' is accepted");
+        return -1;
+    }
+    const char *tok = a + 7;
+    while (*tok == ' ') tok++;
+    if (gsd_auth_check(g->auth, tok, h->id.user, &h->id.admin)) {
+        *ret = problem(h, 401, GS_EPERM, NULL, "invalid token");
+        return -1;
+    }
+    return 0;
+}
+
+static int may_see(const hctx *h, const char *owner)
+{
+    return h->id.admin || (owner && !strcmp(owner, h->id.user));
+}
+
+/* ---- handlers ------------------------------------------------------------------------------- */
+
+static int ctype_ok(const char *ct)
+{
+    if (!ct || !*ct) return 1;
+    static const char *const ok[] = {"application/json", "application/yaml", "application/x-yaml",
+                                     "text/yaml", "text/x-yaml", "text/plain",
+                                     "application/octet-stream",
+                                     /* curl -d's default; the body is still the spec */
+                                     "application/x-www-form-urlencoded", NULL};
+    for (size_t i = 0; ok[i]; i++)
+        if (!strncasecmp(ct, ok[i], strlen(ok[i]))) return 1;
+    return 0;
+}
+
+static enum MHD_Result reply_cmd(hctx *h, gsd_cmd *c, const char *location)
+{
+    if (c->err) {
+        json_t *extra = c->result;
+        c->result = NULL;
+        return problem(h, c->status ? c->status : 500, c->err, extra, "%s", c->detail);
+    }
+    json_t *r = c->result;
+    c->result = NULL;
+    if (!r) r = json_object();
+    char loc[64];
+    const char *hdrs[5] = {NULL};
+    size_t k = 0;
+    if (location) {
+        snprintf(loc, sizeof loc, "%s", location);
+        hdrs[k++] = "Location";
+        hdrs[k++] = loc;
+    }
+    if (json_is_true(json_object_get(r, "idempotent_replay"))) {
+        hdrs[k++] = "Idempotent-Replayed";
+        hdrs[k++] = "true";
+    }
+    return send_json(h, c->status ? c->status : 200, r, hdrs);
+}
+
+static enum MHD_Result post_and_reply(hctx *h, gsd_cmd *c)
+{
+    if (gsd_post(h->g, c, WAIT_MS)) {
+        /* stopping, or no answer in time: the command now belongs to the scheduler thread */
+        pthread_mutex_lock(&h->g->qmu);
+        int mine = !c->abandoned;
+        pthread_mutex_unlock(&h->g->qmu);
+        if (mine) gsd_cmd_free(c);
+        return problem(h, 503, GS_ESTATE, NULL,
+                       "the scheduler did not answer (shutting down or overloaded); retry with "
+                       "the same Idempotency-Key");
+    }
+    char loc[64];
+    const char *location = NULL;
+    if (c->kind == GSD_CMD_SUBMIT && c->status == 201) {
+        snprintf(loc, sizeof loc, "/v1/jobs/%lld", (long long)c->job_id);
+        location = loc;
+    }
+    enum MHD_Result r = reply_cmd(h, c, location);
+    gsd_cmd_free(c);
+    return r;
+}
+
+static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
+{
+    (void)a, (void)sub;
+    gsd *g = h->g;
+    if (h->rq->too_big)
+        return problem(h, 413, GS_ETOOBIG, NULL, "request body larger than %zu bytes",
+                       g->o.max_body);
+    if (!ctype_ok(header(h, "Content-Type")))
+        return problem(h, 415, GS_EUNSUPPORTED, NULL,
+                       "Content-Type must be application/json or application/yaml");
+    if (!h->rq->len)
+        return problem(h, 400, GS_EPARSE, NULL, "empty body: send a job spec (YAML or JSON)");
+    gsd_cmd *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    gs_diag d;
+    gs_diag_init(&d, "request body");
+    const char *field = "";
+    int rc = gsd_spec_parse("request body", h->rq->body, h->rq->len, &c->spec, &d, &field);
+    if (rc) {
+        char msg[1024];
+        gs_diag_format(&d, msg, sizeof msg);
+        json_t *x = json_object();
+        if (field && *field) json_object_set_new(x, "field", json_string(field));
+        if (d.line) json_object_set_new(x, "line", json_integer(d.line));
+        if (d.col) json_object_set_new(x, "column", json_integer(d.col));
+        gsd_cmd_free(c);
+        return problem(h, rc == GS_ETOOBIG ? 413 : 400, rc, x, "%s", msg);
+    }
+    if (c->spec.user && strcmp(c->spec.user, h->id.user) && !h->id.admin) {
+        int r = problem(h, 403, GS_EPERM, json_pack("{s:s}", "field", "user"),
+                        "user '%s' may not submit jobs for '%s': only an admin token may",
+                        h->id.user, c->spec.user);
+        gsd_cmd_free(c);
+        return r;
+    }
+    if (!c->spec.user) {
+        c->spec.user = strdup(h->id.user);
+        if (!c->spec.user) abort();
+    }
+    if (!gsd_user_name_ok(c->spec.user)) {
+        gsd_cmd_free(c);
+        return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "user"),
+                       "'user' must be 1-63 characters of letters, digits, _ - @ .");
+    }
+    const char *key = header(h, "Idempotency-Key");
+    if (key) {
+        size_t kl = strlen(key);
+        int bad = kl == 0 || kl > 128;
+        for (size_t i = 0; i < kl && !bad; i++) bad = key[i] < 0x21 || key[i] > 0x7e;
+        if (bad) {
+            gsd_cmd_free(c);
+            return problem(h, 400, GS_EINVAL, NULL,
+                           "Idempotency-Key must be 1-128 printable characters without spaces");
+        }
+        c->idem_key = strdup(key);
+        if (!c->idem_key) abort();
+    }
+    c->spec_json = gsd_spec_to_json(&c->spec);
+    if (!c->spec_json) abort();
+    gs_sha256_hex(c->spec_json, strlen(c->spec_json), c->idem_hash);
+    c->kind = truthy(arg(h, "dry_run")) ? GSD_CMD_DRYRUN : GSD_CMD_SUBMIT;
+    memcpy(c->user, h->id.user, sizeof c->user);
+    c->admin = h->id.admin;
+    return post_and_reply(h, c);
+}
+
+/* Position of every pending view in its VC queue (by priority, then id). */
+typedef struct posent {
+    const gsd_jview *v;
+    size_t idx;
+} posent;
+
+static int pos_cmp(const void *a, const void *b)
+{
+    const gsd_jview *x = ((const posent *)a)->v, *y = ((const posent *)b)->v;
+    int c = strcmp(x->vc, y->vc);
+    if (c) return c;
+    if (x->priority != y->priority) return x->priority > y->priority ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static int *positions(const gsd_snap *s)
+{
+    int *pos = calloc(s->njobs ? s->njobs : 1, sizeof *pos);
+    posent *v = malloc((s->njobs ? s->njobs : 1) * sizeof *v);
+    if (!pos || !v) abort();
+    size_t n = 0;
+    for (size_t i = 0; i < s->njobs; i++)
+        if (s->jobs[i]->state == GS_JOB_PENDING) v[n++] = (posent){s->jobs[i], i};
+    qsort(v, n, sizeof *v, pos_cmp);
+    int p = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || strcmp(v[i].v->vc, v[i - 1].v->vc)) p = 0;
+        pos[v[i].idx] = ++p;
+    }
+    free(v);
+    return pos;
+}
+
+static int parse_states(const char *s, unsigned *mask)
+{
+    *mask = 0;
+    if (!s || !*s || !strcasecmp(s, "active")) {
+        for (int i = 0; i < GS_JOB_NSTATES; i++)
+            if (!gs_job_state_final((gs_job_state)i)) *mask |= 1u << i;
+        return 0;
+    }
+    if (!strcasecmp(s, "all")) return 0;
+    char buf[256];
+    if (strlen(s) >= sizeof buf) return -1;
+    strcpy(buf, s);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int k = gs_job_state_parse(t);
+        if (k < 0) return -1;
+        *mask |= 1u << k;
+    }
+    return 0;
+}
+
+static enum MHD_Result h_list(hctx *h, const char *a, const char *sub)
+{
+    (void)a, (void)sub;
+    gsd *g = h->g;
+    unsigned mask;
+    const char *states = arg(h, "state");
+    if (parse_states(states, &mask))
+        return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "state"),
+                       "'state' must be active, all, or a comma-separated list of states (PENDING, "
+                       "RUNNING, PD, R, CD, ...), got '%s'",
+                       states);
+    enum MHD_Result ret = MHD_NO;
+    int64_t limit, offset;
+    if (int_arg(h, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT, &limit, &ret)) return ret;
+    if (int_arg(h, "offset", 0, 0, INT64_MAX / 2, &offset, &ret)) return ret;
+    const char *user = arg(h, "user"), *vc = arg(h, "vc");
+    if (user && !*user) user = NULL;
+    if (vc && !*vc) vc = NULL;
+    if (!h->id.admin) {
+        if (user && strcmp(user, h->id.user))
+            return problem(h, 403, GS_EPERM, NULL, "you may list only your own jobs");
+        user = h->id.user;
+    }
+    unsigned active = 0;
+    for (int i = 0; i < GS_JOB_NSTATES; i++)
+        if (!gs_job_state_final((gs_job_state)i)) active |= 1u << i;
+    gsd_snap *s = gsd_snap_get(g);
+    if (!s) return problem(h, 503, GS_ESTATE, NULL, "not ready");
+    int *pos = positions(s);
+    json_t *arr = json_array();
+    int64_t total = 0;
+    if (mask && !(mask & ~active)) {
+        for (size_t i = 0; i < s->njobs; i++) {
+            const gsd_jview *v = s->jobs[i];
+            if (!(mask & (1u << v->state))) continue;
+            if (user && strcmp(v->user, user)) continue;
+            if (vc && strcmp(v->vc, vc)) continue;
+            if (total >= offset && total < offset + limit)
+                json_array_append_new(arr, job_from_view(v, pos[i]));
+            total++;
+        }
+    } else {
+        gsd_reader *r = gsd_store_reader(g->store);
+        gsd_jobrow *rows = NULL;
+        size_t n = 0;
+        if (!r || gsd_reader_list(r, mask, user, vc, offset, limit, &rows, &n, &total)) {
+            gsd_store_reader_put(g->store, r);
+            free(pos);
+            gsd_snap_put(s);
+            json_decref(arr);
+            return problem(h, 500, GS_EIO, NULL, "cannot read the database");
+        }
+        gsd_store_reader_put(g->store, r);
+        for (size_t i = 0; i < n; i++) {
+            long k = gsd_snap_index(s, rows[i].id);
+            json_array_append_new(
+                arr, job_from_row(&rows[i], k >= 0 ? s->jobs[k] : NULL, k >= 0 ? pos[k] : 0));
+        }
+        gsd_jobrows_free(rows, n);
+    }
+    free(pos);
+    gsd_snap_put(s);
+    json_t *o = json_object();
+    size_t got = json_array_size(arr);
+    json_object_set_new(o, "jobs", arr);
+    json_object_set_new(o, "total", json_integer(total));
+    json_object_set_new(o, "offset", json_integer(offset));
+    json_object_set_new(o, "limit", json_integer(limit));
+    json_object_set_new(o, "next_offset",
+                        offset + (int64_t)got < total ? json_integer(offset + (int64_t)got)
+                                                      : json_null());
+    return send_json(h, 200, o, NULL);
+}
+
+/* Read a job row the caller may see; -1 after sending 404/500. */
+static int load_job(hctx *h, const char *ids, gsd_jobrow *row, enum MHD_Result *ret)
+{
+    int64_t id;
+    if (parse_id(ids, &id)) {
+        *ret = problem(h, 400, GS_EINVAL, NULL, "'%s' is not a job id (a positive integer)", ids);
+        return -1;
+    }
+    gsd_reader *r = gsd_store_reader(h->g->store);
+    int rc = r ? gsd_reader_job(r, id, row) : GS_EIO;
+    gsd_store_reader_put(h->g->store, r);
+    if (rc == GS_ENOENT || (!rc && !may_see(h, row->user))) {
+        if (!rc) gsd_jobrow_release(row);
+        *ret = problem(h, 404, GS_ENOENT, NULL, "no job %lld", (long long)id);
+        return -1;
+    }
+    if (rc) {
+        *ret = problem(h, 500, GS_EIO, NULL, "cannot read the database");
+        return -1;
+    }
+    return 0;
+}
+
+static json_t *events_json(gsd *g, int64_t id)
+{
+    json_t *arr = json_array();
+    gsd_reader *r = gsd_store_reader(g->store);
+    gsd_event *ev = NULL;
+    size_t n = 0;
+    if (r && !gsd_reader_events(r, id, 10000, &ev, &n)) {
+        for (size_t i = 0; i < n; i++) {
+            json_t *e = json_object();
+            put_time(e, "time", "time_us", ev[i].t);
+            json_object_set_new(e, "type", json_string(ev[i].type));
+            json_object_set_new(e, "reason",
+                                ev[i].reason ? json_string(ev[i].reason) : json_null());
+            json_array_append_new(arr, e);
+        }
+        gsd_events_free(ev, n);
+    }
+    gsd_store_reader_put(g->store, r);
+    return arr;
+}
+
+static enum MHD_Result h_get(hctx *h, const char *ids, const char *sub)
+{
+    (void)sub;
+    gsd *g = h->g;
+    gsd_jobrow row;
+    enum MHD_Result ret;
+    if (load_job(h, ids, &row, &ret)) return ret;
+    gsd_snap *s = gsd_snap_get(g);
+    const gsd_jview *v = s ? gsd_snap_find(s, row.id) : NULL;
+    int pos = v ? gsd_snap_position(s, v) : 0;
+    json_t *o = job_from_row(&row, v, pos);
+    json_t *spec = json_loads(row.spec ? row.spec : "{}", 0, NULL);
+    json_object_set_new(o, "spec", spec ? spec : json_null());
+    if (v && v->state == GS_JOB_PENDING) {
+        char why[512];
+        int free_gpus = 0, total = (int)s->ngpus;
+        for (size_t i = 0; i < s->ngpus; i++) free_gpus += s->gpus[i].job < 0 && !s->gpus[i].down;
+        snprintf(why, sizeof why,
+                 "%s: needs %d GPU(s) (%d x %d), %d of %d free now; position %d "
+                 "in VC %s (by priority, then submission)",
+                 v->reason ? v->reason : "waiting", v->gpus, v->ntasks, v->gpus_per_task, free_gpus,
+                 total, pos, v->vc);
+        json_object_set_new(o, "why_pending", json_string(why));
+    }
+    gsd_snap_put(s);
+    json_object_set_new(o, "events", events_json(g, row.id));
+    /* tasks of the current (or last) run */
+    json_t *tasks = json_array();
+    gsd_reader *r = gsd_store_reader(g->store);
+    gsd_taskrow *t = NULL;
+    size_t n = 0;
+    if (r && row.runs > 0 && !gsd_reader_tasks(r, row.id, row.runs, &t, &n)) {
+        for (size_t i = 0; i < n; i++) {
+            char log[PATH_MAX];
+            snprintf(log, sizeof log, "%s/logs/%lld/task-%d.log", g->state_dir, (long long)row.id,
+                     t[i].idx);
+            json_array_append_new(tasks,
+                                  json_pack("{s:i,s:o,s:o,s:s?,s:s}", "index", t[i].idx, "pid",
+                                            opt_int(t[i].pid), "exit_code", opt_int(t[i].exit_code),
+                                            "gpus", t[i].gpus, "log", log));
+        }
+        gsd_taskrows_free(t, n);
+    }
+    gsd_store_reader_put(g->store, r);
+    json_object_set_new(o, "task_list", tasks);
+    gsd_jobrow_release(&row);
+    return send_json(h, 200, o, NULL);
+}
+
+static enum MHD_Result h_events(hctx *h, const char *ids, const char *sub)
+{
+    (void)sub;
+    gsd_jobrow row;
+    enum MHD_Result ret;
+    if (load_job(h, ids, &row, &ret)) return ret;
+    json_t *o =
+        json_pack("{s:I,s:o}", "id", (json_int_t)row.id, "events", events_json(h->g, row.id));
+    gsd_jobrow_release(&row);
+    return send_json(h, 200, o, NULL);
+}
+
+static enum MHD_Result h_logs(hctx *h, const char *ids, const char *sub)
+{
+    (void)sub;
+    gsd_jobrow row;
+    enum MHD_Result ret;
+    if (load_job(h, ids, &row, &ret)) return ret;
+    int64_t task, offset, limit;
+    int ntasks = row.ntasks;
+    int64_t id = row.id;
+    gsd_jobrow_release(&row);
+    if (int_arg(h, "task", 0, 0, ntasks - 1, &task, &ret)) return ret;
+    if (int_arg(h, "offset", 0, 0, INT64_MAX / 2, &offset, &ret)) return ret;
+    if (int_arg(h, "limit", 1024 * 1024, 1, MAX_LOG_READ, &limit, &ret)) return ret;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/logs/%lld/task-%lld.log", h->g->state_dir, (long long)id,
+             (long long)task);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return problem(h, 404, GS_ENOENT, NULL, "job %lld task %lld has no log yet (not started)",
+                       (long long)id, (long long)task);
+    struct stat st;
+    fstat(fd, &st);
+    int64_t size = st.st_size;
+    if (offset > size) offset = size;
+    int64_t n = size - offset < limit ? size - offset : limit;
+    char *buf = malloc((size_t)n + 1);
+    if (!buf) abort();
+    ssize_t got = n > 0 ? pread(fd, buf, (size_t)n, offset) : 0;
+    close(fd);
+    if (got < 0) got = 0;
+    char sz[32], end[32];
+    snprintf(sz, sizeof sz, "%lld", (long long)size);
+    snprintf(end, sizeof end, "%lld", (long long)(offset + got));
+    const char *hdrs[] = {"X-Log-Size", sz, "X-Log-Offset", end, NULL};
+    return send_buf(h, 200, "text/plain; charset=utf-8", buf, (size_t)got, hdrs);
+}
+
+static enum MHD_Result h_cancel(hctx *h, const char *ids, const char *sub)
+{
+    (void)sub;
+    gsd_jobrow row;
+    enum MHD_Result ret;
+    if (load_job(h, ids, &row, &ret)) return ret;
+    int64_t id = row.id;
+    gsd_jobrow_release(&row);
+    gsd_cmd *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    gsd_spec_init(&c->spec);
+    c->kind = GSD_CMD_CANCEL;
+    c->job_id = id;
+    memcpy(c->user, h->id.user, sizeof c->user);
+    c->admin = h->id.admin;
+    return post_and_reply(h, c);
+}
+
+static const char *node_state(const gsd_nview *n)
+{
+    if (n->down == n->gpus) return "down";
+    if (n->alloc == 0) return n->down ? "degraded" : "idle";
+    if (n->alloc + n->down >= n->gpus) return "allocated";
+    return "mixed";
+}
+
+static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int detail)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(n->name));
+    json_object_set_new(o, "state", json_string(node_state(n)));
+    json_object_set_new(o, "gpus", json_integer(n->gpus));
+    json_object_set_new(o, "allocated", json_integer(n->alloc));
+    json_object_set_new(o, "free", json_integer(n->gpus - n->alloc - n->down));
+    json_object_set_new(o, "down", json_integer(n->down));
+    if (n->cpus) {
+        json_object_set_new(o, "cpus", json_integer(n->cpus));
+        json_object_set_new(o, "free_cpus", json_integer(n->free_cpus));
+    }
+    if (n->mem_mb) {
+        json_object_set_new(o, "memory_mb", json_integer(n->mem_mb));
+        json_object_set_new(o, "free_memory_mb", json_integer(n->free_mem_mb));
+    }
+    json_t *types = json_array(), *jobs = json_array(), *gl = json_array();
+    for (int gi = n->gpu_lo; gi < n->gpu_hi; gi++) {
+        const gsd_gview *gv = &s->gpus[gi];
+        int seen = 0;
+        for (size_t k = 0; k < json_array_size(types) && !seen; k++)
+            seen = !strcmp(json_string_value(json_array_get(types, k)), gv->type);
+        if (!seen) json_array_append_new(types, json_string(gv->type));
+        int visible = gv->job >= 0;
+        if (visible && !h->id.admin) {
+            const gsd_jview *v = gsd_snap_find(s, gv->job);
+            visible = v && !strcmp(v->user, h->id.user);
+        }
+        if (visible) {
+            int dup = 0;
+            for (size_t k = 0; k < json_array_size(jobs) && !dup; k++)
+                dup = json_integer_value(json_array_get(jobs, k)) == gv->job;
+            if (!dup) json_array_append_new(jobs, json_integer(gv->job));
+        }
+        if (detail)
+            json_array_append_new(gl,
+                                  json_pack("{s:i,s:i,s:s,s:s,s:o}", "index", gi, "local",
+                                            gv->local, "type", gv->type, "state",
+                                            gv->down       ? "down"
+                                            : gv->job >= 0 ? "allocated"
+                                                           : "idle",
+                                            "job", visible ? json_integer(gv->job) : json_null()));
+    }
+    json_object_set_new(o, "gpu_types", types);
+    json_object_set_new(o, "jobs", jobs);
+    if (detail)
+        json_object_set_new(o, "gpu_list", gl);
+    else
+        json_decref(gl);
+    return o;
+}
+
+static enum MHD_Result h_nodes(hctx *h, const char *a, const char *sub)
+{
+    (void)a, (void)sub;
+    gsd_snap *s = gsd_snap_get(h->g);
+    if (!s) return problem(h, 503, GS_ESTATE, NULL, "not ready");
+    json_t *arr = json_array();
+    for (size_t i = 0; i < s->nnodes; i++)
+        json_array_append_new(arr, node_json(h, s, &s->nodes[i], truthy(arg(h, "gpus"))));
+    gsd_snap_put(s);
+    return send_json(h, 200, json_pack("{s:o}", "nodes", arr), NULL);
+}
+
+static enum MHD_Result h_node(hctx *h, const char *name, const char *sub)
+{
+    (void)sub;
+    gsd_snap *s = gsd_snap_get(h->g);
+    if (!s) return problem(h, 503, GS_ESTATE, NULL, "not ready");
+    for (size_t i = 0; i < s->nnodes; i++) {
+        if (strcmp(s->nodes[i].name, name)) continue;
+        json_t *o = node_json(h, s, &s->nodes[i], 1);
+        gsd_snap_put(s);
+        return send_json(h, 200, o, NULL);
+    }
+    gsd_snap_put(s);
+    return problem(h, 404, GS_ENOENT, NULL, "no node '%s'", name);
+}
+
+static enum MHD_Result h_vcs(hctx *h, const char *a, const char *sub)
+{
+    (void)a, (void)sub;
+    gsd_snap *s = gsd_snap_get(h->g);
+    if (!s) return problem(h, 503, GS_ESTATE, NULL, "not ready");
+    json_t *arr = json_array();
+    for (size_t i = 0; i < s->nvcs; i++) {
+        const gsd_vcview *v = &s->vcs[i];
+        json_array_append_new(
+            arr,
+            json_pack("{s:s,s:o,s:I,s:i,s:i,s:I}", "name", v->name, "guaranteed_gpus",
+                      v->guaranteed >= 0 ? json_integer(v->guaranteed) : json_null(),
+                      "allocated_gpus", (json_int_t)v->allocated, "running_jobs", v->running,
+                      "pending_jobs", v->pending, "pending_gpus", (json_int_t)v->pending_gpus));
+    }
+    gsd_snap_put(s);
+    return send_json(h, 200, json_pack("{s:o}", "vcs", arr), NULL);
+}
+
+static enum MHD_Result h_health(hctx *h, const char *a, const char *sub)
+{
+    (void)a, (void)sub;
+    gsd *g = h->g;
+    gsd_snap *s = gsd_snap_get(g);
+    if (!s) return problem(h, 503, GS_ESTATE, NULL, "not ready");
+    int alloc = 0, down = 0;
+    for (size_t i = 0; i < s->ngpus; i++) {
+        alloc += s->gpus[i].job >= 0;
+        down += s->gpus[i].down;
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "status", json_string("ok"));
+    json_object_set_new(o, "version", json_string(GSCHED_VERSION));
+    json_object_set_new(o, "policy", json_string(g->o.policy ? g->o.policy : "fifo"));
+    json_object_set_new(o, "uptime_seconds",
+                        json_real(gs_time_to_sec(gsd_wall_now() - g->started)));
+    json_object_set_new(o, "cycles", json_integer((json_int_t)s->m.cycles));
+    json_object_set_new(o, "pending_jobs", json_integer(s->states[GS_JOB_PENDING]));
+    json_object_set_new(o, "running_jobs",
+                        json_integer(s->states[GS_JOB_RUNNING] + s->states[GS_JOB_PREEMPTED] +
+                                     s->states[GS_JOB_SUSPENDED]));
+    json_object_set_new(o, "gpus",
+                        json_pack("{s:I,s:i,s:I,s:i}", "total", (json_int_t)s->ngpus, "allocated",
+                                  alloc, "free", (json_int_t)s->ngpus - alloc - down, "down",
+                                  down));
+    json_object_set_new(o, "cycle_p50_seconds", json_real(s->cycle_p50));
+    json_object_set_new(o, "cycle_p99_seconds", json_real(s->cycle_p99));
+    json_object_set_new(o, "cycle_window", json_integer((json_int_t)s->cycle_window));
+    json_object_set_new(o, "authentication", json_boolean(g->auth != NULL));
+    json_object_set_new(o, "user", json_string(h->id.user));
+    json_object_set_new(o, "admin", json_boolean(h->id.admin));
+    gsd_snap_put(s);
+    return send_json(h, 200, o, NULL);
+}
+
+static enum MHD_Result h_metrics(hctx *h, const char *a, const char *sub)
+{
+    (void)a, (void)sub;
+    gsd_snap *s = gsd_snap_get(h->g);
+    if (!s) return problem(h, 503, GS_ESTATE, NULL, "not ready");
+    size_t len;
+    char *text = gsd_metrics_text(h->g, s, &len);
+    gsd_snap_put(s);
+    return send_buf(h, 200, "text/plain; version=0.0.4; charset=utf-8", text, len, NULL);
+}
+
+static enum MHD_Result h_index(hctx *h, const char *a, const char *sub);
+
+static const route routes[] = {
+    {"GET", "/v1", h_index, "this list"},
+    {"POST", "/v1/jobs", h_submit,
+     "submit a job (YAML or JSON spec; Idempotency-Key header; ?dry_run=1)"},
+    {"GET", "/v1/jobs", h_list, "list jobs (?state=active|all|PD,R,...&user=&vc=&limit=&offset=)"},
+    {"GET", "/v1/jobs/{id}", h_get, "one job with its events, tasks and why it waits"},
+    {"DELETE", "/v1/jobs/{id}", h_cancel, "cancel a job (running jobs: SIGTERM, grace, SIGKILL)"},
+    {"GET", "/v1/jobs/{id}/events", h_events, "the job's events"},
+    {"GET", "/v1/jobs/{id}/logs", h_logs, "a task's log (?task=N&offset=&limit=), text/plain"},
+    {"GET", "/v1/nodes", h_nodes, "nodes with GPU counts and state (?gpus=1: per GPU)"},
+    {"GET", "/v1/nodes/{name}", h_node, "one node with its GPUs"},
+    {"GET", "/v1/vcs", h_vcs, "virtual clusters: guarantee, usage, queue"},
+    {"GET", "/v1/health", h_health, "liveness, version, policy, cycle latency (no token needed)"},
+    {"GET", "/metrics", h_metrics, "Prometheus metrics (text format; no token needed)"},
+};
+
+static enum MHD_Result h_index(hctx *h, const char *a, const char *sub)
+{
+    (void)a, (void)sub;
+    json_t *arr = json_array();
+    for (size_t i = 0; i < sizeof routes / sizeof *routes; i++)
+        json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "method", routes[i].method, "path",
+                                             routes[i].pattern, "doc", routes[i].doc));
+    return send_json(h, 200, json_pack("{s:s,s:o}", "version", GSCHED_VERSION, "routes", arr),
+                     NULL);
+}
+
+/* Match url against a pattern; captures the first {x} segment and a trailing literal. */
+static int match(const char *pattern, const char *url, char *cap, size_t capn)
+{
+    const char *p = pattern, *u = url;
+    cap[0] = '\0';
+    while (*p && *u) {
+        if (*p == '{') {
+            const char *pe = strchr(p, '}');
+            const char *ue = strchr(u, '/');
+            size_t n = ue ? (size_t)(ue - u) : strlen(u);
+            if (!n || n >= capn) return 0;
+            memcpy(cap, u, n);
+            cap[n] = '\0';
+            p = pe + 1;
+            u += n;
+            continue;
+        }
+        if (*p != *u) return 0;
+        p++, u++;
+    }
+    if (*u == '/' && !u[1] && !*p) return 1; /* trailing slash */
+    return !*p && !*u;
+}
+
+static enum MHD_Result dispatch(hctx *h)
+{
+    char cap[256];
+    const route *found = NULL;
+    int path_ok = 0;
+    char allow[64] = "";
+    for (size_t i = 0; i < sizeof routes / sizeof *routes; i++) {
+        if (!match(routes[i].pattern, h->url, cap, sizeof cap)) continue;
+        path_ok = 1;
+        if (strlen(allow) + 10 < sizeof allow)
+            snprintf(allow + strlen(allow), sizeof allow - strlen(allow), "%s%s",
+                     *allow ? ", " : "", routes[i].method);
+        if (!strcmp(routes[i].method, h->method)) {
+            found = &routes[i];
+            break;
+        }
+    }
+    if (!found) {
+        if (!path_ok)
+            return problem(h, 404, GS_ENOENT, NULL, "no such endpoint: %s %s (see GET /v1)",
+                           h->method, h->url);
+        json_t *x = json_pack("{s:s}", "allow", allow);
+        const char *hdrs[] = {"Allow", allow, NULL};
+        return problem_hdr(h, 405, GS_EUNSUPPORTED, x, hdrs,
+                           "%s is not allowed on %s (allowed: %s)", h->method, h->url, allow);
+    }
+    enum MHD_Result ret;
+    int open = found->fn == h_health || found->fn == h_metrics || found->fn == h_index;
+    if (!open && authenticate(h, &ret)) return ret;
+    if (open) {
+        /* identify when possible, never refuse */
+        if (!h->g->auth) {
+            authenticate(h, &ret);
+        } else {
+            snprintf(h->id.user, sizeof h->id.user, "anonymous");
+            h->id.admin = 0;
+        }
+    }
+    return found->fn(h, cap, NULL);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    gsd *g = cls;
+    hreq *rq = *con_cls;
+    if (!rq) {
+        rq = calloc(1, sizeof *rq);
+        if (!rq) return MHD_NO;
+        rq->t0 = now_sec();
+        snprintf(rq->method, sizeof rq->method, "%s", method);
+        *con_cls = rq;
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        if (cl && strtoull(cl, NULL, 10) > g->o.max_body) rq->too_big = 1;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!rq->too_big) {
+            if (rq->len + *upload_size > g->o.max_body) {
+                rq->too_big = 1;
+                free(rq->body);
+                rq->body = NULL;
+                rq->len = rq->cap = 0;
+            } else {
+                if (rq->len + *upload_size + 1 > rq->cap) {
+                    size_t nc = rq->cap ? rq->cap : 4096;
+                    while (nc < rq->len + *upload_size + 1) nc *= 2;
+                    char *nb = realloc(rq->body, nc);
+                    if (!nb) abort();
+                    rq->body = nb;
+                    rq->cap = nc;
+                }
+                memcpy(rq->body + rq->len, upload, *upload_size);
+                rq->len += *upload_size;
+                rq->body[rq->len] = '\0';
+            }
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    hctx h = {.g = g, .c = c, .url = url, .method = method, .rq = rq};
+    if (rq->too_big)
+        return problem(&h, 413, GS_ETOOBIG, NULL, "request body larger than %zu bytes",
+                       g->o.max_body);
+    if (rq->len && strcmp(method, "POST") && strcmp(method, "PUT"))
+        return problem(&h, 400, GS_EINVAL, NULL, "%s requests take no body", method);
+    return dispatch(&h);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)c, (void)toe;
+    gsd *g = cls;
+    hreq *rq = *con_cls;
+    if (!rq) return;
+    if (g->o.verbose) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        char addr[64] = "?";
+        if (ci && ci->client_addr) {
+            const struct sockaddr *sa = ci->client_addr;
+            if (sa->sa_family == AF_INET)
+                inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, addr, sizeof addr);
+            else if (sa->sa_family == AF_INET6)
+                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, addr,
+                          sizeof addr);
+        }
+        gsd_log("%s %s -> %d (%.1f ms)", addr, rq->method, rq->status, (now_sec() - rq->t0) * 1e3);
+    }
+    free(rq->body);
+    free(rq);
+    *con_cls = NULL;
+}
+
+/* ---- startup -------------------------------------------------------------------------------- */
+
+static int is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a)) return 1;
+        if (IN6_IS_ADDR_V4MAPPED(a)) return a->s6_addr[12] == 127;
+    }
+    return 0;
+}
+
+int gsd_http_start(gsd *g, gs_diag *d)
+{
+    const char *listen = g->o.listen ? g->o.listen : GSD_DEFAULT_LISTEN;
+    char host[256], port[16];
+    const char *colon = strrchr(listen, ':');
+    if (!colon || !colon[1] || strlen(colon + 1) >= sizeof port)
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "--listen: expected ADDR:PORT, got '%s'", listen);
+    size_t hl = (size_t)(colon - listen);
+    if (hl >= sizeof host) return gs_diag_set(d, GS_EINVAL, 0, 0, "--listen: address too long");
+    memcpy(host, listen, hl);
+    host[hl] = '\0';
+    snprintf(port, sizeof port, "%s", colon + 1);
+    for (const char *p = port; *p; p++)
+        if (*p < '0' || *p > '9')
+            return gs_diag_set(d, GS_EINVAL, 0, 0, "--listen: port '%s' is not a number", port);
+    if (atoi(port) > 65535) return gs_diag_set(d, GS_EINVAL, 0, 0, "--listen: port out of range");
+    if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
+        memmove(host, host + 1, hl - 2);
+        host[hl - 2] = '\0';
+    }
+    struct addrinfo hints, *ai = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int e = getaddrinfo(*host ? host : "127.0.0.1", port, &hints, &ai);
+    if (e || !ai)
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "--listen: cannot resolve '%s': %s", listen,
+                           gai_strerror(e));
+    if (!is_loopback(ai->ai_addr) && !g->auth) {
+        freeaddrinfo(ai);
+        return gs_diag_set(d, GS_EPERM, 0, 0,
+                           "refusing to listen on %s without --tokens FILE: anyone who can reach "
+                           "it could run commands; listen on a loopback address or give a tokens "
+                           "file (see 'gsched token hash')",
+                           listen);
+    }
+    unsigned flags =
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+    g->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, g, MHD_OPTION_SOCK_ADDR,
+                              ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT, g->o.max_connections,
+                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+                              MHD_OPTION_NOTIFY_COMPLETED, on_completed, g, MHD_OPTION_END);
+    freeaddrinfo(ai);
+    if (!g->mhd)
+        return gs_diag_set(d, GS_EIO, 0, 0, "cannot listen on %s: %s", listen,
+                           errno ? strerror(errno) : "address in use?");
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(g->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    g->port = di ? di->port : atoi(port);
+    return 0;
+}
+
+void gsd_http_stop(gsd *g)
+{
+    if (!g->mhd) return;
+    MHD_stop_daemon(g->mhd);
+    g->mhd = NULL;
+}

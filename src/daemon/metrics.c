@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * metrics.c - /metrics in the Prometheus text format (version 0.0.4).
+ *
+ * Names follow the project conventions (style-and-ecosystem.md B5): one
+ * "gsched_" prefix, base units (_seconds), counters end in _total,
+ * histograms as _bucket{le=...} / _sum / _count, and no high-cardinality
+ * labels (no job ids, no users).  Everything is rendered from one immutable
+ * snapshot, so a scrape is consistent.
+ *
+ * Invariant: label values are escaped (\\, \", \n) and every family has one
+ * HELP and one TYPE line.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gsd.h"
+
+typedef struct buf {
+    char *p;
+    size_t n, cap;
+} buf;
+
+static void bput(buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void bput(buf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+        va_end(ap);
+        if (k < 0) return;
+        if ((size_t)k < b->cap - b->n) {
+            b->n += (size_t)k;
+            return;
+        }
+        b->cap = b->cap * 2 + (size_t)k + 1;
+        b->p = realloc(b->p, b->cap);
+        if (!b->p) abort();
+    }
+}
+
+/* Escape a label value into out. */
+static const char *esc(const char *s, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (; s && *s && n + 3 < cap; s++) {
+        if (*s == '\\' || *s == '"') {
+            out[n++] = '\\';
+            out[n++] = *s;
+        } else if (*s == '\n') {
+            out[n++] = '\\';
+            out[n++] = 'n';
+        } else {
+            out[n++] = *s;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static void family(buf *b, const char *name, const char *type, const char *help)
+{
+    bput(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void hist(buf *b, const char *name, const char *help, const gsd_hist *h)
+{
+    family(b, name, "histogram", help);
+    uint64_t cum = 0;
+    for (int i = 0; i < h->nb; i++) {
+        cum += h->b[i];
+        bput(b, "%s_bucket{le=\"%g\"} %llu\n", name, h->bounds[i], (unsigned long long)cum);
+    }
+    bput(b, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)h->count);
+    bput(b, "%s_sum %.9g\n%s_count %llu\n", name, h->sum, name, (unsigned long long)h->count);
+}
+
+static void counter(buf *b, const char *name, const char *help, uint64_t v)
+{
+    family(b, name, "counter", help);
+    bput(b, "%s %llu\n", name, (unsigned long long)v);
+}
+
+static void lower(const char *s, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (; *s && n + 1 < cap; s++) out[n++] = (char)(*s >= 'A' && *s <= 'Z' ? *s + 32 : *s);
+    out[n] = '\0';
+}
+
+char *gsd_metrics_text(const gsd *g, const gsd_snap *s, size_t *len)
+{
+    buf b = {malloc(16384), 0, 16384};
+    if (!b.p) abort();
+    char e1[256], e2[256];
+    const gsd_metrics *m = &s->m;
+
+    family(&b, "gsched_build_info", "gauge",
+           "Version and policy of the running daemon (always 1).");
+    bput(&b, "gsched_build_info{version=\"%s\",policy=\"%s\"} 1\n", GSCHED_VERSION,
+         esc(g->o.policy ? g->o.policy : "fifo", e1, sizeof e1));
+    family(&b, "gsched_start_time_seconds", "gauge", "Start time of the daemon (Unix seconds).");
+    bput(&b, "gsched_start_time_seconds %.3f\n", gs_time_to_sec(g->started));
+
+    family(&b, "gsched_jobs", "gauge",
+           "Jobs by state: active jobs now, final states counted over the whole database.");
+    for (int st = 0; st < GS_JOB_NSTATES; st++) {
+        char l[32];
+        lower(gs_job_state_name((gs_job_state)st), l, sizeof l);
+        bput(&b, "gsched_jobs{state=\"%s\"} %lld\n", l, (long long)s->states[st]);
+    }
+    counter(&b, "gsched_jobs_submitted_total", "Jobs accepted since the daemon started.",
+            m->submitted);
+    family(&b, "gsched_jobs_finished_total", "counter",
+           "Jobs that reached a final state since the daemon started, by result.");
+    static const struct {
+        int st;
+        const char *name;
+    } res[] = {{GS_JOB_DONE, "done"},
+               {GS_JOB_FAILED, "failed"},
+               {GS_JOB_CANCELLED, "cancelled"},
+               {GS_JOB_REJECTED, "rejected"}};
+    for (size_t i = 0; i < sizeof res / sizeof *res; i++)
+        bput(&b, "gsched_jobs_finished_total{result=\"%s\"} %llu\n", res[i].name,
+             (unsigned long long)m->finished[res[i].st]);
+    counter(&b, "gsched_preemptions_total", "Preemptions requested by the policy.", m->preemptions);
+    counter(&b, "gsched_requeues_total", "Jobs put back in the queue after their tasks stopped.",
+            m->requeues);
+    counter(&b, "gsched_job_starts_total", "Job runs started (first starts and restarts).",
+            m->launches);
+    counter(&b, "gsched_task_launch_failures_total", "Tasks that could not be started.",
+            m->launch_failures);
+    counter(&b, "gsched_task_kills_total",
+            "Runs that needed SIGKILL because the grace period ran out.", m->kills);
+    counter(&b, "gsched_schedule_cycles_total", "Scheduling cycles run.", m->cycles);
+    counter(&b, "gsched_db_commits_total", "Database transactions committed.", m->commits);
+    hist(&b, "gsched_job_wait_seconds", "Time from submission to first start.", &m->wait);
+    hist(&b, "gsched_job_completion_seconds",
+         "Time from submission to the end (done, failed, cancelled).", &m->jct);
+    hist(&b, "gsched_schedule_cycle_duration_seconds",
+         "Duration of a scheduling cycle: commands, policy pass, commit, actions.", &m->cycle);
+    hist(&b, "gsched_db_commit_duration_seconds", "Duration of a cycle's database commit.",
+         &m->commit);
+
+    int alloc = 0, down = 0;
+    for (size_t i = 0; i < s->ngpus; i++) {
+        alloc += s->gpus[i].job >= 0;
+        down += s->gpus[i].down;
+    }
+    family(&b, "gsched_gpus", "gauge", "GPUs by state.");
+    bput(&b, "gsched_gpus{state=\"allocated\"} %d\n", alloc);
+    bput(&b, "gsched_gpus{state=\"idle\"} %d\n", (int)s->ngpus - alloc - down);
+    bput(&b, "gsched_gpus{state=\"down\"} %d\n", down);
+    family(&b, "gsched_node_gpus", "gauge", "GPUs per node.");
+    for (size_t i = 0; i < s->nnodes; i++)
+        bput(&b, "gsched_node_gpus{node=\"%s\"} %d\n", esc(s->nodes[i].name, e1, sizeof e1),
+             s->nodes[i].gpus);
+    family(&b, "gsched_node_gpus_allocated", "gauge", "Allocated GPUs per node.");
+    for (size_t i = 0; i < s->nnodes; i++)
+        bput(&b, "gsched_node_gpus_allocated{node=\"%s\"} %d\n",
+             esc(s->nodes[i].name, e1, sizeof e1), s->nodes[i].alloc);
+    family(&b, "gsched_vc_gpus_allocated", "gauge", "GPUs held by each VC's running jobs.");
+    for (size_t i = 0; i < s->nvcs; i++)
+        bput(&b, "gsched_vc_gpus_allocated{vc=\"%s\"} %lld\n", esc(s->vcs[i].name, e2, sizeof e2),
+             (long long)s->vcs[i].allocated);
+    family(&b, "gsched_vc_gpus_guaranteed", "gauge",
+           "GPUs guaranteed to each VC (HiveD cells or quotas); VCs without one are left out.");
+    for (size_t i = 0; i < s->nvcs; i++)
+        if (s->vcs[i].guaranteed >= 0)
+            bput(&b, "gsched_vc_gpus_guaranteed{vc=\"%s\"} %lld\n",
+                 esc(s->vcs[i].name, e2, sizeof e2), (long long)s->vcs[i].guaranteed);
+    family(&b, "gsched_vc_jobs_pending", "gauge", "Pending jobs per VC.");
+    for (size_t i = 0; i < s->nvcs; i++)
+        bput(&b, "gsched_vc_jobs_pending{vc=\"%s\"} %d\n", esc(s->vcs[i].name, e2, sizeof e2),
+             s->vcs[i].pending);
+    *len = b.n;
+    return b.p;
+}

@@ -1,0 +1,725 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * spec.c - parsing, validation and canonical JSON of live job specs.
+ *
+ * Invariant: a spec that parses also validates (gsd_spec_parse ends with
+ * gsd_spec_validate), and gsd_spec_to_json() of a valid spec parses back to
+ * an equal spec, which restart recovery relies on.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "spec.h"
+#include "yaml.h"
+
+void gsd_spec_init(gsd_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->ntasks = 1;
+    s->gpus_per_task = 1;
+    s->gang = 1;
+}
+
+void gsd_spec_release(gsd_spec *s)
+{
+    if (!s) return;
+    free(s->name);
+    free(s->vc);
+    free(s->user);
+    free(s->gpu_type);
+    if (s->argv)
+        for (int i = 0; i < s->argc; i++) free(s->argv[i]);
+    free(s->argv);
+    free(s->shell);
+    for (size_t i = 0; i < s->nenv; i++) {
+        free(s->env[i].key);
+        free(s->env[i].val);
+    }
+    free(s->env);
+    free(s->workdir);
+    free(s->checkpoint_dir);
+    free(s->pinned_cell);
+    gsd_spec_init(s);
+}
+
+static char *xstrdup(const char *s)
+{
+    char *p = strdup(s);
+    if (!p) abort(); /* programs abort on out-of-memory */
+    return p;
+}
+
+/* ---- scalar helpers ------------------------------------------------------------------------- */
+
+int gsd_parse_duration(const char *s, gs_time *out)
+{
+    if (!s || !*s) return GS_EINVAL;
+    if (strchr(s, ':')) {
+        /* Slurm: [D-]HH:MM:SS or MM:SS */
+        long long d = 0, f[3] = {0, 0, 0};
+        const char *p = s;
+        const char *dash = strchr(s, '-');
+        if (dash) {
+            char *end;
+            errno = 0;
+            d = strtoll(s, &end, 10);
+            if (errno || end != dash || d < 0) return GS_EINVAL;
+            p = dash + 1;
+        }
+        int n = 0;
+        while (*p) {
+            if (n == 3 || !isdigit((unsigned char)*p)) return GS_EINVAL;
+            char *end;
+            errno = 0;
+            f[n++] = strtoll(p, &end, 10);
+            if (errno) return GS_EINVAL;
+            p = end;
+            if (*p == ':') {
+                p++;
+                if (!*p) return GS_EINVAL;
+            } else if (*p) {
+                return GS_EINVAL;
+            }
+        }
+        long long secs;
+        if (n == 3)
+            secs = f[0] * 3600 + f[1] * 60 + f[2];
+        else if (n == 2 && !dash)
+            secs = f[0] * 60 + f[1];
+        else
+            return GS_EINVAL;
+        if ((n == 3 && (f[1] > 59 || f[2] > 59)) || (n == 2 && f[1] > 59)) return GS_EINVAL;
+        secs += d * 86400;
+        if (secs < 0 || secs > 100LL * 365 * 86400) return GS_ERANGE;
+        *out = (gs_time)secs * GS_SEC;
+        return 0;
+    }
+    gs_time total = 0;
+    const char *p = s;
+    int parts = 0;
+    while (*p) {
+        if (!isdigit((unsigned char)*p) && *p != '.') return GS_EINVAL;
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (errno || end == p || v < 0) return GS_EINVAL;
+        p = end;
+        double mult;
+        if (!strncmp(p, "ms", 2))
+            mult = 1e-3, p += 2;
+        else if (*p == 's')
+            mult = 1, p++;
+        else if (*p == 'm')
+            mult = 60, p++;
+        else if (*p == 'h')
+            mult = 3600, p++;
+        else if (*p == 'd')
+            mult = 86400, p++;
+        else if (!*p && parts == 0)
+            mult = 1;
+        else
+            return GS_EINVAL;
+        double secs = v * mult;
+        if (secs > 100.0 * 365 * 86400) return GS_ERANGE;
+        total += gs_time_from_sec(secs);
+        parts++;
+    }
+    if (total > (gs_time)100 * 365 * 86400 * GS_SEC) return GS_ERANGE;
+    *out = total;
+    return 0;
+}
+
+int gsd_parse_priority(const char *s, int *out)
+{
+    if (!s || !*s) return GS_EINVAL;
+    if (!strcasecmp(s, "prod")) return *out = GS_PRIO_PROD, 0;
+    if (!strcasecmp(s, "test")) return *out = GS_PRIO_TEST, 0;
+    if (!strcasecmp(s, "oppo") || !strcasecmp(s, "opportunistic"))
+        return *out = GS_PRIO_OPPORTUNISTIC, 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end) return GS_EINVAL;
+    if (v < -1 || v > GSD_PRIO_MAX) return GS_ERANGE;
+    *out = (int)v;
+    return 0;
+}
+
+const char *gsd_priority_name(int prio)
+{
+    switch (prio) {
+    case GS_PRIO_PROD: return "prod";
+    case GS_PRIO_TEST: return "test";
+    case GS_PRIO_OPPORTUNISTIC: return "oppo";
+    default: return NULL;
+    }
+}
+
+void gsd_format_duration(gs_time t, char *buf, size_t cap)
+{
+    if (t < 0) t = 0;
+    long long s = (long long)(t / GS_SEC);
+    long long d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
+    if (d)
+        snprintf(buf, cap, "%lldd%02lldh", d, h);
+    else if (h)
+        snprintf(buf, cap, "%lldh%02lldm", h, m);
+    else if (m)
+        snprintf(buf, cap, "%lldm%02llds", m, sec);
+    else
+        snprintf(buf, cap, "%llds", sec);
+}
+
+int gsd_env_reserved(const char *key)
+{
+    static const char *const reserved[] = {
+        "CUDA_VISIBLE_DEVICES", "MASTER_ADDR", "MASTER_PORT", "RANK",
+        "WORLD_SIZE",           "LOCAL_RANK",  "NODE_RANK",   NULL};
+    if (!strncmp(key, "GSCHED_", 7)) return 1;
+    for (size_t i = 0; reserved[i]; i++)
+        if (!strcmp(key, reserved[i])) return 1;
+    return 0;
+}
+
+/* Printable text without control characters (tabs and newlines allowed in commands). */
+static int bad_text(const char *s, int allow_newlines)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '\t' || (allow_newlines && (*p == '\n' || *p == '\r'))) continue;
+        if (*p < 0x20 || *p == 0x7f) return 1;
+    }
+    return 0;
+}
+
+static int env_key_ok(const char *k)
+{
+    if (!*k || !(isalpha((unsigned char)*k) || *k == '_')) return 0;
+    for (const char *p = k; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_')) return 0;
+    return strlen(k) <= 256;
+}
+
+/* ---- validation ----------------------------------------------------------------------------- */
+
+#define FIELD(f) (field ? (void)(*field = (f)) : (void)0)
+
+int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
+{
+    if (s->ntasks < 1 || s->ntasks > GSD_MAX_GPUS) {
+        FIELD("tasks");
+        return gs_diag_set(d, GS_ERANGE, d ? d->line : 0, d ? d->col : 0,
+                           "'tasks' must be between 1 and %d, got %d", GSD_MAX_GPUS, s->ntasks);
+    }
+    if (s->gpus_per_task < 1 || s->gpus_per_task > GSD_MAX_GPUS) {
+        FIELD("gpus");
+        return gs_diag_set(d, GS_ERANGE, 0, 0, "'gpus' (per task) must be between 1 and %d, got %d",
+                           GSD_MAX_GPUS, s->gpus_per_task);
+    }
+    if ((long long)s->ntasks * s->gpus_per_task > GSD_MAX_GPUS) {
+        FIELD("tasks");
+        return gs_diag_set(d, GS_ERANGE, 0, 0, "job asks for %lld GPUs, more than the limit of %d",
+                           (long long)s->ntasks * s->gpus_per_task, GSD_MAX_GPUS);
+    }
+    if (s->priority < -1 || s->priority > GSD_PRIO_MAX) {
+        FIELD("priority");
+        return gs_diag_set(d, GS_ERANGE, 0, 0, "'priority' must be between -1 and %d",
+                           GSD_PRIO_MAX);
+    }
+    if (!s->shell && !(s->argv && s->argc > 0)) {
+        FIELD("command");
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "missing field 'command' (a string or a list)");
+    }
+    if (s->shell && (strlen(s->shell) > GSD_MAX_CMD_BYTES || !*s->shell)) {
+        FIELD("command");
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "'command' must be 1 to %d bytes",
+                           GSD_MAX_CMD_BYTES);
+    }
+    if (s->shell && bad_text(s->shell, 1)) {
+        FIELD("command");
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "'command' contains control characters");
+    }
+    if (s->argv) {
+        size_t total = 0;
+        if (s->argc > GSD_MAX_ARGS) {
+            FIELD("command");
+            return gs_diag_set(d, GS_ETOOBIG, 0, 0, "'command' has more than %d arguments",
+                               GSD_MAX_ARGS);
+        }
+        for (int i = 0; i < s->argc; i++) {
+            total += strlen(s->argv[i]) + 1;
+            if (bad_text(s->argv[i], 1)) {
+                FIELD("command");
+                return gs_diag_set(d, GS_EINVAL, 0, 0,
+                                   "'command' argument %d has control characters", i);
+            }
+        }
+        if (!*s->argv[0]) {
+            FIELD("command");
+            return gs_diag_set(d, GS_EINVAL, 0, 0, "'command' program name is empty");
+        }
+        if (total > GSD_MAX_CMD_BYTES) {
+            FIELD("command");
+            return gs_diag_set(d, GS_ETOOBIG, 0, 0, "'command' is longer than %d bytes",
+                               GSD_MAX_CMD_BYTES);
+        }
+    }
+    struct {
+        const char *v, *f;
+        size_t max;
+    } strs[] = {{s->name, "name", GSD_MAX_NAME},
+                {s->vc, "vc", GSD_MAX_NAME},
+                {s->user, "user", GSD_MAX_NAME},
+                {s->gpu_type, "gpu_type", GSD_MAX_NAME},
+                {s->workdir, "workdir", GSD_MAX_PATH},
+                {s->checkpoint_dir, "checkpoint.dir", GSD_MAX_PATH},
+                {s->pinned_cell, "pinned_cell", GSD_MAX_NAME}};
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
+        if (!strs[i].v) continue;
+        if (strlen(strs[i].v) > strs[i].max) {
+            FIELD(strs[i].f);
+            return gs_diag_set(d, GS_ETOOBIG, 0, 0, "'%s' is longer than %zu characters", strs[i].f,
+                               strs[i].max);
+        }
+        if (bad_text(strs[i].v, 0) || strchr(strs[i].v, '\t')) {
+            FIELD(strs[i].f);
+            return gs_diag_set(d, GS_EINVAL, 0, 0, "'%s' contains control characters", strs[i].f);
+        }
+    }
+    if (s->user && (!*s->user || strchr(s->user, ' ') || strchr(s->user, ':'))) {
+        FIELD("user");
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "'user' must be non-empty without spaces or ':'");
+    }
+    if (s->vc && (!*s->vc || strchr(s->vc, ' ') || strchr(s->vc, ','))) {
+        FIELD("vc");
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "'vc' must be non-empty without spaces or commas");
+    }
+    if (s->workdir && s->workdir[0] != '/') {
+        FIELD("workdir");
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "'workdir' must be an absolute path, got '%s'",
+                           s->workdir);
+    }
+    if (s->nenv > GSD_MAX_ENV) {
+        FIELD("env");
+        return gs_diag_set(d, GS_ETOOBIG, 0, 0, "'env' has more than %d entries", GSD_MAX_ENV);
+    }
+    for (size_t i = 0; i < s->nenv; i++) {
+        if (!env_key_ok(s->env[i].key)) {
+            FIELD("env");
+            return gs_diag_set(d, GS_EINVAL, 0, 0, "'env': '%s' is not a valid variable name",
+                               s->env[i].key);
+        }
+        if (gsd_env_reserved(s->env[i].key)) {
+            FIELD("env");
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "'env': %s is set by the executor and cannot be overridden",
+                               s->env[i].key);
+        }
+        if (strlen(s->env[i].val) > GSD_MAX_CMD_BYTES || bad_text(s->env[i].val, 1)) {
+            FIELD("env");
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "'env': value of %s is too long or has control "
+                               "characters",
+                               s->env[i].key);
+        }
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(s->env[k].key, s->env[i].key)) {
+                FIELD("env");
+                return gs_diag_set(d, GS_EINVAL, 0, 0, "'env': %s is given twice", s->env[i].key);
+            }
+    }
+    if (s->time_limit < 0 || s->duration < 0 || s->grace < 0) {
+        FIELD("time_limit");
+        return gs_diag_set(d, GS_ERANGE, 0, 0, "durations must not be negative");
+    }
+    if (s->cpus_per_task < 0 || s->mem_mb_per_task < 0) {
+        FIELD("cpus");
+        return gs_diag_set(d, GS_ERANGE, 0, 0, "'cpus' and 'memory' must not be negative");
+    }
+    return 0;
+}
+
+/* ---- parsing -------------------------------------------------------------------------------- */
+
+typedef struct pctx {
+    gs_diag *d;
+    const char **field;
+} pctx;
+
+static int perr(pctx *c, struct fy_node *n, const char *field, int err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+static int perr(pctx *c, struct fy_node *n, const char *field, int err, const char *fmt, ...)
+{
+    if (c->field) *c->field = field;
+    if (!c->d) return err;
+    int line = 0, col = 0;
+    gs_yaml_pos(n, &line, &col);
+    if (!line && n) {
+        /* an empty collection has no token of its own: point at its key */
+        struct fy_node *parent = fy_node_get_parent(n);
+        void *it = NULL;
+        struct fy_node_pair *p;
+        while (parent && fy_node_is_mapping(parent) && (p = fy_node_mapping_iterate(parent, &it)))
+            if (fy_node_pair_value(p) == n) {
+                gs_yaml_pos(fy_node_pair_key(p), &line, &col);
+                break;
+            }
+    }
+    c->d->line = line;
+    c->d->col = col;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->d->msg, sizeof c->d->msg, fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+static int get_str(pctx *c, struct fy_node *n, const char *field, char **out)
+{
+    const char *s = gs_yaml_str(n);
+    if (!s) return perr(c, n, field, GS_EPARSE, "'%s' must be a string", field);
+    free(*out);
+    *out = xstrdup(s);
+    return 0;
+}
+
+static int get_int(pctx *c, struct fy_node *n, const char *field, long long lo, long long hi,
+                   int *out)
+{
+    const char *s = gs_yaml_str(n);
+    if (!s) return perr(c, n, field, GS_EPARSE, "'%s' must be an integer", field);
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+        return perr(c, n, field, GS_EPARSE, "'%s' must be an integer, got '%s'", field, s);
+    if (v < lo || v > hi)
+        return perr(c, n, field, GS_ERANGE, "'%s' must be between %lld and %lld, got %lld", field,
+                    lo, hi, v);
+    *out = (int)v;
+    return 0;
+}
+
+static int get_bool(pctx *c, struct fy_node *n, const char *field, int *out)
+{
+    const char *s = gs_yaml_str(n);
+    if (s) {
+        if (!strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcasecmp(s, "on"))
+            return *out = 1, 0;
+        if (!strcasecmp(s, "false") || !strcasecmp(s, "no") || !strcasecmp(s, "off"))
+            return *out = 0, 0;
+    }
+    return perr(c, n, field, GS_EPARSE, "'%s' must be true or false", field);
+}
+
+static int get_dur(pctx *c, struct fy_node *n, const char *field, gs_time *out)
+{
+    const char *s = gs_yaml_str(n);
+    if (!s) return perr(c, n, field, GS_EPARSE, "'%s' must be a duration", field);
+    int rc = gsd_parse_duration(s, out);
+    if (rc)
+        return perr(c, n, field, rc == GS_ERANGE ? GS_ERANGE : GS_EPARSE,
+                    "'%s': '%s' is not a duration (seconds, 90s, 30m, 2h, 1d, HH:MM:SS)", field, s);
+    return 0;
+}
+
+static int parse_command(pctx *c, struct fy_node *n, gsd_spec *s)
+{
+    if (fy_node_is_scalar(n)) {
+        if (get_str(c, n, "command", &s->shell)) return GS_EPARSE;
+        if (!*s->shell) return perr(c, n, "command", GS_EINVAL, "'command' is empty");
+        return 0;
+    }
+    if (!fy_node_is_sequence(n))
+        return perr(c, n, "command", GS_EPARSE, "'command' must be a string or a list of strings");
+    int cnt = fy_node_sequence_item_count(n);
+    if (cnt < 1) return perr(c, n, "command", GS_EINVAL, "'command' list is empty");
+    if (cnt > GSD_MAX_ARGS)
+        return perr(c, n, "command", GS_ETOOBIG, "'command' has more than %d arguments",
+                    GSD_MAX_ARGS);
+    s->argv = calloc((size_t)cnt + 1, sizeof *s->argv);
+    if (!s->argv) abort();
+    void *it = NULL;
+    struct fy_node *item;
+    while ((item = fy_node_sequence_iterate(n, &it))) {
+        const char *v = gs_yaml_str(item);
+        if (!v) return perr(c, item, "command", GS_EPARSE, "'command' items must be strings");
+        s->argv[s->argc++] = xstrdup(v);
+    }
+    return 0;
+}
+
+static int parse_env(pctx *c, struct fy_node *n, gsd_spec *s)
+{
+    if (!fy_node_is_mapping(n))
+        return perr(c, n, "env", GS_EPARSE, "'env' must be a mapping of NAME: value");
+    int cnt = fy_node_mapping_item_count(n);
+    if (cnt > GSD_MAX_ENV)
+        return perr(c, n, "env", GS_ETOOBIG, "'env' has more than %d entries", GSD_MAX_ENV);
+    s->env = calloc((size_t)cnt + 1, sizeof *s->env);
+    if (!s->env) abort();
+    void *it = NULL;
+    struct fy_node_pair *p;
+    while ((p = fy_node_mapping_iterate(n, &it))) {
+        struct fy_node *k = fy_node_pair_key(p), *v = fy_node_pair_value(p);
+        const char *ks = gs_yaml_str(k), *vs = gs_yaml_str(v);
+        if (!ks) return perr(c, k, "env", GS_EPARSE, "'env' keys must be strings");
+        if (!vs)
+            return perr(c, v ? v : k, "env", GS_EPARSE, "'env': value of %s must be a string", ks);
+        if (!env_key_ok(ks))
+            return perr(c, k, "env", GS_EINVAL, "'env': '%s' is not a valid variable name", ks);
+        if (gsd_env_reserved(ks))
+            return perr(c, k, "env", GS_EINVAL,
+                        "'env': %s is set by the executor and cannot be overridden", ks);
+        s->env[s->nenv].key = xstrdup(ks);
+        s->env[s->nenv].val = xstrdup(vs);
+        s->nenv++;
+    }
+    return 0;
+}
+
+static int parse_tasks(pctx *c, struct fy_node *n, gsd_spec *s, int *gpus_in_tasks)
+{
+    const char *v = gs_yaml_str(n);
+    if (!v) return perr(c, n, "tasks", GS_EPARSE, "'tasks' must be a count or COUNTxGPUS");
+    const char *x = strpbrk(v, "xX*");
+    if (!x) return get_int(c, n, "tasks", 1, GSD_MAX_GPUS, &s->ntasks);
+    char *end;
+    errno = 0;
+    long a = strtol(v, &end, 10);
+    if (errno || end != x || end == v)
+        return perr(c, n, "tasks", GS_EPARSE, "'tasks': expected COUNT or COUNTxGPUS, got '%s'", v);
+    long b = strtol(x + 1, &end, 10);
+    if (errno || *end || end == x + 1)
+        return perr(c, n, "tasks", GS_EPARSE, "'tasks': expected COUNT or COUNTxGPUS, got '%s'", v);
+    if (a < 1 || a > GSD_MAX_GPUS || b < 1 || b > GSD_MAX_GPUS)
+        return perr(c, n, "tasks", GS_ERANGE, "'tasks': counts must be between 1 and %d",
+                    GSD_MAX_GPUS);
+    s->ntasks = (int)a;
+    s->gpus_per_task = (int)b;
+    *gpus_in_tasks = 1;
+    return 0;
+}
+
+static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
+{
+    static const char *const keys[] = {"name",     "vc",         "queue",       "user",
+                                       "priority", "tasks",      "gpus",        "gpus_per_task",
+                                       "gang",     "gpu_type",   "command",     "env",
+                                       "workdir",  "time_limit", "duration",    "cpus",
+                                       "memory",   "checkpoint", "pinned_cell", "lazy_preemption",
+                                       NULL};
+    if (!fy_node_is_mapping(root))
+        return perr(c, root, "", GS_EPARSE,
+                    "a job spec must be a mapping (name: ..., command: ...)");
+    gs_diag *d = c->d;
+    int rc = gs_yaml_check_keys(root, keys, "job spec", d);
+    if (rc) {
+        if (c->field) *c->field = "";
+        return rc;
+    }
+    struct fy_node *n;
+    int gpus_in_tasks = 0;
+    if ((n = gs_yaml_get(root, "name")) && get_str(c, n, "name", &s->name)) return GS_EPARSE;
+    if ((n = gs_yaml_get(root, "vc")) && get_str(c, n, "vc", &s->vc)) return GS_EPARSE;
+    if ((n = gs_yaml_get(root, "queue"))) {
+        if (s->vc) return perr(c, n, "queue", GS_EINVAL, "give either 'vc' or 'queue', not both");
+        if (get_str(c, n, "queue", &s->vc)) return GS_EPARSE;
+    }
+    if ((n = gs_yaml_get(root, "user")) && get_str(c, n, "user", &s->user)) return GS_EPARSE;
+    if ((n = gs_yaml_get(root, "priority"))) {
+        const char *v = gs_yaml_str(n);
+        int r = v ? gsd_parse_priority(v, &s->priority) : GS_EPARSE;
+        if (r)
+            return perr(c, n, "priority", r == GS_ERANGE ? GS_ERANGE : GS_EPARSE,
+                        "'priority' must be an integer between -1 and %d or one of prod (%d), "
+                        "test (%d), oppo (%d)",
+                        GSD_PRIO_MAX, GS_PRIO_PROD, GS_PRIO_TEST, GS_PRIO_OPPORTUNISTIC);
+    }
+    if ((n = gs_yaml_get(root, "tasks")) && (rc = parse_tasks(c, n, s, &gpus_in_tasks))) return rc;
+    struct fy_node *g1 = gs_yaml_get(root, "gpus"), *g2 = gs_yaml_get(root, "gpus_per_task");
+    if (g1 && g2) return perr(c, g2, "gpus", GS_EINVAL, "give either 'gpus' or 'gpus_per_task'");
+    if (g1 || g2) {
+        if (gpus_in_tasks)
+            return perr(c, g1 ? g1 : g2, "gpus", GS_EINVAL,
+                        "GPUs per task are already given in 'tasks: COUNTxGPUS'");
+        if ((rc = get_int(c, g1 ? g1 : g2, g1 ? "gpus" : "gpus_per_task", 1, GSD_MAX_GPUS,
+                          &s->gpus_per_task)))
+            return rc;
+    }
+    if ((n = gs_yaml_get(root, "gang")) && (rc = get_bool(c, n, "gang", &s->gang))) return rc;
+    if ((n = gs_yaml_get(root, "gpu_type")) && get_str(c, n, "gpu_type", &s->gpu_type))
+        return GS_EPARSE;
+    if ((n = gs_yaml_get(root, "command")) && (rc = parse_command(c, n, s))) return rc;
+    if ((n = gs_yaml_get(root, "env")) && (rc = parse_env(c, n, s))) return rc;
+    if ((n = gs_yaml_get(root, "workdir"))) {
+        if (get_str(c, n, "workdir", &s->workdir)) return GS_EPARSE;
+        if (s->workdir[0] != '/')
+            return perr(c, n, "workdir", GS_EINVAL, "'workdir' must be an absolute path, got '%s'",
+                        s->workdir);
+    }
+    if ((n = gs_yaml_get(root, "time_limit")) && (rc = get_dur(c, n, "time_limit", &s->time_limit)))
+        return rc;
+    if ((n = gs_yaml_get(root, "duration")) && (rc = get_dur(c, n, "duration", &s->duration)))
+        return rc;
+    if ((n = gs_yaml_get(root, "cpus")) &&
+        (rc = get_int(c, n, "cpus", 0, 1 << 20, &s->cpus_per_task)))
+        return rc;
+    if ((n = gs_yaml_get(root, "memory"))) {
+        const char *v = gs_yaml_str(n);
+        int64_t mb = v ? gs_parse_mem_mb(v) : -1;
+        if (mb < 0 || mb > (1LL << 30))
+            return perr(c, n, "memory", GS_EPARSE,
+                        "'memory' must be a size such as 512M, 32G, 32Gi or MiB, got '%s'",
+                        v ? v : "?");
+        s->mem_mb_per_task = (int)mb;
+    }
+    if ((n = gs_yaml_get(root, "checkpoint"))) {
+        static const char *const ck[] = {"dir", "grace_period", NULL};
+        if ((rc = gs_yaml_check_keys(n, ck, "checkpoint", d))) {
+            if (c->field) *c->field = "checkpoint";
+            return rc;
+        }
+        struct fy_node *m;
+        if ((m = gs_yaml_get(n, "dir")) && get_str(c, m, "checkpoint.dir", &s->checkpoint_dir))
+            return GS_EPARSE;
+        if ((m = gs_yaml_get(n, "grace_period")) &&
+            (rc = get_dur(c, m, "checkpoint.grace_period", &s->grace)))
+            return rc;
+        if (s->grace > (gs_time)3600 * GS_SEC)
+            return perr(c, m, "checkpoint.grace_period", GS_ERANGE,
+                        "'checkpoint.grace_period' must be at most 1h");
+    }
+    if ((n = gs_yaml_get(root, "pinned_cell")) && get_str(c, n, "pinned_cell", &s->pinned_cell))
+        return GS_EPARSE;
+    if ((n = gs_yaml_get(root, "lazy_preemption")) &&
+        (rc = get_bool(c, n, "lazy_preemption", &s->lazy_preemption)))
+        return rc;
+    return 0;
+}
+
+int gsd_spec_parse(const char *file, const char *buf, size_t len, gsd_spec *s, gs_diag *d,
+                   const char **field)
+{
+    gsd_spec_init(s);
+    if (field) *field = "";
+    if (d) d->file = file;
+    if (len > 1024 * 1024) return gs_diag_set(d, GS_ETOOBIG, 0, 0, "job spec larger than 1 MiB");
+    if (memchr(buf, '\0', len))
+        return gs_diag_set(d, GS_EPARSE, 0, 0, "job spec contains a NUL byte");
+    gs_yaml y;
+    int rc = gs_yaml_load(&y, file, buf, len, d);
+    if (rc) {
+        /* JSON is parsed as YAML: name the format the user wrote */
+        size_t lead = strspn(buf, " \t\r\n");
+        if (d && lead < len && (buf[lead] == '{' || buf[lead] == '[') &&
+            !strncmp(d->msg, "invalid YAML", 12)) {
+            char tmp[sizeof d->msg];
+            snprintf(tmp, sizeof tmp, "invalid JSON%s", d->msg + 12);
+            snprintf(d->msg, sizeof d->msg, "%s", tmp);
+        }
+        return rc;
+    }
+    pctx c = {d, field};
+    rc = parse_root(&c, gs_yaml_root(&y), s);
+    gs_yaml_release(&y);
+    if (!rc) {
+        if (d) d->line = d->col = 0;
+        rc = gsd_spec_validate(s, d, field);
+    }
+    if (rc) gsd_spec_release(s);
+    return rc;
+}
+
+/* ---- output --------------------------------------------------------------------------------- */
+
+static void dur_str(gs_time t, char *buf, size_t cap)
+{
+    if (t % GS_SEC == 0)
+        snprintf(buf, cap, "%llds", (long long)(t / GS_SEC));
+    else
+        snprintf(buf, cap, "%lldms", (long long)(t / GS_MSEC));
+}
+
+char *gsd_spec_to_json(const gsd_spec *s)
+{
+    json_t *o = json_object();
+    char b[64];
+    if (s->name) json_object_set_new(o, "name", json_string(s->name));
+    if (s->vc) json_object_set_new(o, "vc", json_string(s->vc));
+    if (s->user) json_object_set_new(o, "user", json_string(s->user));
+    json_object_set_new(o, "priority", json_integer(s->priority));
+    json_object_set_new(o, "tasks", json_integer(s->ntasks));
+    json_object_set_new(o, "gpus", json_integer(s->gpus_per_task));
+    json_object_set_new(o, "gang", json_boolean(s->gang));
+    if (s->gpu_type) json_object_set_new(o, "gpu_type", json_string(s->gpu_type));
+    if (s->shell) {
+        json_object_set_new(o, "command", json_string(s->shell));
+    } else {
+        json_t *a = json_array();
+        for (int i = 0; i < s->argc; i++) json_array_append_new(a, json_string(s->argv[i]));
+        json_object_set_new(o, "command", a);
+    }
+    if (s->nenv) {
+        json_t *e = json_object();
+        for (size_t i = 0; i < s->nenv; i++)
+            json_object_set_new(e, s->env[i].key, json_string(s->env[i].val));
+        json_object_set_new(o, "env", e);
+    }
+    if (s->workdir) json_object_set_new(o, "workdir", json_string(s->workdir));
+    if (s->time_limit) {
+        dur_str(s->time_limit, b, sizeof b);
+        json_object_set_new(o, "time_limit", json_string(b));
+    }
+    if (s->duration) {
+        dur_str(s->duration, b, sizeof b);
+        json_object_set_new(o, "duration", json_string(b));
+    }
+    if (s->cpus_per_task) json_object_set_new(o, "cpus", json_integer(s->cpus_per_task));
+    if (s->mem_mb_per_task) {
+        snprintf(b, sizeof b, "%dMi", s->mem_mb_per_task);
+        json_object_set_new(o, "memory", json_string(b));
+    }
+    if (s->checkpoint_dir || s->grace) {
+        json_t *ck = json_object();
+        if (s->checkpoint_dir) json_object_set_new(ck, "dir", json_string(s->checkpoint_dir));
+        if (s->grace) {
+            dur_str(s->grace, b, sizeof b);
+            json_object_set_new(ck, "grace_period", json_string(b));
+        }
+        json_object_set_new(o, "checkpoint", ck);
+    }
+    if (s->pinned_cell) json_object_set_new(o, "pinned_cell", json_string(s->pinned_cell));
+    if (s->lazy_preemption) json_object_set_new(o, "lazy_preemption", json_true());
+    char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    return out;
+}
+
+void gsd_spec_job(const gsd_spec *s, gs_time default_duration, gs_job_spec *out)
+{
+    gs_job_spec_init(out);
+    out->name = s->name;
+    out->user = s->user;
+    out->vc = s->vc;
+    out->priority = s->priority;
+    out->ntasks = s->ntasks;
+    out->gpus_per_task = s->gpus_per_task;
+    out->gang = s->gang;
+    out->gpu_type = s->gpu_type;
+    out->duration = s->duration ? s->duration : s->time_limit ? s->time_limit : default_duration;
+    out->cpus_per_task = s->cpus_per_task;
+    out->mem_mb_per_task = s->mem_mb_per_task;
+    out->pinned_cell = s->pinned_cell;
+    out->lazy_preemption = s->lazy_preemption;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * spec.h - the live job spec: what a user submits to `gsched serve`.
+ *
+ * One parser for YAML and JSON (JSON is read as YAML 1.2 flow style by
+ * libfyaml, so both give "file:line:col: message" diagnostics naming the
+ * field).  Unknown fields are errors with a "did you mean" hint.  The
+ * canonical form is JSON (gsd_spec_to_json): the CLI sends it, the daemon
+ * stores it, and restart recovery parses it back with the same parser.
+ *
+ * Invariants after a successful gsd_spec_parse(): ntasks >= 1,
+ * gpus_per_task >= 1, ntasks * gpus_per_task <= GSD_MAX_GPUS, a command is
+ * present (argv or shell), every string is valid, bounded and free of
+ * control characters, env keys are shell identifiers and none is reserved
+ * (GSCHED_*, CUDA_VISIBLE_DEVICES, RANK, ...: the executor sets those).
+ *
+ * Ownership: a gsd_spec owns all its strings; gsd_spec_release() frees them
+ * (and accepts a zeroed spec).  gsd_spec_job() fills a gs_job_spec whose
+ * strings are borrowed from the gsd_spec.
+ */
+#ifndef GSCHED_DAEMON_SPEC_H
+#define GSCHED_DAEMON_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gsched/gsched.h"
+
+#define GSD_MAX_GPUS      4096
+#define GSD_MAX_NAME      128
+#define GSD_MAX_ARGS      1024
+#define GSD_MAX_CMD_BYTES (64 * 1024)
+#define GSD_MAX_ENV       256
+#define GSD_MAX_PATH      4096
+#define GSD_PRIO_MAX      1000000
+
+typedef struct gsd_kv {
+    char *key, *val;
+} gsd_kv;
+
+typedef struct gsd_spec {
+    char *name;        /* optional */
+    char *vc;          /* optional; NULL = "default" */
+    char *user;        /* set by the server (token or header); spec value only for admins */
+    int priority;      /* -1 opportunistic, 0..GSD_PRIO_MAX */
+    int ntasks;        /* >= 1 */
+    int gpus_per_task; /* >= 1 */
+    int gang;          /* 1 (default): all tasks start together */
+    char *gpu_type;    /* NULL = any */
+    char **argv;       /* command as a list (execvp), NULL-terminated; or NULL */
+    int argc;          /* entries in argv */
+    char *shell;       /* command as a string, run by /bin/sh -c; or NULL */
+    gsd_kv *env;       /* extra environment */
+    size_t nenv;
+    char *workdir;        /* NULL = the daemon's working directory */
+    gs_time time_limit;   /* total executed time allowed; 0 = none */
+    gs_time duration;     /* expected run time for duration-aware policies; 0 = unset */
+    gs_time grace;        /* SIGTERM -> SIGKILL grace period; 0 = the daemon's default */
+    char *checkpoint_dir; /* exported as GSCHED_CHECKPOINT_DIR */
+    int cpus_per_task;    /* 0 = not modelled */
+    int mem_mb_per_task;  /* 0 = not modelled */
+    char *pinned_cell;    /* HiveD pinnedCellId */
+    int lazy_preemption;  /* HiveD lazy preemption */
+} gsd_spec;
+
+void gsd_spec_init(gsd_spec *s);
+void gsd_spec_release(gsd_spec *s);
+
+/*
+ * Parse a spec from YAML or JSON.  'file' names the source in messages
+ * ("job.yaml", "request body").  On error returns GS_EPARSE / GS_ERANGE /
+ * GS_EINVAL / GS_ETOOBIG with d filled (line:col when known) and *field set
+ * to the offending field (static string, "" when none) if field != NULL.
+ */
+int gsd_spec_parse(const char *file, const char *buf, size_t len, gsd_spec *s, gs_diag *d,
+                   const char **field);
+/* Check the invariants above (used after building a spec from CLI flags). */
+int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field);
+
+/* Canonical JSON (a malloc'ed string; NULL on OOM).  Stable key order. */
+char *gsd_spec_to_json(const gsd_spec *s);
+
+/*
+ * Fill a core job spec: strings borrowed from s.  'default_duration' is used
+ * as the work estimate when the spec has neither duration nor time limit.
+ */
+void gsd_spec_job(const gsd_spec *s, gs_time default_duration, gs_job_spec *out);
+
+/* Helpers shared with the CLI. */
+/* Duration: "90", "90s", "1h30m", "2d", "500ms", "HH:MM:SS", "MM:SS", "D-HH:MM:SS". */
+int gsd_parse_duration(const char *s, gs_time *out);
+/* Priority: integer in [-1, GSD_PRIO_MAX] or prod / test / oppo / opportunistic. */
+int gsd_parse_priority(const char *s, int *out);
+/* "prod", "test", "oppo" for the named values, else NULL. */
+const char *gsd_priority_name(int prio);
+/* Format a duration as "1h02m03s" / "45s" / "2d03h". */
+void gsd_format_duration(gs_time t, char *buf, size_t cap);
+/* 1 if s is a name the executor reserves in the task environment. */
+int gsd_env_reserved(const char *key);
+
+#endif

@@ -1,0 +1,702 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * store.c - SQLite persistence of jobs, events and tasks.
+ *
+ * Invariants: the writer connection is touched only by the scheduler thread;
+ * every write happens inside gsd_store_begin()/gsd_store_commit(); prepared
+ * statements are reset after each use; reader connections are read-only
+ * (SQLITE_OPEN_READONLY + query_only) and never see uncommitted state.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "store.h"
+
+enum {
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_ROLLBACK,
+    ST_META_GET,
+    ST_META_SET,
+    ST_INSERT,
+    ST_UPDATE,
+    ST_EVENT,
+    ST_TASK,
+    ST_IDEM,
+    ST_N
+};
+
+#define READERS 16
+
+struct gsd_reader {
+    sqlite3 *db;
+    sqlite3_stmt *job;
+};
+
+struct gsd_store {
+    sqlite3 *db;
+    sqlite3_stmt *st[ST_N];
+    char *path;
+    int lockfd;
+    pthread_mutex_t rmu;
+    gsd_reader *free_readers[READERS];
+    int nfree;
+};
+
+static const char *const sql_text[ST_N] = {
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
+    [ST_ROLLBACK] = "ROLLBACK",
+    [ST_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+    [ST_META_SET] = "INSERT INTO meta(key, value) VALUES (?1, ?2) "
+                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    [ST_INSERT] = "INSERT INTO jobs(id, grp, task_index, user, vc, name, priority, ntasks, "
+                  "gpus_per_task, gang, state, reason, exit_code, submit_us, first_start_us, "
+                  "last_start_us, end_us, queued_us, executed_us, preemptions, runs, alloc, "
+                  "placement, stop, cancel_by, spec, idem_key, idem_hash) VALUES (?1, ?2, ?3, ?4, "
+                  "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+                  "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+    [ST_UPDATE] = "UPDATE jobs SET state = ?11, reason = ?12, exit_code = ?13, first_start_us = "
+                  "?15, last_start_us = ?16, end_us = ?17, queued_us = ?18, executed_us = ?19, "
+                  "preemptions = ?20, runs = ?21, alloc = ?22, placement = ?23, stop = ?24, "
+                  "cancel_by = ?25 WHERE id = ?1",
+    [ST_EVENT] = "INSERT INTO events(job_id, t_us, type, reason) VALUES (?1, ?2, ?3, ?4)",
+    [ST_TASK] = "INSERT INTO tasks(job_id, run, idx, pid, start_ticks, exit_code, gpus) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(job_id, run, idx) DO UPDATE SET "
+                "pid = coalesce(excluded.pid, pid), start_ticks = coalesce(excluded.start_ticks, "
+                "start_ticks), exit_code = coalesce(excluded.exit_code, exit_code), gpus = "
+                "coalesce(excluded.gpus, gpus)",
+    [ST_IDEM] = "SELECT id, idem_hash FROM jobs WHERE user = ?1 AND idem_key = ?2",
+};
+
+static const char *schema =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT;\n"
+    "CREATE TABLE IF NOT EXISTS jobs(\n"
+    "  id INTEGER PRIMARY KEY, grp INTEGER NOT NULL, task_index INTEGER NOT NULL,\n"
+    "  user TEXT NOT NULL, vc TEXT NOT NULL, name TEXT NOT NULL,\n"
+    "  priority INTEGER NOT NULL, ntasks INTEGER NOT NULL, gpus_per_task INTEGER NOT NULL,\n"
+    "  gang INTEGER NOT NULL, state TEXT NOT NULL, reason TEXT, exit_code INTEGER,\n"
+    "  submit_us INTEGER NOT NULL, first_start_us INTEGER, last_start_us INTEGER,\n"
+    "  end_us INTEGER, queued_us INTEGER NOT NULL, executed_us INTEGER NOT NULL,\n"
+    "  preemptions INTEGER NOT NULL, runs INTEGER NOT NULL, alloc TEXT, placement TEXT,\n"
+    "  stop TEXT, cancel_by TEXT, spec TEXT NOT NULL, idem_key TEXT, idem_hash TEXT) STRICT;\n"
+    "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);\n"
+    "CREATE UNIQUE INDEX IF NOT EXISTS jobs_idem ON jobs(user, idem_key)\n"
+    "  WHERE idem_key IS NOT NULL;\n"
+    "CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,\n"
+    "  t_us INTEGER NOT NULL, type TEXT NOT NULL, reason TEXT) STRICT;\n"
+    "CREATE INDEX IF NOT EXISTS events_job ON events(job_id, seq);\n"
+    "CREATE TABLE IF NOT EXISTS tasks(job_id INTEGER NOT NULL, run INTEGER NOT NULL,\n"
+    "  idx INTEGER NOT NULL, pid INTEGER, start_ticks INTEGER, exit_code INTEGER, gpus TEXT,\n"
+    "  PRIMARY KEY(job_id, run, idx)) STRICT, WITHOUT ROWID;\n";
+
+static const char *job_cols =
+    "id, grp, task_index, user, vc, name, priority, ntasks, gpus_per_task, gang, state, reason, "
+    "exit_code, submit_us, first_start_us, last_start_us, end_us, queued_us, executed_us, "
+    "preemptions, runs, alloc, placement, stop, cancel_by, spec, idem_key, idem_hash";
+
+static char *dupcol(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    if (!t) return NULL;
+    char *p = strdup((const char *)t);
+    if (!p) abort();
+    return p;
+}
+
+static int64_t intcol(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? GSD_NONE : sqlite3_column_int64(st, i);
+}
+
+void gsd_jobrow_release(gsd_jobrow *r)
+{
+    if (!r) return;
+    free(r->user);
+    free(r->vc);
+    free(r->name);
+    free(r->state);
+    free(r->reason);
+    free(r->alloc);
+    free(r->placement);
+    free(r->stop);
+    free(r->cancel_by);
+    free(r->spec);
+    free(r->idem_key);
+    free(r->idem_hash);
+    memset(r, 0, sizeof *r);
+}
+
+static void read_row(sqlite3_stmt *st, gsd_jobrow *r)
+{
+    memset(r, 0, sizeof *r);
+    r->id = sqlite3_column_int64(st, 0);
+    r->grp = sqlite3_column_int64(st, 1);
+    r->task_index = sqlite3_column_int(st, 2);
+    r->user = dupcol(st, 3);
+    r->vc = dupcol(st, 4);
+    r->name = dupcol(st, 5);
+    r->priority = sqlite3_column_int(st, 6);
+    r->ntasks = sqlite3_column_int(st, 7);
+    r->gpus_per_task = sqlite3_column_int(st, 8);
+    r->gang = sqlite3_column_int(st, 9);
+    r->state = dupcol(st, 10);
+    r->reason = dupcol(st, 11);
+    r->exit_code = intcol(st, 12);
+    r->submit = intcol(st, 13);
+    r->first_start = intcol(st, 14);
+    r->last_start = intcol(st, 15);
+    r->end = intcol(st, 16);
+    r->queued = sqlite3_column_int64(st, 17);
+    r->executed = sqlite3_column_int64(st, 18);
+    r->preemptions = sqlite3_column_int(st, 19);
+    r->runs = sqlite3_column_int(st, 20);
+    r->alloc = dupcol(st, 21);
+    r->placement = dupcol(st, 22);
+    r->stop = dupcol(st, 23);
+    r->cancel_by = dupcol(st, 24);
+    r->spec = dupcol(st, 25);
+    r->idem_key = dupcol(st, 26);
+    r->idem_hash = dupcol(st, 27);
+}
+
+static int fail(gsd_store *s, gs_diag *d, const char *what)
+{
+    return gs_diag_set(d, GS_EIO, 0, 0, "%s: %s", what, s->db ? sqlite3_errmsg(s->db) : "?");
+}
+
+const char *gsd_store_errmsg(const gsd_store *s)
+{
+    return s && s->db ? sqlite3_errmsg(s->db) : "no database";
+}
+
+const char *gsd_store_path(const gsd_store *s)
+{
+    return s->path;
+}
+
+int gsd_store_open(const char *path, int sync_full, gsd_store **out, gs_diag *d)
+{
+    gsd_store *s = calloc(1, sizeof *s);
+    if (!s) abort();
+    s->lockfd = -1;
+    pthread_mutex_init(&s->rmu, NULL);
+    s->path = strdup(path);
+    char lock[4200];
+    snprintf(lock, sizeof lock, "%s-lock", path);
+    s->lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (s->lockfd < 0) {
+        int e = errno;
+        gsd_store_close(s);
+        return gs_diag_set(d, GS_EIO, 0, 0, "cannot open lock file '%s': %s", lock, strerror(e));
+    }
+    if (flock(s->lockfd, LOCK_EX | LOCK_NB) != 0) {
+        char pid[32] = "";
+        ssize_t k = pread(s->lockfd, pid, sizeof pid - 1, 0);
+        if (k > 0) pid[k] = '\0';
+        char *nl = strchr(pid, '\n');
+        if (nl) *nl = '\0';
+        gsd_store_close(s);
+        return gs_diag_set(d, GS_ESTATE, 0, 0,
+                           "database '%s' is in use by another gsched serve (pid %s)", path,
+                           *pid ? pid : "?");
+    }
+    char pid[32];
+    int pl = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(s->lockfd, 0) == 0 && pwrite(s->lockfd, pid, (size_t)pl, 0) < 0) {
+        /* the pid is only informative */
+    }
+    int rc = sqlite3_open_v2(
+        path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        rc = fail(s, d, "cannot open database");
+        gsd_store_close(s);
+        return rc;
+    }
+    sqlite3_busy_timeout(s->db, 10000);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        rc = fail(s, d, "cannot open database");
+        gsd_store_close(s);
+        return rc;
+    }
+    const char *mode = (const char *)sqlite3_column_text(st, 0);
+    int wal = mode && !strcmp(mode, "wal");
+    sqlite3_finalize(st);
+    if (!wal) {
+        gsd_store_close(s);
+        return gs_diag_set(d, GS_EIO, 0, 0, "database '%s': cannot switch to WAL mode", path);
+    }
+    char *err = NULL;
+    const char *pragmas = sync_full ? "PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF;"
+                                    : "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;";
+    if (sqlite3_exec(s->db, pragmas, NULL, NULL, &err) != SQLITE_OK) {
+        rc = gs_diag_set(d, GS_EIO, 0, 0, "database '%s': %s", path, err ? err : "?");
+        sqlite3_free(err);
+        gsd_store_close(s);
+        return rc;
+    }
+    /* schema version */
+    int64_t ver = 0;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        ver = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (ver > GSD_SCHEMA_VERSION) {
+        gsd_store_close(s);
+        return gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
+                           "database '%s' has schema version %lld, newer than this gsched "
+                           "understands (%d)",
+                           path, (long long)ver, GSD_SCHEMA_VERSION);
+    }
+    if (ver < GSD_SCHEMA_VERSION) {
+        char sql[4096];
+        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version = %d; COMMIT;", schema,
+                 GSD_SCHEMA_VERSION);
+        if (sqlite3_exec(s->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+            rc = gs_diag_set(d, GS_EIO, 0, 0, "database '%s': cannot create schema: %s", path,
+                             err ? err : "?");
+            sqlite3_free(err);
+            gsd_store_close(s);
+            return rc;
+        }
+    }
+    for (int i = 0; i < ST_N; i++) {
+        if (sqlite3_prepare_v3(s->db, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
+                               NULL) != SQLITE_OK) {
+            rc = fail(s, d, "cannot prepare statement");
+            gsd_store_close(s);
+            return rc;
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+static void reader_close(gsd_reader *r)
+{
+    if (!r) return;
+    sqlite3_finalize(r->job);
+    sqlite3_close(r->db);
+    free(r);
+}
+
+void gsd_store_close(gsd_store *s)
+{
+    if (!s) return;
+    for (int i = 0; i < ST_N; i++) sqlite3_finalize(s->st[i]);
+    for (int i = 0; i < s->nfree; i++) reader_close(s->free_readers[i]);
+    if (s->db) sqlite3_close(s->db);
+    if (s->lockfd >= 0) close(s->lockfd); /* drops the flock */
+    pthread_mutex_destroy(&s->rmu);
+    free(s->path);
+    free(s);
+}
+
+static int run_simple(gsd_store *s, int k)
+{
+    sqlite3_stmt *st = s->st[k];
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+int gsd_store_begin(gsd_store *s)
+{
+    return run_simple(s, ST_BEGIN);
+}
+
+int gsd_store_commit(gsd_store *s)
+{
+    return run_simple(s, ST_COMMIT);
+}
+
+void gsd_store_rollback(gsd_store *s)
+{
+    (void)run_simple(s, ST_ROLLBACK);
+}
+
+int gsd_store_meta_get(gsd_store *s, const char *key, int64_t def, int64_t *out)
+{
+    sqlite3_stmt *st = s->st[ST_META_GET];
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : def;
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+int gsd_store_meta_set(gsd_store *s, const char *key, int64_t v)
+{
+    sqlite3_stmt *st = s->st[ST_META_SET];
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, v);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+static void bind_opt_int(sqlite3_stmt *st, int i, int64_t v)
+{
+    if (v == GSD_NONE)
+        sqlite3_bind_null(st, i);
+    else
+        sqlite3_bind_int64(st, i, v);
+}
+
+static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_row(sqlite3_stmt *st, const gsd_jobrow *r, int all)
+{
+    sqlite3_bind_int64(st, 1, r->id);
+    if (all) {
+        sqlite3_bind_int64(st, 2, r->grp);
+        sqlite3_bind_int(st, 3, r->task_index);
+        sqlite3_bind_text(st, 4, r->user ? r->user : "-", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, r->vc ? r->vc : "default", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, r->name ? r->name : "", -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 7, r->priority);
+        sqlite3_bind_int(st, 8, r->ntasks);
+        sqlite3_bind_int(st, 9, r->gpus_per_task);
+        sqlite3_bind_int(st, 10, r->gang);
+        sqlite3_bind_int64(st, 14, r->submit);
+        sqlite3_bind_text(st, 26, r->spec ? r->spec : "{}", -1, SQLITE_STATIC);
+        bind_opt_text(st, 27, r->idem_key);
+        bind_opt_text(st, 28, r->idem_hash);
+    }
+    sqlite3_bind_text(st, 11, r->state, -1, SQLITE_STATIC);
+    bind_opt_text(st, 12, r->reason);
+    bind_opt_int(st, 13, r->exit_code);
+    bind_opt_int(st, 15, r->first_start);
+    bind_opt_int(st, 16, r->last_start);
+    bind_opt_int(st, 17, r->end);
+    sqlite3_bind_int64(st, 18, r->queued);
+    sqlite3_bind_int64(st, 19, r->executed);
+    sqlite3_bind_int(st, 20, r->preemptions);
+    sqlite3_bind_int(st, 21, r->runs);
+    bind_opt_text(st, 22, r->alloc);
+    bind_opt_text(st, 23, r->placement);
+    bind_opt_text(st, 24, r->stop);
+    bind_opt_text(st, 25, r->cancel_by);
+}
+
+int gsd_store_insert_job(gsd_store *s, const gsd_jobrow *r)
+{
+    sqlite3_stmt *st = s->st[ST_INSERT];
+    bind_row(st, r, 1);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc == SQLITE_CONSTRAINT) return GS_EEXIST;
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+int gsd_store_update_job(gsd_store *s, const gsd_jobrow *r)
+{
+    sqlite3_stmt *st = s->st[ST_UPDATE];
+    bind_row(st, r, 0);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+int gsd_store_add_event(gsd_store *s, int64_t job_id, gs_time t, const char *type,
+                        const char *reason)
+{
+    sqlite3_stmt *st = s->st[ST_EVENT];
+    sqlite3_bind_int64(st, 1, job_id);
+    sqlite3_bind_int64(st, 2, t);
+    sqlite3_bind_text(st, 3, type, -1, SQLITE_STATIC);
+    bind_opt_text(st, 4, reason && *reason ? reason : NULL);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+int gsd_store_put_task(gsd_store *s, const gsd_taskrow *t)
+{
+    sqlite3_stmt *st = s->st[ST_TASK];
+    sqlite3_bind_int64(st, 1, t->job_id);
+    sqlite3_bind_int(st, 2, t->run);
+    sqlite3_bind_int(st, 3, t->idx);
+    bind_opt_int(st, 4, t->pid);
+    bind_opt_int(st, 5, t->start_ticks);
+    bind_opt_int(st, 6, t->exit_code);
+    bind_opt_text(st, 7, t->gpus);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+int gsd_store_find_idem(gsd_store *s, const char *user, const char *key, int64_t *id, char **hash)
+{
+    sqlite3_stmt *st = s->st[ST_IDEM];
+    sqlite3_bind_text(st, 1, user, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    int ret = GS_ENOENT;
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(st, 0);
+        if (hash) *hash = dupcol(st, 1);
+        ret = 0;
+    } else if (rc != SQLITE_DONE) {
+        ret = GS_EIO;
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return ret;
+}
+
+int gsd_store_each_active(gsd_store *s, int (*fn)(void *ud, gsd_jobrow *r), void *ud)
+{
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT %s FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'PREEMPTED', "
+             "'SUSPENDED') ORDER BY id",
+             job_cols);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return GS_EIO;
+    int rc, ret = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        gsd_jobrow r;
+        read_row(st, &r);
+        ret = fn(ud, &r);
+        gsd_jobrow_release(&r);
+        if (ret) break;
+    }
+    if (!ret && rc != SQLITE_DONE) ret = GS_EIO;
+    sqlite3_finalize(st);
+    return ret;
+}
+
+int gsd_store_count_states(gsd_store *s, int64_t counts[GS_JOB_NSTATES])
+{
+    for (int i = 0; i < GS_JOB_NSTATES; i++) counts[i] = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT state, count(*) FROM jobs GROUP BY state", -1, &st,
+                           NULL) != SQLITE_OK)
+        return GS_EIO;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        int k = name ? gs_job_state_parse(name) : -1;
+        if (k >= 0) counts[k] = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* ---- readers -------------------------------------------------------------------------------- */
+
+gsd_reader *gsd_store_reader(gsd_store *s)
+{
+    pthread_mutex_lock(&s->rmu);
+    gsd_reader *r = s->nfree ? s->free_readers[--s->nfree] : NULL;
+    pthread_mutex_unlock(&s->rmu);
+    if (r) return r;
+    r = calloc(1, sizeof *r);
+    if (!r) abort();
+    if (sqlite3_open_v2(s->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        reader_close(r);
+        return NULL;
+    }
+    sqlite3_busy_timeout(r->db, 10000);
+    sqlite3_exec(r->db, "PRAGMA query_only=1", NULL, NULL, NULL);
+    char sql[1024];
+    snprintf(sql, sizeof sql, "SELECT %s FROM jobs WHERE id = ?1", job_cols);
+    if (sqlite3_prepare_v3(r->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &r->job, NULL) != SQLITE_OK) {
+        reader_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+void gsd_store_reader_put(gsd_store *s, gsd_reader *r)
+{
+    if (!r) return;
+    pthread_mutex_lock(&s->rmu);
+    if (s->nfree < READERS) {
+        s->free_readers[s->nfree++] = r;
+        r = NULL;
+    }
+    pthread_mutex_unlock(&s->rmu);
+    reader_close(r);
+}
+
+int gsd_reader_job(gsd_reader *r, int64_t id, gsd_jobrow *out)
+{
+    sqlite3_bind_int64(r->job, 1, id);
+    int rc = sqlite3_step(r->job);
+    int ret = GS_ENOENT;
+    if (rc == SQLITE_ROW) {
+        read_row(r->job, out);
+        ret = 0;
+    } else if (rc != SQLITE_DONE) {
+        ret = GS_EIO;
+    }
+    sqlite3_reset(r->job);
+    return ret;
+}
+
+static void where_clause(char *w, size_t cap, unsigned states, const char *user, const char *vc)
+{
+    size_t n = 0;
+    n += (size_t)snprintf(w + n, cap - n, " WHERE 1");
+    if (states) {
+        n += (size_t)snprintf(w + n, cap - n, " AND state IN (");
+        int first = 1;
+        for (int i = 0; i < GS_JOB_NSTATES; i++) {
+            if (!(states & (1u << i))) continue;
+            n += (size_t)snprintf(w + n, cap - n, "%s'%s'", first ? "" : ", ",
+                                  gs_job_state_name((gs_job_state)i));
+            first = 0;
+        }
+        n += (size_t)snprintf(w + n, cap - n, ")");
+    }
+    if (user) n += (size_t)snprintf(w + n, cap - n, " AND user = ?1");
+    if (vc) n += (size_t)snprintf(w + n, cap - n, " AND vc = ?2");
+}
+
+int gsd_reader_list(gsd_reader *r, unsigned states, const char *user, const char *vc,
+                    int64_t offset, int64_t limit, gsd_jobrow **rows, size_t *n, int64_t *total)
+{
+    char w[512], sql[2048];
+    where_clause(w, sizeof w, states, user, vc);
+    *rows = NULL;
+    *n = 0;
+    *total = 0;
+    sqlite3_stmt *st;
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM jobs%s", w);
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) return GS_EIO;
+    if (user) sqlite3_bind_text(st, 1, user, -1, SQLITE_STATIC);
+    if (vc) sqlite3_bind_text(st, 2, vc, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) *total = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    snprintf(sql, sizeof sql, "SELECT %s FROM jobs%s ORDER BY id LIMIT ?3 OFFSET ?4", job_cols, w);
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) return GS_EIO;
+    if (user) sqlite3_bind_text(st, 1, user, -1, SQLITE_STATIC);
+    if (vc) sqlite3_bind_text(st, 2, vc, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, limit);
+    sqlite3_bind_int64(st, 4, offset);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 64;
+            gsd_jobrow *nr = realloc(*rows, cap * sizeof *nr);
+            if (!nr) abort();
+            *rows = nr;
+        }
+        read_row(st, &(*rows)[(*n)++]);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+void gsd_jobrows_free(gsd_jobrow *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) gsd_jobrow_release(&rows[i]);
+    free(rows);
+}
+
+int gsd_reader_events(gsd_reader *r, int64_t job_id, size_t max, gsd_event **ev, size_t *n)
+{
+    *ev = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT seq, job_id, t_us, type, reason FROM events WHERE job_id = ?1 "
+                           "ORDER BY seq LIMIT ?2",
+                           -1, &st, NULL) != SQLITE_OK)
+        return GS_EIO;
+    sqlite3_bind_int64(st, 1, job_id);
+    sqlite3_bind_int64(st, 2, (int64_t)max);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            gsd_event *ne = realloc(*ev, cap * sizeof *ne);
+            if (!ne) abort();
+            *ev = ne;
+        }
+        gsd_event *e = &(*ev)[(*n)++];
+        e->seq = sqlite3_column_int64(st, 0);
+        e->job_id = sqlite3_column_int64(st, 1);
+        e->t = sqlite3_column_int64(st, 2);
+        e->type = dupcol(st, 3);
+        e->reason = dupcol(st, 4);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+void gsd_events_free(gsd_event *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(ev[i].type);
+        free(ev[i].reason);
+    }
+    free(ev);
+}
+
+int gsd_reader_tasks(gsd_reader *r, int64_t job_id, int run, gsd_taskrow **t, size_t *n)
+{
+    *t = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT job_id, run, idx, pid, start_ticks, exit_code, gpus FROM tasks "
+                           "WHERE job_id = ?1 AND run = ?2 ORDER BY idx",
+                           -1, &st, NULL) != SQLITE_OK)
+        return GS_EIO;
+    sqlite3_bind_int64(st, 1, job_id);
+    sqlite3_bind_int(st, 2, run);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 8;
+            gsd_taskrow *nt = realloc(*t, cap * sizeof *nt);
+            if (!nt) abort();
+            *t = nt;
+        }
+        gsd_taskrow *x = &(*t)[(*n)++];
+        x->job_id = sqlite3_column_int64(st, 0);
+        x->run = sqlite3_column_int(st, 1);
+        x->idx = sqlite3_column_int(st, 2);
+        x->pid = intcol(st, 3);
+        x->start_ticks = intcol(st, 4);
+        x->exit_code = intcol(st, 5);
+        x->gpus = dupcol(st, 6);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+void gsd_taskrows_free(gsd_taskrow *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(t[i].gpus);
+    free(t);
+}

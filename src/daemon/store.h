@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * store.h - the daemon's durable state in SQLite (WAL).
+ *
+ * Tables: meta (key/value: next job id, ...), jobs (one row per job, the
+ * canonical spec as JSON plus its current state and accounting), events
+ * (one row per observer record or daemon action, per job), tasks (pid,
+ * process start time and exit code per task of each run).  Schema version
+ * in PRAGMA user_version; a database from a newer gsched is refused.
+ *
+ * Writer: one connection, used only by the scheduler thread, inside
+ * gsd_store_begin() / gsd_store_commit() (one transaction per scheduling
+ * cycle: group commit).  Readers: gsd_store_reader() hands out read-only
+ * connections (a small pool) to HTTP threads; WAL lets them read the last
+ * committed state while the writer writes.
+ *
+ * A lock file (DB + "-lock", flock) keeps a second daemon off the same
+ * database; the kernel drops it when the process dies, even on kill -9.
+ *
+ * Ownership: gsd_store_open() returns a store freed by gsd_store_close()
+ * (NULL is fine).  Rows read into gsd_jobrow own their strings until
+ * gsd_jobrow_release().
+ */
+#ifndef GSCHED_DAEMON_STORE_H
+#define GSCHED_DAEMON_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gsched/gsched.h"
+
+typedef struct gsd_store gsd_store;
+typedef struct gsd_reader gsd_reader;
+
+#define GSD_SCHEMA_VERSION 1
+#define GSD_NONE           INT64_MIN /* NULL integer columns */
+
+typedef struct gsd_jobrow {
+    int64_t id, grp;
+    int task_index;
+    char *user, *vc, *name;
+    int priority, ntasks, gpus_per_task, gang;
+    char *state; /* gs_job_state_name() */
+    char *reason;
+    int64_t exit_code;                            /* GSD_NONE when unknown */
+    int64_t submit, first_start, last_start, end; /* us since the epoch; GSD_NONE = never */
+    int64_t queued, executed;                     /* us */
+    int preemptions, runs;
+    char *alloc;     /* current GPUs "3,4,5" (global indices), NULL when none */
+    char *placement; /* "n0:0-3 n1:0-3", the current or last run */
+    char *stop;      /* stop in progress: "preempt", "cancel", "timeout", "failed", NULL */
+    char *cancel_by; /* who asked to cancel */
+    char *spec;      /* canonical JSON */
+    char *idem_key, *idem_hash;
+} gsd_jobrow;
+
+void gsd_jobrow_release(gsd_jobrow *r);
+
+typedef struct gsd_event {
+    int64_t seq, job_id, t;
+    char *type, *reason;
+} gsd_event;
+
+typedef struct gsd_taskrow {
+    int64_t job_id;
+    int run, idx;
+    int64_t pid, start_ticks, exit_code; /* GSD_NONE when unknown */
+    char *gpus;
+} gsd_taskrow;
+
+/* ---- writer (scheduler thread) -------------------------------------------------------------- */
+
+/* sync_full: PRAGMA synchronous=FULL (else NORMAL).  GS_EIO/GS_ESTATE with a message. */
+int gsd_store_open(const char *path, int sync_full, gsd_store **out, gs_diag *d);
+void gsd_store_close(gsd_store *s);
+const char *gsd_store_path(const gsd_store *s);
+
+int gsd_store_begin(gsd_store *s);
+int gsd_store_commit(gsd_store *s);
+void gsd_store_rollback(gsd_store *s);
+/* Message of the last SQLite error on the writer. */
+const char *gsd_store_errmsg(const gsd_store *s);
+
+int gsd_store_meta_get(gsd_store *s, const char *key, int64_t def, int64_t *out);
+int gsd_store_meta_set(gsd_store *s, const char *key, int64_t v);
+
+/* Insert a new job (all columns). */
+int gsd_store_insert_job(gsd_store *s, const gsd_jobrow *r);
+/* Update the mutable columns of an existing job. */
+int gsd_store_update_job(gsd_store *s, const gsd_jobrow *r);
+int gsd_store_add_event(gsd_store *s, int64_t job_id, gs_time t, const char *type,
+                        const char *reason);
+int gsd_store_put_task(gsd_store *s, const gsd_taskrow *t);
+/* Id of the job submitted by user with this idempotency key (0 + *id, or GS_ENOENT). */
+int gsd_store_find_idem(gsd_store *s, const char *user, const char *key, int64_t *id, char **hash);
+
+/* Call fn for every job not in a final state, in id order.  fn returns 0 or an error (stops). */
+int gsd_store_each_active(gsd_store *s, int (*fn)(void *ud, gsd_jobrow *r), void *ud);
+/* Counts of final jobs by state (index gs_job_state) for metrics at startup. */
+int gsd_store_count_states(gsd_store *s, int64_t counts[GS_JOB_NSTATES]);
+
+/* ---- readers (HTTP threads) ----------------------------------------------------------------- */
+
+/* Borrow a read-only connection (blocks only to open one); give it back with _put. */
+gsd_reader *gsd_store_reader(gsd_store *s);
+void gsd_store_reader_put(gsd_store *s, gsd_reader *r);
+
+int gsd_reader_job(gsd_reader *r, int64_t id, gsd_jobrow *out); /* GS_ENOENT if absent */
+/*
+ * List jobs in id order.  states: bit mask of (1 << gs_job_state), 0 = all;
+ * user/vc NULL = any.  Fills up to 'limit' rows from 'offset'; *total gets
+ * the number of matching rows.  rows is malloc'ed; free with gsd_jobrows_free.
+ */
+int gsd_reader_list(gsd_reader *r, unsigned states, const char *user, const char *vc,
+                    int64_t offset, int64_t limit, gsd_jobrow **rows, size_t *n, int64_t *total);
+void gsd_jobrows_free(gsd_jobrow *rows, size_t n);
+int gsd_reader_events(gsd_reader *r, int64_t job_id, size_t max, gsd_event **ev, size_t *n);
+void gsd_events_free(gsd_event *ev, size_t n);
+int gsd_reader_tasks(gsd_reader *r, int64_t job_id, int run, gsd_taskrow **t, size_t *n);
+void gsd_taskrows_free(gsd_taskrow *t, size_t n);
+
+#endif

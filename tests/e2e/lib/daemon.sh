@@ -1,0 +1,153 @@
+# Helpers for the live-scheduler end-to-end tests (sourced, not run).
+# Daemons listen on loopback with a random free port (--listen 127.0.0.1:0, --port-file);
+# every wait is bounded; the EXIT trap stops the daemons this script started (by pid) and
+# kills task process groups left in their state directories (by the pids in their pid files).
+#
+# Usage: bin=$1 src=$2; tmp=$(mktemp -d); . "$src/tests/e2e/lib/daemon.sh"
+#   d_start NAME [serve args...]   start a daemon with state in $tmp/NAME, sets SERVER, DPID, DDIR
+#   d_stop / d_kill9               graceful stop / kill -9 of the current daemon
+#   g ARGS...                      run the CLI against the current daemon
+#   field ID KEY                   a "Key: value" line of 'gsched describe job ID'
+#   wait_state ID STATE [SECS]     poll until the job is in STATE (exit 1 on timeout)
+#   check NAME CMD...              count a result: ok/not ok
+#   finish                         print "N passed, N failed" and exit accordingly
+
+pass=0 fail=0
+DPIDS=""
+case $bin in /*) ;; *) bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin") ;; esac
+case $src in /*) ;; *) src=$(cd "$src" && pwd) ;; esac
+
+ok() { pass=$((pass+1)); echo "ok - $*"; }
+bad() { fail=$((fail+1)); echo "not ok - $*"; }
+check() {
+  local name=$1; shift
+  if "$@"; then ok "$name"; else bad "$name"; fi
+}
+
+d_cleanup() {
+  local p f pid
+  for p in $DPIDS; do
+    kill -TERM "$p" 2>/dev/null
+  done
+  for p in $DPIDS; do
+    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null
+  done
+  # tasks survive their daemon by design: end the ones our daemons started
+  for f in "$tmp"/*/gsched.d/runs/*/task-*.pid; do
+    [ -f "$f" ] || continue
+    pid=$(cut -d' ' -f1 "$f")
+    [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null
+  done
+  rm -rf "$tmp"
+}
+trap d_cleanup EXIT
+
+# d_start NAME [args...]: a daemon on a random loopback port with its state in $tmp/NAME
+d_start() {
+  local name=$1; shift
+  DDIR=$tmp/$name
+  mkdir -p "$DDIR"
+  rm -f "$DDIR/port"
+  ( cd "$DDIR" && exec "$bin" serve --db "$DDIR/gsched.db" --listen 127.0.0.1:0 \
+      --port-file "$DDIR/port" "$@" >> "$DDIR/daemon.log" 2>&1 ) &
+  DPID=$!
+  DPIDS="$DPIDS $DPID"
+  for _ in $(seq 300); do
+    if [ -s "$DDIR/port" ]; then
+      SERVER=http://127.0.0.1:$(cat "$DDIR/port")
+      return 0
+    fi
+    kill -0 "$DPID" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "daemon $name did not start:"; cat "$DDIR/daemon.log"
+  return 1
+}
+
+# graceful stop: the daemon must exit 0 (under ASan that also means no leak report)
+d_stop() {
+  local rc
+  kill -TERM "$DPID" 2>/dev/null
+  for _ in $(seq 300); do
+    if ! kill -0 "$DPID" 2>/dev/null; then
+      wait "$DPID" 2>/dev/null
+      rc=$?
+      [ "$rc" = 0 ] && return 0
+      echo "  daemon exited with $rc:"; tail -20 "$DDIR/daemon.log" | sed 's/^/    /'
+      return 1
+    fi
+    sleep 0.05
+  done
+  kill -KILL "$DPID" 2>/dev/null
+  echo "  daemon did not stop within 15s"
+  return 1
+}
+
+d_kill9() {
+  kill -KILL "$DPID" 2>/dev/null
+  wait "$DPID" 2>/dev/null
+  return 0
+}
+
+g() { "$bin" "$@" --server "$SERVER"; }
+# submit and print the id (--parsable); flags first, then -- CMD
+gsub() { "$bin" submit --parsable --server "$SERVER" "$@"; }
+
+field() {
+  "$bin" describe job "$1" --server "$SERVER" 2>/dev/null |
+    awk -v k="$2:" 'index($0, k) == 1 { s = substr($0, length(k) + 1); sub(/^ +/, "", s); print s; exit }'
+}
+state() { field "$1" State | awk '{print $1}'; }
+
+wait_state() {
+  local id=$1 want=$2 secs=${3:-30} s="" rc
+  for _ in $(seq $((secs * 10))); do
+    "$bin" describe job "$id" --server "$SERVER" > "$tmp/.ws" 2>&1
+    rc=$?
+    # unreachable daemon or unknown job: waiting longer cannot help
+    if [ "$rc" = 3 ] || [ "$rc" = 4 ] || [ "$rc" = 2 ]; then
+      echo "  job '$id': $(head -1 "$tmp/.ws")"
+      return 1
+    fi
+    s=$(awk '/^State:/ { print $2; exit }' "$tmp/.ws")
+    [ "$s" = "$want" ] && return 0
+    sleep 0.1
+  done
+  echo "  job $id: state '$s' after ${secs}s, wanted $want"
+  return 1
+}
+
+# events ID: the TYPE column of the Events table, space-separated
+events() {
+  "$bin" describe job "$1" --server "$SERVER" 2>/dev/null |
+    awk '/^Events:/ { on = 1; next } on && NF >= 2 && $1 != "TIME" { printf "%s ", $2 }'
+}
+
+has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
+# contains HAYSTACK NEEDLE: plain substring test (no quoting pitfalls)
+contains() { [[ $1 == *"$2"* ]]; }
+
+# wait until no job is active (bounded)
+wait_idle() {
+  local secs=${1:-60}
+  for _ in $(seq $((secs * 10))); do
+    [ -z "$("$bin" queue --no-headers --server "$SERVER" 2>/dev/null)" ] && return 0
+    sleep 0.1
+  done
+  echo "  still active after ${secs}s:"; "$bin" queue --server "$SERVER"
+  return 1
+}
+
+finish() {
+  # sanitizer reports from daemons or task shims (ASan builds) fail the test
+  local hits
+  hits=$(grep -rlE "AddressSanitizer|LeakSanitizer|runtime error:" "$tmp" 2>/dev/null | head -5)
+  if [ -n "$hits" ]; then
+    bad "sanitizer report in: $hits"
+    grep -rhE -A12 "AddressSanitizer|LeakSanitizer|runtime error:" $hits | head -60
+  fi
+  echo "$pass passed, $fail failed"
+  [ "$fail" -eq 0 ]
+  exit $?
+}

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_daemon_exec.c - the local executor with the real task shim (the
+ * gsched binary): task environment (GSCHED_*, CUDA_VISIBLE_DEVICES, RANK,
+ * MASTER_*), one process group per task, exit codes, the stop protocol
+ * (SIGTERM, grace, SIGKILL), a failed task stopping its peers, suspend /
+ * resume, finding tasks again after a "daemon restart" (a second executor
+ * on the same state directory), lost and never-started tasks, and the
+ * sweep of orphaned tasks.  Every wait is bounded.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec.h"
+#include "harness.h"
+
+#ifndef GSCHED_BIN
+#define GSCHED_BIN "gsched"
+#endif
+
+static char dir[256];
+
+static const char *state_dir(void)
+{
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "/tmp/gsched-exec-test-XXXXXX");
+        if (!mkdtemp(dir)) abort();
+    }
+    return dir;
+}
+
+static gs_time now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (gs_time)ts.tv_sec * GS_SEC + ts.tv_nsec / 1000;
+}
+
+typedef struct seen {
+    int started, exited, done, killed, peer;
+    int64_t pids[4];
+    int codes[4];
+    gsd_xev last; /* RUN_DONE */
+} seen;
+
+static void on_ev(void *ud, const gsd_xev *ev)
+{
+    seen *s = ud;
+    switch (ev->kind) {
+    case GSD_X_TASK_STARTED:
+        if (ev->task < 4) s->pids[ev->task] = ev->pid;
+        s->started++;
+        break;
+    case GSD_X_TASK_EXITED:
+        if (ev->task < 4) s->codes[ev->task] = ev->exit_code;
+        s->exited++;
+        break;
+    case GSD_X_PEER_FAILED: s->peer++; break;
+    case GSD_X_KILLED: s->killed++; break;
+    case GSD_X_RUN_DONE:
+        s->done++;
+        s->last = *ev;
+        s->last.msg = NULL;
+        break;
+    }
+}
+
+/* Poll until the run is done (or timeout_s); returns 1 when done. */
+static int wait_done(gsd_exec *x, seen *s, double timeout_s)
+{
+    for (int i = 0; i < (int)(timeout_s * 50); i++) {
+        gsd_exec_poll(x, now_us(), on_ev, s);
+        if (s->done) return 1;
+        struct timespec ts = {0, 20000000L};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+typedef struct job {
+    gsd_spec spec;
+    const char *node[4], *cuda[4], *gpus[4];
+    gsd_launch l;
+} job;
+
+static void make_job(job *j, int64_t id, int ntasks, const char *shell)
+{
+    memset(j, 0, sizeof *j);
+    gsd_spec_init(&j->spec);
+    j->spec.shell = strdup(shell);
+    j->spec.name = strdup("t");
+    j->spec.ntasks = ntasks;
+    j->spec.gpus_per_task = 2;
+    static const char *cudas[] = {"0,1", "2,3", "4,5", "6,7"};
+    for (int i = 0; i < ntasks; i++) {
+        j->node[i] = i ? "n1" : "n0";
+        j->cuda[i] = cudas[i];
+        j->gpus[i] = cudas[i];
+    }
+    j->l = (gsd_launch){.job_id = id,
+                        .run = 1,
+                        .ntasks = ntasks,
+                        .task_index_base = 0,
+                        .world_size = ntasks,
+                        .task_node = j->node,
+                        .task_cuda = j->cuda,
+                        .task_gpus = j->gpus,
+                        .spec = &j->spec,
+                        .group = id,
+                        .master_port = 29555,
+                        .grace = 300 * GS_MSEC};
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    static char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void env_groups_and_exit_codes(void)
+{
+    gsd_exec *x;
+    gs_diag d;
+    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &x, &d));
+    job j;
+    make_job(&j, 11, 2,
+             "echo \"idx=$GSCHED_TASK_INDEX ws=$GSCHED_WORLD_SIZE cuda=$CUDA_VISIBLE_DEVICES "
+             "rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT job=$GSCHED_JOB_ID "
+             "node=$GSCHED_NODE run=$GSCHED_RUN\"; "
+             "echo \"pgid=$(cut -d' ' -f5 /proc/$$/stat) shim=$PPID\"; exit $GSCHED_TASK_INDEX");
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    ASSERT_EQ(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s), GS_EEXIST);
+    ASSERT_EQ(s.started, 2);
+    ASSERT(wait_done(x, &s, 20));
+    ASSERT_EQ(s.exited, 2);
+    ASSERT_EQ(s.codes[0], 0);
+    ASSERT_EQ(s.codes[1], 1);
+    ASSERT_EQ(s.last.exit_code, 1);
+    ASSERT_EQ(s.last.failed_task, 1);
+    ASSERT_EQ(s.last.killed, 0);
+    char path[512], want[256];
+    gsd_exec_log_path(x, 11, 1, path, sizeof path);
+    char *log = slurp(path);
+    ASSERT(log);
+    ASSERT_CONTAINS(log, "idx=1 ws=2 cuda=2,3 rank=1 world=2 master=127.0.0.1:29555 job=11 node=n1 "
+                         "run=1");
+    ASSERT_CONTAINS(log, "=== gsched: task exited with code 1 ===");
+    /* the task's shell is in a process group led by its shim, whose pid we recorded */
+    snprintf(want, sizeof want, "pgid=%lld shim=%lld", (long long)s.pids[1], (long long)s.pids[1]);
+    ASSERT_CONTAINS(log, want);
+    gsd_exec_forget(x, 11);
+    ASSERT_EQ(gsd_exec_nruns(x), 0);
+    struct stat st;
+    snprintf(path, sizeof path, "%s/runs/11.1", state_dir());
+    ASSERT(stat(path, &st) != 0); /* run directory removed */
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(x);
+}
+
+static void stop_protocol(void)
+{
+    gsd_exec *x;
+    gs_diag d;
+    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &x, &d));
+    /* ignores SIGTERM: SIGKILL after the grace period */
+    job j;
+    make_job(&j, 21, 1, "trap '' TERM; echo ready; sleep 30");
+    seen s = {0};
+    gs_time t0 = now_us();
+    ASSERT_OK(gsd_exec_launch(x, &j.l, t0, on_ev, &s));
+    struct timespec ts = {0, 200000000L};
+    nanosleep(&ts, NULL);
+    ASSERT_OK(gsd_exec_stop(x, 21, now_us(), 400 * GS_MSEC));
+    ASSERT(gsd_exec_next_deadline(x) != GS_TIME_MAX);
+    ASSERT(wait_done(x, &s, 20));
+    ASSERT_EQ(s.killed, 1);
+    ASSERT_EQ(s.last.killed, 1);
+    ASSERT_EQ(s.last.exit_code, 137);
+    ASSERT(now_us() - t0 >= 400 * GS_MSEC);
+    gsd_exec_forget(x, 21);
+    gsd_spec_release(&j.spec);
+    /* checkpoints on SIGTERM and exits: no SIGKILL */
+    make_job(&j, 22, 1, "trap 'echo checkpoint; exit 0' TERM; while :; do sleep 0.05; done");
+    memset(&s, 0, sizeof s);
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    nanosleep(&ts, NULL);
+    ASSERT_OK(gsd_exec_stop(x, 22, now_us(), 20 * GS_SEC));
+    ASSERT(wait_done(x, &s, 15));
+    ASSERT_EQ(s.killed, 0);
+    ASSERT_EQ(s.last.exit_code, 0);
+    char path[512];
+    gsd_exec_log_path(x, 22, 0, path, sizeof path);
+    ASSERT_CONTAINS(slurp(path), "checkpoint");
+    gsd_exec_forget(x, 22);
+    ASSERT_EQ(gsd_exec_stop(x, 22, now_us(), 0), GS_ENOENT);
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(x);
+}
+
+static void failed_task_stops_peers(void)
+{
+    gsd_exec *x;
+    gs_diag d;
+    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &x, &d));
+    job j;
+    make_job(&j, 31, 2, "if [ $GSCHED_TASK_INDEX = 1 ]; then sleep 0.2; exit 5; fi; sleep 30");
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    ASSERT(wait_done(x, &s, 20));
+    ASSERT_EQ(s.peer, 1);
+    ASSERT_EQ(s.last.failed_task, 1);
+    ASSERT_EQ(s.last.exit_code, 5);
+    ASSERT_EQ(s.codes[0], 143); /* SIGTERM */
+    gsd_exec_forget(x, 31);
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(x);
+}
+
+static char proc_state(int64_t pid)
+{
+    char st = '?';
+    gsd_proc_start_ticks(pid, &st);
+    return st;
+}
+
+static void suspend_resume(void)
+{
+    gsd_exec *x;
+    gs_diag d;
+    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &x, &d));
+    job j;
+    make_job(&j, 41, 1, "sleep 30");
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    struct timespec ts = {0, 200000000L};
+    nanosleep(&ts, NULL);
+    ASSERT_OK(gsd_exec_suspend(x, 41, 1));
+    int stopped = 0;
+    for (int i = 0; i < 100 && !stopped; i++) {
+        stopped = proc_state(s.pids[0]) == 'T';
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    ASSERT(stopped);
+    ASSERT_OK(gsd_exec_suspend(x, 41, 0));
+    int resumed = 0;
+    for (int i = 0; i < 100 && !resumed; i++) {
+        resumed = proc_state(s.pids[0]) != 'T';
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    ASSERT(resumed);
+    /* stopping a suspended task resumes it first, so SIGTERM is handled */
+    ASSERT_OK(gsd_exec_suspend(x, 41, 1));
+    ASSERT_OK(gsd_exec_stop(x, 41, now_us(), 10 * GS_SEC));
+    ASSERT(wait_done(x, &s, 8));
+    ASSERT_EQ(s.last.killed, 0);
+    gsd_exec_forget(x, 41);
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(x);
+}
+
+static void recovery_after_restart(void)
+{
+    gs_diag d;
+    gsd_exec *a, *b;
+    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &a, &d));
+    job j1, j2, j3;
+    make_job(&j1, 51, 1, "sleep 1; exit 7"); /* survives, ends after the restart */
+    make_job(&j2, 52, 1, "sleep 30");        /* killed while nobody watches: lost */
+    make_job(&j3, 53, 1, "sleep 30");        /* claimed by nobody: swept */
+    seen s1 = {0}, s2 = {0}, s3 = {0};
+    ASSERT_OK(gsd_exec_launch(a, &j1.l, now_us(), on_ev, &s1));
+    ASSERT_OK(gsd_exec_launch(a, &j2.l, now_us(), on_ev, &s2));
+    ASSERT_OK(gsd_exec_launch(a, &j3.l, now_us(), on_ev, &s3));
+    struct timespec ts = {0, 300000000L};
+    nanosleep(&ts, NULL);
+    gsd_exec_destroy(a); /* the "daemon" dies; its tasks do not */
+    ASSERT_EQ(kill((pid_t)s1.pids[0], 0), 0);
+    kill((pid_t)-s2.pids[0], SIGKILL);
+    int st;
+    waitpid((pid_t)s2.pids[0], &st, 0); /* as init would */
+
+    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &b, &d));
+    int alive, exited, lost;
+    ASSERT_OK(gsd_exec_recover(b, 51, 1, 1, now_us(), &alive, &exited, &lost));
+    ASSERT_EQ(alive, 1);
+    ASSERT_EQ(lost, 0);
+    ASSERT_OK(gsd_exec_recover(b, 52, 1, 1, now_us(), &alive, &exited, &lost));
+    ASSERT_EQ(alive, 0);
+    ASSERT_EQ(lost, 1);
+    ASSERT_OK(gsd_exec_recover(b, 54, 1, 2, now_us(), &alive, &exited, &lost));
+    ASSERT_EQ(lost, 2); /* no run directory: never started */
+    ASSERT(gsd_exec_has_adopted(b));
+    ASSERT_EQ(gsd_exec_sweep(b, NULL, NULL), 1); /* job 53 */
+    char sp[512];
+    snprintf(sp, sizeof sp, "%s/runs/53.1", state_dir());
+    struct stat stt;
+    ASSERT(stat(sp, &stt) != 0);
+    ASSERT(kill((pid_t)s3.pids[0], 0) != 0 || proc_state(s3.pids[0]) == 'Z');
+    waitpid((pid_t)s3.pids[0], &st, WNOHANG);
+    /* the adopted task's exit code comes from its status file */
+    seen r = {0};
+    for (int i = 0; i < 500; i++) {
+        gsd_exec_poll(b, now_us(), on_ev, &r);
+        if (r.done == 3) break;
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    ASSERT_EQ(r.done, 3);
+    ASSERT_EQ(r.codes[0], 7);
+    ASSERT(!gsd_exec_has_adopted(b));
+    gsd_exec_forget(b, 51);
+    gsd_exec_forget(b, 52);
+    gsd_exec_forget(b, 54);
+    gsd_spec_release(&j1.spec);
+    gsd_spec_release(&j2.spec);
+    gsd_spec_release(&j3.spec);
+    gsd_exec_destroy(b);
+}
+
+static void launch_failures(void)
+{
+    gs_diag d;
+    gsd_exec *x;
+    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &x, &d));
+    job j;
+    make_job(&j, 61, 1, "true");
+    j.spec.workdir = strdup("/nonexistent/dir");
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    ASSERT(wait_done(x, &s, 5));
+    ASSERT_EQ(s.last.exit_code, 126);
+    gsd_exec_forget(x, 61);
+    gsd_spec_release(&j.spec);
+    make_job(&j, 62, 1, "x");
+    free(j.spec.shell);
+    j.spec.shell = NULL;
+    j.spec.argv = calloc(2, sizeof *j.spec.argv);
+    j.spec.argv[0] = strdup("/no/such/program");
+    j.spec.argc = 1;
+    memset(&s, 0, sizeof s);
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    ASSERT(wait_done(x, &s, 10));
+    ASSERT_EQ(s.last.exit_code, 127);
+    char path[512];
+    gsd_exec_log_path(x, 62, 0, path, sizeof path);
+    ASSERT_CONTAINS(slurp(path), "cannot run '/no/such/program'");
+    gsd_exec_forget(x, 62);
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(x);
+}
+
+static void shim_usage(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s __shim 2>/dev/null", GSCHED_BIN);
+    int rc = system(cmd);
+    ASSERT(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
+}
+
+static void cleanup(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (dir[0] && system(cmd) != 0) T_FAIL("cleanup failed");
+}
+
+static const test_case tests[] = {
+    {"env_groups_and_exit_codes", env_groups_and_exit_codes},
+    {"stop_protocol", stop_protocol},
+    {"failed_task_stops_peers", failed_task_stops_peers},
+    {"suspend_resume", suspend_resume},
+    {"recovery_after_restart", recovery_after_restart},
+    {"launch_failures", launch_failures},
+    {"shim_usage", shim_usage},
+    {"cleanup", cleanup},
+};
+
+TEST_MAIN(tests)

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_daemon_spec.c - the live job spec: YAML and JSON parsing, named
+ * priorities, durations, COUNTxGPUS, positioned errors naming the field,
+ * limits, and the canonical JSON round trip restart recovery relies on.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "spec.h"
+
+static int parse(const char *text, gsd_spec *s, gs_diag *d, const char **field)
+{
+    gs_diag_init(d, "job.yaml");
+    return gsd_spec_parse("job.yaml", text, strlen(text), s, d, field);
+}
+
+static void yaml_full(void)
+{
+    const char *y = "name: bert\n"
+                    "vc: research\n"
+                    "priority: prod\n"
+                    "tasks: 2\n"
+                    "gpus: 4\n"
+                    "gpu_type: V100\n"
+                    "command: python train.py --epochs 3\n"
+                    "env: {NCCL_DEBUG: INFO, SEED: \"7\"}\n"
+                    "workdir: /tmp\n"
+                    "time_limit: 2h\n"
+                    "duration: 30m\n"
+                    "cpus: 8\n"
+                    "memory: 32Gi\n"
+                    "checkpoint: {dir: /ckpt/bert, grace_period: 90s}\n";
+    gsd_spec s;
+    gs_diag d;
+    const char *f;
+    ASSERT_OK(parse(y, &s, &d, &f));
+    ASSERT_STR(s.name, "bert");
+    ASSERT_STR(s.vc, "research");
+    ASSERT_EQ(s.priority, GS_PRIO_PROD);
+    ASSERT_EQ(s.ntasks, 2);
+    ASSERT_EQ(s.gpus_per_task, 4);
+    ASSERT_EQ(s.gang, 1);
+    ASSERT_STR(s.gpu_type, "V100");
+    ASSERT_STR(s.shell, "python train.py --epochs 3");
+    ASSERT(s.argv == NULL);
+    ASSERT_EQ(s.nenv, 2);
+    ASSERT_STR(s.env[0].key, "NCCL_DEBUG");
+    ASSERT_STR(s.env[1].val, "7");
+    ASSERT_STR(s.workdir, "/tmp");
+    ASSERT_EQ(s.time_limit, 2 * 3600 * GS_SEC);
+    ASSERT_EQ(s.duration, 30 * 60 * GS_SEC);
+    ASSERT_EQ(s.cpus_per_task, 8);
+    ASSERT_EQ(s.mem_mb_per_task, 32 * 1024);
+    ASSERT_STR(s.checkpoint_dir, "/ckpt/bert");
+    ASSERT_EQ(s.grace, 90 * GS_SEC);
+    gs_job_spec js;
+    gsd_spec_job(&s, 3600 * GS_SEC, &js);
+    ASSERT_EQ(js.duration, 30 * 60 * GS_SEC);
+    ASSERT_EQ(js.ntasks, 2);
+    ASSERT_STR(js.vc, "research");
+    gsd_spec_release(&s);
+}
+
+static void json_and_list_command(void)
+{
+    const char *j = "{\"name\": \"x\", \"tasks\": \"3x2\", \"gang\": false, \"priority\": \"oppo\","
+                    " \"command\": [\"sleep\", \"1\"]}";
+    gsd_spec s;
+    gs_diag d;
+    const char *f;
+    ASSERT_OK(parse(j, &s, &d, &f));
+    ASSERT_EQ(s.ntasks, 3);
+    ASSERT_EQ(s.gpus_per_task, 2);
+    ASSERT_EQ(s.gang, 0);
+    ASSERT_EQ(s.priority, -1);
+    ASSERT_EQ(s.argc, 2);
+    ASSERT_STR(s.argv[0], "sleep");
+    ASSERT_STR(s.argv[1], "1");
+    ASSERT(s.argv[2] == NULL);
+    gsd_spec_release(&s);
+}
+
+static void defaults(void)
+{
+    gsd_spec s;
+    gs_diag d;
+    const char *f;
+    ASSERT_OK(parse("command: true\n", &s, &d, &f));
+    ASSERT_EQ(s.ntasks, 1);
+    ASSERT_EQ(s.gpus_per_task, 1);
+    ASSERT_EQ(s.priority, 0);
+    ASSERT_EQ(s.gang, 1);
+    ASSERT(s.vc == NULL && s.name == NULL && s.workdir == NULL);
+    gs_job_spec js;
+    gsd_spec_job(&s, 42 * GS_SEC, &js);
+    ASSERT_EQ(js.duration, 42 * GS_SEC); /* default estimate */
+    gsd_spec_release(&s);
+}
+
+/* Each bad spec: expected error, field, line, column and a message fragment. */
+static void errors_name_field_and_position(void)
+{
+    static const struct {
+        const char *text, *field;
+        int line, col;
+        const char *msg;
+    } cases[] = {
+        {"command: true\ntasks: 0\n", "tasks", 2, 8, "'tasks' must be between 1"},
+        {"command: true\ntaks: 2\n", "", 2, 1, "did you mean 'tasks'"},
+        {"command: true\npriority: urgent\n", "priority", 2, 11, "prod (100)"},
+        {"command: true\ngpus: many\n", "gpus", 2, 7, "must be an integer"},
+        {"command: true\ntime_limit: 3 days\n", "time_limit", 2, 13, "is not a duration"},
+        {"command: true\nenv: {CUDA_VISIBLE_DEVICES: \"0\"}\n", "env", 2, 7, "set by the executor"},
+        {"command: true\nenv: {1BAD: x}\n", "env", 2, 7, "not a valid variable name"},
+        {"command: true\nworkdir: rel/path\n", "workdir", 2, 10, "absolute path"},
+        {"command: true\nmemory: lots\n", "memory", 2, 9, "'memory' must be a size"},
+        {"command: true\ncheckpoint: {dri: /x}\n", "checkpoint", 2, 14, "did you mean 'dir'"},
+        {"command: []\n", "command", 1, 1, "list is empty"},
+        {"command: {a: b}\n", "command", 1, 11, "string or a list"},
+        {"name: x\n", "command", 0, 0, "missing field 'command'"},
+        {"- a\n- b\n", "", 1, 3, "must be a mapping"},
+        {"command: true\ntasks: 3x0\n", "tasks", 2, 8, "between 1 and"},
+        {"command: true\ngpus: 2\ntasks: 2x2\n", "gpus", 2, 7, "already given"},
+        {"command: true\ngpus: 5000\n", "gpus", 2, 7, "between 1 and 4096"},
+        {"command: true\ntasks: 100\ngpus: 100\n", "tasks", 0, 0, "more than the limit"},
+        {"command: [sleep, 1\n", "", 3, 2, "invalid YAML"},
+        /* truncated input: the position is libfyaml's end-of-input guess, not checked */
+        {"{\"command\": [\"sleep\", ", "", -1, -1, "invalid JSON"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        gsd_spec s;
+        gs_diag d;
+        const char *f = "?";
+        int rc = parse(cases[i].text, &s, &d, &f);
+        if (rc == 0) T_FAIL("case %zu parsed: %s", i, cases[i].text);
+        if (strcmp(f, cases[i].field))
+            T_FAIL("case %zu: field '%s', want '%s'", i, f, cases[i].field);
+        if (cases[i].line >= 0 && (d.line != cases[i].line || d.col != cases[i].col))
+            T_FAIL("case %zu: at %d:%d, want %d:%d (%s)", i, d.line, d.col, cases[i].line,
+                   cases[i].col, d.msg);
+        if (!strstr(d.msg, cases[i].msg))
+            T_FAIL("case %zu: message '%s' lacks '%s'", i, d.msg, cases[i].msg);
+        char buf[1024];
+        gs_diag_format(&d, buf, sizeof buf);
+        ASSERT_CONTAINS(buf, "job.yaml");
+    }
+}
+
+static void limits_and_control_chars(void)
+{
+    gsd_spec s;
+    gs_diag d;
+    const char *f;
+    char *big = malloc(GSD_MAX_CMD_BYTES + 64);
+    ASSERT(big);
+    strcpy(big, "command: \"");
+    size_t n = strlen(big);
+    memset(big + n, 'x', GSD_MAX_CMD_BYTES + 1);
+    strcpy(big + n + GSD_MAX_CMD_BYTES + 1, "\"\n");
+    int rc = parse(big, &s, &d, &f);
+    free(big);
+    ASSERT_NE(rc, 0);
+    ASSERT_STR(f, "command");
+    ASSERT_NE(parse("command: true\nname: \"a\\u0007b\"\n", &s, &d, &f), 0);
+    ASSERT_STR(f, "name");
+    ASSERT_CONTAINS(d.msg, "control characters");
+    const char nul[] = "command: true\0\n";
+    gs_diag_init(&d, "x");
+    ASSERT_NE(gsd_spec_parse("x", nul, sizeof nul - 1, &s, &d, &f), 0);
+    ASSERT_CONTAINS(d.msg, "NUL");
+}
+
+static void durations_and_priorities(void)
+{
+    gs_time t;
+    ASSERT_OK(gsd_parse_duration("90", &t));
+    ASSERT_EQ(t, 90 * GS_SEC);
+    ASSERT_OK(gsd_parse_duration("1h30m", &t));
+    ASSERT_EQ(t, 5400 * GS_SEC);
+    ASSERT_OK(gsd_parse_duration("500ms", &t));
+    ASSERT_EQ(t, 500 * GS_MSEC);
+    ASSERT_OK(gsd_parse_duration("01:02:03", &t));
+    ASSERT_EQ(t, 3723 * GS_SEC);
+    ASSERT_OK(gsd_parse_duration("2-00:00:01", &t));
+    ASSERT_EQ(t, (2 * 86400 + 1) * GS_SEC);
+    ASSERT_OK(gsd_parse_duration("05:30", &t));
+    ASSERT_EQ(t, 330 * GS_SEC);
+    ASSERT_NE(gsd_parse_duration("", &t), 0);
+    ASSERT_NE(gsd_parse_duration("10x", &t), 0);
+    ASSERT_NE(gsd_parse_duration("1:99:00", &t), 0);
+    ASSERT_NE(gsd_parse_duration("-5", &t), 0);
+    ASSERT_NE(gsd_parse_duration("1:2:3:4", &t), 0);
+    int p;
+    ASSERT_OK(gsd_parse_priority("TEST", &p));
+    ASSERT_EQ(p, 10);
+    ASSERT_OK(gsd_parse_priority("opportunistic", &p));
+    ASSERT_EQ(p, -1);
+    ASSERT_OK(gsd_parse_priority("250", &p));
+    ASSERT_EQ(p, 250);
+    ASSERT_NE(gsd_parse_priority("-2", &p), 0);
+    ASSERT_NE(gsd_parse_priority("1e3", &p), 0);
+    ASSERT_STR(gsd_priority_name(100), "prod");
+    ASSERT(gsd_priority_name(5) == NULL);
+    char b[32];
+    gsd_format_duration(3723 * GS_SEC, b, sizeof b);
+    ASSERT_STR(b, "1h02m");
+    gsd_format_duration(45 * GS_SEC, b, sizeof b);
+    ASSERT_STR(b, "45s");
+}
+
+static void json_round_trip(void)
+{
+    const char *y = "name: \"quote \\\" and \\\\ back\"\n"
+                    "vc: a\npriority: test\ntasks: 4x2\ngang: false\n"
+                    "command: [python, \"-c\", \"print('hi there')\"]\n"
+                    "env: {A: \"1\", B: \"two words\"}\nworkdir: /w\ntime_limit: 1m\n"
+                    "duration: 1500ms\ncheckpoint: {grace_period: 5s}\nuser: alice\n"
+                    "pinned_cell: c1\nlazy_preemption: true\nmemory: 512M\ncpus: 2\n";
+    gsd_spec a, b;
+    gs_diag d;
+    const char *f;
+    ASSERT_OK(parse(y, &a, &d, &f));
+    char *j1 = gsd_spec_to_json(&a);
+    ASSERT(j1);
+    gs_diag_init(&d, "json");
+    if (gsd_spec_parse("json", j1, strlen(j1), &b, &d, &f)) T_FAIL("re-parse: %s in %s", d.msg, j1);
+    char *j2 = gsd_spec_to_json(&b);
+    ASSERT_STR(j1, j2);
+    ASSERT_STR(b.name, "quote \" and \\ back");
+    ASSERT_EQ(b.ntasks, 4);
+    ASSERT_EQ(b.gpus_per_task, 2);
+    ASSERT_EQ(b.gang, 0);
+    ASSERT_EQ(b.duration, 1500 * GS_MSEC);
+    ASSERT_EQ(b.grace, 5 * GS_SEC);
+    ASSERT_EQ(b.argc, 3);
+    ASSERT_STR(b.argv[2], "print('hi there')");
+    ASSERT_EQ(b.lazy_preemption, 1);
+    ASSERT_EQ(b.mem_mb_per_task, 512);
+    free(j1);
+    free(j2);
+    gsd_spec_release(&a);
+    gsd_spec_release(&b);
+}
+
+static void reserved_env_names(void)
+{
+    ASSERT(gsd_env_reserved("GSCHED_JOB_ID"));
+    ASSERT(gsd_env_reserved("CUDA_VISIBLE_DEVICES"));
+    ASSERT(gsd_env_reserved("MASTER_PORT"));
+    ASSERT(!gsd_env_reserved("PATH"));
+    ASSERT(!gsd_env_reserved("GSCHEDX"));
+}
+
+static const test_case tests[] = {
+    {"yaml_full", yaml_full},
+    {"json_and_list_command", json_and_list_command},
+    {"defaults", defaults},
+    {"errors_name_field_and_position", errors_name_field_and_position},
+    {"limits_and_control_chars", limits_and_control_chars},
+    {"durations_and_priorities", durations_and_priorities},
+    {"json_round_trip", json_round_trip},
+    {"reserved_env_names", reserved_env_names},
+};
+
+TEST_MAIN(tests)
