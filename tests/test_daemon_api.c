@@ -402,14 +402,29 @@ static void list_pages_cancel_and_describe(void)
     ASSERT_EQ(json_array_size(jobs), 2);
     json_t *first = json_array_get(jobs, 0);
     ASSERT_STR(json_string_value(json_object_get(first, "st")), "PD");
-    ASSERT_EQ(json_integer_value(json_object_get(first, "position")), 2);
     long long id = json_integer_value(json_object_get(first, "id"));
     res_free(&p);
+    /* fifo has one queue in submission order (not one per VC): the position counts every
+     * pending job submitted before it, whatever its VC */
+    res all = req(&D, NULL, "GET", "/v1/jobs?state=PD", NULL, NULL, NULL);
+    long long want = 0, k = 0;
+    size_t ix;
+    json_t *e;
+    json_array_foreach(json_object_get(all.j, "jobs"), ix, e)
+    {
+        ASSERT_EQ(json_integer_value(json_object_get(e, "position")), ++k);
+        if (json_integer_value(json_object_get(e, "id")) == id) want = k;
+    }
+    res_free(&all);
+    ASSERT(want >= 3); /* behind earlier jobs of VC default */
+    char wantpos[64];
+    snprintf(wantpos, sizeof wantpos, "position %lld in the queue (by submission)", want);
     char path[64];
     snprintf(path, sizeof path, "/v1/jobs/%lld", id);
     res g = req(&D, NULL, "GET", path, NULL, NULL, NULL);
     ASSERT_EQ(g.status, 200);
-    ASSERT_CONTAINS(js(&g, "why_pending"), "position 2 in VC pg");
+    ASSERT_CONTAINS(js(&g, "why_pending"), wantpos);
+    ASSERT_EQ(ji(&g, "position"), want);
     ASSERT_STR(js(&g, "state"), "PENDING");
     ASSERT(json_array_size(json_object_get(g.j, "events")) >= 1);
     res_free(&g);
@@ -481,6 +496,57 @@ static void graceful_shutdown(void)
     ASSERT(done);
     ASSERT_EQ(stop(&D), 0);
     ASSERT_CONTAINS(slurp(D.log), "shutting down");
+}
+
+/* A retried submit gets the first answer again, also after restarts (the engine then knows
+ * only active jobs, the database has the rest): 422 for a rejected job, never a 200 that
+ * would make a client believe the job was accepted. */
+static void idempotent_replays_across_restarts(void)
+{
+    const char *extra[] = {"--cluster", "1x2", NULL};
+    if (start(&D, "main", extra)) T_FAIL("daemon did not restart: %s", slurp(D.log));
+    const char *kr[] = {"Idempotency-Key: rej-1", NULL};
+    const char *never = "{\"command\": \"true\", \"gpus\": 3}";
+    res r = req(&D, NULL, "POST", "/v1/jobs", never, "application/json", kr);
+    EXPECT_PROBLEM(r, 422, "GS_ENEVER");
+    long long rid = ji(&r, "job_id");
+    ASSERT(rid > 0);
+    res_free(&r);
+    r = req(&D, NULL, "POST", "/v1/jobs", never, "application/json", kr);
+    EXPECT_PROBLEM(r, 422, "GS_ENEVER");
+    ASSERT_EQ(ji(&r, "job_id"), rid);
+    ASSERT(json_is_true(json_object_get(r.j, "idempotent_replay")));
+    ASSERT_CONTAINS(js(&r, "detail"), "needs 3 GPUs but the cluster has 2");
+    res_free(&r);
+    const char *k1[] = {"Idempotency-Key: abc-1", NULL}; /* from idempotency_and_dry_run */
+    r = req(&D, NULL, "POST", "/v1/jobs", "{\"command\": [\"sleep\", \"1\"]}", "application/json",
+            k1);
+    ASSERT_EQ(r.status, 200);
+    ASSERT(json_is_true(json_object_get(r.j, "idempotent_replay")));
+    long long aid = ji(&r, "id");
+    ASSERT(aid > 0);
+    res_free(&r);
+    /* let everything finish, restart, and ask again */
+    for (int i = 0; i < 400; i++) {
+        res l = req(&D, NULL, "GET", "/v1/jobs", NULL, NULL, NULL);
+        long long active = ji(&l, "total");
+        res_free(&l);
+        if (active == 0) break;
+        sleep_ms(50);
+    }
+    ASSERT_EQ(stop(&D), 0);
+    if (start(&D, "main", extra)) T_FAIL("daemon did not restart: %s", slurp(D.log));
+    r = req(&D, NULL, "POST", "/v1/jobs", never, "application/json", kr);
+    EXPECT_PROBLEM(r, 422, "GS_ENEVER");
+    ASSERT_EQ(ji(&r, "job_id"), rid);
+    res_free(&r);
+    r = req(&D, NULL, "POST", "/v1/jobs", "{\"command\": [\"sleep\", \"1\"]}", "application/json",
+            k1);
+    ASSERT_EQ(r.status, 200);
+    ASSERT_EQ(ji(&r, "id"), aid);
+    ASSERT_STR(js(&r, "state"), "DONE");
+    res_free(&r);
+    ASSERT_EQ(stop(&D), 0);
 }
 
 static void tokens_and_visibility(void)
@@ -622,6 +688,7 @@ static const test_case tests[] = {
     {"list_pages_cancel_and_describe", list_pages_cancel_and_describe},
     {"metrics_names", metrics_names},
     {"graceful_shutdown", graceful_shutdown},
+    {"idempotent_replays_across_restarts", idempotent_replays_across_restarts},
     {"tokens_and_visibility", tokens_and_visibility},
     {"startup_refusals", startup_refusals},
     {"cleanup", cleanup},

@@ -108,8 +108,27 @@ typedef struct gsd_chunk {
     gsd_jview v[]; /* active jobs of the slot range, ascending id */
 } gsd_chunk;
 
+/*
+ * The queue a pending job waits in, and its place there, as the policy orders jobs (so POS
+ * and "position N" mean what the policy will do):
+ *   GLOBAL       one queue in submission order (fifo, fifo-backfill; las, tiresias-*,
+ *                srtf, srsf and sjf too, which then reorder it by attained service or by
+ *                expected run time: for them the position is the submission order);
+ *   VC           one queue per VC in submission order (yarn-cs, quota);
+ *   VC_PRIORITY  one queue per VC by priority, then submission (hived, private).
+ */
+enum { GSD_ORDER_GLOBAL = 0, GSD_ORDER_VC, GSD_ORDER_VC_PRIORITY };
+int gsd_order_for_policy(const char *policy);
+/* 1 if pending jobs (vc, priority, id) a and b wait in the same queue. */
+int gsd_queue_same(int order, const char *vca, const char *vcb);
+/* 1 if a is ahead of b in their (common) queue. */
+int gsd_queue_ahead(int order, int prio_a, int64_t id_a, int prio_b, int64_t id_b);
+/* "in the queue (by submission; srtf reorders by expected remaining time)", "in VC x (...)". */
+void gsd_queue_text(int order, const char *policy, const char *vc, char *buf, size_t cap);
+
 typedef struct gsd_snap {
     atomic_int refs;
+    int order; /* GSD_ORDER_* */
     gs_time now;
     uint64_t cycle;
     gsd_chunk **chunks; /* references held */
@@ -268,6 +287,7 @@ typedef struct gsd {
     size_t nquota;
     uint64_t cycle_no;
     int fatal;
+    int order;         /* GSD_ORDER_* of the policy */
     size_t meta_njobs; /* jobs when next_id was last written */
     int64_t *forget;   /* runs to forget after the commit */
     size_t nforget, capforget;
@@ -287,7 +307,8 @@ void gsd_log(const char *fmt, ...)
 #endif
     ;
 gs_time gsd_wall_now(void);
-/* Position in its VC's queue of a pending job of the snapshot (1-based), 0 if not pending. */
+/* Position in its queue (see GSD_ORDER_*) of a pending job of the snapshot (1-based), 0 if not
+ * pending. */
 int gsd_snap_position(const gsd_snap *s, const gsd_jview *v);
 const gsd_jview *gsd_snap_find(const gsd_snap *s, int64_t id);
 /* Index of job id in s->jobs, or -1. */

@@ -361,7 +361,10 @@ static enum MHD_Result reply_cmd(hctx *h, gsd_cmd *c, const char *location)
     if (c->err) {
         json_t *extra = c->result;
         c->result = NULL;
-        return problem(h, c->status ? c->status : 500, c->err, extra, "%s", c->detail);
+        static const char *const replayed[] = {"Idempotent-Replayed", "true", NULL};
+        int replay = json_is_true(json_object_get(extra, "idempotent_replay"));
+        return problem_hdr(h, c->status ? c->status : 500, c->err, extra, replay ? replayed : NULL,
+                           "%s", c->detail);
     }
     json_t *r = c->result;
     c->result = NULL;
@@ -470,19 +473,24 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     return post_and_reply(h, c);
 }
 
-/* Position of every pending view in its VC queue (by priority, then id). */
+/* Position of every pending view in its queue (see GSD_ORDER_* in gsd.h). */
 typedef struct posent {
     const gsd_jview *v;
     size_t idx;
+    int order;
 } posent;
 
 static int pos_cmp(const void *a, const void *b)
 {
-    const gsd_jview *x = ((const posent *)a)->v, *y = ((const posent *)b)->v;
-    int c = strcmp(x->vc, y->vc);
-    if (c) return c;
-    if (x->priority != y->priority) return x->priority > y->priority ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
+    const posent *pa = a, *pb = b;
+    const gsd_jview *x = pa->v, *y = pb->v;
+    if (pa->order != GSD_ORDER_GLOBAL) {
+        int c = strcmp(x->vc, y->vc);
+        if (c) return c;
+    }
+    if (gsd_queue_ahead(pa->order, x->priority, x->id, y->priority, y->id)) return -1;
+    if (gsd_queue_ahead(pa->order, y->priority, y->id, x->priority, x->id)) return 1;
+    return 0;
 }
 
 static int *positions(const gsd_snap *s)
@@ -492,11 +500,11 @@ static int *positions(const gsd_snap *s)
     if (!pos || !v) abort();
     size_t n = 0;
     for (size_t i = 0; i < s->njobs; i++)
-        if (s->jobs[i]->state == GS_JOB_PENDING) v[n++] = (posent){s->jobs[i], i};
+        if (s->jobs[i]->state == GS_JOB_PENDING) v[n++] = (posent){s->jobs[i], i, s->order};
     qsort(v, n, sizeof *v, pos_cmp);
     int p = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i == 0 || strcmp(v[i].v->vc, v[i - 1].v->vc)) p = 0;
+        if (i == 0 || !gsd_queue_same(s->order, v[i].v->vc, v[i - 1].v->vc)) p = 0;
         pos[v[i].idx] = ++p;
     }
     free(v);
@@ -656,14 +664,14 @@ static enum MHD_Result h_get(hctx *h, const char *ids, const char *sub)
     json_t *spec = json_loads(row.spec ? row.spec : "{}", 0, NULL);
     json_object_set_new(o, "spec", spec ? spec : json_null());
     if (v && v->state == GS_JOB_PENDING) {
-        char why[512];
+        char why[768], queue[256];
         int free_gpus = 0, total = (int)s->ngpus;
         for (size_t i = 0; i < s->ngpus; i++) free_gpus += s->gpus[i].job < 0 && !s->gpus[i].down;
+        gsd_queue_text(s->order, g->o.policy, v->vc, queue, sizeof queue);
         snprintf(why, sizeof why,
-                 "%s: needs %d GPU(s) (%d x %d), %d of %d free now; position %d "
-                 "in VC %s (by priority, then submission)",
+                 "%s: needs %d GPU(s) (%d x %d), %d of %d free now; position %d %s",
                  v->reason ? v->reason : "waiting", v->gpus, v->ntasks, v->gpus_per_task, free_gpus,
-                 total, pos, v->vc);
+                 total, pos, queue);
         json_object_set_new(o, "why_pending", json_string(why));
     }
     gsd_snap_put(s);

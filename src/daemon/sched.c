@@ -467,6 +467,8 @@ static const char *event_name(int type, const gsd_jobx *x)
     case GSD_EV_ADOPTED: return "adopted";
     case GSD_EV_TIMEOUT: return "time-limit";
     case GSD_EV_LAUNCH_FAIL: return "launch-failed";
+    case GS_REC_SUSPEND: return "suspended";
+    case GS_REC_RESUME: return "continued"; /* SIGCONT; "resumed" is a start after a requeue */
     default: return type < GS_REC_NTYPES ? gs_rec_type_name((gs_rec_type)type) : "event";
     }
 }
@@ -587,10 +589,25 @@ static void do_submit(gsd *g, gsd_cmd *c, gs_time now)
                          c->idem_key);
                 return;
             }
+            /* the first answer again: 422 if the job was rejected, else the ids (200) */
             gs_job *j = gs_engine_find_job(g->e, id);
-            c->status = 200;
-            c->result = j ? submit_result(g, j) : json_pack("{s:I}", "id", (json_int_t)id);
-            json_object_set_new(c->result, "idempotent_replay", json_true());
+            char *state = NULL, *reason = NULL;
+            if (!j) gsd_store_job_state(g->store, id, &state, &reason);
+            int rejected = j ? j->state == GS_JOB_REJECTED : state && !strcmp(state, "REJECTED");
+            const char *why = j ? j->reason : reason;
+            if (rejected) {
+                cmd_fail(c, 422, GS_ENEVER, "job %lld rejected: %s", (long long)id,
+                         why ? why : "it can never run here");
+                c->result =
+                    json_pack("{s:I,s:b}", "job_id", (json_int_t)id, "idempotent_replay", 1);
+            } else {
+                c->status = 200;
+                c->result = j ? submit_result(g, j) : json_pack("{s:I}", "id", (json_int_t)id);
+                if (!j && state) json_object_set_new(c->result, "state", json_string(state));
+                json_object_set_new(c->result, "idempotent_replay", json_true());
+            }
+            free(state);
+            free(reason);
             return;
         }
         if (rc != GS_ENOENT) {
@@ -736,12 +753,13 @@ static void do_dryrun(gsd *g, gsd_cmd *c)
         }
         free(out);
     }
-    /* jobs that would be ahead of it in its VC */
+    /* jobs that would be ahead of it in its queue */
     int ahead = 0;
     const char *vc = sp->vc ? sp->vc : "default";
     for (size_t i = 0; g->snap && i < g->snap->njobs; i++) {
         const gsd_jview *v = g->snap->jobs[i];
-        if (v->state == GS_JOB_PENDING && !strcmp(v->vc, vc) && v->priority >= sp->priority)
+        if (v->state == GS_JOB_PENDING && gsd_queue_same(g->order, v->vc, vc) &&
+            gsd_queue_ahead(g->order, v->priority, v->id, sp->priority, INT64_MAX))
             ahead++;
     }
     json_object_set_new(o, "fits_now", json_boolean(fits));
@@ -999,8 +1017,16 @@ static void act(gsd *g, gs_time now)
             gsd_log("job %lld %s: %s", (long long)j->id, event_name(r->type, x), r->reason);
             gsd_exec_stop(g->x, j->id, now, job_grace(g, x));
             break;
-        case GS_REC_SUSPEND: gsd_exec_suspend(g->x, j->id, 1); break;
-        case GS_REC_RESUME: gsd_exec_suspend(g->x, j->id, 0); break;
+        case GS_REC_SUSPEND:
+        case GS_REC_RESUME:
+            /* SIGSTOP / SIGCONT to every task's process group; the GPUs (and the GPU memory
+             * the stopped processes hold) stay with the job */
+            gsd_log("job %lld %s%s%s", (long long)j->id, event_name(r->type, x),
+                    r->reason[0] ? ": " : "", r->reason);
+            if (gsd_exec_suspend(g->x, j->id, r->type == GS_REC_SUSPEND) == GS_ENOENT)
+                gsd_log("job %lld: no tasks to %s", (long long)j->id,
+                        r->type == GS_REC_SUSPEND ? "suspend" : "continue");
+            break;
         case GS_REC_FINISH:
         case GS_REC_FAIL:
         case GS_REC_CANCEL:
@@ -1062,14 +1088,57 @@ const gsd_jview *gsd_snap_find(const gsd_snap *s, int64_t id)
     return k >= 0 ? s->jobs[k] : NULL;
 }
 
+int gsd_order_for_policy(const char *policy)
+{
+    if (!policy) return GSD_ORDER_GLOBAL;
+    if (!strcmp(policy, "hived") || !strcmp(policy, "private")) return GSD_ORDER_VC_PRIORITY;
+    if (!strcmp(policy, "yarn-cs") || !strcmp(policy, "quota")) return GSD_ORDER_VC;
+    return GSD_ORDER_GLOBAL;
+}
+
+int gsd_queue_same(int order, const char *vca, const char *vcb)
+{
+    return order == GSD_ORDER_GLOBAL || !strcmp(vca ? vca : "default", vcb ? vcb : "default");
+}
+
+int gsd_queue_ahead(int order, int prio_a, int64_t id_a, int prio_b, int64_t id_b)
+{
+    if (order == GSD_ORDER_VC_PRIORITY && prio_a != prio_b) return prio_a > prio_b;
+    return id_a < id_b; /* ids follow submission order */
+}
+
+void gsd_queue_text(int order, const char *policy, const char *vc, char *buf, size_t cap)
+{
+    static const struct {
+        const char *policy, *how;
+    } reorder[] = {{"las", "attained service"},
+                   {"tiresias-las", "attained service"},
+                   {"tiresias-gittins", "attained service (Gittins index)"},
+                   {"srtf", "expected remaining time"},
+                   {"srsf", "expected remaining service"},
+                   {"sjf", "expected run time"}};
+    const char *how = NULL;
+    for (size_t i = 0; policy && i < sizeof reorder / sizeof *reorder; i++)
+        if (!strcmp(policy, reorder[i].policy)) how = reorder[i].how;
+    if (order == GSD_ORDER_VC_PRIORITY)
+        snprintf(buf, cap, "in VC %s (by priority, then submission)", vc ? vc : "default");
+    else if (order == GSD_ORDER_VC)
+        snprintf(buf, cap, "in VC %s (by submission)", vc ? vc : "default");
+    else if (how)
+        snprintf(buf, cap, "in the queue (by submission; %s reorders it by %s)", policy, how);
+    else
+        snprintf(buf, cap, "in the queue (by submission)");
+}
+
 int gsd_snap_position(const gsd_snap *s, const gsd_jview *v)
 {
     if (v->state != GS_JOB_PENDING) return 0;
     int pos = 1;
     for (size_t i = 0; i < s->njobs; i++) {
         const gsd_jview *o = s->jobs[i];
-        if (o == v || o->state != GS_JOB_PENDING || strcmp(o->vc, v->vc)) continue;
-        if (o->priority > v->priority || (o->priority == v->priority && o->id < v->id)) pos++;
+        if (o == v || o->state != GS_JOB_PENDING || !gsd_queue_same(s->order, o->vc, v->vc))
+            continue;
+        pos += gsd_queue_ahead(s->order, o->priority, o->id, v->priority, v->id);
     }
     return pos;
 }
@@ -1161,6 +1230,7 @@ static void publish(gsd *g, gs_time now)
     gsd_snap *s = calloc(1, sizeof *s);
     if (!s) abort();
     atomic_init(&s->refs, 1);
+    s->order = g->order;
     s->now = now;
     s->cycle = g->cycle_no;
     /* job views: rebuild the changed chunks (all of them now and then), share the rest */
@@ -1429,6 +1499,7 @@ static gs_time cycle(gsd *g, int heartbeat)
 typedef struct restop {
     int64_t id;
     gs_time grace;
+    int stop; /* a stop was under way: SIGTERM again */
 } restop;
 
 typedef struct rctx {
@@ -1561,16 +1632,22 @@ static int recover_row(void *ud, gsd_jobrow *r)
             gs_engine_preempt(g->e, j, "stop resumed after a daemon restart");
             if (x->stop == GSD_STOP_NONE) x->stop = GSD_STOP_PREEMPT;
         }
-        if (x->stop != GSD_STOP_NONE && alive) {
+        if (alive) {
+            /* after the commit: SIGCONT (the engine adopts every job as running, and the old
+             * daemon may have died between committing a resume and sending SIGCONT), then
+             * SIGTERM again if a stop was under way */
             if (rc->nstops == rc->capstops) {
                 rc->capstops = rc->capstops ? rc->capstops * 2 : 16;
                 rc->stops = xrealloc(rc->stops, rc->capstops * sizeof *rc->stops);
             }
-            rc->stops[rc->nstops++] = (restop){j->id, job_grace(g, x)};
+            rc->stops[rc->nstops++] = (restop){j->id, job_grace(g, x), x->stop != GSD_STOP_NONE};
         }
         push_rec(g, GSD_EV_ADOPTED, (int32_t)slot, rc->now,
                  "daemon restarted: %d task(s) still running, %d exited, %d lost", alive, exited,
                  lost);
+        if (st == GS_JOB_SUSPENDED)
+            push_rec(g, GS_REC_RESUME, (int32_t)slot, rc->now,
+                     "daemon restarted: a suspended job is adopted as running (SIGCONT)");
     }
     j->preemptions = r->preemptions;
     activate(g, (int32_t)slot);
@@ -1609,9 +1686,12 @@ static int recover(gsd *g, gs_diag *d)
         free(rc.stops);
         return gs_diag_set(d, GS_EIO, 0, 0, "cannot commit recovery");
     }
-    /* stops that were under way when the old daemon died: SIGTERM again, fresh grace */
-    for (size_t i = 0; i < rc.nstops; i++)
-        gsd_exec_stop(g->x, rc.stops[i].id, rc.now, rc.stops[i].grace);
+    /* adopted runs continue (SIGCONT); stops that were under way when the old daemon died
+     * get SIGTERM again, with a fresh grace period */
+    for (size_t i = 0; i < rc.nstops; i++) {
+        gsd_exec_suspend(g->x, rc.stops[i].id, 0);
+        if (rc.stops[i].stop) gsd_exec_stop(g->x, rc.stops[i].id, rc.now, rc.stops[i].grace);
+    }
     free(rc.stops);
     g->nrecs = 0;
     for (int s = 0; s < GS_JOB_NSTATES; s++)
@@ -1816,6 +1896,7 @@ int gsd_serve(const gsd_opts *o)
     parse_quotas(&g, gs_params_get(params, "quotas"));
     gs_params_release(&empty);
     gs_engine_set_observer(g.e, observe, &g);
+    g.order = gsd_order_for_policy(gs_engine_policy_name(g.e));
     /* database and executor */
     g.state_dir = o->state_dir ? xstrdup(o->state_dir) : default_state_dir(o->db);
     gs_diag_init(&d, NULL);

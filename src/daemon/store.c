@@ -31,6 +31,7 @@ enum {
     ST_EVENT,
     ST_TASK,
     ST_IDEM,
+    ST_STATE,
     ST_N
 };
 
@@ -75,6 +76,7 @@ static const char *const sql_text[ST_N] = {
                 "start_ticks), exit_code = coalesce(excluded.exit_code, exit_code), gpus = "
                 "coalesce(excluded.gpus, gpus)",
     [ST_IDEM] = "SELECT id, idem_hash FROM jobs WHERE user = ?1 AND idem_key = ?2",
+    [ST_STATE] = "SELECT state, reason FROM jobs WHERE id = ?1",
 };
 
 static const char *schema =
@@ -459,6 +461,24 @@ int gsd_store_find_idem(gsd_store *s, const char *user, const char *key, int64_t
     if (rc == SQLITE_ROW) {
         *id = sqlite3_column_int64(st, 0);
         if (hash) *hash = dupcol(st, 1);
+        ret = 0;
+    } else if (rc != SQLITE_DONE) {
+        ret = GS_EIO;
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return ret;
+}
+
+int gsd_store_job_state(gsd_store *s, int64_t id, char **state, char **reason)
+{
+    sqlite3_stmt *st = s->st[ST_STATE];
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    int ret = GS_ENOENT;
+    if (rc == SQLITE_ROW) {
+        *state = dupcol(st, 0);
+        if (reason) *reason = dupcol(st, 1);
         ret = 0;
     } else if (rc != SQLITE_DONE) {
         ret = GS_EIO;

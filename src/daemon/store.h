@@ -94,6 +94,9 @@ int gsd_store_put_task(gsd_store *s, const gsd_taskrow *t);
 /* Id of the job submitted by user with this idempotency key (0 + *id, or GS_ENOENT). */
 int gsd_store_find_idem(gsd_store *s, const char *user, const char *key, int64_t *id, char **hash);
 
+/* State and reason of a job (malloc'ed strings; reason may be NULL), or GS_ENOENT. */
+int gsd_store_job_state(gsd_store *s, int64_t id, char **state, char **reason);
+
 /* Call fn for every job not in a final state, in id order.  fn returns 0 or an error (stops). */
 int gsd_store_each_active(gsd_store *s, int (*fn)(void *ud, gsd_jobrow *r), void *ud);
 /* Counts of final jobs by state (index gs_job_state) for metrics at startup. */
