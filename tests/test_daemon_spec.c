@@ -253,7 +253,43 @@ static void reserved_env_names(void)
     ASSERT(!gsd_env_reserved("GSCHEDX"));
 }
 
+/*
+ * Regression inputs from fuzzing (tests/fuzz/daemon): the parser gets a buffer of exactly
+ * 'len' bytes with no NUL after it (ASan builds catch a read past it), and inputs that
+ * used to hang libfyaml or read past the end must fail with a message.
+ */
+static void fuzz_regressions(void)
+{
+    static const struct {
+        const char *text;
+        size_t len;
+    } in[] = {
+        {" ", 1},            /* whitespace-only: the JSON/YAML guess read past the buffer */
+        {"\n", 1},           /* same */
+        {"\t\r", 2},         /* same */
+        {"%", 1},            /* a lone directive marker */
+        {"{", 1},            /* truncated JSON */
+        {"[1, 2", 5},        /* truncated JSON list */
+        {"command: \"", 10}, /* unterminated string at the end of the buffer */
+    };
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+        char *buf = malloc(in[i].len);
+        ASSERT(buf != NULL);
+        memcpy(buf, in[i].text, in[i].len);
+        gsd_spec s;
+        gs_diag d;
+        gs_diag_init(&d, "fuzz");
+        const char *f = NULL;
+        int rc = gsd_spec_parse("fuzz", buf, in[i].len, &s, &d, &f);
+        free(buf);
+        if (rc >= 0) T_FAIL("input %zu parsed, want an error", i);
+        ASSERT(d.msg[0] != '\0');
+        ASSERT(f != NULL);
+    }
+}
+
 static const test_case tests[] = {
+    {"fuzz_regressions", fuzz_regressions},
     {"yaml_full", yaml_full},
     {"json_and_list_command", json_and_list_command},
     {"defaults", defaults},

@@ -621,7 +621,8 @@ int gsd_spec_parse(const char *file, const char *buf, size_t len, gsd_spec *s, g
     int rc = gs_yaml_load(&y, file, buf, len, d);
     if (rc) {
         /* JSON is parsed as YAML: name the format the user wrote */
-        size_t lead = strspn(buf, " \t\r\n");
+        size_t lead = 0; /* buf is not NUL-terminated */
+        while (lead < len && strchr(" \t\r\n", buf[lead]) && buf[lead]) lead++;
         if (d && lead < len && (buf[lead] == '{' || buf[lead] == '[') &&
             !strncmp(d->msg, "invalid YAML", 12)) {
             char tmp[sizeof d->msg];
