@@ -51,6 +51,7 @@
  * bound around GPU g or -1.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,12 +86,23 @@ typedef struct pa {
     int8_t pinned, fixed; /* fixed: never unbound (pinned, or private mode) */
 } pa;
 
+/* A shape that failed on capacity alone (see fail_cached()). */
+typedef struct fcent {
+    int32_t gpt, ntasks, prio, gpu_type, pinned;
+    int64_t rank;
+} fcent;
+
 typedef struct vcst {
     const char *name;
     int32_t *pas;
     int npas;
     int64_t guarantee; /* GPUs */
-    gs_jobq waiting;   /* guaranteed waiting jobs, arrival order */
+    gs_jobq waiting;   /* guaranteed waiting jobs in the order they are tried */
+    uint64_t gen;      /* bumped whenever the VC's capacity may have grown */
+    int walk;          /* its queue must be walked at the next pass */
+    fcent *fc;         /* failure cache, valid while fc_gen == gen */
+    int nfc, capfc;
+    uint64_t fc_gen;
 } vcst;
 
 typedef struct vslot {
@@ -98,10 +110,15 @@ typedef struct vslot {
     int32_t node;   /* physical node (bound) or -1 */
     int32_t vidx;   /* for unbound pa: index of the virtual node inside it */
     int32_t lo, hi; /* GPU range of the slot (bound) */
-    int32_t avail;  /* usable GPUs for this request */
+    int32_t avail1; /* usable GPUs without preempting the VC's own jobs (pass 1) */
+    int32_t avail2; /* usable GPUs when lower-ranked jobs of the VC may be preempted (pass 2) */
     int32_t same, higher, bad;
     int32_t take; /* tasks assigned */
 } vslot;
+
+/* gkey values besides a priority (see the hived struct) */
+#define GK_NONE INT32_MIN
+#define GK_DOWN INT32_MAX
 
 typedef struct hived {
     gs_engine *e;
@@ -115,8 +132,9 @@ typedef struct hived {
     int32_t *cell_chain; /* by cell: chain or -1 */
     int16_t *cell_level; /* by cell: HiveD level (GPU = 1) */
     int8_t *cell_st;
-    int32_t *cell_pa; /* bound pa or -1 */
-    int32_t *gpu_pa;  /* by GPU */
+    int32_t *cell_pa;  /* bound pa or -1 */
+    int32_t *cell_end; /* by cell: index just past its subtree (pre-order) */
+    int32_t *gpu_pa;   /* by GPU */
     pa *pa;
     int npa;
     vcst *vc;
@@ -128,13 +146,37 @@ typedef struct hived {
     gs_jobq opp; /* waiting opportunistic jobs, arrival order */
     int dirty;
     int in_pass;
+    /*
+     * Incremental views, so that a pass costs little more than the jobs it
+     * starts: gkey[g] is GK_DOWN for a failed GPU, else the priority of the
+     * guaranteed job holding it, else GK_NONE (free or opportunistic);
+     * node_g / node_o count the GPUs of a node held by guaranteed /
+     * opportunistic jobs; node_free / node_minp summarise gkey per node, so
+     * that a node with no room for a job is passed over without looking at
+     * its GPUs.  check() recounts them all.
+     */
+    int32_t *gkey;
+    int32_t *node_g, *node_o;
+    int32_t *node_free; /* by node: GPUs with gkey GK_NONE */
+    int32_t *node_minp; /* by node: lowest priority among its guaranteed GPUs, INT32_MAX if none */
+    /* opportunistic queue: walk flag and failure cache (valid while no GPU was freed) */
+    uint64_t free_gen, oppfc_gen;
+    int opp_walk;
+    fcent *oppfc;
+    int noppfc, capoppfc;
     /* scratch */
     vslot *sl;
     int capsl;
+    int *chosen; /* slots chosen by assign_tasks, in order */
+    int capch;
     int *gsel;
     int capg;
     gs_job **vict;
     int capv;
+    int32_t *walkv; /* snapshot of a queue being walked */
+    size_t capwalk;
+    uint64_t *ord; /* candidate nodes of an opportunistic placement (sort keys) */
+    size_t capord;
     uint32_t *tgen;
 } hived;
 
@@ -200,16 +242,15 @@ static int64_t total_left(const hived *h, int ch, int x)
     return t;
 }
 
-/* GPUs in the cell that are in use (by anyone) / down. */
+/*
+ * GPUs in the cell that are in use (by anyone) / down, from the cluster's
+ * aggregates (a failed GPU holds no job: the engine requeues its jobs).
+ */
 static void cell_usage(const hived *h, int32_t cell, int *used, int *bad)
 {
     const gs_cell *x = gs_cluster_cell(h->c, cell);
-    *used = *bad = 0;
-    for (int32_t g = x->gpu_lo; g < x->gpu_hi; g++) {
-        const gs_gpu *gp = gs_cluster_gpu(h->c, g);
-        *used += gp->users > 0;
-        *bad += gp->down != 0;
-    }
+    *used = x->healthy - x->free;
+    *bad = (x->gpu_hi - x->gpu_lo) - x->healthy;
 }
 
 /* Best free cell at level lv: healthy first, fewest GPUs in use, lowest index. */
@@ -236,6 +277,67 @@ static void set_gpu_pa(hived *h, int32_t cell, int32_t p)
 {
     const gs_cell *x = gs_cluster_cell(h->c, cell);
     for (int32_t g = x->gpu_lo; g < x->gpu_hi; g++) h->gpu_pa[g] = p;
+}
+
+/* The VC's capacity may have grown: forget its failures, walk its queue again. */
+static void vc_changed(hived *h, int v)
+{
+    if (v < 0 || v >= h->nvc) return;
+    h->vc[v].gen++;
+    h->vc[v].walk = 1;
+    h->dirty = 1;
+}
+
+/* GPUs were released (or repaired): opportunistic jobs may fit again. */
+static void gpus_freed(hived *h)
+{
+    h->free_gen++;
+    h->opp_walk = 1;
+    h->dirty = 1;
+}
+
+/* Recompute gkey[g] from the cluster and the jobs (see the hived struct). */
+static void gkey_refresh(hived *h, int32_t g)
+{
+    const gs_gpu *gp = gs_cluster_gpu(h->c, g);
+    int32_t o = gp->owner;
+    if (gp->down)
+        h->gkey[g] = GK_DOWN;
+    else if (o >= 0 && (size_t)o < h->capj && h->jkind[o] == K_GUAR)
+        h->gkey[g] = gs_engine_job(h->e, (size_t)o)->priority;
+    else
+        h->gkey[g] = GK_NONE;
+}
+
+/* Recompute node_free and node_minp of a node from gkey. */
+static void node_refresh(hived *h, int32_t nd)
+{
+    const gs_node *node = gs_cluster_node(h->c, nd);
+    int32_t fr = 0, mp = INT32_MAX;
+    for (int32_t g = node->gpu_lo; g < node->gpu_hi; g++) {
+        int32_t k = h->gkey[g];
+        fr += k == GK_NONE;
+        if (k != GK_NONE && k != GK_DOWN && k < mp) mp = k;
+    }
+    h->node_free[nd] = fr;
+    h->node_minp[nd] = mp;
+}
+
+/* GPUs gpus[0..n) start (delta 1) or stop (delta -1) being held by a job of this kind. */
+static void count_gpus(hived *h, const int32_t *gpus, int n, int kind, int delta)
+{
+    int32_t last = -1;
+    for (int i = 0; i < n; i++) {
+        int32_t nd = gs_cluster_gpu(h->c, gpus[i])->node;
+        if (kind == K_GUAR)
+            h->node_g[nd] += delta;
+        else if (kind == K_OPP)
+            h->node_o[nd] += delta;
+        gkey_refresh(h, gpus[i]);
+        if (nd != last && last >= 0) node_refresh(h, last);
+        last = nd;
+    }
+    if (last >= 0) node_refresh(h, last);
 }
 
 /* Buddy allocation: bind pa p to a physical cell of its type.  Returns 0 or GS_ENOFIT. */
@@ -279,6 +381,9 @@ static void unbind_pa(hived *h, int32_t p)
     set_gpu_pa(h, cell, -1);
     h->cell_pa[cell] = -1;
     h->cell_st[cell] = C_FREE;
+    /* an unbound cell looks whole to its VC: with failed GPUs in it, that is more room */
+    const gs_cell *cx = gs_cluster_cell(h->c, cell);
+    if (cx->healthy < cx->gpu_hi - cx->gpu_lo) vc_changed(h, a->vc);
     fl_push(c, a->level, cell);
     c->all_vc_free[a->level]++;
     a->cell = -1;
@@ -370,36 +475,69 @@ static int pa_matches(const hived *h, const pa *a, const gs_job *j)
 /*
  * Build the node slots of VC v for job j.  Bound pa contribute their physical
  * nodes (or themselves, below node level); unbound pa contribute virtual
- * nodes that are entirely free in the VC's view.
+ * nodes that are entirely free in the VC's view.  Each slot gets both
+ * passes' room (avail1 <= avail2).  *differ is set when some slot has more
+ * room in pass 2.  The counts come from gkey[], without job look-ups except
+ * for same-priority holders under an intra-VC LAS order (their rank).
  */
-static int build_slots(hived *h, const gs_job *j, int v, int pass2, gs_time now)
+static int build_slots(hived *h, const gs_job *j, int v, gs_time now, int *differ)
 {
     int n = 0;
     vcst *vc = &h->vc[v];
+    const int32_t p = j->priority;
+    const int las = h->intra == I_LAS || h->intra == I_TLAS;
+    const int64_t rj = las ? rank_of(h, j, now) : 0;
+    *differ = 0;
     for (int i = 0; i < vc->npas; i++) {
-        int32_t p = vc->pas[i];
-        pa *a = &h->pa[p];
+        int32_t pi = vc->pas[i];
+        pa *a = &h->pa[pi];
         if (!pa_matches(h, a, j)) continue;
         const chain *c = &h->ch[a->chain];
         if (a->cell >= 0) {
             const gs_cell *x = gs_cluster_cell(h->c, a->cell);
             int32_t nlo = x->node_lo, nhi = x->node_hi;
             int below = x->kind < GS_CELL_NODE;
+            if (ensure_slots(h, n + (nhi - nlo))) return -1;
             for (int32_t nd = nlo; nd < nhi; nd++) {
-                if (ensure_slots(h, n + 1)) return -1;
+                /* a node whose free GPUs cannot hold a task and where no job could be
+                 * preempted has no room: it can never be chosen, leave it out */
+                if (!below && h->node_free[nd] < j->gpus_per_task &&
+                    (h->node_minp[nd] > p || (h->node_minp[nd] == p && !las)))
+                    continue;
                 vslot *s = &h->sl[n++];
                 const gs_node *node = gs_cluster_node(h->c, nd);
-                s->pa = p;
+                s->pa = pi;
                 s->node = nd;
                 s->vidx = -1;
                 s->lo = below ? x->gpu_lo : node->gpu_lo;
                 s->hi = below ? x->gpu_hi : node->gpu_hi;
-                s->avail = s->same = s->higher = s->bad = 0;
-                s->take = 0;
+                int a1 = 0, lower = 0, same = 0, higher = 0, bad = 0;
                 for (int32_t g = s->lo; g < s->hi; g++) {
-                    s->avail += usable(h, j, v, g, pass2, now, &s->same, &s->higher);
-                    s->bad += gs_cluster_gpu(h->c, g)->down != 0;
+                    int32_t k = h->gkey[g];
+                    if (k == GK_NONE)
+                        a1++;
+                    else if (k == GK_DOWN)
+                        bad++;
+                    else if (k < p)
+                        lower++;
+                    else if (k > p)
+                        higher++;
+                    else {
+                        same++;
+                        if (las) {
+                            const gs_job *o =
+                                gs_engine_job(h->e, (size_t)gs_cluster_gpu(h->c, g)->owner);
+                            lower += rank_of(h, o, now) > rj;
+                        }
+                    }
                 }
+                s->avail1 = a1;
+                s->avail2 = a1 + lower;
+                s->same = same;
+                s->higher = higher;
+                s->bad = bad;
+                s->take = 0;
+                *differ |= lower > 0;
             }
         } else {
             /* virtual nodes of an unbound pa: node count and GPUs per node from the type */
@@ -412,14 +550,14 @@ static int build_slots(hived *h, const gs_job *j, int v, int pass2, gs_time now)
                     break;
                 }
             }
+            if (ensure_slots(h, n + nodes)) return -1;
             for (int k = 0; k < nodes; k++) {
-                if (ensure_slots(h, n + 1)) return -1;
                 vslot *s = &h->sl[n++];
-                s->pa = p;
+                s->pa = pi;
                 s->node = -1;
                 s->vidx = k;
                 s->lo = s->hi = -1;
-                s->avail = per;
+                s->avail1 = s->avail2 = per;
                 s->same = s->higher = s->bad = 0;
                 s->take = 0;
             }
@@ -440,28 +578,45 @@ static int slot_cmp(const vslot *a, const vslot *b)
     return a->node >= 0 ? a->node - b->node : a->vidx - b->vidx;
 }
 
-static void sort_slots(vslot *s, int n)
+/*
+ * HiveD's greedy first fit of the job's tasks over the slots in slot_cmp
+ * order: each slot in turn takes as many tasks as its room allows.  Only
+ * the slots used are ordered (repeated selection of the best remaining
+ * slot with room), so a one-node job costs one scan.  Fills h->chosen with
+ * the slots used, in order; returns their number, or 0 if the job does not
+ * fit (it fits iff the sum over slots of floor(room / gpus_per_task) covers
+ * its tasks).
+ */
+static int assign_tasks(hived *h, const gs_job *j, int n, int pass2)
 {
-    for (int i = 1; i < n; i++) {
-        vslot x = s[i];
-        int k = i;
-        while (k > 0 && slot_cmp(&x, &s[k - 1]) < 0) s[k] = s[k - 1], k--;
-        s[k] = x;
+    const int gpt = j->gpus_per_task;
+    int64_t cap = 0;
+    for (int i = 0; i < n; i++) cap += (pass2 ? h->sl[i].avail2 : h->sl[i].avail1) / gpt;
+    if (cap < j->ntasks) return 0;
+    if (n > h->capch) {
+        int nc = h->capch ? h->capch : 64;
+        while (nc < n) nc *= 2;
+        int *c = realloc(h->chosen, (size_t)nc * sizeof *c);
+        if (!c) return 0;
+        h->chosen = c;
+        h->capch = nc;
     }
-}
-
-/* Greedy first fit of the job's tasks over the sorted slots (HiveD's rule). */
-static int assign_tasks(hived *h, const gs_job *j, int n)
-{
-    int left = j->ntasks;
-    for (int i = 0; i < n && left; i++) {
-        vslot *s = &h->sl[i];
-        while (left && s->avail - s->take * j->gpus_per_task >= j->gpus_per_task) {
-            s->take++;
-            left--;
+    int left = j->ntasks, k = 0;
+    while (left > 0) {
+        int best = -1;
+        for (int i = 0; i < n; i++) {
+            const vslot *s = &h->sl[i];
+            if (s->take || (pass2 ? s->avail2 : s->avail1) < gpt) continue;
+            if (best < 0 || slot_cmp(s, &h->sl[best]) < 0) best = i;
         }
+        if (best < 0) return 0; /* cannot happen: cap covers the tasks */
+        vslot *s = &h->sl[best];
+        int t = (pass2 ? s->avail2 : s->avail1) / gpt;
+        s->take = t < left ? t : left;
+        left -= s->take;
+        h->chosen[k++] = best;
     }
-    return left == 0;
+    return k;
 }
 
 static int ensure_g(hived *h, int n)
@@ -573,6 +728,7 @@ static void sort_tasks(int *g, int ntasks, int gpt)
 static void account_start(hived *h, gs_job *j, int kind)
 {
     h->jkind[j->slot] = (int8_t)kind;
+    count_gpus(h, j->alloc, j->nalloc, kind, 1);
     if (kind != K_GUAR) return;
     for (int i = 0; i < j->nalloc; i++) {
         int32_t p = h->gpu_pa[j->alloc[i]];
@@ -580,12 +736,14 @@ static void account_start(hived *h, gs_job *j, int kind)
     }
 }
 
-/* The job's GPUs are gone (finish/preempt/requeue): release the VC's use. */
+/* The job's GPUs are gone (finish/preempt/requeue) or downgraded: release the VC's use. */
 static void account_stop(hived *h, gs_job *j, const int32_t *gpus, int n)
 {
     int kind = h->jkind[j->slot];
     h->jkind[j->slot] = K_NONE;
+    count_gpus(h, gpus, n, kind, -1);
     if (kind != K_GUAR) return;
+    vc_changed(h, h->jvc[j->slot]);
     for (int i = 0; i < n; i++) {
         int32_t p = h->gpu_pa[gpus[i]];
         if (p < 0) continue;
@@ -608,6 +766,7 @@ static void downgrade(hived *h, gs_job *j)
 {
     account_stop(h, j, j->alloc, j->nalloc);
     h->jkind[j->slot] = K_OPP;
+    count_gpus(h, j->alloc, j->nalloc, K_OPP, 1);
     /* its cells may now be free for the VC to take elsewhere */
     sweep(h, h->jvc[j->slot]);
     gs_engine_note(h->e, j, "lazily preempted: downgraded to opportunistic, keeps running");
@@ -637,27 +796,39 @@ static int collect_victims(hived *h, const int *gpus, int n, gs_job *self)
 
 /*
  * Try to start guaranteed job j of VC v.  Returns 1 if started (or victims
- * are stopping in LIVE mode), 0 if it does not fit now.
+ * are stopping in LIVE mode), 0 if it does not fit now.  On 0, *pure says
+ * that it failed on the VC's capacity alone, before any side effect: then
+ * every job it dominates fails too until the VC's capacity grows
+ * (fail_cached()).
  */
-static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now)
+static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now, int *pure)
 {
+    *pure = 1;
+    int more2 = 1; /* does pass 2 see more room than pass 1? */
     for (int pass2 = 0; pass2 <= 1; pass2++) {
+        if (pass2 && !more2 && *pure) return 0; /* pass 2 would see exactly the same */
         for (int attempt = 0; attempt < 4; attempt++) {
             /* assign tasks on the VC's view; bind the unbound cells the assignment
              * uses and assign again on the now physical view, until it is all physical */
-            int n = 0, ok = 1, placed = 0;
+            int nch = 0, ok = 1, placed = 0;
             for (int iter = 0; iter <= h->vc[v].npas && ok; iter++) {
-                n = build_slots(h, j, v, pass2, now);
-                if (n < 0) return 0;
-                sort_slots(h->sl, n);
-                if (!assign_tasks(h, j, n)) {
+                int differ;
+                int n = build_slots(h, j, v, now, &differ);
+                if (n < 0) {
+                    *pure = 0;
+                    return 0;
+                }
+                if (iter == 0 && attempt == 0 && !pass2) more2 = differ;
+                nch = assign_tasks(h, j, n, pass2);
+                if (!nch) {
                     ok = 0;
+                    if (iter || attempt) *pure = 0;
                     break;
                 }
                 int any_virtual = 0;
-                for (int i = 0; i < n && ok; i++) {
-                    vslot *s = &h->sl[i];
-                    if (!s->take || s->node >= 0) continue;
+                for (int i = 0; i < nch && ok; i++) {
+                    vslot *s = &h->sl[h->chosen[i]];
+                    if (s->node >= 0) continue;
                     any_virtual = 1;
                     if (h->pa[s->pa].cell < 0 && bind_pa(h, s->pa) != 0) ok = 0;
                 }
@@ -667,12 +838,16 @@ static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now)
                 }
             }
             /* cells bound for nothing are released by sweep() when the pass ends */
-            if (!ok || !placed) break; /* next pass */
+            if (ok && !placed) ok = 0;
+            if (!ok) {
+                if (nch) *pure = 0; /* failed after binding */
+                break;              /* next pass */
+            }
+            *pure = 0;
             if (ensure_g(h, j->gpus)) return 0;
             int nout = 0;
-            for (int i = 0; i < n && ok; i++) {
-                vslot *s = &h->sl[i];
-                if (!s->take) continue;
+            for (int i = 0; i < nch && ok; i++) {
+                vslot *s = &h->sl[h->chosen[i]];
                 /* all tasks of this node under the lowest cell that holds them together */
                 int32_t lo = s->lo, hi = s->hi;
                 if (s->take > 1) {
@@ -730,59 +905,67 @@ static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now)
     return 0;
 }
 
-/* Opportunistic: free physical GPUs anywhere, away from guaranteed jobs. */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * Opportunistic: free physical GPUs anywhere, away from guaranteed jobs:
+ * nodes in order of guaranteed use ascending, opportunistic use descending,
+ * index.  Candidate nodes are found by descending only into cells whose
+ * largest node has room for a task (the cluster's max_node_free aggregate).
+ */
 static int try_opportunistic(hived *h, gs_job *j)
 {
     if (ensure_g(h, j->gpus)) return 0;
+    const int gpt = j->gpus_per_task;
+    size_t m = 0, ncell = gs_cluster_ncells(h->c);
+    for (size_t x = 1; x < ncell;) {
+        const gs_cell *cx = gs_cluster_cell(h->c, (int)x);
+        if (cx->max_node_free < gpt || h->cell_chain[x] < 0 ||
+            (j->gpu_type >= 0 && !(cx->gpu_types & (1u << j->gpu_type)))) {
+            x = (size_t)h->cell_end[x]; /* skip the subtree */
+            continue;
+        }
+        if (cx->kind != GS_CELL_NODE) {
+            x++;
+            continue;
+        }
+        if (cx->free >= gpt) {
+            if (m == h->capord) {
+                size_t nc = h->capord ? h->capord * 2 : 256;
+                uint64_t *o = realloc(h->ord, nc * sizeof *o);
+                if (!o) return 0;
+                h->ord = o;
+                h->capord = nc;
+            }
+            int32_t nd = cx->node_lo;
+            /* sort key: guaranteed GPUs, then opportunistic GPUs descending, then index */
+            h->ord[m++] = ((uint64_t)(uint16_t)h->node_g[nd] << 48) |
+                          ((uint64_t)(uint16_t)(0xffff - h->node_o[nd]) << 32) | (uint32_t)nd;
+        }
+        x = (size_t)h->cell_end[x];
+    }
+    qsort(h->ord, m, sizeof *h->ord, cmp_u64);
     int nout = 0, left = j->ntasks;
-    size_t nn = gs_cluster_nnodes(h->c);
-    /* nodes in order of (guaranteed use asc, opportunistic use desc, index) */
-    int32_t *order = malloc(nn * sizeof *order);
-    int *gu = malloc(nn * sizeof *gu), *ou = malloc(nn * sizeof *ou);
-    if (!order || !gu || !ou) {
-        free(order), free(gu), free(ou);
-        return 0;
-    }
-    size_t m = 0;
-    for (size_t nd = 0; nd < nn; nd++) {
-        const gs_node *node = gs_cluster_node(h->c, (int)nd);
-        const gs_cell *nc = gs_cluster_cell(h->c, node->cell);
-        if (nc->free < j->gpus_per_task) continue;
-        if (j->gpu_type >= 0 && !(nc->gpu_types & (1u << j->gpu_type))) continue;
-        if (h->cell_chain[node->cell] < 0) continue;
-        int g1 = 0, o1 = 0;
-        for (int32_t g = node->gpu_lo; g < node->gpu_hi; g++) {
-            int32_t o = gs_cluster_gpu(h->c, g)->owner;
-            if (o < 0) continue;
-            if (h->jkind[o] == K_GUAR)
-                g1++;
-            else
-                o1++;
-        }
-        size_t k = m++;
-        while (k > 0 && (gu[k - 1] > g1 || (gu[k - 1] == g1 && ou[k - 1] < o1))) {
-            order[k] = order[k - 1], gu[k] = gu[k - 1], ou[k] = ou[k - 1];
-            k--;
-        }
-        order[k] = (int32_t)nd, gu[k] = g1, ou[k] = o1;
-    }
     for (size_t i = 0; i < m && left; i++) {
-        const gs_node *node = gs_cluster_node(h->c, order[i]);
+        const gs_node *node = gs_cluster_node(h->c, (int)(uint32_t)h->ord[i]);
         for (;;) {
             if (!left) break;
             int got = 0;
-            for (int32_t g = node->gpu_lo; g < node->gpu_hi && got < j->gpus_per_task; g++) {
+            for (int32_t g = node->gpu_lo; g < node->gpu_hi && got < gpt; g++) {
                 const gs_gpu *gp = gs_cluster_gpu(h->c, g);
                 if (gp->users || gp->down || picked(h->gsel, nout + got, g)) continue;
                 if (j->gpu_type >= 0 && gp->type != j->gpu_type) continue;
                 h->gsel[nout + got++] = g;
             }
-            if (got < j->gpus_per_task) break;
+            if (got < gpt) break;
             nout += got;
             left--;
         }
     }
-    free(order), free(gu), free(ou);
     if (left) return 0;
     int *pl = malloc((size_t)j->gpus * sizeof *pl);
     if (!pl) return 0;
@@ -802,6 +985,41 @@ static int job_vc(const hived *h, const gs_job *j)
     for (int v = 0; v < h->nvc; v++)
         if (!strcmp(h->vc[v].name, j->vc_name)) return v;
     return -1;
+}
+
+/*
+ * Order of a queue: in a VC's, priority desc, intra rank asc, then arrival
+ * (submit, slot); the opportunistic queue is in arrival order.
+ */
+static int queued_before(const hived *h, const gs_jobq *q, const gs_job *a, const gs_job *b,
+                         gs_time now)
+{
+    if (q != &h->opp) {
+        if (a->priority != b->priority) return a->priority > b->priority;
+        int64_t ra = rank_of(h, a, now), rb = rank_of(h, b, now);
+        if (ra != rb) return ra < rb;
+    }
+    if (a->submit != b->submit) return a->submit < b->submit;
+    return a->slot < b->slot;
+}
+
+/*
+ * Insert a waiting job at its place in a queue (searching from the tail:
+ * arrivals usually go last).  A waiting job's rank does not change while it
+ * waits, so the queue stays in the order jobs are tried.
+ */
+static void enqueue(hived *h, gs_jobq *q, gs_job *j)
+{
+    gs_time now = gs_engine_now(h->e);
+    int32_t after = q->tail;
+    while (after >= 0 && queued_before(h, q, j, gs_engine_job(h->e, (size_t)after), now))
+        after = q->prev[after];
+    if (after < 0)
+        gs_jobq_push_front(q, j->slot);
+    else if (q->next[after] >= 0)
+        gs_jobq_insert_before(q, q->next[after], j->slot);
+    else
+        gs_jobq_push_back(q, j->slot);
 }
 
 static void h_arrival(void *st, gs_job *j)
@@ -847,9 +1065,11 @@ static void h_arrival(void *st, gs_job *j)
             gs_engine_reject(h->e, j, why);
             return;
         }
-        gs_jobq_push_back(&h->vc[v].waiting, j->slot);
+        enqueue(h, &h->vc[v].waiting, j);
+        h->vc[v].walk = 1;
     } else {
-        gs_jobq_push_back(&h->opp, j->slot);
+        enqueue(h, &h->opp, j);
+        h->opp_walk = 1;
     }
     h->dirty = 1;
 }
@@ -859,15 +1079,14 @@ static void h_requeue(void *st, gs_job *j)
     hived *h = st;
     if (grow_jobs(h, j->slot)) return;
     account_stop(h, j, j->last_alloc, j->nlast_alloc);
+    gpus_freed(h);
     int v = h->jvc[j->slot];
-    gs_jobq *q = (j->priority < 0 && !h->private_mode) || v < 0 ? &h->opp : &h->vc[v].waiting;
-    /* back at its arrival position */
-    int32_t s = gs_jobq_first(q);
-    while (s >= 0 && s < j->slot) s = gs_jobq_next(q, s);
-    if (s >= 0)
-        gs_jobq_insert_before(q, s, j->slot);
-    else
-        gs_jobq_push_back(q, j->slot);
+    if ((j->priority < 0 && !h->private_mode) || v < 0) {
+        enqueue(h, &h->opp, j);
+    } else {
+        enqueue(h, &h->vc[v].waiting, j);
+        h->vc[v].walk = 1;
+    }
     h->dirty = 1;
 }
 
@@ -875,7 +1094,10 @@ static void h_finish(void *st, gs_job *j)
 {
     hived *h = st;
     if ((size_t)j->slot >= h->capj) return;
-    if (h->jkind[j->slot] != K_NONE) account_stop(h, j, j->last_alloc, j->nlast_alloc);
+    if (h->jkind[j->slot] != K_NONE) {
+        account_stop(h, j, j->last_alloc, j->nlast_alloc);
+        gpus_freed(h);
+    }
     int v = h->jvc[j->slot];
     gs_jobq_remove(&h->opp, j->slot);
     if (v >= 0) gs_jobq_remove(&h->vc[v].waiting, j->slot);
@@ -914,26 +1136,20 @@ static void h_adopt(void *st, gs_job *j)
         }
     }
     account_start(h, j, guar ? K_GUAR : K_OPP);
+    for (int w = 0; w < h->nvc; w++) h->vc[w].walk = 1;
+    h->opp_walk = 1;
     h->dirty = 1;
 }
 
 static void h_node(void *st, int node, int down)
 {
-    (void)node, (void)down;
-    ((hived *)st)->dirty = 1;
-}
-
-static void h_timer(void *st, uint64_t tag)
-{
     hived *h = st;
-    int32_t slot = (int32_t)(tag >> 32);
-    if ((size_t)slot < h->capj && h->tgen[slot] == (uint32_t)tag) h->dirty = 1;
-}
-
-static void h_preemptible(void *st, gs_job *j)
-{
-    (void)j;
-    ((hived *)st)->dirty = 1;
+    (void)down;
+    const gs_node *nd = gs_cluster_node(h->c, node);
+    for (int32_t g = nd->gpu_lo; g < nd->gpu_hi; g++) gkey_refresh(h, g);
+    node_refresh(h, node);
+    for (int v = 0; v < h->nvc; v++) vc_changed(h, v);
+    gpus_freed(h);
 }
 
 /* intra LAS: wake up when a running job crosses a queue threshold */
@@ -951,65 +1167,149 @@ static void arm_rank_timer(hived *h, gs_job *j, gs_time now)
         }
 }
 
-/* waiting jobs of VC v in the order they are tried */
-static int order_vc(hived *h, int v, gs_time now, gs_job ***out)
+static void h_timer(void *st, uint64_t tag)
 {
-    gs_jobq *q = &h->vc[v].waiting;
-    int n = (int)gs_jobq_len(q);
-    gs_job **a = malloc((size_t)(n ? n : 1) * sizeof *a);
-    if (!a) return -1;
-    int k = 0;
-    for (int32_t s = gs_jobq_first(q); s >= 0; s = gs_jobq_next(q, s))
-        a[k++] = gs_engine_job(h->e, (size_t)s);
-    /* stable insertion sort: priority desc, then intra rank asc (arrival order kept) */
-    for (int i = 1; i < k; i++) {
-        gs_job *x = a[i];
-        int64_t rx = rank_of(h, x, now);
-        int m = i;
-        while (m > 0) {
-            gs_job *y = a[m - 1];
-            int before = x->priority > y->priority ||
-                         (x->priority == y->priority && rx < rank_of(h, y, now));
-            if (!before) break;
-            a[m] = y;
-            m--;
-        }
-        a[m] = x;
+    hived *h = st;
+    int32_t slot = (int32_t)(tag >> 32);
+    if ((size_t)slot >= h->capj || h->tgen[slot] != (uint32_t)tag) return;
+    /* a running job moved to a worse queue: its VC's waiting jobs may now outrank it */
+    vc_changed(h, h->jvc[slot]);
+    gs_job *j = gs_engine_job(h->e, (size_t)slot);
+    if (j->state == GS_JOB_RUNNING) arm_rank_timer(h, j, gs_engine_now(h->e));
+}
+
+static void h_preemptible(void *st, gs_job *j)
+{
+    (void)j;
+    ((hived *)st)->dirty = 1;
+}
+
+static int fc_dominated(const fcent *e, const gs_job *j, int64_t rank)
+{
+    return e->gpu_type == j->gpu_type && e->pinned == j->pinned_cell &&
+           e->gpt <= j->gpus_per_task && e->ntasks <= j->ntasks &&
+           (j->priority < e->prio || (j->priority == e->prio && rank >= e->rank));
+}
+
+static void fc_add(fcent **fc, int *n, int *cap, const gs_job *j, int64_t rank)
+{
+    if (*n == *cap) {
+        if (*cap >= 64) return; /* enough: a cache, not a record */
+        int nc = *cap ? *cap * 2 : 8;
+        fcent *x = realloc(*fc, (size_t)nc * sizeof *x);
+        if (!x) return;
+        *fc = x;
+        *cap = nc;
     }
-    *out = a;
+    (*fc)[(*n)++] =
+        (fcent){j->gpus_per_task, j->ntasks, j->priority, j->gpu_type, j->pinned_cell, rank};
+}
+
+/*
+ * Does j certainly fail in VC v right now?  True when a job it dominates
+ * (same GPU type and pinned cell; no fewer GPUs per task, no fewer tasks;
+ * no higher priority, or equal priority and no better intra rank) failed on
+ * capacity alone and the VC's capacity has not grown since.  Sound because
+ * a job fits a VC's view iff the sum over its nodes of floor(room / GPUs
+ * per task) covers its tasks, room only shrinks for a dominated job, and
+ * starting jobs never gives room back (stops, downgrades, unbinding bad
+ * cells and hardware events bump the VC's generation).
+ */
+static int fail_cached(hived *h, int v, const gs_job *j, int64_t rank)
+{
+    vcst *vc = &h->vc[v];
+    if (vc->fc_gen != vc->gen) {
+        vc->nfc = 0;
+        vc->fc_gen = vc->gen;
+    }
+    for (int i = 0; i < vc->nfc; i++)
+        if (fc_dominated(&vc->fc[i], j, rank)) return 1;
+    return 0;
+}
+
+/* The same for opportunistic jobs (any free GPUs): valid while no GPU was freed. */
+static int opp_fail_cached(hived *h, const gs_job *j)
+{
+    if (h->oppfc_gen != h->free_gen) {
+        h->noppfc = 0;
+        h->oppfc_gen = h->free_gen;
+    }
+    for (int i = 0; i < h->noppfc; i++)
+        if (fc_dominated(&h->oppfc[i], j, 0)) return 1;
+    return 0;
+}
+
+/* Copy a queue into h->walkv (it may change while it is walked). */
+static size_t snapshot(hived *h, const gs_jobq *q)
+{
+    size_t n = gs_jobq_len(q);
+    if (n > h->capwalk) {
+        size_t nc = h->capwalk ? h->capwalk : 1024;
+        while (nc < n) nc *= 2;
+        int32_t *w = realloc(h->walkv, nc * sizeof *w);
+        if (!w) return 0;
+        h->walkv = w;
+        h->capwalk = nc;
+    }
+    size_t k = 0;
+    for (int32_t s = gs_jobq_first(q); s >= 0 && k < n; s = gs_jobq_next(q, s)) h->walkv[k++] = s;
     return k;
 }
 
+/*
+ * One pass.  A VC's queue is walked only when something may have changed
+ * for it (a job arrived or came back, its capacity may have grown, or a job
+ * failed for a reason other than capacity last time): otherwise every job
+ * in it would fail again exactly as before.
+ */
 static void pass_once(hived *h)
 {
     gs_time now = gs_engine_now(h->e);
+    const int las = h->intra == I_LAS || h->intra == I_TLAS;
     for (int v = 0; v < h->nvc; v++) {
-        if (!gs_jobq_len(&h->vc[v].waiting)) continue;
-        gs_job **a = NULL;
-        int n = order_vc(h, v, now, &a);
-        for (int i = 0; i < n; i++) {
-            gs_job *j = a[i];
+        vcst *vc = &h->vc[v];
+        if (!vc->walk) continue;
+        vc->walk = 0;
+        size_t n = snapshot(h, &vc->waiting);
+        for (size_t i = 0; i < n; i++) {
+            gs_job *j = gs_engine_job(h->e, (size_t)h->walkv[i]);
             if (j->state != GS_JOB_PENDING) continue;
-            if (try_guaranteed(h, j, v, now)) {
-                if (j->state == GS_JOB_RUNNING) {
-                    gs_jobq_remove(&h->vc[v].waiting, j->slot);
-                    arm_rank_timer(h, j, now);
+            int64_t rank = las ? rank_of(h, j, now) : 0;
+            int pure = 1;
+            if (!fail_cached(h, v, j, rank)) {
+                uint64_t gen = vc->gen;
+                if (try_guaranteed(h, j, v, now, &pure)) {
+                    if (j->state == GS_JOB_RUNNING) {
+                        gs_jobq_remove(&vc->waiting, j->slot);
+                        arm_rank_timer(h, j, now);
+                    } else {
+                        vc->walk = 1; /* LIVE: starts once its victims are gone */
+                    }
+                    continue;
                 }
-            } else {
-                gs_engine_set_reason(h->e, j, "insufficient capacity in its VC");
+                if (pure && gen == vc->gen)
+                    fc_add(&vc->fc, &vc->nfc, &vc->capfc, j, rank);
+                else if (!pure)
+                    vc->walk = 1; /* not a capacity failure: try again next pass */
             }
+            gs_engine_set_reason(h->e, j, "insufficient capacity in its VC");
         }
-        free(a);
     }
-    if (!h->private_mode) {
-        for (int32_t s = gs_jobq_first(&h->opp); s >= 0;) {
-            int32_t nx = gs_jobq_next(&h->opp, s);
+    if (!h->private_mode && h->opp_walk) {
+        h->opp_walk = 0;
+        size_t n = snapshot(h, &h->opp);
+        for (size_t i = 0; i < n; i++) {
+            int32_t s = h->walkv[i];
             gs_job *j = gs_engine_job(h->e, (size_t)s);
-            if (gs_cluster_free(h->c) >= j->gpus && try_opportunistic(h, j))
-                gs_jobq_remove(&h->opp, s);
-            else
-                gs_engine_set_reason(h->e, j, "no free GPUs for opportunistic jobs");
-            s = nx;
+            if (j->state != GS_JOB_PENDING) continue;
+            if (!opp_fail_cached(h, j)) {
+                if (gs_cluster_free(h->c) >= j->gpus && try_opportunistic(h, j)) {
+                    gs_jobq_remove(&h->opp, s);
+                    continue;
+                }
+                fc_add(&h->oppfc, &h->noppfc, &h->capoppfc, j, 0);
+            }
+            gs_engine_set_reason(h->e, j, "no free GPUs for opportunistic jobs");
         }
     }
     sweep(h, -1);
@@ -1048,6 +1348,37 @@ static int h_check(void *st, gs_diag *d)
                                    "still need %lld",
                                    c, l, (long long)left, (long long)need);
         }
+    /* the incremental views equal a recount */
+    size_t nnode = gs_cluster_nnodes(h->c);
+    for (size_t nd = 0; nd < nnode; nd++) {
+        const gs_node *node = gs_cluster_node(h->c, (int)nd);
+        int gg = 0, oo = 0;
+        int32_t fr = 0, mp = INT32_MAX;
+        for (int32_t g = node->gpu_lo; g < node->gpu_hi; g++) {
+            const gs_gpu *gp = gs_cluster_gpu(h->c, g);
+            int32_t o = gp->owner;
+            int k = o >= 0 && (size_t)o < h->capj ? h->jkind[o] : K_NONE;
+            gg += k == K_GUAR;
+            oo += k == K_OPP;
+            int32_t want = gp->down      ? GK_DOWN
+                           : k == K_GUAR ? gs_engine_job(h->e, (size_t)o)->priority
+                                         : GK_NONE;
+            fr += want == GK_NONE;
+            if (want != GK_NONE && want != GK_DOWN && want < mp) mp = want;
+            if (h->gkey[g] != want)
+                return gs_diag_set(d, GS_EINTERNAL, 0, 0, "hived: GPU %d key %d, expected %d", g,
+                                   h->gkey[g], want);
+        }
+        if (fr != h->node_free[nd] || mp != h->node_minp[nd])
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                               "hived: node %zu summary %d/%d, recount %d/%d", nd, h->node_free[nd],
+                               h->node_minp[nd], fr, mp);
+        if (gg != h->node_g[nd] || oo != h->node_o[nd])
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                               "hived: node %zu counts %d/%d GPUs guaranteed/opportunistic, "
+                               "jobs hold %d/%d",
+                               nd, h->node_g[nd], h->node_o[nd], gg, oo);
+    }
     /* pa usage equals what the VC's guaranteed jobs hold */
     int *cnt = calloc((size_t)(h->npa ? h->npa : 1), sizeof *cnt);
     if (!cnt) return GS_ENOMEM;
@@ -1087,8 +1418,19 @@ static void h_destroy(void *st)
         for (int l = 0; l <= MAXLV; l++) free(h->ch[c].fl[l]);
     for (int v = 0; v < h->nvc; v++) {
         free(h->vc[v].pas);
+        free(h->vc[v].fc);
         gs_jobq_release(&h->vc[v].waiting);
     }
+    free(h->gkey);
+    free(h->node_g);
+    free(h->node_o);
+    free(h->node_free);
+    free(h->node_minp);
+    free(h->cell_end);
+    free(h->oppfc);
+    free(h->chosen);
+    free(h->walkv);
+    free(h->ord);
     gs_jobq_release(&h->opp);
     free(h->ch);
     free(h->vc);
@@ -1154,7 +1496,17 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
             }
             h->qhi = malloc((nth ? nth : 1) * sizeof *h->qhi);
             if (!th || !h->qhi) rc = GS_ENOMEM;
-            for (size_t i = 0; !rc && i < nth; i++) h->qhi[i] = (int64_t)llround(th[i] * 1e6);
+            if (!rc && nth > 32)
+                rc = gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'queues': at most 32 thresholds");
+            for (size_t i = 0; !rc && i < nth; i++) {
+                /* as tiresias-las: positive, increasing, small enough for microseconds */
+                if (!(th[i] > 0) || (i && th[i] <= th[i - 1]) || th[i] > 1e12)
+                    rc = gs_diag_set(d, GS_EINVAL, 0, 0,
+                                     "parameter 'queues': thresholds must be positive, increasing "
+                                     "and at most 1e+12 seconds");
+                else
+                    h->qhi[i] = (int64_t)llround(th[i] * 1e6);
+            }
             h->nq = (int)nth + 1;
         }
         free(th);
@@ -1165,10 +1517,25 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
     h->cell_st = calloc(ncell, 1);
     h->cell_pa = malloc(ncell * sizeof *h->cell_pa);
     h->gpu_pa = malloc(gs_cluster_ngpus(cl) * sizeof *h->gpu_pa);
-    if (!h->cell_chain || !h->cell_level || !h->cell_st || !h->cell_pa || !h->gpu_pa)
+    h->cell_end = malloc(ncell * sizeof *h->cell_end);
+    h->gkey = malloc((gs_cluster_ngpus(cl) + 1) * sizeof *h->gkey);
+    h->node_g = calloc(gs_cluster_nnodes(cl) + 1, sizeof *h->node_g);
+    h->node_o = calloc(gs_cluster_nnodes(cl) + 1, sizeof *h->node_o);
+    h->node_free = calloc(gs_cluster_nnodes(cl) + 1, sizeof *h->node_free);
+    h->node_minp = calloc(gs_cluster_nnodes(cl) + 1, sizeof *h->node_minp);
+    if (!h->cell_chain || !h->cell_level || !h->cell_st || !h->cell_pa || !h->gpu_pa ||
+        !h->cell_end || !h->gkey || !h->node_g || !h->node_o || !h->node_free || !h->node_minp)
         rc = GS_ENOMEM;
     if (rc) goto fail;
     for (size_t i = 0; i < gs_cluster_ngpus(cl); i++) h->gpu_pa[i] = -1;
+    for (size_t i = 0; i < gs_cluster_ngpus(cl); i++) gkey_refresh(h, (int32_t)i);
+    for (size_t i = 0; i < gs_cluster_nnodes(cl); i++) node_refresh(h, (int32_t)i);
+    /* subtree ends: a cell's subtree is [x, cell_end[x]) in pre-order */
+    for (size_t i = 0; i < ncell; i++) h->cell_end[i] = (int32_t)i + 1;
+    for (size_t i = ncell; i-- > 1;) {
+        int32_t par = gs_cluster_cell(cl, (int)i)->parent;
+        if (par >= 0 && h->cell_end[par] < h->cell_end[i]) h->cell_end[par] = h->cell_end[i];
+    }
     /* chains: the cell types of the root's children */
     for (size_t i = 0; i < ncell; i++)
         h->cell_chain[i] = -1, h->cell_level[i] = 0, h->cell_pa[i] = -1;
