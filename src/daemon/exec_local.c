@@ -60,6 +60,7 @@ struct gsd_exec {
     char *dir, *runs, *logs, *self;
     xrun **v;
     size_t n, cap;
+    double pid_wait_until; /* recovery: wait for missing pid files until then (one deadline) */
 };
 
 static char *xstrdup(const char *s)
@@ -171,6 +172,13 @@ void gsd_exec_log_path(const gsd_exec *x, int64_t job_id, int task, char *buf, s
 static void run_dir(const gsd_exec *x, int64_t job_id, int run, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s/%lld.%d", x->runs, (long long)job_id, run);
+}
+
+static double mono_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void sleep_ms(int ms)
@@ -802,8 +810,11 @@ int gsd_exec_recover(gsd_exec *x, int64_t job_id, int run, int ntasks, gs_time n
         snprintf(statf, sizeof statf, "%s/task-%d.status", dir, i);
         int64_t pid = 0, ticks = 0;
         int got = read_pidfile(pidf, &pid, &ticks) == 0;
-        /* a child forked just before the old daemon died writes its pid file any moment */
-        for (int w = 0; !got && w < 100; w++) {
+        /* a child forked just before the old daemon died writes its pid file any moment;
+         * one deadline for the whole recovery, so a big gang cut in the middle of its launch
+         * (and several of them) costs a few seconds, not a few seconds per task */
+        if (!got && x->pid_wait_until == 0) x->pid_wait_until = mono_sec() + 5.0;
+        while (!got && mono_sec() < x->pid_wait_until) {
             sleep_ms(50);
             got = read_pidfile(pidf, &pid, &ticks) == 0;
         }

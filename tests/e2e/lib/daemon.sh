@@ -5,6 +5,7 @@
 #
 # Usage: bin=$1 src=$2; tmp=$(mktemp -d); . "$src/tests/e2e/lib/daemon.sh"
 #   d_start NAME [serve args...]   start a daemon with state in $tmp/NAME, sets SERVER, DPID, DDIR
+#   d_spawn NAME [serve args...]   the same without waiting for it to serve
 #   d_stop / d_kill9               graceful stop / kill -9 of the current daemon
 #   g ARGS...                      run the CLI against the current daemon
 #   field ID KEY                   a "Key: value" line of 'gsched describe job ID'
@@ -43,8 +44,8 @@ d_cleanup() {
 }
 trap d_cleanup EXIT
 
-# d_start NAME [args...]: a daemon on a random loopback port with its state in $tmp/NAME
-d_start() {
+# d_spawn NAME [args...]: start a daemon (random loopback port, state in $tmp/NAME), no wait
+d_spawn() {
   local name=$1; shift
   DDIR=$tmp/$name
   mkdir -p "$DDIR"
@@ -53,6 +54,11 @@ d_start() {
       --port-file "$DDIR/port" "$@" >> "$DDIR/daemon.log" 2>&1 ) &
   DPID=$!
   DPIDS="$DPIDS $DPID"
+}
+
+# d_start NAME [args...]: d_spawn, then wait until it serves (sets SERVER)
+d_start() {
+  d_spawn "$@"
   for _ in $(seq 300); do
     if [ -s "$DDIR/port" ]; then
       SERVER=http://127.0.0.1:$(cat "$DDIR/port")
@@ -61,7 +67,7 @@ d_start() {
     kill -0 "$DPID" 2>/dev/null || break
     sleep 0.05
   done
-  echo "daemon $name did not start:"; cat "$DDIR/daemon.log"
+  echo "daemon $1 did not start:"; cat "$DDIR/daemon.log"
   return 1
 }
 
