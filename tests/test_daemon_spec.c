@@ -264,12 +264,13 @@ static void fuzz_regressions(void)
         const char *text;
         size_t len;
     } in[] = {
-        {" ", 1},            /* whitespace-only: the JSON/YAML guess read past the buffer */
-        {"\n", 1},           /* same */
-        {"\t\r", 2},         /* same */
-        {"%", 1},            /* a lone directive marker */
-        {"{", 1},            /* truncated JSON */
-        {"[1, 2", 5},        /* truncated JSON list */
+        {" ", 1},    /* whitespace-only: the JSON/YAML guess read past the buffer */
+        {"\n", 1},   /* same */
+        {"\t\r", 2}, /* same */
+        {"%", 1},    /* a lone directive marker */
+        {"command: f\ncheckpoint: {grace_period: 0.4ms}\ntasks: 0", 53}, /* error after it */
+        {"{", 1},                                                        /* truncated JSON */
+        {"[1, 2", 5},                                                    /* truncated JSON list */
         {"command: \"", 10}, /* unterminated string at the end of the buffer */
     };
     for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
@@ -288,8 +289,36 @@ static void fuzz_regressions(void)
     }
 }
 
+/* Durations have millisecond resolution, so the canonical JSON gives the same spec back
+ * (fuzzing found "grace_period: 0.5ms" stored as "0ms", i.e. the daemon's default). */
+static void sub_millisecond_durations(void)
+{
+    static const char *const in[] = {"command: f\ncheckpoint: {grace_period: 0.5ms}\n",
+                                     "command: f\ncheckpoint: {grace_period: 1.4ms}\n",
+                                     "command: f\ntime_limit: 0.0004s\n",
+                                     "command: f\nduration: 2.0009s\n"};
+    static const gs_time want[] = {GS_MSEC, GS_MSEC, 0, 2001 * GS_MSEC};
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+        gsd_spec s, s2;
+        gs_diag d;
+        const char *f;
+        ASSERT_OK(parse(in[i], &s, &d, &f));
+        gs_time got = i < 2 ? s.grace : i == 2 ? s.time_limit : s.duration;
+        ASSERT_EQ(got, want[i]);
+        char *j1 = gsd_spec_to_json(&s);
+        ASSERT_OK(parse(j1, &s2, &d, &f));
+        char *j2 = gsd_spec_to_json(&s2);
+        ASSERT_STR(j1, j2);
+        free(j1);
+        free(j2);
+        gsd_spec_release(&s);
+        gsd_spec_release(&s2);
+    }
+}
+
 static const test_case tests[] = {
     {"fuzz_regressions", fuzz_regressions},
+    {"sub_millisecond_durations", sub_millisecond_durations},
     {"yaml_full", yaml_full},
     {"json_and_list_command", json_and_list_command},
     {"defaults", defaults},

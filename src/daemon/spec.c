@@ -132,7 +132,8 @@ int gsd_parse_duration(const char *s, gs_time *out)
         parts++;
     }
     if (total > (gs_time)100 * 365 * 86400 * GS_SEC) return GS_ERANGE;
-    *out = total;
+    /* whole milliseconds: the canonical form ("500ms", "90s") must give the same value back */
+    *out = (total + GS_MSEC / 2) / GS_MSEC * GS_MSEC;
     return 0;
 }
 
