@@ -189,12 +189,19 @@ d_stop || bad "graceful stop"
 ca=$src/tests/scenarios/clusters/lab-config-a.yaml
 cb=$src/tests/scenarios/clusters/lab-config-b.yaml
 
+# Each HiveD experiment checks what the simulator scenario of the same name expects
+# (tests/scenarios/lab-*.yaml), with orderings instead of times.
 hived_safety_priority() {
-  echo "# HiveD VC safety"
+  echo "# HiveD VC safety (lab-1-vc-safety.yaml)"
   d_start hived-safety --cluster "$ca" --policy hived --grace 5s || { bad "start hived"; return; }
-  j1=$(gsub --vc vc1 -p prod -g 1 -- sleep 0.6)
-  j2=$(gsub --vc vc1 -p prod -g 1 -- sleep 0.6)
-  j3=$(gsub --vc vc1 -p prod -g 1 -- sleep 0.6)
+  j1=$(gsub --vc vc1 -p prod -g 1 -- sh -c "$(block safe-1)")
+  j2=$(gsub --vc vc1 -p prod -g 1 -- sleep 0.3)
+  j3=$(gsub --vc vc1 -p prod -g 1 -- sleep 0.3)
+  wait_state "$j1" RUNNING 20 || bad "vc safety: job 1 runs"
+  check "vc safety: running [1], waiting [2, 3]" [ "$(state "$j2")" = PENDING ] && [ "$(state "$j3")" = PENDING ]
+  check "vc safety: default's GPU (Carol) stays idle" [ "$(g nodes --no-headers | awk '$1 == "hostname-carol" { print $4 }')" = 0 ]
+  check "vc safety: queue positions 1, 2 in vc1" [ "$(field "$j2" Position)" = 1 ] && [ "$(field "$j3" Position)" = 2 ]
+  release safe-1
   wait_state "$j3" DONE 30 || bad "vc safety: done"
   for j in $j1 $j2 $j3; do
     check "vc safety: job $j ran on vc1's node" [ "$(field "$j" Placement)" = "hostname-dan:0" ]
@@ -202,61 +209,78 @@ hived_safety_priority() {
   check "vc safety: one at a time (2 after 1)" ge "$(started "$j2")" "$(ended "$j1")"
   check "vc safety: one at a time (3 after 2)" ge "$(started "$j3")" "$(ended "$j2")"
 
-  echo "# HiveD priority and preemption"
+  echo "# HiveD priority and preemption (lab-2-priority-preemption.yaml)"
   mkdir -p "$tmp/ck-prio"
   t=$(gsub --vc vc1 -p test -g 1 --checkpoint-dir "$tmp/ck-prio" --name test -- sh "$tmp/ckpt.sh")
   wait_state "$t" RUNNING 20 || bad "priority: test runs"
-  pr=$(gsub --vc vc1 -p prod -g 1 --name prod -- sleep 1)
+  pr=$(gsub --vc vc1 -p prod -g 1 --name prod -- sh -c "$(block prio-prod)")
+  wait_state "$pr" RUNNING 30 || bad "priority: prod runs without waiting for the test job"
+  check "priority: running [prod], waiting [test]" [ "$(state "$t")" = PENDING ]
+  check "priority: the test job was preempted once" [ "$(field "$t" Preemptions)" = 1 ]
+  release prio-prod
   wait_state "$pr" DONE 30 || bad "priority: prod done"
   wait_state "$t" DONE 30 || bad "priority: test done"
   check "priority: test job preempted, requeued, resumed" contains "$(events "$t")" "preempted task-exited requeued resumed"
   check "priority: prod started after the test job stopped" ge "$(started "$pr")" "$(evtime "$t" requeued)"
   check "priority: test resumed after prod ended" ge "$(evtime "$t" resumed)" "$(ended "$pr")"
+  check "priority: the test job resumed from its checkpoint" contains "$(g logs "$t")" "resumed from step-42"
   d_stop || bad "graceful stop"
 }
 
 hived_oppo() {
-  echo "# HiveD opportunistic"
+  echo "# HiveD opportunistic (lab-3-opportunistic.yaml)"
   d_start hived-oppo --cluster "$ca" --policy hived --grace 5s || { bad "start hived oppo"; return; }
   pa=$(gsub --vc vc1 -p prod -g 1 --name prod -- sh -c "$(block oppo-pa)")
   wait_state "$pa" RUNNING 20 || bad "oppo: prod runs"
+  check "oppo: the prod job runs on vc1's node (Dan)" [ "$(field "$pa" Placement)" = "hostname-dan:0" ]
   mkdir -p "$tmp/ck-oppo"
   op=$(gsub --vc vc1 -p oppo -g 1 --checkpoint-dir "$tmp/ck-oppo" --name oppo -- sh "$tmp/ckpt.sh")
   wait_state "$op" RUNNING 20 || bad "oppo: runs on another VC's idle GPU"
-  check "oppo: runs on default's GPU" [ "$(field "$op" Placement)" = "hostname-carol:0" ]
-  tj=$(gsub --vc default -p test -g 1 --name owner -- sleep 0.5)
-  wait_state "$tj" DONE 30 || bad "oppo: owner's job done"
-  check "oppo: preempted by the GPU's owner VC" contains "$(events "$op")" "preempted"
-  check "oppo: owner's job ran on its own GPU" [ "$(field "$tj" Placement)" = "hostname-carol:0" ]
+  check "oppo: runs on default's GPU (Carol)" [ "$(field "$op" Placement)" = "hostname-carol:0" ]
+  tj=$(gsub --vc default -p test -g 1 --name owner -- sh -c "$(block oppo-owner)")
+  wait_state "$tj" RUNNING 30 || bad "oppo: the owner VC's job runs"
+  check "oppo: running [prod, owner], waiting [oppo]" [ "$(state "$op")" = PENDING ] && [ "$(state "$pa")" = RUNNING ]
+  check "oppo: preempted once by the GPU's owner VC" [ "$(field "$op" Preemptions)" = 1 ]
+  check "oppo: owner's job runs on its own GPU" [ "$(field "$tj" Placement)" = "hostname-carol:0" ]
+  check "oppo: the owner's job got the GPU after the oppo job's tasks were gone" ge "$(started "$tj")" "$(evtime "$op" requeued)"
+  release oppo-owner
   release oppo-pa
   wait_state "$op" DONE 30 || bad "oppo: resumes and finishes"
+  check "oppo: preempted, requeued, resumed" contains "$(events "$op")" "preempted task-exited requeued resumed"
   d_stop || bad "graceful stop"
 }
 
 hived_gang() {
-  echo "# HiveD gang and incremental (config B)"
+  echo "# HiveD gang (lab-4-gang.yaml) and incremental (lab-5-incremental.yaml), config B"
   d_start hived-gang --cluster "$cb" --policy hived --grace 5s || { bad "start hived gang"; return; }
   x=$(gsub -p prod -g 1 -- sh -c "$(block hg-x)")
   gj=$(gsub -p prod --tasks 2 -g 1 -- sleep 0.3)
   wait_state "$x" RUNNING 20 || bad "hived gang: X runs"
-  check "hived gang: waits for both GPUs" [ "$(state "$gj")" = PENDING ]
+  check "hived gang: running [5], waiting [6] although one GPU is free" [ "$(state "$gj")" = PENDING ]
+  "$bin" logs "$gj" --server "$SERVER" > /dev/null 2>&1
+  check "hived gang: no task started early (logs: not found)" [ $? = 4 ]
   release hg-x
   wait_state "$gj" DONE 30 || bad "hived gang done"
   check "hived gang: starts after the first job" ge "$(started "$gj")" "$(ended "$x")"
   check "hived gang: one start" [ "$(count_events "$gj" started)" = 1 ]
   check "hived gang: both nodes" [ "$(field "$gj" Placement)" = "hostname-carol:0 hostname-dan:0" ]
   x=$(gsub -p prod -g 1 -- sh -c "$(block hi-x)")
+  wait_state "$x" RUNNING 20 || bad "hived incremental: X runs"
   inc=$(gsub -p prod --tasks 2 -g 1 --no-gang -- sh -c "$(block hi-i)")
-  wait_state "$inc" RUNNING 20 && ok "hived incremental: one part at once" || bad "hived incremental: one part at once"
-  check "hived incremental: the other part waits" [ "$(state $((inc + 1)))" = PENDING ]
-  release hi-i
+  wait_state "$inc" RUNNING 20 && ok "hived incremental: one part starts at once on the free GPU" || bad "hived incremental: one part starts at once on the free GPU"
+  check "hived incremental: running [5, 7], waiting [8]" [ "$(state $((inc + 1)))" = PENDING ] && [ "$(state "$x")" = RUNNING ]
   release hi-x
+  wait_state $((inc + 1)) RUNNING 30 || bad "hived incremental: the second part starts when X ends"
+  check "hived incremental: second part started after X ended" ge "$(started $((inc + 1)))" "$(ended "$x")"
+  check "hived incremental: the first part still runs" [ "$(state "$inc")" = RUNNING ]
+  release hi-i
   wait_state $((inc + 1)) DONE 30 || bad "hived incremental done"
+  wait_state "$inc" DONE 30 || bad "hived incremental: first part done"
   d_stop || bad "graceful stop"
 }
 
 hived_quota() {
-  echo "# HiveD gang larger than its VC"
+  echo "# HiveD gang larger than its VC (lab-6-gang-quota.yaml)"
   d_start hived-quota --cluster "$ca" --policy hived --grace 5s || { bad "start hived quota"; return; }
   out=$("$bin" submit --server "$SERVER" --vc vc1 -p prod --tasks 2 -g 1 -- true 2>&1)
   check "gang larger than VC: rejected (exit 2)" [ $? = 2 ]
@@ -265,6 +289,7 @@ hived_quota() {
   wait_state $((inc + 1)) DONE 30 || bad "non-gang in vc1 done"
   check "non-gang in vc1: first part on vc1's node" [ "$(field "$inc" Placement)" = hostname-dan:0 ]
   check "non-gang in vc1: second part on vc1's node" [ "$(field $((inc + 1)) Placement)" = hostname-dan:0 ]
+  check "non-gang in vc1: one part at a time" ge "$(started $((inc + 1)))" "$(ended "$inc")"
   d_stop || bad "graceful stop"
 }
 
