@@ -192,6 +192,13 @@ static void durations_and_priorities(void)
     ASSERT_NE(gsd_parse_duration("1:99:00", &t), 0);
     ASSERT_NE(gsd_parse_duration("-5", &t), 0);
     ASSERT_NE(gsd_parse_duration("1:2:3:4", &t), 0);
+    /* fuzzing: huge Slurm fields and long sums must be range errors, not overflows (UBSan) */
+    ASSERT_EQ(gsd_parse_duration("310:5555555555557555555:555555", &t), GS_ERANGE);
+    ASSERT_EQ(gsd_parse_duration("99999999999-00:00:00", &t), GS_ERANGE);
+    ASSERT_EQ(gsd_parse_duration("9223372036854775807:00", &t), GS_ERANGE);
+    char many[4096] = "";
+    for (int i = 0; i < 300; i++) strcat(many, "3000000000s");
+    ASSERT_EQ(gsd_parse_duration(many, &t), GS_ERANGE);
     int p;
     ASSERT_OK(gsd_parse_priority("TEST", &p));
     ASSERT_EQ(p, 10);

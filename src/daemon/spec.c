@@ -71,6 +71,7 @@ int gsd_parse_duration(const char *s, gs_time *out)
             errno = 0;
             d = strtoll(s, &end, 10);
             if (errno || end != dash || d < 0) return GS_EINVAL;
+            if (d > 100LL * 365) return GS_ERANGE;
             p = dash + 1;
         }
         int n = 0;
@@ -80,6 +81,7 @@ int gsd_parse_duration(const char *s, gs_time *out)
             errno = 0;
             f[n++] = strtoll(p, &end, 10);
             if (errno) return GS_EINVAL;
+            if (f[n - 1] > 1000000000LL) return GS_ERANGE; /* no overflow below */
             p = end;
             if (*p == ':') {
                 p++;
@@ -129,6 +131,7 @@ int gsd_parse_duration(const char *s, gs_time *out)
         double secs = v * mult;
         if (secs > 100.0 * 365 * 86400) return GS_ERANGE;
         total += gs_time_from_sec(secs);
+        if (total > (gs_time)100 * 365 * 86400 * GS_SEC) return GS_ERANGE; /* before overflow */
         parts++;
     }
     if (total > (gs_time)100 * 365 * 86400 * GS_SEC) return GS_ERANGE;
