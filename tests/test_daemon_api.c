@@ -671,6 +671,71 @@ static void startup_refusals(void)
     ASSERT_EQ(stop(&B), 0);
 }
 
+/* GPU discovery through NVML loaded with dlopen, against a fake libnvidia-ml.so.1
+ * (tests/fake_nvml.c): failures are clean refusals (exit 2, a message), GPUs found become a
+ * one-node cluster named after the host with the short GPU type, and jobs run on them. */
+static void nvml_discovery(void)
+{
+#ifdef FAKE_NVML_DIR
+    char err[600];
+    snprintf(err, sizeof err, "%s", tmp("nvml.err"));
+    const char *old = getenv("LD_LIBRARY_PATH");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("LD_LIBRARY_PATH", FAKE_NVML_DIR, 1);
+    setenv("GSCHED_FAKE_NVML", "init-fail", 1);
+    const char *a1[] = {"serve", "--db", tmp("nv1.db"), "--listen", "127.0.0.1:0", NULL};
+    ASSERT_EQ(run_gsched(a1, err), 2);
+    ASSERT_CONTAINS(slurp(err), "nvmlInit failed: Driver Not Loaded");
+    ASSERT_CONTAINS(slurp(err), "give --cluster SPEC");
+    setenv("GSCHED_FAKE_NVML", "0", 1);
+    ASSERT_EQ(run_gsched(a1, err), 2);
+    ASSERT_CONTAINS(slurp(err), "NVML reports no GPUs");
+    setenv("GSCHED_FAKE_NVML", "2:NVIDIA H100 80GB HBM3", 1);
+    daemon_t N;
+    if (start(&N, "nvml", NULL)) T_FAIL("daemon did not start with NVML GPUs: %s", slurp(N.log));
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    res r = req(&N, NULL, "GET", "/v1/nodes", NULL, NULL, NULL);
+    ASSERT_EQ(r.status, 200);
+    json_t *nodes = json_object_get(r.j, "nodes");
+    ASSERT_EQ(json_array_size(nodes), 1);
+    json_t *n0 = json_array_get(nodes, 0);
+    ASSERT_STR(json_string_value(json_object_get(n0, "name")), host);
+    ASSERT_EQ(json_integer_value(json_object_get(n0, "gpus")), 2);
+    ASSERT_STR(json_string_value(json_array_get(json_object_get(n0, "gpu_types"), 0)), "H100");
+    res_free(&r);
+    r = req(&N, NULL, "POST", "/v1/jobs",
+            "{\"command\": [\"sh\", \"-c\", \"echo CVD=$CUDA_VISIBLE_DEVICES\"], \"gpus\": 2, "
+            "\"gpu_type\": \"H100\"}",
+            "application/json", NULL);
+    ASSERT_EQ(r.status, 201);
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", ji(&r, "id"));
+    res_free(&r);
+    int done = 0;
+    for (int i = 0; i < 400 && !done; i++) {
+        res g = req(&N, NULL, "GET", path, NULL, NULL, NULL);
+        done = !strcmp(js(&g, "state"), "DONE");
+        res_free(&g);
+        if (!done) sleep_ms(50);
+    }
+    ASSERT(done);
+    strcat(path, "/logs");
+    r = req(&N, NULL, "GET", path, NULL, NULL, NULL);
+    ASSERT_CONTAINS(r.body ? r.body : "", "CVD=0,1");
+    res_free(&r);
+    ASSERT_EQ(stop(&N), 0);
+    if (saved)
+        setenv("LD_LIBRARY_PATH", saved, 1);
+    else
+        unsetenv("LD_LIBRARY_PATH");
+    free(saved);
+    unsetenv("GSCHED_FAKE_NVML");
+#else
+    printf("# skip: no fake NVML library in this build\n");
+#endif
+}
+
 static void cleanup(void)
 {
     if (D.pid > 0) stop(&D);
@@ -691,6 +756,7 @@ static const test_case tests[] = {
     {"idempotent_replays_across_restarts", idempotent_replays_across_restarts},
     {"tokens_and_visibility", tokens_and_visibility},
     {"startup_refusals", startup_refusals},
+    {"nvml_discovery", nvml_discovery},
     {"cleanup", cleanup},
 };
 
