@@ -8,6 +8,7 @@
  * on the same state directory), lost and never-started tasks, and the
  * sweep of orphaned tasks.  Every wait is bounded.
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,6 +271,134 @@ static void suspend_resume(void)
     gsd_exec_destroy(x);
 }
 
+/* Processes in process group pgid (scanning /proc): how many, and how many are stopped. */
+static void group_states(int64_t pgid, int *n, int *stopped)
+{
+    *n = *stopped = 0;
+    DIR *dp = opendir("/proc");
+    if (!dp) return;
+    struct dirent *de;
+    while ((de = readdir(dp))) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9') continue;
+        char path[300], buf[1024];
+        snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        char *rp = strrchr(buf, ')');
+        char st;
+        long long ppid, pg;
+        if (!rp || sscanf(rp + 1, " %c %lld %lld", &st, &ppid, &pg) != 3 || pg != pgid) continue;
+        (*n)++;
+        *stopped += st == 'T';
+    }
+    closedir(dp);
+}
+
+static long counter(int task)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/cnt-%d", state_dir(), task);
+    FILE *f = fopen(path, "r");
+    long v = -1;
+    if (f) {
+        if (fscanf(f, "%ld", &v) != 1) v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+/* Wait until every process of both tasks' groups is stopped (want=1) or none is (want=0). */
+static int wait_groups(const seen *s, int want)
+{
+    for (int i = 0; i < 250; i++) {
+        int ok = 1;
+        for (int t = 0; t < 2; t++) {
+            int n, st;
+            group_states(s->pids[t], &n, &st);
+            ok &= n >= 2 && (want ? st == n : st == 0); /* the shim and the command at least */
+        }
+        if (ok) return 1;
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    return 0;
+}
+
+/* Both task counters advance within a few seconds. */
+static int progressing(void)
+{
+    long a = counter(0), b = counter(1);
+    for (int i = 0; i < 250; i++) {
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+        if (counter(0) > a + 2 && counter(1) > b + 2) return 1;
+    }
+    return 0;
+}
+
+/*
+ * Suspend / resume as a policy asks for it (records SUSPEND / RESUME): SIGSTOP stops every
+ * process of every task (shim, command, its children), no work is done and nothing is
+ * reported while suspended, SIGCONT continues it; a suspended run survives a daemon
+ * restart and the new executor can continue it (what the daemon does at recovery);
+ * stopping a suspended, adopted run continues it first so SIGTERM is handled.
+ */
+static void suspend_stops_work_and_survives_restart(void)
+{
+    gsd_exec *a, *b;
+    gs_diag d;
+    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &a, &d));
+    char cmd[700];
+    snprintf(cmd, sizeof cmd,
+             "trap 'exit 143' TERM; f=%s/cnt-$GSCHED_TASK_INDEX; i=0; "
+             "while :; do i=$((i+1)); echo $i > $f.tmp; mv $f.tmp $f; sleep 0.02; done",
+             state_dir());
+    job j;
+    make_job(&j, 71, 2, cmd);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(a, &j.l, now_us(), on_ev, &s));
+    ASSERT(progressing());
+    ASSERT_OK(gsd_exec_suspend(a, 71, 1));
+    ASSERT(wait_groups(&s, 1));
+    long c0 = counter(0), c1 = counter(1);
+    for (int i = 0; i < 15; i++) { /* 300 ms: no progress, nothing reported */
+        gsd_exec_poll(a, now_us(), on_ev, &s);
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    ASSERT_EQ(counter(0), c0);
+    ASSERT_EQ(counter(1), c1);
+    ASSERT_EQ(s.exited, 0);
+    ASSERT_EQ(s.done, 0);
+    ASSERT_OK(gsd_exec_suspend(a, 71, 0));
+    ASSERT(wait_groups(&s, 0));
+    ASSERT(progressing());
+    /* suspended when the daemon dies: still suspended after it, continued by the new one */
+    ASSERT_OK(gsd_exec_suspend(a, 71, 1));
+    ASSERT(wait_groups(&s, 1));
+    gsd_exec_destroy(a);
+    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &b, &d));
+    int alive, exited, lost;
+    ASSERT_OK(gsd_exec_recover(b, 71, 1, 2, now_us(), &alive, &exited, &lost));
+    ASSERT_EQ(alive, 2);
+    ASSERT(wait_groups(&s, 1));
+    ASSERT_OK(gsd_exec_suspend(b, 71, 0));
+    ASSERT(wait_groups(&s, 0));
+    ASSERT(progressing());
+    /* stop a suspended adopted run: SIGCONT first, then SIGTERM is handled (no SIGKILL) */
+    ASSERT_OK(gsd_exec_suspend(b, 71, 1));
+    ASSERT(wait_groups(&s, 1));
+    seen r = {0};
+    ASSERT_OK(gsd_exec_stop(b, 71, now_us(), 20 * GS_SEC));
+    ASSERT(wait_done(b, &r, 15));
+    ASSERT_EQ(r.killed, 0);
+    ASSERT_EQ(r.last.exit_code, 143);
+    ASSERT_EQ(gsd_exec_suspend(b, 72, 1), GS_ENOENT);
+    gsd_exec_forget(b, 71);
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(b);
+}
+
 static void recovery_after_restart(void)
 {
     gs_diag d;
@@ -380,6 +509,7 @@ static const test_case tests[] = {
     {"stop_protocol", stop_protocol},
     {"failed_task_stops_peers", failed_task_stops_peers},
     {"suspend_resume", suspend_resume},
+    {"suspend_stops_work_and_survives_restart", suspend_stops_work_and_survives_restart},
     {"recovery_after_restart", recovery_after_restart},
     {"launch_failures", launch_failures},
     {"shim_usage", shim_usage},
