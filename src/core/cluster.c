@@ -9,7 +9,10 @@
  *    a node are PCIE/SOCKET/GPU, cells above are RACK/POOL/ROOT;
  *  - per cell: free = #GPUs with users == 0 and !down; healthy = #!down;
  *    idle_nodes = #nodes whose GPUs are all free; max_node_free = largest
- *    node 'free' in the subtree (for cells at or below a node: own 'free').
+ *    node 'free' in the subtree (for cells at or below a node: own 'free');
+ *  - per cell above node level: mhist[v] = #children whose max_node_free
+ *    is v (0..largest node), so that max_node_free follows a node losing
+ *    free GPUs without rescanning the cell's children.
  */
 #include <stdio.h> /* snprintf only: no I/O in the core */
 #include <stdlib.h>
@@ -41,7 +44,10 @@ struct gs_cluster {
     size_t nctypes, capctypes;
     gs_vc_def *vcs;
     size_t nvcs, capvcs;
-    char **pinned; /* by cell; NULL when not pinned */
+    char **pinned;  /* by cell; NULL when not pinned */
+    int32_t *mrow;  /* by cell: row of mhist for cells above node level, else -1 */
+    int32_t *mhist; /* rows of mwidth counters (see the invariants) */
+    int32_t mwidth; /* largest node's GPUs + 1 */
     /* computed by finish: per GPU type (index MAX_GPU_TYPES = any type) */
     int32_t type_max_node[MAX_GPU_TYPES + 1];
     int32_t type_total[MAX_GPU_TYPES + 1];
@@ -87,6 +93,8 @@ void gs_cluster_destroy(gs_cluster *c)
         free(c->pinned[i]);
     }
     free(c->pinned);
+    free(c->mrow);
+    free(c->mhist);
     free(c->cells);
     free(c->kids);
     free(c->nodes);
@@ -307,6 +315,20 @@ int gs_cluster_finish(gs_cluster *c, gs_diag *diag)
         }
     }
     /* aggregates: everything free and healthy */
+    size_t rows = 0;
+    c->mwidth = 1;
+    for (size_t i = 0; i < n; i++) {
+        const gs_cell *cell = &c->cells[i];
+        rows += cell->kind > GS_CELL_NODE;
+        if (cell->kind == GS_CELL_NODE && cell->gpu_hi - cell->gpu_lo + 1 > c->mwidth)
+            c->mwidth = cell->gpu_hi - cell->gpu_lo + 1;
+    }
+    c->mrow = malloc((n ? n : 1) * sizeof *c->mrow);
+    c->mhist = calloc((rows ? rows : 1) * (size_t)c->mwidth, sizeof *c->mhist);
+    if (!c->mrow || !c->mhist) return GS_ENOMEM;
+    rows = 0;
+    for (size_t i = 0; i < n; i++)
+        c->mrow[i] = c->cells[i].kind > GS_CELL_NODE ? (int32_t)rows++ : -1;
     for (size_t i = n; i-- > 0;) {
         gs_cell *cell = &c->cells[i];
         cell->free = cell->healthy = cell->gpu_hi - cell->gpu_lo;
@@ -320,6 +342,7 @@ int gs_cluster_finish(gs_cluster *c, gs_diag *diag)
                 gs_cell *kid = &c->cells[c->kids[cell->kids + k]];
                 if (kid->max_node_free > cell->max_node_free)
                     cell->max_node_free = kid->max_node_free;
+                c->mhist[(size_t)c->mrow[i] * (size_t)c->mwidth + (size_t)kid->max_node_free]++;
                 cell->idle_nodes += kid->idle_nodes;
             }
         }
@@ -584,15 +607,18 @@ static void prop_above_node(gs_cluster *c, int node_cell, int old_m, int new_m, 
         P->free += dfree;
         P->idle_nodes += didle;
         int pold = P->max_node_free;
-        if (new_m > pold) {
-            P->max_node_free = new_m;
-        } else if (new_m < old_m && old_m == pold) {
-            int m = 0;
-            for (int k = 0; k < P->nkids; k++) {
-                int v = c->cells[c->kids[P->kids + k]].max_node_free;
-                if (v > m) m = v;
+        if (new_m != old_m) {
+            int32_t *hist = c->mhist + (size_t)c->mrow[p] * (size_t)c->mwidth;
+            hist[old_m]--;
+            hist[new_m]++;
+            if (new_m > pold) {
+                P->max_node_free = new_m;
+            } else if (old_m == pold && !hist[old_m]) {
+                /* the last child holding the maximum lost it */
+                int m = old_m;
+                while (m > 0 && !hist[m]) m--;
+                P->max_node_free = m;
             }
-            P->max_node_free = m;
         }
         if (P->max_node_free == pold && dfree == 0 && didle == 0) break;
         old_m = pold;
@@ -749,6 +775,26 @@ int gs_cluster_check(const gs_cluster *c, gs_diag *diag)
                 if (ncell->free > mnf) mnf = ncell->free;
                 idle += ncell->free == ncell->gpu_hi - ncell->gpu_lo;
             }
+        }
+        if (cell->kind > GS_CELL_NODE) {
+            const int32_t *hist = c->mhist + (size_t)c->mrow[i] * (size_t)c->mwidth;
+            int32_t *cnt = calloc((size_t)c->mwidth, sizeof *cnt);
+            if (!cnt) return GS_ENOMEM;
+            int bad = 0;
+            for (int k = 0; k < cell->nkids; k++) {
+                int v = c->cells[c->kids[cell->kids + k]].max_node_free;
+                if (v < 0 || v >= c->mwidth)
+                    bad = 1;
+                else
+                    cnt[v]++;
+            }
+            for (int v = 0; v < c->mwidth; v++) bad |= cnt[v] != hist[v];
+            free(cnt);
+            if (bad)
+                return gs_diag_set(
+                    diag, GS_EINTERNAL, 0, 0,
+                    "cell %zu '%s': histogram of its children's max_node_free is off", i,
+                    cell->name);
         }
         if (fr != cell->free || he != cell->healthy || mnf != cell->max_node_free ||
             idle != cell->idle_nodes)
