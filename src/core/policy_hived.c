@@ -84,7 +84,23 @@ typedef struct pa {
     int32_t used; /* GPUs of guaranteed jobs of the VC inside */
     int32_t gpus;
     int8_t pinned, fixed; /* fixed: never unbound (pinned, or private mode) */
+    int32_t vnodes, vper; /* unbound: the VC sees vnodes whole nodes of vper GPUs */
 } pa;
+
+/*
+ * A waiting queue in the order its jobs are tried, split into runs of equal
+ * priority (bk, priority descending) so that an insertion only searches the
+ * run of its priority, from both ends at once.
+ */
+typedef struct wbucket {
+    int32_t prio, first, last;
+} wbucket;
+
+typedef struct wq {
+    gs_jobq q;
+    wbucket *bk;
+    int nbk, capbk;
+} wq;
 
 /* A shape that failed on capacity alone (see fail_cached()). */
 typedef struct fcent {
@@ -97,7 +113,8 @@ typedef struct vcst {
     int32_t *pas;
     int npas;
     int64_t guarantee; /* GPUs */
-    gs_jobq waiting;   /* guaranteed waiting jobs in the order they are tried */
+    int maxslots;      /* nodes of all its cells: the most slots a view can have */
+    wq waiting;        /* guaranteed waiting jobs in the order they are tried */
     uint64_t gen;      /* bumped whenever the VC's capacity may have grown */
     int walk;          /* its queue must be walked at the next pass */
     fcent *fc;         /* failure cache, valid while fc_gen == gen */
@@ -143,7 +160,7 @@ typedef struct hived {
     int32_t *jvc;  /* hived VC or -1 */
     int8_t *jkind; /* K_* while holding GPUs */
     size_t capj;
-    gs_jobq opp; /* waiting opportunistic jobs, arrival order */
+    wq opp; /* waiting opportunistic jobs, arrival order */
     int dirty;
     int in_pass;
     /*
@@ -171,6 +188,8 @@ typedef struct hived {
     int capch;
     int *gsel;
     int capg;
+    char *okg; /* pick_task: usable GPUs of a node */
+    int capok;
     gs_job **vict;
     int capv;
     int32_t *walkv; /* snapshot of a queue being walked */
@@ -423,14 +442,6 @@ static int64_t rank_of(const hived *h, const gs_job *j, gs_time now)
     return q;
 }
 
-/* Does a outrank b for preemption inside one VC? */
-static int outranks(const hived *h, const gs_job *a, const gs_job *b, gs_time now)
-{
-    if (a->priority != b->priority) return a->priority > b->priority;
-    if (h->intra == I_FIFO || h->intra == I_SRTF) return 0;
-    return rank_of(h, a, now) < rank_of(h, b, now);
-}
-
 /* ---- placement on a VC's view -------------------------------------------------------------- */
 
 static int ensure_slots(hived *h, int n)
@@ -443,22 +454,6 @@ static int ensure_slots(hived *h, int n)
     h->sl = s;
     h->capsl = nc;
     return 0;
-}
-
-/* Is GPU g usable by guaranteed job j of VC v (pass 2: lower-ranked jobs of v too)? */
-static int usable(const hived *h, const gs_job *j, int v, int32_t g, int pass2, gs_time now,
-                  int *same, int *higher)
-{
-    const gs_gpu *gp = gs_cluster_gpu(h->c, g);
-    if (gp->down) return 0;
-    if (gp->owner < 0) return 1;
-    const gs_job *o = gs_engine_job(h->e, (size_t)gp->owner);
-    if (h->jkind[o->slot] != K_GUAR || h->jvc[o->slot] != v) return 1; /* opportunistic */
-    if (o->priority == j->priority)
-        ++*same;
-    else if (o->priority > j->priority)
-        ++*higher;
-    return pass2 && outranks(h, j, o, now);
 }
 
 /* pa usable by this job: chain leaf type and pinned cell must match. */
@@ -484,85 +479,81 @@ static int build_slots(hived *h, const gs_job *j, int v, gs_time now, int *diffe
 {
     int n = 0;
     vcst *vc = &h->vc[v];
-    const int32_t p = j->priority;
+    const int32_t p = j->priority, gpt = j->gpus_per_task;
     const int las = h->intra == I_LAS || h->intra == I_TLAS;
     const int64_t rj = las ? rank_of(h, j, now) : 0;
-    *differ = 0;
+    /* a node may hold a preemptible job only if its lowest priority is below pthr */
+    const int32_t pthr = las ? p + 1 : p;
+    if (ensure_slots(h, vc->maxslots)) return -1;
+    int dif = 0;
     for (int i = 0; i < vc->npas; i++) {
         int32_t pi = vc->pas[i];
         pa *a = &h->pa[pi];
         if (!pa_matches(h, a, j)) continue;
-        const chain *c = &h->ch[a->chain];
-        if (a->cell >= 0) {
-            const gs_cell *x = gs_cluster_cell(h->c, a->cell);
-            int32_t nlo = x->node_lo, nhi = x->node_hi;
-            int below = x->kind < GS_CELL_NODE;
-            if (ensure_slots(h, n + (nhi - nlo))) return -1;
-            for (int32_t nd = nlo; nd < nhi; nd++) {
-                /* a node whose free GPUs cannot hold a task and where no job could be
-                 * preempted has no room: it can never be chosen, leave it out */
-                if (!below && h->node_free[nd] < j->gpus_per_task &&
-                    (h->node_minp[nd] > p || (h->node_minp[nd] == p && !las)))
-                    continue;
-                vslot *s = &h->sl[n++];
-                const gs_node *node = gs_cluster_node(h->c, nd);
-                s->pa = pi;
-                s->node = nd;
-                s->vidx = -1;
-                s->lo = below ? x->gpu_lo : node->gpu_lo;
-                s->hi = below ? x->gpu_hi : node->gpu_hi;
-                int a1 = 0, lower = 0, same = 0, higher = 0, bad = 0;
-                for (int32_t g = s->lo; g < s->hi; g++) {
-                    int32_t k = h->gkey[g];
-                    if (k == GK_NONE)
-                        a1++;
-                    else if (k == GK_DOWN)
-                        bad++;
-                    else if (k < p)
-                        lower++;
-                    else if (k > p)
-                        higher++;
-                    else {
-                        same++;
-                        if (las) {
-                            const gs_job *o =
-                                gs_engine_job(h->e, (size_t)gs_cluster_gpu(h->c, g)->owner);
-                            lower += rank_of(h, o, now) > rj;
-                        }
-                    }
-                }
-                s->avail1 = a1;
-                s->avail2 = a1 + lower;
-                s->same = same;
-                s->higher = higher;
-                s->bad = bad;
-                s->take = 0;
-                *differ |= lower > 0;
-            }
-        } else {
-            /* virtual nodes of an unbound pa: node count and GPUs per node from the type */
-            int nodes = 1, per = a->gpus;
-            for (int l = a->level; l > 1; l--) {
-                const gs_cell_type *ct = gs_cluster_cell_type(h->c, c->type_at[l]);
-                if (ct && ct->is_node) {
-                    nodes = a->gpus / c->gpus_at[l];
-                    per = c->gpus_at[l];
-                    break;
-                }
-            }
-            if (ensure_slots(h, n + nodes)) return -1;
-            for (int k = 0; k < nodes; k++) {
+        if (a->cell < 0) {
+            /* virtual nodes of an unbound pa: entirely free in the VC's view */
+            for (int k = 0; k < a->vnodes; k++) {
                 vslot *s = &h->sl[n++];
                 s->pa = pi;
                 s->node = -1;
                 s->vidx = k;
                 s->lo = s->hi = -1;
-                s->avail1 = s->avail2 = per;
+                s->avail1 = s->avail2 = a->vper;
                 s->same = s->higher = s->bad = 0;
                 s->take = 0;
             }
+            continue;
+        }
+        const gs_cell *x = gs_cluster_cell(h->c, a->cell);
+        int32_t nlo = x->node_lo, nhi = x->node_hi;
+        int below = x->kind < GS_CELL_NODE;
+        for (int32_t nd = nlo; nd < nhi; nd++) {
+            /* a node whose free GPUs cannot hold a task and where no job could be
+             * preempted has no room: it can never be chosen, leave it out */
+            if (h->node_free[nd] < gpt && h->node_minp[nd] >= pthr && !below) continue;
+            vslot *s = &h->sl[n++];
+            s->pa = pi;
+            s->node = nd;
+            s->vidx = -1;
+            if (below) {
+                s->lo = x->gpu_lo;
+                s->hi = x->gpu_hi;
+            } else {
+                const gs_node *node = gs_cluster_node(h->c, nd);
+                s->lo = node->gpu_lo;
+                s->hi = node->gpu_hi;
+            }
+            int a1 = 0, lower = 0, same = 0, higher = 0, bad = 0;
+            for (int32_t g = s->lo; g < s->hi; g++) {
+                int32_t k = h->gkey[g];
+                if (k == GK_NONE)
+                    a1++;
+                else if (k == GK_DOWN)
+                    bad++;
+                else if (k < p)
+                    lower++;
+                else if (k > p)
+                    higher++;
+                else
+                    same++;
+            }
+            if (las && same)
+                for (int32_t g = s->lo; g < s->hi; g++)
+                    if (h->gkey[g] == p) {
+                        const gs_job *o =
+                            gs_engine_job(h->e, (size_t)gs_cluster_gpu(h->c, g)->owner);
+                        lower += rank_of(h, o, now) > rj;
+                    }
+            s->avail1 = a1;
+            s->avail2 = a1 + lower;
+            s->same = same;
+            s->higher = higher;
+            s->bad = bad;
+            s->take = 0;
+            dif |= lower;
         }
     }
+    *differ = dif != 0;
     return n;
 }
 
@@ -631,6 +622,18 @@ static int ensure_g(hived *h, int n)
     return 0;
 }
 
+static int ensure_ok(hived *h, int n)
+{
+    if (n <= h->capok) return 0;
+    int nc = h->capok ? h->capok : 64;
+    while (nc < n) nc *= 2;
+    char *x = realloc(h->okg, (size_t)nc);
+    if (!x) return GS_ENOMEM;
+    h->okg = x;
+    h->capok = nc;
+    return 0;
+}
+
 static int picked(const int *v, int n, int g)
 {
     for (int i = 0; i < n; i++)
@@ -646,27 +649,43 @@ static int gpu_cost(const hived *h, int32_t g)
     return h->jkind[gp->owner] == K_GUAR ? 2 : 1;
 }
 
-/*
- * Pick k usable GPUs in [lo,hi) for one task: inside the lowest cell (PCIe
- * switch before socket before node) that still has k usable GPUs, tightest
- * first; then the cheapest GPUs (free, opportunistic, lower-ranked).
- */
-static int pick_task(hived *h, const gs_job *j, int v, int pass2, gs_time now, int32_t lo,
-                     int32_t hi, int k, int *out, int nout)
+/* usable() from gkey: free or opportunistic, or (pass 2) held by a job j outranks */
+static int gusable(const hived *h, const gs_job *j, int32_t g, int pass2, int64_t rj, gs_time now)
 {
+    int32_t k = h->gkey[g];
+    if (k == GK_NONE) return 1;
+    if (!pass2 || k == GK_DOWN || k > j->priority) return 0;
+    if (k < j->priority) return 1;
+    if (h->intra != I_LAS && h->intra != I_TLAS) return 0;
+    return rank_of(h, gs_engine_job(h->e, (size_t)gs_cluster_gpu(h->c, g)->owner), now) > rj;
+}
+
+/*
+ * Pick k usable GPUs in [lo,hi) (inside one node) for one task: inside the
+ * lowest cell (PCIe switch before socket before node) that still has k
+ * usable GPUs, tightest first; then the cheapest GPUs (free, opportunistic,
+ * lower-ranked).
+ */
+static int pick_task(hived *h, const gs_job *j, int pass2, gs_time now, int32_t lo, int32_t hi,
+                     int k, int *out, int nout)
+{
+    const int las = h->intra == I_LAS || h->intra == I_TLAS;
+    const int64_t rj = las ? rank_of(h, j, now) : 0;
+    /* usable and not yet picked, by GPU of [lo, hi) */
+    if (ensure_ok(h, hi - lo)) return GS_ENOMEM;
+    char *ok = h->okg;
+    for (int32_t g = lo; g < hi; g++) ok[g - lo] = (char)gusable(h, j, g, pass2, rj, now);
+    for (int i = 0; i < nout; i++)
+        if (out[i] >= lo && out[i] < hi) ok[out[i] - lo] = 0;
     int32_t blo = lo, bhi = hi;
     int best_kind = 99, best_cnt = 1 << 30;
     const gs_node *nd = gs_cluster_node(h->c, gs_cluster_gpu(h->c, lo)->node);
-    const gs_cell *ncell = gs_cluster_cell(h->c, nd->cell);
-    size_t ncells = gs_cluster_ncells(h->c);
-    int d1 = 0, d2 = 0;
-    for (size_t x = (size_t)nd->cell + 1; x < ncells; x++) {
-        const gs_cell *cx = gs_cluster_cell(h->c, (int)x);
-        if (cx->gpu_lo >= ncell->gpu_hi || cx->depth <= ncell->depth) break;
+    int32_t end = h->cell_end[nd->cell];
+    for (int32_t x = nd->cell + 1; x < end; x++) {
+        const gs_cell *cx = gs_cluster_cell(h->c, x);
         if (cx->kind == GS_CELL_GPU || cx->gpu_lo < lo || cx->gpu_hi > hi) continue;
         int cnt = 0;
-        for (int32_t g = cx->gpu_lo; g < cx->gpu_hi; g++)
-            cnt += usable(h, j, v, g, pass2, now, &d1, &d2) && !picked(out, nout, g);
+        for (int32_t g = cx->gpu_lo; g < cx->gpu_hi; g++) cnt += ok[g - lo];
         if (cnt < k) continue;
         if (cx->kind < best_kind || (cx->kind == best_kind && cnt < best_cnt)) {
             best_kind = cx->kind;
@@ -678,8 +697,8 @@ static int pick_task(hived *h, const gs_job *j, int v, int pass2, gs_time now, i
     int got = 0;
     for (int cost = 0; cost <= 2 && got < k; cost++)
         for (int32_t g = blo; g < bhi && got < k; g++) {
-            if (!usable(h, j, v, g, pass2, now, &d1, &d2) || picked(out, nout, g)) continue;
-            if (gpu_cost(h, g) != cost) continue;
+            if (!ok[g - lo] || gpu_cost(h, g) != cost) continue;
+            ok[g - lo] = 0;
             out[nout + got++] = g;
         }
     return got == k ? 0 : GS_ENOFIT;
@@ -852,7 +871,7 @@ static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now, int *pure)
                 int32_t lo = s->lo, hi = s->hi;
                 if (s->take > 1) {
                     int k = s->take * j->gpus_per_task;
-                    if (pick_task(h, j, v, pass2, now, s->lo, s->hi, k, h->gsel, nout) == 0) {
+                    if (pick_task(h, j, pass2, now, s->lo, s->hi, k, h->gsel, nout) == 0) {
                         lo = hi = h->gsel[nout];
                         for (int q = 0; q < k; q++) {
                             if (h->gsel[nout + q] < lo) lo = h->gsel[nout + q];
@@ -862,7 +881,7 @@ static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now, int *pure)
                     }
                 }
                 for (int t = 0; t < s->take && ok; t++) {
-                    if (pick_task(h, j, v, pass2, now, lo, hi, j->gpus_per_task, h->gsel, nout))
+                    if (pick_task(h, j, pass2, now, lo, hi, j->gpus_per_task, h->gsel, nout))
                         ok = 0;
                     else
                         nout += j->gpus_per_task;
@@ -948,7 +967,7 @@ static int try_opportunistic(hived *h, gs_job *j)
         }
         x = (size_t)h->cell_end[x];
     }
-    qsort(h->ord, m, sizeof *h->ord, cmp_u64);
+    if (m > 1) qsort(h->ord, m, sizeof *h->ord, cmp_u64); /* h->ord may be NULL when m == 0 */
     int nout = 0, left = j->ntasks;
     for (size_t i = 0; i < m && left; i++) {
         const gs_node *node = gs_cluster_node(h->c, (int)(uint32_t)h->ord[i]);
@@ -994,7 +1013,7 @@ static int job_vc(const hived *h, const gs_job *j)
 static int queued_before(const hived *h, const gs_jobq *q, const gs_job *a, const gs_job *b,
                          gs_time now)
 {
-    if (q != &h->opp) {
+    if (q != &h->opp.q) {
         if (a->priority != b->priority) return a->priority > b->priority;
         int64_t ra = rank_of(h, a, now), rb = rank_of(h, b, now);
         if (ra != rb) return ra < rb;
@@ -1003,23 +1022,72 @@ static int queued_before(const hived *h, const gs_jobq *q, const gs_job *a, cons
     return a->slot < b->slot;
 }
 
-/*
- * Insert a waiting job at its place in a queue (searching from the tail:
- * arrivals usually go last).  A waiting job's rank does not change while it
- * waits, so the queue stays in the order jobs are tried.
- */
-static void enqueue(hived *h, gs_jobq *q, gs_job *j)
+/* Insert a waiting job at its place (a waiting job's rank does not change while it waits). */
+static void enqueue(hived *h, wq *w, gs_job *j)
 {
+    gs_jobq *q = &w->q;
     gs_time now = gs_engine_now(h->e);
-    int32_t after = q->tail;
-    while (after >= 0 && queued_before(h, q, j, gs_engine_job(h->e, (size_t)after), now))
-        after = q->prev[after];
-    if (after < 0)
-        gs_jobq_push_front(q, j->slot);
-    else if (q->next[after] >= 0)
-        gs_jobq_insert_before(q, q->next[after], j->slot);
-    else
-        gs_jobq_push_back(q, j->slot);
+    int b = 0;
+    while (b < w->nbk && w->bk[b].prio > j->priority) b++;
+    if (b == w->nbk || w->bk[b].prio != j->priority) {
+        /* a new run, before the next lower priority */
+        if (w->nbk == w->capbk) {
+            int nc = w->capbk ? w->capbk * 2 : 4;
+            wbucket *x = realloc(w->bk, (size_t)nc * sizeof *x);
+            if (!x) return;
+            w->bk = x;
+            w->capbk = nc;
+        }
+        if (b < w->nbk ? gs_jobq_insert_before(q, w->bk[b].first, j->slot)
+                       : gs_jobq_push_back(q, j->slot))
+            return;
+        memmove(w->bk + b + 1, w->bk + b, (size_t)(w->nbk - b) * sizeof *w->bk);
+        w->bk[b] = (wbucket){j->priority, j->slot, j->slot};
+        w->nbk++;
+        return;
+    }
+    wbucket *k = &w->bk[b];
+    /* walk inwards from both ends of the run */
+    int32_t f = k->first, l = k->last;
+    for (;;) {
+        if (!queued_before(h, q, j, gs_engine_job(h->e, (size_t)l), now)) {
+            if (q->next[l] >= 0)
+                gs_jobq_insert_before(q, q->next[l], j->slot);
+            else
+                gs_jobq_push_back(q, j->slot);
+            if (l == k->last) k->last = j->slot;
+            return;
+        }
+        if (queued_before(h, q, j, gs_engine_job(h->e, (size_t)f), now)) {
+            gs_jobq_insert_before(q, f, j->slot);
+            if (f == k->first) k->first = j->slot;
+            return;
+        }
+        /* f is before j and j is before l: f != l */
+        f = q->next[f];
+        l = q->prev[l];
+    }
+}
+
+/* Remove a job from a waiting queue (if it is there). */
+static void dequeue(wq *w, const gs_job *j)
+{
+    gs_jobq *q = &w->q;
+    if (!gs_jobq_contains(q, j->slot)) return;
+    for (int b = 0; b < w->nbk; b++) {
+        wbucket *k = &w->bk[b];
+        if (k->prio != j->priority) continue;
+        if (k->first == j->slot && k->last == j->slot) {
+            memmove(w->bk + b, w->bk + b + 1, (size_t)(w->nbk - b - 1) * sizeof *w->bk);
+            w->nbk--;
+        } else if (k->first == j->slot) {
+            k->first = q->next[j->slot];
+        } else if (k->last == j->slot) {
+            k->last = q->prev[j->slot];
+        }
+        break;
+    }
+    gs_jobq_remove(q, j->slot);
 }
 
 static void h_arrival(void *st, gs_job *j)
@@ -1099,8 +1167,8 @@ static void h_finish(void *st, gs_job *j)
         gpus_freed(h);
     }
     int v = h->jvc[j->slot];
-    gs_jobq_remove(&h->opp, j->slot);
-    if (v >= 0) gs_jobq_remove(&h->vc[v].waiting, j->slot);
+    dequeue(&h->opp, j);
+    if (v >= 0) dequeue(&h->vc[v].waiting, j);
     h->dirty = 1;
 }
 
@@ -1270,7 +1338,7 @@ static void pass_once(hived *h)
         vcst *vc = &h->vc[v];
         if (!vc->walk) continue;
         vc->walk = 0;
-        size_t n = snapshot(h, &vc->waiting);
+        size_t n = snapshot(h, &vc->waiting.q);
         for (size_t i = 0; i < n; i++) {
             gs_job *j = gs_engine_job(h->e, (size_t)h->walkv[i]);
             if (j->state != GS_JOB_PENDING) continue;
@@ -1280,7 +1348,7 @@ static void pass_once(hived *h)
                 uint64_t gen = vc->gen;
                 if (try_guaranteed(h, j, v, now, &pure)) {
                     if (j->state == GS_JOB_RUNNING) {
-                        gs_jobq_remove(&vc->waiting, j->slot);
+                        dequeue(&vc->waiting, j);
                         arm_rank_timer(h, j, now);
                     } else {
                         vc->walk = 1; /* LIVE: starts once its victims are gone */
@@ -1297,14 +1365,14 @@ static void pass_once(hived *h)
     }
     if (!h->private_mode && h->opp_walk) {
         h->opp_walk = 0;
-        size_t n = snapshot(h, &h->opp);
+        size_t n = snapshot(h, &h->opp.q);
         for (size_t i = 0; i < n; i++) {
             int32_t s = h->walkv[i];
             gs_job *j = gs_engine_job(h->e, (size_t)s);
             if (j->state != GS_JOB_PENDING) continue;
             if (!opp_fail_cached(h, j)) {
                 if (gs_cluster_free(h->c) >= j->gpus && try_opportunistic(h, j)) {
-                    gs_jobq_remove(&h->opp, s);
+                    dequeue(&h->opp, j);
                     continue;
                 }
                 fc_add(&h->oppfc, &h->noppfc, &h->capoppfc, j, 0);
@@ -1419,7 +1487,8 @@ static void h_destroy(void *st)
     for (int v = 0; v < h->nvc; v++) {
         free(h->vc[v].pas);
         free(h->vc[v].fc);
-        gs_jobq_release(&h->vc[v].waiting);
+        gs_jobq_release(&h->vc[v].waiting.q);
+        free(h->vc[v].waiting.bk);
     }
     free(h->gkey);
     free(h->node_g);
@@ -1431,7 +1500,8 @@ static void h_destroy(void *st)
     free(h->chosen);
     free(h->walkv);
     free(h->ord);
-    gs_jobq_release(&h->opp);
+    gs_jobq_release(&h->opp.q);
+    free(h->opp.bk);
     free(h->ch);
     free(h->vc);
     free(h->pa);
@@ -1445,6 +1515,7 @@ static void h_destroy(void *st)
     free(h->tgen);
     free(h->sl);
     free(h->gsel);
+    free(h->okg);
     free(h->vict);
     free(h->qhi);
     free(h);
@@ -1470,7 +1541,7 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
     h->e = e;
     h->c = cl;
     h->private_mode = private_mode;
-    gs_jobq_init(&h->opp);
+    gs_jobq_init(&h->opp.q);
     int rc = 0;
     const char *intra = gs_params_get(p, "intra");
     if (!intra || !strcmp(intra, "fifo"))
@@ -1598,7 +1669,7 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
         const gs_vc_def *vd = gs_cluster_vc(cl, v);
         vcst *vc = &h->vc[v];
         vc->name = vd->name;
-        gs_jobq_init(&vc->waiting);
+        gs_jobq_init(&vc->waiting.q);
         size_t n = vd->npinned;
         for (size_t i = 0; i < vd->ncells; i++) n += (size_t)vd->cells[i].count;
         vc->pas = malloc((n ? n : 1) * sizeof *vc->pas);
@@ -1637,6 +1708,22 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
                 vc->guarantee += a->gpus;
             }
         }
+    }
+    /* how a VC sees each of its cells: whole nodes (or one sub-node cell) */
+    for (int pi = 0; pi < h->npa; pi++) {
+        pa *a = &h->pa[pi];
+        const chain *c = &h->ch[a->chain];
+        a->vnodes = 1;
+        a->vper = a->gpus;
+        for (int l = a->level; l > 1; l--) {
+            const gs_cell_type *ct = gs_cluster_cell_type(cl, c->type_at[l]);
+            if (ct && ct->is_node) {
+                a->vnodes = a->gpus / c->gpus_at[l];
+                a->vper = c->gpus_at[l];
+                break;
+            }
+        }
+        h->vc[a->vc].maxslots += a->vnodes;
     }
     /* pinned cells leave the free lists for good (split their ancestors) */
     for (int pi = 0; pi < h->npa; pi++) {
