@@ -4,7 +4,9 @@
 #                1-day Philly window under several policies -> demo-out/
 #   make test    build and run every test (unit, golden, CLI, fidelity)
 #   make test-asan  the same under AddressSanitizer + UBSan (build-asan/)
-#   make bench   simulator benchmark on the full Philly trace (82,247 jobs)
+#   make bench   simulator benchmark on the full Philly trace (82,247 jobs),
+#                then one hived scheduling pass on 16,384 GPUs (bench-hived)
+#   make bench-hived  one hived / quota pass: 16,384 GPUs, 10,000 pending jobs
 #   make bench-daemon  live scheduler benchmark: durable submits/s, cycle latency
 #   make format  clang-format every C file in place
 #
@@ -21,7 +23,7 @@ DAY  := data/philly-1day/philly_20171002_tiresias.csv
 SPEC := data/philly-1day/n32g8_2sw.csv
 DEMO_POLICIES ?= fifo,fifo-backfill,yarn-cs
 
-.PHONY: all deps build demo test test-asan bench bench-daemon format clean
+.PHONY: all deps build demo test test-asan bench bench-hived bench-daemon format clean
 
 all: build
 
@@ -52,6 +54,10 @@ test-asan: deps
 
 bench: build
 	$(BUILD)/bench/bench_sim
+	$(BUILD)/bench/bench_hived
+
+bench-hived: build
+	$(BUILD)/bench/bench_hived
 
 bench-daemon: build
 	$(BUILD)/bench/bench_daemon
