@@ -313,6 +313,122 @@ static void t_hived_errors(void)
     ASSERT_CONTAINS(d.msg, "cycle");
 }
 
+/* Inputs found by tests/fuzz (fuzz_hived, fuzz_cluster): each used to hang, overflow or be
+ * accepted with a broken meaning; now each is an input error at its position. */
+static void t_hived_fuzz_regressions(void)
+{
+    gs_diag d;
+    /* libfyaml 0.7.12 loops forever on a directive followed by a non-UTF-8 byte */
+    ASSERT_EQ(parse_err("%\x9b", &d), GS_EPARSE);
+    ASSERT_CONTAINS(d.msg, "byte 0x9b is not UTF-8");
+    ASSERT_EQ(d.line, 1);
+    ASSERT_EQ(d.col, 2);
+    ASSERT_EQ(parse_err("physicalCluster:\n  cellTypes: {}\n\n  x: \"\xc3\x28\"\n", &d), GS_EPARSE);
+    ASSERT_EQ(d.line, 4);
+    ASSERT_EQ(d.col, 7);
+    ASSERT_EQ(parse_err("a: b\0c", &d), GS_EPARSE); /* strlen stops at the NUL: a mapping */
+    /* 4096^3 GPUs: signed overflow of the cell type's GPU count, then an endless build */
+    ASSERT_EQ(parse_err("physicalCluster:\n  cellTypes:\n"
+                        "    A: {childCellType: G, childCellNumber: 4096}\n"
+                        "    N: {childCellType: A, childCellNumber: 4096, isNodeLevel: true}\n"
+                        "    R: {childCellType: N, childCellNumber: 4096}\n"
+                        "  physicalCells:\n  - cellType: R\n",
+                        &d),
+              GS_ERANGE);
+    ASSERT_CONTAINS(d.msg, "a 'N' cell would have 16777216 GPUs");
+    ASSERT_EQ(d.line, 4);
+    /* many top-level cells: the total is bounded too */
+    {
+        char y[8192] = "physicalCluster:\n  cellTypes:\n"
+                       "    N: {childCellType: G, childCellNumber: 4096, isNodeLevel: true}\n"
+                       "    R: {childCellType: N, childCellNumber: 1024}\n"
+                       "  physicalCells:\n";
+        for (int i = 0; i < 2; i++) strcat(y, "  - cellType: R\n");
+        ASSERT_EQ(parse_err(y, &d), GS_ERANGE);
+        ASSERT_CONTAINS(d.msg, "physicalCells: more than 4194304 GPUs");
+        ASSERT_EQ(d.line, 7);
+    }
+    /* more than 32 levels of cell types */
+    {
+        char y[8192] = "physicalCluster:\n  cellTypes:\n";
+        for (int i = 0; i < 40; i++)
+            snprintf(y + strlen(y), sizeof y - strlen(y),
+                     "    T%d: {childCellType: %s%d, childCellNumber: 1%s}\n", i, i ? "T" : "G",
+                     i ? i - 1 : 0, i == 0 ? ", isNodeLevel: true" : "");
+        strcat(y, "  physicalCells:\n  - cellType: T39\n");
+        ASSERT_EQ(parse_err(y, &d), GS_ERANGE);
+        ASSERT_CONTAINS(d.msg, "more than 32 levels");
+    }
+    static const char head[] = "physicalCluster:\n  cellTypes:\n"
+                               "    N: {childCellType: G, childCellNumber: 2, isNodeLevel: true}\n"
+                               "  physicalCells:\n";
+    char y[1024];
+    /* GPU addresses: negative and beyond int were taken as indices -5 and 1215752191 */
+    snprintf(y, sizeof y,
+             "%s  - cellType: N\n    cellAddress: n1\n    cellChildren:\n"
+             "    - cellAddress: \"-5\"\n",
+             head);
+    ASSERT_EQ(parse_err(y, &d), GS_ERANGE);
+    ASSERT_CONTAINS(d.msg, "cellAddress '-5' of a GPU must be an index");
+    ASSERT_EQ(d.line, 8);
+    snprintf(y, sizeof y,
+             "%s  - cellType: N\n    cellAddress: n1\n    cellChildren:\n"
+             "    - cellAddress: 99999999999\n",
+             head);
+    ASSERT_EQ(parse_err(y, &d), GS_ERANGE);
+    /* two GPUs with the same index in a node, two nodes with the same name */
+    snprintf(y, sizeof y,
+             "%s  - cellType: N\n    cellAddress: n1\n    cellChildren:\n"
+             "    - cellAddress: 1\n    - cellAddress: 1\n",
+             head);
+    ASSERT_EQ(parse_err(y, &d), GS_EPARSE);
+    ASSERT_CONTAINS(d.msg, "node 'n1': two GPUs have the index 1");
+    snprintf(y, sizeof y,
+             "%s  - {cellType: N, cellAddress: n1}\n  - {cellType: N, cellAddress: n2}\n"
+             "  - {cellType: N, cellAddress: n1}\n",
+             head);
+    ASSERT_EQ(parse_err(y, &d), GS_EEXIST);
+    ASSERT_CONTAINS(d.msg, "node name 'n1' (cellAddress) is used twice");
+    ASSERT_EQ(d.line, 7);
+    snprintf(y, sizeof y, "%s  - {cellType: N, cellAddress: \"\"}\n", head);
+    ASSERT_EQ(parse_err(y, &d), GS_EPARSE);
+    ASSERT_CONTAINS(d.msg, "must not be empty");
+    /* pinnedCellId on a GPU was silently ignored */
+    snprintf(y, sizeof y,
+             "%s  - cellType: N\n    cellAddress: n1\n    cellChildren:\n"
+             "    - {cellAddress: 0, pinnedCellId: p}\n",
+             head);
+    ASSERT_EQ(parse_err(y, &d), GS_EPARSE);
+    ASSERT_CONTAINS(d.msg, "pinnedCellId on a leaf cell");
+    /* CPUs x GPUs of a node overflowed int; memory beyond int was truncated */
+    ASSERT_EQ(parse_err("physicalCluster:\n  skuTypes:\n    G: {gpu: 1, cpu: 1048576}\n"
+                        "  cellTypes:\n"
+                        "    N: {childCellType: G, childCellNumber: 4096, isNodeLevel: true}\n"
+                        "  physicalCells:\n  - {cellType: N, cellAddress: n1}\n",
+                        &d),
+              GS_ERANGE);
+    ASSERT_CONTAINS(d.msg, "too many");
+    ASSERT_EQ(parse_err("physicalCluster:\n  skuTypes:\n    G: {gpu: 1, memory: 9000Ti}\n"
+                        "  cellTypes:\n"
+                        "    N: {childCellType: G, childCellNumber: 2, isNodeLevel: true}\n"
+                        "  physicalCells:\n  - {cellType: N, cellAddress: n1}\n",
+                        &d),
+              GS_EPARSE);
+    ASSERT_EQ(d.line, 3);
+}
+
+static void t_shorthand_large(void)
+{
+    /* 400,008 GPUs: loading used to reallocate a per-GPU array once per GPU (quadratic) */
+    gs_cluster *c = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_cluster_parse_shorthand("4x100002", &c, &d));
+    ASSERT_EQ(gs_cluster_ngpus(c), 400008);
+    ASSERT_OK(gs_cluster_check(c, &d));
+    gs_cluster_destroy(c);
+}
+
 static void t_hived_design_like(void)
 {
     /* DGX1-like node: switch (2 GPUs) -> socket (4) -> node (8); two nodes in a rack */
@@ -359,6 +475,8 @@ static const test_case tests[] = {
     {"hived_basic", t_hived_basic},
     {"hived_errors", t_hived_errors},
     {"hived_design_like", t_hived_design_like},
+    {"hived_fuzz_regressions", t_hived_fuzz_regressions},
+    {"shorthand_large", t_shorthand_large},
 };
 
 TEST_MAIN(tests)

@@ -245,6 +245,89 @@ static void t_gittins_prefers_likely_finishers(void)
     remove("/tmp/gsched-gittins-test.csv");
 }
 
+/* Parameters found by tests/fuzz (fuzz_params) to overflow the policies' arithmetic. */
+static void t_param_fuzz_regressions(void)
+{
+    world w;
+    /* a huge threshold became INT64_MIN microseconds; the demotion timer then overflowed */
+    const char *huge[] = {"queues=180,359,4444444444444444444492700", NULL};
+    ASSERT_EQ(mk(&w, "2", "tiresias-las", huge), -1);
+    done(&w);
+    const char *big[] = {"queues=1e12", NULL};
+    ASSERT_OK(mk(&w, "2", "tiresias-las", big));
+    done(&w);
+    /* promote_knob x executed time overflowed the promotion instant: A (1e6 s) is demoted
+     * at 1e5 s, preempted by B, and would be promoted after 1e9 x its service */
+    const char *knob[] = {"queues=100000", "promote_knob=1e9", NULL};
+    ASSERT_OK(mk(&w, "1", "las", knob));
+    gs_job *a = job(&w, 1, 0, 1, 1000000, NULL), *b = job(&w, 2, 200000, 1, 10, NULL);
+    ASSERT_OK(gs_engine_run(w.e));
+    ASSERT_EQ(b->first_start, 200000 * GS_SEC);
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_EQ(a->end, 1000010 * GS_SEC);
+    ASSERT_OK(gs_engine_check(w.e, NULL));
+    done(&w);
+    /* 102,400 GPUs x 9e10 s of service: GPU-microseconds saturate instead of overflowing
+     * (tiresias-gittins computes every running job's service at each pass) */
+    const char *q[] = {"queues=3600", NULL};
+    ASSERT_OK(mk(&w, "100x1024", "tiresias-gittins", q));
+    gs_job *h = job(&w, 1, 0, 102400, 1e11, NULL);
+    job(&w, 2, 9e10, 1, 10, NULL);
+    ASSERT_OK(gs_engine_run(w.e));
+    ASSERT_EQ(h->state, GS_JOB_DONE);
+    ASSERT_OK(gs_engine_check(w.e, NULL));
+    done(&w);
+    /* hived's intra-VC queues were not validated at all */
+    static const char *hy = "physicalCluster:\n  cellTypes:\n"
+                            "    N: {childCellType: G, childCellNumber: 2, isNodeLevel: true}\n"
+                            "  physicalCells:\n  - {cellType: N, cellAddress: n1}\n"
+                            "virtualClusters:\n  v:\n    virtualCells:\n"
+                            "    - {cellType: N, cellNumber: 1}\n";
+    const char *bad[] = {"-5", "10,5", "1e300", "nan", NULL};
+    for (int i = 0; bad[i]; i++) {
+        gs_cluster *c = NULL;
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        ASSERT_OK(gs_cluster_parse_hived("h.yaml", hy, strlen(hy), &c, &d));
+        gs_params p;
+        gs_params_init(&p);
+        gs_params_set(&p, "intra", "tiresias-las");
+        gs_params_set(&p, "queues", bad[i]);
+        gs_engine *e = NULL;
+        int rc = gs_engine_create(c, "hived", &p, NULL, &e, &d);
+        gs_engine_destroy(e);
+        gs_cluster_destroy(c);
+        gs_params_release(&p);
+        ASSERT_EQ(rc, GS_EINVAL);
+    }
+}
+
+static void t_gittins_samples_errors(void)
+{
+    /* a line longer than the reader's buffer was cut and parsed as a shorter number */
+    FILE *f = fopen("/tmp/gsched-gittins-long.csv", "w");
+    ASSERT(f);
+    fputs("gpu_time\n10\n", f);
+    for (int i = 0; i < 200; i++) fputc('1', f);
+    fputs("\n", f);
+    fclose(f);
+    world w;
+    memset(&w, 0, sizeof w);
+    gs_params_init(&w.p);
+    gs_params_set(&w.p, "gittins_samples", "/tmp/gsched-gittins-long.csv");
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_cluster_parse_shorthand("1", &w.c, &d));
+    gs_engine_opts o;
+    gs_engine_opts_init(&o);
+    o.read_file = test_read_file;
+    ASSERT_EQ(gs_engine_create(w.c, "tiresias-gittins", &w.p, &o, &w.e, &d), GS_EPARSE);
+    ASSERT_EQ(d.line, 3);
+    ASSERT_CONTAINS(d.msg, "longer than");
+    done(&w);
+    remove("/tmp/gsched-gittins-long.csv");
+}
+
 static void t_srtf_srsf_sjf(void)
 {
     const char *pols[] = {"srtf", "srsf", "sjf"};
@@ -333,6 +416,8 @@ static const test_case tests[] = {
     {"srsf_weighs_gpus", t_srsf_weighs_gpus},
     {"preemption_pays_restart", t_preemption_pays_restart},
     {"consolidated_preemption_minimal", t_consolidated_preemption_minimal},
+    {"param_fuzz_regressions", t_param_fuzz_regressions},
+    {"gittins_samples_errors", t_gittins_samples_errors},
 };
 
 TEST_MAIN(tests)

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "harness.h"
+#include "scenario.h"
 #include "sim.h"
 
 static int run_set(const char *cluster, const char *trace, const char *policy, gs_place_mode m,
@@ -234,6 +235,55 @@ static void t_fmt_sec(void)
     ASSERT_STR(b, "-2.5");
 }
 
+/* Write a scenario to a scratch file and run it; the diag is left in *d. */
+static int scenario(const char *text, gs_diag *d)
+{
+    char path[] = "/tmp/gsched-test-scenario-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return -100;
+    FILE *f = fdopen(fd, "w");
+    if (!f) return -100;
+    fputs(text, f);
+    fclose(f);
+    FILE *out = fopen("/dev/null", "w");
+    int pass = 0, fail = 0;
+    int rc = gs_scenario_run(path, out, &pass, &fail, d);
+    fclose(out);
+    unlink(path);
+    return rc ? rc : fail;
+}
+
+/* Scenario inputs found by tests/fuzz (fuzz_scenario): errors without a message. */
+static void t_scenario_fuzz_regressions(void)
+{
+    static const char head[] = "cluster: \"4\"\npolicy: fifo\n";
+    static const char tail[] = "jobs:\n  - {id: 1, submit: 0, duration: 10, gpus: 1}\n"
+                               "expect:\n  - {job: 1, end: 10}\n";
+    char y[1024];
+    gs_diag d;
+    snprintf(y, sizeof y, "%s%s", head, tail);
+    ASSERT_OK(scenario(y, &d));
+    /* a flow mapping with an empty key: gs_params_set refused it, the scenario said nothing */
+    snprintf(y, sizeof y, "%sset: {slowdown,: \"off\"}\n%s", head, tail);
+    ASSERT_EQ(scenario(y, &d), GS_EPARSE);
+    ASSERT_CONTAINS(d.msg, "non-empty name");
+    ASSERT_EQ(d.line, 3);
+    /* events as a mapping were silently ignored */
+    snprintf(y, sizeof y, "%sevents: {time: 5, node: n0, state: down}\n%s", head, tail);
+    ASSERT_EQ(scenario(y, &d), GS_EPARSE);
+    ASSERT_CONTAINS(d.msg, "'events' must be a list");
+    /* times beyond the clock's safe range, and gangs beyond 2^20 GPUs */
+    snprintf(y, sizeof y, "%sjobs:\n  - {id: 1, submit: 0, duration: 2e11, gpus: 1}\nexpect: []\n",
+             head);
+    ASSERT_EQ(scenario(y, &d), GS_EPARSE);
+    ASSERT_EQ(d.line, 4);
+    snprintf(y, sizeof y,
+             "%sjobs:\n  - {id: 1, duration: 1, tasks: 1048576, gpus_per_task: 4096}\nexpect: []\n",
+             head);
+    ASSERT_EQ(scenario(y, &d), GS_ERANGE);
+    ASSERT_CONTAINS(d.msg, "more than 1048576 GPUs");
+}
+
 static const test_case tests[] = {
     {"fidelity_fifo_count", t_fidelity_fifo_count},
     {"fidelity_yarn", t_fidelity_yarn},
@@ -243,6 +293,7 @@ static const test_case tests[] = {
     {"rejected_counted", t_rejected_counted},
     {"timeline_and_util", t_timeline_and_util},
     {"fmt_sec", t_fmt_sec},
+    {"scenario_fuzz_regressions", t_scenario_fuzz_regressions},
 };
 
 TEST_MAIN(tests)

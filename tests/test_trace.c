@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_trace.c - trace readers and their error positions. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "sim.h"
@@ -133,11 +136,90 @@ static void t_errors(void)
     ASSERT_CONTAINS(d.msg, "no jobs");
 }
 
+/* Inputs found by tests/fuzz (fuzz_trace, fuzz_sim, fuzz_events). */
+static void t_fuzz_regressions(void)
+{
+    gs_trace t;
+    gs_diag d;
+    /* "nan" seconds passed the range check and reached a double -> int64 conversion (UB) */
+    ASSERT_EQ(parse("timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:nan,1,1,1,x\n",
+                    &t, &d),
+              GS_EPARSE);
+    ASSERT_CONTAINS(d.msg, "not a timestamp");
+    ASSERT_EQ(d.line, 2);
+    /* text after the seconds was ignored */
+    ASSERT_EQ(parse("timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55pm,1,1,1,x\n",
+                    &t, &d),
+              GS_EPARSE);
+    ASSERT_OK(parse(
+        "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09T07:01:55.5 ,1,1,1,x\n", &t, &d));
+    gs_trace_release(&t);
+    /* submit + duration overflowed the engine's microsecond clock (engine.c schedule_finish) */
+    ASSERT_EQ(parse("submit,duration,gpus\n9000000000000,9000000000000,1\n", &t, &d), GS_ERANGE);
+    ASSERT_CONTAINS(d.msg, "too large (at most 1e11 seconds)");
+    ASSERT_EQ(d.col, 1);
+    ASSERT_EQ(parse("submit,duration,gpus\n0,100000000001,1\n", &t, &d), GS_ERANGE);
+    ASSERT_EQ(d.col, 3);
+    ASSERT_OK(parse("submit,duration,gpus\n100000000000,100000000000.999999,1\n", &t, &d));
+    ASSERT_EQ(t.jobs[0].duration, 100000000000 * GS_SEC + 999999);
+    gs_trace_release(&t);
+    /* Philly timestamps far apart: relative submit times are bounded the same way */
+    ASSERT_EQ(parse("timestamp,duration,num_gpus,gpu_time,cluster\n"
+                    "9999-12-31 00:00:00,1,1,1,x\n"
+                    "0001-01-01 00:00:00,1,1,1,x\n",
+                    &t, &d),
+              GS_ERANGE);
+    ASSERT_EQ(d.line, 2);
+    ASSERT_CONTAINS(d.msg, "more than 1e11 seconds after the earliest job");
+    /* 2^20 tasks x 4096 GPUs: the GPU count overflowed int */
+    ASSERT_EQ(parse("submit,duration,tasks,gpus_per_task\n0,1,1048576,4096\n", &t, &d), GS_ERANGE);
+    ASSERT_CONTAINS(d.msg, "more than 1048576 GPUs");
+    ASSERT_EQ(d.col, 5);
+}
+
+static void t_events_file(void)
+{
+    char path[] = "/tmp/gsched-test-events-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    ASSERT(f);
+    fputs("time,node,state\n# maintenance\n10,n0,down\n20.5,n0,up\n", f);
+    fclose(f);
+    gs_events ev;
+    gs_diag d;
+    gs_diag_init(&d, path);
+    int rc = gs_events_load(path, &ev, &d);
+    if (rc) T_FAIL("%s", d.msg);
+    ASSERT_EQ(ev.n, 2);
+    ASSERT_EQ(ev.v[1].t, 20500000);
+    ASSERT_EQ(ev.v[1].down, 0);
+    ASSERT_STR(ev.v[0].node, "n0");
+    gs_events_release(&ev);
+    /* an event time beyond the clock's safe range, found by fuzz_events */
+    f = fopen(path, "w");
+    ASSERT(f);
+    fputs("10,n0,down\n99999999999999,n0,up\n", f);
+    fclose(f);
+    ASSERT_EQ(gs_events_load(path, &ev, &d), GS_ERANGE);
+    ASSERT_EQ(d.line, 2);
+    ASSERT_EQ(ev.n, 0);
+    f = fopen(path, "w");
+    ASSERT(f);
+    fputs("10,n0,sideways\n", f);
+    fclose(f);
+    ASSERT_EQ(gs_events_load(path, &ev, &d), GS_EPARSE);
+    ASSERT_EQ(d.col, 7);
+    unlink(path);
+}
+
 static const test_case tests[] = {
     {"tiresias", t_tiresias},
     {"philly", t_philly},
     {"native", t_native},
     {"errors", t_errors},
+    {"fuzz_regressions", t_fuzz_regressions},
+    {"events_file", t_events_file},
 };
 
 TEST_MAIN(tests)

@@ -201,7 +201,15 @@ typedef struct hv_type {
     int state;        /* 0 new, 1 visiting, 2 done */
     int node_below;   /* a node-level type is this type or a descendant */
     int cpus, mem_mb; /* per leaf, from skuTypes */
+    int levels;       /* 1 for leaves */
+    int64_t gpus;     /* GPUs under one cell of this type */
+    int64_t cells;    /* cells in the subtree of one cell of this type (itself included) */
 } hv_type;
+
+/* Limits that keep a config from describing a cluster nobody can build (as the shorthand). */
+#define HV_MAX_LEVELS 32
+#define HV_MAX_GPUS   ((int64_t)1 << 22)
+#define HV_MAX_CELLS  ((int64_t)1 << 23)
 
 typedef struct hv {
     gs_cluster *c;
@@ -211,7 +219,29 @@ typedef struct hv {
     int leaf_in_node; /* GPU counter inside the current node */
     char **pinned;    /* pinned ids seen, for uniqueness */
     size_t npinned;
+    struct hv_node *nodes; /* node names seen, for uniqueness */
+    size_t nnodes, capnodes;
 } hv;
+
+typedef struct hv_node {
+    const char *name;
+    struct fy_node *at;
+    size_t order;
+} hv_node;
+
+static int by_node_name(const void *a, const void *b)
+{
+    const hv_node *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    if (c) return c;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int by_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
 
 static int hv_find(const hv *h, const char *name)
 {
@@ -229,23 +259,42 @@ static int hv_add_type(hv *h, const char *name, struct fy_node *def)
     return (int)h->nt++;
 }
 
-/* Register type i (children first) with the cluster. */
-static int hv_register(hv *h, int i)
+/* Register type i (children first) with the cluster; 'depth' bounds the recursion. */
+static int hv_register(hv *h, int i, int depth)
 {
     hv_type *t = &h->t[i];
     if (t->state == 2) return 0;
     if (t->state == 1)
         return gs_yaml_err(h->d, t->node, GS_EPARSE, "cellTypes: '%s' is part of a cycle", t->name);
+    if (depth > HV_MAX_LEVELS)
+        return gs_yaml_err(h->d, t->node, GS_ERANGE,
+                           "cellTypes: more than %d levels of cell types below '%s'", HV_MAX_LEVELS,
+                           t->name);
     t->state = 1;
+    t->levels = 1;
+    t->gpus = t->cells = 1;
     if (t->child >= 0) {
-        int rc = hv_register(h, t->child);
+        int rc = hv_register(h, t->child, depth + 1);
         if (rc) return rc;
         t = &h->t[i];
+        const hv_type *ch = &h->t[t->child];
+        t->levels = ch->levels + 1;
+        t->gpus = ch->gpus * t->nchild;
+        t->cells = 1 + ch->cells * t->nchild;
+        if (t->levels > HV_MAX_LEVELS)
+            return gs_yaml_err(h->d, t->node, GS_ERANGE, "cellTypes: '%s' has more than %d levels",
+                               t->name, HV_MAX_LEVELS);
+        if (t->gpus > HV_MAX_GPUS || t->cells > HV_MAX_CELLS)
+            return gs_yaml_err(h->d, t->node, GS_ERANGE,
+                               "cellTypes: a '%s' cell would have %lld GPUs in %lld cells (at most "
+                               "%lld GPUs and %lld cells)",
+                               t->name, (long long)t->gpus, (long long)t->cells,
+                               (long long)HV_MAX_GPUS, (long long)HV_MAX_CELLS);
     }
     int cid = t->child >= 0 ? h->t[t->child].id : -1;
     int id =
         gs_cluster_add_cell_type(h->c, t->name, cid, t->child >= 0 ? t->nchild : 0, t->is_node);
-    if (id < 0) return id;
+    if (id < 0) return gs_yaml_err(h->d, t->node, id, "cellTypes: cannot add '%s'", t->name);
     t->id = id;
     t->node_below = t->is_node || (t->child >= 0 && h->t[t->child].node_below);
     if (t->child >= 0 && t->is_node && h->t[t->child].node_below)
@@ -306,7 +355,7 @@ static int hv_parse_types(hv *h, struct fy_node *pc)
         h->t[i].is_node = is_node;
     }
     for (size_t i = 0; i < h->nt; i++) {
-        int rc = hv_register(h, (int)i);
+        int rc = hv_register(h, (int)i, 1);
         if (rc) return rc;
     }
     /* skuTypes (OpenPAI) give CPU and memory per leaf; gpuTypes is the old name */
@@ -335,7 +384,7 @@ static int hv_parse_types(hv *h, struct fy_node *pc)
             int64_t mem = 0;
             if (mn) {
                 mem = gs_parse_mem_mb(gs_yaml_str(mn));
-                if (mem < 0)
+                if (mem < 0 || mem > INT32_MAX)
                     return gs_yaml_err(h->d, mn, GS_EPARSE,
                                        "memory: expected a size such as 54Gi or 512M");
             }
@@ -418,24 +467,38 @@ static int hv_build(hv *h, int ti, struct fy_node *spec, int parent, int index, 
         snprintf(defaddr, sizeof defaddr, "%d", t->child < 0 && in_node ? h->leaf_in_node : index);
         addr = defaddr;
     }
+    struct fy_node *an = spec ? gs_yaml_get(spec, "cellAddress") : NULL;
+    if (t->is_node && !*addr)
+        return gs_yaml_err(h->d, an, GS_EPARSE, "cellAddress (the node name) must not be empty");
     gs_cell_kind kind = hv_kind(h, ti, in_node, NULL);
     int rc;
     if (kind == GS_CELL_GPU) {
         if (!in_node)
             return gs_yaml_err(h->d, spec, GS_EPARSE,
                                "leaf cell '%s' is not inside a node-level cell", t->name);
+        if (spec && gs_yaml_get(spec, "pinnedCellId"))
+            return gs_yaml_err(h->d, gs_yaml_get(spec, "pinnedCellId"), GS_EPARSE,
+                               "pinnedCellId on a leaf cell (a single GPU) is not supported");
+        /* an explicit numeric leaf address is the GPU's index in its node */
         char *end;
+        errno = 0;
         long local = strtol(addr, &end, 10);
-        if (*end || end == addr) local = h->leaf_in_node;
+        if (*end || end == addr) {
+            local = h->leaf_in_node;
+        } else if (errno || local < 0 || local > (1 << 22)) {
+            return gs_yaml_err(h->d, an, GS_ERANGE,
+                               "cellAddress '%s' of a GPU must be an index between 0 and %d", addr,
+                               1 << 22);
+        }
         int gt = gs_cluster_gpu_type(h->c, t->name);
-        if (gt < 0) return gs_diag_set(h->d, gt, 0, 0, "too many GPU types (max 32)");
+        if (gt < 0) return gs_yaml_err(h->d, spec, gt, "too many GPU types (max 32)");
         rc = gs_cluster_add_gpu(h->c, parent, (int)local, gt);
-        if (rc < 0) return rc;
+        if (rc < 0) return gs_yaml_err(h->d, spec, rc, "cannot add a GPU: %s", gs_strerror(rc));
         h->leaf_in_node++;
         return 0;
     }
     int cell = gs_cluster_add_cell(h->c, parent, kind, addr, t->id);
-    if (cell < 0) return cell;
+    if (cell < 0) return gs_yaml_err(h->d, spec, cell, "cannot add a cell: %s", gs_strerror(cell));
     if (spec) {
         struct fy_node *pn = gs_yaml_get(spec, "pinnedCellId");
         if (pn) {
@@ -457,11 +520,44 @@ static int hv_build(hv *h, int ti, struct fy_node *spec, int parent, int index, 
         int leaf = ti;
         while (h->t[leaf].child >= 0) leaf = h->t[leaf].child;
         const gs_cell_type *ct = gs_cluster_cell_type(h->c, t->id);
-        rc = gs_cluster_set_node(h->c, cell, h->t[leaf].cpus * ct->gpus,
-                                 h->t[leaf].mem_mb * ct->gpus);
-        if (rc) return rc;
+        int64_t cpus = (int64_t)h->t[leaf].cpus * ct->gpus,
+                mem = (int64_t)h->t[leaf].mem_mb * ct->gpus;
+        if (cpus > INT32_MAX || mem > INT32_MAX)
+            return gs_yaml_err(h->d, spec, GS_ERANGE,
+                               "node '%s': %lld CPUs and %lld MiB of memory are too many", addr,
+                               (long long)cpus, (long long)mem);
+        rc = gs_cluster_set_node(h->c, cell, (int)cpus, (int)mem);
+        if (rc) return gs_yaml_err(h->d, spec, rc, "node '%s': %s", addr, gs_strerror(rc));
+        /* node names are unique in the cluster (checked after all cells are built) */
+        if (h->nnodes == h->capnodes) {
+            size_t nc = h->capnodes ? h->capnodes * 2 : 64;
+            hv_node *nn = realloc(h->nodes, nc * sizeof *nn);
+            if (!nn) return GS_ENOMEM;
+            h->nodes = nn;
+            h->capnodes = nc;
+        }
+        h->nodes[h->nnodes] = (hv_node){addr, an, h->nnodes};
+        h->nnodes++;
         h->leaf_in_node = 0;
-        return hv_build_children(h, ti, spec, cell, 1, addr);
+        size_t g0 = gs_cluster_ngpus(h->c);
+        rc = hv_build_children(h, ti, spec, cell, 1, addr);
+        if (rc) return rc;
+        /* GPU indices inside the node are unique */
+        size_t ng = gs_cluster_ngpus(h->c) - g0;
+        int *loc = malloc((ng ? ng : 1) * sizeof *loc);
+        if (!loc) return GS_ENOMEM;
+        for (size_t k = 0; k < ng; k++) loc[k] = gs_cluster_gpu(h->c, (int)(g0 + k))->local;
+        qsort(loc, ng, sizeof *loc, by_int);
+        for (size_t k = 1; k < ng; k++)
+            if (loc[k] == loc[k - 1]) {
+                int dup = loc[k];
+                free(loc);
+                return gs_yaml_err(h->d, spec, GS_EPARSE,
+                                   "node '%s': two GPUs have the index %d (cellAddress)", addr,
+                                   dup);
+            }
+        free(loc);
+        return 0;
     }
     return hv_build_children(h, ti, spec, cell, in_node, node_name);
 }
@@ -480,22 +576,44 @@ static int hv_parse_cells(hv *h, struct fy_node *pc, int **top_types, size_t *nt
     void *it = NULL;
     struct fy_node *cs;
     int idx = 0;
-    while ((cs = fy_node_sequence_iterate(cells, &it))) {
-        struct fy_node *tn = gs_yaml_get(cs, "cellType");
-        const char *ts = gs_yaml_str(tn);
-        if (!ts)
-            return gs_yaml_err(h->d, cs, GS_EPARSE, "a top-level physical cell needs 'cellType'");
-        int ti = hv_find(h, ts);
-        if (ti < 0 || h->t[ti].child < 0)
-            return gs_yaml_err(h->d, tn, GS_EPARSE, "cellType '%s' is not defined in cellTypes",
-                               ts);
-        if (!h->t[ti].node_below)
-            return gs_yaml_err(h->d, tn, GS_EPARSE,
-                               "top-level cell of type '%s' must be node-level or above", ts);
-        int rc = hv_build(h, ti, cs, 0, idx++, 0, NULL);
-        if (rc) return rc;
-        (*top_types)[(*ntop)++] = ti;
-    }
+    int64_t gpus = 0, ncells = 0;
+    /* pass 1: types and the size of the whole cluster, before building anything */
+    for (int pass = 1; pass <= 2; pass++, it = NULL)
+        while ((cs = fy_node_sequence_iterate(cells, &it))) {
+            struct fy_node *tn = gs_yaml_get(cs, "cellType");
+            const char *ts = gs_yaml_str(tn);
+            if (!ts)
+                return gs_yaml_err(h->d, cs, GS_EPARSE,
+                                   "a top-level physical cell needs 'cellType'");
+            int ti = hv_find(h, ts);
+            if (ti < 0 || h->t[ti].child < 0)
+                return gs_yaml_err(h->d, tn, GS_EPARSE, "cellType '%s' is not defined in cellTypes",
+                                   ts);
+            if (!h->t[ti].node_below)
+                return gs_yaml_err(h->d, tn, GS_EPARSE,
+                                   "top-level cell of type '%s' must be node-level or above", ts);
+            if (pass == 1) {
+                gpus += h->t[ti].gpus;
+                ncells += h->t[ti].cells;
+                if (gpus > HV_MAX_GPUS || ncells > HV_MAX_CELLS)
+                    return gs_yaml_err(h->d, tn, GS_ERANGE,
+                                       "physicalCells: more than %lld GPUs or %lld cells in all",
+                                       (long long)HV_MAX_GPUS, (long long)HV_MAX_CELLS);
+                continue;
+            }
+            int rc = hv_build(h, ti, cs, 0, idx++, 0, NULL);
+            if (rc) return rc;
+            (*top_types)[(*ntop)++] = ti;
+        }
+    qsort(h->nodes, h->nnodes, sizeof *h->nodes, by_node_name);
+    for (size_t k = 1; k < h->nnodes; k++)
+        if (!strcmp(h->nodes[k].name, h->nodes[k - 1].name)) {
+            /* report the later one in file order */
+            const hv_node *second =
+                h->nodes[k].order > h->nodes[k - 1].order ? &h->nodes[k] : &h->nodes[k - 1];
+            return gs_yaml_err(h->d, second->at, GS_EEXIST,
+                               "node name '%s' (cellAddress) is used twice", second->name);
+        }
     return 0;
 }
 
@@ -708,6 +826,7 @@ out:
     gs_cluster_destroy(h.c);
     free(h.t);
     free(h.pinned);
+    free(h.nodes);
     free(top);
     gs_yaml_release(&y);
     return rc;

@@ -12,10 +12,56 @@
 
 #include "yaml.h"
 
+/*
+ * 1 and the position and value of the first byte that is not part of
+ * well-formed UTF-8 (or is a NUL); 0 when the buffer is clean.  YAML text is
+ * UTF-8 here; libfyaml 0.7.12 loops forever on some malformed input (e.g.
+ * the two bytes "%\x9b"), so such input never reaches it.
+ */
+static int bad_utf8(const unsigned char *s, size_t len, int *line, int *col, unsigned *byte)
+{
+    int ln = 1, cl = 1;
+    for (size_t i = 0; i < len;) {
+        unsigned char c = s[i];
+        size_t n = c < 0x80             ? 1
+                   : (c & 0xE0) == 0xC0 ? 2
+                   : (c & 0xF0) == 0xE0 ? 3
+                   : (c & 0xF8) == 0xF0 ? 4
+                                        : 0;
+        int ok = n && c != 0 && i + n <= len && !(n == 2 && c < 0xC2) && !(n == 4 && c > 0xF4);
+        for (size_t k = 1; ok && k < n; k++) ok = (s[i + k] & 0xC0) == 0x80;
+        if (ok && n == 3) {
+            unsigned cp = ((c & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6);
+            ok = cp >= 0x800 && !(cp >= 0xD800 && cp <= 0xDFFF);
+        }
+        if (ok && n == 4) {
+            unsigned cp = ((c & 0x07u) << 18) | ((s[i + 1] & 0x3Fu) << 12);
+            ok = cp >= 0x10000 && cp <= 0x10FFFF;
+        }
+        if (!ok) {
+            *line = ln;
+            *col = cl;
+            *byte = c;
+            return 1;
+        }
+        if (c == '\n')
+            ln++, cl = 1;
+        else
+            cl++;
+        i += n;
+    }
+    return 0;
+}
+
 int gs_yaml_load(gs_yaml *y, const char *file, const char *buf, size_t len, gs_diag *d)
 {
     memset(y, 0, sizeof *y);
     y->file = file;
+    int bl, bc;
+    unsigned byte;
+    if (bad_utf8((const unsigned char *)buf, len, &bl, &bc, &byte))
+        return gs_diag_set(d, GS_EPARSE, bl, bc, "invalid YAML: byte 0x%02x is not UTF-8 text",
+                           byte);
     struct fy_diag_cfg dc;
     fy_diag_cfg_default(&dc);
     dc.fp = NULL;

@@ -31,6 +31,7 @@ struct gs_cluster {
     gs_gpu *gpus;
     int32_t *gpu_cell; /* leaf cell of each GPU */
     size_t ngpus, capgpus;
+    size_t capgpu_cell; /* capacity of gpu_cell (grows with gpus) */
     char *gpu_types[MAX_GPU_TYPES];
     size_t ngpu_types;
     /* build-time: current root-to-leaf path for the pre-order check */
@@ -193,10 +194,9 @@ int gs_cluster_add_gpu(gs_cluster *c, int parent, int local_index, int gpu_type)
     if (cell < 0) return cell;
     int rc = grow((void **)&c->gpus, &c->capgpus, c->ngpus + 1, sizeof *c->gpus);
     if (rc) return rc;
-    size_t capgc = c->capgpus;
-    int32_t *gc = realloc(c->gpu_cell, capgc * sizeof *gc);
-    if (!gc) return GS_ENOMEM;
-    c->gpu_cell = gc;
+    /* grow gpu_cell only when gpus grew: a realloc per GPU is quadratic with some allocators */
+    rc = grow((void **)&c->gpu_cell, &c->capgpu_cell, c->capgpus, sizeof *c->gpu_cell);
+    if (rc) return rc;
     size_t g = c->ngpus++;
     c->gpus[g] = (gs_gpu){.node = -1, .local = local_index, .type = gpu_type, .owner = -1};
     c->gpu_cell[g] = cell;
@@ -402,6 +402,10 @@ int gs_cluster_build_uniform(gs_cluster *c, int racks, int nodes_per_rack, int g
 
 int gs_cluster_add_cell_type(gs_cluster *c, const char *name, int child, int nchild, int is_node)
 {
+    if (!name || child < -1 || (child >= 0 && ((size_t)child >= c->nctypes || nchild < 1)))
+        return GS_EINVAL;
+    /* GPUs under one cell must fit the int32 field (callers cap them far lower) */
+    if (child >= 0 && (int64_t)c->ctypes[child].gpus * nchild > INT32_MAX) return GS_ERANGE;
     int rc = grow((void **)&c->ctypes, &c->capctypes, c->nctypes + 1, sizeof *c->ctypes);
     if (rc) return rc;
     char *nm = strdup(name);

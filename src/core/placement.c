@@ -83,25 +83,28 @@ static int node_task_cap_empty(const gs_cluster *c, const gs_place_req *r, int n
     return k;
 }
 
-static int picked(const int *out, int n, int g)
-{
-    for (int i = 0; i < n; i++)
-        if (out[i] == g) return 1;
-    return 0;
-}
-
 /*
- * Pick 'k' GPUs for one task on node nd, avoiding out[0..nout).  With
+ * Pick 'k' GPUs for one task on node nd, avoiding out[from..nout) - the GPUs
+ * already picked on this node for the same request (every caller visits a
+ * node once per request, so its picks are one run of 'out').  With
  * 'consolidate', choose the lowest intra-node cell (PCIe switch before
  * socket) that still has k usable GPUs, tightest fit first; then take its
  * lowest-index usable GPUs.  Writes to out[nout..nout+k).  Returns 0 or
- * GS_ENOFIT.
+ * GS_ENOFIT.  Linear in the node's GPUs and the run: a job of 10^5 tasks
+ * used to cost (tasks x picks so far) comparisons.
  */
 static int pick_in_node(const gs_cluster *c, int nd, int k, int type, int consolidate, int *out,
-                        int nout)
+                        int from, int nout)
 {
     const gs_node *n = gs_cluster_node(c, nd);
     int lo = n->gpu_lo, hi = n->gpu_hi;
+    unsigned char small[256], *mark = small;
+    if (hi - lo > (int)sizeof small && !(mark = malloc((size_t)(hi - lo)))) return GS_ENOMEM;
+    memset(mark, 0, (size_t)(hi - lo));
+    for (int i = from; i < nout; i++)
+        if (out[i] >= lo && out[i] < hi) mark[out[i] - lo] = 1;
+    const int base = lo;
+#define picked(g) (mark[(g)-base])
     if (consolidate) {
         const gs_cell *ncell = gs_cluster_cell(c, n->cell);
         /* intra-node cells follow the node cell in pre-order, up to its last GPU leaf */
@@ -115,8 +118,8 @@ static int pick_in_node(const gs_cluster *c, int nd, int k, int type, int consol
             int avail = 0;
             for (int32_t g = cell->gpu_lo; g < cell->gpu_hi; g++) {
                 const gs_gpu *gp = gs_cluster_gpu(c, g);
-                avail += gp->users == 0 && !gp->down && (type < 0 || gp->type == type) &&
-                         !picked(out, nout, g);
+                avail +=
+                    gp->users == 0 && !gp->down && (type < 0 || gp->type == type) && !picked(g);
             }
             if (avail < k) continue;
             if (cell->kind < best_kind || (cell->kind == best_kind && avail < best_avail)) {
@@ -133,9 +136,11 @@ static int pick_in_node(const gs_cluster *c, int nd, int k, int type, int consol
     int got = 0;
     for (int32_t g = lo; g < hi && got < k; g++) {
         const gs_gpu *gp = gs_cluster_gpu(c, g);
-        if (gp->users == 0 && !gp->down && (type < 0 || gp->type == type) && !picked(out, nout, g))
+        if (gp->users == 0 && !gp->down && (type < 0 || gp->type == type) && !picked(g))
             out[nout + got++] = g;
     }
+#undef picked
+    if (mark != small) free(mark);
     return got == k ? 0 : GS_ENOFIT;
 }
 
@@ -178,9 +183,10 @@ static int fill_cb(visit *v, int nd)
     fill_state *f = v->ud;
     int fr = node_free_of(v->c, nd, v->r->gpu_type);
     int cap = node_task_cap(v->c, v->r, nd, fr);
+    int from = f->nout;
     while (cap-- > 0 && f->need_tasks > 0) {
         if (pick_in_node(v->c, nd, v->r->gpus_per_task, v->r->gpu_type, f->consolidate, f->out,
-                         f->nout))
+                         from, f->nout))
             break;
         f->nout += v->r->gpus_per_task;
         f->need_tasks--;
@@ -225,7 +231,8 @@ static int place_one_node(const gs_cluster *c, const gs_place_req *r, int scope,
     if (o.best < 0) return GS_ENOFIT;
     int nout = 0;
     for (int t = 0; t < r->ntasks; t++) {
-        if (pick_in_node(c, o.best, r->gpus_per_task, r->gpu_type, 1, out, nout)) return GS_ENOFIT;
+        if (pick_in_node(c, o.best, r->gpus_per_task, r->gpu_type, 1, out, 0, nout))
+            return GS_ENOFIT;
         nout += r->gpus_per_task;
     }
     return 0;
@@ -273,12 +280,14 @@ static int emit_tasks(const gs_cluster *c, const gs_place_req *r, const cand *no
                       const int *tasks, int nn, int *out)
 {
     int nout = 0;
-    for (int i = 0; i < nn; i++)
+    for (int i = 0; i < nn; i++) {
+        int from = nout;
         for (int t = 0; t < tasks[i]; t++) {
-            if (pick_in_node(c, nodes[i].node, r->gpus_per_task, r->gpu_type, 1, out, nout))
+            if (pick_in_node(c, nodes[i].node, r->gpus_per_task, r->gpu_type, 1, out, from, nout))
                 return GS_ENOFIT;
             nout += r->gpus_per_task;
         }
+    }
     return 0;
 }
 
@@ -308,13 +317,19 @@ static int place_strict_domain(const gs_cluster *c, const gs_place_req *r, int d
         visit va = {c, r, need * r->gpus_per_task, 0, collect_cb, &all};
         walk(&va, dom);
         int pick = -1;
+        /* chosen nodes by index: a scan of 'chosen' per candidate was quadratic */
+        unsigned char *taken = calloc(gs_cluster_nnodes(c) + 1, 1);
+        if (!taken) {
+            free(all.v);
+            goto out;
+        }
+        for (int k = 0; k < nn; k++) taken[chosen[k].node] = 1;
         for (int i = 0; i < all.n; i++) {
-            int dup = 0;
-            for (int k = 0; k < nn && !dup; k++) dup = chosen[k].node == all.v[i].node;
-            if (dup || all.v[i].cap < need) continue;
+            if (taken[all.v[i].node] || all.v[i].cap < need) continue;
             if (pick < 0 || (r->fit == GS_FIT_BEST && all.v[i].free < all.v[pick].free)) pick = i;
             if (r->fit == GS_FIT_FIRST) break;
         }
+        free(taken);
         if (pick >= 0) {
             chosen[nn] = all.v[pick];
             tasks[nn++] = need;

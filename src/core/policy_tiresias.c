@@ -194,7 +194,9 @@ static void to_list(tir *t, gs_job *j, int q, char where, int front)
 static int64_t attained(const tir *t, const gs_job *j, gs_time now)
 {
     int64_t ex = gs_job_executed(j, now) - t->ebase[j->slot];
-    return t->v == V_LAS ? ex : ex * j->gpus;
+    if (t->v == V_LAS) return ex;
+    /* GPU-microseconds: saturate rather than overflow for huge jobs */
+    return ex > INT64_MAX / j->gpus ? INT64_MAX : ex * j->gpus;
 }
 
 static uint64_t tag_of(tir *t, const gs_job *j)
@@ -227,6 +229,7 @@ static void arm_promotion(tir *t, gs_job *j)
     if (ex <= 0) return;
     int64_t waited = gs_job_queued(j, now) - t->qbase[j->slot];
     double need = t->knob * (double)ex - (double)waited;
+    if (need >= (double)(GS_TIME_MAX - now)) return; /* never within the clock's range */
     gs_time at = now + (need <= 0 ? 0 : (gs_time)ceil(need));
     gs_engine_set_timer(t->e, at, tag_of(t, j));
 }
@@ -271,6 +274,12 @@ static double gkey(const tir *t, const gs_job *j, gs_time now)
     return gittins(t, a, delta);
 }
 
+static int cmp_sample(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static int parse_samples(tir *t, const char *buf, const char *src, gs_diag *d)
 {
     if (d) d->file = src; /* src outlives the diag: a parameter value or a literal */
@@ -284,7 +293,10 @@ static int parse_samples(tir *t, const char *buf, const char *src, gs_diag *d)
         const char *e = strchr(p, '\n');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         char tmp[128];
-        if (len >= sizeof tmp) len = sizeof tmp - 1;
+        if (len >= sizeof tmp) {
+            free(v);
+            return gs_diag_set(d, GS_EPARSE, line, 1, "line longer than %zu bytes", sizeof tmp - 1);
+        }
         memcpy(tmp, p, len);
         tmp[len] = '\0';
         char *s = tmp;
@@ -320,13 +332,8 @@ static int parse_samples(tir *t, const char *buf, const char *src, gs_diag *d)
         free(v);
         return gs_diag_set(d, GS_EINVAL, 0, 0, "need at least 2 GPU-time samples");
     }
-    /* sort (insertion is fine for the few thousand samples such files hold) */
-    for (size_t i = 1; i < n; i++) {
-        double x = v[i];
-        size_t k = i;
-        while (k > 0 && v[k - 1] > x) v[k] = v[k - 1], k--;
-        v[k] = x;
-    }
+    /* qsort: a samples file may hold millions of lines (insertion sort took hours) */
+    qsort(v, n, sizeof *v, cmp_sample);
     t->gp = malloc((n + 1) * sizeof *t->gp);
     if (!t->gp) {
         free(v);
@@ -369,6 +376,9 @@ static void tir_destroy(void *st)
     free(t);
 }
 
+/* Largest queue threshold (seconds): keeps thresholds in microseconds far from overflow. */
+#define QUEUE_MAX_S 1e12
+
 static int tir_create_v(gs_engine *e, gs_params *p, void **state, gs_diag *d, enum variant v)
 {
     tir *t = calloc(1, sizeof *t);
@@ -394,9 +404,11 @@ static int tir_create_v(gs_engine *e, gs_params *p, void **state, gs_diag *d, en
         t->q = calloc((size_t)t->nq, sizeof *t->q);
         if (!t->hi || !t->q) rc = GS_ENOMEM;
         for (size_t i = 0; !rc && i < nth; i++) {
-            if (!(th[i] > 0) || (i && th[i] <= th[i - 1]))
+            if (!(th[i] > 0) || (i && th[i] <= th[i - 1]) || th[i] > QUEUE_MAX_S)
                 rc = gs_diag_set(d, GS_EINVAL, 0, 0,
-                                 "parameter 'queues': thresholds must be positive and increasing");
+                                 "parameter 'queues': thresholds must be positive, increasing and "
+                                 "at most %.0e seconds",
+                                 QUEUE_MAX_S);
             else
                 t->hi[i] = (int64_t)llround(th[i] * 1e6);
         }

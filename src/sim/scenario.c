@@ -56,8 +56,8 @@ static void log_record(void *ud, const gs_record *r)
         }
         l->open[s] = (int32_t)l->n;
         l->v[l->n++] = (interval){s, r->t, GS_TIME_MAX};
-    } else if (r->type == GS_REC_PREEMPT || r->type == GS_REC_REQUEUE ||
-               r->type == GS_REC_FINISH || r->type == GS_REC_FAIL || r->type == GS_REC_CANCEL) {
+    } else if (r->type == GS_REC_PREEMPT || r->type == GS_REC_REQUEUE || r->type == GS_REC_FINISH ||
+               r->type == GS_REC_FAIL || r->type == GS_REC_CANCEL) {
         if (l->open[s] >= 0) {
             l->v[l->open[s]].to = r->t;
             l->open[s] = -1;
@@ -81,9 +81,9 @@ static int sec_of(struct fy_node *n, const char *what, gs_time *out, gs_diag *d)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 1e12)
-        return gs_yaml_err(d, n, GS_EPARSE, "'%s' must be a non-negative number of seconds, got '%s'",
-                           what, s);
+    if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 1e11) /* as traces */
+        return gs_yaml_err(d, n, GS_EPARSE,
+                           "'%s' must be a non-negative number of seconds, got '%s'", what, s);
     *out = gs_time_from_sec(v);
     return 0;
 }
@@ -97,7 +97,9 @@ static int prio_of(struct fy_node *n, int *out, gs_diag *d)
         return *out = GS_PRIO_OPPORTUNISTIC, 0;
     int64_t v;
     int rc = gs_yaml_int(n, "priority", -1, 1000000, &v, d);
-    if (rc) return gs_yaml_err(d, n, GS_EPARSE, "'priority' must be an integer >= -1 or prod, test, oppo");
+    if (rc)
+        return gs_yaml_err(d, n, GS_EPARSE,
+                           "'priority' must be an integer >= -1 or prod, test, oppo");
     *out = (int)v;
     return 0;
 }
@@ -105,22 +107,23 @@ static int prio_of(struct fy_node *n, int *out, gs_diag *d)
 /* A job entry: the gsched job fields (docs/trace-format.md) in YAML. */
 static int parse_job(struct fy_node *n, gs_job_spec *s, char **strs, int *nstr, gs_diag *d)
 {
-    static const char *const keys[] = {"id",     "submit",   "duration",   "gpus",        "tasks",
-                                       "gpus_per_task", "gpu_type", "user",   "vc",          "priority",
-                                       "model",  "name",     "gang",       "pinned_cell", "lazy_preemption",
-                                       "cpus",   "min_gpus", "max_gpus",   "gpu_mem",     NULL};
+    static const char *const keys[] = {"id",       "submit",        "duration",        "gpus",
+                                       "tasks",    "gpus_per_task", "gpu_type",        "user",
+                                       "vc",       "priority",      "model",           "name",
+                                       "gang",     "pinned_cell",   "lazy_preemption", "cpus",
+                                       "min_gpus", "max_gpus",      "gpu_mem",         NULL};
     int rc = gs_yaml_check_keys(n, keys, "a job", d);
     if (rc) return rc;
     gs_job_spec_init(s);
     int64_t v;
     struct fy_node *x;
-#define STR(key, field)                                                                            \
-    if ((x = gs_yaml_get(n, key))) {                                                               \
-        const char *t = gs_yaml_str(x);                                                            \
-        if (!t) return gs_yaml_err(d, x, GS_EPARSE, "'%s' must be a string", key);                \
-        strs[*nstr] = strdup(t);                                                                   \
-        if (!strs[*nstr]) return GS_ENOMEM;                                                        \
-        s->field = strs[(*nstr)++];                                                                \
+#define STR(key, field)                                                            \
+    if ((x = gs_yaml_get(n, key))) {                                               \
+        const char *t = gs_yaml_str(x);                                            \
+        if (!t) return gs_yaml_err(d, x, GS_EPARSE, "'%s' must be a string", key); \
+        strs[*nstr] = strdup(t);                                                   \
+        if (!strs[*nstr]) return GS_ENOMEM;                                        \
+        s->field = strs[(*nstr)++];                                                \
     }
     if (!(x = gs_yaml_get(n, "id"))) return gs_yaml_err(d, n, GS_EPARSE, "a job needs an 'id'");
     if ((rc = gs_yaml_int(x, "id", 0, INT64_MAX / 2, &v, d))) return rc;
@@ -130,7 +133,8 @@ static int parse_job(struct fy_node *n, gs_job_spec *s, char **strs, int *nstr, 
         return gs_yaml_err(d, n, GS_EPARSE, "job %lld needs a 'duration'", (long long)s->id);
     if ((rc = sec_of(x, "duration", &s->duration, d))) return rc;
     int64_t gpus = 0, tasks = 0, gpt = 0;
-    if ((x = gs_yaml_get(n, "gpus")) && (rc = gs_yaml_int(x, "gpus", 1, 1 << 20, &gpus, d))) return rc;
+    if ((x = gs_yaml_get(n, "gpus")) && (rc = gs_yaml_int(x, "gpus", 1, 1 << 20, &gpus, d)))
+        return rc;
     if ((x = gs_yaml_get(n, "tasks")) && (rc = gs_yaml_int(x, "tasks", 1, 1 << 20, &tasks, d)))
         return rc;
     if ((x = gs_yaml_get(n, "gpus_per_task")) &&
@@ -139,7 +143,11 @@ static int parse_job(struct fy_node *n, gs_job_spec *s, char **strs, int *nstr, 
     if (!gpt) gpt = tasks && gpus ? gpus / tasks : 1;
     if (!tasks) tasks = gpus ? gpus / gpt : 1;
     if (gpus && gpus != tasks * gpt)
-        return gs_yaml_err(d, n, GS_EPARSE, "job %lld: gpus != tasks x gpus_per_task", (long long)s->id);
+        return gs_yaml_err(d, n, GS_EPARSE, "job %lld: gpus != tasks x gpus_per_task",
+                           (long long)s->id);
+    if (tasks * gpt > (1 << 20))
+        return gs_yaml_err(d, n, GS_ERANGE, "job %lld: more than %d GPUs", (long long)s->id,
+                           1 << 20);
     s->ntasks = (int)tasks;
     s->gpus_per_task = (int)gpt;
     STR("gpu_type", gpu_type);
@@ -167,14 +175,16 @@ static int parse_job(struct fy_node *n, gs_job_spec *s, char **strs, int *nstr, 
     }
     if ((x = gs_yaml_get(n, "gpu_mem"))) {
         int64_t mb = gs_parse_mem_mb(gs_yaml_str(x));
-        if (mb < 0) return gs_yaml_err(d, x, GS_EPARSE, "'gpu_mem' must be a size such as 16G");
+        if (mb < 0 || mb > INT32_MAX)
+            return gs_yaml_err(d, x, GS_EPARSE, "'gpu_mem' must be a size such as 16G");
         s->gpu_mem_mb = (int)mb;
     }
 #undef STR
     return 0;
 }
 
-/* ---- expectations ------------------------------------------------------------------------------ */
+/* ---- expectations ------------------------------------------------------------------------------
+ */
 
 typedef struct report {
     FILE *out;
@@ -232,16 +242,18 @@ static int check_time(report *r, struct fy_node *x, const char *what, int64_t id
 
 static int check_job(report *r, gs_engine *e, const run_log *lg, struct fy_node *n, gs_diag *d)
 {
-    static const char *const keys[] = {"job",    "state",  "start", "end",   "preemptions",
-                                       "restarts", "nodes", "spread", "reason", "node_count",
-                                       "queue", NULL};
+    static const char *const keys[] = {"job",         "state",      "start", "end",
+                                       "preemptions", "restarts",   "nodes", "spread",
+                                       "reason",      "node_count", "queue", NULL};
     int rc = gs_yaml_check_keys(n, keys, "a job expectation", d);
     if (rc) return rc;
     int64_t id;
     struct fy_node *x = gs_yaml_get(n, "job");
     if ((rc = gs_yaml_int(x, "job", 0, INT64_MAX / 2, &id, d))) return rc;
     gs_job *j = gs_engine_find_job(e, id);
-    if (!j) return gs_yaml_err(d, x, GS_EUNKNOWN, "no job with id %lld in this scenario", (long long)id);
+    if (!j)
+        return gs_yaml_err(d, x, GS_EUNKNOWN, "no job with id %lld in this scenario",
+                           (long long)id);
     const gs_cluster *c = gs_engine_cluster(e);
     if ((x = gs_yaml_get(n, "state"))) {
         const char *s = gs_yaml_str(x);
@@ -255,7 +267,8 @@ static int check_job(report *r, gs_engine *e, const run_log *lg, struct fy_node 
     if ((x = gs_yaml_get(n, "end")) &&
         (rc = check_time(r, x, "ends", id, j->state == GS_JOB_DONE ? j->end : GS_TIME_NONE, d)))
         return rc;
-    if ((x = gs_yaml_get(n, "queue")) && (rc = check_time(r, x, "waits in total", id, j->queued, d)))
+    if ((x = gs_yaml_get(n, "queue")) &&
+        (rc = check_time(r, x, "waits in total", id, j->queued, d)))
         return rc;
     if ((x = gs_yaml_get(n, "preemptions"))) {
         int64_t v;
@@ -274,7 +287,8 @@ static int check_job(report *r, gs_engine *e, const run_log *lg, struct fy_node 
     if ((x = gs_yaml_get(n, "nodes"))) {
         /* exact set of node names of the (last) placement */
         if (!fy_node_is_sequence(x)) return gs_yaml_err(d, x, GS_EPARSE, "'nodes' must be a list");
-        int want = fy_node_sequence_item_count(x), ok = 1, got = gs_cluster_count_nodes(c, (const int *)g, ng);
+        int want = fy_node_sequence_item_count(x), ok = 1,
+            got = gs_cluster_count_nodes(c, (const int *)g, ng);
         void *it = NULL;
         struct fy_node *e2;
         char wanted[512] = "", have[512] = "";
@@ -291,7 +305,8 @@ static int check_job(report *r, gs_engine *e, const run_log *lg, struct fy_node 
         for (int k = 0; k < ng; k++) {
             const char *nm = gs_cluster_node(c, gs_cluster_gpu(c, g[k])->node)->name;
             if (!strstr(have, nm))
-                snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", have[0] ? "," : "", nm);
+                snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s",
+                         have[0] ? "," : "", nm);
         }
         ok &= got == want && ng > 0;
         verdict(r, ok, x, "job %lld placed on nodes [%s] (got [%s])", (long long)id, wanted, have);
@@ -300,7 +315,8 @@ static int check_job(report *r, gs_engine *e, const run_log *lg, struct fy_node 
         int64_t v;
         if ((rc = gs_yaml_int(x, "node_count", 0, 1 << 20, &v, d))) return rc;
         int got = gs_cluster_count_nodes(c, (const int *)g, ng);
-        verdict(r, got == v, x, "job %lld spans %lld nodes (got %d)", (long long)id, (long long)v, got);
+        verdict(r, got == v, x, "job %lld spans %lld nodes (got %d)", (long long)id, (long long)v,
+                got);
     }
     if ((x = gs_yaml_get(n, "spread"))) {
         const char *s = gs_yaml_str(x);
@@ -321,7 +337,8 @@ static int check_job(report *r, gs_engine *e, const run_log *lg, struct fy_node 
 static int ids_at(gs_engine *e, const run_log *lg, struct fy_node *list, gs_time t, int want_run,
                   report *r, gs_diag *d)
 {
-    if (!fy_node_is_sequence(list)) return gs_yaml_err(d, list, GS_EPARSE, "expected a list of job ids");
+    if (!fy_node_is_sequence(list))
+        return gs_yaml_err(d, list, GS_EPARSE, "expected a list of job ids");
     void *it = NULL;
     struct fy_node *x;
     char ts[32];
@@ -343,7 +360,8 @@ static int ids_at(gs_engine *e, const run_log *lg, struct fy_node *list, gs_time
     return 0;
 }
 
-static int check_time_point(report *r, gs_engine *e, const run_log *lg, struct fy_node *n, gs_diag *d)
+static int check_time_point(report *r, gs_engine *e, const run_log *lg, struct fy_node *n,
+                            gs_diag *d)
 {
     static const char *const keys[] = {"time", "running", "waiting", NULL};
     int rc = gs_yaml_check_keys(n, keys, "a time expectation", d);
@@ -356,7 +374,8 @@ static int check_time_point(report *r, gs_engine *e, const run_log *lg, struct f
     return 0;
 }
 
-/* ---- running a scenario -------------------------------------------------------------------------- */
+/* ---- running a scenario
+ * -------------------------------------------------------------------------- */
 
 static int read_engine_file(void *ud, const char *path, char **buf, size_t *len, gs_diag *d)
 {
@@ -385,8 +404,8 @@ int gs_scenario_run(const char *path, FILE *out, int *passed, int *failed, gs_di
     run_log lg = {0};
     char **strs = NULL;
     int nstr = 0;
-    static const char *const keys[] = {"name", "description", "cluster", "policy", "set",
-                                       "placement", "jobs", "events", "expect", NULL};
+    static const char *const keys[] = {"name",      "description", "cluster", "policy", "set",
+                                       "placement", "jobs",        "events",  "expect", NULL};
     if ((rc = gs_yaml_check_keys(root, keys, "a scenario", d))) goto out;
     const char *name = gs_yaml_str(gs_yaml_get(root, "name"));
     report rep = {out, name ? name : path, 0, 0};
@@ -436,12 +455,21 @@ int gs_scenario_run(const char *path, FILE *out, int *passed, int *failed, gs_di
         void *it = NULL;
         struct fy_node_pair *p;
         while ((p = fy_node_mapping_iterate(sets, &it))) {
-            const char *k = gs_yaml_str(fy_node_pair_key(p)), *v = gs_yaml_str(fy_node_pair_value(p));
-            if (!k || !v) {
-                rc = gs_yaml_err(d, fy_node_pair_key(p), GS_EPARSE, "parameters must be scalars");
+            const char *k = gs_yaml_str(fy_node_pair_key(p)),
+                       *v = gs_yaml_str(fy_node_pair_value(p));
+            if (!k || !v || !*k) {
+                /* an empty key may have no position: point at the mapping then */
+                int kl = 0, kc = 0;
+                gs_yaml_pos(fy_node_pair_key(p), &kl, &kc);
+                rc = gs_yaml_err(d, kl ? fy_node_pair_key(p) : sets, GS_EPARSE,
+                                 "parameters must be scalars with a non-empty name");
                 goto out;
             }
-            if ((rc = gs_params_set(&params, k, v))) goto out;
+            if ((rc = gs_params_set(&params, k, v))) {
+                rc = gs_yaml_err(d, fy_node_pair_key(p), rc, "parameter '%s': %s", k,
+                                 gs_strerror(rc));
+                goto out;
+            }
         }
     }
     gs_engine_opts eo;
@@ -466,7 +494,8 @@ int gs_scenario_run(const char *path, FILE *out, int *passed, int *failed, gs_di
     }
     const char *unused = gs_params_unused(&params);
     if (unused) {
-        rc = gs_yaml_err(d, sets, GS_EINVAL, "parameter '%s' is not used by policy %s", unused, policy);
+        rc = gs_yaml_err(d, sets, GS_EINVAL, "parameter '%s' is not used by policy %s", unused,
+                         policy);
         goto out;
     }
     gs_engine_set_observer(e, log_record, &lg);
@@ -499,6 +528,10 @@ int gs_scenario_run(const char *path, FILE *out, int *passed, int *failed, gs_di
         }
     }
     struct fy_node *evs = gs_yaml_get(root, "events");
+    if (evs && !fy_node_is_null(evs) && !fy_node_is_sequence(evs)) {
+        rc = gs_yaml_err(d, evs, GS_EPARSE, "'events' must be a list");
+        goto out;
+    }
     if (evs) {
         it = NULL;
         struct fy_node *en;
@@ -511,10 +544,14 @@ int gs_scenario_run(const char *path, FILE *out, int *passed, int *failed, gs_di
             const char *stt = gs_yaml_str(gs_yaml_get(en, "state"));
             int nd = nm ? gs_cluster_find_node(cl, nm) : -1;
             if (nd < 0 || !stt || (strcmp(stt, "down") && strcmp(stt, "up"))) {
-                rc = gs_yaml_err(d, en, GS_EPARSE, "an event needs a known 'node' and state down|up");
+                rc = gs_yaml_err(d, en, GS_EPARSE,
+                                 "an event needs a known 'node' and state down|up");
                 goto out;
             }
-            if ((rc = gs_engine_add_node_event(e, t, nd, !strcmp(stt, "down")))) goto out;
+            if ((rc = gs_engine_add_node_event(e, t, nd, !strcmp(stt, "down")))) {
+                rc = gs_yaml_err(d, en, rc, "event: %s", gs_strerror(rc));
+                goto out;
+            }
         }
     }
     int steps = 0;
@@ -531,7 +568,10 @@ int gs_scenario_run(const char *path, FILE *out, int *passed, int *failed, gs_di
             goto out;
         }
     }
-    if (rc < 0) goto out;
+    if (rc < 0) {
+        rc = gs_diag_set(d, rc, 0, 0, "simulation failed: %s", gs_strerror(rc));
+        goto out;
+    }
     struct fy_node *exp = gs_yaml_get(root, "expect");
     if (!exp || !fy_node_is_sequence(exp)) {
         rc = gs_yaml_err(d, exp ? exp : root, GS_EPARSE, "a scenario needs a list 'expect'");

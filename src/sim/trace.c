@@ -105,6 +105,12 @@ static int parse_i64(const gs_csv *r, size_t i, const char *name, int64_t lo, in
     return 0;
 }
 
+/*
+ * Largest time in a trace (submit, duration, event time): 10^11 s, about 3,000 years.  The
+ * clock holds 9.2 x 10^12 s, so sums of such times, slowdowns and overheads cannot overflow.
+ */
+#define MAX_TRACE_SEC 100000000000LL
+
 /* Exact decimal seconds -> microseconds ("12", "12.5", "66.0", "1e3" not allowed). */
 static int parse_sec(const gs_csv *r, size_t i, const char *name, gs_time *out, gs_diag *d)
 {
@@ -117,9 +123,10 @@ static int parse_sec(const gs_csv *r, size_t i, const char *name, gs_time *out, 
     int64_t whole = 0, frac = 0;
     int fd = 0;
     for (; isdigit((unsigned char)*s); s++) {
-        if (whole > (INT64_MAX / 1000000 - 10) / 10)
-            return ferr(d, r, i, GS_ERANGE, "%s: '%s' is too large", name, r->f[i]);
         whole = whole * 10 + (*s - '0');
+        if (whole > MAX_TRACE_SEC)
+            return ferr(d, r, i, GS_ERANGE, "%s: '%s' is too large (at most 1e11 seconds)", name,
+                        r->f[i]);
     }
     if (*s == '.') {
         for (s++; isdigit((unsigned char)*s); s++)
@@ -153,9 +160,14 @@ static int parse_timestamp(const gs_csv *r, size_t i, gs_time *out, gs_diag *d)
     int y, mo, dd, h, mi;
     double sec;
     char sep;
-    int n = sscanf(s, "%4d-%2d-%2d%c%2d:%2d:%lf", &y, &mo, &dd, &sep, &h, &mi, &sec);
-    if (n != 7 || (sep != ' ' && sep != 'T') || mo < 1 || mo > 12 || dd < 1 || dd > 31 || h < 0 ||
-        h > 23 || mi < 0 || mi > 59 || sec < 0 || sec >= 61)
+    int used = 0;
+    int n = sscanf(s, "%4d-%2d-%2d%c%2d:%2d:%lf%n", &y, &mo, &dd, &sep, &h, &mi, &sec, &used);
+    if (n == 7)
+        while (s[used] == ' ') used++;
+    /* !(sec >= 0 && sec < 61) also refuses "nan"; nothing may follow the seconds */
+    if (n != 7 || s[used] || !isdigit((unsigned char)s[0]) || (sep != ' ' && sep != 'T') ||
+        mo < 1 || mo > 12 || dd < 1 || dd > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
+        !(sec >= 0 && sec < 61))
         return ferr(d, r, i, GS_EPARSE, "%s: '%s' is not a timestamp (YYYY-MM-DD HH:MM:SS)",
                     "timestamp", s);
     int64_t days = days_from_civil(y, (unsigned)mo, (unsigned)dd);
@@ -248,7 +260,12 @@ static int read_philly(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
         (*ri)[t->n - 1] = (rowinfo){t->n - 1, r->rec_line, r->col[c_ts]};
     }
     if (rc < 0) return rc;
-    for (size_t i = 0; i < t->n; i++) t->jobs[i].submit -= t0; /* relative to the first job */
+    for (size_t i = 0; i < t->n; i++) {
+        t->jobs[i].submit -= t0; /* relative to the first job */
+        if (t->jobs[i].submit > MAX_TRACE_SEC * GS_SEC)
+            return gs_diag_set(d, GS_ERANGE, (*ri)[i].line, (*ri)[i].col,
+                               "timestamp: more than 1e11 seconds after the earliest job");
+    }
     return 0;
 }
 
@@ -402,6 +419,11 @@ static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
         } else {
             gpt = 1;
         }
+        if (tasks * gpt > (1 << 20))
+            return gs_diag_set(d, GS_ERANGE, r->rec_line,
+                               r->col[col[N_TASKS] >= 0 ? col[N_TASKS] : 0],
+                               "tasks (%lld) x gpus_per_task (%lld) is more than %d GPUs",
+                               (long long)tasks, (long long)gpt, 1 << 20);
         s->ntasks = (int)tasks;
         s->gpus_per_task = (int)gpt;
         if (HAS(N_TYPE)) s->gpu_type = keep(t, r->f[col[N_TYPE]]);
