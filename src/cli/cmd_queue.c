@@ -4,8 +4,8 @@
  * GPUS AGE REASON POS), `gsched nodes` (like sinfo) and `gsched vcs`.
  * --json prints the daemon's JSON (all pages merged) instead of a table.
  * REASON is why a pending job waits; for a job holding GPUs it is where it
- * runs (squeue's NODELIST(REASON)).  POS is the position in its VC's queue
- * by priority, then submission.
+ * runs (squeue's NODELIST(REASON)).  POS is the position in the queue the job
+ * waits in, as the policy orders it (see GSD_ORDER_* in src/daemon/gsd.h).
  */
 #ifdef GSCHED_HAVE_DAEMON
 

@@ -60,7 +60,7 @@ for n in "${names[@]}"; do
     [ "$n" = http ] && extra=(-dict="$here/http.dict" -detect_leaks=0 -timeout=60)
     [ "$n" = spec ] && extra=(-dict="$here/spec.dict")
     echo "== fuzz_daemon_$n for ${secs}s"
-    if ! ASAN_OPTIONS=abort_on_error=1 "$bin" -max_total_time="$secs" -artifact_prefix="$art/" \
+    if ! ASAN_OPTIONS=abort_on_error=1 LSAN_OPTIONS=suppressions="$here/lsan.supp" "$bin" -max_total_time="$secs" -artifact_prefix="$art/" \
         -print_final_stats=1 "${extra[@]}" "$build/fuzz-corpus/daemon-$n" \
         > "$build/fuzz-daemon-$n.log" 2>&1; then
         echo "fuzz_daemon_$n found something: $art ($(ls "$art" | head -3 | tr '\n' ' '))"
