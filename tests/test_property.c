@@ -132,10 +132,10 @@ static int run_one(const char *policy, int consolidate, int costs, uint64_t seed
                      (long long)j->progress, (long long)j->work);
             goto fail;
         }
-        if (j->end - j->submit != j->queued + j->executed) {
-            snprintf(err, cap, "job %lld: jct %lld != queued %lld + executed %lld",
+        if (j->end - j->submit != j->queued + j->executed + j->suspended) {
+            snprintf(err, cap, "job %lld: jct %lld != queued %lld + executed %lld + suspended %lld",
                      (long long)j->id, (long long)(j->end - j->submit), (long long)j->queued,
-                     (long long)j->executed);
+                     (long long)j->executed, (long long)j->suspended);
             goto fail;
         }
         int expect = costs ? j->restarts : 0;

@@ -87,7 +87,7 @@ typedef struct gs_gpu {
     int32_t owner;       /* job slot using it exclusively, or -1 */
     int16_t users;       /* number of jobs on it (>1 only when packed) */
     int16_t down;        /* 1 when failed */
-    int32_t mem_used_mb; /* memory of jobs packed on it (Gandiva packing) */
+    int32_t mem_used_mb; /* memory of the jobs sharing it beyond its owner (packing) */
 } gs_gpu;
 
 /* A virtual cluster as declared in a HiveD config (enforced by the hived policy). */
@@ -216,6 +216,12 @@ void gs_cluster_node_refund(gs_cluster *c, int node, int cpus, int mem_mb);
  */
 int gs_cluster_share(gs_cluster *c, int gpu, int mem_mb, int gpu_mem_mb);
 void gs_cluster_unshare(gs_cluster *c, int gpu, int mem_mb);
+/*
+ * The owner 'from' of shared GPUs leaves: 'to' (a user sharing them, with
+ * 'to_mem_mb' on each) becomes their owner.  GS_ECONFLICT unless every GPU is
+ * owned by 'from' and shared.  Free counts do not change.
+ */
+int gs_cluster_handover(gs_cluster *c, const int *gpus, int n, int from, int to, int to_mem_mb);
 
 /* Mark a node (all its GPUs) or one GPU down/up.  Owners are not changed. */
 int gs_cluster_set_node_down(gs_cluster *c, int node, int down);

@@ -31,12 +31,32 @@
  * seconds" for 1 GPU, ~35 s for 8).  A node failure cannot checkpoint, so it
  * costs t_restore + t_init only.
  *
+ * Mechanisms (Gandiva; algorithms.md section 11):
+ *   suspend   the job finishes its current mini-batch (exactly: the engine
+ *             knows where in its iteration it is), then copies its GPU state
+ *             to host memory (suspend_copy, default 100 ms); resuming on the
+ *             same node copies it back (suspend_copy again).  Resuming on
+ *             another node costs a migration.
+ *   migrate   t_save + t_restore + t_init(g), with save/restore through host
+ *             memory (local_bw, default 10 GB/s) when every destination node
+ *             is a source node, else through shared storage (ckpt_bw).
+ *   resize    a checkpoint-restart with the new GPU count: the restart
+ *             overhead above for the new size.  The progress rate follows the
+ *             scaling curve S(n) = n / (1 + alpha (n - 1)) relative to the
+ *             requested size, alpha per model class (scale_alpha).
+ *   preempt_cost=SECONDS makes restarts, migrations and resizes cost that
+ *   fixed time and suspends/resumes free when it is 0; costs=off is
+ *   slowdown=off plus preempt_cost=0 (the published simulators).
+ *
  * Parameters (--set): slowdown=on|off, slowdown_heavy / slowdown_light /
  * slowdown_default = six comma-separated factors (levels 0..5),
  * heavy_models / light_models = comma-separated name prefixes (replace the
  * built-in lists), preempt_cost=model|SECONDS (0 = free, as the published
  * simulators), ckpt_bw (bytes/s, default 1e9), optimizer_slots (default 2),
- * init_base (default 5s), init_per_gpu (default 3.75s).
+ * init_base (default 5s), init_per_gpu (default 3.75s), suspend_copy
+ * (default 100ms), local_bw (bytes/s, default 1e10), scale_alpha = three
+ * comma-separated values for the default, light and heavy classes (default
+ * 0.1,0.05,0.2), costs=on|off.
  */
 #ifndef GSCHED_COSTS_H
 #define GSCHED_COSTS_H
@@ -71,6 +91,9 @@ typedef struct gs_costs {
     double ckpt_bw;                                     /* bytes per second */
     double optimizer_slots;
     gs_time init_base, init_per_gpu;
+    gs_time suspend_copy;                  /* GPU <-> host state copy per suspend/resume */
+    double local_bw;                       /* bytes/s of an intra-node state move */
+    double scale_alpha[GS_MODEL_NCLASSES]; /* scaling-curve contention per class */
 } gs_costs;
 
 /* Defaults: slowdown on, restart overhead from the model. */
@@ -89,6 +112,12 @@ double gs_costs_slowdown(const gs_costs *c, const gs_cluster *cl, const char *mo
                          const int32_t *gpus, int n);
 /* Restart overhead; 'saved' = 1 if the job could checkpoint (preemption). */
 gs_time gs_costs_restart(const gs_costs *c, const char *model, int gpus, int saved);
+/* Migration of a job of 'gpus' GPUs; 'inter_node' = 1 when it leaves its nodes. */
+gs_time gs_costs_migrate(const gs_costs *c, const char *model, int gpus, int inter_node);
+/* State copy of one suspend or one resume on the same node (0 when costs are off). */
+gs_time gs_costs_suspend_copy(const gs_costs *c);
+/* Scaling curve: relative throughput at n GPUs, S(n) = n / (1 + alpha (n - 1)). */
+double gs_costs_scale(const gs_costs *c, const char *model, int n);
 
 #ifdef __cplusplus
 }

@@ -42,6 +42,7 @@
 #include "job.h"
 #include "params.h"
 #include "placement.h"
+#include "profiles.h"
 #include "types.h"
 
 #ifdef __cplusplus
@@ -87,7 +88,9 @@ void gs_engine_opts_init(gs_engine_opts *o);
     XX(RESIZE, "resized")      \
     XX(NODE_DOWN, "node_down") \
     XX(NODE_UP, "node_up")     \
-    XX(NOTE, "note")
+    XX(NOTE, "note")           \
+    XX(PACK, "packed")         \
+    XX(UNPACK, "unpacked")
 
 typedef enum gs_rec_type {
 #define GS__REC_ENUM(name, str) GS_REC_##name,
@@ -252,8 +255,78 @@ int gs_engine_set_timer(gs_engine *e, gs_time when, uint64_t tag);
 void gs_engine_set_max_locality(gs_engine *e, gs_locality level);
 /* Record why a pending job waits (static or long-lived string). */
 void gs_engine_set_reason(gs_engine *e, gs_job *j, const char *reason);
+/*
+ * From a hook (e.g. on_timer): run schedule() at this instant even if no job
+ * is pending or suspended (periodic work such as Gandiva's introspection).
+ */
+void gs_engine_request_pass(gs_engine *e);
 /* Emit a NOTE record (policy decisions worth tracing). */
 void gs_engine_note(gs_engine *e, gs_job *j, const char *reason);
+
+/* ---- mechanisms: suspend/resume, packing, migration, resizing -------------- */
+
+/*
+ * These are what Gandiva-style policies ask for; the engine validates each
+ * request, charges its cost (gsched/costs.h) and reports a record.  Costs
+ * are time a job holds GPUs without progress; the GPU-seconds are added to
+ * the job's suspend_gpu_s / migrate_gpu_s / resize_gpu_s.
+ *
+ * GPUs a job has just left may still be busy for a moment (the suspended job
+ * finishing its mini-batch and copying its state out): a job started,
+ * resumed or moved onto them waits for that without progress.
+ */
+
+/*
+ * Suspend a RUNNING job (time-slicing).  SIM: it finishes its current
+ * mini-batch (exactly, from its iteration time: trace iterations, else its
+ * profile), copies its state to host memory and releases its GPUs; it is
+ * SUSPENDED at once, its GPUs busy until the copy is done.  A packed job
+ * leaves its pack.  LIVE: the daemon sends SIGSTOP; its GPU memory stays
+ * held by the stopped process (see docs/daemon.md).  GS_ESTATE if it is not
+ * RUNNING or would finish within its current mini-batch.
+ */
+int gs_engine_suspend(gs_engine *e, gs_job *j, const char *reason);
+/*
+ * Resume a SUSPENDED job on 'gpus' (n == j->gpus, grouped by task).  On the
+ * nodes it was suspended from it pays the copy back; elsewhere a migration
+ * (its state moves across nodes).  LIVE: only on the GPUs it left (SIGCONT),
+ * else GS_EUNSUPPORTED.  Validation as gs_engine_start().
+ */
+int gs_engine_resume(gs_engine *e, gs_job *j, const int *gpus, int n);
+/*
+ * Pack job j (PENDING, arrived, or SUSPENDED) onto the GPUs of 'host', a
+ * RUNNING job of the same GPU count that shares them with nobody.  Allowed
+ * only if both jobs' GPU memory fits one GPU (profile or the job's gpu_mem)
+ * and their measured pair rate is not 0.  Both then progress at their pair
+ * rates (gsched/profiles.h) until one of them stops.  GS_ENOFIT when memory
+ * or the pair does not allow it; SIM only (LIVE: GS_EUNSUPPORTED).
+ */
+int gs_engine_pack(gs_engine *e, gs_job *j, gs_job *host);
+/*
+ * Move a RUNNING job to 'gpus' (n == j->gpus; may overlap its current GPUs):
+ * checkpoint, move, restore (gs_costs_migrate).  A packed job leaves its
+ * pack.  SIM only (LIVE: GS_EUNSUPPORTED).
+ */
+int gs_engine_migrate(gs_engine *e, gs_job *j, const int *gpus, int n, const char *reason);
+/*
+ * Change a RUNNING elastic job (max_gpus > 0) to n GPUs on 'gpus' (may
+ * overlap its current ones): n a multiple of gpus_per_task within
+ * [max(min_gpus, gpus_per_task), max_gpus].  Pays a checkpoint-restart at the
+ * new size; progress then follows the scaling curve (gs_costs_scale).  A
+ * packed job cannot be resized (GS_ESTATE).  SIM only.
+ */
+int gs_engine_resize(gs_engine *e, gs_job *j, const int *gpus, int n, const char *reason);
+/* Profiles the engine charges mechanisms from (read-only; never NULL). */
+const gs_profiles *gs_engine_profiles(const gs_engine *e);
+/* Profile of a job on the GPU type of its current or last GPUs (never NULL). */
+const gs_profile *gs_engine_job_profile(const gs_engine *e, const gs_job *j);
+/* GPU memory a job needs per GPU: its own gpu_mem, else its profile's. */
+int gs_engine_job_gpu_mem(const gs_engine *e, const gs_job *j);
+/* Jobs SUSPENDED now; GPU slots used by packed guests (a GPU shared by two counts once here). */
+size_t gs_engine_nsuspended(const gs_engine *e);
+int gs_engine_packed_gpus(const gs_engine *e);
+/* When a GPU stops being busy with a job that left it (<= now: free now). */
+gs_time gs_engine_gpu_busy_until(const gs_engine *e, int gpu);
 
 /* ---- daemon support (appended) ------------------------------------------- */
 

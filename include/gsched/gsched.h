@@ -17,6 +17,7 @@
 #include "gsched/params.h"
 #include "gsched/placement.h"
 #include "gsched/policy.h"
+#include "gsched/profiles.h"
 #include "gsched/types.h"
 #include "gsched/version.h"
 

@@ -10,18 +10,22 @@
  *
  * State machine (the engine performs every transition; policies only ask):
  *
- *                 gs_engine_start()            finish (work done / task exit 0)
- *   submit ──► PENDING ──────────────► RUNNING ─────────────────────────────► DONE
- *      │          ▲  ▲                 │   │  │ exit != 0 / launch error
- *      │          │  │  gs_engine_preempt()  │  └───────────────────────────► FAILED
- *      │          │  │                 ▼   │
- *      │          │  └──────────── PREEMPTED   (stopping: checkpoint, GPUs still held;
- *      │          │    stop done       │         instantaneous in the simulator)
- *      │          │                    ▼
- *      │          └── resume ──── SUSPENDED    (time-sliced out; Gandiva)
- *      │
- *      └──► REJECTED   (can never fit the cluster, or violates its VC's rules)
- *   any non-final state ──► CANCELLED (user request, daemon only)
+ *   (submit)  -> PENDING     arrival; or -> REJECTED if it can never fit
+ *   PENDING   -> RUNNING     gs_engine_start(), gs_engine_pack()
+ *   RUNNING   -> DONE        work done (simulator) / all tasks exit 0 (daemon)
+ *   RUNNING   -> FAILED      a task exits != 0 or cannot be launched (daemon)
+ *   RUNNING   -> PREEMPTED   gs_engine_preempt(): stopping, checkpointing, GPUs
+ *                            still held (instantaneous in the simulator)
+ *   PREEMPTED -> PENDING     the stop is done (requeued)
+ *   RUNNING   -> SUSPENDED   gs_engine_suspend(): time-sliced out; its state is in
+ *                            host memory and it holds no GPUs
+ *   SUSPENDED -> RUNNING     gs_engine_resume(), gs_engine_pack()
+ *   RUNNING, PREEMPTED, SUSPENDED -> PENDING   its node failed (requeued)
+ *   any non-final state -> CANCELLED           user request (daemon)
+ *
+ * gs_engine_migrate() and gs_engine_resize() keep a job RUNNING: it moves to
+ * other GPUs, or to another number of GPUs, and pays the mechanism's cost
+ * without progress.
  *
  * DONE, FAILED, REJECTED and CANCELLED are final.
  *
@@ -138,7 +142,7 @@ typedef struct gs_job {
     double overhead_gpu_s;    /* total GPU-seconds lost to restart overheads */
     int32_t overhead_charges; /* number of runs that paid a restart overhead */
     int32_t stop_saved;       /* last stop could checkpoint (preemption) vs. lost node */
-    gs_time progress;         /* work done in closed runs (== work once DONE) */
+    gs_time progress;         /* work done before 'progress_from' (== work once DONE) */
     gs_time protect_until;    /* preemptive policies keep it running until then (see plan) */
     int32_t preemptions;
     int32_t restarts;
@@ -149,6 +153,24 @@ typedef struct gs_job {
     uint32_t gen;       /* bumps on every run change; stale events are dropped */
     const char *reason; /* why pending / why rejected or failed (static or interned) */
     int32_t exit_code;  /* daemon: last exit status */
+
+    /* ---- mechanisms (suspend/resume, packing, migration, resizing; see engine.h) ---- */
+    int32_t req_gpus;   /* GPUs asked for at submission ('gpus' changes when resized) */
+    int32_t pack_with;  /* slot of the job sharing its GPUs, -1 = none */
+    int32_t pack_guest; /* 1: it shares GPUs owned by pack_with; 0: it owns its GPUs */
+    double place_rate;  /* 1 / placement slowdown of the current GPUs */
+    double pack_rate;   /* progress rate while packed (1 = alone), from the profiles */
+    double scale_rate;  /* progress rate at 'gpus' relative to 'req_gpus' (scaling curve) */
+    gs_time ready_at;   /* SUSPENDED: its GPU state is in host memory from then on */
+    gs_time since;      /* start of the current SUSPENDED interval / pack */
+    gs_time suspended;  /* total time SUSPENDED (closed intervals) */
+    gs_time packed;     /* total time sharing GPUs (closed intervals) */
+    gs_time mech_time;  /* time holding GPUs without progress because of suspend/resume,
+                           migration, resizing or waiting for the previous occupant */
+    int32_t suspends, resumes, migrations, resizes, packs;
+    double suspend_gpu_s; /* GPU-seconds spent copying state for suspends and resumes */
+    double migrate_gpu_s; /* GPU-seconds without progress for migrations */
+    double resize_gpu_s;  /* GPU-seconds without progress for resizes */
 } gs_job;
 
 /* Executed time including the open run at 'now'. */
@@ -159,6 +181,10 @@ double gs_job_service(const gs_job *j, gs_time now);
 gs_time gs_job_remaining(const gs_job *j, gs_time now);
 /* Total pending time including the open interval at 'now'. */
 gs_time gs_job_queued(const gs_job *j, gs_time now);
+/* Total time SUSPENDED including the open interval at 'now'. */
+gs_time gs_job_suspended(const gs_job *j, gs_time now);
+/* Total time packed (sharing its GPUs) including the open interval at 'now'. */
+gs_time gs_job_packed(const gs_job *j, gs_time now);
 
 #ifdef __cplusplus
 }

@@ -729,6 +729,23 @@ int gs_cluster_share(gs_cluster *c, int gpu, int mem_mb, int gpu_mem_mb)
     return 0;
 }
 
+int gs_cluster_handover(gs_cluster *c, const int *gpus, int n, int from, int to, int to_mem_mb)
+{
+    if (to < 0) return GS_EINVAL;
+    for (int i = 0; i < n; i++) {
+        if (gpus[i] < 0 || (size_t)gpus[i] >= c->ngpus) return GS_EINVAL;
+        if (c->gpus[gpus[i]].owner != from || c->gpus[gpus[i]].users < 2) return GS_ECONFLICT;
+    }
+    for (int i = 0; i < n; i++) {
+        gs_gpu *g = &c->gpus[gpus[i]];
+        g->owner = to;
+        g->users--;
+        g->mem_used_mb -= to_mem_mb;
+        if (g->mem_used_mb < 0) g->mem_used_mb = 0;
+    }
+    return 0;
+}
+
 void gs_cluster_unshare(gs_cluster *c, int gpu, int mem_mb)
 {
     gs_gpu *g = &c->gpus[gpu];

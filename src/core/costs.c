@@ -40,6 +40,11 @@ void gs_costs_init(gs_costs *c)
     c->optimizer_slots = 2;
     c->init_base = 5 * GS_SEC;
     c->init_per_gpu = 3750 * GS_MSEC;
+    c->suspend_copy = 100 * GS_MSEC;
+    c->local_bw = 1e10;
+    c->scale_alpha[GS_MODEL_DEFAULT] = 0.1;
+    c->scale_alpha[GS_MODEL_LIGHT] = 0.05;
+    c->scale_alpha[GS_MODEL_HEAVY] = 0.2;
 }
 
 void gs_costs_release(gs_costs *c)
@@ -75,7 +80,19 @@ static int read_factors(gs_params *p, const char *key, double out[GS_SPREAD_LEVE
 
 int gs_costs_from_params(gs_costs *c, gs_params *p, gs_diag *d)
 {
-    int rc = gs_params_get_bool(p, "slowdown", 1, &c->slowdown, d);
+    int on = 1;
+    int rc = gs_params_get_bool(p, "costs", 1, &on, d);
+    if (rc) return rc;
+    if (!on) {
+        /* the published simulators: no slowdown, free restarts and mechanisms;
+         * explicit settings of the individual keys below still win */
+        if (!gs_params_get(p, "slowdown")) c->slowdown = 0;
+        if (!gs_params_get(p, "preempt_cost")) {
+            c->preempt_model = 0;
+            c->preempt_fixed = 0;
+        }
+    }
+    rc = gs_params_get_bool(p, "slowdown", c->slowdown, &c->slowdown, d);
     if (!rc) rc = read_factors(p, "slowdown_default", c->factor[GS_MODEL_DEFAULT], d);
     if (!rc) rc = read_factors(p, "slowdown_light", c->factor[GS_MODEL_LIGHT], d);
     if (!rc) rc = read_factors(p, "slowdown_heavy", c->factor[GS_MODEL_HEAVY], d);
@@ -97,7 +114,34 @@ int gs_costs_from_params(gs_costs *c, gs_params *p, gs_diag *d)
     if (!rc) rc = gs_params_get_double(p, "optimizer_slots", 2, 0, 16, &c->optimizer_slots, d);
     if (!rc) rc = gs_params_get_duration(p, "init_base", 5 * GS_SEC, &c->init_base, d);
     if (!rc) rc = gs_params_get_duration(p, "init_per_gpu", 3750 * GS_MSEC, &c->init_per_gpu, d);
-    return rc;
+    if (!rc) rc = gs_params_get_duration(p, "suspend_copy", 100 * GS_MSEC, &c->suspend_copy, d);
+    if (!rc) rc = gs_params_get_double(p, "local_bw", 1e10, 1e3, 1e15, &c->local_bw, d);
+    if (!rc) {
+        double *v = NULL;
+        size_t n = 0;
+        rc = gs_params_get_double_list(p, "scale_alpha", &v, &n, d);
+        if (!rc && v) {
+            if (n != GS_MODEL_NCLASSES) {
+                free(v);
+                return gs_diag_set(d, GS_EINVAL, 0, 0,
+                                   "parameter 'scale_alpha': expected 3 values (default, light, "
+                                   "heavy class), got %zu",
+                                   n);
+            }
+            for (size_t i = 0; i < n; i++)
+                if (!(v[i] >= 0 && v[i] <= 10)) {
+                    free(v);
+                    return gs_diag_set(d, GS_EINVAL, 0, 0,
+                                       "parameter 'scale_alpha': values must be in [0, 10]");
+                }
+            memcpy(c->scale_alpha, v, sizeof c->scale_alpha);
+            free(v);
+        }
+    }
+    if (rc) return rc;
+    if (c->init_base < 0 || c->init_per_gpu < 0 || c->suspend_copy < 0 || c->preempt_fixed < 0)
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "cost durations must not be negative");
+    return 0;
 }
 
 /* Does 'model' start with one of the comma-separated prefixes (case-insensitive)? */
@@ -185,4 +229,26 @@ gs_time gs_costs_restart(const gs_costs *c, const char *model, int gpus, int sav
     gs_time io = gs_time_from_sec(bytes / c->ckpt_bw);
     gs_time init = c->init_base + c->init_per_gpu * (gpus > 1 ? gpus - 1 : 0);
     return (saved ? 2 * io : io) + init;
+}
+
+gs_time gs_costs_migrate(const gs_costs *c, const char *model, int gpus, int inter_node)
+{
+    if (!c->preempt_model) return c->preempt_fixed;
+    double bytes = gs_model_params_m(model) * 1e6 * 4.0 * (1.0 + c->optimizer_slots);
+    gs_time io = gs_time_from_sec(bytes / (inter_node ? c->ckpt_bw : c->local_bw));
+    gs_time init = c->init_base + c->init_per_gpu * (gpus > 1 ? gpus - 1 : 0);
+    return 2 * io + init;
+}
+
+gs_time gs_costs_suspend_copy(const gs_costs *c)
+{
+    if (!c->preempt_model && c->preempt_fixed == 0) return 0;
+    return c->suspend_copy;
+}
+
+double gs_costs_scale(const gs_costs *c, const char *model, int n)
+{
+    if (n <= 1) return n < 1 ? 0.0 : 1.0;
+    double a = c->scale_alpha[gs_costs_class(c, model)];
+    return (double)n / (1.0 + a * (double)(n - 1));
 }

@@ -7,11 +7,17 @@
  *    completions, then cluster events, then arrivals, then timers; then one
  *    policy pass.  No decision depends on hash order or memory addresses.
  *  - a job holds GPUs (alloc != NULL) iff it is RUNNING or PREEMPTED
- *    (LIVE) - never PENDING or final; the cluster's owner of each of its
- *    GPUs is its slot; e->allocated equals the sum of nalloc.
- *  - a completion event carries the job's gen at scheduling time; any run
- *    change bumps gen, so stale completions are dropped, not handled.
+ *    (LIVE) - never PENDING, SUSPENDED or final; the cluster's owner of each
+ *    of its GPUs is its slot, except for a packed guest, whose GPUs are owned
+ *    by its host (pack_with) and shared by exactly the two of them;
+ *    e->allocated equals the sum of nalloc over owners, e->packed over guests.
+ *  - a completion event carries the job's gen at scheduling time; any run or
+ *    speed change bumps gen, so stale completions are dropped, not handled.
  *  - remaining work never increases; it reaches 0 exactly at completion.
+ *    Progress before progress_from is banked in 'progress'; a speed change
+ *    banks first, so speed x time is exact between changes.
+ *  - every mechanism cost is charged once, to the job that pays it, at the
+ *    request that causes it (costs.h); policies never charge anything.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -88,6 +94,15 @@ struct gs_engine {
     unsigned feas_next;
     gs_costs costs;
     int stopping; /* GPUs held by PREEMPTED jobs */
+    /* mechanisms */
+    gs_profiles *profiles;
+    gs_time *busy; /* per GPU: busy until then with a job that left it */
+    size_t nsuspended;
+    int packed;    /* GPU slots used by packed guests */
+    int want_pass; /* a hook asked for a pass at this instant */
+    /* profile of (model id, GPU type + 1), looked up once: profiles are immutable */
+    const gs_profile **pcache;
+    size_t pcache_models;
 };
 
 /* ---- names ------------------------------------------------------------------ */
@@ -166,6 +181,16 @@ gs_time gs_job_queued(const gs_job *j, gs_time now)
 {
     return j->queued +
            (j->state == GS_JOB_PENDING && now > j->pending_since ? now - j->pending_since : 0);
+}
+
+gs_time gs_job_suspended(const gs_job *j, gs_time now)
+{
+    return j->suspended + (j->state == GS_JOB_SUSPENDED && now > j->since ? now - j->since : 0);
+}
+
+gs_time gs_job_packed(const gs_job *j, gs_time now)
+{
+    return j->packed + (j->pack_with >= 0 && now > j->since ? now - j->since : 0);
 }
 
 void gs_engine_opts_init(gs_engine_opts *o)
@@ -360,6 +385,9 @@ static int add_one(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *di
     j->remaining = s->duration;
     j->speed = 1.0;
     j->reason = NULL;
+    j->req_gpus = j->gpus;
+    j->pack_with = -1;
+    j->place_rate = j->pack_rate = j->scale_rate = 1.0;
     /* resolve cluster names; a miss is a rejection at arrival, not an input error */
     if (s->gpu_type && *s->gpu_type) {
         j->gpu_type = gs_cluster_find_gpu_type(e->c, s->gpu_type);
@@ -599,36 +627,200 @@ static void refund_tasks(gs_engine *e, const gs_job *j, const int *gpus, int nta
     }
 }
 
-int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n)
+/* Charge CPU/memory for j's tasks on gpus; all or nothing (GS_ENOFIT). */
+static int charge_tasks(gs_engine *e, const gs_job *j, const int *gpus)
 {
-    if (j->state != GS_JOB_PENDING || !j->arrived) return GS_ESTATE;
+    if (!j->cpus_per_task && !j->mem_mb_per_task) return 0;
+    int charged = 0;
+    for (; charged < j->ntasks; charged++) {
+        int node = gs_cluster_gpu(e->c, gpus[charged * j->gpus_per_task])->node;
+        if (gs_cluster_node_charge(e->c, node, j->cpus_per_task, j->mem_mb_per_task)) break;
+    }
+    if (charged < j->ntasks) {
+        refund_tasks(e, j, gpus, charged);
+        return GS_ENOFIT;
+    }
+    return 0;
+}
+
+/*
+ * Give j exclusive use of gpus (validated, CPU/memory charged) and make them
+ * its alloc.  Nothing changes on error.  Counters are the caller's.
+ */
+static int take_gpus(gs_engine *e, gs_job *j, const int *gpus, int n)
+{
     int rc = validate_gpus(e, j, gpus, n);
     if (rc) return rc;
-    int charged = 0;
-    if (j->cpus_per_task || j->mem_mb_per_task) {
-        for (; charged < j->ntasks; charged++) {
-            int node = gs_cluster_gpu(e->c, gpus[charged * j->gpus_per_task])->node;
-            if (gs_cluster_node_charge(e->c, node, j->cpus_per_task, j->mem_mb_per_task)) break;
-        }
-        if (charged < j->ntasks) {
-            refund_tasks(e, j, gpus, charged);
-            return GS_ENOFIT;
-        }
-    }
+    if ((rc = charge_tasks(e, j, gpus)) != 0) return rc;
     rc = gs_cluster_alloc(e->c, gpus, n, j->slot);
     if (rc) {
-        refund_tasks(e, j, gpus, charged);
+        refund_tasks(e, j, gpus, j->ntasks);
         return rc;
     }
     int32_t *a = malloc((size_t)n * sizeof *a);
     if (!a) {
         gs_cluster_release(e->c, gpus, n, j->slot);
-        refund_tasks(e, j, gpus, charged);
+        refund_tasks(e, j, gpus, j->ntasks);
         return GS_ENOMEM;
     }
     for (int i = 0; i < n; i++) a[i] = gpus[i];
     j->alloc = a;
     j->nalloc = n;
+    return 0;
+}
+
+/* How long the GPUs stay busy with jobs that left them (>= 0). */
+static gs_time busy_wait(const gs_engine *e, const int *gpus, int n)
+{
+    gs_time w = 0;
+    if (!e->busy) return 0;
+    for (int i = 0; i < n; i++)
+        if (e->busy[gpus[i]] - e->now > w) w = e->busy[gpus[i]] - e->now;
+    return w;
+}
+
+/* The engine's profiles, parsing the built-in table on first use (a cache: logically const). */
+static const gs_profiles *profiles(const gs_engine *e)
+{
+    if (!e->profiles) {
+        gs_engine *m = (gs_engine *)e;
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        if (gs_profiles_builtin(&m->profiles, &d)) return gs_profiles_empty(); /* OOM */
+    }
+    return e->profiles;
+}
+
+/* Name of the GPU type j runs (or last ran) on; NULL when unknown. */
+static const char *job_gpu_type(const gs_engine *e, const gs_job *j)
+{
+    const int32_t *a = j->alloc ? j->alloc : j->last_alloc;
+    if (a) return gs_cluster_gpu_type_name(e->c, gs_cluster_gpu(e->c, a[0])->type);
+    if (j->gpu_type >= 0) return gs_cluster_gpu_type_name(e->c, j->gpu_type);
+    return NULL;
+}
+
+/* GPU type id j runs (or last ran) on; -1 when unknown. */
+static int job_gpu_type_id(const gs_engine *e, const gs_job *j)
+{
+    const int32_t *a = j->alloc ? j->alloc : j->last_alloc;
+    if (a) return gs_cluster_gpu(e->c, a[0])->type;
+    return j->gpu_type;
+}
+
+const gs_profile *gs_engine_job_profile(const gs_engine *e, const gs_job *j)
+{
+    gs_engine *m = (gs_engine *)e; /* a cache: logically const */
+    size_t types = gs_cluster_ngpu_types(e->c) + 1;
+    size_t mid = (size_t)j->model_id;
+    if (mid >= m->pcache_models) {
+        size_t nc = m->pcache_models ? m->pcache_models : 16;
+        while (nc <= mid) nc *= 2;
+        const gs_profile **p = realloc(m->pcache, nc * types * sizeof *p);
+        if (!p) return gs_profiles_get(profiles(e), j->model, job_gpu_type(e, j));
+        memset(p + m->pcache_models * types, 0, (nc - m->pcache_models) * types * sizeof *p);
+        m->pcache = p;
+        m->pcache_models = nc;
+    }
+    const gs_profile **slot = &m->pcache[mid * types + (size_t)(job_gpu_type_id(e, j) + 1)];
+    if (!*slot) *slot = gs_profiles_get(profiles(e), j->model, job_gpu_type(e, j));
+    return *slot;
+}
+
+int gs_engine_job_gpu_mem(const gs_engine *e, const gs_job *j)
+{
+    return j->gpu_mem_mb > 0 ? j->gpu_mem_mb : gs_engine_job_profile(e, j)->gpu_mem_mb;
+}
+
+/* Bank the progress of a RUNNING job up to now. */
+static void bank(gs_engine *e, gs_job *j)
+{
+    if (j->progress_from >= e->now) return;
+    gs_time rem = gs_job_remaining(j, e->now);
+    j->progress += j->remaining - rem;
+    j->remaining = rem;
+    j->progress_from = e->now;
+}
+
+static double scale_rate(const gs_engine *e, const gs_job *j)
+{
+    if (j->gpus == j->req_gpus) return 1.0;
+    return gs_costs_scale(&e->costs, j->model, j->gpus) /
+           gs_costs_scale(&e->costs, j->model, j->req_gpus);
+}
+
+/* Set a RUNNING job's speed from its rates and (re)predict its completion. */
+static void set_speed(gs_engine *e, gs_job *j)
+{
+    j->speed = j->place_rate * j->pack_rate * j->scale_rate;
+    j->gen++;
+    schedule_finish(e, j);
+    if (j->protect_until > e->now)
+        heap_push(e,
+                  (ev){.t = j->protect_until, .kind = EV_PROTECT, .key = j->slot, .gen = j->gen});
+}
+
+/*
+ * j leaves its pack; the other job keeps the GPUs and runs alone again.  The
+ * caller emits GS_REC_UNPACK once j's own bookkeeping is consistent again.
+ */
+static void unpack(gs_engine *e, gs_job *j)
+{
+    gs_job *s = gs_engine_job(e, (size_t)j->pack_with);
+    if (j->pack_guest) {
+        for (int k = 0; k < j->nalloc; k++)
+            gs_cluster_unshare(e->c, j->alloc[k], gs_engine_job_gpu_mem(e, j));
+    } else {
+        gs_cluster_handover(e->c, j->alloc, j->nalloc, j->slot, s->slot,
+                            gs_engine_job_gpu_mem(e, s));
+    }
+    e->packed -= j->nalloc;
+    if (e->now > j->since) {
+        j->packed += e->now - j->since;
+        s->packed += e->now - s->since;
+    }
+    j->pack_with = s->pack_with = -1;
+    j->pack_guest = s->pack_guest = 0;
+    j->pack_rate = 1.0;
+    if (s->pack_rate != 1.0) {
+        bank(e, s);
+        s->pack_rate = 1.0;
+        set_speed(e, s);
+    }
+}
+
+/*
+ * j stops using its GPUs (it stays whatever state the caller gives it): a
+ * packed job leaves its pack, others free their GPUs.  alloc moves to
+ * last_alloc.  Returns 1 if GPUs were freed.
+ */
+static int drop_gpus(gs_engine *e, gs_job *j, const char *why)
+{
+    int freed = 0, packed = j->pack_with >= 0;
+    if (packed) {
+        unpack(e, j);
+    } else {
+        gs_cluster_release(e->c, j->alloc, j->nalloc, j->slot);
+        e->allocated -= j->nalloc;
+        e->epoch++;
+        freed = 1;
+    }
+    refund_tasks(e, j, j->alloc, j->ntasks);
+    free(j->last_alloc);
+    j->last_alloc = j->alloc;
+    j->nlast_alloc = j->nalloc;
+    j->alloc = NULL;
+    j->nalloc = 0;
+    j->gen++;
+    if (packed) emit(e, GS_REC_UNPACK, j, -1, why);
+    return freed;
+}
+
+int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n)
+{
+    if (j->state != GS_JOB_PENDING || !j->arrived) return GS_ESTATE;
+    int rc = take_gpus(e, j, gpus, n);
+    if (rc) return rc;
     j->queued += e->now - j->pending_since;
     j->overhead = 0;
     if (j->first_start == GS_TIME_NONE) {
@@ -642,29 +834,29 @@ int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n)
             j->overhead_charges++;
         }
     }
+    gs_time stall = busy_wait(e, gpus, n);
+    j->mech_time += stall;
     j->last_start = e->now;
     j->state = GS_JOB_RUNNING;
     j->reason = NULL;
-    j->speed = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, a, n);
-    j->progress_from = e->now + j->overhead;
+    j->place_rate = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, j->alloc, n);
+    j->pack_rate = 1.0;
+    j->scale_rate = scale_rate(e, j);
+    j->progress_from = e->now + stall + j->overhead;
     /* a restarted job runs productively at least as long as its restart took
      * before a preemptive policy may stop it again: bounds thrashing waste */
     j->protect_until = e->now + 2 * j->overhead;
-    j->gen++;
-    if (j->overhead > 0)
-        heap_push(e,
-                  (ev){.t = j->protect_until, .kind = EV_PROTECT, .key = j->slot, .gen = j->gen});
     e->npending--;
     e->pending_gpus -= j->gpus;
     e->nrunning++;
     e->allocated += n;
     emit(e, GS_REC_START, j, -1, NULL);
-    schedule_finish(e, j);
+    set_speed(e, j); /* bumps gen, predicts the finish, re-arms the protection event */
     return 0;
 }
 
 /* Close the current run: account time and progress, free GPUs. */
-static void close_run(gs_engine *e, gs_job *j)
+static void close_run(gs_engine *e, gs_job *j, const char *why)
 {
     if (j->state == GS_JOB_PREEMPTED) e->stopping -= j->nalloc;
     gs_time rem = gs_job_remaining(j, e->now);
@@ -672,20 +864,17 @@ static void close_run(gs_engine *e, gs_job *j)
     j->remaining = rem;
     j->executed += e->now - j->last_start;
     j->service += (double)j->nalloc * gs_time_to_sec(e->now - j->last_start);
-    gs_cluster_release(e->c, j->alloc, j->nalloc, j->slot);
-    refund_tasks(e, j, j->alloc, j->ntasks);
-    e->allocated -= j->nalloc;
-    free(j->last_alloc);
-    j->last_alloc = j->alloc;
-    j->nlast_alloc = j->nalloc;
-    j->alloc = NULL;
-    j->nalloc = 0;
-    j->gen++;
-    e->epoch++;
+    drop_gpus(e, j, why);
 }
 
 static void to_pending(gs_engine *e, gs_job *j)
 {
+    if (j->gpus != j->req_gpus) {
+        /* a resized job starts again at the size it asked for */
+        j->gpus = j->req_gpus;
+        j->ntasks = j->req_gpus / j->gpus_per_task;
+        j->scale_rate = 1.0;
+    }
     j->state = GS_JOB_PENDING;
     j->pending_since = e->now;
     e->npending++;
@@ -709,7 +898,7 @@ int gs_engine_preempt(gs_engine *e, gs_job *j, const char *reason)
         emit(e, GS_REC_PREEMPT, j, -1, reason);
         return 0;
     }
-    close_run(e, j);
+    close_run(e, j, reason);
     j->stop_saved = 1;
     e->nrunning--;
     to_pending(e, j);
@@ -723,12 +912,15 @@ static void finish_job(gs_engine *e, gs_job *j, gs_job_state final, const char *
 {
     int was = j->state;
     if (holds_gpus(j)) {
-        close_run(e, j);
+        close_run(e, j, final == GS_JOB_DONE ? "finished" : "stopped");
         e->nrunning--;
     } else if (was == GS_JOB_PENDING && j->arrived) {
         j->queued += e->now - j->pending_since;
         e->npending--;
         e->pending_gpus -= j->gpus;
+    } else if (was == GS_JOB_SUSPENDED) {
+        j->suspended += e->now - j->since;
+        e->nsuspended--;
     }
     if (final == GS_JOB_DONE) {
         /* the completion event is authoritative: absorb sub-microsecond rounding */
@@ -747,6 +939,334 @@ static void finish_job(gs_engine *e, gs_job *j, gs_job_state final, const char *
     if (e->pol->on_finish) e->pol->on_finish(e->pst, j);
 }
 
+/* ---- mechanisms ----------------------------------------------------------------------- */
+
+/* Iteration (mini-batch) length in work units: the trace's, else the profile's. */
+static gs_time iter_work(const gs_engine *e, const gs_job *j)
+{
+    if (j->iterations > 0 && j->work > 0) {
+        gs_time w = j->work / j->iterations;
+        return w > 0 ? w : 1;
+    }
+    gs_time w = gs_time_from_sec(gs_engine_job_profile(e, j)->iter_s);
+    return w > 0 ? w : 1;
+}
+
+int gs_engine_suspend(gs_engine *e, gs_job *j, const char *reason)
+{
+    if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
+    gs_time wait = 0, copy = 0;
+    bank(e, j);
+    if (e->opts.mode == GS_ENGINE_SIM && gs_costs_suspend_copy(&e->costs) > 0 &&
+        j->progress_from <= e->now) {
+        /* finish the mini-batch in flight: exact, from the work done so far */
+        gs_time it = iter_work(e, j);
+        gs_time done = j->work - j->remaining;
+        gs_time left = (it - done % it) % it;
+        if (left >= j->remaining) return GS_ESTATE; /* it finishes first */
+        j->remaining -= left;
+        j->progress += left;
+        wait = j->speed == 1.0 ? left : (gs_time)ceil((double)left / j->speed);
+        copy = gs_costs_suspend_copy(&e->costs);
+    }
+    /* executed time ends now (JCT = queued + executed + suspended); the mini-batch it
+     * finishes and the copy out happen while it is already SUSPENDED, its GPUs busy */
+    gs_time held = e->now - j->last_start;
+    j->executed += held;
+    j->service += (double)j->nalloc * gs_time_to_sec(held);
+    j->suspend_gpu_s += (double)j->nalloc * gs_time_to_sec(copy);
+    j->mech_time += copy;
+    j->ready_at = e->now + wait + copy;
+    int packed = j->pack_with >= 0;
+    if (!packed && e->busy)
+        for (int k = 0; k < j->nalloc; k++)
+            if (e->busy[j->alloc[k]] < j->ready_at) e->busy[j->alloc[k]] = j->ready_at;
+    drop_gpus(e, j, reason);
+    j->state = GS_JOB_SUSPENDED;
+    j->since = e->now;
+    j->suspends++;
+    e->nrunning--;
+    e->nsuspended++;
+    emit(e, GS_REC_SUSPEND, j, -1, reason);
+    return 0;
+}
+
+/* 1 when every GPU of gpus[0..n) sits on a node of j's last GPUs. */
+static int same_nodes(const gs_engine *e, const gs_job *j, const int *gpus, int n)
+{
+    if (!j->last_alloc) return 0;
+    for (int i = 0; i < n; i++) {
+        int node = gs_cluster_gpu(e->c, gpus[i])->node, found = 0;
+        for (int k = 0; k < j->nlast_alloc && !found; k++)
+            found = gs_cluster_gpu(e->c, j->last_alloc[k])->node == node;
+        if (!found) return 0;
+    }
+    return 1;
+}
+
+static int same_gpus(const gs_job *j, const int *gpus, int n)
+{
+    if (!j->last_alloc || j->nlast_alloc != n) return 0;
+    for (int i = 0; i < n; i++) {
+        int found = 0;
+        for (int k = 0; k < n && !found; k++) found = j->last_alloc[k] == gpus[i];
+        if (!found) return 0;
+    }
+    return 1;
+}
+
+/* Cost of bringing a SUSPENDED job back on gpus; counts it. */
+static gs_time resume_cost(gs_engine *e, gs_job *j, const int *gpus, int n)
+{
+    gs_time cost;
+    if (same_nodes(e, j, gpus, n)) {
+        cost = gs_costs_suspend_copy(&e->costs);
+        j->suspend_gpu_s += (double)n * gs_time_to_sec(cost);
+    } else {
+        /* its state sits in another node's host memory: a migration */
+        cost = gs_costs_migrate(&e->costs, j->model, n, 1);
+        j->migrations++;
+        j->migrate_gpu_s += (double)n * gs_time_to_sec(cost);
+    }
+    j->resumes++;
+    return cost;
+}
+
+/*
+ * Common tail of resume/pack from SUSPENDED and pack from PENDING: j holds
+ * its GPUs and makes no progress for stall + cost ('cost' counts as mechanism
+ * time unless it is a restart overhead).
+ */
+static void run_again(gs_engine *e, gs_job *j, gs_time cost, gs_time stall, int restart)
+{
+    if (j->state == GS_JOB_SUSPENDED && j->ready_at > e->now + stall) stall = j->ready_at - e->now;
+    j->mech_time += stall + (restart ? 0 : cost);
+    j->last_start = e->now;
+    j->state = GS_JOB_RUNNING;
+    j->reason = NULL;
+    j->place_rate = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, j->alloc, j->nalloc);
+    j->scale_rate = scale_rate(e, j);
+    j->progress_from = e->now + stall + cost;
+    e->nrunning++;
+}
+
+int gs_engine_resume(gs_engine *e, gs_job *j, const int *gpus, int n)
+{
+    if (j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
+    if (e->opts.mode == GS_ENGINE_LIVE && !same_gpus(j, gpus, n)) return GS_EUNSUPPORTED;
+    int rc = take_gpus(e, j, gpus, n);
+    if (rc) return rc;
+    gs_time cost = e->opts.mode == GS_ENGINE_LIVE ? 0 : resume_cost(e, j, gpus, n);
+    j->suspended += e->now - j->since;
+    e->nsuspended--;
+    e->allocated += n;
+    j->pack_rate = 1.0;
+    run_again(e, j, cost, busy_wait(e, gpus, n), 0);
+    emit(e, GS_REC_RESUME, j, -1, NULL);
+    set_speed(e, j);
+    return 0;
+}
+
+int gs_engine_pack(gs_engine *e, gs_job *j, gs_job *host)
+{
+    if (e->opts.mode == GS_ENGINE_LIVE) return GS_EUNSUPPORTED;
+    int from_pending = j->state == GS_JOB_PENDING;
+    if (!(from_pending && j->arrived) && j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
+    if (host == j || host->state != GS_JOB_RUNNING || host->pack_with >= 0) return GS_ESTATE;
+    if (host->gpus != j->gpus) return GS_EINVAL;
+    int rc = validate_gpus(e, j, host->alloc, host->nalloc);
+    if (rc) return rc;
+    const char *type = job_gpu_type(e, host);
+    int mem_j = gs_engine_job_gpu_mem(e, j), mem_h = gs_engine_job_gpu_mem(e, host);
+    if (mem_j + mem_h > gs_profiles_gpu_mem(profiles(e), type)) return GS_ENOFIT;
+    double rj, rh;
+    gs_profiles_pair(profiles(e), j->model, host->model, type, &rj, &rh);
+    if (rj <= 0 || rh <= 0) return GS_ENOFIT; /* measured: they do not run together */
+    if ((rc = charge_tasks(e, j, host->alloc)) != 0) return rc;
+    int32_t *a = malloc((size_t)host->nalloc * sizeof *a);
+    if (!a) {
+        refund_tasks(e, j, host->alloc, j->ntasks);
+        return GS_ENOMEM;
+    }
+    for (int k = 0; k < host->nalloc; k++) {
+        a[k] = host->alloc[k];
+        gs_cluster_share(e->c, a[k], mem_j, 0);
+    }
+    int n = host->nalloc;
+    gs_time cost = 0;
+    if (from_pending) {
+        j->queued += e->now - j->pending_since;
+        e->npending--;
+        e->pending_gpus -= j->gpus;
+        j->overhead = 0;
+        if (j->first_start == GS_TIME_NONE) {
+            j->first_start = e->now;
+        } else {
+            j->restarts++;
+            j->overhead = cost = gs_costs_restart(&e->costs, j->model, n, j->stop_saved);
+            if (cost > 0) {
+                j->overhead_total += cost;
+                j->overhead_gpu_s += (double)n * gs_time_to_sec(cost);
+                j->overhead_charges++;
+            }
+        }
+    } else {
+        cost = resume_cost(e, j, a, n);
+        j->suspended += e->now - j->since;
+        e->nsuspended--;
+    }
+    j->alloc = a;
+    j->nalloc = n;
+    j->pack_with = host->slot;
+    host->pack_with = j->slot;
+    j->pack_guest = 1;
+    host->pack_guest = 0;
+    j->since = host->since = e->now;
+    j->packs++;
+    e->packed += n;
+    bank(e, host);
+    host->pack_rate = rh;
+    set_speed(e, host);
+    j->pack_rate = rj;
+    run_again(e, j, cost, busy_wait(e, a, n), from_pending);
+    j->protect_until = e->now + 2 * j->overhead;
+    emit(e, from_pending ? GS_REC_START : GS_REC_RESUME, j, -1, "packed");
+    emit(e, GS_REC_PACK, j, -1, NULL);
+    set_speed(e, j);
+    return 0;
+}
+
+/* 1 when some GPU of gpus[0..n) is on a node where j holds none of alloc. */
+static int leaves_nodes(const gs_engine *e, const int32_t *old, int nold, const int *gpus, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int node = gs_cluster_gpu(e->c, gpus[i])->node, found = 0;
+        for (int k = 0; k < nold && !found; k++) found = gs_cluster_gpu(e->c, old[k])->node == node;
+        if (!found) return 1;
+    }
+    return 0;
+}
+
+int gs_engine_migrate(gs_engine *e, gs_job *j, const int *gpus, int n, const char *reason)
+{
+    if (e->opts.mode == GS_ENGINE_LIVE) return GS_EUNSUPPORTED;
+    if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
+    int rc = validate_gpus(e, j, gpus, n);
+    if (rc) return rc;
+    int *dst = malloc((size_t)n * sizeof *dst);
+    int32_t *old = malloc((size_t)j->nalloc * sizeof *old);
+    if (!dst || !old) {
+        free(dst);
+        free(old);
+        return GS_ENOMEM;
+    }
+    memcpy(dst, gpus, (size_t)n * sizeof *dst);
+    memcpy(old, j->alloc, (size_t)j->nalloc * sizeof *old);
+    int nold = j->nalloc;
+    bank(e, j);
+    if (j->pack_with >= 0) {
+        /* its GPUs stay with its partner: the destination must be free */
+        for (int i = 0; i < n && !rc; i++)
+            if (gs_cluster_gpu(e->c, dst[i])->users) rc = GS_ECONFLICT;
+        if (!rc) {
+            int32_t *keep = j->alloc;
+            int nkeep = j->nalloc;
+            j->alloc = NULL;
+            rc = take_gpus(e, j, dst, n);
+            int32_t *mine = j->alloc;
+            j->alloc = keep;
+            j->nalloc = nkeep;
+            if (!rc) {
+                unpack(e, j);
+                refund_tasks(e, j, keep, j->ntasks);
+                free(keep);
+                j->alloc = mine;
+                j->nalloc = n;
+                e->allocated += n;
+                emit(e, GS_REC_UNPACK, j, -1, reason);
+            }
+        }
+    } else {
+        gs_cluster_release(e->c, j->alloc, j->nalloc, j->slot);
+        refund_tasks(e, j, j->alloc, j->ntasks);
+        int32_t *keep = j->alloc;
+        j->alloc = NULL;
+        rc = take_gpus(e, j, dst, n);
+        if (rc) {
+            /* put it back where it was: those GPUs were just its own */
+            j->alloc = keep;
+            gs_cluster_alloc(e->c, keep, j->nalloc, j->slot);
+            charge_tasks(e, j, keep);
+        } else {
+            free(keep);
+            e->epoch++;
+        }
+    }
+    if (rc) {
+        free(dst);
+        free(old);
+        return rc;
+    }
+    gs_time stall = busy_wait(e, dst, n);
+    gs_time cost = gs_costs_migrate(&e->costs, j->model, n, leaves_nodes(e, old, nold, dst, n));
+    free(dst);
+    free(old);
+    j->migrations++;
+    j->migrate_gpu_s += (double)n * gs_time_to_sec(cost);
+    j->mech_time += stall + cost;
+    j->place_rate = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, j->alloc, n);
+    j->pack_rate = 1.0;
+    if (j->progress_from < e->now + stall + cost) j->progress_from = e->now + stall + cost;
+    emit(e, GS_REC_MIGRATE, j, -1, reason);
+    set_speed(e, j);
+    return 0;
+}
+
+int gs_engine_resize(gs_engine *e, gs_job *j, const int *gpus, int n, const char *reason)
+{
+    if (e->opts.mode == GS_ENGINE_LIVE) return GS_EUNSUPPORTED;
+    if (j->state != GS_JOB_RUNNING || j->pack_with >= 0) return GS_ESTATE;
+    int gpt = j->gpus_per_task;
+    int lo = j->min_gpus > gpt ? j->min_gpus : gpt;
+    if (j->max_gpus <= 0 || n < lo || n > j->max_gpus || n % gpt) return GS_EINVAL;
+    int oldn = j->nalloc, oldtasks = j->ntasks;
+    /* close the accounting of the old size */
+    bank(e, j);
+    j->executed += e->now - j->last_start;
+    j->service += (double)oldn * gs_time_to_sec(e->now - j->last_start);
+    j->last_start = e->now;
+    gs_cluster_release(e->c, j->alloc, oldn, j->slot);
+    refund_tasks(e, j, j->alloc, oldtasks);
+    int32_t *keep = j->alloc;
+    j->alloc = NULL;
+    j->ntasks = n / gpt;
+    j->gpus = n;
+    int rc = take_gpus(e, j, gpus, n);
+    if (rc) {
+        j->ntasks = oldtasks;
+        j->gpus = oldn;
+        j->alloc = keep;
+        j->nalloc = oldn;
+        gs_cluster_alloc(e->c, keep, oldn, j->slot);
+        charge_tasks(e, j, keep);
+        return rc;
+    }
+    free(keep);
+    e->allocated += n - oldn;
+    e->epoch++;
+    gs_time stall = busy_wait(e, gpus, n);
+    gs_time cost = gs_costs_restart(&e->costs, j->model, n, 1);
+    j->resizes++;
+    j->resize_gpu_s += (double)n * gs_time_to_sec(cost);
+    j->mech_time += stall + cost;
+    j->place_rate = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, j->alloc, n);
+    j->scale_rate = scale_rate(e, j);
+    if (j->progress_from < e->now + stall + cost) j->progress_from = e->now + stall + cost;
+    emit(e, GS_REC_RESIZE, j, -1, reason);
+    set_speed(e, j);
+    return 0;
+}
+
 int gs_engine_cancel(gs_engine *e, gs_job *j, const char *reason, gs_time now)
 {
     if (now > e->now) e->now = now;
@@ -760,7 +1280,7 @@ int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *re
     if (now > e->now) e->now = now;
     j->exit_code = exit_code;
     if (j->state == GS_JOB_PREEMPTED) {
-        close_run(e, j);
+        close_run(e, j, reason);
         e->nrunning--;
         to_pending(e, j);
         emit(e, GS_REC_REQUEUE, j, -1, reason);
@@ -801,6 +1321,11 @@ void gs_engine_set_reason(gs_engine *e, gs_job *j, const char *reason)
 {
     (void)e;
     j->reason = reason;
+}
+
+void gs_engine_request_pass(gs_engine *e)
+{
+    e->want_pass = 1;
 }
 
 void gs_engine_note(gs_engine *e, gs_job *j, const char *reason)
@@ -863,13 +1388,14 @@ static void node_event(gs_engine *e, int node, int down)
     const gs_node *nd = gs_cluster_node(e->c, node);
     if (nd->down == down) return;
     if (down) {
-        /* requeue every job with a GPU on the node, in slot order */
+        /* requeue every job with a GPU on the node, in GPU order; when the owner of a
+         * shared GPU goes, its partner owns it next and goes too */
         for (int32_t g = nd->gpu_lo; g < nd->gpu_hi; g++) {
-            int32_t owner = gs_cluster_gpu(e->c, g)->owner;
-            if (owner < 0) continue;
-            gs_job *j = gs_engine_job(e, (size_t)owner);
-            if (j->state == GS_JOB_RUNNING || j->state == GS_JOB_PREEMPTED) {
-                close_run(e, j);
+            int32_t owner;
+            while ((owner = gs_cluster_gpu(e->c, g)->owner) >= 0) {
+                gs_job *j = gs_engine_job(e, (size_t)owner);
+                if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_PREEMPTED) break;
+                close_run(e, j, "node failed");
                 j->stop_saved = 0; /* a lost node cannot checkpoint */
                 e->nrunning--;
                 to_pending(e, j);
@@ -877,6 +1403,22 @@ static void node_event(gs_engine *e, int node, int down)
                 emit(e, GS_REC_REQUEUE, j, -1, "node failed");
                 if (e->pol->on_requeue) e->pol->on_requeue(e->pst, j);
             }
+        }
+        /* suspended jobs whose state was in the node's host memory lost it */
+        for (size_t s = 0; e->nsuspended && s < e->njobs; s++) {
+            gs_job *j = gs_engine_job(e, s);
+            if (j->state != GS_JOB_SUSPENDED || !j->last_alloc) continue;
+            int on = 0;
+            for (int k = 0; k < j->nlast_alloc && !on; k++)
+                on = gs_cluster_gpu(e->c, j->last_alloc[k])->node == node;
+            if (!on) continue;
+            j->suspended += e->now - j->since;
+            e->nsuspended--;
+            j->stop_saved = 0;
+            to_pending(e, j);
+            j->reason = "node failed";
+            emit(e, GS_REC_REQUEUE, j, -1, "node failed");
+            if (e->pol->on_requeue) e->pol->on_requeue(e->pst, j);
         }
     }
     gs_cluster_set_node_down(e->c, node, down);
@@ -918,7 +1460,9 @@ static void handle(gs_engine *e, const ev *x)
 
 static void pass(gs_engine *e)
 {
-    if (e->pol->schedule && e->npending) {
+    int want = e->want_pass;
+    e->want_pass = 0;
+    if (e->pol->schedule && (e->npending || e->nsuspended || want)) {
         e->in_pass = 1;
         e->pol->schedule(e->pst);
         e->in_pass = 0;
@@ -985,6 +1529,25 @@ int gs_engine_create(gs_cluster *c, const char *policy, gs_params *params,
     return gs_engine_create_ops(c, ops, params, opts, out, diag);
 }
 
+/*
+ * profiles=builtin|FILE: the job profiles mechanisms are charged from.  A
+ * file is read now (errors are input errors); the built-in table is parsed
+ * on first use, so engines that never suspend or pack never pay for it.
+ */
+static int load_profiles(gs_engine *e, gs_params *p, gs_diag *diag)
+{
+    const char *f = gs_params_get(p, "profiles");
+    if (!f || !strcmp(f, "builtin")) return 0;
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = gs_engine_read_file(e, f, &buf, &len, diag);
+    if (rc) return rc;
+    gs_diag_init(diag, f);
+    rc = gs_profiles_parse(f, buf, len, &e->profiles, diag);
+    free(buf);
+    return rc;
+}
+
 int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *params,
                          const gs_engine_opts *opts, gs_engine **out, gs_diag *diag)
 {
@@ -1012,6 +1575,16 @@ int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *par
         gs_engine_destroy(e);
         return rc;
     }
+    rc = load_profiles(e, params ? params : &empty, diag);
+    if (rc) {
+        gs_engine_destroy(e);
+        return rc;
+    }
+    e->busy = calloc(gs_cluster_ngpus(c) ? gs_cluster_ngpus(c) : 1, sizeof *e->busy);
+    if (!e->busy) {
+        gs_engine_destroy(e);
+        return GS_ENOMEM;
+    }
     rc = ops->create(e, params ? params : &empty, &e->pst, diag);
     if (rc) {
         e->pst = NULL;
@@ -1027,6 +1600,9 @@ void gs_engine_destroy(gs_engine *e)
     if (!e) return;
     if (e->pol && e->pol->destroy) e->pol->destroy(e->pst);
     gs_costs_release(&e->costs);
+    gs_profiles_destroy(e->profiles);
+    free(e->pcache);
+    free(e->busy);
     for (size_t i = 0; i < e->njobs; i++) {
         free(gs_engine_job(e, i)->alloc);
         free(gs_engine_job(e, i)->last_alloc);
@@ -1118,29 +1694,61 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
 {
     int rc = gs_cluster_check(e->c, diag);
     if (rc) return rc;
-    int alloc = 0;
-    size_t pend = 0, run = 0;
+    int alloc = 0, packed = 0;
+    size_t pend = 0, run = 0, susp = 0;
     for (size_t i = 0; i < e->njobs; i++) {
         const gs_job *j = gs_engine_job(e, i);
         if ((j->alloc != NULL) != holds_gpus(j))
             return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "job %lld: state %s but %d GPUs held",
                                (long long)j->id, gs_job_state_name(j->state), j->nalloc);
-        for (int k = 0; k < j->nalloc; k++)
-            if (gs_cluster_gpu(e->c, j->alloc[k])->owner != j->slot)
+        int owner = j->slot;
+        if (j->pack_with >= 0) {
+            const gs_job *s = gs_engine_job(e, (size_t)j->pack_with);
+            if (!s || s->pack_with != j->slot || s->pack_guest == j->pack_guest ||
+                j->state != GS_JOB_RUNNING || s->state != GS_JOB_RUNNING || s->nalloc != j->nalloc)
+                return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "job %lld: broken pack with slot %d",
+                                   (long long)j->id, j->pack_with);
+            if (j->pack_guest) owner = s->slot;
+        }
+        for (int k = 0; k < j->nalloc; k++) {
+            const gs_gpu *g = gs_cluster_gpu(e->c, j->alloc[k]);
+            if (g->owner != owner || g->users != (j->pack_with >= 0 ? 2 : 1))
                 return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
-                                   "job %lld holds GPU %d owned by slot %d", (long long)j->id,
-                                   j->alloc[k], gs_cluster_gpu(e->c, j->alloc[k])->owner);
+                                   "job %lld holds GPU %d owned by slot %d (%d users)",
+                                   (long long)j->id, j->alloc[k], g->owner, g->users);
+            if (j->pack_guest) {
+                const gs_job *s = gs_engine_job(e, (size_t)j->pack_with);
+                if (s->alloc[k] != j->alloc[k])
+                    return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                                       "job %lld: packed on other GPUs than its host",
+                                       (long long)j->id);
+            }
+        }
         if (j->nalloc && j->nalloc != j->gpus)
             return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
                                "job %lld holds %d of %d GPUs (gang split)", (long long)j->id,
                                j->nalloc, j->gpus);
-        alloc += j->nalloc;
+        if (j->max_gpus > 0 && j->nalloc &&
+            (j->nalloc > j->max_gpus || (j->min_gpus > 0 && j->nalloc < j->min_gpus)))
+            return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "job %lld holds %d GPUs outside %d..%d",
+                               (long long)j->id, j->nalloc, j->min_gpus, j->max_gpus);
+        if (j->pack_guest)
+            packed += j->nalloc;
+        else
+            alloc += j->nalloc;
         pend += j->arrived && j->state == GS_JOB_PENDING;
         run += holds_gpus(j);
+        susp += j->state == GS_JOB_SUSPENDED;
     }
     if (alloc != e->allocated)
         return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "allocated %d but jobs hold %d", e->allocated,
                            alloc);
+    if (packed != e->packed)
+        return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "packed %d but guests hold %d", e->packed,
+                           packed);
+    if (susp != e->nsuspended)
+        return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "nsuspended %zu but %zu jobs suspended",
+                           e->nsuspended, susp);
     if (pend != e->npending)
         return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "npending %zu but %zu jobs pending",
                            e->npending, pend);
@@ -1154,4 +1762,25 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
 gs_time gs_engine_next_event_time(const gs_engine *e)
 {
     return e->nheap ? e->heap[0].t : GS_TIME_MAX;
+}
+
+const gs_profiles *gs_engine_profiles(const gs_engine *e)
+{
+    return profiles(e);
+}
+
+size_t gs_engine_nsuspended(const gs_engine *e)
+{
+    return e->nsuspended;
+}
+
+int gs_engine_packed_gpus(const gs_engine *e)
+{
+    return e->packed;
+}
+
+gs_time gs_engine_gpu_busy_until(const gs_engine *e, int gpu)
+{
+    if (gpu < 0 || (size_t)gpu >= gs_cluster_ngpus(e->c) || !e->busy) return 0;
+    return e->busy[gpu];
 }

@@ -19,6 +19,7 @@ extern const gs_policy_ops gs_policy_sjf;
 extern const gs_policy_ops gs_policy_hived;
 extern const gs_policy_ops gs_policy_private;
 extern const gs_policy_ops gs_policy_quota;
+extern const gs_policy_ops gs_policy_gandiva;
 
 /* clang-format off */
 static const gs_policy_ops *const registry[] = {
@@ -34,6 +35,7 @@ static const gs_policy_ops *const registry[] = {
     &gs_policy_hived,
     &gs_policy_quota,
     &gs_policy_private,
+    &gs_policy_gandiva,
 };
 /* clang-format on */
 

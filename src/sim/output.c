@@ -75,7 +75,7 @@ int gs_write_jobs(const char *path, const gs_sim_result *r)
     const gs_engine *e = r->engine;
     const gs_cluster *c = gs_engine_cluster(e);
     fputs("job_id,submit_s,start_s,end_s,jct_s,queue_s,gpus,preemptions,state,placement,vc,reason,"
-          "group\n",
+          "group,suspends,packs,migrations,resizes,suspended_s,packed_s,cost_gpu_s\n",
           f);
     char a[32], b[32], cc[32], dd[32], q[32];
     size_t capp = 256;
@@ -124,7 +124,12 @@ int gs_write_jobs(const char *path, const gs_sim_result *r)
         csv_field(f, j->reason && gs_job_state_final(j->state) && j->state != GS_JOB_DONE
                          ? j->reason
                          : "");
-        fprintf(f, ",%lld\n", (long long)j->group);
+        char su[32], pk[32];
+        gs_fmt_sec(su, sizeof su, gs_job_suspended(j, j->end != GS_TIME_NONE ? j->end : 0));
+        gs_fmt_sec(pk, sizeof pk, gs_job_packed(j, j->end != GS_TIME_NONE ? j->end : 0));
+        double cost = j->overhead_gpu_s + j->suspend_gpu_s + j->migrate_gpu_s + j->resize_gpu_s;
+        fprintf(f, ",%lld,%d,%d,%d,%d,%s,%s,%.3f\n", (long long)j->group, j->suspends, j->packs,
+                j->migrations, j->resizes, su, pk, cost);
     }
     free(pl);
     return close_tmp(f, tmp, path);
@@ -135,11 +140,12 @@ int gs_write_timeline(const char *path, const gs_sim_result *r)
     char tmp[4096];
     FILE *f = open_tmp(path, tmp, sizeof tmp);
     if (!f) return GS_EIO;
-    fputs("time_s,allocated_gpus,running_jobs,pending_jobs\n", f);
+    fputs("time_s,allocated_gpus,running_jobs,pending_jobs,suspended_jobs,packed_gpus\n", f);
     char t[32];
     for (size_t i = 0; i < r->ntl; i++) {
         gs_fmt_sec(t, sizeof t, r->tl[i].t);
-        fprintf(f, "%s,%d,%d,%d\n", t, r->tl[i].alloc, r->tl[i].running, r->tl[i].pending);
+        fprintf(f, "%s,%d,%d,%d,%d,%d\n", t, r->tl[i].alloc, r->tl[i].running, r->tl[i].pending,
+                r->tl[i].suspended, r->tl[i].packed);
     }
     return close_tmp(f, tmp, path);
 }
@@ -170,7 +176,25 @@ int gs_write_summary(const char *path, const gs_sim_result *r, const gs_run_info
     json_object_set_new(o, "median_queue_s", jreal(r->median_queue_s));
     json_object_set_new(o, "makespan_s", jreal(r->makespan_s));
     json_object_set_new(o, "gpu_util", jreal(r->gpu_util));
+    json_object_set_new(o, "gpu_job_util", jreal(r->gpu_job_util));
+    json_object_set_new(o, "avg_first_start_s", jreal(r->avg_first_s));
+    json_object_set_new(o, "median_first_start_s", jreal(r->median_first_s));
+    json_object_set_new(o, "p95_first_start_s", jreal(r->p95_first_s));
     json_object_set_new(o, "preemptions", json_integer((json_int_t)r->preemptions));
+    json_t *mech = json_object();
+    json_object_set_new(mech, "restarts", json_integer((json_int_t)r->restarts));
+    json_object_set_new(mech, "suspends", json_integer((json_int_t)r->suspends));
+    json_object_set_new(mech, "resumes", json_integer((json_int_t)r->resumes));
+    json_object_set_new(mech, "packs", json_integer((json_int_t)r->packs));
+    json_object_set_new(mech, "migrations", json_integer((json_int_t)r->migrations));
+    json_object_set_new(mech, "resizes", json_integer((json_int_t)r->resizes));
+    json_t *cost = json_object();
+    json_object_set_new(cost, "restart", jreal(r->restart_gpu_s));
+    json_object_set_new(cost, "suspend", jreal(r->suspend_gpu_s));
+    json_object_set_new(cost, "migrate", jreal(r->migrate_gpu_s));
+    json_object_set_new(cost, "resize", jreal(r->resize_gpu_s));
+    json_object_set_new(mech, "cost_gpu_s", cost);
+    json_object_set_new(o, "mechanisms", mech);
     json_object_set_new(o, "events", json_integer((json_int_t)r->events));
     json_object_set_new(o, "cluster_gpus", json_integer((json_int_t)r->total_gpus));
     json_object_set_new(o, "wall_s", jreal(round(r->wall_s * 1e4) / 1e4));
@@ -241,14 +265,19 @@ int gs_write_compare(const char *path, gs_sim_result *const *rs, size_t n)
     FILE *f = open_tmp(path, tmp, sizeof tmp);
     if (!f) return GS_EIO;
     fputs("policy,placement,jobs,jobs_done,jobs_rejected,avg_jct_s,median_jct_s,p95_jct_s,"
-          "p99_jct_s,avg_queue_s,makespan_s,gpu_util,preemptions,events\n",
+          "p99_jct_s,avg_queue_s,makespan_s,gpu_util,preemptions,events,avg_first_start_s,"
+          "gpu_job_util,suspends,packs,migrations,resizes,cost_gpu_s\n",
           f);
     for (size_t i = 0; i < n; i++) {
         const gs_sim_result *r = rs[i];
-        fprintf(f, "%s,%s,%zu,%zu,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.6f,%llu,%llu\n", r->policy,
+        fprintf(f, "%s,%s,%zu,%zu,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.6f,%llu,%llu", r->policy,
                 r->placement, r->jobs, r->jobs_done, r->jobs_rejected, r->avg_jct_s,
                 r->median_jct_s, r->p95_jct_s, r->p99_jct_s, r->avg_queue_s, r->makespan_s,
                 r->gpu_util, (unsigned long long)r->preemptions, (unsigned long long)r->events);
+        fprintf(f, ",%.3f,%.6f,%llu,%llu,%llu,%llu,%.3f\n", r->avg_first_s, r->gpu_job_util,
+                (unsigned long long)r->suspends, (unsigned long long)r->packs,
+                (unsigned long long)r->migrations, (unsigned long long)r->resizes,
+                r->restart_gpu_s + r->suspend_gpu_s + r->migrate_gpu_s + r->resize_gpu_s);
     }
     return close_tmp(f, tmp, path);
 }
@@ -258,8 +287,9 @@ int gs_write_vcs(const char *path, gs_sim_result *const *rs, size_t n)
     char tmp[4096];
     FILE *f = open_tmp(path, tmp, sizeof tmp);
     if (!f) return GS_EIO;
-    fputs("policy,vc,jobs,jobs_done,jobs_rejected,avg_jct_s,avg_queue_s,median_queue_s,p95_queue_s\n",
-          f);
+    fputs(
+        "policy,vc,jobs,jobs_done,jobs_rejected,avg_jct_s,avg_queue_s,median_queue_s,p95_queue_s\n",
+        f);
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < rs[i]->nvcs; k++) {
             const gs_vc_stats *s = &rs[i]->vcs[k];
@@ -273,12 +303,29 @@ int gs_write_vcs(const char *path, gs_sim_result *const *rs, size_t n)
 
 void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n)
 {
-    fprintf(f, "%-18s %-11s %6s %11s %11s %11s %11s %6s %8s %8s\n", "POLICY", "PLACEMENT", "DONE",
-            "AVG_JCT_S", "MEDIAN_S", "P95_S", "AVG_QUEUE_S", "UTIL", "PREEMPT", "WALL_S");
+    fprintf(f, "%-18s %-11s %6s %11s %11s %11s %11s %11s %6s %8s %8s\n", "POLICY", "PLACEMENT",
+            "DONE", "AVG_JCT_S", "MEDIAN_S", "P95_S", "AVG_QUEUE_S", "1ST_START_S", "UTIL",
+            "PREEMPT", "WALL_S");
+    int mech = 0;
     for (size_t i = 0; i < n; i++) {
         const gs_sim_result *r = rs[i];
-        fprintf(f, "%-18s %-11s %6zu %11.1f %11.1f %11.1f %11.1f %5.1f%% %8llu %8.3f\n", r->policy,
-                r->placement, r->jobs_done, r->avg_jct_s, r->median_jct_s, r->p95_jct_s,
-                r->avg_queue_s, 100.0 * r->gpu_util, (unsigned long long)r->preemptions, r->wall_s);
+        fprintf(f, "%-18s %-11s %6zu %11.1f %11.1f %11.1f %11.1f %11.1f %5.1f%% %8llu %8.3f\n",
+                r->policy, r->placement, r->jobs_done, r->avg_jct_s, r->median_jct_s, r->p95_jct_s,
+                r->avg_queue_s, r->avg_first_s, 100.0 * r->gpu_util,
+                (unsigned long long)r->preemptions, r->wall_s);
+        mech |= r->suspends || r->packs || r->migrations || r->resizes;
+    }
+    if (!mech) return;
+    fprintf(f, "\n%-18s %9s %8s %8s %10s %8s %9s %12s\n", "MECHANISMS", "SUSPENDS", "PACKS",
+            "PACKED%", "MIGRATIONS", "RESIZES", "RESTARTS", "COST_GPU_H");
+    for (size_t i = 0; i < n; i++) {
+        const gs_sim_result *r = rs[i];
+        double packed = r->gpu_util > 0 ? 100.0 * (r->gpu_job_util - r->gpu_util) / r->gpu_util : 0;
+        fprintf(f, "%-18s %9llu %8llu %7.1f%% %10llu %8llu %9llu %12.1f\n", r->policy,
+                (unsigned long long)r->suspends, (unsigned long long)r->packs, packed,
+                (unsigned long long)r->migrations, (unsigned long long)r->resizes,
+                (unsigned long long)r->restarts,
+                (r->restart_gpu_s + r->suspend_gpu_s + r->migrate_gpu_s + r->resize_gpu_s) /
+                    3600.0);
     }
 }

@@ -30,28 +30,32 @@ int gs_sim_engine_opts(gs_params *p, gs_engine_opts *o, gs_diag *d)
     return 0;
 }
 
+static int same_row(const gs_tl_row *a, const gs_tl_row *b)
+{
+    return a->alloc == b->alloc && a->running == b->running && a->pending == b->pending &&
+           a->suspended == b->suspended && a->packed == b->packed;
+}
+
 static void observe(void *ud, const gs_record *rec)
 {
     gs_sim_result *r = ud;
     gs_engine *e = r->engine;
     if (!e) return;
-    gs_tl_row row = {rec->t, (int32_t)gs_engine_allocated(e), (int32_t)gs_engine_nrunning(e),
-                     (int32_t)gs_engine_npending(e)};
+    gs_tl_row row = {rec->t,
+                     (int32_t)gs_engine_allocated(e),
+                     (int32_t)gs_engine_nrunning(e),
+                     (int32_t)gs_engine_npending(e),
+                     (int32_t)gs_engine_nsuspended(e),
+                     (int32_t)gs_engine_packed_gpus(e)};
     if (r->ntl) {
         gs_tl_row *last = &r->tl[r->ntl - 1];
         if (last->t == row.t) {
             *last = row;
             /* drop the row if it now equals the one before */
-            if (r->ntl >= 2) {
-                gs_tl_row *p = &r->tl[r->ntl - 2];
-                if (p->alloc == row.alloc && p->running == row.running && p->pending == row.pending)
-                    r->ntl--;
-            }
+            if (r->ntl >= 2 && same_row(&r->tl[r->ntl - 2], &row)) r->ntl--;
             return;
         }
-        if (last->alloc == row.alloc && last->running == row.running &&
-            last->pending == row.pending)
-            return;
+        if (same_row(last, &row)) return;
     }
     if (r->ntl == r->captl) {
         size_t nc = r->captl ? r->captl * 2 : 4096;
@@ -136,14 +140,26 @@ static void compute_metrics(gs_sim_result *r)
     size_t n = gs_engine_njobs(e);
     double *jct = malloc((n ? n : 1) * sizeof *jct);
     double *queue = malloc((n ? n : 1) * sizeof *queue);
+    double *first = malloc((n ? n : 1) * sizeof *first);
+    if (!jct || !queue || !first) abort(); /* programs abort on out-of-memory */
     size_t k = 0;
-    double sum_jct = 0, sum_q = 0;
+    double sum_jct = 0, sum_q = 0, sum_first = 0;
     gs_time tmin = GS_TIME_MAX, tmax = GS_TIME_NONE;
     r->jobs = n;
     for (size_t i = 0; i < n; i++) {
         const gs_job *j = gs_engine_job(e, i);
         if (j->submit < tmin) tmin = j->submit;
         r->preemptions += (uint64_t)j->preemptions;
+        r->suspends += (uint64_t)j->suspends;
+        r->resumes += (uint64_t)j->resumes;
+        r->packs += (uint64_t)j->packs;
+        r->migrations += (uint64_t)j->migrations;
+        r->resizes += (uint64_t)j->resizes;
+        r->restarts += (uint64_t)j->overhead_charges;
+        r->restart_gpu_s += j->overhead_gpu_s;
+        r->suspend_gpu_s += j->suspend_gpu_s;
+        r->migrate_gpu_s += j->migrate_gpu_s;
+        r->resize_gpu_s += j->resize_gpu_s;
         switch (j->state) {
         case GS_JOB_DONE: r->jobs_done++; break;
         case GS_JOB_REJECTED: r->jobs_rejected++; continue;
@@ -155,17 +171,22 @@ static void compute_metrics(gs_sim_result *r)
         if (j->state != GS_JOB_DONE) continue;
         double jc = gs_time_to_sec(j->end - j->submit);
         double q = gs_time_to_sec(j->queued);
-        if (jct && queue) {
-            jct[k] = jc;
-            queue[k] = q;
-        }
+        double fs = gs_time_to_sec(j->first_start - j->submit);
+        jct[k] = jc;
+        queue[k] = q;
+        first[k] = fs;
         k++;
         sum_jct += jc;
         sum_q += q;
+        sum_first += fs;
     }
-    if (jct && queue && k) {
+    if (k) {
         qsort(jct, k, sizeof *jct, cmp_double);
         qsort(queue, k, sizeof *queue, cmp_double);
+        qsort(first, k, sizeof *first, cmp_double);
+        r->avg_first_s = ms_round(sum_first / (double)k);
+        r->median_first_s = ms_round(median(first, k));
+        r->p95_first_s = ms_round(pct(first, k, 0.95));
         r->avg_jct_s = ms_round(sum_jct / (double)k);
         r->median_jct_s = ms_round(median(jct, k));
         r->p95_jct_s = ms_round(pct(jct, k, 0.95));
@@ -175,18 +196,27 @@ static void compute_metrics(gs_sim_result *r)
     }
     free(jct);
     free(queue);
+    free(first);
+    r->restart_gpu_s = ms_round(r->restart_gpu_s);
+    r->suspend_gpu_s = ms_round(r->suspend_gpu_s);
+    r->migrate_gpu_s = ms_round(r->migrate_gpu_s);
+    r->resize_gpu_s = ms_round(r->resize_gpu_s);
     if (tmax != GS_TIME_NONE && tmax > tmin) {
         r->makespan_s = ms_round(gs_time_to_sec(tmax - tmin));
         /* integrate allocated GPUs over [tmin, tmax] from the timeline */
-        double area = 0;
+        double area = 0, jarea = 0;
         for (size_t i = 0; i < r->ntl; i++) {
             gs_time a = r->tl[i].t, b = i + 1 < r->ntl ? r->tl[i + 1].t : tmax;
             if (a < tmin) a = tmin;
             if (b > tmax) b = tmax;
-            if (b > a) area += (double)r->tl[i].alloc * gs_time_to_sec(b - a);
+            if (b > a) {
+                area += (double)r->tl[i].alloc * gs_time_to_sec(b - a);
+                jarea += (double)(r->tl[i].alloc + r->tl[i].packed) * gs_time_to_sec(b - a);
+            }
         }
         double denom = (double)r->total_gpus * gs_time_to_sec(tmax - tmin);
         r->gpu_util = denom > 0 ? round(area / denom * 1e6) / 1e6 : 0;
+        r->gpu_job_util = denom > 0 ? round(jarea / denom * 1e6) / 1e6 : 0;
     }
     r->events = gs_engine_events(e);
     /* per VC */

@@ -64,6 +64,7 @@ void gs_events_release(gs_events *ev);
 typedef struct gs_tl_row {
     gs_time t;
     int32_t alloc, running, pending;
+    int32_t suspended, packed; /* suspended jobs; GPU slots of packed guests */
 } gs_tl_row;
 
 typedef struct gs_vc_stats {
@@ -79,6 +80,13 @@ typedef struct gs_sim_result {
     double avg_jct_s, median_jct_s, p95_jct_s, p99_jct_s;
     double avg_queue_s, median_queue_s;
     double makespan_s, gpu_util;
+    /* time to first start (early feedback), done jobs */
+    double avg_first_s, median_first_s, p95_first_s;
+    /* allocated GPU-time plus packed guests' GPU-time over the makespan (> gpu_util when packing) */
+    double gpu_job_util;
+    /* mechanisms: counts and the GPU-seconds each cost (restart = preemption restarts) */
+    uint64_t suspends, resumes, packs, migrations, resizes, restarts;
+    double restart_gpu_s, suspend_gpu_s, migrate_gpu_s, resize_gpu_s;
     uint64_t preemptions, events;
     double wall_s;
     size_t total_gpus;

@@ -1,0 +1,1052 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * policy_gandiva.c - Gandiva (OSDI'18) introspective scheduling: affinity
+ * placement, time-slicing, packing, migration and grow-shrink
+ * (algorithms.md section 3; docs/gandiva.md).
+ *
+ * Every job of at most one node's GPUs gets a home node.  A node's
+ * "affinity" is the GPU count of the jobs placed on it; a new job goes, in
+ * order, to the least loaded node of its own affinity with room, an empty
+ * node, the least loaded node of another affinity with room, or - when no
+ * node has room - joins a node of its affinity as a time-sliced member
+ * (oversubscription, at most 'oversub' times the node's GPUs); else it
+ * queues.  Members of an oversubscribed node take turns every quantum by
+ * weighted round robin (deficit counters), suspended and resumed through
+ * the engine, which charges the mini-batch wait and the state copies.
+ * Every introspection period the policy judges packs it tried (rolling back
+ * those whose measured rates sum below 'pack_gain'), packs waiting jobs onto
+ * the least busy running jobs during overload, migrates jobs to empty nodes
+ * that hold only a few small jobs (defragmentation) and to nodes of their
+ * own affinity, and grows elastic jobs onto idle GPUs (shrinking them back
+ * when others wait).  Jobs larger than a node take whole nodes
+ * (consolidated placement) and are never time-sliced.
+ *
+ * Invariants: a job is in exactly one of {queue, one node's member list,
+ * nowhere (a multi-node job holding GPUs, or a final job)}; a packed guest
+ * is a member of its host's node; every decision walks nodes by index and
+ * jobs by slot or list order, never by hash or address, so runs are
+ * deterministic; the policy acts only through engine requests and keeps
+ * working when one is refused.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gsched/jobq.h"
+#include "gsched/policy.h"
+
+enum { TAG_SLICE = 1, TAG_INTRO = 2 };
+enum { DEFRAG_OFF = 0, DEFRAG_DEMAND = 1, DEFRAG_ON = 2 };
+
+typedef struct gnode {
+    int32_t head, tail; /* member list (slots) */
+    int32_t nmem;
+    int32_t aff;   /* 0 = unaffined, else the GPU count of its jobs */
+    int32_t ngpus; /* GPUs of the node */
+    int32_t cell;
+    int8_t dirty;
+    gs_time acct; /* time of the last deficit accounting */
+} gnode;
+
+typedef struct gj {
+    int32_t node; /* home node, -1 = none */
+    int32_t next, prev;
+    double deficit;  /* WRR: time owed (s) */
+    gs_time mark;    /* executed time at the last accounting */
+    gs_time pack_at; /* guest: when its pack started; 0 = judged */
+    double util;     /* profile GPU utilisation, < 0 until looked up */
+} gj;
+
+typedef struct bad_pair {
+    int32_t a, b; /* model ids, a <= b */
+} bad_pair;
+
+typedef struct gandiva {
+    gs_engine *e;
+    gs_cluster *c;
+    int live;
+    /* parameters */
+    gs_time quantum, introspect, window;
+    double oversub, pack_gain, defrag_free;
+    int pack, migrate, defrag, grow, prio_weights;
+    int pack_budget, migrate_budget;
+    gs_time grow_min;
+    /* state */
+    gnode *nodes;
+    size_t nnodes;
+    int maxg; /* largest node */
+    gj *jobs;
+    size_t capjobs;
+    gs_jobq queue;
+    int32_t *dirty;
+    size_t ndirty;
+    bad_pair *bad;
+    size_t nbad, capbad;
+    int slice_armed, intro_armed, slice_due, intro_due;
+    int *scratch;
+    size_t capscratch;
+} gandiva;
+
+/* ---- bookkeeping ------------------------------------------------------------------------ */
+
+static gj *J(gandiva *g, int32_t slot)
+{
+    if ((size_t)slot >= g->capjobs) {
+        size_t nc = g->capjobs ? g->capjobs : 1024;
+        while (nc <= (size_t)slot) nc *= 2;
+        gj *n = realloc(g->jobs, nc * sizeof *n);
+        if (!n) abort(); /* no way to continue a pass without the record */
+        for (size_t i = g->capjobs; i < nc; i++)
+            n[i] = (gj){.node = -1, .next = -1, .prev = -1, .util = -1};
+        g->jobs = n;
+        g->capjobs = nc;
+    }
+    return &g->jobs[slot];
+}
+
+static gs_job *job(gandiva *g, int32_t slot)
+{
+    return gs_engine_job(g->e, (size_t)slot);
+}
+
+static int *scratch(gandiva *g, size_t n)
+{
+    if (n > g->capscratch) {
+        size_t nc = g->capscratch ? g->capscratch : 64;
+        while (nc < n) nc *= 2;
+        int *p = realloc(g->scratch, nc * sizeof *p);
+        if (!p) abort();
+        g->scratch = p;
+        g->capscratch = nc;
+    }
+    return g->scratch;
+}
+
+static void mark_dirty(gandiva *g, int32_t n)
+{
+    if (n < 0 || g->nodes[n].dirty) return;
+    g->nodes[n].dirty = 1;
+    g->dirty[g->ndirty++] = n;
+}
+
+/* Mark the nodes of a job's current or last GPUs dirty (GPUs may have been freed). */
+static void dirty_gpus(gandiva *g, const gs_job *j)
+{
+    const int32_t *a = j->alloc ? j->alloc : j->last_alloc;
+    int n = j->alloc ? j->nalloc : j->nlast_alloc;
+    for (int k = 0; a && k < n; k++) mark_dirty(g, gs_cluster_gpu(g->c, a[k])->node);
+}
+
+static void mem_add(gandiva *g, int32_t n, int32_t slot)
+{
+    gnode *nd = &g->nodes[n];
+    gj *x = J(g, slot);
+    x->node = n;
+    x->next = -1;
+    x->prev = nd->tail;
+    if (nd->tail >= 0)
+        J(g, nd->tail)->next = slot;
+    else
+        nd->head = slot;
+    nd->tail = slot;
+    if (nd->nmem++ == 0) {
+        nd->aff = job(g, slot)->gpus;
+        nd->acct = gs_engine_now(g->e);
+    }
+    x->deficit = 0;
+    x->mark = gs_job_executed(job(g, slot), gs_engine_now(g->e));
+    mark_dirty(g, n);
+}
+
+static void mem_del(gandiva *g, int32_t slot)
+{
+    gj *x = J(g, slot);
+    if (x->node < 0) return;
+    gnode *nd = &g->nodes[x->node];
+    if (x->prev >= 0)
+        J(g, x->prev)->next = x->next;
+    else
+        nd->head = x->next;
+    if (x->next >= 0)
+        J(g, x->next)->prev = x->prev;
+    else
+        nd->tail = x->prev;
+    if (--nd->nmem == 0) nd->aff = 0;
+    mark_dirty(g, x->node);
+    x->node = -1;
+    x->next = x->prev = -1;
+}
+
+/* Put a job back in the queue at its arrival position (slots follow arrival order). */
+static void enqueue(gandiva *g, int32_t slot)
+{
+    for (int32_t s = gs_jobq_first(&g->queue); s >= 0; s = gs_jobq_next(&g->queue, s))
+        if (s > slot) {
+            gs_jobq_insert_before(&g->queue, s, slot);
+            return;
+        }
+    gs_jobq_push_back(&g->queue, slot);
+}
+
+static int node_free(const gandiva *g, int32_t n)
+{
+    const gs_node *nd = gs_cluster_node(g->c, n);
+    if (nd->down) return 0;
+    return gs_cluster_cell(g->c, nd->cell)->free;
+}
+
+static int waiting(const gs_job *j)
+{
+    return j->state == GS_JOB_PENDING || j->state == GS_JOB_SUSPENDED;
+}
+
+/* GPUs demanded on a node: members that are not packed guests. */
+static int node_demand(gandiva *g, int32_t n)
+{
+    int d = 0;
+    for (int32_t s = g->nodes[n].head; s >= 0; s = J(g, s)->next) {
+        const gs_job *j = job(g, s);
+        if (!j->pack_guest) d += j->gpus;
+    }
+    return d;
+}
+
+static int node_has_waiting(gandiva *g, int32_t n)
+{
+    for (int32_t s = g->nodes[n].head; s >= 0; s = J(g, s)->next)
+        if (waiting(job(g, s))) return 1;
+    return 0;
+}
+
+static double weight(const gandiva *g, const gs_job *j)
+{
+    return g->prio_weights && j->priority > 0 ? 1.0 + (double)j->priority : 1.0;
+}
+
+/*
+ * Choose j->gpus free GPUs on node n: the GPUs it left if it is suspended and
+ * they are free (required in the daemon), else the lowest free ones, GPUs
+ * not busy with a job that just left first.  Returns 1 and fills out[].
+ */
+static int pick_gpus(gandiva *g, int32_t n, const gs_job *j, int *out)
+{
+    const gs_node *nd = gs_cluster_node(g->c, n);
+    if (nd->down) return 0;
+    int need = j->gpus;
+    if (j->state == GS_JOB_SUSPENDED && j->last_alloc && j->nlast_alloc == need) {
+        int ok = 1;
+        for (int k = 0; k < need && ok; k++) {
+            const gs_gpu *gp = gs_cluster_gpu(g->c, j->last_alloc[k]);
+            ok = gp->node == n && gp->users == 0 && !gp->down;
+        }
+        if (ok) {
+            for (int k = 0; k < need; k++) out[k] = j->last_alloc[k];
+            return 1;
+        }
+        if (g->live) return 0; /* a stopped process can only continue where it was */
+    }
+    gs_time now = gs_engine_now(g->e);
+    int k = 0;
+    for (int pass = 0; pass < 2 && k < need; pass++)
+        for (int32_t x = nd->gpu_lo; x < nd->gpu_hi && k < need; x++) {
+            const gs_gpu *gp = gs_cluster_gpu(g->c, x);
+            if (gp->users || gp->down || (j->gpu_type >= 0 && gp->type != j->gpu_type)) continue;
+            int busy = gs_engine_gpu_busy_until(g->e, x) > now;
+            if (busy != pass) continue;
+            out[k++] = x;
+        }
+    return k == need;
+}
+
+/* Start or resume member j on its node's free GPUs. */
+static int run_member(gandiva *g, gs_job *j, int32_t n)
+{
+    int *gpus = scratch(g, (size_t)j->gpus);
+    if (!pick_gpus(g, n, j, gpus)) return GS_ENOFIT;
+    if (j->state == GS_JOB_PENDING) return gs_engine_start(g->e, j, gpus, j->gpus);
+    return gs_engine_resume(g->e, j, gpus, j->gpus);
+}
+
+/* ---- placement (reactive mode) ------------------------------------------------------------ */
+
+/*
+ * A node for j by Gandiva's order, or -1.  *slice = 1 when the only choice is
+ * to time-slice on it.
+ */
+static int32_t choose_node(gandiva *g, const gs_job *j, int32_t except, int *slice)
+{
+    int need = j->gpus;
+    int32_t best[4] = {-1, -1, -1, -1};
+    double load[4] = {0, 0, 0, 0};
+    *slice = 0;
+    for (size_t i = 0; i < g->nnodes; i++) {
+        int32_t n = (int32_t)i;
+        const gnode *nd = &g->nodes[n];
+        if (n == except || nd->ngpus < need || gs_cluster_node(g->c, n)->down) continue;
+        if (j->gpu_type >= 0 && !(gs_cluster_cell(g->c, nd->cell)->gpu_types & (1u << j->gpu_type)))
+            continue;
+        int fr = node_free(g, n);
+        double ld = 0;
+        int step = -1;
+        if (nd->nmem == 0) {
+            if (fr >= need) step = 1;
+        } else {
+            int dem = node_demand(g, n);
+            ld = (double)dem / nd->ngpus;
+            if (fr >= need)
+                step = nd->aff == need ? 0 : 2;
+            else if (nd->aff == need && dem + need <= g->oversub * nd->ngpus)
+                step = 3;
+        }
+        if (step < 0) continue;
+        if (best[step] < 0 || (step != 1 && ld < load[step])) {
+            best[step] = n;
+            load[step] = ld;
+        }
+    }
+    for (int s = 0; s < 4; s++)
+        if (best[s] >= 0) {
+            *slice = s == 3;
+            return best[s];
+        }
+    return -1;
+}
+
+/* Place queued jobs in arrival order.  Sizes that found nothing are skipped for the pass. */
+static void place_queue(gandiva *g)
+{
+    unsigned char failed[65] = {0}; /* by GPU count, 64 = larger */
+    int32_t s = gs_jobq_first(&g->queue);
+    while (s >= 0) {
+        int32_t next = gs_jobq_next(&g->queue, s);
+        gs_job *j = job(g, s);
+        int sz = j->gpus > 64 ? 64 : j->gpus;
+        if (failed[sz]) {
+            s = next;
+            continue;
+        }
+        if (j->gpus > g->maxg) {
+            /* larger than a node: whole nodes, consolidated, never time-sliced */
+            int rc = gs_engine_try_start(g->e, j, GS_LOCALITY_STRICT);
+            if (rc == 0) {
+                gs_jobq_remove(&g->queue, s);
+            } else {
+                gs_engine_set_reason(g->e, j, "Resources");
+                failed[sz] = 1;
+            }
+            s = next;
+            continue;
+        }
+        int slice;
+        int32_t n = choose_node(g, j, -1, &slice);
+        if (n < 0) {
+            gs_engine_set_reason(g->e, j, "Resources");
+            failed[sz] = 1;
+            s = next;
+            continue;
+        }
+        gs_jobq_remove(&g->queue, s);
+        mem_add(g, n, s);
+        if (slice) {
+            gs_engine_set_reason(g->e, j, "time-sliced: waiting for its turn");
+        } else if (run_member(g, j, n) != 0) {
+            /* CPU or memory of the node refused it: back to the queue */
+            mem_del(g, s);
+            enqueue(g, s);
+            gs_engine_set_reason(g->e, j, "Resources");
+            failed[sz] = 1;
+        }
+        s = next;
+    }
+}
+
+/* ---- time-slicing ----------------------------------------------------------------------- */
+
+typedef struct cand {
+    int32_t slot;
+    int32_t order; /* list order */
+    double deficit;
+} cand;
+
+static int cmp_cand(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->deficit != y->deficit) return x->deficit > y->deficit ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+/* Members that take part in time-slicing (not packed), sorted by deficit; returns count. */
+static size_t slice_members(gandiva *g, int32_t n, cand **out)
+{
+    size_t k = 0;
+    for (int32_t s = g->nodes[n].head; s >= 0; s = J(g, s)->next) k++;
+    cand *v = malloc((k ? k : 1) * sizeof *v);
+    if (!v) abort();
+    k = 0;
+    int32_t ord = 0;
+    for (int32_t s = g->nodes[n].head; s >= 0; s = J(g, s)->next, ord++) {
+        const gs_job *j = job(g, s);
+        if (j->pack_with >= 0) continue;
+        v[k++] = (cand){s, ord, J(g, s)->deficit};
+    }
+    qsort(v, k, sizeof *v, cmp_cand);
+    *out = v;
+    return k;
+}
+
+/* Deficit accounting on node n up to now: each member is owed its weighted share. */
+static void account(gandiva *g, int32_t n)
+{
+    gnode *nd = &g->nodes[n];
+    gs_time now = gs_engine_now(g->e);
+    double dt = gs_time_to_sec(now - nd->acct);
+    nd->acct = now;
+    if (dt <= 0) return;
+    double cap = 0, wsum = 0;
+    for (int32_t s = nd->head; s >= 0; s = J(g, s)->next) {
+        const gs_job *j = job(g, s);
+        if (j->pack_with >= 0) continue;
+        wsum += weight(g, j) * j->gpus;
+        if (j->state == GS_JOB_RUNNING) cap += j->gpus;
+    }
+    cap += node_free(g, n);
+    for (int32_t s = nd->head; s >= 0; s = J(g, s)->next) {
+        gs_job *j = job(g, s);
+        gj *x = J(g, s);
+        gs_time ex = gs_job_executed(j, now);
+        double ran = gs_time_to_sec(ex - x->mark);
+        x->mark = ex;
+        if (j->pack_with >= 0) continue;
+        double share = wsum > 0 ? cap * weight(g, j) / wsum : 0;
+        if (share > 1) share = 1;
+        x->deficit += dt * share - ran;
+    }
+}
+
+/* Start waiting members of n, largest deficit first, while they fit. */
+static void fill(gandiva *g, int32_t n)
+{
+    if (!node_free(g, n) || !node_has_waiting(g, n)) return;
+    cand *v;
+    size_t k = slice_members(g, n, &v);
+    for (size_t i = 0; i < k; i++) {
+        gs_job *j = job(g, v[i].slot);
+        if (!waiting(j) || j->gpus > node_free(g, n)) continue;
+        if (run_member(g, j, n) == 0) continue;
+    }
+    free(v);
+}
+
+/* Quantum boundary on an oversubscribed node: suspend those that had their turn. */
+static void rotate(gandiva *g, int32_t n)
+{
+    if (!node_has_waiting(g, n)) return;
+    account(g, n);
+    cand *v;
+    size_t k = slice_members(g, n, &v);
+    int cap = node_free(g, n);
+    for (size_t i = 0; i < k; i++)
+        if (job(g, v[i].slot)->state == GS_JOB_RUNNING) cap += job(g, v[i].slot)->gpus;
+    /* the run set: largest deficit first, greedily by size */
+    unsigned char *run = calloc(k ? k : 1, 1);
+    if (!run) abort();
+    int left = cap;
+    for (size_t i = 0; i < k; i++) {
+        int need = job(g, v[i].slot)->gpus;
+        if (need <= left) {
+            run[i] = 1;
+            left -= need;
+        }
+    }
+    for (size_t i = 0; i < k; i++) {
+        gs_job *j = job(g, v[i].slot);
+        if (!run[i] && j->state == GS_JOB_RUNNING)
+            gs_engine_suspend(g->e, j, "time slice"); /* refused only if it is about to end */
+    }
+    free(run);
+    free(v);
+    fill(g, n);
+}
+
+/* ---- introspection: packing ------------------------------------------------------------- */
+
+static int is_bad(const gandiva *g, int32_t a, int32_t b)
+{
+    if (a > b) {
+        int32_t t = a;
+        a = b;
+        b = t;
+    }
+    for (size_t i = 0; i < g->nbad; i++)
+        if (g->bad[i].a == a && g->bad[i].b == b) return 1;
+    return 0;
+}
+
+static void add_bad(gandiva *g, int32_t a, int32_t b)
+{
+    if (is_bad(g, a, b)) return;
+    if (g->nbad == g->capbad) {
+        size_t nc = g->capbad ? g->capbad * 2 : 16;
+        bad_pair *p = realloc(g->bad, nc * sizeof *p);
+        if (!p) return; /* forgetting a bad pair only costs another try */
+        g->bad = p;
+        g->capbad = nc;
+    }
+    g->bad[g->nbad++] = (bad_pair){a < b ? a : b, a < b ? b : a};
+}
+
+static int profiled(gandiva *g, const gs_job *j, gs_time now)
+{
+    return gs_job_executed(j, now) - gs_job_packed(j, now) >= g->window;
+}
+
+/* The job's GPU utilisation from its profile (cached: profiles do not change). */
+static double util_of(gandiva *g, const gs_job *j)
+{
+    gj *x = J(g, j->slot);
+    if (x->util < 0) x->util = gs_engine_job_profile(g->e, j)->gpu_util;
+    return x->util;
+}
+
+/* Judge packs that have run one profiling window; roll back those that lose. */
+static void judge_packs(gandiva *g)
+{
+    gs_time now = gs_engine_now(g->e);
+    for (size_t i = 0; i < g->nnodes; i++)
+        for (int32_t s = g->nodes[i].head, nx; s >= 0; s = nx) {
+            nx = J(g, s)->next;
+            gs_job *j = job(g, s);
+            gj *x = J(g, s);
+            if (!j->pack_guest || !x->pack_at || now - x->pack_at < g->window) continue;
+            gs_job *h = job(g, j->pack_with);
+            x->pack_at = 0;
+            if (j->pack_rate + h->pack_rate >= g->pack_gain) continue; /* it pays */
+            add_bad(g, j->model_id, h->model_id);
+            if (gs_engine_suspend(g->e, j, "pack rolled back: slower than time-slicing") == 0)
+                mark_dirty(g, (int32_t)i);
+        }
+}
+
+typedef struct ucand {
+    int32_t slot;
+    double util;
+} ucand;
+
+static int cmp_ucand(const void *a, const void *b)
+{
+    const ucand *x = a, *y = b;
+    if (x->util != y->util) return x->util < y->util ? -1 : 1;
+    return (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+/* Pack waiting, profiled jobs onto the least busy running jobs (only under overload). */
+static void pack_jobs(gandiva *g)
+{
+    gs_time now = gs_engine_now(g->e);
+    size_t nw = 0, nh = 0;
+    for (size_t i = 0; i < g->nnodes; i++)
+        for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next) {
+            const gs_job *j = job(g, s);
+            if (waiting(j))
+                nw++;
+            else if (j->state == GS_JOB_RUNNING && j->pack_with < 0)
+                nh++;
+        }
+    for (int32_t s = gs_jobq_first(&g->queue); s >= 0; s = gs_jobq_next(&g->queue, s)) nw++;
+    if (!nw || !nh) return; /* packing is for overload only */
+    ucand *w = malloc(nw * sizeof *w), *h = malloc(nh * sizeof *h);
+    if (!w || !h) abort();
+    nw = nh = 0;
+    for (size_t i = 0; i < g->nnodes; i++)
+        for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next) {
+            const gs_job *j = job(g, s);
+            if (!profiled(g, j, now)) continue; /* new jobs run alone first */
+            if (waiting(j))
+                w[nw++] = (ucand){s, util_of(g, j)};
+            else if (j->state == GS_JOB_RUNNING && j->pack_with < 0)
+                h[nh++] = (ucand){s, util_of(g, j)};
+        }
+    for (int32_t s = gs_jobq_first(&g->queue); s >= 0; s = gs_jobq_next(&g->queue, s)) {
+        const gs_job *j = job(g, s);
+        if (j->gpus <= g->maxg && profiled(g, j, now)) w[nw++] = (ucand){s, util_of(g, j)};
+    }
+    qsort(w, nw, sizeof *w, cmp_ucand);
+    qsort(h, nh, sizeof *h, cmp_ucand);
+    int budget = g->pack_budget;
+    for (size_t a = 0; a < nw && budget > 0; a++) {
+        gs_job *j = job(g, w[a].slot);
+        for (size_t b = 0; b < nh; b++) {
+            if (h[b].slot < 0) continue;
+            gs_job *host = job(g, h[b].slot);
+            if (host->gpus != j->gpus || host->pack_with >= 0 || host->state != GS_JOB_RUNNING ||
+                is_bad(g, j->model_id, host->model_id))
+                continue;
+            if (gs_engine_pack(g->e, j, host) != 0) continue;
+            int32_t hn = J(g, h[b].slot)->node;
+            if (J(g, w[a].slot)->node >= 0)
+                mem_del(g, w[a].slot);
+            else
+                gs_jobq_remove(&g->queue, w[a].slot);
+            if (hn >= 0) mem_add(g, hn, w[a].slot);
+            J(g, w[a].slot)->pack_at = now > 0 ? now : 1;
+            h[b].slot = -1;
+            budget--;
+            break;
+        }
+    }
+    free(w);
+    free(h);
+}
+
+/* ---- introspection: migration ------------------------------------------------------------- */
+
+/* Move member j (running, exclusive) from its node to node m. */
+static int move_running(gandiva *g, gs_job *j, int32_t m, const char *why)
+{
+    int *gpus = scratch(g, (size_t)j->gpus);
+    if (!pick_gpus(g, m, j, gpus)) return GS_ENOFIT;
+    int rc = gs_engine_migrate(g->e, j, gpus, j->gpus, why);
+    if (rc) return rc;
+    mem_del(g, j->slot);
+    mem_add(g, m, j->slot);
+    return 0;
+}
+
+/* Waiting members of crowded nodes go where GPUs are free (migration (a)). */
+static void balance(gandiva *g)
+{
+    int maxfree = 0;
+    for (size_t i = 0; i < g->nnodes; i++) {
+        int fr = node_free(g, (int32_t)i);
+        if (fr > maxfree) maxfree = fr;
+    }
+    if (!maxfree) return;
+    unsigned char failed[65] = {0}; /* sizes with no node to go to in this pass */
+    for (size_t i = 0; i < g->nnodes; i++) {
+        int32_t n = (int32_t)i;
+        if (!node_has_waiting(g, n)) continue;
+        for (int32_t s = g->nodes[n].head, nx; s >= 0; s = nx) {
+            nx = J(g, s)->next;
+            gs_job *j = job(g, s);
+            int sz = j->gpus > 64 ? 64 : j->gpus;
+            if (!waiting(j) || j->gpus > maxfree || failed[sz]) continue;
+            int slice;
+            int32_t m = choose_node(g, j, n, &slice);
+            if (m < 0 || slice) {
+                failed[sz] = 1;
+                continue;
+            }
+            /* a waiting job that never ran moves for free; a suspended one pays a migration */
+            if (j->state == GS_JOB_SUSPENDED && !g->migrate) continue;
+            mem_del(g, s);
+            mem_add(g, m, s);
+            if (run_member(g, j, m) != 0) {
+                mem_del(g, s);
+                mem_add(g, n, s);
+            }
+        }
+    }
+}
+
+/*
+ * Defragmentation: a node whose free fraction is at least defrag_free holds
+ * only a few small jobs; move them all into nodes of their affinity that have
+ * room (fullest first) if that empties it.  Also moves jobs sitting on a
+ * node of another affinity to a node of their own.  At most migrate_budget
+ * migrations per period.
+ */
+static void defrag(gandiva *g)
+{
+    if (!g->migrate || g->defrag == DEFRAG_OFF) return;
+    if (g->defrag == DEFRAG_DEMAND) {
+        /* only when a waiting job fits no node although enough GPUs are free in total */
+        int maxfree = 0, total = 0, want = 0;
+        for (size_t i = 0; i < g->nnodes; i++) {
+            int fr = node_free(g, (int32_t)i);
+            total += fr;
+            if (fr > maxfree) maxfree = fr;
+        }
+        for (int32_t s = gs_jobq_first(&g->queue); s >= 0; s = gs_jobq_next(&g->queue, s)) {
+            int need = job(g, s)->gpus;
+            if (need <= g->maxg && need > maxfree && need <= total) want = 1;
+        }
+        if (!want) return;
+    }
+    int budget = g->migrate_budget;
+    int *freec = malloc(g->nnodes * sizeof *freec);
+    unsigned char *src = calloc(g->nnodes, 1);
+    if (!freec || !src) abort();
+    for (size_t i = 0; i < g->nnodes; i++) freec[i] = node_free(g, (int32_t)i);
+    /* 1) jobs on a node of another affinity go to a node of their own */
+    for (size_t i = 0; i < g->nnodes && budget > 0; i++)
+        for (int32_t s = g->nodes[i].head, nx; s >= 0 && budget > 0; s = nx) {
+            nx = J(g, s)->next;
+            gs_job *j = job(g, s);
+            if (j->state != GS_JOB_RUNNING || j->pack_with >= 0 || j->gpus == g->nodes[i].aff)
+                continue;
+            int32_t best = -1;
+            for (size_t m = 0; m < g->nnodes; m++)
+                if (m != i && g->nodes[m].nmem && g->nodes[m].aff == j->gpus &&
+                    freec[m] >= j->gpus && (best < 0 || freec[m] < freec[best]))
+                    best = (int32_t)m;
+            if (best >= 0 &&
+                move_running(g, j, best, "defragment: to a node of its affinity") == 0) {
+                freec[best] -= j->gpus;
+                freec[i] += j->gpus;
+                budget--;
+            }
+        }
+    /* 2) empty nearly idle nodes into fuller ones */
+    for (size_t i = 0; i < g->nnodes && budget > 0; i++) {
+        gnode *nd = &g->nodes[i];
+        if (!nd->nmem || gs_cluster_node(g->c, (int32_t)i)->down) continue;
+        if ((double)freec[i] < g->defrag_free * nd->ngpus) continue;
+        int ok = 1, moves = 0;
+        for (int32_t s = nd->head; s >= 0 && ok; s = J(g, s)->next) {
+            const gs_job *j = job(g, s);
+            ok = j->state == GS_JOB_RUNNING && j->pack_with < 0;
+            moves++;
+        }
+        if (!ok || moves > budget) continue;
+        /* plan: every member to a target node (not a source) of its affinity */
+        int32_t *plan = malloc((size_t)moves * sizeof *plan);
+        if (!plan) abort();
+        int k = 0;
+        for (int32_t s = nd->head; s >= 0 && ok; s = J(g, s)->next, k++) {
+            const gs_job *j = job(g, s);
+            int32_t best = -1;
+            for (size_t m = 0; m < g->nnodes; m++) {
+                if (m == i || src[m] || !g->nodes[m].nmem || g->nodes[m].aff != j->gpus) continue;
+                if ((double)freec[m] >= g->defrag_free * g->nodes[m].ngpus) continue; /* a source */
+                if (freec[m] >= j->gpus && (best < 0 || freec[m] < freec[best])) best = (int32_t)m;
+            }
+            if (best < 0)
+                ok = 0;
+            else {
+                plan[k] = best;
+                freec[best] -= j->gpus;
+            }
+        }
+        if (!ok) {
+            /* undo the tentative reservations */
+            int u = 0;
+            for (int32_t s = nd->head; s >= 0 && u < k - 1; s = J(g, s)->next, u++)
+                freec[plan[u]] += job(g, s)->gpus;
+            free(plan);
+            continue;
+        }
+        src[i] = 1;
+        k = 0;
+        for (int32_t s = nd->head, nx; s >= 0; s = nx, k++) {
+            nx = J(g, s)->next;
+            gs_job *j = job(g, s);
+            if (move_running(g, j, plan[k], "defragment: consolidate") == 0) {
+                freec[i] += j->gpus;
+                budget--;
+            } else {
+                freec[plan[k]] += j->gpus;
+            }
+        }
+        free(plan);
+    }
+    free(freec);
+    free(src);
+}
+
+/* ---- introspection: grow-shrink ----------------------------------------------------------- */
+
+static int anyone_waits(gandiva *g)
+{
+    if (gs_jobq_len(&g->queue)) return 1;
+    for (size_t i = 0; i < g->nnodes; i++)
+        if (node_has_waiting(g, (int32_t)i)) return 1;
+    return 0;
+}
+
+static void grow_shrink(gandiva *g)
+{
+    if (!g->grow) return;
+    gs_time now = gs_engine_now(g->e);
+    int waits = anyone_waits(g);
+    for (size_t i = 0; i < g->nnodes; i++)
+        for (int32_t s = g->nodes[i].head, nx; s >= 0; s = nx) {
+            nx = J(g, s)->next;
+            gs_job *j = job(g, s);
+            if (j->state != GS_JOB_RUNNING || j->max_gpus <= 0 || j->pack_with >= 0) continue;
+            int gpt = j->gpus_per_task;
+            if (waits) {
+                /* others wait: give back what it grew into */
+                if (j->gpus <= j->req_gpus) continue;
+                gs_engine_resize(g->e, j, j->alloc, j->req_gpus, "shrink: others wait");
+                mark_dirty(g, (int32_t)i);
+                continue;
+            }
+            int fr = node_free(g, (int32_t)i);
+            int n = j->gpus + fr;
+            if (n > j->max_gpus) n = j->max_gpus;
+            n -= n % gpt;
+            if (n <= j->gpus) continue;
+            /* worth a restart only if it still has a while to run */
+            gs_time left = gs_job_remaining(j, now);
+            if (left < g->grow_min) continue;
+            int *gpus = scratch(g, (size_t)n);
+            for (int k = 0; k < j->nalloc; k++) gpus[k] = j->alloc[k];
+            int k = j->nalloc;
+            const gs_node *nd = gs_cluster_node(g->c, (int32_t)i);
+            for (int32_t x = nd->gpu_lo; x < nd->gpu_hi && k < n; x++) {
+                const gs_gpu *gp = gs_cluster_gpu(g->c, x);
+                if (!gp->users && !gp->down && (j->gpu_type < 0 || gp->type == j->gpu_type))
+                    gpus[k++] = x;
+            }
+            if (k == n) gs_engine_resize(g->e, j, gpus, n, "grow: idle GPUs");
+        }
+}
+
+/* ---- hooks -------------------------------------------------------------------------------- */
+
+static void arm(gandiva *g)
+{
+    gs_time now = gs_engine_now(g->e);
+    int active = gs_jobq_len(&g->queue) > 0;
+    int crowded = 0;
+    for (size_t i = 0; i < g->nnodes && !crowded; i++) {
+        if (g->nodes[i].nmem) active = 1;
+        crowded = node_has_waiting(g, (int32_t)i);
+    }
+    if (crowded && !g->slice_armed) {
+        g->slice_armed = 1;
+        gs_engine_set_timer(g->e, now + g->quantum, TAG_SLICE);
+    }
+    if ((active || crowded) && !g->intro_armed && (g->pack || g->migrate || g->grow)) {
+        g->intro_armed = 1;
+        gs_engine_set_timer(g->e, now + g->introspect, TAG_INTRO);
+    }
+}
+
+static void gd_schedule(void *st)
+{
+    gandiva *g = st;
+    if (g->slice_due) {
+        g->slice_due = 0;
+        for (size_t i = 0; i < g->nnodes; i++) rotate(g, (int32_t)i);
+    }
+    if (g->intro_due) {
+        g->intro_due = 0;
+        if (g->pack) judge_packs(g);
+        grow_shrink(g);
+        defrag(g);
+        if (g->pack) pack_jobs(g);
+    }
+    /* reactive: queued jobs, then free GPUs on nodes where something changed */
+    place_queue(g);
+    while (g->ndirty) {
+        int32_t n = g->dirty[--g->ndirty];
+        g->nodes[n].dirty = 0;
+        fill(g, n);
+    }
+    balance(g);
+    arm(g);
+}
+
+static void gd_timer(void *st, uint64_t tag)
+{
+    gandiva *g = st;
+    if (tag == TAG_SLICE) {
+        g->slice_armed = 0;
+        g->slice_due = 1;
+    } else if (tag == TAG_INTRO) {
+        g->intro_armed = 0;
+        g->intro_due = 1;
+    }
+    gs_engine_request_pass(g->e);
+}
+
+static void gd_arrival(void *st, gs_job *j)
+{
+    gandiva *g = st;
+    J(g, j->slot);
+    gs_jobq_push_back(&g->queue, j->slot);
+}
+
+static void gd_adopt(void *st, gs_job *j)
+{
+    gandiva *g = st;
+    /* a job that survived a daemon restart: make it a member of its node */
+    if (j->gpus <= g->maxg && j->alloc)
+        mem_add(g, gs_cluster_gpu(g->c, j->alloc[0])->node, j->slot);
+}
+
+static void gd_requeue(void *st, gs_job *j)
+{
+    gandiva *g = st;
+    dirty_gpus(g, j);
+    mem_del(g, j->slot);
+    J(g, j->slot)->pack_at = 0;
+    if (!gs_jobq_contains(&g->queue, j->slot)) enqueue(g, j->slot);
+}
+
+static void gd_finish(void *st, gs_job *j)
+{
+    gandiva *g = st;
+    dirty_gpus(g, j);
+    mem_del(g, j->slot);
+    gs_jobq_remove(&g->queue, j->slot);
+}
+
+static void gd_node(void *st, int node, int down)
+{
+    gandiva *g = st;
+    mark_dirty(g, node);
+    if (!down) return;
+    /* members that never started wait in the queue instead */
+    for (int32_t s = g->nodes[node].head, nx; s >= 0; s = nx) {
+        nx = J(g, s)->next;
+        if (job(g, s)->state == GS_JOB_PENDING) {
+            mem_del(g, s);
+            enqueue(g, s);
+        }
+    }
+}
+
+static int gd_check(void *st, gs_diag *d)
+{
+    gandiva *g = st;
+    for (size_t i = 0; i < g->nnodes; i++) {
+        int k = 0;
+        for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next, k++) {
+            const gs_job *j = job(g, s);
+            if (J(g, s)->node != (int32_t)i)
+                return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: job %lld listed on n%zu",
+                                   (long long)j->id, i);
+            if (gs_job_state_final(j->state) || gs_jobq_contains(&g->queue, s))
+                return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                                   "gandiva: job %lld (%s) is a member of n%zu", (long long)j->id,
+                                   gs_job_state_name(j->state), i);
+            if (j->alloc)
+                for (int a = 0; a < j->nalloc; a++)
+                    if (gs_cluster_gpu(g->c, j->alloc[a])->node != (int32_t)i)
+                        return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                                           "gandiva: job %lld runs outside its node n%zu",
+                                           (long long)j->id, i);
+        }
+        if (k != g->nodes[i].nmem)
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: n%zu counts %d members, has %d", i,
+                               g->nodes[i].nmem, k);
+    }
+    for (int32_t s = gs_jobq_first(&g->queue); s >= 0; s = gs_jobq_next(&g->queue, s)) {
+        const gs_job *j = job(g, s);
+        if (j->state != GS_JOB_PENDING)
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: queued job %lld is %s",
+                               (long long)j->id, gs_job_state_name(j->state));
+    }
+    return 0;
+}
+
+/* ---- lifecycle ---------------------------------------------------------------------------- */
+
+static void gd_destroy(void *st)
+{
+    gandiva *g = st;
+    if (!g) return;
+    gs_jobq_release(&g->queue);
+    free(g->nodes);
+    free(g->jobs);
+    free(g->dirty);
+    free(g->bad);
+    free(g->scratch);
+    free(g);
+}
+
+static int get_onoff(gs_params *p, const char *key, int def, int *out, gs_diag *d)
+{
+    return gs_params_get_bool(p, key, def, out, d);
+}
+
+static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
+{
+    gandiva *g = calloc(1, sizeof *g);
+    if (!g) return GS_ENOMEM;
+    g->e = e;
+    g->c = gs_engine_cluster(e);
+    g->live = gs_engine_opts_get(e)->mode == GS_ENGINE_LIVE;
+    gs_jobq_init(&g->queue);
+    int64_t pb = 8, mb = 4;
+    int rc = gs_params_get_duration(p, "quantum", 60 * GS_SEC, &g->quantum, d);
+    if (!rc) rc = gs_params_get_duration(p, "introspect", 60 * GS_SEC, &g->introspect, d);
+    if (!rc) rc = gs_params_get_duration(p, "profile_window", 60 * GS_SEC, &g->window, d);
+    if (!rc) rc = gs_params_get_double(p, "oversub", 2.0, 1.0, 64.0, &g->oversub, d);
+    if (!rc) rc = gs_params_get_double(p, "pack_gain", 1.0, 0.0, 2.0, &g->pack_gain, d);
+    if (!rc) rc = gs_params_get_double(p, "defrag_free", 0.75, 0.0, 1.0, &g->defrag_free, d);
+    if (!rc) rc = get_onoff(p, "pack", !g->live, &g->pack, d);
+    if (!rc) rc = get_onoff(p, "migrate", !g->live, &g->migrate, d);
+    if (!rc) rc = get_onoff(p, "grow", !g->live, &g->grow, d);
+    if (!rc) rc = gs_params_get_i64(p, "pack_budget", 8, 0, 1 << 20, &pb, d);
+    if (!rc) rc = gs_params_get_i64(p, "migrate_budget", 4, 0, 1 << 20, &mb, d);
+    if (!rc) rc = gs_params_get_duration(p, "grow_min", 600 * GS_SEC, &g->grow_min, d);
+    if (!rc) {
+        const char *df = gs_params_get(p, "defrag");
+        if (!df || !strcmp(df, "on"))
+            g->defrag = DEFRAG_ON;
+        else if (!strcmp(df, "demand"))
+            g->defrag = DEFRAG_DEMAND;
+        else if (!strcmp(df, "off"))
+            g->defrag = DEFRAG_OFF;
+        else
+            rc = gs_diag_set(d, GS_EINVAL, 0, 0,
+                             "parameter 'defrag': expected on, demand or off, got '%s'", df);
+    }
+    if (!rc) {
+        const char *w = gs_params_get(p, "weights");
+        if (!w || !strcmp(w, "equal"))
+            g->prio_weights = 0;
+        else if (!strcmp(w, "priority"))
+            g->prio_weights = 1;
+        else
+            rc = gs_diag_set(d, GS_EINVAL, 0, 0,
+                             "parameter 'weights': expected equal or priority, got '%s'", w);
+    }
+    if (!rc && (g->quantum <= 0 || g->introspect <= 0))
+        rc = gs_diag_set(d, GS_EINVAL, 0, 0, "parameters 'quantum' and 'introspect' must be > 0");
+    if (!rc && g->live && (g->pack || g->migrate || g->grow))
+        rc = gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
+                         "gandiva in the daemon supports time-slicing only (SIGSTOP/SIGCONT): "
+                         "pack, migrate and grow must be off");
+    if (rc) {
+        gd_destroy(g);
+        return rc;
+    }
+    g->pack_budget = (int)pb;
+    g->migrate_budget = (int)mb;
+    g->nnodes = gs_cluster_nnodes(g->c);
+    g->nodes = calloc(g->nnodes ? g->nnodes : 1, sizeof *g->nodes);
+    g->dirty = calloc(g->nnodes ? g->nnodes : 1, sizeof *g->dirty);
+    if (!g->nodes || !g->dirty) {
+        gd_destroy(g);
+        return GS_ENOMEM;
+    }
+    for (size_t i = 0; i < g->nnodes; i++) {
+        const gs_node *nd = gs_cluster_node(g->c, (int32_t)i);
+        g->nodes[i] =
+            (gnode){.head = -1, .tail = -1, .ngpus = nd->gpu_hi - nd->gpu_lo, .cell = nd->cell};
+        if (g->nodes[i].ngpus > g->maxg) g->maxg = g->nodes[i].ngpus;
+    }
+    *state = g;
+    return 0;
+}
+
+const gs_policy_ops gs_policy_gandiva = {
+    .name = "gandiva",
+    .summary = "Gandiva: affinity placement, time-slicing, packing, migration, grow-shrink; "
+               "mechanism costs charged",
+    .flags = GS_POLICY_PREEMPTIVE,
+    .create = gd_create,
+    .destroy = gd_destroy,
+    .on_arrival = gd_arrival,
+    .on_adopt = gd_adopt,
+    .on_requeue = gd_requeue,
+    .on_finish = gd_finish,
+    .on_node = gd_node,
+    .on_timer = gd_timer,
+    .schedule = gd_schedule,
+    .check = gd_check,
+};
