@@ -27,9 +27,13 @@ typedef struct watch {
     char why[256];
 } watch;
 
+/* Mechanisms seen over all runs: the test is vacuous unless each one happened. */
+static unsigned long mech_seen[GS_REC_NTYPES];
+
 static void observe(void *ud, const gs_record *r)
 {
     watch *w = ud;
+    mech_seen[r->type]++;
     if (!r->job || (size_t)r->job->slot >= w->n) return;
     double s = gs_job_service(r->job, r->t);
     if (s + 1e-9 < w->service[r->job->slot] && !w->bad) {
@@ -58,6 +62,16 @@ static int run_one(const char *policy, int consolidate, int costs, uint64_t seed
     if (strstr(policy, "tiresias") || !strcmp(policy, "las")) {
         gs_params_set(&p, "queues", gs_rng_below(&r, 2) ? "50,200" : "30");
         if (gs_rng_below(&r, 2)) gs_params_set(&p, "promote_knob", "2");
+    }
+    int gandiva = !strcmp(policy, "gandiva");
+    if (gandiva) {
+        static const char *q[] = {"10", "30", "60"};
+        gs_params_set(&p, "quantum", q[gs_rng_below(&r, 3)]);
+        gs_params_set(&p, "introspect", q[gs_rng_below(&r, 3)]);
+        gs_params_set(&p, "profile_window", q[gs_rng_below(&r, 3)]);
+        gs_params_set(&p, "grow_min", "30");
+        if (gs_rng_below(&r, 2)) gs_params_set(&p, "defrag_free", "0.5");
+        if (gs_rng_below(&r, 3) == 0) gs_params_set(&p, "oversub", "3");
     }
     if (!strcmp(policy, "yarn-cs") && gs_rng_below(&r, 2)) {
         gs_params_set(&p, "relax", "on");
@@ -94,8 +108,17 @@ static int run_one(const char *policy, int consolidate, int costs, uint64_t seed
         }
         if (gs_rng_below(&r, 10) == 0) s.ntasks = ngpus + 1; /* never fits: rejected */
         s.vc = gs_rng_below(&r, 2) ? "a" : "b";
-        static const char *models[] = {"resnet50", "vgg16", NULL, "bert"};
-        s.model = models[gs_rng_below(&r, 4)];
+        static const char *models[] = {
+            "resnet50",          "vgg16", NULL, "bert", "lm-bs20", "resnet18-bs16",
+            "transformer-bs256", "a3c"};
+        s.model = models[gs_rng_below(&r, gandiva ? 8 : 4)];
+        if (gandiva && gs_rng_below(&r, 4) == 0) {
+            /* elastic: the engine must keep it within min..max */
+            s.min_gpus = s.gpus_per_task;
+            s.max_gpus = s.ntasks * s.gpus_per_task * 2;
+        }
+        if (gandiva && gs_rng_below(&r, 4) == 0)
+            s.gpu_mem_mb = 1000 + 1000 * (int)gs_rng_below(&r, 12);
         if (gs_engine_add_job(e, &s, NULL, &d)) {
             snprintf(err, cap, "add: %s", d.msg);
             goto fail;
@@ -144,7 +167,8 @@ static int run_one(const char *policy, int consolidate, int costs, uint64_t seed
                      j->overhead_charges, j->restarts);
             goto fail;
         }
-        if (!costs && j->executed < j->work - 1) {
+        /* (a grown elastic job may run faster than at its requested size) */
+        if (!costs && j->max_gpus == 0 && j->executed < j->work - 1) {
             snprintf(err, cap, "job %lld: executed %lld < work %lld at full speed",
                      (long long)j->id, (long long)j->executed, (long long)j->work);
             goto fail;
@@ -181,6 +205,12 @@ static void t_properties_all_policies(void)
                 }
     }
     ASSERT(runs >= 9 * 160);
+    ASSERT(mech_seen[GS_REC_SUSPEND] > 0);
+    ASSERT(mech_seen[GS_REC_RESUME] > 0);
+    ASSERT(mech_seen[GS_REC_PACK] > 0);
+    ASSERT(mech_seen[GS_REC_UNPACK] > 0);
+    ASSERT(mech_seen[GS_REC_MIGRATE] > 0);
+    ASSERT(mech_seen[GS_REC_RESIZE] > 0);
 }
 
 static const test_case tests[] = {

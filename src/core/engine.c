@@ -1230,6 +1230,11 @@ int gs_engine_resize(gs_engine *e, gs_job *j, const int *gpus, int n, const char
     int lo = j->min_gpus > gpt ? j->min_gpus : gpt;
     if (j->max_gpus <= 0 || n < lo || n > j->max_gpus || n % gpt) return GS_EINVAL;
     int oldn = j->nalloc, oldtasks = j->ntasks;
+    /* 'gpus' may point into j->alloc, which is about to be freed */
+    int *want = malloc((size_t)n * sizeof *want);
+    if (!want) return GS_ENOMEM;
+    memcpy(want, gpus, (size_t)n * sizeof *want);
+    gpus = want;
     /* close the accounting of the old size */
     bank(e, j);
     j->executed += e->now - j->last_start;
@@ -1249,12 +1254,14 @@ int gs_engine_resize(gs_engine *e, gs_job *j, const int *gpus, int n, const char
         j->nalloc = oldn;
         gs_cluster_alloc(e->c, keep, oldn, j->slot);
         charge_tasks(e, j, keep);
+        free(want);
         return rc;
     }
     free(keep);
     e->allocated += n - oldn;
     e->epoch++;
     gs_time stall = busy_wait(e, gpus, n);
+    free(want);
     gs_time cost = gs_costs_restart(&e->costs, j->model, n, 1);
     j->resizes++;
     j->resize_gpu_s += (double)n * gs_time_to_sec(cost);
@@ -1708,7 +1715,15 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
                 j->state != GS_JOB_RUNNING || s->state != GS_JOB_RUNNING || s->nalloc != j->nalloc)
                 return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "job %lld: broken pack with slot %d",
                                    (long long)j->id, j->pack_with);
-            if (j->pack_guest) owner = s->slot;
+            if (j->pack_guest) {
+                owner = s->slot;
+                int mem = gs_engine_job_gpu_mem(e, j) + gs_engine_job_gpu_mem(e, s);
+                int cap = gs_profiles_gpu_mem(profiles(e), job_gpu_type(e, s));
+                if (mem > cap)
+                    return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                                       "jobs %lld and %lld packed in %d MB of a %d MB GPU",
+                                       (long long)j->id, (long long)s->id, mem, cap);
+            }
         }
         for (int k = 0; k < j->nalloc; k++) {
             const gs_gpu *g = gs_cluster_gpu(e->c, j->alloc[k]);

@@ -83,6 +83,7 @@ typedef struct gandiva {
     bad_pair *bad;
     size_t nbad, capbad;
     int slice_armed, intro_armed, slice_due, intro_due;
+    int departed; /* a job left since the last pass: try to defragment */
     int *scratch;
     size_t capscratch;
 } gandiva;
@@ -684,11 +685,18 @@ static void defrag(gandiva *g)
             gs_job *j = job(g, s);
             if (j->state != GS_JOB_RUNNING || j->pack_with >= 0 || j->gpus == g->nodes[i].aff)
                 continue;
-            int32_t best = -1;
-            for (size_t m = 0; m < g->nnodes; m++)
-                if (m != i && g->nodes[m].nmem && g->nodes[m].aff == j->gpus &&
-                    freec[m] >= j->gpus && (best < 0 || freec[m] < freec[best]))
+            /* the fullest node of its affinity with room, else an empty node */
+            int32_t best = -1, empty = -1;
+            for (size_t m = 0; m < g->nnodes; m++) {
+                if (m == i || freec[m] < j->gpus || gs_cluster_node(g->c, (int32_t)m)->down)
+                    continue;
+                if (!g->nodes[m].nmem) {
+                    if (empty < 0 && freec[m] == g->nodes[m].ngpus) empty = (int32_t)m;
+                } else if (g->nodes[m].aff == j->gpus && (best < 0 || freec[m] < freec[best])) {
                     best = (int32_t)m;
+                }
+            }
+            if (best < 0) best = empty;
             if (best >= 0 &&
                 move_running(g, j, best, "defragment: to a node of its affinity") == 0) {
                 freec[best] -= j->gpus;
@@ -832,6 +840,7 @@ static void gd_schedule(void *st)
     }
     if (g->intro_due) {
         g->intro_due = 0;
+        g->departed = 0;
         if (g->pack) judge_packs(g);
         grow_shrink(g);
         defrag(g);
@@ -839,6 +848,11 @@ static void gd_schedule(void *st)
     }
     /* reactive: queued jobs, then free GPUs on nodes where something changed */
     place_queue(g);
+    if (g->departed) {
+        /* migration is triggered by departures too (GPUs just became free) */
+        g->departed = 0;
+        defrag(g);
+    }
     while (g->ndirty) {
         int32_t n = g->dirty[--g->ndirty];
         g->nodes[n].dirty = 0;
@@ -888,6 +902,7 @@ static void gd_requeue(void *st, gs_job *j)
 static void gd_finish(void *st, gs_job *j)
 {
     gandiva *g = st;
+    if (j->alloc || j->last_alloc) g->departed = 1;
     dirty_gpus(g, j);
     mem_del(g, j->slot);
     gs_jobq_remove(&g->queue, j->slot);

@@ -1,0 +1,604 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_gandiva.c - the engine's mechanisms (suspend/resume, packing,
+ * migration, resizing) charge their costs exactly once and stop progress
+ * while they run; packing respects GPU memory and measured incompatibility;
+ * elastic jobs stay within min..max; and the gandiva policy behaves as
+ * described for Gandiva: jobs of one size placed together, time-slicing
+ * that lets every job start within a quantum, jobs spread across servers
+ * migrated together when a large job leaves, packs rolled back when slower
+ * than time-slicing.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "gsched/gsched.h"
+#include "harness.h"
+
+/* A policy that does nothing: tests drive the mechanisms themselves. */
+static int m_create(gs_engine *e, gs_params *p, void **st, gs_diag *d)
+{
+    (void)e, (void)p, (void)d;
+    *st = NULL;
+    return 0;
+}
+static void m_destroy(void *st)
+{
+    (void)st;
+}
+static const gs_policy_ops manual = {.name = "manual", .create = m_create, .destroy = m_destroy};
+
+typedef struct rig {
+    gs_cluster *c;
+    gs_engine *e;
+    gs_params p;
+} rig;
+
+/* kv: NULL or "key=value,key=value" parameters. */
+static int rig_open_p(rig *r, const char *cluster, gs_engine_mode mode, const char *policy,
+                      const char *kv)
+{
+    memset(r, 0, sizeof *r);
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_cluster_parse_shorthand(cluster, &r->c, &d)) return -1;
+    gs_params_init(&r->p);
+    if (kv) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", kv);
+        for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","))
+            if (gs_params_set_kv(&r->p, t)) return -1;
+    }
+    gs_engine_opts o;
+    gs_engine_opts_init(&o);
+    o.mode = mode;
+    if (policy) return gs_engine_create(r->c, policy, &r->p, &o, &r->e, &d);
+    return gs_engine_create_ops(r->c, &manual, &r->p, &o, &r->e, &d);
+}
+
+static int rig_open(rig *r, const char *cluster, gs_engine_mode mode, const char *policy)
+{
+    return rig_open_p(r, cluster, mode, policy, NULL);
+}
+
+static void rig_close(rig *r)
+{
+    gs_engine_destroy(r->e);
+    gs_cluster_destroy(r->c);
+    gs_params_release(&r->p);
+}
+
+static gs_job *add(rig *r, int64_t id, int gpus, double dur_s, int64_t iters, const char *model)
+{
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = id;
+    s.ntasks = gpus;
+    s.duration = gs_time_from_sec(dur_s);
+    s.iterations = iters;
+    s.model = model;
+    gs_job *j = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_engine_add_job(r->e, &s, &j, &d)) return NULL;
+    return j;
+}
+
+static int ok(rig *r)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    int rc = gs_engine_check(r->e, &d);
+    if (rc) fprintf(stderr, "  check: %s\n", d.msg);
+    return rc == 0;
+}
+
+#define S(x) gs_time_from_sec(x)
+
+/* Handle every event up to t in order (finishes at their own instants), then move to t. */
+static void run_to(rig *r, gs_time t)
+{
+    while (gs_engine_next_event_time(r->e) <= t && gs_engine_step(r->e) > 0) {
+    }
+    gs_engine_advance(r->e, t);
+}
+
+/* The mini-batch in flight is finished (exactly), then the copy out; then no progress. */
+static void t_suspend_resume_costs(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
+    gs_job *a = add(&r, 1, 1, 100, 100, "resnet50"); /* 1 s mini-batches */
+    ASSERT(a);
+    gs_engine_advance(r.e, 0);
+    int g0 = 0;
+    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
+    gs_engine_advance(r.e, S(10.5));
+    ASSERT_OK(gs_engine_suspend(r.e, a, "test"));
+    ASSERT_EQ(a->state, GS_JOB_SUSPENDED);
+    ASSERT_EQ(a->remaining, S(89));                       /* 10.5 s done + the rest of the 11th */
+    ASSERT_EQ(gs_engine_gpu_busy_until(r.e, 0), S(11.1)); /* 0.5 s + 0.1 s copy */
+    ASSERT_NEAR(a->suspend_gpu_s, 0.1, 1e-9);
+    ASSERT(ok(&r));
+    gs_engine_advance(r.e, S(15));
+    ASSERT_EQ(gs_job_remaining(a, S(15)), S(89)); /* no progress while suspended */
+    gs_engine_advance(r.e, S(20));
+    ASSERT_OK(gs_engine_resume(r.e, a, &g0, 1));
+    ASSERT_EQ(a->progress_from, S(20.1)); /* copy back */
+    ASSERT_NEAR(a->suspend_gpu_s, 0.2, 1e-9);
+    ASSERT_EQ(a->suspends, 1);
+    ASSERT_EQ(a->resumes, 1);
+    ASSERT_EQ(a->migrations, 0);
+    run_to(&r, S(500));
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_EQ(a->end, S(109.1));
+    ASSERT_EQ(a->end - a->submit, a->queued + a->executed + a->suspended);
+    ASSERT_EQ(a->suspended, S(9.5));
+    ASSERT_EQ(a->progress, a->work);
+    ASSERT(ok(&r));
+    rig_close(&r);
+}
+
+/* A job started on GPUs another job has just left waits for it, without progress. */
+static void t_incoming_waits_for_mini_batch(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
+    gs_job *a = add(&r, 1, 1, 100, 100, "resnet50");
+    gs_job *b = add(&r, 2, 1, 10, 0, "resnet50");
+    gs_engine_advance(r.e, 0);
+    int g0 = 0;
+    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
+    gs_engine_advance(r.e, S(10.5));
+    ASSERT_OK(gs_engine_suspend(r.e, a, "slice"));
+    ASSERT_OK(gs_engine_start(r.e, b, &g0, 1));
+    ASSERT_EQ(b->progress_from, S(11.1));
+    ASSERT_EQ(b->mech_time, S(0.6));
+    run_to(&r, S(30));
+    ASSERT_EQ(b->state, GS_JOB_DONE);
+    ASSERT_EQ(b->end, S(21.1));
+    ASSERT(ok(&r));
+    rig_close(&r);
+}
+
+/* Resuming on another node moves the state: a migration, charged once. */
+static void t_resume_elsewhere_is_migration(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
+    gs_job *a = add(&r, 1, 1, 100, 100, "resnet50");
+    gs_engine_advance(r.e, 0);
+    int g0 = 0, g4 = 4;
+    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
+    gs_engine_advance(r.e, S(10.5));
+    ASSERT_OK(gs_engine_suspend(r.e, a, "slice"));
+    gs_engine_advance(r.e, S(20));
+    ASSERT_OK(gs_engine_resume(r.e, a, &g4, 1));
+    gs_time cost = gs_costs_migrate(gs_engine_costs(r.e), "resnet50", 1, 1);
+    ASSERT_EQ(cost, S(5.6144)); /* 2 x 307.2 MB at 1 GB/s + 5 s init */
+    ASSERT_EQ(a->migrations, 1);
+    ASSERT_NEAR(a->migrate_gpu_s, 5.6144, 1e-6);
+    ASSERT_NEAR(a->suspend_gpu_s, 0.1, 1e-9); /* the copy out only */
+    run_to(&r, S(500));
+    ASSERT_EQ(a->end, S(20) + cost + S(89));
+    ASSERT(ok(&r));
+    rig_close(&r);
+}
+
+/* Migration: intra-node through host memory, across nodes through storage; paid once. */
+static void t_migrate_costs(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
+    gs_job *a = add(&r, 1, 1, 100, 0, "resnet50");
+    gs_job *b = add(&r, 2, 1, 100, 0, "resnet50");
+    gs_engine_advance(r.e, 0);
+    int g0 = 0, g1 = 1, g2 = 2, g4 = 4;
+    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
+    ASSERT_OK(gs_engine_start(r.e, b, &g2, 1));
+    gs_engine_advance(r.e, S(10));
+    ASSERT_OK(gs_engine_migrate(r.e, a, &g1, 1, "test"));            /* same node */
+    ASSERT_OK(gs_engine_migrate(r.e, b, &g4, 1, "test"));            /* other node */
+    ASSERT_EQ(gs_engine_migrate(r.e, a, &g4, 1, "x"), GS_ECONFLICT); /* taken: nothing changes */
+    ASSERT_EQ(a->alloc[0], 1);
+    gs_time local = gs_costs_migrate(gs_engine_costs(r.e), "resnet50", 1, 0);
+    gs_time remote = gs_costs_migrate(gs_engine_costs(r.e), "resnet50", 1, 1);
+    ASSERT(local < remote);
+    ASSERT_EQ(a->progress_from, S(10) + local);
+    ASSERT_EQ(b->progress_from, S(10) + remote);
+    ASSERT_EQ(gs_job_remaining(a, S(12)), S(90)); /* no progress while it moves */
+    ASSERT_EQ(a->migrations, 1);
+    ASSERT_EQ(b->migrations, 1);
+    ASSERT(ok(&r));
+    run_to(&r, S(500));
+    ASSERT_EQ(a->end, S(100) + local);
+    ASSERT_EQ(b->end, S(100) + remote);
+    ASSERT_EQ(a->executed, a->end); /* it held GPUs the whole time */
+    ASSERT(ok(&r));
+    rig_close(&r);
+}
+
+/* Packing: pair rates from the profiles, memory limit, measured incompatibility, handover. */
+static void t_pack(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
+    gs_job *a = add(&r, 1, 1, 100, 0, "resnet18-bs16");
+    gs_job *b = add(&r, 2, 1, 100, 0, "lm-bs20");
+    gs_job *c = add(&r, 3, 1, 100, 0, "resnet50-bs128");
+    gs_job *d = add(&r, 4, 1, 100, 0, "resnet50-bs64");
+    gs_job *t32 = add(&r, 5, 1, 100, 0, "transformer-bs32");
+    gs_job *t256 = add(&r, 6, 1, 100, 0, "transformer-bs256");
+    gs_engine_advance(r.e, 0);
+    int g0 = 0, g1 = 1, g2 = 2;
+    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
+    ASSERT_OK(gs_engine_start(r.e, d, &g1, 1));
+    ASSERT_OK(gs_engine_start(r.e, t32, &g2, 1));
+    gs_engine_advance(r.e, S(10));
+    /* memory: 14640 + 7920 MB > 16384 MB on a V100 */
+    ASSERT_EQ(gs_engine_pack(r.e, c, d), GS_ENOFIT);
+    /* 11240 + 2280 MB would fit, but Gavel measured the pair at 0 (it did not run) */
+    ASSERT_EQ(gs_engine_pack(r.e, t256, t32), GS_ENOFIT);
+    ASSERT_EQ(c->state, GS_JOB_PENDING);
+    ASSERT_EQ(t256->state, GS_JOB_PENDING);
+    ASSERT_OK(gs_engine_pack(r.e, b, a));
+    double rb, ra;
+    ASSERT_EQ(
+        gs_profiles_pair(gs_engine_profiles(r.e), "lm-bs20", "resnet18-bs16", "V100", &rb, &ra), 1);
+    ASSERT_NEAR(rb, 0.8307, 1e-9);
+    ASSERT_NEAR(ra, 1.0, 1e-9);
+    ASSERT_NEAR(a->pack_rate, ra, 1e-12);
+    ASSERT_NEAR(b->pack_rate, rb, 1e-12);
+    ASSERT_EQ(b->alloc[0], 0);
+    ASSERT_EQ(gs_cluster_gpu(r.c, 0)->users, 2);
+    ASSERT_EQ(gs_engine_packed_gpus(r.e), 1);
+    ASSERT_EQ(gs_engine_allocated(r.e), 3);
+    ASSERT(ok(&r));
+    /* a finishes at 100 (rate 1); b then owns the GPU and runs at full speed */
+    run_to(&r, S(100));
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_EQ(b->pack_with, -1);
+    ASSERT_EQ(gs_cluster_gpu(r.c, 0)->owner, b->slot);
+    ASSERT_EQ(gs_cluster_gpu(r.c, 0)->users, 1);
+    ASSERT_EQ(gs_engine_packed_gpus(r.e), 0);
+    ASSERT(ok(&r));
+    gs_time done90 = (gs_time)floor(gs_time_to_sec(S(90)) * rb * 1e6); /* work in 90 s packed */
+    run_to(&r, S(1000));
+    ASSERT_EQ(b->state, GS_JOB_DONE);
+    ASSERT_NEAR(gs_time_to_sec(b->end), 100 + gs_time_to_sec(S(100) - done90), 1e-5);
+    ASSERT_EQ(b->packs, 1);
+    ASSERT_EQ(b->packed, S(90));
+    ASSERT_EQ(a->packed, S(90));
+    ASSERT(ok(&r));
+    rig_close(&r);
+}
+
+/* A job's own gpu_mem beats its profile; the sum must fit one GPU. */
+static void t_pack_memory_limit(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "1x2:V100", GS_ENGINE_SIM, NULL));
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.duration = S(100);
+    s.model = "lm-bs20";
+    s.gpu_mem_mb = 9000;
+    gs_job *a, *b;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_engine_add_job(r.e, &s, &a, &d));
+    s.id = -1;
+    ASSERT_OK(gs_engine_add_job(r.e, &s, &b, &d));
+    gs_engine_advance(r.e, 0);
+    int g0 = 0;
+    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
+    ASSERT_EQ(gs_engine_job_gpu_mem(r.e, b), 9000);
+    ASSERT_EQ(gs_engine_pack(r.e, b, a), GS_ENOFIT); /* 18000 MB > 16384 MB */
+    ASSERT(ok(&r));
+    rig_close(&r);
+}
+
+/* Grow and shrink within min..max; restart cost at the new size; scaling-curve speed. */
+static void t_resize(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.ntasks = 2;
+    s.duration = S(100);
+    s.model = "resnet50";
+    s.min_gpus = 1;
+    s.max_gpus = 4;
+    gs_job *a, *b;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_engine_add_job(r.e, &s, &a, &d));
+    s.min_gpus = s.max_gpus = 0;
+    s.id = -1;
+    ASSERT_OK(gs_engine_add_job(r.e, &s, &b, &d));
+    gs_engine_advance(r.e, 0);
+    int g[5] = {0, 1, 2, 3, 4}, h[2] = {4, 5};
+    ASSERT_OK(gs_engine_start(r.e, a, g, 2));
+    ASSERT_OK(gs_engine_start(r.e, b, h, 2));
+    gs_engine_advance(r.e, S(10));
+    ASSERT_EQ(gs_engine_resize(r.e, b, g + 2, 2, "x"), GS_EINVAL); /* not elastic */
+    ASSERT_EQ(gs_engine_resize(r.e, a, g, 5, "x"), GS_EINVAL);     /* above max */
+    ASSERT_EQ(gs_engine_resize(r.e, a, g, 0, "x"), GS_EINVAL);     /* below min */
+    ASSERT_OK(gs_engine_resize(r.e, a, g, 4, "grow"));
+    ASSERT_EQ(a->gpus, 4);
+    ASSERT_EQ(a->nalloc, 4);
+    ASSERT_EQ(gs_engine_allocated(r.e), 6);
+    gs_time cost = gs_costs_restart(gs_engine_costs(r.e), "resnet50", 4, 1);
+    ASSERT_EQ(cost, S(16.8644));
+    ASSERT_EQ(a->progress_from, S(10) + cost);
+    double rate = gs_costs_scale(gs_engine_costs(r.e), "resnet50", 4) /
+                  gs_costs_scale(gs_engine_costs(r.e), "resnet50", 2);
+    ASSERT_NEAR(rate, (4 / 1.15) / (2 / 1.05), 1e-12);
+    ASSERT_NEAR(a->speed, rate, 1e-12);
+    ASSERT_EQ(a->resizes, 1);
+    ASSERT_NEAR(a->resize_gpu_s, 4 * 16.8644, 1e-6);
+    ASSERT(ok(&r));
+    gs_engine_advance(r.e, S(40));
+    ASSERT_OK(gs_engine_resize(r.e, a, g, 1, "shrink"));
+    ASSERT_EQ(a->gpus, 1);
+    ASSERT_EQ(a->resizes, 2);
+    ASSERT(ok(&r));
+    run_to(&r, S(1000));
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_EQ(a->progress, a->work);
+    ASSERT(ok(&r));
+    rig_close(&r);
+}
+
+/* In the daemon only suspend/resume exist, and resume is on the GPUs it left. */
+static void t_live_limits(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_LIVE, NULL));
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.duration = S(100);
+    gs_job *a, *b;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_engine_submit(r.e, &s, 0, &a, &d));
+    s.id = -1;
+    ASSERT_OK(gs_engine_submit(r.e, &s, 0, &b, &d));
+    gs_engine_advance(r.e, 0);
+    int g0 = 0, g1 = 1;
+    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
+    ASSERT_EQ(gs_engine_pack(r.e, b, a), GS_EUNSUPPORTED);
+    ASSERT_EQ(gs_engine_migrate(r.e, a, &g1, 1, "x"), GS_EUNSUPPORTED);
+    ASSERT_OK(gs_engine_suspend(r.e, a, "slice"));
+    ASSERT_EQ(gs_engine_resume(r.e, a, &g1, 1), GS_EUNSUPPORTED);
+    ASSERT_OK(gs_engine_resume(r.e, a, &g0, 1));
+    ASSERT(ok(&r));
+    rig_close(&r);
+}
+
+/* A failed node takes packed pairs and the suspended jobs whose state it held. */
+static void t_node_failure(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
+    gs_job *a = add(&r, 1, 1, 100, 0, "resnet18-bs16");
+    gs_job *b = add(&r, 2, 1, 100, 0, "lm-bs20");
+    gs_job *c = add(&r, 3, 1, 100, 0, "lm-bs20");
+    ASSERT_OK(gs_engine_add_node_event(r.e, S(20), 0, 1));
+    gs_engine_advance(r.e, 0);
+    int g0 = 0, g1 = 1;
+    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
+    ASSERT_OK(gs_engine_start(r.e, c, &g1, 1));
+    gs_engine_advance(r.e, S(10));
+    ASSERT_OK(gs_engine_pack(r.e, b, a));
+    ASSERT_OK(gs_engine_suspend(r.e, c, "slice"));
+    gs_engine_advance(r.e, S(20));
+    ASSERT_EQ(a->state, GS_JOB_PENDING);
+    ASSERT_EQ(b->state, GS_JOB_PENDING);
+    ASSERT_EQ(c->state, GS_JOB_PENDING);
+    ASSERT_EQ(gs_engine_nsuspended(r.e), 0);
+    ASSERT_EQ(gs_engine_packed_gpus(r.e), 0);
+    ASSERT_EQ(gs_engine_allocated(r.e), 0);
+    ASSERT(ok(&r));
+    rig_close(&r);
+}
+
+/* ---- the gandiva policy ----------------------------------------------------------- */
+
+static int run_policy(rig *r)
+{
+    int rc, steps = 0;
+    while ((rc = gs_engine_step(r->e)) > 0) {
+        if (!ok(r)) return -1;
+        if (++steps > 100000) return -2;
+    }
+    return rc;
+}
+
+static int node_of(rig *r, const gs_job *j)
+{
+    const int32_t *a = j->alloc ? j->alloc : j->last_alloc;
+    return a ? gs_cluster_gpu(r->c, a[0])->node : -1;
+}
+
+static gs_job *addt(rig *r, int64_t id, double t, int gpus, double dur, const char *model)
+{
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = id;
+    s.submit = gs_time_from_sec(t);
+    s.ntasks = gpus;
+    s.duration = gs_time_from_sec(dur);
+    s.model = model;
+    gs_job *j = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_engine_add_job(r->e, &s, &j, &d)) return NULL;
+    return j;
+}
+
+/* Seed 002's Gandiva: jobs of the same size are placed together (16 GPUs). */
+static void t_gandiva_affinity(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "2x8", GS_ENGINE_SIM, "gandiva"));
+    gs_job *j1 = addt(&r, 1, 0, 1, 100, NULL);
+    gs_job *j2 = addt(&r, 2, 1, 2, 100, NULL);
+    gs_job *j3 = addt(&r, 3, 2, 1, 100, NULL);
+    gs_job *j4 = addt(&r, 4, 3, 2, 100, NULL);
+    gs_job *j5 = addt(&r, 5, 4, 1, 100, NULL);
+    ASSERT_OK(run_policy(&r));
+    ASSERT_EQ(node_of(&r, j1), 0);
+    ASSERT_EQ(node_of(&r, j3), 0);
+    ASSERT_EQ(node_of(&r, j5), 0);
+    ASSERT_EQ(node_of(&r, j2), 1);
+    ASSERT_EQ(node_of(&r, j4), 1);
+    ASSERT_EQ(j4->first_start, S(3));
+    rig_close(&r);
+    /* first-fit consolidation packs them all on n0 instead */
+    ASSERT_OK(rig_open(&r, "2x8", GS_ENGINE_SIM, "fifo"));
+    j1 = addt(&r, 1, 0, 1, 100, NULL);
+    j2 = addt(&r, 2, 1, 2, 100, NULL);
+    ASSERT_OK(run_policy(&r));
+    ASSERT_EQ(node_of(&r, j2), 0);
+    rig_close(&r);
+}
+
+/* Seed 002: after a large job leaves, jobs J1-J3 spread across servers are migrated together. */
+static void t_gandiva_migrate_together(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "4x4", GS_ENGINE_SIM, "gandiva"));
+    addt(&r, 10, 0, 3, 1000, NULL); /* n0 */
+    addt(&r, 11, 0, 3, 1000, NULL); /* n1 */
+    addt(&r, 12, 0, 3, 1000, NULL); /* n2 */
+    gs_job *big = addt(&r, 13, 0, 4, 100, NULL);
+    gs_job *j1 = addt(&r, 1, 1, 1, 1000, NULL);
+    gs_job *j2 = addt(&r, 2, 2, 1, 1000, NULL);
+    gs_job *j3 = addt(&r, 3, 3, 1, 1000, NULL);
+    /* up to the large job's departure: J1-J3 each on a different 3-GPU node */
+    while (gs_engine_now(r.e) < S(99) && gs_engine_step(r.e) > 0) ASSERT(ok(&r));
+    ASSERT_EQ(node_of(&r, big), 3);
+    ASSERT_EQ(node_of(&r, j1), 0);
+    ASSERT_EQ(node_of(&r, j2), 1);
+    ASSERT_EQ(node_of(&r, j3), 2);
+    ASSERT_OK(run_policy(&r));
+    /* at its departure (t=100) they moved together onto the freed node */
+    ASSERT_EQ(node_of(&r, j1), 3);
+    ASSERT_EQ(node_of(&r, j2), 3);
+    ASSERT_EQ(node_of(&r, j3), 3);
+    ASSERT_EQ(j1->migrations, 1);
+    ASSERT_EQ(j2->migrations, 1);
+    ASSERT_EQ(j3->migrations, 1);
+    gs_time cost = gs_costs_migrate(gs_engine_costs(r.e), NULL, 1, 1);
+    ASSERT_EQ(j1->end, S(1000) + cost + S(1)); /* one migration's worth later */
+    rig_close(&r);
+}
+
+/* Time-slicing: 8 one-GPU jobs on 4 GPUs all start within one quantum, and take turns. */
+static void t_gandiva_time_slicing(void)
+{
+    rig r;
+    ASSERT_OK(rig_open_p(&r, "1x4", GS_ENGINE_SIM, "gandiva", "pack=off"));
+    gs_job *j[8];
+    for (int i = 0; i < 8; i++) j[i] = addt(&r, i + 1, 0, 1, 600, NULL);
+    ASSERT_OK(run_policy(&r));
+    gs_time last_first = 0, max_end = 0;
+    for (int i = 0; i < 8; i++) {
+        ASSERT_EQ(j[i]->state, GS_JOB_DONE);
+        ASSERT(j[i]->suspends >= 1);
+        if (j[i]->first_start > last_first) last_first = j[i]->first_start;
+        if (j[i]->end > max_end) max_end = j[i]->end;
+    }
+    ASSERT_EQ(last_first, S(60)); /* the second half starts at the first quantum */
+    /* 8 x 600 GPU-s on 4 GPUs: 1200 s plus the switching costs */
+    ASSERT(max_end > S(1200) && max_end < S(1260));
+    rig_close(&r);
+    /* with packing (unknown models: the default pair, 0.67 + 0.67 > 1) they finish sooner */
+    ASSERT_OK(rig_open(&r, "1x4", GS_ENGINE_SIM, "gandiva"));
+    for (int i = 0; i < 8; i++) j[i] = addt(&r, i + 1, 0, 1, 600, NULL);
+    ASSERT_OK(run_policy(&r));
+    gs_time packed_end = 0;
+    for (int i = 0; i < 8; i++)
+        if (j[i]->end > packed_end) packed_end = j[i]->end;
+    ASSERT(packed_end < max_end);
+    rig_close(&r);
+    /* without time-slicing (FIFO) the second half waits 600 s for its first start */
+    ASSERT_OK(rig_open(&r, "1x4", GS_ENGINE_SIM, "fifo"));
+    for (int i = 0; i < 8; i++) j[i] = addt(&r, i + 1, 0, 1, 600, NULL);
+    ASSERT_OK(run_policy(&r));
+    ASSERT_EQ(j[7]->first_start, S(600));
+    rig_close(&r);
+}
+
+/* Packing under overload; a pair slower than time-slicing is rolled back and not tried again. */
+static void t_gandiva_pack_rollback(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "1x1:V100", GS_ENGINE_SIM, "gandiva"));
+    /* resnet50-bs64 with itself: 0.4981 + 0.4981 < 1 */
+    gs_job *a = addt(&r, 1, 0, 1, 1000, "resnet50-bs64");
+    gs_job *b = addt(&r, 2, 0, 1, 1000, "resnet50-bs64");
+    ASSERT_OK(run_policy(&r));
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_EQ(b->state, GS_JOB_DONE);
+    ASSERT_EQ(a->packs + b->packs, 1); /* tried once, rolled back, remembered */
+    rig_close(&r);
+    /* resnet18-bs16 with lm-bs20: 1.0 + 0.83 > 1: kept */
+    ASSERT_OK(rig_open(&r, "1x1:V100", GS_ENGINE_SIM, "gandiva"));
+    a = addt(&r, 1, 0, 1, 1000, "resnet18-bs16");
+    b = addt(&r, 2, 0, 1, 1000, "lm-bs20");
+    ASSERT_OK(run_policy(&r));
+    ASSERT_EQ(a->packs + b->packs, 1);
+    ASSERT(gs_job_packed(b, b->end) > S(500));
+    /* both done well before time-slicing alone would finish them (2000 s) */
+    ASSERT(a->end < S(1400) && b->end < S(1500));
+    rig_close(&r);
+}
+
+/* An elastic job grows onto idle GPUs and shrinks back when another job arrives. */
+static void t_gandiva_grow_shrink(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "1x4", GS_ENGINE_SIM, "gandiva"));
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = 1;
+    s.ntasks = 1;
+    s.duration = S(5000);
+    s.min_gpus = 1;
+    s.max_gpus = 4;
+    gs_job *a = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_engine_add_job(r.e, &s, &a, &d));
+    gs_job *b = addt(&r, 2, 1000, 2, 100, NULL);
+    ASSERT_OK(run_policy(&r));
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    /* grew at the first introspection, shrank when b came, grew again onto what b left */
+    ASSERT(a->resizes >= 3);
+    ASSERT(b->first_start <= S(1060));
+    rig_close(&r);
+}
+
+static const test_case tests[] = {
+    {"suspend_resume_costs", t_suspend_resume_costs},
+    {"incoming_waits_for_mini_batch", t_incoming_waits_for_mini_batch},
+    {"resume_elsewhere_is_migration", t_resume_elsewhere_is_migration},
+    {"migrate_costs", t_migrate_costs},
+    {"pack", t_pack},
+    {"pack_memory_limit", t_pack_memory_limit},
+    {"resize", t_resize},
+    {"live_limits", t_live_limits},
+    {"node_failure", t_node_failure},
+    {"gandiva_affinity", t_gandiva_affinity},
+    {"gandiva_migrate_together", t_gandiva_migrate_together},
+    {"gandiva_time_slicing", t_gandiva_time_slicing},
+    {"gandiva_pack_rollback", t_gandiva_pack_rollback},
+    {"gandiva_grow_shrink", t_gandiva_grow_shrink},
+};
+
+TEST_MAIN(tests)
