@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "scenario.h"
@@ -427,12 +428,17 @@ int gs_scenario_run(const char *path, FILE *out, int *passed, int *failed, gs_di
             goto out;
         }
     } else {
+        /* a relative file name is looked up next to the scenario first; anything
+         * else (a shorthand such as 4x8, an absolute path) is taken as it is */
         char spec[4096];
         const char *slash = strrchr(path, '/');
-        if (!strchr(cs, 'x') && strspn(cs, "0123456789:") != strlen(cs) && slash && cs[0] != '/')
-            snprintf(spec, sizeof spec, "%.*s/%s", (int)(slash - path), path, cs);
-        else
-            snprintf(spec, sizeof spec, "%s", cs);
+        snprintf(spec, sizeof spec, "%s", cs);
+        if (slash && cs[0] != '/') {
+            char rel[4096];
+            int k = snprintf(rel, sizeof rel, "%.*s/%s", (int)(slash - path), path, cs);
+            if (k > 0 && (size_t)k < sizeof rel && access(rel, F_OK) == 0)
+                snprintf(spec, sizeof spec, "%s", rel);
+        }
         gs_diag cd;
         gs_diag_init(&cd, spec);
         rc = gs_cluster_load(spec, &cl, &cd);

@@ -19,3 +19,14 @@ if [ $rc -ne 1 ] || ! grep -q "not ok - x (line 7): job 1 starts at 5 (got 0)" "
   echo "not ok - failing expectation not reported"; cat "$tmp/out.txt"; exit 1
 fi
 echo "ok - a failing expectation fails the run"
+# the worked example of docs/scenarios.md
+"$bin" scenario "$src"/docs/examples/scenarios/hived-example.yaml > "$tmp/doc.txt" || { echo "not ok - docs example"; cat "$tmp/doc.txt"; exit 1; }
+grep -q "^20 passed, 0 failed" "$tmp/doc.txt" || { echo "not ok - docs example count"; cat "$tmp/doc.txt"; exit 1; }
+echo "ok - the worked example of docs/scenarios.md passes"
+# a relative cluster file is found next to the scenario, whatever its name and the cwd
+mkdir -p "$tmp/s/clusters"
+cp "$src"/data/examples/hived-basic.yaml "$tmp/s/clusters/max-x.yaml"
+printf 'name: rel\ncluster: clusters/max-x.yaml\npolicy: hived\njobs:\n  - {id: 1, duration: 10, vc: VC1, gpus: 1}\nexpect:\n  - {job: 1, start: 0}\n' > "$tmp/s/rel.yaml"
+abs=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+(cd / && "$abs" scenario "$tmp/s/rel.yaml") > "$tmp/rel.txt" 2>&1 || { echo "not ok - relative cluster file"; cat "$tmp/rel.txt"; exit 1; }
+echo "ok - relative cluster file resolved next to the scenario"
