@@ -155,6 +155,7 @@ static int run_one(uint64_t seed, int strict, char *err, size_t cap)
     gs_params_set(&p, "preempt_cost", gs_rng_below(&r, 2) ? "model" : "0");
     static const char *intra[] = {"fifo", "tiresias-las", "las", "srtf"};
     gs_params_set(&p, "intra", intra[gs_rng_below(&r, 4)]);
+    gs_params_set(&p, "overflow", gs_rng_below(&r, 2) ? "on" : "off"); /* hived reads it */
     int rc = gs_engine_create(w.c, gs_rng_below(&r, 5) ? "hived" : "private", &p, NULL, &w.e, &d);
     gs_params_release(&p);
     if (rc) {

@@ -176,6 +176,11 @@ typedef struct hived {
     int32_t *node_g, *node_o;
     int32_t *node_free; /* by node: GPUs with gkey GK_NONE */
     int32_t *node_minp; /* by node: lowest priority among its guaranteed GPUs, INT32_MAX if none */
+    /* overflow=on: guaranteed jobs that do not fit their VC also run opportunistically */
+    int overflow;
+    int ovf_walk;     /* a VC queue was walked: overflow candidates may be new */
+    uint64_t ovf_gen; /* free_gen at the last overflow walk */
+    int32_t *ovcur;   /* by VC: cursor of the overflow walk */
     /* opportunistic queue: walk flag and failure cache (valid while no GPU was freed) */
     uint64_t free_gen, oppfc_gen;
     int opp_walk;
@@ -1259,7 +1264,7 @@ static int fc_dominated(const fcent *e, const gs_job *j, int64_t rank)
            (j->priority < e->prio || (j->priority == e->prio && rank >= e->rank));
 }
 
-static void fc_add(fcent **fc, int *n, int *cap, const gs_job *j, int64_t rank)
+static void fc_add(fcent **fc, int *n, int *cap, const gs_job *j, int32_t prio, int64_t rank)
 {
     if (*n == *cap) {
         if (*cap >= 64) return; /* enough: a cache, not a record */
@@ -1295,7 +1300,10 @@ static int fail_cached(hived *h, int v, const gs_job *j, int64_t rank)
     return 0;
 }
 
-/* The same for opportunistic jobs (any free GPUs): valid while no GPU was freed. */
+/*
+ * The same for opportunistic placements (any free GPUs; priority plays no
+ * part, entries carry INT32_MAX): valid while no GPU was freed.
+ */
 static int opp_fail_cached(hived *h, const gs_job *j)
 {
     if (h->oppfc_gen != h->free_gen) {
@@ -1324,6 +1332,48 @@ static size_t snapshot(hived *h, const gs_jobq *q)
     return k;
 }
 
+/* overflow order across VCs: priority desc, then arrival */
+static int ovf_before(const gs_job *a, const gs_job *b)
+{
+    if (a->priority != b->priority) return a->priority > b->priority;
+    if (a->submit != b->submit) return a->submit < b->submit;
+    return a->slot < b->slot;
+}
+
+/*
+ * overflow=on: waiting guaranteed jobs that did not fit their VC are tried
+ * as opportunistic jobs on free GPUs anywhere (any VC's, or nobody's): they
+ * never preempt and are preempted like any opportunistic job; preempted,
+ * they wait in their VC again as guaranteed jobs.  The VCs' queues are
+ * merged by priority and arrival; the walk ends when no GPU is free.
+ */
+static void overflow_walk(hived *h)
+{
+    h->ovf_walk = 0;
+    h->ovf_gen = h->free_gen;
+    for (int v = 0; v < h->nvc; v++) h->ovcur[v] = gs_jobq_first(&h->vc[v].waiting.q);
+    while (gs_cluster_free(h->c) > 0) {
+        int best = -1;
+        for (int v = 0; v < h->nvc; v++)
+            if (h->ovcur[v] >= 0 &&
+                (best < 0 || ovf_before(gs_engine_job(h->e, (size_t)h->ovcur[v]),
+                                        gs_engine_job(h->e, (size_t)h->ovcur[best]))))
+                best = v;
+        if (best < 0) break;
+        gs_job *j = gs_engine_job(h->e, (size_t)h->ovcur[best]);
+        h->ovcur[best] = gs_jobq_next(&h->vc[best].waiting.q, j->slot);
+        if (j->state != GS_JOB_PENDING || j->pinned_cell >= 0 || j->gpus > gs_cluster_free(h->c))
+            continue;
+        if (opp_fail_cached(h, j)) continue;
+        if (try_opportunistic(h, j)) {
+            dequeue(&h->vc[best].waiting, j);
+            gs_engine_note(h->e, j, "runs opportunistically beyond its VC's guarantee (overflow)");
+            continue;
+        }
+        fc_add(&h->oppfc, &h->noppfc, &h->capoppfc, j, INT32_MAX, 0);
+    }
+}
+
 /*
  * One pass.  A VC's queue is walked only when something may have changed
  * for it (a job arrived or came back, its capacity may have grown, or a job
@@ -1338,6 +1388,7 @@ static void pass_once(hived *h)
         vcst *vc = &h->vc[v];
         if (!vc->walk) continue;
         vc->walk = 0;
+        h->ovf_walk = 1;
         size_t n = snapshot(h, &vc->waiting.q);
         for (size_t i = 0; i < n; i++) {
             gs_job *j = gs_engine_job(h->e, (size_t)h->walkv[i]);
@@ -1356,7 +1407,7 @@ static void pass_once(hived *h)
                     continue;
                 }
                 if (pure && gen == vc->gen)
-                    fc_add(&vc->fc, &vc->nfc, &vc->capfc, j, rank);
+                    fc_add(&vc->fc, &vc->nfc, &vc->capfc, j, j->priority, rank);
                 else if (!pure)
                     vc->walk = 1; /* not a capacity failure: try again next pass */
             }
@@ -1375,11 +1426,12 @@ static void pass_once(hived *h)
                     dequeue(&h->opp, j);
                     continue;
                 }
-                fc_add(&h->oppfc, &h->noppfc, &h->capoppfc, j, 0);
+                fc_add(&h->oppfc, &h->noppfc, &h->capoppfc, j, INT32_MAX, 0);
             }
             gs_engine_set_reason(h->e, j, "no free GPUs for opportunistic jobs");
         }
     }
+    if (h->overflow && (h->ovf_walk || h->ovf_gen != h->free_gen)) overflow_walk(h);
     sweep(h, -1);
 }
 
@@ -1516,6 +1568,7 @@ static void h_destroy(void *st)
     free(h->sl);
     free(h->gsel);
     free(h->okg);
+    free(h->ovcur);
     free(h->vict);
     free(h->qhi);
     free(h);
@@ -1556,6 +1609,7 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
         rc = gs_diag_set(d, GS_EINVAL, 0, 0,
                          "parameter 'intra': expected fifo, las, tiresias-las or srtf, got '%s'",
                          intra);
+    if (!rc && !private_mode) rc = gs_params_get_bool(p, "overflow", 0, &h->overflow, d);
     if (!rc && (h->intra == I_LAS || h->intra == I_TLAS)) {
         double *th = NULL;
         size_t nth = 0;
@@ -1661,7 +1715,8 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
         npa += vd->npinned;
     }
     h->pa = calloc(npa ? npa : 1, sizeof *h->pa);
-    if (!h->vc || !h->pa) {
+    h->ovcur = calloc((size_t)h->nvc + 1, sizeof *h->ovcur);
+    if (!h->vc || !h->pa || !h->ovcur) {
         rc = GS_ENOMEM;
         goto fail;
     }
