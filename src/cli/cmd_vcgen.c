@@ -15,16 +15,20 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gsched vcgen --trace FILE (--nodes N | --vc-nodes CSV) [options] > hived.yaml\n"
-               "\n"
-               "  --trace FILE          trace whose VCs become virtual clusters (its 'vc' /\n"
-               "                        Philly 'cluster' column)\n"
-               "  --nodes N             share N nodes in proportion to each VC's GPU-seconds\n"
-               "  --vc-nodes CSV        take VC sizes from a 'vc,nodes' CSV instead\n"
-               "  --gpus-per-node G     default 8\n"
-               "  --nodes-per-rack R    default 32\n"
-               "  --gpu-type NAME       default GPU\n"
-               "Every VC gets at least the nodes its largest job needs.\n");
+    fprintf(f,
+            "usage: gsched vcgen --trace FILE (--nodes N | --vc-nodes CSV) [options] > hived.yaml\n"
+            "\n"
+            "  --trace FILE          trace whose VCs become virtual clusters (its 'vc' /\n"
+            "                        Philly 'cluster' column)\n"
+            "  --nodes N             share N nodes in proportion to each VC's GPU-seconds\n"
+            "  --vc-nodes CSV        take VC sizes from a 'vc,nodes' CSV instead\n"
+            "  --gpus-per-node G     default 8\n"
+            "  --nodes-per-rack R    default 32\n"
+            "  --gpu-type NAME       default GPU\n"
+            "  --trace-out FILE      also write the trace as gsched CSV with node-affinity\n"
+            "                        tasks (a job of g 1-GPU tasks becomes the fewest equal\n"
+            "                        tasks of at most G GPUs, each on one node)\n"
+            "Every VC gets at least the nodes its largest job needs.\n");
 }
 
 int cmd_vcgen(int argc, char **argv)
@@ -35,10 +39,11 @@ int cmd_vcgen(int argc, char **argv)
                                        {"gpus-per-node", required_argument, NULL, 'g'},
                                        {"nodes-per-rack", required_argument, NULL, 'r'},
                                        {"gpu-type", required_argument, NULL, 'T'},
+                                       {"trace-out", required_argument, NULL, 'o'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
     gs_vcgen_opts o = {0, 8, 32, NULL, NULL, 0};
-    const char *trace = NULL, *vcn = NULL;
+    const char *trace = NULL, *vcn = NULL, *tout = NULL;
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -48,6 +53,7 @@ int cmd_vcgen(int argc, char **argv)
         case 't': trace = optarg; break;
         case 'v': vcn = optarg; break;
         case 'T': o.gpu_type = optarg; break;
+        case 'o': tout = optarg; break;
         case 'n':
         case 'g':
         case 'r':
@@ -55,7 +61,10 @@ int cmd_vcgen(int argc, char **argv)
             v = strtol(optarg, &end, 10);
             if (errno || *end || v < 1 || v > 1000000) {
                 cli_err("--%s: expected a positive integer, got '%s'",
-                        opt == 'n' ? "nodes" : opt == 'g' ? "gpus-per-node" : "nodes-per-rack", optarg);
+                        opt == 'n'   ? "nodes"
+                        : opt == 'g' ? "gpus-per-node"
+                                     : "nodes-per-rack",
+                        optarg);
                 return EXIT_USAGE;
             }
             if (opt == 'n') o.nodes = (int)v;
@@ -107,8 +116,8 @@ int cmd_vcgen(int argc, char **argv)
             }
             first = 0;
             if (end == r.f[1] || *end || nodes < 1) {
-                gs_diag_set(&d, GS_EPARSE, r.rec_line, r.col[1], "nodes: '%s' is not a positive integer",
-                            r.f[1]);
+                gs_diag_set(&d, GS_EPARSE, r.rec_line, r.col[1],
+                            "nodes: '%s' is not a positive integer", r.f[1]);
                 k = -1;
                 break;
             }
@@ -131,6 +140,22 @@ int cmd_vcgen(int argc, char **argv)
     if (gs_vcgen(&t, &o, stdout, &d)) {
         cli_diag(&d);
         rc = EXIT_USAGE;
+        goto out;
+    }
+    if (tout) {
+        FILE *f = fopen(tout, "w");
+        if (!f) {
+            cli_err("%s: %s", tout, strerror(errno));
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        gs_diag_init(&d, tout);
+        int wr = gs_vcgen_write_trace(&t, o.gpus_per_node, f, &d);
+        if (fclose(f) && !wr) wr = gs_diag_set(&d, GS_EIO, 0, 0, "cannot write the trace");
+        if (wr) {
+            cli_diag(&d);
+            rc = EXIT_RUNTIME;
+        }
     }
 out:
     for (size_t i = 0; i < o.nvc_nodes; i++) free((char *)vn[i].vc);

@@ -5,6 +5,9 @@
  * either in proportion to its demand (GPU-seconds) or from a "vc,nodes" CSV
  * (e.g. the Philly VC sizes of the Helios artifact).
  *
+ * gs_vcgen_write_trace() writes the trace itself with node-affinity task
+ * shapes (a HiveD job asks for whole-node pods, not single GPUs).
+ *
  * Invariants: every VC of the trace gets at least the nodes its largest job
  * needs (so no job is rejected for its size); the VCs' nodes add up to the
  * cluster's; the output is a valid HiveD config (the per-level check holds
@@ -21,7 +24,7 @@
 typedef struct vcd {
     const char *name;
     double demand;
-    int need;  /* nodes for its largest job */
+    int need; /* nodes for its largest job */
     int nodes;
     double frac;
 } vcd;
@@ -130,15 +133,17 @@ int gs_vcgen(const gs_trace *t, const gs_vcgen_opts *o, FILE *out, gs_diag *d)
     int sw = o->gpus_per_node % 2 == 0 && o->gpus_per_node >= 4 ? 2 : 1;
     fprintf(out, "    %s-SWITCH: {childCellType: %s, childCellNumber: %d}\n", gt, gt,
             o->gpus_per_node / sw);
-    fprintf(out, "    %s-NODE: {childCellType: %s-SWITCH, childCellNumber: %d, isNodeLevel: true}\n",
-            gt, gt, sw);
+    fprintf(out,
+            "    %s-NODE: {childCellType: %s-SWITCH, childCellNumber: %d, isNodeLevel: true}\n", gt,
+            gt, sw);
     fprintf(out, "    %s-RACK: {childCellType: %s-NODE, childCellNumber: %d}\n", gt, gt,
             o->nodes_per_rack);
     fprintf(out, "  physicalCells:\n");
     int node = 0;
     for (int r = 0; r < racks; r++) {
         fprintf(out, "  - cellType: %s-RACK\n    cellChildren:\n", gt);
-        for (int k = 0; k < o->nodes_per_rack; k++) fprintf(out, "    - cellAddress: n%d\n", node++);
+        for (int k = 0; k < o->nodes_per_rack; k++)
+            fprintf(out, "    - cellAddress: n%d\n", node++);
     }
     fprintf(out, "virtualClusters:\n");
     for (size_t k = 0; k < nv; k++) {
@@ -149,4 +154,50 @@ int gs_vcgen(const gs_trace *t, const gs_vcgen_opts *o, FILE *out, gs_diag *d)
     }
     free(v);
     return rc;
+}
+
+/* One CSV field, quoted when it holds a comma, a quote or a line break. */
+static void csv_field(FILE *out, const char *s)
+{
+    if (!s) return;
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+int gs_vcgen_write_trace(const gs_trace *t, int gpus_per_node, FILE *out, gs_diag *d)
+{
+    if (gpus_per_node < 1) return gs_diag_set(d, GS_EINVAL, 0, 0, "gpus per node must be >= 1");
+    fprintf(out, "id,submit,duration,tasks,gpus_per_task,vc,user,priority,model,name\n");
+    for (size_t i = 0; i < t->n; i++) {
+        const gs_job_spec *s = &t->jobs[i];
+        int tasks = s->ntasks, gpt = s->gpus_per_task;
+        if (gpt == 1 && tasks > 1) {
+            int g = tasks;
+            tasks = (g + gpus_per_node - 1) / gpus_per_node;
+            while (g % tasks) tasks++;
+            gpt = g / tasks;
+        }
+        char sub[32], dur[32];
+        gs_fmt_sec(sub, sizeof sub, s->submit);
+        gs_fmt_sec(dur, sizeof dur, s->duration);
+        fprintf(out, "%lld,%s,%s,%d,%d,", (long long)s->id, sub, dur, tasks, gpt);
+        csv_field(out, s->vc && *s->vc ? s->vc : "default");
+        fputc(',', out);
+        csv_field(out, s->user);
+        fprintf(out, ",%d,", s->priority);
+        csv_field(out, s->model);
+        fputc(',', out);
+        csv_field(out, s->name);
+        fputc('\n', out);
+    }
+    if (ferror(out)) return gs_diag_set(d, GS_EIO, 0, 0, "cannot write the trace");
+    return 0;
 }
