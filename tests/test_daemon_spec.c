@@ -125,7 +125,7 @@ static void errors_name_field_and_position(void)
         {"command: true\ngpus: 2\ntasks: 2x2\n", "gpus", 2, 7, "already given"},
         {"command: true\ngpus: 5000\n", "gpus", 2, 7, "between 1 and 4096"},
         {"command: true\ntasks: 100\ngpus: 100\n", "tasks", 0, 0, "more than the limit"},
-        {"command: [sleep, 1\n", "", 3, 2, "invalid YAML"},
+        {"command: [sleep, 1\n", "", 2, 1, "invalid YAML"}, /* end of input: line 2, col 1 */
         /* truncated input: the position is libfyaml's end-of-input guess, not checked */
         {"{\"command\": [\"sleep\", ", "", -1, -1, "invalid JSON"},
     };

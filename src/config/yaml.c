@@ -78,9 +78,10 @@ int gs_yaml_load(gs_yaml *y, const char *file, const char *buf, size_t len, gs_d
         void *it = NULL;
         struct fy_diag_error *e = fy_diag_errors_iterate(y->diag, &it);
         int rc;
+        /* libfyaml's collected errors are 1-based already (node marks are 0-based) */
         if (e)
-            rc = gs_diag_set(d, GS_EPARSE, e->line + 1, e->column + 1, "invalid YAML: %s",
-                             e->msg ? e->msg : "syntax error");
+            rc = gs_diag_set(d, GS_EPARSE, e->line > 0 ? e->line : 0, e->column > 0 ? e->column : 0,
+                             "invalid YAML: %s", e->msg ? e->msg : "syntax error");
         else
             rc = gs_diag_set(d, GS_EPARSE, 0, 0, "invalid YAML");
         gs_yaml_release(y);
