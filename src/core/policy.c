@@ -20,6 +20,7 @@ extern const gs_policy_ops gs_policy_hived;
 extern const gs_policy_ops gs_policy_private;
 extern const gs_policy_ops gs_policy_quota;
 extern const gs_policy_ops gs_policy_gandiva;
+extern const gs_policy_ops gs_policy_gandiva_emul;
 
 /* clang-format off */
 static const gs_policy_ops *const registry[] = {
@@ -36,6 +37,7 @@ static const gs_policy_ops *const registry[] = {
     &gs_policy_quota,
     &gs_policy_private,
     &gs_policy_gandiva,
+    &gs_policy_gandiva_emul,
 };
 /* clang-format on */
 
