@@ -210,6 +210,48 @@ static void stop_protocol(void)
     gsd_exec_destroy(x);
 }
 
+/*
+ * The grace period belongs to the whole task, not only to the process the shim started: a
+ * string command runs under /bin/sh -c, which dies of SIGTERM at once, while the program it
+ * started (python, torchrun) handles SIGTERM and checkpoints.  Its checkpoint must not be
+ * cut short by a SIGKILL to the group when the shell is gone.
+ */
+static void grace_for_the_whole_task(void)
+{
+    gsd_exec *x;
+    gs_diag d;
+    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &x, &d));
+    char script[512], cmd[700];
+    snprintf(script, sizeof script, "%s/ckpt-child.sh", state_dir());
+    FILE *f = fopen(script, "w");
+    ASSERT(f != NULL);
+    fputs("trap 'echo saving; sleep 0.5; echo saved; exit 0' TERM\n"
+          "echo ready\n"
+          "while :; do sleep 0.05; done\n",
+          f);
+    fclose(f);
+    /* the top shell has no trap and does not exec its last command (dash) */
+    snprintf(cmd, sizeof cmd, "sh %s; echo after", script);
+    job j;
+    make_job(&j, 23, 1, cmd);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    char path[512];
+    gsd_exec_log_path(x, 23, 0, path, sizeof path);
+    for (int i = 0; i < 250; i++) {
+        char *log = slurp(path);
+        if (log && strstr(log, "ready")) break;
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    ASSERT_OK(gsd_exec_stop(x, 23, now_us(), 20 * GS_SEC));
+    ASSERT(wait_done(x, &s, 15));
+    ASSERT_EQ(s.killed, 0);
+    ASSERT_CONTAINS(slurp(path), "saved");
+    gsd_exec_forget(x, 23);
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(x);
+}
+
 static void failed_task_stops_peers(void)
 {
     gsd_exec *x;
@@ -507,6 +549,7 @@ static void cleanup(void)
 static const test_case tests[] = {
     {"env_groups_and_exit_codes", env_groups_and_exit_codes},
     {"stop_protocol", stop_protocol},
+    {"grace_for_the_whole_task", grace_for_the_whole_task},
     {"failed_task_stops_peers", failed_task_stops_peers},
     {"suspend_resume", suspend_resume},
     {"suspend_stops_work_and_survives_restart", suspend_stops_work_and_survives_restart},

@@ -21,8 +21,11 @@
  *
  * Stop protocol (preemption, cancel, time limit, failed peer): SIGTERM to
  * every task's process group (plus SIGCONT if it was stopped), then SIGKILL
- * once the grace period is over.  Suspend / resume: SIGSTOP / SIGCONT to the
- * groups (GPU memory stays held while stopped).
+ * once the grace period is over.  The grace period belongs to the whole
+ * task: the shim is a child subreaper and, once it got SIGTERM, waits for
+ * every descendant before it exits (a shell running a string command dies
+ * of SIGTERM at once while the program it started writes its checkpoint).  Suspend / resume:
+ * SIGSTOP / SIGCONT to the groups (GPU memory stays held while stopped).
  *
  * The executor never calls the engine: gsd_exec_poll() reports what
  * happened through a callback and the daemon turns that into engine calls.

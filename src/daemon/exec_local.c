@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -891,6 +892,14 @@ int gsd_exec_sweep(gsd_exec *x, void (*log)(void *ud, const char *msg), void *ud
 
 /* ---- the shim ------------------------------------------------------------------------------- */
 
+static volatile sig_atomic_t shim_got_term;
+
+static void shim_on_term(int sig)
+{
+    (void)sig;
+    shim_got_term = 1;
+}
+
 static void shim_usage(void)
 {
     fputs("usage: gsched __shim --status FILE -- COMMAND [ARG...]\n"
@@ -917,14 +926,21 @@ int gsd_shim_main(int argc, char **argv)
         shim_usage();
         return 2;
     }
-    /* the shim outlives SIGTERM so it can record how the command ended */
-    struct sigaction ign, dfl;
+    /* the shim outlives SIGTERM so it can record how the command ended; it notes that a
+     * stop is under way */
+    struct sigaction ign, dfl, term;
     memset(&ign, 0, sizeof ign);
     memset(&dfl, 0, sizeof dfl);
+    memset(&term, 0, sizeof term);
     ign.sa_handler = SIG_IGN;
     dfl.sa_handler = SIG_DFL;
+    term.sa_handler = shim_on_term;
     int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
     for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) sigaction(sigs[k], &ign, NULL);
+    sigaction(SIGTERM, &term, NULL);
+    /* descendants whose parent dies (a shell killed by SIGTERM while the program it started
+     * checkpoints) become our children, so we can wait for them */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     fflush(stdout);
     pid_t pid = fork();
     if (pid < 0) {
@@ -946,6 +962,18 @@ int gsd_shim_main(int argc, char **argv)
         }
     }
     code = wait_code(st);
+    /* During a stop (SIGTERM) the grace period belongs to the whole task: the command may be
+     * gone (a shell dies of SIGTERM at once) while the program it started still writes its
+     * checkpoint.  Wait for every descendant; the daemon's SIGKILL to the group at the end of
+     * the grace period bounds this.  Without a stop, the daemon kills leftovers at once. */
+    if (shim_got_term) {
+        for (;;) {
+            int st2;
+            pid_t p = waitpid(-1, &st2, 0);
+            if (p < 0 && errno == EINTR) continue;
+            if (p < 0) break;
+        }
+    }
     char tmp[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s.tmp", status);
     FILE *f = fopen(tmp, "we");

@@ -42,6 +42,16 @@ echo "run 1 ignores SIGTERM"
 sleep 60
 EOF
 mkdir -p "$tmp/ck"
+# wait_log ID TEXT: until the job's task 0 log contains TEXT (a job has installed its
+# SIGTERM trap once it prints "training"; preempting it earlier would test nothing)
+wait_log() {
+  for _ in $(seq 300); do
+    contains "$("$bin" logs "$1" --server "$SERVER" 2>/dev/null)" "$2" && return 0
+    sleep 0.1
+  done
+  echo "  job $1: no '$2' in its log"
+  return 1
+}
 # block FLAG: a command that runs until the test creates FLAG (no timing assumptions)
 block() { echo "while [ ! -f '$tmp/$1' ]; do sleep 0.05; done"; }
 release() { touch "$tmp/$1"; }
@@ -81,7 +91,7 @@ echo "# SRTF: a shorter job preempts a longer one; checkpoint, requeue, resume"
 d_start srtf --cluster 1x2 --policy srtf --grace 5s || { bad "start srtf"; return; }
 long=$(gsub -g 2 --duration 1h --checkpoint-dir "$tmp/ck" --name long -- sh "$tmp/ckpt.sh")
 wait_state "$long" RUNNING 20 || bad "srtf long runs"
-sleep 0.3
+wait_log "$long" "run 1 training" || bad "srtf long trains"
 short=$(gsub -g 1 --duration 1s --name short -- sleep 1)
 wait_state "$short" DONE 30 || bad "srtf short done"
 wait_state "$long" DONE 30 || bad "srtf long done"
@@ -109,14 +119,19 @@ d_stop || bad "graceful stop"
 echo "# Tiresias-LAS: a job with less attained service preempts"
 d_start las --cluster 1x4 --policy tiresias-las --set queues=2 --grace 5s || { bad "start las"; return; }
 mkdir -p "$tmp/ck-las"
-big=$(gsub -g 4 --checkpoint-dir "$tmp/ck-las" --name big -- sh "$tmp/ckpt.sh")
+# through a shell that dies of SIGTERM at once (as a string command does): the script it
+# started still gets the grace period to checkpoint
+big=$(gsub -g 4 --checkpoint-dir "$tmp/ck-las" --name big -- sh -c "sh '$tmp/ckpt.sh'; echo never")
 wait_state "$big" RUNNING 20 || bad "las big runs"
+wait_log "$big" "run 1 training" || bad "las big trains"
 sleep 1.5   # 4 GPUs x 0.5 s passes the 2 GPU-second threshold: demoted
 small=$(gsub -g 1 --name small -- sleep 1)
 wait_state "$small" DONE 30 || bad "las small done"
 wait_state "$big" DONE 30 || bad "las big done"
 check "las: big preempted for small and resumed" contains "$(events "$big")" "preempted task-exited requeued resumed"
 check "las: small started after big's tasks were gone" ge "$(started "$small")" "$(evtime "$big" requeued)"
+check "las: big checkpointed although its shell died at once" contains "$(g logs "$big")" "run 1: SIGTERM, saving checkpoint"
+check "las: big resumed from the checkpoint" contains "$(g logs "$big")" "run 2 resumed from step-42"
 d_stop || bad "graceful stop"
 }
 
@@ -213,6 +228,7 @@ hived_safety_priority() {
   mkdir -p "$tmp/ck-prio"
   t=$(gsub --vc vc1 -p test -g 1 --checkpoint-dir "$tmp/ck-prio" --name test -- sh "$tmp/ckpt.sh")
   wait_state "$t" RUNNING 20 || bad "priority: test runs"
+  wait_log "$t" "run 1 training" || bad "priority: test trains"
   pr=$(gsub --vc vc1 -p prod -g 1 --name prod -- sh -c "$(block prio-prod)")
   wait_state "$pr" RUNNING 30 || bad "priority: prod runs without waiting for the test job"
   check "priority: running [prod], waiting [test]" [ "$(state "$t")" = PENDING ]
@@ -236,6 +252,7 @@ hived_oppo() {
   mkdir -p "$tmp/ck-oppo"
   op=$(gsub --vc vc1 -p oppo -g 1 --checkpoint-dir "$tmp/ck-oppo" --name oppo -- sh "$tmp/ckpt.sh")
   wait_state "$op" RUNNING 20 || bad "oppo: runs on another VC's idle GPU"
+  wait_log "$op" "run 1 training" || bad "oppo: trains"
   check "oppo: runs on default's GPU (Carol)" [ "$(field "$op" Placement)" = "hostname-carol:0" ]
   tj=$(gsub --vc default -p test -g 1 --name owner -- sh -c "$(block oppo-owner)")
   wait_state "$tj" RUNNING 30 || bad "oppo: the owner VC's job runs"
