@@ -58,7 +58,7 @@ for n in "${names[@]}"; do
     mkdir -p "$art"
     extra=()
     [ "$n" = http ] && extra=(-dict="$here/http.dict" -detect_leaks=0 -timeout=60)
-    [ "$n" = spec ] && extra=(-dict="$here/spec.dict")
+    [ "$n" = spec ] && extra=(-dict="$here/spec.dict" -timeout=25)
     echo "== fuzz_daemon_$n for ${secs}s"
     if ! ASAN_OPTIONS=abort_on_error=1 LSAN_OPTIONS=suppressions="$here/lsan.supp" "$bin" -max_total_time="$secs" -artifact_prefix="$art/" \
         -print_final_stats=1 "${extra[@]}" "$build/fuzz-corpus/daemon-$n" \
