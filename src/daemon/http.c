@@ -979,13 +979,16 @@ static enum MHD_Result dispatch(hctx *h)
     const route *found = NULL;
     int path_ok = 0;
     char allow[64] = "";
+    /* HEAD is GET without a body (libmicrohttpd leaves the body out) */
+    const char *method = strcmp(h->method, "HEAD") ? h->method : "GET";
     for (size_t i = 0; i < sizeof routes / sizeof *routes; i++) {
         if (!match(routes[i].pattern, h->url, cap, sizeof cap)) continue;
         path_ok = 1;
-        if (strlen(allow) + 10 < sizeof allow)
-            snprintf(allow + strlen(allow), sizeof allow - strlen(allow), "%s%s",
-                     *allow ? ", " : "", routes[i].method);
-        if (!strcmp(routes[i].method, h->method)) {
+        if (strlen(allow) + 16 < sizeof allow)
+            snprintf(allow + strlen(allow), sizeof allow - strlen(allow), "%s%s%s",
+                     *allow ? ", " : "", routes[i].method,
+                     strcmp(routes[i].method, "GET") ? "" : ", HEAD");
+        if (!strcmp(routes[i].method, method)) {
             found = &routes[i];
             break;
         }
