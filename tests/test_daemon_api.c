@@ -276,6 +276,14 @@ static void routing_errors(void)
     r = req(&D, NULL, "GET", "/v1/nope", NULL, NULL, NULL);
     EXPECT_PROBLEM(r, 404, "GS_ENOENT");
     res_free(&r);
+    r = req(&D, NULL, "HEAD", "/metrics", NULL, NULL, NULL); /* HEAD: a GET without body */
+    ASSERT_EQ(r.status, 200);
+    ASSERT_CONTAINS(r.ctype, "text/plain; version=0.0.4");
+    res_free(&r);
+    r = req(&D, NULL, "DELETE", "/v1/health", NULL, NULL, NULL);
+    EXPECT_PROBLEM(r, 405, "GS_EUNSUPPORTED");
+    ASSERT_STR(js(&r, "allow"), "GET, HEAD");
+    res_free(&r);
     r = req(&D, NULL, "GET", "/v1/jobs/abc", NULL, NULL, NULL);
     EXPECT_PROBLEM(r, 400, "GS_EINVAL");
     res_free(&r);

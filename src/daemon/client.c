@@ -115,6 +115,8 @@ int gsd_request(const gsd_client *c, const char *method, const char *path, const
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     } else if (!strcmp(method, "GET")) {
         curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    } else if (!strcmp(method, "HEAD")) {
+        curl_easy_setopt(h, CURLOPT_NOBODY, 1L); /* headers only */
     }
     CURLcode cc = curl_easy_perform(h);
     int rc = 0;
