@@ -654,6 +654,138 @@ static int gpu_cost(const hived *h, int32_t g)
     return h->jkind[gp->owner] == K_GUAR ? 2 : 1;
 }
 
+/*
+ * The GPUs of [blo, bhi) a task still needs after the free ones come from
+ * running jobs of one kind (cost 1: opportunistic, 2: lower-ranked jobs of
+ * the VC), chosen to disrupt least: first jobs this placement already stops,
+ * then the fewest new jobs, then the fewest GPUs stopped in all (a victim's
+ * whole gang stops), then the least work lost (youngest runs).  Exhaustive
+ * over the candidate jobs of the node (at most 12; greedy beyond).  Takes
+ * up to 'need' GPUs into out[n...] and returns how many; with dry set it
+ * only adds what it would stop to *vc and returns how many it would take.
+ */
+typedef struct vcost {
+    int64_t gjobs, ojobs, gpus, work; /* new guaranteed / opportunistic victims, their GPUs, work */
+} vcost;
+
+static int vcost_cmp(const vcost *a, const vcost *b)
+{
+    if (a->gjobs != b->gjobs) return a->gjobs < b->gjobs ? -1 : 1;
+    if (a->ojobs != b->ojobs) return a->ojobs < b->ojobs ? -1 : 1;
+    if (a->gpus != b->gpus) return a->gpus < b->gpus ? -1 : 1;
+    if (a->work != b->work) return a->work < b->work ? -1 : 1;
+    return 0;
+}
+
+static int take_victims(hived *h, gs_time now, int32_t lo, int32_t blo, int32_t bhi, char *ok,
+                        int cost, int need, int *out, int n, int dry, vcost *vc)
+{
+    enum { MAXC = 12 };
+    int32_t cj[64];
+    int ck[64], nc = 0, got = 0;
+    /* candidate owners with their usable GPUs in range */
+    for (int32_t g = blo; g < bhi; g++) {
+        if (!ok[g - lo] || gpu_cost(h, g) != cost) continue;
+        int32_t o = gs_cluster_gpu(h->c, g)->owner;
+        int c = 0;
+        while (c < nc && cj[c] != o) c++;
+        if (c == nc) {
+            if (nc == 64) continue;
+            cj[nc] = o;
+            ck[nc++] = 0;
+        }
+        ck[c]++;
+    }
+    if (!nc) return 0;
+    /* 1 = take this job's GPUs: jobs already stopped by this placement are free to take */
+    char take[64] = {0};
+    int left = need;
+    for (int c = 0; c < nc && left > 0; c++)
+        for (int i = 0; i < n; i++)
+            if (gs_cluster_gpu(h->c, out[i])->owner == cj[c]) {
+                take[c] = 1;
+                left -= ck[c];
+                break;
+            }
+    if (left > 0) {
+        int idx[64], m = 0;
+        for (int c = 0; c < nc; c++)
+            if (!take[c]) idx[m++] = c;
+        if (m <= MAXC) {
+            /* best subset: fewest jobs, then fewest GPUs in all, then least work lost */
+            uint32_t best = 0;
+            int64_t bj = INT64_MAX, bg = 0, bw = 0;
+            for (uint32_t set = 1; set < (1u << m); set++) {
+                int64_t cover = 0, nj = 0, ng = 0, work = 0;
+                for (int i = 0; i < m; i++)
+                    if (set & (1u << i)) {
+                        const gs_job *v = gs_engine_job(h->e, (size_t)cj[idx[i]]);
+                        cover += ck[idx[i]];
+                        nj++;
+                        ng += v->gpus;
+                        work += now - v->last_start;
+                    }
+                if (cover < left) continue;
+                if (nj < bj || (nj == bj && (ng < bg || (ng == bg && work < bw)))) {
+                    best = set;
+                    bj = nj;
+                    bg = ng;
+                    bw = work;
+                }
+            }
+            for (int i = 0; i < m; i++)
+                if (best & (1u << i)) take[idx[i]] = 1;
+        } else {
+            /* greedy: most GPUs here first, then smaller, then younger jobs */
+            while (left > 0) {
+                int b = -1;
+                for (int i = 0; i < m; i++) {
+                    int c = idx[i];
+                    if (take[c]) continue;
+                    const gs_job *x = gs_engine_job(h->e, (size_t)cj[c]);
+                    const gs_job *y = b >= 0 ? gs_engine_job(h->e, (size_t)cj[b]) : NULL;
+                    if (!y || ck[c] > ck[b] ||
+                        (ck[c] == ck[b] && (x->gpus < y->gpus ||
+                                            (x->gpus == y->gpus && x->last_start > y->last_start))))
+                        b = c;
+                }
+                if (b < 0) break;
+                take[b] = 1;
+                left -= ck[b];
+            }
+        }
+    }
+    if (dry) {
+        int cover = 0;
+        for (int c = 0; c < nc; c++) {
+            if (!take[c]) continue;
+            cover += ck[c];
+            int already = 0;
+            for (int i = 0; i < n && !already; i++)
+                already = gs_cluster_gpu(h->c, out[i])->owner == cj[c];
+            if (already) continue;
+            const gs_job *v = gs_engine_job(h->e, (size_t)cj[c]);
+            if (cost == 2)
+                vc->gjobs++;
+            else
+                vc->ojobs++;
+            vc->gpus += v->gpus;
+            vc->work += now - v->last_start;
+        }
+        return cover < need ? cover : need;
+    }
+    for (int32_t g = blo; g < bhi && got < need; g++) {
+        if (!ok[g - lo] || gpu_cost(h, g) != cost) continue;
+        int32_t o = gs_cluster_gpu(h->c, g)->owner;
+        int c = 0;
+        while (c < nc && cj[c] != o) c++;
+        if (c == nc || !take[c]) continue;
+        ok[g - lo] = 0;
+        out[n + got++] = g;
+    }
+    return got;
+}
+
 /* usable() from gkey: free or opportunistic, or (pass 2) held by a job j outranks */
 static int gusable(const hived *h, const gs_job *j, int32_t g, int pass2, int64_t rj, gs_time now)
 {
@@ -684,28 +816,42 @@ static int pick_task(hived *h, const gs_job *j, int pass2, gs_time now, int32_t 
         if (out[i] >= lo && out[i] < hi) ok[out[i] - lo] = 0;
     int32_t blo = lo, bhi = hi;
     int best_kind = 99, best_cnt = 1 << 30;
+    vcost best_v = {0, 0, 0, 0};
     const gs_node *nd = gs_cluster_node(h->c, gs_cluster_gpu(h->c, lo)->node);
     int32_t end = h->cell_end[nd->cell];
     for (int32_t x = nd->cell + 1; x < end; x++) {
         const gs_cell *cx = gs_cluster_cell(h->c, x);
         if (cx->kind == GS_CELL_GPU || cx->gpu_lo < lo || cx->gpu_hi > hi) continue;
-        int cnt = 0;
-        for (int32_t g = cx->gpu_lo; g < cx->gpu_hi; g++) cnt += ok[g - lo];
+        int cnt = 0, fr = 0;
+        for (int32_t g = cx->gpu_lo; g < cx->gpu_hi; g++) {
+            cnt += ok[g - lo];
+            fr += ok[g - lo] && gpu_cost(h, g) == 0;
+        }
         if (cnt < k) continue;
-        if (cx->kind < best_kind || (cx->kind == best_kind && cnt < best_cnt)) {
+        /* what taking the task's GPUs here would stop */
+        vcost v = {0, 0, 0, 0};
+        int r = k - fr;
+        for (int c = 1; c <= 2 && r > 0; c++)
+            r -= take_victims(h, now, lo, cx->gpu_lo, cx->gpu_hi, ok, c, r, out, nout, 1, &v);
+        /* lowest cell first (affinity), then least disruption, then tightest */
+        int vc = vcost_cmp(&v, &best_v);
+        if (cx->kind < best_kind ||
+            (cx->kind == best_kind && (vc < 0 || (vc == 0 && cnt < best_cnt)))) {
             best_kind = cx->kind;
             best_cnt = cnt;
+            best_v = v;
             blo = cx->gpu_lo;
             bhi = cx->gpu_hi;
         }
     }
     int got = 0;
-    for (int cost = 0; cost <= 2 && got < k; cost++)
-        for (int32_t g = blo; g < bhi && got < k; g++) {
-            if (!ok[g - lo] || gpu_cost(h, g) != cost) continue;
-            ok[g - lo] = 0;
-            out[nout + got++] = g;
-        }
+    for (int32_t g = blo; g < bhi && got < k; g++) {
+        if (!ok[g - lo] || gpu_cost(h, g) != 0) continue;
+        ok[g - lo] = 0;
+        out[nout + got++] = g;
+    }
+    for (int cost = 1; cost <= 2 && got < k; cost++)
+        got += take_victims(h, now, lo, blo, bhi, ok, cost, k - got, out, nout + got, 0, NULL);
     return got == k ? 0 : GS_ENOFIT;
 }
 
