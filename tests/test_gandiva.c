@@ -472,7 +472,7 @@ static void t_gandiva_affinity(void)
 static void t_gandiva_migrate_together(void)
 {
     rig r;
-    ASSERT_OK(rig_open(&r, "4x4", GS_ENGINE_SIM, "gandiva"));
+    ASSERT_OK(rig_open_p(&r, "4x4", GS_ENGINE_SIM, "gandiva", "defrag=on"));
     addt(&r, 10, 0, 3, 1000, NULL); /* n0 */
     addt(&r, 11, 0, 3, 1000, NULL); /* n1 */
     addt(&r, 12, 0, 3, 1000, NULL); /* n2 */

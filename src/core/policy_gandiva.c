@@ -45,7 +45,10 @@ typedef struct gnode {
     int32_t ngpus; /* GPUs of the node */
     int32_t cell;
     int8_t dirty;
-    gs_time acct; /* time of the last deficit accounting */
+    int8_t cached;  /* demand and nwait below are current */
+    int32_t demand; /* GPUs of members that are not packed guests */
+    int32_t nwait;  /* members waiting (pending or suspended) */
+    gs_time acct;   /* time of the last deficit accounting */
 } gnode;
 
 typedef struct gj {
@@ -55,7 +58,14 @@ typedef struct gj {
     gs_time mark;    /* executed time at the last accounting */
     gs_time pack_at; /* guest: when its pack started; 0 = judged */
     double util;     /* profile GPU utilisation, < 0 until looked up */
+    int32_t q;       /* index of its size queue while queued, else -1 */
 } gj;
+
+/* Queued jobs of one shape (GPU count, GPU type), in arrival (slot) order. */
+typedef struct sizeq {
+    int gpus, type;
+    gs_jobq q;
+} sizeq;
 
 typedef struct bad_pair {
     int32_t a, b; /* model ids, a <= b */
@@ -77,13 +87,17 @@ typedef struct gandiva {
     int maxg; /* largest node */
     gj *jobs;
     size_t capjobs;
-    gs_jobq queue;
+    sizeq *sq; /* the queue: one FIFO per shape, merged by arrival order */
+    int nsq, capsq;
+    size_t nqueued;
+    gs_jobq ranq; /* queued jobs that ran before (the only queued ones with a profile) */
     int32_t *dirty;
     size_t ndirty;
     bad_pair *bad;
     size_t nbad, capbad;
     int slice_armed, intro_armed, slice_due, intro_due;
-    int departed; /* a job left since the last pass: try to defragment */
+    int departed;    /* a job left since the last pass: try to defragment */
+    size_t nelastic; /* arrived, unfinished jobs with max_gpus > 0 */
     int *scratch;
     size_t capscratch;
 } gandiva;
@@ -98,7 +112,7 @@ static gj *J(gandiva *g, int32_t slot)
         gj *n = realloc(g->jobs, nc * sizeof *n);
         if (!n) abort(); /* no way to continue a pass without the record */
         for (size_t i = g->capjobs; i < nc; i++)
-            n[i] = (gj){.node = -1, .next = -1, .prev = -1, .util = -1};
+            n[i] = (gj){.node = -1, .next = -1, .prev = -1, .util = -1, .q = -1};
         g->jobs = n;
         g->capjobs = nc;
     }
@@ -125,7 +139,9 @@ static int *scratch(gandiva *g, size_t n)
 
 static void mark_dirty(gandiva *g, int32_t n)
 {
-    if (n < 0 || g->nodes[n].dirty) return;
+    if (n < 0) return;
+    g->nodes[n].cached = 0;
+    if (g->nodes[n].dirty) return;
     g->nodes[n].dirty = 1;
     g->dirty[g->ndirty++] = n;
 }
@@ -178,15 +194,59 @@ static void mem_del(gandiva *g, int32_t slot)
     x->next = x->prev = -1;
 }
 
-/* Put a job back in the queue at its arrival position (slots follow arrival order). */
-static void enqueue(gandiva *g, int32_t slot)
+/* Insert slot into q at its arrival position (slots follow arrival order). */
+static void insert_ordered(gs_jobq *q, int32_t slot)
 {
-    for (int32_t s = gs_jobq_first(&g->queue); s >= 0; s = gs_jobq_next(&g->queue, s))
+    if (q->tail < 0 || q->tail < slot) {
+        gs_jobq_push_back(q, slot);
+        return;
+    }
+    for (int32_t s = gs_jobq_first(q); s >= 0; s = gs_jobq_next(q, s))
         if (s > slot) {
-            gs_jobq_insert_before(&g->queue, s, slot);
+            gs_jobq_insert_before(q, s, slot);
             return;
         }
-    gs_jobq_push_back(&g->queue, slot);
+    gs_jobq_push_back(q, slot);
+}
+
+/* Put a job in the queue (at its arrival position). */
+static void enqueue(gandiva *g, int32_t slot)
+{
+    const gs_job *j = job(g, slot);
+    int k = 0;
+    while (k < g->nsq && (g->sq[k].gpus != j->gpus || g->sq[k].type != j->gpu_type)) k++;
+    if (k == g->nsq) {
+        if (g->nsq == g->capsq) {
+            int nc = g->capsq ? g->capsq * 2 : 8;
+            sizeq *n = realloc(g->sq, (size_t)nc * sizeof *n);
+            if (!n) abort();
+            g->sq = n;
+            g->capsq = nc;
+        }
+        g->sq[k] = (sizeq){.gpus = j->gpus, .type = j->gpu_type};
+        gs_jobq_init(&g->sq[k].q);
+        g->nsq++;
+    }
+    insert_ordered(&g->sq[k].q, slot);
+    J(g, slot)->q = k;
+    g->nqueued++;
+    if (j->first_start != GS_TIME_NONE) insert_ordered(&g->ranq, slot);
+    gs_engine_set_reason(g->e, job(g, slot), "Resources");
+}
+
+static void dequeue(gandiva *g, int32_t slot)
+{
+    gj *x = J(g, slot);
+    if (x->q < 0) return;
+    gs_jobq_remove(&g->sq[x->q].q, slot);
+    gs_jobq_remove(&g->ranq, slot);
+    x->q = -1;
+    g->nqueued--;
+}
+
+static int queued(gandiva *g, int32_t slot)
+{
+    return J(g, slot)->q >= 0;
 }
 
 static int node_free(const gandiva *g, int32_t n)
@@ -201,21 +261,42 @@ static int waiting(const gs_job *j)
     return j->state == GS_JOB_PENDING || j->state == GS_JOB_SUSPENDED;
 }
 
-/* GPUs demanded on a node: members that are not packed guests. */
-static int node_demand(gandiva *g, int32_t n)
+/*
+ * Members' GPU demand (not counting packed guests) and waiting count of a node,
+ * recomputed only after something on the node changed (mark_dirty).
+ */
+static void node_stats(gandiva *g, int32_t n)
 {
-    int d = 0;
-    for (int32_t s = g->nodes[n].head; s >= 0; s = J(g, s)->next) {
+    gnode *nd = &g->nodes[n];
+    if (nd->cached) return;
+    int d = 0, w = 0;
+    for (int32_t s = nd->head; s >= 0; s = J(g, s)->next) {
         const gs_job *j = job(g, s);
         if (!j->pack_guest) d += j->gpus;
+        w += waiting(j);
     }
-    return d;
+    nd->demand = d;
+    nd->nwait = w;
+    nd->cached = 1;
+}
+
+static int node_demand(gandiva *g, int32_t n)
+{
+    node_stats(g, n);
+    return g->nodes[n].demand;
 }
 
 static int node_has_waiting(gandiva *g, int32_t n)
 {
-    for (int32_t s = g->nodes[n].head; s >= 0; s = J(g, s)->next)
-        if (waiting(job(g, s))) return 1;
+    node_stats(g, n);
+    return g->nodes[n].nwait > 0;
+}
+
+/* Does any node have waiting members? (cached per node: O(nodes)) */
+static int any_waiting(gandiva *g)
+{
+    for (size_t i = 0; i < g->nnodes; i++)
+        if (g->nodes[i].nmem && node_has_waiting(g, (int32_t)i)) return 1;
     return 0;
 }
 
@@ -264,6 +345,7 @@ static int run_member(gandiva *g, gs_job *j, int32_t n)
 {
     int *gpus = scratch(g, (size_t)j->gpus);
     if (!pick_gpus(g, n, j, gpus)) return GS_ENOFIT;
+    g->nodes[n].cached = 0;
     if (j->state == GS_JOB_PENDING) return gs_engine_start(g->e, j, gpus, j->gpus);
     return gs_engine_resume(g->e, j, gpus, j->gpus);
 }
@@ -313,40 +395,40 @@ static int32_t choose_node(gandiva *g, const gs_job *j, int32_t except, int *sli
     return -1;
 }
 
-/* Place queued jobs in arrival order.  Sizes that found nothing are skipped for the pass. */
+/*
+ * Place queued jobs in arrival order: a merge of the per-shape queues by
+ * slot.  When the oldest job of a shape finds nothing, the others of that
+ * shape cannot either in this pass: the shape is dropped until the next.
+ */
 static void place_queue(gandiva *g)
 {
-    unsigned char failed[65] = {0}; /* by GPU count, 64 = larger */
-    int32_t s = gs_jobq_first(&g->queue);
-    while (s >= 0) {
-        int32_t next = gs_jobq_next(&g->queue, s);
-        gs_job *j = job(g, s);
-        int sz = j->gpus > 64 ? 64 : j->gpus;
-        if (failed[sz]) {
-            s = next;
-            continue;
+    if (!g->nqueued) return;
+    unsigned char *failed = calloc((size_t)g->nsq, 1);
+    if (!failed) abort();
+    for (;;) {
+        int best = -1;
+        for (int k = 0; k < g->nsq; k++) {
+            int32_t h = gs_jobq_first(&g->sq[k].q);
+            if (!failed[k] && h >= 0 && (best < 0 || h < gs_jobq_first(&g->sq[best].q))) best = k;
         }
+        if (best < 0) break;
+        int32_t s = gs_jobq_first(&g->sq[best].q);
+        gs_job *j = job(g, s);
         if (j->gpus > g->maxg) {
             /* larger than a node: whole nodes, consolidated, never time-sliced */
-            int rc = gs_engine_try_start(g->e, j, GS_LOCALITY_STRICT);
-            if (rc == 0) {
-                gs_jobq_remove(&g->queue, s);
-            } else {
-                gs_engine_set_reason(g->e, j, "Resources");
-                failed[sz] = 1;
-            }
-            s = next;
+            if (gs_engine_try_start(g->e, j, GS_LOCALITY_STRICT) == 0)
+                dequeue(g, s);
+            else
+                failed[best] = 1;
             continue;
         }
         int slice;
         int32_t n = choose_node(g, j, -1, &slice);
         if (n < 0) {
-            gs_engine_set_reason(g->e, j, "Resources");
-            failed[sz] = 1;
-            s = next;
+            failed[best] = 1;
             continue;
         }
-        gs_jobq_remove(&g->queue, s);
+        dequeue(g, s);
         mem_add(g, n, s);
         if (slice) {
             gs_engine_set_reason(g->e, j, "time-sliced: waiting for its turn");
@@ -354,11 +436,10 @@ static void place_queue(gandiva *g)
             /* CPU or memory of the node refused it: back to the queue */
             mem_del(g, s);
             enqueue(g, s);
-            gs_engine_set_reason(g->e, j, "Resources");
-            failed[sz] = 1;
+            failed[best] = 1;
         }
-        s = next;
     }
+    free(failed);
 }
 
 /* ---- time-slicing ----------------------------------------------------------------------- */
@@ -464,6 +545,7 @@ static void rotate(gandiva *g, int32_t n)
         if (!run[i] && j->state == GS_JOB_RUNNING)
             gs_engine_suspend(g->e, j, "time slice"); /* refused only if it is about to end */
     }
+    g->nodes[n].cached = 0;
     free(run);
     free(v);
     fill(g, n);
@@ -544,6 +626,7 @@ static int cmp_ucand(const void *a, const void *b)
 static void pack_jobs(gandiva *g)
 {
     gs_time now = gs_engine_now(g->e);
+    if (!g->nqueued && !any_waiting(g)) return; /* packing is for overload only */
     size_t nw = 0, nh = 0;
     for (size_t i = 0; i < g->nnodes; i++)
         for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next) {
@@ -553,7 +636,7 @@ static void pack_jobs(gandiva *g)
             else if (j->state == GS_JOB_RUNNING && j->pack_with < 0)
                 nh++;
         }
-    for (int32_t s = gs_jobq_first(&g->queue); s >= 0; s = gs_jobq_next(&g->queue, s)) nw++;
+    nw += g->nqueued;
     if (!nw || !nh) return; /* packing is for overload only */
     ucand *w = malloc(nw * sizeof *w), *h = malloc(nh * sizeof *h);
     if (!w || !h) abort();
@@ -567,7 +650,7 @@ static void pack_jobs(gandiva *g)
             else if (j->state == GS_JOB_RUNNING && j->pack_with < 0)
                 h[nh++] = (ucand){s, util_of(g, j)};
         }
-    for (int32_t s = gs_jobq_first(&g->queue); s >= 0; s = gs_jobq_next(&g->queue, s)) {
+    for (int32_t s = gs_jobq_first(&g->ranq); s >= 0; s = gs_jobq_next(&g->ranq, s)) {
         const gs_job *j = job(g, s);
         if (j->gpus <= g->maxg && profiled(g, j, now)) w[nw++] = (ucand){s, util_of(g, j)};
     }
@@ -587,7 +670,7 @@ static void pack_jobs(gandiva *g)
             if (J(g, w[a].slot)->node >= 0)
                 mem_del(g, w[a].slot);
             else
-                gs_jobq_remove(&g->queue, w[a].slot);
+                dequeue(g, w[a].slot);
             if (hn >= 0) mem_add(g, hn, w[a].slot);
             J(g, w[a].slot)->pack_at = now > 0 ? now : 1;
             h[b].slot = -1;
@@ -667,9 +750,10 @@ static void defrag(gandiva *g)
             total += fr;
             if (fr > maxfree) maxfree = fr;
         }
-        for (int32_t s = gs_jobq_first(&g->queue); s >= 0; s = gs_jobq_next(&g->queue, s)) {
-            int need = job(g, s)->gpus;
-            if (need <= g->maxg && need > maxfree && need <= total) want = 1;
+        for (int k = 0; k < g->nsq; k++) {
+            int need = g->sq[k].gpus;
+            if (gs_jobq_len(&g->sq[k].q) && need <= g->maxg && need > maxfree && need <= total)
+                want = 1;
         }
         if (!want) return;
     }
@@ -704,8 +788,16 @@ static void defrag(gandiva *g)
                 budget--;
             }
         }
-    /* 2) empty nearly idle nodes into fuller ones */
-    for (size_t i = 0; i < g->nnodes && budget > 0; i++) {
+    /* 2) empty nearly idle nodes into fuller ones; targets: nodes with members, some room, not
+     * themselves nearly idle (usually few, so the search is cheap) */
+    int32_t *tgt = malloc(g->nnodes * sizeof *tgt);
+    if (!tgt) abort();
+    size_t ntgt = 0;
+    for (size_t m = 0; m < g->nnodes; m++)
+        if (g->nodes[m].nmem && freec[m] > 0 && !gs_cluster_node(g->c, (int32_t)m)->down &&
+            (double)freec[m] < g->defrag_free * g->nodes[m].ngpus)
+            tgt[ntgt++] = (int32_t)m;
+    for (size_t i = 0; i < g->nnodes && budget > 0 && ntgt; i++) {
         gnode *nd = &g->nodes[i];
         if (!nd->nmem || gs_cluster_node(g->c, (int32_t)i)->down) continue;
         if ((double)freec[i] < g->defrag_free * nd->ngpus) continue;
@@ -723,10 +815,10 @@ static void defrag(gandiva *g)
         for (int32_t s = nd->head; s >= 0 && ok; s = J(g, s)->next, k++) {
             const gs_job *j = job(g, s);
             int32_t best = -1;
-            for (size_t m = 0; m < g->nnodes; m++) {
-                if (m == i || src[m] || !g->nodes[m].nmem || g->nodes[m].aff != j->gpus) continue;
-                if ((double)freec[m] >= g->defrag_free * g->nodes[m].ngpus) continue; /* a source */
-                if (freec[m] >= j->gpus && (best < 0 || freec[m] < freec[best])) best = (int32_t)m;
+            for (size_t t = 0; t < ntgt; t++) {
+                int32_t m = tgt[t];
+                if ((size_t)m == i || src[m] || g->nodes[m].aff != j->gpus) continue;
+                if (freec[m] >= j->gpus && (best < 0 || freec[m] < freec[best])) best = m;
             }
             if (best < 0)
                 ok = 0;
@@ -757,6 +849,7 @@ static void defrag(gandiva *g)
         }
         free(plan);
     }
+    free(tgt);
     free(freec);
     free(src);
 }
@@ -765,7 +858,7 @@ static void defrag(gandiva *g)
 
 static int anyone_waits(gandiva *g)
 {
-    if (gs_jobq_len(&g->queue)) return 1;
+    if (g->nqueued) return 1;
     for (size_t i = 0; i < g->nnodes; i++)
         if (node_has_waiting(g, (int32_t)i)) return 1;
     return 0;
@@ -806,7 +899,8 @@ static void grow_shrink(gandiva *g)
                 if (!gp->users && !gp->down && (j->gpu_type < 0 || gp->type == j->gpu_type))
                     gpus[k++] = x;
             }
-            if (k == n) gs_engine_resize(g->e, j, gpus, n, "grow: idle GPUs");
+            if (k == n && gs_engine_resize(g->e, j, gpus, n, "grow: idle GPUs") == 0)
+                mark_dirty(g, (int32_t)i);
         }
 }
 
@@ -815,7 +909,7 @@ static void grow_shrink(gandiva *g)
 static void arm(gandiva *g)
 {
     gs_time now = gs_engine_now(g->e);
-    int active = gs_jobq_len(&g->queue) > 0;
+    int active = g->nqueued > 0;
     int crowded = 0;
     for (size_t i = 0; i < g->nnodes && !crowded; i++) {
         if (g->nodes[i].nmem) active = 1;
@@ -841,8 +935,8 @@ static void gd_schedule(void *st)
     if (g->intro_due) {
         g->intro_due = 0;
         g->departed = 0;
-        if (g->pack) judge_packs(g);
-        grow_shrink(g);
+        if (g->pack && gs_engine_packed_gpus(g->e)) judge_packs(g);
+        if (g->nelastic) grow_shrink(g);
         defrag(g);
         if (g->pack) pack_jobs(g);
     }
@@ -858,7 +952,7 @@ static void gd_schedule(void *st)
         g->nodes[n].dirty = 0;
         fill(g, n);
     }
-    balance(g);
+    if (any_waiting(g)) balance(g);
     arm(g);
 }
 
@@ -878,8 +972,8 @@ static void gd_timer(void *st, uint64_t tag)
 static void gd_arrival(void *st, gs_job *j)
 {
     gandiva *g = st;
-    J(g, j->slot);
-    gs_jobq_push_back(&g->queue, j->slot);
+    if (j->max_gpus > 0) g->nelastic++;
+    enqueue(g, j->slot);
 }
 
 static void gd_adopt(void *st, gs_job *j)
@@ -896,16 +990,17 @@ static void gd_requeue(void *st, gs_job *j)
     dirty_gpus(g, j);
     mem_del(g, j->slot);
     J(g, j->slot)->pack_at = 0;
-    if (!gs_jobq_contains(&g->queue, j->slot)) enqueue(g, j->slot);
+    if (!queued(g, j->slot)) enqueue(g, j->slot);
 }
 
 static void gd_finish(void *st, gs_job *j)
 {
     gandiva *g = st;
+    if (j->max_gpus > 0 && g->nelastic) g->nelastic--;
     if (j->alloc || j->last_alloc) g->departed = 1;
     dirty_gpus(g, j);
     mem_del(g, j->slot);
-    gs_jobq_remove(&g->queue, j->slot);
+    dequeue(g, j->slot);
 }
 
 static void gd_node(void *st, int node, int down)
@@ -933,7 +1028,7 @@ static int gd_check(void *st, gs_diag *d)
             if (J(g, s)->node != (int32_t)i)
                 return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: job %lld listed on n%zu",
                                    (long long)j->id, i);
-            if (gs_job_state_final(j->state) || gs_jobq_contains(&g->queue, s))
+            if (gs_job_state_final(j->state) || queued(g, s))
                 return gs_diag_set(d, GS_EINTERNAL, 0, 0,
                                    "gandiva: job %lld (%s) is a member of n%zu", (long long)j->id,
                                    gs_job_state_name(j->state), i);
@@ -944,16 +1039,32 @@ static int gd_check(void *st, gs_diag *d)
                                            "gandiva: job %lld runs outside its node n%zu",
                                            (long long)j->id, i);
         }
+        if (g->nodes[i].cached) {
+            int dem = g->nodes[i].demand, nw = g->nodes[i].nwait;
+            g->nodes[i].cached = 0;
+            node_stats(g, (int32_t)i);
+            if (dem != g->nodes[i].demand || nw != g->nodes[i].nwait)
+                return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                                   "gandiva: n%zu cached demand %d/%d waiting %d/%d", i, dem,
+                                   g->nodes[i].demand, nw, g->nodes[i].nwait);
+        }
         if (k != g->nodes[i].nmem)
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: n%zu counts %d members, has %d", i,
                                g->nodes[i].nmem, k);
     }
-    for (int32_t s = gs_jobq_first(&g->queue); s >= 0; s = gs_jobq_next(&g->queue, s)) {
-        const gs_job *j = job(g, s);
-        if (j->state != GS_JOB_PENDING)
-            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: queued job %lld is %s",
-                               (long long)j->id, gs_job_state_name(j->state));
-    }
+    size_t nq = 0;
+    for (int k = 0; k < g->nsq; k++)
+        for (int32_t s = gs_jobq_first(&g->sq[k].q); s >= 0; s = gs_jobq_next(&g->sq[k].q, s)) {
+            const gs_job *j = job(g, s);
+            nq++;
+            if (j->state != GS_JOB_PENDING || J(g, s)->q != k || J(g, s)->node >= 0 ||
+                j->gpus != g->sq[k].gpus)
+                return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: queued job %lld is %s",
+                                   (long long)j->id, gs_job_state_name(j->state));
+        }
+    if (nq != g->nqueued)
+        return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: %zu queued, %zu counted", nq,
+                           g->nqueued);
     return 0;
 }
 
@@ -963,7 +1074,9 @@ static void gd_destroy(void *st)
 {
     gandiva *g = st;
     if (!g) return;
-    gs_jobq_release(&g->queue);
+    for (int k = 0; k < g->nsq; k++) gs_jobq_release(&g->sq[k].q);
+    free(g->sq);
+    gs_jobq_release(&g->ranq);
     free(g->nodes);
     free(g->jobs);
     free(g->dirty);
@@ -984,7 +1097,7 @@ static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     g->e = e;
     g->c = gs_engine_cluster(e);
     g->live = gs_engine_opts_get(e)->mode == GS_ENGINE_LIVE;
-    gs_jobq_init(&g->queue);
+    gs_jobq_init(&g->ranq);
     int64_t pb = 8, mb = 4;
     int rc = gs_params_get_duration(p, "quantum", 60 * GS_SEC, &g->quantum, d);
     if (!rc) rc = gs_params_get_duration(p, "introspect", 60 * GS_SEC, &g->introspect, d);
@@ -1000,10 +1113,10 @@ static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     if (!rc) rc = gs_params_get_duration(p, "grow_min", 600 * GS_SEC, &g->grow_min, d);
     if (!rc) {
         const char *df = gs_params_get(p, "defrag");
-        if (!df || !strcmp(df, "on"))
-            g->defrag = DEFRAG_ON;
-        else if (!strcmp(df, "demand"))
+        if (!df || !strcmp(df, "demand"))
             g->defrag = DEFRAG_DEMAND;
+        else if (!strcmp(df, "on"))
+            g->defrag = DEFRAG_ON;
         else if (!strcmp(df, "off"))
             g->defrag = DEFRAG_OFF;
         else
