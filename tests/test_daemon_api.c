@@ -146,11 +146,16 @@ static int run_gsched(const char *const *args, const char *errfile)
     return -1;
 }
 
+/* The file, or its last 16 KiB (daemon logs grow). */
 static char *slurp(const char *path)
 {
     static char buf[16384];
     FILE *f = fopen(path, "r");
     if (!f) return (char *)"";
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long size = ftell(f);
+        fseek(f, size > (long)sizeof buf - 1 ? size - (long)sizeof buf + 1 : 0, SEEK_SET);
+    }
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     buf[n] = '\0';
     fclose(f);
@@ -487,6 +492,59 @@ static void metrics_names(void)
     res_free(&m);
 }
 
+/* A client that was told "submitted" sees its job in the very next listing (the snapshot is
+ * published before the answer). */
+static void read_your_writes(void)
+{
+    for (int i = 0; i < 20; i++) {
+        res r = req(&D, NULL, "POST", "/v1/jobs", "{\"command\": \"true\", \"name\": \"ryw\"}",
+                    "application/json", NULL);
+        ASSERT_EQ(r.status, 201);
+        long long id = ji(&r, "id");
+        res_free(&r);
+        res l = req(&D, NULL, "GET", "/v1/jobs?state=PD&limit=10000", NULL, NULL, NULL);
+        int seen = 0;
+        size_t k;
+        json_t *e;
+        json_array_foreach(json_object_get(l.j, "jobs"), k, e) seen +=
+            json_integer_value(json_object_get(e, "id")) == id;
+        res_free(&l);
+        if (!seen) T_FAIL("submit %d: job %lld acknowledged but not listed yet", i, id);
+    }
+}
+
+/* A client cannot make the daemon keep an unbounded number of VCs (queues, listing rows,
+ * metrics labels): past GSD_MAX_VCS (1024) a new VC name is refused, known ones still work. */
+static void vc_names_are_bounded(void)
+{
+    int refused = 0, first_refused = -1;
+    char body[128];
+    for (int i = 0; i < 1040 && refused < 3; i++) {
+        snprintf(body, sizeof body, "{\"command\": \"true\", \"gpus\": 3, \"vc\": \"many-%d\"}", i);
+        res r = req(&D, NULL, "POST", "/v1/jobs", body, "application/json", NULL);
+        if (r.status == 400) {
+            EXPECT_PROBLEM(r, 400, "GS_ERANGE");
+            ASSERT_STR(js(&r, "field"), "vc");
+            if (first_refused < 0) first_refused = i;
+            refused++;
+        } else {
+            ASSERT_EQ(r.status, 422); /* 3 GPUs never fit: rejected, but its VC exists */
+        }
+        res_free(&r);
+    }
+    ASSERT_EQ(refused, 3);
+    ASSERT(first_refused > 1000 && first_refused <= 1024);
+    res r =
+        req(&D, NULL, "POST", "/v1/jobs",
+            "{\"command\": \"true\", \"gpus\": 3, \"vc\": \"many-7\"}", "application/json", NULL);
+    EXPECT_PROBLEM(r, 422, "GS_ENEVER"); /* a known VC is still accepted */
+    res_free(&r);
+    r = req(&D, NULL, "GET", "/v1/vcs", NULL, NULL, NULL);
+    ASSERT_EQ(r.status, 200);
+    ASSERT(json_array_size(json_object_get(r.j, "vcs")) <= 1024 + 2);
+    res_free(&r);
+}
+
 static void graceful_shutdown(void)
 {
     /* end the long job so nothing outlives the test, then stop */
@@ -760,6 +818,8 @@ static const test_case tests[] = {
     {"idempotency_race", idempotency_race},
     {"list_pages_cancel_and_describe", list_pages_cancel_and_describe},
     {"metrics_names", metrics_names},
+    {"read_your_writes", read_your_writes},
+    {"vc_names_are_bounded", vc_names_are_bounded},
     {"graceful_shutdown", graceful_shutdown},
     {"idempotent_replays_across_restarts", idempotent_replays_across_restarts},
     {"tokens_and_visibility", tokens_and_visibility},

@@ -118,6 +118,9 @@ typedef struct gsd_chunk {
  *   VC_PRIORITY  one queue per VC by priority, then submission (hived, private).
  */
 enum { GSD_ORDER_GLOBAL = 0, GSD_ORDER_VC, GSD_ORDER_VC_PRIORITY };
+
+/* Distinct VC names the daemon accepts (each is a queue, a listing row, a metrics label). */
+#define GSD_MAX_VCS 1024
 int gsd_order_for_policy(const char *policy);
 /* 1 if pending jobs (vc, priority, id) a and b wait in the same queue. */
 int gsd_queue_same(int order, const char *vca, const char *vcb);

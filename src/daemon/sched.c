@@ -13,9 +13,10 @@
  *   4. gs_engine_advance(now): timers and one policy pass;
  *   5. write every observer record of 1-4 (events + job rows) and COMMIT -
  *      one transaction per cycle, so concurrent submits share one commit;
- *   6. answer the commands (a submit is acknowledged only now);
- *   7. act: launch started jobs, signal preempted / cancelled ones;
- *   8. publish a new snapshot for the HTTP threads.
+ *   6. publish a new snapshot for the HTTP threads;
+ *   7. answer the commands (a submit is acknowledged only now, and the next
+ *      listing shows it);
+ *   8. act: launch started jobs, signal preempted / cancelled ones.
  * Invariant: nothing is acted on (process started or signalled, client
  * answered) before the state change behind it is committed.  If a commit
  * fails the daemon stops at once (exit 1) rather than act on state that is
@@ -612,6 +613,22 @@ static void do_submit(gsd *g, gsd_cmd *c, gs_time now)
         }
         if (rc != GS_ENOENT) {
             cmd_fail(c, 500, GS_EIO, "database error: %s", gsd_store_errmsg(g->store));
+            return;
+        }
+    }
+    /* every VC name a job uses becomes a queue, a row in listings and a metrics label:
+     * bound how many a (possibly hostile) client can create */
+    const char *vcname = sp->vc ? sp->vc : "default";
+    size_t nvc = gs_engine_nvcs(g->e);
+    if (nvc >= GSD_MAX_VCS) {
+        int known = 0;
+        for (size_t v = 0; v < nvc && !known; v++)
+            known = !strcmp(gs_engine_vc_name(g->e, (int)v), vcname);
+        if (!known) {
+            cmd_fail(c, 400, GS_ERANGE,
+                     "'vc': this daemon already has %d virtual clusters; '%s' would be a new one",
+                     GSD_MAX_VCS, vcname);
+            c->result = json_pack("{s:s}", "field", "vc");
             return;
         }
     }
@@ -1287,16 +1304,15 @@ static void publish(gsd *g, gs_time now)
             if (gv->down) v->down++;
         }
     }
-    /* VCs: declared (HiveD config, quotas=) or used; counters kept by track() */
+    /* VCs: declared (HiveD config, quotas=), then the others jobs used; counters kept by
+     * track().  Linear in the number of VCs: engine VC names are unique, so only the few
+     * declared ones need a duplicate check. */
     size_t ncl = gs_cluster_nvcs(g->c), nen = gs_engine_nvcs(g->e);
-    size_t cap = ncl + g->nquota + nen;
+    size_t ndecl = ncl + g->nquota, cap = ndecl + nen;
     s->vcs = calloc(cap ? cap : 1, sizeof *s->vcs);
     if (!s->vcs) abort();
-    for (size_t i = 0; i < cap; i++) {
-        const char *name = i < ncl ? gs_cluster_vc(g->c, (int)i)->name
-                           : i < ncl + g->nquota
-                               ? g->quota_vc[i - ncl]
-                               : gs_engine_vc_name(g->e, (int)(i - ncl - g->nquota));
+    for (size_t i = 0; i < ndecl; i++) {
+        const char *name = i < ncl ? gs_cluster_vc(g->c, (int)i)->name : g->quota_vc[i - ncl];
         int dup = 0;
         for (size_t k = 0; k < s->nvcs && !dup; k++) dup = !strcmp(s->vcs[k].name, name);
         if (dup) continue;
@@ -1310,6 +1326,22 @@ static void publish(gsd *g, gs_time now)
             v->running = g->vcstat[e].running;
             v->allocated = g->vcstat[e].allocated;
             break;
+        }
+    }
+    size_t ndeclv = s->nvcs;
+    for (size_t e = 0; e < nen; e++) {
+        const char *name = gs_engine_vc_name(g->e, (int)e);
+        int dup = 0;
+        for (size_t k = 0; k < ndeclv && !dup; k++) dup = !strcmp(s->vcs[k].name, name);
+        if (dup) continue;
+        gsd_vcview *v = &s->vcs[s->nvcs++];
+        v->name = name;
+        v->guaranteed = -1;
+        if (e < g->nvcstat) {
+            v->pending = g->vcstat[e].pending;
+            v->pending_gpus = g->vcstat[e].pending_gpus;
+            v->running = g->vcstat[e].running;
+            v->allocated = g->vcstat[e].allocated;
         }
     }
     s->m = g->m;
@@ -1477,16 +1509,18 @@ static gs_time cycle(gsd *g, int heartbeat)
         answer(g, cmds);
         return GS_TIME_MAX;
     }
+    /* publish before answering, so a client that was told "submitted" or "cancelled" sees
+     * that in the next listing (read your writes); then act on what is now durable */
+    g->cycle_no++;
+    if (g->changed || !g->snap || now - g->last_publish > 5 * GS_SEC) publish(g, now);
     answer(g, cmds);
     act(g, now);
-    g->cycle_no++;
     if (work) {
         g->m.cycles++;
         double dt = mono_sec() - t0;
         gsd_hist_observe(&g->m.cycle, dt);
         g->cyc[g->ncyc++ % 1024] = dt;
     }
-    if (g->changed || !g->snap || now - g->last_publish > 5 * GS_SEC) publish(g, now);
     gs_time next = gs_engine_next_event_time(g->e);
     gs_time kd = gsd_exec_next_deadline(g->x);
     if (kd < next) next = kd;
