@@ -12,10 +12,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "gsched/gsched.h"
 #include "harness.h"
+#include "report.h"
 #include "sim.h"
 
 /* A policy that does nothing: tests drive the mechanisms themselves. */
@@ -652,6 +654,22 @@ static void t_gandiva_day(void)
     ASSERT(g.suspend_gpu_s > 0 && g.migrate_gpu_s > 0);
     ASSERT(g.avg_jct_s < f.avg_jct_s);
     ASSERT(g.avg_first_s < f.avg_first_s);
+    /* the report shows what the mechanisms did and cost */
+    char path[] = "/tmp/gsched-gandiva-report-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT(fd >= 0);
+    close(fd);
+    gs_sim_result *rs[2] = {&f, &g};
+    ASSERT_OK(gs_write_report(path, rs, 2, NULL));
+    FILE *fp = fopen(path, "r");
+    ASSERT(fp);
+    static char page[1 << 20];
+    size_t n = fread(page, 1, sizeof page - 1, fp);
+    page[n] = 0;
+    fclose(fp);
+    unlink(path);
+    ASSERT_CONTAINS(page, "Mechanisms and their cost");
+    ASSERT_CONTAINS(page, "Time to first start, CDF");
     gs_sim_result_release(&g);
     gs_sim_result_release(&f);
 }

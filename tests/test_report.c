@@ -129,9 +129,11 @@ static void t_report_two_policies(void)
     ASSERT_CONTAINS(x, "<title>gsched simulation report</title>");
     ASSERT_CONTAINS(x, ">fifo<");
     ASSERT_CONTAINS(x, ">fifo-backfill<");
-    ASSERT_EQ(count(x, "<svg"), 4);
+    ASSERT_EQ(count(x, "<svg"), 5);
     ASSERT_CONTAINS(x, "Job completion time (JCT), CDF");
     ASSERT_CONTAINS(x, "Queuing delay, CDF");
+    ASSERT_CONTAINS(x, "Time to first start, CDF");
+    ASSERT_CONTAINS(x, "Avg 1st start (s)");
     ASSERT_CONTAINS(x, "Allocated GPUs");
     ASSERT_CONTAINS(x, "Pending jobs");
     /* run parameters and checksums */

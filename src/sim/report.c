@@ -722,7 +722,8 @@ static void write_table(FILE *f, gs_sim_result *const *rs, size_t n)
     if (any_failed) fputs("<th>Failed</th>", f);
     if (any_unfinished) fputs("<th>Unfinished</th>", f);
     fputs("<th>Avg JCT (s)</th><th>vs best</th><th>Median JCT (s)</th><th>p95 JCT (s)</th>"
-          "<th>p99 JCT (s)</th><th>Avg queue (s)</th><th>Makespan (s)</th><th>GPU util</th>"
+          "<th>p99 JCT (s)</th><th>Avg queue (s)</th><th>Avg 1st start (s)</th>"
+          "<th>Makespan (s)</th><th>GPU util</th>"
           "<th>Preemptions</th><th>Events</th></tr></thead>\n<tbody>\n",
           f);
     for (size_t i = 0; i < n; i++) {
@@ -750,8 +751,9 @@ static void write_table(FILE *f, gs_sim_result *const *rs, size_t n)
             td_time(f, r->p95_jct_s, 0);
             td_time(f, r->p99_jct_s, 0);
             td_time(f, r->avg_queue_s, 0);
+            td_time(f, r->avg_first_s, 0);
         } else {
-            fputs("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>", f);
+            fputs("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>", f);
         }
         td_time(f, r->makespan_s, 0);
         fprintf(f, "<td>%.1f%%</td>", 100.0 * r->gpu_util);
@@ -760,6 +762,53 @@ static void write_table(FILE *f, gs_sim_result *const *rs, size_t n)
         fputs("</tr>\n", f);
     }
     fputs("</tbody></table></div>\n", f);
+}
+
+static void td_gpuh(FILE *f, double gpu_s)
+{
+    char a[48];
+    fmt_num(a, sizeof a, gpu_s / 3600.0, 1);
+    fprintf(f, "<td>%s</td>", a);
+}
+
+/* Mechanisms each policy used and what they cost (only when some policy used one). */
+static void write_mechanisms(FILE *f, gs_sim_result *const *rs, size_t n)
+{
+    int any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= rs[i]->restarts || rs[i]->suspends || rs[i]->packs || rs[i]->migrations ||
+               rs[i]->resizes;
+    if (!any) return;
+    fputs("<h3>Mechanisms and their cost</h3>\n<div class=\"scroll\"><table>\n<thead><tr>"
+          "<th class=\"l\">Policy</th><th>Restarts</th><th>Suspends</th><th>Resumes</th>"
+          "<th>Packs</th><th>Migrations</th><th>Resizes</th><th>Job util</th>"
+          "<th>Restart GPU-h</th><th>Suspend GPU-h</th><th>Migrate GPU-h</th>"
+          "<th>Resize GPU-h</th></tr></thead>\n<tbody>\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        const gs_sim_result *r = rs[i];
+        fprintf(f, "<tr><td class=\"l pol\"><span class=\"sw\" style=\"background:%s\"></span>",
+                color_of(i));
+        esc(f, r->policy);
+        fputs("</td>", f);
+        td_count(f, (unsigned long long)r->restarts);
+        td_count(f, (unsigned long long)r->suspends);
+        td_count(f, (unsigned long long)r->resumes);
+        td_count(f, (unsigned long long)r->packs);
+        td_count(f, (unsigned long long)r->migrations);
+        td_count(f, (unsigned long long)r->resizes);
+        fprintf(f, "<td>%.1f%%</td>", 100.0 * r->gpu_job_util);
+        td_gpuh(f, r->restart_gpu_s);
+        td_gpuh(f, r->suspend_gpu_s);
+        td_gpuh(f, r->migrate_gpu_s);
+        td_gpuh(f, r->resize_gpu_s);
+        fputs("</tr>\n", f);
+    }
+    fputs("</tbody></table></div>\n<p class=\"note\">Restarts: starts after a preemption "
+          "or a node failure. Job util counts a GPU shared by two packed jobs twice. GPU-h: "
+          "GPU-hours held without progress because of each mechanism (docs/costs.md, "
+          "docs/gandiva.md).</p>\n",
+          f);
 }
 
 /* One sentence on who wins, for readers who stop after the table. */
@@ -877,7 +926,7 @@ static void write_run_info(FILE *f, gs_sim_result *const *rs, size_t n, const gs
     fputs("</dl></section>\n", f);
 }
 
-/* Sorted JCTs (what = 0) or queuing delays (1) of r's finished jobs. */
+/* Sorted JCTs (what = 0), queuing delays (1) or times to first start (2) of r's finished jobs. */
 static double *done_values(const gs_sim_result *r, int what, size_t *k)
 {
     size_t nj = gs_engine_njobs(r->engine);
@@ -886,7 +935,9 @@ static double *done_values(const gs_sim_result *r, int what, size_t *k)
     for (size_t i = 0; i < nj; i++) {
         const gs_job *j = gs_engine_job(r->engine, i);
         if (j->state != GS_JOB_DONE) continue;
-        v[(*k)++] = gs_time_to_sec(what ? j->queued : j->end - j->submit);
+        v[(*k)++] = gs_time_to_sec(what == 2   ? j->first_start - j->submit
+                                   : what == 1 ? j->queued
+                                               : j->end - j->submit);
     }
     qsort(v, *k, sizeof *v, cmp_double);
     return v;
@@ -894,10 +945,10 @@ static double *done_values(const gs_sim_result *r, int what, size_t *k)
 
 static void write_cdfs(FILE *f, gs_sim_result *const *rs, size_t n)
 {
-    series *ss[2];
-    double lo[2], hi[2], top[2];
-    int clamped[2] = {0, 0}, any[2] = {0, 0};
-    for (int w = 0; w < 2; w++) {
+    series *ss[3];
+    double lo[3], hi[3], top[3];
+    int clamped[3] = {0, 0, 0}, any[3] = {0, 0, 0};
+    for (int w = 0; w < 3; w++) {
         ss[w] = xmalloc(n * sizeof **ss);
         double mn = INFINITY, mx = 0;
         for (size_t i = 0; i < n; i++) {
@@ -945,8 +996,21 @@ static void write_cdfs(FILE *f, gs_sim_result *const *rs, size_t n)
     if (any[1] && top[1] < CDF_FLOOR_S) fputs(" No finished job waited 1 s or more.", f);
     caption_repeats(f, rs, ss[1], n);
     fputs("</figcaption></figure>\n", f);
+
+    fputs("<figure><h3>Time to first start, CDF</h3>\n", f);
+    if (any[2])
+        svg_cdf(f, rs, ss[2], n, lo[2], hi[2], "first start \xe2\x88\x92 submit (log scale)",
+                "CDF of time to first start per policy");
+    fputs("<figcaption>How soon each finished job first ran: early feedback, what "
+          "time-slicing buys (a preempted or time-sliced job counts its first start only). "
+          "Times under 1 s are drawn at 1 s.",
+          f);
+    if (!any[2]) fputs(" No job finished.", f);
+    if (any[2] && top[2] < CDF_FLOOR_S) fputs(" Every finished job started within 1 s.", f);
+    caption_repeats(f, rs, ss[2], n);
+    fputs("</figcaption></figure>\n", f);
     fputs("</div></section>\n", f);
-    for (int w = 0; w < 2; w++) {
+    for (int w = 0; w < 3; w++) {
         for (size_t i = 0; i < n; i++) free(ss[w][i].v);
         free(ss[w]);
     }
@@ -1046,9 +1110,12 @@ static void write_page(FILE *f, gs_sim_result *const *rs, size_t n, const gs_run
     fputs("<p class=\"note\">JCT (job completion time) = end &minus; submit, over finished jobs; "
           "percentiles are <code>sorted[floor(p&middot;n)]</code> as in the Tiresias simulator. "
           "Avg queue: time spent pending. Makespan: last end &minus; first submit. GPU util: "
-          "allocated / total GPUs, averaged over the makespan. The lowest average JCT is "
-          "highlighted.</p>\n</section>\n",
+          "allocated / total GPUs, averaged over the makespan. Avg 1st start: time from "
+          "submission to first start (early feedback). The lowest average JCT is "
+          "highlighted.</p>\n",
           f);
+    if (n) write_mechanisms(f, rs, n);
+    fputs("</section>\n", f);
 
     if (n) {
         write_cdfs(f, rs, n);
