@@ -30,10 +30,13 @@
  * lower-priority jobs - whole gangs are preempted, or, with
  * lazy_preemption, downgraded to opportunistic and left running if the
  * placement can avoid them.  Opportunistic GPUs of any VC under the chosen
- * placement are preempted.  priority -1: opportunistic; runs on any free
+ * placement are preempted.  Inside a node, the GPUs taken from running jobs
+ * are those that disrupt least (jobs already stopped, fewest new victims,
+ * fewest GPUs, youngest).  priority -1: opportunistic; runs on any free
  * physical GPUs of any chain (staying away from guaranteed jobs), never
  * preempts, is preempted first.  A gang larger than its VC's guarantee is
- * rejected at arrival, as OpenPAI does.
+ * rejected at arrival, as OpenPAI does.  overflow=on: guaranteed jobs that
+ * do not fit their VC are also tried as opportunistic jobs.
  *
  * Order.  Per VC, waiting jobs are tried by priority, then by the intra-VC
  * order (intra=fifo: arrival; intra=las / tiresias-las: least attained
@@ -43,12 +46,19 @@
  * Opportunistic jobs go after every guaranteed job.
  *
  * private: each VC's cells are bound once at start and never shared; jobs
- * run only there; no opportunistic sharing; no preemption.
+ * run only there, ordered and preempted by priority inside the VC as above;
+ * no opportunistic sharing.
+ *
+ * Cost.  A pass costs about what it starts: views are read from gkey[] and
+ * per-node summaries; a job that failed on capacity alone makes every job
+ * it dominates fail at once until its VC's capacity grows (fail_cached());
+ * a VC's queue is walked only when something changed for it.
  *
  * Invariants (checked by check()): the safety inequality above; pa.used =
  * GPUs of the VC's guaranteed jobs inside the pa's cell; a pa with used = 0
  * is unbound unless pinned (or static in private mode); gpu_pa[g] is the pa
- * bound around GPU g or -1.
+ * bound around GPU g or -1; gkey, node_g, node_o, node_free and node_minp
+ * equal a recount from the GPUs and the jobs.
  */
 #include <math.h>
 #include <stdint.h>
