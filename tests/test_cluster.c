@@ -415,6 +415,13 @@ static void t_hived_fuzz_regressions(void)
                         &d),
               GS_ERANGE);
     ASSERT_CONTAINS(d.msg, "too many");
+    ASSERT_EQ(parse_err("physicalCluster:\n  skuTypes:\n    G: {gpu: 1, memory: nan}\n"
+                        "  cellTypes:\n"
+                        "    N: {childCellType: G, childCellNumber: 2, isNodeLevel: true}\n"
+                        "  physicalCells:\n  - {cellType: N, cellAddress: n1}\n",
+                        &d),
+              GS_EPARSE); /* a NaN size reached a double -> int64 conversion (UB) */
+    ASSERT_EQ(d.line, 3);
     ASSERT_EQ(parse_err("physicalCluster:\n  skuTypes:\n    G: {gpu: 1, memory: 9000Ti}\n"
                         "  cellTypes:\n"
                         "    N: {childCellType: G, childCellNumber: 2, isNodeLevel: true}\n"

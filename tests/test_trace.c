@@ -172,6 +172,14 @@ static void t_fuzz_regressions(void)
     ASSERT_EQ(d.line, 2);
     ASSERT_CONTAINS(d.msg, "more than 1e11 seconds after the earliest job");
     /* 2^20 tasks x 4096 GPUs: the GPU count overflowed int */
+    /* "nan" as a memory size reached a double -> int64 conversion (UB) */
+    ASSERT_EQ(parse("submit,duration,gpus,mem\n0,1,1,nan\n", &t, &d), GS_EPARSE);
+    ASSERT_EQ(d.col, 7);
+    ASSERT_EQ(parse("submit,duration,gpus,gpu_mem\n0,1,1,-nan\n", &t, &d), GS_EPARSE);
+    /* a NUL inside a quoted field cut the field short silently */
+    ASSERT_EQ(gs_trace_parse("t.csv", "submit,duration,gpus,name\n0,1,1,\"a\0b\"\n", 38, &t, &d),
+              GS_EPARSE);
+    ASSERT_CONTAINS(d.msg, "NUL byte");
     ASSERT_EQ(parse("submit,duration,tasks,gpus_per_task\n0,1,1048576,4096\n", &t, &d), GS_ERANGE);
     ASSERT_CONTAINS(d.msg, "more than 1048576 GPUs");
     ASSERT_EQ(d.col, 5);

@@ -23,7 +23,7 @@ int64_t gs_parse_mem_mb(const char *s)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || v < 0) return -1;
+    if (errno || end == s || !(v >= 0)) return -1; /* !(v >= 0) also refuses "nan" */
     while (*end == ' ') end++;
     double mb;
     if (!*end || !strcmp(end, "M") || !strcmp(end, "Mi") || !strcmp(end, "MB") ||

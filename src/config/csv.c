@@ -119,6 +119,9 @@ int gs_csv_next(gs_csv *r, gs_diag *d)
                     r->line++;
                     line_start = r->pos;
                 }
+                if (ch == '\0') /* would cut the field short without a word */
+                    return gs_diag_set(d, GS_EPARSE, r->line, (int)(r->pos - line_start),
+                                       "NUL byte in input");
                 if ((rc = put(r, &n, ch))) return rc;
             }
             if (r->pos < r->len && b[r->pos] != ',' && b[r->pos] != '\n' && b[r->pos] != '\r')
