@@ -292,9 +292,10 @@ static void mark_dirty(gsd *g, int32_t slot)
 static void track(gsd *g, const gs_job *j, gsd_jobx *x)
 {
     int st = j->state;
-    int cat = st == GS_JOB_PENDING && j->arrived                                         ? 1
-              : st == GS_JOB_RUNNING || st == GS_JOB_PREEMPTED || st == GS_JOB_SUSPENDED ? 2
-                                                                                         : 0;
+    /* a SUSPENDED job holds no GPUs in the engine (time-slicing gives them to others) */
+    int cat = st == GS_JOB_PENDING && j->arrived               ? 1
+              : st == GS_JOB_RUNNING || st == GS_JOB_PREEMPTED ? 2
+                                                               : 0;
     if ((size_t)j->vc >= g->nvcstat) {
         size_t nn = g->nvcstat ? g->nvcstat * 2 : 16;
         while (nn <= (size_t)j->vc) nn *= 2;
@@ -404,6 +405,20 @@ static void observe(void *ud, const gs_record *r)
         free(x->alloc);
         x->alloc = NULL;
         break;
+    case GS_REC_SUSPEND:
+        /* the engine released its GPUs (time-slicing); its stopped processes keep their GPU
+         * memory.  The row keeps where it ran (placement), not an allocation. */
+        free(x->alloc);
+        x->alloc = NULL;
+        push_rec(g, r->type, j->slot, r->t, "%s%sSIGSTOP; its GPU memory on %s stays held",
+                 r->reason ? r->reason : "", r->reason ? ": " : "", x->where);
+        return;
+    case GS_REC_RESUME:
+        free(x->alloc);
+        describe_alloc(g->c, j->alloc, j->nalloc, x->where, sizeof x->where, &x->alloc);
+        push_rec(g, r->type, j->slot, r->t, "%s%sSIGCONT on %s", r->reason ? r->reason : "",
+                 r->reason ? ": " : "", x->where);
+        return;
     case GS_REC_FINISH:
     case GS_REC_FAIL:
     case GS_REC_CANCEL:
@@ -867,6 +882,19 @@ static void finalize_run(gsd *g, gs_job *j, const gsd_xev *ev, gs_time now)
         g->forget = xrealloc(g->forget, g->capforget * sizeof *g->forget);
     }
     g->forget[g->nforget++] = j->id;
+    if (j->state == GS_JOB_SUSPENDED) {
+        /* a suspended job's tasks are gone: cancelled (stopped on request), or ended while
+         * stopped (killed from outside); either way it cannot continue */
+        x->exit_code = ev->exit_code;
+        char why[200];
+        if (x->stop == GSD_STOP_CANCEL)
+            snprintf(why, sizeof why, "cancelled by %s", x->cancel_by ? x->cancel_by : "?");
+        else
+            snprintf(why, sizeof why, "its tasks ended while it was suspended (exit code %d)",
+                     ev->exit_code);
+        gs_engine_cancel(g->e, j, gsd_intern(g, why), now);
+        return;
+    }
     if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_PREEMPTED) return;
     x->exit_code = ev->exit_code;
     char why[200];
@@ -1036,8 +1064,14 @@ static void act(gsd *g, gs_time now)
             break;
         case GS_REC_SUSPEND:
         case GS_REC_RESUME:
-            /* SIGSTOP / SIGCONT to every task's process group; the GPUs (and the GPU memory
-             * the stopped processes hold) stay with the job */
+            /* SIGSTOP / SIGCONT to every task's process group; the stopped processes keep
+             * their GPU memory.  A job being stopped (preempted, cancelled, over its time
+             * limit) is left to finish its stop: freezing it would only delay its exit. */
+            if (r->type == GS_REC_SUSPEND && x->stop != GSD_STOP_NONE) {
+                gsd_log("job %lld suspended while stopping (%s): no SIGSTOP", (long long)j->id,
+                        gsd_stop_name(x->stop));
+                break;
+            }
             gsd_log("job %lld %s%s%s", (long long)j->id, event_name(r->type, x),
                     r->reason[0] ? ": " : "", r->reason);
             if (gsd_exec_suspend(g->x, j->id, r->type == GS_REC_SUSPEND) == GS_ENOENT)
@@ -1604,9 +1638,21 @@ static int recover_row(void *ud, gsd_jobrow *r)
     size_t slot = gs_engine_njobs(g->e);
     gs_job *j = NULL;
     int adopted = 0, alive = 0, exited = 0, lost = 0;
+    const char *requeue_why = NULL;
     if (st == GS_JOB_PENDING) {
         if (gs_engine_submit(g->e, &js, rc->now, &j, &d)) j = NULL;
         rc->pending++;
+    } else if (st == GS_JOB_SUSPENDED) {
+        /* A suspended job holds no GPUs in the engine (others may have been given them, time-
+         * slicing) and the engine cannot adopt a job as suspended: its stopped tasks are
+         * killed and it is requeued, to restart from its last checkpoint. */
+        gsd_exec_recover(g->x, r->id, r->runs, js.ntasks, rc->now, &alive, &exited, &lost);
+        gsd_exec_kill_now(g->x, r->id);
+        gsd_exec_forget(g->x, r->id);
+        if (gs_engine_submit(g->e, &js, rc->now, &j, &d)) j = NULL;
+        requeue_why = "the daemon restarted while the job was suspended: its stopped tasks were "
+                      "killed and it is requeued";
+        rc->requeued++;
     } else {
         int *gpus = NULL, n = 0;
         int pa = parse_alloc(r->alloc, &gpus, &n);
@@ -1627,6 +1673,8 @@ static int recover_row(void *ud, gsd_jobrow *r)
             gsd_exec_forget(g->x, r->id);
             /* adopt leaves the job pending when only the start failed; otherwise resubmit */
             if (!j && gs_engine_submit(g->e, &js, rc->now, &j, &d)) j = NULL;
+            requeue_why = "the daemon restarted and could not adopt the job on its GPUs: its "
+                          "tasks were killed and it is requeued";
             rc->requeued++;
         }
     }
@@ -1684,6 +1732,8 @@ static int recover_row(void *ud, gsd_jobrow *r)
                      "daemon restarted: a suspended job is adopted as running (SIGCONT)");
     }
     j->preemptions = r->preemptions;
+    if (requeue_why && j->state == GS_JOB_PENDING)
+        push_rec(g, GS_REC_REQUEUE, (int32_t)slot, rc->now, "%s", requeue_why);
     activate(g, (int32_t)slot);
     return 0;
 }
