@@ -447,13 +447,17 @@ static void place_queue(gandiva *g)
 typedef struct cand {
     int32_t slot;
     int32_t order; /* list order */
-    double deficit;
+    int32_t running;
+    double deficit; /* in units of a tenth of a quantum: closer deficits are a tie */
 } cand;
 
+/* Largest deficit first; on a tie a waiting job before a running one (round robin), then list
+ * order. */
 static int cmp_cand(const void *a, const void *b)
 {
     const cand *x = a, *y = b;
     if (x->deficit != y->deficit) return x->deficit > y->deficit ? -1 : 1;
+    if (x->running != y->running) return x->running - y->running;
     return (x->order > y->order) - (x->order < y->order);
 }
 
@@ -469,7 +473,10 @@ static size_t slice_members(gandiva *g, int32_t n, cand **out)
     for (int32_t s = g->nodes[n].head; s >= 0; s = J(g, s)->next, ord++) {
         const gs_job *j = job(g, s);
         if (j->pack_with >= 0) continue;
-        v[k++] = (cand){s, ord, J(g, s)->deficit};
+        /* a tenth of a quantum apart is a tie: wall-clock jitter in the daemon must not
+         * decide, a job that waited goes first (round robin) */
+        double unit = 0.1 * gs_time_to_sec(g->quantum);
+        v[k++] = (cand){s, ord, j->state == GS_JOB_RUNNING, floor(J(g, s)->deficit / unit + 0.5)};
     }
     qsort(v, k, sizeof *v, cmp_cand);
     *out = v;

@@ -779,7 +779,8 @@ static void write_mechanisms(FILE *f, gs_sim_result *const *rs, size_t n)
         any |= rs[i]->restarts || rs[i]->suspends || rs[i]->packs || rs[i]->migrations ||
                rs[i]->resizes;
     if (!any) return;
-    fputs("<h3 style=\"margin-top:22px\">Mechanisms and their cost</h3>\n<div class=\"scroll\"><table>\n<thead><tr>"
+    fputs("<h3 style=\"margin-top:22px\">Mechanisms and their cost</h3>\n<div "
+          "class=\"scroll\"><table>\n<thead><tr>"
           "<th class=\"l\">Policy</th><th>Restarts</th><th>Suspends</th><th>Resumes</th>"
           "<th>Packs</th><th>Migrations</th><th>Resizes</th><th>Job util</th>"
           "<th>Restart GPU-h</th><th>Suspend GPU-h</th><th>Migrate GPU-h</th>"
