@@ -674,7 +674,82 @@ static void t_gandiva_day(void)
     gs_sim_result_release(&f);
 }
 
+/* The profile file: tables, normalised names, aliases, fallbacks, errors with line:col. */
+static void t_profiles(void)
+{
+    const char *txt = "# comment\n"
+                      "model,gpu_type,gpus,iter_time_s,gpu_mem_mb,gpu_util\n"
+                      "big-model,V100,1,0.5,9000,0.9\n"
+                      "big-model,K80,1,2.0,9000,0.9\n"
+                      "big-model,V100,2,0.3,9000,0.9\n"
+                      "small,any,1,0.05,1000,0.1\n"
+                      "default,any,1,0.2,2000,0.5\n"
+                      "\n"
+                      "model_a,model_b,gpu_type,gpus,rate_a,rate_b\n"
+                      "small,big-model,V100,1,0.9,0.6\n"
+                      "alias,model\n"
+                      "Big,big-model\n"
+                      "gpu_type,gpu_mem_mb\n"
+                      "V100,16384\n"
+                      "K80,12288\n";
+    gs_profiles *p = NULL;
+    gs_diag d;
+    gs_diag_init(&d, "p.csv");
+    ASSERT_OK(gs_profiles_parse("p.csv", txt, strlen(txt), &p, &d));
+    ASSERT_EQ(gs_profiles_nrows(p), 4); /* the 2-GPU row is informative only */
+    ASSERT_EQ(gs_profiles_npairs(p), 1);
+    const gs_profile *r = gs_profiles_get(p, "BIG-model", "K80");
+    ASSERT_STR(r->model, "big-model");
+    ASSERT_NEAR(r->iter_s, 2.0, 1e-12);
+    r = gs_profiles_get(p, "big", "P100"); /* alias; no P100 row: the reference type's (V100) */
+    ASSERT_NEAR(r->iter_s, 0.5, 1e-12);
+    r = gs_profiles_get(p, "unknown", NULL);
+    ASSERT_STR(r->model, "default");
+    ASSERT(!gs_profiles_known(p, "unknown"));
+    ASSERT(gs_profiles_known(p, "Big"));
+    double a, b;
+    ASSERT_EQ(gs_profiles_pair(p, "big-model", "small", "V100", &a, &b), 1); /* either order */
+    ASSERT_NEAR(a, 0.6, 1e-12);
+    ASSERT_NEAR(b, 0.9, 1e-12);
+    ASSERT_EQ(gs_profiles_pair(p, "big-model", "big-model", "V100", &a, &b), 0);
+    ASSERT_NEAR(a, 0.5, 1e-12); /* no default pair in this file */
+    ASSERT_EQ(gs_profiles_gpu_mem(p, "K80"), 12288);
+    ASSERT_EQ(gs_profiles_gpu_mem(p, "H100"), 16384);
+    gs_profiles_destroy(p);
+    gs_profiles_destroy(NULL);
+    /* errors name line and column */
+    static const struct {
+        const char *txt;
+        int line, col;
+        const char *msg;
+    } bad[] = {
+        {"small,any,1,0.05,1000,0.1\n", 1, 1, "table header"},
+        {"model,gpu_type,gpus,iter_time_s,gpu_mem_mb,gpu_util\nx,V100,1,0,1,0.1\n", 2, 10,
+         "iter_time_s"},
+        {"model,gpu_type,gpus,iter_time_s,gpu_mem_mb,gpu_util\nx,V100,1,1,1\n", 2, 1, "fields"},
+        {"model_a,model_b,gpu_type,gpus,rate_a,rate_b\na,b,V100,1,0.5,2\n", 2, 16, "rate_b"},
+        {"gpu_type,gpu_mem_mb\nV100,-1\n", 2, 6, "gpu_mem_mb"},
+        {"alias,model\n,x\n", 2, 1, "empty"},
+        {"# nothing\n", 1, 1, "no profile data"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        gs_diag_init(&d, "b.csv");
+        p = NULL;
+        ASSERT_EQ(gs_profiles_parse("b.csv", bad[i].txt, strlen(bad[i].txt), &p, &d), GS_EPARSE);
+        ASSERT(p == NULL);
+        ASSERT_EQ(d.line, bad[i].line);
+        ASSERT_EQ(d.col, bad[i].col);
+        ASSERT_CONTAINS(d.msg, bad[i].msg);
+    }
+    /* the built-in file parses and knows Gavel's models */
+    ASSERT_OK(gs_profiles_builtin(&p, &d));
+    ASSERT(gs_profiles_known(p, "resnet50"));
+    ASSERT(gs_profiles_nrows(p) >= 78);
+    gs_profiles_destroy(p);
+}
+
 static const test_case tests[] = {
+    {"profiles", t_profiles},
     {"suspend_resume_costs", t_suspend_resume_costs},
     {"incoming_waits_for_mini_batch", t_incoming_waits_for_mini_batch},
     {"resume_elsewhere_is_migration", t_resume_elsewhere_is_migration},

@@ -208,6 +208,7 @@ int gs_profiles_parse(const char *file, const char *buf, size_t len, gs_profiles
             break;
         }
         static const int nf[] = {6, 6, 2, 2};
+#define COL(p) ((int)((p)-lb) + 1)
         char *f[8];
         int n = split(s, f, 7);
         if (n != nf[table]) {
@@ -216,24 +217,24 @@ int gs_profiles_parse(const char *file, const char *buf, size_t len, gs_profiles
         }
         for (int i = 0; i < n; i++)
             if (!*f[i]) {
-                rc = gs_diag_set(d, GS_EPARSE, line, 1, "field %d is empty", i + 1);
+                rc = gs_diag_set(d, GS_EPARSE, line, COL(f[i]), "field %d is empty", i + 1);
                 break;
             }
         if (rc) break;
         double g, x, y, z;
         if (table == 0) {
             if (num(f[2], 1, 1 << 20, &g) || g != floor(g)) {
-                rc = gs_diag_set(d, GS_EPARSE, line, 1,
+                rc = gs_diag_set(d, GS_EPARSE, line, COL(f[2]),
                                  "gpus: expected a positive integer, got '%s'", f[2]);
             } else if (num(f[3], 1e-9, 1e9, &x)) {
-                rc = gs_diag_set(d, GS_EPARSE, line, 1,
+                rc = gs_diag_set(d, GS_EPARSE, line, COL(f[3]),
                                  "iter_time_s: expected a positive number of seconds, got '%s'",
                                  f[3]);
             } else if (num(f[4], 0, 1e9, &y)) {
-                rc = gs_diag_set(d, GS_EPARSE, line, 1,
+                rc = gs_diag_set(d, GS_EPARSE, line, COL(f[4]),
                                  "gpu_mem_mb: expected a number >= 0, got '%s'", f[4]);
             } else if (num(f[5], 0, 1, &z)) {
-                rc = gs_diag_set(d, GS_EPARSE, line, 1,
+                rc = gs_diag_set(d, GS_EPARSE, line, COL(f[5]),
                                  "gpu_util: expected a number in [0, 1], got '%s'", f[5]);
             }
             if (rc) break;
@@ -254,13 +255,13 @@ int gs_profiles_parse(const char *file, const char *buf, size_t len, gs_profiles
             p->nrows++;
         } else if (table == 1) {
             if (num(f[3], 1, 1 << 20, &g) || g != floor(g)) {
-                rc = gs_diag_set(d, GS_EPARSE, line, 1,
+                rc = gs_diag_set(d, GS_EPARSE, line, COL(f[3]),
                                  "gpus: expected a positive integer, got '%s'", f[3]);
             } else if (num(f[4], 0, 1, &x)) {
-                rc = gs_diag_set(d, GS_EPARSE, line, 1,
+                rc = gs_diag_set(d, GS_EPARSE, line, COL(f[4]),
                                  "rate_a: expected a number in [0, 1], got '%s'", f[4]);
             } else if (num(f[5], 0, 1, &y)) {
-                rc = gs_diag_set(d, GS_EPARSE, line, 1,
+                rc = gs_diag_set(d, GS_EPARSE, line, COL(f[5]),
                                  "rate_b: expected a number in [0, 1], got '%s'", f[5]);
             }
             if (rc) break;
@@ -304,7 +305,7 @@ int gs_profiles_parse(const char *file, const char *buf, size_t len, gs_profiles
             p->naliases++;
         } else {
             if (num(f[1], 1, 1e9, &x)) {
-                rc = gs_diag_set(d, GS_EPARSE, line, 1,
+                rc = gs_diag_set(d, GS_EPARSE, line, COL(f[1]),
                                  "gpu_mem_mb: expected a positive number, got '%s'", f[1]);
                 break;
             }
