@@ -21,7 +21,7 @@ DEPS       := cmake gcc make pkg-config libjansson-dev libfyaml-dev nettle-dev \
 
 DAY  := data/philly-1day/philly_20171002_tiresias.csv
 SPEC := data/philly-1day/n32g8_2sw.csv
-DEMO_POLICIES ?= fifo,fifo-backfill,yarn-cs
+DEMO_POLICIES ?= fifo,fifo-backfill,yarn-cs,tiresias-las,gandiva
 
 .PHONY: all deps build demo test test-asan bench bench-hived bench-daemon format clean
 
