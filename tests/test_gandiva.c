@@ -379,6 +379,12 @@ static void t_live_limits(void)
     ASSERT_EQ(gs_engine_resume(r.e, a, &g1, 1), GS_EUNSUPPORTED);
     ASSERT_OK(gs_engine_resume(r.e, a, &g0, 1));
     ASSERT(ok(&r));
+    /* a stopped process that dies is reported like any other end */
+    ASSERT_OK(gs_engine_suspend(r.e, a, "slice"));
+    ASSERT_OK(gs_engine_task_exited(r.e, a, 137, "killed", 5));
+    ASSERT_EQ(a->state, GS_JOB_FAILED);
+    ASSERT_EQ(gs_engine_nsuspended(r.e), 0);
+    ASSERT(ok(&r));
     rig_close(&r);
 }
 

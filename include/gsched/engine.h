@@ -167,7 +167,7 @@ int gs_engine_step(gs_engine *e);
 int gs_engine_run(gs_engine *e);
 /* LIVE: move time to 'now' (monotonic), fire due events, run a policy pass. */
 int gs_engine_advance(gs_engine *e, gs_time now);
-/* LIVE: tasks of 'j' are gone.  exit_code 0 = success. */
+/* LIVE: tasks of 'j' (RUNNING, PREEMPTED or SUSPENDED) are gone.  exit_code 0 = success. */
 int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *reason, gs_time now);
 /* Cancel a job in any non-final state (LIVE; also usable in SIM tests). */
 int gs_engine_cancel(gs_engine *e, gs_job *j, const char *reason, gs_time now);

@@ -1294,7 +1294,8 @@ int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *re
         if (e->pol->on_requeue) e->pol->on_requeue(e->pst, j);
         return 0;
     }
-    if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
+    /* a stopped (suspended) process can still end: killed, or it had finished its work */
+    if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
     finish_job(e, j, exit_code == 0 ? GS_JOB_DONE : GS_JOB_FAILED, reason);
     return 0;
 }
