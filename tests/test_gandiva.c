@@ -489,7 +489,7 @@ static void t_gandiva_migrate_together(void)
     gs_job *j2 = addt(&r, 2, 2, 1, 1000, NULL);
     gs_job *j3 = addt(&r, 3, 3, 1, 1000, NULL);
     /* up to the large job's departure: J1-J3 each on a different 3-GPU node */
-    while (gs_engine_now(r.e) < S(99) && gs_engine_step(r.e) > 0) ASSERT(ok(&r));
+    while (gs_engine_next_event_time(r.e) < S(99) && gs_engine_step(r.e) > 0) ASSERT(ok(&r));
     ASSERT_EQ(node_of(&r, big), 3);
     ASSERT_EQ(node_of(&r, j1), 0);
     ASSERT_EQ(node_of(&r, j2), 1);

@@ -913,20 +913,36 @@ static void grow_shrink(gandiva *g)
 
 /* ---- hooks -------------------------------------------------------------------------------- */
 
+/* Could an elastic job grow now (running below its maximum, its node has idle GPUs)? */
+static int may_grow(gandiva *g)
+{
+    if (!g->grow || !g->nelastic) return 0;
+    for (size_t i = 0; i < g->nnodes; i++) {
+        if (!g->nodes[i].nmem || !node_free(g, (int32_t)i)) continue;
+        for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next) {
+            const gs_job *j = job(g, s);
+            if (j->state == GS_JOB_RUNNING && j->max_gpus > j->gpus) return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Timers only while they can change something: time-slicing while some node has
+ * waiting members; introspection while jobs wait (packing, defragmentation,
+ * shrinking), packs await judgement, or an elastic job could grow.  A job running
+ * alone for years costs no events.
+ */
 static void arm(gandiva *g)
 {
     gs_time now = gs_engine_now(g->e);
-    int active = g->nqueued > 0;
-    int crowded = 0;
-    for (size_t i = 0; i < g->nnodes && !crowded; i++) {
-        if (g->nodes[i].nmem) active = 1;
-        crowded = node_has_waiting(g, (int32_t)i);
-    }
+    int crowded = any_waiting(g);
     if (crowded && !g->slice_armed) {
         g->slice_armed = 1;
         gs_engine_set_timer(g->e, now + g->quantum, TAG_SLICE);
     }
-    if ((active || crowded) && !g->intro_armed && (g->pack || g->migrate || g->grow)) {
+    int useful = g->nqueued > 0 || crowded || gs_engine_packed_gpus(g->e) > 0 || may_grow(g);
+    if (useful && !g->intro_armed && (g->pack || g->migrate || g->grow)) {
         g->intro_armed = 1;
         gs_engine_set_timer(g->e, now + g->introspect, TAG_INTRO);
     }
@@ -1004,7 +1020,10 @@ static void gd_finish(void *st, gs_job *j)
 {
     gandiva *g = st;
     if (j->max_gpus > 0 && g->nelastic) g->nelastic--;
-    if (j->alloc || j->last_alloc) g->departed = 1;
+    if (j->alloc || j->last_alloc) {
+        g->departed = 1;
+        gs_engine_request_pass(g->e); /* departures trigger placement and migration */
+    }
     dirty_gpus(g, j);
     mem_del(g, j->slot);
     dequeue(g, j->slot);

@@ -79,6 +79,7 @@ typedef struct emul {
     size_t capjobs;
     uint64_t gen; /* timer generation: only the latest step timer counts */
     int step_due;
+    int idle; /* quiet: no step timer; the next job end re-arms it on the 10-s grid */
     gs_time last_step;
     int *scratch;
     size_t capscratch;
@@ -305,6 +306,38 @@ static void shrink(emul *m, int ci, int num_ns)
     free(moved);
 }
 
+/*
+ * Quiet: nothing pending, no set runs fewer jobs than it holds (no rotation), and
+ * re-balancing would change nothing.  The original's steps then do nothing until
+ * a job ends or arrives, so no step is simulated until then.
+ */
+static int quiet(emul *m)
+{
+    if (m->npend) return 0;
+    int64_t total = 0;
+    for (int i = 0; i < m->ncls; i++)
+        for (int k = 0; k < m->cls[i].n; k++) {
+            const nset *s = m->cls[i].v[k];
+            if (s->njobs > s->capacity) return 0;
+            total += (int64_t)s->njobs * m->cls[i].g;
+        }
+    int64_t ngpus = (int64_t)gs_cluster_ngpus(m->c);
+    for (int i = 0; total && i < m->ncls; i++) {
+        int64_t jobs = 0, occ = 0;
+        for (int k = 0; k < m->cls[i].n; k++) {
+            jobs += m->cls[i].v[k]->njobs;
+            occ += (int64_t)m->cls[i].v[k]->nn * m->gpn;
+        }
+        int64_t dem = jobs * m->cls[i].g;
+        if (!dem) continue;
+        int64_t plan = dem * ngpus / total;
+        int64_t target = plan < dem ? plan : dem;
+        /* a shrink of a class with a single set keeps that set: a no-op too */
+        if (target != occ && !(target < occ && m->cls[i].n == 1)) return 0;
+    }
+    return 1;
+}
+
 /* Re-balance node sets between sizes in proportion to their GPU demand. */
 static void adjust(emul *m)
 {
@@ -489,7 +522,8 @@ static void step(emul *m)
     apply(m);
     int active = m->npend > 0;
     for (int ci = 0; ci < m->ncls && !active; ci++) active = m->cls[ci].n > 0;
-    if (active) gs_engine_set_timer(m->e, now + STEP, ++m->gen);
+    m->idle = active && quiet(m);
+    if (active && !m->idle) gs_engine_set_timer(m->e, now + STEP, ++m->gen);
 }
 
 static void em_schedule(void *st)
@@ -523,6 +557,13 @@ static void em_finish(void *st, gs_job *j)
     ejob *x = EJ(m, j->slot);
     if (x->set) {
         x->ended = 1; /* leaves its set at the next step, as in the original */
+        if (m->idle) {
+            /* the next step of the 10-s grid the original would have taken */
+            gs_time now = gs_engine_now(m->e);
+            gs_time k = (now - m->last_step + STEP - 1) / STEP;
+            m->idle = 0;
+            gs_engine_set_timer(m->e, m->last_step + k * STEP, ++m->gen);
+        }
         return;
     }
     for (size_t i = 0; i < m->npend; i++)
