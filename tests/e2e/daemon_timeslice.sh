@@ -19,8 +19,13 @@ if ! "$bin" policies | grep -q '^gandiva '; then
   echo "ok - # SKIP 'gsched policies' does not list gandiva"
   finish
 fi
-args=(--cluster 1x1 --policy gandiva --set pack=off --set migrate=off --set grow=off
-      --set quantum=1s --set introspect=1s --grace 2s)
+# packing, migration and resizing do not exist in the daemon: off by default, refused if asked
+out=$(timeout 20 "$bin" serve --cluster 1x1 --policy gandiva --set pack=on --db "$tmp/x.db" \
+      --listen 127.0.0.1:0 2>&1)
+rc=$?
+check "gandiva with packing is refused in the daemon (exit 2)" [ "$rc" -eq 2 ]
+check "... saying why" grep -q "supports time-slicing only" <<< "$out"
+args=(--cluster 1x1 --policy gandiva --set quantum=1s --set introspect=1s --grace 2s)
 # N steps of work; each step is a line "JOB RUN STEP" in the task's log
 work() { echo "i=0; while [ \$i -lt $1 ]; do i=\$((i+1)); echo \"\$GSCHED_JOB_ID \$GSCHED_RUN \$i\"; sleep 0.1; done"; }
 
