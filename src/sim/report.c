@@ -971,45 +971,40 @@ static void write_cdfs(FILE *f, gs_sim_result *const *rs, size_t n)
     }
     fputs("<section class=\"card\"><h2>Distributions</h2><div class=\"plots\">\n", f);
 
-    fputs("<figure><h3>Job completion time (JCT), CDF</h3>\n", f);
-    if (any[0])
-        svg_cdf(f, rs, ss[0], n, lo[0], hi[0], "JCT = end \xe2\x88\x92 submit (log scale)",
-                "CDF of job completion time per policy");
-    fputs("<figcaption>Share of each policy's finished jobs that completed within a given time "
-          "after submission. Further left and higher is better; the dotted lines mark the "
-          "median and the 95th percentile.",
-          f);
-    if (clamped[0]) fputs(" JCTs under 1 s are drawn at 1 s.", f);
-    if (!any[0]) fputs(" No job finished.", f);
-    caption_repeats(f, rs, ss[0], n);
-    fputs("</figcaption></figure>\n", f);
-
-    fputs("<figure><h3>Queuing delay, CDF</h3>\n", f);
-    if (any[1])
-        svg_cdf(f, rs, ss[1], n, lo[1], hi[1], "time spent pending (log scale)",
-                "CDF of queuing delay per policy");
-    fputs("<figcaption>Total time each finished job spent waiting for GPUs (all pending "
-          "intervals). The x axis is logarithmic and starts at 1 s: delays under 1 s, including "
-          "jobs that started at once, are drawn at 1 s, so a line's height at the left edge is "
-          "the share of jobs that hardly waited.",
-          f);
-    if (!any[1]) fputs(" No job finished.", f);
-    if (any[1] && top[1] < CDF_FLOOR_S) fputs(" No finished job waited 1 s or more.", f);
-    caption_repeats(f, rs, ss[1], n);
-    fputs("</figcaption></figure>\n", f);
-
-    fputs("<figure><h3>Time to first start, CDF</h3>\n", f);
-    if (any[2])
-        svg_cdf(f, rs, ss[2], n, lo[2], hi[2], "first start \xe2\x88\x92 submit (log scale)",
-                "CDF of time to first start per policy");
-    fputs("<figcaption>How soon each finished job first ran: early feedback, what "
-          "time-slicing buys (a preempted or time-sliced job counts its first start only). "
-          "Times under 1 s are drawn at 1 s.",
-          f);
-    if (!any[2]) fputs(" No job finished.", f);
-    if (any[2] && top[2] < CDF_FLOOR_S) fputs(" Every finished job started within 1 s.", f);
-    caption_repeats(f, rs, ss[2], n);
-    fputs("</figcaption></figure>\n", f);
+    /* one figure per distribution: title, x label, what it shows, the note when nothing is
+     * at or above the 1-s floor */
+    static const struct {
+        const char *title, *xlabel, *aria, *caption, *below_floor;
+    } fig[3] = {
+        {"Job completion time (JCT), CDF", "JCT = end \xe2\x88\x92 submit (log scale)",
+         "CDF of job completion time per policy",
+         "Share of each policy's finished jobs that completed within a given time after "
+         "submission. Further left and higher is better; the dotted lines mark the median and "
+         "the 95th percentile.",
+         NULL},
+        {"Queuing delay, CDF", "time spent pending (log scale)", "CDF of queuing delay per policy",
+         "Total time each finished job spent waiting for GPUs (all pending intervals). The x "
+         "axis is logarithmic and starts at 1 s: delays under 1 s, including jobs that started "
+         "at once, are drawn at 1 s, so a line's height at the left edge is the share of jobs "
+         "that hardly waited.",
+         " No finished job waited 1 s or more."},
+        {"Time to first start, CDF", "first start \xe2\x88\x92 submit (log scale)",
+         "CDF of time to first start per policy",
+         "How soon each finished job first ran: early feedback, what time-slicing buys (a "
+         "preempted or time-sliced job counts its first start only). Times under 1 s are drawn "
+         "at 1 s.",
+         " Every finished job started within 1 s."},
+    };
+    for (int w = 0; w < 3; w++) {
+        fprintf(f, "<figure><h3>%s</h3>\n", fig[w].title);
+        if (any[w]) svg_cdf(f, rs, ss[w], n, lo[w], hi[w], fig[w].xlabel, fig[w].aria);
+        fprintf(f, "<figcaption>%s", fig[w].caption);
+        if (w == 0 && clamped[0]) fputs(" JCTs under 1 s are drawn at 1 s.", f);
+        if (!any[w]) fputs(" No job finished.", f);
+        if (any[w] && fig[w].below_floor && top[w] < CDF_FLOOR_S) fputs(fig[w].below_floor, f);
+        caption_repeats(f, rs, ss[w], n);
+        fputs("</figcaption></figure>\n", f);
+    }
     fputs("</div></section>\n", f);
     for (int w = 0; w < 3; w++) {
         for (size_t i = 0; i < n; i++) free(ss[w][i].v);
