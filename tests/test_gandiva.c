@@ -754,7 +754,46 @@ static void t_profiles(void)
     gs_profiles_destroy(p);
 }
 
+/* Cost parameters are bounded so no charge can leave the microsecond clock. */
+static void t_cost_bounds(void)
+{
+    static const char *bad[] = {"init_per_gpu=9000000000000s",
+                                "preempt_cost=9000000000000s",
+                                "init_base=10000001s",
+                                "suspend_copy=20000000s",
+                                "slowdown_default=1,1,1,1,1e300,1e300",
+                                "slowdown_heavy=1,1,1,1,2,101"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        gs_params p;
+        gs_params_init(&p);
+        ASSERT_OK(gs_params_set_kv(&p, bad[i]));
+        gs_costs c;
+        gs_costs_init(&c);
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        ASSERT_EQ(gs_costs_from_params(&c, &p, &d), GS_EINVAL);
+        gs_costs_release(&c);
+        gs_params_release(&p);
+    }
+    /* the largest allowed per-GPU init on the largest job: capped, not wrapped */
+    gs_params p;
+    gs_params_init(&p);
+    ASSERT_OK(gs_params_set_kv(&p, "init_per_gpu=10000000s"));
+    gs_costs c;
+    gs_costs_init(&c);
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_costs_from_params(&c, &p, &d));
+    gs_time t = gs_costs_restart(&c, "gpt2", 1 << 20, 1);
+    ASSERT(t > 0 && t <= S(1e9));
+    ASSERT(gs_costs_migrate(&c, "gpt2", 1 << 20, 1) <= S(1e9));
+    ASSERT_EQ(gs_costs_restart(&c, "resnet50", 1, 1), S(2 * 0.3072 + 5)); /* unchanged below */
+    gs_costs_release(&c);
+    gs_params_release(&p);
+}
+
 static const test_case tests[] = {
+    {"cost_bounds", t_cost_bounds},
     {"profiles", t_profiles},
     {"suspend_resume_costs", t_suspend_resume_costs},
     {"incoming_waits_for_mini_batch", t_incoming_waits_for_mini_batch},

@@ -55,6 +55,24 @@ void gs_costs_release(gs_costs *c)
     c->heavy = c->light = NULL;
 }
 
+/*
+ * Bounds that keep every charge inside the microsecond clock whatever the job
+ * (at most 2^20 GPUs, traces cap times at 1e11 s): a slowdown of at most 100x,
+ * cost durations of at most 1e7 s (115 days), any single charge at most 1e9 s.
+ */
+#define MAX_FACTOR   100.0
+#define MAX_COST_SEC 1e7
+#define MAX_CHARGE   (1000000000 * GS_SEC)
+
+/* io + init on g GPUs, exactly in integers, or MAX_CHARGE when it would exceed it. */
+static gs_time charge(const gs_costs *c, gs_time io, int gpus)
+{
+    int64_t k = gpus > 1 ? gpus - 1 : 0;
+    double approx = (double)io + (double)c->init_base + (double)c->init_per_gpu * (double)k;
+    if (approx >= (double)MAX_CHARGE) return MAX_CHARGE;
+    return io + c->init_base + c->init_per_gpu * k;
+}
+
 static int read_factors(gs_params *p, const char *key, double out[GS_SPREAD_LEVELS], gs_diag *d)
 {
     double *v;
@@ -68,10 +86,12 @@ static int read_factors(gs_params *p, const char *key, double out[GS_SPREAD_LEVE
                            GS_SPREAD_LEVELS, n);
     }
     for (size_t i = 0; i < n; i++)
-        if (v[i] < 1.0 || (i && v[i] < v[i - 1])) {
+        if (!(v[i] >= 1.0 && v[i] <= MAX_FACTOR) || (i && v[i] < v[i - 1])) {
             free(v);
             return gs_diag_set(d, GS_EINVAL, 0, 0,
-                               "parameter '%s': factors must be >= 1 and non-decreasing", key);
+                               "parameter '%s': factors must be between 1 and %g and "
+                               "non-decreasing",
+                               key, MAX_FACTOR);
         }
     memcpy(out, v, sizeof(double) * GS_SPREAD_LEVELS);
     free(v);
@@ -139,8 +159,18 @@ int gs_costs_from_params(gs_costs *c, gs_params *p, gs_diag *d)
         }
     }
     if (rc) return rc;
-    if (c->init_base < 0 || c->init_per_gpu < 0 || c->suspend_copy < 0 || c->preempt_fixed < 0)
-        return gs_diag_set(d, GS_EINVAL, 0, 0, "cost durations must not be negative");
+    const struct {
+        const char *key;
+        gs_time v;
+    } dur[] = {{"preempt_cost", c->preempt_fixed},
+               {"init_base", c->init_base},
+               {"init_per_gpu", c->init_per_gpu},
+               {"suspend_copy", c->suspend_copy}};
+    for (size_t i = 0; i < sizeof dur / sizeof *dur; i++)
+        if (dur[i].v < 0 || dur[i].v > gs_time_from_sec(MAX_COST_SEC))
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "parameter '%s': must be between 0 and %.0f s (115 days)",
+                               dur[i].key, MAX_COST_SEC);
     return 0;
 }
 
@@ -226,9 +256,8 @@ gs_time gs_costs_restart(const gs_costs *c, const char *model, int gpus, int sav
 {
     if (!c->preempt_model) return c->preempt_fixed;
     double bytes = gs_model_params_m(model) * 1e6 * 4.0 * (1.0 + c->optimizer_slots);
-    gs_time io = gs_time_from_sec(bytes / c->ckpt_bw);
-    gs_time init = c->init_base + c->init_per_gpu * (gpus > 1 ? gpus - 1 : 0);
-    return (saved ? 2 * io : io) + init;
+    gs_time io = gs_time_from_sec(bytes / c->ckpt_bw); /* at most ~1e8 s: bw >= 1e3 B/s */
+    return charge(c, saved ? 2 * io : io, gpus);
 }
 
 gs_time gs_costs_migrate(const gs_costs *c, const char *model, int gpus, int inter_node)
@@ -236,8 +265,7 @@ gs_time gs_costs_migrate(const gs_costs *c, const char *model, int gpus, int int
     if (!c->preempt_model) return c->preempt_fixed;
     double bytes = gs_model_params_m(model) * 1e6 * 4.0 * (1.0 + c->optimizer_slots);
     gs_time io = gs_time_from_sec(bytes / (inter_node ? c->ckpt_bw : c->local_bw));
-    gs_time init = c->init_base + c->init_per_gpu * (gpus > 1 ? gpus - 1 : 0);
-    return 2 * io + init;
+    return charge(c, 2 * io, gpus);
 }
 
 gs_time gs_costs_suspend_copy(const gs_costs *c)

@@ -586,10 +586,14 @@ static void schedule_finish(gs_engine *e, gs_job *j)
 {
     if (e->opts.mode != GS_ENGINE_SIM) return;
     gs_time run;
-    if (j->speed == 1.0)
+    if (j->speed == 1.0) {
         run = j->remaining;
-    else
-        run = (gs_time)ceil((double)j->remaining / j->speed);
+    } else {
+        /* speeds come from bounded factors and rates, but never let a tiny one leave the
+         * clock: a job that slow ends in a millennium (the simulation then reports it) */
+        double r = ceil((double)j->remaining / j->speed);
+        run = r < 3.2e16 ? (gs_time)r : (gs_time)3.2e16;
+    }
     gs_time at = j->progress_from + run;
     /* heap_push can only fail on OOM; the engine then stalls the job, which
      * gs_engine_check() reports.  Keep going rather than corrupt state. */
