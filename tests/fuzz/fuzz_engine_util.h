@@ -46,33 +46,4 @@ static inline void fuzz_run_engine(gs_engine *e, long max_steps, int require_fin
     if (gs_engine_allocated(e) != 0) fuzz_die("%s: GPUs still allocated at the end", what);
 }
 
-/*
- * Parameter values that are known to overflow the engine's arithmetic in files this
- * harness cannot fix (costs.c/engine.c; reported in /tmp/team/repro/hC-costs-overflow.md):
- * cost durations beyond 1e7 s and slowdown factors beyond 100.  Skipped so the fuzzer keeps
- * exploring instead of stopping at the same report; remove once costs.c bounds them.
- */
-static inline int fuzz_params_known_bad(const gs_params *src)
-{
-    static const char *const durs[] = {"preempt_cost", "init_base", "init_per_gpu"};
-    static const char *const facs[] = {"slowdown_default", "slowdown_light", "slowdown_heavy"};
-    gs_params p;
-    if (gs_params_copy(&p, src)) return 1;
-    int bad = 0;
-    for (int i = 0; i < 3 && !bad; i++) {
-        int64_t us;
-        if (gs_params_get(&p, durs[i]) && gs_params_get_duration(&p, durs[i], 0, &us, NULL) == 0 &&
-            us > 10000000 * GS_SEC)
-            bad = 1;
-        double *v;
-        size_t n;
-        if (gs_params_get_double_list(&p, facs[i], &v, &n, NULL) == 0 && v) {
-            for (size_t k = 0; k < n; k++) bad |= !(v[k] <= 100);
-            free(v);
-        }
-    }
-    gs_params_release(&p);
-    return bad;
-}
-
 #endif

@@ -117,7 +117,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (char *save, *l = strtok_r(sets, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
             if (gs_params_set_kv(&params, l)) goto out;
 
-    if (fuzz_params_known_bad(&params)) goto out;
     gs_engine_opts eo;
     gs_engine_opts_init(&eo);
     eo.placement = count ? GS_PLACE_COUNT : GS_PLACE_CONSOLIDATE;
