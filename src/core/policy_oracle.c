@@ -16,9 +16,18 @@
  * times shrink, so they can only overtake waiting jobs, never be overtaken
  * between events.
  *
- * Invariants: 'active' holds exactly the arrived, non-final jobs the policy
- * tracks (pending, running, or stopping), in arrival order.
+ * A pass costs the running jobs and the waiting jobs it admits, not the
+ * queue: a waiting job's key cannot change while it waits, so waiting jobs
+ * sit in a kset (internal.h) keyed once, and the walk skips those that need
+ * more GPUs than are left.  Running jobs are re-keyed at every contended pass
+ * and kept in the order of the last one (nearly sorted for the next).
+ *
+ * Invariants: 'ks' holds exactly the tracked PENDING jobs, keyed when they
+ * began waiting; 'run' (srtf, srsf) exactly the tracked RUNNING ones; 'fks'
+ * (sjf) the PENDING ones whose reason has not been set to RESOURCES since
+ * they began waiting.
  */
+#include <limits.h>
 #include <stdlib.h>
 
 #include "gsched/jobq.h"
@@ -27,16 +36,17 @@
 
 enum okind { O_SRTF, O_SRSF, O_SJF };
 
-typedef struct ent {
-    double key;
-    gs_job *j;
-} ent;
+static const char RESOURCES[] = "Resources";
 
 typedef struct oracle {
     gs_engine *e;
     enum okind k;
-    gs_jobq active;
-    ent *v;
+    gs_kset ks;    /* pending jobs by key */
+    int32_t pend;  /* its root */
+    gs_kset fks;   /* sjf: pending jobs whose reason is not yet RESOURCES */
+    int32_t fresh; /* its root */
+    gs_jobq run;   /* srtf/srsf: running jobs, by key at the last pass */
+    gs_kent *v;    /* scratch: running jobs with their keys */
     size_t capv;
     gs_plan plan;
     int dirty;
@@ -48,7 +58,10 @@ static int o_create(gs_engine *e, void **st, enum okind k)
     if (!o) return GS_ENOMEM;
     o->e = e;
     o->k = k;
-    gs_jobq_init(&o->active);
+    gs_kset_init(&o->ks);
+    gs_kset_init(&o->fks);
+    o->pend = o->fresh = -1;
+    gs_jobq_init(&o->run);
     gs_plan_init(&o->plan);
     *st = o;
     return 0;
@@ -73,23 +86,61 @@ static void o_destroy(void *st)
 {
     oracle *o = st;
     if (!o) return;
-    gs_jobq_release(&o->active);
+    gs_kset_release(&o->ks);
+    gs_kset_release(&o->fks);
+    gs_jobq_release(&o->run);
     gs_plan_release(&o->plan);
     free(o->v);
     free(o);
 }
 
+/* The order: key ascending, then slot.  Remaining work does not change while a
+ * job waits, so a waiting job's key is computed once, when it starts waiting. */
+static gs_kkey key_of(const oracle *o, const gs_job *j, gs_time now)
+{
+    double key;
+    if (o->k == O_SJF)
+        key = (double)j->work;
+    else {
+        key = (double)gs_job_remaining(j, now);
+        if (o->k == O_SRSF) key *= j->gpus;
+    }
+    return (gs_kkey){key, 0, j->slot};
+}
+
+static void track(oracle *o, gs_job *j)
+{
+    if (j->state == GS_JOB_PENDING) {
+        gs_jobq_remove(&o->run, j->slot);
+        if (gs_kset_member(&o->ks, j->slot)) return;
+        gs_kkey k = key_of(o, j, gs_engine_now(o->e));
+        if (gs_kset_insert(&o->ks, &o->pend, k, j->gpus)) return;
+        if (o->k == O_SJF) gs_kset_insert(&o->fks, &o->fresh, k, j->gpus);
+    } else if (j->state == GS_JOB_RUNNING && o->k != O_SJF) {
+        if (!gs_jobq_contains(&o->run, j->slot)) gs_jobq_push_back(&o->run, j->slot);
+    }
+}
+
+static void untrack(oracle *o, gs_job *j)
+{
+    gs_kset_remove(&o->ks, &o->pend, j->slot);
+    gs_kset_remove(&o->fks, &o->fresh, j->slot);
+    gs_jobq_remove(&o->run, j->slot);
+}
+
 static void o_arrival(void *st, gs_job *j)
 {
     oracle *o = st;
-    gs_jobq_push_back(&o->active, j->slot);
+    track(o, j);
     o->dirty = 1;
 }
 
 static void o_requeue(void *st, gs_job *j)
 {
-    (void)j;
-    ((oracle *)st)->dirty = 1;
+    oracle *o = st;
+    gs_jobq_remove(&o->run, j->slot);
+    track(o, j);
+    o->dirty = 1;
 }
 
 static void o_preemptible(void *st, gs_job *j)
@@ -107,15 +158,43 @@ static void o_node(void *st, int node, int down)
 static void o_finish(void *st, gs_job *j)
 {
     oracle *o = st;
-    gs_jobq_remove(&o->active, j->slot);
+    untrack(o, j);
     o->dirty = 1;
 }
 
-static int ent_cmp(const void *a, const void *b)
+/*
+ * sjf: every waiting job that fits starts, shortest first, while GPUs are
+ * free.  Jobs needing more GPUs than are free cannot start and are not looked
+ * at; the ones the walk passes over without starting them wait for
+ * "Resources": marked from the set of jobs not marked yet, up to where the
+ * walk stopped.
+ */
+static void sjf_pass(oracle *o)
 {
-    const ent *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    return x->j->slot - y->j->slot;
+    gs_cluster *c = gs_engine_cluster(o->e);
+    long nfree = gs_cluster_free(c);
+    if (nfree <= 0) return; /* nothing is looked at */
+    gs_kkey cur;
+    int all = 1;
+    for (int32_t w = gs_kset_next_fit(&o->ks, o->pend, NULL, nfree); w >= 0;
+         w = gs_kset_next_fit(&o->ks, o->pend, &cur, nfree)) {
+        cur = o->ks.key[w]; /* the walk goes on from this key, w may leave the set */
+        gs_job *j = gs_engine_job(o->e, (size_t)w);
+        if (j->state == GS_JOB_PENDING && gs_engine_try_start(o->e, j, GS_LOCALITY_STRICT) == 0)
+            untrack(o, j);
+        nfree = gs_cluster_free(c);
+        if (nfree <= 0) {
+            all = 0;
+            break;
+        }
+    }
+    /* every waiting job up to cur (all of them if the walk did not stop) was passed over */
+    for (int32_t f; (f = gs_kset_next_fit(&o->fks, o->fresh, NULL, LONG_MAX)) >= 0;) {
+        if (!all && gs_kkey_before(&cur, &o->fks.key[f])) break;
+        gs_job *j = gs_engine_job(o->e, (size_t)f);
+        if (j->state == GS_JOB_PENDING) gs_engine_set_reason(o->e, j, RESOURCES);
+        gs_kset_remove(&o->fks, &o->fresh, f);
+    }
 }
 
 static void o_schedule(void *st)
@@ -123,39 +202,44 @@ static void o_schedule(void *st)
     oracle *o = st;
     if (!o->dirty) return;
     o->dirty = 0;
-    gs_time now = gs_engine_now(o->e);
-    size_t n = 0, need = gs_jobq_len(&o->active);
-    if (need > o->capv) {
-        size_t nc = o->capv ? o->capv : 256;
-        while (nc < need) nc *= 2;
-        ent *nv = realloc(o->v, nc * sizeof *nv);
-        if (!nv) return;
-        o->v = nv;
-        o->capv = nc;
-    }
-    /* fast path: when every waiting job fits the free GPUs by count, running
-     * jobs cannot lose their place, so only waiting jobs need ordering */
-    int pending_only =
-        o->k == O_SJF || gs_engine_pending_gpus(o->e) <= gs_cluster_free(gs_engine_cluster(o->e));
-    for (int32_t s = gs_jobq_first(&o->active); s >= 0; s = gs_jobq_next(&o->active, s)) {
-        gs_job *j = gs_engine_job(o->e, (size_t)s);
-        if (pending_only && j->state != GS_JOB_PENDING) continue;
-        double key = (double)gs_job_remaining(j, now);
-        if (o->k == O_SRSF) key *= j->gpus;
-        if (o->k == O_SJF) key = (double)j->work;
-        o->v[n++] = (ent){key, j};
-    }
-    qsort(o->v, n, sizeof *o->v, ent_cmp);
     if (o->k == O_SJF) {
-        gs_cluster *c = gs_engine_cluster(o->e);
-        for (size_t i = 0; i < n && gs_cluster_free(c) > 0; i++)
-            if (gs_engine_try_start(o->e, o->v[i].j, GS_LOCALITY_STRICT))
-                gs_engine_set_reason(o->e, o->v[i].j, "Resources");
+        sjf_pass(o);
         return;
     }
+    gs_time now = gs_engine_now(o->e);
+    size_t n = 0;
+    /* when every waiting job fits the free GPUs by count, running jobs cannot
+     * lose their place, so only waiting jobs need ordering */
+    if (gs_engine_pending_gpus(o->e) > gs_cluster_free(gs_engine_cluster(o->e))) {
+        size_t need = gs_jobq_len(&o->run);
+        if (need > o->capv) {
+            size_t nc = o->capv ? o->capv : 256;
+            while (nc < need) nc *= 2;
+            gs_kent *nv = realloc(o->v, nc * sizeof *nv);
+            if (!nv) return;
+            o->v = nv;
+            o->capv = nc;
+        }
+        for (int32_t s = gs_jobq_first(&o->run); s >= 0; s = gs_jobq_next(&o->run, s)) {
+            gs_job *j = gs_engine_job(o->e, (size_t)s);
+            o->v[n++] = (gs_kent){key_of(o, j, now), j};
+        }
+        /* keep the list in this order: the next pass finds it nearly sorted */
+        if (gs_kent_sort(o->v, n)) gs_kent_relink(&o->run, o->v, n);
+    }
     gs_plan_begin(&o->plan, o->e);
-    for (size_t i = 0; i < n; i++) gs_plan_visit(&o->plan, o->v[i].j);
+    gs_plan_visit_merged(&o->plan, o->e, o->v, n, &o->ks, o->pend);
     gs_plan_apply(&o->plan, o->e, GS_LOCALITY_STRICT, "longer remaining time (oracle)");
+    /* started jobs leave the waiting set; preempted ones came back through on_requeue */
+    for (size_t i = 0; i < o->plan.nstart; i++) {
+        gs_job *j = o->plan.start[i];
+        if (j->state == GS_JOB_PENDING) continue;
+        gs_kset_remove(&o->ks, &o->pend, j->slot);
+        track(o, j);
+    }
+    for (size_t i = 0; i < o->plan.nvict; i++)
+        if (o->plan.vict[i]->state != GS_JOB_RUNNING)
+            gs_jobq_remove(&o->run, o->plan.vict[i]->slot);
 }
 
 #define ORACLE_OPS(var, nm, createfn, fl, sum) \

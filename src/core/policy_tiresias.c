@@ -24,6 +24,13 @@
  * (all running jobs fit by count then), so a pass costs the jobs it has to
  * look at, not the queue length.
  *
+ * Tiresias-G orders each queue by Gittins index instead.  A waiting job's
+ * index is constant (its attained service does not grow), so each queue's
+ * waiting jobs sit in a kset (internal.h) keyed once, when they join P; only
+ * running jobs are re-keyed at a pass (at most one per GPU), sorted from the
+ * last pass's order kept in R, and merged with the waiting jobs that can be
+ * admitted: a pass never looks at a waiting job that cannot start.
+ *
  * Starvation knob (promote_knob=K > 0): a job that has run and then waited
  * K times its executed time (both counted since its last promotion) goes
  * back to the top queue with both counters reset.
@@ -35,7 +42,8 @@
  * header; default: Tiresias' bundled yarn-gput1000.csv, compiled in).
  *
  * Invariants: every active job is in exactly one list of exactly one queue;
- * rsum[q] = GPUs of RUNNING jobs in R[q]; psize[q] counts P[q] by size.
+ * rsum[q] = GPUs of RUNNING jobs in R[q]; psize[q] counts P[q] by size;
+ * tiresias-gittins: the kset set q.pk holds exactly P[q], keyed when it joined.
  */
 #include <math.h>
 #include <stdio.h>
@@ -54,6 +62,7 @@ typedef struct sizecount {
 
 typedef struct mlq {
     gs_jobq r, p, n;
+    int32_t pk; /* tiresias-gittins: root of P in the kset (Gittins order) */
     int64_t rsum;
     sizecount *sc; /* pending jobs by size, ascending */
     size_t nsc, capsc;
@@ -78,9 +87,11 @@ typedef struct tir {
     /* gittins */
     double *gs, *gp; /* sorted samples (GPU-s) and prefix sums (n+1) */
     size_t ngs;
-    gs_job **tmp; /* scratch for sorting one queue */
-    double *key;
-    size_t captmp;
+    size_t *hidx; /* per queue: where its threshold falls among the samples */
+    size_t *glo;  /* per job: where its attained service fell at its last key */
+    gs_kset ks;   /* waiting jobs of every queue in Gittins order (roots: mlq.pk) */
+    gs_kent *kv;  /* scratch: one queue's running jobs with their keys */
+    size_t capkv;
     int dirty;
     int in_apply; /* preemptions inside our own pass are settled by settle() */
 } tir;
@@ -104,6 +115,7 @@ static int grow(tir *t, int32_t slot)
     G(ebase);
     G(qbase);
     G(tgen);
+    G(glo);
 #undef G
     for (size_t i = t->cap; i < nc; i++) {
         t->qid[i] = -1;
@@ -111,6 +123,7 @@ static int grow(tir *t, int32_t slot)
         t->inr[i] = 0;
         t->ebase[i] = t->qbase[i] = 0;
         t->tgen[i] = 0;
+        t->glo[i] = 0;
     }
     t->cap = nc;
     return 0;
@@ -164,12 +177,15 @@ static void unlink_job(tir *t, gs_job *j)
     case 'P':
         gs_jobq_remove(&m->p, j->slot);
         sc_add(m, j->gpus, -1);
+        gs_kset_remove(&t->ks, &m->pk, j->slot);
         break;
     case 'N': gs_jobq_remove(&m->n, j->slot); break;
     }
     t->where[j->slot] = 0;
     t->qid[j->slot] = -1;
 }
+
+static void p_keyed(tir *t, gs_job *j, int q);
 
 static void to_list(tir *t, gs_job *j, int q, char where, int front)
 {
@@ -185,7 +201,10 @@ static void to_list(tir *t, gs_job *j, int q, char where, int front)
         m->rsum += j->gpus;
         t->inr[j->slot] = 1;
     }
-    if (where == 'P') sc_add(m, j->gpus, +1);
+    if (where == 'P') {
+        sc_add(m, j->gpus, +1);
+        p_keyed(t, j, q);
+    }
 }
 
 /* ---- service accounting ----------------------------------------------------------------- */
@@ -249,29 +268,60 @@ static size_t upper_bound(const double *v, size_t n, double x)
     return lo;
 }
 
+/* upper_bound(v, n, x) looked for next to h first: exact whatever h is, O(1)
+ * when x moved little since h was found (attained service grows slowly) */
+static size_t upper_bound_near(const double *v, size_t n, double x, size_t h)
+{
+    if (h > n) h = n;
+    if (h > 0 && v[h - 1] > x) { /* the answer is below h */
+        if (h >= 2 && v[h - 2] <= x) return h - 1;
+        return upper_bound(v, h - 1, x);
+    }
+    if (h == n || v[h] > x) return h;
+    if (h + 1 == n || v[h + 1] > x) return h + 1;
+    return h + 2 + upper_bound(v + h + 2, n - h - 2, x);
+}
+
 /*
  * G(a, D) = P(S - a <= D | S > a) / E[min(S - a, D) | S > a] with D the
  * service left before the job leaves its queue (infinite in the last queue).
+ * Hints (exactness never depends on them): *lo_hint where a was last time,
+ * updated; hi_hint where a + D usually falls (the queue's threshold).
  */
-static double gittins(const tir *t, double a, double delta)
+static double gittins(const tir *t, double a, double delta, size_t *lo_hint, size_t hi_hint)
 {
-    size_t lo = upper_bound(t->gs, t->ngs, a);
+    size_t lo = upper_bound_near(t->gs, t->ngs, a, *lo_hint);
+    *lo_hint = lo;
     size_t alive = t->ngs - lo;
     if (!alive) return 0;
-    size_t hi = isinf(delta) ? t->ngs : upper_bound(t->gs, t->ngs, a + delta);
+    size_t hi = isinf(delta) ? t->ngs : upper_bound_near(t->gs, t->ngs, a + delta, hi_hint);
     size_t fin = hi - lo;
     double sum = (t->gp[hi] - t->gp[lo]) - a * (double)fin;
     if (!isinf(delta)) sum += delta * (double)(alive - fin);
     return sum > 0 ? (double)fin / sum : 0;
 }
 
-static double gkey(const tir *t, const gs_job *j, gs_time now)
+static double gkey(tir *t, const gs_job *j, gs_time now)
 {
     int q = t->qid[j->slot];
     double a = (double)attained(t, j, now) / 1e6; /* GPU-seconds */
     double delta = q < t->nq - 1 ? (double)t->hi[q] / 1e6 - a : INFINITY;
     if (delta < 0) delta = 0;
-    return gittins(t, a, delta);
+    return gittins(t, a, delta, &t->glo[j->slot], q < t->nq - 1 ? t->hidx[q] : t->ngs);
+}
+
+/* Gittins order inside a queue: index descending, then submit, then slot. */
+static gs_kkey gorder(tir *t, const gs_job *j, gs_time now)
+{
+    return (gs_kkey){-gkey(t, j, now), j->submit, j->slot};
+}
+
+/* j joined P[q]: a waiting job's index cannot change while it waits (its
+ * attained service does not grow), so it is computed once, here. */
+static void p_keyed(tir *t, gs_job *j, int q)
+{
+    if (t->v != V_GITTINS) return;
+    gs_kset_insert(&t->ks, &t->q[q].pk, gorder(t, j, gs_engine_now(t->e)), j->gpus);
 }
 
 static int cmp_sample(const void *a, const void *b)
@@ -370,8 +420,10 @@ static void tir_destroy(void *st)
     free(t->tgen);
     free(t->gs);
     free(t->gp);
-    free(t->tmp);
-    free(t->key);
+    free(t->hidx);
+    free(t->glo);
+    free(t->kv);
+    gs_kset_release(&t->ks);
     gs_plan_release(&t->plan);
     free(t);
 }
@@ -386,6 +438,7 @@ static int tir_create_v(gs_engine *e, gs_params *p, void **state, gs_diag *d, en
     t->e = e;
     t->v = v;
     gs_plan_init(&t->plan);
+    gs_kset_init(&t->ks);
     double *th = NULL;
     size_t nth = 0;
     int rc = gs_params_get_double_list(p, "queues", &th, &nth, d);
@@ -416,6 +469,7 @@ static int tir_create_v(gs_engine *e, gs_params *p, void **state, gs_diag *d, en
             gs_jobq_init(&t->q[i].r);
             gs_jobq_init(&t->q[i].p);
             gs_jobq_init(&t->q[i].n);
+            t->q[i].pk = -1;
         }
     }
     free(th);
@@ -433,6 +487,12 @@ static int tir_create_v(gs_engine *e, gs_params *p, void **state, gs_diag *d, en
         } else {
             rc = parse_samples(t, gs_yarn_gput1000_csv, "yarn-gput1000.csv", d);
         }
+    }
+    if (!rc && v == V_GITTINS) {
+        t->hidx = malloc((size_t)t->nq * sizeof *t->hidx);
+        if (!t->hidx) rc = GS_ENOMEM;
+        for (int i = 0; !rc && i < t->nq - 1; i++)
+            t->hidx[i] = upper_bound(t->gs, t->ngs, (double)t->hi[i] / 1e6);
     }
     if (rc) {
         tir_destroy(t);
@@ -544,29 +604,6 @@ static void tir_timer(void *st, uint64_t tag)
 
 /* ---- the pass ------------------------------------------------------------------------------- */
 
-/* Gittins order of one queue: index descending, then submit, then slot. */
-static void sort_queue(tir *t, gs_job **v, double *key, size_t n)
-{
-    for (size_t i = 1; i < n; i++) {
-        gs_job *x = v[i];
-        double kx = key[i];
-        size_t k = i;
-        while (k > 0) {
-            gs_job *y = v[k - 1];
-            double ky = key[k - 1];
-            int before = kx > ky || (kx == ky && (x->submit < y->submit ||
-                                                  (x->submit == y->submit && x->slot < y->slot)));
-            if (!before) break;
-            v[k] = y;
-            key[k] = ky;
-            k--;
-        }
-        v[k] = x;
-        key[k] = kx;
-    }
-    (void)t;
-}
-
 static void walk_list(tir *t, gs_jobq *l)
 {
     for (int32_t s = gs_jobq_first(l); s >= 0; s = gs_jobq_next(l, s))
@@ -580,30 +617,31 @@ static void walk_pending(tir *t, mlq *m)
         gs_plan_visit(&t->plan, gs_engine_job(t->e, (size_t)s));
 }
 
+/* One queue in Gittins order: its running jobs keyed now, merged with its
+ * waiting jobs (keyed when they began waiting) that can be admitted. */
 static int walk_gittins(tir *t, mlq *m, gs_time now, int pending_only)
 {
-    size_t n = gs_jobq_len(&m->r) + gs_jobq_len(&m->p) + gs_jobq_len(&m->n);
-    if (n > t->captmp) {
-        size_t nc = t->captmp ? t->captmp : 256;
-        while (nc < n) nc *= 2;
-        gs_job **nt = realloc(t->tmp, nc * sizeof *nt);
-        if (!nt) return GS_ENOMEM;
-        t->tmp = nt;
-        double *nk = realloc(t->key, nc * sizeof *nk);
-        if (!nk) return GS_ENOMEM;
-        t->key = nk;
-        t->captmp = nc;
-    }
     size_t k = 0;
-    gs_jobq *lists[3] = {&m->p, &m->r, &m->n};
-    for (int l = 0; l < (pending_only ? 1 : 3); l++)
-        for (int32_t s = gs_jobq_first(lists[l]); s >= 0; s = gs_jobq_next(lists[l], s)) {
-            gs_job *j = gs_engine_job(t->e, (size_t)s);
-            t->tmp[k] = j;
-            t->key[k++] = gkey(t, j, now);
+    if (!pending_only) {
+        size_t n = gs_jobq_len(&m->r) + gs_jobq_len(&m->n);
+        if (n > t->capkv) {
+            size_t nc = t->capkv ? t->capkv : 256;
+            while (nc < n) nc *= 2;
+            gs_kent *nv = realloc(t->kv, nc * sizeof *nv);
+            if (!nv) return GS_ENOMEM;
+            t->kv = nv;
+            t->capkv = nc;
         }
-    sort_queue(t, t->tmp, t->key, k);
-    for (size_t i = 0; i < k; i++) gs_plan_visit(&t->plan, t->tmp[i]);
+        gs_jobq *lists[2] = {&m->r, &m->n};
+        for (int l = 0; l < 2; l++)
+            for (int32_t s = gs_jobq_first(lists[l]); s >= 0; s = gs_jobq_next(lists[l], s)) {
+                gs_job *j = gs_engine_job(t->e, (size_t)s);
+                t->kv[k++] = (gs_kent){gorder(t, j, now), j};
+            }
+        /* R's order means nothing here: keep it sorted so the next pass finds it nearly so */
+        if (gs_kent_sort(t->kv, k)) gs_kent_relink(&m->r, t->kv, k);
+    }
+    gs_plan_visit_merged(&t->plan, t->e, t->kv, k, &t->ks, m->pk);
     return 0;
 }
 
@@ -647,6 +685,7 @@ static void settle(tir *t)
         else
             gs_jobq_push_back(&m->p, s);
         sc_add(m, j->gpus, +1);
+        p_keyed(t, j, q);
         lastpre[q] = s;
         arm_promotion(t, j);
     }
