@@ -23,9 +23,10 @@
  * and kept in the order of the last one (nearly sorted for the next).
  *
  * Invariants: 'ks' holds exactly the tracked PENDING jobs, keyed when they
- * began waiting; 'run' (srtf, srsf) exactly the tracked RUNNING ones; 'fks'
- * (sjf) the PENDING ones whose reason has not been set to RESOURCES since
- * they began waiting.
+ * began waiting, in one set (srtf, srsf) or one per placement shape (sjf);
+ * 'run' (srtf, srsf) exactly the tracked RUNNING ones; 'fks' (sjf) the
+ * PENDING ones whose reason has not been set to RESOURCES since they began
+ * waiting.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -38,11 +39,24 @@ enum okind { O_SRTF, O_SRSF, O_SJF };
 
 static const char RESOURCES[] = "Resources";
 
+/* sjf: waiting jobs of one placement shape (what the engine's failure cache
+ * compares); within a pass, once one fails to start the others would too */
+typedef struct shape {
+    gs_place_req r;
+    int32_t root; /* its waiting jobs in the kset */
+    int32_t head; /* during a pass: its next job */
+    int failed;   /* during a pass: one of its jobs did not fit */
+} shape;
+
 typedef struct oracle {
     gs_engine *e;
     enum okind k;
-    gs_kset ks;    /* pending jobs by key */
-    int32_t pend;  /* its root */
+    gs_kset ks;   /* pending jobs by key */
+    int32_t pend; /* its root (srtf, srsf) */
+    shape *sh;    /* sjf: one set per shape instead */
+    size_t nsh, capsh;
+    int32_t *shof; /* sjf: shape of each waiting job, by slot */
+    size_t capshof;
     gs_kset fks;   /* sjf: pending jobs whose reason is not yet RESOURCES */
     int32_t fresh; /* its root */
     gs_jobq run;   /* srtf/srsf: running jobs, by key at the last pass */
@@ -90,6 +104,8 @@ static void o_destroy(void *st)
     gs_kset_release(&o->fks);
     gs_jobq_release(&o->run);
     gs_plan_release(&o->plan);
+    free(o->sh);
+    free(o->shof);
     free(o->v);
     free(o);
 }
@@ -108,13 +124,54 @@ static gs_kkey key_of(const oracle *o, const gs_job *j, gs_time now)
     return (gs_kkey){key, 0, j->slot};
 }
 
+static int same_shape(const gs_place_req *a, const gs_place_req *b)
+{
+    return a->ntasks == b->ntasks && a->gpus_per_task == b->gpus_per_task &&
+           a->gpu_type == b->gpu_type && a->cpus_per_task == b->cpus_per_task &&
+           a->mem_mb_per_task == b->mem_mb_per_task && a->scope == b->scope;
+}
+
+/* The root of j's waiting set: the shared one, or its shape's (sjf; -1 if out of memory). */
+static int32_t *root_of(oracle *o, const gs_job *j, int add)
+{
+    if (o->k != O_SJF) return &o->pend;
+    int32_t s = j->slot;
+    if (!add) return (size_t)s < o->capshof && o->shof[s] >= 0 ? &o->sh[o->shof[s]].root : NULL;
+    if ((size_t)s >= o->capshof) {
+        size_t nc = o->capshof ? o->capshof : 1024;
+        while (nc <= (size_t)s) nc *= 2;
+        int32_t *n = realloc(o->shof, nc * sizeof *n);
+        if (!n) return NULL;
+        for (size_t i = o->capshof; i < nc; i++) n[i] = -1;
+        o->shof = n;
+        o->capshof = nc;
+    }
+    gs_place_req r;
+    gs_engine_place_req(o->e, j, GS_LOCALITY_STRICT, &r);
+    size_t i = 0;
+    while (i < o->nsh && !same_shape(&o->sh[i].r, &r)) i++;
+    if (i == o->nsh) {
+        if (o->nsh == o->capsh) {
+            size_t nc = o->capsh ? o->capsh * 2 : 16;
+            shape *n = realloc(o->sh, nc * sizeof *n);
+            if (!n) return NULL;
+            o->sh = n;
+            o->capsh = nc;
+        }
+        o->sh[o->nsh++] = (shape){r, -1, -1, 0};
+    }
+    o->shof[s] = (int32_t)i;
+    return &o->sh[i].root;
+}
+
 static void track(oracle *o, gs_job *j)
 {
     if (j->state == GS_JOB_PENDING) {
         gs_jobq_remove(&o->run, j->slot);
         if (gs_kset_member(&o->ks, j->slot)) return;
         gs_kkey k = key_of(o, j, gs_engine_now(o->e));
-        if (gs_kset_insert(&o->ks, &o->pend, k, j->gpus)) return;
+        int32_t *root = root_of(o, j, 1);
+        if (!root || gs_kset_insert(&o->ks, root, k, j->gpus)) return;
         if (o->k == O_SJF) gs_kset_insert(&o->fks, &o->fresh, k, j->gpus);
     } else if (j->state == GS_JOB_RUNNING && o->k != O_SJF) {
         if (!gs_jobq_contains(&o->run, j->slot)) gs_jobq_push_back(&o->run, j->slot);
@@ -123,7 +180,8 @@ static void track(oracle *o, gs_job *j)
 
 static void untrack(oracle *o, gs_job *j)
 {
-    gs_kset_remove(&o->ks, &o->pend, j->slot);
+    int32_t *root = root_of(o, j, 0);
+    if (root) gs_kset_remove(&o->ks, root, j->slot);
     gs_kset_remove(&o->fks, &o->fresh, j->slot);
     gs_jobq_remove(&o->run, j->slot);
 }
@@ -164,24 +222,43 @@ static void o_finish(void *st, gs_job *j)
 
 /*
  * sjf: every waiting job that fits starts, shortest first, while GPUs are
- * free.  Jobs needing more GPUs than are free cannot start and are not looked
- * at; the ones the walk passes over without starting them wait for
- * "Resources": marked from the set of jobs not marked yet, up to where the
- * walk stopped.
+ * free.  The walk merges the shapes' sets and never looks at a job that
+ * cannot start: one needing more GPUs than are free, or one of a shape that
+ * already failed in this pass (only starts happen during the pass, so the
+ * engine's failure cache would refuse it as well).  The jobs passed over wait
+ * for "Resources": marked from the set of jobs not marked yet, up to where
+ * the walk stopped.  A pass costs the jobs it starts and the shapes.
  */
 static void sjf_pass(oracle *o)
 {
     gs_cluster *c = gs_engine_cluster(o->e);
     long nfree = gs_cluster_free(c);
     if (nfree <= 0) return; /* nothing is looked at */
+    for (size_t i = 0; i < o->nsh; i++) {
+        o->sh[i].head = gs_kset_next_fit(&o->ks, o->sh[i].root, NULL, LONG_MAX);
+        o->sh[i].failed = 0;
+    }
     gs_kkey cur;
     int all = 1;
-    for (int32_t w = gs_kset_next_fit(&o->ks, o->pend, NULL, nfree); w >= 0;
-         w = gs_kset_next_fit(&o->ks, o->pend, &cur, nfree)) {
-        cur = o->ks.key[w]; /* the walk goes on from this key, w may leave the set */
+    for (;;) {
+        shape *best = NULL;
+        for (size_t i = 0; i < o->nsh; i++) {
+            shape *x = &o->sh[i];
+            if (x->head < 0 || x->failed || o->ks.gpus[x->head] > nfree) continue;
+            if (!best || gs_kkey_before(&o->ks.key[x->head], &o->ks.key[best->head])) best = x;
+        }
+        if (!best) break;
+        int32_t w = best->head;
+        cur = o->ks.key[w]; /* the walk goes on from this key; w may leave the set */
+        best->head = gs_kset_next_fit(&o->ks, best->root, &cur, LONG_MAX);
         gs_job *j = gs_engine_job(o->e, (size_t)w);
-        if (j->state == GS_JOB_PENDING && gs_engine_try_start(o->e, j, GS_LOCALITY_STRICT) == 0)
-            untrack(o, j);
+        if (j->state == GS_JOB_PENDING) {
+            int rc = gs_engine_try_start(o->e, j, GS_LOCALITY_STRICT);
+            if (rc == 0)
+                untrack(o, j);
+            else if (rc == GS_ENOFIT)
+                best->failed = 1;
+        }
         nfree = gs_cluster_free(c);
         if (nfree <= 0) {
             all = 0;
