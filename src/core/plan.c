@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * plan.c - count-based target set and its application (see internal.h).
+ * plan.c - count-based target set and its application, and the ordered job
+ * sets (kset) that let a pass visit only the waiting jobs it can admit (see
+ * internal.h).
  * Invariants: the target set is the greedy prefix of the priority order by
  * GPU count; a victim is preempted only when a higher-priority start uses
- * one of its GPUs; jobs are started and preempted only through the engine.
+ * one of its GPUs; jobs are started and preempted only through the engine;
+ * a kset is a treap by (k1, k2, slot) (heap on a fixed hash of the slot)
+ * whose nodes hold their subtree's smallest GPU count; a merged walk visits
+ * exactly the jobs of the full walk that can change the plan, in its order.
  */
 #include <stdlib.h>
 
