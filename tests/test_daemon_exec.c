@@ -313,7 +313,11 @@ static void suspend_resume(void)
     gsd_exec_destroy(x);
 }
 
-/* Processes in process group pgid (scanning /proc): how many, and how many are stopped. */
+/*
+ * Processes in process group pgid (scanning /proc): how many, and how many are stopped.  A
+ * zombie counts as stopped: a child that exited just before SIGSTOP stays unreaped while its
+ * parent is stopped, and it cannot run either.
+ */
 static void group_states(int64_t pgid, int *n, int *stopped)
 {
     *n = *stopped = 0;
@@ -334,7 +338,7 @@ static void group_states(int64_t pgid, int *n, int *stopped)
         long long ppid, pg;
         if (!rp || sscanf(rp + 1, " %c %lld %lld", &st, &ppid, &pg) != 3 || pg != pgid) continue;
         (*n)++;
-        *stopped += st == 'T';
+        *stopped += st == 'T' || st == 'Z';
     }
     closedir(dp);
 }
