@@ -1673,10 +1673,10 @@ static int h_check(void *st, gs_diag *d)
     }
     for (int p = 0; p < h->npa; p++) {
         if (cnt[p] != h->pa[p].used || (h->pa[p].cell >= 0 && !h->pa[p].fixed && !cnt[p])) {
-            int u = h->pa[p].used;
+            int u = h->pa[p].used, held = cnt[p];
             free(cnt);
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "pa %d: used %d, jobs hold %d, bound %d", p,
-                               u, cnt[p], h->pa[p].cell);
+                               u, held, h->pa[p].cell);
         }
     }
     free(cnt);
