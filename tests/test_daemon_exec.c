@@ -135,11 +135,20 @@ static void env_groups_and_exit_codes(void)
     gs_diag d;
     ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &x, &d));
     job j;
-    make_job(&j, 11, 2,
+    /* task 1 fails (exit 1), which stops the rest of the gang: it waits until task 0 has
+     * ended (its marker, then a moment for the exit itself), or task 0 could be stopped
+     * (143) instead of exiting 0 on a loaded machine */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
              "echo \"idx=$GSCHED_TASK_INDEX ws=$GSCHED_WORLD_SIZE cuda=$CUDA_VISIBLE_DEVICES "
              "rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT job=$GSCHED_JOB_ID "
              "node=$GSCHED_NODE run=$GSCHED_RUN\"; "
-             "echo \"pgid=$(cut -d' ' -f5 /proc/$$/stat) shim=$PPID\"; exit $GSCHED_TASK_INDEX");
+             "echo \"pgid=$(cut -d' ' -f5 /proc/$$/stat) shim=$PPID\"; "
+             "m=%s/t11-done; if [ $GSCHED_TASK_INDEX = 0 ]; then : > $m; else "
+             "i=0; while [ ! -e $m ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done; "
+             "sleep 1; fi; exit $GSCHED_TASK_INDEX",
+             state_dir());
+    make_job(&j, 11, 2, cmd);
     seen s = {0};
     ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
     ASSERT_EQ(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s), GS_EEXIST);
@@ -316,7 +325,10 @@ static void suspend_resume(void)
 /*
  * Processes in process group pgid (scanning /proc): how many, and how many are stopped.  A
  * zombie counts as stopped: a child that exited just before SIGSTOP stays unreaped while its
- * parent is stopped, and it cannot run either.
+ * parent is stopped, and it cannot run either.  So does a process in uninterruptible sleep
+ * (D): a shell that vfork()ed stays in D until its child execs, which a child stopped before
+ * exec never does; the kernel cannot stop it meanwhile, and it cannot run either.  Whether
+ * work really stopped is checked by the counters.
  */
 static void group_states(int64_t pgid, int *n, int *stopped)
 {
@@ -338,7 +350,7 @@ static void group_states(int64_t pgid, int *n, int *stopped)
         long long ppid, pg;
         if (!rp || sscanf(rp + 1, " %c %lld %lld", &st, &ppid, &pg) != 3 || pg != pgid) continue;
         (*n)++;
-        *stopped += st == 'T' || st == 'Z';
+        *stopped += st == 'T' || st == 'Z' || st == 'D';
     }
     closedir(dp);
 }
@@ -364,7 +376,8 @@ static int wait_groups(const seen *s, int want)
         for (int t = 0; t < 2; t++) {
             int n, st;
             group_states(s->pids[t], &n, &st);
-            ok &= n >= 2 && (want ? st == n : st == 0); /* the shim and the command at least */
+            /* the shim and the command at least */
+            ok &= n >= 2 && (want ? st == n : st == 0);
         }
         if (ok) return 1;
         nanosleep(&(struct timespec){0, 20000000L}, NULL);
