@@ -39,10 +39,11 @@ group_states() { ps -e -o pgid=,stat= | awk -v g="$1" '$1 == g { printf "%s", su
 d_start ts "${args[@]}" || { bad "daemon start"; finish; }
 a=$(gsub --name A -- sh -c "$(work 30)")
 b=$(gsub --name B -- sh -c "$(work 30)")
-# processes of a job match its state: S -> all stopped (T; Z for an exited child), R -> none
+# processes of a job match its state: S -> all stopped (T; Z for an exited child; D for a shell
+# whose vfork()ed child was stopped before it could exec), R -> none stopped
 matches() {
   case $1 in
-    S) [[ -n $2 && $2 =~ ^[TZ]+$ && $2 == *T* ]] ;;
+    S) [[ -n $2 && $2 =~ ^[TZD]+$ && $2 == *T* ]] ;;
     R) [[ -n $2 && $2 != *T* ]] ;;
     *) return 2 ;;
   esac
