@@ -19,6 +19,7 @@
 #include "harness.h"
 #include "report.h"
 #include "sim.h"
+#include "sim_run.h"
 
 /* A policy that does nothing: tests drive the mechanisms themselves. */
 static int m_create(gs_engine *e, gs_params *p, void **st, gs_diag *d)
@@ -108,18 +109,31 @@ static void run_to(rig *r, gs_time t)
     gs_engine_advance(r->e, t);
 }
 
+/*
+ * The common start of the suspend tests: on 2x4:V100 a 1-GPU ResNet-50 of 100 s in 100
+ * mini-batches of 1 s starts on GPU 0 at 0 and is suspended at 10.5 s (optionally with a
+ * second job of 'b_dur' s waiting).  Returns the suspended job, NULL on failure.
+ */
+static gs_job *suspend_at_10_5(rig *r, double b_dur, gs_job **b)
+{
+    if (rig_open(r, "2x4:V100", GS_ENGINE_SIM, NULL)) return NULL;
+    gs_job *a = add(r, 1, 1, 100, 100, "resnet50");
+    if (b) *b = add(r, 2, 1, b_dur, 0, "resnet50");
+    gs_engine_advance(r->e, 0);
+    int g0 = 0;
+    if (!a || gs_engine_start(r->e, a, &g0, 1)) return NULL;
+    gs_engine_advance(r->e, S(10.5));
+    if (gs_engine_suspend(r->e, a, "slice")) return NULL;
+    return a;
+}
+
 /* The mini-batch in flight is finished (exactly), then the copy out; then no progress. */
 static void t_suspend_resume_costs(void)
 {
     rig r;
-    ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
-    gs_job *a = add(&r, 1, 1, 100, 100, "resnet50"); /* 1 s mini-batches */
+    gs_job *a = suspend_at_10_5(&r, 0, NULL);
     ASSERT(a);
-    gs_engine_advance(r.e, 0);
     int g0 = 0;
-    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
-    gs_engine_advance(r.e, S(10.5));
-    ASSERT_OK(gs_engine_suspend(r.e, a, "test"));
     ASSERT_EQ(a->state, GS_JOB_SUSPENDED);
     ASSERT_EQ(a->remaining, S(89));                       /* 10.5 s done + the rest of the 11th */
     ASSERT_EQ(gs_engine_gpu_busy_until(r.e, 0), S(11.1)); /* 0.5 s + 0.1 s copy */
@@ -148,14 +162,9 @@ static void t_suspend_resume_costs(void)
 static void t_incoming_waits_for_mini_batch(void)
 {
     rig r;
-    ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
-    gs_job *a = add(&r, 1, 1, 100, 100, "resnet50");
-    gs_job *b = add(&r, 2, 1, 10, 0, "resnet50");
-    gs_engine_advance(r.e, 0);
+    gs_job *b = NULL;
+    ASSERT(suspend_at_10_5(&r, 10, &b) && b);
     int g0 = 0;
-    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
-    gs_engine_advance(r.e, S(10.5));
-    ASSERT_OK(gs_engine_suspend(r.e, a, "slice"));
     ASSERT_OK(gs_engine_start(r.e, b, &g0, 1));
     ASSERT_EQ(b->progress_from, S(11.1));
     ASSERT_EQ(b->mech_time, S(0.6));
@@ -170,13 +179,9 @@ static void t_incoming_waits_for_mini_batch(void)
 static void t_resume_elsewhere_is_migration(void)
 {
     rig r;
-    ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
-    gs_job *a = add(&r, 1, 1, 100, 100, "resnet50");
-    gs_engine_advance(r.e, 0);
-    int g0 = 0, g4 = 4;
-    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
-    gs_engine_advance(r.e, S(10.5));
-    ASSERT_OK(gs_engine_suspend(r.e, a, "slice"));
+    gs_job *a = suspend_at_10_5(&r, 0, NULL);
+    ASSERT(a);
+    int g4 = 4;
     gs_engine_advance(r.e, S(20));
     ASSERT_OK(gs_engine_resume(r.e, a, &g4, 1));
     gs_time cost = gs_costs_migrate(gs_engine_costs(r.e), "resnet50", 1, 1);
@@ -598,32 +603,8 @@ static void t_gandiva_grow_shrink(void)
 static int sim(const char *cluster, const char *trace, const char *policy, const char *kv,
                gs_sim_result *r)
 {
-    gs_trace t;
-    gs_diag d;
-    gs_diag_init(&d, trace);
-    if (gs_trace_load(test_src(trace), &t, &d)) {
-        fprintf(stderr, "  %s\n", d.msg);
-        return -1;
-    }
-    gs_params p;
-    gs_params_init(&p);
-    if (kv) {
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", kv);
-        for (char *x = strtok(buf, ","); x; x = strtok(NULL, ",")) gs_params_set_kv(&p, x);
-    }
-    gs_sim_opts o = {0};
-    o.cluster_spec = test_src(cluster);
-    o.policy = policy;
-    o.params = &p;
-    gs_engine_opts_init(&o.eopts);
-    o.eopts.placement = GS_PLACE_COUNT;
-    memset(r, 0, sizeof *r);
-    int rc = gs_sim_run(&o, &t, r, &d);
-    if (rc) fprintf(stderr, "  %s\n", d.msg);
-    gs_trace_release(&t);
-    gs_params_release(&p);
-    return rc;
+    const char *sets[] = {kv, NULL};
+    return sim_run(test_src(cluster), test_src(trace), policy, GS_PLACE_COUNT, kv ? sets : NULL, r);
 }
 
 /*

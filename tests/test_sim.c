@@ -13,44 +13,23 @@
 #include "harness.h"
 #include "scenario.h"
 #include "sim.h"
+#include "sim_run.h"
 
 static int run_set(const char *cluster, const char *trace, const char *policy, gs_place_mode m,
-                   const char *const *sets, gs_sim_result *r);
+                   const char *const *sets, gs_sim_result *r)
+{
+    /* the Tiresias simulator's model: no placement slowdown, free preemption; then 'sets' */
+    const char *all[32] = {"slowdown=off", "preempt_cost=0"};
+    size_t n = 2;
+    for (; sets && *sets && n + 1 < sizeof all / sizeof *all; sets++) all[n++] = *sets;
+    all[n] = NULL;
+    return sim_run(cluster, trace, policy, m, all, r);
+}
 
 static int run(const char *cluster, const char *trace, const char *policy, gs_place_mode m,
                gs_sim_result *r)
 {
     return run_set(cluster, trace, policy, m, NULL, r);
-}
-
-static int run_set(const char *cluster, const char *trace, const char *policy, gs_place_mode m,
-                   const char *const *sets, gs_sim_result *r)
-{
-    gs_trace t;
-    gs_diag d;
-    gs_diag_init(&d, trace);
-    if (gs_trace_load(trace, &t, &d)) {
-        fprintf(stderr, "  %s\n", d.msg);
-        return -1;
-    }
-    gs_params p;
-    gs_params_init(&p);
-    /* the Tiresias simulator's model: no placement slowdown, free preemption */
-    gs_params_set(&p, "slowdown", "off");
-    gs_params_set(&p, "preempt_cost", "0");
-    for (; sets && *sets; sets++) gs_params_set_kv(&p, *sets);
-    gs_sim_opts o = {0};
-    o.cluster_spec = cluster;
-    o.policy = policy;
-    o.params = &p;
-    gs_engine_opts_init(&o.eopts);
-    o.eopts.placement = m;
-    memset(r, 0, sizeof *r);
-    int rc = gs_sim_run(&o, &t, r, &d);
-    if (rc) fprintf(stderr, "  %s\n", d.msg);
-    gs_trace_release(&t);
-    gs_params_release(&p);
-    return rc;
 }
 
 #define DAY  "data/philly-1day/philly_20171002_tiresias.csv"
