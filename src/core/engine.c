@@ -1060,7 +1060,11 @@ int gs_engine_resume(gs_engine *e, gs_job *j, const int *gpus, int n)
     if (e->opts.mode == GS_ENGINE_LIVE && !same_gpus(j, gpus, n)) return GS_EUNSUPPORTED;
     int rc = take_gpus(e, j, gpus, n);
     if (rc) return rc;
-    gs_time cost = e->opts.mode == GS_ENGINE_LIVE ? 0 : resume_cost(e, j, gpus, n);
+    gs_time cost = 0;
+    if (e->opts.mode == GS_ENGINE_LIVE)
+        j->resumes++; /* SIGCONT: nothing to copy */
+    else
+        cost = resume_cost(e, j, gpus, n);
     j->suspended += e->now - j->since;
     e->nsuspended--;
     e->allocated += n;
@@ -1133,7 +1137,7 @@ int gs_engine_pack(gs_engine *e, gs_job *j, gs_job *host)
     set_speed(e, host);
     j->pack_rate = rj;
     run_again(e, j, cost, busy_wait(e, a, n), from_pending);
-    j->protect_until = e->now + 2 * j->overhead;
+    if (from_pending) j->protect_until = e->now + 2 * j->overhead;
     emit(e, from_pending ? GS_REC_START : GS_REC_RESUME, j, -1, "packed");
     emit(e, GS_REC_PACK, j, -1, NULL);
     set_speed(e, j);
