@@ -175,6 +175,30 @@ static void t_incoming_waits_for_mini_batch(void)
     rig_close(&r);
 }
 
+/* Suspended while still paying a restart: the rest of the restart is paid on resume. */
+static void t_suspend_during_restart(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
+    gs_job *a = add(&r, 1, 1, 100, 100, "resnet50");
+    gs_engine_advance(r.e, 0);
+    int g0 = 0;
+    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
+    gs_engine_advance(r.e, S(10));
+    ASSERT_OK(gs_engine_preempt(r.e, a, "test"));
+    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1)); /* restart: 5.6144 s without progress */
+    ASSERT_EQ(a->progress_from, S(15.6144));
+    gs_engine_advance(r.e, S(12));
+    ASSERT_OK(gs_engine_suspend(r.e, a, "slice")); /* no mini-batch in flight: no wait */
+    ASSERT_EQ(a->owed, S(3.6144));
+    gs_engine_advance(r.e, S(20));
+    ASSERT_OK(gs_engine_resume(r.e, a, &g0, 1));
+    ASSERT_EQ(a->progress_from, S(20) + S(0.1) + S(3.6144));
+    ASSERT_EQ(a->remaining, S(90));
+    ASSERT(ok(&r));
+    rig_close(&r);
+}
+
 /* Resuming on another node moves the state: a migration, charged once. */
 static void t_resume_elsewhere_is_migration(void)
 {
@@ -778,6 +802,7 @@ static const test_case tests[] = {
     {"profiles", t_profiles},
     {"suspend_resume_costs", t_suspend_resume_costs},
     {"incoming_waits_for_mini_batch", t_incoming_waits_for_mini_batch},
+    {"suspend_during_restart", t_suspend_during_restart},
     {"resume_elsewhere_is_migration", t_resume_elsewhere_is_migration},
     {"migrate_costs", t_migrate_costs},
     {"pack", t_pack},

@@ -162,6 +162,8 @@ typedef struct gs_job {
     double pack_rate;   /* progress rate while packed (1 = alone), from the profiles */
     double scale_rate;  /* progress rate at 'gpus' relative to 'req_gpus' (scaling curve) */
     gs_time ready_at;   /* SUSPENDED: its GPU state is in host memory from then on */
+    gs_time owed;       /* SUSPENDED: no-progress time of a restart or move it was still
+                           paying when suspended; paid on resume */
     gs_time since;      /* start of the current SUSPENDED interval / pack */
     gs_time suspended;  /* total time SUSPENDED (closed intervals) */
     gs_time packed;     /* total time sharing GPUs (closed intervals) */

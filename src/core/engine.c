@@ -961,6 +961,8 @@ int gs_engine_suspend(gs_engine *e, gs_job *j, const char *reason)
     if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
     gs_time wait = 0, copy = 0;
     bank(e, j);
+    /* suspended while still restarting or moving: the rest of that is paid on resume */
+    j->owed = j->progress_from > e->now ? j->progress_from - e->now : 0;
     if (e->opts.mode == GS_ENGINE_SIM && gs_costs_suspend_copy(&e->costs) > 0 &&
         j->progress_from <= e->now) {
         /* finish the mini-batch in flight: exact, from the work done so far */
@@ -1044,6 +1046,10 @@ static gs_time resume_cost(gs_engine *e, gs_job *j, const int *gpus, int n)
 static void run_again(gs_engine *e, gs_job *j, gs_time cost, gs_time stall, int restart)
 {
     if (j->state == GS_JOB_SUSPENDED && j->ready_at > e->now + stall) stall = j->ready_at - e->now;
+    if (j->state == GS_JOB_SUSPENDED) {
+        cost += j->owed; /* what it had not finished paying when it was suspended */
+        j->owed = 0;
+    }
     j->mech_time += stall + (restart ? 0 : cost);
     j->last_start = e->now;
     j->state = GS_JOB_RUNNING;
