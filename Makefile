@@ -41,7 +41,7 @@ build: deps
 
 demo: build
 	$(BUILD)/gsched sim --cluster $(SPEC) --trace $(DAY) --policy $(DEMO_POLICIES) --out demo-out
-	@echo "outputs in demo-out/ (summary.json, jobs.csv, timeline.csv per policy; compare.csv)"
+	@echo "outputs in demo-out/ (summary.json, jobs.csv, timeline.csv per policy; compare.csv, report.html)"
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
