@@ -252,20 +252,24 @@ double gs_costs_slowdown(const gs_costs *c, const gs_cluster *cl, const char *mo
     return c->factor[gs_costs_class(c, model)][lv];
 }
 
+/* Time to write or read a model's state (weights + optimizer slots) at bw bytes/s. */
+static gs_time state_io(const gs_costs *c, const char *model, double bw)
+{
+    double bytes = gs_model_params_m(model) * 1e6 * 4.0 * (1.0 + c->optimizer_slots);
+    return gs_time_from_sec(bytes / bw); /* at most ~1e8 s: bw >= 1e3 B/s */
+}
+
 gs_time gs_costs_restart(const gs_costs *c, const char *model, int gpus, int saved)
 {
     if (!c->preempt_model) return c->preempt_fixed;
-    double bytes = gs_model_params_m(model) * 1e6 * 4.0 * (1.0 + c->optimizer_slots);
-    gs_time io = gs_time_from_sec(bytes / c->ckpt_bw); /* at most ~1e8 s: bw >= 1e3 B/s */
+    gs_time io = state_io(c, model, c->ckpt_bw);
     return charge(c, saved ? 2 * io : io, gpus);
 }
 
 gs_time gs_costs_migrate(const gs_costs *c, const char *model, int gpus, int inter_node)
 {
     if (!c->preempt_model) return c->preempt_fixed;
-    double bytes = gs_model_params_m(model) * 1e6 * 4.0 * (1.0 + c->optimizer_slots);
-    gs_time io = gs_time_from_sec(bytes / (inter_node ? c->ckpt_bw : c->local_bw));
-    return charge(c, 2 * io, gpus);
+    return charge(c, 2 * state_io(c, model, inter_node ? c->ckpt_bw : c->local_bw), gpus);
 }
 
 gs_time gs_costs_suspend_copy(const gs_costs *c)

@@ -696,12 +696,12 @@ static const gs_profiles *profiles(const gs_engine *e)
 }
 
 /* Name of the GPU type j runs (or last ran) on; NULL when unknown. */
+static int job_gpu_type_id(const gs_engine *e, const gs_job *j);
+
 static const char *job_gpu_type(const gs_engine *e, const gs_job *j)
 {
-    const int32_t *a = j->alloc ? j->alloc : j->last_alloc;
-    if (a) return gs_cluster_gpu_type_name(e->c, gs_cluster_gpu(e->c, a[0])->type);
-    if (j->gpu_type >= 0) return gs_cluster_gpu_type_name(e->c, j->gpu_type);
-    return NULL;
+    int t = job_gpu_type_id(e, j);
+    return t >= 0 ? gs_cluster_gpu_type_name(e->c, t) : NULL;
 }
 
 /* GPU type id j runs (or last ran) on; -1 when unknown. */
@@ -998,16 +998,20 @@ int gs_engine_suspend(gs_engine *e, gs_job *j, const char *reason)
 }
 
 /* 1 when every GPU of gpus[0..n) sits on a node of j's last GPUs. */
-static int same_nodes(const gs_engine *e, const gs_job *j, const int *gpus, int n)
+/* 1 when some GPU of gpus[0..n) is on a node where none of old[0..nold) is. */
+static int leaves_nodes(const gs_engine *e, const int32_t *old, int nold, const int *gpus, int n)
 {
-    if (!j->last_alloc) return 0;
     for (int i = 0; i < n; i++) {
         int node = gs_cluster_gpu(e->c, gpus[i])->node, found = 0;
-        for (int k = 0; k < j->nlast_alloc && !found; k++)
-            found = gs_cluster_gpu(e->c, j->last_alloc[k])->node == node;
-        if (!found) return 0;
+        for (int k = 0; k < nold && !found; k++) found = gs_cluster_gpu(e->c, old[k])->node == node;
+        if (!found) return 1;
     }
-    return 1;
+    return 0;
+}
+
+static int same_nodes(const gs_engine *e, const gs_job *j, const int *gpus, int n)
+{
+    return j->last_alloc && !leaves_nodes(e, j->last_alloc, j->nlast_alloc, gpus, n);
 }
 
 static int same_gpus(const gs_job *j, const int *gpus, int n)
@@ -1147,17 +1151,6 @@ int gs_engine_pack(gs_engine *e, gs_job *j, gs_job *host)
     emit(e, from_pending ? GS_REC_START : GS_REC_RESUME, j, -1, "packed");
     emit(e, GS_REC_PACK, j, -1, NULL);
     set_speed(e, j);
-    return 0;
-}
-
-/* 1 when some GPU of gpus[0..n) is on a node where j holds none of alloc. */
-static int leaves_nodes(const gs_engine *e, const int32_t *old, int nold, const int *gpus, int n)
-{
-    for (int i = 0; i < n; i++) {
-        int node = gs_cluster_gpu(e->c, gpus[i])->node, found = 0;
-        for (int k = 0; k < nold && !found; k++) found = gs_cluster_gpu(e->c, old[k])->node == node;
-        if (!found) return 1;
-    }
     return 0;
 }
 

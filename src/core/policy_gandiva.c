@@ -1111,11 +1111,6 @@ static void gd_destroy(void *st)
     free(g);
 }
 
-static int get_onoff(gs_params *p, const char *key, int def, int *out, gs_diag *d)
-{
-    return gs_params_get_bool(p, key, def, out, d);
-}
-
 static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
 {
     gandiva *g = calloc(1, sizeof *g);
@@ -1131,9 +1126,9 @@ static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     if (!rc) rc = gs_params_get_double(p, "oversub", 2.0, 1.0, 64.0, &g->oversub, d);
     if (!rc) rc = gs_params_get_double(p, "pack_gain", 1.0, 0.0, 2.0, &g->pack_gain, d);
     if (!rc) rc = gs_params_get_double(p, "defrag_free", 0.75, 0.0, 1.0, &g->defrag_free, d);
-    if (!rc) rc = get_onoff(p, "pack", !g->live, &g->pack, d);
-    if (!rc) rc = get_onoff(p, "migrate", !g->live, &g->migrate, d);
-    if (!rc) rc = get_onoff(p, "grow", !g->live, &g->grow, d);
+    if (!rc) rc = gs_params_get_bool(p, "pack", !g->live, &g->pack, d);
+    if (!rc) rc = gs_params_get_bool(p, "migrate", !g->live, &g->migrate, d);
+    if (!rc) rc = gs_params_get_bool(p, "grow", !g->live, &g->grow, d);
     if (!rc) rc = gs_params_get_i64(p, "pack_budget", 8, 0, 1 << 20, &pb, d);
     if (!rc) rc = gs_params_get_i64(p, "migrate_budget", 4, 0, 1 << 20, &mb, d);
     if (!rc) rc = gs_params_get_duration(p, "grow_min", 600 * GS_SEC, &g->grow_min, d);
