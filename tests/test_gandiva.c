@@ -597,6 +597,23 @@ static void t_gandiva_pack_rollback(void)
     rig_close(&r);
 }
 
+/* A job running alone costs no periodic events (timers only while they can change something). */
+static void t_gandiva_quiet_when_alone(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "2x4", GS_ENGINE_SIM, "gandiva"));
+    addt(&r, 1, 0, 1, 1e7, NULL); /* 116 days */
+    addt(&r, 2, 10, 2, 100, NULL);
+    ASSERT_OK(run_policy(&r));
+    ASSERT(gs_engine_events(r.e) < 50);
+    rig_close(&r);
+    ASSERT_OK(rig_open(&r, "2x4", GS_ENGINE_SIM, "gandiva-emul"));
+    addt(&r, 1, 0, 1, 1e7, NULL);
+    ASSERT_OK(run_policy(&r));
+    ASSERT(gs_engine_events(r.e) < 50);
+    rig_close(&r);
+}
+
 /* An elastic job grows onto idle GPUs and shrinks back when another job arrives. */
 static void t_gandiva_grow_shrink(void)
 {
@@ -815,6 +832,7 @@ static const test_case tests[] = {
     {"gandiva_time_slicing", t_gandiva_time_slicing},
     {"gandiva_pack_rollback", t_gandiva_pack_rollback},
     {"gandiva_grow_shrink", t_gandiva_grow_shrink},
+    {"gandiva_quiet_when_alone", t_gandiva_quiet_when_alone},
     {"emul_fidelity", t_emul_fidelity},
     {"gandiva_day", t_gandiva_day},
 };
