@@ -8,14 +8,19 @@
 #                then one hived scheduling pass on 16,384 GPUs (bench-hived)
 #   make bench-hived  one hived / quota pass: 16,384 GPUs, 10,000 pending jobs
 #   make bench-daemon  live scheduler benchmark: durable submits/s, cycle latency
-#   make format  clang-format every C file in place
+#   make format  clang-format every tracked *.c / *.h in place (never *.h.in: the
+#                @VAR@ placeholders of CMake templates do not survive it)
+#   make format-check  the same files, checked only (CI runs it; fails on any change)
 #
+# CMAKE_ARGS is passed to every cmake configure, e.g. `make test CMAKE_ARGS=-DGSCHED_WERROR=ON`
+# (what .ci/run does).
 # Only Debian packages are used; `make deps` installs what is missing
 # (as root, or through sudo).
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
 DEPS       := cmake gcc make pkg-config libjansson-dev libfyaml-dev nettle-dev \
               libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev
 
@@ -23,7 +28,7 @@ DAY  := data/philly-1day/philly_20171002_tiresias.csv
 SPEC := data/philly-1day/n32g8_2sw.csv
 DEMO_POLICIES ?= fifo,fifo-backfill,yarn-cs,tiresias-las,gandiva
 
-.PHONY: all deps build demo test test-asan bench bench-hived bench-daemon format clean
+.PHONY: all deps build demo test test-asan bench bench-hived bench-daemon format format-check clean
 
 all: build
 
@@ -36,7 +41,7 @@ deps:
 	fi
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS) > /dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
 demo: build
@@ -47,7 +52,7 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 test-asan: deps
-	@cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DGSCHED_SANITIZE=ON > /dev/null
+	@cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DGSCHED_SANITIZE=ON $(CMAKE_ARGS) > /dev/null
 	@cmake --build $(BUILD_ASAN) -j$(JOBS)
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j$(JOBS)
@@ -62,8 +67,13 @@ bench-hived: build
 bench-daemon: build
 	$(BUILD)/bench/bench_daemon
 
+FORMAT_FILES = $$(git ls-files '*.c' '*.h')
+
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h' '*.h.in')
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	clang-format --dry-run -Werror $(FORMAT_FILES)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) demo-out sim-out

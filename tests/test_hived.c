@@ -79,7 +79,8 @@ static void make_config(gen *g, gs_rng *r)
     /* capacity in switch units per chain (a node = sw_per_node switches) */
     int cap[2];
     for (int c = 0; c < g->nchain; c++)
-        cap[c] = racks[c] * nodes_per_rack[c] * sw_per_node[c] - (c == 0 && pin_done ? sw_per_node[0] : 0);
+        cap[c] = racks[c] * nodes_per_rack[c] * sw_per_node[c] -
+                 (c == 0 && pin_done ? sw_per_node[0] : 0);
     if (pin_done) g->pinned_vc = (int)gs_rng_below(r, (uint64_t)g->nvc);
     for (int v = 0; v < g->nvc; v++) {
         app(g, "  v%d:\n    virtualCells:\n", v);
@@ -89,7 +90,8 @@ static void make_config(gen *g, gs_rng *r)
             int nodes = (int)gs_rng_below(r, 3);
             while (nodes && nodes * sw_per_node[c] > cap[c]) nodes--;
             if (nodes) {
-                app(g, "    - {cellType: R%s.N%s, cellNumber: %d}\n", g->types[c], g->types[c], nodes);
+                app(g, "    - {cellType: R%s.N%s, cellNumber: %d}\n", g->types[c], g->types[c],
+                    nodes);
                 cap[c] -= nodes * sw_per_node[c];
                 g->vc_gpus[v][c] += nodes * sw_per_node[c] * 2;
                 any = 1;
@@ -102,7 +104,9 @@ static void make_config(gen *g, gs_rng *r)
                 any = 1;
             }
         }
-        if (!any) app(g, "    - {cellType: R%s.N%s.SW%s, cellNumber: 0}\n", g->types[0], g->types[0], g->types[0]);
+        if (!any)
+            app(g, "    - {cellType: R%s.N%s.SW%s, cellNumber: 0}\n", g->types[0], g->types[0],
+                g->types[0]);
         if (v == g->pinned_vc) app(g, "    pinnedCells:\n    - {pinnedCellId: PIN}\n");
     }
 }
@@ -130,7 +134,8 @@ static int used_at(world *w, int v, int c, int p)
         const gs_job *j = gs_engine_job(w->e, i);
         if (j->state != GS_JOB_RUNNING || strcmp(j->vc_name, vc) || j->priority < p) continue;
         if (j->pinned_cell >= 0) continue;
-        if (gs_cluster_gpu(w->c, j->alloc[0])->type != gs_cluster_find_gpu_type(w->c, w->g.types[c]))
+        if (gs_cluster_gpu(w->c, j->alloc[0])->type !=
+            gs_cluster_find_gpu_type(w->c, w->g.types[c]))
             continue;
         used += j->gpus;
     }
@@ -182,7 +187,8 @@ static int run_one(uint64_t seed, int strict, char *err, size_t cap)
         s.gpus_per_task = strict ? 1 : 1 + (int)gs_rng_below(&r, 2);
         s.gang = strict || gs_rng_below(&r, 4) ? 1 : 0;
         s.lazy_preemption = !strict && gs_rng_below(&r, 3) == 0;
-        if (ngt > 1 || gs_rng_below(&r, 2)) s.gpu_type = w.g.types[gs_rng_below(&r, (uint64_t)w.g.nchain)];
+        if (ngt > 1 || gs_rng_below(&r, 2))
+            s.gpu_type = w.g.types[gs_rng_below(&r, (uint64_t)w.g.nchain)];
         if (!strict && w.g.pinned_vc >= 0 && gs_rng_below(&r, 8) == 0) {
             s.pinned_cell = "PIN";
             snprintf(vc, sizeof vc, "v%d", w.g.pinned_vc);
@@ -200,7 +206,8 @@ static int run_one(uint64_t seed, int strict, char *err, size_t cap)
             int node = (int)gs_rng_below(&r, (uint64_t)nn);
             gs_time t = (gs_time)gs_rng_below(&r, 400) * GS_SEC;
             gs_engine_add_node_event(w.e, t, node, 1);
-            gs_engine_add_node_event(w.e, t + (gs_time)(1 + gs_rng_below(&r, 200)) * GS_SEC, node, 0);
+            gs_engine_add_node_event(w.e, t + (gs_time)(1 + gs_rng_below(&r, 200)) * GS_SEC, node,
+                                     0);
         }
     }
     int steps = 0;
@@ -236,11 +243,16 @@ static int run_one(uint64_t seed, int strict, char *err, size_t cap)
                         fprintf(stderr, "%s\n", w.g.yaml);
                         for (size_t i = 0; i < gs_engine_njobs(w.e); i++) {
                             const gs_job *j = gs_engine_job(w.e, i);
-                            fprintf(stderr, "job %lld vc %s prio %d tasks %dx%d type %d state %s arrived %d lazy %d pinned %d:",
-                                    (long long)j->id, j->vc_name, j->priority, j->ntasks, j->gpus_per_task,
-                                    j->gpu_type, gs_job_state_name(j->state), j->arrived, j->lazy_preemption, j->pinned_cell);
+                            fprintf(stderr,
+                                    "job %lld vc %s prio %d tasks %dx%d type %d state %s arrived "
+                                    "%d lazy %d pinned %d:",
+                                    (long long)j->id, j->vc_name, j->priority, j->ntasks,
+                                    j->gpus_per_task, j->gpu_type, gs_job_state_name(j->state),
+                                    j->arrived, j->lazy_preemption, j->pinned_cell);
                             for (int k = 0; k < j->nalloc; k++)
-                                fprintf(stderr, " %s:%d", gs_cluster_node(w.c, gs_cluster_gpu(w.c, j->alloc[k])->node)->name,
+                                fprintf(stderr, " %s:%d",
+                                        gs_cluster_node(w.c, gs_cluster_gpu(w.c, j->alloc[k])->node)
+                                            ->name,
                                         gs_cluster_gpu(w.c, j->alloc[k])->local);
                             fprintf(stderr, "\n");
                         }
@@ -276,7 +288,8 @@ static void t_properties(void)
 {
     for (uint64_t seed = 1; seed <= 1000; seed++) {
         char err[8192] = "";
-        if (run_one(seed, 0, err, sizeof err)) T_FAIL("seed %llu: %s", (unsigned long long)seed, err);
+        if (run_one(seed, 0, err, sizeof err))
+            T_FAIL("seed %llu: %s", (unsigned long long)seed, err);
     }
 }
 

@@ -59,7 +59,7 @@ static void usage(FILE *f)
                "  sim        replay a trace on a modelled cluster under one or more policies\n"
                "  policies   list the scheduling policies\n"
                "  scenario   run scenario files and check their expectations\n"
-            "  vcgen      write a HiveD config whose VCs are a trace's VCs\n"
+               "  vcgen      write a HiveD config whose VCs are a trace's VCs\n"
                "\n"
 #ifdef GSCHED_HAVE_DAEMON
                "Live scheduler (docs/daemon.md):\n"

@@ -82,7 +82,8 @@ typedef struct gs_sim_result {
     double makespan_s, gpu_util;
     /* time to first start (early feedback), done jobs */
     double avg_first_s, median_first_s, p95_first_s;
-    /* allocated GPU-time plus packed guests' GPU-time over the makespan (> gpu_util when packing) */
+    /* allocated GPU-time plus packed guests' GPU-time over the makespan (> gpu_util when packing)
+     */
     double gpu_job_util;
     /* mechanisms: counts and the GPU-seconds each cost (restart = preemption restarts) */
     uint64_t suspends, resumes, packs, migrations, resizes, restarts;
