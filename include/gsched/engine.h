@@ -71,6 +71,8 @@ typedef struct gs_engine_opts {
 } gs_engine_opts;
 
 void gs_engine_opts_init(gs_engine_opts *o);
+/* Engine options given as parameters (fit=first|best; others keep their value). */
+int gs_engine_opts_from_params(gs_params *p, gs_engine_opts *o, gs_diag *d);
 
 /* Records passed to the observer, one per state change. */
 #define GS_REC_MAP(XX)         \

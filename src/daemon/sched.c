@@ -47,7 +47,6 @@
 
 #include "config.h"
 #include "gsd.h"
-#include "sim.h"
 
 /* Signal flags: the only process-wide state (set by handlers, read by the loop). */
 static volatile sig_atomic_t g_sig_stop;
@@ -1964,7 +1963,7 @@ int gsd_serve(const gsd_opts *o)
     eo.placement_set = o->placement_set;
     eo.read_file = read_data_file;
     gs_diag_init(&d, NULL);
-    if (gs_sim_engine_opts(params, &eo, &d) ||
+    if (gs_engine_opts_from_params(params, &eo, &d) ||
         gs_engine_create(g.c, o->policy ? o->policy : "fifo", params, &eo, &g.e, &d)) {
         gsd_log("%s", d.msg);
         gs_params_release(&empty);

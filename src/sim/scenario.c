@@ -491,7 +491,7 @@ int gs_scenario_run(const char *path, FILE *out, int *passed, int *failed, gs_di
         }
         eo.placement = (gs_place_mode)m;
     }
-    if ((rc = gs_sim_engine_opts(&params, &eo, d))) goto out;
+    if ((rc = gs_engine_opts_from_params(&params, &eo, d))) goto out;
     gs_diag ed;
     gs_diag_init(&ed, NULL);
     if ((rc = gs_engine_create(cl, policy, &params, &eo, &e, &ed))) {

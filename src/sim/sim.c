@@ -15,21 +15,6 @@
 #include "config.h"
 #include "sim.h"
 
-int gs_sim_engine_opts(gs_params *p, gs_engine_opts *o, gs_diag *d)
-{
-    const char *fit = gs_params_get(p, "fit");
-    if (fit) {
-        if (!strcmp(fit, "first"))
-            o->fit = GS_FIT_FIRST;
-        else if (!strcmp(fit, "best"))
-            o->fit = GS_FIT_BEST;
-        else
-            return gs_diag_set(d, GS_EINVAL, 0, 0,
-                               "parameter 'fit': expected first or best, got '%s'", fit);
-    }
-    return 0;
-}
-
 static int same_row(const gs_tl_row *a, const gs_tl_row *b)
 {
     return a->alloc == b->alloc && a->running == b->running && a->pending == b->pending &&
@@ -96,7 +81,7 @@ int gs_sim_prepare(const gs_sim_opts *o, gs_sim_result *res, gs_diag *d)
     if (rc) return rc;
     gs_engine_opts eo = o->eopts;
     if (!eo.read_file) eo.read_file = read_data_file;
-    rc = gs_sim_engine_opts(o->params, &eo, d);
+    rc = gs_engine_opts_from_params(o->params, &eo, d);
     if (rc) return rc;
     d->file = NULL;
     rc = gs_engine_create(res->cluster, o->policy, o->params, &eo, &res->engine, d);

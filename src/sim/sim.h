@@ -119,9 +119,6 @@ int gs_sim_prepare(const gs_sim_opts *o, gs_sim_result *res, gs_diag *d);
 int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_diag *d);
 void gs_sim_result_release(gs_sim_result *r);
 
-/* Read engine-level options from params (fit=first|best). */
-int gs_sim_engine_opts(gs_params *p, gs_engine_opts *o, gs_diag *d);
-
 /* ---- output ------------------------------------------------------------------------------ */
 
 /* Seconds with up to 6 decimals, trailing zeros trimmed ("12", "0.5"). */

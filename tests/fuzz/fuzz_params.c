@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gs_diag d;
     gs_diag_init(&d, NULL);
     gs_engine *e = NULL;
-    int rc = gs_sim_engine_opts(&params, &eo, &d);
+    int rc = gs_engine_opts_from_params(&params, &eo, &d);
     if (!rc) rc = gs_engine_create(c, ops->name, &params, &eo, &e, &d);
     fuzz_check_diag(&d, rc);
     if (rc) {

@@ -121,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gs_engine_opts_init(&eo);
     eo.placement = count ? GS_PLACE_COUNT : GS_PLACE_CONSOLIDATE;
     eo.placement_set = count;
-    if (gs_sim_engine_opts(&params, &eo, &d)) goto out;
+    if (gs_engine_opts_from_params(&params, &eo, &d)) goto out;
     if (simrun) {
         via_sim_run(ops->name, hived, &params, &eo, &t, evs ? &ev : NULL);
         goto out;
