@@ -22,11 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "auth.h"
 #include "cli.h"
 #include "daemon.h"
-#include "exec.h"
-#include "spec.h"
 
 static void serve_usage(FILE *f)
 {

@@ -22,7 +22,7 @@
 #include "cli.h"
 #include "client.h"
 #include "config.h"
-#include "spec.h"
+#include "daemon.h"
 
 static void submit_usage(FILE *f)
 {

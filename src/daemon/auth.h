@@ -24,10 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon.h"
 #include "gsched/error.h"
 
-#define GSD_TOKEN_ITERATIONS 100000 /* default PBKDF2 iterations */
-#define GSD_USER_MAX         64
+#define GSD_USER_MAX 64
 
 typedef struct gsd_auth gsd_auth;
 
@@ -47,12 +47,6 @@ int gsd_auth_check(gsd_auth *a, const char *token, char user[GSD_USER_MAX], int 
 /* PBKDF2-HMAC-SHA256 (nettle). */
 void gsd_pbkdf2_sha256(const char *password, const uint8_t *salt, size_t salt_len,
                        unsigned iterations, uint8_t out[32]);
-/* A tokens-file line for user/role/token with a fresh random salt.  0 or GS_EINVAL/GS_EIO. */
-int gsd_token_line(const char *user, int admin, const char *token, unsigned iterations, char *out,
-                   size_t cap);
-/* A new token "USER.SECRET" (43 characters of base64url secret).  0 or GS_EIO. */
-int gsd_token_generate(const char *user, char *out, size_t cap);
-/* 1 if name is a valid user name ([A-Za-z0-9_@-], 1..63 characters, dots allowed inside). */
-int gsd_user_name_ok(const char *name);
+/* gsd_token_line, gsd_token_generate, gsd_user_name_ok: daemon.h (the CLI uses them). */
 
 #endif

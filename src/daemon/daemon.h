@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * daemon.h - what the gsched program needs from the live scheduler library
- * (gsched_daemon): run the daemon, the task shim, and the HTTP client the
- * CLI commands use.
+ * (gsched_daemon): run the daemon, the task shim, tokens-file lines, the job
+ * spec format (spec.h: the CLI validates a spec before sending it), and the
+ * HTTP client the CLI commands use.  The CLI includes nothing else from
+ * src/daemon (tests/e2e/daemon_includes.sh checks it).
  *
  * The daemon (gsd_serve) runs one scheduler thread that owns every piece of
  * mutable state (engine, cluster, executor, database writer); HTTP threads
@@ -21,6 +23,7 @@
 #include <stdint.h>
 
 #include "gsched/gsched.h"
+#include "spec.h"
 
 #define GSD_DEFAULT_LISTEN "127.0.0.1:8642"
 #define GSD_DEFAULT_SERVER "http://127.0.0.1:8642"
@@ -53,6 +56,22 @@ void gsd_opts_init(gsd_opts *o);
  * error (bad cluster, policy, listen address, tokens file...).
  */
 int gsd_serve(const gsd_opts *o);
+
+/* `gsched __shim --status FILE -- CMD...`: the task shim (exec_local.c; never returns to the
+ * caller's logic). */
+int gsd_shim_main(int argc, char **argv);
+
+/* ---- tokens (auth.c) ------------------------------------------------------------------------ */
+
+#define GSD_TOKEN_ITERATIONS 100000 /* default PBKDF2 iterations */
+
+/* A tokens-file line for user/role/token with a fresh random salt.  0 or GS_EINVAL/GS_EIO. */
+int gsd_token_line(const char *user, int admin, const char *token, unsigned iterations, char *out,
+                   size_t cap);
+/* A new token "USER.SECRET" (43 characters of base64url secret).  0 or GS_EIO. */
+int gsd_token_generate(const char *user, char *out, size_t cap);
+/* 1 if name is a valid user name ([A-Za-z0-9_@-], 1..63 characters, dots allowed inside). */
+int gsd_user_name_ok(const char *name);
 
 /* ---- HTTP client (libcurl), for the CLI ----------------------------------------------------- */
 

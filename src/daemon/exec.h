@@ -43,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon.h"
 #include "gsched/gsched.h"
 #include "spec.h"
 
@@ -144,8 +145,7 @@ void gsd_exec_log_path(const gsd_exec *x, int64_t job_id, int task, char *buf, s
 /* Start time (clock ticks since boot) of a process from /proc/PID/stat; -1 if gone. */
 int64_t gsd_proc_start_ticks(int64_t pid, char *state);
 
-/* `gsched __shim --status FILE -- CMD...`: the task shim (never returns to the caller's logic). */
-int gsd_shim_main(int argc, char **argv);
+/* gsd_shim_main (`gsched __shim`): daemon.h. */
 
 /* ---- GPU discovery (nvml.c) ----------------------------------------------------------------- */
 

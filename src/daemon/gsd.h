@@ -1,22 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gsd.h - internals shared by the daemon's files (not installed).
+ * gsd.h - what the daemon's HTTP side shares with its scheduler thread (not
+ * installed): the shared part of the daemon object, the immutable snapshot
+ * HTTP threads read, and the commands they post.  http.c and metrics.c see
+ * only this header; the scheduler thread's own state is declared in
+ * gsd_sched.h, which they do not include, so the compiler keeps HTTP code
+ * away from it.
  *
  * Threads and what they own:
  *   scheduler thread (the one that called gsd_serve): the engine, the
  *     cluster, the executor, the database writer, every gsd_jobx, the
- *     metrics being accumulated.  Nothing else touches them.
+ *     metrics being accumulated (struct gsd_sched, gsd_sched.h).  Nothing
+ *     else touches them.
  *   HTTP threads (libmicrohttpd, one per connection): parse and validate a
  *     request, then either read the current snapshot (gsd_snap_get) and
  *     committed rows (database readers), or post a gsd_cmd and wait for the
- *     scheduler thread to answer it after the cycle's commit.
+ *     scheduler thread to answer it after the cycle's commit.  They use only
+ *     struct gsd below.
  *
- * Shared state and its guard:
- *   g->qmu      the command queue, cmd->done / cmd->abandoned, g->stopping
- *   g->snapmu   the published snapshot pointer (snapshots are immutable,
+ * Shared state (struct gsd) and its guard:
+ *   o, state_dir, auth, started   set before the HTTP threads start, read-only after
+ *   store       only its read side (gsd_store_reader) from HTTP threads; the
+ *               writer belongs to the scheduler thread
+ *   qmu         the command queue, cmd->done / cmd->abandoned, stopping
+ *   snapmu      the published snapshot pointer (snapshots are immutable,
  *               reference counted; the last gsd_snap_put frees)
  *   wake pipe   written by HTTP threads and signal handlers to wake the
  *               scheduler thread
+ *   mhd, port   set by gsd_http_start, before the scheduler loop runs
  *
  * Strings in a snapshot point into the cluster (node names, GPU types) and
  * the engine (job names, users, VCs, reasons: interned or static), which
@@ -34,7 +45,6 @@
 
 #include "auth.h"
 #include "daemon.h"
-#include "exec.h"
 #include "spec.h"
 #include "store.h"
 
@@ -59,6 +69,8 @@ typedef struct gsd_metrics {
     gsd_hist wait, jct, cycle, commit;
 } gsd_metrics;
 
+/* metrics.c: counters and histograms are filled by the scheduler thread (struct gsd_sched) and
+ * copied into each snapshot; HTTP threads read only the copies. */
 void gsd_metrics_init(gsd_metrics *m);
 void gsd_hist_observe(gsd_hist *h, double seconds);
 
@@ -173,77 +185,15 @@ typedef struct gsd_cmd {
     json_t *result;   /* success body (owned by the command) */
 } gsd_cmd;
 
-/* ---- per-job daemon state (scheduler thread) ------------------------------------------------ */
-
 enum { GSD_STOP_NONE = 0, GSD_STOP_PREEMPT, GSD_STOP_CANCEL, GSD_STOP_TIMEOUT, GSD_STOP_FAILED };
 const char *gsd_stop_name(int stop); /* NULL for NONE */
 
-typedef struct gsd_jobx {
-    gsd_spec spec; /* owned; released when the job is final and committed */
-    char *spec_json;
-    char *idem_key, *idem_hash; /* head of a submission only, until inserted */
-    gs_time submit;             /* wall clock */
-    int runs;                   /* starts so far (the current run's number) */
-    int stop;                   /* GSD_STOP_* */
-    const char *cancel_by;      /* interned */
-    const char *last_reason;    /* interned: reason of the last record */
-    int exit_code;              /* last RUN_DONE exit code, INT32_MIN if none */
-    int lost_requeues;          /* requeues because tasks were lost */
-    int8_t cat;                 /* counted in its VC as 0 nothing, 1 pending, 2 holding GPUs */
-    int8_t seen;                /* state counted in live_states, -1 none */
-    int8_t inrun;               /* in g->runv */
-    int dirty;                  /* row needs an UPDATE at this cycle's commit (in g->dirtyv) */
-    int recovering;             /* re-added after a restart: its SUBMIT record is not news */
-    int master_port;
-    int active; /* counted in chunk_nactive: not final, or final but not yet published */
-    char where[64];
-    char *alloc; /* "3,4,5" while holding GPUs */
-} gsd_jobx;
-
-/* A record or daemon event collected during a cycle, written at commit, acted on after. */
-typedef struct gsd_rec {
-    int type; /* gs_rec_type, or GSD_EV_* below */
-    int32_t slot;
-    gs_time t;
-    char reason[200];
-} gsd_rec;
-
-enum {
-    GSD_EV_BASE = 100,
-    GSD_EV_CANCEL_REQ = GSD_EV_BASE, /* cancel requested (running job) */
-    GSD_EV_STOPPING,                 /* SIGTERM sent */
-    GSD_EV_KILLED,                   /* SIGKILL after the grace period */
-    GSD_EV_TASK_EXIT,                /* one task ended */
-    GSD_EV_ADOPTED,                  /* restart recovery */
-    GSD_EV_TIMEOUT,                  /* time limit reached */
-    GSD_EV_LAUNCH_FAIL,              /* a task could not start */
-};
-
-typedef struct gsd_taskput {
-    int64_t job_id;
-    int run, idx;
-    int64_t pid, ticks, exit_code;
-    char *gpus;
-} gsd_taskput;
-
-/* Interned strings that live as long as the daemon (reasons handed to the engine). */
-typedef struct gsd_strset {
-    char **v;
-    size_t n, cap; /* open addressing, cap a power of two */
-} gsd_strset;
-
-typedef struct gsd_vcstat {
-    int32_t pending, running;
-    int64_t pending_gpus, allocated;
-} gsd_vcstat;
+/* ---- the shared part of the daemon ---------------------------------------------------------- */
 
 typedef struct gsd {
     gsd_opts o;
     char *state_dir;
-    gs_cluster *c;
-    gs_engine *e;
     gsd_store *store;
-    gsd_exec *x;
     gsd_auth *auth; /* NULL: no authentication */
     struct MHD_Daemon *mhd;
     int port;
@@ -257,59 +207,17 @@ typedef struct gsd {
     /* snapshot */
     pthread_mutex_t snapmu;
     gsd_snap *snap;
-    /* scheduler-thread state */
-    gsd_jobx *jx; /* by engine slot */
-    size_t njx;
-    gsd_chunk **chunk; /* current view chunk by slot >> GSD_CHUNK_BITS (NULL: no active job) */
-    uint8_t *chunk_dirty;
-    int32_t *chunk_nactive;
-    size_t nchunk;
-    gs_time last_full; /* last rebuild of every chunk */
-    int32_t *dirtyv;   /* slots whose row needs an UPDATE */
-    size_t ndirty, capdirty;
-    int32_t *runv; /* slots that held GPUs at some point (time limits); compacted lazily */
-    size_t nrun, caprun;
-    gsd_vcstat *vcstat; /* by engine VC index */
-    size_t nvcstat;
-    int64_t live_states[GS_JOB_NSTATES];
-    gsd_rec *recs;
-    size_t nrecs, caprecs;
-    gsd_taskput *tput;
-    size_t ntput, captput;
-    int in_recovery;
-    gs_time last_now;
-    gs_time last_publish;
-    int changed;
-    gsd_strset strs;
-    gsd_metrics m;
-    int64_t final_counts[GS_JOB_NSTATES]; /* final jobs in the database */
-    double cyc[1024];                     /* recent cycle durations */
-    size_t ncyc;
-    char **quota_vc; /* quotas=VC:GPUS,... (display of guarantees) */
-    int64_t *quota_gpus;
-    size_t nquota;
-    uint64_t cycle_no;
-    int fatal;
-    int order;         /* GSD_ORDER_* of the policy */
-    size_t meta_njobs; /* jobs when next_id was last written */
-    int64_t *forget;   /* runs to forget after the commit */
-    size_t nforget, capforget;
 } gsd;
 
-/* sched.c */
-const char *gsd_intern(gsd *g, const char *s);
+/* commands.c */
 /* Post a command and wait for the answer (up to timeout_ms); returns 0, or GS_ESTATE when the
  * daemon is stopping / did not answer in time (cmd then belongs to the scheduler thread). */
 int gsd_post(gsd *g, gsd_cmd *cmd, int timeout_ms);
 void gsd_cmd_free(gsd_cmd *cmd);
+
+/* snapshot.c */
 gsd_snap *gsd_snap_get(gsd *g);
 void gsd_snap_put(gsd_snap *s);
-void gsd_log(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-gs_time gsd_wall_now(void);
 /* Position in its queue (see GSD_ORDER_*) of a pending job of the snapshot (1-based), 0 if not
  * pending. */
 int gsd_snap_position(const gsd_snap *s, const gsd_jview *v);
@@ -317,11 +225,19 @@ const gsd_jview *gsd_snap_find(const gsd_snap *s, int64_t id);
 /* Index of job id in s->jobs, or -1. */
 long gsd_snap_index(const gsd_snap *s, int64_t id);
 
+/* util.c */
+void gsd_log(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+gs_time gsd_wall_now(void);
+/* Format a wall-clock time as RFC 3339 UTC into buf. */
+void gsd_time_str(gs_time t, char *buf, size_t cap);
+
 /* http.c */
 int gsd_http_start(gsd *g, gs_diag *d);
 void gsd_http_stop(gsd *g);
-/* Format a wall-clock time as RFC 3339 UTC into buf. */
-void gsd_time_str(gs_time t, char *buf, size_t cap);
 
 /* metrics.c */
 char *gsd_metrics_text(const gsd *g, const gsd_snap *s, size_t *len);

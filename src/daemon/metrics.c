@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * metrics.c - /metrics in the Prometheus text format (version 0.0.4).
+ * metrics.c - the daemon's metrics: counters and histograms (gsd_metrics_init,
+ * gsd_hist_observe; filled by the scheduler thread) and /metrics in the
+ * Prometheus text format (version 0.0.4), rendered by HTTP threads.
  *
  * Names follow the project conventions (style-and-ecosystem.md B5): one
  * "gsched_" prefix, base units (_seconds), counters end in _total,
@@ -17,6 +19,38 @@
 #include <string.h>
 
 #include "gsd.h"
+
+/* ---- primitives (scheduler thread) --------------------------------------------------------- */
+
+static const double wait_bounds[] = {0.1, 0.5, 1,    2.5,  5,    10,    30,   60,
+                                     300, 600, 1800, 3600, 7200, 21600, 86400};
+static const double cycle_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                      0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5};
+
+void gsd_metrics_init(gsd_metrics *m)
+{
+    memset(m, 0, sizeof *m);
+    m->wait.bounds = wait_bounds;
+    m->wait.nb = (int)(sizeof wait_bounds / sizeof *wait_bounds);
+    m->jct = m->wait;
+    m->cycle.bounds = cycle_bounds;
+    m->cycle.nb = (int)(sizeof cycle_bounds / sizeof *cycle_bounds);
+    m->commit = m->cycle;
+}
+
+void gsd_hist_observe(gsd_hist *h, double v)
+{
+    int i = 0;
+    while (i < h->nb && v > h->bounds[i]) i++;
+    if (i < h->nb)
+        h->b[i]++;
+    else
+        h->inf++;
+    h->count++;
+    h->sum += v;
+}
+
+/* ---- the text format (HTTP threads) --------------------------------------------------------- */
 
 typedef struct buf {
     char *p;

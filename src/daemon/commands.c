@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * commands.c - the command queue between HTTP threads and the scheduler
+ * thread, and the commands themselves: submit (with Idempotency-Key
+ * replay), dry run, cancel.
+ *
+ * HTTP threads call gsd_post (and gsd_cmd_free); everything else runs on
+ * the scheduler thread inside a cycle.  Invariants: the queue, cmd->done
+ * and cmd->abandoned are guarded by qmu; a command is answered (done = 1)
+ * only after the cycle's commit, so a client told "submitted" or
+ * "cancelled" finds it durable; a command abandoned by its HTTP thread (it
+ * timed out) is freed by the scheduler thread.  New job rows are INSERTed
+ * at submission, inside the cycle's transaction.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gsd_sched.h"
+
+/* ---- commands ------------------------------------------------------------------------------- */
+
+void gsd_cmd_fail(gsd_cmd *c, int status, int err, const char *fmt, ...)
+{
+    c->status = status;
+    c->err = err;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->detail, sizeof c->detail, fmt, ap);
+    va_end(ap);
+}
+
+void gsd_cmd_free(gsd_cmd *c)
+{
+    if (!c) return;
+    gsd_spec_release(&c->spec);
+    free(c->spec_json);
+    free(c->idem_key);
+    if (c->result) json_decref(c->result);
+    free(c);
+}
+
+/* Parts of a submission: the head slot and, for non-gang jobs, the slots right after it. */
+static size_t group_slots(gsd_sched *g, const gs_job *head, int32_t *out, size_t cap)
+{
+    size_t n = 0;
+    size_t nj = gs_engine_njobs(g->e);
+    for (size_t s = (size_t)head->slot; s < nj && n < cap; s++) {
+        gs_job *j = gs_engine_job(g->e, s);
+        if (s != (size_t)head->slot && j->group != head->id) break;
+        if (s == (size_t)head->slot || j->group == head->id) out[n++] = (int32_t)s;
+    }
+    return n;
+}
+
+static json_t *submit_result(gsd_sched *g, gs_job *head)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer(head->id));
+    json_t *ids = json_array();
+    int32_t slots[GSD_MAX_GPUS];
+    size_t n = group_slots(g, head, slots, GSD_MAX_GPUS);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(ids, json_integer(gs_engine_job(g->e, (size_t)slots[i])->id));
+    json_object_set_new(o, "ids", ids);
+    json_object_set_new(o, "state", json_string(gs_job_state_name(head->state)));
+    return o;
+}
+
+void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
+{
+    c->job_id = -1;
+    gsd_spec *sp = &c->spec;
+    if (c->idem_key) {
+        int64_t id;
+        char *hash = NULL;
+        int rc = gsd_store_find_idem(g->sh.store, c->user, c->idem_key, &id, &hash);
+        if (rc == 0) {
+            int same = hash && !strcmp(hash, c->idem_hash);
+            free(hash);
+            if (!same) {
+                gsd_cmd_fail(c, 409, GS_ECONFLICT,
+                             "Idempotency-Key '%s' was already used for a different request",
+                             c->idem_key);
+                return;
+            }
+            /* the first answer again: 422 if the job was rejected, else the ids (200) */
+            gs_job *j = gs_engine_find_job(g->e, id);
+            char *state = NULL, *reason = NULL;
+            if (!j) gsd_store_job_state(g->sh.store, id, &state, &reason);
+            int rejected = j ? j->state == GS_JOB_REJECTED : state && !strcmp(state, "REJECTED");
+            const char *why = j ? j->reason : reason;
+            if (rejected) {
+                gsd_cmd_fail(c, 422, GS_ENEVER, "job %lld rejected: %s", (long long)id,
+                             why ? why : "it can never run here");
+                c->result =
+                    json_pack("{s:I,s:b}", "job_id", (json_int_t)id, "idempotent_replay", 1);
+            } else {
+                c->status = 200;
+                c->result = j ? submit_result(g, j) : json_pack("{s:I}", "id", (json_int_t)id);
+                if (!j && state) json_object_set_new(c->result, "state", json_string(state));
+                json_object_set_new(c->result, "idempotent_replay", json_true());
+            }
+            free(state);
+            free(reason);
+            return;
+        }
+        if (rc != GS_ENOENT) {
+            gsd_cmd_fail(c, 500, GS_EIO, "database error: %s", gsd_store_errmsg(g->sh.store));
+            return;
+        }
+    }
+    /* every VC name a job uses becomes a queue, a row in listings and a metrics label:
+     * bound how many a (possibly hostile) client can create */
+    const char *vcname = sp->vc ? sp->vc : "default";
+    size_t nvc = gs_engine_nvcs(g->e);
+    if (nvc >= GSD_MAX_VCS) {
+        int known = 0;
+        for (size_t v = 0; v < nvc && !known; v++)
+            known = !strcmp(gs_engine_vc_name(g->e, (int)v), vcname);
+        if (!known) {
+            gsd_cmd_fail(
+                c, 400, GS_ERANGE,
+                "'vc': this daemon already has %d virtual clusters; '%s' would be a new one",
+                GSD_MAX_VCS, vcname);
+            c->result = json_pack("{s:s}", "field", "vc");
+            return;
+        }
+    }
+    gs_job_spec js;
+    gsd_spec_job(sp, g->sh.o.default_duration, &js);
+    size_t before = gs_engine_njobs(g->e);
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    gs_job *head = NULL;
+    int rc = gs_engine_submit(g->e, &js, now, &head, &d);
+    if (rc) {
+        gsd_cmd_fail(c, rc == GS_ENOMEM ? 500 : 400, rc, "%s", d.msg[0] ? d.msg : gs_strerror(rc));
+        return;
+    }
+    size_t after = gs_engine_njobs(g->e);
+    for (size_t s = before; s < after; s++) {
+        gsd_jobx *x = gsd_jx(g, (int32_t)s);
+        gs_job *j = gs_engine_job(g->e, s);
+        if (s == before) {
+            x->spec = *sp; /* take ownership */
+            gsd_spec_init(sp);
+            x->idem_key = c->idem_key ? gsd_xstrdup(c->idem_key) : NULL;
+            x->idem_hash = c->idem_key ? gsd_xstrdup(c->idem_hash) : NULL;
+        } else {
+            gs_diag dd;
+            const char *f;
+            if (gsd_spec_parse("spec", c->spec_json, strlen(c->spec_json), &x->spec, &dd, &f))
+                abort(); /* the canonical form of a valid spec always parses */
+        }
+        x->spec_json = gsd_xstrdup(c->spec_json);
+        x->submit = now;
+        x->runs = 0;
+        x->stop = GSD_STOP_NONE;
+        x->exit_code = INT32_MIN;
+        x->last_reason = NULL;
+        /* INSERT now, inside the cycle's transaction: a second submit with the same
+         * Idempotency-Key later in this cycle finds this row */
+        gsd_jobrow row;
+        gsd_fill_row(g, j, x, &row);
+        if (gsd_store_insert_job(g->sh.store, &row)) {
+            gsd_log("FATAL: cannot insert job %lld: %s", (long long)j->id,
+                    gsd_store_errmsg(g->sh.store));
+            g->fatal = 1;
+        }
+        free(x->idem_key);
+        free(x->idem_hash);
+        x->idem_key = x->idem_hash = NULL;
+        gsd_activate(g, (int32_t)s);
+        g->m.submitted++;
+    }
+    c->job_id = head->id;
+    g->changed = 1;
+}
+
+/* Answer a submit after the cycle: 201, or 422 when the job was rejected on arrival. */
+void gsd_finish_submit(gsd_sched *g, gsd_cmd *c)
+{
+    gs_job *head = c->job_id >= 0 ? gs_engine_find_job(g->e, c->job_id) : NULL;
+    if (!head) return;
+    if (head->state == GS_JOB_REJECTED) {
+        gsd_cmd_fail(c, 422, GS_ENEVER, "job %lld rejected: %s", (long long)head->id,
+                     head->reason ? head->reason : "it can never run here");
+        c->result = json_pack("{s:I}", "job_id", (json_int_t)head->id);
+        return;
+    }
+    c->status = 201;
+    c->result = submit_result(g, head);
+}
+
+void gsd_do_dryrun(gsd_sched *g, gsd_cmd *c)
+{
+    const gsd_spec *sp = &c->spec;
+    json_t *o = json_object();
+    gs_job tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.ntasks = sp->gang ? sp->ntasks : 1;
+    tmp.gpus_per_task = sp->gpus_per_task;
+    tmp.gpus = tmp.ntasks * tmp.gpus_per_task;
+    tmp.cpus_per_task = sp->cpus_per_task;
+    tmp.mem_mb_per_task = sp->mem_mb_per_task;
+    tmp.pinned_cell = -1;
+    tmp.gpu_type = -1;
+    const char *why = NULL;
+    char whyb[256];
+    if (sp->gpu_type && *sp->gpu_type) {
+        tmp.gpu_type = gs_cluster_find_gpu_type(g->c, sp->gpu_type);
+        if (tmp.gpu_type < 0) {
+            size_t n = 0;
+            n += (size_t)snprintf(whyb, sizeof whyb,
+                                  "unknown GPU type '%s' (cluster has:", sp->gpu_type);
+            for (size_t t = 0; t < gs_cluster_ngpu_types(g->c) && n < sizeof whyb; t++)
+                n += (size_t)snprintf(whyb + n, sizeof whyb - n, " %s",
+                                      gs_cluster_gpu_type_name(g->c, (int)t));
+            if (n < sizeof whyb) snprintf(whyb + n, sizeof whyb - n, ")");
+            why = whyb;
+        }
+    }
+    if (sp->pinned_cell && *sp->pinned_cell) {
+        tmp.pinned_cell = gs_cluster_find_pinned(g->c, sp->pinned_cell);
+        if (tmp.pinned_cell < 0) why = "unknown pinned cell";
+    }
+    int feasible = 0, fits = 0;
+    gs_place_req r;
+    gs_engine_place_req(g->e, &tmp, GS_LOCALITY_ANY, &r);
+    if (!why) {
+        char fb[256] = "";
+        feasible = gs_place_feasible(g->c, &r, fb, sizeof fb) == 0;
+        if (!feasible) {
+            snprintf(whyb, sizeof whyb, "%s", fb[0] ? fb : "can never fit this cluster");
+            why = whyb;
+        }
+    }
+    json_t *pl = json_array();
+    if (feasible) {
+        int *out = malloc((size_t)tmp.gpus * sizeof *out);
+        if (!out) abort();
+        gs_engine_place_req(g->e, &tmp, GS_LOCALITY_STRICT, &r);
+        int rc = gs_place_find(g->c, &r, out);
+        if (rc) {
+            gs_engine_place_req(g->e, &tmp, GS_LOCALITY_ANY, &r);
+            rc = gs_place_find(g->c, &r, out);
+        }
+        fits = rc == 0;
+        if (fits) {
+            for (int t = 0; t < tmp.ntasks; t++) {
+                json_t *gl = json_array();
+                int node = gs_cluster_gpu(g->c, out[t * tmp.gpus_per_task])->node;
+                for (int k = 0; k < tmp.gpus_per_task; k++)
+                    json_array_append_new(
+                        gl,
+                        json_integer(gs_cluster_gpu(g->c, out[t * tmp.gpus_per_task + k])->local));
+                json_array_append_new(pl, json_pack("{s:i,s:s,s:o}", "task", t, "node",
+                                                    gs_cluster_node(g->c, node)->name, "gpus", gl));
+            }
+        } else {
+            snprintf(whyb, sizeof whyb, "needs %d GPU(s); %d of %d are free now", tmp.gpus,
+                     gs_cluster_free(g->c), (int)gs_cluster_ngpus(g->c));
+            why = whyb;
+        }
+        free(out);
+    }
+    /* jobs that would be ahead of it in its queue */
+    int ahead = 0;
+    const char *vc = sp->vc ? sp->vc : "default";
+    for (size_t i = 0; g->sh.snap && i < g->sh.snap->njobs; i++) {
+        const gsd_jview *v = g->sh.snap->jobs[i];
+        if (v->state == GS_JOB_PENDING && gsd_queue_same(g->order, v->vc, vc) &&
+            gsd_queue_ahead(g->order, v->priority, v->id, sp->priority, INT64_MAX))
+            ahead++;
+    }
+    json_object_set_new(o, "fits_now", json_boolean(fits));
+    json_object_set_new(o, "feasible", json_boolean(feasible));
+    json_object_set_new(o, "placement", pl);
+    json_object_set_new(o, "gpus", json_integer(tmp.gpus));
+    json_object_set_new(o, "free_gpus", json_integer(gs_cluster_free(g->c)));
+    json_object_set_new(o, "pending_ahead", json_integer(ahead));
+    json_object_set_new(o, "policy", json_string(gs_engine_policy_name(g->e)));
+    if (why) json_object_set_new(o, "reason", json_string(why));
+    json_object_set_new(o, "note",
+                        json_string("placement by free GPUs now; the policy may still make the job "
+                                    "wait (queue order, quotas, priorities)"));
+    c->status = 200;
+    c->result = o;
+}
+
+static int cancel_one(gsd_sched *g, gs_job *j, const char *by, gs_time now)
+{
+    gsd_jobx *x = gsd_jx(g, j->slot);
+    if (gs_job_state_final(j->state)) return GS_ESTATE;
+    char why[160];
+    snprintf(why, sizeof why, "cancelled by %s", by);
+    if (j->state == GS_JOB_PENDING) {
+        x->cancel_by = gsd_intern(g, by);
+        return gs_engine_cancel(g->e, j, gsd_intern(g, why), now);
+    }
+    /* holding GPUs: stop the tasks first; the job ends (and frees its GPUs) once they are gone */
+    if (x->stop == GSD_STOP_CANCEL) return 0;
+    x->stop = GSD_STOP_CANCEL;
+    x->cancel_by = gsd_intern(g, by);
+    gsd_mark_dirty(g, j->slot);
+    gsd_push_rec(g, GSD_EV_CANCEL_REQ, j->slot, now, "by %s: SIGTERM, SIGKILL after %llds", by,
+                 (long long)(gsd_job_grace(g, x) / GS_SEC));
+    return 0;
+}
+
+void gsd_do_cancel(gsd_sched *g, gsd_cmd *c, gs_time now)
+{
+    gs_job *j = gs_engine_find_job(g->e, c->job_id);
+    if (!j || (!c->admin && strcmp(j->user, c->user))) {
+        gsd_cmd_fail(c, 404, GS_ENOENT, "no job %lld", (long long)c->job_id);
+        return;
+    }
+    if (gs_job_state_final(j->state)) {
+        gsd_cmd_fail(c, 409, GS_ESTATE, "job %lld is already %s", (long long)j->id,
+                     gs_job_state_name(j->state));
+        return;
+    }
+    int32_t slots[GSD_MAX_GPUS];
+    size_t n = j->group == j->id ? group_slots(g, j, slots, GSD_MAX_GPUS) : 0;
+    if (!n) slots[n++] = j->slot;
+    json_t *ids = json_array(), *stopping = json_array();
+    for (size_t i = 0; i < n; i++) {
+        gs_job *p = gs_engine_job(g->e, (size_t)slots[i]);
+        if (gs_job_state_final(p->state)) continue;
+        if (cancel_one(g, p, c->user, now)) continue;
+        json_array_append_new(gs_job_state_final(p->state) ? ids : stopping, json_integer(p->id));
+    }
+    c->status = 200;
+    c->result = json_pack("{s:I,s:o,s:o,s:I}", "id", (json_int_t)j->id, "cancelled", ids,
+                          "stopping", stopping, "grace_seconds",
+                          (json_int_t)(gsd_job_grace(g, gsd_jx(g, j->slot)) / GS_SEC));
+}
+
+gsd_cmd *gsd_take_commands(gsd_sched *g)
+{
+    pthread_mutex_lock(&g->sh.qmu);
+    gsd_cmd *c = g->sh.qhead;
+    g->sh.qhead = g->sh.qtail = NULL;
+    pthread_mutex_unlock(&g->sh.qmu);
+    return c;
+}
+
+void gsd_answer(gsd_sched *g, gsd_cmd *list)
+{
+    gsd_cmd *dead = NULL;
+    pthread_mutex_lock(&g->sh.qmu);
+    while (list) {
+        gsd_cmd *c = list;
+        list = c->next;
+        if (c->abandoned) {
+            c->next = dead;
+            dead = c;
+        } else {
+            c->done = 1;
+        }
+    }
+    pthread_cond_broadcast(&g->sh.qdone);
+    pthread_mutex_unlock(&g->sh.qmu);
+    while (dead) {
+        gsd_cmd *c = dead;
+        dead = c->next;
+        gsd_cmd_free(c);
+    }
+}
+
+int gsd_post(gsd *g, gsd_cmd *cmd, int timeout_ms)
+{
+    pthread_mutex_lock(&g->qmu);
+    if (g->stopping) {
+        pthread_mutex_unlock(&g->qmu);
+        return GS_ESTATE;
+    }
+    cmd->next = NULL;
+    if (g->qtail)
+        g->qtail->next = cmd;
+    else
+        g->qhead = cmd;
+    g->qtail = cmd;
+    pthread_mutex_unlock(&g->qmu);
+    char b = 'c';
+    if (write(g->wake[1], &b, 1) < 0) {
+        /* the pipe is full: the scheduler is awake anyway */
+    }
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+    pthread_mutex_lock(&g->qmu);
+    while (!cmd->done) {
+        if (pthread_cond_timedwait(&g->qdone, &g->qmu, &dl) == ETIMEDOUT && !cmd->done) {
+            cmd->abandoned = 1;
+            pthread_mutex_unlock(&g->qmu);
+            return GS_ESTATE;
+        }
+    }
+    pthread_mutex_unlock(&g->qmu);
+    return 0;
+}

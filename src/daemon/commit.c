@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * commit.c - from engine records to durable rows, then to actions.
+ *
+ * The engine's observer (gsd_observe) turns each record into per-job state
+ * and a gsd_rec; gsd_commit writes the cycle's events, the dirty job rows
+ * and the task rows, then COMMITs - one transaction per cycle; gsd_act
+ * then acts on what is now durable: launches started jobs, signals
+ * preempted / cancelled / timed-out ones, SIGSTOP / SIGCONT for
+ * suspend / resume, and forgets runs whose outcome was committed.
+ *
+ * Invariant: nothing is acted on (process started or signalled) before the
+ * state change behind it is committed.  A commit that fails is fatal (the
+ * daemon stops at once rather than act on state that is not durable; the
+ * next start recovers from the last commit).  Scheduler thread only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include "gsd_sched.h"
+
+/* ---- the observer --------------------------------------------------------------------------- */
+
+void gsd_observe(void *ud, const gs_record *r)
+{
+    gsd_sched *g = ud;
+    if (!r->job) {
+        if (r->type == GS_REC_NODE_DOWN || r->type == GS_REC_NODE_UP)
+            gsd_log("node %s is %s", gs_cluster_node(g->c, r->node)->name,
+                    r->type == GS_REC_NODE_DOWN ? "down" : "up");
+        return;
+    }
+    gs_job *j = r->job;
+    gsd_jobx *x = gsd_jx(g, j->slot);
+    gsd_mark_dirty(g, j->slot);
+    gsd_track(g, j, x);
+    if (r->reason) x->last_reason = gsd_intern(g, r->reason);
+    if (g->in_recovery) return; /* restoring state that is already durable */
+    if (r->type == GS_REC_SUBMIT && x->recovering) {
+        x->recovering = 0;
+        return;
+    }
+    switch (r->type) {
+    case GS_REC_START:
+        x->runs++;
+        x->stop = GSD_STOP_NONE;
+        x->exit_code = INT32_MIN;
+        free(x->alloc);
+        gsd_describe_alloc(g->c, j->alloc, j->nalloc, x->where, sizeof x->where, &x->alloc);
+        if (x->runs == 1) gsd_hist_observe(&g->m.wait, gs_time_to_sec(r->t - x->submit));
+        g->m.launches++;
+        gsd_push_rec(g, r->type, j->slot, r->t, "run %d on %s", x->runs, x->where);
+        return;
+    case GS_REC_PREEMPT:
+        g->m.preemptions++;
+        if (x->stop == GSD_STOP_NONE) x->stop = GSD_STOP_PREEMPT;
+        break;
+    case GS_REC_REQUEUE:
+        g->m.requeues++;
+        x->stop = GSD_STOP_NONE;
+        free(x->alloc);
+        x->alloc = NULL;
+        break;
+    case GS_REC_SUSPEND:
+        /* the engine released its GPUs (time-slicing); its stopped processes keep their GPU
+         * memory.  The row keeps where it ran (placement), not an allocation. */
+        free(x->alloc);
+        x->alloc = NULL;
+        gsd_push_rec(g, r->type, j->slot, r->t, "%s%sSIGSTOP; its GPU memory on %s stays held",
+                     r->reason ? r->reason : "", r->reason ? ": " : "", x->where);
+        return;
+    case GS_REC_RESUME:
+        free(x->alloc);
+        gsd_describe_alloc(g->c, j->alloc, j->nalloc, x->where, sizeof x->where, &x->alloc);
+        gsd_push_rec(g, r->type, j->slot, r->t, "%s%sSIGCONT on %s", r->reason ? r->reason : "",
+                     r->reason ? ": " : "", x->where);
+        return;
+    case GS_REC_FINISH:
+    case GS_REC_FAIL:
+    case GS_REC_CANCEL:
+    case GS_REC_REJECT:
+        g->m.finished[j->state]++;
+        if (j->state != GS_JOB_REJECTED)
+            gsd_hist_observe(&g->m.jct, gs_time_to_sec(r->t - x->submit));
+        x->stop = GSD_STOP_NONE;
+        free(x->alloc);
+        x->alloc = NULL;
+        break;
+    default: break;
+    }
+    gsd_push_rec(g, r->type, j->slot, r->t, "%s", r->reason ? r->reason : "");
+}
+
+/* ---- rows ----------------------------------------------------------------------------------- */
+
+void gsd_fill_row(gsd_sched *g, const gs_job *j, gsd_jobx *x, gsd_jobrow *r)
+{
+    memset(r, 0, sizeof *r);
+    r->id = j->id;
+    r->grp = j->group;
+    r->task_index = j->task_index;
+    r->user = (char *)j->user;
+    r->vc = (char *)j->vc_name;
+    r->name = (char *)j->name;
+    r->priority = j->priority;
+    r->ntasks = j->ntasks;
+    r->gpus_per_task = j->gpus_per_task;
+    r->gang = x->spec.gang;
+    r->state = (char *)gs_job_state_name(j->state);
+    const char *reason = j->state == GS_JOB_PENDING && j->reason ? j->reason : x->last_reason;
+    r->reason = (char *)reason;
+    r->exit_code = x->exit_code == INT32_MIN ? GSD_NONE : x->exit_code;
+    r->submit = x->submit;
+    r->first_start = j->first_start == GS_TIME_NONE ? GSD_NONE : j->first_start;
+    r->last_start = j->last_start == GS_TIME_NONE ? GSD_NONE : j->last_start;
+    r->end = j->end == GS_TIME_NONE ? GSD_NONE : j->end;
+    r->queued = j->queued;
+    r->executed = j->executed;
+    r->preemptions = j->preemptions;
+    r->runs = x->runs;
+    r->alloc = x->alloc;
+    r->placement = x->where[0] ? x->where : NULL;
+    r->stop = (char *)gsd_stop_name(x->stop);
+    r->cancel_by = (char *)x->cancel_by;
+    r->spec = x->spec_json;
+    r->idem_key = x->idem_key;
+    r->idem_hash = x->idem_hash;
+    (void)g;
+}
+
+static const char *event_name(int type, const gsd_jobx *x)
+{
+    switch (type) {
+    case GS_REC_START: return x->runs > 1 ? "resumed" : "started";
+    case GSD_EV_CANCEL_REQ: return "cancel-requested";
+    case GSD_EV_STOPPING: return "stopping";
+    case GSD_EV_KILLED: return "killed";
+    case GSD_EV_TASK_EXIT: return "task-exited";
+    case GSD_EV_ADOPTED: return "adopted";
+    case GSD_EV_TIMEOUT: return "time-limit";
+    case GSD_EV_LAUNCH_FAIL: return "launch-failed";
+    case GS_REC_SUSPEND: return "suspended";
+    case GS_REC_RESUME: return "continued"; /* SIGCONT; "resumed" is a start after a requeue */
+    default: return type < GS_REC_NTYPES ? gs_rec_type_name((gs_rec_type)type) : "event";
+    }
+}
+
+/* Write the cycle's records and rows; COMMIT.  Any failure is fatal (see the header). */
+int gsd_commit(gsd_sched *g)
+{
+    double t0 = gsd_mono_sec();
+    int rc = 0;
+    /* new rows were INSERTed at submission, inside this transaction */
+    for (size_t i = 0; i < g->nrecs && !rc; i++) {
+        gsd_rec *r = &g->recs[i];
+        gs_job *j = gs_engine_job(g->e, (size_t)r->slot);
+        gsd_jobx *x = gsd_jx(g, r->slot);
+        rc = gsd_store_add_event(g->sh.store, j->id, r->t, event_name(r->type, x), r->reason);
+    }
+    for (size_t i = 0; i < g->ndirty && !rc; i++) {
+        int32_t s = g->dirtyv[i];
+        gsd_jobx *x = gsd_jx(g, s);
+        x->dirty = 0;
+        if (!x->spec_json) continue; /* a job already forgotten (late event) */
+        gsd_jobrow row;
+        gsd_fill_row(g, gs_engine_job(g->e, (size_t)s), x, &row);
+        rc = gsd_store_update_job(g->sh.store, &row);
+    }
+    g->ndirty = 0;
+    for (size_t i = 0; i < g->ntput && !rc; i++) {
+        gsd_taskput *t = &g->tput[i];
+        gsd_taskrow tr = {t->job_id, t->run, t->idx, t->pid, t->ticks, t->exit_code, t->gpus};
+        rc = gsd_store_put_task(g->sh.store, &tr);
+    }
+    for (size_t i = 0; i < g->ntput; i++) free(g->tput[i].gpus);
+    g->ntput = 0;
+    size_t nj = gs_engine_njobs(g->e);
+    if (!rc && nj != g->meta_njobs) {
+        rc = gsd_store_meta_set(g->sh.store, "next_id", gs_engine_job(g->e, nj - 1)->id + 1);
+        g->meta_njobs = nj;
+    }
+    if (!rc) rc = gsd_store_commit(g->sh.store);
+    if (rc) {
+        gsd_log("FATAL: cannot commit to the database: %s", gsd_store_errmsg(g->sh.store));
+        g->fatal = 1;
+        return rc;
+    }
+    g->m.commits++;
+    gsd_hist_observe(&g->m.commit, gsd_mono_sec() - t0);
+    return 0;
+}
+
+/* ---- actions after the commit --------------------------------------------------------------- */
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 29500;
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t l = sizeof a;
+    int port = 29500;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &l) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static void launch(gsd_sched *g, gs_job *j, gs_time now)
+{
+    gsd_jobx *x = gsd_jx(g, j->slot);
+    int nt = j->ntasks;
+    const char **node = calloc((size_t)nt, sizeof *node);
+    char **cuda = calloc((size_t)nt, sizeof *cuda), **gl = calloc((size_t)nt, sizeof *gl);
+    if (!node || !cuda || !gl) abort();
+    for (int t = 0; t < nt; t++) {
+        size_t cap = (size_t)j->gpus_per_task * 12 + 1;
+        cuda[t] = malloc(cap);
+        gl[t] = malloc(cap);
+        if (!cuda[t] || !gl[t]) abort();
+        size_t a = 0, b = 0;
+        for (int k = 0; k < j->gpus_per_task; k++) {
+            int gi = j->alloc[t * j->gpus_per_task + k];
+            const gs_gpu *gp = gs_cluster_gpu(g->c, gi);
+            a += (size_t)snprintf(cuda[t] + a, cap - a, k ? ",%d" : "%d", gp->local);
+            b += (size_t)snprintf(gl[t] + b, cap - b, k ? ",%d" : "%d", gi);
+            node[t] = gs_cluster_node(g->c, gp->node)->name;
+        }
+    }
+    x->master_port = free_port();
+    gsd_launch l = {.job_id = j->id,
+                    .run = x->runs,
+                    .ntasks = nt,
+                    .task_index_base = j->task_index,
+                    .world_size = x->spec.ntasks,
+                    .task_node = node,
+                    .task_cuda = (const char *const *)cuda,
+                    .task_gpus = (const char *const *)gl,
+                    .spec = &x->spec,
+                    .group = j->group,
+                    .master_port = x->master_port,
+                    .grace = gsd_job_grace(g, x)};
+    if (gsd_exec_launch(g->x, &l, now, gsd_on_xev, g) == GS_EEXIST)
+        gsd_log("job %lld: a run is still registered; not launching twice", (long long)j->id);
+    for (int t = 0; t < nt; t++) {
+        free(cuda[t]);
+        free(gl[t]);
+    }
+    free(node);
+    free(cuda);
+    free(gl);
+}
+
+void gsd_act(gsd_sched *g, gs_time now)
+{
+    /* runs that ended and whose outcome is now durable: forget them first, so a job that
+     * was requeued and started again in the same cycle can be launched */
+    for (size_t i = 0; i < g->nforget; i++) gsd_exec_forget(g->x, g->forget[i]);
+    g->nforget = 0;
+    for (size_t i = 0; i < g->nrecs; i++) {
+        gsd_rec *r = &g->recs[i];
+        gs_job *j = gs_engine_job(g->e, (size_t)r->slot);
+        gsd_jobx *x = gsd_jx(g, r->slot);
+        char ts[40];
+        switch (r->type) {
+        case GS_REC_START:
+            gsd_log("job %lld (%s) %s: %s", (long long)j->id, j->user,
+                    x->runs > 1 ? "resumed" : "started", r->reason);
+            launch(g, j, now);
+            break;
+        case GS_REC_PREEMPT:
+        case GSD_EV_CANCEL_REQ:
+        case GSD_EV_TIMEOUT:
+            gsd_log("job %lld %s: %s", (long long)j->id, event_name(r->type, x), r->reason);
+            gsd_exec_stop(g->x, j->id, now, gsd_job_grace(g, x));
+            break;
+        case GS_REC_SUSPEND:
+        case GS_REC_RESUME:
+            /* SIGSTOP / SIGCONT to every task's process group; the stopped processes keep
+             * their GPU memory.  A job being stopped (preempted, cancelled, over its time
+             * limit) is left to finish its stop: freezing it would only delay its exit. */
+            if (r->type == GS_REC_SUSPEND && x->stop != GSD_STOP_NONE) {
+                gsd_log("job %lld suspended while stopping (%s): no SIGSTOP", (long long)j->id,
+                        gsd_stop_name(x->stop));
+                break;
+            }
+            gsd_log("job %lld %s%s%s", (long long)j->id, event_name(r->type, x),
+                    r->reason[0] ? ": " : "", r->reason);
+            if (gsd_exec_suspend(g->x, j->id, r->type == GS_REC_SUSPEND) == GS_ENOENT)
+                gsd_log("job %lld: no tasks to %s", (long long)j->id,
+                        r->type == GS_REC_SUSPEND ? "suspend" : "continue");
+            break;
+        case GS_REC_FINISH:
+        case GS_REC_FAIL:
+        case GS_REC_CANCEL:
+        case GS_REC_REJECT:
+        case GS_REC_REQUEUE:
+            gsd_time_str(r->t, ts, sizeof ts);
+            gsd_log("job %lld %s%s%s", (long long)j->id, event_name(r->type, x),
+                    r->reason[0] ? ": " : "", r->reason);
+            break;
+        default: break;
+        }
+    }
+}

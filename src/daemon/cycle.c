@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cycle.c - one scheduling cycle, all on the scheduler thread:
+ *   1. take the queued commands (submit, dry run, cancel) and apply them to
+ *      the engine (new rows are INSERTed inside the cycle's transaction);
+ *   2. poll the executor: task exits, SIGKILLs due after a grace period;
+ *      runs whose tasks are all gone become engine calls
+ *      (gs_engine_task_exited, gs_engine_cancel, ...);
+ *   3. enforce time limits (start the stop protocol);
+ *   4. gs_engine_advance(now): timers and one policy pass;
+ *   5. write every observer record of 1-4 (events + job rows) and COMMIT -
+ *      one transaction per cycle, so concurrent submits share one commit;
+ *   6. publish a new snapshot for the HTTP threads;
+ *   7. answer the commands (a submit is acknowledged only now, and the next
+ *      listing shows it);
+ *   8. act: launch started jobs, signal preempted / cancelled ones.
+ * Invariant: nothing is acted on (process started or signalled, client
+ * answered) before the state change behind it is committed.  If a commit
+ * fails the daemon stops at once (exit 1) rather than act on state that is
+ * not durable; the next start recovers from the last commit.  The daemon's
+ * clock never goes back (a wall clock that does is held).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gsd_sched.h"
+
+static gs_time check_time_limits(gsd_sched *g, gs_time now)
+{
+    gs_time next = GS_TIME_MAX;
+    size_t w = 0;
+    for (size_t i = 0; i < g->nrun; i++) {
+        int32_t s = g->runv[i];
+        gs_job *j = gs_engine_job(g->e, (size_t)s);
+        gsd_jobx *x = gsd_jx(g, s);
+        if (x->cat != 2) { /* no longer holds GPUs: drop it from the list */
+            x->inrun = 0;
+            continue;
+        }
+        g->runv[w++] = s;
+        if (j->state != GS_JOB_RUNNING || !x->spec.time_limit || x->stop != GSD_STOP_NONE) continue;
+        gs_time used = gs_job_executed(j, now);
+        if (used >= x->spec.time_limit) {
+            char lim[32];
+            gsd_format_duration(x->spec.time_limit, lim, sizeof lim);
+            x->stop = GSD_STOP_TIMEOUT;
+            gsd_mark_dirty(g, s);
+            gsd_push_rec(g, GSD_EV_TIMEOUT, s, now,
+                         "time limit of %s reached: SIGTERM, SIGKILL after %llds", lim,
+                         (long long)(gsd_job_grace(g, x) / GS_SEC));
+        } else if (now + (x->spec.time_limit - used) < next) {
+            next = now + (x->spec.time_limit - used);
+        }
+    }
+    g->nrun = w;
+    return next;
+}
+
+/* One cycle.  Returns the next instant something is due (GS_TIME_MAX if nothing). */
+gs_time gsd_cycle(gsd_sched *g, int heartbeat)
+{
+    double t0 = gsd_mono_sec();
+    gs_time now = gsd_wall_now();
+    if (now < g->last_now) now = g->last_now; /* the wall clock went back: hold time */
+    g->last_now = now;
+    g->nrecs = 0;
+    g->changed = 0;
+    gsd_cmd *cmds = gsd_take_commands(g);
+    if (gsd_store_begin(g->sh.store)) {
+        gsd_log("FATAL: cannot begin a transaction: %s", gsd_store_errmsg(g->sh.store));
+        g->fatal = 1;
+        gsd_answer(g, cmds);
+        return GS_TIME_MAX;
+    }
+    size_t ncmd = 0;
+    for (gsd_cmd *c = cmds; c; c = c->next, ncmd++) {
+        switch (c->kind) {
+        case GSD_CMD_SUBMIT: gsd_do_submit(g, c, now); break;
+        case GSD_CMD_DRYRUN: gsd_do_dryrun(g, c); break;
+        case GSD_CMD_CANCEL: gsd_do_cancel(g, c, now); break;
+        }
+    }
+    gsd_exec_poll(g->x, now, gsd_on_xev, g);
+    gs_time next_limit = check_time_limits(g, now);
+    int work = ncmd || g->changed || heartbeat || gs_engine_next_event_time(g->e) <= now;
+    if (work) gs_engine_advance(g->e, now);
+    for (gsd_cmd *c = cmds; c; c = c->next)
+        if (c->kind == GSD_CMD_SUBMIT && !c->status) gsd_finish_submit(g, c);
+    if (g->fatal || gsd_commit(g)) {
+        if (g->fatal) gsd_store_rollback(g->sh.store);
+        /* not durable: answer nothing positive, act on nothing */
+        for (gsd_cmd *c = cmds; c; c = c->next) {
+            if (c->result) json_decref(c->result);
+            c->result = NULL;
+            gsd_cmd_fail(c, 503, GS_EIO, "the daemon cannot write its database");
+        }
+        gsd_answer(g, cmds);
+        return GS_TIME_MAX;
+    }
+    /* publish before answering, so a client that was told "submitted" or "cancelled" sees
+     * that in the next listing (read your writes); then act on what is now durable */
+    g->cycle_no++;
+    if (g->changed || !g->sh.snap || now - g->last_publish > 5 * GS_SEC) gsd_publish(g, now);
+    gsd_answer(g, cmds);
+    gsd_act(g, now);
+    if (work) {
+        g->m.cycles++;
+        double dt = gsd_mono_sec() - t0;
+        gsd_hist_observe(&g->m.cycle, dt);
+        g->cyc[g->ncyc++ % 1024] = dt;
+    }
+    gs_time next = gs_engine_next_event_time(g->e);
+    gs_time kd = gsd_exec_next_deadline(g->x);
+    if (kd < next) next = kd;
+    if (next_limit < next) next = next_limit;
+    return next;
+}

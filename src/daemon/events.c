@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * events.c - what the executor reports (gsd_exec_poll, gsd_exec_launch)
+ * turned into daemon records and engine calls: task rows, launch failures,
+ * SIGKILLs, and the end of a run (gs_engine_task_exited, gs_engine_cancel,
+ * or a requeue when tasks were lost or never started).
+ *
+ * Invariants: the executor never calls the engine; this file does, on the
+ * scheduler thread, inside the cycle (so the outcome is committed with the
+ * cycle).  A finished run is queued for gsd_exec_forget, which gsd_act
+ * calls only after the commit, so a crash in between finds it again.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gsd_sched.h"
+
+/* ---- executor events ------------------------------------------------------------------------ */
+
+static void task_put(gsd_sched *g, int64_t job, int run, int idx, int64_t pid, int64_t ticks,
+                     int64_t code, const char *gpus)
+{
+    if (g->ntput == g->captput) {
+        g->captput = g->captput ? g->captput * 2 : 64;
+        g->tput = gsd_xrealloc(g->tput, g->captput * sizeof *g->tput);
+    }
+    g->tput[g->ntput++] = (gsd_taskput){job, run, idx, pid, ticks, code, gsd_xstrdup(gpus)};
+}
+
+static void finalize_run(gsd_sched *g, gs_job *j, const gsd_xev *ev, gs_time now)
+{
+    gsd_jobx *x = gsd_jx(g, j->slot);
+    if (g->nforget == g->capforget) {
+        g->capforget = g->capforget ? g->capforget * 2 : 64;
+        g->forget = gsd_xrealloc(g->forget, g->capforget * sizeof *g->forget);
+    }
+    g->forget[g->nforget++] = j->id;
+    if (j->state == GS_JOB_SUSPENDED) {
+        /* a suspended job's tasks are gone: cancelled (stopped on request), or ended while
+         * stopped (killed from outside); either way it cannot continue */
+        x->exit_code = ev->exit_code;
+        char why[200];
+        if (x->stop == GSD_STOP_CANCEL)
+            snprintf(why, sizeof why, "cancelled by %s", x->cancel_by ? x->cancel_by : "?");
+        else
+            snprintf(why, sizeof why, "its tasks ended while it was suspended (exit code %d)",
+                     ev->exit_code);
+        gs_engine_cancel(g->e, j, gsd_intern(g, why), now);
+        return;
+    }
+    if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_PREEMPTED) return;
+    x->exit_code = ev->exit_code;
+    char why[200];
+    if (x->stop == GSD_STOP_CANCEL) {
+        snprintf(why, sizeof why, "cancelled by %s", x->cancel_by ? x->cancel_by : "?");
+        gs_engine_cancel(g->e, j, gsd_intern(g, why), now);
+        return;
+    }
+    if (j->state == GS_JOB_PREEMPTED) {
+        snprintf(why, sizeof why, "tasks stopped%s",
+                 ev->killed ? " (SIGKILL after grace period)" : "");
+        gs_engine_task_exited(g->e, j, ev->exit_code, gsd_intern(g, why), now);
+        return;
+    }
+    if (ev->never_started || (ev->lost && x->stop != GSD_STOP_TIMEOUT && x->lost_requeues < 3)) {
+        if (!ev->never_started) x->lost_requeues++;
+        const char *r = ev->never_started ? "never started before a daemon restart: requeued"
+                                          : "task lost (no exit status): requeued";
+        gs_engine_preempt(g->e, j, r);
+        gs_engine_task_exited(g->e, j, ev->exit_code, r, now);
+        return;
+    }
+    if (x->stop == GSD_STOP_TIMEOUT) {
+        char lim[32];
+        gsd_format_duration(x->spec.time_limit, lim, sizeof lim);
+        snprintf(why, sizeof why, "time limit of %s exceeded", lim);
+        x->exit_code = ev->exit_code ? ev->exit_code : 124;
+        gs_engine_task_exited(g->e, j, x->exit_code, gsd_intern(g, why), now);
+        return;
+    }
+    if (ev->exit_code) {
+        if (ev->msg)
+            snprintf(why, sizeof why, "task %d exited with code %d: %s", ev->failed_task,
+                     ev->exit_code, ev->msg);
+        else
+            snprintf(why, sizeof why, "task %d exited with code %d", ev->failed_task,
+                     ev->exit_code);
+    } else {
+        snprintf(why, sizeof why, "all tasks exited with code 0");
+    }
+    gs_engine_task_exited(g->e, j, ev->exit_code, gsd_intern(g, why), now);
+}
+
+void gsd_on_xev(void *ud, const gsd_xev *ev)
+{
+    gsd_sched *g = ud;
+    gs_job *j = gs_engine_find_job(g->e, ev->job_id);
+    if (!j) return;
+    gs_time now = g->last_now;
+    gsd_jobx *x = gsd_jx(g, j->slot);
+    switch (ev->kind) {
+    case GSD_X_TASK_STARTED:
+        task_put(g, ev->job_id, ev->run, ev->task, ev->pid, ev->start_ticks, GSD_NONE, ev->gpus);
+        break;
+    case GSD_X_TASK_EXITED:
+        task_put(g, ev->job_id, ev->run, ev->task, ev->pid ? ev->pid : GSD_NONE, GSD_NONE,
+                 ev->exit_code, NULL);
+        if (ev->msg && ev->exit_code >= 126 && ev->exit_code <= 127 && !ev->pid) {
+            g->m.launch_failures++;
+            gsd_push_rec(g, GSD_EV_LAUNCH_FAIL, j->slot, now, "task %d: %s", ev->task, ev->msg);
+        } else {
+            gsd_push_rec(g, GSD_EV_TASK_EXIT, j->slot, now, "task %d exited with code %d%s%s",
+                         ev->task, ev->exit_code, ev->msg ? ": " : "", ev->msg ? ev->msg : "");
+        }
+        break;
+    case GSD_X_PEER_FAILED:
+        if (x->stop == GSD_STOP_NONE) x->stop = GSD_STOP_FAILED;
+        gsd_mark_dirty(g, j->slot);
+        gsd_push_rec(g, GSD_EV_STOPPING, j->slot, now,
+                     "task %d failed (code %d): stopping the other tasks", ev->task, ev->exit_code);
+        break;
+    case GSD_X_KILLED:
+        g->m.kills++;
+        gsd_push_rec(g, GSD_EV_KILLED, j->slot, now, "grace period of %llds over: SIGKILL",
+                     (long long)(gsd_job_grace(g, x) / GS_SEC));
+        break;
+    case GSD_X_RUN_DONE: finalize_run(g, j, ev, now); break;
+    }
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gsd_sched.h - the scheduler thread's own state and the calls between the
+ * daemon's scheduler-side files (not installed; http.c and metrics.c never
+ * include it).
+ *
+ * struct gsd_sched embeds the shared struct gsd (gsd.h) as its first member
+ * and adds what only the scheduler thread may touch: the engine, the
+ * cluster, the executor, the database writer, the per-job state (gsd_jobx,
+ * by engine slot), the snapshot's view chunks, the records and dirty lists
+ * of the current cycle and the metrics being accumulated.  The HTTP side is
+ * handed &g->sh and cannot reach the rest.
+ *
+ * Files of the scheduler side (each keeps the invariants in its header):
+ *   serve.c     start-up, options, signals, the loop, shutdown
+ *   cycle.c     one scheduling cycle, time limits
+ *   commands.c  the command queue; submit / dry run / cancel
+ *   events.c    executor events -> engine calls
+ *   commit.c    observer records -> rows and events, COMMIT, then act
+ *   snapshot.c  views, publishing, queue positions
+ *   recovery.c  restart recovery
+ *   jobs.c      per-job state: the gsd_jobx array, dirty rows, view chunks, records
+ *   util.c      logging, clocks, interning, allocation that aborts
+ *   metrics.c   metrics primitives and the Prometheus text (gsd.h only)
+ */
+#ifndef GSCHED_DAEMON_GSD_SCHED_H
+#define GSCHED_DAEMON_GSD_SCHED_H
+
+#include "exec.h"
+#include "gsd.h"
+
+/* ---- per-job daemon state (scheduler thread) ------------------------------------------------ */
+
+typedef struct gsd_jobx {
+    gsd_spec spec; /* owned; released when the job is final and committed */
+    char *spec_json;
+    char *idem_key, *idem_hash; /* head of a submission only, until inserted */
+    gs_time submit;             /* wall clock */
+    int runs;                   /* starts so far (the current run's number) */
+    int stop;                   /* GSD_STOP_* */
+    const char *cancel_by;      /* interned */
+    const char *last_reason;    /* interned: reason of the last record */
+    int exit_code;              /* last RUN_DONE exit code, INT32_MIN if none */
+    int lost_requeues;          /* requeues because tasks were lost */
+    int8_t cat;                 /* counted in its VC as 0 nothing, 1 pending, 2 holding GPUs */
+    int8_t seen;                /* state counted in live_states, -1 none */
+    int8_t inrun;               /* in g->runv */
+    int dirty;                  /* row needs an UPDATE at this cycle's commit (in g->dirtyv) */
+    int recovering;             /* re-added after a restart: its SUBMIT record is not news */
+    int master_port;
+    int active; /* counted in chunk_nactive: not final, or final but not yet published */
+    char where[64];
+    char *alloc; /* "3,4,5" while holding GPUs */
+} gsd_jobx;
+
+/* A record or daemon event collected during a cycle, written at commit, acted on after. */
+typedef struct gsd_rec {
+    int type; /* gs_rec_type, or GSD_EV_* below */
+    int32_t slot;
+    gs_time t;
+    char reason[200];
+} gsd_rec;
+
+enum {
+    GSD_EV_BASE = 100,
+    GSD_EV_CANCEL_REQ = GSD_EV_BASE, /* cancel requested (running job) */
+    GSD_EV_STOPPING,                 /* SIGTERM sent */
+    GSD_EV_KILLED,                   /* SIGKILL after the grace period */
+    GSD_EV_TASK_EXIT,                /* one task ended */
+    GSD_EV_ADOPTED,                  /* restart recovery */
+    GSD_EV_TIMEOUT,                  /* time limit reached */
+    GSD_EV_LAUNCH_FAIL,              /* a task could not start */
+};
+
+typedef struct gsd_taskput {
+    int64_t job_id;
+    int run, idx;
+    int64_t pid, ticks, exit_code;
+    char *gpus;
+} gsd_taskput;
+
+/* Interned strings that live as long as the daemon (reasons handed to the engine). */
+typedef struct gsd_strset {
+    char **v;
+    size_t n, cap; /* open addressing, cap a power of two */
+} gsd_strset;
+
+typedef struct gsd_vcstat {
+    int32_t pending, running;
+    int64_t pending_gpus, allocated;
+} gsd_vcstat;
+
+typedef struct gsd_sched {
+    gsd sh; /* the part HTTP threads see (gsd.h); first member */
+    gs_cluster *c;
+    gs_engine *e;
+    gsd_exec *x;
+    gsd_jobx *jx; /* by engine slot */
+    size_t njx;
+    gsd_chunk **chunk; /* current view chunk by slot >> GSD_CHUNK_BITS (NULL: no active job) */
+    uint8_t *chunk_dirty;
+    int32_t *chunk_nactive;
+    size_t nchunk;
+    gs_time last_full; /* last rebuild of every chunk */
+    int32_t *dirtyv;   /* slots whose row needs an UPDATE */
+    size_t ndirty, capdirty;
+    int32_t *runv; /* slots that held GPUs at some point (time limits); compacted lazily */
+    size_t nrun, caprun;
+    gsd_vcstat *vcstat; /* by engine VC index */
+    size_t nvcstat;
+    int64_t live_states[GS_JOB_NSTATES];
+    gsd_rec *recs;
+    size_t nrecs, caprecs;
+    gsd_taskput *tput;
+    size_t ntput, captput;
+    int in_recovery;
+    gs_time last_now;
+    gs_time last_publish;
+    int changed;
+    gsd_strset strs;
+    gsd_metrics m;
+    int64_t final_counts[GS_JOB_NSTATES]; /* final jobs in the database */
+    double cyc[1024];                     /* recent cycle durations */
+    size_t ncyc;
+    char **quota_vc; /* quotas=VC:GPUS,... (display of guarantees) */
+    int64_t *quota_gpus;
+    size_t nquota;
+    uint64_t cycle_no;
+    int fatal;
+    int order;         /* GSD_ORDER_* of the policy */
+    size_t meta_njobs; /* jobs when next_id was last written */
+    int64_t *forget;   /* runs to forget after the commit */
+    size_t nforget, capforget;
+} gsd_sched;
+
+/* util.c */
+double gsd_mono_sec(void);
+char *gsd_xstrdup(const char *s);      /* NULL for NULL; aborts when out of memory */
+void *gsd_xrealloc(void *p, size_t n); /* aborts when out of memory */
+int gsd_stop_parse(const char *s);     /* GSD_STOP_* from gsd_stop_name's text */
+/* Long-lived copies of reason strings handed to the engine (it keeps the pointers). */
+const char *gsd_intern(gsd_sched *g, const char *s);
+void gsd_strset_release(gsd_strset *t);
+
+/* jobs.c */
+gsd_jobx *gsd_jx(gsd_sched *g, int32_t slot); /* grows the array as needed */
+void gsd_chunk_touch(gsd_sched *g, int32_t slot);
+void gsd_activate(gsd_sched *g, int32_t slot);
+gsd_rec *gsd_push_rec(gsd_sched *g, int type, int32_t slot, gs_time t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+void gsd_mark_dirty(gsd_sched *g, int32_t slot);
+void gsd_track(gsd_sched *g, const gs_job *j, gsd_jobx *x);
+void gsd_describe_alloc(const gs_cluster *c, const int32_t *gpus, int n, char *where, size_t wcap,
+                        char **list);
+gs_time gsd_job_grace(gsd_sched *g, const gsd_jobx *x);
+
+/* commit.c */
+void gsd_observe(void *ud, const gs_record *r);
+void gsd_fill_row(gsd_sched *g, const gs_job *j, gsd_jobx *x, gsd_jobrow *r);
+int gsd_commit(gsd_sched *g);
+void gsd_act(gsd_sched *g, gs_time now);
+
+/* events.c */
+void gsd_on_xev(void *ud, const gsd_xev *ev);
+
+/* commands.c */
+void gsd_cmd_fail(gsd_cmd *c, int status, int err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now);
+void gsd_finish_submit(gsd_sched *g, gsd_cmd *c);
+void gsd_do_dryrun(gsd_sched *g, gsd_cmd *c);
+void gsd_do_cancel(gsd_sched *g, gsd_cmd *c, gs_time now);
+gsd_cmd *gsd_take_commands(gsd_sched *g);
+void gsd_answer(gsd_sched *g, gsd_cmd *list);
+
+/* snapshot.c */
+void gsd_chunk_put(gsd_chunk *c);
+void gsd_publish(gsd_sched *g, gs_time now);
+
+/* cycle.c */
+gs_time gsd_cycle(gsd_sched *g, int heartbeat);
+
+/* recovery.c */
+int gsd_recover(gsd_sched *g, gs_diag *d);
+
+#endif

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * recovery.c - restart recovery (start-up, before HTTP starts).
+ *
+ * Every non-final job is re-added to a fresh engine in id order - PENDING
+ * jobs are resubmitted with their ids and accounting, RUNNING / PREEMPTED
+ * jobs are adopted on their recorded GPUs (gs_engine_adopt) with their task
+ * processes found again through the executor (gsd_exec_recover); tasks
+ * that were lost requeue the job; SUSPENDED jobs are killed and requeued;
+ * processes no job claims are killed (gsd_exec_sweep).  The result is
+ * committed before any process is signalled again.
+ *
+ * Invariants: no acknowledged job is lost, no GPU is given twice and no
+ * job runs twice at once; ids continue after the largest ever handed out
+ * (meta next_id).  Scheduler thread only.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gsd_sched.h"
+
+/* ---- recovery ------------------------------------------------------------------------------- */
+
+typedef struct restop {
+    int64_t id;
+    gs_time grace;
+    int stop; /* a stop was under way: SIGTERM again */
+} restop;
+
+typedef struct rctx {
+    gsd_sched *g;
+    gs_time now;
+    int64_t max_id;
+    size_t pending, adopted, requeued, failed;
+    restop *stops;
+    size_t nstops, capstops;
+} rctx;
+
+static int parse_alloc(const char *s, int **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!s || !*s) return GS_EINVAL;
+    size_t cap = 1;
+    for (const char *p = s; *p; p++) cap += *p == ',';
+    int *v = malloc(cap * sizeof *v);
+    if (!v) abort();
+    const char *p = s;
+    while (*p) {
+        char *e;
+        long x = strtol(p, &e, 10);
+        if (e == p || x < 0 || x > INT_MAX) {
+            free(v);
+            return GS_EINVAL;
+        }
+        v[(*n)++] = (int)x;
+        p = *e == ',' ? e + 1 : e;
+        if (*e && *e != ',') {
+            free(v);
+            return GS_EINVAL;
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+static int recover_row(void *ud, gsd_jobrow *r)
+{
+    rctx *rc = ud;
+    gsd_sched *g = rc->g;
+    if (r->id > rc->max_id) rc->max_id = r->id;
+    gsd_spec sp;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    const char *field;
+    if (gsd_spec_parse("stored spec", r->spec, strlen(r->spec), &sp, &d, &field)) {
+        gsd_log("job %lld: stored spec unreadable (%s): marking it FAILED", (long long)r->id,
+                d.msg);
+        gsd_jobrow u = *r;
+        u.state = (char *)"FAILED";
+        u.reason = (char *)"stored spec unreadable after a restart";
+        u.end = rc->now;
+        u.alloc = NULL;
+        gsd_store_update_job(g->sh.store, &u);
+        rc->failed++;
+        return 0;
+    }
+    gs_job_spec js;
+    gsd_spec_job(&sp, g->sh.o.default_duration, &js);
+    if (!sp.gang && sp.ntasks > 1) js.ntasks = 1; /* one part of a non-gang job */
+    js.gang = 1;
+    js.id = r->id;
+    js.submit = r->submit;
+    int st = gs_job_state_parse(r->state);
+    size_t slot = gs_engine_njobs(g->e);
+    gs_job *j = NULL;
+    int adopted = 0, alive = 0, exited = 0, lost = 0;
+    const char *requeue_why = NULL;
+    if (st == GS_JOB_PENDING) {
+        if (gs_engine_submit(g->e, &js, rc->now, &j, &d)) j = NULL;
+        rc->pending++;
+    } else if (st == GS_JOB_SUSPENDED) {
+        /* A suspended job holds no GPUs in the engine (others may have been given them, time-
+         * slicing) and the engine cannot adopt a job as suspended: its stopped tasks are
+         * killed and it is requeued, to restart from its last checkpoint. */
+        gsd_exec_recover(g->x, r->id, r->runs, js.ntasks, rc->now, &alive, &exited, &lost);
+        gsd_exec_kill_now(g->x, r->id);
+        gsd_exec_forget(g->x, r->id);
+        if (gs_engine_submit(g->e, &js, rc->now, &j, &d)) j = NULL;
+        requeue_why = "the daemon restarted while the job was suspended: its stopped tasks were "
+                      "killed and it is requeued";
+        rc->requeued++;
+    } else {
+        int *gpus = NULL, n = 0;
+        int pa = parse_alloc(r->alloc, &gpus, &n);
+        gsd_exec_recover(g->x, r->id, r->runs, js.ntasks, rc->now, &alive, &exited, &lost);
+        int arc = pa ? pa
+                     : gs_engine_adopt(g->e, &js, gpus, n,
+                                       r->last_start == GSD_NONE ? rc->now : r->last_start,
+                                       r->queued, r->executed, &j, &d);
+        free(gpus);
+        if (arc == 0) {
+            adopted = 1;
+            rc->adopted++;
+        } else {
+            gsd_log("job %lld: cannot adopt it on its GPUs (%s): its tasks are killed and it is "
+                    "requeued",
+                    (long long)r->id, d.msg[0] ? d.msg : gs_strerror(arc));
+            gsd_exec_kill_now(g->x, r->id);
+            gsd_exec_forget(g->x, r->id);
+            /* adopt leaves the job pending when only the start failed; otherwise resubmit */
+            if (!j && gs_engine_submit(g->e, &js, rc->now, &j, &d)) j = NULL;
+            requeue_why = "the daemon restarted and could not adopt the job on its GPUs: its "
+                          "tasks were killed and it is requeued";
+            rc->requeued++;
+        }
+    }
+    if (!j) {
+        gsd_log("job %lld: cannot restore it (%s)", (long long)r->id, d.msg);
+        gsd_spec_release(&sp);
+        return 0;
+    }
+    gsd_jobx *x = gsd_jx(g, (int32_t)slot);
+    x->spec = sp;
+    x->spec_json = gsd_xstrdup(r->spec);
+    x->submit = r->submit;
+    x->runs = r->runs;
+    x->stop = adopted ? gsd_stop_parse(r->stop) : GSD_STOP_NONE;
+    x->cancel_by = r->cancel_by ? gsd_intern(g, r->cancel_by) : NULL;
+    x->last_reason = r->reason ? gsd_intern(g, r->reason) : NULL;
+    x->exit_code = r->exit_code == GSD_NONE ? INT32_MIN : (int)r->exit_code;
+    x->recovering = !adopted; /* its arrival (SUBMIT) at the first advance is not news */
+    gsd_mark_dirty(g, (int32_t)slot);
+    j->group = r->grp;
+    j->task_index = r->task_index;
+    j->restarts = r->runs > 1 ? r->runs - 1 : 0;
+    if (!adopted) {
+        j->queued = r->queued;
+        j->executed = r->executed;
+        j->service = gs_time_to_sec(r->executed) * j->gpus;
+        if (r->first_start != GSD_NONE) j->first_start = r->first_start;
+        if (x->stop == GSD_STOP_NONE && x->cancel_by && st != GS_JOB_PENDING) {
+            /* it was being cancelled: it ends now that its tasks are gone */
+            gs_engine_cancel(g->e, j, gsd_intern(g, "cancelled (completed after a daemon restart)"),
+                             rc->now);
+        }
+    } else {
+        free(x->alloc);
+        gsd_describe_alloc(g->c, j->alloc, j->nalloc, x->where, sizeof x->where, &x->alloc);
+        if (st == GS_JOB_PREEMPTED) {
+            gs_engine_preempt(g->e, j, "stop resumed after a daemon restart");
+            if (x->stop == GSD_STOP_NONE) x->stop = GSD_STOP_PREEMPT;
+        }
+        if (alive) {
+            /* after the commit: SIGCONT (the engine adopts every job as running, and the old
+             * daemon may have died between committing a resume and sending SIGCONT), then
+             * SIGTERM again if a stop was under way */
+            if (rc->nstops == rc->capstops) {
+                rc->capstops = rc->capstops ? rc->capstops * 2 : 16;
+                rc->stops = gsd_xrealloc(rc->stops, rc->capstops * sizeof *rc->stops);
+            }
+            rc->stops[rc->nstops++] =
+                (restop){j->id, gsd_job_grace(g, x), x->stop != GSD_STOP_NONE};
+        }
+        gsd_push_rec(g, GSD_EV_ADOPTED, (int32_t)slot, rc->now,
+                     "daemon restarted: %d task(s) still running, %d exited, %d lost", alive,
+                     exited, lost);
+        if (st == GS_JOB_SUSPENDED)
+            gsd_push_rec(g, GS_REC_RESUME, (int32_t)slot, rc->now,
+                         "daemon restarted: a suspended job is adopted as running (SIGCONT)");
+    }
+    j->preemptions = r->preemptions;
+    if (requeue_why && j->state == GS_JOB_PENDING)
+        gsd_push_rec(g, GS_REC_REQUEUE, (int32_t)slot, rc->now, "%s", requeue_why);
+    gsd_activate(g, (int32_t)slot);
+    return 0;
+}
+
+static void sweep_log(void *ud, const char *msg)
+{
+    (void)ud;
+    gsd_log("%s", msg);
+}
+
+int gsd_recover(gsd_sched *g, gs_diag *d)
+{
+    rctx rc = {.g = g, .now = gsd_wall_now()};
+    g->last_now = rc.now;
+    gs_engine_advance(g->e, rc.now); /* set the engine's clock */
+    gsd_store_count_states(g->sh.store, g->final_counts);
+    if (gsd_store_begin(g->sh.store))
+        return gs_diag_set(d, GS_EIO, 0, 0, "%s", gsd_store_errmsg(g->sh.store));
+    g->in_recovery = 1;
+    int r = gsd_store_each_active(g->sh.store, recover_row, &rc);
+    g->in_recovery = 0;
+    if (r) {
+        gsd_store_rollback(g->sh.store);
+        free(rc.stops);
+        return gs_diag_set(d, GS_EIO, 0, 0, "cannot read jobs: %s", gsd_store_errmsg(g->sh.store));
+    }
+    int64_t next = 0;
+    gsd_store_meta_get(g->sh.store, "next_id", 1, &next);
+    if (next <= rc.max_id) next = rc.max_id + 1;
+    if (next < 1) next = 1;
+    gs_engine_reserve_ids(g->e, next);
+    int killed = gsd_exec_sweep(g->x, sweep_log, NULL);
+    if (gsd_commit(g)) {
+        free(rc.stops);
+        return gs_diag_set(d, GS_EIO, 0, 0, "cannot commit recovery");
+    }
+    /* adopted runs continue (SIGCONT); stops that were under way when the old daemon died
+     * get SIGTERM again, with a fresh grace period */
+    for (size_t i = 0; i < rc.nstops; i++) {
+        gsd_exec_suspend(g->x, rc.stops[i].id, 0);
+        if (rc.stops[i].stop) gsd_exec_stop(g->x, rc.stops[i].id, rc.now, rc.stops[i].grace);
+    }
+    free(rc.stops);
+    g->nrecs = 0;
+    for (int s = 0; s < GS_JOB_NSTATES; s++)
+        if (!gs_job_state_final((gs_job_state)s)) g->final_counts[s] = 0;
+    if (rc.pending || rc.adopted || rc.requeued || killed || rc.failed)
+        gsd_log("recovered %zu pending and %zu running job(s) (%zu requeued, %zu unreadable); "
+                "killed %d orphaned task(s)",
+                rc.pending, rc.adopted, rc.requeued, rc.failed, killed);
+    return 0;
+}

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * serve.c - `gsched serve`: start-up (cluster, tokens, engine, database,
+ * executor, recovery, signals, HTTP), the loop that runs cycles, and
+ * graceful shutdown.
+ *
+ * Invariants: the thread that calls gsd_serve becomes the scheduler thread
+ * and owns the gsd_sched object (on its stack); HTTP threads start only
+ * after recovery has committed and the first snapshot is published, and
+ * are stopped before anything they can reach is freed.  On shutdown queued
+ * commands are answered 503 and running tasks are left running, to be
+ * adopted at the next start.  The signal flags below are the only
+ * process-wide state (set by handlers, read by the loop).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "gsd_sched.h"
+
+/* Signal flags: the only process-wide state (set by handlers, read by the loop). */
+static volatile sig_atomic_t g_sig_stop;
+static volatile int g_wake_fd = -1;
+
+/* ---- startup and the loop ------------------------------------------------------------------- */
+
+static void on_signal(int sig)
+{
+    if (sig == SIGTERM || sig == SIGINT) g_sig_stop = 1;
+    int fd = g_wake_fd;
+    if (fd >= 0) {
+        char b = 's';
+        ssize_t w = write(fd, &b, 1);
+        (void)w;
+    }
+}
+
+void gsd_opts_init(gsd_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->db = GSD_DEFAULT_DB;
+    o->listen = GSD_DEFAULT_LISTEN;
+    o->policy = "fifo";
+    o->grace = 30 * GS_SEC;
+    o->default_duration = 3600 * GS_SEC;
+    o->sync_full = 1;
+    o->max_body = 1024 * 1024;
+    o->max_connections = 256;
+    o->placement = GS_PLACE_CONSOLIDATE;
+}
+
+static char *default_state_dir(const char *db)
+{
+    size_t n = strlen(db);
+    char *s = malloc(n + 4);
+    if (!s) abort();
+    if (n > 3 && !strcmp(db + n - 3, ".db"))
+        snprintf(s, n + 4, "%.*s.d", (int)(n - 3), db);
+    else
+        snprintf(s, n + 4, "%s.d", db);
+    return s;
+}
+
+static int parse_quotas(gsd_sched *g, const char *q)
+{
+    if (!q) return 0;
+    char *copy = gsd_xstrdup(q), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *colon = strrchr(t, ':');
+        if (!colon) continue;
+        *colon = '\0';
+        g->quota_vc = gsd_xrealloc(g->quota_vc, (g->nquota + 1) * sizeof *g->quota_vc);
+        g->quota_gpus = gsd_xrealloc(g->quota_gpus, (g->nquota + 1) * sizeof *g->quota_gpus);
+        g->quota_vc[g->nquota] = gsd_xstrdup(t);
+        g->quota_gpus[g->nquota] = strtoll(colon + 1, NULL, 10);
+        g->nquota++;
+    }
+    free(copy);
+    return 0;
+}
+
+static int read_data_file(void *ud, const char *path, char **buf, size_t *len, gs_diag *d)
+{
+    (void)ud;
+    gs_diag sub;
+    gs_diag_init(&sub, path);
+    int rc = gs_read_file(path, buf, len, &sub);
+    if (rc) return gs_diag_set(d, rc, 0, 0, "%s: %s", path, sub.msg);
+    return 0;
+}
+
+static void write_port_file(const char *path, int port)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "we");
+    if (!f) {
+        gsd_log("cannot write port file '%s': %s", path, strerror(errno));
+        return;
+    }
+    fprintf(f, "%d\n", port);
+    fclose(f);
+    if (rename(tmp, path) != 0) gsd_log("cannot write port file '%s': %s", path, strerror(errno));
+}
+
+static void release_all(gsd_sched *g)
+{
+    gsd_http_stop(&g->sh);
+    gsd_snap_put(g->sh.snap);
+    g->sh.snap = NULL;
+    gsd_store_close(g->sh.store);
+    gsd_exec_destroy(g->x);
+    gs_engine_destroy(g->e);
+    gs_cluster_destroy(g->c);
+    gsd_auth_destroy(g->sh.auth);
+    for (size_t i = 0; i < g->njx; i++) {
+        gsd_spec_release(&g->jx[i].spec);
+        free(g->jx[i].spec_json);
+        free(g->jx[i].idem_key);
+        free(g->jx[i].idem_hash);
+        free(g->jx[i].alloc);
+    }
+    free(g->jx);
+    for (size_t i = 0; i < g->nchunk; i++) gsd_chunk_put(g->chunk[i]);
+    free(g->chunk);
+    free(g->chunk_dirty);
+    free(g->chunk_nactive);
+    free(g->dirtyv);
+    free(g->runv);
+    free(g->vcstat);
+    free(g->recs);
+    free(g->forget);
+    for (size_t i = 0; i < g->ntput; i++) free(g->tput[i].gpus);
+    free(g->tput);
+    for (size_t i = 0; i < g->nquota; i++) free(g->quota_vc[i]);
+    free(g->quota_vc);
+    free(g->quota_gpus);
+    gsd_strset_release(&g->strs);
+    free(g->sh.state_dir);
+    if (g->sh.wake[0] >= 0) close(g->sh.wake[0]);
+    if (g->sh.wake[1] >= 0) close(g->sh.wake[1]);
+    pthread_mutex_destroy(&g->sh.qmu);
+    pthread_cond_destroy(&g->sh.qdone);
+    pthread_mutex_destroy(&g->sh.snapmu);
+}
+
+int gsd_serve(const gsd_opts *o)
+{
+    gsd_sched g;
+    memset(&g, 0, sizeof g);
+    g.sh.o = *o;
+    g.sh.wake[0] = g.sh.wake[1] = -1;
+    pthread_mutex_init(&g.sh.qmu, NULL);
+    pthread_mutex_init(&g.sh.snapmu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g.sh.qdone, &ca);
+    pthread_condattr_destroy(&ca);
+    gsd_metrics_init(&g.m);
+    g.sh.started = gsd_wall_now();
+    int exit_code = 2;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    char msg[1024];
+
+    /* cluster: declared, or discovered through NVML */
+    if (o->cluster) {
+        gs_diag_init(&d, o->cluster);
+        if (gs_cluster_load(o->cluster, &g.c, &d)) {
+            gs_diag_format(&d, msg, sizeof msg);
+            gsd_log("cluster: %s", msg);
+            goto out;
+        }
+    } else if (gsd_nvml_cluster(&g.c, &d)) {
+        gsd_log("no cluster: %s; give --cluster SPEC (e.g. --cluster 1x4 for four fake GPUs)",
+                d.msg);
+        goto out;
+    }
+    if (o->tokens) {
+        gs_diag_init(&d, o->tokens);
+        if (gsd_auth_load(o->tokens, &g.sh.auth, &d)) {
+            gs_diag_format(&d, msg, sizeof msg);
+            gsd_log("tokens file: %s", msg);
+            goto out;
+        }
+    }
+    /* engine: LIVE mode, the same policies as the simulator */
+    gs_params empty;
+    gs_params_init(&empty);
+    gs_params *params = o->params ? o->params : &empty;
+    if (!gs_params_get(params, "preempt_cost")) gs_params_set(params, "preempt_cost", "0");
+    if (!gs_params_get(params, "slowdown")) gs_params_set(params, "slowdown", "off");
+    gs_params_reset_used(params);
+    gs_engine_opts eo;
+    gs_engine_opts_init(&eo);
+    eo.mode = GS_ENGINE_LIVE;
+    eo.placement = o->placement;
+    eo.placement_set = o->placement_set;
+    eo.read_file = read_data_file;
+    gs_diag_init(&d, NULL);
+    if (gs_engine_opts_from_params(params, &eo, &d) ||
+        gs_engine_create(g.c, o->policy ? o->policy : "fifo", params, &eo, &g.e, &d)) {
+        gsd_log("%s", d.msg);
+        gs_params_release(&empty);
+        goto out;
+    }
+    const char *unused = gs_params_unused(params);
+    if (unused) {
+        gsd_log("parameter '%s' is not used by policy %s or the engine (see docs/policies.md)",
+                unused, gs_engine_policy_name(g.e));
+        gs_params_release(&empty);
+        goto out;
+    }
+    parse_quotas(&g, gs_params_get(params, "quotas"));
+    gs_params_release(&empty);
+    gs_engine_set_observer(g.e, gsd_observe, &g);
+    g.order = gsd_order_for_policy(gs_engine_policy_name(g.e));
+    /* database and executor */
+    g.sh.state_dir = o->state_dir ? gsd_xstrdup(o->state_dir) : default_state_dir(o->db);
+    gs_diag_init(&d, NULL);
+    if (gsd_store_open(o->db, o->sync_full, &g.sh.store, &d)) {
+        gsd_log("%s", d.msg);
+        goto out;
+    }
+    if (gsd_exec_create(g.sh.state_dir, o->self_exe ? o->self_exe : "/proc/self/exe", &g.x, &d)) {
+        gsd_log("%s", d.msg);
+        goto out;
+    }
+    char *abs = realpath(g.sh.state_dir, NULL);
+    if (abs) {
+        free(g.sh.state_dir);
+        g.sh.state_dir = abs;
+    }
+    if (pipe(g.sh.wake) != 0) {
+        gsd_log("pipe: %s", strerror(errno));
+        exit_code = 1;
+        goto out;
+    }
+    for (int i = 0; i < 2; i++) {
+        fcntl(g.sh.wake[i], F_SETFL, fcntl(g.sh.wake[i], F_GETFL) | O_NONBLOCK);
+        fcntl(g.sh.wake[i], F_SETFD, FD_CLOEXEC);
+    }
+    exit_code = 1;
+    if (gsd_recover(&g, &d)) {
+        gsd_log("recovery failed: %s", d.msg);
+        goto out;
+    }
+    gsd_publish(&g, gsd_wall_now());
+    /* signals, then HTTP */
+    g_sig_stop = 0;
+    g_wake_fd = g.sh.wake[1];
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    gs_diag_init(&d, NULL);
+    if (gsd_http_start(&g.sh, &d)) {
+        gsd_log("%s", d.msg);
+        exit_code = 2;
+        goto out;
+    }
+    char where[300];
+    snprintf(where, sizeof where, "%s", o->listen);
+    char *pc = strrchr(where, ':');
+    if (pc) snprintf(pc + 1, sizeof where - (size_t)(pc + 1 - where), "%d", g.sh.port);
+    gsd_log("serving on http://%s: policy %s, %zu node(s), %zu GPU(s), database %s, "
+            "state %s, %s",
+            where, gs_engine_policy_name(g.e), gs_cluster_nnodes(g.c), gs_cluster_ngpus(g.c), o->db,
+            g.sh.state_dir,
+            g.sh.auth ? "bearer tokens required" : "no authentication (loopback only)");
+    if (o->port_file) write_port_file(o->port_file, g.sh.port);
+
+    gs_time next = GS_TIME_MAX, last_heartbeat = gsd_wall_now();
+    while (!g_sig_stop && !g.fatal) {
+        gs_time now = gsd_wall_now();
+        gs_time until = next < now + GS_SEC ? next : now + GS_SEC;
+        if (gsd_exec_has_adopted(g.x) && until > now + 200 * GS_MSEC) until = now + 200 * GS_MSEC;
+        if (gsd_exec_nruns(g.x) && until > now + 500 * GS_MSEC) until = now + 500 * GS_MSEC;
+        int ms = until <= now ? 0 : (int)((until - now + 999) / 1000);
+        struct pollfd pfd = {g.sh.wake[0], POLLIN, 0};
+        int pr = poll(&pfd, 1, ms);
+        if (pr > 0) {
+            char buf[256];
+            while (read(g.sh.wake[0], buf, sizeof buf) > 0) {
+            }
+        }
+        if (g_sig_stop) break;
+        now = gsd_wall_now();
+        int hb = now - last_heartbeat >= GS_SEC;
+        if (hb) last_heartbeat = now;
+        next = gsd_cycle(&g, hb);
+    }
+    exit_code = g.fatal ? 1 : 0;
+    gsd_log("shutting down%s: %zu run(s) keep running and will be adopted at the next start",
+            g.fatal ? " after a fatal error" : "", gsd_exec_nruns(g.x));
+    pthread_mutex_lock(&g.sh.qmu);
+    g.sh.stopping = 1;
+    gsd_cmd *left = g.sh.qhead;
+    g.sh.qhead = g.sh.qtail = NULL;
+    pthread_mutex_unlock(&g.sh.qmu);
+    for (gsd_cmd *c = left; c; c = c->next)
+        gsd_cmd_fail(c, 503, GS_ESTATE, "the daemon is shutting down");
+    gsd_answer(&g, left);
+out:
+    g_wake_fd = -1;
+    release_all(&g);
+    return exit_code;
+}

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * snapshot.c - the immutable view HTTP threads read: job views (in chunks
+ * shared by consecutive snapshots), nodes, GPUs, VCs, counters and
+ * metrics; publishing a new one after each cycle; queue order and
+ * positions as the policy orders jobs.
+ *
+ * Invariants: a published snapshot and its chunks are never written again
+ * (reference counted; the last gsd_snap_put frees); g->sh.snap is replaced
+ * under snapmu only by the scheduler thread; gsd_publish rebuilds only the
+ * chunks whose jobs changed (and all of them every 100 ms).  gsd_snap_get,
+ * gsd_snap_put and the lookups are thread-safe; gsd_publish is scheduler
+ * thread only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gsd_sched.h"
+
+/* ---- snapshot ------------------------------------------------------------------------------- */
+
+void gsd_chunk_put(gsd_chunk *c)
+{
+    if (c && atomic_fetch_sub(&c->refs, 1) == 1) free(c);
+}
+
+gsd_snap *gsd_snap_get(gsd *g)
+{
+    pthread_mutex_lock(&g->snapmu);
+    gsd_snap *s = g->snap;
+    if (s) atomic_fetch_add(&s->refs, 1);
+    pthread_mutex_unlock(&g->snapmu);
+    return s;
+}
+
+void gsd_snap_put(gsd_snap *s)
+{
+    if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
+    for (size_t i = 0; i < s->nchunks; i++) gsd_chunk_put(s->chunks[i]);
+    free(s->chunks);
+    free(s->jobs);
+    free(s->nodes);
+    free(s->gpus);
+    free(s->vcs);
+    free(s);
+}
+
+long gsd_snap_index(const gsd_snap *s, int64_t id)
+{
+    size_t lo = 0, hi = s->njobs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->jobs[mid]->id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->njobs && s->jobs[lo]->id == id ? (long)lo : -1;
+}
+
+const gsd_jview *gsd_snap_find(const gsd_snap *s, int64_t id)
+{
+    long k = gsd_snap_index(s, id);
+    return k >= 0 ? s->jobs[k] : NULL;
+}
+
+int gsd_order_for_policy(const char *policy)
+{
+    if (!policy) return GSD_ORDER_GLOBAL;
+    if (!strcmp(policy, "hived") || !strcmp(policy, "private")) return GSD_ORDER_VC_PRIORITY;
+    if (!strcmp(policy, "yarn-cs") || !strcmp(policy, "quota")) return GSD_ORDER_VC;
+    return GSD_ORDER_GLOBAL;
+}
+
+int gsd_queue_same(int order, const char *vca, const char *vcb)
+{
+    return order == GSD_ORDER_GLOBAL || !strcmp(vca ? vca : "default", vcb ? vcb : "default");
+}
+
+int gsd_queue_ahead(int order, int prio_a, int64_t id_a, int prio_b, int64_t id_b)
+{
+    if (order == GSD_ORDER_VC_PRIORITY && prio_a != prio_b) return prio_a > prio_b;
+    return id_a < id_b; /* ids follow submission order */
+}
+
+void gsd_queue_text(int order, const char *policy, const char *vc, char *buf, size_t cap)
+{
+    static const struct {
+        const char *policy, *how;
+    } reorder[] = {{"las", "attained service"},
+                   {"tiresias-las", "attained service"},
+                   {"tiresias-gittins", "attained service (Gittins index)"},
+                   {"srtf", "expected remaining time"},
+                   {"srsf", "expected remaining service"},
+                   {"sjf", "expected run time"}};
+    const char *how = NULL;
+    for (size_t i = 0; policy && i < sizeof reorder / sizeof *reorder; i++)
+        if (!strcmp(policy, reorder[i].policy)) how = reorder[i].how;
+    if (order == GSD_ORDER_VC_PRIORITY)
+        snprintf(buf, cap, "in VC %s (by priority, then submission)", vc ? vc : "default");
+    else if (order == GSD_ORDER_VC)
+        snprintf(buf, cap, "in VC %s (by submission)", vc ? vc : "default");
+    else if (how)
+        snprintf(buf, cap, "in the queue (by submission; %s reorders it by %s)", policy, how);
+    else
+        snprintf(buf, cap, "in the queue (by submission)");
+}
+
+int gsd_snap_position(const gsd_snap *s, const gsd_jview *v)
+{
+    if (v->state != GS_JOB_PENDING) return 0;
+    int pos = 1;
+    for (size_t i = 0; i < s->njobs; i++) {
+        const gsd_jview *o = s->jobs[i];
+        if (o == v || o->state != GS_JOB_PENDING || !gsd_queue_same(s->order, o->vc, v->vc))
+            continue;
+        pos += gsd_queue_ahead(s->order, o->priority, o->id, v->priority, v->id);
+    }
+    return pos;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int64_t vc_guarantee(gsd_sched *g, const char *name)
+{
+    int k = gs_cluster_find_vc(g->c, name);
+    if (k >= 0) return gs_cluster_vc(g->c, k)->gpus;
+    for (size_t i = 0; i < g->nquota; i++)
+        if (!strcmp(g->quota_vc[i], name)) return g->quota_gpus[i];
+    return -1;
+}
+
+static void fill_view(const gs_job *j, const gsd_jobx *x, int free_gpus, gsd_jview *v)
+{
+    v->id = j->id;
+    v->group = j->group;
+    v->task_index = j->task_index;
+    v->name = j->name;
+    v->user = j->user;
+    v->vc = j->vc_name;
+    /* a policy that did not look at the job (e.g. fifo with no free GPU) gave no reason */
+    const char *dflt = j->gpus > free_gpus ? "Resources" : "Priority";
+    v->reason = j->state == GS_JOB_PENDING ? (j->reason ? j->reason : dflt) : x->last_reason;
+    v->state = j->state;
+    v->priority = j->priority;
+    v->ntasks = j->ntasks;
+    v->gpus_per_task = j->gpus_per_task;
+    v->gpus = j->gpus;
+    v->gang = x->spec.gang;
+    v->runs = x->runs;
+    v->preemptions = j->preemptions;
+    v->stop = x->stop;
+    v->submit = x->submit;
+    v->first_start = j->first_start;
+    v->last_start = j->last_start;
+    memcpy(v->where, x->where, sizeof v->where);
+}
+
+/*
+ * Rebuild the view chunk of slots [c << BITS, (c + 1) << BITS).  Final jobs whose
+ * row is committed leave it for good (their spec is freed: nothing shows them).
+ */
+static void rebuild_chunk(gsd_sched *g, size_t c)
+{
+    size_t lo = c << GSD_CHUNK_BITS, hi = lo + ((size_t)1 << GSD_CHUNK_BITS);
+    size_t nj = gs_engine_njobs(g->e);
+    if (hi > nj) hi = nj;
+    gsd_chunk_put(g->chunk[c]);
+    g->chunk[c] = NULL;
+    g->chunk_dirty[c] = 0;
+    if (!g->chunk_nactive[c]) return;
+    gsd_chunk *k = malloc(sizeof *k + (size_t)g->chunk_nactive[c] * sizeof k->v[0]);
+    if (!k) abort();
+    atomic_init(&k->refs, 1);
+    k->n = 0;
+    for (size_t slot = lo; slot < hi; slot++) {
+        gsd_jobx *x = gsd_jx(g, (int32_t)slot);
+        if (!x->active) continue;
+        const gs_job *j = gs_engine_job(g->e, slot);
+        if (gs_job_state_final(j->state)) {
+            if (!x->dirty) {
+                x->active = 0;
+                g->chunk_nactive[c]--;
+                gsd_spec_release(&x->spec);
+                free(x->spec_json);
+                x->spec_json = NULL;
+                free(x->alloc);
+                x->alloc = NULL;
+            }
+            continue;
+        }
+        fill_view(j, x, gs_cluster_free(g->c), &k->v[k->n++]);
+    }
+    if (k->n)
+        g->chunk[c] = k;
+    else
+        free(k);
+}
+
+void gsd_publish(gsd_sched *g, gs_time now)
+{
+    gsd_snap *s = calloc(1, sizeof *s);
+    if (!s) abort();
+    atomic_init(&s->refs, 1);
+    s->order = g->order;
+    s->now = now;
+    s->cycle = g->cycle_no;
+    /* job views: rebuild the changed chunks (all of them now and then), share the rest */
+    int full = !g->sh.snap || now - g->last_full >= 100 * GS_MSEC;
+    if (full) g->last_full = now;
+    size_t used = (gs_engine_njobs(g->e) + ((size_t)1 << GSD_CHUNK_BITS) - 1) >> GSD_CHUNK_BITS;
+    if (used > g->nchunk) used = g->nchunk;
+    size_t nch = 0, nv = 0;
+    for (size_t c = 0; c < used; c++) {
+        if (g->chunk_dirty[c] || (full && g->chunk_nactive[c])) rebuild_chunk(g, c);
+        if (g->chunk[c]) nch++, nv += (size_t)g->chunk[c]->n;
+    }
+    s->chunks = malloc((nch ? nch : 1) * sizeof *s->chunks);
+    s->jobs = malloc((nv ? nv : 1) * sizeof *s->jobs);
+    if (!s->chunks || !s->jobs) abort();
+    for (size_t c = 0; c < used; c++) {
+        gsd_chunk *k = g->chunk[c];
+        if (!k) continue;
+        atomic_fetch_add(&k->refs, 1);
+        s->chunks[s->nchunks++] = k;
+        for (int i = 0; i < k->n; i++) s->jobs[s->njobs++] = &k->v[i];
+    }
+    for (int st = 0; st < GS_JOB_NSTATES; st++)
+        s->states[st] = gs_job_state_final((gs_job_state)st)
+                            ? g->final_counts[st] + (int64_t)g->m.finished[st]
+                            : g->live_states[st];
+    /* nodes and GPUs */
+    size_t nn = gs_cluster_nnodes(g->c), ng = gs_cluster_ngpus(g->c);
+    s->nodes = calloc(nn ? nn : 1, sizeof *s->nodes);
+    s->gpus = calloc(ng ? ng : 1, sizeof *s->gpus);
+    if (!s->nodes || !s->gpus) abort();
+    s->nnodes = nn;
+    s->ngpus = ng;
+    for (size_t n = 0; n < nn; n++) {
+        const gs_node *nd = gs_cluster_node(g->c, (int)n);
+        gsd_nview *v = &s->nodes[n];
+        v->name = nd->name;
+        v->gpu_lo = nd->gpu_lo;
+        v->gpu_hi = nd->gpu_hi;
+        v->gpus = nd->gpu_hi - nd->gpu_lo;
+        v->cpus = nd->cpus;
+        v->free_cpus = nd->free_cpus;
+        v->mem_mb = nd->mem_mb;
+        v->free_mem_mb = nd->free_mem_mb;
+        for (int gi = nd->gpu_lo; gi < nd->gpu_hi; gi++) {
+            const gs_gpu *gp = gs_cluster_gpu(g->c, gi);
+            gsd_gview *gv = &s->gpus[gi];
+            gv->node = (int32_t)n;
+            gv->local = gp->local;
+            gv->down = gp->down || nd->down;
+            gv->type = gs_cluster_gpu_type_name(g->c, gp->type);
+            gv->job = gp->owner >= 0 ? gs_engine_job(g->e, (size_t)gp->owner)->id : -1;
+            if (gp->owner >= 0) v->alloc++;
+            if (gv->down) v->down++;
+        }
+    }
+    /* VCs: declared (HiveD config, quotas=), then the others jobs used; counters kept by
+     * gsd_track().  Linear in the number of VCs: engine VC names are unique, so only the few
+     * declared ones need a duplicate check. */
+    size_t ncl = gs_cluster_nvcs(g->c), nen = gs_engine_nvcs(g->e);
+    size_t ndecl = ncl + g->nquota, cap = ndecl + nen;
+    s->vcs = calloc(cap ? cap : 1, sizeof *s->vcs);
+    if (!s->vcs) abort();
+    for (size_t i = 0; i < ndecl; i++) {
+        const char *name = i < ncl ? gs_cluster_vc(g->c, (int)i)->name : g->quota_vc[i - ncl];
+        int dup = 0;
+        for (size_t k = 0; k < s->nvcs && !dup; k++) dup = !strcmp(s->vcs[k].name, name);
+        if (dup) continue;
+        gsd_vcview *v = &s->vcs[s->nvcs++];
+        v->name = name;
+        v->guaranteed = vc_guarantee(g, name);
+        for (size_t e = 0; e < nen && e < g->nvcstat; e++) {
+            if (strcmp(gs_engine_vc_name(g->e, (int)e), name)) continue;
+            v->pending = g->vcstat[e].pending;
+            v->pending_gpus = g->vcstat[e].pending_gpus;
+            v->running = g->vcstat[e].running;
+            v->allocated = g->vcstat[e].allocated;
+            break;
+        }
+    }
+    size_t ndeclv = s->nvcs;
+    for (size_t e = 0; e < nen; e++) {
+        const char *name = gs_engine_vc_name(g->e, (int)e);
+        int dup = 0;
+        for (size_t k = 0; k < ndeclv && !dup; k++) dup = !strcmp(s->vcs[k].name, name);
+        if (dup) continue;
+        gsd_vcview *v = &s->vcs[s->nvcs++];
+        v->name = name;
+        v->guaranteed = -1;
+        if (e < g->nvcstat) {
+            v->pending = g->vcstat[e].pending;
+            v->pending_gpus = g->vcstat[e].pending_gpus;
+            v->running = g->vcstat[e].running;
+            v->allocated = g->vcstat[e].allocated;
+        }
+    }
+    s->m = g->m;
+    /* cycle percentiles over the recent window, at most a few times a second */
+    gsd_snap *old = g->sh.snap;
+    if (old && now - g->last_publish < 250 * GS_MSEC) {
+        s->cycle_p50 = old->cycle_p50;
+        s->cycle_p99 = old->cycle_p99;
+        s->cycle_window = old->cycle_window;
+    } else {
+        size_t n = g->ncyc < 1024 ? g->ncyc : 1024;
+        double tmp[1024];
+        memcpy(tmp, g->cyc, n * sizeof *tmp);
+        qsort(tmp, n, sizeof *tmp, cmp_double);
+        s->cycle_window = n;
+        s->cycle_p50 = n ? tmp[n / 2] : 0;
+        size_t k99 = (size_t)((double)n * 0.99);
+        s->cycle_p99 = n ? tmp[k99 < n ? k99 : n - 1] : 0;
+        g->last_publish = now;
+    }
+    pthread_mutex_lock(&g->sh.snapmu);
+    g->sh.snap = s;
+    pthread_mutex_unlock(&g->sh.snapmu);
+    gsd_snap_put(old);
+}
