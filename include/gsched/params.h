@@ -55,7 +55,7 @@ int gs_params_get_double(const gs_params *p, const char *key, double def, double
                          double *out, gs_diag *diag);
 /* Accepts on/off, true/false, yes/no, 1/0. */
 int gs_params_get_bool(const gs_params *p, const char *key, int def, int *out, gs_diag *diag);
-/* Duration: plain seconds or with a unit suffix (us, ms, s, m, h, d). */
+/* Duration (gsched/grammar.h), a bare number being seconds: 30, 90s, 1h30m, 1-12:00:00. */
 int gs_params_get_duration(const gs_params *p, const char *key, int64_t def_us, int64_t *out_us,
                            gs_diag *diag);
 /*

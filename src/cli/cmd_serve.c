@@ -58,8 +58,10 @@ static void serve_usage(FILE *f)
 
 static int parse_dur_flag(const char *flag, const char *v, gs_time *out)
 {
-    if (gsd_parse_duration(v, out)) {
-        cli_err("%s: '%s' is not a duration (e.g. 30s, 5m, 1h)", flag, v);
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gsd_parse_duration(v, GS_SEC, out, &d)) {
+        cli_err("%s: '%s' is not a duration: %s (e.g. 30s, 5m, 1h)", flag, v, d.msg);
         return -1;
     }
     return 0;

@@ -24,6 +24,10 @@
 #include "config.h"
 #include "daemon.h"
 
+/* Unit of a bare number in --time (--duration and --grace: seconds).  Slurm's --time means
+ * minutes; switching to that is this one definition. */
+#define TIME_BARE_UNIT GS_SEC
+
 static void submit_usage(FILE *f)
 {
     fprintf(f, "usage: gsched submit [options] FILE        (YAML or JSON job spec; - = stdin)\n"
@@ -131,8 +135,10 @@ static int apply(gsd_spec *s, const over *o)
             s->workdir = abs;
         }
     }
-    if (o->prio && gsd_parse_priority(o->prio, &s->priority)) {
-        cli_err("--priority: '%s' is not an integer >= -1 or prod, test, oppo", o->prio);
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (o->prio && gs_parse_priority(o->prio, GSD_PRIO_MAX, &s->priority, &d)) {
+        cli_err("--priority: %s", d.msg);
         return -1;
     }
     if (o->tasks) {
@@ -301,8 +307,15 @@ int cmd_submit(int argc, char **argv)
         case O_DURATION:
         case O_GRACE: {
             gs_time t;
-            if (gsd_parse_duration(optarg, &t)) {
-                cli_err("'%s' is not a duration (90s, 30m, 2h, HH:MM:SS)", optarg);
+            gs_diag d;
+            gs_diag_init(&d, NULL);
+            if (gsd_parse_duration(optarg, opt == O_TIME ? TIME_BARE_UNIT : GS_SEC, &t, &d)) {
+                cli_err("--%s: '%s' is not a duration: %s (90s, 30m, 2h, 1h30m, HH:MM:SS, "
+                        "D-HH:MM:SS)",
+                        opt == O_TIME       ? "time"
+                        : opt == O_DURATION ? "duration"
+                                            : "grace",
+                        optarg, d.msg);
                 goto done;
             }
             if (opt == O_TIME) o.time = t, o.has_time = 1;

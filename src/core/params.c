@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gsched/grammar.h"
 #include "gsched/params.h"
 
 void gs_params_init(gs_params *p)
@@ -167,30 +168,14 @@ int gs_params_get_duration(const gs_params *p, const char *key, int64_t def_us, 
         *out_us = def_us;
         return 0;
     }
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    double mul = 1e6;
-    if (end != s && !errno) {
-        if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
-            mul = 1e6;
-        else if (strcmp(end, "us") == 0)
-            mul = 1;
-        else if (strcmp(end, "ms") == 0)
-            mul = 1e3;
-        else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
-            mul = 60e6;
-        else if (strcmp(end, "h") == 0)
-            mul = 3600e6;
-        else if (strcmp(end, "d") == 0)
-            mul = 86400e6;
-        else
-            end = (char *)s;
-    }
-    if (errno || end == s || !isfinite(v) || v < 0 || v * mul > 9e18)
+    gs_diag sub;
+    gs_diag_init(&sub, NULL);
+    int rc = gs_parse_duration(s, GS_SEC, out_us, &sub);
+    if (rc)
         return gs_diag_set(diag, GS_EINVAL, 0, 0,
-                           "parameter '%s': '%s' is not a duration (e.g. 30, 30s, 5m, 2h)", key, s);
-    *out_us = (int64_t)llround(v * mul);
+                           "parameter '%s': '%s' is not a duration: %s (e.g. 30, 30s, 5m, 2h, "
+                           "1h30m, 1-12:00:00)",
+                           key, s, sub.msg);
     return 0;
 }
 

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gsched/grammar.h"
 #include "gsched/jobq.h"
 #include "gsched/policy.h"
 
@@ -92,33 +93,25 @@ static int grow_vcs(yarn *y, size_t n)
 
 static int parse_quotas(yarn *y, const char *s, gs_diag *d)
 {
-    const char *p = s;
-    while (*p) {
-        const char *colon = strchr(p, ':');
-        const char *comma = strchr(p, ',');
-        if (!comma) comma = p + strlen(p);
-        if (!colon || colon > comma || colon == p)
-            return gs_diag_set(d, GS_EINVAL, 0, 0,
-                               "parameter 'quotas': expected VC:GPUS[,VC:GPUS...], got '%s'", s);
-        char *end;
-        long long v = strtoll(colon + 1, &end, 10);
-        if (end != comma || v <= 0)
-            return gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'quotas': bad GPU count in '%s'", s);
-        char **nn = realloc(y->qnames, (y->nq + 1) * sizeof *nn);
-        if (!nn) return GS_ENOMEM;
-        y->qnames = nn;
-        int64_t *nv = realloc(y->qvals, (y->nq + 1) * sizeof *nv);
-        if (!nv) return GS_ENOMEM;
-        y->qvals = nv;
-        size_t len = (size_t)(colon - p);
-        char *name = malloc(len + 1);
-        if (!name) return GS_ENOMEM;
-        memcpy(name, p, len);
-        name[len] = '\0';
-        y->qnames[y->nq] = name;
-        y->qvals[y->nq++] = v;
-        p = *comma ? comma + 1 : comma;
+    gs_quota *q;
+    size_t n;
+    gs_diag sub;
+    gs_diag_init(&sub, NULL);
+    int rc = gs_parse_quotas(s, &q, &n, &sub);
+    if (rc == GS_ENOMEM) return rc;
+    if (rc) return gs_diag_set(d, rc, 0, 0, "parameter 'quotas': %s", sub.msg);
+    y->qnames = n ? malloc(n * sizeof *y->qnames) : NULL;
+    y->qvals = n ? malloc(n * sizeof *y->qvals) : NULL;
+    if (n && (!y->qnames || !y->qvals)) {
+        gs_quotas_release(q, n);
+        return GS_ENOMEM;
     }
+    for (size_t i = 0; i < n; i++) {
+        y->qnames[i] = q[i].vc; /* ownership moves to y */
+        y->qvals[i] = q[i].gpus;
+    }
+    y->nq = n;
+    free(q);
     return 0;
 }
 

@@ -69,21 +69,22 @@ static char *default_state_dir(const char *db)
     return s;
 }
 
-static int parse_quotas(gsd_sched *g, const char *q)
+/* quotas=VC:GPUS,... for display; the policy that read the parameter already validated it */
+static int parse_quotas(gsd_sched *g, const char *s)
 {
-    if (!q) return 0;
-    char *copy = gsd_xstrdup(q), *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        char *colon = strrchr(t, ':');
-        if (!colon) continue;
-        *colon = '\0';
+    if (!s) return 0;
+    gs_quota *q;
+    size_t n;
+    int rc = gs_parse_quotas(s, &q, &n, NULL);
+    if (rc == GS_ENOMEM) abort(); /* programs abort on out-of-memory */
+    if (rc) return rc;
+    for (size_t i = 0; i < n; i++) {
         g->quota_vc = gsd_xrealloc(g->quota_vc, (g->nquota + 1) * sizeof *g->quota_vc);
         g->quota_gpus = gsd_xrealloc(g->quota_gpus, (g->nquota + 1) * sizeof *g->quota_gpus);
-        g->quota_vc[g->nquota] = gsd_xstrdup(t);
-        g->quota_gpus[g->nquota] = strtoll(colon + 1, NULL, 10);
-        g->nquota++;
+        g->quota_vc[g->nquota] = q[i].vc; /* ownership moves to g */
+        g->quota_gpus[g->nquota++] = q[i].gpus;
     }
-    free(copy);
+    free(q);
     return 0;
 }
 

@@ -58,112 +58,15 @@ static char *xstrdup(const char *s)
 
 /* ---- scalar helpers ------------------------------------------------------------------------- */
 
-int gsd_parse_duration(const char *s, gs_time *out)
+int gsd_parse_duration(const char *s, gs_time bare_unit, gs_time *out, gs_diag *d)
 {
-    if (!s || !*s) return GS_EINVAL;
-    if (strchr(s, ':')) {
-        /* Slurm: [D-]HH:MM:SS or MM:SS */
-        long long d = 0, f[3] = {0, 0, 0};
-        const char *p = s;
-        const char *dash = strchr(s, '-');
-        if (dash) {
-            char *end;
-            errno = 0;
-            d = strtoll(s, &end, 10);
-            if (errno || end != dash || d < 0) return GS_EINVAL;
-            if (d > 100LL * 365) return GS_ERANGE;
-            p = dash + 1;
-        }
-        int n = 0;
-        while (*p) {
-            if (n == 3 || !isdigit((unsigned char)*p)) return GS_EINVAL;
-            char *end;
-            errno = 0;
-            f[n++] = strtoll(p, &end, 10);
-            if (errno) return GS_EINVAL;
-            if (f[n - 1] > 1000000000LL) return GS_ERANGE; /* no overflow below */
-            p = end;
-            if (*p == ':') {
-                p++;
-                if (!*p) return GS_EINVAL;
-            } else if (*p) {
-                return GS_EINVAL;
-            }
-        }
-        long long secs;
-        if (n == 3)
-            secs = f[0] * 3600 + f[1] * 60 + f[2];
-        else if (n == 2 && !dash)
-            secs = f[0] * 60 + f[1];
-        else
-            return GS_EINVAL;
-        if ((n == 3 && (f[1] > 59 || f[2] > 59)) || (n == 2 && f[1] > 59)) return GS_EINVAL;
-        secs += d * 86400;
-        if (secs < 0 || secs > 100LL * 365 * 86400) return GS_ERANGE;
-        *out = (gs_time)secs * GS_SEC;
-        return 0;
-    }
-    gs_time total = 0;
-    const char *p = s;
-    int parts = 0;
-    while (*p) {
-        if (!isdigit((unsigned char)*p) && *p != '.') return GS_EINVAL;
-        char *end;
-        errno = 0;
-        double v = strtod(p, &end);
-        if (errno || end == p || v < 0) return GS_EINVAL;
-        p = end;
-        double mult;
-        if (!strncmp(p, "ms", 2))
-            mult = 1e-3, p += 2;
-        else if (*p == 's')
-            mult = 1, p++;
-        else if (*p == 'm')
-            mult = 60, p++;
-        else if (*p == 'h')
-            mult = 3600, p++;
-        else if (*p == 'd')
-            mult = 86400, p++;
-        else if (!*p && parts == 0)
-            mult = 1;
-        else
-            return GS_EINVAL;
-        double secs = v * mult;
-        if (secs > 100.0 * 365 * 86400) return GS_ERANGE;
-        total += gs_time_from_sec(secs);
-        if (total > (gs_time)100 * 365 * 86400 * GS_SEC) return GS_ERANGE; /* before overflow */
-        parts++;
-    }
-    if (total > (gs_time)100 * 365 * 86400 * GS_SEC) return GS_ERANGE;
+    gs_time t;
+    int rc = gs_parse_duration(s, bare_unit, &t, d);
+    if (rc) return rc;
+    if (t > GSD_DURATION_MAX) return gs_diag_set(d, GS_ERANGE, 0, 0, "longer than 100 years");
     /* whole milliseconds: the canonical form ("500ms", "90s") must give the same value back */
-    *out = (total + GS_MSEC / 2) / GS_MSEC * GS_MSEC;
+    *out = (t + GS_MSEC / 2) / GS_MSEC * GS_MSEC;
     return 0;
-}
-
-int gsd_parse_priority(const char *s, int *out)
-{
-    if (!s || !*s) return GS_EINVAL;
-    if (!strcasecmp(s, "prod")) return *out = GS_PRIO_PROD, 0;
-    if (!strcasecmp(s, "test")) return *out = GS_PRIO_TEST, 0;
-    if (!strcasecmp(s, "oppo") || !strcasecmp(s, "opportunistic"))
-        return *out = GS_PRIO_OPPORTUNISTIC, 0;
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end) return GS_EINVAL;
-    if (v < -1 || v > GSD_PRIO_MAX) return GS_ERANGE;
-    *out = (int)v;
-    return 0;
-}
-
-const char *gsd_priority_name(int prio)
-{
-    switch (prio) {
-    case GS_PRIO_PROD: return "prod";
-    case GS_PRIO_TEST: return "test";
-    case GS_PRIO_OPPORTUNISTIC: return "oppo";
-    default: return NULL;
-    }
 }
 
 void gsd_format_duration(gs_time t, char *buf, size_t cap)
@@ -430,10 +333,14 @@ static int get_dur(pctx *c, struct fy_node *n, const char *field, gs_time *out)
 {
     const char *s = gs_yaml_str(n);
     if (!s) return perr(c, n, field, GS_EPARSE, "'%s' must be a duration", field);
-    int rc = gsd_parse_duration(s, out);
+    gs_diag sub;
+    gs_diag_init(&sub, NULL);
+    int rc = gsd_parse_duration(s, GS_SEC, out, &sub);
     if (rc)
         return perr(c, n, field, rc == GS_ERANGE ? GS_ERANGE : GS_EPARSE,
-                    "'%s': '%s' is not a duration (seconds, 90s, 30m, 2h, 1d, HH:MM:SS)", field, s);
+                    "'%s': '%s' is not a duration: %s (seconds, 90s, 30m, 2h, 1d, 1h30m, "
+                    "HH:MM:SS, D-HH:MM:SS)",
+                    field, s, sub.msg);
     return 0;
 }
 
@@ -543,7 +450,7 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
     if ((n = gs_yaml_get(root, "user")) && get_str(c, n, "user", &s->user)) return GS_EPARSE;
     if ((n = gs_yaml_get(root, "priority"))) {
         const char *v = gs_yaml_str(n);
-        int r = v ? gsd_parse_priority(v, &s->priority) : GS_EPARSE;
+        int r = v ? gs_parse_priority(v, GSD_PRIO_MAX, &s->priority, NULL) : GS_EPARSE;
         if (r)
             return perr(c, n, "priority", r == GS_ERANGE ? GS_ERANGE : GS_EPARSE,
                         "'priority' must be an integer between -1 and %d or one of prod (%d), "

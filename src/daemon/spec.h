@@ -87,12 +87,15 @@ char *gsd_spec_to_json(const gsd_spec *s);
 void gsd_spec_job(const gsd_spec *s, gs_time default_duration, gs_job_spec *out);
 
 /* Helpers shared with the CLI. */
-/* Duration: "90", "90s", "1h30m", "2d", "500ms", "HH:MM:SS", "MM:SS", "D-HH:MM:SS". */
-int gsd_parse_duration(const char *s, gs_time *out);
-/* Priority: integer in [-1, GSD_PRIO_MAX] or prod / test / oppo / opportunistic. */
-int gsd_parse_priority(const char *s, int *out);
-/* "prod", "test", "oppo" for the named values, else NULL. */
-const char *gsd_priority_name(int prio);
+/*
+ * A spec duration: the core grammar (gs_parse_duration: "90", "90s", "1h30m", "2d", "500ms",
+ * "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM:SS", ...; a bare number is in bare_unit, GS_SEC
+ * today), at most GSD_DURATION_MAX (GS_ERANGE), rounded to whole milliseconds so that the
+ * canonical JSON form parses back to the same value.  Priorities: gs_parse_priority with
+ * GSD_PRIO_MAX.
+ */
+#define GSD_DURATION_MAX ((gs_time)100 * 365 * 86400 * GS_SEC)
+int gsd_parse_duration(const char *s, gs_time bare_unit, gs_time *out, gs_diag *d);
 /* Format a duration as "1h02m03s" / "45s" / "2d03h". */
 void gsd_format_duration(gs_time t, char *buf, size_t cap);
 /* 1 if s is a name the executor reserves in the task environment. */

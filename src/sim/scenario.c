@@ -79,29 +79,28 @@ static int sec_of(struct fy_node *n, const char *what, gs_time *out, gs_diag *d)
 {
     const char *s = gs_yaml_str(n);
     if (!s) return gs_yaml_err(d, n, GS_EPARSE, "'%s' must be a number of seconds", what);
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 1e11) /* as traces */
+    gs_diag sub;
+    gs_diag_init(&sub, NULL);
+    int rc = gs_parse_duration(s, GS_SEC, out, &sub);
+    if (!rc && *out > (gs_time)100000000000LL * GS_SEC) /* as traces */
+        rc = gs_diag_set(&sub, GS_ERANGE, 0, 0, "more than 1e11 seconds");
+    if (rc)
         return gs_yaml_err(d, n, GS_EPARSE,
-                           "'%s' must be a non-negative number of seconds, got '%s'", what, s);
-    *out = gs_time_from_sec(v);
+                           "'%s' must be a non-negative number of seconds or a duration (90, "
+                           "0.5, 90s, 1h30m, HH:MM:SS), got '%s': %s",
+                           what, s, sub.msg);
     return 0;
 }
 
 static int prio_of(struct fy_node *n, int *out, gs_diag *d)
 {
     const char *s = gs_yaml_str(n);
-    if (s && !strcasecmp(s, "prod")) return *out = GS_PRIO_PROD, 0;
-    if (s && !strcasecmp(s, "test")) return *out = GS_PRIO_TEST, 0;
-    if (s && (!strcasecmp(s, "oppo") || !strcasecmp(s, "opportunistic")))
-        return *out = GS_PRIO_OPPORTUNISTIC, 0;
-    int64_t v;
-    int rc = gs_yaml_int(n, "priority", -1, 1000000, &v, d);
-    if (rc)
+    gs_diag sub;
+    gs_diag_init(&sub, NULL);
+    if (!s || gs_parse_priority(s, 1000000, out, &sub))
         return gs_yaml_err(d, n, GS_EPARSE,
-                           "'priority' must be an integer >= -1 or prod, test, oppo");
-    *out = (int)v;
+                           "'priority' must be an integer >= -1 or prod, test, oppo%s%s",
+                           s ? ": " : "", s ? sub.msg : "");
     return 0;
 }
 

@@ -310,18 +310,11 @@ enum {
 
 static int parse_priority(const gs_csv *r, size_t i, int *out, gs_diag *d)
 {
-    const char *s = r->f[i];
-    if (!strcasecmp(s, "prod")) return *out = GS_PRIO_PROD, 0;
-    if (!strcasecmp(s, "test")) return *out = GS_PRIO_TEST, 0;
-    if (!strcasecmp(s, "oppo") || !strcasecmp(s, "opportunistic"))
-        return *out = GS_PRIO_OPPORTUNISTIC, 0;
-    int64_t v;
-    int rc = parse_i64(r, i, "priority", -1, 1000000, &v, d);
-    if (rc) {
-        return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[i],
-                           "priority: '%s' is not an integer >= -1 or one of prod, test, oppo", s);
-    }
-    *out = (int)v;
+    gs_diag sub;
+    gs_diag_init(&sub, NULL);
+    if (gs_parse_priority(r->f[i], 1000000, out, &sub))
+        return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[i] + (sub.col > 0 ? sub.col - 1 : 0),
+                           "priority: %s", sub.msg);
     return 0;
 }
 

@@ -54,6 +54,24 @@ static void exercise_getters(const gs_params *src)
             if (!list || !n) fuzz_die("empty list for a present key");
             free(list);
         }
+        /* the grammars of gsched/grammar.h on the raw value (minutes as the bare unit too) */
+        const char *v = p.v[i].val;
+        gs_time t;
+        int prio;
+        gs_quota *q;
+        if (gs_parse_duration(v, 60 * GS_SEC, &t, &d) == 0 && (t < 0 || t > GS_DURATION_MAX))
+            fuzz_die("duration out of range");
+        if (gs_parse_priority(v, 1000, &prio, &d) == 0 && (prio < -1 || prio > 1000))
+            fuzz_die("priority out of range");
+        int rc = gs_parse_quotas(v, &q, &n, &d);
+        if (rc == 0) {
+            for (size_t j = 0; j < n; j++)
+                if (!q[j].vc[0] || strpbrk(q[j].vc, ":,") || q[j].gpus <= 0)
+                    fuzz_die("bad quota accepted");
+            gs_quotas_release(q, n);
+        } else if (rc != GS_EINVAL && rc != GS_ENOMEM) {
+            fuzz_die("quotas: unexpected error");
+        }
     }
     if (gs_params_unused(&p)) fuzz_die("a key read by a getter is still unused");
     gs_params_release(&p);
