@@ -43,6 +43,11 @@ static void t_duration_units(void)
     ASSERT_EQ(dur("1e3", GS_SEC), 1000 * GS_SEC);
     ASSERT_EQ(dur("1e-3s", GS_SEC), GS_MSEC);
     ASSERT_EQ(dur("0.0000015", GS_SEC), 2); /* rounded to the nearest microsecond */
+    /* a number longer than any buffer */
+    ASSERT_EQ(
+        dur("0.000000000000000000000000000000000000000000000000000000000000000000001s", GS_SEC), 0);
+    ASSERT_EQ(dur("000000000000000000000000000000000000000000000000000000000000000000012m", GS_SEC),
+              720 * GS_SEC);
     ASSERT_EQ(dur("250us", GS_SEC), 250);
     ASSERT_EQ(dur("500ms", GS_SEC), 500 * GS_MSEC);
     ASSERT_EQ(dur("90s", GS_SEC), 90 * GS_SEC);
@@ -86,6 +91,7 @@ static void t_duration_errors(void)
     dur_err("5 parsecs", GS_EINVAL, 2, "unknown unit ' parsecs' at column 2");
     dur_err("5mins", GS_EINVAL, 2, "unknown unit 'mins'");
     dur_err("1h30", GS_EINVAL, 3, "a unit is needed after the number at column 3 (us, ms");
+    dur_err("0x10", GS_EINVAL, 2, "unknown unit 'x' at column 2");
     dur_err("1e400", GS_ERANGE, 1, "too large a duration at column 1");
     dur_err("1e12d", GS_ERANGE, 1, "too large a duration");
     dur_err("50000000d50000000d50000000d", GS_ERANGE, 19, "too large a duration at column 19");

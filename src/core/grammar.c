@@ -65,10 +65,14 @@ static size_t number_span(const char *p)
 static double number_value(const char *p, size_t len)
 {
     char buf[64];
-    if (len >= sizeof buf) return HUGE_VAL; /* more digits than any duration has */
-    memcpy(buf, p, len);
-    buf[len] = '\0';
-    return strtod(buf, NULL);
+    if (len < sizeof buf) { /* a copy: strtod would read "0x10" as hexadecimal */
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        return strtod(buf, NULL);
+    }
+    /* a long span is no hexadecimal prefix ("0x" ends a span after "0"), so strtod stops at
+     * its end: digits[.digits][e[+-]digits] is followed by something that cannot extend it */
+    return strtod(p, NULL);
 }
 
 /* "NUMBER UNIT ..." or a bare NUMBER */
