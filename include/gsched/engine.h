@@ -339,6 +339,54 @@ gs_time gs_engine_gpu_busy_until(const gs_engine *e, int gpu);
  */
 gs_time gs_engine_next_event_time(const gs_engine *e);
 
+/* ---- queues and VC views (appended) --------------------------------------- */
+
+/*
+ * How pending jobs are shown waiting, as their policy orders them (the
+ * policy's queue_key / queue_describe / vc_guarantee / vc_declared ops, see
+ * gsched/policy.h, with the defaults below where it leaves them NULL).  They
+ * only read: none changes the engine or the policy.
+ */
+#define GS_QUEUE_GLOBAL (-1)
+
+typedef struct gs_queue_key {
+    int32_t queue; /* GS_QUEUE_GLOBAL, or an id >= 0 the policy chose (e.g. a VC index) */
+    int64_t key;   /* order inside the queue: smaller is ahead; equal keys by job id */
+} gs_queue_key;
+
+/*
+ * The queue pending job j waits in and its order there.  Default: one global
+ * queue by submission ({GS_QUEUE_GLOBAL, 0}: ids follow submission).  j may be
+ * a job the engine does not hold (a dry run): slot -1, vc -1 for a VC no job
+ * has used (see gs_engine_find_vc).  On a policy error *k is the default and
+ * the error is returned.
+ */
+int gs_engine_queue_key(const gs_engine *e, const gs_job *j, gs_queue_key *k);
+/* Total order of (queue, key, job id): < 0 when a (job ida) sorts before b (job idb). */
+int gs_queue_key_cmp(const gs_queue_key *a, int64_t ida, const gs_queue_key *b, int64_t idb);
+/*
+ * Describe a queue for "position N <text>": "in VC a (by priority, then
+ * submission)".  Default "in the queue (by submission)".  buf always gets a
+ * NUL-terminated text (cap > 0), "in queue N" if the policy failed (its error
+ * is returned).
+ */
+int gs_engine_queue_text(const gs_engine *e, int queue, char *buf, size_t cap);
+/* GPUs the policy promises to VC 'vc' (by name), -1 for none (the default). */
+int64_t gs_engine_vc_guarantee(const gs_engine *e, const char *vc);
+/*
+ * VCs the policy knows of before any job names them (e.g. quotas=...), in its
+ * order: i = 0, 1, ... until NULL.  Default: none.
+ */
+const char *gs_engine_vc_declared(const gs_engine *e, size_t i);
+/* Index of VC 'name' among the VCs seen so far (gs_job.vc), -1 if none used it yet. */
+int gs_engine_find_vc(const gs_engine *e, const char *name);
+/*
+ * Why job j waits: the reason its policy set, else "Resources" when it needs
+ * more GPUs than are free now, else "Priority" (others are ahead of it).  For
+ * a job that is not pending: its reason (may be NULL).
+ */
+const char *gs_engine_pending_reason(const gs_engine *e, const gs_job *j);
+
 #ifdef __cplusplus
 }
 #endif

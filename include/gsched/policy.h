@@ -57,6 +57,23 @@ struct gs_policy_ops {
     void (*schedule)(void *state);
     /* Optional: verify the policy's own invariants (tests; gs_engine_check calls it). */
     int (*check)(void *state, gs_diag *diag);
+
+    /*
+     * Optional: how the policy's queues look from outside (the daemon's POS,
+     * "why pending" text and VC listing; see gs_engine_queue_key() and the
+     * calls after it for the defaults used when these are NULL).  They only
+     * read the policy's state and the job; they run on the engine's thread.
+     */
+    /* Which queue pending job j waits in and its sort key there (smaller = ahead; equal keys
+     * by job id).  j may be a job the engine does not hold (a dry run: slot -1, vc -1 when
+     * no job used its VC yet): read only its fields. */
+    int (*queue_key)(void *state, const gs_job *j, gs_queue_key *k);
+    /* Text for queue 'queue' (an id queue_key returned), e.g. "in VC a (by submission)". */
+    int (*queue_describe)(void *state, int queue, char *buf, size_t cap);
+    /* GPUs promised to VC 'vc' (by name), -1 for none. */
+    int64_t (*vc_guarantee)(void *state, const char *vc);
+    /* VCs the policy declares before any job uses them (i = 0, 1, ... until NULL). */
+    const char *(*vc_declared)(void *state, size_t i);
 };
 
 /* Look a policy up by name; NULL if unknown. */

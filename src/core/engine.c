@@ -1807,3 +1807,11 @@ gs_time gs_engine_gpu_busy_until(const gs_engine *e, int gpu)
     if (gpu < 0 || (size_t)gpu >= gs_cluster_ngpus(e->c) || !e->busy) return 0;
     return e->busy[gpu];
 }
+
+/* ---- for queue.c ---------------------------------------------------------------- */
+
+const gs_policy_ops *gs_engine_policy_ops(const gs_engine *e, void **state)
+{
+    *state = e->pst;
+    return e->pol;
+}

@@ -142,4 +142,8 @@ void gs_kent_relink(struct gs_jobq *q, const gs_kent *v, size_t n);
 void gs_plan_visit_merged(gs_plan *p, struct gs_engine *e, const gs_kent *v, size_t n,
                           const gs_kset *s, int32_t root);
 
+/* The engine's policy ops and its state (queue.c asks the policy through them). */
+struct gs_policy_ops;
+const struct gs_policy_ops *gs_engine_policy_ops(const struct gs_engine *e, void **state);
+
 #endif

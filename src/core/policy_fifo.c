@@ -5,6 +5,7 @@
  *                  (head-of-line blocking, as Tiresias' "fifo" scheduler);
  *   fifo-backfill  arrival order, but any job that fits starts (Tiresias'
  *                  "fjf", fit-job-first).
+ * Queue view: the engine's defaults (one queue by submission, no VC guarantee).
  * Invariants: the queue holds exactly the arrived PENDING jobs, in arrival
  * order (a requeued job returns to its arrival position).
  */

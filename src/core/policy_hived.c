@@ -49,6 +49,9 @@
  * run only there, ordered and preempted by priority inside the VC as above;
  * no opportunistic sharing.
  *
+ * Queue view (daemon POS, "why pending", VC listing): one queue per VC by
+ * priority, then submission; a VC's guarantee is the GPUs of its cells.
+ *
  * Cost.  A pass costs about what it starts: views are read from gkey[] and
  * per-node summaries; a job that failed on capacity alone makes every job
  * it dominates fail at once until its VC's capacity grows (fail_cached());
@@ -1996,6 +1999,32 @@ static int private_create(gs_engine *e, gs_params *p, void **st, gs_diag *d)
     return h_create_mode(e, p, st, d, 1);
 }
 
+/* ---- queue view (daemon): one queue per VC, by priority then submission ---- */
+
+static int h_queue_key(void *st, const gs_job *j, gs_queue_key *k)
+{
+    (void)st;
+    k->queue = j->vc;
+    k->key = -(int64_t)j->priority; /* higher priority ahead */
+    return 0;
+}
+
+static int h_queue_describe(void *st, int queue, char *buf, size_t cap)
+{
+    const hived *h = st;
+    const char *vc = gs_engine_vc_name(h->e, queue);
+    snprintf(buf, cap, "in VC %s (by priority, then submission)", vc ? vc : "default");
+    return 0;
+}
+
+/* The GPUs of the VC's cells in the HiveD config. */
+static int64_t h_vc_guarantee(void *st, const char *vc)
+{
+    const hived *h = st;
+    int v = gs_cluster_find_vc(h->c, vc);
+    return v >= 0 ? gs_cluster_vc(h->c, v)->gpus : -1;
+}
+
 const gs_policy_ops gs_policy_hived = {
     .name = "hived",
     .summary = "HiveD: virtual clusters of topology cells with guarantees, buddy allocation, "
@@ -2012,6 +2041,9 @@ const gs_policy_ops gs_policy_hived = {
     .on_node = h_node,
     .schedule = h_schedule,
     .check = h_check,
+    .queue_key = h_queue_key,
+    .queue_describe = h_queue_describe,
+    .vc_guarantee = h_vc_guarantee,
 };
 
 const gs_policy_ops gs_policy_private = {
@@ -2028,4 +2060,7 @@ const gs_policy_ops gs_policy_private = {
     .on_node = h_node,
     .schedule = h_schedule,
     .check = h_check,
+    .queue_key = h_queue_key,
+    .queue_describe = h_queue_describe,
+    .vc_guarantee = h_vc_guarantee,
 };

@@ -22,6 +22,9 @@
  * more GPUs than are left.  Running jobs are re-keyed at every contended pass
  * and kept in the order of the last one (nearly sorted for the next).
  *
+ * Queue view (daemon POS, "why pending"): one queue by submission, which the
+ * policy reorders at every pass; the text says by what.
+ *
  * Invariants: 'ks' holds exactly the tracked PENDING jobs, keyed when they
  * began waiting, in one set (srtf, srsf) or one per placement shape (sjf);
  * 'run' (srtf, srsf) exactly the tracked RUNNING ones; 'fks' (sjf) the
@@ -29,6 +32,7 @@
  * waiting.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "gsched/jobq.h"
@@ -319,6 +323,20 @@ static void o_schedule(void *st)
             gs_jobq_remove(&o->run, o->plan.vict[i]->slot);
 }
 
+/* ---- queue view (daemon): one queue by submission, which a pass reorders ---- */
+
+static int o_queue_describe(void *st, int queue, char *buf, size_t cap)
+{
+    const oracle *o = st;
+    (void)queue;
+    snprintf(buf, cap, "in the queue (by submission; %s reorders it by %s)",
+             gs_engine_policy_name(o->e),
+             o->k == O_SRTF   ? "expected remaining time"
+             : o->k == O_SRSF ? "expected remaining service"
+                              : "expected run time");
+    return 0;
+}
+
 #define ORACLE_OPS(var, nm, createfn, fl, sum) \
     const gs_policy_ops var = {                \
         .name = nm,                            \
@@ -333,6 +351,7 @@ static void o_schedule(void *st)
         .on_node = o_node,                     \
         .on_preemptible = o_preemptible,       \
         .schedule = o_schedule,                \
+        .queue_describe = o_queue_describe,    \
     }
 
 ORACLE_OPS(gs_policy_srtf, "srtf", srtf_create, GS_POLICY_PREEMPTIVE,

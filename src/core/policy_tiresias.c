@@ -41,6 +41,9 @@
  * gittins_samples=FILE (tiresias-gittins: one GPU-time per line, optional
  * header; default: Tiresias' bundled yarn-gput1000.csv, compiled in).
  *
+ * Queue view (daemon POS, "why pending"): one queue by submission, which the
+ * policy reorders by attained service; the text says so.
+ *
  * Invariants: every active job is in exactly one list of exactly one queue;
  * rsum[q] = GPUs of RUNNING jobs in R[q]; psize[q] counts P[q] by size;
  * tiresias-gittins: the kset set q.pk holds exactly P[q], keyed when it joined.
@@ -749,6 +752,18 @@ static void tir_schedule(void *st)
     settle(t);
 }
 
+/* ---- queue view (daemon): one queue by submission, which a pass reorders ---- */
+
+static int tir_qtext(void *st, int queue, char *buf, size_t cap)
+{
+    const tir *t = st;
+    (void)queue;
+    snprintf(buf, cap, "in the queue (by submission; %s reorders it by %s)",
+             gs_engine_policy_name(t->e),
+             t->v == V_GITTINS ? "attained service (Gittins index)" : "attained service");
+    return 0;
+}
+
 #define TIRESIAS_OPS(var, nm, createfn, sum) \
     const gs_policy_ops var = {              \
         .name = nm,                          \
@@ -764,6 +779,7 @@ static void tir_schedule(void *st)
         .on_timer = tir_timer,               \
         .on_node = tir_node,                 \
         .schedule = tir_schedule,            \
+        .queue_describe = tir_qtext,         \
     }
 
 TIRESIAS_OPS(gs_policy_las, "las", las_create,

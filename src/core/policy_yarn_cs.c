@@ -26,6 +26,10 @@
  * hived, so the two differ only in how capacity is promised).  A job larger
  * than its VC's quota is rejected.
  *
+ * Queue view (daemon POS, "why pending", VC listing): one queue per VC by
+ * submission; a VC's guarantee is the quota enforced (quotas=... first, then
+ * its HiveD cells); the quotas= VCs are declared.
+ *
  * Invariants: each VC queue holds that VC's arrived PENDING jobs in arrival
  * order; used[vc] is the GPUs held by that VC's running jobs; a job's
  * locality level is a pure function of its total waiting time.
@@ -337,6 +341,43 @@ static void yarn_timer(void *st, uint64_t tag)
     (void)st, (void)tag; /* the pass that follows re-evaluates locality levels */
 }
 
+/* ---- queue view (daemon): one queue per VC, by submission; quotas as guarantees ---- */
+
+static int yarn_queue_key(void *st, const gs_job *j, gs_queue_key *k)
+{
+    (void)st;
+    k->queue = j->vc;
+    k->key = 0;
+    return 0;
+}
+
+static int yarn_queue_describe(void *st, int queue, char *buf, size_t cap)
+{
+    const yarn *y = st;
+    const char *vc = gs_engine_vc_name(y->e, queue);
+    snprintf(buf, cap, "in VC %s (by submission)", vc ? vc : "default");
+    return 0;
+}
+
+/* The quota enforced for VC 'vc': quotas=... (the last entry naming it), else its HiveD cells. */
+static int64_t yarn_vc_guarantee(void *st, const char *vc)
+{
+    const yarn *y = st;
+    int64_t q = -1;
+    for (size_t k = 0; k < y->nq; k++)
+        if (strcmp(y->qnames[k], vc) == 0) q = y->qvals[k];
+    if (q >= 0) return q;
+    gs_cluster *c = gs_engine_cluster(y->e);
+    int v = gs_cluster_find_vc(c, vc);
+    return v >= 0 ? gs_cluster_vc(c, v)->gpus : -1;
+}
+
+static const char *yarn_vc_declared(void *st, size_t i)
+{
+    const yarn *y = st;
+    return i < y->nq ? y->qnames[i] : NULL;
+}
+
 const gs_policy_ops gs_policy_quota = {
     .name = "quota",
     .summary = "baseline: per-VC GPU quotas on a shared cluster, consolidated placement, no "
@@ -350,6 +391,10 @@ const gs_policy_ops gs_policy_quota = {
     .on_finish = yarn_finish,
     .on_timer = yarn_timer,
     .schedule = yarn_schedule,
+    .queue_key = yarn_queue_key,
+    .queue_describe = yarn_queue_describe,
+    .vc_guarantee = yarn_vc_guarantee,
+    .vc_declared = yarn_vc_declared,
 };
 
 const gs_policy_ops gs_policy_yarn_cs = {
@@ -365,4 +410,8 @@ const gs_policy_ops gs_policy_yarn_cs = {
     .on_finish = yarn_finish,
     .on_timer = yarn_timer,
     .schedule = yarn_schedule,
+    .queue_key = yarn_queue_key,
+    .queue_describe = yarn_queue_describe,
+    .vc_guarantee = yarn_vc_guarantee,
+    .vc_declared = yarn_vc_declared,
 };
