@@ -41,6 +41,7 @@ int gs_parse_duration(const char *s, gs_time bare_unit, gs_time *out, gs_diag *d
  * (GS_PRIO_OPPORTUNISTIC), case-insensitive; or an integer in [-1, max] (blanks around it and
  * a zero fraction, "8.0", are allowed: trace files write them).
  */
+#define GS_PRIORITY_MAX 1000000 /* the max of traces, scenarios and job specs */
 int gs_parse_priority(const char *s, int max, int *out, gs_diag *diag);
 /* "prod", "test", "oppo" for the named values, else NULL. */
 const char *gs_priority_name(int prio);

@@ -32,7 +32,7 @@
 #define GSD_MAX_CMD_BYTES (64 * 1024)
 #define GSD_MAX_ENV       256
 #define GSD_MAX_PATH      4096
-#define GSD_PRIO_MAX      1000000
+#define GSD_PRIO_MAX      GS_PRIORITY_MAX
 
 typedef struct gsd_kv {
     char *key, *val;

@@ -97,7 +97,7 @@ static int prio_of(struct fy_node *n, int *out, gs_diag *d)
     const char *s = gs_yaml_str(n);
     gs_diag sub;
     gs_diag_init(&sub, NULL);
-    if (!s || gs_parse_priority(s, 1000000, out, &sub))
+    if (!s || gs_parse_priority(s, GS_PRIORITY_MAX, out, &sub))
         return gs_yaml_err(d, n, GS_EPARSE,
                            "'priority' must be an integer >= -1 or prod, test, oppo%s%s",
                            s ? ": " : "", s ? sub.msg : "");

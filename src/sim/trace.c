@@ -312,7 +312,7 @@ static int parse_priority(const gs_csv *r, size_t i, int *out, gs_diag *d)
 {
     gs_diag sub;
     gs_diag_init(&sub, NULL);
-    if (gs_parse_priority(r->f[i], 1000000, out, &sub))
+    if (gs_parse_priority(r->f[i], GS_PRIORITY_MAX, out, &sub))
         return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[i] + (sub.col > 0 ? sub.col - 1 : 0),
                            "priority: %s", sub.msg);
     return 0;
