@@ -5,7 +5,9 @@
  * codes, fields and positions; size limits; 404/405; idempotent submits;
  * dry runs; pagination; cancel; /metrics names; bearer tokens and per-user
  * visibility; startup refusals (non-loopback without tokens, bad config, a
- * second daemon on one database); graceful shutdown.  Every wait is bounded.
+ * second daemon on one database); graceful shutdown; the views of a policy
+ * the daemon has never heard of (queue positions, reasons, VC guarantees come
+ * from the policy, not from names in the daemon).  Every wait is bounded.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -55,6 +57,8 @@ typedef struct daemon {
     char log[512];
 } daemon_t;
 
+static int wait_serving(daemon_t *dm, const char *pf);
+
 /* Start gsched serve with extra args; returns 0 when it serves (port file written). */
 static int start(daemon_t *dm, const char *name, const char *const *extra)
 {
@@ -79,6 +83,12 @@ static int start(daemon_t *dm, const char *name, const char *const *extra)
         execv(GSCHED_BIN, (char *const *)argv);
         _exit(127);
     }
+    return wait_serving(dm, pf);
+}
+
+/* Wait until the daemon dm->pid wrote its port to pf; 0 when it serves. */
+static int wait_serving(daemon_t *dm, const char *pf)
+{
     for (int i = 0; i < 600; i++) {
         FILE *f = fopen(pf, "r");
         int port = 0;
@@ -98,6 +108,39 @@ static int start(daemon_t *dm, const char *name, const char *const *extra)
         sleep_ms(50);
     }
     return -1;
+}
+
+/*
+ * Serve with a policy ops table that is not in the registry: gsd_serve in a
+ * child of this process (the gsched program only knows registered names).
+ */
+static int start_ops(daemon_t *dm, const char *name, const gs_policy_ops *ops, const char *cluster)
+{
+    static char db[512], pf[512];
+    snprintf(db, sizeof db, "%s", tmp(name));
+    strcat(db, ".db");
+    snprintf(pf, sizeof pf, "%s.port", db);
+    snprintf(dm->log, sizeof dm->log, "%s.log", db);
+    unlink(pf);
+    dm->pid = fork();
+    if (dm->pid == 0) {
+        int fd = open(dm->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        gsd_opts o;
+        gsd_opts_init(&o);
+        o.cluster = cluster;
+        o.db = db;
+        o.listen = "127.0.0.1:0";
+        o.port_file = pf;
+        o.self_exe = GSCHED_BIN;
+        o.grace = GS_SEC;
+        o.policy_ops = ops;
+        _exit(gsd_serve(&o));
+    }
+    return wait_serving(dm, pf);
 }
 
 /* SIGTERM and wait; returns the exit code (or -1). */
@@ -802,6 +845,222 @@ static void nvml_discovery(void)
 #endif
 }
 
+/*
+ * A policy the daemon has never heard of ("bigfirst", defined here): one
+ * queue per VC, the biggest job first, then submission; it starts only jobs
+ * named "hog" and tells jobs named "told" why they wait; it guarantees 5 GPUs
+ * to VC gold and declares VC reserved (11 GPUs) before any job uses it.  The
+ * daemon must show exactly that: positions, queue text, reasons (its own,
+ * else the engine's default), VC guarantees, and dry-run "pending_ahead".
+ */
+typedef struct bigfirst {
+    gs_engine *e;
+} bigfirst;
+
+static int bf_create(gs_engine *e, gs_params *p, void **st, gs_diag *d)
+{
+    (void)p, (void)d;
+    bigfirst *b = calloc(1, sizeof *b);
+    if (!b) return GS_ENOMEM;
+    b->e = e;
+    *st = b;
+    return 0;
+}
+static void bf_destroy(void *st)
+{
+    free(st);
+}
+static void bf_schedule(void *st)
+{
+    bigfirst *b = st;
+    for (size_t s = 0; s < gs_engine_njobs(b->e); s++) {
+        gs_job *j = gs_engine_job(b->e, s);
+        if (j->state != GS_JOB_PENDING || !j->name) continue;
+        if (!strcmp(j->name, "hog"))
+            gs_engine_try_start(b->e, j, GS_LOCALITY_STRICT);
+        else if (!strcmp(j->name, "told"))
+            gs_engine_set_reason(b->e, j, "Told to wait");
+    }
+}
+static int bf_queue_key(void *st, const gs_job *j, gs_queue_key *k)
+{
+    (void)st;
+    k->queue = j->vc;
+    k->key = -(int64_t)j->gpus;
+    return 0;
+}
+static int bf_queue_describe(void *st, int queue, char *buf, size_t cap)
+{
+    const bigfirst *b = st;
+    snprintf(buf, cap, "in test queue %s (biggest first)", gs_engine_vc_name(b->e, queue));
+    return 0;
+}
+static int64_t bf_vc_guarantee(void *st, const char *vc)
+{
+    (void)st;
+    return !strcmp(vc, "gold") ? 5 : !strcmp(vc, "reserved") ? 11 : -1;
+}
+static const char *bf_vc_declared(void *st, size_t i)
+{
+    (void)st;
+    return i == 0 ? "reserved" : NULL;
+}
+static const gs_policy_ops bigfirst_ops = {
+    .name = "bigfirst",
+    .summary = "test: per VC, biggest first",
+    .create = bf_create,
+    .destroy = bf_destroy,
+    .schedule = bf_schedule,
+    .queue_key = bf_queue_key,
+    .queue_describe = bf_queue_describe,
+    .vc_guarantee = bf_vc_guarantee,
+    .vc_declared = bf_vc_declared,
+};
+
+static long long submit_id(const daemon_t *dm, const char *body)
+{
+    res r = req(dm, NULL, "POST", "/v1/jobs", body, "application/json", NULL);
+    long long id = r.status == 201 ? ji(&r, "id") : -1;
+    res_free(&r);
+    return id;
+}
+
+/* The pending job named 'name' in a /v1/jobs listing, or NULL. */
+static json_t *by_name(const res *l, const char *name)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(l->j, "jobs"), i, e)
+    {
+        if (!strcmp(json_string_value(json_object_get(e, "name")), name)) return e;
+    }
+    return NULL;
+}
+
+static long long dry_ahead(const daemon_t *dm, const char *body)
+{
+    res r = req(dm, NULL, "POST", "/v1/jobs?dry_run=1", body, "application/json", NULL);
+    long long n = r.status == 200 ? ji(&r, "pending_ahead") : -1;
+    res_free(&r);
+    return n;
+}
+
+static void unknown_policy_views(void)
+{
+    daemon_t P;
+    if (start_ops(&P, "bigfirst", &bigfirst_ops, "1x8"))
+        T_FAIL("daemon did not start: %s", slurp(P.log));
+    res r = req(&P, NULL, "GET", "/v1/health", NULL, NULL, NULL);
+    ASSERT_STR(js(&r, "policy"), "bigfirst");
+    res_free(&r);
+    long long hog = submit_id(
+        &P, "{\"command\": [\"sleep\", \"30\"], \"name\": \"hog\", \"gpus\": 6, \"vc\": \"run\"}");
+    ASSERT(hog > 0);
+    char hogpath[64];
+    snprintf(hogpath, sizeof hogpath, "/v1/jobs/%lld", hog);
+    int running = 0;
+    for (int i = 0; i < 200 && !running; i++) {
+        r = req(&P, NULL, "GET", hogpath, NULL, NULL, NULL);
+        running = !strcmp(js(&r, "state"), "RUNNING");
+        res_free(&r);
+        if (!running) sleep_ms(50);
+    }
+    ASSERT(running);
+    /* 2 of 8 GPUs free now */
+    long long a =
+        submit_id(&P, "{\"command\": \"true\", \"name\": \"a\", \"gpus\": 1, \"vc\": \"gold\"}");
+    long long b =
+        submit_id(&P, "{\"command\": \"true\", \"name\": \"b\", \"gpus\": 3, \"vc\": \"gold\"}");
+    long long t =
+        submit_id(&P, "{\"command\": \"true\", \"name\": \"told\", \"gpus\": 1, \"vc\": \"gold\"}");
+    long long c =
+        submit_id(&P, "{\"command\": \"true\", \"name\": \"c\", \"gpus\": 2, \"vc\": \"other\"}");
+    ASSERT(a > 0 && b > a && t > b && c > t);
+    /* the policy's reason reaches the views within a refresh */
+    res l = {0, NULL, NULL, ""};
+    for (int i = 0; i < 200; i++) {
+        res_free(&l);
+        l = req(&P, NULL, "GET", "/v1/jobs?state=PD", NULL, NULL, NULL);
+        json_t *e = by_name(&l, "told");
+        if (e && json_is_string(json_object_get(e, "reason")) &&
+            !strcmp(json_string_value(json_object_get(e, "reason")), "Told to wait"))
+            break;
+        sleep_ms(50);
+    }
+    ASSERT_EQ(ji(&l, "total"), 4);
+    static const struct {
+        const char *name;
+        int pos;
+        const char *reason;
+    } want[] = {
+        {"b", 1, "Resources"},       /* biggest in gold; 3 GPUs > 2 free: the engine's default */
+        {"a", 2, "Priority"},        /* 1 GPU fits the 2 free: others are ahead */
+        {"told", 3, "Told to wait"}, /* same size as a, submitted later; the policy's reason */
+        {"c", 1, "Priority"},        /* alone in its VC's queue */
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        json_t *e = by_name(&l, want[i].name);
+        if (!e) T_FAIL("job %s not listed: %s", want[i].name, l.body);
+        ASSERT_EQ(json_integer_value(json_object_get(e, "position")), want[i].pos);
+        ASSERT_STR(json_string_value(json_object_get(e, "reason")), want[i].reason);
+    }
+    res_free(&l);
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", a);
+    r = req(&P, NULL, "GET", path, NULL, NULL, NULL);
+    ASSERT_EQ(ji(&r, "position"), 2);
+    ASSERT_STR(js(&r, "why_pending"),
+               "Priority: needs 1 GPU(s) (1 x 1), 2 of 8 free now; position 2 "
+               "in test queue gold (biggest first)");
+    res_free(&r);
+    snprintf(path, sizeof path, "/v1/jobs/%lld", c);
+    r = req(&P, NULL, "GET", path, NULL, NULL, NULL);
+    ASSERT_STR(js(&r, "why_pending"),
+               "Priority: needs 2 GPU(s) (1 x 2), 2 of 8 free now; position 1 "
+               "in test queue other (biggest first)");
+    res_free(&r);
+    /* VCs: the declared one first, then in order of first use; guarantees as the policy says */
+    r = req(&P, NULL, "GET", "/v1/vcs", NULL, NULL, NULL);
+    ASSERT_EQ(r.status, 200);
+    json_t *vcs = json_object_get(r.j, "vcs");
+    ASSERT_EQ(json_array_size(vcs), 4);
+    static const struct {
+        const char *name;
+        long long guaranteed; /* -1: null */
+        long long pending;
+    } wv[] = {{"reserved", 11, 0}, {"run", -1, 0}, {"gold", 5, 3}, {"other", -1, 1}};
+    for (size_t i = 0; i < 4; i++) {
+        json_t *v = json_array_get(vcs, i);
+        ASSERT_STR(json_string_value(json_object_get(v, "name")), wv[i].name);
+        json_t *gv = json_object_get(v, "guaranteed_gpus");
+        ASSERT_EQ(json_is_null(gv) ? -1 : json_integer_value(gv), wv[i].guaranteed);
+        ASSERT_EQ(json_integer_value(json_object_get(v, "pending_jobs")), wv[i].pending);
+    }
+    res_free(&r);
+    r = req(&P, NULL, "GET", "/metrics", NULL, NULL, NULL);
+    ASSERT_CONTAINS(r.body, "gsched_vc_gpus_guaranteed{vc=\"gold\"} 5\n");
+    ASSERT_CONTAINS(r.body, "gsched_vc_gpus_guaranteed{vc=\"reserved\"} 11\n");
+    res_free(&r);
+    /* a dry run counts the jobs the policy would put ahead of it */
+    ASSERT_EQ(dry_ahead(&P, "{\"command\": \"true\", \"gpus\": 2, \"vc\": \"gold\"}"), 1);
+    ASSERT_EQ(dry_ahead(&P, "{\"command\": \"true\", \"gpus\": 1, \"vc\": \"gold\"}"), 3);
+    ASSERT_EQ(dry_ahead(&P, "{\"command\": \"true\", \"gpus\": 4, \"vc\": \"gold\"}"), 0);
+    ASSERT_EQ(dry_ahead(&P, "{\"command\": \"true\", \"gpus\": 1, \"vc\": \"new\"}"), 0);
+    /* stop the hog, then the daemon */
+    r = req(&P, NULL, "DELETE", hogpath, NULL, NULL, NULL);
+    ASSERT_EQ(r.status, 200);
+    res_free(&r);
+    int over = 0;
+    for (int i = 0; i < 200 && !over; i++) {
+        r = req(&P, NULL, "GET", hogpath, NULL, NULL, NULL);
+        over = !strcmp(js(&r, "state"), "CANCELLED");
+        res_free(&r);
+        if (!over) sleep_ms(50);
+    }
+    ASSERT(over);
+    ASSERT_EQ(stop(&P), 0);
+}
+
 static void cleanup(void)
 {
     if (D.pid > 0) stop(&D);
@@ -825,6 +1084,7 @@ static const test_case tests[] = {
     {"tokens_and_visibility", tokens_and_visibility},
     {"startup_refusals", startup_refusals},
     {"nvml_discovery", nvml_discovery},
+    {"unknown_policy_views", unknown_policy_views},
     {"cleanup", cleanup},
 };
 

@@ -269,13 +269,22 @@ void gsd_do_dryrun(gsd_sched *g, gsd_cmd *c)
         }
         free(out);
     }
-    /* jobs that would be ahead of it in its queue */
+    /* jobs that would be ahead of it in its queue, as the policy orders them: it would be
+     * the newest job (largest id); its VC has no engine index if no job used it yet */
+    tmp.id = INT64_MAX;
+    tmp.slot = -1;
+    tmp.priority = sp->priority;
+    tmp.vc_name = sp->vc && *sp->vc ? sp->vc : "default";
+    tmp.vc = gs_engine_find_vc(g->e, tmp.vc_name);
+    tmp.state = GS_JOB_PENDING;
+    gsd_jview me;
+    memset(&me, 0, sizeof me);
+    me.id = tmp.id;
+    gs_engine_queue_key(g->e, &tmp, &me.q);
     int ahead = 0;
-    const char *vc = sp->vc ? sp->vc : "default";
     for (size_t i = 0; g->sh.snap && i < g->sh.snap->njobs; i++) {
         const gsd_jview *v = g->sh.snap->jobs[i];
-        if (v->state == GS_JOB_PENDING && gsd_queue_same(g->order, v->vc, vc) &&
-            gsd_queue_ahead(g->order, v->priority, v->id, sp->priority, INT64_MAX))
+        if (v->state == GS_JOB_PENDING && v->q.queue == me.q.queue && gsd_view_cmp(v, &me) < 0)
             ahead++;
     }
     json_object_set_new(o, "fits_now", json_boolean(fits));

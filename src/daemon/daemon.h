@@ -47,6 +47,9 @@ typedef struct gsd_opts {
     size_t max_body;          /* request body limit in bytes (1 MiB) */
     unsigned max_connections; /* concurrent HTTP connections (256) */
     int verbose;              /* 1: log every request */
+    /* Serve this policy ops table instead of looking 'policy' up in the registry (tests,
+     * embedders: a policy gsched does not know; see gs_engine_create_ops). */
+    const gs_policy_ops *policy_ops;
 } gsd_opts;
 
 void gsd_opts_init(gsd_opts *o);

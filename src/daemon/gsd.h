@@ -29,9 +29,15 @@
  *               scheduler thread
  *   mhd, port   set by gsd_http_start, before the scheduler loop runs
  *
- * Strings in a snapshot point into the cluster (node names, GPU types) and
- * the engine (job names, users, VCs, reasons: interned or static), which
- * both live until every HTTP thread has stopped.
+ * Strings in a snapshot point into the cluster (node names, GPU types), the
+ * engine and its policy (job names, users, VCs, reasons, declared VCs:
+ * interned or static) and the scheduler's interned strings (queue texts),
+ * which all live until every HTTP thread has stopped.
+ *
+ * Queues: the daemon knows no policy by name.  The scheduler thread asks the
+ * engine (which asks the policy, gsched/policy.h) for each pending job's
+ * queue and key, its queue's text, its reason and each VC's guarantee when
+ * it builds the views; HTTP threads only compare what the views hold.
  */
 #ifndef GSCHED_DAEMON_GSD_H
 #define GSCHED_DAEMON_GSD_H
@@ -80,6 +86,8 @@ typedef struct gsd_jview {
     int64_t id, group;
     int32_t task_index;
     const char *name, *user, *vc, *reason;
+    gs_queue_key q;    /* pending: its queue and order there, as the policy says */
+    const char *qtext; /* pending: that queue's text ("in VC a (by submission)"), interned */
     int32_t state, priority, ntasks, gpus_per_task, gpus, gang;
     int32_t runs, preemptions;
     int32_t stop; /* GSD_STOP_* in progress */
@@ -101,7 +109,7 @@ typedef struct gsd_gview {
 
 typedef struct gsd_vcview {
     const char *name;
-    int64_t guaranteed; /* GPUs promised (HiveD cells or quotas=...), -1 = none */
+    int64_t guaranteed; /* GPUs the policy promises (HiveD cells, quotas=...), -1 = none */
     int64_t allocated;  /* GPUs held by its running jobs */
     int32_t running, pending;
     int64_t pending_gpus;
@@ -120,30 +128,15 @@ typedef struct gsd_chunk {
     gsd_jview v[]; /* active jobs of the slot range, ascending id */
 } gsd_chunk;
 
-/*
- * The queue a pending job waits in, and its place there, as the policy orders jobs (so POS
- * and "position N" mean what the policy will do):
- *   GLOBAL       one queue in submission order (fifo, fifo-backfill; las, tiresias-*,
- *                srtf, srsf and sjf too, which then reorder it by attained service or by
- *                expected run time: for them the position is the submission order);
- *   VC           one queue per VC in submission order (yarn-cs, quota);
- *   VC_PRIORITY  one queue per VC by priority, then submission (hived, private).
- */
-enum { GSD_ORDER_GLOBAL = 0, GSD_ORDER_VC, GSD_ORDER_VC_PRIORITY };
-
-/* Distinct VC names the daemon accepts (each is a queue, a listing row, a metrics label). */
+/* Distinct VC names the daemon accepts (each is a listing row, a metrics label). */
 #define GSD_MAX_VCS 1024
-int gsd_order_for_policy(const char *policy);
-/* 1 if pending jobs (vc, priority, id) a and b wait in the same queue. */
-int gsd_queue_same(int order, const char *vca, const char *vcb);
-/* 1 if a is ahead of b in their (common) queue. */
-int gsd_queue_ahead(int order, int prio_a, int64_t id_a, int prio_b, int64_t id_b);
-/* "in the queue (by submission; srtf reorders by expected remaining time)", "in VC x (...)". */
-void gsd_queue_text(int order, const char *policy, const char *vc, char *buf, size_t cap);
+
+/* Order of pending views by (queue, key, id) as their policy set them: < 0 when a sorts
+ * first; two views wait in the same queue when a->q.queue == b->q.queue. */
+int gsd_view_cmp(const gsd_jview *a, const gsd_jview *b);
 
 typedef struct gsd_snap {
     atomic_int refs;
-    int order; /* GSD_ORDER_* */
     gs_time now;
     uint64_t cycle;
     gsd_chunk **chunks; /* references held */
@@ -218,8 +211,8 @@ void gsd_cmd_free(gsd_cmd *cmd);
 /* snapshot.c */
 gsd_snap *gsd_snap_get(gsd *g);
 void gsd_snap_put(gsd_snap *s);
-/* Position in its queue (see GSD_ORDER_*) of a pending job of the snapshot (1-based), 0 if not
- * pending. */
+/* Position in its queue (see gsd_view_cmp) of a pending job of the snapshot (1-based), 0 if
+ * not pending. */
 int gsd_snap_position(const gsd_snap *s, const gsd_jview *v);
 const gsd_jview *gsd_snap_find(const gsd_snap *s, int64_t id);
 /* Index of job id in s->jobs, or -1. */

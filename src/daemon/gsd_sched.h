@@ -122,15 +122,18 @@ typedef struct gsd_sched {
     int64_t final_counts[GS_JOB_NSTATES]; /* final jobs in the database */
     double cyc[1024];                     /* recent cycle durations */
     size_t ncyc;
-    char **quota_vc; /* quotas=VC:GPUS,... (display of guarantees) */
-    int64_t *quota_gpus;
-    size_t nquota;
     uint64_t cycle_no;
     int fatal;
-    int order;         /* GSD_ORDER_* of the policy */
     size_t meta_njobs; /* jobs when next_id was last written */
     int64_t *forget;   /* runs to forget after the commit */
     size_t nforget, capforget;
+    /* queue texts asked of the engine during this publish, by queue id (snapshot.c) */
+    struct {
+        int32_t queue;
+        const char *text; /* interned */
+        uint64_t gen;     /* valid when == qgen */
+    } qtext[256];
+    uint64_t qgen;
 } gsd_sched;
 
 /* util.c */

@@ -473,24 +473,15 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     return post_and_reply(h, c);
 }
 
-/* Position of every pending view in its queue (see GSD_ORDER_* in gsd.h). */
+/* Position of every pending view in its queue (see gsd_view_cmp in gsd.h). */
 typedef struct posent {
     const gsd_jview *v;
     size_t idx;
-    int order;
 } posent;
 
 static int pos_cmp(const void *a, const void *b)
 {
-    const posent *pa = a, *pb = b;
-    const gsd_jview *x = pa->v, *y = pb->v;
-    if (pa->order != GSD_ORDER_GLOBAL) {
-        int c = strcmp(x->vc, y->vc);
-        if (c) return c;
-    }
-    if (gsd_queue_ahead(pa->order, x->priority, x->id, y->priority, y->id)) return -1;
-    if (gsd_queue_ahead(pa->order, y->priority, y->id, x->priority, x->id)) return 1;
-    return 0;
+    return gsd_view_cmp(((const posent *)a)->v, ((const posent *)b)->v);
 }
 
 static int *positions(const gsd_snap *s)
@@ -500,11 +491,11 @@ static int *positions(const gsd_snap *s)
     if (!pos || !v) abort();
     size_t n = 0;
     for (size_t i = 0; i < s->njobs; i++)
-        if (s->jobs[i]->state == GS_JOB_PENDING) v[n++] = (posent){s->jobs[i], i, s->order};
+        if (s->jobs[i]->state == GS_JOB_PENDING) v[n++] = (posent){s->jobs[i], i};
     qsort(v, n, sizeof *v, pos_cmp);
     int p = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i == 0 || !gsd_queue_same(s->order, v[i].v->vc, v[i - 1].v->vc)) p = 0;
+        if (i == 0 || v[i].v->q.queue != v[i - 1].v->q.queue) p = 0;
         pos[v[i].idx] = ++p;
     }
     free(v);
@@ -664,14 +655,13 @@ static enum MHD_Result h_get(hctx *h, const char *ids, const char *sub)
     json_t *spec = json_loads(row.spec ? row.spec : "{}", 0, NULL);
     json_object_set_new(o, "spec", spec ? spec : json_null());
     if (v && v->state == GS_JOB_PENDING) {
-        char why[768], queue[256];
+        char why[768];
         int free_gpus = 0, total = (int)s->ngpus;
         for (size_t i = 0; i < s->ngpus; i++) free_gpus += s->gpus[i].job < 0 && !s->gpus[i].down;
-        gsd_queue_text(s->order, g->o.policy, v->vc, queue, sizeof queue);
         snprintf(why, sizeof why,
                  "%s: needs %d GPU(s) (%d x %d), %d of %d free now; position %d %s",
                  v->reason ? v->reason : "waiting", v->gpus, v->ntasks, v->gpus_per_task, free_gpus,
-                 total, pos, queue);
+                 total, pos, v->qtext ? v->qtext : "in the queue");
         json_object_set_new(o, "why_pending", json_string(why));
     }
     gsd_snap_put(s);
@@ -887,7 +877,7 @@ static enum MHD_Result h_health(hctx *h, const char *a, const char *sub)
     json_t *o = json_object();
     json_object_set_new(o, "status", json_string("ok"));
     json_object_set_new(o, "version", json_string(GSCHED_VERSION));
-    json_object_set_new(o, "policy", json_string(g->o.policy ? g->o.policy : "fifo"));
+    json_object_set_new(o, "policy", json_string(g->o.policy)); /* the engine's (serve.c) */
     json_object_set_new(o, "uptime_seconds",
                         json_real(gs_time_to_sec(gsd_wall_now() - g->started)));
     json_object_set_new(o, "cycles", json_integer((json_int_t)s->m.cycles));

@@ -139,7 +139,7 @@ char *gsd_metrics_text(const gsd *g, const gsd_snap *s, size_t *len)
     family(&b, "gsched_build_info", "gauge",
            "Version and policy of the running daemon (always 1).");
     bput(&b, "gsched_build_info{version=\"%s\",policy=\"%s\"} 1\n", GSCHED_VERSION,
-         esc(g->o.policy ? g->o.policy : "fifo", e1, sizeof e1));
+         esc(g->o.policy, e1, sizeof e1));
     family(&b, "gsched_start_time_seconds", "gauge", "Start time of the daemon (Unix seconds).");
     bput(&b, "gsched_start_time_seconds %.3f\n", gs_time_to_sec(g->started));
 

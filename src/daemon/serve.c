@@ -69,25 +69,6 @@ static char *default_state_dir(const char *db)
     return s;
 }
 
-/* quotas=VC:GPUS,... for display; the policy that read the parameter already validated it */
-static int parse_quotas(gsd_sched *g, const char *s)
-{
-    if (!s) return 0;
-    gs_quota *q;
-    size_t n;
-    int rc = gs_parse_quotas(s, &q, &n, NULL);
-    if (rc == GS_ENOMEM) abort(); /* programs abort on out-of-memory */
-    if (rc) return rc;
-    for (size_t i = 0; i < n; i++) {
-        g->quota_vc = gsd_xrealloc(g->quota_vc, (g->nquota + 1) * sizeof *g->quota_vc);
-        g->quota_gpus = gsd_xrealloc(g->quota_gpus, (g->nquota + 1) * sizeof *g->quota_gpus);
-        g->quota_vc[g->nquota] = q[i].vc; /* ownership moves to g */
-        g->quota_gpus[g->nquota++] = q[i].gpus;
-    }
-    free(q);
-    return 0;
-}
-
 static int read_data_file(void *ud, const char *path, char **buf, size_t *len, gs_diag *d)
 {
     (void)ud;
@@ -141,9 +122,6 @@ static void release_all(gsd_sched *g)
     free(g->forget);
     for (size_t i = 0; i < g->ntput; i++) free(g->tput[i].gpus);
     free(g->tput);
-    for (size_t i = 0; i < g->nquota; i++) free(g->quota_vc[i]);
-    free(g->quota_vc);
-    free(g->quota_gpus);
     gsd_strset_release(&g->strs);
     free(g->sh.state_dir);
     if (g->sh.wake[0] >= 0) close(g->sh.wake[0]);
@@ -209,7 +187,9 @@ int gsd_serve(const gsd_opts *o)
     eo.read_file = read_data_file;
     gs_diag_init(&d, NULL);
     if (gs_engine_opts_from_params(params, &eo, &d) ||
-        gs_engine_create(g.c, o->policy ? o->policy : "fifo", params, &eo, &g.e, &d)) {
+        (o->policy_ops
+             ? gs_engine_create_ops(g.c, o->policy_ops, params, &eo, &g.e, &d)
+             : gs_engine_create(g.c, o->policy ? o->policy : "fifo", params, &eo, &g.e, &d))) {
         gsd_log("%s", d.msg);
         gs_params_release(&empty);
         goto out;
@@ -221,10 +201,9 @@ int gsd_serve(const gsd_opts *o)
         gs_params_release(&empty);
         goto out;
     }
-    parse_quotas(&g, gs_params_get(params, "quotas"));
     gs_params_release(&empty);
     gs_engine_set_observer(g.e, gsd_observe, &g);
-    g.order = gsd_order_for_policy(gs_engine_policy_name(g.e));
+    g.sh.o.policy = gs_engine_policy_name(g.e); /* what /v1/health reports */
     /* database and executor */
     g.sh.state_dir = o->state_dir ? gsd_xstrdup(o->state_dir) : default_state_dir(o->db);
     gs_diag_init(&d, NULL);

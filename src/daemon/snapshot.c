@@ -2,8 +2,9 @@
 /*
  * snapshot.c - the immutable view HTTP threads read: job views (in chunks
  * shared by consecutive snapshots), nodes, GPUs, VCs, counters and
- * metrics; publishing a new one after each cycle; queue order and
- * positions as the policy orders jobs.
+ * metrics; publishing a new one after each cycle; queue positions as the
+ * policy orders jobs (its queue keys and texts, asked of the engine when a
+ * view is built: the daemon knows no policy by name).
  *
  * Invariants: a published snapshot and its chunks are never written again
  * (reference counted; the last gsd_snap_put frees); g->sh.snap is replaced
@@ -65,46 +66,9 @@ const gsd_jview *gsd_snap_find(const gsd_snap *s, int64_t id)
     return k >= 0 ? s->jobs[k] : NULL;
 }
 
-int gsd_order_for_policy(const char *policy)
+int gsd_view_cmp(const gsd_jview *a, const gsd_jview *b)
 {
-    if (!policy) return GSD_ORDER_GLOBAL;
-    if (!strcmp(policy, "hived") || !strcmp(policy, "private")) return GSD_ORDER_VC_PRIORITY;
-    if (!strcmp(policy, "yarn-cs") || !strcmp(policy, "quota")) return GSD_ORDER_VC;
-    return GSD_ORDER_GLOBAL;
-}
-
-int gsd_queue_same(int order, const char *vca, const char *vcb)
-{
-    return order == GSD_ORDER_GLOBAL || !strcmp(vca ? vca : "default", vcb ? vcb : "default");
-}
-
-int gsd_queue_ahead(int order, int prio_a, int64_t id_a, int prio_b, int64_t id_b)
-{
-    if (order == GSD_ORDER_VC_PRIORITY && prio_a != prio_b) return prio_a > prio_b;
-    return id_a < id_b; /* ids follow submission order */
-}
-
-void gsd_queue_text(int order, const char *policy, const char *vc, char *buf, size_t cap)
-{
-    static const struct {
-        const char *policy, *how;
-    } reorder[] = {{"las", "attained service"},
-                   {"tiresias-las", "attained service"},
-                   {"tiresias-gittins", "attained service (Gittins index)"},
-                   {"srtf", "expected remaining time"},
-                   {"srsf", "expected remaining service"},
-                   {"sjf", "expected run time"}};
-    const char *how = NULL;
-    for (size_t i = 0; policy && i < sizeof reorder / sizeof *reorder; i++)
-        if (!strcmp(policy, reorder[i].policy)) how = reorder[i].how;
-    if (order == GSD_ORDER_VC_PRIORITY)
-        snprintf(buf, cap, "in VC %s (by priority, then submission)", vc ? vc : "default");
-    else if (order == GSD_ORDER_VC)
-        snprintf(buf, cap, "in VC %s (by submission)", vc ? vc : "default");
-    else if (how)
-        snprintf(buf, cap, "in the queue (by submission; %s reorders it by %s)", policy, how);
-    else
-        snprintf(buf, cap, "in the queue (by submission)");
+    return gs_queue_key_cmp(&a->q, a->id, &b->q, b->id);
 }
 
 int gsd_snap_position(const gsd_snap *s, const gsd_jview *v)
@@ -113,9 +77,8 @@ int gsd_snap_position(const gsd_snap *s, const gsd_jview *v)
     int pos = 1;
     for (size_t i = 0; i < s->njobs; i++) {
         const gsd_jview *o = s->jobs[i];
-        if (o == v || o->state != GS_JOB_PENDING || !gsd_queue_same(s->order, o->vc, v->vc))
-            continue;
-        pos += gsd_queue_ahead(s->order, o->priority, o->id, v->priority, v->id);
+        if (o == v || o->state != GS_JOB_PENDING || o->q.queue != v->q.queue) continue;
+        pos += gsd_view_cmp(o, v) < 0;
     }
     return pos;
 }
@@ -126,16 +89,21 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int64_t vc_guarantee(gsd_sched *g, const char *name)
+/* The text of queue 'queue', asked of the engine once per queue and publish. */
+static const char *queue_text(gsd_sched *g, int32_t queue)
 {
-    int k = gs_cluster_find_vc(g->c, name);
-    if (k >= 0) return gs_cluster_vc(g->c, k)->gpus;
-    for (size_t i = 0; i < g->nquota; i++)
-        if (!strcmp(g->quota_vc[i], name)) return g->quota_gpus[i];
-    return -1;
+    size_t h = (uint32_t)queue & (sizeof g->qtext / sizeof *g->qtext - 1);
+    if (g->qtext[h].text && g->qtext[h].gen == g->qgen && g->qtext[h].queue == queue)
+        return g->qtext[h].text;
+    char buf[256];
+    gs_engine_queue_text(g->e, queue, buf, sizeof buf); /* on an error: a neutral text */
+    g->qtext[h].queue = queue;
+    g->qtext[h].text = gsd_intern(g, buf);
+    g->qtext[h].gen = g->qgen;
+    return g->qtext[h].text;
 }
 
-static void fill_view(const gs_job *j, const gsd_jobx *x, int free_gpus, gsd_jview *v)
+static void fill_view(gsd_sched *g, const gs_job *j, const gsd_jobx *x, gsd_jview *v)
 {
     v->id = j->id;
     v->group = j->group;
@@ -143,9 +111,16 @@ static void fill_view(const gs_job *j, const gsd_jobx *x, int free_gpus, gsd_jvi
     v->name = j->name;
     v->user = j->user;
     v->vc = j->vc_name;
-    /* a policy that did not look at the job (e.g. fifo with no free GPU) gave no reason */
-    const char *dflt = j->gpus > free_gpus ? "Resources" : "Priority";
-    v->reason = j->state == GS_JOB_PENDING ? (j->reason ? j->reason : dflt) : x->last_reason;
+    if (j->state == GS_JOB_PENDING) {
+        /* the policy's reason, else the engine's default; its queue as the policy orders it */
+        v->reason = gs_engine_pending_reason(g->e, j);
+        gs_engine_queue_key(g->e, j, &v->q); /* on an error: the default queue */
+        v->qtext = queue_text(g, v->q.queue);
+    } else {
+        v->reason = x->last_reason;
+        v->q = (gs_queue_key){GS_QUEUE_GLOBAL, 0};
+        v->qtext = NULL;
+    }
     v->state = j->state;
     v->priority = j->priority;
     v->ntasks = j->ntasks;
@@ -194,7 +169,7 @@ static void rebuild_chunk(gsd_sched *g, size_t c)
             }
             continue;
         }
-        fill_view(j, x, gs_cluster_free(g->c), &k->v[k->n++]);
+        fill_view(g, j, x, &k->v[k->n++]);
     }
     if (k->n)
         g->chunk[c] = k;
@@ -207,8 +182,8 @@ void gsd_publish(gsd_sched *g, gs_time now)
     gsd_snap *s = calloc(1, sizeof *s);
     if (!s) abort();
     atomic_init(&s->refs, 1);
-    s->order = g->order;
     s->now = now;
+    g->qgen++; /* queue texts are asked again */
     s->cycle = g->cycle_no;
     /* job views: rebuild the changed chunks (all of them now and then), share the rest */
     int full = !g->sh.snap || now - g->last_full >= 100 * GS_MSEC;
@@ -264,21 +239,24 @@ void gsd_publish(gsd_sched *g, gs_time now)
             if (gv->down) v->down++;
         }
     }
-    /* VCs: declared (HiveD config, quotas=), then the others jobs used; counters kept by
-     * gsd_track().  Linear in the number of VCs: engine VC names are unique, so only the few
-     * declared ones need a duplicate check. */
-    size_t ncl = gs_cluster_nvcs(g->c), nen = gs_engine_nvcs(g->e);
-    size_t ndecl = ncl + g->nquota, cap = ndecl + nen;
+    /* VCs: declared (the cluster's HiveD config, then the policy's, e.g. quotas=), then the
+     * others jobs used; guarantees as the policy promises them; counters kept by gsd_track().
+     * Linear in the number of VCs: engine VC names are unique, so only the few declared ones
+     * need a duplicate check. */
+    size_t ncl = gs_cluster_nvcs(g->c), nen = gs_engine_nvcs(g->e), npol = 0;
+    while (gs_engine_vc_declared(g->e, npol)) npol++;
+    size_t ndecl = ncl + npol, cap = ndecl + nen;
     s->vcs = calloc(cap ? cap : 1, sizeof *s->vcs);
     if (!s->vcs) abort();
     for (size_t i = 0; i < ndecl; i++) {
-        const char *name = i < ncl ? gs_cluster_vc(g->c, (int)i)->name : g->quota_vc[i - ncl];
+        const char *name =
+            i < ncl ? gs_cluster_vc(g->c, (int)i)->name : gs_engine_vc_declared(g->e, i - ncl);
         int dup = 0;
         for (size_t k = 0; k < s->nvcs && !dup; k++) dup = !strcmp(s->vcs[k].name, name);
         if (dup) continue;
         gsd_vcview *v = &s->vcs[s->nvcs++];
         v->name = name;
-        v->guaranteed = vc_guarantee(g, name);
+        v->guaranteed = gs_engine_vc_guarantee(g->e, name);
         for (size_t e = 0; e < nen && e < g->nvcstat; e++) {
             if (strcmp(gs_engine_vc_name(g->e, (int)e), name)) continue;
             v->pending = g->vcstat[e].pending;
@@ -296,7 +274,7 @@ void gsd_publish(gsd_sched *g, gs_time now)
         if (dup) continue;
         gsd_vcview *v = &s->vcs[s->nvcs++];
         v->name = name;
-        v->guaranteed = -1;
+        v->guaranteed = gs_engine_vc_guarantee(g->e, name);
         if (e < g->nvcstat) {
             v->pending = g->vcstat[e].pending;
             v->pending_gpus = g->vcstat[e].pending_gpus;
