@@ -7,7 +7,8 @@
  * visibility; startup refusals (non-loopback without tokens, bad config, a
  * second daemon on one database); graceful shutdown; the views of a policy
  * the daemon has never heard of (queue positions, reasons, VC guarantees come
- * from the policy, not from names in the daemon).  Every wait is bounded.
+ * from the policy, not from names in the daemon); a database of schema
+ * version 1 upgraded at start with its jobs recovered.  Every wait is bounded.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -22,8 +23,10 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "daemon.h"
+#include "daemon_schema_v1.h"
 #include "harness.h"
 
 #ifndef GSCHED_BIN
@@ -758,6 +761,10 @@ static void startup_refusals(void)
                         "127.0.0.1:99999", "--db",      tmp("r5.db"), NULL};
     ASSERT_EQ(run_gsched(a5, err), 2);
     ASSERT_CONTAINS(slurp(err), "port out of range");
+    const char *a7[] = {"serve",  "--cluster", "2",          "--executor",
+                        "slurmm", "--db",      tmp("r7.db"), NULL};
+    ASSERT_EQ(run_gsched(a7, err), 2);
+    ASSERT_CONTAINS(slurp(err), "unknown executor 'slurmm' (known: local)");
     /* no --cluster: NVML discovery; on a machine without NVML a clear refusal (skipped where
      * NVML exists: there the daemon would find real GPUs and serve) */
     void *nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -1061,6 +1068,94 @@ static void unknown_policy_views(void)
     ASSERT_EQ(stop(&P), 0);
 }
 
+static void sql1(sqlite3 *db, const char *sql)
+{
+    char *err = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) T_FAIL("%s: %s", sql, err);
+    sqlite3_free(err);
+}
+
+/* State of job id (polls until it is 'want', bounded); returns the last answer. */
+static res wait_state(const daemon_t *dm, long long id, const char *want)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+    res r = {0, NULL, NULL, ""};
+    for (int i = 0; i < 400; i++) {
+        res_free(&r);
+        r = req(dm, NULL, "GET", path, NULL, NULL, NULL);
+        if (!strcmp(js(&r, "state"), want)) break;
+        sleep_ms(50);
+    }
+    return r;
+}
+
+/*
+ * A database written by gsched before executor handles (schema version 1: tasks with pid /
+ * start_ticks) opens with this daemon, is upgraded in place, and recovery works on it: a
+ * pending job runs, a running job whose tasks are gone is requeued and runs again, finished
+ * tasks still show their pid, and ids continue after next_id.
+ */
+static void version1_database_upgraded(void)
+{
+    char db[512];
+    snprintf(db, sizeof db, "%s.db", tmp("old"));
+    sqlite3 *h;
+    ASSERT_EQ(sqlite3_open(db, &h), SQLITE_OK);
+    sql1(h, "PRAGMA journal_mode=WAL");
+    sql1(h, gsd_test_schema_v1);
+    sql1(h, "PRAGMA user_version = 1");
+    sql1(h, "INSERT INTO jobs(id, grp, task_index, user, vc, name, priority, ntasks, "
+            "gpus_per_task, gang, state, reason, exit_code, submit_us, first_start_us, "
+            "last_start_us, end_us, queued_us, executed_us, preemptions, runs, alloc, placement, "
+            "stop, cancel_by, spec) VALUES "
+            "(1, 1, 0, 'tester', 'default', 'pending', 0, 1, 1, 1, 'PENDING', NULL, NULL, "
+            "1000000, NULL, NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, "
+            "'{\"command\": \"true\"}'), "
+            "(2, 2, 0, 'tester', 'default', 'done', 0, 1, 1, 1, 'DONE', 'all tasks exited with "
+            "code 0', 0, 1000000, 2000000, 2000000, 3000000, 1000000, 1000000, 0, 1, NULL, "
+            "'n0:0', NULL, NULL, '{\"command\": \"true\"}'), "
+            "(3, 3, 0, 'tester', 'default', 'running', 0, 1, 1, 1, 'RUNNING', NULL, NULL, "
+            "1000000, 2000000, 2000000, NULL, 1000000, 0, 0, 1, '1', 'n0:1', NULL, NULL, "
+            "'{\"command\": \"true\"}')");
+    sql1(h, "INSERT INTO events(job_id, t_us, type, reason) VALUES (2, 2000000, 'started', "
+            "'run 1 on n0:0'), (2, 3000000, 'finished', 'all tasks exited with code 0')");
+    sql1(h, "INSERT INTO tasks(job_id, run, idx, pid, start_ticks, exit_code, gpus) VALUES "
+            "(2, 1, 0, 4242, 777, 0, '0'), (3, 1, 0, 999999, 1, NULL, '1')");
+    sql1(h, "INSERT INTO meta(key, value) VALUES ('next_id', 10)");
+    sqlite3_close(h);
+
+    daemon_t dm;
+    const char *extra[] = {"--cluster", "1x2", NULL};
+    if (start(&dm, "old", extra))
+        T_FAIL("daemon did not start on a version 1 database: %s", slurp(dm.log));
+    ASSERT_CONTAINS(slurp(dm.log), "upgraded from schema version 1 to 2");
+    res r = req(&dm, NULL, "GET", "/v1/jobs/2", NULL, NULL, NULL);
+    ASSERT_EQ(r.status, 200);
+    ASSERT_STR(js(&r, "state"), "DONE");
+    json_t *tl = json_object_get(r.j, "task_list");
+    ASSERT_EQ(json_array_size(tl), 1);
+    json_t *t0 = json_array_get(tl, 0);
+    ASSERT_EQ(json_integer_value(json_object_get(t0, "pid")), 4242);
+    ASSERT_EQ(json_integer_value(json_object_get(t0, "exit_code")), 0);
+    ASSERT_CONTAINS(json_string_value(json_object_get(t0, "log")), "/logs/2/task-0.log");
+    res_free(&r);
+    r = wait_state(&dm, 1, "DONE");
+    ASSERT_STR(js(&r, "state"), "DONE");
+    res_free(&r);
+    r = wait_state(&dm, 3, "DONE"); /* its task was lost with the old daemon: run again */
+    ASSERT_STR(js(&r, "state"), "DONE");
+    ASSERT_EQ(ji(&r, "runs"), 2);
+    t0 = json_array_get(json_object_get(r.j, "task_list"), 0);
+    ASSERT(json_integer_value(json_object_get(t0, "pid")) > 0);
+    res_free(&r);
+    r = req(&dm, NULL, "POST", "/v1/jobs", "{\"command\": \"true\"}", "application/json", NULL);
+    ASSERT_EQ(r.status, 201);
+    ASSERT_EQ(ji(&r, "id"), 10);
+    res_free(&r);
+    ASSERT_EQ(stop(&dm), 0);
+}
+
 static void cleanup(void)
 {
     if (D.pid > 0) stop(&D);
@@ -1085,6 +1180,7 @@ static const test_case tests[] = {
     {"startup_refusals", startup_refusals},
     {"nvml_discovery", nvml_discovery},
     {"unknown_policy_views", unknown_policy_views},
+    {"version1_database_upgraded", version1_database_upgraded},
     {"cleanup", cleanup},
 };
 

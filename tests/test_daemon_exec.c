@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "exec.h"
+#include "exec_local.h"
 #include "harness.h"
 
 #ifndef GSCHED_BIN
@@ -55,7 +56,7 @@ static void on_ev(void *ud, const gsd_xev *ev)
     seen *s = ud;
     switch (ev->kind) {
     case GSD_X_TASK_STARTED:
-        if (ev->task < 4) s->pids[ev->task] = ev->pid;
+        if (ev->task < 4) s->pids[ev->task] = gsd_local_handle_pid(ev->handle);
         s->started++;
         break;
     case GSD_X_TASK_EXITED:
@@ -133,7 +134,7 @@ static void env_groups_and_exit_codes(void)
 {
     gsd_exec *x;
     gs_diag d;
-    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &x, &d));
+    ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &x, &d));
     job j;
     /* task 1 fails (exit 1), which stops the rest of the gang: it waits until task 0 has
      * ended (its marker, then a moment for the exit itself), or task 0 could be stopped
@@ -183,7 +184,7 @@ static void stop_protocol(void)
 {
     gsd_exec *x;
     gs_diag d;
-    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &x, &d));
+    ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &x, &d));
     /* ignores SIGTERM: SIGKILL after the grace period */
     job j;
     make_job(&j, 21, 1, "trap '' TERM; echo ready; sleep 30");
@@ -229,7 +230,7 @@ static void grace_for_the_whole_task(void)
 {
     gsd_exec *x;
     gs_diag d;
-    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &x, &d));
+    ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &x, &d));
     char script[512], cmd[700];
     snprintf(script, sizeof script, "%s/ckpt-child.sh", state_dir());
     FILE *f = fopen(script, "w");
@@ -265,7 +266,7 @@ static void failed_task_stops_peers(void)
 {
     gsd_exec *x;
     gs_diag d;
-    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &x, &d));
+    ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &x, &d));
     job j;
     make_job(&j, 31, 2, "if [ $GSCHED_TASK_INDEX = 1 ]; then sleep 0.2; exit 5; fi; sleep 30");
     seen s = {0};
@@ -291,7 +292,7 @@ static void suspend_resume(void)
 {
     gsd_exec *x;
     gs_diag d;
-    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &x, &d));
+    ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &x, &d));
     job j;
     make_job(&j, 41, 1, "sleep 30");
     seen s = {0};
@@ -407,7 +408,7 @@ static void suspend_stops_work_and_survives_restart(void)
 {
     gsd_exec *a, *b;
     gs_diag d;
-    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &a, &d));
+    ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &a, &d));
     char cmd[700];
     snprintf(cmd, sizeof cmd,
              "trap 'exit 143' TERM; f=%s/cnt-$GSCHED_TASK_INDEX; i=0; "
@@ -436,7 +437,7 @@ static void suspend_stops_work_and_survives_restart(void)
     ASSERT_OK(gsd_exec_suspend(a, 71, 1));
     ASSERT(wait_groups(&s, 1));
     gsd_exec_destroy(a);
-    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &b, &d));
+    ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &b, &d));
     int alive, exited, lost;
     ASSERT_OK(gsd_exec_recover(b, 71, 1, 2, now_us(), &alive, &exited, &lost));
     ASSERT_EQ(alive, 2);
@@ -462,7 +463,7 @@ static void recovery_after_restart(void)
 {
     gs_diag d;
     gsd_exec *a, *b;
-    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &a, &d));
+    ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &a, &d));
     job j1, j2, j3;
     make_job(&j1, 51, 1, "sleep 1; exit 7"); /* survives, ends after the restart */
     make_job(&j2, 52, 1, "sleep 30");        /* killed while nobody watches: lost */
@@ -479,7 +480,7 @@ static void recovery_after_restart(void)
     int st;
     waitpid((pid_t)s2.pids[0], &st, 0); /* as init would */
 
-    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &b, &d));
+    ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &b, &d));
     int alive, exited, lost;
     ASSERT_OK(gsd_exec_recover(b, 51, 1, 1, now_us(), &alive, &exited, &lost));
     ASSERT_EQ(alive, 1);
@@ -488,9 +489,9 @@ static void recovery_after_restart(void)
     ASSERT_EQ(alive, 0);
     ASSERT_EQ(lost, 1);
     ASSERT_OK(gsd_exec_recover(b, 54, 1, 2, now_us(), &alive, &exited, &lost));
-    ASSERT_EQ(lost, 2); /* no run directory: never started */
-    ASSERT(gsd_exec_has_adopted(b));
-    ASSERT_EQ(gsd_exec_sweep(b, NULL, NULL), 1); /* job 53 */
+    ASSERT_EQ(lost, 2);                                /* no run directory: never started */
+    ASSERT_EQ(gsd_exec_poll_within(b), 200 * GS_MSEC); /* adopted tasks: /proc polling */
+    ASSERT_EQ(gsd_exec_sweep(b, NULL, NULL), 1);       /* job 53 */
     char sp[512];
     snprintf(sp, sizeof sp, "%s/runs/53.1", state_dir());
     struct stat stt;
@@ -506,7 +507,7 @@ static void recovery_after_restart(void)
     }
     ASSERT_EQ(r.done, 3);
     ASSERT_EQ(r.codes[0], 7);
-    ASSERT(!gsd_exec_has_adopted(b));
+    ASSERT_EQ(gsd_exec_poll_within(b), 500 * GS_MSEC); /* registered runs, none adopted alive */
     gsd_exec_forget(b, 51);
     gsd_exec_forget(b, 52);
     gsd_exec_forget(b, 54);
@@ -520,7 +521,7 @@ static void launch_failures(void)
 {
     gs_diag d;
     gsd_exec *x;
-    ASSERT_OK(gsd_exec_create(state_dir(), GSCHED_BIN, &x, &d));
+    ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &x, &d));
     job j;
     make_job(&j, 61, 1, "true");
     j.spec.workdir = strdup("/nonexistent/dir");

@@ -3,8 +3,10 @@
  * test_daemon_store.c - the SQLite store: schema creation, rows and events
  * survive close/reopen (what restart recovery reads), idempotency keys are
  * unique per user, uncommitted writes are invisible and lost, a second
- * daemon cannot open the same database, a newer schema is refused, and
- * readers list with filters and pagination.
+ * daemon cannot open the same database, a newer schema is refused, an
+ * older one (version 1, as gsched wrote it before executor handles) is
+ * upgraded in place with its rows, and readers list with filters and
+ * pagination.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 
 #include <sqlite3.h>
 
+#include "daemon_schema_v1.h"
 #include "harness.h"
 #include "store.h"
 
@@ -78,13 +81,12 @@ static void roundtrip_and_recovery_view(void)
     r2.last_start = 2000;
     ASSERT_OK(gsd_store_update_job(s, &r2));
     ASSERT_OK(gsd_store_add_event(s, 2, 2000, "started", "run 1 on n0:0-1"));
-    gsd_taskrow t = {2, 1, 0, 4242, 777, GSD_NONE, (char *)"4,5"};
+    gsd_taskrow t = {2, 1, 0, (char *)"local:4242:777", GSD_NONE, (char *)"4,5"};
     ASSERT_OK(gsd_store_put_task(s, &t));
-    t.pid = GSD_NONE;
-    t.start_ticks = GSD_NONE;
+    t.handle = NULL;
     t.exit_code = 3;
     t.gpus = NULL;
-    ASSERT_OK(gsd_store_put_task(s, &t)); /* the exit keeps pid and GPUs */
+    ASSERT_OK(gsd_store_put_task(s, &t)); /* the exit keeps the handle and GPUs */
     ASSERT_OK(gsd_store_meta_set(s, "next_id", 3));
     ASSERT_OK(gsd_store_commit(s));
     /* an uncommitted write is lost when the process goes away */
@@ -127,7 +129,7 @@ static void roundtrip_and_recovery_view(void)
     size_t nt;
     ASSERT_OK(gsd_reader_tasks(rd, 2, 1, &tr, &nt));
     ASSERT_EQ(nt, 1);
-    ASSERT_EQ(tr[0].pid, 4242);
+    ASSERT_STR(tr[0].handle, "local:4242:777");
     ASSERT_EQ(tr[0].exit_code, 3);
     ASSERT_STR(tr[0].gpus, "4,5");
     gsd_taskrows_free(tr, nt);
@@ -174,6 +176,120 @@ static void newer_schema_refused(void)
     gs_diag_init(&d, NULL);
     ASSERT_EQ(gsd_store_open(dbpath("d.db"), 1, &s, &d), GS_EUNSUPPORTED);
     ASSERT_CONTAINS(d.msg, "newer than this gsched");
+}
+
+static void exec1(sqlite3 *db, const char *sql)
+{
+    char *err = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) T_FAIL("%s: %s", sql, err);
+    sqlite3_free(err);
+}
+
+static int64_t query_int(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_open(path, &db) != SQLITE_OK) return -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static void version1_upgraded_in_place(void)
+{
+    const char *p = dbpath("v1.db");
+    sqlite3 *db;
+    ASSERT_EQ(sqlite3_open(p, &db), SQLITE_OK);
+    exec1(db, "PRAGMA journal_mode=WAL");
+    exec1(db, gsd_test_schema_v1);
+    exec1(db, "PRAGMA user_version = 1");
+    /* a running job (run 2: two tasks, one started), a finished one whose task never started */
+    exec1(db, "INSERT INTO jobs(id, grp, task_index, user, vc, name, priority, ntasks, "
+              "gpus_per_task, gang, state, reason, exit_code, submit_us, first_start_us, "
+              "last_start_us, end_us, queued_us, executed_us, preemptions, runs, alloc, "
+              "placement, stop, cancel_by, spec, idem_key, idem_hash) VALUES "
+              "(7, 7, 0, 'alice', 'default', 'train', 0, 2, 1, 1, 'RUNNING', NULL, NULL, 1000, "
+              "2000, 5000, NULL, 1000, 3000, 1, 2, '4,5', 'n0:4-5', NULL, NULL, "
+              "'{\"command\":\"true\"}', 'k7', 'h7'), "
+              "(8, 8, 0, 'bob', 'default', 'x', 0, 1, 1, 1, 'FAILED', 'task 0 exited with code "
+              "127', 127, 1500, 2500, 2500, 2600, 1000, 100, 0, 1, NULL, 'n0:6', NULL, NULL, "
+              "'{\"command\":\"nope\"}', NULL, NULL)");
+    exec1(db, "INSERT INTO events(job_id, t_us, type, reason) VALUES (7, 2000, 'started', "
+              "'run 1 on n0:4-5'), (8, 2600, 'launch-failed', 'task 0: not found')");
+    exec1(db, "INSERT INTO tasks(job_id, run, idx, pid, start_ticks, exit_code, gpus) VALUES "
+              "(7, 1, 0, 4242, 777, 143, '4'), (7, 2, 0, 5151, 888, NULL, '4'), "
+              "(7, 2, 1, NULL, NULL, NULL, '5'), (8, 1, 0, NULL, NULL, 127, NULL)");
+    exec1(db, "INSERT INTO meta(key, value) VALUES ('next_id', 9)");
+    sqlite3_close(db);
+
+    gsd_store *s;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gsd_store_open(p, 1, &s, &d));
+    ASSERT_EQ(gsd_store_upgraded_from(s), 1);
+    /* what restart recovery reads is intact */
+    int64_t next;
+    ASSERT_OK(gsd_store_meta_get(s, "next_id", 1, &next));
+    ASSERT_EQ(next, 9);
+    int64_t counts[GS_JOB_NSTATES] = {0};
+    ASSERT_OK(gsd_store_count_states(s, counts));
+    ASSERT_EQ(counts[GS_JOB_FAILED], 1);
+    int n = 0;
+    ASSERT_OK(gsd_store_each_active(s, count_active, &n));
+    ASSERT_EQ(n, 1);
+    int64_t id;
+    char *h = NULL;
+    ASSERT_OK(gsd_store_find_idem(s, "alice", "k7", &id, &h));
+    ASSERT_EQ(id, 7);
+    free(h);
+    /* tasks: pid + start time became the local executor's handle */
+    gsd_reader *rd = gsd_store_reader(s);
+    ASSERT(rd);
+    gsd_taskrow *tr;
+    size_t nt;
+    ASSERT_OK(gsd_reader_tasks(rd, 7, 1, &tr, &nt));
+    ASSERT_EQ(nt, 1);
+    ASSERT_STR(tr[0].handle, "local:4242:777");
+    ASSERT_EQ(tr[0].exit_code, 143);
+    gsd_taskrows_free(tr, nt);
+    ASSERT_OK(gsd_reader_tasks(rd, 7, 2, &tr, &nt));
+    ASSERT_EQ(nt, 2);
+    ASSERT_STR(tr[0].handle, "local:5151:888");
+    ASSERT_EQ(tr[0].exit_code, GSD_NONE);
+    ASSERT(tr[1].handle == NULL); /* not started yet */
+    ASSERT_STR(tr[1].gpus, "5");
+    gsd_taskrows_free(tr, nt);
+    ASSERT_OK(gsd_reader_tasks(rd, 8, 1, &tr, &nt));
+    ASSERT_EQ(nt, 1);
+    ASSERT(tr[0].handle == NULL);
+    ASSERT_EQ(tr[0].exit_code, 127);
+    gsd_taskrows_free(tr, nt);
+    gsd_event *ev;
+    size_t ne;
+    ASSERT_OK(gsd_reader_events(rd, 8, 100, &ev, &ne));
+    ASSERT_EQ(ne, 1);
+    ASSERT_STR(ev[0].type, "launch-failed");
+    gsd_events_free(ev, ne);
+    gsd_store_reader_put(s, rd);
+    /* the upgraded table takes new rows */
+    ASSERT_OK(gsd_store_begin(s));
+    gsd_taskrow t = {7, 2, 1, (char *)"local:6000:999", GSD_NONE, NULL};
+    ASSERT_OK(gsd_store_put_task(s, &t));
+    ASSERT_OK(gsd_store_commit(s));
+    gsd_store_close(s);
+    ASSERT_EQ(query_int(p, "PRAGMA user_version"), GSD_SCHEMA_VERSION);
+    ASSERT_EQ(query_int(p, "SELECT count(*) FROM pragma_table_info('tasks') WHERE name = 'pid'"),
+              0);
+    ASSERT_EQ(query_int(p, "SELECT count(*) FROM tasks WHERE handle = 'local:6000:999' AND "
+                           "gpus = '5'"),
+              1);
+    /* opened again: nothing left to upgrade */
+    ASSERT_OK(gsd_store_open(p, 1, &s, &d));
+    ASSERT_EQ(gsd_store_upgraded_from(s), 0);
+    gsd_store_close(s);
 }
 
 static void list_filters_and_pages(void)
@@ -224,6 +340,7 @@ static const test_case tests[] = {
     {"unique_idempotency_key", unique_idempotency_key},
     {"second_daemon_refused", second_daemon_refused},
     {"newer_schema_refused", newer_schema_refused},
+    {"version1_upgraded_in_place", version1_upgraded_in_place},
     {"list_filters_and_pages", list_filters_and_pages},
     {"cleanup", cleanup},
 };

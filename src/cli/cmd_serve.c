@@ -53,6 +53,8 @@ static void serve_usage(FILE *f)
             "  --max-body BYTES      request body limit (default 1048576)\n"
             "  --max-connections N   concurrent HTTP connections (default 256)\n"
             "  --port-file FILE      write the bound port to FILE once serving\n"
+            "  --executor NAME       what runs the tasks (default local: processes on this\n"
+            "                        machine; see docs/daemon.md)\n"
             "  -v, --verbose         log every request\n");
 }
 
@@ -83,6 +85,7 @@ int cmd_serve(int argc, char **argv)
                                              {"max-body", required_argument, NULL, 'b'},
                                              {"max-connections", required_argument, NULL, 'm'},
                                              {"port-file", required_argument, NULL, 'f'},
+                                             {"executor", required_argument, NULL, 'x'},
                                              {"verbose", no_argument, NULL, 'v'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -101,6 +104,7 @@ int cmd_serve(int argc, char **argv)
         case 'p': o.policy = optarg; break;
         case 't': o.tokens = optarg; break;
         case 'f': o.port_file = optarg; break;
+        case 'x': o.executor = optarg; break;
         case 'v': o.verbose = 1; break;
         case 'S':
             if (gs_params_set_kv(&params, optarg)) {

@@ -173,10 +173,13 @@ int gsd_commit(gsd_sched *g)
     g->ndirty = 0;
     for (size_t i = 0; i < g->ntput && !rc; i++) {
         gsd_taskput *t = &g->tput[i];
-        gsd_taskrow tr = {t->job_id, t->run, t->idx, t->pid, t->ticks, t->exit_code, t->gpus};
+        gsd_taskrow tr = {t->job_id, t->run, t->idx, t->handle, t->exit_code, t->gpus};
         rc = gsd_store_put_task(g->sh.store, &tr);
     }
-    for (size_t i = 0; i < g->ntput; i++) free(g->tput[i].gpus);
+    for (size_t i = 0; i < g->ntput; i++) {
+        free(g->tput[i].handle);
+        free(g->tput[i].gpus);
+    }
     g->ntput = 0;
     size_t nj = gs_engine_njobs(g->e);
     if (!rc && nj != g->meta_njobs) {
@@ -289,6 +292,16 @@ void gsd_act(gsd_sched *g, gs_time now)
             if (r->type == GS_REC_SUSPEND && x->stop != GSD_STOP_NONE) {
                 gsd_log("job %lld suspended while stopping (%s): no SIGSTOP", (long long)j->id,
                         gsd_stop_name(x->stop));
+                break;
+            }
+            if (!gsd_exec_can(g->x, GSD_XCAP_SUSPEND)) {
+                /* the engine gave its GPUs to others: its tasks cannot keep running; once
+                 * they are gone the job ends (tasks ended while suspended) */
+                if (r->type == GS_REC_SUSPEND) {
+                    gsd_log("job %lld suspended, but executor %s cannot suspend: stopping it",
+                            (long long)j->id, gsd_exec_backend(g->x)->name);
+                    gsd_exec_stop(g->x, j->id, now, gsd_job_grace(g, x));
+                }
                 break;
             }
             gsd_log("job %lld %s%s%s", (long long)j->id, event_name(r->type, x),

@@ -35,6 +35,7 @@ typedef struct gsd_opts {
     const char *state_dir; /* logs and run files (default: DB path with ".db" -> ".d") */
     const char *listen;    /* ADDR:PORT (default 127.0.0.1:8642); port 0 = any free port */
     const char *policy;    /* default fifo */
+    const char *executor;  /* executor backend (exec.h registry); default "local" */
     const char *tokens;    /* tokens file; NULL = no authentication (loopback only) */
     const char *port_file; /* write the bound port here once ready (tests) */
     const char *self_exe;  /* the gsched binary, for the task shim */

@@ -18,14 +18,15 @@
 
 /* ---- executor events ------------------------------------------------------------------------ */
 
-static void task_put(gsd_sched *g, int64_t job, int run, int idx, int64_t pid, int64_t ticks,
-                     int64_t code, const char *gpus)
+static void task_put(gsd_sched *g, int64_t job, int run, int idx, const char *handle, int64_t code,
+                     const char *gpus)
 {
     if (g->ntput == g->captput) {
         g->captput = g->captput ? g->captput * 2 : 64;
         g->tput = gsd_xrealloc(g->tput, g->captput * sizeof *g->tput);
     }
-    g->tput[g->ntput++] = (gsd_taskput){job, run, idx, pid, ticks, code, gsd_xstrdup(gpus)};
+    g->tput[g->ntput++] =
+        (gsd_taskput){job, run, idx, gsd_xstrdup(handle), code, gsd_xstrdup(gpus)};
 }
 
 static void finalize_run(gsd_sched *g, gs_job *j, const gsd_xev *ev, gs_time now)
@@ -101,12 +102,11 @@ void gsd_on_xev(void *ud, const gsd_xev *ev)
     gsd_jobx *x = gsd_jx(g, j->slot);
     switch (ev->kind) {
     case GSD_X_TASK_STARTED:
-        task_put(g, ev->job_id, ev->run, ev->task, ev->pid, ev->start_ticks, GSD_NONE, ev->gpus);
+        task_put(g, ev->job_id, ev->run, ev->task, ev->handle, GSD_NONE, ev->gpus);
         break;
     case GSD_X_TASK_EXITED:
-        task_put(g, ev->job_id, ev->run, ev->task, ev->pid ? ev->pid : GSD_NONE, GSD_NONE,
-                 ev->exit_code, NULL);
-        if (ev->msg && ev->exit_code >= 126 && ev->exit_code <= 127 && !ev->pid) {
+        task_put(g, ev->job_id, ev->run, ev->task, ev->handle, ev->exit_code, NULL);
+        if (ev->msg && ev->exit_code >= 126 && ev->exit_code <= 127 && !ev->handle) {
             g->m.launch_failures++;
             gsd_push_rec(g, GSD_EV_LAUNCH_FAIL, j->slot, now, "task %d: %s", ev->task, ev->msg);
         } else {

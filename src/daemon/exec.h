@@ -1,41 +1,39 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * exec.h - the local executor: runs each task of a job as a process tree on
- * this machine, signals it, notices when it ends, and finds it again after a
- * daemon restart.
+ * exec.h - the executor interface: what runs a job's tasks, signals them,
+ * notices when they end and finds them again after a daemon restart.  A
+ * backend is a const ops table (gsd_exec_ops) looked up by name, like the
+ * policies (`gsched serve --executor NAME`, default "local"); exec.c keeps
+ * the registry and the calls the daemon makes (gsd_exec_*), each a dispatch
+ * to the backend.  Backends: "local" (exec_local.c: every task a process
+ * tree on this machine, under a shim).  A cluster backend (e.g. Slurm) is
+ * one more table in the registry.
  *
- * Process model.  Every task runs under a small shim (`gsched __shim`), a
- * child of the daemon started with setsid(): the shim leads its own session
- * and process group, so the task survives a daemon crash and can be
- * signalled as a group.  The shim forks the command, waits for it and writes
- * its exit status to a status file before exiting with the same code.
- * Before exec'ing the shim, the forked child writes "PID STARTTIME" (the
- * process start time from /proc/PID/stat, which guards against PID reuse)
- * to a pid file, so a daemon that dies right after fork() still finds the
- * task on restart.
+ * Contract every backend keeps:
+ *  - asynchronous reporting: launch, poll and stop never call the engine;
+ *    what happened comes back through the gsd_xev_fn callback (the daemon
+ *    turns it into engine calls on its scheduler thread);
+ *  - a launch that cannot start a task reports it as exited (code 126/127
+ *    with a message) at the next poll: launching never fails half-way
+ *    silently;
+ *  - stop = graceful stop (SIGTERM or the backend's equivalent), then a hard
+ *    kill once the grace period is over (reported as GSD_X_KILLED);
+ *  - a run stays registered until gsd_exec_forget(), which the daemon calls
+ *    only after committing the outcome, so a crash in between finds it
+ *    again through recover();
+ *  - a task is named to the database by an opaque handle string the backend
+ *    chooses ("local:PID:STARTTICKS"); the daemon stores it and shows it,
+ *    never parses it (task_pid extracts a process id for display, or -1);
+ *  - capabilities (GSD_XCAP_*) say what it can do; the daemon checks them
+ *    instead of assuming (suspend / resume only with GSD_XCAP_SUSPEND).
  *
- * Files (under the state directory):
- *   runs/JOB.RUN/task-I.pid       "PID STARTTIME" of task I's shim
- *   runs/JOB.RUN/task-I.status    its exit code, written by the shim
- *   logs/JOB/task-I.log           stdout and stderr of task I, every run appended
- *
- * Stop protocol (preemption, cancel, time limit, failed peer): SIGTERM to
- * every task's process group (plus SIGCONT if it was stopped), then SIGKILL
- * once the grace period is over.  The grace period belongs to the whole
- * task: the shim is a child subreaper and, once it got SIGTERM, waits for
- * every descendant before it exits (a shell running a string command dies
- * of SIGTERM at once while the program it started writes its checkpoint).  Suspend / resume:
- * SIGSTOP / SIGCONT to the groups (GPU memory stays held while stopped).
- *
- * The executor never calls the engine: gsd_exec_poll() reports what
- * happened through a callback and the daemon turns that into engine calls.
- * Invariant: a run stays registered (and its run directory on disk) until
- * the daemon calls gsd_exec_forget() after committing the outcome, so a
- * crash in between finds the status files again.
- *
- * Threading: owned by the scheduler thread; not thread-safe.
+ * Threading: an executor object belongs to the scheduler thread, except
+ * the calls that take a const gsd_exec * and are marked thread-safe (log
+ * access, task_pid): they read only what create() set, so HTTP threads may
+ * call them through a const pointer.
  * Ownership: gsd_exec_create() returns an object freed by gsd_exec_destroy()
- * (NULL is fine); strings passed in are copied or used during the call only.
+ * (NULL is fine); strings passed in are copied or used during the call only;
+ * strings in a gsd_xev live during the callback only.
  */
 #ifndef GSCHED_DAEMON_EXEC_H
 #define GSCHED_DAEMON_EXEC_H
@@ -43,10 +41,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon.h"
 #include "gsched/gsched.h"
 #include "spec.h"
 
+/* An executor: a backend's ops and its state. */
 typedef struct gsd_exec gsd_exec;
 
 typedef struct gsd_launch {
@@ -65,10 +63,10 @@ typedef struct gsd_launch {
 } gsd_launch;
 
 typedef enum gsd_xev_kind {
-    GSD_X_TASK_STARTED, /* a task's shim started: pid, start_ticks */
-    GSD_X_TASK_EXITED,  /* one task ended: exit_code, lost */
+    GSD_X_TASK_STARTED, /* a task started: handle */
+    GSD_X_TASK_EXITED,  /* one task ended: exit_code, lost (handle if it had started) */
     GSD_X_PEER_FAILED,  /* a task failed while others run: stopping the others */
-    GSD_X_KILLED,       /* grace period over: SIGKILL sent */
+    GSD_X_KILLED,       /* grace period over: hard kill sent */
     GSD_X_RUN_DONE,     /* every task of the run is gone: exit_code, lost, killed */
 } gsd_xev_kind;
 
@@ -76,85 +74,130 @@ typedef struct gsd_xev {
     gsd_xev_kind kind;
     int64_t job_id;
     int run;
-    int task;    /* task index (TASK_*), -1 otherwise */
-    int64_t pid; /* TASK_STARTED */
-    int64_t start_ticks;
-    int exit_code;     /* TASK_EXITED: the task's; RUN_DONE: first non-zero, else 0 */
-    int failed_task;   /* RUN_DONE: index of the first failed task, -1 if none */
-    int lost;          /* the task ended without a status file (not our child) */
-    int never_started; /* RUN_DONE after recovery: no task was ever started */
-    int killed;        /* SIGKILL was needed */
-    const char *gpus;  /* TASK_STARTED: the task's GPUs */
-    const char *msg;   /* human explanation, may be NULL */
+    int task;           /* task index (TASK_*), -1 otherwise */
+    const char *handle; /* the task's handle (TASK_STARTED; TASK_EXITED if it had started) */
+    int exit_code;      /* TASK_EXITED: the task's; RUN_DONE: first non-zero, else 0 */
+    int failed_task;    /* RUN_DONE: index of the first failed task, -1 if none */
+    int lost;           /* the task ended without a known exit status */
+    int never_started;  /* RUN_DONE after recovery: no task was ever started */
+    int killed;         /* the hard kill was needed */
+    const char *gpus;   /* TASK_STARTED: the task's GPUs */
+    const char *msg;    /* human explanation, may be NULL */
 } gsd_xev;
 
 typedef void (*gsd_xev_fn)(void *ud, const gsd_xev *ev);
 
+/* ---- capabilities ------------------------------------------------------------------------- */
+
+enum {
+    GSD_XCAP_SUSPEND = 1u << 0,   /* suspend / resume a run's tasks (SIGSTOP / SIGCONT) */
+    GSD_XCAP_RESIZE = 1u << 1,    /* change a running job's GPUs without a restart */
+    GSD_XCAP_MULTINODE = 1u << 2, /* tasks run on the node the cluster names (not all here) */
+    GSD_XCAP_ADOPT = 1u << 3,     /* tasks outlive the daemon and are found again (recover) */
+};
+
+/* ---- the ops table a backend provides ------------------------------------------------------- */
+
+typedef struct gsd_exec_conf {
+    const char *state_dir; /* where the backend may keep files (logs, run records) */
+    const char *self_exe;  /* the gsched binary (e.g. for a task shim) */
+} gsd_exec_conf;
+
 /*
- * state_dir: where runs/ and logs/ live (created if missing).  self_exe:
- * the gsched binary (for the shim).  GS_EIO with a message on failure.
+ * Every hook takes the backend's state as created by create().  The hooks
+ * mirror the gsd_exec_* calls below (see them for the semantics); suspend
+ * is NULL without GSD_XCAP_SUSPEND.  log_path, log_open and task_pid are
+ * thread-safe.
  */
-int gsd_exec_create(const char *state_dir, const char *self_exe, gsd_exec **out, gs_diag *d);
+typedef struct gsd_exec_ops {
+    const char *name;
+    const char *desc;
+    unsigned caps; /* GSD_XCAP_* */
+    int (*create)(const gsd_exec_conf *conf, void **out, gs_diag *d);
+    void (*destroy)(void *b);
+    int (*launch)(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn, void *ud);
+    int (*stop)(void *b, int64_t job_id, gs_time now, gs_time grace);
+    int (*suspend)(void *b, int64_t job_id, int stop);
+    void (*poll)(void *b, gs_time now, gsd_xev_fn fn, void *ud);
+    gs_time (*next_deadline)(const void *b);
+    gs_time (*poll_within)(const void *b);
+    size_t (*nruns)(const void *b);
+    int (*has)(const void *b, int64_t job_id);
+    void (*kill_now)(void *b, int64_t job_id);
+    void (*forget)(void *b, int64_t job_id);
+    int (*recover)(void *b, int64_t job_id, int run, int ntasks, gs_time now, int *alive,
+                   int *exited, int *lost);
+    int (*sweep)(void *b, void (*log)(void *ud, const char *msg), void *ud);
+    void (*log_path)(const void *b, int64_t job_id, int task, char *buf, size_t cap);
+    int (*log_open)(const void *b, int64_t job_id, int task, int *fd);
+    int64_t (*task_pid)(const char *handle); /* -1 if none */
+} gsd_exec_ops;
+
+/* The registry: a backend by name (NULL if unknown); names "local, ..." for messages. */
+const gsd_exec_ops *gsd_exec_find(const char *name);
+void gsd_exec_names(char *buf, size_t cap);
+
+/* The backends (exec_local.c, ...). */
+extern const gsd_exec_ops gsd_exec_local;
+
+/* ---- the calls the daemon makes ------------------------------------------------------------- */
+
+/*
+ * Create the executor 'name' (NULL = "local").  GS_ENOENT for an unknown
+ * name (the message lists the known ones); the backend's error otherwise.
+ */
+int gsd_exec_create(const char *name, const gsd_exec_conf *conf, gsd_exec **out, gs_diag *d);
 void gsd_exec_destroy(gsd_exec *x);
+const gsd_exec_ops *gsd_exec_backend(const gsd_exec *x);
+/* 1 if the executor has every capability in caps (GSD_XCAP_*). */
+int gsd_exec_can(const gsd_exec *x, unsigned caps);
 
 /*
  * Start every task of a run.  A task that cannot be started is reported as
- * exited (code 126/127 with a message) at the next poll: launching never
- * fails half-way silently.  Returns 0 or GS_EEXIST (run already registered).
+ * exited (code 126/127 with a message) at the next poll.  Returns 0 or
+ * GS_EEXIST (run already registered).
  */
 int gsd_exec_launch(gsd_exec *x, const gsd_launch *l, gs_time now, gsd_xev_fn fn, void *ud);
-/* SIGTERM now, SIGKILL at now + grace (an earlier deadline is kept).  GS_ENOENT if unknown. */
+/* Graceful stop now, hard kill at now + grace (an earlier deadline is kept).  GS_ENOENT if
+ * unknown. */
 int gsd_exec_stop(gsd_exec *x, int64_t job_id, gs_time now, gs_time grace);
-/* SIGSTOP (stop=1) or SIGCONT (0) to every live task of the job. */
+/* Suspend (stop=1) or resume (0) every live task of the job.  GS_ENOENT if unknown,
+ * GS_EUNSUPPORTED without GSD_XCAP_SUSPEND. */
 int gsd_exec_suspend(gsd_exec *x, int64_t job_id, int stop);
-/* Reap and check tasks, send due SIGKILLs, report through fn. */
+/* Check tasks, send due hard kills, report through fn. */
 void gsd_exec_poll(gsd_exec *x, gs_time now, gsd_xev_fn fn, void *ud);
-/* Earliest SIGKILL deadline, or GS_TIME_MAX. */
+/* Earliest hard-kill deadline, or GS_TIME_MAX. */
 gs_time gsd_exec_next_deadline(const gsd_exec *x);
-/* 1 if some registered task was not started by this process (needs /proc polling). */
-int gsd_exec_has_adopted(const gsd_exec *x);
+/* Longest the daemon may wait before the next poll (e.g. tasks that are not our children are
+ * checked by polling), GS_TIME_MAX if it may wait for a deadline or a wake-up. */
+gs_time gsd_exec_poll_within(const gsd_exec *x);
 /* Number of registered runs. */
 size_t gsd_exec_nruns(const gsd_exec *x);
-/* SIGKILL every live task of the job and wait (a few seconds at most) until they are gone. */
-void gsd_exec_kill_now(gsd_exec *x, int64_t job_id);
-/* Forget a finished run and remove its run directory (after the outcome is committed). */
-void gsd_exec_forget(gsd_exec *x, int64_t job_id);
 /* 1 if the job has a registered run. */
 int gsd_exec_has(const gsd_exec *x, int64_t job_id);
-
+/* Hard-kill every live task of the job and wait (a few seconds at most) until they are gone. */
+void gsd_exec_kill_now(gsd_exec *x, int64_t job_id);
+/* Forget a finished run and what the backend keeps for it (after the outcome is committed). */
+void gsd_exec_forget(gsd_exec *x, int64_t job_id);
 /*
- * Restart recovery: register run 'run' of a job from its run directory.
- * Each task is alive (shim running, same start time), exited (status file)
- * or lost.  A task with no pid file yet is waited for a few seconds (the
- * daemon may have died between fork() and the child writing it).  Counts
- * go to *alive, *exited and *lost.  The run is registered even when nothing
- * is alive; the next poll reports RUN_DONE.
+ * Restart recovery: register run 'run' of a job from what the backend kept.
+ * Each task is alive, exited (its exit status is known) or lost.  Counts go
+ * to *alive, *exited and *lost.  The run is registered even when nothing is
+ * alive; the next poll reports RUN_DONE.
  */
 int gsd_exec_recover(gsd_exec *x, int64_t job_id, int run, int ntasks, gs_time now, int *alive,
                      int *exited, int *lost);
 /*
- * After recovery: kill (SIGKILL, waiting up to a few seconds) every task
- * in runs/ that no registered run claims, then remove those directories.
- * Returns the number of processes killed; 'log' gets one line per action.
+ * After recovery: kill every task no registered run claims and forget it.
+ * Returns the number of tasks killed; 'log' gets one line per action.
  */
 int gsd_exec_sweep(gsd_exec *x, void (*log)(void *ud, const char *msg), void *ud);
 
-/* Log file of a task (does not check that it exists). */
+/* Thread-safe: the log file of a task (does not check that it exists). */
 void gsd_exec_log_path(const gsd_exec *x, int64_t job_id, int task, char *buf, size_t cap);
-
-/* Start time (clock ticks since boot) of a process from /proc/PID/stat; -1 if gone. */
-int64_t gsd_proc_start_ticks(int64_t pid, char *state);
-
-/* gsd_shim_main (`gsched __shim`): daemon.h. */
-
-/* ---- GPU discovery (nvml.c) ----------------------------------------------------------------- */
-
-/*
- * Build a one-node cluster of the GPUs NVML reports (libnvidia-ml.so.1 is
- * loaded with dlopen; no build dependency).  GS_ENOENT when NVML or GPUs
- * are absent (message in d), so callers can fall back to a declared
- * cluster.  The GPU type is the model name without vendor words ("H100").
- */
-int gsd_nvml_cluster(gs_cluster **out, gs_diag *d);
+/* Thread-safe: open a task's log for reading.  0 and *fd, or GS_ENOENT (no log yet). */
+int gsd_exec_log_open(const gsd_exec *x, int64_t job_id, int task, int *fd);
+/* Thread-safe: the process id a handle names, for display; -1 if none. */
+int64_t gsd_exec_task_pid(const gsd_exec *x, const char *handle);
 
 #endif

@@ -1,8 +1,45 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * exec_local.c - the local executor and the task shim (see exec.h).
+ * exec_local.c - the "local" executor (exec.h): runs each task of a job as a
+ * process tree on this machine, signals it, notices when it ends, and finds
+ * it again after a daemon restart.
+ *
+ * Process model.  Every task runs under a small shim (`gsched __shim`), a
+ * child of the daemon started with setsid(): the shim leads its own session
+ * and process group, so the task survives a daemon crash and can be
+ * signalled as a group.  The shim forks the command, waits for it and writes
+ * its exit status to a status file before exiting with the same code.
+ * Before exec'ing the shim, the forked child writes "PID STARTTIME" (the
+ * process start time from /proc/PID/stat, which guards against PID reuse)
+ * to a pid file, so a daemon that dies right after fork() still finds the
+ * task on restart.
+ *
+ * Files (under the state directory, made absolute at create):
+ *   runs/JOB.RUN/task-I.pid       "PID STARTTIME" of task I's shim
+ *   runs/JOB.RUN/task-I.status    its exit code, written by the shim
+ *   logs/JOB/task-I.log           stdout and stderr of task I, every run appended
+ *
+ * Stop protocol (preemption, cancel, time limit, failed peer): SIGTERM to
+ * every task's process group (plus SIGCONT if it was stopped), then SIGKILL
+ * once the grace period is over.  The grace period belongs to the whole
+ * task: the shim is a child subreaper and, once it got SIGTERM, waits for
+ * every descendant before it exits (a shell running a string command dies
+ * of SIGTERM at once while the program it started writes its checkpoint).
+ * Suspend / resume: SIGSTOP / SIGCONT to the groups (GPU memory stays held
+ * while stopped).
+ *
+ * Task handle: "local:PID:STARTTICKS" (the shim's pid and start time).
+ * Capabilities: suspend (SIGSTOP / SIGCONT), adopt (tasks outlive the
+ * daemon); not multi-node (every task runs here, whatever node the cluster
+ * names) and no resize.  log_path, log_open and task_pid read only what
+ * create() set (thread-safe); everything else is the scheduler thread's.
  *
  * Invariants:
+ *  - the executor never calls the engine: poll reports what happened
+ *    through the callback;
+ *  - a run stays registered (and its run directory on disk) until the daemon
+ *    calls forget after committing the outcome, so a crash in between finds
+ *    the status files again;
  *  - between fork() and exec() the child calls only async-signal-safe
  *    functions (the daemon is multi-threaded): no malloc, no stdio;
  *  - a task is "done" exactly once: reaped by waitpid (our child) or found
@@ -28,7 +65,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon.h"
 #include "exec.h"
+#include "exec_local.h"
 
 extern char **environ;
 
@@ -57,12 +96,12 @@ typedef struct xrun {
     int never_started;
 } xrun;
 
-struct gsd_exec {
+typedef struct xlocal {
     char *dir, *runs, *logs, *self;
     xrun **v;
     size_t n, cap;
     double pid_wait_until; /* recovery: wait for missing pid files until then (one deadline) */
-};
+} xlocal;
 
 static char *xstrdup(const char *s)
 {
@@ -85,23 +124,39 @@ static int mkdir_p(const char *path)
     return 0;
 }
 
-int gsd_exec_create(const char *state_dir, const char *self_exe, gsd_exec **out, gs_diag *d)
+static void local_destroy(void *b);
+
+static char *path_join(const char *dir, const char *name)
 {
-    gsd_exec *x = calloc(1, sizeof *x);
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (!p) abort();
+    snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+/* Paths are made absolute once the directories exist (log paths are shown to clients). */
+static int local_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
+{
+    xlocal *x = calloc(1, sizeof *x);
     if (!x) abort();
-    x->dir = xstrdup(state_dir);
-    x->self = xstrdup(self_exe);
-    size_t n = strlen(state_dir) + 16;
-    x->runs = malloc(n);
-    x->logs = malloc(n);
-    if (!x->runs || !x->logs) abort();
-    snprintf(x->runs, n, "%s/runs", state_dir);
-    snprintf(x->logs, n, "%s/logs", state_dir);
+    x->self = xstrdup(conf->self_exe ? conf->self_exe : "/proc/self/exe");
+    x->runs = path_join(conf->state_dir, "runs");
+    x->logs = path_join(conf->state_dir, "logs");
     if (mkdir_p(x->runs) || mkdir_p(x->logs)) {
         int e = errno;
-        gsd_exec_destroy(x);
-        return gs_diag_set(d, GS_EIO, 0, 0, "cannot create state directory '%s': %s", state_dir,
-                           strerror(e));
+        local_destroy(x);
+        return gs_diag_set(d, GS_EIO, 0, 0, "cannot create state directory '%s': %s",
+                           conf->state_dir, strerror(e));
+    }
+    x->dir = realpath(conf->state_dir, NULL);
+    if (x->dir) {
+        free(x->runs);
+        free(x->logs);
+        x->runs = path_join(x->dir, "runs");
+        x->logs = path_join(x->dir, "logs");
+    } else {
+        x->dir = xstrdup(conf->state_dir);
     }
     *out = x;
     return 0;
@@ -115,8 +170,9 @@ static void run_free(xrun *r)
     free(r);
 }
 
-void gsd_exec_destroy(gsd_exec *x)
+static void local_destroy(void *b)
 {
+    xlocal *x = b;
     if (!x) return;
     for (size_t i = 0; i < x->n; i++) run_free(x->v[i]);
     free(x->v);
@@ -127,24 +183,26 @@ void gsd_exec_destroy(gsd_exec *x)
     free(x);
 }
 
-static xrun *find_run(const gsd_exec *x, int64_t job_id)
+static xrun *find_run(const xlocal *x, int64_t job_id)
 {
     for (size_t i = 0; i < x->n; i++)
         if (x->v[i]->job_id == job_id) return x->v[i];
     return NULL;
 }
 
-int gsd_exec_has(const gsd_exec *x, int64_t job_id)
+static int local_has(const void *b, int64_t job_id)
 {
+    const xlocal *x = b;
     return find_run(x, job_id) != NULL;
 }
 
-size_t gsd_exec_nruns(const gsd_exec *x)
+static size_t local_nruns(const void *b)
 {
+    const xlocal *x = b;
     return x->n;
 }
 
-static xrun *add_run(gsd_exec *x, int64_t job_id, int run, int ntasks)
+static xrun *add_run(xlocal *x, int64_t job_id, int run, int ntasks)
 {
     if (x->n == x->cap) {
         x->cap = x->cap ? x->cap * 2 : 16;
@@ -165,12 +223,19 @@ static xrun *add_run(gsd_exec *x, int64_t job_id, int run, int ntasks)
     return r;
 }
 
-void gsd_exec_log_path(const gsd_exec *x, int64_t job_id, int task, char *buf, size_t cap)
+static void local_log_path(const void *b, int64_t job_id, int task, char *buf, size_t cap)
 {
+    const xlocal *x = b;
     snprintf(buf, cap, "%s/%lld/task-%d.log", x->logs, (long long)job_id, task);
 }
 
-static void run_dir(const gsd_exec *x, int64_t job_id, int run, char *buf, size_t cap)
+/* A task's handle: "local:PID:STARTTICKS". */
+static void local_handle(char *buf, size_t cap, int64_t pid, int64_t ticks)
+{
+    snprintf(buf, cap, "local:%lld:%lld", (long long)pid, (long long)ticks);
+}
+
+static void run_dir(const xlocal *x, int64_t job_id, int run, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s/%lld.%d", x->runs, (long long)job_id, run);
 }
@@ -401,8 +466,9 @@ static void stamp(char *buf, size_t cap, gs_time now)
     strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-int gsd_exec_launch(gsd_exec *x, const gsd_launch *l, gs_time now, gsd_xev_fn fn, void *ud)
+static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn, void *ud)
 {
+    xlocal *x = b;
     if (find_run(x, l->job_id)) return GS_EEXIST;
     xrun *r = add_run(x, l->job_id, l->run, l->ntasks);
     r->grace = l->grace;
@@ -427,7 +493,7 @@ int gsd_exec_launch(gsd_exec *x, const gsd_launch *l, gs_time now, gsd_xev_fn fn
             continue;
         }
         char log[PATH_MAX], pidf[PATH_MAX], pidtmp[PATH_MAX], statf[PATH_MAX];
-        gsd_exec_log_path(x, l->job_id, i, log, sizeof log);
+        local_log_path(x, l->job_id, i, log, sizeof log);
         snprintf(pidf, sizeof pidf, "%s/task-%d.pid", dir, i);
         snprintf(pidtmp, sizeof pidtmp, "%s/task-%d.pid.tmp", dir, i);
         snprintf(statf, sizeof statf, "%s/task-%d.status", dir, i);
@@ -498,12 +564,13 @@ int gsd_exec_launch(gsd_exec *x, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         char stc;
         t->ticks = gsd_proc_start_ticks(pid, &stc);
         if (fn) {
+            char handle[64];
+            local_handle(handle, sizeof handle, pid, t->ticks);
             gsd_xev ev = {.kind = GSD_X_TASK_STARTED,
                           .job_id = l->job_id,
                           .run = l->run,
                           .task = i,
-                          .pid = pid,
-                          .start_ticks = t->ticks,
+                          .handle = handle,
                           .failed_task = -1,
                           .gpus = t->gpus};
             fn(ud, &ev);
@@ -522,8 +589,9 @@ static void signal_run(xrun *r, int sig)
     }
 }
 
-int gsd_exec_stop(gsd_exec *x, int64_t job_id, gs_time now, gs_time grace)
+static int local_stop(void *b, int64_t job_id, gs_time now, gs_time grace)
 {
+    xlocal *x = b;
     xrun *r = find_run(x, job_id);
     if (!r) return GS_ENOENT;
     if (r->suspended) {
@@ -537,8 +605,9 @@ int gsd_exec_stop(gsd_exec *x, int64_t job_id, gs_time now, gs_time grace)
     return 0;
 }
 
-int gsd_exec_suspend(gsd_exec *x, int64_t job_id, int stop)
+static int local_suspend(void *b, int64_t job_id, int stop)
 {
+    xlocal *x = b;
     xrun *r = find_run(x, job_id);
     if (!r) return GS_ENOENT;
     signal_run(r, stop ? SIGSTOP : SIGCONT);
@@ -546,20 +615,24 @@ int gsd_exec_suspend(gsd_exec *x, int64_t job_id, int stop)
     return 0;
 }
 
-gs_time gsd_exec_next_deadline(const gsd_exec *x)
+static gs_time local_next_deadline(const void *b)
 {
+    const xlocal *x = b;
     gs_time t = GS_TIME_MAX;
     for (size_t i = 0; i < x->n; i++)
         if (x->v[i]->stopping && !x->v[i]->killed && x->v[i]->kill_at < t) t = x->v[i]->kill_at;
     return t;
 }
 
-int gsd_exec_has_adopted(const gsd_exec *x)
+/* Tasks that are not our children (adopted after a restart) are checked through /proc: every
+ * 200 ms; runs of our own children every 500 ms (SIGCHLD wakes the loop sooner). */
+static gs_time local_poll_within(const void *b)
 {
+    const xlocal *x = b;
     for (size_t i = 0; i < x->n; i++)
         for (int k = 0; k < x->v[i]->ntasks; k++)
-            if (x->v[i]->t[k].state == TS_RUN && !x->v[i]->t[k].child) return 1;
-    return 0;
+            if (x->v[i]->t[k].state == TS_RUN && !x->v[i]->t[k].child) return 200 * GS_MSEC;
+    return x->n ? 500 * GS_MSEC : GS_TIME_MAX;
 }
 
 static int read_status(const char *path, int *code)
@@ -573,7 +646,7 @@ static int read_status(const char *path, int *code)
     return 0;
 }
 
-static void status_path(const gsd_exec *x, const xrun *r, int i, char *buf, size_t cap)
+static void status_path(const xlocal *x, const xrun *r, int i, char *buf, size_t cap)
 {
     char dir[PATH_MAX];
     run_dir(x, r->job_id, r->run, dir, sizeof dir);
@@ -587,8 +660,9 @@ static int wait_code(int st)
     return 255;
 }
 
-void gsd_exec_poll(gsd_exec *x, gs_time now, gsd_xev_fn fn, void *ud)
+static void local_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
 {
+    xlocal *x = b;
     /* our children */
     int st;
     pid_t pid;
@@ -642,11 +716,13 @@ void gsd_exec_poll(gsd_exec *x, gs_time now, gsd_xev_fn fn, void *ud)
                 r->first_code = t->exit_code;
             }
             if (fn) {
+                char handle[64];
+                if (t->pid) local_handle(handle, sizeof handle, t->pid, t->ticks);
                 gsd_xev ev = {.kind = GSD_X_TASK_EXITED,
                               .job_id = r->job_id,
                               .run = r->run,
                               .task = k,
-                              .pid = t->pid,
+                              .handle = t->pid ? handle : NULL,
                               .exit_code = t->exit_code,
                               .failed_task = -1,
                               .lost = t->lost,
@@ -655,7 +731,7 @@ void gsd_exec_poll(gsd_exec *x, gs_time now, gsd_xev_fn fn, void *ud)
             }
         }
         if (running && r->failed_task >= 0 && !r->stopping) {
-            gsd_exec_stop(x, r->job_id, now, r->grace);
+            local_stop(x, r->job_id, now, r->grace);
             if (fn) {
                 gsd_xev ev = {.kind = GSD_X_PEER_FAILED,
                               .job_id = r->job_id,
@@ -722,8 +798,9 @@ static void rm_run_dir(const char *dir)
     rmdir(dir);
 }
 
-void gsd_exec_forget(gsd_exec *x, int64_t job_id)
+static void local_forget(void *b, int64_t job_id)
 {
+    xlocal *x = b;
     for (size_t i = 0; i < x->n; i++) {
         xrun *r = x->v[i];
         if (r->job_id != job_id) continue;
@@ -736,8 +813,9 @@ void gsd_exec_forget(gsd_exec *x, int64_t job_id)
     }
 }
 
-void gsd_exec_kill_now(gsd_exec *x, int64_t job_id)
+static void local_kill_now(void *b, int64_t job_id)
 {
+    xlocal *x = b;
     xrun *r = find_run(x, job_id);
     if (!r) return;
     signal_run(r, SIGCONT);
@@ -781,9 +859,10 @@ static int read_pidfile(const char *path, int64_t *pid, int64_t *ticks)
     return 0;
 }
 
-int gsd_exec_recover(gsd_exec *x, int64_t job_id, int run, int ntasks, gs_time now, int *nalive,
-                     int *nexited, int *nlost)
+static int local_recover(void *b, int64_t job_id, int run, int ntasks, gs_time now, int *nalive,
+                         int *nexited, int *nlost)
 {
+    xlocal *x = b;
     (void)now;
     *nalive = *nexited = *nlost = 0;
     if (find_run(x, job_id)) return GS_EEXIST;
@@ -828,6 +907,7 @@ int gsd_exec_recover(gsd_exec *x, int64_t job_id, int run, int ntasks, gs_time n
             (*nalive)++;
         } else if (read_status(statf, &code) == 0) {
             t->pid = got ? pid : 0;
+            t->ticks = got ? ticks : 0; /* its handle stays the one it started with */
             t->state = TS_DONE;
             t->exit_code = code;
             (*nexited)++;
@@ -845,8 +925,9 @@ int gsd_exec_recover(gsd_exec *x, int64_t job_id, int run, int ntasks, gs_time n
     return 0;
 }
 
-int gsd_exec_sweep(gsd_exec *x, void (*log)(void *ud, const char *msg), void *ud)
+static int local_sweep(void *b, void (*log)(void *ud, const char *msg), void *ud)
 {
+    xlocal *x = b;
     DIR *dp = opendir(x->runs);
     if (!dp) return 0;
     int killed = 0;
@@ -889,6 +970,44 @@ int gsd_exec_sweep(gsd_exec *x, void (*log)(void *ud, const char *msg), void *ud
     closedir(dp);
     return killed;
 }
+
+static int local_log_open(const void *b, int64_t job_id, int task, int *fd)
+{
+    char path[PATH_MAX];
+    local_log_path(b, job_id, task, path, sizeof path);
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    return *fd < 0 ? GS_ENOENT : 0;
+}
+
+int64_t gsd_local_handle_pid(const char *handle)
+{
+    long long pid;
+    if (!handle || sscanf(handle, "local:%lld:", &pid) != 1) return -1;
+    return pid;
+}
+
+const gsd_exec_ops gsd_exec_local = {
+    .name = "local",
+    .desc = "every task a process tree on this machine, under a shim; survives daemon restarts",
+    .caps = GSD_XCAP_SUSPEND | GSD_XCAP_ADOPT,
+    .create = local_create,
+    .destroy = local_destroy,
+    .launch = local_launch,
+    .stop = local_stop,
+    .suspend = local_suspend,
+    .poll = local_poll,
+    .next_deadline = local_next_deadline,
+    .poll_within = local_poll_within,
+    .nruns = local_nruns,
+    .has = local_has,
+    .kill_now = local_kill_now,
+    .forget = local_forget,
+    .recover = local_recover,
+    .sweep = local_sweep,
+    .log_path = local_log_path,
+    .log_open = local_log_open,
+    .task_pid = gsd_local_handle_pid,
+};
 
 /* ---- the shim ------------------------------------------------------------------------------- */
 

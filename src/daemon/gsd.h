@@ -19,7 +19,10 @@
  *     struct gsd below.
  *
  * Shared state (struct gsd) and its guard:
- *   o, state_dir, auth, started   set before the HTTP threads start, read-only after
+ *   o, auth, started   set before the HTTP threads start, read-only after
+ *   xlog        the executor, const: HTTP threads call only its thread-safe
+ *               calls (gsd_exec_log_path, gsd_exec_log_open, gsd_exec_task_pid);
+ *               the scheduler thread drives it through its own, non-const pointer
  *   store       only its read side (gsd_store_reader) from HTTP threads; the
  *               writer belongs to the scheduler thread
  *   qmu         the command queue, cmd->done / cmd->abandoned, stopping
@@ -51,6 +54,7 @@
 
 #include "auth.h"
 #include "daemon.h"
+#include "exec.h"
 #include "spec.h"
 #include "store.h"
 
@@ -185,7 +189,7 @@ const char *gsd_stop_name(int stop); /* NULL for NONE */
 
 typedef struct gsd {
     gsd_opts o;
-    char *state_dir;
+    const gsd_exec *xlog; /* log access (thread-safe calls only); same object as gsd_sched.x */
     gsd_store *store;
     gsd_auth *auth; /* NULL: no authentication */
     struct MHD_Daemon *mhd;

@@ -26,7 +26,6 @@
 #ifndef GSCHED_DAEMON_GSD_SCHED_H
 #define GSCHED_DAEMON_GSD_SCHED_H
 
-#include "exec.h"
 #include "gsd.h"
 
 /* ---- per-job daemon state (scheduler thread) ------------------------------------------------ */
@@ -75,7 +74,8 @@ enum {
 typedef struct gsd_taskput {
     int64_t job_id;
     int run, idx;
-    int64_t pid, ticks, exit_code;
+    char *handle; /* the executor's, NULL if unknown */
+    int64_t exit_code;
     char *gpus;
 } gsd_taskput;
 
@@ -92,6 +92,7 @@ typedef struct gsd_vcstat {
 
 typedef struct gsd_sched {
     gsd sh; /* the part HTTP threads see (gsd.h); first member */
+    char *state_dir;
     gs_cluster *c;
     gs_engine *e;
     gsd_exec *x;

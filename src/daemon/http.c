@@ -674,12 +674,12 @@ static enum MHD_Result h_get(hctx *h, const char *ids, const char *sub)
     if (r && row.runs > 0 && !gsd_reader_tasks(r, row.id, row.runs, &t, &n)) {
         for (size_t i = 0; i < n; i++) {
             char log[PATH_MAX];
-            snprintf(log, sizeof log, "%s/logs/%lld/task-%d.log", g->state_dir, (long long)row.id,
-                     t[i].idx);
-            json_array_append_new(tasks,
-                                  json_pack("{s:i,s:o,s:o,s:s?,s:s}", "index", t[i].idx, "pid",
-                                            opt_int(t[i].pid), "exit_code", opt_int(t[i].exit_code),
-                                            "gpus", t[i].gpus, "log", log));
+            gsd_exec_log_path(g->xlog, row.id, t[i].idx, log, sizeof log);
+            int64_t pid = gsd_exec_task_pid(g->xlog, t[i].handle);
+            json_array_append_new(tasks, json_pack("{s:i,s:o,s:o,s:s?,s:s}", "index", t[i].idx,
+                                                   "pid", opt_int(pid < 0 ? GSD_NONE : pid),
+                                                   "exit_code", opt_int(t[i].exit_code), "gpus",
+                                                   t[i].gpus, "log", log));
         }
         gsd_taskrows_free(t, n);
     }
@@ -714,11 +714,8 @@ static enum MHD_Result h_logs(hctx *h, const char *ids, const char *sub)
     if (int_arg(h, "task", 0, 0, ntasks - 1, &task, &ret)) return ret;
     if (int_arg(h, "offset", 0, 0, INT64_MAX / 2, &offset, &ret)) return ret;
     if (int_arg(h, "limit", 1024 * 1024, 1, MAX_LOG_READ, &limit, &ret)) return ret;
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/logs/%lld/task-%lld.log", h->g->state_dir, (long long)id,
-             (long long)task);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    int fd;
+    if (gsd_exec_log_open(h->g->xlog, id, (int)task, &fd))
         return problem(h, 404, GS_ENOENT, NULL, "job %lld task %lld has no log yet (not started)",
                        (long long)id, (long long)task);
     struct stat st;

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exec.h"
+#include "nvml.h"
 
 typedef int nvml_return;              /* nvmlReturn_t; 0 = NVML_SUCCESS */
 typedef struct nvml_dev *nvml_device; /* nvmlDevice_t (opaque pointer) */

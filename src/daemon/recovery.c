@@ -233,7 +233,7 @@ int gsd_recover(gsd_sched *g, gs_diag *d)
     /* adopted runs continue (SIGCONT); stops that were under way when the old daemon died
      * get SIGTERM again, with a fresh grace period */
     for (size_t i = 0; i < rc.nstops; i++) {
-        gsd_exec_suspend(g->x, rc.stops[i].id, 0);
+        if (gsd_exec_can(g->x, GSD_XCAP_SUSPEND)) gsd_exec_suspend(g->x, rc.stops[i].id, 0);
         if (rc.stops[i].stop) gsd_exec_stop(g->x, rc.stops[i].id, rc.now, rc.stops[i].grace);
     }
     free(rc.stops);

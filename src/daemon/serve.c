@@ -25,6 +25,7 @@
 
 #include "config.h"
 #include "gsd_sched.h"
+#include "nvml.h"
 
 /* Signal flags: the only process-wide state (set by handlers, read by the loop). */
 static volatile sig_atomic_t g_sig_stop;
@@ -120,10 +121,13 @@ static void release_all(gsd_sched *g)
     free(g->vcstat);
     free(g->recs);
     free(g->forget);
-    for (size_t i = 0; i < g->ntput; i++) free(g->tput[i].gpus);
+    for (size_t i = 0; i < g->ntput; i++) {
+        free(g->tput[i].handle);
+        free(g->tput[i].gpus);
+    }
     free(g->tput);
     gsd_strset_release(&g->strs);
-    free(g->sh.state_dir);
+    free(g->state_dir);
     if (g->sh.wake[0] >= 0) close(g->sh.wake[0]);
     if (g->sh.wake[1] >= 0) close(g->sh.wake[1]);
     pthread_mutex_destroy(&g->sh.qmu);
@@ -205,20 +209,29 @@ int gsd_serve(const gsd_opts *o)
     gs_engine_set_observer(g.e, gsd_observe, &g);
     g.sh.o.policy = gs_engine_policy_name(g.e); /* what /v1/health reports */
     /* database and executor */
-    g.sh.state_dir = o->state_dir ? gsd_xstrdup(o->state_dir) : default_state_dir(o->db);
+    g.state_dir = o->state_dir ? gsd_xstrdup(o->state_dir) : default_state_dir(o->db);
     gs_diag_init(&d, NULL);
     if (gsd_store_open(o->db, o->sync_full, &g.sh.store, &d)) {
         gsd_log("%s", d.msg);
         goto out;
     }
-    if (gsd_exec_create(g.sh.state_dir, o->self_exe ? o->self_exe : "/proc/self/exe", &g.x, &d)) {
+    if (gsd_store_upgraded_from(g.sh.store))
+        gsd_log("database %s upgraded from schema version %d to %d", o->db,
+                gsd_store_upgraded_from(g.sh.store), GSD_SCHEMA_VERSION);
+    gsd_exec_conf xc = {g.state_dir, o->self_exe ? o->self_exe : "/proc/self/exe"};
+    if (gsd_exec_create(o->executor, &xc, &g.x, &d)) {
         gsd_log("%s", d.msg);
         goto out;
     }
-    char *abs = realpath(g.sh.state_dir, NULL);
+    g.sh.xlog = g.x;
+    if (gs_cluster_nnodes(g.c) > 1 && !gsd_exec_can(g.x, GSD_XCAP_MULTINODE))
+        gsd_log("executor %s runs every task on this machine: the %zu nodes of the cluster are "
+                "a model",
+                gsd_exec_backend(g.x)->name, gs_cluster_nnodes(g.c));
+    char *abs = realpath(g.state_dir, NULL);
     if (abs) {
-        free(g.sh.state_dir);
-        g.sh.state_dir = abs;
+        free(g.state_dir);
+        g.state_dir = abs;
     }
     if (pipe(g.sh.wake) != 0) {
         gsd_log("pipe: %s", strerror(errno));
@@ -261,7 +274,7 @@ int gsd_serve(const gsd_opts *o)
     gsd_log("serving on http://%s: policy %s, %zu node(s), %zu GPU(s), database %s, "
             "state %s, %s",
             where, gs_engine_policy_name(g.e), gs_cluster_nnodes(g.c), gs_cluster_ngpus(g.c), o->db,
-            g.sh.state_dir,
+            g.state_dir,
             g.sh.auth ? "bearer tokens required" : "no authentication (loopback only)");
     if (o->port_file) write_port_file(o->port_file, g.sh.port);
 
@@ -269,8 +282,8 @@ int gsd_serve(const gsd_opts *o)
     while (!g_sig_stop && !g.fatal) {
         gs_time now = gsd_wall_now();
         gs_time until = next < now + GS_SEC ? next : now + GS_SEC;
-        if (gsd_exec_has_adopted(g.x) && until > now + 200 * GS_MSEC) until = now + 200 * GS_MSEC;
-        if (gsd_exec_nruns(g.x) && until > now + 500 * GS_MSEC) until = now + 500 * GS_MSEC;
+        gs_time within = gsd_exec_poll_within(g.x);
+        if (within != GS_TIME_MAX && until > now + within) until = now + within;
         int ms = until <= now ? 0 : (int)((until - now + 999) / 1000);
         struct pollfd pfd = {g.sh.wake[0], POLLIN, 0};
         int pr = poll(&pfd, 1, ms);

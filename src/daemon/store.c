@@ -50,6 +50,7 @@ struct gsd_store {
     pthread_mutex_t rmu;
     gsd_reader *free_readers[READERS];
     int nfree;
+    int upgraded_from; /* schema version before the upgrade at open, 0 if none */
 };
 
 static const char *const sql_text[ST_N] = {
@@ -70,11 +71,10 @@ static const char *const sql_text[ST_N] = {
                   "preemptions = ?20, runs = ?21, alloc = ?22, placement = ?23, stop = ?24, "
                   "cancel_by = ?25 WHERE id = ?1",
     [ST_EVENT] = "INSERT INTO events(job_id, t_us, type, reason) VALUES (?1, ?2, ?3, ?4)",
-    [ST_TASK] = "INSERT INTO tasks(job_id, run, idx, pid, start_ticks, exit_code, gpus) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(job_id, run, idx) DO UPDATE SET "
-                "pid = coalesce(excluded.pid, pid), start_ticks = coalesce(excluded.start_ticks, "
-                "start_ticks), exit_code = coalesce(excluded.exit_code, exit_code), gpus = "
-                "coalesce(excluded.gpus, gpus)",
+    [ST_TASK] = "INSERT INTO tasks(job_id, run, idx, handle, exit_code, gpus) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(job_id, run, idx) DO UPDATE SET "
+                "handle = coalesce(excluded.handle, handle), exit_code = "
+                "coalesce(excluded.exit_code, exit_code), gpus = coalesce(excluded.gpus, gpus)",
     [ST_IDEM] = "SELECT id, idem_hash FROM jobs WHERE user = ?1 AND idem_key = ?2",
     [ST_STATE] = "SELECT state, reason FROM jobs WHERE id = ?1",
 };
@@ -97,8 +97,25 @@ static const char *schema =
     "  t_us INTEGER NOT NULL, type TEXT NOT NULL, reason TEXT) STRICT;\n"
     "CREATE INDEX IF NOT EXISTS events_job ON events(job_id, seq);\n"
     "CREATE TABLE IF NOT EXISTS tasks(job_id INTEGER NOT NULL, run INTEGER NOT NULL,\n"
-    "  idx INTEGER NOT NULL, pid INTEGER, start_ticks INTEGER, exit_code INTEGER, gpus TEXT,\n"
+    "  idx INTEGER NOT NULL, handle TEXT, exit_code INTEGER, gpus TEXT,\n"
     "  PRIMARY KEY(job_id, run, idx)) STRICT, WITHOUT ROWID;\n";
+
+/*
+ * Upgrades, one per version step, each run inside the opening transaction.
+ * 1 -> 2: tasks named by the executor's opaque handle instead of the local
+ * executor's pid and process start time (the only executor then).
+ */
+static const char *const upgrade[GSD_SCHEMA_VERSION + 1] = {
+    [2] = "CREATE TABLE tasks_v2(job_id INTEGER NOT NULL, run INTEGER NOT NULL,\n"
+          "  idx INTEGER NOT NULL, handle TEXT, exit_code INTEGER, gpus TEXT,\n"
+          "  PRIMARY KEY(job_id, run, idx)) STRICT, WITHOUT ROWID;\n"
+          "INSERT INTO tasks_v2(job_id, run, idx, handle, exit_code, gpus)\n"
+          "  SELECT job_id, run, idx, CASE WHEN pid IS NULL THEN NULL ELSE\n"
+          "    'local:' || pid || ':' || coalesce(start_ticks, -1) END, exit_code, gpus\n"
+          "  FROM tasks;\n"
+          "DROP TABLE tasks;\n"
+          "ALTER TABLE tasks_v2 RENAME TO tasks;\n",
+};
 
 static const char *job_cols =
     "id, grp, task_index, user, vc, name, priority, ntasks, gpus_per_task, gang, state, reason, "
@@ -262,16 +279,27 @@ int gsd_store_open(const char *path, int sync_full, gsd_store **out, gs_diag *d)
                            path, (long long)ver, GSD_SCHEMA_VERSION);
     }
     if (ver < GSD_SCHEMA_VERSION) {
-        char sql[4096];
-        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version = %d; COMMIT;", schema,
-                 GSD_SCHEMA_VERSION);
-        if (sqlite3_exec(s->db, sql, NULL, NULL, &err) != SQLITE_OK) {
-            rc = gs_diag_set(d, GS_EIO, 0, 0, "database '%s': cannot create schema: %s", path,
-                             err ? err : "?");
+        /* a new database gets the current schema; an older one each upgrade step in turn */
+        char sql[8192];
+        size_t n = (size_t)snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; ");
+        if (ver == 0)
+            n += (size_t)snprintf(sql + n, sizeof sql - n, "%s", schema);
+        else
+            for (int64_t v = ver + 1; v <= GSD_SCHEMA_VERSION && n < sizeof sql; v++)
+                n += (size_t)snprintf(sql + n, sizeof sql - n, "%s", upgrade[v]);
+        if (n < sizeof sql)
+            n += (size_t)snprintf(sql + n, sizeof sql - n, " PRAGMA user_version = %d; COMMIT;",
+                                  GSD_SCHEMA_VERSION);
+        if (n >= sizeof sql || sqlite3_exec(s->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+            rc = gs_diag_set(d, GS_EIO, 0, 0, "database '%s': cannot %s schema version %lld: %s",
+                             path, ver ? "upgrade" : "create", (long long)ver,
+                             err ? err : "statement too long");
             sqlite3_free(err);
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
             gsd_store_close(s);
             return rc;
         }
+        s->upgraded_from = (int)ver;
     }
     for (int i = 0; i < ST_N; i++) {
         if (sqlite3_prepare_v3(s->db, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
@@ -291,6 +319,11 @@ static void reader_close(gsd_reader *r)
     sqlite3_finalize(r->job);
     sqlite3_close(r->db);
     free(r);
+}
+
+int gsd_store_upgraded_from(const gsd_store *s)
+{
+    return s->upgraded_from;
 }
 
 void gsd_store_close(gsd_store *s)
@@ -441,10 +474,9 @@ int gsd_store_put_task(gsd_store *s, const gsd_taskrow *t)
     sqlite3_bind_int64(st, 1, t->job_id);
     sqlite3_bind_int(st, 2, t->run);
     sqlite3_bind_int(st, 3, t->idx);
-    bind_opt_int(st, 4, t->pid);
-    bind_opt_int(st, 5, t->start_ticks);
-    bind_opt_int(st, 6, t->exit_code);
-    bind_opt_text(st, 7, t->gpus);
+    bind_opt_text(st, 4, t->handle);
+    bind_opt_int(st, 5, t->exit_code);
+    bind_opt_text(st, 6, t->gpus);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
@@ -687,7 +719,7 @@ int gsd_reader_tasks(gsd_reader *r, int64_t job_id, int run, gsd_taskrow **t, si
     *n = 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(r->db,
-                           "SELECT job_id, run, idx, pid, start_ticks, exit_code, gpus FROM tasks "
+                           "SELECT job_id, run, idx, handle, exit_code, gpus FROM tasks "
                            "WHERE job_id = ?1 AND run = ?2 ORDER BY idx",
                            -1, &st, NULL) != SQLITE_OK)
         return GS_EIO;
@@ -706,10 +738,9 @@ int gsd_reader_tasks(gsd_reader *r, int64_t job_id, int run, gsd_taskrow **t, si
         x->job_id = sqlite3_column_int64(st, 0);
         x->run = sqlite3_column_int(st, 1);
         x->idx = sqlite3_column_int(st, 2);
-        x->pid = intcol(st, 3);
-        x->start_ticks = intcol(st, 4);
-        x->exit_code = intcol(st, 5);
-        x->gpus = dupcol(st, 6);
+        x->handle = dupcol(st, 3);
+        x->exit_code = intcol(st, 4);
+        x->gpus = dupcol(st, 5);
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : GS_EIO;
@@ -717,6 +748,9 @@ int gsd_reader_tasks(gsd_reader *r, int64_t job_id, int run, gsd_taskrow **t, si
 
 void gsd_taskrows_free(gsd_taskrow *t, size_t n)
 {
-    for (size_t i = 0; i < n; i++) free(t[i].gpus);
+    for (size_t i = 0; i < n; i++) {
+        free(t[i].handle);
+        free(t[i].gpus);
+    }
     free(t);
 }

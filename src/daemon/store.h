@@ -4,9 +4,12 @@
  *
  * Tables: meta (key/value: next job id, ...), jobs (one row per job, the
  * canonical spec as JSON plus its current state and accounting), events
- * (one row per observer record or daemon action, per job), tasks (pid,
- * process start time and exit code per task of each run).  Schema version
- * in PRAGMA user_version; a database from a newer gsched is refused.
+ * (one row per observer record or daemon action, per job), tasks (the
+ * executor's opaque handle, exit code and GPUs per task of each run).
+ * Schema version in PRAGMA user_version; a database from a newer gsched is
+ * refused, an older one is upgraded in place, in one transaction, when it
+ * is opened (version 1 -> 2: the tasks table's pid / start_ticks columns
+ * become handle = "local:PID:STARTTICKS", the local executor's handle).
  *
  * Writer: one connection, used only by the scheduler thread, inside
  * gsd_store_begin() / gsd_store_commit() (one transaction per scheduling
@@ -32,7 +35,7 @@
 typedef struct gsd_store gsd_store;
 typedef struct gsd_reader gsd_reader;
 
-#define GSD_SCHEMA_VERSION 1
+#define GSD_SCHEMA_VERSION 2
 #define GSD_NONE           INT64_MIN /* NULL integer columns */
 
 typedef struct gsd_jobrow {
@@ -64,7 +67,8 @@ typedef struct gsd_event {
 typedef struct gsd_taskrow {
     int64_t job_id;
     int run, idx;
-    int64_t pid, start_ticks, exit_code; /* GSD_NONE when unknown */
+    char *handle;      /* the executor's name for the task ("local:PID:TICKS"); NULL unknown */
+    int64_t exit_code; /* GSD_NONE when unknown */
     char *gpus;
 } gsd_taskrow;
 
@@ -74,6 +78,8 @@ typedef struct gsd_taskrow {
 int gsd_store_open(const char *path, int sync_full, gsd_store **out, gs_diag *d);
 void gsd_store_close(gsd_store *s);
 const char *gsd_store_path(const gsd_store *s);
+/* The schema version the database had before gsd_store_open upgraded it; 0 if it did not. */
+int gsd_store_upgraded_from(const gsd_store *s);
 
 int gsd_store_begin(gsd_store *s);
 int gsd_store_commit(gsd_store *s);

@@ -6,8 +6,10 @@
 # Checks, over every project header and source in src/ and include/:
 #   1. no include cycle (tsort over the "#include \"...\"" edges);
 #   2. the HTTP side of the daemon (http.c, metrics.c) and the shared header
-#      gsd.h never reach gsd_sched.h (the scheduler thread's state) or exec.h
-#      (the executor belongs to the scheduler thread), directly or not;
+#      gsd.h never reach gsd_sched.h (the scheduler thread's state), directly
+#      or not; the executor interface and its backends (exec.h, exec*.c)
+#      never reach the daemon's core (gsd.h, gsd_sched.h, store.h): an
+#      executor reports through its callback only;
 #   3. the CLI (src/cli) includes nothing from src/daemon but daemon.h, the
 #      daemon's public API.
 # Usage: daemon_includes.sh GSCHED_BIN PROJECT_SOURCE_DIR (the binary is unused).
@@ -60,11 +62,18 @@ reach() {
     done
 }
 
-# 2. the HTTP side does not see the scheduler's internals
+# 2. the HTTP side does not see the scheduler's internals; executors do not see the core
 for f in src/daemon/http.c src/daemon/metrics.c src/daemon/gsd.h; do
-    bad=$(reach "$f" | grep -E '^src/daemon/(gsd_sched|exec)\.h$')
+    bad=$(reach "$f" | grep -E '^src/daemon/gsd_sched\.h$')
     if [ -n "$bad" ]; then
         echo "FAIL: $f reaches $(echo $bad) (scheduler thread only)" >&2
+        fail=1
+    fi
+done
+for f in src/daemon/exec.h src/daemon/exec*.c; do
+    bad=$(reach "$f" | grep -E '^src/daemon/(gsd|gsd_sched|store)\.h$')
+    if [ -n "$bad" ]; then
+        echo "FAIL: $f reaches $(echo $bad) (an executor knows nothing of the daemon's core)" >&2
         fail=1
     fi
 done

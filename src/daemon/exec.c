@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * exec.c - the executor registry and the daemon's executor calls (see
+ * exec.h): each gsd_exec_* call dispatches to the backend's ops table.
+ *
+ * Invariants: the registry is a const table (no registration at run time);
+ * a backend's suspend hook is called only when it declares
+ * GSD_XCAP_SUSPEND (GS_EUNSUPPORTED otherwise), so the daemon can rely on
+ * the capability flags.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec.h"
+
+struct gsd_exec {
+    const gsd_exec_ops *ops;
+    void *b; /* the backend's state */
+};
+
+static const gsd_exec_ops *const registry[] = {&gsd_exec_local};
+#define NREG (sizeof registry / sizeof *registry)
+
+const gsd_exec_ops *gsd_exec_find(const char *name)
+{
+    for (size_t i = 0; i < NREG; i++)
+        if (!strcmp(registry[i]->name, name)) return registry[i];
+    return NULL;
+}
+
+void gsd_exec_names(char *buf, size_t cap)
+{
+    size_t n = 0;
+    if (cap) buf[0] = '\0';
+    for (size_t i = 0; i < NREG && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", registry[i]->name);
+}
+
+int gsd_exec_create(const char *name, const gsd_exec_conf *conf, gsd_exec **out, gs_diag *d)
+{
+    *out = NULL;
+    const gsd_exec_ops *ops = gsd_exec_find(name ? name : "local");
+    if (!ops) {
+        char names[256];
+        gsd_exec_names(names, sizeof names);
+        return gs_diag_set(d, GS_ENOENT, 0, 0, "unknown executor '%s' (known: %s)", name, names);
+    }
+    gsd_exec *x = calloc(1, sizeof *x);
+    if (!x) return GS_ENOMEM;
+    x->ops = ops;
+    int rc = ops->create(conf, &x->b, d);
+    if (rc) {
+        free(x);
+        return rc;
+    }
+    *out = x;
+    return 0;
+}
+
+void gsd_exec_destroy(gsd_exec *x)
+{
+    if (!x) return;
+    x->ops->destroy(x->b);
+    free(x);
+}
+
+const gsd_exec_ops *gsd_exec_backend(const gsd_exec *x)
+{
+    return x->ops;
+}
+
+int gsd_exec_can(const gsd_exec *x, unsigned caps)
+{
+    return (x->ops->caps & caps) == caps;
+}
+
+int gsd_exec_launch(gsd_exec *x, const gsd_launch *l, gs_time now, gsd_xev_fn fn, void *ud)
+{
+    return x->ops->launch(x->b, l, now, fn, ud);
+}
+
+int gsd_exec_stop(gsd_exec *x, int64_t job_id, gs_time now, gs_time grace)
+{
+    return x->ops->stop(x->b, job_id, now, grace);
+}
+
+int gsd_exec_suspend(gsd_exec *x, int64_t job_id, int stop)
+{
+    if (!gsd_exec_can(x, GSD_XCAP_SUSPEND) || !x->ops->suspend) return GS_EUNSUPPORTED;
+    return x->ops->suspend(x->b, job_id, stop);
+}
+
+void gsd_exec_poll(gsd_exec *x, gs_time now, gsd_xev_fn fn, void *ud)
+{
+    x->ops->poll(x->b, now, fn, ud);
+}
+
+gs_time gsd_exec_next_deadline(const gsd_exec *x)
+{
+    return x->ops->next_deadline(x->b);
+}
+
+gs_time gsd_exec_poll_within(const gsd_exec *x)
+{
+    return x->ops->poll_within(x->b);
+}
+
+size_t gsd_exec_nruns(const gsd_exec *x)
+{
+    return x->ops->nruns(x->b);
+}
+
+int gsd_exec_has(const gsd_exec *x, int64_t job_id)
+{
+    return x->ops->has(x->b, job_id);
+}
+
+void gsd_exec_kill_now(gsd_exec *x, int64_t job_id)
+{
+    x->ops->kill_now(x->b, job_id);
+}
+
+void gsd_exec_forget(gsd_exec *x, int64_t job_id)
+{
+    x->ops->forget(x->b, job_id);
+}
+
+int gsd_exec_recover(gsd_exec *x, int64_t job_id, int run, int ntasks, gs_time now, int *alive,
+                     int *exited, int *lost)
+{
+    return x->ops->recover(x->b, job_id, run, ntasks, now, alive, exited, lost);
+}
+
+int gsd_exec_sweep(gsd_exec *x, void (*log)(void *ud, const char *msg), void *ud)
+{
+    return x->ops->sweep(x->b, log, ud);
+}
+
+void gsd_exec_log_path(const gsd_exec *x, int64_t job_id, int task, char *buf, size_t cap)
+{
+    x->ops->log_path(x->b, job_id, task, buf, cap);
+}
+
+int gsd_exec_log_open(const gsd_exec *x, int64_t job_id, int task, int *fd)
+{
+    return x->ops->log_open(x->b, job_id, task, fd);
+}
+
+int64_t gsd_exec_task_pid(const gsd_exec *x, const char *handle)
+{
+    return handle ? x->ops->task_pid(handle) : -1;
+}
