@@ -332,7 +332,13 @@ void gsd_store_close(gsd_store *s)
     for (int i = 0; i < ST_N; i++) sqlite3_finalize(s->st[i]);
     for (int i = 0; i < s->nfree; i++) reader_close(s->free_readers[i]);
     if (s->db) sqlite3_close(s->db);
-    if (s->lockfd >= 0) close(s->lockfd); /* drops the flock */
+    if (s->lockfd >= 0) {
+        /* unlock explicitly: a task child between fork() and exec() still shares the lock's
+         * open file description, and closing ours alone would leave the database locked
+         * until it execs (a restart right after a shutdown was refused) */
+        flock(s->lockfd, LOCK_UN);
+        close(s->lockfd);
+    }
     pthread_mutex_destroy(&s->rmu);
     free(s->path);
     free(s);
