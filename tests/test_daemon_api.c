@@ -1156,6 +1156,84 @@ static void version1_database_upgraded(void)
     ASSERT_EQ(stop(&dm), 0);
 }
 
+/* A bundled policy with VC queues (yarn-cs): positions per VC, its text, its quotas as
+ * guarantees, the quotas= VCs listed first - as before the policy owned them. */
+static void yarn_cs_views(void)
+{
+    daemon_t Y;
+    const char *extra[] = {"--cluster",      "1x2", "--policy", "yarn-cs", "--set",
+                           "quotas=a:1,b:1", NULL};
+    if (start(&Y, "yarn", extra)) T_FAIL("daemon did not start: %s", slurp(Y.log));
+    const char *hogs[] = {"{\"command\": [\"sleep\", \"30\"], \"vc\": \"a\"}",
+                          "{\"command\": [\"sleep\", \"30\"], \"vc\": \"b\"}"};
+    long long hog[2];
+    for (int i = 0; i < 2; i++) {
+        hog[i] = submit_id(&Y, hogs[i]);
+        ASSERT(hog[i] > 0);
+        char path[64];
+        snprintf(path, sizeof path, "/v1/jobs/%lld", hog[i]);
+        int running = 0;
+        for (int k = 0; k < 200 && !running; k++) {
+            res r = req(&Y, NULL, "GET", path, NULL, NULL, NULL);
+            running = !strcmp(js(&r, "state"), "RUNNING");
+            res_free(&r);
+            if (!running) sleep_ms(50);
+        }
+        ASSERT(running);
+    }
+    long long a1 = submit_id(&Y, "{\"command\": \"true\", \"vc\": \"a\"}");
+    long long b1 = submit_id(&Y, "{\"command\": \"true\", \"vc\": \"b\", \"priority\": 90}");
+    long long a2 = submit_id(&Y, "{\"command\": \"true\", \"vc\": \"a\", \"priority\": 90}");
+    ASSERT(a1 > 0 && b1 > a1 && a2 > b1);
+    static const struct {
+        int which, pos;
+        const char *why;
+    } want[] = {
+        {0, 1,
+         "Resources: needs 1 GPU(s) (1 x 1), 0 of 2 free now; position 1 in VC a (by "
+         "submission)"},
+        {1, 1,
+         "Resources: needs 1 GPU(s) (1 x 1), 0 of 2 free now; position 1 in VC b (by "
+         "submission)"},
+        {2, 2,
+         "Resources: needs 1 GPU(s) (1 x 1), 0 of 2 free now; position 2 in VC a (by "
+         "submission)"}, /* a higher priority does not reorder a VC's queue */
+    };
+    long long ids[3] = {a1, b1, a2};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/v1/jobs/%lld", ids[want[i].which]);
+        res r = req(&Y, NULL, "GET", path, NULL, NULL, NULL);
+        ASSERT_EQ(ji(&r, "position"), want[i].pos);
+        ASSERT_STR(js(&r, "why_pending"), want[i].why);
+        res_free(&r);
+    }
+    res r = req(&Y, NULL, "GET", "/v1/vcs", NULL, NULL, NULL);
+    json_t *vcs = json_object_get(r.j, "vcs");
+    ASSERT_EQ(json_array_size(vcs), 2);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *v = json_array_get(vcs, i);
+        ASSERT_STR(json_string_value(json_object_get(v, "name")), i ? "b" : "a");
+        ASSERT_EQ(json_integer_value(json_object_get(v, "guaranteed_gpus")), 1);
+    }
+    res_free(&r);
+    for (int i = 0; i < 2; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/v1/jobs/%lld", hog[i]);
+        r = req(&Y, NULL, "DELETE", path, NULL, NULL, NULL);
+        ASSERT_EQ(r.status, 200);
+        res_free(&r);
+    }
+    for (int k = 0; k < 200; k++) { /* the waiting jobs run and end once the hogs are gone */
+        r = req(&Y, NULL, "GET", "/v1/jobs", NULL, NULL, NULL);
+        long long active = ji(&r, "total");
+        res_free(&r);
+        if (active == 0) break;
+        sleep_ms(50);
+    }
+    ASSERT_EQ(stop(&Y), 0);
+}
+
 static void cleanup(void)
 {
     if (D.pid > 0) stop(&D);
@@ -1181,6 +1259,7 @@ static const test_case tests[] = {
     {"nvml_discovery", nvml_discovery},
     {"unknown_policy_views", unknown_policy_views},
     {"version1_database_upgraded", version1_database_upgraded},
+    {"yarn_cs_views", yarn_cs_views},
     {"cleanup", cleanup},
 };
 

@@ -216,6 +216,7 @@ hived_safety_priority() {
   check "vc safety: running [1], waiting [2, 3]" [ "$(state "$j2")" = PENDING ] && [ "$(state "$j3")" = PENDING ]
   check "vc safety: default's GPU (Carol) stays idle" [ "$(g nodes --no-headers | awk '$1 == "hostname-carol" { print $4 }')" = 0 ]
   check "vc safety: queue positions 1, 2 in vc1" [ "$(field "$j2" Position)" = 1 ] && [ "$(field "$j3" Position)" = 2 ]
+  check "vc safety: hived names the queue and its order" contains "$(g describe job "$j3")" "position 2 in VC vc1 (by priority, then submission)"
   release safe-1
   wait_state "$j3" DONE 30 || bad "vc safety: done"
   for j in $j1 $j2 $j3; do
