@@ -173,7 +173,7 @@ static jobdef *make_jobs(int npending, uint64_t seed, int *nbg_out, int *n_out)
 /* ---- timing the policy's schedule() ---------------------------------------------------------- */
 
 static gs_policy_ops timed_ops;
-static void (*inner_schedule)(void *st);
+static int (*inner_schedule)(void *st);
 static gs_engine *cur_engine;
 static double pass_s[64], pass_cpu[64];
 static gs_time pass_t[64];
@@ -181,24 +181,22 @@ static int npass;
 
 /* The cold pass goes through its own function, so that a profiler can be told to look at it
  * alone (valgrind --tool=callgrind --toggle-collect=cold_pass). */
-static void __attribute__((noinline)) cold_pass(void *st)
+static int __attribute__((noinline)) cold_pass(void *st)
 {
-    inner_schedule(st);
+    return inner_schedule(st);
 }
 
-static void timed_schedule(void *st)
+static int timed_schedule(void *st)
 {
     double c0 = cpu_s(), t0 = now_s();
-    if (npass == 1)
-        cold_pass(st);
-    else
-        inner_schedule(st);
+    int rc = npass == 1 ? cold_pass(st) : inner_schedule(st);
     double dt = now_s() - t0, dc = cpu_s() - c0;
     if (npass < 64) {
         pass_t[npass] = gs_engine_now(cur_engine);
         pass_cpu[npass] = dc;
         pass_s[npass++] = dt;
     }
+    return rc;
 }
 
 typedef struct result {

@@ -32,31 +32,36 @@ static void s_destroy(void *st)
 {
     free(st);
 }
-static void s_arrival(void *st, gs_job *j)
+static int s_arrival(void *st, gs_job *j)
 {
     (void)j;
     ((scripted *)st)->arrivals++;
+    return 0;
 }
-static void s_requeue(void *st, gs_job *j)
+static int s_requeue(void *st, gs_job *j)
 {
     (void)j;
     ((scripted *)st)->requeues++;
+    return 0;
 }
-static void s_finish(void *st, gs_job *j)
+static int s_finish(void *st, gs_job *j)
 {
     (void)j;
     ((scripted *)st)->finishes++;
+    return 0;
 }
-static void s_timer(void *st, uint64_t tag)
+static int s_timer(void *st, uint64_t tag)
 {
     ((scripted *)st)->timers++;
     ((scripted *)st)->last_tag = tag;
+    return 0;
 }
-static void s_schedule(void *st)
+static int s_schedule(void *st)
 {
     scripted *s = st;
     s->passes++;
     if (s->hook) s->hook(s);
+    return 0;
 }
 
 static const gs_policy_ops scripted_ops = {

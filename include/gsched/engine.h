@@ -26,6 +26,25 @@
  * simulator turns records into metrics and timelines; the daemon persists
  * them before it acts on them (start a process, signal it, ...).
  *
+ * Errors: a call returns 0 (or a count) or a negative GS_E* code.  Most codes
+ * are answers that change nothing (GS_EINVAL, GS_ESTATE, GS_ENOFIT,
+ * GS_ECONFLICT ...).  Two kinds fail the engine instead: an allocation
+ * failure anywhere in the engine (GS_ENOMEM), and any error a policy hook
+ * returns (policy.h, "Errors").  The engine latches the first such error
+ * (gs_engine_error()), stops what it was doing - the rest of the instant's
+ * events and the pass are not handled - and returns it from the entry point
+ * that ran into it (gs_engine_step/run/advance, add_job, submit, adopt,
+ * task_exited, cancel, and the requests policies make).  A failed engine is
+ * consistent - every job holds exactly the GPUs its state says, counters
+ * match, gs_engine_check() passes - so it can be inspected (jobs, records so
+ * far) and destroyed; it cannot continue: every later call that would change
+ * it returns the latched error and changes nothing.  The simulator reports
+ * the error and exits non-zero; the daemon treats it as fatal.
+ *
+ * Re-entry: requests made from inside policy hooks run the hooks of the
+ * transitions they cause before they return (gs_engine_preempt() from
+ * schedule() calls on_requeue for the victim at once); see policy.h.
+ *
  * Ownership: gs_engine_create() borrows the cluster (it must outlive the
  * engine and is modified by it) and copies what it needs from params.
  * gs_engine_destroy() frees jobs and the policy; NULL is fine.
@@ -200,6 +219,8 @@ const char *gs_engine_vc_name(const gs_engine *e, int vc);
 int gs_engine_idle(const gs_engine *e);
 /* Full consistency check (allocations vs jobs, cluster aggregates). Tests use it. */
 int gs_engine_check(const gs_engine *e, gs_diag *diag);
+/* The latched error that failed the engine (see "Errors" above), or 0. */
+int gs_engine_error(const gs_engine *e);
 
 /* ---- requests from policies ---------------------------------------------- */
 
@@ -238,7 +259,8 @@ void gs_engine_place_req(const gs_engine *e, const gs_job *j, gs_locality level,
 /*
  * Preempt a RUNNING job: it stops and goes back to PENDING (SIM), or to
  * PREEMPTED until its tasks exit (LIVE).  The policy's on_requeue hook runs
- * when the job is PENDING again.
+ * when the job is PENDING again - in SIM before this call returns, even when
+ * it is made from schedule() (policy.h, "Re-entry"); its error is returned.
  */
 int gs_engine_preempt(gs_engine *e, gs_job *j, const char *reason);
 /*

@@ -7,8 +7,31 @@
  * looked up by name.  Callbacks run on the engine's thread with the engine's
  * clock (gs_engine_now()); they act only through the gs_engine_* requests.
  *
- * Order of calls at one instant: all event hooks (on_arrival, on_finish,
- * on_requeue, on_timer, in event order), then exactly one schedule().
+ * Order of calls at one instant: the event hooks (on_arrival, on_finish,
+ * on_requeue, on_node, on_preemptible, on_timer, in event order), then at
+ * most one schedule().
+ *
+ * Re-entry (the one exception to that order): a request made from inside a
+ * hook runs the hooks of the transitions it causes at once, before the
+ * request returns.  In practice that is on_requeue: gs_engine_preempt() (and
+ * gs_engine_start_preempting(), which preempts) called from schedule() - or
+ * from any other hook - calls on_requeue(victim) synchronously, with the
+ * victim already PENDING, and schedule() then continues.  So on_requeue must
+ * not assume that no pass is running, and schedule() must expect the job it
+ * just preempted to be back in its queues when the request returns.  The
+ * engine never calls schedule() from inside a hook or a request.  (Every
+ * policy's results are defined by this order; tests/test_engine.c checks it.)
+ *
+ * Errors: every hook returns 0 or a negative GS_E* code (error.h) - in
+ * particular GS_ENOMEM when it could not record something it must not lose
+ * (a queue insertion, a timer).  A hook that gets an error from a gs_engine_*
+ * request it cannot do without (GS_ENOMEM above all; refusals such as
+ * GS_ENOFIT or GS_ESTATE are answers, not errors) returns it.  The engine
+ * then stops what it was doing, latches the error and returns it from the
+ * entry point that ran the hook (engine.h, "Errors"); no hook is called
+ * after that except destroy() and check().  A hook that fails must leave its
+ * own state consistent enough for check() and destroy() (nothing
+ * half-linked, nothing leaked); it need not still know about every job.
  *
  * Ownership: create() allocates the policy state; destroy() frees it and
  * must accept NULL.
@@ -39,22 +62,23 @@ struct gs_policy_ops {
     /* Read parameters, allocate state.  Return 0 or a GS_E* code (+ diag). */
     int (*create)(gs_engine *e, gs_params *p, void **state, gs_diag *diag);
     void (*destroy)(void *state);
+    /* Hooks: each returns 0 or a negative GS_E* code (see "Errors" above). */
     /* A job is PENDING for the first time. */
-    void (*on_arrival)(void *state, gs_job *j);
+    int (*on_arrival)(void *state, gs_job *j);
     /* A job that is already RUNNING was adopted (daemon restart recovery). */
-    void (*on_adopt)(void *state, gs_job *j);
-    /* A job is PENDING again after preemption or a node failure. */
-    void (*on_requeue)(void *state, gs_job *j);
+    int (*on_adopt)(void *state, gs_job *j);
+    /* A job is PENDING again after preemption or a node failure (see "Re-entry"). */
+    int (*on_requeue)(void *state, gs_job *j);
     /* A job reached a final state (done, failed, cancelled) from any state. */
-    void (*on_finish)(void *state, gs_job *j);
+    int (*on_finish)(void *state, gs_job *j);
     /* A restarted job's preemption protection ended (see gs_job.protect_until). */
-    void (*on_preemptible)(void *state, gs_job *j);
+    int (*on_preemptible)(void *state, gs_job *j);
     /* A node failed (down = 1) or came back (down = 0); jobs on it were requeued first. */
-    void (*on_node)(void *state, int node, int down);
+    int (*on_node)(void *state, int node, int down);
     /* A timer set with gs_engine_set_timer() fired. */
-    void (*on_timer)(void *state, uint64_t tag);
+    int (*on_timer)(void *state, uint64_t tag);
     /* One scheduling pass at the current time. */
-    void (*schedule)(void *state);
+    int (*schedule)(void *state);
     /* Optional: verify the policy's own invariants (tests; gs_engine_check calls it). */
     int (*check)(void *state, gs_diag *diag);
 

@@ -87,9 +87,9 @@ struct gs_engine {
     size_t capscratch;
     fail_entry fail[FAIL_CACHE];
     unsigned fail_next;
-    uint64_t epoch; /* bumps whenever GPUs are freed or come back */
-    int in_pass;
-    gs_locality max_level;       /* widest locality the policy ever asks for */
+    uint64_t epoch;        /* bumps whenever GPUs are freed or come back */
+    int err;               /* latched: the first hook error or allocation failure (see engine.h) */
+    gs_locality max_level; /* widest locality the policy ever asks for */
     feas_entry feas[FEAS_CACHE]; /* topology is immutable: feasibility per shape never changes */
     unsigned feas_next;
     gs_costs costs;
@@ -211,12 +211,14 @@ static int ev_less(const ev *a, const ev *b)
     return a->seq < b->seq;
 }
 
+static int latch(gs_engine *e, int rc);
+
 static int heap_push(gs_engine *e, ev x)
 {
     if (e->nheap == e->capheap) {
         size_t nc = e->capheap ? e->capheap * 2 : 1024;
         ev *nh = realloc(e->heap, nc * sizeof *nh);
-        if (!nh) return GS_ENOMEM;
+        if (!nh) return latch(e, GS_ENOMEM);
         e->heap = nh;
         e->capheap = nc;
     }
@@ -293,10 +295,35 @@ static void emit(gs_engine *e, gs_rec_type type, gs_job *j, int node, const char
     e->obs(e->obs_ud, &r);
 }
 
+/*
+ * Latch an error that leaves the engine failed (engine.h, "Errors"): a hook's
+ * error or an allocation failure.  Returns rc.
+ */
+static int latch(gs_engine *e, int rc)
+{
+    if (rc < 0 && !e->err) e->err = rc;
+    return rc;
+}
+
+/* Latch rc if it is an allocation failure; other errors are answers to the caller. */
+static int nomem(gs_engine *e, int rc)
+{
+    return rc == GS_ENOMEM ? latch(e, rc) : rc;
+}
+
+/* Policy hooks: a missing hook is a no-op; an error latches. */
+static int hook_job(gs_engine *e, int (*fn)(void *, gs_job *), gs_job *j)
+{
+    return fn ? latch(e, fn(e->pst, j)) : 0;
+}
+
 static const char *intern(gs_engine *e, strtab *t, const char *s, int32_t *id)
 {
     int k = strtab_intern(t, s);
-    if (k < 0) return NULL;
+    if (k < 0) {
+        latch(e, GS_ENOMEM);
+        return NULL;
+    }
     if (id) *id = k;
     return strtab_str(t, k);
 }
@@ -310,6 +337,7 @@ static int add_one(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *di
 
 int gs_engine_add_job(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *diag)
 {
+    if (e->err) return e->err;
     if (s->gang || s->ntasks <= 1) return add_one(e, s, out, diag);
     /* incremental: one single-task job per task, started independently */
     gs_job_spec t = *s;
@@ -349,10 +377,10 @@ static int add_one(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *di
     if (idmap_get(&e->ids, id) >= 0)
         return gs_diag_set(diag, GS_EEXIST, 0, 0, "duplicate job id %lld", (long long)id);
     gs_job *j = new_job(e);
-    if (!j) return GS_ENOMEM;
+    if (!j) return latch(e, GS_ENOMEM);
     if (idmap_put(&e->ids, id, j->slot)) {
         e->njobs--;
-        return GS_ENOMEM;
+        return latch(e, GS_ENOMEM);
     }
     if (id >= e->next_id) e->next_id = id + 1;
     j->id = id;
@@ -362,7 +390,7 @@ static int add_one(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *di
     j->user = intern(e, &e->users, s->user && *s->user ? s->user : "-", &j->user_id);
     j->vc_name = intern(e, &e->vcs, s->vc && *s->vc ? s->vc : "default", &j->vc);
     j->model = intern(e, &e->models, s->model && *s->model ? s->model : "-", &j->model_id);
-    if (!j->name || !j->user || !j->vc_name || !j->model) return GS_ENOMEM;
+    if (!j->name || !j->user || !j->vc_name || !j->model) return GS_ENOMEM; /* latched */
     j->priority = s->priority;
     j->ntasks = s->ntasks;
     j->gpus_per_task = s->gpus_per_task;
@@ -408,6 +436,7 @@ static int add_one(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *di
 int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, gs_job **out,
                      gs_diag *diag)
 {
+    if (e->err) return e->err;
     if (now > e->now) e->now = now;
     return gs_engine_add_job(e, spec, out, diag);
 }
@@ -417,6 +446,7 @@ static void to_pending(gs_engine *e, gs_job *j);
 int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int n, gs_time started,
                     gs_time queued, gs_time executed, gs_job **out, gs_diag *diag)
 {
+    if (e->err) return e->err;
     gs_job *j;
     gs_job_spec s = *spec;
     int rc = gs_engine_add_job(e, &s, &j, diag);
@@ -432,22 +462,22 @@ int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int 
         gs_diag_set(diag, rc, 0, 0, "cannot adopt job %lld on its GPUs: %s", (long long)j->id,
                     gs_strerror(rc));
         emit(e, GS_REC_SUBMIT, j, -1, NULL);
-        if (e->pol->on_arrival) e->pol->on_arrival(e->pst, j);
+        int hrc = hook_job(e, e->pol->on_arrival, j);
         if (out) *out = j;
-        return rc;
+        return hrc ? hrc : rc;
     }
     j->first_start = started;
     j->last_start = started;
     j->progress_from = started;
     j->queued = queued;
     j->executed = executed;
-    if (e->pol->on_adopt) e->pol->on_adopt(e->pst, j);
     if (out) *out = j;
-    return 0;
+    return hook_job(e, e->pol->on_adopt, j);
 }
 
 int gs_engine_add_node_event(gs_engine *e, gs_time t, int node, int down)
 {
+    if (e->err) return e->err;
     if (node < 0 || (size_t)node >= gs_cluster_nnodes(e->c)) return GS_EINVAL;
     return heap_push(e, (ev){.t = t, .kind = EV_NODE, .key = node, .gen = (uint32_t) !!down});
 }
@@ -473,7 +503,10 @@ static int *scratch(gs_engine *e, size_t n)
         size_t nc = e->capscratch ? e->capscratch : 64;
         while (nc < n) nc *= 2;
         int *p = realloc(e->scratch, nc * sizeof *p);
-        if (!p) return NULL;
+        if (!p) {
+            latch(e, GS_ENOMEM);
+            return NULL;
+        }
         e->scratch = p;
         e->capscratch = nc;
     }
@@ -501,6 +534,7 @@ static void fail_remember(gs_engine *e, const gs_place_req *r)
 
 int gs_engine_try_start(gs_engine *e, gs_job *j, gs_locality level)
 {
+    if (e->err) return e->err;
     if (j->state != GS_JOB_PENDING) return GS_ESTATE;
     gs_place_req r;
     gs_engine_place_req(e, j, level, &r);
@@ -508,13 +542,13 @@ int gs_engine_try_start(gs_engine *e, gs_job *j, gs_locality level)
      * keep the cache exact: same shape only */
     if (fail_cached(e, &r)) return GS_ENOFIT;
     int *out = scratch(e, (size_t)j->gpus);
-    if (!out) return GS_ENOMEM;
+    if (!out) return latch(e, GS_ENOMEM);
     int rc = gs_place_find(e->c, &r, out);
     if (rc == GS_ENOFIT) {
         fail_remember(e, &r);
         return rc;
     }
-    if (rc) return rc;
+    if (rc) return nomem(e, rc);
     return gs_engine_start(e, j, out, j->gpus);
 }
 
@@ -544,21 +578,27 @@ int gs_engine_start_preempting(gs_engine *e, gs_job *j, gs_locality level, gs_jo
     gs_place_req r;
     gs_engine_place_req(e, j, level, &r);
     int *out = scratch(e, (size_t)j->gpus);
-    if (!out) return GS_ENOMEM;
-    int k = 0, found = 0;
+    if (!out) return latch(e, GS_ENOMEM);
+    int k = 0, found = 0, prc = 0;
     for (; k < ncands && !found; k++) {
         gs_job *v = cands[k];
         if (v->state != GS_JOB_RUNNING || !v->alloc) continue;
         if (refund_and_release(e, v)) break;
-        found = gs_place_find(e->c, &r, out) == 0;
+        prc = gs_place_find(e->c, &r, out);
+        found = prc == 0;
+        if (prc == GS_ENOMEM) {
+            k++;
+            break;
+        }
     }
     /* undo every tentative release, then preempt only the jobs the placement uses */
     for (int i = 0; i < k; i++)
         if (cands[i]->state == GS_JOB_RUNNING && cands[i]->alloc) recharge_and_alloc(e, cands[i]);
+    if (prc == GS_ENOMEM) return latch(e, prc);
     if (!found) return GS_ENOFIT;
     /* copy the placement: hooks run inside gs_engine_preempt may reuse the scratch buffer */
     int *pl = malloc((size_t)j->gpus * sizeof *pl);
-    if (!pl) return GS_ENOMEM;
+    if (!pl) return latch(e, GS_ENOMEM);
     memcpy(pl, out, (size_t)j->gpus * sizeof *pl);
     int npre = 0;
     for (int i = 0; i < k; i++) {
@@ -595,8 +635,8 @@ static void schedule_finish(gs_engine *e, gs_job *j)
         run = r < 3.2e16 ? (gs_time)r : (gs_time)3.2e16;
     }
     gs_time at = j->progress_from + run;
-    /* heap_push can only fail on OOM; the engine then stalls the job, which
-     * gs_engine_check() reports.  Keep going rather than corrupt state. */
+    /* heap_push can only fail on OOM, which it latches: the job's state stays
+     * consistent, the engine is failed (the caller sees GS_ENOMEM) */
     (void)heap_push(e, (ev){.t = at, .kind = EV_FINISH, .key = j->slot, .gen = j->gen});
 }
 
@@ -665,7 +705,7 @@ static int take_gpus(gs_engine *e, gs_job *j, const int *gpus, int n)
     if (!a) {
         gs_cluster_release(e->c, gpus, n, j->slot);
         refund_tasks(e, j, gpus, j->ntasks);
-        return GS_ENOMEM;
+        return latch(e, GS_ENOMEM);
     }
     for (int i = 0; i < n; i++) a[i] = gpus[i];
     j->alloc = a;
@@ -690,7 +730,11 @@ static const gs_profiles *profiles(const gs_engine *e)
         gs_engine *m = (gs_engine *)e;
         gs_diag d;
         gs_diag_init(&d, NULL);
-        if (gs_profiles_builtin(&m->profiles, &d)) return gs_profiles_empty(); /* OOM */
+        if (gs_profiles_builtin(&m->profiles, &d)) {
+            /* out of memory: the engine is failed; answer with the empty table meanwhile */
+            latch(m, GS_ENOMEM);
+            return gs_profiles_empty();
+        }
     }
     return e->profiles;
 }
@@ -822,9 +866,10 @@ static int drop_gpus(gs_engine *e, gs_job *j, const char *why)
 
 int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n)
 {
+    if (e->err) return e->err;
     if (j->state != GS_JOB_PENDING || !j->arrived) return GS_ESTATE;
     int rc = take_gpus(e, j, gpus, n);
-    if (rc) return rc;
+    if (rc) return nomem(e, rc);
     j->queued += e->now - j->pending_since;
     j->overhead = 0;
     if (j->first_start == GS_TIME_NONE) {
@@ -856,7 +901,7 @@ int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n)
     e->allocated += n;
     emit(e, GS_REC_START, j, -1, NULL);
     set_speed(e, j); /* bumps gen, predicts the finish, re-arms the protection event */
-    return 0;
+    return e->err;
 }
 
 /* Close the current run: account time and progress, free GPUs. */
@@ -885,8 +930,33 @@ static void to_pending(gs_engine *e, gs_job *j)
     e->pending_gpus += j->gpus;
 }
 
+/*
+ * RUNNING, PREEMPTED or SUSPENDED -> PENDING: close the run (or the
+ * suspension), report 'rec' and tell the policy (on_requeue, at once - also
+ * when the request came from inside schedule()).  'saved' (0/1) says whether
+ * the job's state was checkpointed (restart cost), -1 keeps what it was;
+ * 'set_reason' makes 'why' the job's pending reason.
+ */
+static int requeue(gs_engine *e, gs_job *j, gs_rec_type rec, const char *why, int saved,
+                   int set_reason)
+{
+    if (holds_gpus(j)) {
+        close_run(e, j, why);
+        e->nrunning--;
+    } else {
+        j->suspended += e->now - j->since;
+        e->nsuspended--;
+    }
+    if (saved >= 0) j->stop_saved = saved;
+    to_pending(e, j);
+    if (set_reason) j->reason = why;
+    emit(e, rec, j, -1, why);
+    return hook_job(e, e->pol->on_requeue, j);
+}
+
 int gs_engine_preempt(gs_engine *e, gs_job *j, const char *reason)
 {
+    if (e->err) return e->err;
     if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
     j->preemptions++;
     if (e->opts.mode == GS_ENGINE_LIVE) {
@@ -902,17 +972,10 @@ int gs_engine_preempt(gs_engine *e, gs_job *j, const char *reason)
         emit(e, GS_REC_PREEMPT, j, -1, reason);
         return 0;
     }
-    close_run(e, j, reason);
-    j->stop_saved = 1;
-    e->nrunning--;
-    to_pending(e, j);
-    j->reason = reason;
-    emit(e, GS_REC_PREEMPT, j, -1, reason);
-    if (e->pol->on_requeue) e->pol->on_requeue(e->pst, j);
-    return 0;
+    return requeue(e, j, GS_REC_PREEMPT, reason, 1, 1);
 }
 
-static void finish_job(gs_engine *e, gs_job *j, gs_job_state final, const char *reason)
+static int finish_job(gs_engine *e, gs_job *j, gs_job_state final, const char *reason)
 {
     int was = j->state;
     if (holds_gpus(j)) {
@@ -940,7 +1003,7 @@ static void finish_job(gs_engine *e, gs_job *j, gs_job_state final, const char *
          : final == GS_JOB_FAILED ? GS_REC_FAIL
                                   : GS_REC_CANCEL,
          j, -1, reason);
-    if (e->pol->on_finish) e->pol->on_finish(e->pst, j);
+    return hook_job(e, e->pol->on_finish, j);
 }
 
 /* ---- mechanisms ----------------------------------------------------------------------- */
@@ -958,6 +1021,7 @@ static gs_time iter_work(const gs_engine *e, const gs_job *j)
 
 int gs_engine_suspend(gs_engine *e, gs_job *j, const char *reason)
 {
+    if (e->err) return e->err;
     if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
     gs_time wait = 0, copy = 0;
     bank(e, j);
@@ -1066,6 +1130,7 @@ static void run_again(gs_engine *e, gs_job *j, gs_time cost, gs_time stall, int 
 
 int gs_engine_resume(gs_engine *e, gs_job *j, const int *gpus, int n)
 {
+    if (e->err) return e->err;
     if (j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
     if (e->opts.mode == GS_ENGINE_LIVE && !same_gpus(j, gpus, n)) return GS_EUNSUPPORTED;
     int rc = take_gpus(e, j, gpus, n);
@@ -1082,11 +1147,12 @@ int gs_engine_resume(gs_engine *e, gs_job *j, const int *gpus, int n)
     run_again(e, j, cost, busy_wait(e, gpus, n), 0);
     emit(e, GS_REC_RESUME, j, -1, NULL);
     set_speed(e, j);
-    return 0;
+    return e->err;
 }
 
 int gs_engine_pack(gs_engine *e, gs_job *j, gs_job *host)
 {
+    if (e->err) return e->err;
     if (e->opts.mode == GS_ENGINE_LIVE) return GS_EUNSUPPORTED;
     int from_pending = j->state == GS_JOB_PENDING;
     if (!(from_pending && j->arrived) && j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
@@ -1104,7 +1170,7 @@ int gs_engine_pack(gs_engine *e, gs_job *j, gs_job *host)
     int32_t *a = malloc((size_t)host->nalloc * sizeof *a);
     if (!a) {
         refund_tasks(e, j, host->alloc, j->ntasks);
-        return GS_ENOMEM;
+        return latch(e, GS_ENOMEM);
     }
     for (int k = 0; k < host->nalloc; k++) {
         a[k] = host->alloc[k];
@@ -1151,11 +1217,12 @@ int gs_engine_pack(gs_engine *e, gs_job *j, gs_job *host)
     emit(e, from_pending ? GS_REC_START : GS_REC_RESUME, j, -1, "packed");
     emit(e, GS_REC_PACK, j, -1, NULL);
     set_speed(e, j);
-    return 0;
+    return e->err;
 }
 
 int gs_engine_migrate(gs_engine *e, gs_job *j, const int *gpus, int n, const char *reason)
 {
+    if (e->err) return e->err;
     if (e->opts.mode == GS_ENGINE_LIVE) return GS_EUNSUPPORTED;
     if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
     int rc = validate_gpus(e, j, gpus, n);
@@ -1165,7 +1232,7 @@ int gs_engine_migrate(gs_engine *e, gs_job *j, const int *gpus, int n, const cha
     if (!dst || !old) {
         free(dst);
         free(old);
-        return GS_ENOMEM;
+        return latch(e, GS_ENOMEM);
     }
     memcpy(dst, gpus, (size_t)n * sizeof *dst);
     memcpy(old, j->alloc, (size_t)j->nalloc * sizeof *old);
@@ -1226,11 +1293,12 @@ int gs_engine_migrate(gs_engine *e, gs_job *j, const int *gpus, int n, const cha
     if (j->progress_from < e->now + stall + cost) j->progress_from = e->now + stall + cost;
     emit(e, GS_REC_MIGRATE, j, -1, reason);
     set_speed(e, j);
-    return 0;
+    return e->err;
 }
 
 int gs_engine_resize(gs_engine *e, gs_job *j, const int *gpus, int n, const char *reason)
 {
+    if (e->err) return e->err;
     if (e->opts.mode == GS_ENGINE_LIVE) return GS_EUNSUPPORTED;
     if (j->state != GS_JOB_RUNNING || j->pack_with >= 0) return GS_ESTATE;
     int gpt = j->gpus_per_task;
@@ -1239,7 +1307,7 @@ int gs_engine_resize(gs_engine *e, gs_job *j, const int *gpus, int n, const char
     int oldn = j->nalloc, oldtasks = j->ntasks;
     /* 'gpus' may point into j->alloc, which is about to be freed */
     int *want = malloc((size_t)n * sizeof *want);
-    if (!want) return GS_ENOMEM;
+    if (!want) return latch(e, GS_ENOMEM);
     memcpy(want, gpus, (size_t)n * sizeof *want);
     gpus = want;
     /* close the accounting of the old size */
@@ -1278,37 +1346,31 @@ int gs_engine_resize(gs_engine *e, gs_job *j, const int *gpus, int n, const char
     if (j->progress_from < e->now + stall + cost) j->progress_from = e->now + stall + cost;
     emit(e, GS_REC_RESIZE, j, -1, reason);
     set_speed(e, j);
-    return 0;
+    return e->err;
 }
 
 int gs_engine_cancel(gs_engine *e, gs_job *j, const char *reason, gs_time now)
 {
+    if (e->err) return e->err;
     if (now > e->now) e->now = now;
     if (gs_job_state_final(j->state)) return GS_ESTATE;
-    finish_job(e, j, GS_JOB_CANCELLED, reason ? reason : "cancelled");
-    return 0;
+    return finish_job(e, j, GS_JOB_CANCELLED, reason ? reason : "cancelled");
 }
 
 int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *reason, gs_time now)
 {
+    if (e->err) return e->err;
     if (now > e->now) e->now = now;
     j->exit_code = exit_code;
-    if (j->state == GS_JOB_PREEMPTED) {
-        close_run(e, j, reason);
-        e->nrunning--;
-        to_pending(e, j);
-        emit(e, GS_REC_REQUEUE, j, -1, reason);
-        if (e->pol->on_requeue) e->pol->on_requeue(e->pst, j);
-        return 0;
-    }
+    if (j->state == GS_JOB_PREEMPTED) return requeue(e, j, GS_REC_REQUEUE, reason, -1, 0);
     /* a stopped (suspended) process can still end: killed, or it had finished its work */
     if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
-    finish_job(e, j, exit_code == 0 ? GS_JOB_DONE : GS_JOB_FAILED, reason);
-    return 0;
+    return finish_job(e, j, exit_code == 0 ? GS_JOB_DONE : GS_JOB_FAILED, reason);
 }
 
 int gs_engine_reject(gs_engine *e, gs_job *j, const char *reason)
 {
+    if (e->err) return e->err;
     if (j->state != GS_JOB_PENDING || !j->arrived) return GS_ESTATE;
     j->queued += e->now - j->pending_since;
     e->npending--;
@@ -1318,11 +1380,12 @@ int gs_engine_reject(gs_engine *e, gs_job *j, const char *reason)
     j->end = e->now;
     j->reason = intern(e, &e->strs, reason ? reason : "rejected", NULL);
     emit(e, GS_REC_REJECT, j, -1, j->reason);
-    return 0;
+    return e->err;
 }
 
 int gs_engine_set_timer(gs_engine *e, gs_time when, uint64_t tag)
 {
+    if (e->err) return e->err;
     if (when < e->now) when = e->now;
     return heap_push(e, (ev){.t = when, .kind = EV_TIMER, .key = 0, .tag = tag});
 }
@@ -1378,12 +1441,13 @@ static const char *infeasible(gs_engine *e, const gs_job *j)
     return res;
 }
 
-static void arrive(gs_engine *e, gs_job *j)
+static int arrive(gs_engine *e, gs_job *j)
 {
-    if (gs_job_state_final(j->state) || j->arrived) return; /* cancelled, or adopted */
-    j->arrived = 1;
-    const char *bad = j->reason; /* unknown GPU type / pinned cell */
+    if (gs_job_state_final(j->state) || j->arrived) return 0; /* cancelled, or adopted */
+    const char *bad = j->reason;                              /* unknown GPU type / pinned cell */
     if (!bad) bad = infeasible(e, j);
+    if (e->err) return e->err; /* the answer may be wrong: leave the job unarrived */
+    j->arrived = 1;
     if (bad) {
         emit(e, GS_REC_SUBMIT, j, -1, NULL);
         j->state = GS_JOB_REJECTED;
@@ -1391,17 +1455,18 @@ static void arrive(gs_engine *e, gs_job *j)
         e->nactive--;
         j->reason = intern(e, &e->strs, bad, NULL);
         emit(e, GS_REC_REJECT, j, -1, j->reason);
-        return;
+        return e->err;
     }
     to_pending(e, j);
     emit(e, GS_REC_SUBMIT, j, -1, NULL);
-    if (e->pol->on_arrival) e->pol->on_arrival(e->pst, j);
+    return hook_job(e, e->pol->on_arrival, j);
 }
 
-static void node_event(gs_engine *e, int node, int down)
+static int node_event(gs_engine *e, int node, int down)
 {
+    int rc;
     const gs_node *nd = gs_cluster_node(e->c, node);
-    if (nd->down == down) return;
+    if (nd->down == down) return 0;
     if (down) {
         /* requeue every job with a GPU on the node, in GPU order; when the owner of a
          * shared GPU goes, its partner owns it next and goes too */
@@ -1410,13 +1475,8 @@ static void node_event(gs_engine *e, int node, int down)
             while ((owner = gs_cluster_gpu(e->c, g)->owner) >= 0) {
                 gs_job *j = gs_engine_job(e, (size_t)owner);
                 if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_PREEMPTED) break;
-                close_run(e, j, "node failed");
-                j->stop_saved = 0; /* a lost node cannot checkpoint */
-                e->nrunning--;
-                to_pending(e, j);
-                j->reason = "node failed";
-                emit(e, GS_REC_REQUEUE, j, -1, "node failed");
-                if (e->pol->on_requeue) e->pol->on_requeue(e->pst, j);
+                /* a lost node cannot checkpoint */
+                if ((rc = requeue(e, j, GS_REC_REQUEUE, "node failed", 0, 1)) != 0) return rc;
             }
         }
         /* suspended jobs whose state was in the node's host memory lost it */
@@ -1427,75 +1487,70 @@ static void node_event(gs_engine *e, int node, int down)
             for (int k = 0; k < j->nlast_alloc && !on; k++)
                 on = gs_cluster_gpu(e->c, j->last_alloc[k])->node == node;
             if (!on) continue;
-            j->suspended += e->now - j->since;
-            e->nsuspended--;
-            j->stop_saved = 0;
-            to_pending(e, j);
-            j->reason = "node failed";
-            emit(e, GS_REC_REQUEUE, j, -1, "node failed");
-            if (e->pol->on_requeue) e->pol->on_requeue(e->pst, j);
+            if ((rc = requeue(e, j, GS_REC_REQUEUE, "node failed", 0, 1)) != 0) return rc;
         }
     }
     gs_cluster_set_node_down(e->c, node, down);
     if (!down) e->epoch++;
     emit(e, down ? GS_REC_NODE_DOWN : GS_REC_NODE_UP, NULL, node, NULL);
-    if (e->pol->on_node) e->pol->on_node(e->pst, node, down);
+    return e->pol->on_node ? latch(e, e->pol->on_node(e->pst, node, down)) : 0;
 }
 
-static void handle(gs_engine *e, const ev *x)
+static int handle(gs_engine *e, const ev *x)
 {
     gs_job *j;
     switch (x->kind) {
     case EV_FINISH:
         j = gs_engine_job(e, (size_t)x->key);
-        if (j->state != GS_JOB_RUNNING || j->gen != x->gen) return; /* stale */
+        if (j->state != GS_JOB_RUNNING || j->gen != x->gen) return 0; /* stale */
         e->events++;
-        finish_job(e, j, GS_JOB_DONE, NULL);
-        break;
-    case EV_NODE:
-        e->events++;
-        node_event(e, x->key, (int)x->gen);
-        break;
-    case EV_ARRIVAL:
-        e->events++;
-        arrive(e, gs_engine_job(e, (size_t)x->key));
-        break;
+        return finish_job(e, j, GS_JOB_DONE, NULL);
+    case EV_NODE: e->events++; return node_event(e, x->key, (int)x->gen);
+    case EV_ARRIVAL: e->events++; return arrive(e, gs_engine_job(e, (size_t)x->key));
     case EV_PROTECT:
         j = gs_engine_job(e, (size_t)x->key);
-        if (j->state != GS_JOB_RUNNING || j->gen != x->gen) return; /* stale */
+        if (j->state != GS_JOB_RUNNING || j->gen != x->gen) return 0; /* stale */
         e->events++;
-        if (e->pol->on_preemptible) e->pol->on_preemptible(e->pst, j);
-        break;
+        return hook_job(e, e->pol->on_preemptible, j);
     case EV_TIMER:
         e->events++;
-        if (e->pol->on_timer) e->pol->on_timer(e->pst, x->tag);
-        break;
+        return e->pol->on_timer ? latch(e, e->pol->on_timer(e->pst, x->tag)) : 0;
     }
+    return 0;
 }
 
-static void pass(gs_engine *e)
+/* Handle every event due at or before now, in order; stop at the first error. */
+static int handle_due(gs_engine *e)
+{
+    while (e->nheap && e->heap[0].t <= e->now) {
+        ev x = heap_pop(e);
+        int rc = handle(e, &x);
+        if (!rc) rc = e->err; /* a failure a hook did not pass on */
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int pass(gs_engine *e)
 {
     int want = e->want_pass;
     e->want_pass = 0;
-    if (e->pol->schedule && (e->npending || e->nsuspended || want)) {
-        e->in_pass = 1;
-        e->pol->schedule(e->pst);
-        e->in_pass = 0;
-    }
+    if (e->pol->schedule && (e->npending || e->nsuspended || want))
+        latch(e, e->pol->schedule(e->pst));
+    /* an allocation failure a policy did not pass on still fails the engine */
+    return e->err;
 }
 
 int gs_engine_step(gs_engine *e)
 {
+    if (e->err) return e->err;
     if (!e->nheap) return 0;
     gs_time t = e->heap[0].t;
     if (t > e->now || !e->started) e->now = t;
     e->started = 1;
-    while (e->nheap && e->heap[0].t <= e->now) {
-        ev x = heap_pop(e);
-        handle(e, &x);
-    }
-    pass(e);
-    return 1;
+    int rc = handle_due(e);
+    if (!rc) rc = pass(e);
+    return rc ? rc : 1;
 }
 
 int gs_engine_run(gs_engine *e)
@@ -1508,14 +1563,11 @@ int gs_engine_run(gs_engine *e)
 
 int gs_engine_advance(gs_engine *e, gs_time now)
 {
+    if (e->err) return e->err;
     if (now > e->now) e->now = now;
     e->started = 1;
-    while (e->nheap && e->heap[0].t <= e->now) {
-        ev x = heap_pop(e);
-        handle(e, &x);
-    }
-    pass(e);
-    return 0;
+    int rc = handle_due(e);
+    return rc ? rc : pass(e);
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
@@ -1806,6 +1858,11 @@ gs_time gs_engine_gpu_busy_until(const gs_engine *e, int gpu)
 {
     if (gpu < 0 || (size_t)gpu >= gs_cluster_ngpus(e->c) || !e->busy) return 0;
     return e->busy[gpu];
+}
+
+int gs_engine_error(const gs_engine *e)
+{
+    return e->err;
 }
 
 /* ---- for queue.c ---------------------------------------------------------------- */

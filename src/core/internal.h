@@ -65,15 +65,18 @@ typedef struct gs_plan {
     long free;    /* GPUs left by count during the walk */
     int admitted; /* a pending job was admitted (later running jobs may not fit) */
     int64_t now;  /* running jobs still protected at this instant always stay */
+    int err;      /* GS_ENOMEM when the walk could not record a job; gs_plan_apply returns it */
 } gs_plan;
 
 void gs_plan_init(gs_plan *p);
 void gs_plan_release(gs_plan *p);
 /* Start a walk: free = healthy GPUs not held by stopping jobs. */
 void gs_plan_begin(gs_plan *p, struct gs_engine *e);
-/* Visit the next job in priority order.  Returns 1 if it belongs to the target set. */
+/* Visit the next job in priority order.  Returns 1 if it belongs to the target set
+ * (out of memory: 0, and p->err is set). */
 int gs_plan_visit(gs_plan *p, struct gs_job *j);
-/* Start admitted jobs, preempting victims as needed.  Returns the number started. */
+/* Start admitted jobs, preempting victims as needed.  Returns the number started, or
+ * the walk's error (nothing is applied) or the engine's (gs_engine_error) if it failed. */
 int gs_plan_apply(gs_plan *p, struct gs_engine *e, int level, const char *why);
 
 /*
@@ -130,9 +133,9 @@ typedef struct gs_kent {
  * Returns 1 if the order changed. */
 int gs_kent_sort(gs_kent *v, size_t n);
 /* Put the members of q listed in v[0..n) (all of them must be) in v's order,
- * moving only the ones out of place. */
+ * moving only the ones out of place.  Returns 0 or a gs_jobq error. */
 struct gs_jobq;
-void gs_kent_relink(struct gs_jobq *q, const gs_kent *v, size_t n);
+int gs_kent_relink(struct gs_jobq *q, const gs_kent *v, size_t n);
 /*
  * Visit, in key order, the running entries v[0..n) (sorted) merged with the
  * waiting members of the set at root that fit the GPUs left when their turn

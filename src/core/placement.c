@@ -176,6 +176,7 @@ typedef struct fill_state {
     int *out;
     int nout, need_tasks;
     int consolidate;
+    int err; /* GS_ENOMEM from pick_in_node */
 } fill_state;
 
 static int fill_cb(visit *v, int nd)
@@ -185,9 +186,10 @@ static int fill_cb(visit *v, int nd)
     int cap = node_task_cap(v->c, v->r, nd, fr);
     int from = f->nout;
     while (cap-- > 0 && f->need_tasks > 0) {
-        if (pick_in_node(v->c, nd, v->r->gpus_per_task, v->r->gpu_type, f->consolidate, f->out,
-                         from, f->nout))
-            break;
+        int rc = pick_in_node(v->c, nd, v->r->gpus_per_task, v->r->gpu_type, f->consolidate, f->out,
+                              from, f->nout);
+        if (rc == GS_ENOMEM) return f->err = rc, 1;
+        if (rc) break;
         f->nout += v->r->gpus_per_task;
         f->need_tasks--;
     }
@@ -196,9 +198,10 @@ static int fill_cb(visit *v, int nd)
 
 static int place_count(const gs_cluster *c, const gs_place_req *r, int *out)
 {
-    fill_state f = {out, 0, r->ntasks, 0};
+    fill_state f = {out, 0, r->ntasks, 0, 0};
     visit v = {c, r, r->gpus_per_task, 0, fill_cb, &f};
     walk(&v, r->scope);
+    if (f.err) return f.err;
     return f.need_tasks == 0 ? 0 : GS_ENOFIT;
 }
 
@@ -231,8 +234,8 @@ static int place_one_node(const gs_cluster *c, const gs_place_req *r, int scope,
     if (o.best < 0) return GS_ENOFIT;
     int nout = 0;
     for (int t = 0; t < r->ntasks; t++) {
-        if (pick_in_node(c, o.best, r->gpus_per_task, r->gpu_type, 1, out, 0, nout))
-            return GS_ENOFIT;
+        int rc = pick_in_node(c, o.best, r->gpus_per_task, r->gpu_type, 1, out, 0, nout);
+        if (rc) return rc == GS_ENOMEM ? rc : GS_ENOFIT;
         nout += r->gpus_per_task;
     }
     return 0;
@@ -248,6 +251,7 @@ typedef struct collect_state {
     cand *v;
     int n, cap;
     int only_idle;
+    int err; /* GS_ENOMEM: the list is incomplete */
 } collect_state;
 
 static int collect_cb(visit *v, int nd)
@@ -261,7 +265,7 @@ static int collect_cb(visit *v, int nd)
     if (s->n == s->cap) {
         int nc = s->cap ? s->cap * 2 : 32;
         cand *nv = realloc(s->v, (size_t)nc * sizeof *nv);
-        if (!nv) return 1; /* treated as "no room"; caller sees too few */
+        if (!nv) return s->err = GS_ENOMEM, 1;
         s->v = nv;
         s->cap = nc;
     }
@@ -283,8 +287,9 @@ static int emit_tasks(const gs_cluster *c, const gs_place_req *r, const cand *no
     for (int i = 0; i < nn; i++) {
         int from = nout;
         for (int t = 0; t < tasks[i]; t++) {
-            if (pick_in_node(c, nodes[i].node, r->gpus_per_task, r->gpu_type, 1, out, from, nout))
-                return GS_ENOFIT;
+            int rc =
+                pick_in_node(c, nodes[i].node, r->gpus_per_task, r->gpu_type, 1, out, from, nout);
+            if (rc) return rc == GS_ENOMEM ? rc : GS_ENOFIT;
             nout += r->gpus_per_task;
         }
     }
@@ -297,14 +302,15 @@ static int emit_tasks(const gs_cluster *c, const gs_place_req *r, const cand *no
  */
 static int place_strict_domain(const gs_cluster *c, const gs_place_req *r, int dom, int *out)
 {
-    collect_state s = {NULL, 0, 0, 1};
+    collect_state s = {NULL, 0, 0, 1, 0};
     visit v = {c, r, 1, 1, collect_cb, &s};
     walk(&v, dom);
-    int rc = GS_ENOFIT;
+    int rc = GS_ENOMEM;
     int need = r->ntasks;
     cand *chosen = malloc(((size_t)s.n + 1) * sizeof *chosen);
     int *tasks = malloc(((size_t)s.n + 1) * sizeof *tasks);
-    if (!chosen || !tasks) goto out;
+    if (s.err || !chosen || !tasks) goto out;
+    rc = GS_ENOFIT;
     int nn = 0;
     for (int i = 0; i < s.n && need > 0 && need >= s.v[i].cap; i++) {
         chosen[nn] = s.v[i];
@@ -313,14 +319,15 @@ static int place_strict_domain(const gs_cluster *c, const gs_place_req *r, int d
     }
     if (need > 0) {
         /* one more node, not already chosen, that takes the remainder */
-        collect_state all = {NULL, 0, 0, 0};
+        collect_state all = {NULL, 0, 0, 0, 0};
         visit va = {c, r, need * r->gpus_per_task, 0, collect_cb, &all};
         walk(&va, dom);
         int pick = -1;
         /* chosen nodes by index: a scan of 'chosen' per candidate was quadratic */
-        unsigned char *taken = calloc(gs_cluster_nnodes(c) + 1, 1);
+        unsigned char *taken = all.err ? NULL : calloc(gs_cluster_nnodes(c) + 1, 1);
         if (!taken) {
             free(all.v);
+            rc = GS_ENOMEM;
             goto out;
         }
         for (int k = 0; k < nn; k++) taken[chosen[k].node] = 1;
@@ -348,13 +355,13 @@ out:
 /* Fewest nodes inside 'dom': largest task capacity first. */
 static int place_fewest_domain(const gs_cluster *c, const gs_place_req *r, int dom, int *out)
 {
-    collect_state s = {NULL, 0, 0, 0};
+    collect_state s = {NULL, 0, 0, 0, 0};
     visit v = {c, r, r->gpus_per_task, 0, collect_cb, &s};
     walk(&v, dom);
     int total = 0;
     for (int i = 0; i < s.n; i++) total += s.v[i].cap;
-    int rc = GS_ENOFIT;
-    if (total >= r->ntasks) {
+    int rc = s.err ? s.err : GS_ENOFIT;
+    if (!s.err && total >= r->ntasks) {
         qsort(s.v, (size_t)s.n, sizeof *s.v, cand_cmp_desc);
         int *tasks = malloc((size_t)s.n * sizeof *tasks);
         if (tasks) {
@@ -375,6 +382,8 @@ static int place_fewest_domain(const gs_cluster *c, const gs_place_req *r, int d
             }
             rc = emit_tasks(c, r, s.v, tasks, nn, out);
             free(tasks);
+        } else {
+            rc = GS_ENOMEM;
         }
     }
     free(s.v);
@@ -407,7 +416,8 @@ static int place_in_domains(const gs_cluster *c, const gs_place_req *r, domain_f
             nd = dc->node_hi - 1;
             continue;
         }
-        if (fn(c, r, dom, out) == 0) return 0;
+        int rc = fn(c, r, dom, out);
+        if (rc == 0 || rc == GS_ENOMEM) return rc;
         nd = dc->node_hi - 1;
     }
     return GS_ENOFIT;
@@ -424,7 +434,10 @@ int gs_place_find(const gs_cluster *c, const gs_place_req *r, int *out)
     if (r->mode == GS_PLACE_COUNT) return place_count(c, r, out);
 
     /* CONSOLIDATE: one node whenever the job fits one node */
-    if (g <= sc->max_node_free && place_one_node(c, r, r->scope, out) == 0) return 0;
+    if (g <= sc->max_node_free) {
+        int rc = place_one_node(c, r, r->scope, out);
+        if (rc == 0 || rc == GS_ENOMEM) return rc;
+    }
     int fits_one = g <= gs_cluster_max_node_gpus(c, r->gpu_type);
     switch (r->level) {
     case GS_LOCALITY_STRICT:

@@ -22,6 +22,7 @@ void gs_plan_init(gs_plan *p)
     p->nstart = p->capstart = p->nvict = p->capvict = 0;
     p->free = 0;
     p->admitted = 0;
+    p->err = 0;
 }
 
 void gs_plan_release(gs_plan *p)
@@ -35,16 +36,20 @@ void gs_plan_begin(gs_plan *p, gs_engine *e)
 {
     p->nstart = p->nvict = 0;
     p->admitted = 0;
+    p->err = 0;
     p->free = (long)gs_cluster_cell(gs_engine_cluster(e), 0)->healthy - gs_engine_stopping_gpus(e);
     p->now = gs_engine_now(e);
 }
 
-static int push(gs_job ***v, size_t *n, size_t *cap, gs_job *j)
+static int push(gs_plan *p, gs_job ***v, size_t *n, size_t *cap, gs_job *j)
 {
     if (*n == *cap) {
         size_t nc = *cap ? *cap * 2 : 64;
         gs_job **nv = realloc(*v, nc * sizeof *nv);
-        if (!nv) return 0;
+        if (!nv) {
+            p->err = GS_ENOMEM;
+            return 0;
+        }
         *v = nv;
         *cap = nc;
     }
@@ -59,11 +64,11 @@ int gs_plan_visit(gs_plan *p, gs_job *j)
             p->free -= j->gpus;
             return 1;
         }
-        push(&p->vict, &p->nvict, &p->capvict, j);
+        push(p, &p->vict, &p->nvict, &p->capvict, j);
         return 0;
     }
     if (j->state == GS_JOB_PENDING && p->free >= j->gpus) {
-        if (!push(&p->start, &p->nstart, &p->capstart, j)) return 0;
+        if (!push(p, &p->start, &p->nstart, &p->capstart, j)) return 0;
         p->free -= j->gpus;
         p->admitted = 1;
         return 1;
@@ -73,6 +78,7 @@ int gs_plan_visit(gs_plan *p, gs_job *j)
 
 int gs_plan_apply(gs_plan *p, gs_engine *e, int level, const char *why)
 {
+    if (p->err) return p->err;
     /* victims least important first */
     for (size_t a = 0, b = p->nvict; a + 1 < b; a++, b--) {
         gs_job *t = p->vict[a];
@@ -88,6 +94,7 @@ int gs_plan_apply(gs_plan *p, gs_engine *e, int level, const char *why)
             rc = gs_engine_start_preempting(e, j, (gs_locality)level, p->vict, (int)p->nvict, why);
         else
             rc = gs_engine_try_start(e, j, (gs_locality)level);
+        if (rc < 0 && gs_engine_error(e)) return gs_engine_error(e);
         if (rc >= 0 && j->state == GS_JOB_RUNNING)
             started++;
         else
@@ -283,7 +290,7 @@ int gs_kent_sort(gs_kent *v, size_t n)
     return moved;
 }
 
-void gs_kent_relink(gs_jobq *q, const gs_kent *v, size_t n)
+int gs_kent_relink(gs_jobq *q, const gs_kent *v, size_t n)
 {
     int32_t cur = gs_jobq_first(q); /* members before cur are in v's order already */
     for (size_t i = 0; i < n; i++) {
@@ -294,11 +301,10 @@ void gs_kent_relink(gs_jobq *q, const gs_kent *v, size_t n)
             continue;
         }
         gs_jobq_remove(q, s); /* s is after cur */
-        if (cur >= 0)
-            gs_jobq_insert_before(q, cur, s);
-        else
-            gs_jobq_push_back(q, s);
+        int rc = cur >= 0 ? gs_jobq_insert_before(q, cur, s) : gs_jobq_push_back(q, s);
+        if (rc) return rc;
     }
+    return 0;
 }
 
 void gs_plan_visit_merged(gs_plan *p, gs_engine *e, const gs_kent *v, size_t n, const gs_kset *s,

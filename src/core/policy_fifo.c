@@ -51,31 +51,29 @@ static void fifo_destroy(void *st)
     free(f);
 }
 
-static void fifo_arrival(void *st, gs_job *j)
+static int fifo_arrival(void *st, gs_job *j)
 {
     fifo *f = st;
-    gs_jobq_push_back(&f->q, j->slot);
+    return gs_jobq_push_back(&f->q, j->slot);
 }
 
 /* Put a requeued job back at its arrival position (slots follow arrival order). */
-static void fifo_requeue(void *st, gs_job *j)
+static int fifo_requeue(void *st, gs_job *j)
 {
     fifo *f = st;
     for (int32_t s = gs_jobq_first(&f->q); s >= 0; s = gs_jobq_next(&f->q, s))
-        if (s > j->slot) {
-            gs_jobq_insert_before(&f->q, s, j->slot);
-            return;
-        }
-    gs_jobq_push_back(&f->q, j->slot);
+        if (s > j->slot) return gs_jobq_insert_before(&f->q, s, j->slot);
+    return gs_jobq_push_back(&f->q, j->slot);
 }
 
-static void fifo_finish(void *st, gs_job *j)
+static int fifo_finish(void *st, gs_job *j)
 {
     fifo *f = st;
     gs_jobq_remove(&f->q, j->slot);
+    return 0;
 }
 
-static void fifo_schedule(void *st)
+static int fifo_schedule(void *st)
 {
     fifo *f = st;
     gs_cluster *c = gs_engine_cluster(f->e);
@@ -84,6 +82,7 @@ static void fifo_schedule(void *st)
         int32_t next = gs_jobq_next(&f->q, s);
         gs_job *j = gs_engine_job(f->e, (size_t)s);
         int rc = gs_engine_try_start(f->e, j, GS_LOCALITY_STRICT);
+        if (rc == GS_ENOMEM) return rc;
         if (rc == 0) {
             gs_jobq_remove(&f->q, s);
         } else {
@@ -92,6 +91,7 @@ static void fifo_schedule(void *st)
         }
         s = next;
     }
+    return 0;
 }
 
 const gs_policy_ops gs_policy_fifo = {

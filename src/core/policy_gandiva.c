@@ -100,17 +100,34 @@ typedef struct gandiva {
     size_t nelastic; /* arrived, unfinished jobs with max_gpus > 0 */
     int *scratch;
     size_t capscratch;
+    /* the first allocation failure (GS_ENOMEM): every hook returns it and a pass
+     * stops; what failed leaves the lists consistent (a job is queued or a member
+     * or neither), the engine is failed (engine.h, "Errors") */
+    int err;
+    gj spare; /* what J() hands out when it cannot grow */
 } gandiva;
 
 /* ---- bookkeeping ------------------------------------------------------------------------ */
 
+static int oom(gandiva *g)
+{
+    if (!g->err) g->err = GS_ENOMEM;
+    return GS_ENOMEM;
+}
+
+/* The record of a slot.  Records grow on arrival (gd_arrival/gd_adopt check g->err), so
+ * later calls do not allocate; out of memory, a scratch record. */
 static gj *J(gandiva *g, int32_t slot)
 {
     if ((size_t)slot >= g->capjobs) {
         size_t nc = g->capjobs ? g->capjobs : 1024;
         while (nc <= (size_t)slot) nc *= 2;
         gj *n = realloc(g->jobs, nc * sizeof *n);
-        if (!n) abort(); /* no way to continue a pass without the record */
+        if (!n) {
+            oom(g);
+            g->spare = (gj){.node = -1, .next = -1, .prev = -1, .util = -1, .q = -1};
+            return &g->spare;
+        }
         for (size_t i = g->capjobs; i < nc; i++)
             n[i] = (gj){.node = -1, .next = -1, .prev = -1, .util = -1, .q = -1};
         g->jobs = n;
@@ -130,7 +147,10 @@ static int *scratch(gandiva *g, size_t n)
         size_t nc = g->capscratch ? g->capscratch : 64;
         while (nc < n) nc *= 2;
         int *p = realloc(g->scratch, nc * sizeof *p);
-        if (!p) abort();
+        if (!p) {
+            oom(g);
+            return NULL;
+        }
         g->scratch = p;
         g->capscratch = nc;
     }
@@ -195,21 +215,15 @@ static void mem_del(gandiva *g, int32_t slot)
 }
 
 /* Insert slot into q at its arrival position (slots follow arrival order). */
-static void insert_ordered(gs_jobq *q, int32_t slot)
+static int insert_ordered(gs_jobq *q, int32_t slot)
 {
-    if (q->tail < 0 || q->tail < slot) {
-        gs_jobq_push_back(q, slot);
-        return;
-    }
+    if (q->tail < 0 || q->tail < slot) return gs_jobq_push_back(q, slot);
     for (int32_t s = gs_jobq_first(q); s >= 0; s = gs_jobq_next(q, s))
-        if (s > slot) {
-            gs_jobq_insert_before(q, s, slot);
-            return;
-        }
-    gs_jobq_push_back(q, slot);
+        if (s > slot) return gs_jobq_insert_before(q, s, slot);
+    return gs_jobq_push_back(q, slot);
 }
 
-/* Put a job in the queue (at its arrival position). */
+/* Put a job in the queue (at its arrival position).  Out of memory: it stays out. */
 static void enqueue(gandiva *g, int32_t slot)
 {
     const gs_job *j = job(g, slot);
@@ -219,7 +233,10 @@ static void enqueue(gandiva *g, int32_t slot)
         if (g->nsq == g->capsq) {
             int nc = g->capsq ? g->capsq * 2 : 8;
             sizeq *n = realloc(g->sq, (size_t)nc * sizeof *n);
-            if (!n) abort();
+            if (!n) {
+                oom(g);
+                return;
+            }
             g->sq = n;
             g->capsq = nc;
         }
@@ -227,10 +244,17 @@ static void enqueue(gandiva *g, int32_t slot)
         gs_jobq_init(&g->sq[k].q);
         g->nsq++;
     }
-    insert_ordered(&g->sq[k].q, slot);
+    if (insert_ordered(&g->sq[k].q, slot)) {
+        oom(g);
+        return;
+    }
+    if (j->first_start != GS_TIME_NONE && insert_ordered(&g->ranq, slot)) {
+        gs_jobq_remove(&g->sq[k].q, slot);
+        oom(g);
+        return;
+    }
     J(g, slot)->q = k;
     g->nqueued++;
-    if (j->first_start != GS_TIME_NONE) insert_ordered(&g->ranq, slot);
     gs_engine_set_reason(g->e, job(g, slot), "Resources");
 }
 
@@ -344,6 +368,7 @@ static int pick_gpus(gandiva *g, int32_t n, const gs_job *j, int *out)
 static int run_member(gandiva *g, gs_job *j, int32_t n)
 {
     int *gpus = scratch(g, (size_t)j->gpus);
+    if (!gpus) return GS_ENOMEM;
     if (!pick_gpus(g, n, j, gpus)) return GS_ENOFIT;
     g->nodes[n].cached = 0;
     if (j->state == GS_JOB_PENDING) return gs_engine_start(g->e, j, gpus, j->gpus);
@@ -404,8 +429,11 @@ static void place_queue(gandiva *g)
 {
     if (!g->nqueued) return;
     unsigned char *failed = calloc((size_t)g->nsq, 1);
-    if (!failed) abort();
-    for (;;) {
+    if (!failed) {
+        oom(g);
+        return;
+    }
+    while (!g->err) {
         int best = -1;
         for (int k = 0; k < g->nsq; k++) {
             int32_t h = gs_jobq_first(&g->sq[k].q);
@@ -467,7 +495,8 @@ static size_t slice_members(gandiva *g, int32_t n, cand **out)
     size_t k = 0;
     for (int32_t s = g->nodes[n].head; s >= 0; s = J(g, s)->next) k++;
     cand *v = malloc((k ? k : 1) * sizeof *v);
-    if (!v) abort();
+    *out = v;
+    if (!v) return oom(g), 0;
     k = 0;
     int32_t ord = 0;
     for (int32_t s = g->nodes[n].head; s >= 0; s = J(g, s)->next, ord++) {
@@ -538,7 +567,11 @@ static void rotate(gandiva *g, int32_t n)
         if (job(g, v[i].slot)->state == GS_JOB_RUNNING) cap += job(g, v[i].slot)->gpus;
     /* the run set: largest deficit first, greedily by size */
     unsigned char *run = calloc(k ? k : 1, 1);
-    if (!run) abort();
+    if (!run) {
+        free(v);
+        oom(g);
+        return;
+    }
     int left = cap;
     for (size_t i = 0; i < k; i++) {
         int need = job(g, v[i].slot)->gpus;
@@ -578,7 +611,10 @@ static void add_bad(gandiva *g, int32_t a, int32_t b)
     if (g->nbad == g->capbad) {
         size_t nc = g->capbad ? g->capbad * 2 : 16;
         bad_pair *p = realloc(g->bad, nc * sizeof *p);
-        if (!p) return; /* forgetting a bad pair only costs another try */
+        if (!p) { /* forgetting a bad pair would try it again: a different schedule */
+            oom(g);
+            return;
+        }
         g->bad = p;
         g->capbad = nc;
     }
@@ -646,7 +682,12 @@ static void pack_jobs(gandiva *g)
     nw += g->nqueued;
     if (!nw || !nh) return; /* packing is for overload only */
     ucand *w = malloc(nw * sizeof *w), *h = malloc(nh * sizeof *h);
-    if (!w || !h) abort();
+    if (!w || !h) {
+        free(w);
+        free(h);
+        oom(g);
+        return;
+    }
     nw = nh = 0;
     for (size_t i = 0; i < g->nnodes; i++)
         for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next) {
@@ -672,7 +713,9 @@ static void pack_jobs(gandiva *g)
             if (host->gpus != j->gpus || host->pack_with >= 0 || host->state != GS_JOB_RUNNING ||
                 is_bad(g, j->model_id, host->model_id))
                 continue;
-            if (gs_engine_pack(g->e, j, host) != 0) continue;
+            int rc = gs_engine_pack(g->e, j, host);
+            if (rc == GS_ENOMEM) oom(g);
+            if (rc) continue;
             int32_t hn = J(g, h[b].slot)->node;
             if (J(g, w[a].slot)->node >= 0)
                 mem_del(g, w[a].slot);
@@ -695,6 +738,7 @@ static void pack_jobs(gandiva *g)
 static int move_running(gandiva *g, gs_job *j, int32_t m, const char *why)
 {
     int *gpus = scratch(g, (size_t)j->gpus);
+    if (!gpus) return GS_ENOMEM;
     if (!pick_gpus(g, m, j, gpus)) return GS_ENOFIT;
     int rc = gs_engine_migrate(g->e, j, gpus, j->gpus, why);
     if (rc) return rc;
@@ -767,7 +811,14 @@ static void defrag(gandiva *g)
     int budget = g->migrate_budget;
     int *freec = malloc(g->nnodes * sizeof *freec);
     unsigned char *src = calloc(g->nnodes, 1);
-    if (!freec || !src) abort();
+    int32_t *tgt = malloc(g->nnodes * sizeof *tgt);
+    if (!freec || !src || !tgt) {
+        free(freec);
+        free(src);
+        free(tgt);
+        oom(g);
+        return;
+    }
     for (size_t i = 0; i < g->nnodes; i++) freec[i] = node_free(g, (int32_t)i);
     /* 1) jobs on a node of another affinity go to a node of their own */
     for (size_t i = 0; i < g->nnodes && budget > 0; i++)
@@ -797,8 +848,6 @@ static void defrag(gandiva *g)
         }
     /* 2) empty nearly idle nodes into fuller ones; targets: nodes with members, some room, not
      * themselves nearly idle (usually few, so the search is cheap) */
-    int32_t *tgt = malloc(g->nnodes * sizeof *tgt);
-    if (!tgt) abort();
     size_t ntgt = 0;
     for (size_t m = 0; m < g->nnodes; m++)
         if (g->nodes[m].nmem && freec[m] > 0 && !gs_cluster_node(g->c, (int32_t)m)->down &&
@@ -817,7 +866,10 @@ static void defrag(gandiva *g)
         if (!ok || moves > budget) continue;
         /* plan: every member to a target node (not a source) of its affinity */
         int32_t *plan = malloc((size_t)moves * sizeof *plan);
-        if (!plan) abort();
+        if (!plan) {
+            oom(g);
+            break;
+        }
         int k = 0;
         for (int32_t s = nd->head; s >= 0 && ok; s = J(g, s)->next, k++) {
             const gs_job *j = job(g, s);
@@ -885,7 +937,9 @@ static void grow_shrink(gandiva *g)
             if (waits) {
                 /* others wait: give back what it grew into */
                 if (j->gpus <= j->req_gpus) continue;
-                gs_engine_resize(g->e, j, j->alloc, j->req_gpus, "shrink: others wait");
+                if (gs_engine_resize(g->e, j, j->alloc, j->req_gpus, "shrink: others wait") ==
+                    GS_ENOMEM)
+                    oom(g);
                 mark_dirty(g, (int32_t)i);
                 continue;
             }
@@ -898,6 +952,7 @@ static void grow_shrink(gandiva *g)
             gs_time left = gs_job_remaining(j, now);
             if (left < g->grow_min) continue;
             int *gpus = scratch(g, (size_t)n);
+            if (!gpus) return;
             for (int k = 0; k < j->nalloc; k++) gpus[k] = j->alloc[k];
             int k = j->nalloc;
             const gs_node *nd = gs_cluster_node(g->c, (int32_t)i);
@@ -939,47 +994,48 @@ static void arm(gandiva *g)
     int crowded = any_waiting(g);
     if (crowded && !g->slice_armed) {
         g->slice_armed = 1;
-        gs_engine_set_timer(g->e, now + g->quantum, TAG_SLICE);
+        if (gs_engine_set_timer(g->e, now + g->quantum, TAG_SLICE)) oom(g);
     }
     int useful = g->nqueued > 0 || crowded || gs_engine_packed_gpus(g->e) > 0 || may_grow(g);
     if (useful && !g->intro_armed && (g->pack || g->migrate || g->grow)) {
         g->intro_armed = 1;
-        gs_engine_set_timer(g->e, now + g->introspect, TAG_INTRO);
+        if (gs_engine_set_timer(g->e, now + g->introspect, TAG_INTRO)) oom(g);
     }
 }
 
-static void gd_schedule(void *st)
+static int gd_schedule(void *st)
 {
     gandiva *g = st;
     if (g->slice_due) {
         g->slice_due = 0;
-        for (size_t i = 0; i < g->nnodes; i++) rotate(g, (int32_t)i);
+        for (size_t i = 0; i < g->nnodes && !g->err; i++) rotate(g, (int32_t)i);
     }
-    if (g->intro_due) {
+    if (g->intro_due && !g->err) {
         g->intro_due = 0;
         g->departed = 0;
         if (g->pack && gs_engine_packed_gpus(g->e)) judge_packs(g);
-        if (g->nelastic) grow_shrink(g);
-        defrag(g);
-        if (g->pack) pack_jobs(g);
+        if (g->nelastic && !g->err) grow_shrink(g);
+        if (!g->err) defrag(g);
+        if (g->pack && !g->err) pack_jobs(g);
     }
     /* reactive: queued jobs, then free GPUs on nodes where something changed */
-    place_queue(g);
-    if (g->departed) {
+    if (!g->err) place_queue(g);
+    if (g->departed && !g->err) {
         /* migration is triggered by departures too (GPUs just became free) */
         g->departed = 0;
         defrag(g);
     }
-    while (g->ndirty) {
+    while (g->ndirty && !g->err) {
         int32_t n = g->dirty[--g->ndirty];
         g->nodes[n].dirty = 0;
         fill(g, n);
     }
-    if (any_waiting(g)) balance(g);
-    arm(g);
+    if (!g->err && any_waiting(g)) balance(g);
+    if (!g->err) arm(g);
+    return g->err;
 }
 
-static void gd_timer(void *st, uint64_t tag)
+static int gd_timer(void *st, uint64_t tag)
 {
     gandiva *g = st;
     if (tag == TAG_SLICE) {
@@ -990,33 +1046,39 @@ static void gd_timer(void *st, uint64_t tag)
         g->intro_due = 1;
     }
     gs_engine_request_pass(g->e);
+    return g->err;
 }
 
-static void gd_arrival(void *st, gs_job *j)
+static int gd_arrival(void *st, gs_job *j)
 {
     gandiva *g = st;
+    if (J(g, j->slot) == &g->spare) return g->err;
     if (j->max_gpus > 0) g->nelastic++;
     enqueue(g, j->slot);
+    return g->err;
 }
 
-static void gd_adopt(void *st, gs_job *j)
+static int gd_adopt(void *st, gs_job *j)
 {
     gandiva *g = st;
+    if (J(g, j->slot) == &g->spare) return g->err;
     /* a job that survived a daemon restart: make it a member of its node */
     if (j->gpus <= g->maxg && j->alloc)
         mem_add(g, gs_cluster_gpu(g->c, j->alloc[0])->node, j->slot);
+    return g->err;
 }
 
-static void gd_requeue(void *st, gs_job *j)
+static int gd_requeue(void *st, gs_job *j)
 {
     gandiva *g = st;
     dirty_gpus(g, j);
     mem_del(g, j->slot);
     J(g, j->slot)->pack_at = 0;
     if (!queued(g, j->slot)) enqueue(g, j->slot);
+    return g->err;
 }
 
-static void gd_finish(void *st, gs_job *j)
+static int gd_finish(void *st, gs_job *j)
 {
     gandiva *g = st;
     if (j->max_gpus > 0 && g->nelastic) g->nelastic--;
@@ -1027,13 +1089,14 @@ static void gd_finish(void *st, gs_job *j)
     dirty_gpus(g, j);
     mem_del(g, j->slot);
     dequeue(g, j->slot);
+    return g->err;
 }
 
-static void gd_node(void *st, int node, int down)
+static int gd_node(void *st, int node, int down)
 {
     gandiva *g = st;
     mark_dirty(g, node);
-    if (!down) return;
+    if (!down) return g->err;
     /* members that never started wait in the queue instead */
     for (int32_t s = g->nodes[node].head, nx; s >= 0; s = nx) {
         nx = J(g, s)->next;
@@ -1042,6 +1105,7 @@ static void gd_node(void *st, int node, int down)
             enqueue(g, s);
         }
     }
+    return g->err;
 }
 
 static int gd_check(void *st, gs_diag *d)

@@ -83,7 +83,18 @@ typedef struct emul {
     gs_time last_step;
     int *scratch;
     size_t capscratch;
+    /* the first allocation failure (GS_ENOMEM): every hook returns it.  Helpers
+     * that cannot allocate leave the lists consistent (a job is in no set
+     * rather than half in one) and the engine is failed (engine.h, "Errors") */
+    int err;
+    ejob spare; /* what EJ() hands out when it cannot grow */
 } emul;
+
+static int oom(emul *m)
+{
+    if (!m->err) m->err = GS_ENOMEM;
+    return GS_ENOMEM;
+}
 
 static ejob *EJ(emul *m, int32_t slot)
 {
@@ -91,7 +102,11 @@ static ejob *EJ(emul *m, int32_t slot)
         size_t nc = m->capjobs ? m->capjobs : 1024;
         while (nc <= (size_t)slot) nc *= 2;
         ejob *n = realloc(m->jobs, nc * sizeof *n);
-        if (!n) abort();
+        if (!n) {
+            oom(m);
+            m->spare = (ejob){.set_class = -1};
+            return &m->spare;
+        }
         for (size_t i = m->capjobs; i < nc; i++) n[i] = (ejob){.set_class = -1};
         m->jobs = n;
         m->capjobs = nc;
@@ -99,21 +114,26 @@ static ejob *EJ(emul *m, int32_t slot)
     return &m->jobs[slot];
 }
 
-static void *grow(void *p, size_t *cap, size_t n, size_t sz)
+/* Room for element n of *p: 0, or GS_ENOMEM with *p and *cap unchanged. */
+static int grow(emul *m, void **p, size_t *cap, size_t n, size_t sz)
 {
-    if (n < *cap) return p;
+    if (n < *cap) return 0;
     size_t nc = *cap ? *cap * 2 : 64;
     while (nc <= n) nc *= 2;
-    void *q = realloc(p, nc * sz);
-    if (!q) abort(); /* the policy cannot continue without its lists */
+    void *q = realloc(*p, nc * sz);
+    if (!q) return oom(m);
+    *p = q;
     *cap = nc;
-    return q;
+    return 0;
 }
 
-static void push_i32(int32_t **v, size_t *n, size_t *cap, int32_t x)
+static int push_i32(emul *m, int32_t **v, size_t *n, size_t *cap, int32_t x)
 {
-    *v = grow(*v, cap, *n, sizeof **v);
+    void *p = *v;
+    if (grow(m, &p, cap, *n, sizeof **v)) return GS_ENOMEM;
+    *v = p;
     (*v)[(*n)++] = x;
+    return 0;
 }
 
 /* ---- free nodes (a FIFO) ---------------------------------------------------------------- */
@@ -131,17 +151,20 @@ static int32_t take_node(emul *m)
 static void give_node(emul *m, int32_t n)
 {
     if (m->headfree > 0 && m->headfree == m->nfree) m->headfree = m->nfree = 0;
-    push_i32(&m->free_nodes, &m->nfree, &m->capfree, n);
+    push_i32(m, &m->free_nodes, &m->nfree, &m->capfree, n); /* failing: the node is lost */
 }
 
 /* ---- size classes and node sets ------------------------------------------------------------ */
 
+/* Index of the class of g GPUs, added if new; -1 when out of memory. */
 static int class_of(emul *m, int g)
 {
     for (int i = 0; i < m->ncls; i++)
         if (m->cls[i].g == g) return i;
     size_t cap = (size_t)m->capcls;
-    m->cls = grow(m->cls, &cap, (size_t)m->ncls, sizeof *m->cls);
+    void *p = m->cls;
+    if (grow(m, &p, &cap, (size_t)m->ncls, sizeof *m->cls)) return -1;
+    m->cls = p;
     m->capcls = (int)cap;
     m->cls[m->ncls] = (sclass){.g = g};
     return m->ncls++;
@@ -155,25 +178,30 @@ static void set_free(nset *s)
     free(s);
 }
 
+/* A new set of nodes taken from the free ones; NULL (nothing taken) when out of memory. */
 static nset *set_new(emul *m, int g)
 {
     int nn = (g + m->gpn - 1) / m->gpn;
     nset *s = calloc(1, sizeof *s);
-    if (!s) abort();
-    s->nodes = malloc((size_t)nn * sizeof *s->nodes);
-    if (!s->nodes) abort();
+    if (s) s->nodes = malloc((size_t)nn * sizeof *s->nodes);
+    if (!s || !s->nodes) {
+        free(s);
+        oom(m);
+        return NULL;
+    }
     s->nn = nn;
     s->capacity = nn * m->gpn / g;
     for (int i = 0; i < nn; i++) s->nodes[i] = take_node(m);
     return s;
 }
 
-static void set_add_job(nset *s, int32_t slot)
+static int set_add_job(emul *m, nset *s, int32_t slot)
 {
     size_t cap = (size_t)s->capjobs, n = (size_t)s->njobs;
-    push_i32(&s->jobs, &n, &cap, slot);
+    int rc = push_i32(m, &s->jobs, &n, &cap, slot);
     s->capjobs = (int)cap;
     s->njobs = (int)n;
+    return rc;
 }
 
 /* Stable insertion sort of a class's sets by util (Python's list.sort is stable). */
@@ -190,12 +218,28 @@ static void sort_sets(sclass *c)
     }
 }
 
-static void cls_append(sclass *c, nset *s)
+/* Never fails right after cls_pop_front (the room is there). */
+static int cls_append(emul *m, sclass *c, nset *s)
 {
     size_t cap = (size_t)c->cap;
-    c->v = grow(c->v, &cap, (size_t)c->n, sizeof *c->v);
+    void *p = c->v;
+    if (grow(m, &p, &cap, (size_t)c->n, sizeof *c->v)) return GS_ENOMEM;
+    c->v = p;
     c->cap = (int)cap;
     c->v[c->n++] = s;
+    return 0;
+}
+
+/* A new set of g GPUs appended to class c; NULL (nothing changed) when out of memory. */
+static nset *add_set(emul *m, sclass *c, int g)
+{
+    nset *s = set_new(m, g);
+    if (s && cls_append(m, c, s)) {
+        for (int k = s->nn; k-- > 0;) m->free_nodes[--m->headfree] = s->nodes[k];
+        set_free(s);
+        s = NULL;
+    }
+    return s;
 }
 
 static nset *cls_pop_front(sclass *c)
@@ -206,12 +250,16 @@ static nset *cls_pop_front(sclass *c)
     return s;
 }
 
+/* Out of memory: the job ends up in no set (it is lost; the engine is failed). */
 static void assign(emul *m, int ci, nset *s, int32_t slot)
 {
+    ejob *x = EJ(m, slot);
+    x->set = NULL;
+    x->set_class = -1;
+    if (x == &m->spare || set_add_job(m, s, slot)) return;
     s->util++;
-    set_add_job(s, slot);
-    EJ(m, slot)->set = s;
-    EJ(m, slot)->set_class = ci;
+    x->set = s;
+    x->set_class = ci;
 }
 
 /* Hand every job of 'jobs' to the least-utilised set of the class, re-sorting each time. */
@@ -230,22 +278,23 @@ static int place(emul *m, int32_t slot)
 {
     gs_job *j = gs_engine_job(m->e, (size_t)slot);
     int ci = class_of(m, j->gpus);
+    if (ci < 0) return 0;
     sclass *c = &m->cls[ci];
     if (c->n > 0) {
         nset *s = cls_pop_front(c);
         if (s->util + 1 < s->capacity) {
             assign(m, ci, s, slot);
-            cls_append(c, s);
+            cls_append(m, c, s);
             sort_sets(c);
             return 1;
         }
-        cls_append(c, s); /* to the back, unsorted, as the original does */
+        cls_append(m, c, s); /* to the back, unsorted, as the original does */
     }
     int nn = (j->gpus + m->gpn - 1) / m->gpn;
     if ((size_t)nn <= nfree(m)) {
-        nset *s = set_new(m, j->gpus);
+        nset *s = add_set(m, c, j->gpus);
+        if (!s) return 0;
         assign(m, ci, s, slot);
-        cls_append(c, s);
         sort_sets(c);
         return 1;
     }
@@ -253,7 +302,7 @@ static int place(emul *m, int32_t slot)
         /* no room: time-slice on the least utilised set */
         nset *s = cls_pop_front(c);
         assign(m, ci, s, slot);
-        cls_append(c, s);
+        cls_append(m, c, s);
         sort_sets(c);
         return 1;
     }
@@ -267,7 +316,7 @@ static void expand(emul *m, int ci, int num_ns)
     int rearrange = 0;
     for (int i = 1; i <= num_ns; i++) {
         if ((size_t)nn <= nfree(m)) {
-            cls_append(c, set_new(m, c->g));
+            if (!add_set(m, c, c->g)) return;
             /* the original's inner loop reuses its counter: after a created set of
              * one node the counter reads 0 and the re-balance below is skipped */
             rearrange = nn - 1 > 0;
@@ -280,7 +329,8 @@ static void expand(emul *m, int ci, int num_ns)
     int32_t *all = NULL;
     for (int k = 0; k < c->n; k++) {
         nset *s = c->v[k];
-        for (int x = 0; x < s->njobs; x++) push_i32(&all, &n, &cap, s->jobs[x]);
+        for (int x = 0; x < s->njobs; x++)
+            if (push_i32(m, &all, &n, &cap, s->jobs[x])) EJ(m, s->jobs[x])->set = NULL;
         if (s->njobs) {
             s->njobs = 0;
             s->util = 0;
@@ -298,7 +348,8 @@ static void shrink(emul *m, int ci, int num_ns)
     int32_t *moved = NULL;
     for (int i = 1; i <= num_ns; i++) {
         nset *s = cls_pop_front(c);
-        for (int x = 0; x < s->njobs; x++) push_i32(&moved, &n, &cap, s->jobs[x]);
+        for (int x = 0; x < s->njobs; x++)
+            if (push_i32(m, &moved, &n, &cap, s->jobs[x])) EJ(m, s->jobs[x])->set = NULL;
         for (int k = 0; k < s->nn; k++) give_node(m, s->nodes[k]);
         set_free(s);
     }
@@ -344,7 +395,12 @@ static void adjust(emul *m)
     int64_t total = 0;
     int64_t *dem = calloc((size_t)(m->ncls ? m->ncls : 1), sizeof *dem);
     int64_t *occ = calloc((size_t)(m->ncls ? m->ncls : 1), sizeof *occ);
-    if (!dem || !occ) abort();
+    if (!dem || !occ) {
+        free(dem);
+        free(occ);
+        oom(m);
+        return;
+    }
     for (int i = 0; i < m->ncls; i++) {
         int64_t jobs = 0;
         for (int k = 0; k < m->cls[i].n; k++) {
@@ -382,11 +438,14 @@ static int slice(emul *m, gs_time now)
             if (rotate && s->njobs > conc) {
                 /* the running ones go to the back, in order */
                 int32_t *tmp = malloc((size_t)conc * sizeof *tmp);
-                if (!tmp) abort();
-                memcpy(tmp, s->jobs, (size_t)conc * sizeof *tmp);
-                memmove(s->jobs, s->jobs + conc, (size_t)(s->njobs - conc) * sizeof *tmp);
-                memcpy(s->jobs + s->njobs - conc, tmp, (size_t)conc * sizeof *tmp);
-                free(tmp);
+                if (tmp) {
+                    memcpy(tmp, s->jobs, (size_t)conc * sizeof *tmp);
+                    memmove(s->jobs, s->jobs + conc, (size_t)(s->njobs - conc) * sizeof *tmp);
+                    memcpy(s->jobs + s->njobs - conc, tmp, (size_t)conc * sizeof *tmp);
+                    free(tmp);
+                } else {
+                    oom(m); /* not rotated */
+                }
             }
             int w = 0;
             for (int x = 0; x < s->njobs; x++) {
@@ -469,7 +528,8 @@ static void apply(emul *m)
                 gs_job *j = gs_engine_job(m->e, (size_t)s->jobs[x]);
                 if (j->state != GS_JOB_RUNNING) continue;
                 if (running_slot(s, s->jobs[x]) && in_set(m, j, s)) continue;
-                gs_engine_suspend(m->e, j, "time slice"); /* refused only when about to end */
+                /* refused only when about to end */
+                if (gs_engine_suspend(m->e, j, "time slice") == GS_ENOMEM) oom(m);
             }
         }
     /* 2) run the running set of every node set */
@@ -480,14 +540,16 @@ static void apply(emul *m)
             for (int x = 0; x < conc; x++) {
                 gs_job *j = gs_engine_job(m->e, (size_t)s->jobs[x]);
                 if (j->state == GS_JOB_RUNNING) continue;
-                if ((size_t)j->gpus > m->capscratch) {
-                    m->scratch = grow(m->scratch, &m->capscratch, (size_t)j->gpus, sizeof(int));
-                }
+                void *p = m->scratch;
+                if (grow(m, &p, &m->capscratch, (size_t)j->gpus, sizeof(int))) return;
+                m->scratch = p;
                 if (!pick(m, s, j, m->scratch)) continue;
+                int rc = 0;
                 if (j->state == GS_JOB_PENDING)
-                    gs_engine_start(m->e, j, m->scratch, j->gpus);
+                    rc = gs_engine_start(m->e, j, m->scratch, j->gpus);
                 else if (j->state == GS_JOB_SUSPENDED)
-                    gs_engine_resume(m->e, j, m->scratch, j->gpus);
+                    rc = gs_engine_resume(m->e, j, m->scratch, j->gpus);
+                if (rc == GS_ENOMEM) oom(m);
             }
         }
 }
@@ -495,7 +557,7 @@ static void apply(emul *m)
 /* ---- hooks ------------------------------------------------------------------------------------
  */
 
-static void step(emul *m)
+static int step(emul *m)
 {
     gs_time now = gs_engine_now(m->e);
     m->last_step = now;
@@ -503,7 +565,7 @@ static void step(emul *m)
     int release = slice(m, now);
     for (size_t i = 0; i < m->narr; i++)
         if (!place(m, m->arrivals[i]))
-            push_i32(&m->pending, &m->npend, &m->cappend, m->arrivals[i]);
+            push_i32(m, &m->pending, &m->npend, &m->cappend, m->arrivals[i]);
     m->narr = 0;
     if (release) {
         /* the original removes a placed job from the list it iterates: the next one is skipped */
@@ -523,35 +585,39 @@ static void step(emul *m)
     int active = m->npend > 0;
     for (int ci = 0; ci < m->ncls && !active; ci++) active = m->cls[ci].n > 0;
     m->idle = active && quiet(m);
-    if (active && !m->idle) gs_engine_set_timer(m->e, now + STEP, ++m->gen);
+    if (active && !m->idle && gs_engine_set_timer(m->e, now + STEP, ++m->gen)) oom(m);
+    return m->err;
 }
 
-static void em_schedule(void *st)
+static int em_schedule(void *st)
 {
     emul *m = st;
     if (m->narr || m->step_due) {
         m->step_due = 0;
-        step(m);
+        return step(m);
     }
+    return m->err;
 }
 
-static void em_timer(void *st, uint64_t tag)
+static int em_timer(void *st, uint64_t tag)
 {
     emul *m = st;
-    if (tag != m->gen) return; /* superseded: an arrival restarted the 10-s grid */
+    if (tag != m->gen) return m->err; /* superseded: an arrival restarted the 10-s grid */
     m->step_due = 1;
     gs_engine_request_pass(m->e);
+    return m->err;
 }
 
-static void em_arrival(void *st, gs_job *j)
+static int em_arrival(void *st, gs_job *j)
 {
     emul *m = st;
     EJ(m, j->slot);
-    push_i32(&m->arrivals, &m->narr, &m->caparr, j->slot);
+    push_i32(m, &m->arrivals, &m->narr, &m->caparr, j->slot);
     m->gen++; /* the pending step timer is superseded by the step at this arrival */
+    return m->err;
 }
 
-static void em_finish(void *st, gs_job *j)
+static int em_finish(void *st, gs_job *j)
 {
     emul *m = st;
     ejob *x = EJ(m, j->slot);
@@ -562,9 +628,9 @@ static void em_finish(void *st, gs_job *j)
             gs_time now = gs_engine_now(m->e);
             gs_time k = (now - m->last_step + STEP - 1) / STEP;
             m->idle = 0;
-            gs_engine_set_timer(m->e, m->last_step + k * STEP, ++m->gen);
+            if (gs_engine_set_timer(m->e, m->last_step + k * STEP, ++m->gen)) oom(m);
         }
-        return;
+        return m->err;
     }
     for (size_t i = 0; i < m->npend; i++)
         if (m->pending[i] == j->slot) {
@@ -572,9 +638,10 @@ static void em_finish(void *st, gs_job *j)
             m->npend--;
             break;
         }
+    return m->err;
 }
 
-static void em_requeue(void *st, gs_job *j)
+static int em_requeue(void *st, gs_job *j)
 {
     /* a failed node: the job leaves its set and is placed again at the next step */
     emul *m = st;
@@ -588,8 +655,9 @@ static void em_requeue(void *st, gs_job *j)
         x->set = NULL;
         x->set_class = -1;
     }
-    push_i32(&m->arrivals, &m->narr, &m->caparr, j->slot);
+    push_i32(m, &m->arrivals, &m->narr, &m->caparr, j->slot);
     gs_engine_request_pass(m->e);
+    return m->err;
 }
 
 static int em_check(void *st, gs_diag *d)
@@ -647,6 +715,10 @@ static int em_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     /* the original's size classes, in its order; other sizes are added as they come */
     static const int sizes[] = {1, 2, 4, 8, 12, 16, 24, 32, 64};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) class_of(m, sizes[i]);
+    if (m->err) {
+        em_destroy(m);
+        return GS_ENOMEM;
+    }
     *state = m;
     return 0;
 }

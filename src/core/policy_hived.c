@@ -176,6 +176,7 @@ typedef struct hived {
     wq opp; /* waiting opportunistic jobs, arrival order */
     int dirty;
     int in_pass;
+    int err; /* first allocation failure (GS_ENOMEM): hooks return it, passes stop */
     /*
      * Incremental views, so that a pass costs little more than the jobs it
      * starts: gkey[g] is GK_DOWN for a failed GPU, else the priority of the
@@ -226,13 +227,20 @@ static int level_of_type(const hived *h, int ch, int32_t type)
     return 0;
 }
 
+/* Record an allocation failure; every hook then returns it (policy.h, "Errors"). */
+static int oom(hived *h)
+{
+    if (!h->err) h->err = GS_ENOMEM;
+    return GS_ENOMEM;
+}
+
 static int grow_jobs(hived *h, int32_t slot)
 {
     if ((size_t)slot < h->capj) return 0;
     size_t nc = h->capj ? h->capj : 1024;
     while (nc <= (size_t)slot) nc *= 2;
     int32_t *a = realloc(h->jvc, nc * sizeof *a);
-    if (!a) return GS_ENOMEM;
+    if (!a) return oom(h);
     h->jvc = a;
     int8_t *b = realloc(h->jkind, nc);
     if (!b) return GS_ENOMEM;
@@ -394,7 +402,7 @@ static int bind_pa(hived *h, int32_t p)
         for (int k = 0; k < gs_cluster_cell(h->c, cell)->nkids; k++) {
             int32_t kid = gs_cluster_cell_kid(h->c, cell, k);
             h->cell_st[kid] = C_FREE;
-            if (fl_push(c, l - 1, kid)) return GS_ENOMEM;
+            if (fl_push(c, l - 1, kid)) return oom(h);
         }
         l--;
     }
@@ -421,7 +429,7 @@ static void unbind_pa(hived *h, int32_t p)
     /* an unbound cell looks whole to its VC: with failed GPUs in it, that is more room */
     const gs_cell *cx = gs_cluster_cell(h->c, cell);
     if (cx->healthy < cx->gpu_hi - cx->gpu_lo) vc_changed(h, a->vc);
-    fl_push(c, a->level, cell);
+    if (fl_push(c, a->level, cell)) oom(h);
     c->all_vc_free[a->level]++;
     a->cell = -1;
     /* merge while every buddy is free */
@@ -440,7 +448,7 @@ static void unbind_pa(hived *h, int32_t p)
             h->cell_st[kid] = C_INSIDE;
         }
         h->cell_st[par] = C_FREE;
-        fl_push(c, lv + 1, par);
+        if (fl_push(c, lv + 1, par)) oom(h);
         cell = par;
         lv++;
     }
@@ -468,7 +476,7 @@ static int ensure_slots(hived *h, int n)
     int nc = h->capsl ? h->capsl : 64;
     while (nc < n) nc *= 2;
     vslot *s = realloc(h->sl, (size_t)nc * sizeof *s);
-    if (!s) return GS_ENOMEM;
+    if (!s) return oom(h);
     h->sl = s;
     h->capsl = nc;
     return 0;
@@ -606,7 +614,7 @@ static int assign_tasks(hived *h, const gs_job *j, int n, int pass2)
         int nc = h->capch ? h->capch : 64;
         while (nc < n) nc *= 2;
         int *c = realloc(h->chosen, (size_t)nc * sizeof *c);
-        if (!c) return 0;
+        if (!c) return oom(h), 0;
         h->chosen = c;
         h->capch = nc;
     }
@@ -634,7 +642,7 @@ static int ensure_g(hived *h, int n)
     int nc = h->capg ? h->capg : 64;
     while (nc < n) nc *= 2;
     int *g = realloc(h->gsel, (size_t)nc * sizeof *g);
-    if (!g) return GS_ENOMEM;
+    if (!g) return oom(h);
     h->gsel = g;
     h->capg = nc;
     return 0;
@@ -646,7 +654,7 @@ static int ensure_ok(hived *h, int n)
     int nc = h->capok ? h->capok : 64;
     while (nc < n) nc *= 2;
     char *x = realloc(h->okg, (size_t)nc);
-    if (!x) return GS_ENOMEM;
+    if (!x) return oom(h);
     h->okg = x;
     h->capok = nc;
     return 0;
@@ -968,7 +976,7 @@ static int collect_victims(hived *h, const int *gpus, int n, gs_job *self)
         if (nv == h->capv) {
             int nc = h->capv ? h->capv * 2 : 32;
             gs_job **nvv = realloc(h->vict, (size_t)nc * sizeof *nvv);
-            if (!nvv) return -1;
+            if (!nvv) return oom(h), -1;
             h->vict = nvv;
             h->capv = nc;
         }
@@ -1069,10 +1077,10 @@ static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now, int *pure)
                 const char *why = h->jkind[vj->slot] == K_GUAR
                                       ? "preempted by a higher-priority job of its VC"
                                       : "opportunistic job preempted: its GPUs belong to a VC";
-                gs_engine_preempt(h->e, vj, why);
+                if (gs_engine_preempt(h->e, vj, why) == GS_ENOMEM) return oom(h), 0;
             }
             int *pl = malloc((size_t)j->gpus * sizeof *pl);
-            if (!pl) return 0;
+            if (!pl) return oom(h), 0;
             memcpy(pl, h->gsel, (size_t)j->gpus * sizeof *pl);
             sort_tasks(pl, j->ntasks, j->gpus_per_task);
             int rc = gs_engine_start(h->e, j, pl, j->gpus);
@@ -1081,6 +1089,7 @@ static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now, int *pure)
                 account_start(h, j, K_GUAR);
                 return 1;
             }
+            if (rc == GS_ENOMEM) return oom(h), 0;
             /* LIVE: victims are stopping; sweep() releases bindings not used yet */
             return nv > 0;
         }
@@ -1120,7 +1129,7 @@ static int try_opportunistic(hived *h, gs_job *j)
             if (m == h->capord) {
                 size_t nc = h->capord ? h->capord * 2 : 256;
                 uint64_t *o = realloc(h->ord, nc * sizeof *o);
-                if (!o) return 0;
+                if (!o) return oom(h), 0;
                 h->ord = o;
                 h->capord = nc;
             }
@@ -1151,10 +1160,11 @@ static int try_opportunistic(hived *h, gs_job *j)
     }
     if (left) return 0;
     int *pl = malloc((size_t)j->gpus * sizeof *pl);
-    if (!pl) return 0;
+    if (!pl) return oom(h), 0;
     memcpy(pl, h->gsel, (size_t)j->gpus * sizeof *pl);
     int rc = gs_engine_start(h->e, j, pl, j->gpus);
     free(pl);
+    if (rc == GS_ENOMEM) oom(h);
     if (rc) return 0;
     account_start(h, j, K_OPP);
     return 1;
@@ -1187,7 +1197,7 @@ static int queued_before(const hived *h, const gs_jobq *q, const gs_job *a, cons
 }
 
 /* Insert a waiting job at its place (a waiting job's rank does not change while it waits). */
-static void enqueue(hived *h, wq *w, gs_job *j)
+static int enqueue(hived *h, wq *w, gs_job *j)
 {
     gs_jobq *q = &w->q;
     gs_time now = gs_engine_now(h->e);
@@ -1198,34 +1208,33 @@ static void enqueue(hived *h, wq *w, gs_job *j)
         if (w->nbk == w->capbk) {
             int nc = w->capbk ? w->capbk * 2 : 4;
             wbucket *x = realloc(w->bk, (size_t)nc * sizeof *x);
-            if (!x) return;
+            if (!x) return oom(h);
             w->bk = x;
             w->capbk = nc;
         }
         if (b < w->nbk ? gs_jobq_insert_before(q, w->bk[b].first, j->slot)
                        : gs_jobq_push_back(q, j->slot))
-            return;
+            return oom(h);
         memmove(w->bk + b + 1, w->bk + b, (size_t)(w->nbk - b) * sizeof *w->bk);
         w->bk[b] = (wbucket){j->priority, j->slot, j->slot};
         w->nbk++;
-        return;
+        return 0;
     }
     wbucket *k = &w->bk[b];
     /* walk inwards from both ends of the run */
     int32_t f = k->first, l = k->last;
     for (;;) {
         if (!queued_before(h, q, j, gs_engine_job(h->e, (size_t)l), now)) {
-            if (q->next[l] >= 0)
-                gs_jobq_insert_before(q, q->next[l], j->slot);
-            else
-                gs_jobq_push_back(q, j->slot);
+            if (q->next[l] >= 0 ? gs_jobq_insert_before(q, q->next[l], j->slot)
+                                : gs_jobq_push_back(q, j->slot))
+                return oom(h);
             if (l == k->last) k->last = j->slot;
-            return;
+            return 0;
         }
         if (queued_before(h, q, j, gs_engine_job(h->e, (size_t)f), now)) {
-            gs_jobq_insert_before(q, f, j->slot);
+            if (gs_jobq_insert_before(q, f, j->slot)) return oom(h);
             if (f == k->first) k->first = j->slot;
-            return;
+            return 0;
         }
         /* f is before j and j is before l: f != l */
         f = q->next[f];
@@ -1254,17 +1263,16 @@ static void dequeue(wq *w, const gs_job *j)
     gs_jobq_remove(q, j->slot);
 }
 
-static void h_arrival(void *st, gs_job *j)
+static int h_arrival(void *st, gs_job *j)
 {
     hived *h = st;
-    if (grow_jobs(h, j->slot)) return;
+    if (grow_jobs(h, j->slot)) return h->err;
     int v = job_vc(h, j);
     h->jvc[j->slot] = v;
     char why[256];
     if (v < 0) {
         snprintf(why, sizeof why, "unknown virtual cluster '%s'", j->vc_name);
-        gs_engine_reject(h->e, j, why);
-        return;
+        return gs_engine_reject(h->e, j, why);
     }
     int opp = j->priority < 0 && !h->private_mode;
     if (j->pinned_cell >= 0) {
@@ -1274,8 +1282,7 @@ static void h_arrival(void *st, gs_job *j)
             snprintf(why, sizeof why, "pinned cell %s does not belong to VC '%s'%s",
                      gs_cluster_cell_pinned(h->c, j->pinned_cell), j->vc_name,
                      opp ? " (opportunistic jobs may not use pinned cells)" : "");
-            gs_engine_reject(h->e, j, why);
-            return;
+            return gs_engine_reject(h->e, j, why);
         }
     }
     if (!opp) {
@@ -1294,8 +1301,7 @@ static void h_arrival(void *st, gs_job *j)
                      j->gpus, j->gpu_type >= 0 ? " of type " : "",
                      j->gpu_type >= 0 ? gs_cluster_gpu_type_name(h->c, j->gpu_type) : "",
                      (long long)cap, j->vc_name);
-            gs_engine_reject(h->e, j, why);
-            return;
+            return gs_engine_reject(h->e, j, why);
         }
         enqueue(h, &h->vc[v].waiting, j);
         h->vc[v].walk = 1;
@@ -1304,12 +1310,13 @@ static void h_arrival(void *st, gs_job *j)
         h->opp_walk = 1;
     }
     h->dirty = 1;
+    return h->err;
 }
 
-static void h_requeue(void *st, gs_job *j)
+static int h_requeue(void *st, gs_job *j)
 {
     hived *h = st;
-    if (grow_jobs(h, j->slot)) return;
+    if (grow_jobs(h, j->slot)) return h->err;
     account_stop(h, j, j->last_alloc, j->nlast_alloc);
     gpus_freed(h);
     int v = h->jvc[j->slot];
@@ -1320,12 +1327,13 @@ static void h_requeue(void *st, gs_job *j)
         h->vc[v].walk = 1;
     }
     h->dirty = 1;
+    return h->err;
 }
 
-static void h_finish(void *st, gs_job *j)
+static int h_finish(void *st, gs_job *j)
 {
     hived *h = st;
-    if ((size_t)j->slot >= h->capj) return;
+    if ((size_t)j->slot >= h->capj) return h->err;
     if (h->jkind[j->slot] != K_NONE) {
         account_stop(h, j, j->last_alloc, j->nlast_alloc);
         gpus_freed(h);
@@ -1334,12 +1342,13 @@ static void h_finish(void *st, gs_job *j)
     dequeue(&h->opp, j);
     if (v >= 0) dequeue(&h->vc[v].waiting, j);
     h->dirty = 1;
+    return h->err;
 }
 
-static void h_adopt(void *st, gs_job *j)
+static int h_adopt(void *st, gs_job *j)
 {
     hived *h = st;
-    if (grow_jobs(h, j->slot)) return;
+    if (grow_jobs(h, j->slot)) return h->err;
     int v = job_vc(h, j);
     h->jvc[j->slot] = v;
     /* adopted jobs keep running; guaranteed ones bind the cells they sit in */
@@ -1371,9 +1380,10 @@ static void h_adopt(void *st, gs_job *j)
     for (int w = 0; w < h->nvc; w++) h->vc[w].walk = 1;
     h->opp_walk = 1;
     h->dirty = 1;
+    return h->err;
 }
 
-static void h_node(void *st, int node, int down)
+static int h_node(void *st, int node, int down)
 {
     hived *h = st;
     (void)down;
@@ -1382,6 +1392,7 @@ static void h_node(void *st, int node, int down)
     node_refresh(h, node);
     for (int v = 0; v < h->nvc; v++) vc_changed(h, v);
     gpus_freed(h);
+    return h->err;
 }
 
 /* intra LAS: wake up when a running job crosses a queue threshold */
@@ -1393,27 +1404,30 @@ static void arm_rank_timer(hived *h, gs_job *j, gs_time now)
     if (h->intra == I_TLAS) a *= j->gpus, rate = j->gpus;
     for (int q = 0; q < h->nq - 1; q++)
         if (a < h->qhi[q]) {
-            gs_engine_set_timer(h->e, now + (h->qhi[q] - a + rate - 1) / rate,
-                                ((uint64_t)(uint32_t)j->slot << 32) | h->tgen[j->slot]);
+            if (gs_engine_set_timer(h->e, now + (h->qhi[q] - a + rate - 1) / rate,
+                                    ((uint64_t)(uint32_t)j->slot << 32) | h->tgen[j->slot]))
+                oom(h);
             return;
         }
 }
 
-static void h_timer(void *st, uint64_t tag)
+static int h_timer(void *st, uint64_t tag)
 {
     hived *h = st;
     int32_t slot = (int32_t)(tag >> 32);
-    if ((size_t)slot >= h->capj || h->tgen[slot] != (uint32_t)tag) return;
+    if ((size_t)slot >= h->capj || h->tgen[slot] != (uint32_t)tag) return h->err;
     /* a running job moved to a worse queue: its VC's waiting jobs may now outrank it */
     vc_changed(h, h->jvc[slot]);
     gs_job *j = gs_engine_job(h->e, (size_t)slot);
     if (j->state == GS_JOB_RUNNING) arm_rank_timer(h, j, gs_engine_now(h->e));
+    return h->err;
 }
 
-static void h_preemptible(void *st, gs_job *j)
+static int h_preemptible(void *st, gs_job *j)
 {
     (void)j;
     ((hived *)st)->dirty = 1;
+    return ((hived *)st)->err;
 }
 
 static int fc_dominated(const fcent *e, const gs_job *j, int64_t rank)
@@ -1482,7 +1496,7 @@ static size_t snapshot(hived *h, const gs_jobq *q)
         size_t nc = h->capwalk ? h->capwalk : 1024;
         while (nc < n) nc *= 2;
         int32_t *w = realloc(h->walkv, nc * sizeof *w);
-        if (!w) return 0;
+        if (!w) return oom(h), 0;
         h->walkv = w;
         h->capwalk = nc;
     }
@@ -1511,7 +1525,7 @@ static void overflow_walk(hived *h)
     h->ovf_walk = 0;
     h->ovf_gen = h->free_gen;
     for (int v = 0; v < h->nvc; v++) h->ovcur[v] = gs_jobq_first(&h->vc[v].waiting.q);
-    while (gs_cluster_free(h->c) > 0) {
+    while (gs_cluster_free(h->c) > 0 && !h->err) {
         int best = -1;
         for (int v = 0; v < h->nvc; v++)
             if (h->ovcur[v] >= 0 &&
@@ -1549,7 +1563,7 @@ static void pass_once(hived *h)
         vc->walk = 0;
         h->ovf_walk = 1;
         size_t n = snapshot(h, &vc->waiting.q);
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n && !h->err; i++) {
             gs_job *j = gs_engine_job(h->e, (size_t)h->walkv[i]);
             if (j->state != GS_JOB_PENDING) continue;
             int64_t rank = las ? rank_of(h, j, now) : 0;
@@ -1576,7 +1590,7 @@ static void pass_once(hived *h)
     if (!h->private_mode && h->opp_walk) {
         h->opp_walk = 0;
         size_t n = snapshot(h, &h->opp.q);
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n && !h->err; i++) {
             int32_t s = h->walkv[i];
             gs_job *j = gs_engine_job(h->e, (size_t)s);
             if (j->state != GS_JOB_PENDING) continue;
@@ -1594,22 +1608,23 @@ static void pass_once(hived *h)
     sweep(h, -1);
 }
 
-static void h_schedule(void *st)
+static int h_schedule(void *st)
 {
     hived *h = st;
     /* jobs preempted during a round (requeues set dirty) get another round at
      * the same instant: a preempted job may fit what is left right away */
-    for (int round = 0; round < 8 && h->dirty; round++) {
+    for (int round = 0; round < 8 && h->dirty && !h->err; round++) {
         h->dirty = 0;
         h->in_pass = 1;
         pass_once(h);
         h->in_pass = 0;
     }
+    return h->err;
 }
 
-static void h_requeue_wrap(void *st, gs_job *j)
+static int h_requeue_wrap(void *st, gs_job *j)
 {
-    h_requeue(st, j);
+    return h_requeue(st, j);
 }
 
 /* ---- invariants ---------------------------------------------------------------------------------

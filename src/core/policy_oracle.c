@@ -168,18 +168,21 @@ static int32_t *root_of(oracle *o, const gs_job *j, int add)
     return &o->sh[i].root;
 }
 
-static void track(oracle *o, gs_job *j)
+static int track(oracle *o, gs_job *j)
 {
     if (j->state == GS_JOB_PENDING) {
         gs_jobq_remove(&o->run, j->slot);
-        if (gs_kset_member(&o->ks, j->slot)) return;
+        if (gs_kset_member(&o->ks, j->slot)) return 0;
         gs_kkey k = key_of(o, j, gs_engine_now(o->e));
         int32_t *root = root_of(o, j, 1);
-        if (!root || gs_kset_insert(&o->ks, root, k, j->gpus)) return;
-        if (o->k == O_SJF) gs_kset_insert(&o->fks, &o->fresh, k, j->gpus);
+        if (!root) return GS_ENOMEM;
+        int rc = gs_kset_insert(&o->ks, root, k, j->gpus);
+        if (!rc && o->k == O_SJF) rc = gs_kset_insert(&o->fks, &o->fresh, k, j->gpus);
+        return rc;
     } else if (j->state == GS_JOB_RUNNING && o->k != O_SJF) {
-        if (!gs_jobq_contains(&o->run, j->slot)) gs_jobq_push_back(&o->run, j->slot);
+        if (!gs_jobq_contains(&o->run, j->slot)) return gs_jobq_push_back(&o->run, j->slot);
     }
+    return 0;
 }
 
 static void untrack(oracle *o, gs_job *j)
@@ -190,38 +193,41 @@ static void untrack(oracle *o, gs_job *j)
     gs_jobq_remove(&o->run, j->slot);
 }
 
-static void o_arrival(void *st, gs_job *j)
+static int o_arrival(void *st, gs_job *j)
 {
     oracle *o = st;
-    track(o, j);
     o->dirty = 1;
+    return track(o, j);
 }
 
-static void o_requeue(void *st, gs_job *j)
+static int o_requeue(void *st, gs_job *j)
 {
     oracle *o = st;
     gs_jobq_remove(&o->run, j->slot);
-    track(o, j);
     o->dirty = 1;
+    return track(o, j);
 }
 
-static void o_preemptible(void *st, gs_job *j)
+static int o_preemptible(void *st, gs_job *j)
 {
     (void)j;
     ((oracle *)st)->dirty = 1;
+    return 0;
 }
 
-static void o_node(void *st, int node, int down)
+static int o_node(void *st, int node, int down)
 {
     (void)node, (void)down;
     ((oracle *)st)->dirty = 1;
+    return 0;
 }
 
-static void o_finish(void *st, gs_job *j)
+static int o_finish(void *st, gs_job *j)
 {
     oracle *o = st;
     untrack(o, j);
     o->dirty = 1;
+    return 0;
 }
 
 /*
@@ -233,11 +239,11 @@ static void o_finish(void *st, gs_job *j)
  * for "Resources": marked from the set of jobs not marked yet, up to where
  * the walk stopped.  A pass costs the jobs it starts and the shapes.
  */
-static void sjf_pass(oracle *o)
+static int sjf_pass(oracle *o)
 {
     gs_cluster *c = gs_engine_cluster(o->e);
     long nfree = gs_cluster_free(c);
-    if (nfree <= 0) return; /* nothing is looked at */
+    if (nfree <= 0) return 0; /* nothing is looked at */
     for (size_t i = 0; i < o->nsh; i++) {
         o->sh[i].head = gs_kset_next_fit(&o->ks, o->sh[i].root, NULL, LONG_MAX);
         o->sh[i].failed = 0;
@@ -258,6 +264,7 @@ static void sjf_pass(oracle *o)
         gs_job *j = gs_engine_job(o->e, (size_t)w);
         if (j->state == GS_JOB_PENDING) {
             int rc = gs_engine_try_start(o->e, j, GS_LOCALITY_STRICT);
+            if (rc == GS_ENOMEM) return rc;
             if (rc == 0)
                 untrack(o, j);
             else if (rc == GS_ENOFIT)
@@ -276,17 +283,15 @@ static void sjf_pass(oracle *o)
         if (j->state == GS_JOB_PENDING) gs_engine_set_reason(o->e, j, RESOURCES);
         gs_kset_remove(&o->fks, &o->fresh, f);
     }
+    return 0;
 }
 
-static void o_schedule(void *st)
+static int o_schedule(void *st)
 {
     oracle *o = st;
-    if (!o->dirty) return;
+    if (!o->dirty) return 0;
     o->dirty = 0;
-    if (o->k == O_SJF) {
-        sjf_pass(o);
-        return;
-    }
+    if (o->k == O_SJF) return sjf_pass(o);
     gs_time now = gs_engine_now(o->e);
     size_t n = 0;
     /* when every waiting job fits the free GPUs by count, running jobs cannot
@@ -297,7 +302,7 @@ static void o_schedule(void *st)
             size_t nc = o->capv ? o->capv : 256;
             while (nc < need) nc *= 2;
             gs_kent *nv = realloc(o->v, nc * sizeof *nv);
-            if (!nv) return;
+            if (!nv) return GS_ENOMEM;
             o->v = nv;
             o->capv = nc;
         }
@@ -306,21 +311,26 @@ static void o_schedule(void *st)
             o->v[n++] = (gs_kent){key_of(o, j, now), j};
         }
         /* keep the list in this order: the next pass finds it nearly sorted */
-        if (gs_kent_sort(o->v, n)) gs_kent_relink(&o->run, o->v, n);
+        if (gs_kent_sort(o->v, n)) {
+            int rc = gs_kent_relink(&o->run, o->v, n);
+            if (rc) return rc;
+        }
     }
     gs_plan_begin(&o->plan, o->e);
     gs_plan_visit_merged(&o->plan, o->e, o->v, n, &o->ks, o->pend);
-    gs_plan_apply(&o->plan, o->e, GS_LOCALITY_STRICT, "longer remaining time (oracle)");
+    int rc = gs_plan_apply(&o->plan, o->e, GS_LOCALITY_STRICT, "longer remaining time (oracle)");
+    if (rc < 0) return rc;
     /* started jobs leave the waiting set; preempted ones came back through on_requeue */
     for (size_t i = 0; i < o->plan.nstart; i++) {
         gs_job *j = o->plan.start[i];
         if (j->state == GS_JOB_PENDING) continue;
         gs_kset_remove(&o->ks, &o->pend, j->slot);
-        track(o, j);
+        if ((rc = track(o, j)) != 0) return rc;
     }
     for (size_t i = 0; i < o->plan.nvict; i++)
         if (o->plan.vict[i]->state != GS_JOB_RUNNING)
             gs_jobq_remove(&o->run, o->plan.vict[i]->slot);
+    return 0;
 }
 
 /* ---- queue view (daemon): one queue by submission, which a pass reorders ---- */

@@ -134,7 +134,7 @@ static int grow(tir *t, int32_t slot)
 
 /* ---- pending size histogram --------------------------------------------------------- */
 
-static void sc_add(mlq *q, int32_t size, int d)
+static int sc_add(mlq *q, int32_t size, int d)
 {
     size_t i = 0;
     while (i < q->nsc && q->sc[i].size < size) i++;
@@ -144,19 +144,20 @@ static void sc_add(mlq *q, int32_t size, int d)
             memmove(&q->sc[i], &q->sc[i + 1], (q->nsc - i - 1) * sizeof *q->sc);
             q->nsc--;
         }
-        return;
+        return 0;
     }
-    if (d <= 0) return;
+    if (d <= 0) return 0;
     if (q->nsc == q->capsc) {
         size_t nc = q->capsc ? q->capsc * 2 : 8;
         sizecount *ns = realloc(q->sc, nc * sizeof *ns);
-        if (!ns) return; /* histogram only prunes; a miss just costs a walk */
+        if (!ns) return GS_ENOMEM;
         q->sc = ns;
         q->capsc = nc;
     }
     memmove(&q->sc[i + 1], &q->sc[i], (q->nsc - i) * sizeof *q->sc);
     q->sc[i] = (sizecount){size, d};
     q->nsc++;
+    return 0;
 }
 
 static int32_t min_pending(const mlq *q)
@@ -188,26 +189,32 @@ static void unlink_job(tir *t, gs_job *j)
     t->qid[j->slot] = -1;
 }
 
-static void p_keyed(tir *t, gs_job *j, int q);
+static int p_keyed(tir *t, gs_job *j, int q);
 
-static void to_list(tir *t, gs_job *j, int q, char where, int front)
+/* Out of memory: GS_ENOMEM, and j is on no list (unlink_job is a no-op for it). */
+static int to_list(tir *t, gs_job *j, int q, char where, int front)
 {
     mlq *m = &t->q[q];
-    t->qid[j->slot] = (int8_t)q;
-    t->where[j->slot] = where;
     gs_jobq *l = where == 'R' ? &m->r : where == 'P' ? &m->p : &m->n;
-    if (front)
-        gs_jobq_push_front(l, j->slot);
-    else
-        gs_jobq_push_back(l, j->slot);
+    int rc = front ? gs_jobq_push_front(l, j->slot) : gs_jobq_push_back(l, j->slot);
+    if (rc) return rc;
+    t->qid[j->slot] = (int8_t)q; /* before p_keyed: the key depends on the queue */
+    t->where[j->slot] = where;
+    if (where == 'P' && (rc = sc_add(m, j->gpus, +1)) != 0) {
+        gs_jobq_remove(l, j->slot);
+        t->where[j->slot] = 0;
+        t->qid[j->slot] = -1;
+        return rc;
+    }
+    if (where == 'P' && (rc = p_keyed(t, j, q)) != 0) {
+        unlink_job(t, j);
+        return rc;
+    }
     if (where == 'R' && j->state == GS_JOB_RUNNING) {
         m->rsum += j->gpus;
         t->inr[j->slot] = 1;
     }
-    if (where == 'P') {
-        sc_add(m, j->gpus, +1);
-        p_keyed(t, j, q);
-    }
+    return 0;
 }
 
 /* ---- service accounting ----------------------------------------------------------------- */
@@ -227,33 +234,33 @@ static uint64_t tag_of(tir *t, const gs_job *j)
 }
 
 /* Running job: timer at the instant its service reaches its queue's threshold. */
-static void arm_demotion(tir *t, gs_job *j)
+static int arm_demotion(tir *t, gs_job *j)
 {
     int q = t->qid[j->slot];
     t->tgen[j->slot]++;
-    if (q < 0 || q >= t->nq - 1 || j->state != GS_JOB_RUNNING) return;
+    if (q < 0 || q >= t->nq - 1 || j->state != GS_JOB_RUNNING) return 0;
     gs_time now = gs_engine_now(t->e);
     int64_t left = t->hi[q] - attained(t, j, now);
     int64_t rate = t->v == V_LAS ? 1 : j->gpus;
     gs_time at = now + (left <= 0 ? 0 : (left + rate - 1) / rate);
-    gs_engine_set_timer(t->e, at, tag_of(t, j));
+    return gs_engine_set_timer(t->e, at, tag_of(t, j));
 }
 
 /* Pending job in a lower queue: timer at the instant the knob promotes it. */
-static void arm_promotion(tir *t, gs_job *j)
+static int arm_promotion(tir *t, gs_job *j)
 {
     int q = t->qid[j->slot];
     t->tgen[j->slot]++;
     if (t->knob <= 0 || q <= 0 || j->state != GS_JOB_PENDING || j->first_start == GS_TIME_NONE)
-        return;
+        return 0;
     gs_time now = gs_engine_now(t->e);
     int64_t ex = gs_job_executed(j, now) - t->ebase[j->slot];
-    if (ex <= 0) return;
+    if (ex <= 0) return 0;
     int64_t waited = gs_job_queued(j, now) - t->qbase[j->slot];
     double need = t->knob * (double)ex - (double)waited;
-    if (need >= (double)(GS_TIME_MAX - now)) return; /* never within the clock's range */
+    if (need >= (double)(GS_TIME_MAX - now)) return 0; /* never within the clock's range */
     gs_time at = now + (need <= 0 ? 0 : (gs_time)ceil(need));
-    gs_engine_set_timer(t->e, at, tag_of(t, j));
+    return gs_engine_set_timer(t->e, at, tag_of(t, j));
 }
 
 /* ---- Gittins index ------------------------------------------------------------------------- */
@@ -321,10 +328,10 @@ static gs_kkey gorder(tir *t, const gs_job *j, gs_time now)
 
 /* j joined P[q]: a waiting job's index cannot change while it waits (its
  * attained service does not grow), so it is computed once, here. */
-static void p_keyed(tir *t, gs_job *j, int q)
+static int p_keyed(tir *t, gs_job *j, int q)
 {
-    if (t->v != V_GITTINS) return;
-    gs_kset_insert(&t->ks, &t->q[q].pk, gorder(t, j, gs_engine_now(t->e)), j->gpus);
+    if (t->v != V_GITTINS) return 0;
+    return gs_kset_insert(&t->ks, &t->q[q].pk, gorder(t, j, gs_engine_now(t->e)), j->gpus);
 }
 
 static int cmp_sample(const void *a, const void *b)
@@ -521,88 +528,98 @@ static int tgit_create(gs_engine *e, gs_params *p, void **s, gs_diag *d)
 /* ---- hooks ------------------------------------------------------------------------------------
  */
 
-static void tir_arrival(void *st, gs_job *j)
+static int tir_arrival(void *st, gs_job *j)
 {
     tir *t = st;
-    if (grow(t, j->slot)) return;
+    int rc = grow(t, j->slot);
+    if (rc) return rc;
     t->ebase[j->slot] = 0;
     t->qbase[j->slot] = 0;
-    to_list(t, j, 0, 'P', 0);
     t->dirty = 1;
+    return to_list(t, j, 0, 'P', 0);
 }
 
 /* A running job adopted after a daemon restart: queue by its attained service. */
-static void tir_adopt(void *st, gs_job *j)
+static int tir_adopt(void *st, gs_job *j)
 {
     tir *t = st;
-    if (grow(t, j->slot)) return;
+    int rc = grow(t, j->slot);
+    if (rc) return rc;
     t->ebase[j->slot] = 0;
     t->qbase[j->slot] = j->queued;
     int64_t a = attained(t, j, gs_engine_now(t->e));
     int q = 0;
     while (q < t->nq - 1 && a >= t->hi[q]) q++;
-    to_list(t, j, q, 'R', 0);
-    arm_demotion(t, j);
     t->dirty = 1;
+    if ((rc = to_list(t, j, q, 'R', 0)) != 0) return rc;
+    return arm_demotion(t, j);
 }
 
-static void tir_requeue(void *st, gs_job *j)
+static int tir_requeue(void *st, gs_job *j)
 {
     /* a node failure (SIM) or a finished stop (LIVE): waiting again, ahead of
-     * the jobs that were already waiting in its queue, as after a preemption */
+     * the jobs that were already waiting in its queue, as after a preemption;
+     * preemptions inside our own pass are settled by settle() */
     tir *t = st;
-    if (t->in_apply || grow(t, j->slot)) return;
+    if (t->in_apply) return 0;
+    int rc = grow(t, j->slot);
+    if (rc) return rc;
     int q = t->qid[j->slot];
     if (q < 0) q = 0;
     unlink_job(t, j);
-    to_list(t, j, q, 'P', 1);
-    arm_promotion(t, j);
     t->dirty = 1;
+    if ((rc = to_list(t, j, q, 'P', 1)) != 0) return rc;
+    return arm_promotion(t, j);
 }
 
-static void tir_preemptible(void *st, gs_job *j)
+static int tir_preemptible(void *st, gs_job *j)
 {
     (void)j;
     ((tir *)st)->dirty = 1;
+    return 0;
 }
 
-static void tir_node(void *st, int node, int down)
+static int tir_node(void *st, int node, int down)
 {
     (void)node, (void)down;
     ((tir *)st)->dirty = 1;
+    return 0;
 }
 
-static void tir_finish(void *st, gs_job *j)
+static int tir_finish(void *st, gs_job *j)
 {
     tir *t = st;
-    if ((size_t)j->slot >= t->cap) return;
+    if ((size_t)j->slot >= t->cap) return 0;
     unlink_job(t, j);
     t->tgen[j->slot]++;
     t->dirty = 1;
+    return 0;
 }
 
-static void tir_timer(void *st, uint64_t tag)
+static int tir_timer(void *st, uint64_t tag)
 {
     tir *t = st;
     int32_t slot = (int32_t)(tag >> 32);
-    if ((size_t)slot >= t->cap || t->tgen[slot] != (uint32_t)tag) return; /* stale */
+    if ((size_t)slot >= t->cap || t->tgen[slot] != (uint32_t)tag) return 0; /* stale */
     gs_job *j = gs_engine_job(t->e, (size_t)slot);
     int q = t->qid[slot];
     gs_time now = gs_engine_now(t->e);
     if (j->state == GS_JOB_RUNNING && q >= 0 && q < t->nq - 1 && attained(t, j, now) >= t->hi[q]) {
         unlink_job(t, j); /* demote: to the tail of the next queue, walked after its waiters */
-        to_list(t, j, q + 1, 'N', 0);
-        arm_demotion(t, j);
         t->dirty = 1;
+        int rc = to_list(t, j, q + 1, 'N', 0);
+        return rc ? rc : arm_demotion(t, j);
     } else if (j->state == GS_JOB_PENDING && q > 0 && t->knob > 0) {
         unlink_job(t, j); /* promote: counters reset, to the tail of the top queue */
         t->ebase[slot] = gs_job_executed(j, now);
         t->qbase[slot] = gs_job_queued(j, now);
-        to_list(t, j, 0, 'P', 0);
+        int rc = to_list(t, j, 0, 'P', 0);
+        if (rc) return rc;
         t->tgen[slot]++;
         gs_engine_note(t->e, j, "promoted to the top queue (starvation knob)");
         t->dirty = 1;
     }
+    return 0;
 }
 
 /* ---- the pass ------------------------------------------------------------------------------- */
@@ -642,7 +659,10 @@ static int walk_gittins(tir *t, mlq *m, gs_time now, int pending_only)
                 t->kv[k++] = (gs_kent){gorder(t, j, now), j};
             }
         /* R's order means nothing here: keep it sorted so the next pass finds it nearly so */
-        if (gs_kent_sort(t->kv, k)) gs_kent_relink(&m->r, t->kv, k);
+        if (gs_kent_sort(t->kv, k)) {
+            int rc = gs_kent_relink(&m->r, t->kv, k);
+            if (rc) return rc;
+        }
     }
     gs_plan_visit_merged(&t->plan, t->e, t->kv, k, &t->ks, m->pk);
     return 0;
@@ -655,15 +675,16 @@ static int walk_gittins(tir *t, mlq *m, gs_time now, int pending_only)
  * queue's waiting list (in walk order), admitted jobs that started go to the
  * tail of the running list, and this instant's demoted jobs follow them.
  */
-static void settle(tir *t)
+static int settle(tir *t)
 {
+    int rc = 0;
     gs_plan *pl = &t->plan;
     /* victims, in walk order (apply reversed the array); per queue, the first
      * one goes to the front of P, each next one right after the previous */
     int32_t *lastpre = NULL;
     if (pl->nvict) {
         lastpre = malloc((size_t)t->nq * sizeof *lastpre);
-        if (!lastpre) return;
+        if (!lastpre) return GS_ENOMEM;
         for (int q = 0; q < t->nq; q++) lastpre[q] = -1;
     }
     for (size_t i = pl->nvict; i-- > 0;) {
@@ -679,20 +700,21 @@ static void settle(tir *t)
         }
         if (j->state != GS_JOB_PENDING || t->where[s] != 'R') continue;
         unlink_job(t, j);
+        if (lastpre[q] < 0)
+            rc = gs_jobq_push_front(&m->p, s);
+        else if (gs_jobq_next(&m->p, lastpre[q]) >= 0)
+            rc = gs_jobq_insert_before(&m->p, gs_jobq_next(&m->p, lastpre[q]), s);
+        else
+            rc = gs_jobq_push_back(&m->p, s);
+        if (rc) break;
         t->qid[s] = (int8_t)q;
         t->where[s] = 'P';
-        if (lastpre[q] < 0)
-            gs_jobq_push_front(&m->p, s);
-        else if (gs_jobq_next(&m->p, lastpre[q]) >= 0)
-            gs_jobq_insert_before(&m->p, gs_jobq_next(&m->p, lastpre[q]), s);
-        else
-            gs_jobq_push_back(&m->p, s);
-        sc_add(m, j->gpus, +1);
-        p_keyed(t, j, q);
+        if ((rc = sc_add(m, j->gpus, +1)) != 0 || (rc = p_keyed(t, j, q)) != 0) break;
         lastpre[q] = s;
-        arm_promotion(t, j);
+        if ((rc = arm_promotion(t, j)) != 0) break;
     }
     free(lastpre);
+    if (rc) return rc;
     /* admitted jobs that started: tail of R, in walk order */
     for (size_t i = 0; i < pl->nstart; i++) {
         gs_job *j = pl->start[i];
@@ -701,10 +723,10 @@ static void settle(tir *t)
         if (q < 0 || t->where[s] != 'P') continue;
         if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_PREEMPTED) continue;
         unlink_job(t, j);
-        to_list(t, j, q, 'R', 0);
+        if ((rc = to_list(t, j, q, 'R', 0)) != 0) return rc;
         if (j->restarts == 0 && j->first_start == gs_engine_now(t->e))
             t->qbase[s] = j->queued; /* waiting before the first run does not count */
-        arm_demotion(t, j);
+        if ((rc = arm_demotion(t, j)) != 0) return rc;
     }
     /* this instant's demoted jobs: still running -> tail of R, preempted -> tail of P */
     for (int q = 0; q < t->nq; q++) {
@@ -713,16 +735,17 @@ static void settle(tir *t)
             int32_t s = gs_jobq_first(&m->n);
             gs_job *j = gs_engine_job(t->e, (size_t)s);
             unlink_job(t, j);
-            to_list(t, j, q, j->state == GS_JOB_PENDING ? 'P' : 'R', 0);
-            if (j->state == GS_JOB_PENDING) arm_promotion(t, j);
+            if ((rc = to_list(t, j, q, j->state == GS_JOB_PENDING ? 'P' : 'R', 0)) != 0) return rc;
+            if (j->state == GS_JOB_PENDING && (rc = arm_promotion(t, j)) != 0) return rc;
         }
     }
+    return 0;
 }
 
-static void tir_schedule(void *st)
+static int tir_schedule(void *st)
 {
     tir *t = st;
-    if (!t->dirty) return;
+    if (!t->dirty) return 0;
     t->dirty = 0;
     gs_time now = gs_engine_now(t->e);
     gs_plan_begin(&t->plan, t->e);
@@ -732,7 +755,8 @@ static void tir_schedule(void *st)
     for (int q = 0; q < t->nq; q++) {
         mlq *m = &t->q[q];
         if (t->v == V_GITTINS) {
-            if (walk_gittins(t, m, now, fast)) return;
+            int rc = walk_gittins(t, m, now, fast);
+            if (rc) return rc;
             continue;
         }
         if (fast) {
@@ -747,9 +771,9 @@ static void tir_schedule(void *st)
         walk_list(t, &m->n);
     }
     t->in_apply = 1;
-    gs_plan_apply(&t->plan, t->e, GS_LOCALITY_STRICT, "lower priority (attained service)");
+    int rc = gs_plan_apply(&t->plan, t->e, GS_LOCALITY_STRICT, "lower priority (attained service)");
     t->in_apply = 0;
-    settle(t);
+    return rc < 0 ? rc : settle(t);
 }
 
 /* ---- queue view (daemon): one queue by submission, which a pass reorders ---- */

@@ -181,64 +181,63 @@ static gs_jobq *queue_of(yarn *y, const gs_job *j)
     return &y->q[vc];
 }
 
-static void yarn_arrival(void *st, gs_job *j)
+static int yarn_arrival(void *st, gs_job *j)
 {
     yarn *y = st;
     gs_jobq *q = queue_of(y, j);
-    if (!q) return;
+    if (!q) return GS_ENOMEM;
     size_t vc = y->single ? 0 : (size_t)j->vc;
     if (!y->borrow && !y->single && (!y->quota[vc] || j->gpus > y->quota[vc])) {
         char why[160];
         snprintf(why, sizeof why, "job requests %d GPUs, exceeds the quota of %lld GPUs of VC '%s'",
                  j->gpus, (long long)y->quota[vc], j->vc_name);
-        gs_engine_reject(y->e, j, why);
-        return;
+        return gs_engine_reject(y->e, j, why);
     }
-    gs_jobq_push_back(q, j->slot);
+    return gs_jobq_push_back(q, j->slot);
 }
 
-static void set_held(yarn *y, const gs_job *j, int32_t g)
+static int set_held(yarn *y, const gs_job *j, int32_t g)
 {
     size_t vc = y->single ? 0 : (size_t)j->vc;
     if ((size_t)j->slot >= y->capheld) {
+        if (!g) return 0; /* it held nothing */
         size_t nc = y->capheld ? y->capheld : 1024;
         while (nc <= (size_t)j->slot) nc *= 2;
         int32_t *h = realloc(y->held, nc * sizeof *h);
-        if (!h) return;
+        if (!h) return GS_ENOMEM;
         memset(h + y->capheld, 0, (nc - y->capheld) * sizeof *h);
         y->held = h;
         y->capheld = nc;
     }
     y->used[vc] += g - y->held[j->slot];
     y->held[j->slot] = g;
+    return 0;
 }
 
-static void yarn_adopt(void *st, gs_job *j)
+static int yarn_adopt(void *st, gs_job *j)
 {
     yarn *y = st;
-    if (queue_of(y, j)) set_held(y, j, j->gpus);
+    return queue_of(y, j) ? set_held(y, j, j->gpus) : GS_ENOMEM;
 }
 
-static void yarn_requeue(void *st, gs_job *j)
+static int yarn_requeue(void *st, gs_job *j)
 {
     yarn *y = st;
-    set_held(y, j, 0);
+    set_held(y, j, 0); /* cannot fail: it held GPUs */
     gs_jobq *q = queue_of(y, j);
-    if (!q) return;
+    if (!q) return GS_ENOMEM;
     for (int32_t s = gs_jobq_first(q); s >= 0; s = gs_jobq_next(q, s))
-        if (s > j->slot) {
-            gs_jobq_insert_before(q, s, j->slot);
-            return;
-        }
-    gs_jobq_push_back(q, j->slot);
+        if (s > j->slot) return gs_jobq_insert_before(q, s, j->slot);
+    return gs_jobq_push_back(q, j->slot);
 }
 
-static void yarn_finish(void *st, gs_job *j)
+static int yarn_finish(void *st, gs_job *j)
 {
     yarn *y = st;
-    set_held(y, j, 0);
-    gs_jobq *q = queue_of(y, j);
-    if (q) gs_jobq_remove(q, j->slot);
+    set_held(y, j, 0); /* cannot fail: releasing allocates nothing */
+    size_t vc = y->single ? 0 : (size_t)j->vc;
+    if (vc < y->nvc) gs_jobq_remove(&y->q[vc], j->slot); /* a VC never seen queued nothing */
+    return 0;
 }
 
 static gs_locality level_of(const yarn *y, const gs_job *j, gs_time now, gs_time *next)
@@ -255,7 +254,24 @@ static gs_locality level_of(const yarn *y, const gs_job *j, gs_time now, gs_time
     return GS_LOCALITY_STRICT;
 }
 
-/* Try the head of VC 'vc' (or, without HOL blocking, its first job that fits). */
+/* Try job s of VC 'vc': 1 started, 0 not, or an error. */
+static int try_job(yarn *y, size_t vc, int32_t s)
+{
+    gs_job *j = gs_engine_job(y->e, (size_t)s);
+    gs_time next;
+    int rc = gs_engine_try_start(y->e, j, level_of(y, j, gs_engine_now(y->e), &next));
+    if (rc == GS_ENOMEM) return rc;
+    if (rc == 0) {
+        gs_jobq_remove(&y->q[vc], s);
+        return (rc = set_held(y, j, j->gpus)) != 0 ? rc : 1;
+    }
+    gs_engine_set_reason(y->e, j, "Resources");
+    if (next != GS_TIME_NONE && (rc = gs_engine_set_timer(y->e, next, (uint64_t)s)) != 0) return rc;
+    return 0;
+}
+
+/* Try the head of VC 'vc' (or, without HOL blocking, its first job that fits):
+ * 1 started, 0 not, or an error. */
 static int try_head(yarn *y, size_t vc)
 {
     int32_t s = gs_jobq_first(&y->q[vc]);
@@ -263,28 +279,12 @@ static int try_head(yarn *y, size_t vc)
         for (; s >= 0; s = gs_jobq_next(&y->q[vc], s)) {
             gs_job *j = gs_engine_job(y->e, (size_t)s);
             if (!y->borrow && y->quota[vc] && y->used[vc] + j->gpus > y->quota[vc]) continue;
-            gs_time next;
-            if (gs_engine_try_start(y->e, j, level_of(y, j, gs_engine_now(y->e), &next)) == 0) {
-                gs_jobq_remove(&y->q[vc], s);
-                set_held(y, j, j->gpus);
-                return 1;
-            }
-            gs_engine_set_reason(y->e, j, "Resources");
-            if (next != GS_TIME_NONE) gs_engine_set_timer(y->e, next, (uint64_t)s);
+            int rc = try_job(y, vc, s);
+            if (rc) return rc;
         }
         return 0;
     }
-    gs_job *j = gs_engine_job(y->e, (size_t)s);
-    gs_time now = gs_engine_now(y->e), next;
-    gs_locality lv = level_of(y, j, now, &next);
-    if (gs_engine_try_start(y->e, j, lv) == 0) {
-        gs_jobq_remove(&y->q[vc], s);
-        set_held(y, j, j->gpus);
-        return 1;
-    }
-    gs_engine_set_reason(y->e, j, "Resources");
-    if (next != GS_TIME_NONE) gs_engine_set_timer(y->e, next, (uint64_t)s);
-    return 0;
+    return try_job(y, vc, s);
 }
 
 static int cmp_share(const yarn *y, int32_t a, int32_t b)
@@ -296,15 +296,16 @@ static int cmp_share(const yarn *y, int32_t a, int32_t b)
     return a < b ? -1 : 1;
 }
 
-static void yarn_schedule(void *st)
+static int yarn_schedule(void *st)
 {
     yarn *y = st;
     gs_cluster *c = gs_engine_cluster(y->e);
+    int rc;
     if (y->single) {
-        if (!y->nvc) return;
+        if (!y->nvc) return 0;
         while (gs_jobq_first(&y->q[0]) >= 0 && gs_cluster_free(c) > 0)
-            if (!try_head(y, 0)) break;
-        return;
+            if ((rc = try_head(y, 0)) <= 0) return rc;
+        return 0;
     }
     memset(y->blocked, 0, y->nvc);
     for (;;) {
@@ -312,7 +313,7 @@ static void yarn_schedule(void *st)
         size_t n = 0;
         for (size_t v = 0; v < y->nvc; v++)
             if (gs_jobq_first(&y->q[v]) >= 0 && !y->blocked[v]) y->order[n++] = (int32_t)v;
-        if (!n || gs_cluster_free(c) == 0) return;
+        if (!n || gs_cluster_free(c) == 0) return 0;
         for (size_t a = 1; a < n; a++) /* insertion sort: few VCs */
             for (size_t b = a; b > 0 && cmp_share(y, y->order[b], y->order[b - 1]) < 0; b--) {
                 int32_t t = y->order[b];
@@ -327,18 +328,20 @@ static void yarn_schedule(void *st)
                 int over = y->quota[v] && y->used[v] + j->gpus > y->quota[v];
                 if (!y->hol) over = borrow; /* try_head skips what would exceed the quota */
                 if (over != borrow) continue;
-                if (try_head(y, v))
+                if ((rc = try_head(y, v)) < 0) return rc;
+                if (rc)
                     started = 1;
                 else
                     y->blocked[v] = 1;
             }
-        if (!started) return;
+        if (!started) return 0;
     }
 }
 
-static void yarn_timer(void *st, uint64_t tag)
+static int yarn_timer(void *st, uint64_t tag)
 {
     (void)st, (void)tag; /* the pass that follows re-evaluates locality levels */
+    return 0;
 }
 
 /* ---- queue view (daemon): one queue per VC, by submission; quotas as guarantees ---- */
