@@ -14,6 +14,12 @@ typedef struct scripted {
     int arrivals, requeues, finishes, timers, passes;
     uint64_t last_tag;
     void *ud;
+    /* re-entry and errors */
+    int depth, max_depth;           /* nesting of schedule() */
+    int requeues_in_pass;           /* on_requeue calls made while schedule() ran */
+    gs_job_state requeued_as;       /* the job's state when on_requeue saw it */
+    int arrival_rc, requeue_rc;     /* what those hooks return */
+    int preempt_rc, requeues_after; /* set by reentry_hook */
 } scripted;
 
 static scripted *g_last; /* test-only: the policy instance of the current engine */
@@ -36,13 +42,15 @@ static int s_arrival(void *st, gs_job *j)
 {
     (void)j;
     ((scripted *)st)->arrivals++;
-    return 0;
+    return ((scripted *)st)->arrival_rc;
 }
 static int s_requeue(void *st, gs_job *j)
 {
-    (void)j;
-    ((scripted *)st)->requeues++;
-    return 0;
+    scripted *s = st;
+    s->requeues++;
+    s->requeues_in_pass += s->depth > 0;
+    s->requeued_as = j->state;
+    return s->requeue_rc;
 }
 static int s_finish(void *st, gs_job *j)
 {
@@ -60,7 +68,9 @@ static int s_schedule(void *st)
 {
     scripted *s = st;
     s->passes++;
+    if (++s->depth > s->max_depth) s->max_depth = s->depth;
     if (s->hook) s->hook(s);
+    s->depth--;
     return 0;
 }
 
@@ -474,6 +484,92 @@ static void t_adopt_running(void)
     gs_cluster_destroy(c);
 }
 
+/* At t=0 start job 1 and set a timer; at t=40 preempt it from inside schedule(). */
+static void reentry_hook(scripted *s)
+{
+    gs_engine *e = s->e;
+    gs_job *a = gs_engine_find_job(e, 1);
+    if (gs_engine_now(e) == 0) {
+        gs_engine_try_start(e, a, GS_LOCALITY_ANY);
+        gs_engine_set_timer(e, 40 * GS_SEC, 1);
+    } else if (gs_engine_now(e) == 40 * GS_SEC && a->state == GS_JOB_RUNNING) {
+        int before = s->requeues;
+        s->preempt_rc = gs_engine_preempt(e, a, "test");
+        s->requeues_after = s->requeues - before;
+    }
+}
+
+/*
+ * The re-entry rule (policy.h): gs_engine_preempt() from inside schedule()
+ * calls on_requeue for the victim before it returns, the victim already
+ * PENDING; schedule() is never entered twice.
+ */
+static void t_reentry_order(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("4", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    g_last->hook = reentry_hook;
+    gs_job *a = add(e, 1, 0, 4, 1, 100);
+    ASSERT(a && add(e, 3, 0, 4, 1, 10)); /* waits: a pass runs at t=40 */
+    ASSERT_EQ(gs_engine_step(e), 1);     /* t=0: started */
+    ASSERT_EQ(gs_engine_step(e), 1);     /* t=40: preempted from schedule() */
+    ASSERT_OK(g_last->preempt_rc);
+    ASSERT_EQ(g_last->requeues_after, 1); /* on_requeue ran inside gs_engine_preempt */
+    ASSERT_EQ(g_last->requeues_in_pass, 1);
+    ASSERT_EQ(g_last->requeued_as, GS_JOB_PENDING);
+    ASSERT_EQ(g_last->max_depth, 1);
+    ASSERT_EQ(a->state, GS_JOB_PENDING);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
+/* A hook's error fails the engine: returned by the request and the step, latched, consistent. */
+static void t_hook_error_fails_engine(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("4", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    g_last->hook = reentry_hook;
+    g_last->requeue_rc = GS_ENOMEM;
+    gs_job *a = add(e, 1, 0, 4, 1, 100);
+    gs_job *b = add(e, 2, 50, 1, 1, 10);
+    ASSERT(a && b && add(e, 3, 0, 4, 1, 10));
+    ASSERT_EQ(gs_engine_run(e), GS_ENOMEM);
+    ASSERT_EQ(g_last->preempt_rc, GS_ENOMEM); /* the request returned the hook's error */
+    ASSERT_EQ(gs_engine_error(e), GS_ENOMEM);
+    ASSERT_EQ(gs_engine_now(e), 40 * GS_SEC);
+    ASSERT_EQ(a->state, GS_JOB_PENDING); /* the transition itself was made */
+    ASSERT_OK(gs_engine_check(e, NULL));
+    /* a failed engine changes no more */
+    ASSERT_EQ(gs_engine_step(e), GS_ENOMEM);
+    ASSERT_EQ(gs_engine_try_start(e, a, GS_LOCALITY_ANY), GS_ENOMEM);
+    ASSERT_EQ(gs_engine_cancel(e, a, "x", 40 * GS_SEC), GS_ENOMEM);
+    ASSERT_EQ(a->state, GS_JOB_PENDING);
+    ASSERT_EQ(b->arrived, 0);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+
+    /* an error from on_arrival stops the instant: later events and the pass are not run */
+    e = mk("4", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    g_last->arrival_rc = GS_EINTERNAL;
+    a = add(e, 1, 0, 1, 1, 100);
+    b = add(e, 2, 0, 1, 1, 100);
+    ASSERT(a && b);
+    ASSERT_EQ(gs_engine_step(e), GS_EINTERNAL);
+    ASSERT_EQ(g_last->arrivals, 1);
+    ASSERT_EQ(g_last->passes, 0);
+    ASSERT_EQ(a->arrived, 1);
+    ASSERT_EQ(b->arrived, 0);
+    ASSERT_EQ(gs_engine_error(e), GS_EINTERNAL);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 static void t_unknown_policy(void)
 {
     gs_cluster *c = NULL;
@@ -500,6 +596,8 @@ static const test_case tests[] = {
     {"slowdown_spread", t_slowdown_spread},
     {"adopt_running", t_adopt_running},
     {"unknown_policy", t_unknown_policy},
+    {"reentry_order", t_reentry_order},
+    {"hook_error_fails_engine", t_hook_error_fails_engine},
 };
 
 TEST_MAIN(tests)

@@ -18,6 +18,10 @@
  *    banks first, so speed x time is exact between changes.
  *  - every mechanism cost is charged once, to the job that pays it, at the
  *    request that causes it (costs.h); policies never charge anything.
+ *  - the first hook error or allocation failure is latched in e->err (engine.h,
+ *    "Errors"): the transition under way is completed or not started, never
+ *    half-made, so the counters and allocations stay consistent; after that
+ *    every entry point and request returns e->err and changes nothing.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -285,6 +289,7 @@ static gs_job *new_job(gs_engine *e)
     gs_job *j = gs_engine_job(e, slot);
     memset(j, 0, sizeof *j);
     j->slot = (int32_t)slot;
+    j->pack_with = -1; /* consistent at once: filling it in may fail half-way */
     return j;
 }
 

@@ -371,8 +371,9 @@ static int run_member(gandiva *g, gs_job *j, int32_t n)
     if (!gpus) return GS_ENOMEM;
     if (!pick_gpus(g, n, j, gpus)) return GS_ENOFIT;
     g->nodes[n].cached = 0;
-    if (j->state == GS_JOB_PENDING) return gs_engine_start(g->e, j, gpus, j->gpus);
-    return gs_engine_resume(g->e, j, gpus, j->gpus);
+    int rc = j->state == GS_JOB_PENDING ? gs_engine_start(g->e, j, gpus, j->gpus)
+                                        : gs_engine_resume(g->e, j, gpus, j->gpus);
+    return rc == GS_ENOMEM ? oom(g) : rc;
 }
 
 /* ---- placement (reactive mode) ------------------------------------------------------------ */
@@ -741,7 +742,7 @@ static int move_running(gandiva *g, gs_job *j, int32_t m, const char *why)
     if (!gpus) return GS_ENOMEM;
     if (!pick_gpus(g, m, j, gpus)) return GS_ENOFIT;
     int rc = gs_engine_migrate(g->e, j, gpus, j->gpus, why);
-    if (rc) return rc;
+    if (rc) return rc == GS_ENOMEM ? oom(g) : rc;
     mem_del(g, j->slot);
     mem_add(g, m, j->slot);
     return 0;
@@ -760,7 +761,7 @@ static void balance(gandiva *g)
     for (size_t i = 0; i < g->nnodes; i++) {
         int32_t n = (int32_t)i;
         if (!node_has_waiting(g, n)) continue;
-        for (int32_t s = g->nodes[n].head, nx; s >= 0; s = nx) {
+        for (int32_t s = g->nodes[n].head, nx; s >= 0 && !g->err; s = nx) {
             nx = J(g, s)->next;
             gs_job *j = job(g, s);
             int sz = j->gpus > 64 ? 64 : j->gpus;

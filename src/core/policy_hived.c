@@ -243,13 +243,26 @@ static int grow_jobs(hived *h, int32_t slot)
     if (!a) return oom(h);
     h->jvc = a;
     int8_t *b = realloc(h->jkind, nc);
-    if (!b) return GS_ENOMEM;
+    if (!b) return oom(h);
     h->jkind = b;
     uint32_t *t = realloc(h->tgen, nc * sizeof *t);
-    if (!t) return GS_ENOMEM;
+    if (!t) return oom(h);
     h->tgen = t;
     for (size_t i = h->capj; i < nc; i++) h->jvc[i] = -1, h->jkind[i] = K_NONE, h->tgen[i] = 0;
     h->capj = nc;
+    return 0;
+}
+
+/* Room for 'extra' more cells in free list lv (so that a split cannot fail half-way). */
+static int fl_reserve(chain *c, int lv, int extra)
+{
+    if (c->nfl[lv] + extra <= c->capfl[lv]) return 0;
+    int nc = c->capfl[lv] ? c->capfl[lv] * 2 : 16;
+    while (nc < c->nfl[lv] + extra) nc *= 2;
+    int32_t *n = realloc(c->fl[lv], (size_t)nc * sizeof *n);
+    if (!n) return GS_ENOMEM;
+    c->fl[lv] = n;
+    c->capfl[lv] = nc;
     return 0;
 }
 
@@ -394,6 +407,9 @@ static int bind_pa(hived *h, int32_t p)
     int l = lv;
     while (l <= c->nlv && c->nfl[l] == 0) l++;
     if (l > c->nlv) return GS_ENOFIT;
+    /* room for every split first: a split never stops half-way */
+    for (int k = l; k > lv; k--)
+        if (fl_reserve(c, k - 1, c->kids_at[k])) return oom(h);
     /* split down to the requested level */
     while (l > lv) {
         int32_t cell = best_free(h, a->chain, l);
@@ -422,6 +438,12 @@ static void unbind_pa(hived *h, int32_t p)
     pa *a = &h->pa[p];
     if (a->cell < 0 || a->fixed) return;
     chain *c = &h->ch[a->chain];
+    /* room for the cell and every merge first: out of memory it simply stays bound */
+    for (int k = a->level; k <= c->nlv; k++)
+        if (fl_reserve(c, k, 1)) {
+            oom(h);
+            return;
+        }
     int32_t cell = a->cell;
     set_gpu_pa(h, cell, -1);
     h->cell_pa[cell] = -1;
@@ -429,7 +451,7 @@ static void unbind_pa(hived *h, int32_t p)
     /* an unbound cell looks whole to its VC: with failed GPUs in it, that is more room */
     const gs_cell *cx = gs_cluster_cell(h->c, cell);
     if (cx->healthy < cx->gpu_hi - cx->gpu_lo) vc_changed(h, a->vc);
-    if (fl_push(c, a->level, cell)) oom(h);
+    fl_push(c, a->level, cell); /* reserved */
     c->all_vc_free[a->level]++;
     a->cell = -1;
     /* merge while every buddy is free */
@@ -448,7 +470,7 @@ static void unbind_pa(hived *h, int32_t p)
             h->cell_st[kid] = C_INSIDE;
         }
         h->cell_st[par] = C_FREE;
-        if (fl_push(c, lv + 1, par)) oom(h);
+        fl_push(c, lv + 1, par); /* reserved */
         cell = par;
         lv++;
     }
@@ -1708,9 +1730,10 @@ static void h_destroy(void *st)
 {
     hived *h = st;
     if (!h) return;
-    for (int c = 0; c < h->nch; c++)
+    /* creation may have failed after counting chains or VCs, before allocating them */
+    for (int c = 0; h->ch && c < h->nch; c++)
         for (int l = 0; l <= MAXLV; l++) free(h->ch[c].fl[l]);
-    for (int v = 0; v < h->nvc; v++) {
+    for (int v = 0; h->vc && v < h->nvc; v++) {
         free(h->vc[v].pas);
         free(h->vc[v].fc);
         gs_jobq_release(&h->vc[v].waiting.q);
@@ -1977,7 +2000,10 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
             for (int q = 0; q < gs_cluster_cell(cl, x)->nkids; q++) {
                 int32_t kid = gs_cluster_cell_kid(cl, x, q);
                 h->cell_st[kid] = C_FREE;
-                fl_push(ch, h->cell_level[kid], kid);
+                if (fl_push(ch, h->cell_level[kid], kid)) {
+                    rc = GS_ENOMEM;
+                    goto fail;
+                }
             }
         }
         fl_remove(ch, a->level, cell);
@@ -1990,7 +2016,8 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
     if (private_mode)
         for (int pi = 0; pi < h->npa && !rc; pi++)
             if (h->pa[pi].cell < 0) {
-                if (bind_pa(h, pi)) rc = gs_diag_set(d, GS_EINTERNAL, 0, 0, "cannot bind VC cells");
+                if ((rc = bind_pa(h, pi)) == GS_ENOMEM) break;
+                if (rc) rc = gs_diag_set(d, GS_EINTERNAL, 0, 0, "cannot bind VC cells");
                 h->pa[pi].fixed = 1;
             }
     if (rc) goto fail;

@@ -85,6 +85,12 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
     gs_time next_limit = check_time_limits(g, now);
     int work = ncmd || g->changed || heartbeat || gs_engine_next_event_time(g->e) <= now;
     if (work) gs_engine_advance(g->e, now);
+    if (gs_engine_error(g->e) && !g->fatal) {
+        /* a policy hook or an allocation failed this cycle (submit, cancel, exits, the pass):
+         * the engine cannot continue (engine.h, "Errors") */
+        gsd_log("FATAL: scheduling engine failed: %s", gs_strerror(gs_engine_error(g->e)));
+        g->fatal = 1;
+    }
     for (gsd_cmd *c = cmds; c; c = c->next)
         if (c->kind == GSD_CMD_SUBMIT && !c->status) gsd_finish_submit(g, c);
     if (g->fatal || gsd_commit(g)) {

@@ -220,6 +220,12 @@ int gsd_recover(gsd_sched *g, gs_diag *d)
         free(rc.stops);
         return gs_diag_set(d, GS_EIO, 0, 0, "cannot read jobs: %s", gsd_store_errmsg(g->sh.store));
     }
+    if (gs_engine_error(g->e)) {
+        gsd_store_rollback(g->sh.store);
+        free(rc.stops);
+        return gs_diag_set(d, gs_engine_error(g->e), 0, 0, "scheduling engine failed: %s",
+                           gs_strerror(gs_engine_error(g->e)));
+    }
     int64_t next = 0;
     gsd_store_meta_get(g->sh.store, "next_id", 1, &next);
     if (next <= rc.max_id) next = rc.max_id + 1;
