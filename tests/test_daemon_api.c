@@ -877,7 +877,7 @@ static void bf_destroy(void *st)
 {
     free(st);
 }
-static void bf_schedule(void *st)
+static int bf_schedule(void *st)
 {
     bigfirst *b = st;
     for (size_t s = 0; s < gs_engine_njobs(b->e); s++) {
@@ -888,6 +888,7 @@ static void bf_schedule(void *st)
         else if (!strcmp(j->name, "told"))
             gs_engine_set_reason(b->e, j, "Told to wait");
     }
+    return 0;
 }
 static int bf_queue_key(void *st, const gs_job *j, gs_queue_key *k)
 {

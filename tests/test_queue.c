@@ -263,9 +263,10 @@ static void tq_destroy(void *st)
 {
     free(st);
 }
-static void tq_schedule(void *st)
+static int tq_schedule(void *st)
 {
     (void)st;
+    return 0;
 }
 static int tq_key(void *st, const gs_job *j, gs_queue_key *k)
 {
