@@ -8,7 +8,8 @@
  * second daemon on one database); graceful shutdown; the views of a policy
  * the daemon has never heard of (queue positions, reasons, VC guarantees come
  * from the policy, not from names in the daemon); a database of schema
- * version 1 upgraded at start with its jobs recovered.  Every wait is bounded.
+ * version 1 upgraded at start with its jobs recovered; an executor that
+ * cannot suspend is not asked to.  Every wait is bounded.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 
 #include "daemon.h"
 #include "daemon_schema_v1.h"
+#include "exec.h"
 #include "harness.h"
 
 #ifndef GSCHED_BIN
@@ -1235,6 +1237,128 @@ static void yarn_cs_views(void)
     ASSERT_EQ(stop(&Y), 0);
 }
 
+/*
+ * The daemon checks the executor's capabilities: with a backend that cannot suspend (the
+ * local one without GSD_XCAP_SUSPEND), a job the policy suspends is not SIGSTOPped - its tasks
+ * are stopped (they must not keep running on GPUs the engine gave away) and it ends.  The
+ * policy ("suspender", defined here) starts job "a", then suspends it to start job "b".
+ */
+typedef struct suspender {
+    gs_engine *e;
+} suspender;
+
+static int sp_create(gs_engine *e, gs_params *p, void **st, gs_diag *d)
+{
+    (void)p, (void)d;
+    suspender *s = calloc(1, sizeof *s);
+    if (!s) return GS_ENOMEM;
+    s->e = e;
+    *st = s;
+    return 0;
+}
+static void sp_destroy(void *st)
+{
+    free(st);
+}
+static int sp_schedule(void *st)
+{
+    suspender *s = st;
+    gs_job *a = NULL, *b = NULL;
+    for (size_t k = 0; k < gs_engine_njobs(s->e); k++) {
+        gs_job *j = gs_engine_job(s->e, k);
+        if (!j->name) continue;
+        if (!strcmp(j->name, "a") && j->state == GS_JOB_PENDING)
+            gs_engine_try_start(s->e, j, GS_LOCALITY_STRICT);
+        if (!strcmp(j->name, "a") && j->state == GS_JOB_RUNNING) a = j;
+        if (!strcmp(j->name, "b") && j->state == GS_JOB_PENDING) b = j;
+    }
+    if (a && b && gs_engine_suspend(s->e, a, "test: room for b") == 0)
+        gs_engine_try_start(s->e, b, GS_LOCALITY_STRICT);
+    return 0;
+}
+static const gs_policy_ops suspender_ops = {
+    .name = "suspender",
+    .summary = "test: suspends job a for job b",
+    .create = sp_create,
+    .destroy = sp_destroy,
+    .schedule = sp_schedule,
+};
+
+static int start_exec_ops(daemon_t *dm, const char *name, const gsd_exec_ops *xops)
+{
+    static char db[512], pf[512];
+    snprintf(db, sizeof db, "%s.db", tmp(name));
+    snprintf(pf, sizeof pf, "%s.port", db);
+    snprintf(dm->log, sizeof dm->log, "%s.log", db);
+    unlink(pf);
+    dm->pid = fork();
+    if (dm->pid == 0) {
+        int fd = open(dm->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        gsd_opts o;
+        gsd_opts_init(&o);
+        o.cluster = "1x1";
+        o.db = db;
+        o.listen = "127.0.0.1:0";
+        o.port_file = pf;
+        o.self_exe = GSCHED_BIN;
+        o.grace = GS_SEC;
+        o.policy_ops = &suspender_ops;
+        o.executor_ops = xops;
+        _exit(gsd_serve(&o));
+    }
+    return wait_serving(dm, pf);
+}
+
+static void executor_without_suspend(void)
+{
+    gsd_exec_ops nosuspend = gsd_exec_local;
+    nosuspend.name = "nosuspend";
+    nosuspend.caps = gsd_exec_local.caps & ~(unsigned)GSD_XCAP_SUSPEND;
+    nosuspend.suspend = NULL;
+    daemon_t X;
+    if (start_exec_ops(&X, "nosuspend", &nosuspend))
+        T_FAIL("daemon did not start: %s", slurp(X.log));
+    res r = req(&X, NULL, "POST", "/v1/jobs", "{\"command\": [\"sleep\", \"60\"], \"name\": \"a\"}",
+                "application/json", NULL);
+    ASSERT_EQ(r.status, 201);
+    long long a = ji(&r, "id");
+    res_free(&r);
+    r = wait_state(&X, a, "RUNNING");
+    ASSERT_STR(js(&r, "state"), "RUNNING");
+    res_free(&r);
+    char apath[64];
+    snprintf(apath, sizeof apath, "/v1/jobs/%lld", a);
+    long long pid = -1;
+    for (int i = 0; i < 200 && pid <= 0; i++) { /* the task row is written after the start */
+        r = req(&X, NULL, "GET", apath, NULL, NULL, NULL);
+        json_t *t0 = json_array_get(json_object_get(r.j, "task_list"), 0);
+        if (json_is_integer(json_object_get(t0, "pid")))
+            pid = (long long)json_integer_value(json_object_get(t0, "pid"));
+        res_free(&r);
+        if (pid <= 0) sleep_ms(50);
+    }
+    ASSERT(pid > 0);
+    r = req(&X, NULL, "POST", "/v1/jobs", "{\"command\": \"true\", \"name\": \"b\"}",
+            "application/json", NULL);
+    ASSERT_EQ(r.status, 201);
+    long long b = ji(&r, "id");
+    res_free(&r);
+    r = wait_state(&X, b, "DONE");
+    ASSERT_STR(js(&r, "state"), "DONE");
+    res_free(&r);
+    r = wait_state(&X, a, "CANCELLED");
+    ASSERT_STR(js(&r, "state"), "CANCELLED");
+    ASSERT_CONTAINS(js(&r, "reason"), "ended while it was suspended");
+    res_free(&r);
+    ASSERT(kill((pid_t)pid, 0) != 0); /* its task is gone, not stopped */
+    ASSERT_CONTAINS(slurp(X.log), "executor nosuspend cannot suspend: stopping it");
+    ASSERT_EQ(stop(&X), 0);
+}
+
 static void cleanup(void)
 {
     if (D.pid > 0) stop(&D);
@@ -1261,6 +1385,7 @@ static const test_case tests[] = {
     {"unknown_policy_views", unknown_policy_views},
     {"version1_database_upgraded", version1_database_upgraded},
     {"yarn_cs_views", yarn_cs_views},
+    {"executor_without_suspend", executor_without_suspend},
     {"cleanup", cleanup},
 };
 

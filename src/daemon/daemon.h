@@ -51,6 +51,9 @@ typedef struct gsd_opts {
     /* Serve this policy ops table instead of looking 'policy' up in the registry (tests,
      * embedders: a policy gsched does not know; see gs_engine_create_ops). */
     const gs_policy_ops *policy_ops;
+    /* Run tasks with this executor ops table instead of looking 'executor' up in the registry
+     * (tests, embedders: a backend gsched does not know; see exec.h). */
+    const struct gsd_exec_ops *executor_ops;
 } gsd_opts;
 
 void gsd_opts_init(gsd_opts *o);

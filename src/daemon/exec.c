@@ -46,6 +46,13 @@ int gsd_exec_create(const char *name, const gsd_exec_conf *conf, gsd_exec **out,
         gsd_exec_names(names, sizeof names);
         return gs_diag_set(d, GS_ENOENT, 0, 0, "unknown executor '%s' (known: %s)", name, names);
     }
+    return gsd_exec_create_ops(ops, conf, out, d);
+}
+
+int gsd_exec_create_ops(const gsd_exec_ops *ops, const gsd_exec_conf *conf, gsd_exec **out,
+                        gs_diag *d)
+{
+    *out = NULL;
     gsd_exec *x = calloc(1, sizeof *x);
     if (!x) return GS_ENOMEM;
     x->ops = ops;

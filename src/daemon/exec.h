@@ -147,6 +147,9 @@ extern const gsd_exec_ops gsd_exec_local;
  * name (the message lists the known ones); the backend's error otherwise.
  */
 int gsd_exec_create(const char *name, const gsd_exec_conf *conf, gsd_exec **out, gs_diag *d);
+/* The same with a backend that need not be in the registry. */
+int gsd_exec_create_ops(const gsd_exec_ops *ops, const gsd_exec_conf *conf, gsd_exec **out,
+                        gs_diag *d);
 void gsd_exec_destroy(gsd_exec *x);
 const gsd_exec_ops *gsd_exec_backend(const gsd_exec *x);
 /* 1 if the executor has every capability in caps (GSD_XCAP_*). */

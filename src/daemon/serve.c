@@ -219,7 +219,8 @@ int gsd_serve(const gsd_opts *o)
         gsd_log("database %s upgraded from schema version %d to %d", o->db,
                 gsd_store_upgraded_from(g.sh.store), GSD_SCHEMA_VERSION);
     gsd_exec_conf xc = {g.state_dir, o->self_exe ? o->self_exe : "/proc/self/exe"};
-    if (gsd_exec_create(o->executor, &xc, &g.x, &d)) {
+    if (o->executor_ops ? gsd_exec_create_ops(o->executor_ops, &xc, &g.x, &d)
+                        : gsd_exec_create(o->executor, &xc, &g.x, &d)) {
         gsd_log("%s", d.msg);
         goto out;
     }
