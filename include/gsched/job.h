@@ -8,20 +8,39 @@
  * change of speed (placement slowdown, packing, restart overhead) simply
  * recomputes the completion instant.
  *
- * State machine (the engine performs every transition; policies only ask):
+ * State machine (the engine performs every transition; policies only ask).
+ * Each arrow is made by exactly one static function of src/core/engine.c,
+ * named in brackets (the public request that leads to it after the dash):
  *
- *   (submit)  -> PENDING     arrival; or -> REJECTED if it can never fit
- *   PENDING   -> RUNNING     gs_engine_start(), gs_engine_pack()
+ *   (submit)  -> PENDING     arrival                        [tr_arrive]
+ *   (submit), PENDING -> REJECTED   it can never fit; a policy refuses it
+ *                                   - gs_engine_reject()    [tr_reject]
+ *   PENDING   -> RUNNING     - gs_engine_start()             [tr_start]
+ *   PENDING, SUSPENDED -> RUNNING   packed onto a running job
+ *                                   - gs_engine_pack()      [tr_pack]
  *   RUNNING   -> DONE        work done (simulator) / all tasks exit 0 (daemon)
  *   RUNNING   -> FAILED      a task exits != 0 or cannot be launched (daemon)
- *   RUNNING   -> PREEMPTED   gs_engine_preempt(): stopping, checkpointing, GPUs
- *                            still held (instantaneous in the simulator)
- *   PREEMPTED -> PENDING     the stop is done (requeued)
- *   RUNNING   -> SUSPENDED   gs_engine_suspend(): time-sliced out; its state is in
- *                            host memory and it holds no GPUs
- *   SUSPENDED -> RUNNING     gs_engine_resume(), gs_engine_pack()
- *   RUNNING, PREEMPTED, SUSPENDED -> PENDING   its node failed (requeued)
- *   any non-final state -> CANCELLED           user request (daemon)
+ *                            (both: tr_finish, below)
+ *   RUNNING   -> PREEMPTED   - gs_engine_preempt() (daemon): stopping,
+ *                            checkpointing, GPUs still held  [tr_stop]
+ *   RUNNING   -> PENDING     - gs_engine_preempt() (simulator: instantaneous)
+ *   PREEMPTED -> PENDING     the stop is done - gs_engine_task_exited()
+ *   RUNNING, PREEMPTED, SUSPENDED -> PENDING   its node failed
+ *                            (all four: requeued)            [tr_requeue]
+ *   RUNNING   -> SUSPENDED   - gs_engine_suspend(): time-sliced out; its state
+ *                            is in host memory, it holds no GPUs [tr_suspend]
+ *   SUSPENDED -> RUNNING     - gs_engine_resume()            [tr_resume]
+ *   any non-final state -> DONE, FAILED, CANCELLED
+ *                            - gs_engine_task_exited(), gs_engine_cancel()
+ *                            (user request, daemon)          [tr_finish]
+ *   (adopt)   -> RUNNING     - gs_engine_adopt(): a job found running after a
+ *                            daemon restart (arrives, then tr_start)
+ *
+ * The shared steps are written once: leave_pending (queued time, pending
+ * counters), leave_suspended, charge_restart (first start or restart cost:
+ * tr_start, tr_pack), close_run (end of a run: progress, executed, service,
+ * GPUs freed), swap_gpus (the one rollback of a failed GPU take: migrate,
+ * resize).
  *
  * gs_engine_migrate() and gs_engine_resize() keep a job RUNNING: it moves to
  * other GPUs, or to another number of GPUs, and pays the mechanism's cost

@@ -447,6 +447,7 @@ int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, gs_job 
 }
 
 static void to_pending(gs_engine *e, gs_job *j);
+static int tr_start(gs_engine *e, gs_job *j, const int *gpus, int n);
 
 int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int n, gs_time started,
                     gs_time queued, gs_time executed, gs_job **out, gs_diag *diag)
@@ -461,7 +462,7 @@ int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int 
     j->submit = spec->submit;
     to_pending(e, j);
     j->pending_since = e->now;
-    rc = gs_engine_start(e, j, gpus, n);
+    rc = tr_start(e, j, gpus, n);
     if (rc) {
         /* leave it pending: the policy schedules it like any other job */
         gs_diag_set(diag, rc, 0, 0, "cannot adopt job %lld on its GPUs: %s", (long long)j->id,
@@ -869,25 +870,51 @@ static int drop_gpus(gs_engine *e, gs_job *j, const char *why)
     return freed;
 }
 
-int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n)
+/* ---- transitions: one function each (the diagram in job.h names them) ----------------- */
+
+/* An arrived PENDING job stops waiting: its queued time closes, the pending counters drop. */
+static void leave_pending(gs_engine *e, gs_job *j)
 {
-    if (e->err) return e->err;
-    if (j->state != GS_JOB_PENDING || !j->arrived) return GS_ESTATE;
-    int rc = take_gpus(e, j, gpus, n);
-    if (rc) return nomem(e, rc);
     j->queued += e->now - j->pending_since;
+    e->npending--;
+    e->pending_gpus -= j->gpus;
+}
+
+/* A SUSPENDED job stops being suspended. */
+static void leave_suspended(gs_engine *e, gs_job *j)
+{
+    j->suspended += e->now - j->since;
+    e->nsuspended--;
+}
+
+/*
+ * A PENDING job starts on n GPUs: its first start, or a restart that pays
+ * the restart cost (gs_costs_restart) without progress.  Returns the cost.
+ */
+static gs_time charge_restart(gs_engine *e, gs_job *j, int n)
+{
     j->overhead = 0;
     if (j->first_start == GS_TIME_NONE) {
         j->first_start = e->now;
-    } else {
-        j->restarts++;
-        j->overhead = gs_costs_restart(&e->costs, j->model, n, j->stop_saved);
-        if (j->overhead > 0) {
-            j->overhead_total += j->overhead;
-            j->overhead_gpu_s += (double)n * gs_time_to_sec(j->overhead);
-            j->overhead_charges++;
-        }
+        return 0;
     }
+    j->restarts++;
+    j->overhead = gs_costs_restart(&e->costs, j->model, n, j->stop_saved);
+    if (j->overhead > 0) {
+        j->overhead_total += j->overhead;
+        j->overhead_gpu_s += (double)n * gs_time_to_sec(j->overhead);
+        j->overhead_charges++;
+    }
+    return j->overhead;
+}
+
+/* PENDING -> RUNNING on gpus (validated by take_gpus; nothing changes on error). */
+static int tr_start(gs_engine *e, gs_job *j, const int *gpus, int n)
+{
+    int rc = take_gpus(e, j, gpus, n);
+    if (rc) return nomem(e, rc);
+    leave_pending(e, j);
+    charge_restart(e, j, n);
     gs_time stall = busy_wait(e, gpus, n);
     j->mech_time += stall;
     j->last_start = e->now;
@@ -900,13 +927,18 @@ int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n)
     /* a restarted job runs productively at least as long as its restart took
      * before a preemptive policy may stop it again: bounds thrashing waste */
     j->protect_until = e->now + 2 * j->overhead;
-    e->npending--;
-    e->pending_gpus -= j->gpus;
     e->nrunning++;
     e->allocated += n;
     emit(e, GS_REC_START, j, -1, NULL);
     set_speed(e, j); /* bumps gen, predicts the finish, re-arms the protection event */
     return e->err;
+}
+
+int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n)
+{
+    if (e->err) return e->err;
+    if (j->state != GS_JOB_PENDING || !j->arrived) return GS_ESTATE;
+    return tr_start(e, j, gpus, n);
 }
 
 /* Close the current run: account time and progress, free GPUs. */
@@ -942,15 +974,14 @@ static void to_pending(gs_engine *e, gs_job *j)
  * the job's state was checkpointed (restart cost), -1 keeps what it was;
  * 'set_reason' makes 'why' the job's pending reason.
  */
-static int requeue(gs_engine *e, gs_job *j, gs_rec_type rec, const char *why, int saved,
-                   int set_reason)
+static int tr_requeue(gs_engine *e, gs_job *j, gs_rec_type rec, const char *why, int saved,
+                      int set_reason)
 {
     if (holds_gpus(j)) {
         close_run(e, j, why);
         e->nrunning--;
     } else {
-        j->suspended += e->now - j->since;
-        e->nsuspended--;
+        leave_suspended(e, j);
     }
     if (saved >= 0) j->stop_saved = saved;
     to_pending(e, j);
@@ -959,40 +990,41 @@ static int requeue(gs_engine *e, gs_job *j, gs_rec_type rec, const char *why, in
     return hook_job(e, e->pol->on_requeue, j);
 }
 
+/* RUNNING -> PREEMPTED (LIVE): stop requested; GPUs stay held until the tasks are gone. */
+static int tr_stop(gs_engine *e, gs_job *j, const char *reason)
+{
+    gs_time rem = gs_job_remaining(j, e->now);
+    j->progress += j->remaining - rem;
+    j->remaining = rem;
+    j->progress_from = GS_TIME_MAX;
+    j->state = GS_JOB_PREEMPTED;
+    j->stop_saved = 1;
+    e->stopping += j->nalloc;
+    j->gen++;
+    emit(e, GS_REC_PREEMPT, j, -1, reason);
+    return 0;
+}
+
 int gs_engine_preempt(gs_engine *e, gs_job *j, const char *reason)
 {
     if (e->err) return e->err;
     if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
     j->preemptions++;
-    if (e->opts.mode == GS_ENGINE_LIVE) {
-        /* stop requested; GPUs stay held until the tasks are reported gone */
-        gs_time rem = gs_job_remaining(j, e->now);
-        j->progress += j->remaining - rem;
-        j->remaining = rem;
-        j->progress_from = GS_TIME_MAX;
-        j->state = GS_JOB_PREEMPTED;
-        j->stop_saved = 1;
-        e->stopping += j->nalloc;
-        j->gen++;
-        emit(e, GS_REC_PREEMPT, j, -1, reason);
-        return 0;
-    }
-    return requeue(e, j, GS_REC_PREEMPT, reason, 1, 1);
+    if (e->opts.mode == GS_ENGINE_LIVE) return tr_stop(e, j, reason);
+    return tr_requeue(e, j, GS_REC_PREEMPT, reason, 1, 1);
 }
 
-static int finish_job(gs_engine *e, gs_job *j, gs_job_state final, const char *reason)
+/* Any non-final state -> DONE, FAILED or CANCELLED. */
+static int tr_finish(gs_engine *e, gs_job *j, gs_job_state final, const char *reason)
 {
     int was = j->state;
     if (holds_gpus(j)) {
         close_run(e, j, final == GS_JOB_DONE ? "finished" : "stopped");
         e->nrunning--;
     } else if (was == GS_JOB_PENDING && j->arrived) {
-        j->queued += e->now - j->pending_since;
-        e->npending--;
-        e->pending_gpus -= j->gpus;
+        leave_pending(e, j);
     } else if (was == GS_JOB_SUSPENDED) {
-        j->suspended += e->now - j->since;
-        e->nsuspended--;
+        leave_suspended(e, j);
     }
     if (final == GS_JOB_DONE) {
         /* the completion event is authoritative: absorb sub-microsecond rounding */
@@ -1024,10 +1056,9 @@ static gs_time iter_work(const gs_engine *e, const gs_job *j)
     return w > 0 ? w : 1;
 }
 
-int gs_engine_suspend(gs_engine *e, gs_job *j, const char *reason)
+/* RUNNING -> SUSPENDED (GS_ESTATE, nothing changed, if it would finish its mini-batch first). */
+static int tr_suspend(gs_engine *e, gs_job *j, const char *reason)
 {
-    if (e->err) return e->err;
-    if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
     gs_time wait = 0, copy = 0;
     bank(e, j);
     /* suspended while still restarting or moving: the rest of that is paid on resume */
@@ -1064,6 +1095,13 @@ int gs_engine_suspend(gs_engine *e, gs_job *j, const char *reason)
     e->nsuspended++;
     emit(e, GS_REC_SUSPEND, j, -1, reason);
     return 0;
+}
+
+int gs_engine_suspend(gs_engine *e, gs_job *j, const char *reason)
+{
+    if (e->err) return e->err;
+    if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
+    return tr_suspend(e, j, reason);
 }
 
 /* 1 when every GPU of gpus[0..n) sits on a node of j's last GPUs. */
@@ -1133,11 +1171,9 @@ static void run_again(gs_engine *e, gs_job *j, gs_time cost, gs_time stall, int 
     e->nrunning++;
 }
 
-int gs_engine_resume(gs_engine *e, gs_job *j, const int *gpus, int n)
+/* SUSPENDED -> RUNNING on gpus (validated by take_gpus; nothing changes on error). */
+static int tr_resume(gs_engine *e, gs_job *j, const int *gpus, int n)
 {
-    if (e->err) return e->err;
-    if (j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
-    if (e->opts.mode == GS_ENGINE_LIVE && !same_gpus(j, gpus, n)) return GS_EUNSUPPORTED;
     int rc = take_gpus(e, j, gpus, n);
     if (rc) return rc;
     gs_time cost = 0;
@@ -1145,8 +1181,7 @@ int gs_engine_resume(gs_engine *e, gs_job *j, const int *gpus, int n)
         j->resumes++; /* SIGCONT: nothing to copy */
     else
         cost = resume_cost(e, j, gpus, n);
-    j->suspended += e->now - j->since;
-    e->nsuspended--;
+    leave_suspended(e, j);
     e->allocated += n;
     j->pack_rate = 1.0;
     run_again(e, j, cost, busy_wait(e, gpus, n), 0);
@@ -1154,6 +1189,16 @@ int gs_engine_resume(gs_engine *e, gs_job *j, const int *gpus, int n)
     set_speed(e, j);
     return e->err;
 }
+
+int gs_engine_resume(gs_engine *e, gs_job *j, const int *gpus, int n)
+{
+    if (e->err) return e->err;
+    if (j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
+    if (e->opts.mode == GS_ENGINE_LIVE && !same_gpus(j, gpus, n)) return GS_EUNSUPPORTED;
+    return tr_resume(e, j, gpus, n);
+}
+
+static int tr_pack(gs_engine *e, gs_job *j, gs_job *host, double rj, double rh);
 
 int gs_engine_pack(gs_engine *e, gs_job *j, gs_job *host)
 {
@@ -1171,7 +1216,20 @@ int gs_engine_pack(gs_engine *e, gs_job *j, gs_job *host)
     double rj, rh;
     gs_profiles_pair(profiles(e), j->model, host->model, type, &rj, &rh);
     if (rj <= 0 || rh <= 0) return GS_ENOFIT; /* measured: they do not run together */
-    if ((rc = charge_tasks(e, j, host->alloc)) != 0) return rc;
+    return tr_pack(e, j, host, rj, rh);
+}
+
+/*
+ * PENDING or SUSPENDED -> RUNNING, packed onto the GPUs of 'host' at pair
+ * rates rj (j) and rh (host): from PENDING a (re)start, from SUSPENDED a
+ * resume.  Nothing changes on error.
+ */
+static int tr_pack(gs_engine *e, gs_job *j, gs_job *host, double rj, double rh)
+{
+    int from_pending = j->state == GS_JOB_PENDING;
+    int mem_j = gs_engine_job_gpu_mem(e, j);
+    int rc = charge_tasks(e, j, host->alloc);
+    if (rc) return rc;
     int32_t *a = malloc((size_t)host->nalloc * sizeof *a);
     if (!a) {
         refund_tasks(e, j, host->alloc, j->ntasks);
@@ -1184,25 +1242,11 @@ int gs_engine_pack(gs_engine *e, gs_job *j, gs_job *host)
     int n = host->nalloc;
     gs_time cost = 0;
     if (from_pending) {
-        j->queued += e->now - j->pending_since;
-        e->npending--;
-        e->pending_gpus -= j->gpus;
-        j->overhead = 0;
-        if (j->first_start == GS_TIME_NONE) {
-            j->first_start = e->now;
-        } else {
-            j->restarts++;
-            j->overhead = cost = gs_costs_restart(&e->costs, j->model, n, j->stop_saved);
-            if (cost > 0) {
-                j->overhead_total += cost;
-                j->overhead_gpu_s += (double)n * gs_time_to_sec(cost);
-                j->overhead_charges++;
-            }
-        }
+        leave_pending(e, j);
+        cost = charge_restart(e, j, n);
     } else {
         cost = resume_cost(e, j, a, n);
-        j->suspended += e->now - j->since;
-        e->nsuspended--;
+        leave_suspended(e, j);
     }
     j->alloc = a;
     j->nalloc = n;
@@ -1223,6 +1267,37 @@ int gs_engine_pack(gs_engine *e, gs_job *j, gs_job *host)
     emit(e, GS_REC_PACK, j, -1, NULL);
     set_speed(e, j);
     return e->err;
+}
+
+/*
+ * Move a RUNNING, unpacked job from its GPUs to gpus (n of them, as ntasks
+ * tasks; may overlap the old ones): release the old GPUs, take the new ones,
+ * and on failure take the old ones back (they were just its own, so that
+ * cannot fail) - the one rollback of a failed take.  0 or take_gpus' error.
+ */
+static int swap_gpus(gs_engine *e, gs_job *j, const int *gpus, int n, int ntasks)
+{
+    int32_t *keep = j->alloc;
+    int nkeep = j->nalloc, oldtasks = j->ntasks, oldgpus = j->gpus;
+    gs_cluster_release(e->c, keep, nkeep, j->slot);
+    refund_tasks(e, j, keep, oldtasks);
+    j->alloc = NULL;
+    j->ntasks = ntasks;
+    j->gpus = n;
+    int rc = take_gpus(e, j, gpus, n);
+    if (rc) {
+        j->ntasks = oldtasks;
+        j->gpus = oldgpus;
+        j->alloc = keep;
+        j->nalloc = nkeep;
+        gs_cluster_alloc(e->c, keep, nkeep, j->slot);
+        charge_tasks(e, j, keep);
+        return rc;
+    }
+    free(keep);
+    e->allocated += n - nkeep;
+    e->epoch++;
+    return 0;
 }
 
 int gs_engine_migrate(gs_engine *e, gs_job *j, const int *gpus, int n, const char *reason)
@@ -1266,20 +1341,7 @@ int gs_engine_migrate(gs_engine *e, gs_job *j, const int *gpus, int n, const cha
             }
         }
     } else {
-        gs_cluster_release(e->c, j->alloc, j->nalloc, j->slot);
-        refund_tasks(e, j, j->alloc, j->ntasks);
-        int32_t *keep = j->alloc;
-        j->alloc = NULL;
-        rc = take_gpus(e, j, dst, n);
-        if (rc) {
-            /* put it back where it was: those GPUs were just its own */
-            j->alloc = keep;
-            gs_cluster_alloc(e->c, keep, j->nalloc, j->slot);
-            charge_tasks(e, j, keep);
-        } else {
-            free(keep);
-            e->epoch++;
-        }
+        rc = swap_gpus(e, j, dst, n, j->ntasks);
     }
     if (rc) {
         free(dst);
@@ -1309,7 +1371,7 @@ int gs_engine_resize(gs_engine *e, gs_job *j, const int *gpus, int n, const char
     int gpt = j->gpus_per_task;
     int lo = j->min_gpus > gpt ? j->min_gpus : gpt;
     if (j->max_gpus <= 0 || n < lo || n > j->max_gpus || n % gpt) return GS_EINVAL;
-    int oldn = j->nalloc, oldtasks = j->ntasks;
+    int oldn = j->nalloc;
     /* 'gpus' may point into j->alloc, which is about to be freed */
     int *want = malloc((size_t)n * sizeof *want);
     if (!want) return latch(e, GS_ENOMEM);
@@ -1320,26 +1382,11 @@ int gs_engine_resize(gs_engine *e, gs_job *j, const int *gpus, int n, const char
     j->executed += e->now - j->last_start;
     j->service += (double)oldn * gs_time_to_sec(e->now - j->last_start);
     j->last_start = e->now;
-    gs_cluster_release(e->c, j->alloc, oldn, j->slot);
-    refund_tasks(e, j, j->alloc, oldtasks);
-    int32_t *keep = j->alloc;
-    j->alloc = NULL;
-    j->ntasks = n / gpt;
-    j->gpus = n;
-    int rc = take_gpus(e, j, gpus, n);
+    int rc = swap_gpus(e, j, gpus, n, n / gpt);
     if (rc) {
-        j->ntasks = oldtasks;
-        j->gpus = oldn;
-        j->alloc = keep;
-        j->nalloc = oldn;
-        gs_cluster_alloc(e->c, keep, oldn, j->slot);
-        charge_tasks(e, j, keep);
         free(want);
         return rc;
     }
-    free(keep);
-    e->allocated += n - oldn;
-    e->epoch++;
     gs_time stall = busy_wait(e, gpus, n);
     free(want);
     gs_time cost = gs_costs_restart(&e->costs, j->model, n, 1);
@@ -1359,7 +1406,7 @@ int gs_engine_cancel(gs_engine *e, gs_job *j, const char *reason, gs_time now)
     if (e->err) return e->err;
     if (now > e->now) e->now = now;
     if (gs_job_state_final(j->state)) return GS_ESTATE;
-    return finish_job(e, j, GS_JOB_CANCELLED, reason ? reason : "cancelled");
+    return tr_finish(e, j, GS_JOB_CANCELLED, reason ? reason : "cancelled");
 }
 
 int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *reason, gs_time now)
@@ -1367,25 +1414,32 @@ int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *re
     if (e->err) return e->err;
     if (now > e->now) e->now = now;
     j->exit_code = exit_code;
-    if (j->state == GS_JOB_PREEMPTED) return requeue(e, j, GS_REC_REQUEUE, reason, -1, 0);
+    if (j->state == GS_JOB_PREEMPTED) return tr_requeue(e, j, GS_REC_REQUEUE, reason, -1, 0);
     /* a stopped (suspended) process can still end: killed, or it had finished its work */
     if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
-    return finish_job(e, j, exit_code == 0 ? GS_JOB_DONE : GS_JOB_FAILED, reason);
+    return tr_finish(e, j, exit_code == 0 ? GS_JOB_DONE : GS_JOB_FAILED, reason);
+}
+
+/*
+ * (arrival) or PENDING -> REJECTED.  An arrived PENDING job (a policy's
+ * refusal) stops waiting; one arriving now (it can never fit) never waited.
+ */
+static int tr_reject(gs_engine *e, gs_job *j, const char *reason)
+{
+    if (j->arrived) leave_pending(e, j);
+    e->nactive--;
+    j->state = GS_JOB_REJECTED;
+    j->end = e->now;
+    j->reason = intern(e, &e->strs, reason, NULL);
+    emit(e, GS_REC_REJECT, j, -1, j->reason);
+    return e->err;
 }
 
 int gs_engine_reject(gs_engine *e, gs_job *j, const char *reason)
 {
     if (e->err) return e->err;
     if (j->state != GS_JOB_PENDING || !j->arrived) return GS_ESTATE;
-    j->queued += e->now - j->pending_since;
-    e->npending--;
-    e->pending_gpus -= j->gpus;
-    e->nactive--;
-    j->state = GS_JOB_REJECTED;
-    j->end = e->now;
-    j->reason = intern(e, &e->strs, reason ? reason : "rejected", NULL);
-    emit(e, GS_REC_REJECT, j, -1, j->reason);
-    return e->err;
+    return tr_reject(e, j, reason ? reason : "rejected");
 }
 
 int gs_engine_set_timer(gs_engine *e, gs_time when, uint64_t tag)
@@ -1446,22 +1500,20 @@ static const char *infeasible(gs_engine *e, const gs_job *j)
     return res;
 }
 
-static int arrive(gs_engine *e, gs_job *j)
+/* (arrival) -> PENDING, or -> REJECTED (tr_reject) when it can never fit. */
+static int tr_arrive(gs_engine *e, gs_job *j)
 {
     if (gs_job_state_final(j->state) || j->arrived) return 0; /* cancelled, or adopted */
     const char *bad = j->reason;                              /* unknown GPU type / pinned cell */
     if (!bad) bad = infeasible(e, j);
     if (e->err) return e->err; /* the answer may be wrong: leave the job unarrived */
-    j->arrived = 1;
     if (bad) {
         emit(e, GS_REC_SUBMIT, j, -1, NULL);
-        j->state = GS_JOB_REJECTED;
-        j->end = e->now;
-        e->nactive--;
-        j->reason = intern(e, &e->strs, bad, NULL);
-        emit(e, GS_REC_REJECT, j, -1, j->reason);
-        return e->err;
+        int rc = tr_reject(e, j, bad);
+        j->arrived = 1;
+        return rc;
     }
+    j->arrived = 1;
     to_pending(e, j);
     emit(e, GS_REC_SUBMIT, j, -1, NULL);
     return hook_job(e, e->pol->on_arrival, j);
@@ -1481,7 +1533,7 @@ static int node_event(gs_engine *e, int node, int down)
                 gs_job *j = gs_engine_job(e, (size_t)owner);
                 if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_PREEMPTED) break;
                 /* a lost node cannot checkpoint */
-                if ((rc = requeue(e, j, GS_REC_REQUEUE, "node failed", 0, 1)) != 0) return rc;
+                if ((rc = tr_requeue(e, j, GS_REC_REQUEUE, "node failed", 0, 1)) != 0) return rc;
             }
         }
         /* suspended jobs whose state was in the node's host memory lost it */
@@ -1492,7 +1544,7 @@ static int node_event(gs_engine *e, int node, int down)
             for (int k = 0; k < j->nlast_alloc && !on; k++)
                 on = gs_cluster_gpu(e->c, j->last_alloc[k])->node == node;
             if (!on) continue;
-            if ((rc = requeue(e, j, GS_REC_REQUEUE, "node failed", 0, 1)) != 0) return rc;
+            if ((rc = tr_requeue(e, j, GS_REC_REQUEUE, "node failed", 0, 1)) != 0) return rc;
         }
     }
     gs_cluster_set_node_down(e->c, node, down);
@@ -1509,9 +1561,9 @@ static int handle(gs_engine *e, const ev *x)
         j = gs_engine_job(e, (size_t)x->key);
         if (j->state != GS_JOB_RUNNING || j->gen != x->gen) return 0; /* stale */
         e->events++;
-        return finish_job(e, j, GS_JOB_DONE, NULL);
+        return tr_finish(e, j, GS_JOB_DONE, NULL);
     case EV_NODE: e->events++; return node_event(e, x->key, (int)x->gen);
-    case EV_ARRIVAL: e->events++; return arrive(e, gs_engine_job(e, (size_t)x->key));
+    case EV_ARRIVAL: e->events++; return tr_arrive(e, gs_engine_job(e, (size_t)x->key));
     case EV_PROTECT:
         j = gs_engine_job(e, (size_t)x->key);
         if (j->state != GS_JOB_RUNNING || j->gen != x->gen) return 0; /* stale */
