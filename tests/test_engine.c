@@ -570,6 +570,43 @@ static void t_hook_error_fails_engine(void)
     gs_cluster_destroy(c);
 }
 
+/* Recovery restores a job's accounting through the engine; "keep" fields stay. */
+static void t_restore_accounting(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("4", GS_ENGINE_LIVE, &c);
+    ASSERT(e);
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = 7;
+    gs_job *j = NULL;
+    ASSERT_OK(gs_engine_submit(e, &s, 100 * GS_SEC, &j, NULL));
+    gs_job_accounting a;
+    gs_job_accounting_init(&a);
+    a.queued = 30 * GS_SEC;
+    a.executed = 20 * GS_SEC;
+    a.service = 80.0;
+    a.first_start = 10 * GS_SEC;
+    a.restarts = 2;
+    ASSERT_OK(gs_engine_restore_accounting(e, j, &a));
+    ASSERT_EQ(j->queued, 30 * GS_SEC);
+    ASSERT_EQ(j->executed, 20 * GS_SEC);
+    ASSERT_NEAR(j->service, 80.0, 1e-12);
+    ASSERT_EQ(j->first_start, 10 * GS_SEC);
+    ASSERT_EQ(j->restarts, 2);
+    ASSERT_EQ(j->preemptions, 0); /* kept */
+    ASSERT_EQ(j->group, 7);       /* kept */
+    gs_job_accounting_init(&a);
+    a.preemptions = 3;
+    ASSERT_OK(gs_engine_restore_accounting(e, j, &a));
+    ASSERT_EQ(j->preemptions, 3);
+    ASSERT_EQ(j->queued, 30 * GS_SEC);
+    ASSERT_EQ(j->state, GS_JOB_PENDING);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 static void t_unknown_policy(void)
 {
     gs_cluster *c = NULL;
@@ -597,6 +634,7 @@ static const test_case tests[] = {
     {"adopt_running", t_adopt_running},
     {"unknown_policy", t_unknown_policy},
     {"reentry_order", t_reentry_order},
+    {"restore_accounting", t_restore_accounting},
     {"hook_error_fails_engine", t_hook_error_fails_engine},
 };
 

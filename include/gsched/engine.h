@@ -174,6 +174,28 @@ int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, gs_job 
  */
 int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int n, gs_time started,
                     gs_time queued, gs_time executed, gs_job **out, gs_diag *diag);
+/*
+ * Restart recovery: the accounting a job had before the daemon restarted,
+ * restored onto the job just added or adopted again.  Each field set to
+ * "keep" (a negative value; GS_TIME_NONE for first_start) leaves what the
+ * engine has.  This is the only way to write these fields from outside the
+ * engine.
+ */
+typedef struct gs_job_accounting {
+    int64_t group;       /* job it was split from (non-gang parts); < 0: keep */
+    int32_t task_index;  /* its index in the group; < 0: keep */
+    gs_time queued;      /* closed time PENDING; < 0: keep */
+    gs_time executed;    /* closed time holding GPUs; < 0: keep */
+    double service;      /* closed GPU-seconds; < 0: keep */
+    gs_time first_start; /* GS_TIME_NONE: keep */
+    int32_t preemptions; /* < 0: keep */
+    int32_t restarts;    /* < 0: keep */
+} gs_job_accounting;
+
+/* All fields "keep". */
+void gs_job_accounting_init(gs_job_accounting *a);
+/* Restore a job's accounting (see gs_job_accounting); its state does not change. */
+int gs_engine_restore_accounting(gs_engine *e, gs_job *j, const gs_job_accounting *a);
 /* Schedule a node failure (down=1) or recovery (down=0) at time t. */
 int gs_engine_add_node_event(gs_engine *e, gs_time t, int node, int down);
 

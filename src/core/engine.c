@@ -481,6 +481,25 @@ int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int 
     return hook_job(e, e->pol->on_adopt, j);
 }
 
+void gs_job_accounting_init(gs_job_accounting *a)
+{
+    *a = (gs_job_accounting){-1, -1, -1, -1, -1.0, GS_TIME_NONE, -1, -1};
+}
+
+int gs_engine_restore_accounting(gs_engine *e, gs_job *j, const gs_job_accounting *a)
+{
+    if (e->err) return e->err;
+    if (a->group >= 0) j->group = a->group;
+    if (a->task_index >= 0) j->task_index = a->task_index;
+    if (a->queued >= 0) j->queued = a->queued;
+    if (a->executed >= 0) j->executed = a->executed;
+    if (a->service >= 0) j->service = a->service;
+    if (a->first_start != GS_TIME_NONE) j->first_start = a->first_start;
+    if (a->preemptions >= 0) j->preemptions = a->preemptions;
+    if (a->restarts >= 0) j->restarts = a->restarts;
+    return 0;
+}
+
 int gs_engine_add_node_event(gs_engine *e, gs_time t, int node, int down)
 {
     if (e->err) return e->err;

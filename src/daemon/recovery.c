@@ -153,14 +153,19 @@ static int recover_row(void *ud, gsd_jobrow *r)
     x->exit_code = r->exit_code == GSD_NONE ? INT32_MIN : (int)r->exit_code;
     x->recovering = !adopted; /* its arrival (SUBMIT) at the first advance is not news */
     gsd_mark_dirty(g, (int32_t)slot);
-    j->group = r->grp;
-    j->task_index = r->task_index;
-    j->restarts = r->runs > 1 ? r->runs - 1 : 0;
+    gs_job_accounting acct;
+    gs_job_accounting_init(&acct);
+    acct.group = r->grp;
+    acct.task_index = (int32_t)r->task_index;
+    acct.restarts = (int32_t)(r->runs > 1 ? r->runs - 1 : 0);
     if (!adopted) {
-        j->queued = r->queued;
-        j->executed = r->executed;
-        j->service = gs_time_to_sec(r->executed) * j->gpus;
-        if (r->first_start != GSD_NONE) j->first_start = r->first_start;
+        acct.queued = r->queued;
+        acct.executed = r->executed;
+        acct.service = gs_time_to_sec(r->executed) * j->gpus;
+        if (r->first_start != GSD_NONE) acct.first_start = r->first_start;
+    }
+    gs_engine_restore_accounting(g->e, j, &acct);
+    if (!adopted) {
         if (x->stop == GSD_STOP_NONE && x->cancel_by && st != GS_JOB_PENDING) {
             /* it was being cancelled: it ends now that its tasks are gone */
             gs_engine_cancel(g->e, j, gsd_intern(g, "cancelled (completed after a daemon restart)"),
@@ -191,7 +196,9 @@ static int recover_row(void *ud, gsd_jobrow *r)
             gsd_push_rec(g, GS_REC_RESUME, (int32_t)slot, rc->now,
                          "daemon restarted: a suspended job is adopted as running (SIGCONT)");
     }
-    j->preemptions = r->preemptions;
+    gs_job_accounting_init(&acct); /* after the preemption above: the stored count stands */
+    acct.preemptions = (int32_t)r->preemptions;
+    gs_engine_restore_accounting(g->e, j, &acct);
     if (requeue_why && j->state == GS_JOB_PENDING)
         gsd_push_rec(g, GS_REC_REQUEUE, (int32_t)slot, rc->now, "%s", requeue_why);
     gsd_activate(g, (int32_t)slot);
