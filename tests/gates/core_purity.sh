@@ -39,10 +39,6 @@ ALLOW=(
     ceilf floorf sqrtf expf logf powf fabsf
     # compiler support
     __stack_chk_fail
-    # TEMPORARY, to be removed by the hooks change (core lane, issue 10): policy_gandiva.c still
-    # calls abort() on allocation failure.  Delete this line once `grep -n 'abort()' src/core`
-    # is empty.
-    abort
 )
 
 is_allowed() {
