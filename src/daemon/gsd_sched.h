@@ -9,7 +9,8 @@
  * cluster, the executor, the database writer, the per-job state (gsd_jobx,
  * by engine slot), the snapshot's view chunks, the records and dirty lists
  * of the current cycle and the metrics being accumulated.  The HTTP side is
- * handed &g->sh and cannot reach the rest.
+ * handed &g->sh and cannot reach the rest (the executor only through
+ * sh.xlog, a const pointer for its thread-safe log calls).
  *
  * Files of the scheduler side (each keeps the invariants in its header):
  *   serve.c     start-up, options, signals, the loop, shutdown
