@@ -607,6 +607,126 @@ static void t_restore_accounting(void)
     gs_cluster_destroy(c);
 }
 
+/* A registry policy on a shorthand cluster, SIM, no slowdown. */
+static gs_engine *mk_policy(const char *spec, const char *policy, gs_cluster **cp)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_cluster_parse_shorthand(spec, cp, &d)) return NULL;
+    gs_params p;
+    gs_params_init(&p);
+    gs_params_set(&p, "slowdown", "off");
+    gs_engine *e = NULL;
+    int rc = gs_engine_create(*cp, policy, &p, NULL, &e, &d);
+    gs_params_release(&p);
+    return rc ? NULL : e;
+}
+
+static gs_probe probe(gs_engine *e, int ntasks, int gpt, const char *type)
+{
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.ntasks = ntasks;
+    s.gpus_per_task = gpt;
+    s.gpu_type = type;
+    s.duration = 10 * GS_SEC;
+    gs_probe p;
+    if (gs_engine_probe(e, &s, &p)) p.verdict = (gs_probe_verdict)-1;
+    return p;
+}
+
+/* Jobs 1 (4 GPUs, 100 s) and 2 (2 GPUs, 50 s) at 0; one step: both run. */
+static gs_engine *probe_rig(const char *cluster, const char *policy, gs_cluster **c)
+{
+    gs_engine *e = mk_policy(cluster, policy, c);
+    if (!e || !add(e, 1, 0, 1, 4, 100) || !add(e, 2, 0, 1, 2, 50) || gs_engine_step(e) != 1)
+        return NULL;
+    return e;
+}
+
+/* Run to the end; a digest of what happened (ends, starts, waits, preemptions, events). */
+static int64_t finish_digest(gs_engine *e)
+{
+    if (gs_engine_run(e)) return -1;
+    int64_t h = (int64_t)gs_engine_events(e);
+    for (size_t i = 0; i < gs_engine_njobs(e); i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        h = h * 31 + j->end;
+        h = h * 31 + j->first_start;
+        h = h * 31 + j->queued;
+        h = h * 31 + j->preemptions;
+    }
+    return h;
+}
+
+/* The dry run of a non-preemptive policy: now, wait, never; the engine is left as it was. */
+static void t_probe_fifo(void)
+{
+    gs_cluster *c, *c2;
+    gs_engine *e = probe_rig("2x4", "fifo", &c), *twin = probe_rig("2x4", "fifo", &c2);
+    ASSERT(e && twin);
+    int free0 = gs_cluster_free(c), alloc0 = gs_engine_allocated(e);
+    ASSERT_EQ(free0, 2);
+    gs_probe p = probe(e, 1, 2, NULL);
+    ASSERT_EQ(p.verdict, GS_PROBE_NOW);
+    ASSERT_EQ(p.gpus, 2);
+    for (int k = 0; k < 2; k++) ASSERT_EQ(gs_cluster_gpu(c, p.placement[k])->users, 0);
+    ASSERT_EQ(p.nvictims, 0);
+    gs_probe_release(&p);
+    p = probe(e, 1, 4, NULL);
+    ASSERT_EQ(p.verdict, GS_PROBE_WAIT); /* fifo never preempts */
+    ASSERT_STR(p.reason, "needs 4 GPU(s); 2 of 8 are free now");
+    ASSERT(!p.placement);
+    gs_probe_release(&p);
+    p = probe(e, 4, 4, NULL);
+    ASSERT_EQ(p.verdict, GS_PROBE_NEVER);
+    ASSERT(p.reason[0]);
+    gs_probe_release(&p);
+    p = probe(e, 1, 1, "H100");
+    ASSERT_EQ(p.verdict, GS_PROBE_NEVER);
+    ASSERT_CONTAINS(p.reason, "unknown GPU type 'H100'");
+    gs_probe_release(&p);
+    /* untouched: same counters, consistent, and the rest of the run is the twin's */
+    ASSERT_EQ(gs_cluster_free(c), free0);
+    ASSERT_EQ(gs_engine_allocated(e), alloc0);
+    ASSERT_EQ(gs_engine_njobs(e), 2);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    ASSERT_EQ(finish_digest(e), finish_digest(twin));
+    gs_engine_destroy(e);
+    gs_engine_destroy(twin);
+    gs_cluster_destroy(c);
+    gs_cluster_destroy(c2);
+}
+
+/* The dry run of a preemptive policy: who it would stop; nothing is stopped. */
+static void t_probe_preemptive(void)
+{
+    gs_cluster *c, *c2;
+    gs_engine *e = probe_rig("2x4", "las", &c), *twin = probe_rig("2x4", "las", &c2);
+    ASSERT(e && twin);
+    ASSERT_OK(gs_engine_advance(e, 30 * GS_SEC)); /* both have attained service */
+    ASSERT_OK(gs_engine_advance(twin, 30 * GS_SEC));
+    gs_probe p = probe(e, 1, 4, NULL);
+    ASSERT_EQ(p.verdict, GS_PROBE_PREEMPT);
+    /* job 1 has had the most service (4 GPUs x 30 s): it goes first and makes room */
+    ASSERT_EQ(p.nvictims, 1);
+    ASSERT_EQ(p.victims[0], 1);
+    ASSERT(p.placement);
+    const gs_job *j1 = gs_engine_find_job(e, 1);
+    for (int k = 0; k < 4; k++) ASSERT_EQ(gs_cluster_gpu(c, p.placement[k])->owner, j1->slot);
+    ASSERT_STR(p.reason, "needs 4 GPU(s); 2 of 8 are free now");
+    gs_probe_release(&p);
+    ASSERT_EQ(j1->state, GS_JOB_RUNNING);
+    ASSERT_EQ(j1->preemptions, 0);
+    ASSERT_EQ(gs_cluster_free(c), 2);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    ASSERT_EQ(finish_digest(e), finish_digest(twin));
+    gs_engine_destroy(e);
+    gs_engine_destroy(twin);
+    gs_cluster_destroy(c);
+    gs_cluster_destroy(c2);
+}
+
 static void t_unknown_policy(void)
 {
     gs_cluster *c = NULL;
@@ -635,6 +755,8 @@ static const test_case tests[] = {
     {"unknown_policy", t_unknown_policy},
     {"reentry_order", t_reentry_order},
     {"restore_accounting", t_restore_accounting},
+    {"probe_fifo", t_probe_fifo},
+    {"probe_preemptive", t_probe_preemptive},
     {"hook_error_fails_engine", t_hook_error_fails_engine},
 };
 

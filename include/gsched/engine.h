@@ -422,6 +422,56 @@ int64_t gs_engine_vc_guarantee(const gs_engine *e, const char *vc);
  * order: i = 0, 1, ... until NULL.  Default: none.
  */
 const char *gs_engine_vc_declared(const gs_engine *e, size_t i);
+/* ---- dry run (appended) ---------------------------------------------------- */
+
+/*
+ * What would happen to a job submitted now (Slurm's WILL_RUN), answered
+ * without changing the engine (it is left exactly as it was; GPUs are
+ * released and taken back tentatively, nothing else is touched):
+ *
+ *   GS_PROBE_NOW      free GPUs fit it now, on placement[] (the engine's
+ *                     placement: strict locality, else the widest the policy
+ *                     asks for);
+ *   GS_PROBE_PREEMPT  a preemptive policy would have to stop the running jobs
+ *                     victims[]: an estimate, just enough running jobs past
+ *                     their restart protection to make room, least important
+ *                     first - by the policy's queue order when it has one
+ *                     (queue_key: the jobs that sort after it in its queue),
+ *                     else those of no higher priority with the most GPU
+ *                     service first (attained-service and remaining-time
+ *                     policies); placement[] as it would be then;
+ *   GS_PROBE_WAIT     it can run here but not now (reason);
+ *   GS_PROBE_NEVER    it can never run here (reason): unknown GPU type or
+ *                     pinned cell, or no placement on the empty cluster at the
+ *                     widest locality the policy asks for - the rule arrival
+ *                     rejects by.
+ *
+ * The policy may still make a job that fits wait (queue order, quotas).  A
+ * non-gang job of several tasks is probed as one of its tasks.  key is where
+ * it would wait (gs_engine_queue_key, as the newest job).  Returns 0, or
+ * GS_ENOMEM (the engine is then failed, see "Errors").  Release with
+ * gs_probe_release.
+ */
+typedef enum gs_probe_verdict {
+    GS_PROBE_NOW = 0,
+    GS_PROBE_PREEMPT = 1,
+    GS_PROBE_WAIT = 2,
+    GS_PROBE_NEVER = 3,
+} gs_probe_verdict;
+
+typedef struct gs_probe {
+    gs_probe_verdict verdict;
+    int ntasks, gpus_per_task, gpus; /* the request probed */
+    int *placement;                  /* gpus GPU indices grouped by task (NOW, PREEMPT) */
+    int64_t *victims;                /* ids of the jobs it would preempt (PREEMPT) */
+    int nvictims;
+    gs_queue_key key; /* the queue it would wait in, and its order there */
+    char reason[256]; /* why it does not start on free GPUs now (PREEMPT, WAIT, NEVER), else "" */
+} gs_probe;
+
+int gs_engine_probe(gs_engine *e, const gs_job_spec *spec, gs_probe *out);
+void gs_probe_release(gs_probe *p);
+
 /* Index of VC 'name' among the VCs seen so far (gs_job.vc), -1 if none used it yet. */
 int gs_engine_find_vc(const gs_engine *e, const char *name);
 /*

@@ -24,6 +24,7 @@
  *    every entry point and request returns e->err and changes nothing.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -1947,4 +1948,197 @@ const gs_policy_ops *gs_engine_policy_ops(const gs_engine *e, void **state)
 {
     *state = e->pst;
     return e->pol;
+}
+
+/* ---- dry run -------------------------------------------------------------------- */
+
+void gs_probe_release(gs_probe *p)
+{
+    if (!p) return;
+    free(p->placement);
+    free(p->victims);
+    p->placement = NULL;
+    p->victims = NULL;
+    p->nvictims = 0;
+}
+
+/* Running jobs a probed job may preempt, least important first. */
+typedef struct probe_cand {
+    gs_queue_key k; /* policies with queues: the largest key first */
+    double service; /* others: the most GPU-seconds of service first */
+    gs_job *j;
+} probe_cand;
+
+static int probe_by_key(const void *a, const void *b)
+{
+    const probe_cand *x = a, *y = b;
+    return gs_queue_key_cmp(&y->k, y->j->id, &x->k, x->j->id);
+}
+
+static int probe_by_service(const void *a, const void *b)
+{
+    const probe_cand *x = a, *y = b;
+    if (x->service != y->service) return x->service > y->service ? -1 : 1;
+    return (x->j->id < y->j->id) - (x->j->id > y->j->id);
+}
+
+/*
+ * PREEMPT: release the candidates' GPUs tentatively, one more at a time,
+ * until r finds a placement (in out[]); keep the victims whose GPUs it uses;
+ * take every released GPU back.  1 when found, 0 when not, or GS_ENOMEM.
+ */
+static int probe_preempt(gs_engine *e, const gs_job *t, const gs_queue_key *tk,
+                         const gs_place_req *r, int *out, gs_probe *p)
+{
+    probe_cand *c = malloc((e->nrunning ? e->nrunning : 1) * sizeof *c);
+    if (!c) return latch(e, GS_ENOMEM);
+    size_t n = 0;
+    for (size_t s = 0; s < e->njobs && n < e->nrunning; s++) {
+        gs_job *v = gs_engine_job(e, s);
+        if (v->state != GS_JOB_RUNNING || !v->alloc || v->pack_with >= 0 ||
+            v->protect_until > e->now)
+            continue;
+        gs_queue_key k = {GS_QUEUE_GLOBAL, 0};
+        if (e->pol->queue_key) {
+            /* the policy orders its queues: the jobs that sort after it there */
+            gs_engine_queue_key(e, v, &k);
+            if (k.queue != tk->queue || gs_queue_key_cmp(&k, v->id, tk, t->id) < 0) continue;
+        } else if (v->priority > t->priority) {
+            continue; /* otherwise: no higher priority; who had the most service goes first */
+        }
+        c[n++] = (probe_cand){k, gs_job_service(v, e->now), v};
+    }
+    qsort(c, n, sizeof *c, e->pol->queue_key ? probe_by_key : probe_by_service);
+    size_t k = 0;
+    int found = 0, rc = 0;
+    for (; k < n && !found; k++) {
+        if (refund_and_release(e, c[k].j)) break;
+        rc = gs_place_find(e->c, r, out);
+        found = rc == 0;
+        if (rc == GS_ENOMEM) {
+            k++;
+            break;
+        }
+    }
+    for (size_t i = 0; i < k; i++) recharge_and_alloc(e, c[i].j);
+    if (rc == GS_ENOMEM) {
+        free(c);
+        return latch(e, rc);
+    }
+    if (found) {
+        p->victims = malloc(k * sizeof *p->victims);
+        if (!p->victims) {
+            free(c);
+            return latch(e, GS_ENOMEM);
+        }
+        for (size_t i = 0; i < k; i++) {
+            const gs_job *v = c[i].j;
+            int uses = 0;
+            for (int a = 0; a < v->nalloc && !uses; a++)
+                for (int g = 0; g < t->gpus && !uses; g++) uses = out[g] == v->alloc[a];
+            if (uses) p->victims[p->nvictims++] = v->id;
+        }
+    }
+    free(c);
+    return found;
+}
+
+int gs_engine_probe(gs_engine *e, const gs_job_spec *spec, gs_probe *p)
+{
+    memset(p, 0, sizeof *p);
+    p->verdict = GS_PROBE_NEVER;
+    if (e->err) return e->err;
+    /* the job as it would arrive now (add_one), held by nobody */
+    gs_job t;
+    memset(&t, 0, sizeof t);
+    t.id = INT64_MAX; /* the newest job */
+    t.slot = -1;
+    t.group = t.id;
+    t.ntasks = spec->gang ? spec->ntasks : 1;
+    t.gpus_per_task = spec->gpus_per_task;
+    t.gpus = t.ntasks * t.gpus_per_task;
+    t.cpus_per_task = spec->cpus_per_task;
+    t.mem_mb_per_task = spec->mem_mb_per_task;
+    t.priority = spec->priority;
+    t.gpu_type = -1;
+    t.pinned_cell = -1;
+    t.pack_with = -1;
+    t.state = GS_JOB_PENDING;
+    t.vc_name = spec->vc && *spec->vc ? spec->vc : "default";
+    t.vc = gs_engine_find_vc(e, t.vc_name);
+    t.user = spec->user && *spec->user ? spec->user : "-";
+    t.model = spec->model && *spec->model ? spec->model : "-";
+    t.name = spec->name ? spec->name : "";
+    t.submit = e->now;
+    t.first_start = t.end = t.last_start = GS_TIME_NONE;
+    t.work = t.remaining = spec->duration;
+    p->ntasks = t.ntasks;
+    p->gpus_per_task = t.gpus_per_task;
+    p->gpus = t.gpus;
+    gs_engine_queue_key(e, &t, &p->key);
+    if (t.ntasks < 1 || t.gpus_per_task < 1) {
+        snprintf(p->reason, sizeof p->reason, "a job needs at least one task of at least one GPU");
+        return 0;
+    }
+    if (spec->gpu_type && *spec->gpu_type) {
+        t.gpu_type = gs_cluster_find_gpu_type(e->c, spec->gpu_type);
+        if (t.gpu_type < 0) {
+            size_t n = (size_t)snprintf(p->reason, sizeof p->reason,
+                                        "unknown GPU type '%s' (cluster has:", spec->gpu_type);
+            for (size_t k = 0; k < gs_cluster_ngpu_types(e->c) && n < sizeof p->reason; k++)
+                n += (size_t)snprintf(p->reason + n, sizeof p->reason - n, " %s",
+                                      gs_cluster_gpu_type_name(e->c, (int)k));
+            if (n < sizeof p->reason) snprintf(p->reason + n, sizeof p->reason - n, ")");
+            return 0;
+        }
+    }
+    if (spec->pinned_cell && *spec->pinned_cell) {
+        t.pinned_cell = gs_cluster_find_pinned(e->c, spec->pinned_cell);
+        if (t.pinned_cell < 0) {
+            snprintf(p->reason, sizeof p->reason, "unknown pinned cell");
+            return 0;
+        }
+    }
+    gs_place_req r;
+    gs_engine_place_req(e, &t, e->max_level, &r);
+    char why[256] = "";
+    if (gs_place_feasible(e->c, &r, why, sizeof why) != 0) {
+        snprintf(p->reason, sizeof p->reason, "%s", why[0] ? why : "can never fit this cluster");
+        return 0;
+    }
+    int *out = malloc((size_t)t.gpus * sizeof *out);
+    if (!out) return latch(e, GS_ENOMEM);
+    /* on free GPUs: strict locality first, then the widest the policy asks for */
+    gs_engine_place_req(e, &t, GS_LOCALITY_STRICT, &r);
+    int rc = gs_place_find(e->c, &r, out);
+    if (rc && rc != GS_ENOMEM && e->max_level != GS_LOCALITY_STRICT) {
+        gs_engine_place_req(e, &t, e->max_level, &r);
+        rc = gs_place_find(e->c, &r, out);
+    }
+    if (rc == GS_ENOMEM) {
+        free(out);
+        return latch(e, rc);
+    }
+    if (rc == 0) {
+        p->verdict = GS_PROBE_NOW;
+        p->placement = out;
+        return 0;
+    }
+    if (e->pol->flags & GS_POLICY_PREEMPTIVE) {
+        int found = probe_preempt(e, &t, &p->key, &r, out, p);
+        if (found < 0) {
+            free(out);
+            gs_probe_release(p);
+            return found;
+        }
+        if (found) p->verdict = GS_PROBE_PREEMPT;
+    }
+    if (p->verdict == GS_PROBE_PREEMPT)
+        p->placement = out;
+    else
+        free(out);
+    if (p->verdict != GS_PROBE_PREEMPT) p->verdict = GS_PROBE_WAIT;
+    snprintf(p->reason, sizeof p->reason, "needs %d GPU(s); %d of %d are free now", t.gpus,
+             gs_cluster_free(e->c), (int)gs_cluster_ngpus(e->c));
+    return 0;
 }

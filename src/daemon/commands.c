@@ -201,100 +201,54 @@ void gsd_do_dryrun(gsd_sched *g, gsd_cmd *c)
 {
     const gsd_spec *sp = &c->spec;
     json_t *o = json_object();
-    gs_job tmp;
-    memset(&tmp, 0, sizeof tmp);
-    tmp.ntasks = sp->gang ? sp->ntasks : 1;
-    tmp.gpus_per_task = sp->gpus_per_task;
-    tmp.gpus = tmp.ntasks * tmp.gpus_per_task;
-    tmp.cpus_per_task = sp->cpus_per_task;
-    tmp.mem_mb_per_task = sp->mem_mb_per_task;
-    tmp.pinned_cell = -1;
-    tmp.gpu_type = -1;
-    const char *why = NULL;
-    char whyb[256];
-    if (sp->gpu_type && *sp->gpu_type) {
-        tmp.gpu_type = gs_cluster_find_gpu_type(g->c, sp->gpu_type);
-        if (tmp.gpu_type < 0) {
-            size_t n = 0;
-            n += (size_t)snprintf(whyb, sizeof whyb,
-                                  "unknown GPU type '%s' (cluster has:", sp->gpu_type);
-            for (size_t t = 0; t < gs_cluster_ngpu_types(g->c) && n < sizeof whyb; t++)
-                n += (size_t)snprintf(whyb + n, sizeof whyb - n, " %s",
-                                      gs_cluster_gpu_type_name(g->c, (int)t));
-            if (n < sizeof whyb) snprintf(whyb + n, sizeof whyb - n, ")");
-            why = whyb;
-        }
+    gs_job_spec js;
+    gsd_spec_job(sp, g->sh.o.default_duration, &js);
+    gs_probe pr;
+    if (gs_engine_probe(g->e, &js, &pr)) {
+        json_decref(o);
+        gsd_cmd_fail(c, 503, GS_ENOMEM, "the scheduling engine failed");
+        return;
     }
-    if (sp->pinned_cell && *sp->pinned_cell) {
-        tmp.pinned_cell = gs_cluster_find_pinned(g->c, sp->pinned_cell);
-        if (tmp.pinned_cell < 0) why = "unknown pinned cell";
-    }
-    int feasible = 0, fits = 0;
-    gs_place_req r;
-    gs_engine_place_req(g->e, &tmp, GS_LOCALITY_ANY, &r);
-    if (!why) {
-        char fb[256] = "";
-        feasible = gs_place_feasible(g->c, &r, fb, sizeof fb) == 0;
-        if (!feasible) {
-            snprintf(whyb, sizeof whyb, "%s", fb[0] ? fb : "can never fit this cluster");
-            why = whyb;
-        }
-    }
+    int fits = pr.verdict == GS_PROBE_NOW, feasible = pr.verdict != GS_PROBE_NEVER;
     json_t *pl = json_array();
-    if (feasible) {
-        int *out = malloc((size_t)tmp.gpus * sizeof *out);
-        if (!out) abort();
-        gs_engine_place_req(g->e, &tmp, GS_LOCALITY_STRICT, &r);
-        int rc = gs_place_find(g->c, &r, out);
-        if (rc) {
-            gs_engine_place_req(g->e, &tmp, GS_LOCALITY_ANY, &r);
-            rc = gs_place_find(g->c, &r, out);
-        }
-        fits = rc == 0;
-        if (fits) {
-            for (int t = 0; t < tmp.ntasks; t++) {
-                json_t *gl = json_array();
-                int node = gs_cluster_gpu(g->c, out[t * tmp.gpus_per_task])->node;
-                for (int k = 0; k < tmp.gpus_per_task; k++)
-                    json_array_append_new(
-                        gl,
-                        json_integer(gs_cluster_gpu(g->c, out[t * tmp.gpus_per_task + k])->local));
-                json_array_append_new(pl, json_pack("{s:i,s:s,s:o}", "task", t, "node",
-                                                    gs_cluster_node(g->c, node)->name, "gpus", gl));
-            }
-        } else {
-            snprintf(whyb, sizeof whyb, "needs %d GPU(s); %d of %d are free now", tmp.gpus,
-                     gs_cluster_free(g->c), (int)gs_cluster_ngpus(g->c));
-            why = whyb;
-        }
-        free(out);
+    for (int t = 0; fits && t < pr.ntasks; t++) {
+        json_t *gl = json_array();
+        const int *tg = pr.placement + t * pr.gpus_per_task;
+        int node = gs_cluster_gpu(g->c, tg[0])->node;
+        for (int k = 0; k < pr.gpus_per_task; k++)
+            json_array_append_new(gl, json_integer(gs_cluster_gpu(g->c, tg[k])->local));
+        json_array_append_new(pl, json_pack("{s:i,s:s,s:o}", "task", t, "node",
+                                            gs_cluster_node(g->c, node)->name, "gpus", gl));
     }
     /* jobs that would be ahead of it in its queue, as the policy orders them: it would be
-     * the newest job (largest id); its VC has no engine index if no job used it yet */
-    tmp.id = INT64_MAX;
-    tmp.slot = -1;
-    tmp.priority = sp->priority;
-    tmp.vc_name = sp->vc && *sp->vc ? sp->vc : "default";
-    tmp.vc = gs_engine_find_vc(g->e, tmp.vc_name);
-    tmp.state = GS_JOB_PENDING;
+     * the newest job (largest id) */
     gsd_jview me;
     memset(&me, 0, sizeof me);
-    me.id = tmp.id;
-    gs_engine_queue_key(g->e, &tmp, &me.q);
+    me.id = INT64_MAX;
+    me.q = pr.key;
     int ahead = 0;
     for (size_t i = 0; g->sh.snap && i < g->sh.snap->njobs; i++) {
         const gsd_jview *v = g->sh.snap->jobs[i];
         if (v->state == GS_JOB_PENDING && v->q.queue == me.q.queue && gsd_view_cmp(v, &me) < 0)
             ahead++;
     }
+    const char *why = pr.reason[0] ? pr.reason : NULL;
+    int gpus = pr.gpus;
     json_object_set_new(o, "fits_now", json_boolean(fits));
     json_object_set_new(o, "feasible", json_boolean(feasible));
     json_object_set_new(o, "placement", pl);
-    json_object_set_new(o, "gpus", json_integer(tmp.gpus));
+    json_object_set_new(o, "gpus", json_integer(gpus));
     json_object_set_new(o, "free_gpus", json_integer(gs_cluster_free(g->c)));
     json_object_set_new(o, "pending_ahead", json_integer(ahead));
     json_object_set_new(o, "policy", json_string(gs_engine_policy_name(g->e)));
     if (why) json_object_set_new(o, "reason", json_string(why));
+    if (pr.verdict == GS_PROBE_PREEMPT) {
+        json_t *pv = json_array();
+        for (int k = 0; k < pr.nvictims; k++)
+            json_array_append_new(pv, json_integer((json_int_t)pr.victims[k]));
+        json_object_set_new(o, "would_preempt", pv);
+    }
+    gs_probe_release(&pr);
     json_object_set_new(o, "note",
                         json_string("placement by free GPUs now; the policy may still make the job "
                                     "wait (queue order, quotas, priorities)"));
