@@ -678,8 +678,8 @@ static void t_gandiva_day(void)
     ASSERT_OK(sim("data/philly-1day/n32g8_2sw.csv", "data/philly-1day/philly_20171002_tiresias.csv",
                   "fifo", NULL, &f));
     ASSERT_EQ(g.jobs_done, 1353);
-    ASSERT(g.suspends > 0 && g.migrations > 0);
-    ASSERT(g.suspend_gpu_s > 0 && g.migrate_gpu_s > 0);
+    ASSERT(g.mech[GS_MECH_SUSPEND] > 0 && g.mech[GS_MECH_MIGRATE] > 0);
+    ASSERT(g.mech_gpu_s[GS_MECH_SUSPEND] > 0 && g.mech_gpu_s[GS_MECH_MIGRATE] > 0);
     ASSERT(g.avg_jct_s < f.avg_jct_s);
     ASSERT(g.avg_first_s < f.avg_first_s);
     /* the report shows what the mechanisms did and cost */

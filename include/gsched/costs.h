@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gsched/costs.h - what mechanisms cost: placement slowdown and restart
- * overhead.  The engine charges these; policies only decide.
+ * overhead.  The engine charges these; policies only decide.  Which
+ * mechanisms are counted, and how outputs list them: GS_MECH_MAP in job.h.
  *
  * Slowdown: a job's iteration time is multiplied by a factor that depends on
  * how far its GPUs are spread and on its model class:

@@ -89,6 +89,47 @@ static inline int gs_job_state_final(gs_job_state s)
     return s == GS_JOB_DONE || s == GS_JOB_FAILED || s == GS_JOB_REJECTED || s == GS_JOB_CANCELLED;
 }
 
+/*
+ * The mechanisms the engine charges (costs.h), one row each, in the order
+ * every output lists them (summary.json, report.html; jobs.csv, compare.csv
+ * and the comparison table list the rows marked listed, the table in the
+ * column order 'tcol').  A new mechanism is a row here plus its charging
+ * code in the engine: every output picks it up.  Columns:
+ *   NAME    GS_MECH_<NAME>
+ *   count   the job's counter, an expression of 'j' (a const gs_job *)
+ *   cost    GPU-seconds the job held without progress for it, an
+ *           expression of 'j' (0.0: the mechanism costs nothing itself)
+ *   key     its name in outputs ("restarts"); tables capitalise it
+ *   costkey its cost's name in outputs ("restart"), NULL when it has none
+ *   listed  1: also in jobs.csv, compare.csv and the comparison table
+ *   tcol    column in the comparison table (-1: not shown; column 2 is the
+ *           packed share, which is no counter), twidth its width
+ */
+#define GS_MECH_MAP(XX)                                                                     \
+    XX(RESTART, (j)->overhead_charges, (j)->overhead_gpu_s, "restarts", "restart", 0, 5, 9) \
+    XX(SUSPEND, (j)->suspends, (j)->suspend_gpu_s, "suspends", "suspend", 1, 0, 9)          \
+    XX(RESUME, (j)->resumes, 0.0, "resumes", NULL, 0, -1, 0)                                \
+    XX(PACK, (j)->packs, 0.0, "packs", NULL, 1, 1, 8)                                       \
+    XX(MIGRATE, (j)->migrations, (j)->migrate_gpu_s, "migrations", "migrate", 1, 3, 10)     \
+    XX(RESIZE, (j)->resizes, (j)->resize_gpu_s, "resizes", "resize", 1, 4, 8)
+
+typedef enum gs_mech {
+#define GS__MECH_ENUM(name, count, cost, key, costkey, listed, tcol, twidth) GS_MECH_##name,
+    GS_MECH_MAP(GS__MECH_ENUM)
+#undef GS__MECH_ENUM
+        GS_MECH_N
+} gs_mech;
+
+typedef struct gs_mech_info {
+    const char *key;     /* "restarts" */
+    const char *costkey; /* "restart", NULL when free */
+    int listed;          /* in jobs.csv, compare.csv and the comparison table */
+    int tcol, twidth;    /* comparison table column (-1: none) and width */
+} gs_mech_info;
+
+/* Row m of GS_MECH_MAP (NULL when out of range). */
+const gs_mech_info *gs_mech_get(gs_mech m);
+
 /* Named priorities accepted in traces and specs (HiveD's conventions). */
 #define GS_PRIO_PROD          100
 #define GS_PRIO_TEST          10
@@ -192,6 +233,7 @@ typedef struct gs_job {
     double suspend_gpu_s; /* GPU-seconds spent copying state for suspends and resumes */
     double migrate_gpu_s; /* GPU-seconds without progress for migrations */
     double resize_gpu_s;  /* GPU-seconds without progress for resizes */
+    /* (the mechanisms' counters and costs are listed in GS_MECH_MAP) */
 } gs_job;
 
 /* Executed time including the open run at 'now'. */
@@ -206,6 +248,9 @@ gs_time gs_job_queued(const gs_job *j, gs_time now);
 gs_time gs_job_suspended(const gs_job *j, gs_time now);
 /* Total time packed (sharing its GPUs) including the open interval at 'now'. */
 gs_time gs_job_packed(const gs_job *j, gs_time now);
+/* Mechanism m's counter and cost (GPU-seconds) for job j (GS_MECH_MAP). */
+uint64_t gs_job_mech_count(const gs_job *j, gs_mech m);
+double gs_job_mech_gpu_s(const gs_job *j, gs_mech m);
 
 #ifdef __cplusplus
 }

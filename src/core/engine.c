@@ -193,6 +193,40 @@ gs_time gs_job_suspended(const gs_job *j, gs_time now)
     return j->suspended + (j->state == GS_JOB_SUSPENDED && now > j->since ? now - j->since : 0);
 }
 
+static const gs_mech_info mech_info[] = {
+#define GS__MECH_INFO(name, count, cost, key, costkey, listed, tcol, twidth) \
+    {key, costkey, listed, tcol, twidth},
+    GS_MECH_MAP(GS__MECH_INFO)
+#undef GS__MECH_INFO
+};
+
+const gs_mech_info *gs_mech_get(gs_mech m)
+{
+    return (unsigned)m < GS_MECH_N ? &mech_info[m] : NULL;
+}
+
+uint64_t gs_job_mech_count(const gs_job *j, gs_mech m)
+{
+    switch (m) {
+#define GS__MECH_COUNT(name, count, cost, key, costkey, listed, tcol, twidth) \
+    case GS_MECH_##name: return (uint64_t)(count);
+        GS_MECH_MAP(GS__MECH_COUNT)
+#undef GS__MECH_COUNT
+    default: return 0;
+    }
+}
+
+double gs_job_mech_gpu_s(const gs_job *j, gs_mech m)
+{
+    switch (m) {
+#define GS__MECH_COST(name, count, cost, key, costkey, listed, tcol, twidth) \
+    case GS_MECH_##name: return (cost);
+        GS_MECH_MAP(GS__MECH_COST)
+#undef GS__MECH_COST
+    default: return 0;
+    }
+}
+
 gs_time gs_job_packed(const gs_job *j, gs_time now)
 {
     return j->packed + (j->pack_with >= 0 && now > j->since ? now - j->since : 0);

@@ -9,6 +9,7 @@
  * address-dependent choices; files are written to "<path>.tmp" then renamed
  * so a crash never leaves a half-written file under the final name.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -67,6 +68,21 @@ static void csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* ",suspends,packs,..." : the listed mechanisms' keys (GS_MECH_MAP order). */
+static void mech_header(FILE *f)
+{
+    for (int m = 0; m < GS_MECH_N; m++)
+        if (gs_mech_get((gs_mech)m)->listed) fprintf(f, ",%s", gs_mech_get((gs_mech)m)->key);
+}
+
+/* GPU-seconds all mechanisms cost (GS_MECH_MAP order). */
+static double mech_cost(const double *v)
+{
+    double c = 0;
+    for (int m = 0; m < GS_MECH_N; m++) c += v[m];
+    return c;
+}
+
 int gs_write_jobs(const char *path, const gs_sim_result *r)
 {
     char tmp[4096];
@@ -75,8 +91,10 @@ int gs_write_jobs(const char *path, const gs_sim_result *r)
     const gs_engine *e = r->engine;
     const gs_cluster *c = gs_engine_cluster(e);
     fputs("job_id,submit_s,start_s,end_s,jct_s,queue_s,gpus,preemptions,state,placement,vc,reason,"
-          "group,suspends,packs,migrations,resizes,suspended_s,packed_s,cost_gpu_s\n",
+          "group",
           f);
+    mech_header(f);
+    fputs(",suspended_s,packed_s,cost_gpu_s\n", f);
     char a[32], b[32], cc[32], dd[32], q[32];
     size_t capp = 256;
     char *pl = malloc(capp);
@@ -127,9 +145,14 @@ int gs_write_jobs(const char *path, const gs_sim_result *r)
         char su[32], pk[32];
         gs_fmt_sec(su, sizeof su, gs_job_suspended(j, j->end != GS_TIME_NONE ? j->end : 0));
         gs_fmt_sec(pk, sizeof pk, gs_job_packed(j, j->end != GS_TIME_NONE ? j->end : 0));
-        double cost = j->overhead_gpu_s + j->suspend_gpu_s + j->migrate_gpu_s + j->resize_gpu_s;
-        fprintf(f, ",%lld,%d,%d,%d,%d,%s,%s,%.3f\n", (long long)j->group, j->suspends, j->packs,
-                j->migrations, j->resizes, su, pk, cost);
+        double costs[GS_MECH_N];
+        fprintf(f, ",%lld", (long long)j->group);
+        for (int m = 0; m < GS_MECH_N; m++) {
+            costs[m] = gs_job_mech_gpu_s(j, (gs_mech)m);
+            if (gs_mech_get((gs_mech)m)->listed)
+                fprintf(f, ",%llu", (unsigned long long)gs_job_mech_count(j, (gs_mech)m));
+        }
+        fprintf(f, ",%s,%s,%.3f\n", su, pk, mech_cost(costs));
     }
     free(pl);
     return close_tmp(f, tmp, path);
@@ -182,17 +205,12 @@ int gs_write_summary(const char *path, const gs_sim_result *r, const gs_run_info
     json_object_set_new(o, "p95_first_start_s", jreal(r->p95_first_s));
     json_object_set_new(o, "preemptions", json_integer((json_int_t)r->preemptions));
     json_t *mech = json_object();
-    json_object_set_new(mech, "restarts", json_integer((json_int_t)r->restarts));
-    json_object_set_new(mech, "suspends", json_integer((json_int_t)r->suspends));
-    json_object_set_new(mech, "resumes", json_integer((json_int_t)r->resumes));
-    json_object_set_new(mech, "packs", json_integer((json_int_t)r->packs));
-    json_object_set_new(mech, "migrations", json_integer((json_int_t)r->migrations));
-    json_object_set_new(mech, "resizes", json_integer((json_int_t)r->resizes));
     json_t *cost = json_object();
-    json_object_set_new(cost, "restart", jreal(r->restart_gpu_s));
-    json_object_set_new(cost, "suspend", jreal(r->suspend_gpu_s));
-    json_object_set_new(cost, "migrate", jreal(r->migrate_gpu_s));
-    json_object_set_new(cost, "resize", jreal(r->resize_gpu_s));
+    for (int m = 0; m < GS_MECH_N; m++) {
+        const gs_mech_info *mi = gs_mech_get((gs_mech)m);
+        json_object_set_new(mech, mi->key, json_integer((json_int_t)r->mech[m]));
+        if (mi->costkey) json_object_set_new(cost, mi->costkey, jreal(r->mech_gpu_s[m]));
+    }
     json_object_set_new(mech, "cost_gpu_s", cost);
     json_object_set_new(o, "mechanisms", mech);
     json_object_set_new(o, "events", json_integer((json_int_t)r->events));
@@ -266,18 +284,21 @@ int gs_write_compare(const char *path, gs_sim_result *const *rs, size_t n)
     if (!f) return GS_EIO;
     fputs("policy,placement,jobs,jobs_done,jobs_rejected,avg_jct_s,median_jct_s,p95_jct_s,"
           "p99_jct_s,avg_queue_s,makespan_s,gpu_util,preemptions,events,avg_first_start_s,"
-          "gpu_job_util,suspends,packs,migrations,resizes,cost_gpu_s\n",
+          "gpu_job_util",
           f);
+    mech_header(f);
+    fputs(",cost_gpu_s\n", f);
     for (size_t i = 0; i < n; i++) {
         const gs_sim_result *r = rs[i];
         fprintf(f, "%s,%s,%zu,%zu,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.6f,%llu,%llu", r->policy,
                 r->placement, r->jobs, r->jobs_done, r->jobs_rejected, r->avg_jct_s,
                 r->median_jct_s, r->p95_jct_s, r->p99_jct_s, r->avg_queue_s, r->makespan_s,
                 r->gpu_util, (unsigned long long)r->preemptions, (unsigned long long)r->events);
-        fprintf(f, ",%.3f,%.6f,%llu,%llu,%llu,%llu,%.3f\n", r->avg_first_s, r->gpu_job_util,
-                (unsigned long long)r->suspends, (unsigned long long)r->packs,
-                (unsigned long long)r->migrations, (unsigned long long)r->resizes,
-                r->restart_gpu_s + r->suspend_gpu_s + r->migrate_gpu_s + r->resize_gpu_s);
+        fprintf(f, ",%.3f,%.6f", r->avg_first_s, r->gpu_job_util);
+        for (int m = 0; m < GS_MECH_N; m++)
+            if (gs_mech_get((gs_mech)m)->listed)
+                fprintf(f, ",%llu", (unsigned long long)r->mech[m]);
+        fprintf(f, ",%.3f\n", mech_cost(r->mech_gpu_s));
     }
     return close_tmp(f, tmp, path);
 }
@@ -313,19 +334,44 @@ void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n)
                 r->policy, r->placement, r->jobs_done, r->avg_jct_s, r->median_jct_s, r->p95_jct_s,
                 r->avg_queue_s, r->avg_first_s, 100.0 * r->gpu_util,
                 (unsigned long long)r->preemptions, r->wall_s);
-        mech |= r->suspends || r->packs || r->migrations || r->resizes;
+        for (int m = 0; m < GS_MECH_N; m++) mech |= gs_mech_get((gs_mech)m)->listed && r->mech[m];
     }
     if (!mech) return;
-    fprintf(f, "\n%-18s %9s %8s %8s %10s %8s %9s %12s\n", "MECHANISMS", "SUSPENDS", "PACKS",
-            "PACKED%", "MIGRATIONS", "RESIZES", "RESTARTS", "COST_GPU_H");
+    /* columns in the table's own order (GS_MECH_MAP's tcol); column 2 is the packed share */
+    int ncol = 0;
+    gs_mech col[GS_MECH_N + 1];
+    for (int c = 0; c <= GS_MECH_N; c++) {
+        col[c] = GS_MECH_N; /* the packed share */
+        for (int m = 0; m < GS_MECH_N; m++)
+            if (gs_mech_get((gs_mech)m)->tcol == c) col[c] = (gs_mech)m;
+        if (col[c] != GS_MECH_N || c == 2) ncol = c + 1;
+    }
+    fprintf(f, "\n%-18s", "MECHANISMS");
+    for (int c = 0; c < ncol; c++) {
+        if (col[c] == GS_MECH_N) {
+            fprintf(f, " %8s", "PACKED%");
+            continue;
+        }
+        const gs_mech_info *mi = gs_mech_get(col[c]);
+        char up[32];
+        size_t k = 0;
+        for (; mi->key[k] && k + 1 < sizeof up; k++)
+            up[k] = (char)toupper((unsigned char)mi->key[k]);
+        up[k] = '\0';
+        fprintf(f, " %*s", mi->twidth, up);
+    }
+    fprintf(f, " %12s\n", "COST_GPU_H");
     for (size_t i = 0; i < n; i++) {
         const gs_sim_result *r = rs[i];
         double packed = r->gpu_util > 0 ? 100.0 * (r->gpu_job_util - r->gpu_util) / r->gpu_util : 0;
-        fprintf(f, "%-18s %9llu %8llu %7.1f%% %10llu %8llu %9llu %12.1f\n", r->policy,
-                (unsigned long long)r->suspends, (unsigned long long)r->packs, packed,
-                (unsigned long long)r->migrations, (unsigned long long)r->resizes,
-                (unsigned long long)r->restarts,
-                (r->restart_gpu_s + r->suspend_gpu_s + r->migrate_gpu_s + r->resize_gpu_s) /
-                    3600.0);
+        fprintf(f, "%-18s", r->policy);
+        for (int c = 0; c < ncol; c++) {
+            if (col[c] == GS_MECH_N)
+                fprintf(f, " %7.1f%%", packed);
+            else
+                fprintf(f, " %*llu", gs_mech_get(col[c])->twidth,
+                        (unsigned long long)r->mech[col[c]]);
+        }
+        fprintf(f, " %12.1f\n", mech_cost(r->mech_gpu_s) / 3600.0);
     }
 }

@@ -20,6 +20,7 @@
  *   - written to "<path>.tmp" then renamed, like the other writers.
  */
 #include <math.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -774,35 +775,35 @@ static void td_gpuh(FILE *f, double gpu_s)
 /* Mechanisms each policy used and what they cost (only when some policy used one). */
 static void write_mechanisms(FILE *f, gs_sim_result *const *rs, size_t n)
 {
-    int any = 0;
+    int any = 0; /* (a resume implies a suspend: any counter will do) */
     for (size_t i = 0; i < n; i++)
-        any |= rs[i]->restarts || rs[i]->suspends || rs[i]->packs || rs[i]->migrations ||
-               rs[i]->resizes;
+        for (int m = 0; m < GS_MECH_N; m++) any |= rs[i]->mech[m] != 0;
     if (!any) return;
     fputs("<h3 style=\"margin-top:22px\">Mechanisms and their cost</h3>\n<div "
           "class=\"scroll\"><table>\n<thead><tr>"
-          "<th class=\"l\">Policy</th><th>Restarts</th><th>Suspends</th><th>Resumes</th>"
-          "<th>Packs</th><th>Migrations</th><th>Resizes</th><th>Job util</th>"
-          "<th>Restart GPU-h</th><th>Suspend GPU-h</th><th>Migrate GPU-h</th>"
-          "<th>Resize GPU-h</th></tr></thead>\n<tbody>\n",
+          "<th class=\"l\">Policy</th>",
           f);
+    /* every mechanism's count, then the job utilisation, then every cost (GS_MECH_MAP) */
+    for (int m = 0; m < GS_MECH_N; m++) {
+        const char *k = gs_mech_get((gs_mech)m)->key;
+        fprintf(f, "<th>%c%s</th>", toupper((unsigned char)k[0]), k + 1);
+    }
+    fputs("<th>Job util</th>", f);
+    for (int m = 0; m < GS_MECH_N; m++) {
+        const char *k = gs_mech_get((gs_mech)m)->costkey;
+        if (k) fprintf(f, "<th>%c%s GPU-h</th>", toupper((unsigned char)k[0]), k + 1);
+    }
+    fputs("</tr></thead>\n<tbody>\n", f);
     for (size_t i = 0; i < n; i++) {
         const gs_sim_result *r = rs[i];
         fprintf(f, "<tr><td class=\"l pol\"><span class=\"sw\" style=\"background:%s\"></span>",
                 color_of(i));
         esc(f, r->policy);
         fputs("</td>", f);
-        td_count(f, (unsigned long long)r->restarts);
-        td_count(f, (unsigned long long)r->suspends);
-        td_count(f, (unsigned long long)r->resumes);
-        td_count(f, (unsigned long long)r->packs);
-        td_count(f, (unsigned long long)r->migrations);
-        td_count(f, (unsigned long long)r->resizes);
+        for (int m = 0; m < GS_MECH_N; m++) td_count(f, (unsigned long long)r->mech[m]);
         fprintf(f, "<td>%.1f%%</td>", 100.0 * r->gpu_job_util);
-        td_gpuh(f, r->restart_gpu_s);
-        td_gpuh(f, r->suspend_gpu_s);
-        td_gpuh(f, r->migrate_gpu_s);
-        td_gpuh(f, r->resize_gpu_s);
+        for (int m = 0; m < GS_MECH_N; m++)
+            if (gs_mech_get((gs_mech)m)->costkey) td_gpuh(f, r->mech_gpu_s[m]);
         fputs("</tr>\n", f);
     }
     fputs("</tbody></table></div>\n<p class=\"note\">Restarts: starts after a preemption "

@@ -135,16 +135,10 @@ static void compute_metrics(gs_sim_result *r)
         const gs_job *j = gs_engine_job(e, i);
         if (j->submit < tmin) tmin = j->submit;
         r->preemptions += (uint64_t)j->preemptions;
-        r->suspends += (uint64_t)j->suspends;
-        r->resumes += (uint64_t)j->resumes;
-        r->packs += (uint64_t)j->packs;
-        r->migrations += (uint64_t)j->migrations;
-        r->resizes += (uint64_t)j->resizes;
-        r->restarts += (uint64_t)j->overhead_charges;
-        r->restart_gpu_s += j->overhead_gpu_s;
-        r->suspend_gpu_s += j->suspend_gpu_s;
-        r->migrate_gpu_s += j->migrate_gpu_s;
-        r->resize_gpu_s += j->resize_gpu_s;
+        for (int m = 0; m < GS_MECH_N; m++) {
+            r->mech[m] += gs_job_mech_count(j, (gs_mech)m);
+            r->mech_gpu_s[m] += gs_job_mech_gpu_s(j, (gs_mech)m);
+        }
         switch (j->state) {
         case GS_JOB_DONE: r->jobs_done++; break;
         case GS_JOB_REJECTED: r->jobs_rejected++; continue;
@@ -182,10 +176,7 @@ static void compute_metrics(gs_sim_result *r)
     free(jct);
     free(queue);
     free(first);
-    r->restart_gpu_s = ms_round(r->restart_gpu_s);
-    r->suspend_gpu_s = ms_round(r->suspend_gpu_s);
-    r->migrate_gpu_s = ms_round(r->migrate_gpu_s);
-    r->resize_gpu_s = ms_round(r->resize_gpu_s);
+    for (int m = 0; m < GS_MECH_N; m++) r->mech_gpu_s[m] = ms_round(r->mech_gpu_s[m]);
     if (tmax != GS_TIME_NONE && tmax > tmin) {
         r->makespan_s = ms_round(gs_time_to_sec(tmax - tmin));
         /* integrate allocated GPUs over [tmin, tmax] from the timeline */

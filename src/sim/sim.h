@@ -85,9 +85,10 @@ typedef struct gs_sim_result {
     /* allocated GPU-time plus packed guests' GPU-time over the makespan (> gpu_util when packing)
      */
     double gpu_job_util;
-    /* mechanisms: counts and the GPU-seconds each cost (restart = preemption restarts) */
-    uint64_t suspends, resumes, packs, migrations, resizes, restarts;
-    double restart_gpu_s, suspend_gpu_s, migrate_gpu_s, resize_gpu_s;
+    /* mechanisms (GS_MECH_MAP): counts and the GPU-seconds each cost (restarts = runs that
+     * paid a restart cost) */
+    uint64_t mech[GS_MECH_N];
+    double mech_gpu_s[GS_MECH_N];
     uint64_t preemptions, events;
     double wall_s;
     size_t total_gpus;
