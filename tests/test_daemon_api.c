@@ -883,7 +883,7 @@ static int bf_schedule(void *st)
 {
     bigfirst *b = st;
     for (size_t s = 0; s < gs_engine_njobs(b->e); s++) {
-        gs_job *j = gs_engine_job(b->e, s);
+        const gs_job *j = gs_engine_job(b->e, s);
         if (j->state != GS_JOB_PENDING || !j->name) continue;
         if (!strcmp(j->name, "hog"))
             gs_engine_try_start(b->e, j, GS_LOCALITY_STRICT);
@@ -1263,9 +1263,9 @@ static void sp_destroy(void *st)
 static int sp_schedule(void *st)
 {
     suspender *s = st;
-    gs_job *a = NULL, *b = NULL;
+    const gs_job *a = NULL, *b = NULL;
     for (size_t k = 0; k < gs_engine_njobs(s->e); k++) {
-        gs_job *j = gs_engine_job(s->e, k);
+        const gs_job *j = gs_engine_job(s->e, k);
         if (!j->name) continue;
         if (!strcmp(j->name, "a") && j->state == GS_JOB_PENDING)
             gs_engine_try_start(s->e, j, GS_LOCALITY_STRICT);

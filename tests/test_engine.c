@@ -113,7 +113,7 @@ static gs_engine *mk(const char *spec, gs_engine_mode mode, gs_cluster **cp)
     return mk_costs(spec, mode, cp, NULL);
 }
 
-static gs_job *add(gs_engine *e, int64_t id, double submit, int ntasks, int gpt, double dur)
+static const gs_job *add(gs_engine *e, int64_t id, double submit, int ntasks, int gpt, double dur)
 {
     gs_job_spec s;
     gs_job_spec_init(&s);
@@ -122,7 +122,7 @@ static gs_job *add(gs_engine *e, int64_t id, double submit, int ntasks, int gpt,
     s.ntasks = ntasks;
     s.gpus_per_task = gpt;
     s.duration = gs_time_from_sec(dur);
-    gs_job *j = NULL;
+    const gs_job *j = NULL;
     if (gs_engine_add_job(e, &s, &j, NULL)) return NULL;
     return j;
 }
@@ -131,7 +131,7 @@ static gs_job *add(gs_engine *e, int64_t id, double submit, int ntasks, int gpt,
 static void start_all(scripted *s)
 {
     for (size_t i = 0; i < gs_engine_njobs(s->e); i++) {
-        gs_job *j = gs_engine_job(s->e, i);
+        const gs_job *j = gs_engine_job(s->e, i);
         if (j->arrived && j->state == GS_JOB_PENDING) gs_engine_try_start(s->e, j, GS_LOCALITY_ANY);
     }
 }
@@ -142,9 +142,9 @@ static void t_run_to_completion(void)
     gs_engine *e = mk("1x1x4", GS_ENGINE_SIM, &c);
     ASSERT(e);
     g_last->hook = start_all;
-    gs_job *a = add(e, 1, 0, 2, 1, 100);
-    gs_job *b = add(e, 2, 10, 4, 1, 50); /* waits for a */
-    gs_job *x = add(e, 3, 20, 1, 1, 5);  /* fits beside a at 20 */
+    const gs_job *a = add(e, 1, 0, 2, 1, 100);
+    const gs_job *b = add(e, 2, 10, 4, 1, 50); /* waits for a */
+    const gs_job *x = add(e, 3, 20, 1, 1, 5);  /* fits beside a at 20 */
     ASSERT(a && b && x);
     ASSERT_OK(gs_engine_run(e));
     ASSERT_EQ(a->state, GS_JOB_DONE);
@@ -168,7 +168,7 @@ static void t_run_to_completion(void)
 static void check_start_rules(scripted *s)
 {
     gs_engine *e = s->e;
-    gs_job *j = gs_engine_find_job(e, 1);
+    const gs_job *j = gs_engine_find_job(e, 1);
     if (!j || j->state != GS_JOB_PENDING) return;
     int wrong_count[] = {0, 1, 2};
     s->ud = (void *)(intptr_t)(gs_engine_start(e, j, wrong_count, 3) == GS_EINVAL);
@@ -179,7 +179,7 @@ static void check_start_rules(scripted *s)
     int ok[] = {0, 1, 4, 5}; /* 2 tasks x 2: one per node */
     if (gs_engine_start(e, j, ok, 4) != 0) s->ud = 0;
     if (gs_engine_start(e, j, ok, 4) != GS_ESTATE) s->ud = 0; /* not pending any more */
-    gs_job *k = gs_engine_find_job(e, 2);
+    const gs_job *k = gs_engine_find_job(e, 2);
     int busy[] = {0, 1};
     if (k && gs_engine_start(e, k, busy, 2) != GS_ECONFLICT) s->ud = 0;
 }
@@ -205,7 +205,7 @@ static void t_start_validation(void)
 static void preempt_hook(scripted *s)
 {
     gs_engine *e = s->e;
-    gs_job *a = gs_engine_find_job(e, 1), *b = gs_engine_find_job(e, 2);
+    const gs_job *a = gs_engine_find_job(e, 1), *b = gs_engine_find_job(e, 2);
     gs_time now = gs_engine_now(e);
     if (now == 0) {
         gs_engine_try_start(e, a, GS_LOCALITY_ANY);
@@ -224,8 +224,8 @@ static void t_preempt_keeps_progress(void)
     gs_engine *e = mk("4", GS_ENGINE_SIM, &c);
     ASSERT(e);
     g_last->hook = preempt_hook;
-    gs_job *a = add(e, 1, 0, 4, 1, 100);
-    gs_job *b = add(e, 2, 0, 4, 1, 20);
+    const gs_job *a = add(e, 1, 0, 4, 1, 100);
+    const gs_job *b = add(e, 2, 0, 4, 1, 20);
     ASSERT(a && b);
     ASSERT_OK(gs_engine_run(e));
     ASSERT_EQ(g_last->timers, 1);
@@ -251,9 +251,9 @@ static void t_reject_never_fits(void)
     gs_engine *e = mk("2x8", GS_ENGINE_SIM, &c);
     ASSERT(e);
     g_last->hook = start_all;
-    gs_job *big = add(e, 1, 0, 17, 1, 10);
-    gs_job *wide = add(e, 2, 0, 1, 9, 10);
-    gs_job *fine = add(e, 3, 0, 16, 1, 10);
+    const gs_job *big = add(e, 1, 0, 17, 1, 10);
+    const gs_job *wide = add(e, 2, 0, 1, 9, 10);
+    const gs_job *fine = add(e, 3, 0, 16, 1, 10);
     ASSERT(big && wide && fine);
     ASSERT_OK(gs_engine_run(e));
     ASSERT_EQ(big->state, GS_JOB_REJECTED);
@@ -288,8 +288,8 @@ static void t_simultaneous_order(void)
     gs_engine *e = mk("2", GS_ENGINE_SIM, &c);
     ASSERT(e);
     g_last->hook = start_all;
-    gs_job *a = add(e, 1, 0, 2, 1, 10);
-    gs_job *b = add(e, 2, 10, 2, 1, 10);
+    const gs_job *a = add(e, 1, 0, 2, 1, 10);
+    const gs_job *b = add(e, 2, 10, 2, 1, 10);
     ASSERT(a && b);
     ASSERT_OK(gs_engine_run(e));
     ASSERT_EQ(b->first_start, 10 * GS_SEC);
@@ -304,7 +304,7 @@ static void t_node_failure_requeues(void)
     gs_engine *e = mk("2x4", GS_ENGINE_SIM, &c);
     ASSERT(e);
     g_last->hook = start_all;
-    gs_job *a = add(e, 1, 0, 4, 1, 100);
+    const gs_job *a = add(e, 1, 0, 4, 1, 100);
     ASSERT(a);
     ASSERT_OK(gs_engine_add_node_event(e, 30 * GS_SEC, 0, 1));
     ASSERT_OK(gs_engine_add_node_event(e, 500 * GS_SEC, 0, 0));
@@ -334,7 +334,7 @@ static void t_live_mode(void)
     gs_job_spec_init(&s);
     s.ntasks = 4;
     s.duration = 0; /* unknown in live mode */
-    gs_job *a;
+    const gs_job *a;
     gs_time t0 = 1700000000LL * GS_SEC;
     ASSERT_OK(gs_engine_submit(e, &s, t0, &a, NULL));
     ASSERT_EQ(a->state, GS_JOB_PENDING);
@@ -359,12 +359,12 @@ static void t_live_mode(void)
     ASSERT_OK(gs_engine_task_exited(e, a, 1, "exit 1", t0 + 3800 * GS_SEC));
     ASSERT_EQ(a->state, GS_JOB_FAILED);
     /* cancel a pending job */
-    gs_job *b;
+    const gs_job *b;
     s.ntasks = 8; /* never fits: rejected at arrival */
     ASSERT_OK(gs_engine_submit(e, &s, t0 + 3900 * GS_SEC, &b, NULL));
     ASSERT_OK(gs_engine_advance(e, t0 + 3900 * GS_SEC));
     ASSERT_EQ(b->state, GS_JOB_REJECTED);
-    gs_job *k;
+    const gs_job *k;
     s.ntasks = 2;
     g_last->hook = NULL;
     ASSERT_OK(gs_engine_submit(e, &s, t0 + 4000 * GS_SEC, &k, NULL));
@@ -387,7 +387,7 @@ static void t_restart_overhead_charged(void)
     gs_engine *e = mk_costs("4", GS_ENGINE_SIM, &c, fixed);
     ASSERT(e);
     g_last->hook = preempt_hook;
-    gs_job *a = add(e, 1, 0, 4, 1, 100);
+    const gs_job *a = add(e, 1, 0, 4, 1, 100);
     ASSERT(add(e, 2, 0, 4, 1, 20));
     ASSERT_OK(gs_engine_run(e));
     ASSERT_EQ(a->overhead_charges, 1);
@@ -424,9 +424,9 @@ static void t_slowdown_spread(void)
     gs_engine *e = mk_costs("1x2x2", GS_ENGINE_SIM, &c, on);
     ASSERT(e);
     g_last->hook = slow_hook;
-    gs_job *x = add(e, 1, 0, 1, 1, 1000); /* n0:0 */
-    gs_job *y = add(e, 2, 0, 1, 1, 1000); /* n0:1 */
-    gs_job *z = add(e, 3, 0, 1, 1, 1000); /* n1:0 */
+    const gs_job *x = add(e, 1, 0, 1, 1, 1000); /* n0:0 */
+    const gs_job *y = add(e, 2, 0, 1, 1, 1000); /* n0:1 */
+    const gs_job *z = add(e, 3, 0, 1, 1, 1000); /* n1:0 */
     ASSERT(x && y && z);
     ASSERT_EQ(gs_engine_step(e), 1);
     ASSERT_OK(gs_engine_cancel(e, y, "test", 0)); /* free n0:1 */
@@ -436,7 +436,7 @@ static void t_slowdown_spread(void)
     s.ntasks = 2;
     s.duration = 100 * GS_SEC;
     s.submit = 1 * GS_SEC;
-    gs_job *w;
+    const gs_job *w;
     ASSERT_OK(gs_engine_add_job(e, &s, &w, NULL));
     ASSERT_OK(gs_engine_run(e));
     ASSERT_EQ(gs_cluster_count_nodes(c, w->last_alloc, 2), 2);
@@ -460,7 +460,7 @@ static void t_adopt_running(void)
     s.ntasks = 2;
     s.submit = t0 - 100 * GS_SEC;
     int g[] = {1, 2};
-    gs_job *a;
+    const gs_job *a;
     ASSERT_OK(gs_engine_adopt(e, &s, g, 2, t0 - 50 * GS_SEC, 50 * GS_SEC, 0, &a, NULL));
     ASSERT_EQ(a->state, GS_JOB_RUNNING);
     ASSERT_EQ(a->first_start, t0 - 50 * GS_SEC);
@@ -469,7 +469,7 @@ static void t_adopt_running(void)
     /* a second job claiming GPU 2 cannot be adopted: it waits instead */
     s.id = 43;
     int h[] = {2, 3};
-    gs_job *b;
+    const gs_job *b;
     gs_diag d;
     gs_diag_init(&d, NULL);
     ASSERT_EQ(gs_engine_adopt(e, &s, h, 2, t0, 0, 0, &b, &d), GS_ECONFLICT);
@@ -488,7 +488,7 @@ static void t_adopt_running(void)
 static void reentry_hook(scripted *s)
 {
     gs_engine *e = s->e;
-    gs_job *a = gs_engine_find_job(e, 1);
+    const gs_job *a = gs_engine_find_job(e, 1);
     if (gs_engine_now(e) == 0) {
         gs_engine_try_start(e, a, GS_LOCALITY_ANY);
         gs_engine_set_timer(e, 40 * GS_SEC, 1);
@@ -510,7 +510,7 @@ static void t_reentry_order(void)
     gs_engine *e = mk("4", GS_ENGINE_SIM, &c);
     ASSERT(e);
     g_last->hook = reentry_hook;
-    gs_job *a = add(e, 1, 0, 4, 1, 100);
+    const gs_job *a = add(e, 1, 0, 4, 1, 100);
     ASSERT(a && add(e, 3, 0, 4, 1, 10)); /* waits: a pass runs at t=40 */
     ASSERT_EQ(gs_engine_step(e), 1);     /* t=0: started */
     ASSERT_EQ(gs_engine_step(e), 1);     /* t=40: preempted from schedule() */
@@ -533,8 +533,8 @@ static void t_hook_error_fails_engine(void)
     ASSERT(e);
     g_last->hook = reentry_hook;
     g_last->requeue_rc = GS_ENOMEM;
-    gs_job *a = add(e, 1, 0, 4, 1, 100);
-    gs_job *b = add(e, 2, 50, 1, 1, 10);
+    const gs_job *a = add(e, 1, 0, 4, 1, 100);
+    const gs_job *b = add(e, 2, 50, 1, 1, 10);
     ASSERT(a && b && add(e, 3, 0, 4, 1, 10));
     ASSERT_EQ(gs_engine_run(e), GS_ENOMEM);
     ASSERT_EQ(g_last->preempt_rc, GS_ENOMEM); /* the request returned the hook's error */
@@ -579,7 +579,7 @@ static void t_restore_accounting(void)
     gs_job_spec s;
     gs_job_spec_init(&s);
     s.id = 7;
-    gs_job *j = NULL;
+    const gs_job *j = NULL;
     ASSERT_OK(gs_engine_submit(e, &s, 100 * GS_SEC, &j, NULL));
     gs_job_accounting a;
     gs_job_accounting_init(&a);

@@ -74,7 +74,8 @@ static void rig_close(rig *r)
     gs_params_release(&r->p);
 }
 
-static gs_job *add(rig *r, int64_t id, int gpus, double dur_s, int64_t iters, const char *model)
+static const gs_job *add(rig *r, int64_t id, int gpus, double dur_s, int64_t iters,
+                         const char *model)
 {
     gs_job_spec s;
     gs_job_spec_init(&s);
@@ -83,7 +84,7 @@ static gs_job *add(rig *r, int64_t id, int gpus, double dur_s, int64_t iters, co
     s.duration = gs_time_from_sec(dur_s);
     s.iterations = iters;
     s.model = model;
-    gs_job *j = NULL;
+    const gs_job *j = NULL;
     gs_diag d;
     gs_diag_init(&d, NULL);
     if (gs_engine_add_job(r->e, &s, &j, &d)) return NULL;
@@ -114,10 +115,10 @@ static void run_to(rig *r, gs_time t)
  * mini-batches of 1 s starts on GPU 0 at 0 and is suspended at 10.5 s (optionally with a
  * second job of 'b_dur' s waiting).  Returns the suspended job, NULL on failure.
  */
-static gs_job *suspend_at_10_5(rig *r, double b_dur, gs_job **b)
+static const gs_job *suspend_at_10_5(rig *r, double b_dur, const gs_job **b)
 {
     if (rig_open(r, "2x4:V100", GS_ENGINE_SIM, NULL)) return NULL;
-    gs_job *a = add(r, 1, 1, 100, 100, "resnet50");
+    const gs_job *a = add(r, 1, 1, 100, 100, "resnet50");
     if (b) *b = add(r, 2, 1, b_dur, 0, "resnet50");
     gs_engine_advance(r->e, 0);
     int g0 = 0;
@@ -131,7 +132,7 @@ static gs_job *suspend_at_10_5(rig *r, double b_dur, gs_job **b)
 static void t_suspend_resume_costs(void)
 {
     rig r;
-    gs_job *a = suspend_at_10_5(&r, 0, NULL);
+    const gs_job *a = suspend_at_10_5(&r, 0, NULL);
     ASSERT(a);
     int g0 = 0;
     ASSERT_EQ(a->state, GS_JOB_SUSPENDED);
@@ -162,7 +163,7 @@ static void t_suspend_resume_costs(void)
 static void t_incoming_waits_for_mini_batch(void)
 {
     rig r;
-    gs_job *b = NULL;
+    const gs_job *b = NULL;
     ASSERT(suspend_at_10_5(&r, 10, &b) && b);
     int g0 = 0;
     ASSERT_OK(gs_engine_start(r.e, b, &g0, 1));
@@ -180,7 +181,7 @@ static void t_suspend_during_restart(void)
 {
     rig r;
     ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
-    gs_job *a = add(&r, 1, 1, 100, 100, "resnet50");
+    const gs_job *a = add(&r, 1, 1, 100, 100, "resnet50");
     gs_engine_advance(r.e, 0);
     int g0 = 0;
     ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
@@ -203,7 +204,7 @@ static void t_suspend_during_restart(void)
 static void t_resume_elsewhere_is_migration(void)
 {
     rig r;
-    gs_job *a = suspend_at_10_5(&r, 0, NULL);
+    const gs_job *a = suspend_at_10_5(&r, 0, NULL);
     ASSERT(a);
     int g4 = 4;
     gs_engine_advance(r.e, S(20));
@@ -224,8 +225,8 @@ static void t_migrate_costs(void)
 {
     rig r;
     ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
-    gs_job *a = add(&r, 1, 1, 100, 0, "resnet50");
-    gs_job *b = add(&r, 2, 1, 100, 0, "resnet50");
+    const gs_job *a = add(&r, 1, 1, 100, 0, "resnet50");
+    const gs_job *b = add(&r, 2, 1, 100, 0, "resnet50");
     gs_engine_advance(r.e, 0);
     int g0 = 0, g1 = 1, g2 = 2, g4 = 4;
     ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
@@ -257,12 +258,12 @@ static void t_pack(void)
 {
     rig r;
     ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
-    gs_job *a = add(&r, 1, 1, 100, 0, "resnet18-bs16");
-    gs_job *b = add(&r, 2, 1, 100, 0, "lm-bs20");
-    gs_job *c = add(&r, 3, 1, 100, 0, "resnet50-bs128");
-    gs_job *d = add(&r, 4, 1, 100, 0, "resnet50-bs64");
-    gs_job *t32 = add(&r, 5, 1, 100, 0, "transformer-bs32");
-    gs_job *t256 = add(&r, 6, 1, 100, 0, "transformer-bs256");
+    const gs_job *a = add(&r, 1, 1, 100, 0, "resnet18-bs16");
+    const gs_job *b = add(&r, 2, 1, 100, 0, "lm-bs20");
+    const gs_job *c = add(&r, 3, 1, 100, 0, "resnet50-bs128");
+    const gs_job *d = add(&r, 4, 1, 100, 0, "resnet50-bs64");
+    const gs_job *t32 = add(&r, 5, 1, 100, 0, "transformer-bs32");
+    const gs_job *t256 = add(&r, 6, 1, 100, 0, "transformer-bs256");
     gs_engine_advance(r.e, 0);
     int g0 = 0, g1 = 1, g2 = 2;
     ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
@@ -317,7 +318,7 @@ static void t_pack_memory_limit(void)
     s.duration = S(100);
     s.model = "lm-bs20";
     s.gpu_mem_mb = 9000;
-    gs_job *a, *b;
+    const gs_job *a, *b;
     gs_diag d;
     gs_diag_init(&d, NULL);
     ASSERT_OK(gs_engine_add_job(r.e, &s, &a, &d));
@@ -344,7 +345,7 @@ static void t_resize(void)
     s.model = "resnet50";
     s.min_gpus = 1;
     s.max_gpus = 4;
-    gs_job *a, *b;
+    const gs_job *a, *b;
     gs_diag d;
     gs_diag_init(&d, NULL);
     ASSERT_OK(gs_engine_add_job(r.e, &s, &a, &d));
@@ -393,7 +394,7 @@ static void t_live_limits(void)
     gs_job_spec s;
     gs_job_spec_init(&s);
     s.duration = S(100);
-    gs_job *a, *b;
+    const gs_job *a, *b;
     gs_diag d;
     gs_diag_init(&d, NULL);
     ASSERT_OK(gs_engine_submit(r.e, &s, 0, &a, &d));
@@ -422,9 +423,9 @@ static void t_node_failure(void)
 {
     rig r;
     ASSERT_OK(rig_open(&r, "2x4:V100", GS_ENGINE_SIM, NULL));
-    gs_job *a = add(&r, 1, 1, 100, 0, "resnet18-bs16");
-    gs_job *b = add(&r, 2, 1, 100, 0, "lm-bs20");
-    gs_job *c = add(&r, 3, 1, 100, 0, "lm-bs20");
+    const gs_job *a = add(&r, 1, 1, 100, 0, "resnet18-bs16");
+    const gs_job *b = add(&r, 2, 1, 100, 0, "lm-bs20");
+    const gs_job *c = add(&r, 3, 1, 100, 0, "lm-bs20");
     ASSERT_OK(gs_engine_add_node_event(r.e, S(20), 0, 1));
     gs_engine_advance(r.e, 0);
     int g0 = 0, g1 = 1;
@@ -462,7 +463,7 @@ static int node_of(rig *r, const gs_job *j)
     return a ? gs_cluster_gpu(r->c, a[0])->node : -1;
 }
 
-static gs_job *addt(rig *r, int64_t id, double t, int gpus, double dur, const char *model)
+static const gs_job *addt(rig *r, int64_t id, double t, int gpus, double dur, const char *model)
 {
     gs_job_spec s;
     gs_job_spec_init(&s);
@@ -471,7 +472,7 @@ static gs_job *addt(rig *r, int64_t id, double t, int gpus, double dur, const ch
     s.ntasks = gpus;
     s.duration = gs_time_from_sec(dur);
     s.model = model;
-    gs_job *j = NULL;
+    const gs_job *j = NULL;
     gs_diag d;
     gs_diag_init(&d, NULL);
     if (gs_engine_add_job(r->e, &s, &j, &d)) return NULL;
@@ -483,11 +484,11 @@ static void t_gandiva_affinity(void)
 {
     rig r;
     ASSERT_OK(rig_open(&r, "2x8", GS_ENGINE_SIM, "gandiva"));
-    gs_job *j1 = addt(&r, 1, 0, 1, 100, NULL);
-    gs_job *j2 = addt(&r, 2, 1, 2, 100, NULL);
-    gs_job *j3 = addt(&r, 3, 2, 1, 100, NULL);
-    gs_job *j4 = addt(&r, 4, 3, 2, 100, NULL);
-    gs_job *j5 = addt(&r, 5, 4, 1, 100, NULL);
+    const gs_job *j1 = addt(&r, 1, 0, 1, 100, NULL);
+    const gs_job *j2 = addt(&r, 2, 1, 2, 100, NULL);
+    const gs_job *j3 = addt(&r, 3, 2, 1, 100, NULL);
+    const gs_job *j4 = addt(&r, 4, 3, 2, 100, NULL);
+    const gs_job *j5 = addt(&r, 5, 4, 1, 100, NULL);
     ASSERT_OK(run_policy(&r));
     ASSERT_EQ(node_of(&r, j1), 0);
     ASSERT_EQ(node_of(&r, j3), 0);
@@ -513,10 +514,10 @@ static void t_gandiva_migrate_together(void)
     addt(&r, 10, 0, 3, 1000, NULL); /* n0 */
     addt(&r, 11, 0, 3, 1000, NULL); /* n1 */
     addt(&r, 12, 0, 3, 1000, NULL); /* n2 */
-    gs_job *big = addt(&r, 13, 0, 4, 100, NULL);
-    gs_job *j1 = addt(&r, 1, 1, 1, 1000, NULL);
-    gs_job *j2 = addt(&r, 2, 2, 1, 1000, NULL);
-    gs_job *j3 = addt(&r, 3, 3, 1, 1000, NULL);
+    const gs_job *big = addt(&r, 13, 0, 4, 100, NULL);
+    const gs_job *j1 = addt(&r, 1, 1, 1, 1000, NULL);
+    const gs_job *j2 = addt(&r, 2, 2, 1, 1000, NULL);
+    const gs_job *j3 = addt(&r, 3, 3, 1, 1000, NULL);
     /* up to the large job's departure: J1-J3 each on a different 3-GPU node */
     while (gs_engine_next_event_time(r.e) < S(99) && gs_engine_step(r.e) > 0) ASSERT(ok(&r));
     ASSERT_EQ(node_of(&r, big), 3);
@@ -541,7 +542,7 @@ static void t_gandiva_time_slicing(void)
 {
     rig r;
     ASSERT_OK(rig_open_p(&r, "1x4", GS_ENGINE_SIM, "gandiva", "pack=off"));
-    gs_job *j[8];
+    const gs_job *j[8];
     for (int i = 0; i < 8; i++) j[i] = addt(&r, i + 1, 0, 1, 600, NULL);
     ASSERT_OK(run_policy(&r));
     gs_time last_first = 0, max_end = 0;
@@ -578,8 +579,8 @@ static void t_gandiva_pack_rollback(void)
     rig r;
     ASSERT_OK(rig_open(&r, "1x1:V100", GS_ENGINE_SIM, "gandiva"));
     /* resnet50-bs64 with itself: 0.4981 + 0.4981 < 1 */
-    gs_job *a = addt(&r, 1, 0, 1, 1000, "resnet50-bs64");
-    gs_job *b = addt(&r, 2, 0, 1, 1000, "resnet50-bs64");
+    const gs_job *a = addt(&r, 1, 0, 1, 1000, "resnet50-bs64");
+    const gs_job *b = addt(&r, 2, 0, 1, 1000, "resnet50-bs64");
     ASSERT_OK(run_policy(&r));
     ASSERT_EQ(a->state, GS_JOB_DONE);
     ASSERT_EQ(b->state, GS_JOB_DONE);
@@ -626,11 +627,11 @@ static void t_gandiva_grow_shrink(void)
     s.duration = S(5000);
     s.min_gpus = 1;
     s.max_gpus = 4;
-    gs_job *a = NULL;
+    const gs_job *a = NULL;
     gs_diag d;
     gs_diag_init(&d, NULL);
     ASSERT_OK(gs_engine_add_job(r.e, &s, &a, &d));
-    gs_job *b = addt(&r, 2, 1000, 2, 100, NULL);
+    const gs_job *b = addt(&r, 2, 1000, 2, 100, NULL);
     ASSERT_OK(run_policy(&r));
     ASSERT_EQ(a->state, GS_JOB_DONE);
     /* grew at the first introspection, shrank when b came, grew again onto what b left */

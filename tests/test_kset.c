@@ -10,6 +10,7 @@
 #include "../src/core/internal.h"
 #include "config.h"
 #include "gsched/gsched.h"
+#include "gsched/policy.h"
 #include "harness.h"
 
 static uint64_t rs = 88172645463325252u;
@@ -159,7 +160,7 @@ static void t_merged_walk(void)
     gs_engine *e = NULL;
     ASSERT_OK(gs_engine_create(c, "fifo", NULL, NULL, &e, &d));
     enum { N = 120 };
-    gs_job *jobs[N];
+    const gs_job *jobs[N];
     for (int i = 0; i < N; i++) {
         gs_job_spec s;
         gs_job_spec_init(&s);
@@ -176,7 +177,7 @@ static void t_merged_walk(void)
         int32_t root = -1;
         size_t nr = 0, na = 0;
         for (int i = 0; i < N; i++) {
-            gs_job *j = jobs[i];
+            gs_job *j = gs_policy_job(e, (size_t)jobs[i]->slot); /* the test is the policy */
             j->gpus = 1 << rnd(4);
             j->protect_until = rnd(4) ? 0 : 100;
             gs_kkey k = rkey(j->slot);
@@ -212,8 +213,8 @@ static void t_merged_walk(void)
         ASSERT_EQ(root, -1);
     }
     for (int i = 0; i < N; i++) { /* leave the jobs as the engine expects them */
-        jobs[i]->state = GS_JOB_PENDING;
-        jobs[i]->gpus = 1;
+        gs_policy_job(e, (size_t)jobs[i]->slot)->state = GS_JOB_PENDING;
+        gs_policy_job(e, (size_t)jobs[i]->slot)->gpus = 1;
     }
     gs_kset_release(&ks);
     gs_plan_release(&a);

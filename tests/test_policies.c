@@ -44,7 +44,7 @@ static void done(world *w)
     gs_params_release(&w->p);
 }
 
-static gs_job *job(world *w, int64_t id, double t, int gpus, double dur, const char *vc)
+static const gs_job *job(world *w, int64_t id, double t, int gpus, double dur, const char *vc)
 {
     gs_job_spec s;
     gs_job_spec_init(&s);
@@ -53,7 +53,7 @@ static gs_job *job(world *w, int64_t id, double t, int gpus, double dur, const c
     s.ntasks = gpus;
     s.duration = gs_time_from_sec(dur);
     s.vc = vc;
-    gs_job *j = NULL;
+    const gs_job *j = NULL;
     gs_engine_add_job(w->e, &s, &j, NULL);
     return j;
 }
@@ -62,8 +62,8 @@ static void t_fifo_head_of_line(void)
 {
     world w;
     ASSERT_OK(mk(&w, "8", "fifo", NULL));
-    gs_job *a = job(&w, 1, 0, 6, 100, NULL), *b = job(&w, 2, 1, 4, 10, NULL),
-           *c = job(&w, 3, 2, 2, 10, NULL);
+    const gs_job *a = job(&w, 1, 0, 6, 100, NULL), *b = job(&w, 2, 1, 4, 10, NULL),
+                 *c = job(&w, 3, 2, 2, 10, NULL);
     ASSERT_OK(gs_engine_run(w.e));
     ASSERT_EQ(a->first_start, 0);
     ASSERT_EQ(b->first_start, 100 * GS_SEC);
@@ -76,8 +76,8 @@ static void t_backfill(void)
 {
     world w;
     ASSERT_OK(mk(&w, "8", "fifo-backfill", NULL));
-    gs_job *a = job(&w, 1, 0, 6, 100, NULL), *b = job(&w, 2, 1, 4, 10, NULL),
-           *c = job(&w, 3, 2, 2, 10, NULL);
+    const gs_job *a = job(&w, 1, 0, 6, 100, NULL), *b = job(&w, 2, 1, 4, 10, NULL),
+                 *c = job(&w, 3, 2, 2, 10, NULL);
     ASSERT_OK(gs_engine_run(w.e));
     ASSERT_EQ(a->first_start, 0);
     ASSERT_EQ(c->first_start, 2 * GS_SEC);
@@ -89,8 +89,8 @@ static void t_yarn_single_queue(void)
 {
     world w;
     ASSERT_OK(mk(&w, "8", "yarn-cs", NULL));
-    gs_job *a = job(&w, 1, 0, 4, 100, "a"), *b = job(&w, 2, 0, 4, 100, "a"),
-           *c = job(&w, 3, 0, 4, 100, "b");
+    const gs_job *a = job(&w, 1, 0, 4, 100, "a"), *b = job(&w, 2, 0, 4, 100, "a"),
+                 *c = job(&w, 3, 0, 4, 100, "b");
     ASSERT_OK(gs_engine_run(w.e));
     ASSERT_EQ(a->first_start, 0);
     ASSERT_EQ(b->first_start, 0);
@@ -103,8 +103,8 @@ static void t_yarn_quotas(void)
     world w;
     const char *sets[] = {"quotas=a:4,b:4", NULL};
     ASSERT_OK(mk(&w, "8", "yarn-cs", sets));
-    gs_job *a = job(&w, 1, 0, 4, 100, "a"), *b = job(&w, 2, 0, 4, 100, "a"),
-           *c = job(&w, 3, 0, 4, 100, "b");
+    const gs_job *a = job(&w, 1, 0, 4, 100, "a"), *b = job(&w, 2, 0, 4, 100, "a"),
+                 *c = job(&w, 3, 0, 4, 100, "b");
     ASSERT_OK(gs_engine_run(w.e));
     ASSERT_EQ(a->first_start, 0);
     ASSERT_EQ(c->first_start, 0); /* b is under its quota: served before a's second job */
@@ -119,7 +119,7 @@ static void t_yarn_borrow(void)
         const char *sets[] = {"quotas=a:4,b:4", borrow ? "borrow=on" : "borrow=off", NULL};
         ASSERT_OK(mk(&w, "8", "yarn-cs", sets));
         job(&w, 1, 0, 4, 100, "a");
-        gs_job *b = job(&w, 2, 0, 4, 100, "a");
+        const gs_job *b = job(&w, 2, 0, 4, 100, "a");
         ASSERT_OK(gs_engine_run(w.e));
         ASSERT_EQ(b->first_start, borrow ? 0 : 100 * GS_SEC);
         done(&w);
@@ -134,7 +134,7 @@ static void t_yarn_relax(void)
         ASSERT_OK(mk(&w, "1x2x4", "yarn-cs", sets));
         job(&w, 1, 0, 3, 1000, NULL); /* n0: 1 free */
         job(&w, 2, 0, 3, 1000, NULL); /* n1: 1 free */
-        gs_job *z = job(&w, 3, 0, 2, 10, NULL);
+        const gs_job *z = job(&w, 3, 0, 2, 10, NULL);
         ASSERT_OK(gs_engine_run(w.e));
         if (relax) {
             ASSERT_EQ(z->first_start, 180 * GS_SEC);
@@ -167,7 +167,7 @@ static void t_tiresias_demotion(void)
         world w;
         const char *sets[] = {"queues=100", NULL};
         ASSERT_OK(mk(&w, "2", las ? "las" : "tiresias-las", sets));
-        gs_job *a = job(&w, 1, 0, 2, 300, NULL), *b = job(&w, 2, 10, 2, 30, NULL);
+        const gs_job *a = job(&w, 1, 0, 2, 300, NULL), *b = job(&w, 2, 10, 2, 30, NULL);
         ASSERT_OK(gs_engine_run(w.e));
         gs_time t = las ? 100 * GS_SEC : 50 * GS_SEC;
         ASSERT_EQ(b->first_start, t);
@@ -201,7 +201,7 @@ static void t_tiresias_promote_knob(void)
         ASSERT_OK(mk(&w, "2", "tiresias-las", sets));
         starts st = {1, {0}, 0};
         gs_engine_set_observer(w.e, record_starts, &st);
-        gs_job *a = job(&w, 1, 0, 2, 1000, NULL);
+        const gs_job *a = job(&w, 1, 0, 2, 1000, NULL);
         for (int k = 0; k < 5; k++) job(&w, 10 + k, 50 + 40 * k, 2, 40, NULL);
         ASSERT_OK(gs_engine_run(w.e));
         ASSERT(st.n >= 2);
@@ -236,7 +236,7 @@ static void t_gittins_prefers_likely_finishers(void)
     gs_engine_opts_init(&o);
     o.read_file = test_read_file;
     if (gs_engine_create(w.c, "tiresias-gittins", &w.p, &o, &w.e, &d)) T_FAIL("%s", d.msg);
-    gs_job *b = job(&w, 2, 0, 1, 500, NULL), *a = job(&w, 1, 20, 1, 5, NULL);
+    const gs_job *b = job(&w, 2, 0, 1, 500, NULL), *a = job(&w, 1, 20, 1, 5, NULL);
     ASSERT_OK(gs_engine_run(w.e));
     ASSERT_EQ(a->first_start, 20 * GS_SEC); /* preempts b at once */
     ASSERT_EQ(b->preemptions, 1);
@@ -260,7 +260,7 @@ static void t_param_fuzz_regressions(void)
      * at 1e5 s, preempted by B, and would be promoted after 1e9 x its service */
     const char *knob[] = {"queues=100000", "promote_knob=1e9", NULL};
     ASSERT_OK(mk(&w, "1", "las", knob));
-    gs_job *a = job(&w, 1, 0, 1, 1000000, NULL), *b = job(&w, 2, 200000, 1, 10, NULL);
+    const gs_job *a = job(&w, 1, 0, 1, 1000000, NULL), *b = job(&w, 2, 200000, 1, 10, NULL);
     ASSERT_OK(gs_engine_run(w.e));
     ASSERT_EQ(b->first_start, 200000 * GS_SEC);
     ASSERT_EQ(a->state, GS_JOB_DONE);
@@ -271,7 +271,7 @@ static void t_param_fuzz_regressions(void)
      * (tiresias-gittins computes every running job's service at each pass) */
     const char *q[] = {"queues=3600", NULL};
     ASSERT_OK(mk(&w, "100x1024", "tiresias-gittins", q));
-    gs_job *h = job(&w, 1, 0, 102400, 1e11, NULL);
+    const gs_job *h = job(&w, 1, 0, 102400, 1e11, NULL);
     job(&w, 2, 9e10, 1, 10, NULL);
     ASSERT_OK(gs_engine_run(w.e));
     ASSERT_EQ(h->state, GS_JOB_DONE);
@@ -334,8 +334,8 @@ static void t_srtf_srsf_sjf(void)
     for (int k = 0; k < 3; k++) {
         world w;
         ASSERT_OK(mk(&w, "1", pols[k], NULL));
-        gs_job *a = job(&w, 1, 0, 1, 100, NULL), *b = job(&w, 2, 10, 1, 10, NULL),
-               *c = job(&w, 3, 20, 1, 5, NULL);
+        const gs_job *a = job(&w, 1, 0, 1, 100, NULL), *b = job(&w, 2, 10, 1, 10, NULL),
+                     *c = job(&w, 3, 20, 1, 5, NULL);
         ASSERT_OK(gs_engine_run(w.e));
         if (k < 2) { /* preemptive: b at 10, c after b (5 < 10-... b has 0 left at 20) */
             ASSERT_EQ(b->first_start, 10 * GS_SEC);
@@ -360,7 +360,7 @@ static void t_srsf_weighs_gpus(void)
     for (int srsf = 0; srsf <= 1; srsf++) {
         world w;
         ASSERT_OK(mk(&w, "2", srsf ? "srsf" : "srtf", NULL));
-        gs_job *a = job(&w, 1, 0, 2, 60, NULL), *b = job(&w, 2, 10, 1, 60, NULL);
+        const gs_job *a = job(&w, 1, 0, 2, 60, NULL), *b = job(&w, 2, 10, 1, 60, NULL);
         ASSERT_OK(gs_engine_run(w.e));
         ASSERT_EQ(b->first_start, (srsf ? 10 : 60) * GS_SEC);
         ASSERT_EQ(a->preemptions, srsf);
@@ -374,7 +374,7 @@ static void t_preemption_pays_restart(void)
     world w;
     const char *sets[] = {"preempt_cost=20s", NULL};
     ASSERT_OK(mk(&w, "1", "srtf", sets));
-    gs_job *a = job(&w, 1, 0, 1, 100, NULL), *b = job(&w, 2, 10, 1, 10, NULL);
+    const gs_job *a = job(&w, 1, 0, 1, 100, NULL), *b = job(&w, 2, 10, 1, 10, NULL);
     ASSERT_OK(gs_engine_run(w.e));
     ASSERT_EQ(b->end, 20 * GS_SEC);
     ASSERT_EQ(a->end, 130 * GS_SEC);
@@ -389,9 +389,9 @@ static void t_consolidated_preemption_minimal(void)
     world w;
     const char *sets[] = {"queues=10", NULL};
     ASSERT_OK(mk(&w, "2x4", "tiresias-las", sets));
-    gs_job *small[8];
+    const gs_job *small[8];
     for (int i = 0; i < 8; i++) small[i] = job(&w, 10 + i, 0, 1, 1000, NULL);
-    gs_job *big = job(&w, 1, 100, 4, 50, NULL);
+    const gs_job *big = job(&w, 1, 100, 4, 50, NULL);
     ASSERT_OK(gs_engine_run(w.e));
     ASSERT_EQ(big->first_start, 100 * GS_SEC);
     int pre = 0;

@@ -64,7 +64,7 @@ static void done(world *w)
     gs_params_release(&w->p);
 }
 
-static gs_job *job(world *w, int64_t id, int gpus, const char *vc, int prio)
+static const gs_job *job(world *w, int64_t id, int gpus, const char *vc, int prio)
 {
     gs_job_spec s;
     gs_job_spec_init(&s);
@@ -74,7 +74,7 @@ static gs_job *job(world *w, int64_t id, int gpus, const char *vc, int prio)
     s.duration = gs_time_from_sec(100);
     s.vc = vc;
     s.priority = prio;
-    gs_job *j = NULL;
+    const gs_job *j = NULL;
     gs_engine_add_job(w->e, &s, &j, NULL);
     return j;
 }
@@ -106,8 +106,8 @@ static void t_defaults_and_reasons(void)
 {
     world w;
     ASSERT_OK(mk(&w, "8", "fifo", NULL));
-    gs_job *a = job(&w, 1, 6, NULL, 0), *b = job(&w, 2, 4, "x", 0), *c = job(&w, 3, 1, NULL, 0),
-           *d = job(&w, 4, 3, NULL, 0);
+    const gs_job *a = job(&w, 1, 6, NULL, 0), *b = job(&w, 2, 4, "x", 0),
+                 *c = job(&w, 3, 1, NULL, 0), *d = job(&w, 4, 3, NULL, 0);
     ASSERT_EQ(gs_engine_step(w.e), 1);
     ASSERT_EQ(a->state, GS_JOB_RUNNING);
     /* b is the blocked head (fifo says why); c and d were not looked at */
@@ -136,7 +136,7 @@ static void t_defaults_and_reasons(void)
     for (size_t i = 0; i < sizeof plain / sizeof *plain; i++) {
         ASSERT_OK(mk(&w, "2x4", plain[i], NULL));
         ASSERT_STR(text(&w, GS_QUEUE_GLOBAL), "in the queue (by submission)");
-        gs_job *j = job(&w, 1, 2, "q", 5);
+        const gs_job *j = job(&w, 1, 2, "q", 5);
         ASSERT_EQ(key(&w, j).queue, GS_QUEUE_GLOBAL);
         ASSERT_EQ(gs_engine_vc_guarantee(w.e, "q"), -1);
         done(&w);
@@ -161,7 +161,7 @@ static void t_reordering_policies(void)
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         world w;
         ASSERT_OK(mk(&w, "8", want[i].policy, NULL));
-        gs_job *a = job(&w, 1, 2, "a", 0), *b = job(&w, 2, 2, "b", 9);
+        const gs_job *a = job(&w, 1, 2, "a", 0), *b = job(&w, 2, 2, "b", 9);
         gs_queue_key ka = key(&w, a), kb = key(&w, b);
         ASSERT_EQ(ka.queue, GS_QUEUE_GLOBAL);
         ASSERT_EQ(kb.queue, GS_QUEUE_GLOBAL);
@@ -180,8 +180,8 @@ static void t_yarn_quota(void)
         world w;
         const char *sets[] = {"quotas=a:4,b:2", NULL};
         ASSERT_OK(mk(&w, "8", pols[i], sets));
-        gs_job *a1 = job(&w, 1, 1, "a", 0), *b1 = job(&w, 2, 1, "b", 0),
-               *a2 = job(&w, 3, 1, "a", 50);
+        const gs_job *a1 = job(&w, 1, 1, "a", 0), *b1 = job(&w, 2, 1, "b", 0),
+                     *a2 = job(&w, 3, 1, "a", 50);
         gs_queue_key k1 = key(&w, a1), k2 = key(&w, b1), k3 = key(&w, a2);
         ASSERT_EQ(k1.queue, a1->vc);
         ASSERT_EQ(k2.queue, b1->vc);
@@ -227,8 +227,8 @@ static void t_hived_private(void)
     for (int i = 0; i < 2; i++) {
         world w;
         ASSERT_OK(mk(&w, "hived", pols[i], NULL));
-        gs_job *lo = job(&w, 1, 1, "v", 10), *hi = job(&w, 2, 1, "v", 100),
-               *hi2 = job(&w, 3, 1, "v", 100), *o = job(&w, 4, 1, "w", 100);
+        const gs_job *lo = job(&w, 1, 1, "v", 10), *hi = job(&w, 2, 1, "v", 100),
+                     *hi2 = job(&w, 3, 1, "v", 100), *o = job(&w, 4, 1, "w", 100);
         gs_queue_key kl = key(&w, lo), kh = key(&w, hi), kh2 = key(&w, hi2), ko = key(&w, o);
         ASSERT_EQ(kl.queue, lo->vc);
         ASSERT_EQ(ko.queue, o->vc);
@@ -314,7 +314,8 @@ static void t_unknown_policy(void)
 {
     world w;
     ASSERT_OK(mk_ops(&w, "8", &tq_ops, NULL));
-    gs_job *a = job(&w, 1, 2, NULL, 0), *b = job(&w, 2, 2, NULL, 0), *c = job(&w, 3, 1, NULL, 0);
+    const gs_job *a = job(&w, 1, 2, NULL, 0), *b = job(&w, 2, 2, NULL, 0),
+                 *c = job(&w, 3, 1, NULL, 0);
     ASSERT_EQ(gs_engine_step(w.e), 1);
     gs_queue_key ka = key(&w, a), kb = key(&w, b), kc = key(&w, c);
     ASSERT_EQ(ka.queue, 2);

@@ -22,6 +22,13 @@
  * with an error and no change.  So no policy can give a GPU to two jobs or
  * start part of a gang.
  *
+ * Jobs are read-only outside the engine: inspection (gs_engine_job,
+ * gs_engine_find_job, observer records, the out parameters of add/submit/
+ * adopt) gives const gs_job pointers, and every call that changes a job takes
+ * it back as a const pointer - its identity; the engine changes its own copy.
+ * Policies get writable jobs from their hooks and gs_policy_job() (policy.h),
+ * and still change them only through these calls.
+ *
  * Every state change is reported to an optional observer, in order.  The
  * simulator turns records into metrics and timelines; the daemon persists
  * them before it acts on them (start a process, signal it, ...).
@@ -125,7 +132,7 @@ const char *gs_rec_type_name(gs_rec_type t);
 typedef struct gs_record {
     gs_time t;
     gs_rec_type type;
-    gs_job *job;        /* NULL for node records */
+    const gs_job *job;  /* NULL for node records */
     int node;           /* node index for NODE_* records, else -1 */
     const char *reason; /* short explanation, may be NULL; borrowed for the call */
 } gs_record;
@@ -159,11 +166,11 @@ void gs_engine_set_observer(gs_engine *e, gs_observer_fn fn, void *ud);
  * id); the others take fresh ids (see gs_engine_reserve_ids); *out is the
  * first task.
  */
-int gs_engine_add_job(gs_engine *e, const gs_job_spec *spec, gs_job **out, gs_diag *diag);
+int gs_engine_add_job(gs_engine *e, const gs_job_spec *spec, const gs_job **out, gs_diag *diag);
 /* Ids below 'next' are taken by the caller: automatic ids start at 'next'. */
 void gs_engine_reserve_ids(gs_engine *e, int64_t next);
 /* LIVE: add a job arriving now; it is considered at the next advance. */
-int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, gs_job **out,
+int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, const gs_job **out,
                      gs_diag *diag);
 /*
  * LIVE, restart recovery: add a job that is already running on 'gpus'
@@ -173,7 +180,7 @@ int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, gs_job 
  * that of gs_engine_start (GS_ECONFLICT if a GPU is taken).
  */
 int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int n, gs_time started,
-                    gs_time queued, gs_time executed, gs_job **out, gs_diag *diag);
+                    gs_time queued, gs_time executed, const gs_job **out, gs_diag *diag);
 /*
  * Restart recovery: the accounting a job had before the daemon restarted,
  * restored onto the job just added or adopted again.  Each field set to
@@ -195,7 +202,7 @@ typedef struct gs_job_accounting {
 /* All fields "keep". */
 void gs_job_accounting_init(gs_job_accounting *a);
 /* Restore a job's accounting (see gs_job_accounting); its state does not change. */
-int gs_engine_restore_accounting(gs_engine *e, gs_job *j, const gs_job_accounting *a);
+int gs_engine_restore_accounting(gs_engine *e, const gs_job *j, const gs_job_accounting *a);
 /* Schedule a node failure (down=1) or recovery (down=0) at time t. */
 int gs_engine_add_node_event(gs_engine *e, gs_time t, int node, int down);
 
@@ -211,16 +218,17 @@ int gs_engine_run(gs_engine *e);
 /* LIVE: move time to 'now' (monotonic), fire due events, run a policy pass. */
 int gs_engine_advance(gs_engine *e, gs_time now);
 /* LIVE: tasks of 'j' (RUNNING, PREEMPTED or SUSPENDED) are gone.  exit_code 0 = success. */
-int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *reason, gs_time now);
+int gs_engine_task_exited(gs_engine *e, const gs_job *j, int exit_code, const char *reason,
+                          gs_time now);
 /* Cancel a job in any non-final state (LIVE; also usable in SIM tests). */
-int gs_engine_cancel(gs_engine *e, gs_job *j, const char *reason, gs_time now);
+int gs_engine_cancel(gs_engine *e, const gs_job *j, const char *reason, gs_time now);
 
 /* ---- inspecting it ------------------------------------------------------- */
 
 gs_time gs_engine_now(const gs_engine *e);
 size_t gs_engine_njobs(const gs_engine *e);
-gs_job *gs_engine_job(const gs_engine *e, size_t slot);
-gs_job *gs_engine_find_job(const gs_engine *e, int64_t id); /* NULL if absent */
+const gs_job *gs_engine_job(const gs_engine *e, size_t slot);
+const gs_job *gs_engine_find_job(const gs_engine *e, int64_t id); /* NULL if absent */
 gs_cluster *gs_engine_cluster(const gs_engine *e);
 const char *gs_engine_policy_name(const gs_engine *e);
 const gs_engine_opts *gs_engine_opts_get(const gs_engine *e);
@@ -251,14 +259,14 @@ int gs_engine_error(const gs_engine *e);
  * Returns 0, GS_ESTATE (not pending), GS_EINVAL (wrong count, task split
  * across nodes, duplicate GPU, wrong type) or GS_ECONFLICT (GPU busy/down).
  */
-int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n);
+int gs_engine_start(gs_engine *e, const gs_job *j, const int *gpus, int n);
 /*
  * Build the placement request for j with the engine's placement mode and the
  * given locality, find GPUs and start.  GS_ENOFIT when nothing fits now.
  * Failures are cached per request shape until GPUs are released, so a pass
  * over thousands of waiting jobs of a few shapes stays cheap.
  */
-int gs_engine_try_start(gs_engine *e, gs_job *j, gs_locality level);
+int gs_engine_try_start(gs_engine *e, const gs_job *j, gs_locality level);
 /*
  * Start pending job j, making room by preempting running jobs if needed.
  * First tries the free GPUs alone; otherwise treats the GPUs of cands[0],
@@ -270,8 +278,8 @@ int gs_engine_try_start(gs_engine *e, gs_job *j, gs_locality level);
  * LIVE mode the victims hold their GPUs until they exit, so j starts at a
  * later pass.
  */
-int gs_engine_start_preempting(gs_engine *e, gs_job *j, gs_locality level, gs_job *const *cands,
-                               int ncands, const char *why);
+int gs_engine_start_preempting(gs_engine *e, const gs_job *j, gs_locality level,
+                               const gs_job *const *cands, int ncands, const char *why);
 /* Read a data file through the program's reader (see gs_engine_opts.read_file). */
 int gs_engine_read_file(const gs_engine *e, const char *path, char **buf, size_t *len, gs_diag *d);
 /* Mechanism costs the engine charges (read-only). */
@@ -284,13 +292,13 @@ void gs_engine_place_req(const gs_engine *e, const gs_job *j, gs_locality level,
  * when the job is PENDING again - in SIM before this call returns, even when
  * it is made from schedule() (policy.h, "Re-entry"); its error is returned.
  */
-int gs_engine_preempt(gs_engine *e, gs_job *j, const char *reason);
+int gs_engine_preempt(gs_engine *e, const gs_job *j, const char *reason);
 /*
  * Reject an arrived PENDING job for a policy-specific reason (e.g. a gang
  * larger than its virtual cluster's guarantee).  The job becomes REJECTED;
  * the policy's on_finish is not called (the policy is the caller).
  */
-int gs_engine_reject(gs_engine *e, gs_job *j, const char *reason);
+int gs_engine_reject(gs_engine *e, const gs_job *j, const char *reason);
 /* Ask for on_timer(tag) at time 'when' (>= now). */
 int gs_engine_set_timer(gs_engine *e, gs_time when, uint64_t tag);
 /*
@@ -300,14 +308,14 @@ int gs_engine_set_timer(gs_engine *e, gs_time when, uint64_t tag);
  */
 void gs_engine_set_max_locality(gs_engine *e, gs_locality level);
 /* Record why a pending job waits (static or long-lived string). */
-void gs_engine_set_reason(gs_engine *e, gs_job *j, const char *reason);
+void gs_engine_set_reason(gs_engine *e, const gs_job *j, const char *reason);
 /*
  * From a hook (e.g. on_timer): run schedule() at this instant even if no job
  * is pending or suspended (periodic work such as Gandiva's introspection).
  */
 void gs_engine_request_pass(gs_engine *e);
 /* Emit a NOTE record (policy decisions worth tracing). */
-void gs_engine_note(gs_engine *e, gs_job *j, const char *reason);
+void gs_engine_note(gs_engine *e, const gs_job *j, const char *reason);
 
 /* ---- mechanisms: suspend/resume, packing, migration, resizing -------------- */
 
@@ -331,14 +339,14 @@ void gs_engine_note(gs_engine *e, gs_job *j, const char *reason);
  * held by the stopped process (see docs/daemon.md).  GS_ESTATE if it is not
  * RUNNING or would finish within its current mini-batch.
  */
-int gs_engine_suspend(gs_engine *e, gs_job *j, const char *reason);
+int gs_engine_suspend(gs_engine *e, const gs_job *j, const char *reason);
 /*
  * Resume a SUSPENDED job on 'gpus' (n == j->gpus, grouped by task).  On the
  * nodes it was suspended from it pays the copy back; elsewhere a migration
  * (its state moves across nodes).  LIVE: only on the GPUs it left (SIGCONT),
  * else GS_EUNSUPPORTED.  Validation as gs_engine_start().
  */
-int gs_engine_resume(gs_engine *e, gs_job *j, const int *gpus, int n);
+int gs_engine_resume(gs_engine *e, const gs_job *j, const int *gpus, int n);
 /*
  * Pack job j (PENDING, arrived, or SUSPENDED) onto the GPUs of 'host', a
  * RUNNING job of the same GPU count that shares them with nobody.  Allowed
@@ -347,13 +355,13 @@ int gs_engine_resume(gs_engine *e, gs_job *j, const int *gpus, int n);
  * rates (gsched/profiles.h) until one of them stops.  GS_ENOFIT when memory
  * or the pair does not allow it; SIM only (LIVE: GS_EUNSUPPORTED).
  */
-int gs_engine_pack(gs_engine *e, gs_job *j, gs_job *host);
+int gs_engine_pack(gs_engine *e, const gs_job *j, const gs_job *host);
 /*
  * Move a RUNNING job to 'gpus' (n == j->gpus; may overlap its current GPUs):
  * checkpoint, move, restore (gs_costs_migrate).  A packed job leaves its
  * pack.  SIM only (LIVE: GS_EUNSUPPORTED).
  */
-int gs_engine_migrate(gs_engine *e, gs_job *j, const int *gpus, int n, const char *reason);
+int gs_engine_migrate(gs_engine *e, const gs_job *j, const int *gpus, int n, const char *reason);
 /*
  * Change a RUNNING elastic job (max_gpus > 0) to n GPUs on 'gpus' (may
  * overlap its current ones): n a multiple of gpus_per_task within
@@ -361,7 +369,7 @@ int gs_engine_migrate(gs_engine *e, gs_job *j, const int *gpus, int n, const cha
  * new size; progress then follows the scaling curve (gs_costs_scale).  A
  * packed job cannot be resized (GS_ESTATE).  SIM only.
  */
-int gs_engine_resize(gs_engine *e, gs_job *j, const int *gpus, int n, const char *reason);
+int gs_engine_resize(gs_engine *e, const gs_job *j, const int *gpus, int n, const char *reason);
 /* Profiles the engine charges mechanisms from (read-only; never NULL). */
 const gs_profiles *gs_engine_profiles(const gs_engine *e);
 /* Profile of a job on the GPU type of its current or last GPUs (never NULL). */

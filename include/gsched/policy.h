@@ -100,6 +100,13 @@ struct gs_policy_ops {
     const char *(*vc_declared)(void *state, size_t i);
 };
 
+/*
+ * The job at a slot, writable: policies get jobs from their hooks and from
+ * here (gs_engine_job() gives read-only jobs to everyone else); they still
+ * change them only through the gs_engine_* requests.  NULL past the end.
+ */
+gs_job *gs_policy_job(gs_engine *e, size_t slot);
+
 /* Look a policy up by name; NULL if unknown. */
 const gs_policy_ops *gs_policy_find(const char *name);
 /* Registry iteration: i = 0, 1, ... until NULL. */

@@ -293,10 +293,27 @@ static ev heap_pop(gs_engine *e)
 
 /* ---- jobs ------------------------------------------------------------------------ */
 
-gs_job *gs_engine_job(const gs_engine *e, size_t slot)
+/* The engine's own (mutable) job at a slot: the one place job pointers come from. */
+static gs_job *job_at(const gs_engine *e, size_t slot)
 {
     if (slot >= e->njobs) return NULL;
     return &e->blocks[slot >> JOB_BLOCK_BITS][slot & (JOB_BLOCK - 1)];
+}
+
+/* A job handed back by a caller (read-only outside the engine): the engine's own copy. */
+static gs_job *mut(const gs_engine *e, const gs_job *j)
+{
+    return job_at(e, (size_t)j->slot);
+}
+
+const gs_job *gs_engine_job(const gs_engine *e, size_t slot)
+{
+    return job_at(e, slot);
+}
+
+gs_job *gs_policy_job(gs_engine *e, size_t slot)
+{
+    return job_at(e, slot);
 }
 
 size_t gs_engine_njobs(const gs_engine *e)
@@ -304,10 +321,10 @@ size_t gs_engine_njobs(const gs_engine *e)
     return e->njobs;
 }
 
-gs_job *gs_engine_find_job(const gs_engine *e, int64_t id)
+const gs_job *gs_engine_find_job(const gs_engine *e, int64_t id)
 {
     int32_t s = idmap_get(&e->ids, id);
-    return s < 0 ? NULL : gs_engine_job(e, (size_t)s);
+    return s < 0 ? NULL : job_at(e, (size_t)s);
 }
 
 static gs_job *new_job(gs_engine *e)
@@ -321,7 +338,7 @@ static gs_job *new_job(gs_engine *e)
         e->nblocks++;
     }
     size_t slot = e->njobs++;
-    gs_job *j = gs_engine_job(e, slot);
+    gs_job *j = job_at(e, slot);
     memset(j, 0, sizeof *j);
     j->slot = (int32_t)slot;
     j->pack_with = -1; /* consistent at once: filling it in may fail half-way */
@@ -375,7 +392,7 @@ void gs_engine_reserve_ids(gs_engine *e, int64_t next)
 
 static int add_one(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *diag);
 
-int gs_engine_add_job(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *diag)
+static int add_job(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *diag)
 {
     if (e->err) return e->err;
     if (s->gang || s->ntasks <= 1) return add_one(e, s, out, diag);
@@ -473,7 +490,15 @@ static int add_one(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *di
     return 0;
 }
 
-int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, gs_job **out,
+int gs_engine_add_job(gs_engine *e, const gs_job_spec *s, const gs_job **out, gs_diag *diag)
+{
+    gs_job *j = NULL;
+    int rc = add_job(e, s, &j, diag);
+    if (out) *out = j;
+    return rc;
+}
+
+int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, const gs_job **out,
                      gs_diag *diag)
 {
     if (e->err) return e->err;
@@ -485,12 +510,12 @@ static void to_pending(gs_engine *e, gs_job *j);
 static int tr_start(gs_engine *e, gs_job *j, const int *gpus, int n);
 
 int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int n, gs_time started,
-                    gs_time queued, gs_time executed, gs_job **out, gs_diag *diag)
+                    gs_time queued, gs_time executed, const gs_job **out, gs_diag *diag)
 {
     if (e->err) return e->err;
     gs_job *j;
     gs_job_spec s = *spec;
-    int rc = gs_engine_add_job(e, &s, &j, diag);
+    int rc = add_job(e, &s, &j, diag);
     if (rc) return rc;
     /* the arrival event stays in the heap and is ignored: the job is past it */
     j->arrived = 1;
@@ -521,8 +546,9 @@ void gs_job_accounting_init(gs_job_accounting *a)
     *a = (gs_job_accounting){-1, -1, -1, -1, -1.0, GS_TIME_NONE, -1, -1};
 }
 
-int gs_engine_restore_accounting(gs_engine *e, gs_job *j, const gs_job_accounting *a)
+int gs_engine_restore_accounting(gs_engine *e, const gs_job *cj, const gs_job_accounting *a)
 {
+    gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (a->group >= 0) j->group = a->group;
     if (a->task_index >= 0) j->task_index = a->task_index;
@@ -592,8 +618,9 @@ static void fail_remember(gs_engine *e, const gs_place_req *r)
                      r->mem_mb_per_task, (int)r->level,    r->scope,    e->epoch};
 }
 
-int gs_engine_try_start(gs_engine *e, gs_job *j, gs_locality level)
+int gs_engine_try_start(gs_engine *e, const gs_job *cj, gs_locality level)
 {
+    gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (j->state != GS_JOB_PENDING) return GS_ESTATE;
     gs_place_req r;
@@ -629,9 +656,10 @@ static void recharge_and_alloc(gs_engine *e, gs_job *v)
                                v->cpus_per_task, v->mem_mb_per_task);
 }
 
-int gs_engine_start_preempting(gs_engine *e, gs_job *j, gs_locality level, gs_job *const *cands,
-                               int ncands, const char *why)
+int gs_engine_start_preempting(gs_engine *e, const gs_job *cj, gs_locality level,
+                               const gs_job *const *cands, int ncands, const char *why)
 {
+    gs_job *j = mut(e, cj);
     if (j->state != GS_JOB_PENDING || !j->arrived) return GS_ESTATE;
     int rc = gs_engine_try_start(e, j, level);
     if (rc != GS_ENOFIT) return rc; /* started (0) or a real error */
@@ -641,7 +669,7 @@ int gs_engine_start_preempting(gs_engine *e, gs_job *j, gs_locality level, gs_jo
     if (!out) return latch(e, GS_ENOMEM);
     int k = 0, found = 0, prc = 0;
     for (; k < ncands && !found; k++) {
-        gs_job *v = cands[k];
+        gs_job *v = mut(e, cands[k]);
         if (v->state != GS_JOB_RUNNING || !v->alloc) continue;
         if (refund_and_release(e, v)) break;
         prc = gs_place_find(e->c, &r, out);
@@ -653,7 +681,8 @@ int gs_engine_start_preempting(gs_engine *e, gs_job *j, gs_locality level, gs_jo
     }
     /* undo every tentative release, then preempt only the jobs the placement uses */
     for (int i = 0; i < k; i++)
-        if (cands[i]->state == GS_JOB_RUNNING && cands[i]->alloc) recharge_and_alloc(e, cands[i]);
+        if (cands[i]->state == GS_JOB_RUNNING && cands[i]->alloc)
+            recharge_and_alloc(e, mut(e, cands[i]));
     if (prc == GS_ENOMEM) return latch(e, prc);
     if (!found) return GS_ENOFIT;
     /* copy the placement: hooks run inside gs_engine_preempt may reuse the scratch buffer */
@@ -662,7 +691,7 @@ int gs_engine_start_preempting(gs_engine *e, gs_job *j, gs_locality level, gs_jo
     memcpy(pl, out, (size_t)j->gpus * sizeof *pl);
     int npre = 0;
     for (int i = 0; i < k; i++) {
-        gs_job *v = cands[i];
+        gs_job *v = mut(e, cands[i]);
         if (v->state != GS_JOB_RUNNING || !v->alloc) continue;
         int uses = 0;
         for (int a = 0; a < v->nalloc && !uses; a++)
@@ -874,7 +903,7 @@ static void set_speed(gs_engine *e, gs_job *j)
  */
 static void unpack(gs_engine *e, gs_job *j)
 {
-    gs_job *s = gs_engine_job(e, (size_t)j->pack_with);
+    gs_job *s = job_at(e, (size_t)j->pack_with);
     if (j->pack_guest) {
         for (int k = 0; k < j->nalloc; k++)
             gs_cluster_unshare(e->c, j->alloc[k], gs_engine_job_gpu_mem(e, j));
@@ -988,8 +1017,9 @@ static int tr_start(gs_engine *e, gs_job *j, const int *gpus, int n)
     return e->err;
 }
 
-int gs_engine_start(gs_engine *e, gs_job *j, const int *gpus, int n)
+int gs_engine_start(gs_engine *e, const gs_job *cj, const int *gpus, int n)
 {
+    gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (j->state != GS_JOB_PENDING || !j->arrived) return GS_ESTATE;
     return tr_start(e, j, gpus, n);
@@ -1059,8 +1089,9 @@ static int tr_stop(gs_engine *e, gs_job *j, const char *reason)
     return 0;
 }
 
-int gs_engine_preempt(gs_engine *e, gs_job *j, const char *reason)
+int gs_engine_preempt(gs_engine *e, const gs_job *cj, const char *reason)
 {
+    gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
     j->preemptions++;
@@ -1151,8 +1182,9 @@ static int tr_suspend(gs_engine *e, gs_job *j, const char *reason)
     return 0;
 }
 
-int gs_engine_suspend(gs_engine *e, gs_job *j, const char *reason)
+int gs_engine_suspend(gs_engine *e, const gs_job *cj, const char *reason)
 {
+    gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
     return tr_suspend(e, j, reason);
@@ -1244,8 +1276,9 @@ static int tr_resume(gs_engine *e, gs_job *j, const int *gpus, int n)
     return e->err;
 }
 
-int gs_engine_resume(gs_engine *e, gs_job *j, const int *gpus, int n)
+int gs_engine_resume(gs_engine *e, const gs_job *cj, const int *gpus, int n)
 {
+    gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
     if (e->opts.mode == GS_ENGINE_LIVE && !same_gpus(j, gpus, n)) return GS_EUNSUPPORTED;
@@ -1254,8 +1287,9 @@ int gs_engine_resume(gs_engine *e, gs_job *j, const int *gpus, int n)
 
 static int tr_pack(gs_engine *e, gs_job *j, gs_job *host, double rj, double rh);
 
-int gs_engine_pack(gs_engine *e, gs_job *j, gs_job *host)
+int gs_engine_pack(gs_engine *e, const gs_job *cj, const gs_job *chost)
 {
+    gs_job *j = mut(e, cj), *host = mut(e, chost);
     if (e->err) return e->err;
     if (e->opts.mode == GS_ENGINE_LIVE) return GS_EUNSUPPORTED;
     int from_pending = j->state == GS_JOB_PENDING;
@@ -1354,8 +1388,9 @@ static int swap_gpus(gs_engine *e, gs_job *j, const int *gpus, int n, int ntasks
     return 0;
 }
 
-int gs_engine_migrate(gs_engine *e, gs_job *j, const int *gpus, int n, const char *reason)
+int gs_engine_migrate(gs_engine *e, const gs_job *cj, const int *gpus, int n, const char *reason)
 {
+    gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (e->opts.mode == GS_ENGINE_LIVE) return GS_EUNSUPPORTED;
     if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
@@ -1417,8 +1452,9 @@ int gs_engine_migrate(gs_engine *e, gs_job *j, const int *gpus, int n, const cha
     return e->err;
 }
 
-int gs_engine_resize(gs_engine *e, gs_job *j, const int *gpus, int n, const char *reason)
+int gs_engine_resize(gs_engine *e, const gs_job *cj, const int *gpus, int n, const char *reason)
 {
+    gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (e->opts.mode == GS_ENGINE_LIVE) return GS_EUNSUPPORTED;
     if (j->state != GS_JOB_RUNNING || j->pack_with >= 0) return GS_ESTATE;
@@ -1455,16 +1491,19 @@ int gs_engine_resize(gs_engine *e, gs_job *j, const int *gpus, int n, const char
     return e->err;
 }
 
-int gs_engine_cancel(gs_engine *e, gs_job *j, const char *reason, gs_time now)
+int gs_engine_cancel(gs_engine *e, const gs_job *cj, const char *reason, gs_time now)
 {
+    gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (now > e->now) e->now = now;
     if (gs_job_state_final(j->state)) return GS_ESTATE;
     return tr_finish(e, j, GS_JOB_CANCELLED, reason ? reason : "cancelled");
 }
 
-int gs_engine_task_exited(gs_engine *e, gs_job *j, int exit_code, const char *reason, gs_time now)
+int gs_engine_task_exited(gs_engine *e, const gs_job *cj, int exit_code, const char *reason,
+                          gs_time now)
 {
+    gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (now > e->now) e->now = now;
     j->exit_code = exit_code;
@@ -1489,8 +1528,9 @@ static int tr_reject(gs_engine *e, gs_job *j, const char *reason)
     return e->err;
 }
 
-int gs_engine_reject(gs_engine *e, gs_job *j, const char *reason)
+int gs_engine_reject(gs_engine *e, const gs_job *cj, const char *reason)
 {
+    gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (j->state != GS_JOB_PENDING || !j->arrived) return GS_ESTATE;
     return tr_reject(e, j, reason ? reason : "rejected");
@@ -1508,10 +1548,9 @@ void gs_engine_set_max_locality(gs_engine *e, gs_locality level)
     e->max_level = level;
 }
 
-void gs_engine_set_reason(gs_engine *e, gs_job *j, const char *reason)
+void gs_engine_set_reason(gs_engine *e, const gs_job *j, const char *reason)
 {
-    (void)e;
-    j->reason = reason;
+    mut(e, j)->reason = reason;
 }
 
 void gs_engine_request_pass(gs_engine *e)
@@ -1519,8 +1558,9 @@ void gs_engine_request_pass(gs_engine *e)
     e->want_pass = 1;
 }
 
-void gs_engine_note(gs_engine *e, gs_job *j, const char *reason)
+void gs_engine_note(gs_engine *e, const gs_job *cj, const char *reason)
 {
+    gs_job *j = cj ? mut(e, cj) : NULL;
     emit(e, GS_REC_NOTE, j, -1, reason);
 }
 
@@ -1584,7 +1624,7 @@ static int node_event(gs_engine *e, int node, int down)
         for (int32_t g = nd->gpu_lo; g < nd->gpu_hi; g++) {
             int32_t owner;
             while ((owner = gs_cluster_gpu(e->c, g)->owner) >= 0) {
-                gs_job *j = gs_engine_job(e, (size_t)owner);
+                gs_job *j = job_at(e, (size_t)owner);
                 if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_PREEMPTED) break;
                 /* a lost node cannot checkpoint */
                 if ((rc = tr_requeue(e, j, GS_REC_REQUEUE, "node failed", 0, 1)) != 0) return rc;
@@ -1592,7 +1632,7 @@ static int node_event(gs_engine *e, int node, int down)
         }
         /* suspended jobs whose state was in the node's host memory lost it */
         for (size_t s = 0; e->nsuspended && s < e->njobs; s++) {
-            gs_job *j = gs_engine_job(e, s);
+            gs_job *j = job_at(e, s);
             if (j->state != GS_JOB_SUSPENDED || !j->last_alloc) continue;
             int on = 0;
             for (int k = 0; k < j->nlast_alloc && !on; k++)
@@ -1612,14 +1652,14 @@ static int handle(gs_engine *e, const ev *x)
     gs_job *j;
     switch (x->kind) {
     case EV_FINISH:
-        j = gs_engine_job(e, (size_t)x->key);
+        j = job_at(e, (size_t)x->key);
         if (j->state != GS_JOB_RUNNING || j->gen != x->gen) return 0; /* stale */
         e->events++;
         return tr_finish(e, j, GS_JOB_DONE, NULL);
     case EV_NODE: e->events++; return node_event(e, x->key, (int)x->gen);
-    case EV_ARRIVAL: e->events++; return tr_arrive(e, gs_engine_job(e, (size_t)x->key));
+    case EV_ARRIVAL: e->events++; return tr_arrive(e, job_at(e, (size_t)x->key));
     case EV_PROTECT:
-        j = gs_engine_job(e, (size_t)x->key);
+        j = job_at(e, (size_t)x->key);
         if (j->state != GS_JOB_RUNNING || j->gen != x->gen) return 0; /* stale */
         e->events++;
         return hook_job(e, e->pol->on_preemptible, j);
@@ -1782,8 +1822,8 @@ void gs_engine_destroy(gs_engine *e)
     free(e->pcache);
     free(e->busy);
     for (size_t i = 0; i < e->njobs; i++) {
-        free(gs_engine_job(e, i)->alloc);
-        free(gs_engine_job(e, i)->last_alloc);
+        free(job_at(e, i)->alloc);
+        free(job_at(e, i)->last_alloc);
     }
     for (size_t b = 0; b < e->nblocks; b++) free(e->blocks[b]);
     free(e->blocks);
@@ -1875,13 +1915,13 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
     int alloc = 0, packed = 0;
     size_t pend = 0, run = 0, susp = 0;
     for (size_t i = 0; i < e->njobs; i++) {
-        const gs_job *j = gs_engine_job(e, i);
+        const gs_job *j = job_at(e, i);
         if ((j->alloc != NULL) != holds_gpus(j))
             return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "job %lld: state %s but %d GPUs held",
                                (long long)j->id, gs_job_state_name(j->state), j->nalloc);
         int owner = j->slot;
         if (j->pack_with >= 0) {
-            const gs_job *s = gs_engine_job(e, (size_t)j->pack_with);
+            const gs_job *s = job_at(e, (size_t)j->pack_with);
             if (!s || s->pack_with != j->slot || s->pack_guest == j->pack_guest ||
                 j->state != GS_JOB_RUNNING || s->state != GS_JOB_RUNNING || s->nalloc != j->nalloc)
                 return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "job %lld: broken pack with slot %d",
@@ -1903,7 +1943,7 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
                                    "job %lld holds GPU %d owned by slot %d (%d users)",
                                    (long long)j->id, j->alloc[k], g->owner, g->users);
             if (j->pack_guest) {
-                const gs_job *s = gs_engine_job(e, (size_t)j->pack_with);
+                const gs_job *s = job_at(e, (size_t)j->pack_with);
                 if (s->alloc[k] != j->alloc[k])
                     return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
                                        "job %lld: packed on other GPUs than its host",
@@ -2028,7 +2068,7 @@ static int probe_preempt(gs_engine *e, const gs_job *t, const gs_queue_key *tk,
     if (!c) return latch(e, GS_ENOMEM);
     size_t n = 0;
     for (size_t s = 0; s < e->njobs && n < e->nrunning; s++) {
-        gs_job *v = gs_engine_job(e, s);
+        gs_job *v = job_at(e, s);
         if (v->state != GS_JOB_RUNNING || !v->alloc || v->pack_with >= 0 ||
             v->protect_until > e->now)
             continue;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "gsched/engine.h"
+#include "gsched/policy.h"
 #include "gsched/jobq.h"
 #include "internal.h"
 
@@ -91,7 +92,8 @@ int gs_plan_apply(gs_plan *p, gs_engine *e, int level, const char *why)
         if (j->state != GS_JOB_PENDING) continue;
         int rc;
         if (p->nvict)
-            rc = gs_engine_start_preempting(e, j, (gs_locality)level, p->vict, (int)p->nvict, why);
+            rc = gs_engine_start_preempting(e, j, (gs_locality)level,
+                                            (const gs_job *const *)p->vict, (int)p->nvict, why);
         else
             rc = gs_engine_try_start(e, j, (gs_locality)level);
         if (rc < 0 && gs_engine_error(e)) return gs_engine_error(e);
@@ -320,7 +322,7 @@ void gs_plan_visit_merged(gs_plan *p, gs_engine *e, const gs_kent *v, size_t n, 
             continue;
         }
         if (w < 0) break;
-        gs_plan_visit(p, gs_engine_job(e, (size_t)w));
+        gs_plan_visit(p, gs_policy_job(e, (size_t)w));
         w = gs_kset_next_fit(s, root, &s->key[w], p->free);
     }
 }

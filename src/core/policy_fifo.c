@@ -80,7 +80,7 @@ static int fifo_schedule(void *st)
     int32_t s = gs_jobq_first(&f->q);
     while (s >= 0 && gs_cluster_free(c) > 0) {
         int32_t next = gs_jobq_next(&f->q, s);
-        gs_job *j = gs_engine_job(f->e, (size_t)s);
+        gs_job *j = gs_policy_job(f->e, (size_t)s);
         int rc = gs_engine_try_start(f->e, j, GS_LOCALITY_STRICT);
         if (rc == GS_ENOMEM) return rc;
         if (rc == 0) {

@@ -138,7 +138,7 @@ static gj *J(gandiva *g, int32_t slot)
 
 static gs_job *job(gandiva *g, int32_t slot)
 {
-    return gs_engine_job(g->e, (size_t)slot);
+    return gs_policy_job(g->e, (size_t)slot);
 }
 
 static int *scratch(gandiva *g, size_t n)

@@ -276,7 +276,7 @@ static void redistribute(emul *m, int ci, const int32_t *jobs, size_t n)
 
 static int place(emul *m, int32_t slot)
 {
-    gs_job *j = gs_engine_job(m->e, (size_t)slot);
+    gs_job *j = gs_policy_job(m->e, (size_t)slot);
     int ci = class_of(m, j->gpus);
     if (ci < 0) return 0;
     sclass *c = &m->cls[ci];
@@ -525,7 +525,7 @@ static void apply(emul *m)
         for (int k = 0; k < m->cls[ci].n; k++) {
             nset *s = m->cls[ci].v[k];
             for (int x = 0; x < s->njobs; x++) {
-                gs_job *j = gs_engine_job(m->e, (size_t)s->jobs[x]);
+                gs_job *j = gs_policy_job(m->e, (size_t)s->jobs[x]);
                 if (j->state != GS_JOB_RUNNING) continue;
                 if (running_slot(s, s->jobs[x]) && in_set(m, j, s)) continue;
                 /* refused only when about to end */
@@ -538,7 +538,7 @@ static void apply(emul *m)
             nset *s = m->cls[ci].v[k];
             int conc = s->njobs < s->capacity ? s->njobs : s->capacity;
             for (int x = 0; x < conc; x++) {
-                gs_job *j = gs_engine_job(m->e, (size_t)s->jobs[x]);
+                gs_job *j = gs_policy_job(m->e, (size_t)s->jobs[x]);
                 if (j->state == GS_JOB_RUNNING) continue;
                 void *p = m->scratch;
                 if (grow(m, &p, &m->capscratch, (size_t)j->gpus, sizeof(int))) return;
@@ -580,7 +580,7 @@ static int step(emul *m)
         }
     }
     for (size_t i = 0; i < m->npend; i++)
-        gs_engine_set_reason(m->e, gs_engine_job(m->e, (size_t)m->pending[i]), "Resources");
+        gs_engine_set_reason(m->e, gs_policy_job(m->e, (size_t)m->pending[i]), "Resources");
     apply(m);
     int active = m->npend > 0;
     for (int ci = 0; ci < m->ncls && !active; ci++) active = m->cls[ci].n > 0;

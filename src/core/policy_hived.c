@@ -362,7 +362,7 @@ static void gkey_refresh(hived *h, int32_t g)
     if (gp->down)
         h->gkey[g] = GK_DOWN;
     else if (o >= 0 && (size_t)o < h->capj && h->jkind[o] == K_GUAR)
-        h->gkey[g] = gs_engine_job(h->e, (size_t)o)->priority;
+        h->gkey[g] = gs_policy_job(h->e, (size_t)o)->priority;
     else
         h->gkey[g] = GK_NONE;
 }
@@ -589,7 +589,7 @@ static int build_slots(hived *h, const gs_job *j, int v, gs_time now, int *diffe
                 for (int32_t g = s->lo; g < s->hi; g++)
                     if (h->gkey[g] == p) {
                         const gs_job *o =
-                            gs_engine_job(h->e, (size_t)gs_cluster_gpu(h->c, g)->owner);
+                            gs_policy_job(h->e, (size_t)gs_cluster_gpu(h->c, g)->owner);
                         lower += rank_of(h, o, now) > rj;
                     }
             s->avail1 = a1;
@@ -762,7 +762,7 @@ static int take_victims(hived *h, gs_time now, int32_t lo, int32_t blo, int32_t 
                 int64_t cover = 0, nj = 0, ng = 0, work = 0;
                 for (int i = 0; i < m; i++)
                     if (set & (1u << i)) {
-                        const gs_job *v = gs_engine_job(h->e, (size_t)cj[idx[i]]);
+                        const gs_job *v = gs_policy_job(h->e, (size_t)cj[idx[i]]);
                         cover += ck[idx[i]];
                         nj++;
                         ng += v->gpus;
@@ -785,8 +785,8 @@ static int take_victims(hived *h, gs_time now, int32_t lo, int32_t blo, int32_t 
                 for (int i = 0; i < m; i++) {
                     int c = idx[i];
                     if (take[c]) continue;
-                    const gs_job *x = gs_engine_job(h->e, (size_t)cj[c]);
-                    const gs_job *y = b >= 0 ? gs_engine_job(h->e, (size_t)cj[b]) : NULL;
+                    const gs_job *x = gs_policy_job(h->e, (size_t)cj[c]);
+                    const gs_job *y = b >= 0 ? gs_policy_job(h->e, (size_t)cj[b]) : NULL;
                     if (!y || ck[c] > ck[b] ||
                         (ck[c] == ck[b] && (x->gpus < y->gpus ||
                                             (x->gpus == y->gpus && x->last_start > y->last_start))))
@@ -807,7 +807,7 @@ static int take_victims(hived *h, gs_time now, int32_t lo, int32_t blo, int32_t 
             for (int i = 0; i < n && !already; i++)
                 already = gs_cluster_gpu(h->c, out[i])->owner == cj[c];
             if (already) continue;
-            const gs_job *v = gs_engine_job(h->e, (size_t)cj[c]);
+            const gs_job *v = gs_policy_job(h->e, (size_t)cj[c]);
             if (cost == 2)
                 vc->gjobs++;
             else
@@ -837,7 +837,7 @@ static int gusable(const hived *h, const gs_job *j, int32_t g, int pass2, int64_
     if (!pass2 || k == GK_DOWN || k > j->priority) return 0;
     if (k < j->priority) return 1;
     if (h->intra != I_LAS && h->intra != I_TLAS) return 0;
-    return rank_of(h, gs_engine_job(h->e, (size_t)gs_cluster_gpu(h->c, g)->owner), now) > rj;
+    return rank_of(h, gs_policy_job(h->e, (size_t)gs_cluster_gpu(h->c, g)->owner), now) > rj;
 }
 
 /*
@@ -991,7 +991,7 @@ static int collect_victims(hived *h, const int *gpus, int n, gs_job *self)
     for (int i = 0; i < n; i++) {
         int32_t o = gs_cluster_gpu(h->c, gpus[i])->owner;
         if (o < 0 || o == self->slot) continue;
-        gs_job *vj = gs_engine_job(h->e, (size_t)o);
+        gs_job *vj = gs_policy_job(h->e, (size_t)o);
         int dup = 0;
         for (int k = 0; k < nv && !dup; k++) dup = h->vict[k] == vj;
         if (dup) continue;
@@ -1246,14 +1246,14 @@ static int enqueue(hived *h, wq *w, gs_job *j)
     /* walk inwards from both ends of the run */
     int32_t f = k->first, l = k->last;
     for (;;) {
-        if (!queued_before(h, q, j, gs_engine_job(h->e, (size_t)l), now)) {
+        if (!queued_before(h, q, j, gs_policy_job(h->e, (size_t)l), now)) {
             if (q->next[l] >= 0 ? gs_jobq_insert_before(q, q->next[l], j->slot)
                                 : gs_jobq_push_back(q, j->slot))
                 return oom(h);
             if (l == k->last) k->last = j->slot;
             return 0;
         }
-        if (queued_before(h, q, j, gs_engine_job(h->e, (size_t)f), now)) {
+        if (queued_before(h, q, j, gs_policy_job(h->e, (size_t)f), now)) {
             if (gs_jobq_insert_before(q, f, j->slot)) return oom(h);
             if (f == k->first) k->first = j->slot;
             return 0;
@@ -1440,7 +1440,7 @@ static int h_timer(void *st, uint64_t tag)
     if ((size_t)slot >= h->capj || h->tgen[slot] != (uint32_t)tag) return h->err;
     /* a running job moved to a worse queue: its VC's waiting jobs may now outrank it */
     vc_changed(h, h->jvc[slot]);
-    gs_job *j = gs_engine_job(h->e, (size_t)slot);
+    gs_job *j = gs_policy_job(h->e, (size_t)slot);
     if (j->state == GS_JOB_RUNNING) arm_rank_timer(h, j, gs_engine_now(h->e));
     return h->err;
 }
@@ -1551,11 +1551,11 @@ static void overflow_walk(hived *h)
         int best = -1;
         for (int v = 0; v < h->nvc; v++)
             if (h->ovcur[v] >= 0 &&
-                (best < 0 || ovf_before(gs_engine_job(h->e, (size_t)h->ovcur[v]),
-                                        gs_engine_job(h->e, (size_t)h->ovcur[best]))))
+                (best < 0 || ovf_before(gs_policy_job(h->e, (size_t)h->ovcur[v]),
+                                        gs_policy_job(h->e, (size_t)h->ovcur[best]))))
                 best = v;
         if (best < 0) break;
-        gs_job *j = gs_engine_job(h->e, (size_t)h->ovcur[best]);
+        gs_job *j = gs_policy_job(h->e, (size_t)h->ovcur[best]);
         h->ovcur[best] = gs_jobq_next(&h->vc[best].waiting.q, j->slot);
         if (j->state != GS_JOB_PENDING || j->pinned_cell >= 0 || j->gpus > gs_cluster_free(h->c))
             continue;
@@ -1586,7 +1586,7 @@ static void pass_once(hived *h)
         h->ovf_walk = 1;
         size_t n = snapshot(h, &vc->waiting.q);
         for (size_t i = 0; i < n && !h->err; i++) {
-            gs_job *j = gs_engine_job(h->e, (size_t)h->walkv[i]);
+            gs_job *j = gs_policy_job(h->e, (size_t)h->walkv[i]);
             if (j->state != GS_JOB_PENDING) continue;
             int64_t rank = las ? rank_of(h, j, now) : 0;
             int pure = 1;
@@ -1614,7 +1614,7 @@ static void pass_once(hived *h)
         size_t n = snapshot(h, &h->opp.q);
         for (size_t i = 0; i < n && !h->err; i++) {
             int32_t s = h->walkv[i];
-            gs_job *j = gs_engine_job(h->e, (size_t)s);
+            gs_job *j = gs_policy_job(h->e, (size_t)s);
             if (j->state != GS_JOB_PENDING) continue;
             if (!opp_fail_cached(h, j)) {
                 if (gs_cluster_free(h->c) >= j->gpus && try_opportunistic(h, j)) {
@@ -1677,7 +1677,7 @@ static int h_check(void *st, gs_diag *d)
             gg += k == K_GUAR;
             oo += k == K_OPP;
             int32_t want = gp->down      ? GK_DOWN
-                           : k == K_GUAR ? gs_engine_job(h->e, (size_t)o)->priority
+                           : k == K_GUAR ? gs_policy_job(h->e, (size_t)o)->priority
                                          : GK_NONE;
             fr += want == GK_NONE;
             if (want != GK_NONE && want != GK_DOWN && want < mp) mp = want;
@@ -1707,7 +1707,7 @@ static int h_check(void *st, gs_diag *d)
             free(cnt);
             return gs_diag_set(d, GS_EINTERNAL, 0, 0,
                                "guaranteed job %lld uses GPU %zu outside its VC's cells",
-                               (long long)gs_engine_job(h->e, (size_t)o)->id, g);
+                               (long long)gs_policy_job(h->e, (size_t)o)->id, g);
         }
         cnt[p]++;
     }

@@ -261,7 +261,7 @@ static int sjf_pass(oracle *o)
         int32_t w = best->head;
         cur = o->ks.key[w]; /* the walk goes on from this key; w may leave the set */
         best->head = gs_kset_next_fit(&o->ks, best->root, &cur, LONG_MAX);
-        gs_job *j = gs_engine_job(o->e, (size_t)w);
+        gs_job *j = gs_policy_job(o->e, (size_t)w);
         if (j->state == GS_JOB_PENDING) {
             int rc = gs_engine_try_start(o->e, j, GS_LOCALITY_STRICT);
             if (rc == GS_ENOMEM) return rc;
@@ -279,7 +279,7 @@ static int sjf_pass(oracle *o)
     /* every waiting job up to cur (all of them if the walk did not stop) was passed over */
     for (int32_t f; (f = gs_kset_next_fit(&o->fks, o->fresh, NULL, LONG_MAX)) >= 0;) {
         if (!all && gs_kkey_before(&cur, &o->fks.key[f])) break;
-        gs_job *j = gs_engine_job(o->e, (size_t)f);
+        gs_job *j = gs_policy_job(o->e, (size_t)f);
         if (j->state == GS_JOB_PENDING) gs_engine_set_reason(o->e, j, RESOURCES);
         gs_kset_remove(&o->fks, &o->fresh, f);
     }
@@ -307,7 +307,7 @@ static int o_schedule(void *st)
             o->capv = nc;
         }
         for (int32_t s = gs_jobq_first(&o->run); s >= 0; s = gs_jobq_next(&o->run, s)) {
-            gs_job *j = gs_engine_job(o->e, (size_t)s);
+            gs_job *j = gs_policy_job(o->e, (size_t)s);
             o->v[n++] = (gs_kent){key_of(o, j, now), j};
         }
         /* keep the list in this order: the next pass finds it nearly sorted */

@@ -601,7 +601,7 @@ static int tir_timer(void *st, uint64_t tag)
     tir *t = st;
     int32_t slot = (int32_t)(tag >> 32);
     if ((size_t)slot >= t->cap || t->tgen[slot] != (uint32_t)tag) return 0; /* stale */
-    gs_job *j = gs_engine_job(t->e, (size_t)slot);
+    gs_job *j = gs_policy_job(t->e, (size_t)slot);
     int q = t->qid[slot];
     gs_time now = gs_engine_now(t->e);
     if (j->state == GS_JOB_RUNNING && q >= 0 && q < t->nq - 1 && attained(t, j, now) >= t->hi[q]) {
@@ -627,14 +627,14 @@ static int tir_timer(void *st, uint64_t tag)
 static void walk_list(tir *t, gs_jobq *l)
 {
     for (int32_t s = gs_jobq_first(l); s >= 0; s = gs_jobq_next(l, s))
-        gs_plan_visit(&t->plan, gs_engine_job(t->e, (size_t)s));
+        gs_plan_visit(&t->plan, gs_policy_job(t->e, (size_t)s));
 }
 
 static void walk_pending(tir *t, mlq *m)
 {
     for (int32_t s = gs_jobq_first(&m->p); s >= 0 && t->plan.free >= min_pending(m);
          s = gs_jobq_next(&m->p, s))
-        gs_plan_visit(&t->plan, gs_engine_job(t->e, (size_t)s));
+        gs_plan_visit(&t->plan, gs_policy_job(t->e, (size_t)s));
 }
 
 /* One queue in Gittins order: its running jobs keyed now, merged with its
@@ -655,7 +655,7 @@ static int walk_gittins(tir *t, mlq *m, gs_time now, int pending_only)
         gs_jobq *lists[2] = {&m->r, &m->n};
         for (int l = 0; l < 2; l++)
             for (int32_t s = gs_jobq_first(lists[l]); s >= 0; s = gs_jobq_next(lists[l], s)) {
-                gs_job *j = gs_engine_job(t->e, (size_t)s);
+                gs_job *j = gs_policy_job(t->e, (size_t)s);
                 t->kv[k++] = (gs_kent){gorder(t, j, now), j};
             }
         /* R's order means nothing here: keep it sorted so the next pass finds it nearly so */
@@ -733,7 +733,7 @@ static int settle(tir *t)
         mlq *m = &t->q[q];
         while (gs_jobq_first(&m->n) >= 0) {
             int32_t s = gs_jobq_first(&m->n);
-            gs_job *j = gs_engine_job(t->e, (size_t)s);
+            gs_job *j = gs_policy_job(t->e, (size_t)s);
             unlink_job(t, j);
             if ((rc = to_list(t, j, q, j->state == GS_JOB_PENDING ? 'P' : 'R', 0)) != 0) return rc;
             if (j->state == GS_JOB_PENDING && (rc = arm_promotion(t, j)) != 0) return rc;

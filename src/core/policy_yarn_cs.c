@@ -257,7 +257,7 @@ static gs_locality level_of(const yarn *y, const gs_job *j, gs_time now, gs_time
 /* Try job s of VC 'vc': 1 started, 0 not, or an error. */
 static int try_job(yarn *y, size_t vc, int32_t s)
 {
-    gs_job *j = gs_engine_job(y->e, (size_t)s);
+    gs_job *j = gs_policy_job(y->e, (size_t)s);
     gs_time next;
     int rc = gs_engine_try_start(y->e, j, level_of(y, j, gs_engine_now(y->e), &next));
     if (rc == GS_ENOMEM) return rc;
@@ -277,7 +277,7 @@ static int try_head(yarn *y, size_t vc)
     int32_t s = gs_jobq_first(&y->q[vc]);
     if (!y->hol) {
         for (; s >= 0; s = gs_jobq_next(&y->q[vc], s)) {
-            gs_job *j = gs_engine_job(y->e, (size_t)s);
+            gs_job *j = gs_policy_job(y->e, (size_t)s);
             if (!y->borrow && y->quota[vc] && y->used[vc] + j->gpus > y->quota[vc]) continue;
             int rc = try_job(y, vc, s);
             if (rc) return rc;
@@ -324,7 +324,7 @@ static int yarn_schedule(void *st)
         for (int borrow = 0; borrow <= y->borrow && !started; borrow++)
             for (size_t k = 0; k < n && !started; k++) {
                 size_t v = (size_t)y->order[k];
-                gs_job *j = gs_engine_job(y->e, (size_t)gs_jobq_first(&y->q[v]));
+                gs_job *j = gs_policy_job(y->e, (size_t)gs_jobq_first(&y->q[v]));
                 int over = y->quota[v] && y->used[v] + j->gpus > y->quota[v];
                 if (!y->hol) over = borrow; /* try_head skips what would exceed the quota */
                 if (over != borrow) continue;

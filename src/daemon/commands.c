@@ -50,14 +50,14 @@ static size_t group_slots(gsd_sched *g, const gs_job *head, int32_t *out, size_t
     size_t n = 0;
     size_t nj = gs_engine_njobs(g->e);
     for (size_t s = (size_t)head->slot; s < nj && n < cap; s++) {
-        gs_job *j = gs_engine_job(g->e, s);
+        const gs_job *j = gs_engine_job(g->e, s);
         if (s != (size_t)head->slot && j->group != head->id) break;
         if (s == (size_t)head->slot || j->group == head->id) out[n++] = (int32_t)s;
     }
     return n;
 }
 
-static json_t *submit_result(gsd_sched *g, gs_job *head)
+static json_t *submit_result(gsd_sched *g, const gs_job *head)
 {
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer(head->id));
@@ -89,7 +89,7 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
                 return;
             }
             /* the first answer again: 422 if the job was rejected, else the ids (200) */
-            gs_job *j = gs_engine_find_job(g->e, id);
+            const gs_job *j = gs_engine_find_job(g->e, id);
             char *state = NULL, *reason = NULL;
             if (!j) gsd_store_job_state(g->sh.store, id, &state, &reason);
             int rejected = j ? j->state == GS_JOB_REJECTED : state && !strcmp(state, "REJECTED");
@@ -136,7 +136,7 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
     size_t before = gs_engine_njobs(g->e);
     gs_diag d;
     gs_diag_init(&d, NULL);
-    gs_job *head = NULL;
+    const gs_job *head = NULL;
     int rc = gs_engine_submit(g->e, &js, now, &head, &d);
     if (rc) {
         gsd_cmd_fail(c, rc == GS_ENOMEM ? 500 : 400, rc, "%s", d.msg[0] ? d.msg : gs_strerror(rc));
@@ -145,7 +145,7 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
     size_t after = gs_engine_njobs(g->e);
     for (size_t s = before; s < after; s++) {
         gsd_jobx *x = gsd_jx(g, (int32_t)s);
-        gs_job *j = gs_engine_job(g->e, s);
+        const gs_job *j = gs_engine_job(g->e, s);
         if (s == before) {
             x->spec = *sp; /* take ownership */
             gsd_spec_init(sp);
@@ -185,7 +185,7 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
 /* Answer a submit after the cycle: 201, or 422 when the job was rejected on arrival. */
 void gsd_finish_submit(gsd_sched *g, gsd_cmd *c)
 {
-    gs_job *head = c->job_id >= 0 ? gs_engine_find_job(g->e, c->job_id) : NULL;
+    const gs_job *head = c->job_id >= 0 ? gs_engine_find_job(g->e, c->job_id) : NULL;
     if (!head) return;
     if (head->state == GS_JOB_REJECTED) {
         gsd_cmd_fail(c, 422, GS_ENEVER, "job %lld rejected: %s", (long long)head->id,
@@ -256,7 +256,7 @@ void gsd_do_dryrun(gsd_sched *g, gsd_cmd *c)
     c->result = o;
 }
 
-static int cancel_one(gsd_sched *g, gs_job *j, const char *by, gs_time now)
+static int cancel_one(gsd_sched *g, const gs_job *j, const char *by, gs_time now)
 {
     gsd_jobx *x = gsd_jx(g, j->slot);
     if (gs_job_state_final(j->state)) return GS_ESTATE;
@@ -278,7 +278,7 @@ static int cancel_one(gsd_sched *g, gs_job *j, const char *by, gs_time now)
 
 void gsd_do_cancel(gsd_sched *g, gsd_cmd *c, gs_time now)
 {
-    gs_job *j = gs_engine_find_job(g->e, c->job_id);
+    const gs_job *j = gs_engine_find_job(g->e, c->job_id);
     if (!j || (!c->admin && strcmp(j->user, c->user))) {
         gsd_cmd_fail(c, 404, GS_ENOENT, "no job %lld", (long long)c->job_id);
         return;
@@ -293,7 +293,7 @@ void gsd_do_cancel(gsd_sched *g, gsd_cmd *c, gs_time now)
     if (!n) slots[n++] = j->slot;
     json_t *ids = json_array(), *stopping = json_array();
     for (size_t i = 0; i < n; i++) {
-        gs_job *p = gs_engine_job(g->e, (size_t)slots[i]);
+        const gs_job *p = gs_engine_job(g->e, (size_t)slots[i]);
         if (gs_job_state_final(p->state)) continue;
         if (cancel_one(g, p, c->user, now)) continue;
         json_array_append_new(gs_job_state_final(p->state) ? ids : stopping, json_integer(p->id));

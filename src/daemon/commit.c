@@ -34,7 +34,7 @@ void gsd_observe(void *ud, const gs_record *r)
                     r->type == GS_REC_NODE_DOWN ? "down" : "up");
         return;
     }
-    gs_job *j = r->job;
+    const gs_job *j = r->job;
     gsd_jobx *x = gsd_jx(g, j->slot);
     gsd_mark_dirty(g, j->slot);
     gsd_track(g, j, x);
@@ -157,7 +157,7 @@ int gsd_commit(gsd_sched *g)
     /* new rows were INSERTed at submission, inside this transaction */
     for (size_t i = 0; i < g->nrecs && !rc; i++) {
         gsd_rec *r = &g->recs[i];
-        gs_job *j = gs_engine_job(g->e, (size_t)r->slot);
+        const gs_job *j = gs_engine_job(g->e, (size_t)r->slot);
         gsd_jobx *x = gsd_jx(g, r->slot);
         rc = gsd_store_add_event(g->sh.store, j->id, r->t, event_name(r->type, x), r->reason);
     }
@@ -216,7 +216,7 @@ static int free_port(void)
     return port;
 }
 
-static void launch(gsd_sched *g, gs_job *j, gs_time now)
+static void launch(gsd_sched *g, const gs_job *j, gs_time now)
 {
     gsd_jobx *x = gsd_jx(g, j->slot);
     int nt = j->ntasks;
@@ -269,7 +269,7 @@ void gsd_act(gsd_sched *g, gs_time now)
     g->nforget = 0;
     for (size_t i = 0; i < g->nrecs; i++) {
         gsd_rec *r = &g->recs[i];
-        gs_job *j = gs_engine_job(g->e, (size_t)r->slot);
+        const gs_job *j = gs_engine_job(g->e, (size_t)r->slot);
         gsd_jobx *x = gsd_jx(g, r->slot);
         char ts[40];
         switch (r->type) {

@@ -32,7 +32,7 @@ static gs_time check_time_limits(gsd_sched *g, gs_time now)
     size_t w = 0;
     for (size_t i = 0; i < g->nrun; i++) {
         int32_t s = g->runv[i];
-        gs_job *j = gs_engine_job(g->e, (size_t)s);
+        const gs_job *j = gs_engine_job(g->e, (size_t)s);
         gsd_jobx *x = gsd_jx(g, s);
         if (x->cat != 2) { /* no longer holds GPUs: drop it from the list */
             x->inrun = 0;

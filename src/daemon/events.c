@@ -29,7 +29,7 @@ static void task_put(gsd_sched *g, int64_t job, int run, int idx, const char *ha
         (gsd_taskput){job, run, idx, gsd_xstrdup(handle), code, gsd_xstrdup(gpus)};
 }
 
-static void finalize_run(gsd_sched *g, gs_job *j, const gsd_xev *ev, gs_time now)
+static void finalize_run(gsd_sched *g, const gs_job *j, const gsd_xev *ev, gs_time now)
 {
     gsd_jobx *x = gsd_jx(g, j->slot);
     if (g->nforget == g->capforget) {
@@ -96,7 +96,7 @@ static void finalize_run(gsd_sched *g, gs_job *j, const gsd_xev *ev, gs_time now
 void gsd_on_xev(void *ud, const gsd_xev *ev)
 {
     gsd_sched *g = ud;
-    gs_job *j = gs_engine_find_job(g->e, ev->job_id);
+    const gs_job *j = gs_engine_find_job(g->e, ev->job_id);
     if (!j) return;
     gs_time now = g->last_now;
     gsd_jobx *x = gsd_jx(g, j->slot);

@@ -95,7 +95,7 @@ static int recover_row(void *ud, gsd_jobrow *r)
     js.submit = r->submit;
     int st = gs_job_state_parse(r->state);
     size_t slot = gs_engine_njobs(g->e);
-    gs_job *j = NULL;
+    const gs_job *j = NULL;
     int adopted = 0, alive = 0, exited = 0, lost = 0;
     const char *requeue_why = NULL;
     if (st == GS_JOB_PENDING) {

@@ -250,7 +250,7 @@ static int check_job(report *r, gs_engine *e, const run_log *lg, struct fy_node 
     int64_t id;
     struct fy_node *x = gs_yaml_get(n, "job");
     if ((rc = gs_yaml_int(x, "job", 0, INT64_MAX / 2, &id, d))) return rc;
-    gs_job *j = gs_engine_find_job(e, id);
+    const gs_job *j = gs_engine_find_job(e, id);
     if (!j)
         return gs_yaml_err(d, x, GS_EUNKNOWN, "no job with id %lld in this scenario",
                            (long long)id);
@@ -347,7 +347,7 @@ static int ids_at(gs_engine *e, const run_log *lg, struct fy_node *list, gs_time
         int64_t id;
         int rc = gs_yaml_int(x, "job id", 0, INT64_MAX / 2, &id, d);
         if (rc) return rc;
-        gs_job *j = gs_engine_find_job(e, id);
+        const gs_job *j = gs_engine_find_job(e, id);
         if (!j) return gs_yaml_err(d, x, GS_EUNKNOWN, "no job with id %lld", (long long)id);
         int run = running_at(lg, j->slot, t);
         int pend = !run && j->arrived && j->submit <= t && (j->end == GS_TIME_NONE || j->end > t) &&
