@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * engine.c - event queue, job lifecycle, request validation, policy driver.
+ * engine.c - event queue, job lifecycle, request validation, policy driver,
+ * dry run (gs_engine_probe).
  *
  * Invariants:
  *  - events pop in total order (time, kind, key, seq); kinds at one instant:
@@ -18,6 +19,11 @@
  *    banks first, so speed x time is exact between changes.
  *  - every mechanism cost is charged once, to the job that pays it, at the
  *    request that causes it (costs.h); policies never charge anything.
+ *  - every job-state transition is made by one tr_* function (named in job.h's
+ *    diagram); jobs handed in from outside are const and resolved to the
+ *    engine's own copy by slot (mut()).
+ *  - gs_engine_probe leaves everything as it was: GPUs it releases
+ *    tentatively are taken back before it returns; it interns nothing.
  *  - the first hook error or allocation failure is latched in e->err (engine.h,
  *    "Errors"): the transition under way is completed or not started, never
  *    half-made, so the counters and allocations stay consistent; after that
