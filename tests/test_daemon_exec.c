@@ -180,6 +180,21 @@ static void env_groups_and_exit_codes(void)
     gsd_exec_destroy(x);
 }
 
+/* Poll task 0's log of job JOB until it contains TEXT (bounded: about 10 s of polls); a task
+ * prints a marker once it has installed its SIGTERM trap, so a stop sent after it sees the
+ * trap however slow the machine is.  Returns 1 when found. */
+static int wait_log(gsd_exec *x, int64_t job, const char *text)
+{
+    char path[512];
+    gsd_exec_log_path(x, job, 0, path, sizeof path);
+    for (int i = 0; i < 500; i++) {
+        char *log = slurp(path);
+        if (log && strstr(log, text)) return 1;
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    return 0;
+}
+
 static void stop_protocol(void)
 {
     gsd_exec *x;
@@ -191,8 +206,8 @@ static void stop_protocol(void)
     seen s = {0};
     gs_time t0 = now_us();
     ASSERT_OK(gsd_exec_launch(x, &j.l, t0, on_ev, &s));
-    struct timespec ts = {0, 200000000L};
-    nanosleep(&ts, NULL);
+    /* stop only once the trap is set: a SIGTERM before it would end the shell at once */
+    ASSERT(wait_log(x, 21, "ready"));
     ASSERT_OK(gsd_exec_stop(x, 21, now_us(), 400 * GS_MSEC));
     ASSERT(gsd_exec_next_deadline(x) != GS_TIME_MAX);
     ASSERT(wait_done(x, &s, 20));
@@ -203,10 +218,11 @@ static void stop_protocol(void)
     gsd_exec_forget(x, 21);
     gsd_spec_release(&j.spec);
     /* checkpoints on SIGTERM and exits: no SIGKILL */
-    make_job(&j, 22, 1, "trap 'echo checkpoint; exit 0' TERM; while :; do sleep 0.05; done");
+    make_job(&j, 22, 1,
+             "trap 'echo checkpoint; exit 0' TERM; echo ready; while :; do sleep 0.05; done");
     memset(&s, 0, sizeof s);
     ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
-    nanosleep(&ts, NULL);
+    ASSERT(wait_log(x, 22, "ready"));
     ASSERT_OK(gsd_exec_stop(x, 22, now_us(), 20 * GS_SEC));
     ASSERT(wait_done(x, &s, 15));
     ASSERT_EQ(s.killed, 0);
@@ -246,14 +262,10 @@ static void grace_for_the_whole_task(void)
     make_job(&j, 23, 1, cmd);
     seen s = {0};
     ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    ASSERT(wait_log(x, 23, "ready"));
+    ASSERT_OK(gsd_exec_stop(x, 23, now_us(), 20 * GS_SEC));
     char path[512];
     gsd_exec_log_path(x, 23, 0, path, sizeof path);
-    for (int i = 0; i < 250; i++) {
-        char *log = slurp(path);
-        if (log && strstr(log, "ready")) break;
-        nanosleep(&(struct timespec){0, 20000000L}, NULL);
-    }
-    ASSERT_OK(gsd_exec_stop(x, 23, now_us(), 20 * GS_SEC));
     ASSERT(wait_done(x, &s, 15));
     ASSERT_EQ(s.killed, 0);
     ASSERT_CONTAINS(slurp(path), "saved");
