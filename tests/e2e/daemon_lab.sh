@@ -42,14 +42,15 @@ echo "run 1 ignores SIGTERM"
 sleep 60
 EOF
 mkdir -p "$tmp/ck"
-# wait_log ID TEXT: until the job's task 0 log contains TEXT (a job has installed its
-# SIGTERM trap once it prints "training"; preempting it earlier would test nothing)
+# wait_log ID TEXT [TASK]: until the log of the job's task TASK (0) contains TEXT (a job has
+# installed its SIGTERM trap once it prints "training" or "ready"; stopping it earlier would
+# test nothing)
 wait_log() {
   for _ in $(seq 300); do
-    contains "$("$bin" logs "$1" --server "$SERVER" 2>/dev/null)" "$2" && return 0
+    contains "$("$bin" logs "$1" --task "${3:-0}" --server "$SERVER" 2>/dev/null)" "$2" && return 0
     sleep 0.1
   done
-  echo "  job $1: no '$2' in its log"
+  echo "  job $1 task ${3:-0}: no '$2' in its log"
   return 1
 }
 # block FLAG: a command that runs until the test creates FLAG (no timing assumptions)
@@ -163,9 +164,14 @@ first_free=$(printf '%s\n%s\n' "$(ended "$inc")" "$(ended "$x")" | sort | head -
 check "incremental: second part starts once GPUs free up" ge "$(started "$second")" "$first_free"
 
 echo "# Cancel"
-r=$(gsub --tasks 2 -g 2 --name R -- sh -c 'trap "echo bye; exit 0" TERM; while :; do sleep 0.1; done')
+# R handles SIGTERM at once; its grace period is long so that a loaded machine cannot turn
+# the clean exit into a SIGKILL (which would add a "killed" event); it is stopped only once
+# both tasks have set their trap
+r=$(gsub --tasks 2 -g 2 --grace 120s --name R -- sh -c 'trap "echo bye; exit 0" TERM; echo ready; while :; do sleep 0.1; done')
 p=$(gsub --tasks 2 -g 2 --name P -- true)
 wait_state "$r" RUNNING 20 || bad "cancel: R runs"
+wait_log "$r" ready 0 || bad "cancel: R task 0 ready"
+wait_log "$r" ready 1 || bad "cancel: R task 1 ready"
 g cancel "$p" > /dev/null
 check "cancel: a pending job ends at once" [ "$(state "$p")" = CANCELLED ]
 g cancel "$r" > /dev/null
@@ -180,20 +186,28 @@ d_stop || bad "graceful stop"
 lab_recover() {
 echo "# Restart recovery after kill -9"
 d_start recover --cluster 1x2 --grace 1s || { bad "start recover"; return; }
-rj=$(gsub -g 1 --name R -- sh -c 'echo "start $GSCHED_RUN"; sleep 3; echo finished')
-qj=$(gsub -g 1 --name Q -- sh -c 'sleep 0.5; exit 3')
+# R runs until the test lets it finish, after the restart (so it is adopted while it runs);
+# Q runs until the test lets it finish while no daemon watches (so its exit status is only
+# in its status file)
+rj=$(gsub -g 1 --name R -- sh -c "echo \"start \$GSCHED_RUN\"; $(block rec-r); echo finished")
+qj=$(gsub -g 1 --name Q -- sh -c "$(block rec-q); exit 3")
 pj=$(gsub -g 2 --name P -- sleep 0.2)
 wait_state "$rj" RUNNING 20 || bad "recover: R runs"
 wait_state "$qj" RUNNING 20 || bad "recover: Q runs"
 d_kill9
 rpid=$(cut -d' ' -f1 "$DDIR"/gsched.d/runs/"$rj".1/task-0.pid)
 check "recover: R's task survives the daemon" kill -0 "$rpid"
-sleep 1   # Q ends while no daemon watches
+release rec-q   # Q ends while no daemon watches: its shim writes the status file
+qstatus=$DDIR/gsched.d/runs/$qj.1/task-0.status
+for _ in $(seq 300); do [ -s "$qstatus" ] && break; sleep 0.1; done
+check "recover: Q ended while no daemon watched" [ -s "$qstatus" ]
 d_start recover --cluster 1x2 --grace 1s || { bad "restart recover"; return; }
 check "recover: R adopted, still running" [ "$(state "$rj")" = RUNNING ]
 check "recover: adopted event" contains "$(events "$rj")" "adopted"
 wait_state "$qj" FAILED 20 || bad "recover: Q's exit status read from its status file"
 check "recover: Q's exit code kept" [ "$(field "$qj" 'Exit code')" = 3 ]
+check "recover: P waits while R runs" [ "$(state "$pj")" = PENDING ]
+release rec-r
 wait_state "$pj" DONE 30 || bad "recover: P done"
 check "recover: R finished in its first run" [ "$(field "$rj" Runs)" = 1 ] && [ "$(state "$rj")" = DONE ]
 check "recover: P started only after R ended" ge "$(started "$pj")" "$(ended "$rj")"
