@@ -180,13 +180,13 @@ static void env_groups_and_exit_codes(void)
     gsd_exec_destroy(x);
 }
 
-/* Poll task 0's log of job JOB until it contains TEXT (bounded: about 10 s of polls); a task
+/* Poll task 0's log of job ID until it contains TEXT (bounded: about 10 s of polls); a task
  * prints a marker once it has installed its SIGTERM trap, so a stop sent after it sees the
  * trap however slow the machine is.  Returns 1 when found. */
-static int wait_log(gsd_exec *x, int64_t job, const char *text)
+static int wait_log(gsd_exec *x, int64_t id, const char *text)
 {
     char path[512];
-    gsd_exec_log_path(x, job, 0, path, sizeof path);
+    gsd_exec_log_path(x, id, 0, path, sizeof path);
     for (int i = 0; i < 500; i++) {
         char *log = slurp(path);
         if (log && strstr(log, text)) return 1;
