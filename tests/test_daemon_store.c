@@ -11,7 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -163,6 +167,44 @@ static void second_daemon_refused(void)
     gsd_store_close(s);
     ASSERT_OK(gsd_store_open(dbpath("c.db"), 1, &s2, &d)); /* free again after close */
     gsd_store_close(s2);
+}
+
+/* A daemon killed by SIGKILL right after it forked a task leaves the lock to that child for a
+ * moment (it shares the lock's open file description until it closes its inherited
+ * descriptors): the restarted daemon waits for it instead of refusing to start. */
+static void lock_of_a_dead_daemon_waited_for(void)
+{
+    char lock[600];
+    snprintf(lock, sizeof lock, "%s-lock", dbpath("e.db"));
+    pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    ASSERT(dead > 0);
+    int st;
+    ASSERT_EQ(waitpid(dead, &st, 0), dead);
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    pid_t holder = fork();
+    if (holder == 0) {
+        /* the "task child": holds the lock whose file names the dead daemon */
+        int fd = open(lock, O_RDWR | O_CREAT, 0600);
+        if (fd < 0 || flock(fd, LOCK_EX) != 0) _exit(1);
+        dprintf(fd, "%ld\n", (long)dead);
+        if (write(ready[1], "x", 1) != 1) _exit(1);
+        nanosleep(&(struct timespec){0, 300000000L}, NULL);
+        _exit(0);
+    }
+    ASSERT(holder > 0);
+    close(ready[1]);
+    char c;
+    ASSERT_EQ(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    gsd_store *s = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gsd_store_open(dbpath("e.db"), 1, &s, &d));
+    ASSERT_EQ(waitpid(holder, &st, 0), holder);
+    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    gsd_store_close(s);
 }
 
 static void newer_schema_refused(void)
@@ -339,6 +381,7 @@ static const test_case tests[] = {
     {"roundtrip_and_recovery_view", roundtrip_and_recovery_view},
     {"unique_idempotency_key", unique_idempotency_key},
     {"second_daemon_refused", second_daemon_refused},
+    {"lock_of_a_dead_daemon_waited_for", lock_of_a_dead_daemon_waited_for},
     {"newer_schema_refused", newer_schema_refused},
     {"version1_upgraded_in_place", version1_upgraded_in_place},
     {"list_filters_and_pages", list_filters_and_pages},

@@ -527,14 +527,17 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         pthread_sigmask(SIG_SETMASK, &all, &old);
         pid_t pid = fork();
         if (pid == 0) {
-            /* child: async-signal-safe calls only */
+            /* child: async-signal-safe calls only.  Close the inherited descriptors first:
+             * one of them holds the store's lock (shared with the daemon's), and a daemon
+             * killed now could not restart while this child still held it (the pid file
+             * write below waits for fsync) */
             setsid();
-            as_write_pidfile(pidtmp, pidf);
-            if (wd && chdir(wd) != 0) _exit(126);
             if (nullfd >= 0) dup2(nullfd, 0);
             dup2(logfd, 1);
             dup2(logfd, 2);
             as_close_from(3);
+            as_write_pidfile(pidtmp, pidf);
+            if (wd && chdir(wd) != 0) _exit(126);
             struct sigaction dfl;
             memset(&dfl, 0, sizeof dfl);
             dfl.sa_handler = SIG_DFL;

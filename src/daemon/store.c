@@ -10,10 +10,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -217,12 +219,22 @@ int gsd_store_open(const char *path, int sync_full, gsd_store **out, gs_diag *d)
         gsd_store_close(s);
         return gs_diag_set(d, GS_EIO, 0, 0, "cannot open lock file '%s': %s", lock, strerror(e));
     }
-    if (flock(s->lockfd, LOCK_EX | LOCK_NB) != 0) {
+    /* A task child that a daemon killed by SIGKILL forked a moment before shares the lock's
+     * open file description until it closes its inherited descriptors (exec_local.c does that
+     * first thing): when the daemon that wrote its pid into the lock file is gone, wait for
+     * the lock a while (bounded: 10 s) instead of refusing to start.  A live holder is
+     * refused at once. */
+    for (int tries = 0; flock(s->lockfd, LOCK_EX | LOCK_NB) != 0; tries++) {
         char pid[32] = "";
         ssize_t k = pread(s->lockfd, pid, sizeof pid - 1, 0);
         if (k > 0) pid[k] = '\0';
         char *nl = strchr(pid, '\n');
         if (nl) *nl = '\0';
+        long holder = strtol(pid, NULL, 10);
+        if (tries < 200 && holder > 0 && kill((pid_t)holder, 0) != 0 && errno == ESRCH) {
+            nanosleep(&(struct timespec){0, 50000000L}, NULL);
+            continue;
+        }
         gsd_store_close(s);
         return gs_diag_set(d, GS_ESTATE, 0, 0,
                            "database '%s' is in use by another gsched serve (pid %s)", path,
