@@ -56,10 +56,12 @@ d_spawn() {
   DPIDS="$DPIDS $DPID"
 }
 
-# d_start NAME [args...]: d_spawn, then wait until it serves (sets SERVER)
+# d_start NAME [args...]: d_spawn, then wait until it serves (sets SERVER); bounded by 60 s
+# of polls, generous for a sanitizer build on a loaded machine recovering many jobs (a
+# daemon that exits ends the wait at once)
 d_start() {
   d_spawn "$@"
-  for _ in $(seq 300); do
+  for _ in $(seq 1200); do
     if [ -s "$DDIR/port" ]; then
       SERVER=http://127.0.0.1:$(cat "$DDIR/port")
       return 0
@@ -75,7 +77,7 @@ d_start() {
 d_stop() {
   local rc
   kill -TERM "$DPID" 2>/dev/null
-  for _ in $(seq 300); do
+  for _ in $(seq 1200); do
     if ! kill -0 "$DPID" 2>/dev/null; then
       wait "$DPID" 2>/dev/null
       rc=$?
@@ -86,7 +88,7 @@ d_stop() {
     sleep 0.05
   done
   kill -KILL "$DPID" 2>/dev/null
-  echo "  daemon did not stop within 15s"
+  echo "  daemon did not stop within 60s"
   return 1
 }
 
