@@ -217,6 +217,14 @@ static void t_yarn_quota(void)
     ASSERT_OK(mk(&w, "8", "yarn-cs", NULL));
     ASSERT_EQ(gs_engine_vc_guarantee(w.e, "default"), -1);
     ASSERT(gs_engine_vc_declared(w.e, 0) == NULL);
+    /* no quotas and no cluster VCs: yarn-cs runs one global FIFO whatever the VCs, and the
+     * view says so (a job of VC b waits behind the earlier jobs of VC a) */
+    const gs_job *ga = job(&w, 1, 1, "a", 0), *gb = job(&w, 2, 1, "b", 0);
+    gs_queue_key qa = key(&w, ga), qb = key(&w, gb);
+    ASSERT_EQ(qa.queue, GS_QUEUE_GLOBAL);
+    ASSERT_EQ(qb.queue, GS_QUEUE_GLOBAL);
+    ASSERT(gs_queue_key_cmp(&qa, ga->id, &qb, gb->id) < 0);
+    ASSERT_STR(text(&w, qb.queue), "in the queue (by submission)");
     done(&w);
 }
 

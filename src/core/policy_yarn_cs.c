@@ -345,11 +345,12 @@ static int yarn_timer(void *st, uint64_t tag)
 }
 
 /* ---- queue view (daemon): one queue per VC, by submission; quotas as guarantees ---- */
+/* Without quotas or cluster VCs there is one global FIFO (y->single), and the view says so. */
 
 static int yarn_queue_key(void *st, const gs_job *j, gs_queue_key *k)
 {
-    (void)st;
-    k->queue = j->vc;
+    const yarn *y = st;
+    k->queue = y->single ? GS_QUEUE_GLOBAL : j->vc;
     k->key = 0;
     return 0;
 }
@@ -357,6 +358,10 @@ static int yarn_queue_key(void *st, const gs_job *j, gs_queue_key *k)
 static int yarn_queue_describe(void *st, int queue, char *buf, size_t cap)
 {
     const yarn *y = st;
+    if (y->single || queue == GS_QUEUE_GLOBAL) {
+        snprintf(buf, cap, "in the queue (by submission)");
+        return 0;
+    }
     const char *vc = gs_engine_vc_name(y->e, queue);
     snprintf(buf, cap, "in VC %s (by submission)", vc ? vc : "default");
     return 0;
