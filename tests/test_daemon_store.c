@@ -218,6 +218,18 @@ static void newer_schema_refused(void)
     gs_diag_init(&d, NULL);
     ASSERT_EQ(gsd_store_open(dbpath("d.db"), 1, &s, &d), GS_EUNSUPPORTED);
     ASSERT_CONTAINS(d.msg, "newer than this gsched");
+    /* a negative version (a hand-edited or foreign file) is refused, not upgraded from */
+    for (int v = -1; v >= -3; v -= 2) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d", v);
+        ASSERT_EQ(sqlite3_open(dbpath("n.db"), &db), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        gs_diag_init(&d, NULL);
+        ASSERT_EQ(gsd_store_open(dbpath("n.db"), 1, &s, &d), GS_EINVAL);
+        ASSERT(s == NULL);
+        ASSERT_CONTAINS(d.msg, "not a gsched database");
+    }
 }
 
 static void exec1(sqlite3 *db, const char *sql)

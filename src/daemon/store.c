@@ -283,6 +283,12 @@ int gsd_store_open(const char *path, int sync_full, gsd_store **out, gs_diag *d)
         sqlite3_step(st) == SQLITE_ROW)
         ver = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
+    if (ver < 0) {
+        gsd_store_close(s);
+        return gs_diag_set(d, GS_EINVAL, 0, 0,
+                           "database '%s' has schema version %lld: not a gsched database", path,
+                           (long long)ver);
+    }
     if (ver > GSD_SCHEMA_VERSION) {
         gsd_store_close(s);
         return gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
