@@ -1359,6 +1359,55 @@ static void executor_without_suspend(void)
     ASSERT_EQ(stop(&X), 0);
 }
 
+/*
+ * An executor whose tasks die with the daemon (no GSD_XCAP_ADOPT, so no recover or sweep hook)
+ * is never asked to find tasks again: a job RUNNING when the old daemon died is requeued and
+ * runs again.  A table whose hooks contradict its capabilities is refused at start.
+ */
+static void executor_without_adopt(void)
+{
+    gsd_exec_ops noadopt = gsd_exec_local;
+    noadopt.name = "noadopt";
+    noadopt.caps = gsd_exec_local.caps & ~(unsigned)GSD_XCAP_ADOPT;
+    noadopt.recover = NULL;
+    noadopt.sweep = NULL;
+    char db[512];
+    snprintf(db, sizeof db, "%s.db", tmp("noadopt"));
+    sqlite3 *h;
+    ASSERT_EQ(sqlite3_open(db, &h), SQLITE_OK);
+    sql1(h, "PRAGMA journal_mode=WAL");
+    sql1(h, gsd_test_schema_v1);
+    sql1(h, "PRAGMA user_version = 1");
+    sql1(h, "INSERT INTO jobs(id, grp, task_index, user, vc, name, priority, ntasks, "
+            "gpus_per_task, gang, state, reason, exit_code, submit_us, first_start_us, "
+            "last_start_us, end_us, queued_us, executed_us, preemptions, runs, alloc, placement, "
+            "stop, cancel_by, spec) VALUES "
+            "(1, 1, 0, 'tester', 'default', 'a', 0, 1, 1, 1, 'RUNNING', NULL, NULL, "
+            "1000000, 2000000, 2000000, NULL, 1000000, 0, 0, 1, '0', 'n0:0', NULL, NULL, "
+            "'{\"command\": \"true\", \"name\": \"a\"}')");
+    sql1(h, "INSERT INTO meta(key, value) VALUES ('next_id', 2)");
+    sqlite3_close(h);
+
+    daemon_t X;
+    if (start_exec_ops(&X, "noadopt", &noadopt)) T_FAIL("daemon did not start: %s", slurp(X.log));
+    res r = wait_state(&X, 1, "DONE");
+    ASSERT_STR(js(&r, "state"), "DONE");
+    ASSERT_EQ(ji(&r, "runs"), 2);
+    res_free(&r);
+    ASSERT_CONTAINS(slurp(X.log), "recovered 0 pending and 0 running job(s) (1 requeued");
+    ASSERT_EQ(stop(&X), 0);
+
+    /* recover without the capability: refused with the hook named */
+    gsd_exec_ops bad = noadopt;
+    bad.name = "bad";
+    bad.recover = gsd_exec_local.recover;
+    if (start_exec_ops(&X, "bad", &bad) == 0) {
+        stop(&X);
+        T_FAIL("a daemon started with an inconsistent executor table");
+    }
+    ASSERT_CONTAINS(slurp(X.log), "executor 'bad': hook recover (with GSD_XCAP_ADOPT) missing");
+}
+
 static void cleanup(void)
 {
     if (D.pid > 0) stop(&D);
@@ -1386,6 +1435,7 @@ static const test_case tests[] = {
     {"version1_database_upgraded", version1_database_upgraded},
     {"yarn_cs_views", yarn_cs_views},
     {"executor_without_suspend", executor_without_suspend},
+    {"executor_without_adopt", executor_without_adopt},
     {"cleanup", cleanup},
 };
 

@@ -4,9 +4,12 @@
  * exec.h): each gsd_exec_* call dispatches to the backend's ops table.
  *
  * Invariants: the registry is a const table (no registration at run time);
- * a backend's suspend hook is called only when it declares
- * GSD_XCAP_SUSPEND (GS_EUNSUPPORTED otherwise), so the daemon can rely on
- * the capability flags.
+ * a table is checked when an executor is created (every hook the daemon calls
+ * is there; suspend exactly with GSD_XCAP_SUSPEND, recover and sweep exactly
+ * with GSD_XCAP_ADOPT), so no call dispatches to NULL; a backend's suspend
+ * hook is called only when it declares GSD_XCAP_SUSPEND (GS_EUNSUPPORTED
+ * otherwise) and recover / sweep only with GSD_XCAP_ADOPT, so the daemon can
+ * rely on the capability flags.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,10 +52,33 @@ int gsd_exec_create(const char *name, const gsd_exec_conf *conf, gsd_exec **out,
     return gsd_exec_create_ops(ops, conf, out, d);
 }
 
+/* The first hook a table lacks (or has without its capability), or NULL when it is complete. */
+static const char *ops_missing(const gsd_exec_ops *o)
+{
+    static const char *const names[] = {
+        "create", "destroy", "launch",   "stop",   "poll",     "next_deadline", "poll_within",
+        "nruns",  "has",     "kill_now", "forget", "log_path", "log_open",      "task_pid"};
+    const int have[] = {!!o->create,   !!o->destroy,       !!o->launch,      !!o->stop,
+                        !!o->poll,     !!o->next_deadline, !!o->poll_within, !!o->nruns,
+                        !!o->has,      !!o->kill_now,      !!o->forget,      !!o->log_path,
+                        !!o->log_open, !!o->task_pid};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!have[i]) return names[i];
+    if (!(o->caps & GSD_XCAP_SUSPEND) != !o->suspend) return "suspend (with GSD_XCAP_SUSPEND)";
+    if (!(o->caps & GSD_XCAP_ADOPT) != !o->recover) return "recover (with GSD_XCAP_ADOPT)";
+    if (!(o->caps & GSD_XCAP_ADOPT) != !o->sweep) return "sweep (with GSD_XCAP_ADOPT)";
+    return NULL;
+}
+
 int gsd_exec_create_ops(const gsd_exec_ops *ops, const gsd_exec_conf *conf, gsd_exec **out,
                         gs_diag *d)
 {
     *out = NULL;
+    const char *miss = ops_missing(ops);
+    if (miss)
+        return gs_diag_set(d, GS_EINVAL, 0, 0,
+                           "executor '%s': hook %s missing, or set against its capabilities",
+                           ops->name ? ops->name : "?", miss);
     gsd_exec *x = calloc(1, sizeof *x);
     if (!x) return GS_ENOMEM;
     x->ops = ops;
@@ -136,12 +162,17 @@ void gsd_exec_forget(gsd_exec *x, int64_t job_id)
 int gsd_exec_recover(gsd_exec *x, int64_t job_id, int run, int ntasks, gs_time now, int *alive,
                      int *exited, int *lost)
 {
+    if (!gsd_exec_can(x, GSD_XCAP_ADOPT)) { /* its tasks did not outlive the old daemon */
+        *alive = *exited = 0;
+        *lost = ntasks;
+        return GS_EUNSUPPORTED;
+    }
     return x->ops->recover(x->b, job_id, run, ntasks, now, alive, exited, lost);
 }
 
 int gsd_exec_sweep(gsd_exec *x, void (*log)(void *ud, const char *msg), void *ud)
 {
-    return x->ops->sweep(x->b, log, ud);
+    return gsd_exec_can(x, GSD_XCAP_ADOPT) ? x->ops->sweep(x->b, log, ud) : 0;
 }
 
 void gsd_exec_log_path(const gsd_exec *x, int64_t job_id, int task, char *buf, size_t cap)

@@ -186,13 +186,16 @@ void gsd_exec_forget(gsd_exec *x, int64_t job_id);
  * Restart recovery: register run 'run' of a job from what the backend kept.
  * Each task is alive, exited (its exit status is known) or lost.  Counts go
  * to *alive, *exited and *lost.  The run is registered even when nothing is
- * alive; the next poll reports RUN_DONE.
+ * alive; the next poll reports RUN_DONE.  Without GSD_XCAP_ADOPT (tasks die
+ * with the daemon): GS_EUNSUPPORTED, every task counted lost, nothing
+ * registered - the daemon requeues the job instead of adopting it.
  */
 int gsd_exec_recover(gsd_exec *x, int64_t job_id, int run, int ntasks, gs_time now, int *alive,
                      int *exited, int *lost);
 /*
  * After recovery: kill every task no registered run claims and forget it.
- * Returns the number of tasks killed; 'log' gets one line per action.
+ * Returns the number of tasks killed; 'log' gets one line per action.  0
+ * without GSD_XCAP_ADOPT.
  */
 int gsd_exec_sweep(gsd_exec *x, void (*log)(void *ud, const char *msg), void *ud);
 

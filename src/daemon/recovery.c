@@ -5,8 +5,9 @@
  * Every non-final job is re-added to a fresh engine in id order - PENDING
  * jobs are resubmitted with their ids and accounting, RUNNING / PREEMPTED
  * jobs are adopted on their recorded GPUs (gs_engine_adopt) with their task
- * processes found again through the executor (gsd_exec_recover); tasks
- * that were lost requeue the job; SUSPENDED jobs are killed and requeued;
+ * processes found again through the executor (gsd_exec_recover) when it
+ * declares GSD_XCAP_ADOPT, and requeued when its tasks die with the daemon;
+ * tasks that were lost requeue the job; SUSPENDED jobs are killed and requeued;
  * processes no job claims are killed (gsd_exec_sweep).  The result is
  * committed before any process is signalled again.
  *
@@ -111,6 +112,12 @@ static int recover_row(void *ud, gsd_jobrow *r)
         if (gs_engine_submit(g->e, &js, rc->now, &j, &d)) j = NULL;
         requeue_why = "the daemon restarted while the job was suspended: its stopped tasks were "
                       "killed and it is requeued";
+        rc->requeued++;
+    } else if (!gsd_exec_can(g->x, GSD_XCAP_ADOPT)) {
+        /* the executor's tasks do not outlive the daemon: nothing to find again */
+        if (gs_engine_submit(g->e, &js, rc->now, &j, &d)) j = NULL;
+        requeue_why = "the daemon restarted and its executor cannot find running tasks again: "
+                      "the job is requeued";
         rc->requeued++;
     } else {
         int *gpus = NULL, n = 0;
