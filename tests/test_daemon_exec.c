@@ -477,15 +477,21 @@ static void recovery_after_restart(void)
     gsd_exec *a, *b;
     ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &a, &d));
     job j1, j2, j3;
-    make_job(&j1, 51, 1, "sleep 1; exit 7"); /* survives, ends after the restart */
-    make_job(&j2, 52, 1, "sleep 30");        /* killed while nobody watches: lost */
-    make_job(&j3, 53, 1, "sleep 30");        /* claimed by nobody: swept */
+    /* job 51 survives and ends after the restart, when the test creates its flag file (no
+     * timing assumption); 52 is killed while nobody watches: lost; 53 is claimed by nobody:
+     * swept.  Each prints "ready" once it runs, so the "daemon" dies only after every task
+     * has written its pid file and started its command. */
+    char flag[400], cmd1[600];
+    snprintf(flag, sizeof flag, "%s/t51-go", state_dir());
+    snprintf(cmd1, sizeof cmd1, "echo ready; while [ ! -e %s ]; do sleep 0.02; done; exit 7", flag);
+    make_job(&j1, 51, 1, cmd1);
+    make_job(&j2, 52, 1, "echo ready; sleep 30");
+    make_job(&j3, 53, 1, "echo ready; sleep 30");
     seen s1 = {0}, s2 = {0}, s3 = {0};
     ASSERT_OK(gsd_exec_launch(a, &j1.l, now_us(), on_ev, &s1));
     ASSERT_OK(gsd_exec_launch(a, &j2.l, now_us(), on_ev, &s2));
     ASSERT_OK(gsd_exec_launch(a, &j3.l, now_us(), on_ev, &s3));
-    struct timespec ts = {0, 300000000L};
-    nanosleep(&ts, NULL);
+    ASSERT(wait_log(a, 51, "ready") && wait_log(a, 52, "ready") && wait_log(a, 53, "ready"));
     gsd_exec_destroy(a); /* the "daemon" dies; its tasks do not */
     ASSERT_EQ(kill((pid_t)s1.pids[0], 0), 0);
     kill((pid_t)-s2.pids[0], SIGKILL);
@@ -511,6 +517,9 @@ static void recovery_after_restart(void)
     ASSERT(kill((pid_t)s3.pids[0], 0) != 0 || proc_state(s3.pids[0]) == 'Z');
     waitpid((pid_t)s3.pids[0], &st, WNOHANG);
     /* the adopted task's exit code comes from its status file */
+    FILE *go = fopen(flag, "w");
+    ASSERT(go != NULL);
+    fclose(go);
     seen r = {0};
     for (int i = 0; i < 500; i++) {
         gsd_exec_poll(b, now_us(), on_ev, &r);
