@@ -306,11 +306,11 @@ static void suspend_resume(void)
     gs_diag d;
     ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &x, &d));
     job j;
-    make_job(&j, 41, 1, "sleep 30");
+    make_job(&j, 41, 1, "echo ready; sleep 30");
     seen s = {0};
     ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
-    struct timespec ts = {0, 200000000L};
-    nanosleep(&ts, NULL);
+    /* once the task runs (not after a fixed delay: its process group must exist) */
+    ASSERT(wait_log(x, 41, "ready"));
     ASSERT_OK(gsd_exec_suspend(x, 41, 1));
     int stopped = 0;
     for (int i = 0; i < 100 && !stopped; i++) {
