@@ -40,14 +40,13 @@ typedef struct rig {
     gs_params p;
 } rig;
 
-/* kv: NULL or "key=value,key=value" parameters. */
-static int rig_open_p(rig *r, const char *cluster, gs_engine_mode mode, const char *policy,
-                      const char *kv)
+/* kv: NULL or "key=value,key=value" parameters; off: gs_engine_opts.mech_unsupported. */
+static int rig_open_m(rig *r, const char *cluster, gs_engine_mode mode, const char *policy,
+                      const char *kv, unsigned off, gs_diag *d)
 {
     memset(r, 0, sizeof *r);
-    gs_diag d;
-    gs_diag_init(&d, NULL);
-    if (gs_cluster_parse_shorthand(cluster, &r->c, &d)) return -1;
+    gs_diag_init(d, NULL);
+    if (gs_cluster_parse_shorthand(cluster, &r->c, d)) return -1;
     gs_params_init(&r->p);
     if (kv) {
         char buf[256];
@@ -58,8 +57,16 @@ static int rig_open_p(rig *r, const char *cluster, gs_engine_mode mode, const ch
     gs_engine_opts o;
     gs_engine_opts_init(&o);
     o.mode = mode;
-    if (policy) return gs_engine_create(r->c, policy, &r->p, &o, &r->e, &d);
-    return gs_engine_create_ops(r->c, &manual, &r->p, &o, &r->e, &d);
+    o.mech_unsupported = off;
+    if (policy) return gs_engine_create(r->c, policy, &r->p, &o, &r->e, d);
+    return gs_engine_create_ops(r->c, &manual, &r->p, &o, &r->e, d);
+}
+
+static int rig_open_p(rig *r, const char *cluster, gs_engine_mode mode, const char *policy,
+                      const char *kv)
+{
+    gs_diag d;
+    return rig_open_m(r, cluster, mode, policy, kv, 0, &d);
 }
 
 static int rig_open(rig *r, const char *cluster, gs_engine_mode mode, const char *policy)
@@ -445,6 +452,109 @@ static void t_node_failure(void)
     rig_close(&r);
 }
 
+#define NO_SUSPEND GS_MECH_BIT(GS_MECH_SUSPEND)
+
+/*
+ * A mechanism the program cannot carry out (gs_engine_opts.mech_unsupported) is refused up
+ * front - GS_EUNSUPPORTED, nothing changes, whatever the job's state - and the others keep
+ * working; suspend and resume go together; a resume on other nodes is a migration; LIVE mode
+ * never packs, migrates or resizes; restart and unknown bits cannot be masked.
+ */
+static void t_mech_unsupported(void)
+{
+    rig r;
+    gs_diag d;
+    ASSERT_OK(rig_open_m(&r, "2x4:V100", GS_ENGINE_SIM, NULL, NULL, NO_SUSPEND, &d));
+    ASSERT(!gs_engine_mech_supported(r.e, GS_MECH_SUSPEND));
+    ASSERT(!gs_engine_mech_supported(r.e, GS_MECH_RESUME));
+    ASSERT(gs_engine_mech_supported(r.e, GS_MECH_RESTART));
+    ASSERT(gs_engine_mech_supported(r.e, GS_MECH_PACK));
+    ASSERT(gs_engine_mech_supported(r.e, GS_MECH_MIGRATE));
+    ASSERT(gs_engine_mech_supported(r.e, GS_MECH_RESIZE));
+    ASSERT(!gs_engine_mech_supported(r.e, GS_MECH_N));
+    const gs_job *a = add(&r, 1, 1, 100, 100, "resnet50");
+    const gs_job *b = add(&r, 2, 1, 100, 100, "resnet50");
+    ASSERT(a && b);
+    gs_engine_advance(r.e, 0);
+    int g0 = 0, g4 = 4;
+    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
+    gs_engine_advance(r.e, S(10.5));
+    gs_time rem = gs_job_remaining(a, S(10.5));
+    ASSERT_EQ(gs_engine_suspend(r.e, a, "slice"), GS_EUNSUPPORTED);
+    ASSERT_EQ(gs_engine_suspend(r.e, b, "slice"), GS_EUNSUPPORTED); /* PENDING: still that */
+    ASSERT_EQ(gs_engine_resume(r.e, b, &g4, 1), GS_EUNSUPPORTED);
+    ASSERT_EQ(a->state, GS_JOB_RUNNING);
+    ASSERT_EQ(b->state, GS_JOB_PENDING);
+    ASSERT_EQ(a->suspends + a->resumes + b->suspends + b->resumes, 0);
+    ASSERT(a->suspend_gpu_s == 0.0);
+    ASSERT_EQ(gs_job_remaining(a, S(10.5)), rem);
+    ASSERT_EQ(gs_engine_nsuspended(r.e), 0);
+    ASSERT_EQ(gs_engine_allocated(r.e), 1);
+    ASSERT_EQ(gs_engine_gpu_busy_until(r.e, 0), 0);
+    ASSERT(ok(&r));
+    /* migration is still there */
+    ASSERT_OK(gs_engine_migrate(r.e, a, &g4, 1, "x"));
+    ASSERT_EQ(a->migrations, 1);
+    run_to(&r, S(500));
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_EQ(a->progress, a->work);
+    ASSERT_EQ(a->suspends, 0);
+    ASSERT(ok(&r));
+    rig_close(&r);
+    /* the others one by one: suspend and resume work, the masked ones are refused */
+    ASSERT_OK(rig_open_m(&r, "2x4:V100", GS_ENGINE_SIM, NULL, NULL,
+                         GS_MECH_BIT(GS_MECH_MIGRATE) | GS_MECH_BIT(GS_MECH_PACK) |
+                             GS_MECH_BIT(GS_MECH_RESIZE),
+                         &d));
+    ASSERT(gs_engine_mech_supported(r.e, GS_MECH_SUSPEND));
+    ASSERT(!gs_engine_mech_supported(r.e, GS_MECH_PACK));
+    a = add(&r, 1, 1, 100, 100, "resnet50");
+    b = add(&r, 2, 1, 100, 100, "resnet50");
+    gs_engine_advance(r.e, 0);
+    int g1 = 1;
+    ASSERT_OK(gs_engine_start(r.e, a, &g0, 1));
+    ASSERT_OK(gs_engine_start(r.e, b, &g4, 1));
+    ASSERT_EQ(gs_engine_migrate(r.e, a, &g1, 1, "x"), GS_EUNSUPPORTED);
+    ASSERT_EQ(gs_engine_resize(r.e, a, &g0, 1, "x"), GS_EUNSUPPORTED);
+    gs_engine_advance(r.e, S(10.5));
+    ASSERT_OK(gs_engine_suspend(r.e, a, "slice"));
+    ASSERT_EQ(gs_engine_pack(r.e, a, b), GS_EUNSUPPORTED);
+    int g5 = 5;
+    ASSERT_EQ(gs_engine_resume(r.e, a, &g5, 1), GS_EUNSUPPORTED); /* another node: a migration */
+    ASSERT_EQ(a->state, GS_JOB_SUSPENDED);
+    ASSERT_EQ(a->migrations, 0);
+    ASSERT(ok(&r));
+    gs_engine_advance(r.e, S(20));
+    ASSERT_OK(gs_engine_resume(r.e, a, &g1, 1)); /* its node, another GPU: a copy back */
+    ASSERT_EQ(a->migrations, 0);
+    ASSERT_EQ(a->resumes, 1);
+    run_to(&r, S(500));
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_EQ(b->state, GS_JOB_DONE);
+    ASSERT(ok(&r));
+    rig_close(&r);
+    /* LIVE adds packing, migration and resizing; suspend is the program's to refuse */
+    ASSERT_OK(rig_open_m(&r, "2x4:V100", GS_ENGINE_LIVE, NULL, NULL, 0, &d));
+    ASSERT(gs_engine_mech_supported(r.e, GS_MECH_SUSPEND));
+    ASSERT(!gs_engine_mech_supported(r.e, GS_MECH_PACK));
+    ASSERT(!gs_engine_mech_supported(r.e, GS_MECH_MIGRATE));
+    ASSERT(!gs_engine_mech_supported(r.e, GS_MECH_RESIZE));
+    rig_close(&r);
+    ASSERT_OK(
+        rig_open_m(&r, "2x4:V100", GS_ENGINE_LIVE, NULL, NULL, GS_MECH_BIT(GS_MECH_RESUME), &d));
+    ASSERT(!gs_engine_mech_supported(r.e, GS_MECH_SUSPEND)); /* no resume: no suspend */
+    rig_close(&r);
+    /* restart cannot be unsupported; nor can what is not a mechanism */
+    ASSERT_EQ(rig_open_m(&r, "2x4", GS_ENGINE_SIM, NULL, NULL, GS_MECH_BIT(GS_MECH_RESTART), &d),
+              GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "restart");
+    rig_close(&r);
+    ASSERT_EQ(rig_open_m(&r, "2x4", GS_ENGINE_SIM, NULL, NULL, GS_MECH_BIT(GS_MECH_N), &d),
+              GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "unknown mechanism");
+    rig_close(&r);
+}
+
 /* ---- the gandiva policy ----------------------------------------------------------- */
 
 static int run_policy(rig *r)
@@ -640,6 +750,105 @@ static void t_gandiva_grow_shrink(void)
     rig_close(&r);
 }
 
+/*
+ * Without suspend gandiva plans no time-slicing: on a contended node every job runs to the end
+ * once started, waiting jobs wait in the queue (as under FIFO), nothing is ever suspended and no
+ * slice timer ticks; a mixed trace (sizes 1 to 8, a job larger than a node, elastic jobs) ends
+ * with every job done.  gandiva-emul, which is time-slicing, refuses to start; asking for a
+ * mechanism the program lacks is refused with the reason.
+ */
+static void t_gandiva_without_suspend(void)
+{
+    rig r;
+    gs_diag d;
+    ASSERT_OK(rig_open_m(&r, "1x4", GS_ENGINE_SIM, "gandiva", NULL, NO_SUSPEND, &d));
+    const gs_job *j[8];
+    for (int i = 0; i < 8; i++) j[i] = addt(&r, i + 1, 0, 1, 600, NULL);
+    ASSERT_OK(run_policy(&r));
+    for (int i = 0; i < 8; i++) {
+        ASSERT_EQ(j[i]->state, GS_JOB_DONE);
+        ASSERT_EQ(j[i]->suspends + j[i]->resumes, 0);
+        ASSERT_EQ(j[i]->first_start, S(i < 4 ? 0 : 600));
+        ASSERT_EQ(j[i]->end, S(i < 4 ? 600 : 1200));
+    }
+    /* 8 arrivals, 8 completions, 10 introspections while jobs wait (for packing); no quantum
+     * timers (time-slicing would add 20) */
+    ASSERT_EQ(gs_engine_events(r.e), 26);
+    rig_close(&r);
+    /* a mixed, contended trace on two nodes */
+    ASSERT_OK(rig_open_m(&r, "2x4", GS_ENGINE_SIM, "gandiva", NULL, NO_SUSPEND, &d));
+    static const struct {
+        double t;
+        int gpus;
+        double dur;
+        int elastic;
+    } tr[] = {{0, 1, 900, 0},  {0, 2, 300, 0},    {5, 1, 700, 0},   {10, 4, 400, 0},
+              {20, 1, 200, 0}, {30, 8, 300, 0},   {40, 2, 1000, 1}, {60, 1, 100, 0},
+              {61, 1, 100, 0}, {62, 1, 100, 0},   {63, 1, 100, 0},  {90, 2, 500, 0},
+              {95, 4, 50, 0},  {400, 1, 3000, 1}, {401, 1, 60, 0},  {402, 3, 120, 0}};
+    size_t n = sizeof tr / sizeof *tr;
+    const gs_job *m[16];
+    for (size_t i = 0; i < n; i++) {
+        if (tr[i].elastic) {
+            gs_job_spec s;
+            gs_job_spec_init(&s);
+            s.id = (int64_t)i + 1;
+            s.submit = S(tr[i].t);
+            s.ntasks = tr[i].gpus;
+            s.duration = S(tr[i].dur);
+            s.min_gpus = 1;
+            s.max_gpus = 4;
+            m[i] = NULL;
+            ASSERT_OK(gs_engine_add_job(r.e, &s, &m[i], &d));
+        } else {
+            m[i] = addt(&r, (int64_t)i + 1, tr[i].t, tr[i].gpus, tr[i].dur, NULL);
+        }
+        ASSERT(m[i]);
+    }
+    ASSERT_OK(run_policy(&r));
+    ASSERT(gs_engine_idle(r.e));
+    uint64_t susp = 0;
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_EQ(m[i]->state, GS_JOB_DONE);
+        ASSERT_EQ(m[i]->progress, m[i]->work);
+        susp += (uint64_t)(m[i]->suspends + m[i]->resumes);
+    }
+    ASSERT_EQ(susp, 0);
+    ASSERT_EQ(gs_engine_nsuspended(r.e), 0);
+    ASSERT(gs_engine_events(r.e) < 500);
+    rig_close(&r);
+    /* a pack that loses cannot be rolled back into time-slicing, but no job waits for a turn
+     * either: b runs once a is done */
+    ASSERT_OK(rig_open_m(&r, "1x1:V100", GS_ENGINE_SIM, "gandiva", NULL, NO_SUSPEND, &d));
+    const gs_job *a = addt(&r, 1, 0, 1, 1000, "resnet50-bs64");
+    const gs_job *b = addt(&r, 2, 0, 1, 1000, "resnet50-bs64");
+    ASSERT_OK(run_policy(&r));
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_EQ(b->state, GS_JOB_DONE);
+    ASSERT_EQ(b->first_start, a->end);
+    ASSERT_EQ(a->suspends + b->suspends, 0);
+    rig_close(&r);
+    /* what cannot work without the mechanism is refused at create, with the reason */
+    ASSERT_EQ(rig_open_m(&r, "2x4", GS_ENGINE_SIM, "gandiva-emul", NULL, NO_SUSPEND, &d),
+              GS_EUNSUPPORTED);
+    ASSERT_CONTAINS(d.msg, "needs suspend and resume");
+    rig_close(&r);
+    ASSERT_EQ(
+        rig_open_m(&r, "2x4", GS_ENGINE_SIM, "gandiva", "pack=on", GS_MECH_BIT(GS_MECH_PACK), &d),
+        GS_EUNSUPPORTED);
+    ASSERT_CONTAINS(d.msg, "cannot pack jobs: set pack=off");
+    rig_close(&r);
+    ASSERT_EQ(rig_open_m(&r, "2x4", GS_ENGINE_LIVE, "gandiva", "pack=on", 0, &d), GS_EUNSUPPORTED);
+    ASSERT_CONTAINS(d.msg, "supports time-slicing only");
+    rig_close(&r);
+    /* defaults follow what the engine can do: no pack, migrate, grow parameters needed */
+    ASSERT_OK(rig_open_m(&r, "2x4", GS_ENGINE_SIM, "gandiva", NULL,
+                         GS_MECH_BIT(GS_MECH_PACK) | GS_MECH_BIT(GS_MECH_MIGRATE) |
+                             GS_MECH_BIT(GS_MECH_RESIZE),
+                         &d));
+    rig_close(&r);
+}
+
 /* ---- gandiva-emul against the Tiresias simulator's published numbers ------------------ */
 
 static int sim(const char *cluster, const char *trace, const char *policy, const char *kv,
@@ -827,6 +1036,7 @@ static const test_case tests[] = {
     {"pack_memory_limit", t_pack_memory_limit},
     {"resize", t_resize},
     {"live_limits", t_live_limits},
+    {"mech_unsupported", t_mech_unsupported},
     {"node_failure", t_node_failure},
     {"gandiva_affinity", t_gandiva_affinity},
     {"gandiva_migrate_together", t_gandiva_migrate_together},
@@ -834,6 +1044,7 @@ static const test_case tests[] = {
     {"gandiva_pack_rollback", t_gandiva_pack_rollback},
     {"gandiva_grow_shrink", t_gandiva_grow_shrink},
     {"gandiva_quiet_when_alone", t_gandiva_quiet_when_alone},
+    {"gandiva_without_suspend", t_gandiva_without_suspend},
     {"emul_fidelity", t_emul_fidelity},
     {"gandiva_day", t_gandiva_day},
 };

@@ -80,6 +80,9 @@ typedef struct gs_policy_ops gs_policy_ops;
 
 typedef enum gs_engine_mode { GS_ENGINE_SIM = 0, GS_ENGINE_LIVE = 1 } gs_engine_mode;
 
+/* Bit of mechanism m (gs_mech, GS_MECH_MAP in job.h) in gs_engine_opts.mech_unsupported. */
+#define GS_MECH_BIT(m) (1u << (unsigned)(m))
+
 typedef struct gs_engine_opts {
     gs_engine_mode mode;
     uint64_t seed;
@@ -94,6 +97,13 @@ typedef struct gs_engine_opts {
      */
     int (*read_file)(void *ud, const char *path, char **buf, size_t *len, gs_diag *d);
     void *read_file_ud;
+    /*
+     * Mechanisms the program cannot carry out (GS_MECH_BIT(GS_MECH_SUSPEND) |
+     * ...): the engine refuses requests for them up front (see "when the
+     * program cannot carry out a mechanism" below).  0, the default: every
+     * mechanism the mode allows.
+     */
+    unsigned mech_unsupported;
 } gs_engine_opts;
 
 void gs_engine_opts_init(gs_engine_opts *o);
@@ -331,20 +341,44 @@ void gs_engine_note(gs_engine *e, const gs_job *j, const char *reason);
  */
 
 /*
+ * When the program cannot carry out a mechanism (an executor that cannot
+ * stop and continue processes, ...), it says so before the engine exists
+ * (gs_engine_opts.mech_unsupported) and the engine refuses every request
+ * for it up front: gs_engine_suspend / resume / pack / migrate / resize
+ * return GS_EUNSUPPORTED and change nothing, whatever the job's state - so
+ * no job is ever in a state the program cannot act on (a SUSPENDED job whose
+ * processes keep running on GPUs given to others).  Rules:
+ *   - SUSPEND and RESUME go together: masking either masks both (a job that
+ *     could not be resumed must never be suspended);
+ *   - RESTART cannot be masked (stopping and starting a job is what every
+ *     program does); gs_engine_create refuses it, and unknown bits, with
+ *     GS_EINVAL;
+ *   - LIVE mode adds PACK, MIGRATE and RESIZE: the daemon does none of them
+ *     (and resumes a job only on the GPUs it left, else GS_EUNSUPPORTED).
+ * Policies ask gs_engine_mech_supported() - from create() on - and plan
+ * without what is missing (gandiva does not time-slice without SUSPEND, and
+ * pack, migrate and grow default to off without PACK, MIGRATE, RESIZE).
+ */
+/* 1 when the engine accepts requests for mechanism m, 0 when it refuses them. */
+int gs_engine_mech_supported(const gs_engine *e, gs_mech m);
+
+/*
  * Suspend a RUNNING job (time-slicing).  SIM: it finishes its current
  * mini-batch (exactly, from its iteration time: trace iterations, else its
  * profile), copies its state to host memory and releases its GPUs; it is
  * SUSPENDED at once, its GPUs busy until the copy is done.  A packed job
  * leaves its pack.  LIVE: the daemon sends SIGSTOP; its GPU memory stays
  * held by the stopped process (see docs/daemon.md).  GS_ESTATE if it is not
- * RUNNING or would finish within its current mini-batch.
+ * RUNNING or would finish within its current mini-batch; GS_EUNSUPPORTED
+ * when the program cannot suspend (see above).
  */
 int gs_engine_suspend(gs_engine *e, const gs_job *j, const char *reason);
 /*
  * Resume a SUSPENDED job on 'gpus' (n == j->gpus, grouped by task).  On the
  * nodes it was suspended from it pays the copy back; elsewhere a migration
  * (its state moves across nodes).  LIVE: only on the GPUs it left (SIGCONT),
- * else GS_EUNSUPPORTED.  Validation as gs_engine_start().
+ * else GS_EUNSUPPORTED.  Validation as gs_engine_start().  GS_EUNSUPPORTED
+ * when the program cannot resume (see above).
  */
 int gs_engine_resume(gs_engine *e, const gs_job *j, const int *gpus, int n);
 /*
@@ -353,13 +387,14 @@ int gs_engine_resume(gs_engine *e, const gs_job *j, const int *gpus, int n);
  * only if both jobs' GPU memory fits one GPU (profile or the job's gpu_mem)
  * and their measured pair rate is not 0.  Both then progress at their pair
  * rates (gsched/profiles.h) until one of them stops.  GS_ENOFIT when memory
- * or the pair does not allow it; SIM only (LIVE: GS_EUNSUPPORTED).
+ * or the pair does not allow it; GS_EUNSUPPORTED in LIVE mode or when the
+ * program cannot pack (see above).
  */
 int gs_engine_pack(gs_engine *e, const gs_job *j, const gs_job *host);
 /*
  * Move a RUNNING job to 'gpus' (n == j->gpus; may overlap its current GPUs):
  * checkpoint, move, restore (gs_costs_migrate).  A packed job leaves its
- * pack.  SIM only (LIVE: GS_EUNSUPPORTED).
+ * pack.  GS_EUNSUPPORTED in LIVE mode or when the program cannot migrate.
  */
 int gs_engine_migrate(gs_engine *e, const gs_job *j, const int *gpus, int n, const char *reason);
 /*
@@ -367,7 +402,8 @@ int gs_engine_migrate(gs_engine *e, const gs_job *j, const int *gpus, int n, con
  * overlap its current ones): n a multiple of gpus_per_task within
  * [max(min_gpus, gpus_per_task), max_gpus].  Pays a checkpoint-restart at the
  * new size; progress then follows the scaling curve (gs_costs_scale).  A
- * packed job cannot be resized (GS_ESTATE).  SIM only.
+ * packed job cannot be resized (GS_ESTATE).  GS_EUNSUPPORTED in LIVE mode or
+ * when the program cannot resize.
  */
 int gs_engine_resize(gs_engine *e, const gs_job *j, const int *gpus, int n, const char *reason);
 /* Profiles the engine charges mechanisms from (read-only; never NULL). */

@@ -19,6 +19,10 @@
  *    banks first, so speed x time is exact between changes.
  *  - every mechanism cost is charged once, to the job that pays it, at the
  *    request that causes it (costs.h); policies never charge anything.
+ *  - a mechanism in e->mech_off (the program's gs_engine_opts.mech_unsupported
+ *    and LIVE mode's) is refused before any validation, with GS_EUNSUPPORTED and
+ *    no change; SUSPEND and RESUME are refused together, so with them off no
+ *    job is ever SUSPENDED.
  *  - every job-state transition is made by one tr_* function (named in job.h's
  *    diagram); jobs handed in from outside are const and resolved to the
  *    engine's own copy by slot (mut()).
@@ -69,6 +73,7 @@ typedef struct fail_entry {
 struct gs_engine {
     gs_cluster *c;
     gs_engine_opts opts;
+    unsigned mech_off; /* GS_MECH_BITs refused: the program's mask and the mode's (mech_mask) */
     const gs_policy_ops *pol;
     void *pst;
     gs_observer_fn obs;
@@ -1192,6 +1197,7 @@ int gs_engine_suspend(gs_engine *e, const gs_job *cj, const char *reason)
 {
     gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
+    if (e->mech_off & GS_MECH_BIT(GS_MECH_SUSPEND)) return GS_EUNSUPPORTED;
     if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
     return tr_suspend(e, j, reason);
 }
@@ -1286,8 +1292,15 @@ int gs_engine_resume(gs_engine *e, const gs_job *cj, const int *gpus, int n)
 {
     gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
+    if (e->mech_off & GS_MECH_BIT(GS_MECH_RESUME)) return GS_EUNSUPPORTED;
     if (j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
     if (e->opts.mode == GS_ENGINE_LIVE && !same_gpus(j, gpus, n)) return GS_EUNSUPPORTED;
+    if (e->mech_off & GS_MECH_BIT(GS_MECH_MIGRATE)) {
+        /* on other nodes it would be a migration (resume_cost) */
+        int rc = validate_gpus(e, j, gpus, n);
+        if (rc) return rc;
+        if (!same_nodes(e, j, gpus, n)) return GS_EUNSUPPORTED;
+    }
     return tr_resume(e, j, gpus, n);
 }
 
@@ -1297,11 +1310,14 @@ int gs_engine_pack(gs_engine *e, const gs_job *cj, const gs_job *chost)
 {
     gs_job *j = mut(e, cj), *host = mut(e, chost);
     if (e->err) return e->err;
-    if (e->opts.mode == GS_ENGINE_LIVE) return GS_EUNSUPPORTED;
+    if (e->mech_off & GS_MECH_BIT(GS_MECH_PACK)) return GS_EUNSUPPORTED;
     int from_pending = j->state == GS_JOB_PENDING;
     if (!(from_pending && j->arrived) && j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
     if (host == j || host->state != GS_JOB_RUNNING || host->pack_with >= 0) return GS_ESTATE;
     if (host->gpus != j->gpus) return GS_EINVAL;
+    if (!from_pending && (e->mech_off & GS_MECH_BIT(GS_MECH_MIGRATE)) &&
+        !same_nodes(e, j, host->alloc, host->nalloc))
+        return GS_EUNSUPPORTED; /* a resume on other nodes is a migration */
     int rc = validate_gpus(e, j, host->alloc, host->nalloc);
     if (rc) return rc;
     const char *type = job_gpu_type(e, host);
@@ -1398,7 +1414,7 @@ int gs_engine_migrate(gs_engine *e, const gs_job *cj, const int *gpus, int n, co
 {
     gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
-    if (e->opts.mode == GS_ENGINE_LIVE) return GS_EUNSUPPORTED;
+    if (e->mech_off & GS_MECH_BIT(GS_MECH_MIGRATE)) return GS_EUNSUPPORTED;
     if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
     int rc = validate_gpus(e, j, gpus, n);
     if (rc) return rc;
@@ -1462,7 +1478,7 @@ int gs_engine_resize(gs_engine *e, const gs_job *cj, const int *gpus, int n, con
 {
     gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
-    if (e->opts.mode == GS_ENGINE_LIVE) return GS_EUNSUPPORTED;
+    if (e->mech_off & GS_MECH_BIT(GS_MECH_RESIZE)) return GS_EUNSUPPORTED;
     if (j->state != GS_JOB_RUNNING || j->pack_with >= 0) return GS_ESTATE;
     int gpt = j->gpus_per_task;
     int lo = j->min_gpus > gpt ? j->min_gpus : gpt;
@@ -1772,6 +1788,35 @@ static int load_profiles(gs_engine *e, gs_params *p, gs_diag *diag)
     return rc;
 }
 
+/*
+ * The mechanisms an engine refuses (engine.h, "when the program cannot carry
+ * out a mechanism"): the program's mask, SUSPEND and RESUME together, and
+ * what LIVE mode never does.  GS_EINVAL for RESTART or an unknown bit.
+ */
+static int mech_mask(const gs_engine_opts *o, unsigned *off, gs_diag *diag)
+{
+    const unsigned all = GS_MECH_BIT(GS_MECH_N) - 1u;
+    const unsigned slice = GS_MECH_BIT(GS_MECH_SUSPEND) | GS_MECH_BIT(GS_MECH_RESUME);
+    unsigned m = o->mech_unsupported;
+    if (m & ~all)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "unknown mechanism bits 0x%x", m & ~all);
+    if (m & GS_MECH_BIT(GS_MECH_RESTART))
+        return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                           "the restart mechanism cannot be unsupported (a preempted job "
+                           "restarts)");
+    if (m & slice) m |= slice;
+    if (o->mode == GS_ENGINE_LIVE)
+        m |= GS_MECH_BIT(GS_MECH_PACK) | GS_MECH_BIT(GS_MECH_MIGRATE) | GS_MECH_BIT(GS_MECH_RESIZE);
+    *off = m;
+    return 0;
+}
+
+int gs_engine_mech_supported(const gs_engine *e, gs_mech m)
+{
+    if ((unsigned)m >= (unsigned)GS_MECH_N) return 0;
+    return !(e->mech_off & GS_MECH_BIT(m));
+}
+
 int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *params,
                          const gs_engine_opts *opts, gs_engine **out, gs_diag *diag)
 {
@@ -1782,6 +1827,11 @@ int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *par
         e->opts = *opts;
     else
         gs_engine_opts_init(&e->opts);
+    int rc = mech_mask(&e->opts, &e->mech_off, diag);
+    if (rc) {
+        free(e);
+        return rc;
+    }
     e->pol = ops;
     e->now = 0;
     e->max_level = GS_LOCALITY_STRICT;
@@ -1794,7 +1844,7 @@ int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *par
     gs_costs_init(&e->costs);
     gs_params empty;
     gs_params_init(&empty);
-    int rc = gs_costs_from_params(&e->costs, params ? params : &empty, diag);
+    rc = gs_costs_from_params(&e->costs, params ? params : &empty, diag);
     if (rc) {
         gs_engine_destroy(e);
         return rc;

@@ -21,6 +21,13 @@
  * when others wait).  Jobs larger than a node take whole nodes
  * (consolidated placement) and are never time-sliced.
  *
+ * Mechanisms the program cannot carry out (gs_engine_mech_supported) are
+ * planned without: with no suspend a job never joins a full node as a
+ * time-sliced member - it waits in the queue, running jobs run to the end -
+ * and no slice timer is armed; pack, migrate and grow default to off when
+ * the engine refuses packing, migration or resizing, and asking for them
+ * then is refused at create.
+ *
  * Invariants: a job is in exactly one of {queue, one node's member list,
  * nowhere (a multi-node job holding GPUs, or a final job)}; a packed guest
  * is a member of its host's node; every decision walks nodes by index and
@@ -75,6 +82,7 @@ typedef struct gandiva {
     gs_engine *e;
     gs_cluster *c;
     int live;
+    int slice; /* the engine can suspend and resume: time-slicing is possible */
     /* parameters */
     gs_time quantum, introspect, window;
     double oversub, pack_gain, defrag_free;
@@ -404,7 +412,7 @@ static int32_t choose_node(gandiva *g, const gs_job *j, int32_t except, int *sli
             ld = (double)dem / nd->ngpus;
             if (fr >= need)
                 step = nd->aff == need ? 0 : 2;
-            else if (nd->aff == need && dem + need <= g->oversub * nd->ngpus)
+            else if (g->slice && nd->aff == need && dem + need <= g->oversub * nd->ngpus)
                 step = 3;
         }
         if (step < 0) continue;
@@ -583,8 +591,11 @@ static void rotate(gandiva *g, int32_t n)
     }
     for (size_t i = 0; i < k; i++) {
         gs_job *j = job(g, v[i].slot);
-        if (!run[i] && j->state == GS_JOB_RUNNING)
-            gs_engine_suspend(g->e, j, "time slice"); /* refused only if it is about to end */
+        /* refused only if it is about to end (g->slice: the engine can suspend); a
+         * refused job keeps running and fill() starts nobody in its place */
+        if (!run[i] && j->state == GS_JOB_RUNNING &&
+            gs_engine_suspend(g->e, j, "time slice") == GS_ENOMEM)
+            oom(g);
     }
     g->nodes[n].cached = 0;
     free(run);
@@ -649,8 +660,13 @@ static void judge_packs(gandiva *g)
             x->pack_at = 0;
             if (j->pack_rate + h->pack_rate >= g->pack_gain) continue; /* it pays */
             add_bad(g, j->model_id, h->model_id);
-            if (gs_engine_suspend(g->e, j, "pack rolled back: slower than time-slicing") == 0)
+            /* refused (about to end, or the program cannot suspend): the pack stays, judged
+             * once (pack_at is 0), and the pair is not tried again */
+            int rc = gs_engine_suspend(g->e, j, "pack rolled back: slower than time-slicing");
+            if (rc == 0)
                 mark_dirty(g, (int32_t)i);
+            else if (rc == GS_ENOMEM)
+                oom(g);
         }
 }
 
@@ -993,7 +1009,7 @@ static void arm(gandiva *g)
 {
     gs_time now = gs_engine_now(g->e);
     int crowded = any_waiting(g);
-    if (crowded && !g->slice_armed) {
+    if (crowded && g->slice && !g->slice_armed) {
         g->slice_armed = 1;
         if (gs_engine_set_timer(g->e, now + g->quantum, TAG_SLICE)) oom(g);
     }
@@ -1183,6 +1199,10 @@ static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     g->e = e;
     g->c = gs_engine_cluster(e);
     g->live = gs_engine_opts_get(e)->mode == GS_ENGINE_LIVE;
+    g->slice = gs_engine_mech_supported(e, GS_MECH_SUSPEND);
+    int can_pack = gs_engine_mech_supported(e, GS_MECH_PACK);
+    int can_migrate = gs_engine_mech_supported(e, GS_MECH_MIGRATE);
+    int can_grow = gs_engine_mech_supported(e, GS_MECH_RESIZE);
     gs_jobq_init(&g->ranq);
     int64_t pb = 8, mb = 4;
     int rc = gs_params_get_duration(p, "quantum", 60 * GS_SEC, &g->quantum, d);
@@ -1191,9 +1211,9 @@ static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     if (!rc) rc = gs_params_get_double(p, "oversub", 2.0, 1.0, 64.0, &g->oversub, d);
     if (!rc) rc = gs_params_get_double(p, "pack_gain", 1.0, 0.0, 2.0, &g->pack_gain, d);
     if (!rc) rc = gs_params_get_double(p, "defrag_free", 0.75, 0.0, 1.0, &g->defrag_free, d);
-    if (!rc) rc = gs_params_get_bool(p, "pack", !g->live, &g->pack, d);
-    if (!rc) rc = gs_params_get_bool(p, "migrate", !g->live, &g->migrate, d);
-    if (!rc) rc = gs_params_get_bool(p, "grow", !g->live, &g->grow, d);
+    if (!rc) rc = gs_params_get_bool(p, "pack", can_pack, &g->pack, d);
+    if (!rc) rc = gs_params_get_bool(p, "migrate", can_migrate, &g->migrate, d);
+    if (!rc) rc = gs_params_get_bool(p, "grow", can_grow, &g->grow, d);
     if (!rc) rc = gs_params_get_i64(p, "pack_budget", 8, 0, 1 << 20, &pb, d);
     if (!rc) rc = gs_params_get_i64(p, "migrate_budget", 4, 0, 1 << 20, &mb, d);
     if (!rc) rc = gs_params_get_duration(p, "grow_min", 600 * GS_SEC, &g->grow_min, d);
@@ -1221,10 +1241,21 @@ static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     }
     if (!rc && (g->quantum <= 0 || g->introspect <= 0))
         rc = gs_diag_set(d, GS_EINVAL, 0, 0, "parameters 'quantum' and 'introspect' must be > 0");
-    if (!rc && g->live && (g->pack || g->migrate || g->grow))
-        rc = gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
-                         "gandiva in the daemon supports time-slicing only (SIGSTOP/SIGCONT): "
-                         "pack, migrate and grow must be off");
+    if (!rc && ((g->pack && !can_pack) || (g->migrate && !can_migrate) || (g->grow && !can_grow))) {
+        if (g->live && g->slice)
+            rc = gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
+                             "gandiva in the daemon supports time-slicing only (SIGSTOP/SIGCONT): "
+                             "pack, migrate and grow must be off");
+        else if (g->pack && !can_pack)
+            rc = gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
+                             "gandiva: this program cannot pack jobs: set pack=off");
+        else if (g->migrate && !can_migrate)
+            rc = gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
+                             "gandiva: this program cannot migrate jobs: set migrate=off");
+        else
+            rc = gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
+                             "gandiva: this program cannot resize jobs: set grow=off");
+    }
     if (rc) {
         gd_destroy(g);
         return rc;

@@ -29,6 +29,9 @@
  * interval to the set decided at its end).  Mechanism costs are charged as
  * for any policy; compare with --set costs=off.
  *
+ * It needs suspend and resume (gs_engine_mech_supported): without them create
+ * refuses (GS_EUNSUPPORTED), as in the daemon.
+ *
  * Invariants: each arrived, non-final job is in exactly one node set or in
  * the pending list; node sets of one size are kept sorted by util (stable,
  * like Python's sort); every walk follows list order, never hash order.
@@ -705,6 +708,13 @@ static int em_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
         em_destroy(m);
         return gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
                            "gandiva-emul emulates a simulator; use gandiva in the daemon");
+    }
+    if (!gs_engine_mech_supported(e, GS_MECH_SUSPEND)) {
+        /* its node sets run more jobs than they hold by time-slicing: nothing to emulate */
+        em_destroy(m);
+        return gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
+                           "gandiva-emul time-slices its node sets: it needs suspend and resume, "
+                           "which this program cannot carry out");
     }
     size_t nn = gs_cluster_nnodes(m->c);
     for (size_t i = 0; i < nn; i++) {
