@@ -10,7 +10,10 @@
  * suspend / resume, and forgets runs whose outcome was committed.
  *
  * Invariant: nothing is acted on (process started or signalled) before the
- * state change behind it is committed.  A commit that fails is fatal (the
+ * state change behind it is committed.  No job is ended for a mechanism the
+ * executor lacks: the engine refuses those (serve.c masks them), and a
+ * suspend record without GSD_XCAP_SUSPEND is a fatal internal error that
+ * commits nothing.  A commit that fails is fatal (the
  * daemon stops at once rather than act on state that is not durable; the
  * next start recovers from the last commit).  Scheduler thread only.
  */
@@ -66,6 +69,19 @@ void gsd_observe(void *ud, const gs_record *r)
         x->alloc = NULL;
         break;
     case GS_REC_SUSPEND:
+        if (!gsd_exec_can(g->x, GSD_XCAP_SUSPEND)) {
+            /* cannot happen: the engine was told the executor cannot suspend (serve.c) and
+             * refuses every suspend.  Its tasks could not be stopped and the engine gave
+             * their GPUs away: commit nothing of this cycle and stop (fatal), so the
+             * database still has the job RUNNING and the next start adopts its tasks (or
+             * requeues it, without GSD_XCAP_ADOPT) - never end a user's job for a
+             * mechanism the executor lacks */
+            gsd_log("FATAL: internal error: job %lld suspended, but executor %s cannot "
+                    "suspend; the engine should have refused it",
+                    (long long)j->id, gsd_exec_backend(g->x)->name);
+            g->fatal = 1;
+            return;
+        }
         /* the engine released its GPUs (time-slicing); its stopped processes keep their GPU
          * memory.  The row keeps where it ran (placement), not an allocation. */
         free(x->alloc);
@@ -294,16 +310,8 @@ void gsd_act(gsd_sched *g, gs_time now)
                         gsd_stop_name(x->stop));
                 break;
             }
-            if (!gsd_exec_can(g->x, GSD_XCAP_SUSPEND)) {
-                /* the engine gave its GPUs to others: its tasks cannot keep running; once
-                 * they are gone the job ends (tasks ended while suspended) */
-                if (r->type == GS_REC_SUSPEND) {
-                    gsd_log("job %lld suspended, but executor %s cannot suspend: stopping it",
-                            (long long)j->id, gsd_exec_backend(g->x)->name);
-                    gsd_exec_stop(g->x, j->id, now, gsd_job_grace(g, x));
-                }
-                break;
-            }
+            /* (an executor without GSD_XCAP_SUSPEND never gets here: the engine refuses
+             * suspends for it, and gsd_observe treats one as a fatal internal error) */
             gsd_log("job %lld %s%s%s", (long long)j->id, event_name(r->type, x),
                     r->reason[0] ? ": " : "", r->reason);
             if (gsd_exec_suspend(g->x, j->id, r->type == GS_REC_SUSPEND) == GS_ENOENT)

@@ -9,7 +9,8 @@
  * with GSD_XCAP_ADOPT), so no call dispatches to NULL; a backend's suspend
  * hook is called only when it declares GSD_XCAP_SUSPEND (GS_EUNSUPPORTED
  * otherwise) and recover / sweep only with GSD_XCAP_ADOPT, so the daemon can
- * rely on the capability flags.
+ * rely on the capability flags; gsd_exec_mech_unsupported maps those flags
+ * to the engine mechanisms the backend cannot carry out (one place).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,16 +41,30 @@ void gsd_exec_names(char *buf, size_t cap)
         n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", registry[i]->name);
 }
 
+int gsd_exec_lookup(const char *name, const gsd_exec_ops **out, gs_diag *d)
+{
+    *out = gsd_exec_find(name ? name : "local");
+    if (*out) return 0;
+    char names[256];
+    gsd_exec_names(names, sizeof names);
+    return gs_diag_set(d, GS_ENOENT, 0, 0, "unknown executor '%s' (known: %s)", name, names);
+}
+
+unsigned gsd_exec_mech_unsupported(const gsd_exec_ops *ops)
+{
+    unsigned m = 0;
+    if (!(ops->caps & GSD_XCAP_SUSPEND) || !ops->suspend)
+        m |= GS_MECH_BIT(GS_MECH_SUSPEND) | GS_MECH_BIT(GS_MECH_RESUME);
+    if (!(ops->caps & GSD_XCAP_RESIZE)) m |= GS_MECH_BIT(GS_MECH_RESIZE);
+    return m;
+}
+
 int gsd_exec_create(const char *name, const gsd_exec_conf *conf, gsd_exec **out, gs_diag *d)
 {
     *out = NULL;
-    const gsd_exec_ops *ops = gsd_exec_find(name ? name : "local");
-    if (!ops) {
-        char names[256];
-        gsd_exec_names(names, sizeof names);
-        return gs_diag_set(d, GS_ENOENT, 0, 0, "unknown executor '%s' (known: %s)", name, names);
-    }
-    return gsd_exec_create_ops(ops, conf, out, d);
+    const gsd_exec_ops *ops;
+    int rc = gsd_exec_lookup(name, &ops, d);
+    return rc ? rc : gsd_exec_create_ops(ops, conf, out, d);
 }
 
 /* The first hook a table lacks (or has without its capability), or NULL when it is complete. */

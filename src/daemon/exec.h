@@ -25,7 +25,9 @@
  *    chooses ("local:PID:STARTTICKS"); the daemon stores it and shows it,
  *    never parses it (task_pid extracts a process id for display, or -1);
  *  - capabilities (GSD_XCAP_*) say what it can do; the daemon checks them
- *    instead of assuming (suspend / resume only with GSD_XCAP_SUSPEND).
+ *    instead of assuming, and tells the engine before it creates it what it
+ *    cannot do (gsd_exec_mech_unsupported), so no policy is ever allowed a
+ *    mechanism (suspend / resume without GSD_XCAP_SUSPEND) the backend lacks.
  *
  * Threading: an executor object belongs to the scheduler thread, except
  * the calls that take a const gsd_exec * and are marked thread-safe (log
@@ -136,6 +138,14 @@ typedef struct gsd_exec_ops {
 /* The registry: a backend by name (NULL if unknown); names "local, ..." for messages. */
 const gsd_exec_ops *gsd_exec_find(const char *name);
 void gsd_exec_names(char *buf, size_t cap);
+/* The backend 'name' (NULL = "local") in *out: 0, or GS_ENOENT (the message lists the known). */
+int gsd_exec_lookup(const char *name, const gsd_exec_ops **out, gs_diag *d);
+/*
+ * The engine mechanisms (GS_MECH_BIT, gsched/engine.h) a backend cannot carry
+ * out, for gs_engine_opts.mech_unsupported: suspend and resume without
+ * GSD_XCAP_SUSPEND (or a suspend hook), resize without GSD_XCAP_RESIZE.
+ */
+unsigned gsd_exec_mech_unsupported(const gsd_exec_ops *ops);
 
 /* The backends (exec_local.c, ...). */
 extern const gsd_exec_ops gsd_exec_local;

@@ -7,7 +7,9 @@
  * Invariants: the thread that calls gsd_serve becomes the scheduler thread
  * and owns the gsd_sched object (on its stack); HTTP threads start only
  * after recovery has committed and the first snapshot is published, and
- * are stopped before anything they can reach is freed.  On shutdown queued
+ * are stopped before anything they can reach is freed.  The engine is
+ * created knowing which mechanisms the executor's backend cannot carry out
+ * (gsd_exec_mech_unsupported), so it refuses them to every policy.  On shutdown queued
  * commands are answered 503 and running tasks are left running, to be
  * adopted at the next start.  The signal flags below are the only
  * process-wide state (set by handlers, read by the loop).
@@ -183,12 +185,23 @@ int gsd_serve(const gsd_opts *o)
     if (!gs_params_get(params, "preempt_cost")) gs_params_set(params, "preempt_cost", "0");
     if (!gs_params_get(params, "slowdown")) gs_params_set(params, "slowdown", "off");
     gs_params_reset_used(params);
+    /* the executor's backend first: the engine must know what it cannot carry out, so that
+     * no policy is allowed a mechanism (suspend) the backend lacks (engine.h, "when the
+     * program cannot carry out a mechanism") */
+    const gsd_exec_ops *xops = o->executor_ops;
+    gs_diag_init(&d, NULL);
+    if (!xops && gsd_exec_lookup(o->executor, &xops, &d)) {
+        gsd_log("%s", d.msg);
+        gs_params_release(&empty);
+        goto out;
+    }
     gs_engine_opts eo;
     gs_engine_opts_init(&eo);
     eo.mode = GS_ENGINE_LIVE;
     eo.placement = o->placement;
     eo.placement_set = o->placement_set;
     eo.read_file = read_data_file;
+    eo.mech_unsupported = gsd_exec_mech_unsupported(xops);
     gs_diag_init(&d, NULL);
     if (gs_engine_opts_from_params(params, &eo, &d) ||
         (o->policy_ops
@@ -219,8 +232,7 @@ int gsd_serve(const gsd_opts *o)
         gsd_log("database %s upgraded from schema version %d to %d", o->db,
                 gsd_store_upgraded_from(g.sh.store), GSD_SCHEMA_VERSION);
     gsd_exec_conf xc = {g.state_dir, o->self_exe ? o->self_exe : "/proc/self/exe"};
-    if (o->executor_ops ? gsd_exec_create_ops(o->executor_ops, &xc, &g.x, &d)
-                        : gsd_exec_create(o->executor, &xc, &g.x, &d)) {
+    if (gsd_exec_create_ops(xops, &xc, &g.x, &d)) {
         gsd_log("%s", d.msg);
         goto out;
     }
