@@ -159,7 +159,51 @@ typedef struct outcome {
     char msg[256];
 } outcome;
 
-static outcome run_once(const gs_policy_ops *ops, long fail)
+/* Dry runs made while allocation N failed: how many, and how many returned GS_ENOMEM. */
+static long probes, probes_enomem;
+static char probe_err[256];
+
+/*
+ * After each step: dry runs of a few shapes, failing their allocation 1, 2,
+ * ... in turn until one gets through.  Each must return 0 or GS_ENOMEM and
+ * leave the engine as it was: not failed, consistent (the run's digest, which
+ * the caller compares with an unprobed run's, shows the rest).
+ */
+static void probe_failing(gs_engine *e, const char *vc)
+{
+    static const int shapes[][2] = {{1, 1}, {1, 4}, {2, 4}, {1, 8}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0] && !probe_err[0]; k++)
+        for (long n = 1;; n++) {
+            gs_job_spec s;
+            gs_job_spec_init(&s);
+            s.ntasks = shapes[k][0];
+            s.gpus_per_task = shapes[k][1];
+            s.duration = 60 * GS_SEC;
+            s.vc = vc;
+            gs_probe p;
+            nallocs = 0;
+            fail_at = n;
+            hit = 0;
+            int rc = gs_engine_probe(e, &s, &p);
+            fail_at = 0;
+            int h = hit;
+            if (rc == 0) gs_probe_release(&p);
+            if (!h) break;
+            probes++;
+            probes_enomem += rc == GS_ENOMEM;
+            gs_diag cd;
+            gs_diag_init(&cd, NULL);
+            if (rc && rc != GS_ENOMEM)
+                snprintf(probe_err, sizeof probe_err, "probe: %s", gs_strerror(rc));
+            else if (gs_engine_error(e))
+                snprintf(probe_err, sizeof probe_err, "a failed probe failed the engine");
+            else if (gs_engine_check(e, &cd))
+                snprintf(probe_err, sizeof probe_err, "after a failed probe: %s", cd.msg);
+            if (probe_err[0]) return;
+        }
+}
+
+static outcome run_once(const gs_policy_ops *ops, long fail, int probing)
 {
     outcome o = {0};
     gs_cluster *c = make_cluster(ops);
@@ -217,7 +261,11 @@ static outcome run_once(const gs_policy_ops *ops, long fail)
     }
     if (!rc) rc = gs_engine_add_node_event(e, gs_time_from_sec(150 * scale), 1, 1);
     if (!rc) rc = gs_engine_add_node_event(e, gs_time_from_sec(450 * scale), 1, 0);
-    if (!rc) rc = gs_engine_run(e);
+    if (!rc && !probing) rc = gs_engine_run(e);
+    while (!rc && probing && !probe_err[0] && (rc = gs_engine_step(e)) == 1) {
+        probe_failing(e, hv ? "VC1" : NULL);
+        rc = 0;
+    }
     armed = 0;
 
     o.rc = rc;
@@ -271,7 +319,7 @@ static void t_every_policy_every_allocation(void)
         const gs_policy_ops *ops = gs_policy_at(i);
         const char *only = getenv("GS_ALLOC_FAIL_ONLY"); /* debugging: one policy */
         if (only && strcmp(only, ops->name)) continue;
-        outcome ref = run_once(ops, 0);
+        outcome ref = run_once(ops, 0, 0);
         if (ref.rc || ref.check)
             T_FAIL("%s: the reference run failed: %s (%s)", ops->name, gs_strerror(ref.rc),
                    ref.msg);
@@ -280,7 +328,7 @@ static void t_every_policy_every_allocation(void)
         long n = 1, enomem = 0;
         for (; n <= MAX_N; n++) {
             if (getenv("GS_ALLOC_FAIL_TRACE")) fprintf(stderr, "n=%ld\n", n);
-            outcome o = run_once(ops, n);
+            outcome o = run_once(ops, n, 0);
             if (!hit) break; /* it never reached its n-th allocation: every one was tried */
             if (o.check)
                 T_FAIL("%s: allocation %ld failed: engine inconsistent: %s", ops->name, n, o.msg);
@@ -312,8 +360,32 @@ static void t_every_policy_every_allocation(void)
     ASSERT(npol >= 14);
 }
 
+/* A dry run whose allocation fails fails alone: GS_ENOMEM to its caller, the engine not
+ * failed, consistent, and the run's results those of a run without dry runs. */
+static void t_failed_probe_fails_alone(void)
+{
+    for (size_t i = 0; gs_policy_at(i); i++) {
+        const gs_policy_ops *ops = gs_policy_at(i);
+        outcome ref = run_once(ops, 0, 0);
+        probes = probes_enomem = 0;
+        probe_err[0] = '\0';
+        outcome o = run_once(ops, 0, 1);
+        if (probe_err[0]) T_FAIL("%s: %s", ops->name, probe_err);
+        ASSERT_OK(ref.rc);
+        ASSERT_OK(o.rc);
+        ASSERT_OK(o.engine_err);
+        ASSERT_OK(o.check);
+        if (o.digest != ref.digest) T_FAIL("%s: dry runs changed the run's results", ops->name);
+        /* allocations failed inside dry runs, and most of those surfaced */
+        printf("  %-16s %ld dry runs failed an allocation, %ld returned GS_ENOMEM\n", ops->name,
+               probes, probes_enomem);
+        ASSERT(probes > 0 && probes_enomem * 2 > probes);
+    }
+}
+
 static const test_case tests[] = {
     {"every policy, every allocation fails in turn", t_every_policy_every_allocation},
+    {"a failed dry run fails alone", t_failed_probe_fails_alone},
 };
 
 TEST_MAIN(tests)

@@ -1464,6 +1464,33 @@ static void cleanup(void)
     if (dir[0] && system(cmd) != 0) T_FAIL("cleanup failed");
 }
 
+/* A job the policy rejects on arrival (quota: larger than its VC's quota): the dry run
+ * says it is not feasible, for the reason the real submit is refused with. */
+static void quota_dry_run_agrees(void)
+{
+    daemon_t Q;
+    const char *extra[] = {"--cluster", "1x4", "--policy", "quota", "--set", "quotas=a:2", NULL};
+    if (start(&Q, "quota", extra)) T_FAIL("daemon did not start: %s", slurp(Q.log));
+    const char *big = "{\"command\": \"true\", \"gpus\": 4, \"vc\": \"a\"}";
+    res d = req(&Q, NULL, "POST", "/v1/jobs?dry_run=1", big, "application/json", NULL);
+    ASSERT_EQ(d.status, 200);
+    ASSERT(json_is_false(json_object_get(d.j, "feasible")));
+    ASSERT(json_is_false(json_object_get(d.j, "fits_now")));
+    ASSERT_STR(js(&d, "reason"), "job requests 4 GPUs, exceeds the quota of 2 GPUs of VC 'a'");
+    res r = req(&Q, NULL, "POST", "/v1/jobs", big, "application/json", NULL);
+    EXPECT_PROBLEM(r, 422, "GS_ENEVER");
+    ASSERT_CONTAINS(r.body, js(&d, "reason"));
+    res_free(&r);
+    res_free(&d);
+    d = req(&Q, NULL, "POST", "/v1/jobs?dry_run=1",
+            "{\"command\": \"true\", \"gpus\": 2, \"vc\": \"a\"}", "application/json", NULL);
+    ASSERT_EQ(d.status, 200);
+    ASSERT(json_is_true(json_object_get(d.j, "feasible")));
+    ASSERT(json_is_true(json_object_get(d.j, "fits_now")));
+    res_free(&d);
+    ASSERT_EQ(stop(&Q), 0);
+}
+
 static const test_case tests[] = {
     {"starts_and_health", starts_and_health},
     {"submit_and_validation_errors", submit_and_validation_errors},
@@ -1482,6 +1509,7 @@ static const test_case tests[] = {
     {"unknown_policy_views", unknown_policy_views},
     {"version1_database_upgraded", version1_database_upgraded},
     {"yarn_cs_views", yarn_cs_views},
+    {"quota_dry_run_agrees", quota_dry_run_agrees},
     {"executor_without_suspend", executor_without_suspend},
     {"executor_without_adopt", executor_without_adopt},
     {"cleanup", cleanup},

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_engine.c - engine: validation, progress, preemption, live mode, node events. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -698,26 +699,119 @@ static void t_probe_fifo(void)
     gs_cluster_destroy(c2);
 }
 
+/* A registry policy with one parameter (queues=10 for the tiresias variants), SIM. */
+static gs_engine *mk_policy_set(const char *spec, const char *policy, const char *kv,
+                                gs_cluster **cp)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_cluster_parse_shorthand(spec, cp, &d)) return NULL;
+    gs_params p;
+    gs_params_init(&p);
+    gs_params_set(&p, "slowdown", "off");
+    if (kv) gs_params_set_kv(&p, kv);
+    gs_engine *e = NULL;
+    int rc = gs_engine_create(*cp, policy, &p, NULL, &e, &d);
+    gs_params_release(&p);
+    return rc ? NULL : e;
+}
+
+/*
+ * The dry run of a preemptive policy against what the policy then does: the
+ * probed job is submitted at the same instant and the engine steps; a
+ * PREEMPT verdict must be followed by exactly its victims being preempted and
+ * the job starting, a WAIT verdict by no preemption at all.
+ *   would: jobs 1 and 2 (2 GPUs each, 1000 s) run on 4 GPUs from 0; at 30 s
+ *          (the las variants have demoted both) a 2-GPU job of 10 s comes:
+ *          it ranks ahead of both and stops job 2 (equal ranks: the newer).
+ *   wont:  job 1 runs from 0, job 2 starts at 30 s; a 4-GPU job of 2000 s
+ *          comes at 30 s: it ranks after job 2 (las variants: job 2 runs in
+ *          the top queue it joins; oracles: longer), and job 1 alone does not
+ *          make room.
+ */
+static void probe_vs_policy(const char *policy, const char *kv, int would)
+{
+    gs_cluster *c;
+    gs_engine *e = mk_policy_set("4", policy, kv, &c);
+    ASSERT(e);
+    ASSERT(add(e, 1, 0, 1, 2, 1000));
+    if (would) ASSERT(add(e, 2, 0, 1, 2, 1000));
+    ASSERT_EQ(gs_engine_step(e), 1);
+    ASSERT_OK(gs_engine_advance(e, 30 * GS_SEC));
+    if (!would) {
+        ASSERT(add(e, 2, 30, 1, 2, 1000));
+        ASSERT_EQ(gs_engine_step(e), 1);
+    }
+    ASSERT_EQ(gs_engine_find_job(e, 1)->state, GS_JOB_RUNNING);
+    ASSERT_EQ(gs_engine_find_job(e, 2)->state, GS_JOB_RUNNING);
+    ASSERT_EQ(gs_engine_now(e), 30 * GS_SEC);
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.gpus_per_task = would ? 2 : 4;
+    s.duration = (would ? 10 : 2000) * GS_SEC;
+    gs_probe p;
+    ASSERT_OK(gs_engine_probe(e, &s, &p));
+    ASSERT_EQ(p.verdict, would ? GS_PROBE_PREEMPT : GS_PROBE_WAIT);
+    if (would) {
+        ASSERT_EQ(p.nvictims, 1);
+        ASSERT_EQ(p.victims[0], 2);
+    } else {
+        ASSERT_EQ(p.nvictims, 0);
+        ASSERT_CONTAINS(p.reason, "would not make room");
+    }
+    /* what really happens */
+    s.id = 3;
+    s.submit = 30 * GS_SEC;
+    const gs_job *j3 = NULL;
+    ASSERT_OK(gs_engine_add_job(e, &s, &j3, NULL));
+    ASSERT_EQ(gs_engine_step(e), 1);
+    ASSERT_EQ(gs_engine_now(e), 30 * GS_SEC);
+    ASSERT_EQ(j3->state, would ? GS_JOB_RUNNING : GS_JOB_PENDING);
+    for (int64_t id = 1; id <= 2; id++) {
+        int victim = 0;
+        for (int k = 0; k < p.nvictims; k++) victim |= p.victims[k] == id;
+        ASSERT_EQ(gs_engine_find_job(e, id)->preemptions, victim);
+    }
+    gs_probe_release(&p);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 /* The dry run of a preemptive policy: who it would stop; nothing is stopped. */
 static void t_probe_preemptive(void)
 {
     gs_cluster *c, *c2;
-    gs_engine *e = probe_rig("2x4", "las", &c), *twin = probe_rig("2x4", "las", &c2);
+    /* las with one queue boundary at 10 s: both rig jobs are demoted by 30 s */
+    gs_engine *e = mk_policy_set("2x4", "las", "queues=10", &c),
+              *twin = mk_policy_set("2x4", "las", "queues=10", &c2);
     ASSERT(e && twin);
-    ASSERT_OK(gs_engine_advance(e, 30 * GS_SEC)); /* both have attained service */
+    ASSERT(add(e, 1, 0, 1, 4, 100) && add(e, 2, 0, 1, 2, 50));
+    ASSERT(add(twin, 1, 0, 1, 4, 100) && add(twin, 2, 0, 1, 2, 50));
+    ASSERT_EQ(gs_engine_step(e), 1);
+    ASSERT_EQ(gs_engine_step(twin), 1);
+    ASSERT_OK(gs_engine_advance(e, 30 * GS_SEC));
     ASSERT_OK(gs_engine_advance(twin, 30 * GS_SEC));
     gs_probe p = probe(e, 1, 4, NULL);
     ASSERT_EQ(p.verdict, GS_PROBE_PREEMPT);
-    /* job 1 has had the most service (4 GPUs x 30 s): it goes first and makes room */
+    /* the new job joins the top queue, ahead of both; the newer (job 2, least important by
+     * the policy's walk) goes first and makes room on its node with the 2 free GPUs */
     ASSERT_EQ(p.nvictims, 1);
-    ASSERT_EQ(p.victims[0], 1);
+    ASSERT_EQ(p.victims[0], 2);
     ASSERT(p.placement);
-    const gs_job *j1 = gs_engine_find_job(e, 1);
-    for (int k = 0; k < 4; k++) ASSERT_EQ(gs_cluster_gpu(c, p.placement[k])->owner, j1->slot);
+    const gs_job *j1 = gs_engine_find_job(e, 1), *j2 = gs_engine_find_job(e, 2);
+    int of2 = 0;
+    for (int k = 0; k < 4; k++) {
+        const gs_gpu *g = gs_cluster_gpu(c, p.placement[k]);
+        ASSERT(g->users == 0 || g->owner == j2->slot);
+        of2 += g->users && g->owner == j2->slot;
+    }
+    ASSERT_EQ(of2, 2);
     ASSERT_STR(p.reason, "needs 4 GPU(s); 2 of 8 are free now");
     gs_probe_release(&p);
     ASSERT_EQ(j1->state, GS_JOB_RUNNING);
-    ASSERT_EQ(j1->preemptions, 0);
+    ASSERT_EQ(j2->state, GS_JOB_RUNNING);
+    ASSERT_EQ(j2->preemptions, 0);
     ASSERT_EQ(gs_cluster_free(c), 2);
     ASSERT_OK(gs_engine_check(e, NULL));
     ASSERT_EQ(finish_digest(e), finish_digest(twin));
@@ -725,6 +819,131 @@ static void t_probe_preemptive(void)
     gs_engine_destroy(twin);
     gs_cluster_destroy(c);
     gs_cluster_destroy(c2);
+    /* the probe against the policy: each preemptive policy with a rank, both ways */
+    static const char *const pol[][2] = {{"las", "queues=10"},
+                                         {"tiresias-las", "queues=10"},
+                                         {"tiresias-gittins", "queues=10"},
+                                         {"srtf", NULL},
+                                         {"srsf", NULL}};
+    for (size_t i = 0; i < sizeof pol / sizeof pol[0]; i++) {
+        probe_vs_policy(pol[i][0], pol[i][1], 1);
+        probe_vs_policy(pol[i][0], pol[i][1], 0);
+    }
+    /* a preemptive policy without a rank names no victims */
+    e = mk_policy("4", "gandiva", &c);
+    ASSERT(e && add(e, 1, 0, 1, 4, 100));
+    ASSERT_EQ(gs_engine_step(e), 1);
+    p = probe(e, 1, 2, NULL);
+    ASSERT_EQ(p.verdict, GS_PROBE_WAIT);
+    ASSERT_EQ(p.nvictims, 0);
+    ASSERT_CONTAINS(p.reason, "may start it by preemption");
+    gs_probe_release(&p);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
+/* A dry run of a job in a VC, as the next job; verdict -1 on an error. */
+static gs_probe probe_vc(gs_engine *e, int ntasks, int gpt, const char *vc, int priority)
+{
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.ntasks = ntasks;
+    s.gpus_per_task = gpt;
+    s.gang = 1;
+    s.vc = vc;
+    s.priority = priority;
+    s.duration = 10 * GS_SEC;
+    gs_probe p;
+    if (gs_engine_probe(e, &s, &p)) p.verdict = (gs_probe_verdict)-1;
+    return p;
+}
+
+/* Submit that job at 0 and step: its state and reason. */
+static const gs_job *arrive_vc(gs_engine *e, int64_t id, int ntasks, int gpt, const char *vc)
+{
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = id;
+    s.ntasks = ntasks;
+    s.gpus_per_task = gpt;
+    s.gang = 1;
+    s.vc = vc;
+    s.duration = 10 * GS_SEC;
+    const gs_job *j = NULL;
+    if (gs_engine_add_job(e, &s, &j, NULL) || gs_engine_step(e) != 1) return NULL;
+    return j;
+}
+
+/* A job the policy rejects on arrival (quotas, VCs) is NEVER to the dry run, for the same
+ * reason; the real arrival agrees. */
+static void t_probe_policy_rejects(void)
+{
+    gs_cluster *c;
+    /* quota: no borrowing, a job larger than its VC's quota or in a VC without one */
+    gs_engine *e = mk_policy_set("4", "quota", "quotas=a:2", &c);
+    ASSERT(e);
+    gs_probe p = probe_vc(e, 1, 4, "a", 0);
+    ASSERT_EQ(p.verdict, GS_PROBE_NEVER);
+    ASSERT_STR(p.reason, "job requests 4 GPUs, exceeds the quota of 2 GPUs of VC 'a'");
+    gs_probe_release(&p);
+    p = probe_vc(e, 1, 1, "b", 0);
+    ASSERT_EQ(p.verdict, GS_PROBE_NEVER);
+    ASSERT_CONTAINS(p.reason, "exceeds the quota of 0 GPUs of VC 'b'");
+    gs_probe_release(&p);
+    p = probe_vc(e, 1, 2, "a", 0);
+    ASSERT_EQ(p.verdict, GS_PROBE_NOW);
+    ASSERT_STR(p.reason, "");
+    gs_probe_release(&p);
+    const gs_job *j = arrive_vc(e, 1, 1, 4, "a");
+    ASSERT(j);
+    ASSERT_EQ(j->state, GS_JOB_REJECTED);
+    ASSERT_STR(j->reason, "job requests 4 GPUs, exceeds the quota of 2 GPUs of VC 'a'");
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+    /* yarn-cs borrows: the same job is accepted */
+    e = mk_policy_set("4", "yarn-cs", "quotas=a:2", &c);
+    ASSERT(e);
+    p = probe_vc(e, 1, 4, "a", 0);
+    ASSERT_EQ(p.verdict, GS_PROBE_NOW);
+    gs_probe_release(&p);
+    j = arrive_vc(e, 1, 1, 4, "a");
+    ASSERT(j && j->state == GS_JOB_RUNNING);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+    /* hived (HiveD's basic example: VC1 is guaranteed one 4-GPU node of three) */
+    const char *path = test_src("data/examples/hived-basic.yaml");
+    FILE *f = fopen(path, "rb");
+    ASSERT(f);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_cluster_parse_hived(path, buf, n, &c, &d));
+    gs_params prm;
+    gs_params_init(&prm);
+    gs_params_set(&prm, "slowdown", "off");
+    ASSERT_OK(gs_engine_create(c, "hived", &prm, NULL, &e, &d));
+    gs_params_release(&prm);
+    p = probe_vc(e, 2, 4, "VC1", 0); /* 8 GPUs fit the cluster, not VC1 */
+    ASSERT_EQ(p.verdict, GS_PROBE_NEVER);
+    ASSERT_STR(p.reason, "job requests 8 GPUs, exceeds the 4 GPUs guaranteed to VC 'VC1'");
+    gs_probe_release(&p);
+    p = probe_vc(e, 1, 1, "nope", 0);
+    ASSERT_EQ(p.verdict, GS_PROBE_NEVER);
+    ASSERT_STR(p.reason, "unknown virtual cluster 'nope'");
+    gs_probe_release(&p);
+    p = probe_vc(e, 2, 4, "VC1", -1); /* opportunistic: may use any free GPU */
+    ASSERT_EQ(p.verdict, GS_PROBE_NOW);
+    gs_probe_release(&p);
+    j = arrive_vc(e, 1, 2, 4, "VC1");
+    ASSERT(j);
+    ASSERT_EQ(j->state, GS_JOB_REJECTED);
+    ASSERT_STR(j->reason, "job requests 8 GPUs, exceeds the 4 GPUs guaranteed to VC 'VC1'");
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
 }
 
 static void t_unknown_policy(void)
@@ -757,6 +976,7 @@ static const test_case tests[] = {
     {"restore_accounting", t_restore_accounting},
     {"probe_fifo", t_probe_fifo},
     {"probe_preemptive", t_probe_preemptive},
+    {"probe_policy_rejects", t_probe_policy_rejects},
     {"hook_error_fails_engine", t_hook_error_fails_engine},
 };
 

@@ -46,7 +46,9 @@
  * match, gs_engine_check() passes - so it can be inspected (jobs, records so
  * far) and destroyed; it cannot continue: every later call that would change
  * it returns the latched error and changes nothing.  The simulator reports
- * the error and exits non-zero; the daemon treats it as fatal.
+ * the error and exits non-zero; the daemon treats it as fatal.  The one
+ * exception is the read-only dry run (gs_engine_probe): its errors, GS_ENOMEM
+ * included, fail only the dry run and are not latched.
  *
  * Re-entry: requests made from inside policy hooks run the hooks of the
  * transitions they cause before they return (gs_engine_preempt() from
@@ -476,25 +478,27 @@ const char *gs_engine_vc_declared(const gs_engine *e, size_t i);
  *   GS_PROBE_NOW      free GPUs fit it now, on placement[] (the engine's
  *                     placement: strict locality, else the widest the policy
  *                     asks for);
- *   GS_PROBE_PREEMPT  a preemptive policy would have to stop the running jobs
- *                     victims[]: an estimate, just enough running jobs past
- *                     their restart protection to make room, least important
- *                     first - by the policy's queue order when it has one
- *                     (queue_key: the jobs that sort after it in its queue),
- *                     else those of no higher priority with the most GPU
- *                     service first (attained-service and remaining-time
- *                     policies); placement[] as it would be then;
- *   GS_PROBE_WAIT     it can run here but not now (reason);
+ *   GS_PROBE_PREEMPT  a preemptive policy with a rank op (policy.h) would
+ *                     stop the running jobs victims[]: those past their
+ *                     restart protection that it ranks strictly after the
+ *                     job, least important first, just enough to make room
+ *                     (as gs_engine_start_preempting picks them);
+ *                     placement[] as it would be then;
+ *   GS_PROBE_WAIT     it can run here but not now (reason; under a
+ *                     preemptive policy it also says why no victims: the
+ *                     jobs ranked after it would not make room, or the
+ *                     policy has no rank and decides at its next pass);
  *   GS_PROBE_NEVER    it can never run here (reason): unknown GPU type or
- *                     pinned cell, or no placement on the empty cluster at the
- *                     widest locality the policy asks for - the rule arrival
- *                     rejects by.
+ *                     pinned cell, no placement on the empty cluster at the
+ *                     widest locality the policy asks for, or the policy's
+ *                     rejects op (quotas, VCs) - the rules arrival rejects by.
  *
  * The policy may still make a job that fits wait (queue order, quotas).  A
  * non-gang job of several tasks is probed as one of its tasks.  key is where
- * it would wait (gs_engine_queue_key, as the newest job).  Returns 0, or
- * GS_ENOMEM (the engine is then failed, see "Errors").  Release with
- * gs_probe_release.
+ * it would wait (gs_engine_queue_key, as the newest job).  Returns 0, or an
+ * error (GS_ENOMEM; a policy op's) that fails the dry run alone: the engine
+ * is left exactly as it was and not failed (no latch, see "Errors").  Release
+ * with gs_probe_release.
  */
 typedef enum gs_probe_verdict {
     GS_PROBE_NOW = 0,

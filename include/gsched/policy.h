@@ -98,6 +98,20 @@ struct gs_policy_ops {
     int64_t (*vc_guarantee)(void *state, const char *vc);
     /* VCs the policy declares before any job uses them (i = 0, 1, ... until NULL). */
     const char *(*vc_declared)(void *state, size_t i);
+
+    /*
+     * Optional, for the dry run (gs_engine_probe).  Like the queue view they
+     * only read the policy's state and the job, and j may be a job the engine
+     * does not hold (slot -1, vc -1 when no job used its VC yet).
+     */
+    /* The policy's importance of active job j (pending or running) now, in the order its
+     * schedule() serves jobs: smaller (queue, then key) = more important, equal keys by job
+     * id.  A preemptive policy with this op lets the dry run name the running jobs it would
+     * stop for a new job (those ranked strictly after it); without it the dry run names none. */
+    int (*rank)(void *state, const gs_job *j, gs_queue_key *k);
+    /* Whether the policy rejects job j on arrival: 1 with the reason in why (cap > 0 bytes),
+     * else 0.  The policy's on_arrival rejects by this same rule; the dry run answers NEVER. */
+    int (*rejects)(void *state, const gs_job *j, char *why, size_t cap);
 };
 
 /*

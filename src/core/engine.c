@@ -27,7 +27,8 @@
  *    diagram); jobs handed in from outside are const and resolved to the
  *    engine's own copy by slot (mut()).
  *  - gs_engine_probe leaves everything as it was: GPUs it releases
- *    tentatively are taken back before it returns; it interns nothing.
+ *    tentatively are taken back before it returns; it interns nothing; its
+ *    errors (GS_ENOMEM included) fail only the dry run, never latched.
  *  - the first hook error or allocation failure is latched in e->err (engine.h,
  *    "Errors"): the transition under way is completed or not started, never
  *    half-made, so the counters and allocations stay consistent; after that
@@ -2092,55 +2093,52 @@ void gs_probe_release(gs_probe *p)
     p->nvictims = 0;
 }
 
-/* Running jobs a probed job may preempt, least important first. */
+/* A running job a probed job may preempt and the policy's rank of it. */
 typedef struct probe_cand {
-    gs_queue_key k; /* policies with queues: the largest key first */
-    double service; /* others: the most GPU-seconds of service first */
+    gs_queue_key k;
     gs_job *j;
 } probe_cand;
 
-static int probe_by_key(const void *a, const void *b)
+/* Least important first: the largest rank first (equal ranks: the largest id). */
+static int probe_by_rank(const void *a, const void *b)
 {
     const probe_cand *x = a, *y = b;
     return gs_queue_key_cmp(&y->k, y->j->id, &x->k, x->j->id);
 }
 
-static int probe_by_service(const void *a, const void *b)
-{
-    const probe_cand *x = a, *y = b;
-    if (x->service != y->service) return x->service > y->service ? -1 : 1;
-    return (x->j->id < y->j->id) - (x->j->id > y->j->id);
-}
-
 /*
- * PREEMPT: release the candidates' GPUs tentatively, one more at a time,
- * until r finds a placement (in out[]); keep the victims whose GPUs it uses;
- * take every released GPU back.  1 when found, 0 when not, or GS_ENOMEM.
+ * PREEMPT: the running jobs past their restart protection that the policy
+ * ranks strictly after t (its rank op), least important first: release their
+ * GPUs tentatively, one more at a time, until r finds a placement (in out[]);
+ * keep the victims whose GPUs it uses; take every released GPU back.  1 when
+ * found, 0 when not, or an error (GS_ENOMEM, a policy's) - never latched: a
+ * dry run fails alone and leaves the engine as it was.
  */
-static int probe_preempt(gs_engine *e, const gs_job *t, const gs_queue_key *tk,
-                         const gs_place_req *r, int *out, gs_probe *p)
+static int probe_preempt(gs_engine *e, const gs_job *t, const gs_place_req *r, int *out,
+                         gs_probe *p)
 {
+    gs_queue_key tk;
+    int rc = e->pol->rank(e->pst, t, &tk);
+    if (rc) return rc;
     probe_cand *c = malloc((e->nrunning ? e->nrunning : 1) * sizeof *c);
-    if (!c) return latch(e, GS_ENOMEM);
+    if (!c) return GS_ENOMEM;
     size_t n = 0;
     for (size_t s = 0; s < e->njobs && n < e->nrunning; s++) {
         gs_job *v = job_at(e, s);
         if (v->state != GS_JOB_RUNNING || !v->alloc || v->pack_with >= 0 ||
             v->protect_until > e->now)
             continue;
-        gs_queue_key k = {GS_QUEUE_GLOBAL, 0};
-        if (e->pol->queue_key) {
-            /* the policy orders its queues: the jobs that sort after it there */
-            gs_engine_queue_key(e, v, &k);
-            if (k.queue != tk->queue || gs_queue_key_cmp(&k, v->id, tk, t->id) < 0) continue;
-        } else if (v->priority > t->priority) {
-            continue; /* otherwise: no higher priority; who had the most service goes first */
+        gs_queue_key k;
+        if ((rc = e->pol->rank(e->pst, v, &k)) != 0) {
+            free(c);
+            return rc;
         }
-        c[n++] = (probe_cand){k, gs_job_service(v, e->now), v};
+        if (gs_queue_key_cmp(&k, v->id, &tk, t->id) > 0) c[n++] = (probe_cand){k, v};
     }
-    qsort(c, n, sizeof *c, e->pol->queue_key ? probe_by_key : probe_by_service);
+    qsort(c, n, sizeof *c, probe_by_rank);
     size_t k = 0;
-    int found = 0, rc = 0;
+    int found = 0;
+    rc = 0;
     for (; k < n && !found; k++) {
         if (refund_and_release(e, c[k].j)) break;
         rc = gs_place_find(e->c, r, out);
@@ -2153,13 +2151,13 @@ static int probe_preempt(gs_engine *e, const gs_job *t, const gs_queue_key *tk,
     for (size_t i = 0; i < k; i++) recharge_and_alloc(e, c[i].j);
     if (rc == GS_ENOMEM) {
         free(c);
-        return latch(e, rc);
+        return rc;
     }
     if (found) {
         p->victims = malloc(k * sizeof *p->victims);
         if (!p->victims) {
             free(c);
-            return latch(e, GS_ENOMEM);
+            return GS_ENOMEM;
         }
         for (size_t i = 0; i < k; i++) {
             const gs_job *v = c[i].j;
@@ -2232,43 +2230,54 @@ int gs_engine_probe(gs_engine *e, const gs_job_spec *spec, gs_probe *p)
     gs_place_req r;
     gs_engine_place_req(e, &t, e->max_level, &r);
     char why[256] = "";
-    if (gs_place_feasible(e->c, &r, why, sizeof why) != 0) {
+    int rc = gs_place_feasible(e->c, &r, why, sizeof why);
+    if (rc == GS_ENOMEM) return rc;
+    if (rc != 0) {
         snprintf(p->reason, sizeof p->reason, "%s", why[0] ? why : "can never fit this cluster");
         return 0;
     }
+    /* the policy's own rule for arrivals (quotas, VCs) */
+    if (e->pol->rejects && e->pol->rejects(e->pst, &t, p->reason, sizeof p->reason)) return 0;
+    p->reason[0] = '\0';
     int *out = malloc((size_t)t.gpus * sizeof *out);
-    if (!out) return latch(e, GS_ENOMEM);
+    if (!out) return GS_ENOMEM;
     /* on free GPUs: strict locality first, then the widest the policy asks for */
     gs_engine_place_req(e, &t, GS_LOCALITY_STRICT, &r);
-    int rc = gs_place_find(e->c, &r, out);
+    rc = gs_place_find(e->c, &r, out);
     if (rc && rc != GS_ENOMEM && e->max_level != GS_LOCALITY_STRICT) {
         gs_engine_place_req(e, &t, e->max_level, &r);
         rc = gs_place_find(e->c, &r, out);
     }
     if (rc == GS_ENOMEM) {
         free(out);
-        return latch(e, rc);
+        return rc;
     }
     if (rc == 0) {
         p->verdict = GS_PROBE_NOW;
         p->placement = out;
         return 0;
     }
-    if (e->pol->flags & GS_POLICY_PREEMPTIVE) {
-        int found = probe_preempt(e, &t, &p->key, &r, out, p);
+    int found = 0;
+    if ((e->pol->flags & GS_POLICY_PREEMPTIVE) && e->pol->rank) {
+        found = probe_preempt(e, &t, &r, out, p);
         if (found < 0) {
             free(out);
             gs_probe_release(p);
+            p->verdict = GS_PROBE_NEVER;
             return found;
         }
-        if (found) p->verdict = GS_PROBE_PREEMPT;
     }
-    if (p->verdict == GS_PROBE_PREEMPT)
+    p->verdict = found ? GS_PROBE_PREEMPT : GS_PROBE_WAIT;
+    if (found)
         p->placement = out;
     else
         free(out);
-    if (p->verdict != GS_PROBE_PREEMPT) p->verdict = GS_PROBE_WAIT;
-    snprintf(p->reason, sizeof p->reason, "needs %d GPU(s); %d of %d are free now", t.gpus,
-             gs_cluster_free(e->c), (int)gs_cluster_ngpus(e->c));
+    int n = snprintf(p->reason, sizeof p->reason, "needs %d GPU(s); %d of %d are free now", t.gpus,
+                     gs_cluster_free(e->c), (int)gs_cluster_ngpus(e->c));
+    if (!found && (e->pol->flags & GS_POLICY_PREEMPTIVE) && n > 0 && (size_t)n < sizeof p->reason)
+        snprintf(p->reason + n, sizeof p->reason - (size_t)n, "; %s",
+                 e->pol->rank ? "stopping the running jobs the policy ranks after it would not "
+                                "make room"
+                              : "the policy may start it by preemption at its next pass");
     return 0;
 }

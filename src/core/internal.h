@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct strtab {
     char **str; /* by id */
@@ -100,6 +101,15 @@ static inline int gs_kkey_before(const gs_kkey *a, const gs_kkey *b)
     if (a->k1 != b->k1) return a->k1 < b->k1;
     if (a->k2 != b->k2) return a->k2 < b->k2;
     return a->slot < b->slot;
+}
+
+/* An int64 that orders as the double x does (x not NaN): a kkey's k1 as a queue key. */
+static inline int64_t gs_kkey_k1_rank(double x)
+{
+    int64_t b;
+    if (x == 0) x = 0; /* -0 as +0 */
+    memcpy(&b, &x, sizeof b);
+    return b >= 0 ? b : b ^ INT64_MAX; /* negatives: larger magnitude, smaller */
 }
 
 typedef struct gs_kset {

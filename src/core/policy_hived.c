@@ -1285,6 +1285,45 @@ static void dequeue(wq *w, const gs_job *j)
     gs_jobq_remove(q, j->slot);
 }
 
+/* Rejected on arrival: an unknown VC, a pinned cell not the VC's (or for an opportunistic
+ * job), or more GPUs than the VC's cells of its kind hold. */
+static int h_rejects(void *st, const gs_job *j, char *why, size_t cap)
+{
+    const hived *h = st;
+    int v = job_vc(h, j);
+    if (v < 0) {
+        snprintf(why, cap, "unknown virtual cluster '%s'", j->vc_name);
+        return 1;
+    }
+    int opp = j->priority < 0 && !h->private_mode;
+    if (j->pinned_cell >= 0) {
+        int ok = 0;
+        for (int i = 0; i < h->vc[v].npas; i++) ok |= h->pa[h->vc[v].pas[i]].cell == j->pinned_cell;
+        if (!ok || opp) {
+            snprintf(why, cap, "pinned cell %s does not belong to VC '%s'%s",
+                     gs_cluster_cell_pinned(h->c, j->pinned_cell), j->vc_name,
+                     opp ? " (opportunistic jobs may not use pinned cells)" : "");
+            return 1;
+        }
+    }
+    if (opp) return 0;
+    /* GPUs of the VC that this job could ever use (its type, pinned or not) */
+    int64_t gpus = 0;
+    for (int i = 0; i < h->vc[v].npas; i++) {
+        const pa *a = &h->pa[h->vc[v].pas[i]];
+        if (j->gpu_type >= 0 && h->ch[a->chain].gpu_type != j->gpu_type) continue;
+        if ((j->pinned_cell >= 0) != (a->pinned != 0)) continue;
+        if (j->pinned_cell >= 0 && a->cell != j->pinned_cell) continue;
+        gpus += a->gpus;
+    }
+    if (j->gpus <= gpus) return 0;
+    snprintf(why, cap, "job requests %d GPUs%s%s, exceeds the %lld GPUs guaranteed to VC '%s'",
+             j->gpus, j->gpu_type >= 0 ? " of type " : "",
+             j->gpu_type >= 0 ? gs_cluster_gpu_type_name(h->c, j->gpu_type) : "", (long long)gpus,
+             j->vc_name);
+    return 1;
+}
+
 static int h_arrival(void *st, gs_job *j)
 {
     hived *h = st;
@@ -1292,39 +1331,8 @@ static int h_arrival(void *st, gs_job *j)
     int v = job_vc(h, j);
     h->jvc[j->slot] = v;
     char why[256];
-    if (v < 0) {
-        snprintf(why, sizeof why, "unknown virtual cluster '%s'", j->vc_name);
-        return gs_engine_reject(h->e, j, why);
-    }
-    int opp = j->priority < 0 && !h->private_mode;
-    if (j->pinned_cell >= 0) {
-        int ok = 0;
-        for (int i = 0; i < h->vc[v].npas; i++) ok |= h->pa[h->vc[v].pas[i]].cell == j->pinned_cell;
-        if (!ok || opp) {
-            snprintf(why, sizeof why, "pinned cell %s does not belong to VC '%s'%s",
-                     gs_cluster_cell_pinned(h->c, j->pinned_cell), j->vc_name,
-                     opp ? " (opportunistic jobs may not use pinned cells)" : "");
-            return gs_engine_reject(h->e, j, why);
-        }
-    }
-    if (!opp) {
-        /* GPUs of the VC that this job could ever use (its type, pinned or not) */
-        int64_t cap = 0;
-        for (int i = 0; i < h->vc[v].npas; i++) {
-            pa *a = &h->pa[h->vc[v].pas[i]];
-            if (j->gpu_type >= 0 && h->ch[a->chain].gpu_type != j->gpu_type) continue;
-            if ((j->pinned_cell >= 0) != (a->pinned != 0)) continue;
-            if (j->pinned_cell >= 0 && a->cell != j->pinned_cell) continue;
-            cap += a->gpus;
-        }
-        if (j->gpus > cap) {
-            snprintf(why, sizeof why,
-                     "job requests %d GPUs%s%s, exceeds the %lld GPUs guaranteed to VC '%s'",
-                     j->gpus, j->gpu_type >= 0 ? " of type " : "",
-                     j->gpu_type >= 0 ? gs_cluster_gpu_type_name(h->c, j->gpu_type) : "",
-                     (long long)cap, j->vc_name);
-            return gs_engine_reject(h->e, j, why);
-        }
+    if (h_rejects(h, j, why, sizeof why)) return gs_engine_reject(h->e, j, why);
+    if (j->priority >= 0 || h->private_mode) {
         enqueue(h, &h->vc[v].waiting, j);
         h->vc[v].walk = 1;
     } else {
@@ -2084,6 +2092,7 @@ const gs_policy_ops gs_policy_hived = {
     .schedule = h_schedule,
     .check = h_check,
     .queue_key = h_queue_key,
+    .rejects = h_rejects,
     .queue_describe = h_queue_describe,
     .vc_guarantee = h_vc_guarantee,
 };
@@ -2103,6 +2112,7 @@ const gs_policy_ops gs_policy_private = {
     .schedule = h_schedule,
     .check = h_check,
     .queue_key = h_queue_key,
+    .rejects = h_rejects,
     .queue_describe = h_queue_describe,
     .vc_guarantee = h_vc_guarantee,
 };

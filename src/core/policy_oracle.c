@@ -23,7 +23,8 @@
  * and kept in the order of the last one (nearly sorted for the next).
  *
  * Queue view (daemon POS, "why pending"): one queue by submission, which the
- * policy reorders at every pass; the text says by what.
+ * policy reorders at every pass; the text says by what.  Rank (dry run): the
+ * key a pass orders by, now.
  *
  * Invariants: 'ks' holds exactly the tracked PENDING jobs, keyed when they
  * began waiting, in one set (srtf, srsf) or one per placement shape (sjf);
@@ -347,6 +348,15 @@ static int o_queue_describe(void *st, int queue, char *buf, size_t cap)
     return 0;
 }
 
+/* The dry run: a pass's order (key_of now); one queue, ties by id as by slot. */
+static int o_rank(void *st, const gs_job *j, gs_queue_key *k)
+{
+    const oracle *o = st;
+    k->queue = GS_QUEUE_GLOBAL;
+    k->key = gs_kkey_k1_rank(key_of(o, j, gs_engine_now(o->e)).k1);
+    return 0;
+}
+
 #define ORACLE_OPS(var, nm, createfn, fl, sum) \
     const gs_policy_ops var = {                \
         .name = nm,                            \
@@ -362,6 +372,7 @@ static int o_queue_describe(void *st, int queue, char *buf, size_t cap)
         .on_preemptible = o_preemptible,       \
         .schedule = o_schedule,                \
         .queue_describe = o_queue_describe,    \
+        .rank = o_rank,                        \
     }
 
 ORACLE_OPS(gs_policy_srtf, "srtf", srtf_create, GS_POLICY_PREEMPTIVE,

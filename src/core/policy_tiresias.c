@@ -42,7 +42,8 @@
  * header; default: Tiresias' bundled yarn-gput1000.csv, compiled in).
  *
  * Queue view (daemon POS, "why pending"): one queue by submission, which the
- * policy reorders by attained service; the text says so.
+ * policy reorders by attained service; the text says so.  Rank (dry run): the
+ * order of a pass (tir_rank).
  *
  * Invariants: every active job is in exactly one list of exactly one queue;
  * rsum[q] = GPUs of RUNNING jobs in R[q]; psize[q] counts P[q] by size;
@@ -222,7 +223,9 @@ static int to_list(tir *t, gs_job *j, int q, char where, int front)
 /* attained service for queueing: us (las) or GPU-us, since the last promotion */
 static int64_t attained(const tir *t, const gs_job *j, gs_time now)
 {
-    int64_t ex = gs_job_executed(j, now) - t->ebase[j->slot];
+    /* a job not tracked (a dry run's, slot -1) has had no promotion */
+    int64_t base = j->slot >= 0 && (size_t)j->slot < t->cap ? t->ebase[j->slot] : 0;
+    int64_t ex = gs_job_executed(j, now) - base;
     if (t->v == V_LAS) return ex;
     /* GPU-microseconds: saturate rather than overflow for huge jobs */
     return ex > INT64_MAX / j->gpus ? INT64_MAX : ex * j->gpus;
@@ -311,13 +314,18 @@ static double gittins(const tir *t, double a, double delta, size_t *lo_hint, siz
     return sum > 0 ? (double)fin / sum : 0;
 }
 
-static double gkey(tir *t, const gs_job *j, gs_time now)
+/* The index of a job in queue q with attained service att (GPU-us); *lo_hint as gittins(). */
+static double gindex(const tir *t, int q, int64_t att, size_t *lo_hint)
 {
-    int q = t->qid[j->slot];
-    double a = (double)attained(t, j, now) / 1e6; /* GPU-seconds */
+    double a = (double)att / 1e6; /* GPU-seconds */
     double delta = q < t->nq - 1 ? (double)t->hi[q] / 1e6 - a : INFINITY;
     if (delta < 0) delta = 0;
-    return gittins(t, a, delta, &t->glo[j->slot], q < t->nq - 1 ? t->hidx[q] : t->ngs);
+    return gittins(t, a, delta, lo_hint, q < t->nq - 1 ? t->hidx[q] : t->ngs);
+}
+
+static double gkey(tir *t, const gs_job *j, gs_time now)
+{
+    return gindex(t, t->qid[j->slot], attained(t, j, now), &t->glo[j->slot]);
 }
 
 /* Gittins order inside a queue: index descending, then submit, then slot. */
@@ -788,6 +796,28 @@ static int tir_qtext(void *st, int queue, char *buf, size_t cap)
     return 0;
 }
 
+/*
+ * The dry run's rank: a pass's order.  Queues first (a new job joins the top
+ * one); inside a queue, las variants walk running jobs (R), then waiting ones
+ * (P), then this instant's demoted ones (N), each list in its own order (here:
+ * by id); tiresias-gittins by Gittins index now (then by id, as submit, slot).
+ */
+static int tir_rank(void *st, const gs_job *j, gs_queue_key *k)
+{
+    const tir *t = st;
+    int held = j->slot >= 0 && (size_t)j->slot < t->cap && t->qid[j->slot] >= 0;
+    int q = held ? t->qid[j->slot] : 0;
+    k->queue = q;
+    if (t->v == V_GITTINS) {
+        size_t hint = held ? t->glo[j->slot] : 0; /* a copy: the rank changes nothing */
+        k->key = gs_kkey_k1_rank(-gindex(t, q, attained(t, j, gs_engine_now(t->e)), &hint));
+    } else {
+        char w = held ? t->where[j->slot] : 'P';
+        k->key = w == 'R' ? 0 : w == 'P' ? 1 : 2;
+    }
+    return 0;
+}
+
 #define TIRESIAS_OPS(var, nm, createfn, sum) \
     const gs_policy_ops var = {              \
         .name = nm,                          \
@@ -804,6 +834,7 @@ static int tir_qtext(void *st, int queue, char *buf, size_t cap)
         .on_node = tir_node,                 \
         .schedule = tir_schedule,            \
         .queue_describe = tir_qtext,         \
+        .rank = tir_rank,                    \
     }
 
 TIRESIAS_OPS(gs_policy_las, "las", las_create,

@@ -60,6 +60,21 @@ typedef struct yarn {
     int32_t *order; /* scratch, by VC */
 } yarn;
 
+/* The quota of VC 'name': quotas=... (the last nonzero entry naming it), else its HiveD
+ * cells; 0 = none. */
+static int64_t quota_of(const yarn *y, const char *name)
+{
+    int64_t q = 0;
+    for (size_t k = 0; k < y->nq; k++)
+        if (strcmp(y->qnames[k], name) == 0) q = y->qvals[k];
+    if (!q) {
+        gs_cluster *c = gs_engine_cluster(y->e);
+        int v = gs_cluster_find_vc(c, name);
+        if (v >= 0) q = gs_cluster_vc(c, v)->gpus;
+    }
+    return q;
+}
+
 static int grow_vcs(yarn *y, size_t n)
 {
     if (n <= y->nvc) return 0;
@@ -78,18 +93,10 @@ static int grow_vcs(yarn *y, size_t n)
     int32_t *o = realloc(y->order, n * sizeof *o);
     if (!o) return GS_ENOMEM;
     y->order = o;
-    gs_cluster *c = gs_engine_cluster(y->e);
     for (size_t i = y->nvc; i < n; i++) {
         gs_jobq_init(&y->q[i]);
         y->used[i] = 0;
-        const char *name = gs_engine_vc_name(y->e, (int)i);
-        y->quota[i] = 0;
-        for (size_t k = 0; k < y->nq; k++)
-            if (strcmp(y->qnames[k], name) == 0) y->quota[i] = y->qvals[k];
-        if (!y->quota[i]) {
-            int v = gs_cluster_find_vc(c, name);
-            if (v >= 0) y->quota[i] = gs_cluster_vc(c, v)->gpus;
-        }
+        y->quota[i] = quota_of(y, gs_engine_vc_name(y->e, (int)i));
     }
     y->nvc = n;
     return 0;
@@ -181,18 +188,25 @@ static gs_jobq *queue_of(yarn *y, const gs_job *j)
     return &y->q[vc];
 }
 
+/* Without borrowing, a job larger than its VC's quota (or in a VC without one) never runs. */
+static int yarn_rejects(void *st, const gs_job *j, char *why, size_t cap)
+{
+    const yarn *y = st;
+    if (y->borrow || y->single) return 0;
+    int64_t q = quota_of(y, j->vc_name);
+    if (q && j->gpus <= q) return 0;
+    snprintf(why, cap, "job requests %d GPUs, exceeds the quota of %lld GPUs of VC '%s'", j->gpus,
+             (long long)q, j->vc_name);
+    return 1;
+}
+
 static int yarn_arrival(void *st, gs_job *j)
 {
     yarn *y = st;
     gs_jobq *q = queue_of(y, j);
     if (!q) return GS_ENOMEM;
-    size_t vc = y->single ? 0 : (size_t)j->vc;
-    if (!y->borrow && !y->single && (!y->quota[vc] || j->gpus > y->quota[vc])) {
-        char why[160];
-        snprintf(why, sizeof why, "job requests %d GPUs, exceeds the quota of %lld GPUs of VC '%s'",
-                 j->gpus, (long long)y->quota[vc], j->vc_name);
-        return gs_engine_reject(y->e, j, why);
-    }
+    char why[160];
+    if (yarn_rejects(y, j, why, sizeof why)) return gs_engine_reject(y->e, j, why);
     return gs_jobq_push_back(q, j->slot);
 }
 
@@ -403,6 +417,7 @@ const gs_policy_ops gs_policy_quota = {
     .queue_describe = yarn_queue_describe,
     .vc_guarantee = yarn_vc_guarantee,
     .vc_declared = yarn_vc_declared,
+    .rejects = yarn_rejects,
 };
 
 const gs_policy_ops gs_policy_yarn_cs = {
@@ -422,4 +437,5 @@ const gs_policy_ops gs_policy_yarn_cs = {
     .queue_describe = yarn_queue_describe,
     .vc_guarantee = yarn_vc_guarantee,
     .vc_declared = yarn_vc_declared,
+    .rejects = yarn_rejects,
 };

@@ -204,9 +204,10 @@ void gsd_do_dryrun(gsd_sched *g, gsd_cmd *c)
     gs_job_spec js;
     gsd_spec_job(sp, g->sh.o.default_duration, &js);
     gs_probe pr;
-    if (gs_engine_probe(g->e, &js, &pr)) {
+    int prc = gs_engine_probe(g->e, &js, &pr);
+    if (prc) { /* the dry run failed alone (out of memory); the engine goes on */
         json_decref(o);
-        gsd_cmd_fail(c, 503, GS_ENOMEM, "the scheduling engine failed");
+        gsd_cmd_fail(c, 503, prc, "the dry run failed: %s", gs_strerror(prc));
         return;
     }
     int fits = pr.verdict == GS_PROBE_NOW, feasible = pr.verdict != GS_PROBE_NEVER;
