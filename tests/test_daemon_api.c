@@ -862,23 +862,28 @@ static void nvml_discovery(void)
  * daemon must show exactly that: positions, queue text, reasons (its own,
  * else the engine's default), VC guarantees, and dry-run "pending_ahead".
  */
-typedef struct bigfirst {
+/* The state of the test policies in this file (bigfirst, suspender): the engine, and a note
+ * a policy may keep on what the engine answered it. */
+typedef struct tpol {
     gs_engine *e;
-} bigfirst;
+    int noted;
+    char note[64];
+} tpol;
 
-static int bf_create(gs_engine *e, gs_params *p, void **st, gs_diag *d)
+static int tpol_create(gs_engine *e, gs_params *p, void **st, gs_diag *d)
 {
     (void)p, (void)d;
-    bigfirst *b = calloc(1, sizeof *b);
-    if (!b) return GS_ENOMEM;
-    b->e = e;
-    *st = b;
+    tpol *t = calloc(1, sizeof *t);
+    if (!t) return GS_ENOMEM;
+    t->e = e;
+    *st = t;
     return 0;
 }
-static void bf_destroy(void *st)
+static void tpol_destroy(void *st)
 {
     free(st);
 }
+typedef tpol bigfirst;
 static int bf_schedule(void *st)
 {
     bigfirst *b = st;
@@ -918,8 +923,8 @@ static const char *bf_vc_declared(void *st, size_t i)
 static const gs_policy_ops bigfirst_ops = {
     .name = "bigfirst",
     .summary = "test: per VC, biggest first",
-    .create = bf_create,
-    .destroy = bf_destroy,
+    .create = tpol_create,
+    .destroy = tpol_destroy,
     .schedule = bf_schedule,
     .queue_key = bf_queue_key,
     .queue_describe = bf_queue_describe,
@@ -1244,25 +1249,7 @@ static void yarn_cs_views(void)
  * policy ("suspender", defined here) starts job "a", then tries to suspend it to start job
  * "b"; it notes on "a" what the engine answered, and starts "b" once the GPU is free.
  */
-typedef struct suspender {
-    gs_engine *e;
-    int noted;
-    char note[64];
-} suspender;
-
-static int sp_create(gs_engine *e, gs_params *p, void **st, gs_diag *d)
-{
-    (void)p, (void)d;
-    suspender *s = calloc(1, sizeof *s);
-    if (!s) return GS_ENOMEM;
-    s->e = e;
-    *st = s;
-    return 0;
-}
-static void sp_destroy(void *st)
-{
-    free(st);
-}
+typedef tpol suspender;
 static int sp_schedule(void *st)
 {
     suspender *s = st;
@@ -1292,8 +1279,8 @@ static int sp_schedule(void *st)
 static const gs_policy_ops suspender_ops = {
     .name = "suspender",
     .summary = "test: suspends job a for job b",
-    .create = sp_create,
-    .destroy = sp_destroy,
+    .create = tpol_create,
+    .destroy = tpol_destroy,
     .schedule = sp_schedule,
 };
 

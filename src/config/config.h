@@ -17,6 +17,9 @@
 
 /* Read a whole file (NUL-terminated, max 1 GiB).  *buf is malloc'ed. */
 int gs_read_file(const char *path, char **buf, size_t *len, gs_diag *d);
+/* The same as the engine's data-file reader (gs_engine_opts.read_file; ud unused): the
+ * message names the file. */
+int gs_read_data_file(void *ud, const char *path, char **buf, size_t *len, gs_diag *d);
 /* SHA-256 of a buffer as 64 lowercase hex digits + NUL. */
 void gs_sha256_hex(const void *data, size_t len, char out[65]);
 

@@ -80,3 +80,13 @@ void gs_sha256_hex(const void *data, size_t len, char out[65])
     }
     out[64] = '\0';
 }
+
+int gs_read_data_file(void *ud, const char *path, char **buf, size_t *len, gs_diag *d)
+{
+    (void)ud;
+    gs_diag sub;
+    gs_diag_init(&sub, path);
+    int rc = gs_read_file(path, buf, len, &sub);
+    if (rc) return gs_diag_set(d, rc, 0, 0, "%s: %s", path, sub.msg);
+    return 0;
+}

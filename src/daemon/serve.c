@@ -72,16 +72,6 @@ static char *default_state_dir(const char *db)
     return s;
 }
 
-static int read_data_file(void *ud, const char *path, char **buf, size_t *len, gs_diag *d)
-{
-    (void)ud;
-    gs_diag sub;
-    gs_diag_init(&sub, path);
-    int rc = gs_read_file(path, buf, len, &sub);
-    if (rc) return gs_diag_set(d, rc, 0, 0, "%s: %s", path, sub.msg);
-    return 0;
-}
-
 static void write_port_file(const char *path, int port)
 {
     char tmp[PATH_MAX];
@@ -200,7 +190,7 @@ int gsd_serve(const gsd_opts *o)
     eo.mode = GS_ENGINE_LIVE;
     eo.placement = o->placement;
     eo.placement_set = o->placement_set;
-    eo.read_file = read_data_file;
+    eo.read_file = gs_read_data_file;
     eo.mech_unsupported = gsd_exec_mech_unsupported(xops);
     gs_diag_init(&d, NULL);
     if (gs_engine_opts_from_params(params, &eo, &d) ||

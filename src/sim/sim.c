@@ -62,17 +62,6 @@ void gs_sim_result_release(gs_sim_result *r)
     memset(r, 0, sizeof *r);
 }
 
-/* The program's file reader for data files named in parameters. */
-static int read_data_file(void *ud, const char *path, char **buf, size_t *len, gs_diag *d)
-{
-    (void)ud;
-    gs_diag sub;
-    gs_diag_init(&sub, path);
-    int rc = gs_read_file(path, buf, len, &sub);
-    if (rc) return gs_diag_set(d, rc, 0, 0, "%s: %s", path, sub.msg);
-    return 0;
-}
-
 int gs_sim_prepare(const gs_sim_opts *o, gs_sim_result *res, gs_diag *d)
 {
     if (res->engine) return 0;
@@ -80,7 +69,7 @@ int gs_sim_prepare(const gs_sim_opts *o, gs_sim_result *res, gs_diag *d)
     int rc = gs_cluster_load(o->cluster_spec, &res->cluster, d);
     if (rc) return rc;
     gs_engine_opts eo = o->eopts;
-    if (!eo.read_file) eo.read_file = read_data_file;
+    if (!eo.read_file) eo.read_file = gs_read_data_file;
     rc = gs_engine_opts_from_params(o->params, &eo, d);
     if (rc) return rc;
     d->file = NULL;
