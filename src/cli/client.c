@@ -4,7 +4,6 @@
  * (see client.h).  Invariant: every failure path prints exactly one
  * "gsched: ..." line on stderr and yields a documented exit code.
  */
-#ifdef GSCHED_HAVE_DAEMON
 
 #include <pwd.h>
 #include <stdio.h>
@@ -177,5 +176,3 @@ long long cli_now_us(void)
     clock_gettime(CLOCK_REALTIME, &ts);
     return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
 }
-
-#endif

@@ -15,8 +15,6 @@
 #ifndef GSCHED_CLI_CLIENT_H
 #define GSCHED_CLI_CLIENT_H
 
-#ifdef GSCHED_HAVE_DAEMON
-
 #include <stddef.h>
 
 #include <jansson.h>
@@ -79,5 +77,4 @@ long long cli_jint(json_t *o, const char *key, long long def);
 /* Current time in microseconds since the epoch. */
 long long cli_now_us(void);
 
-#endif
 #endif

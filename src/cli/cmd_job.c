@@ -7,7 +7,6 @@
  * Invariant: every id is checked before any request is sent, so a typo is a
  * usage error (exit 2), not a daemon error.
  */
-#ifdef GSCHED_HAVE_DAEMON
 
 #include <getopt.h>
 #include <signal.h>
@@ -427,5 +426,3 @@ int cmd_logs(int argc, char **argv)
     }
     return EXIT_OK;
 }
-
-#endif

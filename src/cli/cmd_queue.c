@@ -7,7 +7,6 @@
  * runs (squeue's NODELIST(REASON)).  POS is the position in the queue the job
  * waits in, as the policy orders it (see GSD_ORDER_* in src/daemon/gsd.h).
  */
-#ifdef GSCHED_HAVE_DAEMON
 
 #include <getopt.h>
 #include <stdio.h>
@@ -302,5 +301,3 @@ int cmd_vcs(int argc, char **argv)
     json_decref(r);
     return EXIT_OK;
 }
-
-#endif

@@ -12,7 +12,6 @@
  *   gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]
  * Invariant: configuration errors exit 2 before anything listens.
  */
-#ifdef GSCHED_HAVE_DAEMON
 
 #include <errno.h>
 #include <getopt.h>
@@ -268,5 +267,3 @@ int cmd_token(int argc, char **argv)
     printf("%s\n", line);
     return EXIT_OK;
 }
-
-#endif

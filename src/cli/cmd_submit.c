@@ -9,7 +9,6 @@
  * from.  --parsable prints only the job id; --dry-run asks whether and where
  * the job would start now, changing nothing.
  */
-#ifdef GSCHED_HAVE_DAEMON
 
 #include <errno.h>
 #include <getopt.h>
@@ -421,5 +420,3 @@ done:
     free(o.env);
     return rc;
 }
-
-#endif

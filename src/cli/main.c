@@ -61,9 +61,8 @@ static void usage(FILE *f)
                "  scenario   run scenario files and check their expectations\n"
                "  vcgen      write a HiveD config whose VCs are a trace's VCs\n"
                "\n"
-#ifdef GSCHED_HAVE_DAEMON
                "Live scheduler (docs/daemon.md):\n"
-               "  serve      run the scheduler daemon (REST API, SQLite state, local executor)\n"
+               "  serve      run the scheduler daemon (REST API, SQLite state, executors)\n"
                "  submit     submit a job: FILE (YAML/JSON spec) or -- CMD [ARG...]\n"
                "  queue      list jobs (ID VC NAME USER ST GPUS AGE REASON POS)\n"
                "  cancel     cancel jobs\n"
@@ -73,7 +72,6 @@ static void usage(FILE *f)
                "  logs       output of a job's task\n"
                "  token      make tokens-file lines ('token hash')\n"
                "\n"
-#endif
                "Other:\n"
                "  version    print the version\n"
                "  help       this text; 'gsched <command> --help' for a command\n"
@@ -104,7 +102,6 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "policies")) return cmd_policies(argc - 1, argv + 1);
     if (!strcmp(cmd, "scenario")) return cmd_scenario(argc - 1, argv + 1);
     if (!strcmp(cmd, "vcgen")) return cmd_vcgen(argc - 1, argv + 1);
-#ifdef GSCHED_HAVE_DAEMON
     if (!strcmp(cmd, "serve")) return cmd_serve(argc - 1, argv + 1);
     if (!strcmp(cmd, "__shim")) return cmd_shim(argc - 1, argv + 1);
     if (!strcmp(cmd, "token")) return cmd_token(argc - 1, argv + 1);
@@ -115,7 +112,6 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "cancel")) return cmd_cancel(argc - 1, argv + 1);
     if (!strcmp(cmd, "describe")) return cmd_describe(argc - 1, argv + 1);
     if (!strcmp(cmd, "logs")) return cmd_logs(argc - 1, argv + 1);
-#endif
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("gsched %s\n", GSCHED_VERSION);
         return EXIT_OK;
