@@ -219,13 +219,20 @@ static int print_dryrun(json_t *r)
                 printf("%s%lld", k ? "," : "", (long long)json_integer_value(g));
         }
         printf("\n");
+    } else if (json_is_array(json_object_get(r, "would_preempt"))) {
+        printf("would start by preempting job(s)");
+        json_t *v;
+        size_t i;
+        json_array_foreach(json_object_get(r, "would_preempt"), i, v)
+            printf("%s %lld", i ? "," : "", (long long)json_integer_value(v));
+        printf(" (%s)\n", reason ? reason : "no room on free GPUs");
     } else if (feasible) {
         printf("would wait: %s\n", reason ? reason : "no room now");
     } else {
         printf("can never run here: %s\n", reason ? reason : "does not fit the cluster");
     }
-    printf("%lld job(s) of the same VC with equal or higher priority are waiting; policy %s\n",
-           cli_jint(r, "pending_ahead", 0), cli_jstr(r, "policy", "?"));
+    printf("%lld job(s) ahead of it %s; policy %s\n", cli_jint(r, "pending_ahead", 0),
+           cli_jstr(r, "queue", "in its queue"), cli_jstr(r, "policy", "?"));
     return feasible ? EXIT_OK : EXIT_USAGE;
 }
 

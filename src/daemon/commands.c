@@ -241,6 +241,9 @@ void gsd_do_dryrun(gsd_sched *g, gsd_cmd *c)
     json_object_set_new(o, "gpus", json_integer(gpus));
     json_object_set_new(o, "free_gpus", json_integer(gs_cluster_free(g->c)));
     json_object_set_new(o, "pending_ahead", json_integer(ahead));
+    char qtext[200];
+    gs_engine_queue_text(g->e, pr.key.queue, qtext, sizeof qtext);
+    json_object_set_new(o, "queue", json_string(qtext));
     json_object_set_new(o, "policy", json_string(gs_engine_policy_name(g->e)));
     if (why) json_object_set_new(o, "reason", json_string(why));
     if (pr.verdict == GS_PROBE_PREEMPT) {

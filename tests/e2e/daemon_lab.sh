@@ -93,6 +93,8 @@ d_start srtf --cluster 1x2 --policy srtf --grace 5s || { bad "start srtf"; retur
 long=$(gsub -g 2 --duration 1h --checkpoint-dir "$tmp/ck" --name long -- sh "$tmp/ckpt.sh")
 wait_state "$long" RUNNING 20 || bad "srtf long runs"
 wait_log "$long" "run 1 training" || bad "srtf long trains"
+check "srtf: the dry run names the job the policy would preempt" contains "$("$bin" submit --dry-run --server "$SERVER" -g 1 --duration 1s -- true)" "would start by preempting job(s) $long ("
+check "srtf: a longer job would not preempt it" contains "$("$bin" submit --dry-run --server "$SERVER" -g 1 --duration 2h -- true)" "would wait:"
 short=$(gsub -g 1 --duration 1s --name short -- sleep 1)
 wait_state "$short" DONE 30 || bad "srtf short done"
 wait_state "$long" DONE 30 || bad "srtf long done"
