@@ -116,10 +116,12 @@ static int wait_serving(daemon_t *dm, const char *pf)
 }
 
 /*
- * Serve with a policy ops table that is not in the registry: gsd_serve in a
- * child of this process (the gsched program only knows registered names).
+ * Serve with a policy ops table that is not in the registry, and optionally an
+ * executor table (NULL: local): gsd_serve in a child of this process (the
+ * gsched program only knows registered names).
  */
-static int start_ops(daemon_t *dm, const char *name, const gs_policy_ops *ops, const char *cluster)
+static int start_ops(daemon_t *dm, const char *name, const gs_policy_ops *ops, const char *cluster,
+                     const gsd_exec_ops *xops)
 {
     static char db[512], pf[512];
     snprintf(db, sizeof db, "%s", tmp(name));
@@ -143,6 +145,7 @@ static int start_ops(daemon_t *dm, const char *name, const gs_policy_ops *ops, c
         o.self_exe = GSCHED_BIN;
         o.grace = GS_SEC;
         o.policy_ops = ops;
+        o.executor_ops = xops;
         _exit(gsd_serve(&o));
     }
     return wait_serving(dm, pf);
@@ -963,7 +966,7 @@ static long long dry_ahead(const daemon_t *dm, const char *body)
 static void unknown_policy_views(void)
 {
     daemon_t P;
-    if (start_ops(&P, "bigfirst", &bigfirst_ops, "1x8"))
+    if (start_ops(&P, "bigfirst", &bigfirst_ops, "1x8", NULL))
         T_FAIL("daemon did not start: %s", slurp(P.log));
     res r = req(&P, NULL, "GET", "/v1/health", NULL, NULL, NULL);
     ASSERT_STR(js(&r, "policy"), "bigfirst");
@@ -1286,31 +1289,7 @@ static const gs_policy_ops suspender_ops = {
 
 static int start_exec_ops(daemon_t *dm, const char *name, const gsd_exec_ops *xops)
 {
-    static char db[512], pf[512];
-    snprintf(db, sizeof db, "%s.db", tmp(name));
-    snprintf(pf, sizeof pf, "%s.port", db);
-    snprintf(dm->log, sizeof dm->log, "%s.log", db);
-    unlink(pf);
-    dm->pid = fork();
-    if (dm->pid == 0) {
-        int fd = open(dm->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        gsd_opts o;
-        gsd_opts_init(&o);
-        o.cluster = "1x1";
-        o.db = db;
-        o.listen = "127.0.0.1:0";
-        o.port_file = pf;
-        o.self_exe = GSCHED_BIN;
-        o.grace = GS_SEC;
-        o.policy_ops = &suspender_ops;
-        o.executor_ops = xops;
-        _exit(gsd_serve(&o));
-    }
-    return wait_serving(dm, pf);
+    return start_ops(dm, name, &suspender_ops, "1x1", xops);
 }
 
 static void executor_without_suspend(void)
