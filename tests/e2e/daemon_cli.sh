@@ -97,6 +97,8 @@ wait_state "$id3" CANCELLED 20 && ok "cancelled running job ends" || bad "cancel
 
 # dry run: exit 0 when it could run, 2 when it never can
 expect 0 "would (start now|wait)" -- "$bin" submit --dry-run --gpus 1 --server "$SERVER" -- true
+# the README's example spec is valid and fits the README's kind of cluster
+expect 0 "would (start now|wait)" -- "$bin" submit "$src"/docs/examples/hello.yaml --dry-run --server "$SERVER"
 expect 0 "^[0-9]+ job\(s\) ahead of it in the queue \(by submission\); policy fifo$" -- "$bin" submit --dry-run --gpus 1 --server "$SERVER" -- true
 expect 2 "can never run here: needs 9 GPUs" -- "$bin" submit --dry-run --gpus 9 --server "$SERVER" -- true
 expect 2 "rejected: needs 8 GPUs but the cluster has 4" -- "$bin" submit --tasks 2 --gpus 4 --server "$SERVER" -- true
