@@ -168,6 +168,7 @@ static CURL *handle(struct curl_slist **hdrs)
 {
     CURL *h = curl_easy_init();
     *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+    *hdrs = curl_slist_append(*hdrs, "X-Gsched-Client: 1");
     *hdrs = curl_slist_append(*hdrs, "Expect:");
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdrs);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);

@@ -95,6 +95,8 @@ int gsd_request(const gsd_client *c, const char *method, const char *path, const
         snprintf(line, sizeof line, "Content-Type: %s", content_type);
         hdrs = curl_slist_append(hdrs, line);
     }
+    /* every request: the daemon refuses state-changing ones without it (cross-site forgery) */
+    hdrs = curl_slist_append(hdrs, "X-Gsched-Client: 1");
     hdrs = curl_slist_append(hdrs, "Expect:"); /* no 100-continue round trip */
     hdrs = curl_slist_append(hdrs, "Accept: application/json, application/problem+json");
     for (size_t i = 0; extra_headers && extra_headers[i]; i++)

@@ -194,6 +194,7 @@ typedef struct gsd {
     gsd_auth *auth; /* NULL: no authentication */
     struct MHD_Daemon *mhd;
     int port;
+    int loopback; /* listening on a loopback address: Host must name it (http.c) */
     gs_time started;
     /* command queue */
     pthread_mutex_t qmu;

@@ -7,6 +7,12 @@
  * snapshot and committed rows, or post a command to the scheduler thread
  * and wait for its answer.  They never touch the engine.
  *
+ * Before any handler, every request passes the cross-site checks (see
+ * docs/daemon.md, Security): Host names the daemon (on loopback), Origin, when
+ * present, is the daemon's own; a request body is JSON or YAML (415); a
+ * state-changing method carries X-Gsched-Client (403), which browsers cannot
+ * send cross-origin without a CORS preflight the daemon never grants.
+ *
  * Errors are RFC 9457 application/problem+json bodies with a stable "code"
  * (gs_err_name: "GS_EPARSE", ...).  Limits: request bodies (--max-body,
  * 413), headers (MHD memory limit), ids, page sizes, log reads; anything
@@ -343,16 +349,21 @@ static int may_see(const hctx *h, const char *owner)
 
 /* ---- handlers ------------------------------------------------------------------------------- */
 
+/* A request body must be JSON or YAML (parameters such as "; charset=utf-8" allowed).  No
+ * text/plain, form or multipart type: those are what a web page can POST cross-site. */
 static int ctype_ok(const char *ct)
 {
-    if (!ct || !*ct) return 1;
+    if (!ct) return 0;
+    while (*ct == ' ' || *ct == '\t') ct++;
     static const char *const ok[] = {"application/json", "application/yaml", "application/x-yaml",
-                                     "text/yaml", "text/x-yaml", "text/plain",
-                                     "application/octet-stream",
-                                     /* curl -d's default; the body is still the spec */
-                                     "application/x-www-form-urlencoded", NULL};
-    for (size_t i = 0; ok[i]; i++)
-        if (!strncasecmp(ct, ok[i], strlen(ok[i]))) return 1;
+                                     "text/yaml", NULL};
+    for (size_t i = 0; ok[i]; i++) {
+        size_t n = strlen(ok[i]);
+        if (strncasecmp(ct, ok[i], n)) continue;
+        const char *e = ct + n;
+        while (*e == ' ' || *e == '\t') e++;
+        if (!*e || *e == ';') return 1;
+    }
     return 0;
 }
 
@@ -414,9 +425,6 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     if (h->rq->too_big)
         return problem(h, 413, GS_ETOOBIG, NULL, "request body larger than %zu bytes",
                        g->o.max_body);
-    if (!ctype_ok(header(h, "Content-Type")))
-        return problem(h, 415, GS_EUNSUPPORTED, NULL,
-                       "Content-Type must be application/json or application/yaml");
     if (!h->rq->len)
         return problem(h, 400, GS_EPARSE, NULL, "empty body: send a job spec (YAML or JSON)");
     gsd_cmd *c = calloc(1, sizeof *c);
@@ -1004,6 +1012,86 @@ static enum MHD_Result dispatch(hctx *h)
     return found->fn(h, cap, NULL);
 }
 
+/* ---- cross-site checks ------------------------------------------------------------------- */
+
+/* Host (a "name[:port]" header value) names this daemon listening on loopback: localhost,
+ * 127.0.0.0/8 or [::1], with no port or the daemon's own.  Anything else is how a DNS
+ * rebinding page reaches a loopback daemon. */
+static int host_ok(const gsd *g, const char *host)
+{
+    char name[256];
+    const char *port = NULL;
+    if (host[0] == '[') {
+        const char *e = strchr(host, ']');
+        if (!e || (size_t)(e - host - 1) >= sizeof name) return 0;
+        memcpy(name, host + 1, (size_t)(e - host - 1));
+        name[e - host - 1] = '\0';
+        if (e[1] == ':')
+            port = e + 2;
+        else if (e[1])
+            return 0;
+        struct in6_addr a6;
+        if (inet_pton(AF_INET6, name, &a6) != 1 || !IN6_IS_ADDR_LOOPBACK(&a6)) return 0;
+    } else {
+        const char *c = strchr(host, ':');
+        size_t n = c ? (size_t)(c - host) : strlen(host);
+        if (n >= sizeof name) return 0;
+        memcpy(name, host, n);
+        name[n] = '\0';
+        if (c) port = c + 1;
+        struct in_addr a4;
+        if (strcasecmp(name, "localhost") &&
+            (inet_pton(AF_INET, name, &a4) != 1 || (ntohl(a4.s_addr) >> 24) != 127))
+            return 0;
+    }
+    if (!port) return 1;
+    if (!*port || strlen(port) > 5 || strspn(port, "0123456789") != strlen(port)) return 0;
+    return atoi(port) == g->port;
+}
+
+/* Origin, when a browser sends one, is this daemon's own: scheme://HOST where HOST is the
+ * (checked) Host header of the request. */
+static int origin_ok(const char *origin, const char *host)
+{
+    if (!host) return 0;
+    const char *p;
+    if (!strncasecmp(origin, "http://", 7))
+        p = origin + 7;
+    else if (!strncasecmp(origin, "https://", 8))
+        p = origin + 8;
+    else
+        return 0;
+    return !strcasecmp(p, host);
+}
+
+static int state_changing(const char *method)
+{
+    return !strcmp(method, "POST") || !strcmp(method, "PUT") || !strcmp(method, "PATCH") ||
+           !strcmp(method, "DELETE");
+}
+
+/* Host and Origin; 0 ok, -1 after sending the answer. */
+static int check_site(hctx *h, enum MHD_Result *ret)
+{
+    const char *host = header(h, "Host");
+    if (h->g->loopback && host && !host_ok(h->g, host)) {
+        *ret = problem(h, 421, GS_EPERM, json_pack("{s:s}", "field", "Host"),
+                       "Host '%s' does not name this daemon: it listens on loopback and answers "
+                       "only localhost, 127.0.0.1 or [::1] (port %d)",
+                       host, h->g->port);
+        return -1;
+    }
+    const char *origin = header(h, "Origin");
+    if (origin && !origin_ok(origin, host)) {
+        *ret = problem(h, 403, GS_EPERM, json_pack("{s:s}", "field", "Origin"),
+                       "cross-origin request refused: Origin '%s' is not this daemon's own "
+                       "(http://%s)",
+                       origin, host ? host : "?");
+        return -1;
+    }
+    return 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
@@ -1046,11 +1134,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     hctx h = {.g = g, .c = c, .url = url, .method = method, .rq = rq};
+    enum MHD_Result ret;
+    if (check_site(&h, &ret)) return ret;
     if (rq->too_big)
         return problem(&h, 413, GS_ETOOBIG, NULL, "request body larger than %zu bytes",
                        g->o.max_body);
     if (rq->len && strcmp(method, "POST") && strcmp(method, "PUT"))
         return problem(&h, 400, GS_EINVAL, NULL, "%s requests take no body", method);
+    if (rq->len && !ctype_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")))
+        return problem(&h, 415, GS_EUNSUPPORTED, json_pack("{s:s}", "field", "Content-Type"),
+                       "Content-Type must be application/json or application/yaml (or "
+                       "application/x-yaml, text/yaml), got '%s'",
+                       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")
+                           ? MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")
+                           : "(none)");
+    if (state_changing(method)) {
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Gsched-Client");
+        if (!cl || !*cl)
+            return problem(&h, 403, GS_EPERM, json_pack("{s:s}", "field", "X-Gsched-Client"),
+                           "%s requests must carry the header 'X-Gsched-Client: 1' (the gsched "
+                           "CLI sends it; web pages cannot, which stops cross-site requests)",
+                           method);
+    }
     return dispatch(&h);
 }
 
@@ -1130,6 +1235,7 @@ int gsd_http_start(gsd *g, gs_diag *d)
                            "file (see 'gsched token hash')",
                            listen);
     }
+    g->loopback = is_loopback(ai->ai_addr);
     unsigned flags =
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;

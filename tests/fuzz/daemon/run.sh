@@ -34,21 +34,21 @@ seed spec flow '{command: true, gpus: 1, priority: oppo}\n'
 A='Authorization: Bearer root.fuzz-admin\r\n'
 U='Authorization: Bearer alice.fuzz-user\r\n'
 body='{"name": "f", "gpus": 2, "command": "true"}'
-seed http submit "POST /v1/jobs HTTP/1.1\r\nHost: x\r\n${U}Content-Type: application/json\r\nContent-Length: ${#body}\r\n\r\n$body"
-seed http submit-key "POST /v1/jobs HTTP/1.1\r\nHost: x\r\n${A}Idempotency-Key: k-1\r\nContent-Type: application/yaml\r\nContent-Length: 28\r\n\r\ncommand: sleep 1\ntasks: 2x2\n"
-seed http dry "POST /v1/jobs?dry_run=1 HTTP/1.1\r\nHost: x\r\n${U}Content-Length: ${#body}\r\n\r\n$body"
-seed http chunked "POST /v1/jobs HTTP/1.1\r\nHost: x\r\n${A}Transfer-Encoding: chunked\r\n\r\n10\r\n{\"command\": \"a\"\r\n1\r\n}\r\n0\r\n\r\n"
-seed http list "GET /v1/jobs?state=all&user=alice&vc=default&limit=5&offset=1 HTTP/1.1\r\nHost: x\r\n${A}\r\n"
-seed http list-user "GET /v1/jobs?state=PD,R HTTP/1.1\r\nHost: x\r\n${U}\r\nGET /v1/jobs/1 HTTP/1.1\r\nHost: x\r\n${U}\r\n"
-seed http job "GET /v1/jobs/1 HTTP/1.1\r\nHost: x\r\n${A}\r\n"
-seed http events "GET /v1/jobs/2/events HTTP/1.1\r\nHost: x\r\n${A}\r\n"
-seed http logs "GET /v1/jobs/1/logs?task=0&offset=3&limit=10 HTTP/1.1\r\nHost: x\r\n${U}\r\n"
-seed http cancel "DELETE /v1/jobs/3 HTTP/1.1\r\nHost: x\r\n${U}\r\n"
-seed http nodes "GET /v1/nodes?gpus=1 HTTP/1.1\r\nHost: x\r\n${U}\r\nGET /v1/nodes/n1 HTTP/1.1\r\nHost: x\r\n${A}\r\n"
-seed http vcs "GET /v1/vcs HTTP/1.1\r\nHost: x\r\n${A}\r\n"
-seed http open "GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET /v1 HTTP/1.1\r\nHost: x\r\n\r\n"
-seed http bad "PUT /v1/jobs/1 HTTP/1.1\r\nHost: x\r\n${A}Content-Length: 2\r\n\r\n{}"
-seed http noauth "GET /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Basic abc\r\n\r\n"
+seed http submit "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Gsched-Client: 1\r\n${U}Content-Type: application/json\r\nContent-Length: ${#body}\r\n\r\n$body"
+seed http submit-key "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Gsched-Client: 1\r\n${A}Idempotency-Key: k-1\r\nContent-Type: application/yaml\r\nContent-Length: 28\r\n\r\ncommand: sleep 1\ntasks: 2x2\n"
+seed http dry "POST /v1/jobs?dry_run=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Gsched-Client: 1\r\n${U}Content-Type: application/json\r\nContent-Length: ${#body}\r\n\r\n$body"
+seed http chunked "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Gsched-Client: 1\r\n${A}Transfer-Encoding: chunked\r\n\r\n10\r\n{\"command\": \"a\"\r\n1\r\n}\r\n0\r\n\r\n"
+seed http list "GET /v1/jobs?state=all&user=alice&vc=default&limit=5&offset=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n${A}\r\n"
+seed http list-user "GET /v1/jobs?state=PD,R HTTP/1.1\r\nHost: 127.0.0.1\r\n${U}\r\nGET /v1/jobs/1 HTTP/1.1\r\nHost: 127.0.0.1\r\n${U}\r\n"
+seed http job "GET /v1/jobs/1 HTTP/1.1\r\nHost: 127.0.0.1\r\n${A}\r\n"
+seed http events "GET /v1/jobs/2/events HTTP/1.1\r\nHost: 127.0.0.1\r\n${A}\r\n"
+seed http logs "GET /v1/jobs/1/logs?task=0&offset=3&limit=10 HTTP/1.1\r\nHost: 127.0.0.1\r\n${U}\r\n"
+seed http cancel "DELETE /v1/jobs/3 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Gsched-Client: 1\r\n${U}\r\n"
+seed http nodes "GET /v1/nodes?gpus=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n${U}\r\nGET /v1/nodes/n1 HTTP/1.1\r\nHost: 127.0.0.1\r\n${A}\r\n"
+seed http vcs "GET /v1/vcs HTTP/1.1\r\nHost: 127.0.0.1\r\n${A}\r\n"
+seed http open "GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /v1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+seed http bad "PUT /v1/jobs/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Gsched-Client: 1\r\n${A}Content-Length: 2\r\n\r\n{}"
+seed http noauth "GET /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic abc\r\n\r\n"
 
 rc=0
 for n in "${names[@]}"; do
