@@ -1096,7 +1096,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
 {
-    (void)version;
     gsd *g = cls;
     hreq *rq = *con_cls;
     if (!rq) {
@@ -1135,6 +1134,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     hctx h = {.g = g, .c = c, .url = url, .method = method, .rq = rq};
     enum MHD_Result ret;
+    if (!header(&h, "Host") && version && !strcmp(version, MHD_HTTP_VERSION_1_1))
+        return problem(&h, 400, GS_EINVAL, json_pack("{s:s}", "field", "Host"),
+                       "HTTP/1.1 requests must carry a Host header");
     if (check_site(&h, &ret)) return ret;
     if (rq->too_big)
         return problem(&h, 413, GS_ETOOBIG, NULL, "request body larger than %zu bytes",

@@ -56,6 +56,15 @@ hit 421 GS_EPERM "JSON POST with Host: evil.example" -X POST "$SERVER/v1/jobs" \
   --data-binary "$body"
 hit 421 GS_EPERM "GET with Host: evil.example:$port" "$SERVER/v1/jobs" -H "Host: evil.example:$port"
 hit 421 GS_EPERM "GET with Host: localhost on another port" "$SERVER/v1/jobs" -H "Host: localhost:1"
+# HTTP/1.1 without Host (RFC 9112: 400); curl cannot leave it out, bash's /dev/tcp can
+if exec 3<> "/dev/tcp/127.0.0.1/$port"; then
+  printf 'GET /v1/jobs HTTP/1.1\r\nConnection: close\r\n\r\n' >&3
+  line=$(timeout 10 head -1 <&3 | tr -d '\r')
+  exec 3>&-
+  check "HTTP/1.1 without Host -> 400 (got '$line')" test "${line#HTTP/1.1 }" != "$line" -a "${line#HTTP/1.1 400}" != "$line"
+else
+  bad "cannot connect to 127.0.0.1:$port"
+fi
 # a state-changing request without the CLI's header (what fetch() without preflight sends)
 hit 403 GS_EPERM "JSON POST without X-Gsched-Client" -X POST "$SERVER/v1/jobs" \
   -H 'Content-Type: application/json' --data-binary "$body"
