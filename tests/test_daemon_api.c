@@ -674,9 +674,9 @@ static void tokens_and_visibility(void)
     FILE *f = fopen(tokfile, "w");
     ASSERT(f);
     fclose(f);
-    const char *users[][3] = {{"alice", "alice.a-secret", ""},
-                              {"bob", "bob.b-secret", ""},
-                              {"root", "root.r-secret", "--admin"}};
+    const char *users[][3] = {{"alice", "alice.a-secret-a-secret", ""},
+                              {"bob", "bob.b-secret-b-secret", ""},
+                              {"root", "root.r-secret-r-secret", "--admin"}};
     for (int i = 0; i < 3; i++) {
         const char *args[] = {"token",
                               "hash",
@@ -694,6 +694,7 @@ static void tokens_and_visibility(void)
         fputs(line, f);
         fclose(f);
     }
+    ASSERT_OK(chmod(tokfile, 0600)); /* the daemon refuses a tokens file others can read */
     daemon_t A;
     const char *extra[] = {"--cluster", "1x2", "--tokens", tokfile, NULL};
     if (start(&A, "auth", extra)) T_FAIL("auth daemon did not start: %s", slurp(A.log));
@@ -709,38 +710,38 @@ static void tokens_and_visibility(void)
     r = req(&A, NULL, "GET", "/metrics", NULL, NULL, NULL);
     ASSERT_EQ(r.status, 200);
     res_free(&r);
-    r = req(&A, "alice.a-secret", "POST", "/v1/jobs", "{\"command\": \"sleep 0.2\"}",
+    r = req(&A, "alice.a-secret-a-secret", "POST", "/v1/jobs", "{\"command\": \"sleep 0.2\"}",
             "application/json", NULL);
     ASSERT_EQ(r.status, 201);
     res_free(&r);
-    r = req(&A, "alice.a-secret", "GET", "/v1/jobs/1", NULL, NULL, NULL);
+    r = req(&A, "alice.a-secret-a-secret", "GET", "/v1/jobs/1", NULL, NULL, NULL);
     ASSERT_EQ(r.status, 200);
     ASSERT_STR(js(&r, "user"), "alice");
     res_free(&r);
-    r = req(&A, "alice.a-secret", "POST", "/v1/jobs", "{\"command\": \"true\", \"user\": \"bob\"}",
-            "application/json", NULL);
+    r = req(&A, "alice.a-secret-a-secret", "POST", "/v1/jobs",
+            "{\"command\": \"true\", \"user\": \"bob\"}", "application/json", NULL);
     EXPECT_PROBLEM(r, 403, "GS_EPERM");
     res_free(&r);
-    r = req(&A, "bob.b-secret", "GET", "/v1/jobs/1", NULL, NULL, NULL);
+    r = req(&A, "bob.b-secret-b-secret", "GET", "/v1/jobs/1", NULL, NULL, NULL);
     EXPECT_PROBLEM(r, 404, "GS_ENOENT"); /* not even its existence */
     res_free(&r);
-    r = req(&A, "bob.b-secret", "DELETE", "/v1/jobs/1", NULL, NULL, NULL);
+    r = req(&A, "bob.b-secret-b-secret", "DELETE", "/v1/jobs/1", NULL, NULL, NULL);
     EXPECT_PROBLEM(r, 404, "GS_ENOENT");
     res_free(&r);
-    r = req(&A, "bob.b-secret", "GET", "/v1/jobs?state=all", NULL, NULL, NULL);
+    r = req(&A, "bob.b-secret-b-secret", "GET", "/v1/jobs?state=all", NULL, NULL, NULL);
     ASSERT_EQ(ji(&r, "total"), 0);
     res_free(&r);
-    r = req(&A, "bob.b-secret", "GET", "/v1/jobs?user=alice", NULL, NULL, NULL);
+    r = req(&A, "bob.b-secret-b-secret", "GET", "/v1/jobs?user=alice", NULL, NULL, NULL);
     EXPECT_PROBLEM(r, 403, "GS_EPERM");
     res_free(&r);
-    r = req(&A, "root.r-secret", "GET", "/v1/jobs?state=all", NULL, NULL, NULL);
+    r = req(&A, "root.r-secret-r-secret", "GET", "/v1/jobs?state=all", NULL, NULL, NULL);
     ASSERT_EQ(ji(&r, "total"), 1);
     res_free(&r);
-    r = req(&A, "root.r-secret", "POST", "/v1/jobs", "{\"command\": \"true\", \"user\": \"bob\"}",
-            "application/json", NULL);
+    r = req(&A, "root.r-secret-r-secret", "POST", "/v1/jobs",
+            "{\"command\": \"true\", \"user\": \"bob\"}", "application/json", NULL);
     ASSERT_EQ(r.status, 201); /* admins may submit for others */
     res_free(&r);
-    r = req(&A, "bob.b-secret", "GET", "/v1/jobs?state=all", NULL, NULL, NULL);
+    r = req(&A, "bob.b-secret-b-secret", "GET", "/v1/jobs?state=all", NULL, NULL, NULL);
     ASSERT_EQ(ji(&r, "total"), 1);
     res_free(&r);
     ASSERT_EQ(stop(&A), 0);

@@ -39,7 +39,7 @@ static void tokens_verify(void)
     ASSERT(!strncmp(tok, "alice.", 6));
     ASSERT_EQ(strlen(tok), 6 + 43);
     ASSERT_OK(gsd_token_line("alice", 0, tok, 1000, l1, sizeof l1));
-    ASSERT_OK(gsd_token_line("root", 1, "root.s3cret", 1000, l2, sizeof l2));
+    ASSERT_OK(gsd_token_line("root", 1, "root.s3cret-s3cret-s3cret", 1000, l2, sizeof l2));
     ASSERT(!strstr(l1, tok + 6)); /* the secret is never stored */
     snprintf(text, sizeof text, "# users\n\n%s\n  %s  \n", l1, l2);
     gs_diag d;
@@ -52,11 +52,12 @@ static void tokens_verify(void)
     ASSERT_STR(user, "alice");
     ASSERT_EQ(admin, 0);
     ASSERT_OK(gsd_auth_check(a, tok, user, &admin)); /* cached */
-    ASSERT_OK(gsd_auth_check(a, "root.s3cret", user, &admin));
+    ASSERT_OK(gsd_auth_check(a, "root.s3cret-s3cret-s3cret", user, &admin));
     ASSERT_STR(user, "root");
     ASSERT_EQ(admin, 1);
-    ASSERT_EQ(gsd_auth_check(a, "root.s3cret!", user, &admin), GS_EPERM);
-    ASSERT_EQ(gsd_auth_check(a, "alice.s3cret", user, &admin), GS_EPERM); /* another's secret */
+    ASSERT_EQ(gsd_auth_check(a, "root.s3cret-s3cret-s3cret!", user, &admin), GS_EPERM);
+    ASSERT_EQ(gsd_auth_check(a, "alice.s3cret-s3cret-s3cret", user, &admin),
+              GS_EPERM); /* another's secret */
     ASSERT_EQ(gsd_auth_check(a, "nobody.x", user, &admin), GS_EPERM);
     ASSERT_EQ(gsd_auth_check(a, "nodot", user, &admin), GS_EPERM);
     ASSERT_EQ(gsd_auth_check(a, "", user, &admin), GS_EPERM);
@@ -64,10 +65,13 @@ static void tokens_verify(void)
     gsd_auth_destroy(a);
     /* the same token hashed twice gets different salts */
     char l3[512];
-    ASSERT_OK(gsd_token_line("root", 1, "root.s3cret", 1000, l3, sizeof l3));
+    ASSERT_OK(gsd_token_line("root", 1, "root.s3cret-s3cret-s3cret", 1000, l3, sizeof l3));
     ASSERT(strcmp(l2, l3) != 0);
     ASSERT_EQ(gsd_token_line("bad name", 0, "x.y", 1000, l3, sizeof l3), GS_EINVAL);
-    ASSERT_EQ(gsd_token_line("ok", 0, "ok.y", 10, l3, sizeof l3), GS_ERANGE);
+    /* a secret shorter than GSD_TOKEN_SECRET_MIN, or a token of another user, is refused */
+    ASSERT_EQ(gsd_token_line("root", 1, "root.s3cret", 1000, l3, sizeof l3), GS_EINVAL);
+    ASSERT_EQ(gsd_token_line("root", 1, "alice.0123456789abcdef", 1000, l3, sizeof l3), GS_EINVAL);
+    ASSERT_EQ(gsd_token_line("ok", 0, "ok.0123456789abcdef", 10, l3, sizeof l3), GS_ERANGE);
 }
 
 static void file_errors(void)

@@ -259,6 +259,12 @@ int cmd_token(int argc, char **argv)
                     user);
             return EXIT_USAGE;
         }
+        if (strlen(token + ul + 1) < GSD_TOKEN_SECRET_MIN) {
+            cli_err("the secret after '%s.' is %zu characters: at least %d are required (leave "
+                    "out --token for a random one)",
+                    user, strlen(token + ul + 1), GSD_TOKEN_SECRET_MIN);
+            return EXIT_USAGE;
+        }
     }
     if (gsd_token_line(user, admin, token, (unsigned)iter, line, sizeof line)) {
         cli_err("cannot hash the token");

@@ -2,9 +2,12 @@
 /*
  * auth.c - tokens file parsing and bearer token verification (see auth.h).
  *
- * Invariants: entries are immutable after loading; the verified-token cache
- * is guarded by a mutex and holds only SHA-256 digests of tokens, never the
- * tokens themselves.
+ * Invariants: the entries are replaced only as a whole, by gsd_auth_reload()
+ * under the write side of `rw` (checks hold the read side, so a check sees
+ * either the old or the new file, never a mix); the verified-token cache is
+ * guarded by a mutex, emptied by every reload, and holds only SHA-256
+ * digests of tokens, never the tokens themselves.  A tokens file readable by
+ * group or others is refused (it holds what a brute-force attack needs).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nettle/memops.h>
@@ -40,7 +44,8 @@ typedef struct centry {
 struct gsd_auth {
     tok *v;
     size_t n;
-    pthread_mutex_t mu;
+    pthread_rwlock_t rw; /* v, n: read by checks, written by a reload */
+    pthread_mutex_t mu;  /* cache, next */
     centry cache[CACHE];
     unsigned next;
 };
@@ -99,6 +104,7 @@ void gsd_auth_destroy(gsd_auth *a)
 {
     if (!a) return;
     pthread_mutex_destroy(&a->mu);
+    pthread_rwlock_destroy(&a->rw);
     free(a->v);
     free(a);
 }
@@ -131,6 +137,7 @@ int gsd_auth_parse(const char *file, const char *buf, size_t len, gsd_auth **out
     gsd_auth *a = calloc(1, sizeof *a);
     if (!a) abort();
     pthread_mutex_init(&a->mu, NULL);
+    pthread_rwlock_init(&a->rw, NULL);
     for (int i = 0; i < CACHE; i++) a->cache[i].idx = -1;
     size_t cap = 0;
     int lineno = 0, rc = 0;
@@ -225,6 +232,18 @@ fail:
 
 int gsd_auth_load(const char *path, gsd_auth **out, gs_diag *d)
 {
+    if (d) d->file = path;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return gs_diag_set(d, GS_EIO, 0, 0, "cannot open: %s", strerror(errno));
+    struct stat st;
+    int bad = fstat(fd, &st) != 0 ? -1 : (st.st_mode & 077) != 0;
+    close(fd);
+    if (bad < 0) return gs_diag_set(d, GS_EIO, 0, 0, "cannot stat: %s", strerror(errno));
+    if (bad)
+        return gs_diag_set(d, GS_EPERM, 0, 0,
+                           "mode %04o: the tokens file must not be readable or writable by group "
+                           "or others (chmod 600 %s)",
+                           (unsigned)(st.st_mode & 07777), path);
     char *buf;
     size_t len;
     int rc = gs_read_file(path, &buf, &len, d);
@@ -232,6 +251,24 @@ int gsd_auth_load(const char *path, gsd_auth **out, gs_diag *d)
     rc = gsd_auth_parse(path, buf, len, out, d);
     free(buf);
     return rc;
+}
+
+int gsd_auth_reload(gsd_auth *a, const char *path, gs_diag *d)
+{
+    gsd_auth *n;
+    int rc = gsd_auth_load(path, &n, d);
+    if (rc) return rc;
+    pthread_rwlock_wrlock(&a->rw);
+    tok *old = a->v;
+    a->v = n->v;
+    a->n = n->n;
+    n->v = old;
+    pthread_mutex_lock(&a->mu);
+    for (int i = 0; i < CACHE; i++) a->cache[i].idx = -1;
+    pthread_mutex_unlock(&a->mu);
+    pthread_rwlock_unlock(&a->rw);
+    gsd_auth_destroy(n);
+    return 0;
 }
 
 int gsd_auth_check(gsd_auth *a, const char *token, char user[GSD_USER_MAX], int *admin)
@@ -242,6 +279,8 @@ int gsd_auth_check(gsd_auth *a, const char *token, char user[GSD_USER_MAX], int 
     sha256_init(&ctx);
     sha256_update(&ctx, strlen(token), (const uint8_t *)token);
     sha256_digest(&ctx, sizeof dig, dig);
+    int rc = GS_EPERM;
+    pthread_rwlock_rdlock(&a->rw);
     pthread_mutex_lock(&a->mu);
     for (int i = 0; i < CACHE; i++) {
         if (a->cache[i].idx >= 0 && memeql_sec(a->cache[i].dig, dig, sizeof dig)) {
@@ -249,12 +288,15 @@ int gsd_auth_check(gsd_auth *a, const char *token, char user[GSD_USER_MAX], int 
             memcpy(user, t->user, GSD_USER_MAX);
             *admin = t->admin;
             pthread_mutex_unlock(&a->mu);
+            pthread_rwlock_unlock(&a->rw);
             return 0;
         }
     }
     pthread_mutex_unlock(&a->mu);
     const char *dot = strrchr(token, '.');
-    if (!dot || dot == token || (size_t)(dot - token) >= GSD_USER_MAX) return GS_EPERM;
+    if (!dot || dot == token || (size_t)(dot - token) >= GSD_USER_MAX ||
+        strlen(dot + 1) < GSD_TOKEN_SECRET_MIN)
+        goto out;
     char name[GSD_USER_MAX];
     memcpy(name, token, (size_t)(dot - token));
     name[dot - token] = '\0';
@@ -271,9 +313,12 @@ int gsd_auth_check(gsd_auth *a, const char *token, char user[GSD_USER_MAX], int 
         memcpy(c->dig, dig, sizeof dig);
         c->idx = (int)i;
         pthread_mutex_unlock(&a->mu);
-        return 0;
+        rc = 0;
+        break;
     }
-    return GS_EPERM;
+out:
+    pthread_rwlock_unlock(&a->rw);
+    return rc;
 }
 
 static int random_bytes(uint8_t *b, size_t n)
@@ -322,6 +367,10 @@ int gsd_token_line(const char *user, int admin, const char *token, unsigned iter
                    size_t cap)
 {
     if (!gsd_user_name_ok(user)) return GS_EINVAL;
+    size_t ul = strlen(user);
+    if (strncmp(token, user, ul) || token[ul] != '.' ||
+        strlen(token + ul + 1) < GSD_TOKEN_SECRET_MIN)
+        return GS_EINVAL;
     if (iterations < 1000 || iterations > 10000000) return GS_ERANGE;
     uint8_t salt[16], h[32];
     if (random_bytes(salt, sizeof salt)) return GS_EIO;

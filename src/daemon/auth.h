@@ -14,7 +14,8 @@
  * SHA-256) so later requests cost one hash.  Hashes are compared in
  * constant time.
  *
- * Thread-safe: gsd_auth_check() may be called from any thread.
+ * Thread-safe: gsd_auth_check() and gsd_auth_reload() may be called from
+ * any thread.
  * Ownership: gsd_auth_load() returns an object freed by gsd_auth_destroy()
  * (NULL is fine).
  */
@@ -31,8 +32,11 @@
 
 typedef struct gsd_auth gsd_auth;
 
-/* Read and validate a tokens file (errors as file:line:col). */
+/* Read and validate a tokens file (errors as file:line:col); GS_EPERM when
+ * the file is readable or writable by group or others. */
 int gsd_auth_load(const char *path, gsd_auth **out, gs_diag *d);
+/* Replace a's tokens by those of the file (SIGHUP); on error a is unchanged. */
+int gsd_auth_reload(gsd_auth *a, const char *path, gs_diag *d);
 /* Parse tokens-file text (tests). */
 int gsd_auth_parse(const char *file, const char *buf, size_t len, gsd_auth **out, gs_diag *d);
 void gsd_auth_destroy(gsd_auth *a);

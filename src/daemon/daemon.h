@@ -71,8 +71,13 @@ int gsd_shim_main(int argc, char **argv);
 /* ---- tokens (auth.c) ------------------------------------------------------------------------ */
 
 #define GSD_TOKEN_ITERATIONS 100000 /* default PBKDF2 iterations */
+/* The shortest SECRET of a token "USER.SECRET": `gsched token hash --token` refuses a shorter
+ * one and the daemon refuses it as a bearer token (generated secrets have 43). */
+#define GSD_TOKEN_SECRET_MIN 16
 
-/* A tokens-file line for user/role/token with a fresh random salt.  0 or GS_EINVAL/GS_EIO. */
+/* A tokens-file line for user/role/token with a fresh random salt.  0 or GS_EINVAL (bad user
+ * name, or a token that is not "USER.SECRET" with a SECRET of GSD_TOKEN_SECRET_MIN characters
+ * or more) / GS_ERANGE / GS_EIO. */
 int gsd_token_line(const char *user, int admin, const char *token, unsigned iterations, char *out,
                    size_t cap);
 /* A new token "USER.SECRET" (43 characters of base64url secret).  0 or GS_EIO. */

@@ -20,6 +20,8 @@
  *
  * Shared state (struct gsd) and its guard:
  *   o, auth, started   set before the HTTP threads start, read-only after
+ *               (the auth object's entries are swapped by a SIGHUP reload under
+ *               its own lock: gsd_auth_reload)
  *   xlog        the executor, const: HTTP threads call only its thread-safe
  *               calls (gsd_exec_log_path, gsd_exec_log_open, gsd_exec_task_pid);
  *               the scheduler thread drives it through its own, non-const pointer

@@ -11,7 +11,9 @@
  * created knowing which mechanisms the executor's backend cannot carry out
  * (gsd_exec_mech_unsupported), so it refuses them to every policy.  On shutdown queued
  * commands are answered 503 and running tasks are left running, to be
- * adopted at the next start.  The signal flags below are the only
+ * adopted at the next start.  SIGHUP never stops the daemon: it reloads the
+ * tokens file (gsd_auth_reload swaps the entries under its own lock, so HTTP
+ * threads keep checking tokens meanwhile).  The signal flags below are the only
  * process-wide state (set by handlers, read by the loop).
  */
 #include <errno.h>
@@ -30,14 +32,35 @@
 #include "nvml.h"
 
 /* Signal flags: the only process-wide state (set by handlers, read by the loop). */
-static volatile sig_atomic_t g_sig_stop;
+static volatile sig_atomic_t g_sig_stop, g_sig_hup;
 static volatile int g_wake_fd = -1;
 
 /* ---- startup and the loop ------------------------------------------------------------------- */
 
+/* SIGHUP: reload the tokens file (a file that fails to load keeps the tokens in force) or just
+ * say it was seen; never stop (a closed terminal must not end the scheduler). */
+static void on_hup(gsd_sched *g)
+{
+    const char *path = g->sh.o.tokens;
+    if (!path || !g->sh.auth) {
+        gsd_log("SIGHUP: nothing to reload (no --tokens); still serving");
+        return;
+    }
+    gs_diag d;
+    gs_diag_init(&d, path);
+    if (gsd_auth_reload(g->sh.auth, path, &d)) {
+        char msg[1024];
+        gs_diag_format(&d, msg, sizeof msg);
+        gsd_log("SIGHUP: tokens file not reloaded, the previous tokens stay in force: %s", msg);
+        return;
+    }
+    gsd_log("SIGHUP: tokens file %s reloaded: %zu token(s)", path, gsd_auth_count(g->sh.auth));
+}
+
 static void on_signal(int sig)
 {
     if (sig == SIGTERM || sig == SIGINT) g_sig_stop = 1;
+    if (sig == SIGHUP) g_sig_hup = 1;
     int fd = g_wake_fd;
     if (fd >= 0) {
         char b = 's';
@@ -142,6 +165,7 @@ int gsd_serve(const gsd_opts *o)
     pthread_condattr_destroy(&ca);
     gsd_metrics_init(&g.m);
     g.sh.started = gsd_wall_now();
+    signal(SIGHUP, SIG_IGN); /* until on_signal is installed: a hangup during start-up is no stop */
     int exit_code = 2;
     gs_diag d;
     gs_diag_init(&d, NULL);
@@ -253,6 +277,7 @@ int gsd_serve(const gsd_opts *o)
     gsd_publish(&g, gsd_wall_now());
     /* signals, then HTTP */
     g_sig_stop = 0;
+    g_sig_hup = 0;
     g_wake_fd = g.sh.wake[1];
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -261,6 +286,7 @@ int gsd_serve(const gsd_opts *o)
     sa.sa_flags = SA_RESTART;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
     sigaction(SIGCHLD, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
@@ -296,6 +322,10 @@ int gsd_serve(const gsd_opts *o)
             }
         }
         if (g_sig_stop) break;
+        if (g_sig_hup) {
+            g_sig_hup = 0;
+            on_hup(&g);
+        }
         now = gsd_wall_now();
         int hb = now - last_heartbeat >= GS_SEC;
         if (hb) last_heartbeat = now;
