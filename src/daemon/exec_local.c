@@ -45,7 +45,9 @@
  *  - a task is "done" exactly once: reaped by waitpid (our child) or found
  *    gone through /proc with its start time checked (adopted after restart);
  *  - signals always go to the task's process group (-pid), never to a pid
- *    whose start time no longer matches.
+ *    whose start time no longer matches;
+ *  - every directory it creates (the state directory, runs/, logs/, a run's)
+ *    is mode 0700 whatever the umask.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -110,6 +112,14 @@ static char *xstrdup(const char *s)
     return p;
 }
 
+/* One directory, 0700 whatever the umask when this call creates it (the state directory holds
+ * every job's logs and pid files); an existing one is left as it is. */
+static int mkdir_0700(const char *dir)
+{
+    if (mkdir(dir, 0700) == 0) return chmod(dir, 0700);
+    return errno == EEXIST ? 0 : -1;
+}
+
 static int mkdir_p(const char *path)
 {
     char buf[PATH_MAX];
@@ -117,11 +127,10 @@ static int mkdir_p(const char *path)
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/') continue;
         *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+        if (mkdir_0700(buf)) return -1;
         *p = '/';
     }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-    return 0;
+    return mkdir_0700(buf);
 }
 
 static void local_destroy(void *b);

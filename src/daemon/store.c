@@ -5,7 +5,9 @@
  * Invariants: the writer connection is touched only by the scheduler thread;
  * every write happens inside gsd_store_begin()/gsd_store_commit(); prepared
  * statements are reset after each use; reader connections are read-only
- * (SQLITE_OPEN_READONLY + query_only) and never see uncommitted state.
+ * (SQLITE_OPEN_READONLY + query_only) and never see uncommitted state.  A
+ * database this file creates is mode 0600 (and so its -wal / -shm files), the
+ * lock file too, whatever the umask.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -244,6 +247,15 @@ int gsd_store_open(const char *path, int sync_full, gsd_store **out, gs_diag *d)
     int pl = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
     if (ftruncate(s->lockfd, 0) == 0 && pwrite(s->lockfd, pid, (size_t)pl, 0) < 0) {
         /* the pid is only informative */
+    }
+    /* a new database is created here, 0600 whatever the umask (it holds every spec's env);
+     * SQLite gives its -wal / -shm files the database's mode */
+    int nfd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (nfd >= 0) {
+        if (fchmod(nfd, 0600) != 0) {
+            /* cannot happen for our own new file; sqlite reports a real problem below */
+        }
+        close(nfd);
     }
     int rc = sqlite3_open_v2(
         path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
