@@ -385,8 +385,22 @@ int cmd_logs(int argc, char **argv)
         if (r.status != 200) {
             int code = cli_exit_for_status(r.status);
             if (follow && r.status == 404 && offset == 0) {
-                /* not started yet: wait for it */
+                /* no log: wait only for a job that exists, is ours to see and can still start
+                 * (a missing, hidden, rejected or cancelled job never gets one) */
                 gsd_resp_release(&r);
+                snprintf(path, sizeof path, "/v1/jobs/%s", id);
+                json_t *j;
+                int rc = cli_call(&k, "GET", path, NULL, NULL, NULL, what, &j);
+                if (rc) return rc;
+                const char *st = cli_jstr(j, "state", "");
+                int final = !strcmp(st, "DONE") || !strcmp(st, "FAILED") ||
+                            !strcmp(st, "CANCELLED") || !strcmp(st, "REJECTED");
+                if (final) {
+                    cli_err("%s: job %s is %s and has no log of task %ld", what, id, st, task);
+                    json_decref(j);
+                    return EXIT_NOTFOUND;
+                }
+                json_decref(j);
                 if (g_logs_stop) return EXIT_OK;
                 sleep(1);
                 continue;
