@@ -18,7 +18,7 @@
  * libmicrohttpd's own 501/505 protocol answers are fine); the connection is
  * answered or closed within 20 s.
  *
- * Tokens: "root.fuzz-admin" (admin) and "alice.fuzz-user" (user); the seed
+ * Tokens: "root.fuzz-admin-secret" (admin) and "alice.fuzz-user-secret" (user); the seed
  * corpus and dictionary carry them (tests/fuzz/daemon/run.sh).
  */
 #include <arpa/inet.h>
@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,11 +74,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     FILE *f = fopen(toks, "w");
     if (!f) abort();
     char line[512];
-    if (gsd_token_line("root", 1, "root.fuzz-admin", 1000, line, sizeof line)) abort();
+    if (gsd_token_line("root", 1, "root.fuzz-admin-secret", 1000, line, sizeof line)) abort();
     fprintf(f, "%s\n", line);
-    if (gsd_token_line("alice", 0, "alice.fuzz-user", 1000, line, sizeof line)) abort();
+    if (gsd_token_line("alice", 0, "alice.fuzz-user-secret", 1000, line, sizeof line)) abort();
     fprintf(f, "%s\n", line);
     fclose(f);
+    if (chmod(toks, 0600)) abort(); /* the daemon refuses a tokens file others can read */
     gsd_opts_init(&opts);
     opts.cluster = "2x4:V100";
     opts.db = db;

@@ -31,8 +31,8 @@ seed spec yaml 'name: x\nqueue: q\npriority: 7\ntasks: 3\ngpus_per_task: 2\ncomm
 seed spec flow '{command: true, gpus: 1, priority: oppo}\n'
 
 # HTTP: one connection's bytes each (admin and user tokens, every route)
-A='Authorization: Bearer root.fuzz-admin\r\n'
-U='Authorization: Bearer alice.fuzz-user\r\n'
+A='Authorization: Bearer root.fuzz-admin-secret\r\n'
+U='Authorization: Bearer alice.fuzz-user-secret\r\n'
 body='{"name": "f", "gpus": 2, "command": "true"}'
 seed http submit "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Gsched-Client: 1\r\n${U}Content-Type: application/json\r\nContent-Length: ${#body}\r\n\r\n$body"
 seed http submit-key "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Gsched-Client: 1\r\n${A}Idempotency-Key: k-1\r\nContent-Type: application/yaml\r\nContent-Length: 28\r\n\r\ncommand: sleep 1\ntasks: 2x2\n"
