@@ -565,30 +565,52 @@ static void read_your_writes(void)
 }
 
 /* A client cannot make the daemon keep an unbounded number of VCs (queues, listing rows,
- * metrics labels): past GSD_MAX_VCS (1024) a new VC name is refused, known ones still work. */
+ * metrics labels): past GSD_MAX_VCS (1024) VCs with accepted jobs a new VC name is refused,
+ * known ones still work. Rejected submits (422) create no VC and consume nothing of the cap
+ * (issue 11: 1,024 junk names used to lock every user out of new VCs). */
 static void vc_names_are_bounded(void)
 {
-    int refused = 0, first_refused = -1;
     char body[128];
-    for (int i = 0; i < 1040 && refused < 3; i++) {
-        snprintf(body, sizeof body, "{\"command\": \"true\", \"gpus\": 3, \"vc\": \"many-%d\"}", i);
+    for (int i = 0; i < 40; i++) {
+        snprintf(body, sizeof body, "{\"command\": \"true\", \"gpus\": 3, \"vc\": \"junk-%d\"}", i);
         res r = req(&D, NULL, "POST", "/v1/jobs", body, "application/json", NULL);
+        EXPECT_PROBLEM(r, 422, "GS_ENEVER"); /* 3 GPUs never fit: rejected, no VC */
+        res_free(&r);
+    }
+    res r = req(&D, NULL, "GET", "/v1/vcs", NULL, NULL, NULL);
+    ASSERT_EQ(r.status, 200);
+    size_t k;
+    json_t *e;
+    json_array_foreach(json_object_get(r.j, "vcs"), k,
+                       e) if (!strncmp(json_string_value(json_object_get(e, "name")), "junk-", 5))
+        T_FAIL("rejected VC %s is listed", json_string_value(json_object_get(e, "name")));
+    res_free(&r);
+    int refused = 0, first_refused = -1;
+    for (int i = 0; i < 1040 && refused < 3; i++) {
+        snprintf(body, sizeof body,
+                 "{\"command\": \"true\", \"gpus\": 1, \"duration\": \"1h\", \"vc\": \"many-%d\"}",
+                 i);
+        r = req(&D, NULL, "POST", "/v1/jobs", body, "application/json", NULL);
         if (r.status == 400) {
             EXPECT_PROBLEM(r, 400, "GS_ERANGE");
             ASSERT_STR(js(&r, "field"), "vc");
             if (first_refused < 0) first_refused = i;
             refused++;
         } else {
-            ASSERT_EQ(r.status, 422); /* 3 GPUs never fit: rejected, but its VC exists */
+            ASSERT_EQ(r.status, 201);
         }
         res_free(&r);
     }
     ASSERT_EQ(refused, 3);
+    /* the 40 junk names took nothing: the first refusal comes after ~1024 accepted VCs */
     ASSERT(first_refused > 1000 && first_refused <= 1024);
-    res r =
-        req(&D, NULL, "POST", "/v1/jobs",
-            "{\"command\": \"true\", \"gpus\": 3, \"vc\": \"many-7\"}", "application/json", NULL);
-    EXPECT_PROBLEM(r, 422, "GS_ENEVER"); /* a known VC is still accepted */
+    r = req(&D, NULL, "POST", "/v1/jobs",
+            "{\"command\": \"true\", \"gpus\": 1, \"vc\": \"many-7\"}", "application/json", NULL);
+    ASSERT_EQ(r.status, 201); /* a known VC is still accepted */
+    res_free(&r);
+    r = req(&D, NULL, "POST", "/v1/jobs",
+            "{\"command\": \"true\", \"gpus\": 1, \"vc\": \"junk-3\"}", "application/json", NULL);
+    EXPECT_PROBLEM(r, 400, "GS_ERANGE"); /* a name only rejected jobs used is a new VC */
     res_free(&r);
     r = req(&D, NULL, "GET", "/v1/vcs", NULL, NULL, NULL);
     ASSERT_EQ(r.status, 200);

@@ -114,22 +114,16 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
             return;
         }
     }
-    /* every VC name a job uses becomes a queue, a row in listings and a metrics label:
-     * bound how many a (possibly hostile) client can create */
+    /* every VC name an accepted job uses becomes a row in listings and a metrics label:
+     * bound how many a (possibly hostile) client can create. Only VCs with an accepted job
+     * count (vcstat.jobs, kept by gsd_track): a rejected submit consumes nothing. */
     const char *vcname = sp->vc ? sp->vc : "default";
-    size_t nvc = gs_engine_nvcs(g->e);
-    if (nvc >= GSD_MAX_VCS) {
-        int known = 0;
-        for (size_t v = 0; v < nvc && !known; v++)
-            known = !strcmp(gs_engine_vc_name(g->e, (int)v), vcname);
-        if (!known) {
-            gsd_cmd_fail(
-                c, 400, GS_ERANGE,
-                "'vc': this daemon already has %d virtual clusters; '%s' would be a new one",
-                GSD_MAX_VCS, vcname);
-            c->result = json_pack("{s:s}", "field", "vc");
-            return;
-        }
+    if (g->nvc_used >= GSD_MAX_VCS && !gsd_vc_known(g, vcname)) {
+        gsd_cmd_fail(c, 400, GS_ERANGE,
+                     "'vc': this daemon already has %d virtual clusters; '%s' would be a new one",
+                     GSD_MAX_VCS, vcname);
+        c->result = json_pack("{s:s}", "field", "vc");
+        return;
     }
     gs_job_spec js;
     gsd_spec_job(sp, g->sh.o.default_duration, &js);

@@ -45,6 +45,7 @@ typedef struct gsd_jobx {
     int8_t cat;                 /* counted in its VC as 0 nothing, 1 pending, 2 holding GPUs */
     int8_t seen;                /* state counted in live_states, -1 none */
     int8_t inrun;               /* in g->runv */
+    int8_t accepted;            /* counted in its VC's 'jobs': arrived and not rejected */
     int dirty;                  /* row needs an UPDATE at this cycle's commit (in g->dirtyv) */
     int recovering;             /* re-added after a restart: its SUBMIT record is not news */
     int master_port;
@@ -89,6 +90,7 @@ typedef struct gsd_strset {
 typedef struct gsd_vcstat {
     int32_t pending, running;
     int64_t pending_gpus, allocated;
+    int32_t jobs; /* accepted jobs (arrived, not rejected): the VC exists for users iff > 0 */
 } gsd_vcstat;
 
 typedef struct gsd_sched {
@@ -110,6 +112,7 @@ typedef struct gsd_sched {
     size_t nrun, caprun;
     gsd_vcstat *vcstat; /* by engine VC index */
     size_t nvcstat;
+    size_t nvc_used; /* engine VCs with vcstat.jobs > 0: what GSD_MAX_VCS bounds */
     int64_t live_states[GS_JOB_NSTATES];
     gsd_rec *recs;
     size_t nrecs, caprecs;
@@ -158,6 +161,8 @@ gsd_rec *gsd_push_rec(gsd_sched *g, int type, int32_t slot, gs_time t, const cha
     ;
 void gsd_mark_dirty(gsd_sched *g, int32_t slot);
 void gsd_track(gsd_sched *g, const gs_job *j, gsd_jobx *x);
+/* 1 if vc is declared (cluster or policy) or has an accepted job: a VC users can see. */
+int gsd_vc_known(const gsd_sched *g, const char *vc);
 void gsd_describe_alloc(const gs_cluster *c, const int32_t *gpus, int n, char *where, size_t wcap,
                         char **list);
 gs_time gsd_job_grace(gsd_sched *g, const gsd_jobx *x);

@@ -122,6 +122,15 @@ void gsd_track(gsd_sched *g, const gs_job *j, gsd_jobx *x)
     if (cat == 1) v->pending++, v->pending_gpus += j->gpus;
     if (cat == 2) v->running++, v->allocated += j->gpus;
     x->cat = (int8_t)cat;
+    /* a rejected submit leaves no VC behind: only accepted jobs make a VC visible and count
+     * towards GSD_MAX_VCS (the engine interns the name of every job it is given) */
+    int acc = j->arrived && st != GS_JOB_REJECTED;
+    if (acc != x->accepted) {
+        v->jobs += acc ? 1 : -1;
+        if (acc && v->jobs == 1) g->nvc_used++;
+        if (!acc && v->jobs == 0) g->nvc_used--;
+        x->accepted = (int8_t)acc;
+    }
     if (x->seen != st) {
         if (x->seen >= 0 && !gs_job_state_final((gs_job_state)x->seen)) g->live_states[x->seen]--;
         if (!gs_job_state_final((gs_job_state)st)) g->live_states[st]++;
@@ -135,6 +144,18 @@ void gsd_track(gsd_sched *g, const gs_job *j, gsd_jobx *x)
         g->runv[g->nrun++] = j->slot;
         x->inrun = 1;
     }
+}
+
+int gsd_vc_known(const gsd_sched *g, const char *vc)
+{
+    for (size_t i = 0, n = gs_cluster_nvcs(g->c); i < n; i++)
+        if (!strcmp(gs_cluster_vc(g->c, (int)i)->name, vc)) return 1;
+    const char *d;
+    for (size_t i = 0; (d = gs_engine_vc_declared(g->e, i)); i++)
+        if (!strcmp(d, vc)) return 1;
+    for (size_t e = 0, n = gs_engine_nvcs(g->e); e < n && e < g->nvcstat; e++)
+        if (g->vcstat[e].jobs > 0 && !strcmp(gs_engine_vc_name(g->e, (int)e), vc)) return 1;
+    return 0;
 }
 
 /* "n0:0-3 n1:0,2" from a job's GPUs; also the "3,4,5" list of global indices. */

@@ -240,9 +240,9 @@ void gsd_publish(gsd_sched *g, gs_time now)
         }
     }
     /* VCs: declared (the cluster's HiveD config, then the policy's, e.g. quotas=), then the
-     * others jobs used; guarantees as the policy promises them; counters kept by gsd_track().
-     * Linear in the number of VCs: engine VC names are unique, so only the few declared ones
-     * need a duplicate check. */
+     * others accepted jobs used (never one only rejected jobs named); guarantees as the policy
+     * promises them; counters kept by gsd_track(). Linear in the number of VCs: engine VC names are
+     * unique, so only the few declared ones need a duplicate check. */
     size_t ncl = gs_cluster_nvcs(g->c), nen = gs_engine_nvcs(g->e), npol = 0;
     while (gs_engine_vc_declared(g->e, npol)) npol++;
     size_t ndecl = ncl + npol, cap = ndecl + nen;
@@ -268,6 +268,8 @@ void gsd_publish(gsd_sched *g, gs_time now)
     }
     size_t ndeclv = s->nvcs;
     for (size_t e = 0; e < nen; e++) {
+        /* a VC only rejected jobs named is no VC: it is not listed (see gsd_track) */
+        if (e >= g->nvcstat || g->vcstat[e].jobs <= 0) continue;
         const char *name = gs_engine_vc_name(g->e, (int)e);
         int dup = 0;
         for (size_t k = 0; k < ndeclv && !dup; k++) dup = !strcmp(s->vcs[k].name, name);
