@@ -165,11 +165,103 @@ static void limits_and_control_chars(void)
     ASSERT_STR(f, "command");
     ASSERT_NE(parse("command: true\nname: \"a\\u0007b\"\n", &s, &d, &f), 0);
     ASSERT_STR(f, "name");
-    ASSERT_CONTAINS(d.msg, "control characters");
+    ASSERT_CONTAINS(d.msg, "control character (U+0007)");
     const char nul[] = "command: true\0\n";
     gs_diag_init(&d, "x");
     ASSERT_NE(gsd_spec_parse("x", nul, sizeof nul - 1, &s, &d, &f), 0);
     ASSERT_CONTAINS(d.msg, "NUL");
+}
+
+/* Issue 11: a NUL inside a scalar (JSON "\u0000", YAML "\0") would silently truncate the C
+ * string; C1 controls and bidi overrides would print differently from what runs. Each is an
+ * error naming the field. */
+static void nul_bidi_c1_name_the_field(void)
+{
+    static const struct {
+        const char *text, *field, *msg;
+    } cases[] = {
+        {"{\"command\":\"true\",\"name\":\"a\\u0000b\"}", "name", "NUL"},
+        {"{\"command\":[\"echo\",\"a\\u0000b\"]}", "command", "NUL"},
+        {"{\"command\":\"true\",\"env\":{\"A\":\"x\\u0000y\"}}", "env", "NUL"},
+        {"command: \"true\"\nvc: \"a\\0b\"\n", "vc", "NUL"},
+        {"command: \"true\"\ncheckpoint: {dir: \"/a\\0b\"}\n", "checkpoint", "NUL"},
+        {"{\"command\":\"true\",\"name\":\"a\\u202eb\"}", "name", "U+202E"},
+        {"{\"command\":\"true\",\"name\":\"a\\u202ab\"}", "name", "U+202A"},
+        {"{\"command\":\"true\",\"user\":\"a\\u2069b\"}", "user", "U+2069"},
+        {"{\"command\":\"true\",\"name\":\"a\\u200fb\"}", "name", "U+200F"},
+        {"{\"command\":\"true\",\"name\":\"a\\u0085b\"}", "name", "U+0085"},
+        {"{\"command\":\"true\",\"name\":\"a\\u009bb\"}", "name", "U+009B"},
+        {"{\"command\":\"true\",\"name\":\"a\\u007fb\"}", "name", "U+007F"},
+        {"{\"command\":\"echo \\u2066x\"}", "command", "bidirectional"},
+        {"{\"command\":[\"echo\",\"\\u001b[2J\"]}", "command", "argument 1"},
+        {"{\"command\":\"true\",\"env\":{\"A\":\"\\u202d\"}}", "env", "value of A"},
+        {"{\"command\":\"true\",\"gpu_type\":\"V\\u0080\"}", "gpu_type", "U+0080"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        gsd_spec s;
+        gs_diag d;
+        const char *f = "?";
+        if (!parse(cases[i].text, &s, &d, &f)) T_FAIL("case %zu parsed: %s", i, cases[i].text);
+        if (strcmp(f, cases[i].field))
+            T_FAIL("case %zu: field '%s', want '%s' (%s)", i, f, cases[i].field, d.msg);
+        if (!strstr(d.msg, cases[i].msg))
+            T_FAIL("case %zu: message '%s' lacks '%s'", i, d.msg, cases[i].msg);
+    }
+    /* allowed: tabs and newlines in commands and env values, non-control Unicode anywhere */
+    gsd_spec s;
+    gs_diag d;
+    const char *f;
+    ASSERT_EQ(parse("{\"command\":\"printf 'a\\tb'\\necho c\",\"name\":\"caf\\u00e9 \\u2014 "
+                    "\\u65e5\",\"env\":{\"A\":\"1\\n2\"}}",
+                    &s, &d, &f),
+              0);
+    ASSERT_CONTAINS(s.name, "caf");
+    gsd_spec_release(&s);
+    ASSERT_NE(parse("{\"command\":\"true\",\"name\":\"a\\tb\"}", &s, &d, &f), 0);
+    ASSERT_STR(f, "name");
+}
+
+/* Numbers and booleans given as strings are type errors, in JSON and in quoted YAML; YAML's
+ * plain (unquoted) scalars keep parsing as numbers. */
+static void strict_types(void)
+{
+    static const struct {
+        const char *text, *field;
+    } bad[] = {
+        {"{\"command\":\"true\",\"gpus\":\"2\"}", "gpus"},
+        {"{\"command\":\"true\",\"gpus_per_task\":\"2\"}", "gpus_per_task"},
+        {"{\"command\":\"true\",\"tasks\":\"2\"}", "tasks"},
+        {"{\"command\":\"true\",\"cpus\":\"2\"}", "cpus"},
+        {"{\"command\":\"true\",\"priority\":\"5\"}", "priority"},
+        {"{\"command\":\"true\",\"priority\":\"-1\"}", "priority"},
+        {"{\"command\":\"true\",\"gang\":\"false\"}", "gang"},
+        {"{\"command\":\"true\",\"lazy_preemption\":\"true\"}", "lazy_preemption"},
+        {"command: \"true\"\ngpus: \"2\"\n", "gpus"},
+        {"command: \"true\"\ncpus: '2'\n", "cpus"},
+        {"command: \"true\"\ngang: 'no'\n", "gang"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        gsd_spec s;
+        gs_diag d;
+        const char *f = "?";
+        if (!parse(bad[i].text, &s, &d, &f)) T_FAIL("case %zu parsed: %s", i, bad[i].text);
+        if (strcmp(f, bad[i].field))
+            T_FAIL("case %zu: field '%s', want '%s' (%s)", i, f, bad[i].field, d.msg);
+        if (!strstr(d.msg, "string")) T_FAIL("case %zu: message '%s'", i, d.msg);
+    }
+    static const char *const good[] = {
+        "{\"command\":\"true\",\"gpus\":2,\"cpus\":2,\"priority\":5,\"gang\":false}",
+        "{\"command\":\"true\",\"tasks\":\"2x2\",\"priority\":\"prod\"}",
+        "command: \"true\"\ngpus: 2\ncpus: 2\ngang: no\npriority: 5\ntasks: 2\n",
+        "command: \"true\"\ntasks: \"2x2\"\npriority: \"oppo\"\nmemory: \"32G\"\n",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        gsd_spec s;
+        gs_diag d;
+        const char *f;
+        if (parse(good[i], &s, &d, &f)) T_FAIL("good case %zu: %s", i, d.msg);
+        gsd_spec_release(&s);
+    }
 }
 
 static void durations_and_priorities(void)
@@ -331,6 +423,8 @@ static const test_case tests[] = {
     {"defaults", defaults},
     {"errors_name_field_and_position", errors_name_field_and_position},
     {"limits_and_control_chars", limits_and_control_chars},
+    {"nul_bidi_c1_name_the_field", nul_bidi_c1_name_the_field},
+    {"strict_types", strict_types},
     {"durations_and_priorities", durations_and_priorities},
     {"json_round_trip", json_round_trip},
     {"reserved_env_names", reserved_env_names},

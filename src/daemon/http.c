@@ -223,6 +223,25 @@ static int truthy(const char *v)
     return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !*v);
 }
 
+/* A boolean query flag, strictly: absent 0; present bare ("?dry_run") or 1/true/yes 1; 0/false/
+ * no 0 (case-insensitive); anything else -1 after sending a 400 naming the parameter, so that
+ * "?dry_run=2" never falls through to a real submit. */
+static int flag_arg(hctx *h, const char *key, enum MHD_Result *ret)
+{
+    const char *v = arg(h, key);
+    if (!v) {
+        /* "?dry_run" without '=' has no value but is present: the flag is set */
+        const char *nv = NULL;
+        return MHD_lookup_connection_value_n(h->c, MHD_GET_ARGUMENT_KIND, key, strlen(key), &nv,
+                                             NULL) == MHD_YES;
+    }
+    if (truthy(v)) return 1;
+    if (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no")) return 0;
+    *ret = problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", key),
+                   "query parameter '%s' must be 1, 0, true, false, yes or no", key);
+    return -1;
+}
+
 /* ---- JSON of jobs --------------------------------------------------------------------------- */
 
 static void put_time(json_t *o, const char *key, const char *key_us, int64_t t)
@@ -427,6 +446,9 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
                        g->o.max_body);
     if (!h->rq->len)
         return problem(h, 400, GS_EPARSE, NULL, "empty body: send a job spec (YAML or JSON)");
+    enum MHD_Result fr = MHD_NO;
+    int dry = flag_arg(h, "dry_run", &fr);
+    if (dry < 0) return fr;
     gsd_cmd *c = calloc(1, sizeof *c);
     if (!c) abort();
     gs_diag d;
@@ -441,7 +463,9 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
         if (d.line) json_object_set_new(x, "line", json_integer(d.line));
         if (d.col) json_object_set_new(x, "column", json_integer(d.col));
         gsd_cmd_free(c);
-        return problem(h, rc == GS_ETOOBIG ? 413 : 400, rc, x, "%s", msg);
+        /* 400 even for a field over its limit (GS_ETOOBIG): 413 means the body is over
+         * --max-body, answered above */
+        return problem(h, 400, rc, x, "%s", msg);
     }
     if (c->spec.user && strcmp(c->spec.user, h->id.user) && !h->id.admin) {
         int r = problem(h, 403, GS_EPERM, json_pack("{s:s}", "field", "user"),
@@ -475,7 +499,7 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     c->spec_json = gsd_spec_to_json(&c->spec);
     if (!c->spec_json) abort();
     gs_sha256_hex(c->spec_json, strlen(c->spec_json), c->idem_hash);
-    c->kind = truthy(arg(h, "dry_run")) ? GSD_CMD_DRYRUN : GSD_CMD_SUBMIT;
+    c->kind = dry ? GSD_CMD_DRYRUN : GSD_CMD_SUBMIT;
     memcpy(c->user, h->id.user, sizeof c->user);
     c->admin = h->id.admin;
     return post_and_reply(h, c);

@@ -95,14 +95,69 @@ int gsd_env_reserved(const char *key)
     return 0;
 }
 
-/* Printable text without control characters (tabs and newlines allowed in commands). */
-static int bad_text(const char *s, int allow_newlines)
+/*
+ * Text a person will read in listings and logs: no NUL, no C0 control character other than
+ * tab (and newline/CR where allow_newlines: commands and environment values may be several
+ * lines), no DEL, no C1 control (U+0080-U+009F) and no bidirectional formatting character
+ * (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), which would make what is printed
+ * differ from what runs. Returns 0, or the code point found (NUL as 0x110000) and its byte
+ * offset in *at. The input is UTF-8 (gs_yaml_load checks it).
+ */
+static unsigned bad_char(const char *s, size_t len, int allow_newlines, size_t *at)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '\t' || (allow_newlines && (*p == '\n' || *p == '\r'))) continue;
-        if (*p < 0x20 || *p == 0x7f) return 1;
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < len; i++) {
+        unsigned c = p[i], cp = 0;
+        if (c == 0)
+            cp = 0x110000;
+        else if (c == '\t' || (allow_newlines && (c == '\n' || c == '\r')))
+            continue;
+        else if (c < 0x20 || c == 0x7f)
+            cp = c;
+        else if (c == 0xc2 && i + 1 < len && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)
+            cp = p[i + 1];
+        else if (c == 0xd8 && i + 1 < len && p[i + 1] == 0x9c)
+            cp = 0x61c;
+        else if (c == 0xe2 && i + 2 < len && p[i + 1] == 0x80 &&
+                 (p[i + 2] == 0x8e || p[i + 2] == 0x8f || (p[i + 2] >= 0xaa && p[i + 2] <= 0xae)))
+            cp = 0x2000 + (p[i + 2] - 0x80);
+        else if (c == 0xe2 && i + 2 < len && p[i + 1] == 0x81 && p[i + 2] >= 0xa6 &&
+                 p[i + 2] <= 0xa9)
+            cp = 0x2040 + (p[i + 2] - 0x80);
+        if (cp) {
+            if (at) *at = i;
+            return cp;
+        }
     }
     return 0;
+}
+
+static int bad_text(const char *s, int allow_newlines)
+{
+    return bad_char(s, strlen(s), allow_newlines, NULL) != 0;
+}
+
+/* "a control character (U+001B)" / "a NUL character" / "a bidirectional control (U+202E)" */
+static void describe_char(unsigned cp, char *buf, size_t cap)
+{
+    if (cp == 0x110000)
+        snprintf(buf, cap, "a NUL character");
+    else if (cp >= 0x61c)
+        snprintf(buf, cap, "a bidirectional formatting character (U+%04X)", cp);
+    else
+        snprintf(buf, cap, "a control character (U+%04X)", cp);
+}
+
+/* 0, or a GS_EINVAL diagnostic naming the field and the character. */
+static int text_err(gs_diag *d, const char *field, const char *what, const char *s,
+                    int allow_newlines)
+{
+    size_t at = 0;
+    unsigned cp = bad_char(s, strlen(s), allow_newlines, &at);
+    if (!cp) return 0;
+    char desc[64];
+    describe_char(cp, desc, sizeof desc);
+    return gs_diag_set(d, GS_EINVAL, 0, 0, "'%s'%s contains %s at byte %zu", field, what, desc, at);
 }
 
 static int env_key_ok(const char *k)
@@ -150,7 +205,7 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
     }
     if (s->shell && bad_text(s->shell, 1)) {
         FIELD("command");
-        return gs_diag_set(d, GS_EINVAL, 0, 0, "'command' contains control characters");
+        return text_err(d, "command", "", s->shell, 1);
     }
     if (s->argv) {
         size_t total = 0;
@@ -162,9 +217,10 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
         for (int i = 0; i < s->argc; i++) {
             total += strlen(s->argv[i]) + 1;
             if (bad_text(s->argv[i], 1)) {
+                char what[48];
+                snprintf(what, sizeof what, " argument %d", i);
                 FIELD("command");
-                return gs_diag_set(d, GS_EINVAL, 0, 0,
-                                   "'command' argument %d has control characters", i);
+                return text_err(d, "command", what, s->argv[i], 1);
             }
         }
         if (!*s->argv[0]) {
@@ -196,7 +252,8 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
         }
         if (bad_text(strs[i].v, 0) || strchr(strs[i].v, '\t')) {
             FIELD(strs[i].f);
-            return gs_diag_set(d, GS_EINVAL, 0, 0, "'%s' contains control characters", strs[i].f);
+            if (bad_text(strs[i].v, 0)) return text_err(d, strs[i].f, "", strs[i].v, 0);
+            return gs_diag_set(d, GS_EINVAL, 0, 0, "'%s' contains a tab", strs[i].f);
         }
     }
     if (s->user && (!*s->user || strchr(s->user, ' ') || strchr(s->user, ':'))) {
@@ -228,12 +285,16 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
                                "'env': %s is set by the executor and cannot be overridden",
                                s->env[i].key);
         }
-        if (strlen(s->env[i].val) > GSD_MAX_CMD_BYTES || bad_text(s->env[i].val, 1)) {
+        if (strlen(s->env[i].val) > GSD_MAX_CMD_BYTES) {
             FIELD("env");
-            return gs_diag_set(d, GS_EINVAL, 0, 0,
-                               "'env': value of %s is too long or has control "
-                               "characters",
-                               s->env[i].key);
+            return gs_diag_set(d, GS_ETOOBIG, 0, 0, "'env': value of %s is longer than %d bytes",
+                               s->env[i].key, GSD_MAX_CMD_BYTES);
+        }
+        if (bad_text(s->env[i].val, 1)) {
+            char what[300];
+            snprintf(what, sizeof what, " value of %s", s->env[i].key);
+            FIELD("env");
+            return text_err(d, "env", what, s->env[i].val, 1);
         }
         for (size_t k = 0; k < i; k++)
             if (!strcmp(s->env[k].key, s->env[i].key)) {
@@ -300,11 +361,22 @@ static int get_str(pctx *c, struct fy_node *n, const char *field, char **out)
     return 0;
 }
 
+/* A quoted scalar ("2" in JSON, "2" or '2' in YAML) is a string: libfyaml keeps the style,
+ * so numbers and booleans given as strings are type errors in both formats. */
+static int quoted(struct fy_node *n)
+{
+    enum fy_node_style st = fy_node_get_style(n);
+    return st == FYNS_SINGLE_QUOTED || st == FYNS_DOUBLE_QUOTED;
+}
+
 static int get_int(pctx *c, struct fy_node *n, const char *field, long long lo, long long hi,
                    int *out)
 {
     const char *s = gs_yaml_str(n);
     if (!s) return perr(c, n, field, GS_EPARSE, "'%s' must be an integer", field);
+    if (quoted(n))
+        return perr(c, n, field, GS_EPARSE, "'%s' must be an integer, not a string (\"%s\")", field,
+                    s);
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
@@ -320,6 +392,9 @@ static int get_int(pctx *c, struct fy_node *n, const char *field, long long lo, 
 static int get_bool(pctx *c, struct fy_node *n, const char *field, int *out)
 {
     const char *s = gs_yaml_str(n);
+    if (s && quoted(n))
+        return perr(c, n, field, GS_EPARSE, "'%s' must be true or false, not a string (\"%s\")",
+                    field, s);
     if (s) {
         if (!strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcasecmp(s, "on"))
             return *out = 1, 0;
@@ -404,7 +479,7 @@ static int parse_tasks(pctx *c, struct fy_node *n, gsd_spec *s, int *gpus_in_tas
     const char *v = gs_yaml_str(n);
     if (!v) return perr(c, n, "tasks", GS_EPARSE, "'tasks' must be a count or COUNTxGPUS");
     const char *x = strpbrk(v, "xX*");
-    if (!x) return get_int(c, n, "tasks", 1, GSD_MAX_GPUS, &s->ntasks);
+    if (!x) return get_int(c, n, "tasks", 1, GSD_MAX_GPUS, &s->ntasks); /* a number: unquoted */
     char *end;
     errno = 0;
     long a = strtol(v, &end, 10);
@@ -422,6 +497,51 @@ static int parse_tasks(pctx *c, struct fy_node *n, gsd_spec *s, int *gpus_in_tas
     return 0;
 }
 
+/* The first scalar (key or value) under n that holds a NUL byte ("\u0000" in JSON, "\0" in
+ * a YAML double-quoted string): C strings would silently end there. */
+static struct fy_node *find_nul(struct fy_node *n, int depth)
+{
+    if (!n || depth > 64) return NULL;
+    if (fy_node_is_scalar(n)) {
+        size_t len = 0;
+        const char *v = fy_node_get_scalar(n, &len);
+        return v && memchr(v, '\0', len) ? n : NULL;
+    }
+    void *it = NULL;
+    if (fy_node_is_sequence(n)) {
+        struct fy_node *item, *hit;
+        while ((item = fy_node_sequence_iterate(n, &it)))
+            if ((hit = find_nul(item, depth + 1))) return hit;
+        return NULL;
+    }
+    struct fy_node_pair *p;
+    struct fy_node *hit;
+    while (fy_node_is_mapping(n) && (p = fy_node_mapping_iterate(n, &it)))
+        if ((hit = find_nul(fy_node_pair_key(p), depth + 1)) ||
+            (hit = find_nul(fy_node_pair_value(p), depth + 1)))
+            return hit;
+    return NULL;
+}
+
+/* Reject a NUL anywhere, naming the top-level field it is in (before any C string is taken). */
+static int check_nul(pctx *c, struct fy_node *root, const char *const *keys)
+{
+    if (!fy_node_is_mapping(root)) return 0;
+    void *it = NULL;
+    struct fy_node_pair *p;
+    while ((p = fy_node_mapping_iterate(root, &it))) {
+        struct fy_node *k = fy_node_pair_key(p), *hit = find_nul(k, 0);
+        if (hit) return perr(c, hit, "", GS_EINVAL, "a field name contains a NUL character");
+        if ((hit = find_nul(fy_node_pair_value(p), 0))) {
+            const char *ks = gs_yaml_str(k), *field = ""; /* *c->field outlives the document */
+            for (size_t i = 0; ks && keys[i]; i++)
+                if (!strcmp(keys[i], ks)) field = keys[i];
+            return perr(c, hit, field, GS_EINVAL, "'%s' contains a NUL character", ks ? ks : "?");
+        }
+    }
+    return 0;
+}
+
 static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
 {
     static const char *const keys[] = {"name",     "vc",         "queue",       "user",
@@ -434,7 +554,9 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
         return perr(c, root, "", GS_EPARSE,
                     "a job spec must be a mapping (name: ..., command: ...)");
     gs_diag *d = c->d;
-    int rc = gs_yaml_check_keys(root, keys, "job spec", d);
+    int rc = check_nul(c, root, keys);
+    if (rc) return rc;
+    rc = gs_yaml_check_keys(root, keys, "job spec", d);
     if (rc) {
         if (c->field) *c->field = "";
         return rc;
@@ -450,6 +572,11 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
     if ((n = gs_yaml_get(root, "user")) && get_str(c, n, "user", &s->user)) return GS_EPARSE;
     if ((n = gs_yaml_get(root, "priority"))) {
         const char *v = gs_yaml_str(n);
+        if (v && quoted(n) && (isdigit((unsigned char)*v) || *v == '-' || *v == '+'))
+            return perr(c, n, "priority", GS_EPARSE,
+                        "'priority' must be an integer or a class name, not a numeric string "
+                        "(\"%s\")",
+                        v);
         int r = v ? gs_parse_priority(v, GSD_PRIO_MAX, &s->priority, NULL) : GS_EPARSE;
         if (r)
             return perr(c, n, "priority", r == GS_ERANGE ? GS_ERANGE : GS_EPARSE,

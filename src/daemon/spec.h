@@ -10,9 +10,12 @@
  *
  * Invariants after a successful gsd_spec_parse(): ntasks >= 1,
  * gpus_per_task >= 1, ntasks * gpus_per_task <= GSD_MAX_GPUS, a command is
- * present (argv or shell), every string is valid, bounded and free of
- * control characters, env keys are shell identifiers and none is reserved
- * (GSCHED_*, CUDA_VISIBLE_DEVICES, RANK, ...: the executor sets those).
+ * present (argv or shell), every string is valid, bounded and free of NUL,
+ * C0/C1 control and bidirectional formatting characters (tabs and newlines
+ * only in the command and env values), numeric and boolean fields were not
+ * given as quoted strings, env keys are shell identifiers and none is
+ * reserved (GSCHED_*, CUDA_VISIBLE_DEVICES, RANK, ...: the executor sets
+ * those).
  *
  * Ownership: a gsd_spec owns all its strings; gsd_spec_release() frees them
  * (and accepts a zeroed spec).  gsd_spec_job() fills a gs_job_spec whose
