@@ -8,7 +8,7 @@
  *                [--tokens FILE] [--state-dir DIR] [--set KEY=VALUE]...
  *                [--placement count|consolidate] [--grace DUR] [--default-duration DUR]
  *                [--sync full|normal] [--max-body BYTES] [--max-connections N]
- *                [--port-file FILE] [-v]
+ *                [--port-file FILE] [--pass-env NAME[,NAME...]]... [-v]
  *   gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]
  * Invariant: configuration errors exit 2 before anything listens.
  */
@@ -54,6 +54,9 @@ static void serve_usage(FILE *f)
             "  --port-file FILE      write the bound port to FILE once serving\n"
             "  --executor NAME       what runs the tasks (default local: processes on this\n"
             "                        machine; see docs/daemon.md)\n"
+            "  --pass-env NAME[,NAME...]  daemon environment variables every job gets,\n"
+            "                        repeatable (jobs see nothing else of the daemon's\n"
+            "                        environment; PATH defaults to a fixed system path)\n"
             "  -v, --verbose         log every request\n");
 }
 
@@ -66,6 +69,37 @@ static int parse_dur_flag(const char *flag, const char *v, gs_time *out)
         return -1;
     }
     return 0;
+}
+
+/* --pass-env NAME[,NAME...]: append each name (a shell variable name, not a gsched one) to
+ * *v.  0, or -1 after a message. */
+static int add_pass_env(const char *arg, char ***v, size_t *n)
+{
+    const char *p = arg;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        int ok = len > 0 && !(p[0] >= '0' && p[0] <= '9');
+        for (size_t i = 0; ok && i < len; i++)
+            ok = (p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= 'a' && p[i] <= 'z') ||
+                 (p[i] >= '0' && p[i] <= '9') || p[i] == '_';
+        if (!ok) {
+            cli_err("--pass-env: expected NAME[,NAME...] of environment variables, got '%s'", arg);
+            return -1;
+        }
+        char *name = strndup(p, len);
+        if (!name) abort();
+        if (gsd_env_reserved(name)) {
+            cli_err("--pass-env: %s is set by gsched for every job and cannot be passed", name);
+            free(name);
+            return -1;
+        }
+        char **nv = realloc(*v, (*n + 1) * sizeof **v);
+        if (!nv) abort();
+        *v = nv;
+        (*v)[(*n)++] = name;
+        if (!p[len]) return 0;
+        p += len + 1;
+    }
 }
 
 int cmd_serve(int argc, char **argv)
@@ -85,6 +119,7 @@ int cmd_serve(int argc, char **argv)
                                              {"max-connections", required_argument, NULL, 'm'},
                                              {"port-file", required_argument, NULL, 'f'},
                                              {"executor", required_argument, NULL, 'x'},
+                                             {"pass-env", required_argument, NULL, 'E'},
                                              {"verbose", no_argument, NULL, 'v'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -93,6 +128,8 @@ int cmd_serve(int argc, char **argv)
     gs_params params;
     gs_params_init(&params);
     int rc = EXIT_USAGE, opt;
+    char **pass = NULL; /* --pass-env names (each its own copy) */
+    size_t npass = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "c:d:l:p:S:vh", longopts, NULL)) != -1) {
         switch (opt) {
@@ -105,6 +142,9 @@ int cmd_serve(int argc, char **argv)
         case 'f': o.port_file = optarg; break;
         case 'x': o.executor = optarg; break;
         case 'v': o.verbose = 1; break;
+        case 'E':
+            if (add_pass_env(optarg, &pass, &npass)) goto done;
+            break;
         case 'S':
             if (gs_params_set_kv(&params, optarg)) {
                 cli_err("--set: expected KEY=VALUE, got '%s'", optarg);
@@ -179,10 +219,14 @@ int cmd_serve(int argc, char **argv)
     self[n] = '\0';
     o.self_exe = self;
     o.params = &params;
+    o.pass_env = (const char *const *)pass;
+    o.npass_env = npass;
     setvbuf(stderr, NULL, _IOLBF, 0);
     rc = gsd_serve(&o);
 done:
     gs_params_release(&params);
+    for (size_t i = 0; i < npass; i++) free(pass[i]);
+    free(pass);
     return rc;
 }
 

@@ -39,7 +39,11 @@ typedef struct gsd_opts {
     const char *tokens;    /* tokens file; NULL = no authentication (loopback only) */
     const char *port_file; /* write the bound port here once ready (tests) */
     const char *self_exe;  /* the gsched binary, for the task shim */
-    gs_params *params;     /* --set key=value (engine, policy, costs) */
+    /* --pass-env: names of daemon environment variables every job gets (the operator's
+     * allow-list; the rest of the daemon's environment never reaches a job). */
+    const char *const *pass_env;
+    size_t npass_env;
+    gs_params *params; /* --set key=value (engine, policy, costs) */
     gs_place_mode placement;
     int placement_set;
     gs_time grace;            /* default SIGTERM -> SIGKILL grace period (30 s) */

@@ -27,7 +27,10 @@
  *  - capabilities (GSD_XCAP_*) say what it can do; the daemon checks them
  *    instead of assuming, and tells the engine before it creates it what it
  *    cannot do (gsd_exec_mech_unsupported), so no policy is ever allowed a
- *    mechanism (suspend / resume without GSD_XCAP_SUSPEND) the backend lacks.
+ *    mechanism (suspend / resume without GSD_XCAP_SUSPEND) the backend lacks;
+ *  - a task's environment is gsched's variables, the spec's env, the names
+ *    of gsd_exec_conf.pass_env set in the daemon, and fixed defaults (PATH =
+ *    GSD_JOB_PATH): nothing else of the daemon's environment.
  *
  * Threading: an executor object belongs to the scheduler thread, except
  * the calls that take a const gsd_exec * and are marked thread-safe (log
@@ -100,9 +103,17 @@ enum {
 
 /* ---- the ops table a backend provides ------------------------------------------------------- */
 
+/* PATH of a job whose spec does not set it (unless the operator passes the daemon's PATH). */
+#define GSD_JOB_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 typedef struct gsd_exec_conf {
     const char *state_dir; /* where the backend may keep files (logs, run records) */
     const char *self_exe;  /* the gsched binary (e.g. for a task shim) */
+    /* The operator's allow-list: names of variables of the daemon's environment copied into
+     * every task's environment (a name not set there is not passed).  Nothing else of the
+     * daemon's environment reaches a task.  NULL / 0 = none.  Read at create. */
+    const char *const *pass_env;
+    size_t npass_env;
 } gsd_exec_conf;
 
 /*

@@ -47,13 +47,17 @@
  *  - signals always go to the task's process group (-pid), never to a pid
  *    whose start time no longer matches;
  *  - every directory it creates (the state directory, runs/, logs/, a run's)
- *    is mode 0700 whatever the umask.
+ *    is mode 0700 whatever the umask;
+ *  - a task's environment holds only gsched's variables, the spec's env, the
+ *    operator's allow-list (gsd_exec_conf.pass_env) and fixed defaults (PATH,
+ *    the user's HOME...): never the rest of the daemon's environment.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,8 +74,6 @@
 #include "daemon.h"
 #include "exec.h"
 #include "exec_local.h"
-
-extern char **environ;
 
 enum { TS_IDLE = 0, TS_RUN = 1, TS_DONE = 2 };
 
@@ -100,6 +102,8 @@ typedef struct xrun {
 
 typedef struct xlocal {
     char *dir, *runs, *logs, *self;
+    char **pass; /* "NAME=VALUE" of the allow-listed daemon variables that were set at create */
+    size_t npass;
     xrun **v;
     size_t n, cap;
     double pid_wait_until; /* recovery: wait for missing pid files until then (one deadline) */
@@ -150,6 +154,19 @@ static int local_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
     xlocal *x = calloc(1, sizeof *x);
     if (!x) abort();
     x->self = xstrdup(conf->self_exe ? conf->self_exe : "/proc/self/exe");
+    if (conf->npass_env) {
+        x->pass = calloc(conf->npass_env, sizeof *x->pass);
+        if (!x->pass) abort();
+    }
+    for (size_t k = 0; k < conf->npass_env; k++) {
+        const char *name = conf->pass_env[k], *val = name ? getenv(name) : NULL;
+        if (!val) continue; /* not set in the daemon: not passed */
+        size_t n = strlen(name) + strlen(val) + 2;
+        char *e = malloc(n);
+        if (!e) abort();
+        snprintf(e, n, "%s=%s", name, val);
+        x->pass[x->npass++] = e;
+    }
     x->runs = path_join(conf->state_dir, "runs");
     x->logs = path_join(conf->state_dir, "logs");
     if (mkdir_p(x->runs) || mkdir_p(x->logs)) {
@@ -189,6 +206,8 @@ static void local_destroy(void *b)
     free(x->runs);
     free(x->logs);
     free(x->self);
+    for (size_t i = 0; i < x->npass; i++) free(x->pass[i]);
+    free(x->pass);
     free(x);
 }
 
@@ -406,26 +425,62 @@ static void strv_free(strv *s)
     memset(s, 0, sizeof *s);
 }
 
-static int env_overridden(const char *entry, const gsd_spec *sp)
+/* 1 if env already has a "KEY=..." entry. */
+static int env_has(const strv *env, const char *key)
 {
-    const char *eq = strchr(entry, '=');
-    if (!eq) return 1;
-    size_t kl = (size_t)(eq - entry);
-    char key[256];
-    if (kl >= sizeof key) return 0;
-    memcpy(key, entry, kl);
-    key[kl] = '\0';
+    size_t kl = strlen(key);
+    for (size_t i = 0; i < env->n; i++)
+        if (!strncmp(env->v[i], key, kl) && env->v[i][kl] == '=') return 1;
+    return 0;
+}
+
+/* 1 if the spec or the executor sets key (so nothing else may). */
+static int env_taken(const char *key, const gsd_spec *sp)
+{
     if (gsd_env_reserved(key)) return 1;
     for (size_t i = 0; i < sp->nenv; i++)
         if (!strcmp(sp->env[i].key, key)) return 1;
     return 0;
 }
 
-static void build_env(strv *env, const gsd_launch *l, int i, const char *log)
+/* Push "key=val" unless env has key already or the spec / the executor sets it. */
+static void env_default(strv *env, const gsd_spec *sp, const char *key, const char *val)
+{
+    if (val && !env_has(env, key) && !env_taken(key, sp)) strv_pushf(env, "%s=%s", key, val);
+}
+
+/*
+ * A task's environment, built from nothing: the daemon's own environment (which may hold the
+ * operator's secrets) never reaches a job.  Each name is set once, by the first of:
+ *   1. gsched's variables (reserved names: nothing else may set them; pushed last);
+ *   2. the spec's env;
+ *   3. the operator's allow-list (--pass-env, values read at create);
+ *   4. defaults: PATH = GSD_JOB_PATH and, when the spec's user is a local Unix user, that
+ *      user's HOME, USER, LOGNAME and SHELL (tasks still run as the daemon's user).
+ */
+static void build_env(strv *env, const xlocal *x, const gsd_launch *l, int i, const char *log)
 {
     const gsd_spec *sp = l->spec;
-    for (char **e = environ; e && *e; e++)
-        if (!env_overridden(*e, sp)) strv_push(env, xstrdup(*e));
+    for (size_t k = 0; k < x->npass; k++) {
+        const char *e = x->pass[k], *eq = strchr(e, '=');
+        char key[256];
+        size_t kl = (size_t)(eq - e);
+        if (kl >= sizeof key) continue;
+        memcpy(key, e, kl);
+        key[kl] = '\0';
+        if (!env_taken(key, sp) && !env_has(env, key)) strv_push(env, xstrdup(e));
+    }
+    env_default(env, sp, "PATH", GSD_JOB_PATH);
+    if (sp->user && *sp->user) {
+        struct passwd pw, *pr = NULL;
+        char buf[4096];
+        if (getpwnam_r(sp->user, &pw, buf, sizeof buf, &pr) == 0 && pr) {
+            env_default(env, sp, "HOME", pr->pw_dir);
+            env_default(env, sp, "USER", pr->pw_name);
+            env_default(env, sp, "LOGNAME", pr->pw_name);
+            env_default(env, sp, "SHELL", pr->pw_shell && *pr->pw_shell ? pr->pw_shell : NULL);
+        }
+    }
     for (size_t k = 0; k < sp->nenv; k++) strv_pushf(env, "%s=%s", sp->env[k].key, sp->env[k].val);
     int rank = l->task_index_base + i;
     strv_pushf(env, "GSCHED_JOB_ID=%lld", (long long)l->job_id);
@@ -518,7 +573,7 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
                 (long long)l->job_id, l->run, l->task_index_base + i, ts, l->task_node[i],
                 l->task_cuda[i]);
         strv env = {0}, argv = {0};
-        build_env(&env, l, i, log);
+        build_env(&env, x, l, i, log);
         strv_push(&argv, xstrdup(x->self));
         strv_push(&argv, xstrdup("__shim"));
         strv_push(&argv, xstrdup("--status"));

@@ -245,7 +245,8 @@ int gsd_serve(const gsd_opts *o)
     if (gsd_store_upgraded_from(g.sh.store))
         gsd_log("database %s upgraded from schema version %d to %d", o->db,
                 gsd_store_upgraded_from(g.sh.store), GSD_SCHEMA_VERSION);
-    gsd_exec_conf xc = {g.state_dir, o->self_exe ? o->self_exe : "/proc/self/exe"};
+    gsd_exec_conf xc = {g.state_dir, o->self_exe ? o->self_exe : "/proc/self/exe", o->pass_env,
+                        o->npass_env};
     if (gsd_exec_create_ops(xops, &xc, &g.x, &d)) {
         gsd_log("%s", d.msg);
         goto out;
