@@ -1109,6 +1109,22 @@ static void sql1(sqlite3 *db, const char *sql)
     sqlite3_free(err);
 }
 
+/* A database file tmp(name).db with the version-1 schema (as gsched wrote it before executor
+ * handles), open for the test to fill (NULL if it cannot be opened); its path in path. */
+static sqlite3 *v1_db(const char *name, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s.db", tmp(name));
+    sqlite3 *h;
+    if (sqlite3_open(path, &h) != SQLITE_OK) {
+        sqlite3_close(h);
+        return NULL;
+    }
+    sql1(h, "PRAGMA journal_mode=WAL");
+    sql1(h, gsd_test_schema_v1);
+    sql1(h, "PRAGMA user_version = 1");
+    return h;
+}
+
 /* State of job id (polls until it is 'want', bounded); returns the last answer. */
 static res wait_state(const daemon_t *dm, long long id, const char *want)
 {
@@ -1133,12 +1149,8 @@ static res wait_state(const daemon_t *dm, long long id, const char *want)
 static void version1_database_upgraded(void)
 {
     char db[512];
-    snprintf(db, sizeof db, "%s.db", tmp("old"));
-    sqlite3 *h;
-    ASSERT_EQ(sqlite3_open(db, &h), SQLITE_OK);
-    sql1(h, "PRAGMA journal_mode=WAL");
-    sql1(h, gsd_test_schema_v1);
-    sql1(h, "PRAGMA user_version = 1");
+    sqlite3 *h = v1_db("old", db, sizeof db);
+    ASSERT(h != NULL);
     sql1(h, "INSERT INTO jobs(id, grp, task_index, user, vc, name, priority, ntasks, "
             "gpus_per_task, gang, state, reason, exit_code, submit_us, first_start_us, "
             "last_start_us, end_us, queued_us, executed_us, preemptions, runs, alloc, placement, "
@@ -1409,12 +1421,8 @@ static void executor_without_adopt(void)
     noadopt.recover = NULL;
     noadopt.sweep = NULL;
     char db[512];
-    snprintf(db, sizeof db, "%s.db", tmp("noadopt"));
-    sqlite3 *h;
-    ASSERT_EQ(sqlite3_open(db, &h), SQLITE_OK);
-    sql1(h, "PRAGMA journal_mode=WAL");
-    sql1(h, gsd_test_schema_v1);
-    sql1(h, "PRAGMA user_version = 1");
+    sqlite3 *h = v1_db("noadopt", db, sizeof db);
+    ASSERT(h != NULL);
     sql1(h, "INSERT INTO jobs(id, grp, task_index, user, vc, name, priority, ntasks, "
             "gpus_per_task, gang, state, reason, exit_code, submit_us, first_start_us, "
             "last_start_us, end_us, queued_us, executed_us, preemptions, runs, alloc, placement, "
