@@ -578,6 +578,55 @@ static void shim_usage(void)
     ASSERT(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
 }
 
+/* serve --log-cap: the shim keeps at most the cap of output (plus its marker line) and the
+ * job runs to its end, not stopped by its log. */
+static void log_cap(void)
+{
+    gsd_exec *x;
+    gs_diag d;
+    gsd_exec_conf conf = {state_dir(), GSCHED_BIN};
+    conf.log_cap = 4096;
+    ASSERT_OK(gsd_exec_create("local", &conf, &x, &d));
+    job j;
+    make_job(&j, 71, 1, "yes | head -c 300000; echo after-the-flood >&2");
+    seen s;
+    memset(&s, 0, sizeof s);
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    ASSERT(wait_done(x, &s, 10));
+    ASSERT_EQ(s.last.exit_code, 0);
+    char path[512];
+    gsd_exec_log_path(x, 71, 0, path, sizeof path);
+    struct stat st;
+    ASSERT_OK(stat(path, &st));
+    ASSERT(st.st_size > 4096 && st.st_size < 4096 + 300);
+    const char *log = slurp(path);
+    ASSERT_CONTAINS(log, "=== gsched: job 71 run 1 task 0 started");
+    ASSERT_CONTAINS(log, "=== gsched: log truncated at 4096 bytes (serve --log-cap)");
+    ASSERT_CONTAINS(log, "=== gsched: task exited with code 0 ===");
+    ASSERT(!strstr(log, "after-the-flood"));
+    gsd_exec_forget(x, 71);
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(x);
+}
+
+/* A log that cannot be written (/dev/full: ENOSPC) neither kills nor blocks the job: the shim
+ * discards the output and the command runs to its end with its own exit code. */
+static void log_write_error(void)
+{
+    char cmd[1200], done[512], status[512];
+    snprintf(done, sizeof done, "%s/full-done", state_dir());
+    snprintf(status, sizeof status, "%s/full.status", state_dir());
+    snprintf(cmd, sizeof cmd,
+             "%s __shim --status %s --log-cap 0 -- sh -c 'yes | head -c 2000000 || exit 9; echo x "
+             ">&2 || exit 8; "
+             "touch %s; exit 5' >/dev/full 2>&1",
+             GSCHED_BIN, status, done);
+    int rc = system(cmd);
+    ASSERT(WIFEXITED(rc) && WEXITSTATUS(rc) == 5);
+    ASSERT(access(done, F_OK) == 0);
+    ASSERT_CONTAINS(slurp(status), "5");
+}
+
 static void cleanup(void)
 {
     char cmd[600];
@@ -595,6 +644,8 @@ static const test_case tests[] = {
     {"recovery_after_restart", recovery_after_restart},
     {"launch_failures", launch_failures},
     {"shim_usage", shim_usage},
+    {"log_cap", log_cap},
+    {"log_write_error", log_write_error},
     {"cleanup", cleanup},
 };
 

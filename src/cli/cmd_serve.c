@@ -8,7 +8,7 @@
  *                [--tokens FILE] [--state-dir DIR] [--set KEY=VALUE]...
  *                [--placement count|consolidate] [--grace DUR] [--default-duration DUR]
  *                [--sync full|normal] [--max-body BYTES] [--max-connections N]
- *                [--port-file FILE] [--pass-env NAME[,NAME...]]... [-v]
+ *                [--port-file FILE] [--pass-env NAME[,NAME...]]... [--log-cap SIZE] [-v]
  *   gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]
  * Invariant: configuration errors exit 2 before anything listens.
  */
@@ -57,6 +57,9 @@ static void serve_usage(FILE *f)
             "  --pass-env NAME[,NAME...]  daemon environment variables every job gets,\n"
             "                        repeatable (jobs see nothing else of the daemon's\n"
             "                        environment; PATH defaults to a fixed system path)\n"
+            "  --log-cap SIZE        most output a task's log keeps (default 1G; 0 = no cap);\n"
+            "                        the rest is discarded after a marker line.  SIZE: bytes,\n"
+            "                        or with K, M, G, T (powers of 1024; Ki, KiB... too)\n"
             "  -v, --verbose         log every request\n");
 }
 
@@ -68,6 +71,41 @@ static int parse_dur_flag(const char *flag, const char *v, gs_time *out)
         cli_err("%s: '%s' is not a duration: %s (e.g. 30s, 5m, 1h)", flag, v, d.msg);
         return -1;
     }
+    return 0;
+}
+
+/* A byte size: NUMBER with an optional unit K, M, G or T (powers of 1024; also written Ki, KB,
+ * KiB, ...; case-insensitive), or B / none for bytes; the units of job specs' 'memory'.  0 or
+ * -1. */
+static int parse_size(const char *s, int64_t *out)
+{
+    char *e;
+    errno = 0;
+    double v = strtod(s, &e);
+    if (errno || e == s || !(v >= 0) || *s == ' ') return -1;
+    double mul = 1;
+    const char *u = e;
+    if (*u) {
+        switch (*u | 0x20) {
+        case 'b': mul = 1; break;
+        case 'k': mul = 1024.0; break;
+        case 'm': mul = 1024.0 * 1024; break;
+        case 'g': mul = 1024.0 * 1024 * 1024; break;
+        case 't': mul = 1024.0 * 1024 * 1024 * 1024; break;
+        default: return -1;
+        }
+        if ((*u | 0x20) != 'b') {
+            u++;
+            if (*u == 'i' || *u == 'I') u++;
+            if (*u == 'b' || *u == 'B') u++;
+        } else {
+            u++;
+        }
+        if (*u) return -1;
+    }
+    double bytes = v * mul;
+    if (bytes > 9.0e18) return -1;
+    *out = (int64_t)(bytes + 0.5);
     return 0;
 }
 
@@ -120,6 +158,7 @@ int cmd_serve(int argc, char **argv)
                                              {"port-file", required_argument, NULL, 'f'},
                                              {"executor", required_argument, NULL, 'x'},
                                              {"pass-env", required_argument, NULL, 'E'},
+                                             {"log-cap", required_argument, NULL, 'L'},
                                              {"verbose", no_argument, NULL, 'v'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -142,6 +181,14 @@ int cmd_serve(int argc, char **argv)
         case 'f': o.port_file = optarg; break;
         case 'x': o.executor = optarg; break;
         case 'v': o.verbose = 1; break;
+        case 'L':
+            if (parse_size(optarg, &o.log_cap)) {
+                cli_err("--log-cap: expected a size such as 1G, 512M, 100000 (bytes) or 0 (no "
+                        "cap), got '%s'",
+                        optarg);
+                goto done;
+            }
+            break;
         case 'E':
             if (add_pass_env(optarg, &pass, &npass)) goto done;
             break;

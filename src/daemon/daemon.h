@@ -28,6 +28,7 @@
 #define GSD_DEFAULT_LISTEN "127.0.0.1:8642"
 #define GSD_DEFAULT_SERVER "http://127.0.0.1:8642"
 #define GSD_DEFAULT_DB     "gsched.db"
+#define GSD_DEFAULT_LOG_CAP (1LL << 30) /* serve --log-cap: 1 GiB per task log */
 
 typedef struct gsd_opts {
     const char *cluster;   /* cluster spec (see gs_cluster_load); NULL = discover with NVML */
@@ -50,6 +51,7 @@ typedef struct gsd_opts {
     gs_time default_duration; /* work estimate of jobs without duration/time limit (1 h) */
     int sync_full;            /* PRAGMA synchronous=FULL (1, default) or NORMAL (0) */
     size_t max_body;          /* request body limit in bytes (1 MiB) */
+    int64_t log_cap;          /* bytes a task's log may hold, 0 = no cap (GSD_DEFAULT_LOG_CAP) */
     unsigned max_connections; /* concurrent HTTP connections (256) */
     int verbose;              /* 1: log every request */
     /* Serve this policy ops table instead of looking 'policy' up in the registry (tests,

@@ -114,6 +114,9 @@ typedef struct gsd_exec_conf {
      * daemon's environment reaches a task.  NULL / 0 = none.  Read at create. */
     const char *const *pass_env;
     size_t npass_env;
+    /* serve --log-cap: the most bytes of output a task's log file may hold; past it the output
+     * is discarded after one marker line (0 = no cap).  Backends that keep logs honour it. */
+    int64_t log_cap;
 } gsd_exec_conf;
 
 /*

@@ -8,7 +8,14 @@
  * child of the daemon started with setsid(): the shim leads its own session
  * and process group, so the task survives a daemon crash and can be
  * signalled as a group.  The shim forks the command, waits for it and writes
- * its exit status to a status file before exiting with the same code.
+ * its exit status to a status file before exiting with the same code.  The
+ * command's stdout and stderr are a pipe the shim drains into the task's log
+ * (shimlog.c): at most serve --log-cap bytes are kept, and a log that cannot
+ * be written (disk full) never blocks or kills the job.  The status file
+ * gets a placeholder when the shim starts, which the exit code overwrites in
+ * place if a new file cannot be written then.  A forked child that cannot
+ * write its pid file does not start the task (exit 126): a task without one
+ * could not be found again after a daemon restart and would run twice.
  * Before exec'ing the shim, the forked child writes "PID STARTTIME" (the
  * process start time from /proc/PID/stat, which guards against PID reuse)
  * to a pid file, so a daemon that dies right after fork() still finds the
@@ -16,7 +23,7 @@
  *
  * Files (under the state directory, made absolute at create):
  *   runs/JOB.RUN/task-I.pid       "PID STARTTIME" of task I's shim
- *   runs/JOB.RUN/task-I.status    its exit code, written by the shim
+ *   runs/JOB.RUN/task-I.status    its exit code, written by the shim ("running" until then)
  *   logs/JOB/task-I.log           stdout and stderr of task I, every run appended
  *
  * Stop protocol (preemption, cancel, time limit, failed peer): SIGTERM to
@@ -74,6 +81,7 @@
 #include "daemon.h"
 #include "exec.h"
 #include "exec_local.h"
+#include "shimlog.h"
 
 enum { TS_IDLE = 0, TS_RUN = 1, TS_DONE = 2 };
 
@@ -104,6 +112,7 @@ typedef struct xlocal {
     char *dir, *runs, *logs, *self;
     char **pass; /* "NAME=VALUE" of the allow-listed daemon variables that were set at create */
     size_t npass;
+    int64_t log_cap; /* serve --log-cap: bytes a task's log may hold (0 = no cap), for the shim */
     xrun **v;
     size_t n, cap;
     double pid_wait_until; /* recovery: wait for missing pid files until then (one deadline) */
@@ -154,6 +163,7 @@ static int local_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
     xlocal *x = calloc(1, sizeof *x);
     if (!x) abort();
     x->self = xstrdup(conf->self_exe ? conf->self_exe : "/proc/self/exe");
+    x->log_cap = conf->log_cap > 0 ? conf->log_cap : 0;
     if (conf->npass_env) {
         x->pass = calloc(conf->npass_env, sizeof *x->pass);
         if (!x->pass) abort();
@@ -345,7 +355,8 @@ static size_t as_u64(char *p, uint64_t v)
     return n;
 }
 
-static void as_write_pidfile(const char *tmp, const char *final)
+/* 0, or -1 when the pid file could not be written (disk full, state directory not writable). */
+static int as_write_pidfile(const char *tmp, const char *final)
 {
     char buf[1024];
     int fd = open("/proc/self/stat", O_RDONLY);
@@ -361,12 +372,13 @@ static void as_write_pidfile(const char *tmp, const char *final)
     k += as_u64(line + k, (uint64_t)(ticks < 0 ? 0 : ticks));
     line[k++] = '\n';
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) return;
-    ssize_t w = write(fd, line, k);
-    (void)w;
-    fsync(fd);
-    close(fd);
-    rename(tmp, final);
+    if (fd < 0) return -1;
+    int ok = write(fd, line, k) == (ssize_t)k;
+    ok = fsync(fd) == 0 && ok;
+    ok = close(fd) == 0 && ok;
+    if (ok && rename(tmp, final) == 0) return 0;
+    unlink(tmp);
+    return -1;
 }
 
 static void as_close_from(int lo)
@@ -578,6 +590,8 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         strv_push(&argv, xstrdup("__shim"));
         strv_push(&argv, xstrdup("--status"));
         strv_push(&argv, xstrdup(statf));
+        strv_push(&argv, xstrdup("--log-cap"));
+        strv_pushf(&argv, "%lld", (long long)x->log_cap);
         strv_push(&argv, xstrdup("--"));
         if (sp->shell) {
             strv_push(&argv, xstrdup("/bin/sh"));
@@ -600,7 +614,15 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
             dup2(logfd, 1);
             dup2(logfd, 2);
             as_close_from(3);
-            as_write_pidfile(pidtmp, pidf);
+            if (as_write_pidfile(pidtmp, pidf)) {
+                /* a task whose pid is not on disk could not be found (or killed) after a daemon
+                 * restart, and would run twice: do not start it */
+                static const char nopid[] = "gsched: cannot write the task's pid file (disk full "
+                                            "or state directory not writable): task not started\n";
+                ssize_t w = write(2, nopid, sizeof nopid - 1);
+                (void)w;
+                _exit(126);
+            }
             if (wd && chdir(wd) != 0) _exit(126);
             struct sigaction dfl;
             memset(&dfl, 0, sizeof dfl);
@@ -1086,20 +1108,97 @@ static void shim_on_term(int sig)
     shim_got_term = 1;
 }
 
+/* SIGCHLD only interrupts the log pump's poll, so the shim notices the command's end at once. */
+static void shim_on_chld(int sig)
+{
+    (void)sig;
+}
+
 static void shim_usage(void)
 {
-    fputs("usage: gsched __shim --status FILE -- COMMAND [ARG...]\n"
+    fputs("usage: gsched __shim --status FILE [--log-cap BYTES] -- COMMAND [ARG...]\n"
           "(internal: started by 'gsched serve' for every task)\n",
           stderr);
+}
+
+/* The status file's placeholder, written when the shim starts (while there is room): the exit
+ * code later overwrites it in place when a new file cannot be written (disk full), so a task
+ * that ends while the disk is full still leaves its exit status for an adopting daemon.  Not a
+ * number, so read_status treats it as "no status yet". */
+static const char shim_status_placeholder[] = "running        \n"; /* 16 bytes */
+
+static void shim_status_reserve(const char *status)
+{
+    int fd = open(status, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    ssize_t w = write(fd, shim_status_placeholder, sizeof shim_status_placeholder - 1);
+    (void)w;
+    close(fd);
+}
+
+/* Write the exit code: a new file renamed over the old one; if that fails, over the placeholder
+ * in place (one 16-byte write at offset 0). */
+static void shim_status_write(const char *status, int code)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s.tmp", status);
+    FILE *f = fopen(tmp, "we");
+    if (f) {
+        fprintf(f, "%d\n", code);
+        int ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+        ok = fclose(f) == 0 && ok;
+        if (ok && rename(tmp, status) == 0) return;
+        unlink(tmp);
+    }
+    char line[sizeof shim_status_placeholder];
+    snprintf(line, sizeof line, "%-15d\n", code);
+    int fd = open(status, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    ssize_t w = pwrite(fd, line, sizeof line - 1, 0);
+    (void)w;
+    fsync(fd);
+    close(fd);
+}
+
+/* Wait for the command, moving its output to the log meanwhile (lp NULL: no pump). */
+static int shim_wait_command(pid_t pid, gsd_logpump *lp)
+{
+    for (;;) {
+        int st, pumping = lp && lp->in >= 0;
+        pid_t r = waitpid(pid, &st, pumping ? WNOHANG : 0);
+        if (r == pid) return st;
+        if (r < 0 && errno != EINTR) return 255 << 8;
+        if (r == 0) gsd_logpump_step(lp, 100);
+    }
+}
+
+/* During a stop: wait for every descendant (the shim is their subreaper), still draining. */
+static void shim_wait_all(gsd_logpump *lp)
+{
+    for (;;) {
+        int st2, pumping = lp && lp->in >= 0;
+        pid_t p = waitpid(-1, &st2, pumping ? WNOHANG : 0);
+        if (p > 0 || (p < 0 && errno == EINTR)) continue;
+        if (p < 0) break; /* ECHILD: nobody left */
+        gsd_logpump_step(lp, 100);
+    }
 }
 
 int gsd_shim_main(int argc, char **argv)
 {
     const char *status = NULL;
+    long long log_cap = 0;
     int i = 1;
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "--status") && i + 1 < argc) {
             status = argv[++i];
+        } else if (!strcmp(argv[i], "--log-cap") && i + 1 < argc) {
+            char *e;
+            log_cap = strtoll(argv[++i], &e, 10);
+            if (*e || log_cap < 0) {
+                shim_usage();
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--")) {
             i++;
             break;
@@ -1114,20 +1213,29 @@ int gsd_shim_main(int argc, char **argv)
     }
     /* the shim outlives SIGTERM so it can record how the command ended; it notes that a
      * stop is under way */
-    struct sigaction ign, dfl, term;
+    struct sigaction ign, dfl, term, chld;
     memset(&ign, 0, sizeof ign);
     memset(&dfl, 0, sizeof dfl);
     memset(&term, 0, sizeof term);
+    memset(&chld, 0, sizeof chld);
     ign.sa_handler = SIG_IGN;
     dfl.sa_handler = SIG_DFL;
     term.sa_handler = shim_on_term;
+    chld.sa_handler = shim_on_chld; /* no SA_RESTART: wakes the pump's poll */
     int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
     for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) sigaction(sigs[k], &ign, NULL);
     sigaction(SIGTERM, &term, NULL);
+    sigaction(SIGCHLD, &chld, NULL);
     /* descendants whose parent dies (a shell killed by SIGTERM while the program it started
      * checkpoints) become our children, so we can wait for them */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    shim_status_reserve(status);
     fflush(stdout);
+    /* the command writes into a pipe the shim drains into the log (stdout), capped; without a
+     * pipe (out of descriptors) it writes to the log directly, as before */
+    gsd_logpump lp;
+    int pw = -1;
+    int piped = gsd_logpump_open(&lp, 1, (int64_t)log_cap, &pw) == 0;
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "gsched: fork failed: %s\n", strerror(errno));
@@ -1135,41 +1243,29 @@ int gsd_shim_main(int argc, char **argv)
     }
     if (pid == 0) {
         for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) sigaction(sigs[k], &dfl, NULL);
+        sigaction(SIGCHLD, &dfl, NULL);
+        if (piped) {
+            dup2(pw, 1);
+            dup2(pw, 2);
+        }
         execvp(argv[i], argv + i);
         int e = errno;
         fprintf(stderr, "gsched: cannot run '%s': %s\n", argv[i], strerror(e));
         _exit(e == ENOENT ? 127 : 126);
     }
-    int st, code;
-    while (waitpid(pid, &st, 0) < 0) {
-        if (errno != EINTR) {
-            st = 255 << 8;
-            break;
-        }
-    }
-    code = wait_code(st);
+    if (piped) close(pw);
+    int st = shim_wait_command(pid, piped ? &lp : NULL), code = wait_code(st);
     /* During a stop (SIGTERM) the grace period belongs to the whole task: the command may be
      * gone (a shell dies of SIGTERM at once) while the program it started still writes its
      * checkpoint.  Wait for every descendant; the daemon's SIGKILL to the group at the end of
-     * the grace period bounds this.  Without a stop, the daemon kills leftovers at once. */
-    if (shim_got_term) {
-        for (;;) {
-            int st2;
-            pid_t p = waitpid(-1, &st2, 0);
-            if (p < 0 && errno == EINTR) continue;
-            if (p < 0) break;
-        }
+     * the grace period bounds this.  Without a stop, the daemon kills leftovers at once (after
+     * a short drain of what the command wrote before it ended). */
+    if (shim_got_term) shim_wait_all(piped ? &lp : NULL);
+    if (piped) {
+        gsd_logpump_drain(&lp, shim_got_term ? 1000 : 500);
+        gsd_logpump_close(&lp);
     }
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s.tmp", status);
-    FILE *f = fopen(tmp, "we");
-    if (f) {
-        fprintf(f, "%d\n", code);
-        fflush(f);
-        fsync(fileno(f));
-        fclose(f);
-        rename(tmp, status);
-    }
+    shim_status_write(status, code);
     if (WIFSIGNALED(st))
         printf("=== gsched: task killed by signal %d (exit code %d) ===\n", WTERMSIG(st), code);
     else

@@ -79,6 +79,7 @@ void gsd_opts_init(gsd_opts *o)
     o->default_duration = 3600 * GS_SEC;
     o->sync_full = 1;
     o->max_body = 1024 * 1024;
+    o->log_cap = GSD_DEFAULT_LOG_CAP;
     o->max_connections = 256;
     o->placement = GS_PLACE_CONSOLIDATE;
 }
@@ -246,7 +247,7 @@ int gsd_serve(const gsd_opts *o)
         gsd_log("database %s upgraded from schema version %d to %d", o->db,
                 gsd_store_upgraded_from(g.sh.store), GSD_SCHEMA_VERSION);
     gsd_exec_conf xc = {g.state_dir, o->self_exe ? o->self_exe : "/proc/self/exe", o->pass_env,
-                        o->npass_env};
+                        o->npass_env, o->log_cap};
     if (gsd_exec_create_ops(xops, &xc, &g.x, &d)) {
         gsd_log("%s", d.msg);
         goto out;
