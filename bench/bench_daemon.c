@@ -73,8 +73,9 @@ static int start(srv *s, const char *policy, const char *sync)
 {
     snprintf(s->dir, sizeof s->dir, "%s/gsched-bench-XXXXXX", base_dir);
     if (!mkdtemp(s->dir)) return -1;
-    char db[256], pf[256], log[256];
+    char db[256], pf[256], log[256], logs[256];
     snprintf(db, sizeof db, "%s/gsched.db", s->dir);
+    snprintf(logs, sizeof logs, "%s/logs", s->dir);
     snprintf(pf, sizeof pf, "%s/port", s->dir);
     snprintf(log, sizeof log, "%s/daemon.log", s->dir);
     s->pid = fork();
@@ -84,7 +85,7 @@ static int start(srv *s, const char *policy, const char *sync)
         if (chdir(s->dir)) _exit(127);
         execl(GSCHED_BIN, GSCHED_BIN, "serve", "--cluster", "1x8", "--policy", policy, "--db", db,
               "--listen", "127.0.0.1:0", "--port-file", pf, "--sync", sync, "--max-connections",
-              "1024", (char *)NULL);
+              "1024", "--log-dir", logs, (char *)NULL);
         _exit(127);
     }
     for (int i = 0; i < 400; i++) {

@@ -67,15 +67,16 @@ static int wait_serving(daemon_t *dm, const char *pf);
 /* Start gsched serve with extra args; returns 0 when it serves (port file written). */
 static int start(daemon_t *dm, const char *name, const char *const *extra)
 {
-    char db[512], pf[512];
+    char db[512], pf[512], logs[520];
     snprintf(db, sizeof db, "%s", tmp(name));
     strcat(db, ".db");
     snprintf(pf, sizeof pf, "%s.port", db);
+    snprintf(logs, sizeof logs, "%s-logs", db);
     snprintf(dm->log, sizeof dm->log, "%s.log", db);
     unlink(pf);
-    const char *argv[40] = {GSCHED_BIN,    "serve",       "--db", db,        "--listen",
-                            "127.0.0.1:0", "--port-file", pf,     "--grace", "1s"};
-    int n = 10;
+    const char *argv[40] = {GSCHED_BIN,    "serve", "--db",    db,   "--listen",  "127.0.0.1:0",
+                            "--port-file", pf,      "--grace", "1s", "--log-dir", logs};
+    int n = 12;
     for (int i = 0; extra && extra[i] && n < 38; i++) argv[n++] = extra[i];
     argv[n] = NULL;
     dm->pid = fork();
@@ -123,10 +124,11 @@ static int wait_serving(daemon_t *dm, const char *pf)
 static int start_ops(daemon_t *dm, const char *name, const gs_policy_ops *ops, const char *cluster,
                      const gsd_exec_ops *xops)
 {
-    static char db[512], pf[512];
+    static char db[512], pf[512], logs[520];
     snprintf(db, sizeof db, "%s", tmp(name));
     strcat(db, ".db");
     snprintf(pf, sizeof pf, "%s.port", db);
+    snprintf(logs, sizeof logs, "%s-logs", db);
     snprintf(dm->log, sizeof dm->log, "%s.log", db);
     unlink(pf);
     dm->pid = fork();
@@ -142,6 +144,7 @@ static int start_ops(daemon_t *dm, const char *name, const gs_policy_ops *ops, c
         o.db = db;
         o.listen = "127.0.0.1:0";
         o.port_file = pf;
+        o.log_dir = logs;
         o.self_exe = GSCHED_BIN;
         o.grace = GS_SEC;
         o.policy_ops = ops;
@@ -1184,7 +1187,7 @@ static void version1_database_upgraded(void)
     json_t *t0 = json_array_get(tl, 0);
     ASSERT_EQ(json_integer_value(json_object_get(t0, "pid")), 4242);
     ASSERT_EQ(json_integer_value(json_object_get(t0, "exit_code")), 0);
-    ASSERT_CONTAINS(json_string_value(json_object_get(t0, "log")), "/logs/2/task-0.log");
+    ASSERT_CONTAINS(json_string_value(json_object_get(t0, "log")), "-logs/2/task-0.log");
     res_free(&r);
     r = wait_state(&dm, 1, "DONE");
     ASSERT_STR(js(&r, "state"), "DONE");

@@ -8,7 +8,8 @@
  *                [--tokens FILE] [--state-dir DIR] [--set KEY=VALUE]...
  *                [--placement count|consolidate] [--grace DUR] [--default-duration DUR]
  *                [--sync full|normal] [--max-body BYTES] [--max-connections N]
- *                [--port-file FILE] [--pass-env NAME[,NAME...]]... [--log-cap SIZE] [-v]
+ *                [--port-file FILE] [--pass-env NAME[,NAME...]]... [--log-dir DIR]
+ *                [--log-cap SIZE] [-v]
  *   gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]
  * Invariant: configuration errors exit 2 before anything listens.
  */
@@ -37,7 +38,10 @@ static void serve_usage(FILE *f)
             "                        cluster CSV or a HiveD config (fake GPUs); default: the\n"
             "                        GPUs NVML finds on this machine\n"
             "  --db FILE             SQLite database (default " GSD_DEFAULT_DB ")\n"
-            "  --state-dir DIR       task logs and run files (default: DB name with .d)\n"
+            "  --state-dir DIR       run files of tasks (default: DB name with .d)\n"
+            "  --log-dir DIR         task logs (default, as root: /var/log/gsched/DBNAME-ID,\n"
+            "                        others: ~/.local/state/gsched/logs/DBNAME-ID; ID is kept\n"
+            "                        in the database)\n"
             "  --listen ADDR:PORT    HTTP address (default " GSD_DEFAULT_LISTEN
             "; port 0 = any free port)\n"
             "  --policy NAME         scheduling policy (default fifo; see 'gsched policies')\n"
@@ -159,6 +163,7 @@ int cmd_serve(int argc, char **argv)
                                              {"executor", required_argument, NULL, 'x'},
                                              {"pass-env", required_argument, NULL, 'E'},
                                              {"log-cap", required_argument, NULL, 'L'},
+                                             {"log-dir", required_argument, NULL, 'O'},
                                              {"verbose", no_argument, NULL, 'v'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -175,6 +180,7 @@ int cmd_serve(int argc, char **argv)
         case 'c': o.cluster = optarg; break;
         case 'd': o.db = optarg; break;
         case 'D': o.state_dir = optarg; break;
+        case 'O': o.log_dir = optarg; break;
         case 'l': o.listen = optarg; break;
         case 'p': o.policy = optarg; break;
         case 't': o.tokens = optarg; break;

@@ -33,7 +33,8 @@
 typedef struct gsd_opts {
     const char *cluster;   /* cluster spec (see gs_cluster_load); NULL = discover with NVML */
     const char *db;        /* SQLite file (default gsched.db) */
-    const char *state_dir; /* logs and run files (default: DB path with ".db" -> ".d") */
+    const char *state_dir; /* run files (default: DB path with ".db" -> ".d") */
+    const char *log_dir;   /* task logs (default: outside the database's directory, disk.c) */
     const char *listen;    /* ADDR:PORT (default 127.0.0.1:8642); port 0 = any free port */
     const char *policy;    /* default fifo */
     const char *executor;  /* executor backend (exec.h registry); default "local" */

@@ -117,6 +117,9 @@ typedef struct gsd_exec_conf {
     /* serve --log-cap: the most bytes of output a task's log file may hold; past it the output
      * is discarded after one marker line (0 = no cap).  Backends that keep logs honour it. */
     int64_t log_cap;
+    /* serve --log-dir: where task logs go (NULL: state_dir/logs).  Logs of earlier runs that
+     * are still under state_dir/logs stay readable. */
+    const char *log_dir;
 } gsd_exec_conf;
 
 /*

@@ -24,7 +24,10 @@
  * Files (under the state directory, made absolute at create):
  *   runs/JOB.RUN/task-I.pid       "PID STARTTIME" of task I's shim
  *   runs/JOB.RUN/task-I.status    its exit code, written by the shim ("running" until then)
- *   logs/JOB/task-I.log           stdout and stderr of task I, every run appended
+ * and under the log directory (gsd_exec_conf.log_dir; without one, the state directory's
+ * logs/; a log that is not there is read from the state directory's logs/, where logs were
+ * kept before the log directory moved out):
+ *   JOB/task-I.log                stdout and stderr of task I, every run appended
  *
  * Stop protocol (preemption, cancel, time limit, failed peer): SIGTERM to
  * every task's process group (plus SIGCONT if it was stopped), then SIGKILL
@@ -110,7 +113,8 @@ typedef struct xrun {
 
 typedef struct xlocal {
     char *dir, *runs, *logs, *self;
-    char **pass; /* "NAME=VALUE" of the allow-listed daemon variables that were set at create */
+    char *old_logs; /* state_dir/logs when logs are elsewhere: logs of earlier versions, read */
+    char **pass;    /* "NAME=VALUE" of the allow-listed daemon variables that were set at create */
     size_t npass;
     int64_t log_cap; /* serve --log-cap: bytes a task's log may hold (0 = no cap), for the shim */
     xrun **v;
@@ -178,22 +182,37 @@ static int local_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
         x->pass[x->npass++] = e;
     }
     x->runs = path_join(conf->state_dir, "runs");
-    x->logs = path_join(conf->state_dir, "logs");
-    if (mkdir_p(x->runs) || mkdir_p(x->logs)) {
+    x->logs = conf->log_dir ? xstrdup(conf->log_dir) : path_join(conf->state_dir, "logs");
+    if (mkdir_p(x->runs)) {
         int e = errno;
         local_destroy(x);
         return gs_diag_set(d, GS_EIO, 0, 0, "cannot create state directory '%s': %s",
                            conf->state_dir, strerror(e));
     }
+    if (mkdir_p(x->logs)) {
+        int e = errno;
+        gs_diag_set(d, GS_EIO, 0, 0, "cannot create log directory '%s': %s", x->logs, strerror(e));
+        local_destroy(x);
+        return GS_EIO;
+    }
     x->dir = realpath(conf->state_dir, NULL);
     if (x->dir) {
         free(x->runs);
-        free(x->logs);
         x->runs = path_join(x->dir, "runs");
-        x->logs = path_join(x->dir, "logs");
     } else {
         x->dir = xstrdup(conf->state_dir);
     }
+    char *abs = realpath(x->logs, NULL);
+    if (abs) {
+        free(x->logs);
+        x->logs = abs;
+    }
+    char *old = path_join(x->dir, "logs");
+    struct stat st;
+    if (strcmp(old, x->logs) && stat(old, &st) == 0 && S_ISDIR(st.st_mode))
+        x->old_logs = old;
+    else
+        free(old);
     *out = x;
     return 0;
 }
@@ -215,6 +234,7 @@ static void local_destroy(void *b)
     free(x->dir);
     free(x->runs);
     free(x->logs);
+    free(x->old_logs);
     free(x->self);
     for (size_t i = 0; i < x->npass; i++) free(x->pass[i]);
     free(x->pass);
@@ -261,10 +281,23 @@ static xrun *add_run(xlocal *x, int64_t job_id, int run, int ntasks)
     return r;
 }
 
+/* Where a task's log is written (launch). */
+static void log_file(const xlocal *x, int64_t job_id, int task, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/%lld/task-%d.log", x->logs, (long long)job_id, task);
+}
+
+/* Where a task's log is read: its file in the log directory or, for a job that ran before the
+ * logs moved out of the state directory, the old one there. */
 static void local_log_path(const void *b, int64_t job_id, int task, char *buf, size_t cap)
 {
     const xlocal *x = b;
-    snprintf(buf, cap, "%s/%lld/task-%d.log", x->logs, (long long)job_id, task);
+    log_file(x, job_id, task, buf, cap);
+    if (x->old_logs && access(buf, F_OK) != 0) {
+        char old[PATH_MAX];
+        snprintf(old, sizeof old, "%s/%lld/task-%d.log", x->old_logs, (long long)job_id, task);
+        if (access(old, F_OK) == 0) snprintf(buf, cap, "%s", old);
+    }
 }
 
 /* A task's handle: "local:PID:STARTTICKS". */
@@ -569,7 +602,7 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
             continue;
         }
         char log[PATH_MAX], pidf[PATH_MAX], pidtmp[PATH_MAX], statf[PATH_MAX];
-        local_log_path(x, l->job_id, i, log, sizeof log);
+        log_file(x, l->job_id, i, log, sizeof log);
         snprintf(pidf, sizeof pidf, "%s/task-%d.pid", dir, i);
         snprintf(pidtmp, sizeof pidtmp, "%s/task-%d.pid.tmp", dir, i);
         snprintf(statf, sizeof statf, "%s/task-%d.status", dir, i);

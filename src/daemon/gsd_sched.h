@@ -20,6 +20,7 @@
  *   commit.c    observer records -> rows and events, COMMIT, then act
  *   snapshot.c  views, publishing, queue positions
  *   recovery.c  restart recovery
+ *   disk.c      the default log directory
  *   jobs.c      per-job state: the gsd_jobx array, dirty rows, view chunks, records
  *   util.c      logging, clocks, interning, allocation that aborts
  *   metrics.c   metrics primitives and the Prometheus text (gsd.h only)
@@ -96,6 +97,7 @@ typedef struct gsd_vcstat {
 typedef struct gsd_sched {
     gsd sh; /* the part HTTP threads see (gsd.h); first member */
     char *state_dir;
+    char *log_dir; /* task logs: --log-dir or gsd_default_log_dir */
     gs_cluster *c;
     gs_engine *e;
     gsd_exec *x;
@@ -195,6 +197,11 @@ void gsd_publish(gsd_sched *g, gs_time now);
 
 /* cycle.c */
 gs_time gsd_cycle(gsd_sched *g, int heartbeat);
+
+/* disk.c */
+/* The default task log directory for database db (see disk.c): a malloc'ed path, or NULL with
+ * d set.  May record the directory's id in the database (its own transaction). */
+char *gsd_default_log_dir(gsd_store *st, const char *db, gs_diag *d);
 
 /* recovery.c */
 int gsd_recover(gsd_sched *g, gs_diag *d);

@@ -144,6 +144,7 @@ static void release_all(gsd_sched *g)
     free(g->tput);
     gsd_strset_release(&g->strs);
     free(g->state_dir);
+    free(g->log_dir);
     if (g->sh.wake[0] >= 0) close(g->sh.wake[0]);
     if (g->sh.wake[1] >= 0) close(g->sh.wake[1]);
     pthread_mutex_destroy(&g->sh.qmu);
@@ -246,8 +247,14 @@ int gsd_serve(const gsd_opts *o)
     if (gsd_store_upgraded_from(g.sh.store))
         gsd_log("database %s upgraded from schema version %d to %d", o->db,
                 gsd_store_upgraded_from(g.sh.store), GSD_SCHEMA_VERSION);
-    gsd_exec_conf xc = {g.state_dir, o->self_exe ? o->self_exe : "/proc/self/exe", o->pass_env,
-                        o->npass_env, o->log_cap};
+    g.log_dir = o->log_dir ? gsd_xstrdup(o->log_dir) : gsd_default_log_dir(g.sh.store, o->db, &d);
+    if (!g.log_dir) {
+        gsd_log("%s", d.msg);
+        goto out;
+    }
+    gsd_exec_conf xc = {g.state_dir, o->self_exe ? o->self_exe : "/proc/self/exe",
+                        o->pass_env, o->npass_env,
+                        o->log_cap,  g.log_dir};
     if (gsd_exec_create_ops(xops, &xc, &g.x, &d)) {
         gsd_log("%s", d.msg);
         goto out;
@@ -261,6 +268,10 @@ int gsd_serve(const gsd_opts *o)
     if (abs) {
         free(g.state_dir);
         g.state_dir = abs;
+    }
+    if ((abs = realpath(g.log_dir, NULL))) {
+        free(g.log_dir);
+        g.log_dir = abs;
     }
     if (pipe(g.sh.wake) != 0) {
         gsd_log("pipe: %s", strerror(errno));
@@ -303,9 +314,9 @@ int gsd_serve(const gsd_opts *o)
     char *pc = strrchr(where, ':');
     if (pc) snprintf(pc + 1, sizeof where - (size_t)(pc + 1 - where), "%d", g.sh.port);
     gsd_log("serving on http://%s: policy %s, %zu node(s), %zu GPU(s), database %s, "
-            "state %s, %s",
+            "state %s, logs %s, %s",
             where, gs_engine_policy_name(g.e), gs_cluster_nnodes(g.c), gs_cluster_ngpus(g.c), o->db,
-            g.state_dir,
+            g.state_dir, g.log_dir,
             g.sh.auth ? "bearer tokens required" : "no authentication (loopback only)");
     if (o->port_file) write_port_file(o->port_file, g.sh.port);
 
@@ -346,6 +357,8 @@ int gsd_serve(const gsd_opts *o)
     gsd_answer(&g, left);
 out:
     g_wake_fd = -1;
+    /* a daemon that did not start leaves no empty log directory behind (under /var/log) */
+    if (exit_code && g.log_dir) rmdir(g.log_dir);
     release_all(&g);
     return exit_code;
 }

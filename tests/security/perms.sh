@@ -38,7 +38,7 @@ umask 022
 for _ in $(seq 100); do [ -e "$DDIR/gsched.db-wal" ] && [ -e "$DDIR/gsched.db-shm" ] && break; sleep 0.05; done
 check "state directory 0700" test "$(mode "$DDIR/gsched.d")" = 700
 check "runs/ 0700" test "$(mode "$DDIR/gsched.d/runs")" = 700
-check "logs/ 0700" test "$(mode "$DDIR/gsched.d/logs")" = 700
+check "logs/ 0700" test "$(mode "$DDIR/logs")" = 700
 for f in gsched.db gsched.db-wal gsched.db-shm gsched.db-lock; do
   check "$f 0600 (is $(mode "$DDIR/$f"))" test "$(mode "$DDIR/$f")" = 600
 done

@@ -4,7 +4,8 @@
 # kills task process groups left in their state directories (by the pids in their pid files).
 #
 # Usage: bin=$1 src=$2; tmp=$(mktemp -d); . "$src/tests/e2e/lib/daemon.sh"
-#   d_start NAME [serve args...]   start a daemon with state in $tmp/NAME, sets SERVER, DPID, DDIR
+#   d_start NAME [serve args...]   start a daemon with state in $tmp/NAME (logs: $tmp/NAME/logs),
+#                                  sets SERVER, DPID, DDIR
 #   d_spawn NAME [serve args...]   the same without waiting for it to serve
 #   d_stop / d_kill9               graceful stop / kill -9 of the current daemon
 #   g ARGS...                      run the CLI against the current daemon
@@ -51,7 +52,7 @@ d_spawn() {
   mkdir -p "$DDIR"
   rm -f "$DDIR/port"
   ( cd "$DDIR" && exec "$bin" serve --db "$DDIR/gsched.db" --listen 127.0.0.1:0 \
-      --port-file "$DDIR/port" "$@" >> "$DDIR/daemon.log" 2>&1 ) &
+      --port-file "$DDIR/port" --log-dir "$DDIR/logs" "$@" >> "$DDIR/daemon.log" 2>&1 ) &
   DPID=$!
   DPIDS="$DPIDS $DPID"
 }

@@ -87,6 +87,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     opts.port_file = portf;
     opts.tokens = toks;
     opts.policy = "fifo-backfill";
+    opts.log_dir = dir;          /* not the default under /var/log or ~/.local/state */
     opts.self_exe = "/bin/true"; /* never run the fuzzer's commands */
     opts.sync_full = 0;
     opts.max_body = 64 * 1024;
