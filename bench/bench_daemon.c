@@ -85,7 +85,7 @@ static int start(srv *s, const char *policy, const char *sync)
         if (chdir(s->dir)) _exit(127);
         execl(GSCHED_BIN, GSCHED_BIN, "serve", "--cluster", "1x8", "--policy", policy, "--db", db,
               "--listen", "127.0.0.1:0", "--port-file", pf, "--sync", sync, "--max-connections",
-              "1024", "--log-dir", logs, (char *)NULL);
+              "1024", "--log-dir", logs, "--single-user", (char *)NULL);
         _exit(127);
     }
     for (int i = 0; i < 400; i++) {

@@ -74,9 +74,11 @@ static int start(daemon_t *dm, const char *name, const char *const *extra)
     snprintf(logs, sizeof logs, "%s-logs", db);
     snprintf(dm->log, sizeof dm->log, "%s.log", db);
     unlink(pf);
-    const char *argv[40] = {GSCHED_BIN,    "serve", "--db",    db,   "--listen",  "127.0.0.1:0",
-                            "--port-file", pf,      "--grace", "1s", "--log-dir", logs};
-    int n = 12;
+    /* --single-user: no Unix accounts for the test's users (as root, jobs would need them) */
+    const char *argv[40] = {GSCHED_BIN,     "serve", "--db",    db,   "--listen",  "127.0.0.1:0",
+                            "--port-file",  pf,      "--grace", "1s", "--log-dir", logs,
+                            "--single-user"};
+    int n = 13;
     for (int i = 0; extra && extra[i] && n < 38; i++) argv[n++] = extra[i];
     argv[n] = NULL;
     dm->pid = fork();
@@ -149,6 +151,7 @@ static int start_ops(daemon_t *dm, const char *name, const gs_policy_ops *ops, c
         o.grace = GS_SEC;
         o.policy_ops = ops;
         o.executor_ops = xops;
+        o.single_user = 1; /* no tokens; as root, jobs would otherwise need Unix accounts */
         _exit(gsd_serve(&o));
     }
     return wait_serving(dm, pf);

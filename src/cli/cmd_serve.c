@@ -9,7 +9,7 @@
  *                [--placement count|consolidate] [--grace DUR] [--default-duration DUR]
  *                [--sync full|normal] [--max-body BYTES] [--max-connections N]
  *                [--port-file FILE] [--pass-env NAME[,NAME...]]... [--log-dir DIR]
- *                [--log-cap SIZE] [-v]
+ *                [--log-cap SIZE] [--single-user] [--allow-root-jobs] [-v]
  *   gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]
  * Invariant: configuration errors exit 2 before anything listens.
  */
@@ -64,6 +64,13 @@ static void serve_usage(FILE *f)
             "  --log-cap SIZE        most output a task's log keeps (default 1G; 0 = no cap);\n"
             "                        the rest is discarded after a marker line.  SIZE: bytes,\n"
             "                        or with K, M, G, T (powers of 1024; Ki, KiB... too)\n"
+            "  --single-user         run every job as this daemon's own user, whoever submits\n"
+            "                        it (started as root: every job runs as root).  Without\n"
+            "                        it a daemon running as root runs each job as its owner's\n"
+            "                        Unix account (token or socket users only); a daemon not\n"
+            "                        running as root is always single-user\n"
+            "  --allow-root-jobs     let a user whose Unix account is root (uid 0) run jobs\n"
+            "                        on a daemon running as root (refused otherwise)\n"
             "  -v, --verbose         log every request\n");
 }
 
@@ -164,6 +171,8 @@ int cmd_serve(int argc, char **argv)
                                              {"pass-env", required_argument, NULL, 'E'},
                                              {"log-cap", required_argument, NULL, 'L'},
                                              {"log-dir", required_argument, NULL, 'O'},
+                                             {"single-user", no_argument, NULL, 'U'},
+                                             {"allow-root-jobs", no_argument, NULL, 'R'},
                                              {"verbose", no_argument, NULL, 'v'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -195,6 +204,8 @@ int cmd_serve(int argc, char **argv)
                 goto done;
             }
             break;
+        case 'U': o.single_user = 1; break;
+        case 'R': o.allow_root_jobs = 1; break;
         case 'E':
             if (add_pass_env(optarg, &pass, &npass)) goto done;
             break;

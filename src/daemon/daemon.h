@@ -45,6 +45,11 @@ typedef struct gsd_opts {
      * allow-list; the rest of the daemon's environment never reaches a job). */
     const char *const *pass_env;
     size_t npass_env;
+    /* Who jobs run as (ident.h).  A daemon running as root runs each job as its owner's Unix
+     * account unless single_user; allow_root_jobs lets an owner whose account is uid 0 run
+     * jobs (as root).  A daemon not running as root is always single-user. */
+    int single_user;
+    int allow_root_jobs;
     gs_params *params; /* --set key=value (engine, policy, costs) */
     gs_place_mode placement;
     int placement_set;

@@ -120,6 +120,10 @@ typedef struct gsd_exec_conf {
     /* serve --log-dir: where task logs go (NULL: state_dir/logs).  Logs of earlier runs that
      * are still under state_dir/logs stay readable. */
     const char *log_dir;
+    /* Jobs run as their owners' Unix accounts (gsd_spec.run_as, resolved at launch): the
+     * daemon is root and multi-user (ident.h).  0: every task runs as the daemon's user. */
+    int switch_users;
+    int allow_root; /* with switch_users: an account with uid 0 may run tasks */
 } gsd_exec_conf;
 
 /*

@@ -19,7 +19,7 @@
  *     struct gsd below.
  *
  * Shared state (struct gsd) and its guard:
- *   o, auth, started   set before the HTTP threads start, read-only after
+ *   o, auth, runas, started   set before the HTTP threads start, read-only after
  *               (the auth object's entries are swapped by a SIGHUP reload under
  *               its own lock: gsd_auth_reload)
  *   xlog        the executor, const: HTTP threads call only its thread-safe
@@ -57,6 +57,7 @@
 #include "auth.h"
 #include "daemon.h"
 #include "exec.h"
+#include "ident.h"
 #include "spec.h"
 #include "store.h"
 
@@ -193,7 +194,8 @@ typedef struct gsd {
     gsd_opts o;
     const gsd_exec *xlog; /* log access (thread-safe calls only); same object as gsd_sched.x */
     gsd_store *store;
-    gsd_auth *auth; /* NULL: no authentication */
+    gsd_auth *auth;       /* NULL: no authentication */
+    gsd_runas_conf runas; /* who jobs run as (ident.h) */
     struct MHD_Daemon *mhd;
     int port;
     int loopback; /* listening on a loopback address: Host must name it (http.c) */

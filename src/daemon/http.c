@@ -57,6 +57,7 @@ typedef struct hreq {
 typedef struct ident {
     char user[GSD_USER_MAX];
     int admin;
+    int authn; /* GSD_AUTHN_* (ident.h) */
 } ident;
 
 typedef struct hctx {
@@ -339,6 +340,7 @@ static int authenticate(hctx *h, enum MHD_Result *ret)
         const char *u = header(h, "X-Gsched-User");
         snprintf(h->id.user, sizeof h->id.user, "%s", u && gsd_user_name_ok(u) ? u : "anonymous");
         h->id.admin = 1;
+        h->id.authn = GSD_AUTHN_CLAIMED;
         return 0;
     }
     const char *a = header(h, "Authorization");
@@ -358,6 +360,7 @@ static int authenticate(hctx *h, enum MHD_Result *ret)
         *ret = problem(h, 401, GS_EPERM, NULL, "invalid token");
         return -1;
     }
+    h->id.authn = GSD_AUTHN_TOKEN;
     return 0;
 }
 
@@ -483,6 +486,20 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
         return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "user"),
                        "'user' must be 1-63 characters of letters, digits, _ - @ .");
     }
+    if (c->spec.run_as) {
+        gsd_cmd_free(c);
+        return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "run_as"),
+                       "'run_as' is set by the daemon (the Unix account of the job's user), not "
+                       "by a client");
+    }
+    char runas[GSD_USER_MAX], why[512];
+    int st = gsd_runas_decide(&g->runas, h->id.authn, c->spec.user, runas, why, sizeof why);
+    if (st) {
+        gsd_cmd_free(c);
+        return problem(h, st, GS_EPERM, json_pack("{s:s}", "field", "user"), "%s", why);
+    }
+    c->spec.run_as = strdup(runas);
+    if (!c->spec.run_as) abort();
     const char *key = header(h, "Idempotency-Key");
     if (key) {
         size_t kl = strlen(key);

@@ -252,9 +252,15 @@ int gsd_serve(const gsd_opts *o)
         gsd_log("%s", d.msg);
         goto out;
     }
-    gsd_exec_conf xc = {g.state_dir, o->self_exe ? o->self_exe : "/proc/self/exe",
-                        o->pass_env, o->npass_env,
-                        o->log_cap,  g.log_dir};
+    gsd_runas_conf_init(&g.sh.runas, geteuid(), o->single_user, o->allow_root_jobs);
+    gsd_exec_conf xc = {g.state_dir,
+                        o->self_exe ? o->self_exe : "/proc/self/exe",
+                        o->pass_env,
+                        o->npass_env,
+                        o->log_cap,
+                        g.log_dir,
+                        g.sh.runas.switch_users,
+                        g.sh.runas.allow_root};
     if (gsd_exec_create_ops(xops, &xc, &g.x, &d)) {
         gsd_log("%s", d.msg);
         goto out;
@@ -318,6 +324,15 @@ int gsd_serve(const gsd_opts *o)
             where, gs_engine_policy_name(g.e), gs_cluster_nnodes(g.c), gs_cluster_ngpus(g.c), o->db,
             g.state_dir, g.log_dir,
             g.sh.auth ? "bearer tokens required" : "no authentication (loopback only)");
+    if (g.sh.runas.switch_users)
+        gsd_log("jobs run as their owners' Unix accounts%s",
+                g.sh.runas.allow_root ? " (root's jobs too: --allow-root-jobs)"
+                                      : "; jobs of root are refused");
+    else if (geteuid() == 0)
+        gsd_log("single-user mode (--single-user): every job runs as root");
+    else
+        gsd_log("single-user mode: every job runs as this daemon's user (uid %lld)",
+                (long long)geteuid());
     if (o->port_file) write_port_file(o->port_file, g.sh.port);
 
     gs_time next = GS_TIME_MAX, last_heartbeat = gsd_wall_now();

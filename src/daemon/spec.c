@@ -33,6 +33,7 @@ void gsd_spec_release(gsd_spec *s)
     free(s->name);
     free(s->vc);
     free(s->user);
+    free(s->run_as);
     free(s->gpu_type);
     if (s->argv)
         for (int i = 0; i < s->argc; i++) free(s->argv[i]);
@@ -239,6 +240,7 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
     } strs[] = {{s->name, "name", GSD_MAX_NAME},
                 {s->vc, "vc", GSD_MAX_NAME},
                 {s->user, "user", GSD_MAX_NAME},
+                {s->run_as, "run_as", GSD_MAX_NAME},
                 {s->gpu_type, "gpu_type", GSD_MAX_NAME},
                 {s->workdir, "workdir", GSD_MAX_PATH},
                 {s->checkpoint_dir, "checkpoint.dir", GSD_MAX_PATH},
@@ -549,7 +551,7 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
                                        "gang",     "gpu_type",   "command",     "env",
                                        "workdir",  "time_limit", "duration",    "cpus",
                                        "memory",   "checkpoint", "pinned_cell", "lazy_preemption",
-                                       NULL};
+                                       "run_as",   NULL};
     if (!fy_node_is_mapping(root))
         return perr(c, root, "", GS_EPARSE,
                     "a job spec must be a mapping (name: ..., command: ...)");
@@ -570,6 +572,7 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
         if (get_str(c, n, "queue", &s->vc)) return GS_EPARSE;
     }
     if ((n = gs_yaml_get(root, "user")) && get_str(c, n, "user", &s->user)) return GS_EPARSE;
+    if ((n = gs_yaml_get(root, "run_as")) && get_str(c, n, "run_as", &s->run_as)) return GS_EPARSE;
     if ((n = gs_yaml_get(root, "priority"))) {
         const char *v = gs_yaml_str(n);
         if (v && quoted(n) && (isdigit((unsigned char)*v) || *v == '-' || *v == '+'))
@@ -697,6 +700,7 @@ char *gsd_spec_to_json(const gsd_spec *s)
     if (s->name) json_object_set_new(o, "name", json_string(s->name));
     if (s->vc) json_object_set_new(o, "vc", json_string(s->vc));
     if (s->user) json_object_set_new(o, "user", json_string(s->user));
+    if (s->run_as) json_object_set_new(o, "run_as", json_string(s->run_as));
     json_object_set_new(o, "priority", json_integer(s->priority));
     json_object_set_new(o, "tasks", json_integer(s->ntasks));
     json_object_set_new(o, "gpus", json_integer(s->gpus_per_task));

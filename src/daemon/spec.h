@@ -45,6 +45,8 @@ typedef struct gsd_spec {
     char *name;        /* optional */
     char *vc;          /* optional; NULL = "default" */
     char *user;        /* set by the server (token or header); spec value only for admins */
+    char *run_as;      /* the Unix account the tasks run as: set by the daemon at submit
+                        * (ident.h), never by a client; NULL in specs stored before it */
     int priority;      /* -1 opportunistic, 0..GSD_PRIO_MAX */
     int ntasks;        /* >= 1 */
     int gpus_per_task; /* >= 1 */

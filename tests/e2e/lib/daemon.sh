@@ -7,6 +7,7 @@
 #   d_start NAME [serve args...]   start a daemon with state in $tmp/NAME (logs: $tmp/NAME/logs),
 #                                  sets SERVER, DPID, DDIR
 #   d_spawn NAME [serve args...]   the same without waiting for it to serve
+#                                  (both pass --single-user unless D_MULTIUSER=1)
 #   d_stop / d_kill9               graceful stop / kill -9 of the current daemon
 #   g ARGS...                      run the CLI against the current daemon
 #   field ID KEY                   a "Key: value" line of 'gsched describe job ID'
@@ -51,8 +52,13 @@ d_spawn() {
   DDIR=$tmp/$name
   mkdir -p "$DDIR"
   rm -f "$DDIR/port"
+  # --single-user: these tests run as root in CI and submit without tokens; a root daemon
+  # otherwise runs each job as its owner's Unix account and refuses unauthenticated submits
+  # (tests/security/privsep.sh tests that mode; it sets D_MULTIUSER=1)
+  local mode=--single-user
+  [ "${D_MULTIUSER:-0}" = 1 ] && mode=
   ( cd "$DDIR" && exec "$bin" serve --db "$DDIR/gsched.db" --listen 127.0.0.1:0 \
-      --port-file "$DDIR/port" --log-dir "$DDIR/logs" "$@" >> "$DDIR/daemon.log" 2>&1 ) &
+      --port-file "$DDIR/port" --log-dir "$DDIR/logs" $mode "$@" >> "$DDIR/daemon.log" 2>&1 ) &
   DPID=$!
   DPIDS="$DPIDS $DPID"
 }

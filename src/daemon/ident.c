@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ident.c - who a job runs as (see ident.h): the run-as decision at submit
+ * and the account lookup at launch.
+ *
+ * Invariants: a multi-user daemon never decides from an unauthenticated
+ * name, never picks uid 0 without --allow-root-jobs, and refuses a name
+ * without an account instead of falling back to the daemon's user; only
+ * reentrant lookups (getpwnam_r, getpwuid_r, getgrouplist), so HTTP threads
+ * and the scheduler thread may call it at once.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ident.h"
+
+void gsd_runas_conf_init(gsd_runas_conf *c, uid_t euid, int single_user, int allow_root)
+{
+    c->switch_users = euid == 0 && !single_user;
+    c->allow_root = allow_root != 0;
+}
+
+static char *dup_or_die(const char *s)
+{
+    char *p = strdup(s ? s : "");
+    if (!p) abort();
+    return p;
+}
+
+/* Fill u from a passwd entry, with the account's groups. */
+static int fill(const struct passwd *pw, gsd_unix_user *u, char *msg, size_t cap)
+{
+    memset(u, 0, sizeof *u);
+    int n = 32;
+    gid_t *g = NULL;
+    for (int tries = 0; tries < 8; tries++) {
+        gid_t *ng = realloc(g, (size_t)n * sizeof *g);
+        if (!ng) abort();
+        g = ng;
+        int want = n;
+        if (getgrouplist(pw->pw_name, pw->pw_gid, g, &want) >= 0) {
+            n = want;
+            u->groups = g;
+            u->ngroups = n;
+            break;
+        }
+        n = want > n ? want : n * 2;
+    }
+    if (!u->groups) {
+        free(g);
+        snprintf(msg, cap, "cannot list the groups of Unix user '%s'", pw->pw_name);
+        return GS_EIO;
+    }
+    u->name = dup_or_die(pw->pw_name);
+    u->home = dup_or_die(pw->pw_dir && *pw->pw_dir ? pw->pw_dir : "/");
+    u->shell = dup_or_die(pw->pw_shell && *pw->pw_shell ? pw->pw_shell : "/bin/sh");
+    u->uid = pw->pw_uid;
+    u->gid = pw->pw_gid;
+    return 0;
+}
+
+/* getpwnam_r (name) or getpwuid_r (!name) with a buffer that grows on ERANGE. */
+static int lookup(const char *name, uid_t uid, gsd_unix_user *u, char *msg, size_t cap)
+{
+    long sz = sysconf(_SC_GETPW_R_SIZE_MAX);
+    size_t n = sz > 0 ? (size_t)sz : 4096;
+    for (;;) {
+        char *buf = malloc(n);
+        if (!buf) abort();
+        struct passwd pw, *pr = NULL;
+        int e = name ? getpwnam_r(name, &pw, buf, n, &pr) : getpwuid_r(uid, &pw, buf, n, &pr);
+        if (e == ERANGE && n < (1u << 20)) {
+            free(buf);
+            n *= 2;
+            continue;
+        }
+        int rc;
+        if (pr) {
+            rc = fill(pr, u, msg, cap);
+        } else if (e == 0 || e == ENOENT || e == ESRCH || e == EBADF || e == EPERM) {
+            if (name)
+                snprintf(msg, cap, "there is no Unix user '%s' on this machine", name);
+            else
+                snprintf(msg, cap, "uid %lld has no Unix account on this machine", (long long)uid);
+            rc = GS_ENOENT;
+        } else {
+            snprintf(msg, cap, "cannot look up Unix user '%s': %s", name ? name : "?", strerror(e));
+            rc = GS_EIO;
+        }
+        free(buf);
+        return rc;
+    }
+}
+
+int gsd_unix_user_lookup(const char *name, gsd_unix_user *u, char *msg, size_t cap)
+{
+    memset(u, 0, sizeof *u);
+    if (!name || !*name) {
+        snprintf(msg, cap, "no Unix user name");
+        return GS_ENOENT;
+    }
+    return lookup(name, 0, u, msg, cap);
+}
+
+int gsd_unix_user_by_uid(uid_t uid, gsd_unix_user *u, char *msg, size_t cap)
+{
+    memset(u, 0, sizeof *u);
+    return lookup(NULL, uid, u, msg, cap);
+}
+
+void gsd_unix_user_release(gsd_unix_user *u)
+{
+    if (!u) return;
+    free(u->name);
+    free(u->home);
+    free(u->shell);
+    free(u->groups);
+    memset(u, 0, sizeof *u);
+}
+
+int gsd_runas_decide(const gsd_runas_conf *c, int authn, const char *user, char out[GSD_USER_MAX],
+                     char *msg, size_t cap)
+{
+    gsd_unix_user u;
+    char why[256];
+    if (!c->switch_users) {
+        /* single-user: the daemon's own account, whoever asks */
+        if (gsd_unix_user_by_uid(geteuid(), &u, why, sizeof why) == 0) {
+            snprintf(out, GSD_USER_MAX, "%s", u.name);
+            gsd_unix_user_release(&u);
+        } else {
+            snprintf(out, GSD_USER_MAX, "%lld", (long long)geteuid());
+        }
+        return 0;
+    }
+    if (authn != GSD_AUTHN_TOKEN && authn != GSD_AUTHN_PEER) {
+        snprintf(msg, cap,
+                 "this daemon runs as root and runs each job as its owner's Unix account, but "
+                 "the user name of this request is not authenticated (X-Gsched-User): use a "
+                 "bearer token (serve --tokens, then --token or GSCHED_TOKEN) or the daemon's "
+                 "Unix socket; or start the daemon with --single-user to run every job as "
+                 "root");
+        return 403;
+    }
+    int rc = gsd_unix_user_lookup(user, &u, why, sizeof why);
+    if (rc) {
+        snprintf(msg, cap,
+                 "jobs of gsched user '%s' run as the Unix user of the same name, and %s: ask "
+                 "the operator to create it (docs/daemon.md, Security)",
+                 user ? user : "", why);
+        return 403;
+    }
+    if (u.uid == 0 && !c->allow_root) {
+        snprintf(msg, cap,
+                 "jobs of '%s' would run as root (uid 0): refused; the operator may allow it "
+                 "with 'gsched serve --allow-root-jobs'",
+                 user);
+        gsd_unix_user_release(&u);
+        return 403;
+    }
+    snprintf(out, GSD_USER_MAX, "%s", u.name);
+    gsd_unix_user_release(&u);
+    return 0;
+}

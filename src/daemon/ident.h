@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ident.h - who a job runs as: the one place that turns the identity of a
+ * request (a gsched user name and how it was established) into the Unix
+ * account the job's tasks run as, and the account lookup the executor does
+ * at launch.
+ *
+ * Modes (gsd_runas_conf):
+ *  - multi-user (the daemon runs as root and was not started with
+ *    --single-user): every job runs as its owner's Unix account.  The
+ *    owner must be authenticated (a bearer token, or the peer credentials
+ *    of the Unix socket), and the account is named by the rule: the gsched
+ *    user name is the Unix user name.  A claimed identity (X-Gsched-User
+ *    over TCP without tokens) or an anonymous one is refused, and so is an
+ *    account with uid 0 unless the operator passed --allow-root-jobs.
+ *  - single-user (the daemon is not root, or --single-user): the daemon
+ *    cannot (or must not) switch users; every job runs as the daemon's own
+ *    user, whoever submitted it.
+ *
+ * Invariants: the decision is made once, at submit, and stored with the job
+ * (gsd_spec.run_as); the executor resolves that name again at launch
+ * (the account may be gone by then: the job fails, it is not requeued) and
+ * re-checks uid 0 there.  Thread-safe: every function here uses only the
+ * reentrant passwd/group calls and its arguments.
+ */
+#ifndef GSCHED_DAEMON_IDENT_H
+#define GSCHED_DAEMON_IDENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "auth.h"
+
+/* How a request's user was established.  PEER and TOKEN are authenticated (the kernel's
+ * SO_PEERCRED on the Unix socket; a verified bearer token); CLAIMED is the X-Gsched-User
+ * header of a TCP daemon without tokens, which anyone can set; ANON: none. */
+enum { GSD_AUTHN_ANON = 0, GSD_AUTHN_CLAIMED, GSD_AUTHN_TOKEN, GSD_AUTHN_PEER };
+
+typedef struct gsd_runas_conf {
+    int switch_users; /* 1: jobs run as their owners' accounts (multi-user mode) */
+    int allow_root;   /* --allow-root-jobs: an owner whose account is uid 0 may run jobs */
+} gsd_runas_conf;
+
+/* The mode of a daemon running with effective uid 'euid' and these options. */
+void gsd_runas_conf_init(gsd_runas_conf *c, uid_t euid, int single_user, int allow_root);
+
+/*
+ * The Unix account a job owned by gsched user 'user' runs as, for a request
+ * whose identity was established as 'authn' (GSD_AUTHN_*).  0 with out set
+ * (the account's name; in single-user mode the daemon's own user), or 403
+ * (an HTTP status) with a message in msg saying why and what to do.
+ */
+int gsd_runas_decide(const gsd_runas_conf *c, int authn, const char *user, char out[GSD_USER_MAX],
+                     char *msg, size_t cap);
+
+/* A Unix account resolved at launch. */
+typedef struct gsd_unix_user {
+    char *name, *home, *shell;
+    uid_t uid;
+    gid_t gid;
+    gid_t *groups; /* supplementary groups (getgrouplist), the primary one included */
+    int ngroups;
+} gsd_unix_user;
+
+/* Look an account up by name (getpwnam_r, getgrouplist).  0, or GS_ENOENT (no such account)
+ * / GS_EIO (the lookup failed) with a message in msg. */
+int gsd_unix_user_lookup(const char *name, gsd_unix_user *u, char *msg, size_t cap);
+/* The same by uid. */
+int gsd_unix_user_by_uid(uid_t uid, gsd_unix_user *u, char *msg, size_t cap);
+void gsd_unix_user_release(gsd_unix_user *u);
+
+#endif
