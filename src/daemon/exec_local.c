@@ -29,6 +29,17 @@
  * kept before the log directory moved out):
  *   JOB/task-I.log                stdout and stderr of task I, every run appended
  *
+ * Users (gsd_exec_conf.switch_users: a root daemon in multi-user mode, ident.h).  Each task
+ * runs as the job's Unix account, resolved at launch (an account gone or root without
+ * allow_root fails the tasks with the reason).  The shim keeps root: it writes the status
+ * file the daemon trusts and is the subreaper; its command's process drops to the account's
+ * groups, gid and uid right before exec (shim_drop_privileges) and enters the workdir as the
+ * user.  The job's directory JOB/ (its logs, GSCHED_JOB_DIR) belongs to the account, mode
+ * 0700, its logs 0600; the log directory is 0711 (passable, not listable); runs/ and the
+ * state directory stay the daemon's, 0700.  Whatever the account may have put in its
+ * directory is opened without following links and only if it is a regular file of its own
+ * with one link (log_openat), so the daemon never writes or serves another file through it.
+ *
  * Stop protocol (preemption, cancel, time limit, failed peer): SIGTERM to
  * every task's process group (plus SIGCONT if it was stopped), then SIGKILL
  * once the grace period is over.  The grace period belongs to the whole
@@ -57,14 +68,19 @@
  *  - signals always go to the task's process group (-pid), never to a pid
  *    whose start time no longer matches;
  *  - every directory it creates (the state directory, runs/, logs/, a run's)
- *    is mode 0700 whatever the umask;
+ *    is mode 0700 whatever the umask, except in multi-user mode the log
+ *    directory (0711) and each job's directory (0700, owned by its account);
+ *  - in multi-user mode no task code runs with the daemon's ids: only the
+ *    shim does, and it runs nothing of the job's before dropping them;
  *  - a task's environment holds only gsched's variables, the spec's env, the
  *    operator's allow-list (gsd_exec_conf.pass_env) and fixed defaults (PATH,
- *    the user's HOME...): never the rest of the daemon's environment.
+ *    the HOME... of the account it runs as): never the rest of the daemon's
+ *    environment.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -85,6 +101,7 @@
 #include "exec.h"
 #include "exec_local.h"
 #include "shimlog.h"
+#include "ident.h"
 
 enum { TS_IDLE = 0, TS_RUN = 1, TS_DONE = 2 };
 
@@ -117,6 +134,7 @@ typedef struct xlocal {
     char **pass;    /* "NAME=VALUE" of the allow-listed daemon variables that were set at create */
     size_t npass;
     int64_t log_cap; /* serve --log-cap: bytes a task's log may hold (0 = no cap), for the shim */
+    int switch_users, allow_root; /* gsd_exec_conf: tasks run as their owners' accounts */
     xrun **v;
     size_t n, cap;
     double pid_wait_until; /* recovery: wait for missing pid files until then (one deadline) */
@@ -129,25 +147,31 @@ static char *xstrdup(const char *s)
     return p;
 }
 
-/* One directory, 0700 whatever the umask when this call creates it (the state directory holds
- * every job's logs and pid files); an existing one is left as it is. */
-static int mkdir_0700(const char *dir)
+/* One directory, 'mode' (0700, or 0711 for the log directory of a multi-user daemon) whatever
+ * the umask when this call creates it (the state directory holds every job's pid files); an
+ * existing one is left as it is. */
+static int mkdir_mode(const char *dir, mode_t mode)
 {
-    if (mkdir(dir, 0700) == 0) return chmod(dir, 0700);
+    if (mkdir(dir, mode) == 0) return chmod(dir, mode);
     return errno == EEXIST ? 0 : -1;
 }
 
-static int mkdir_p(const char *path)
+static int mkdir_p_mode(const char *path, mode_t mode)
 {
     char buf[PATH_MAX];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return -1;
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/') continue;
         *p = '\0';
-        if (mkdir_0700(buf)) return -1;
+        if (mkdir_mode(buf, mode)) return -1;
         *p = '/';
     }
-    return mkdir_0700(buf);
+    return mkdir_mode(buf, mode);
+}
+
+static int mkdir_p(const char *path)
+{
+    return mkdir_p_mode(path, 0700);
 }
 
 static void local_destroy(void *b);
@@ -159,6 +183,114 @@ static char *path_join(const char *dir, const char *name)
     if (!p) abort();
     snprintf(p, n, "%s/%s", dir, name);
     return p;
+}
+
+/* ---- users and per-job directories (privilege separation) --------------------------------- */
+
+/*
+ * Multi-user mode (switch_users): the log directory is 0711 (jobs may pass through to their
+ * own directory in it; nobody but the daemon may list it); the state directory and its runs/
+ * (pid and status files: the daemon's trusted bookkeeping) stay 0700.  Single-user: 0700.
+ */
+static int state_modes(const xlocal *x)
+{
+    if (x->switch_users && chmod(x->logs, 0711)) return -1;
+    return chmod(x->runs, 0700);
+}
+
+/* The account a run's tasks run as: the job's (spec.run_as, else its user) in multi-user
+ * mode, refused when it is gone or is root without allow_root; else the daemon's own (its
+ * HOME... for the environment; a daemon uid without an account gets none).  0, or -1 with
+ * msg set (the tasks fail with it). */
+static int launch_account(const xlocal *x, const gsd_spec *sp, gsd_unix_user *u, char *msg,
+                          size_t cap)
+{
+    char why[256];
+    if (!x->switch_users) {
+        if (gsd_unix_user_by_uid(geteuid(), u, why, sizeof why)) {
+            memset(u, 0, sizeof *u);
+            u->uid = geteuid();
+            u->gid = getegid();
+        }
+        return 0;
+    }
+    const char *who = sp->run_as ? sp->run_as : sp->user;
+    if (gsd_unix_user_lookup(who, u, why, sizeof why)) {
+        snprintf(msg, cap, "cannot run the job as Unix user '%s': %s", who ? who : "", why);
+        return -1;
+    }
+    if (u->uid == 0 && !x->allow_root) {
+        snprintf(msg, cap,
+                 "refusing to run a job as root (Unix user '%s', uid 0): the operator did not "
+                 "pass 'gsched serve --allow-root-jobs'",
+                 u->name);
+        gsd_unix_user_release(u);
+        return -1;
+    }
+    return 0;
+}
+
+/* The job's own directory logs/JOB (its task logs; GSCHED_JOB_DIR): owned by the task's
+ * account, mode 0700.  logs/ belongs to the daemon, so the account cannot swap the entry
+ * for a link.  An open O_DIRECTORY descriptor, or -1 with errno set. */
+static int job_dir_open(const xlocal *x, int64_t job_id, const gsd_unix_user *u)
+{
+    char name[32];
+    snprintf(name, sizeof name, "%lld", (long long)job_id);
+    int lfd = open(x->logs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lfd < 0) return -1;
+    if (mkdirat(lfd, name, 0700) != 0 && errno != EEXIST) {
+        int e = errno;
+        close(lfd);
+        errno = e;
+        return -1;
+    }
+    int dfd = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int e = errno;
+    close(lfd);
+    if (dfd < 0) {
+        errno = e;
+        return -1;
+    }
+    if ((u->uid != geteuid() && fchown(dfd, u->uid, u->gid) != 0) || fchmod(dfd, 0700) != 0) {
+        e = errno;
+        close(dfd);
+        errno = e;
+        return -1;
+    }
+    return dfd;
+}
+
+/*
+ * Open a task's log in the job's directory (dfd) without trusting what its account may have
+ * put there: no link is followed, and the file must be a regular file with a single link,
+ * owned by the account (or by the daemon: created now, or by an older gsched).  write:
+ * append, create 0600 and give it to the account (uid/gid).  A descriptor, or -1 with errno
+ * set (EPERM: something else was there).
+ */
+static int log_openat(int dfd, int task, int write, uid_t uid, gid_t gid)
+{
+    char name[32];
+    snprintf(name, sizeof name, "task-%d.log", task);
+    int flags = O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+    flags |= write ? O_WRONLY | O_APPEND | O_CREAT : O_RDONLY;
+    int fd = openat(dfd, name, flags, 0600);
+    if (fd < 0) return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+        (st.st_uid != uid && st.st_uid != geteuid())) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    if (write && st.st_uid != uid && fchown(fd, uid, gid) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
 }
 
 /* Paths are made absolute once the directories exist (log paths are shown to clients). */
@@ -189,7 +321,7 @@ static int local_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
         return gs_diag_set(d, GS_EIO, 0, 0, "cannot create state directory '%s': %s",
                            conf->state_dir, strerror(e));
     }
-    if (mkdir_p(x->logs)) {
+    if (mkdir_p_mode(x->logs, conf->switch_users ? 0711 : 0700)) {
         int e = errno;
         gs_diag_set(d, GS_EIO, 0, 0, "cannot create log directory '%s': %s", x->logs, strerror(e));
         local_destroy(x);
@@ -213,6 +345,14 @@ static int local_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
         x->old_logs = old;
     else
         free(old);
+    x->switch_users = conf->switch_users;
+    x->allow_root = conf->allow_root;
+    if (state_modes(x)) {
+        int e = errno;
+        local_destroy(x);
+        return gs_diag_set(d, GS_EIO, 0, 0, "cannot set the mode of state directory '%s': %s",
+                           conf->state_dir, strerror(e));
+    }
     *out = x;
     return 0;
 }
@@ -500,10 +640,11 @@ static void env_default(strv *env, const gsd_spec *sp, const char *key, const ch
  *   1. gsched's variables (reserved names: nothing else may set them; pushed last);
  *   2. the spec's env;
  *   3. the operator's allow-list (--pass-env, values read at create);
- *   4. defaults: PATH = GSD_JOB_PATH and, when the spec's user is a local Unix user, that
- *      user's HOME, USER, LOGNAME and SHELL (tasks still run as the daemon's user).
+ *   4. defaults: PATH = GSD_JOB_PATH and the HOME, USER, LOGNAME and SHELL of the account
+ *      the task runs as (u: the job's owner in multi-user mode, else the daemon's user).
  */
-static void build_env(strv *env, const xlocal *x, const gsd_launch *l, int i, const char *log)
+static void build_env(strv *env, const xlocal *x, const gsd_launch *l, int i, const char *log,
+                      const gsd_unix_user *u, const char *jobdir)
 {
     const gsd_spec *sp = l->spec;
     for (size_t k = 0; k < x->npass; k++) {
@@ -516,15 +657,11 @@ static void build_env(strv *env, const xlocal *x, const gsd_launch *l, int i, co
         if (!env_taken(key, sp) && !env_has(env, key)) strv_push(env, xstrdup(e));
     }
     env_default(env, sp, "PATH", GSD_JOB_PATH);
-    if (sp->user && *sp->user) {
-        struct passwd pw, *pr = NULL;
-        char buf[4096];
-        if (getpwnam_r(sp->user, &pw, buf, sizeof buf, &pr) == 0 && pr) {
-            env_default(env, sp, "HOME", pr->pw_dir);
-            env_default(env, sp, "USER", pr->pw_name);
-            env_default(env, sp, "LOGNAME", pr->pw_name);
-            env_default(env, sp, "SHELL", pr->pw_shell && *pr->pw_shell ? pr->pw_shell : NULL);
-        }
+    if (u->name) {
+        env_default(env, sp, "HOME", u->home);
+        env_default(env, sp, "USER", u->name);
+        env_default(env, sp, "LOGNAME", u->name);
+        env_default(env, sp, "SHELL", u->shell);
     }
     for (size_t k = 0; k < sp->nenv; k++) strv_pushf(env, "%s=%s", sp->env[k].key, sp->env[k].val);
     int rank = l->task_index_base + i;
@@ -542,6 +679,7 @@ static void build_env(strv *env, const xlocal *x, const gsd_launch *l, int i, co
     strv_pushf(env, "GSCHED_NODE=%s", l->task_node[i]);
     strv_pushf(env, "GSCHED_GRACE_SECONDS=%lld", (long long)(l->grace / GS_SEC));
     strv_pushf(env, "GSCHED_LOG=%s", log);
+    strv_pushf(env, "GSCHED_JOB_DIR=%s", jobdir);
     if (sp->checkpoint_dir) strv_pushf(env, "GSCHED_CHECKPOINT_DIR=%s", sp->checkpoint_dir);
     strv_pushf(env, "CUDA_VISIBLE_DEVICES=%s", l->task_cuda[i]);
     strv_pushf(env, "MASTER_ADDR=127.0.0.1");
@@ -550,6 +688,30 @@ static void build_env(strv *env, const xlocal *x, const gsd_launch *l, int i, co
     strv_pushf(env, "WORLD_SIZE=%d", l->world_size);
     strv_pushf(env, "LOCAL_RANK=0");
     strv_pushf(env, "NODE_RANK=%d", rank);
+}
+
+/* Shim options for the task's credentials (multi-user mode): --uid U --gid G --groups a,b
+ * --workdir DIR.  The shim keeps root (it writes the status file the daemon trusts) and drops
+ * to them in the command's process only (shim_drop_privileges). */
+static void push_cred_args(strv *argv, const gsd_unix_user *u, const char *wd)
+{
+    strv_push(argv, xstrdup("--uid"));
+    strv_pushf(argv, "%lld", (long long)u->uid);
+    strv_push(argv, xstrdup("--gid"));
+    strv_pushf(argv, "%lld", (long long)u->gid);
+    size_t n = 1;
+    for (int k = 0; k < u->ngroups; k++) n += 21;
+    char *g = malloc(n), *p = g;
+    if (!g) abort();
+    *p = '\0';
+    for (int k = 0; k < u->ngroups; k++)
+        p += sprintf(p, "%s%lld", k ? "," : "", (long long)u->groups[k]);
+    strv_push(argv, xstrdup("--groups"));
+    strv_push(argv, g);
+    if (wd) {
+        strv_push(argv, xstrdup("--workdir"));
+        strv_push(argv, xstrdup(wd));
+    }
 }
 
 static void task_fail(xtask *t, int code, const char *fmt, ...)
@@ -585,16 +747,32 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
     char dir[PATH_MAX], logdir[PATH_MAX];
     run_dir(x, l->job_id, l->run, dir, sizeof dir);
     snprintf(logdir, sizeof logdir, "%s/%lld", x->logs, (long long)l->job_id);
-    int dir_ok = mkdir_p(dir) == 0 && mkdir_p(logdir) == 0;
+    int dir_ok = mkdir_p(dir) == 0;
     int dir_errno = errno;
-    const char *wd = sp->workdir;
+    /* who the tasks run as, and the job's own directory (owned by that account) */
+    gsd_unix_user acct;
+    char acct_msg[320];
+    int acct_ok = launch_account(x, sp, &acct, acct_msg, sizeof acct_msg) == 0;
+    int jdfd = acct_ok ? job_dir_open(x, l->job_id, &acct) : -1, jd_errno = errno;
     struct stat st;
+    const char *wd = sp->workdir;
+    if (!wd && x->switch_users && acct_ok)
+        wd = stat(acct.home, &st) == 0 && S_ISDIR(st.st_mode) ? acct.home : logdir;
     int wd_ok = !wd || (stat(wd, &st) == 0 && S_ISDIR(st.st_mode));
     for (int i = 0; i < l->ntasks; i++) {
         xtask *t = &r->t[i];
         t->gpus = xstrdup(l->task_gpus[i]);
+        if (!acct_ok) {
+            task_fail(t, 126, "%s", acct_msg);
+            continue;
+        }
         if (!dir_ok) {
             task_fail(t, 126, "cannot create run directory '%s': %s", dir, strerror(dir_errno));
+            continue;
+        }
+        if (jdfd < 0) {
+            task_fail(t, 126, "cannot prepare the job's directory '%s': %s", logdir,
+                      strerror(jd_errno));
             continue;
         }
         if (!wd_ok) {
@@ -606,9 +784,10 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         snprintf(pidf, sizeof pidf, "%s/task-%d.pid", dir, i);
         snprintf(pidtmp, sizeof pidtmp, "%s/task-%d.pid.tmp", dir, i);
         snprintf(statf, sizeof statf, "%s/task-%d.status", dir, i);
-        int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+        int logfd = log_openat(jdfd, i, 1, acct.uid, acct.gid);
         if (logfd < 0) {
-            task_fail(t, 126, "cannot open log '%s': %s", log, strerror(errno));
+            task_fail(t, 126, "cannot open log '%s': %s", log,
+                      errno == EPERM ? "not a regular file of the job's own" : strerror(errno));
             continue;
         }
         int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -618,13 +797,14 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
                 (long long)l->job_id, l->run, l->task_index_base + i, ts, l->task_node[i],
                 l->task_cuda[i]);
         strv env = {0}, argv = {0};
-        build_env(&env, x, l, i, log);
+        build_env(&env, x, l, i, log, &acct, logdir);
         strv_push(&argv, xstrdup(x->self));
         strv_push(&argv, xstrdup("__shim"));
         strv_push(&argv, xstrdup("--status"));
         strv_push(&argv, xstrdup(statf));
         strv_push(&argv, xstrdup("--log-cap"));
         strv_pushf(&argv, "%lld", (long long)x->log_cap);
+        if (x->switch_users) push_cred_args(&argv, &acct, wd);
         strv_push(&argv, xstrdup("--"));
         if (sp->shell) {
             strv_push(&argv, xstrdup("/bin/sh"));
@@ -698,6 +878,8 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
             fn(ud, &ev);
         }
     }
+    if (jdfd >= 0) close(jdfd);
+    gsd_unix_user_release(&acct);
     return 0;
 }
 
@@ -1093,11 +1275,28 @@ static int local_sweep(void *b, void (*log)(void *ud, const char *msg), void *ud
     return killed;
 }
 
+/* A task's log under one log root: -1 if it is not there (or not a file to trust). */
+static int log_open_under(const char *root, int64_t job_id, int task)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/%lld", root, (long long)job_id);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), fd = -1;
+    if (dfd < 0) return -1;
+    struct stat st;
+    if (fstat(dfd, &st) == 0) fd = log_openat(dfd, task, 0, st.st_uid, st.st_gid);
+    close(dfd);
+    return fd;
+}
+
+/* The job's directory belongs to the job's account (multi-user mode): the log is opened the
+ * way launch opens it (log_openat), so a link or someone else's file put in its place is not
+ * read with the daemon's privileges.  Logs of jobs that ran before the logs moved out of the
+ * state directory are read there. */
 static int local_log_open(const void *b, int64_t job_id, int task, int *fd)
 {
-    char path[PATH_MAX];
-    local_log_path(b, job_id, task, path, sizeof path);
-    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    const xlocal *x = b;
+    *fd = log_open_under(x->logs, job_id, task);
+    if (*fd < 0 && x->old_logs) *fd = log_open_under(x->old_logs, job_id, task);
     return *fd < 0 ? GS_ENOENT : 0;
 }
 
@@ -1149,7 +1348,9 @@ static void shim_on_chld(int sig)
 
 static void shim_usage(void)
 {
-    fputs("usage: gsched __shim --status FILE [--log-cap BYTES] -- COMMAND [ARG...]\n"
+    fputs("usage: gsched __shim --status FILE [--log-cap BYTES]\n"
+          "                     [--uid U --gid G --groups G1,G2... [--workdir DIR]]\n"
+          "                     -- COMMAND [ARG...]\n"
           "(internal: started by 'gsched serve' for every task)\n",
           stderr);
 }
@@ -1217,18 +1418,127 @@ static void shim_wait_all(gsd_logpump *lp)
     }
 }
 
+/* The credentials the command runs with (multi-user mode); set = 0: the shim's own. */
+typedef struct shim_cred {
+    int set;
+    uid_t uid;
+    gid_t gid;
+    gid_t *groups;
+    size_t ngroups;
+    const char *workdir;
+} shim_cred;
+
+/* One --uid / --gid / --groups value: a decimal id below (uid_t)-1.  0, or -1. */
+static int shim_id(const char *s, long long *out)
+{
+    char *e;
+    errno = 0;
+    long long v = strtoll(s, &e, 10);
+    if (errno || e == s || *e || v < 0 || v >= (long long)(uid_t)-1) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Parse one credentials option at argv[*i] into c.  1 if it was one (and valid), 0 if the
+ * option is not a credentials option, -1 if its value is bad. */
+static int shim_cred_opt(shim_cred *c, int argc, char **argv, int *i)
+{
+    const char *o = argv[*i];
+    if (strcmp(o, "--uid") && strcmp(o, "--gid") && strcmp(o, "--groups") && strcmp(o, "--workdir"))
+        return 0;
+    if (*i + 1 >= argc) return -1;
+    const char *v = argv[++*i];
+    long long id;
+    if (!strcmp(o, "--workdir")) {
+        c->workdir = v;
+    } else if (!strcmp(o, "--groups")) {
+        free(c->groups);
+        c->groups = NULL;
+        c->ngroups = 0;
+        size_t n = 1;
+        for (const char *p = v; *p; p++) n += *p == ',';
+        c->groups = calloc(n, sizeof *c->groups);
+        if (!c->groups) abort();
+        char *dup = strdup(v), *save = NULL;
+        if (!dup) abort();
+        for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            if (shim_id(t, &id)) {
+                free(dup);
+                return -1;
+            }
+            c->groups[c->ngroups++] = (gid_t)id;
+        }
+        free(dup);
+    } else {
+        if (shim_id(v, &id)) return -1;
+        if (!strcmp(o, "--uid"))
+            c->uid = (uid_t)id, c->set |= 1;
+        else
+            c->gid = (gid_t)id, c->set |= 2;
+    }
+    return 1;
+}
+
+/*
+ * In the command's process, right before exec: become the job's account the way slurmstepd
+ * does (supplementary groups, then the group, then the user; real, effective and saved ids
+ * all), check that root cannot be regained, then enter the working directory as that user.
+ * The shim itself keeps its privileges: it writes the status file the daemon trusts and is
+ * the task's subreaper, out of the job's reach.  0, or 126 after a message on stderr (the
+ * task's log).
+ */
+static int shim_drop_privileges(const shim_cred *c)
+{
+    if (!c->set) return 0;
+    const char *step = "setgroups";
+    if (setgroups(c->ngroups, c->groups) != 0) goto fail;
+    /* as root, setgid / setuid set the real, effective and saved ids */
+    step = "setgid";
+    if (setgid(c->gid) != 0) goto fail;
+    step = "setuid";
+    if (setuid(c->uid) != 0) goto fail;
+    if (getuid() != c->uid || geteuid() != c->uid || getgid() != c->gid || getegid() != c->gid) {
+        fprintf(stderr, "gsched: the task's ids are not uid %lld gid %lld after the switch\n",
+                (long long)c->uid, (long long)c->gid);
+        return 126;
+    }
+    /* a saved uid 0 would let the job take root back */
+    if (c->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
+        fprintf(stderr, "gsched: the task could regain root after dropping it: not started\n");
+        return 126;
+    }
+    if (c->workdir && chdir(c->workdir) != 0) {
+        fprintf(stderr, "gsched: cannot enter workdir '%s' as uid %lld: %s\n", c->workdir,
+                (long long)c->uid, strerror(errno));
+        return 126;
+    }
+    return 0;
+fail:
+    fprintf(stderr, "gsched: cannot run the task as uid %lld gid %lld (%s): %s\n",
+            (long long)c->uid, (long long)c->gid, step, strerror(errno));
+    return 126;
+}
+
 int gsd_shim_main(int argc, char **argv)
 {
     const char *status = NULL;
     long long log_cap = 0;
-    int i = 1;
+    shim_cred cred = {0};
+    int i = 1, cr;
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "--status") && i + 1 < argc) {
             status = argv[++i];
+        } else if ((cr = shim_cred_opt(&cred, argc, argv, &i)) != 0) {
+            if (cr < 0) {
+                free(cred.groups);
+                shim_usage();
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--log-cap") && i + 1 < argc) {
             char *e;
             log_cap = strtoll(argv[++i], &e, 10);
             if (*e || log_cap < 0) {
+                free(cred.groups);
                 shim_usage();
                 return 2;
             }
@@ -1240,7 +1550,8 @@ int gsd_shim_main(int argc, char **argv)
             return 2;
         }
     }
-    if (!status || i >= argc) {
+    if (!status || i >= argc || (cred.set && cred.set != 3)) {
+        free(cred.groups);
         shim_usage();
         return 2;
     }
@@ -1281,6 +1592,8 @@ int gsd_shim_main(int argc, char **argv)
             dup2(pw, 1);
             dup2(pw, 2);
         }
+        int dc = shim_drop_privileges(&cred);
+        if (dc) _exit(dc);
         execvp(argv[i], argv + i);
         int e = errno;
         fprintf(stderr, "gsched: cannot run '%s': %s\n", argv[i], strerror(e));
@@ -1288,6 +1601,7 @@ int gsd_shim_main(int argc, char **argv)
     }
     if (piped) close(pw);
     int st = shim_wait_command(pid, piped ? &lp : NULL), code = wait_code(st);
+    free(cred.groups);
     /* During a stop (SIGTERM) the grace period belongs to the whole task: the command may be
      * gone (a shell dies of SIGTERM at once) while the program it started still writes its
      * checkpoint.  Wait for every descendant; the daemon's SIGKILL to the group at the end of
