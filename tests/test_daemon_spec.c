@@ -350,6 +350,55 @@ static void reserved_env_names(void)
     ASSERT(gsd_env_reserved("MASTER_PORT"));
     ASSERT(!gsd_env_reserved("PATH"));
     ASSERT(!gsd_env_reserved("GSCHEDX"));
+    /* set by `gsched submit --array`, never by the executor */
+    ASSERT(!gsd_env_reserved("GSCHED_ARRAY_TASK_ID"));
+    ASSERT(gsd_env_reserved("GSCHED_ARRAY"));
+}
+
+/* Slurm's --time (sbatch -t): a bare number is minutes, then its colon and dash forms. */
+static void slurm_time_limits(void)
+{
+    static const struct {
+        const char *in;
+        gs_time want;
+    } ok[] = {
+        {"30", 30 * 60 * GS_SEC},                           /* MM: minutes, not seconds or tasks */
+        {"0", 0},                                           /* no limit */
+        {"1.5", 90 * GS_SEC},                               /* fractional minutes */
+        {"5:30", (5 * 60 + 30) * GS_SEC},                   /* MM:SS */
+        {"90:00", 90 * 60 * GS_SEC},                        /* MM:SS with more than 59 minutes */
+        {"01:02:03", (3600 + 120 + 3) * GS_SEC},            /* HH:MM:SS */
+        {"2-0", 2 * 86400 * GS_SEC},                        /* D-HH */
+        {"1-12", (86400 + 12 * 3600) * GS_SEC},             /* D-HH */
+        {"1-02:30", (86400 + 2 * 3600 + 30 * 60) * GS_SEC}, /* D-HH:MM */
+        {"1-02:30:04", (86400 + 2 * 3600 + 1804) * GS_SEC}, /* D-HH:MM:SS */
+        {"UNLIMITED", 0},
+        {"unlimited", 0},
+        {"infinite", 0},
+        {"Infinite", 0},
+        {"90s", 90 * GS_SEC}, /* gsched's units still work */
+        {"2h", 2 * 3600 * GS_SEC},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        gs_time t = -1;
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        ASSERT_OK(gsd_parse_time_limit(ok[i].in, &t, &d));
+        ASSERT_EQ(t, ok[i].want);
+    }
+    static const char *const bad[] = {"",    "-5",         "1:60",    "1-02:60", "forever",
+                                      "30x", "unlimitedx", "1:2:3:4", "60000000"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        gs_time t;
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        ASSERT(gsd_parse_time_limit(bad[i], &t, &d) != 0);
+        ASSERT(d.msg[0] != '\0');
+    }
+    /* the spec's own time_limit keeps bare seconds */
+    gs_time t;
+    ASSERT_OK(gsd_parse_duration("30", GS_SEC, &t, NULL));
+    ASSERT_EQ(t, 30 * GS_SEC);
 }
 
 /*
@@ -428,6 +477,7 @@ static const test_case tests[] = {
     {"durations_and_priorities", durations_and_priorities},
     {"json_round_trip", json_round_trip},
     {"reserved_env_names", reserved_env_names},
+    {"slurm_time_limits", slurm_time_limits},
 };
 
 TEST_MAIN(tests)

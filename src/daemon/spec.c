@@ -70,6 +70,15 @@ int gsd_parse_duration(const char *s, gs_time bare_unit, gs_time *out, gs_diag *
     return 0;
 }
 
+int gsd_parse_time_limit(const char *s, gs_time *out, gs_diag *d)
+{
+    if (!strcasecmp(s, "unlimited") || !strcasecmp(s, "infinite")) {
+        *out = 0;
+        return 0;
+    }
+    return gsd_parse_duration(s, 60 * GS_SEC, out, d);
+}
+
 void gsd_format_duration(gs_time t, char *buf, size_t cap)
 {
     if (t < 0) t = 0;
@@ -90,7 +99,7 @@ int gsd_env_reserved(const char *key)
     static const char *const reserved[] = {
         "CUDA_VISIBLE_DEVICES", "MASTER_ADDR", "MASTER_PORT", "RANK",
         "WORLD_SIZE",           "LOCAL_RANK",  "NODE_RANK",   NULL};
-    if (!strncmp(key, "GSCHED_", 7)) return 1;
+    if (!strncmp(key, "GSCHED_", 7)) return strncmp(key, "GSCHED_ARRAY_", 13) != 0;
     for (size_t i = 0; reserved[i]; i++)
         if (!strcmp(key, reserved[i])) return 1;
     return 0;

@@ -101,9 +101,18 @@ void gsd_spec_job(const gsd_spec *s, gs_time default_duration, gs_job_spec *out)
  */
 #define GSD_DURATION_MAX ((gs_time)100 * 365 * 86400 * GS_SEC)
 int gsd_parse_duration(const char *s, gs_time bare_unit, gs_time *out, gs_diag *d);
+/*
+ * A time limit as Slurm's --time writes it: a bare number is minutes ("30" = 30 min), then
+ * MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, and gsched's units ("90s", "2h"); "UNLIMITED",
+ * "infinite" (any case) and "0" mean no limit (*out = 0).  Same bounds and rounding as
+ * gsd_parse_duration.  (A spec's time_limit field keeps the spec grammar: bare seconds.)
+ */
+int gsd_parse_time_limit(const char *s, gs_time *out, gs_diag *d);
 /* Format a duration as "1h02m03s" / "45s" / "2d03h". */
 void gsd_format_duration(gs_time t, char *buf, size_t cap);
-/* 1 if s is a name the executor reserves in the task environment. */
+/* 1 if s is a name the executor reserves in the task environment: GSCHED_* (except
+ * GSCHED_ARRAY_*, which `gsched submit --array` sets and the executor never does),
+ * CUDA_VISIBLE_DEVICES, RANK, ... */
 int gsd_env_reserved(const char *key);
 
 #endif
