@@ -1,21 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * cmd_submit.c - `gsched submit FILE | -- CMD...`: validate a job spec
- * locally (file:line:col errors, exit 2, no daemon needed), then send its
- * canonical JSON to the daemon.
+ * cmd_submit.c - `gsched submit FILE | SCRIPT [ARG...] | -- CMD...`: validate a job spec
+ * locally (file:line:col errors, exit 2, no daemon needed), then send its canonical JSON to
+ * the daemon.
  *
- * Flags override the file's fields (like sbatch options over #SBATCH
- * lines).  Without a workdir the job runs in the directory it was submitted
- * from.  --parsable prints only the job id; --dry-run asks whether and where
- * the job would start now, changing nothing.
+ * Options have sbatch's meanings where sbatch has them (-J name, -n tasks, -N nodes, -G
+ * total GPUs, -t time with bare minutes, -p partition = VC, -q QOS = priority, -o/-e output
+ * files, -D workdir, --export, --array, #SBATCH lines of a batch script); gsched's own long
+ * options stay (--name, --tasks, --vc, --priority, --workdir, --env, ...).  docs/cli.md has
+ * the side-by-side table.  Flags override the file's fields and the script's #SBATCH lines.
+ * Without a workdir the job runs in the directory it was submitted from.  --parsable prints
+ * only the job id; --dry-run asks whether and where the job would start now, changing nothing.
+ *
+ * Invariants: an option gsched cannot honour (--dependency, --hold, --array=...%N) is refused
+ * with the missing feature named, never accepted and ignored; -o/-e change the job's command
+ * (a /bin/sh prefix that redirects its output), visibly in `gsched describe`; every array
+ * element is a separate job whose spec differs only in its GSCHED_ARRAY_* / SLURM_ARRAY_*
+ * variables.
  */
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -23,33 +34,64 @@
 #include "config.h"
 #include "daemon.h"
 
-/* Unit of a bare number in --time (--duration and --grace: seconds).  Slurm's --time means
- * minutes; switching to that is this one definition. */
-#define TIME_BARE_UNIT GS_SEC
+extern char **environ;
+
+#define ARRAY_MAX 1000 /* elements of one --array (Slurm's default MaxArraySize is 1001) */
 
 static void submit_usage(FILE *f)
 {
-    fprintf(f, "usage: gsched submit [options] FILE        (YAML or JSON job spec; - = stdin)\n"
-               "       gsched submit [options] -- CMD [ARG...]\n"
-               "\n"
-               "  -n, --name NAME         job name\n"
-               "  -g, --gpus N            GPUs per task (default 1)\n"
-               "  -t, --tasks N[xG]       tasks (default 1); NxG also sets GPUs per task\n"
-               "  -q, --vc VC             virtual cluster / queue (default: default)\n"
-               "  -p, --priority P        integer, or prod (100), test (10), oppo (-1)\n"
-               "      --gpu-type TYPE     GPU model (default: any)\n"
-               "      --no-gang           start tasks one by one as GPUs free up\n"
-               "      --time LIMIT        time limit (90s, 30m, 2h, HH:MM:SS)\n"
-               "      --duration DUR      expected run time (duration-aware policies)\n"
-               "      --grace DUR         SIGTERM -> SIGKILL grace period for checkpoints\n"
-               "      --checkpoint-dir D  exported to the job as GSCHED_CHECKPOINT_DIR\n"
-               "  -C, --workdir DIR       working directory (default: the current one)\n"
-               "  -e, --env KEY=VALUE     environment variable, repeatable\n"
-               "      --cpus N, --mem SIZE  CPUs and memory per task\n"
-               "      --user NAME         submit for another user (admin token only)\n"
-               "      --dry-run           only say whether and where it would start now\n"
-               "      --idempotency-key K retrying with the same key never submits twice\n"
-               "      --parsable          print only the job id\n" CLI_CONN_HELP);
+    fprintf(
+        f,
+        "usage: gsched submit [options] FILE        (YAML or JSON job spec; - = stdin)\n"
+        "       gsched submit [options] SCRIPT [ARG...]  (batch script: #! and #SBATCH "
+        "lines)\n"
+        "       gsched submit [options] -- CMD [ARG...]\n"
+        "\n"
+        "Slurm (sbatch) options, with sbatch's meanings:\n"
+        "  -J, --job-name NAME     job name (also --name)\n"
+        "  -n, --ntasks N          tasks (each task's GPUs are on one node)\n"
+        "  -N, --nodes N           nodes: N tasks (one per node); with -n, N must equal it\n"
+        "  -G, --gpus [TYPE:]N     GPUs of the whole job, split evenly over its tasks\n"
+        "  -g, --gpus-per-task N   GPUs per task (default 1; also --gpus-per-node, "
+        "--gres=gpu[:TYPE]:N)\n"
+        "  -t, --time LIMIT        time limit: MM (minutes), MM:SS, HH:MM:SS, D-HH, "
+        "D-HH:MM,\n"
+        "                          D-HH:MM:SS, UNLIMITED (also gsched's 90s, 2h)\n"
+        "  -p, --partition VC      virtual cluster (also --vc, --queue; default: default)\n"
+        "  -q, --qos CLASS         priority class: prod (100), test (10), normal (0), oppo "
+        "(-1)\n"
+        "                          or an integer (also --priority)\n"
+        "  -o, --output FILE       the job's stdout (and stderr without -e) appended to "
+        "FILE\n"
+        "  -e, --error FILE        the job's stderr appended to FILE\n"
+        "                          (%%j job id, %%x name, %%u user, %%a array index, %%t task, "
+        "%%N node)\n"
+        "  -D, --chdir DIR         working directory (also --workdir; default: the current "
+        "one)\n"
+        "  -C, --constraint TYPE   GPU model (also --gpu-type; default: any)\n"
+        "  -c, --cpus-per-task N   CPUs per task (also --cpus)\n"
+        "      --mem SIZE          memory per task (one task per node)\n"
+        "      --export LIST       ALL, NONE, or VAR[=VALUE],... into the job's environment\n"
+        "                          (default NONE: the job environment starts empty)\n"
+        "  -a, --array LIST        one job per index: 0-7, 1,3,5, 0-15:2; each gets\n"
+        "                          GSCHED_ARRAY_TASK_ID and SLURM_ARRAY_TASK_ID\n"
+        "      --wrap CMD          run CMD under /bin/sh -c\n"
+        "      --parsable          print only the job id(s)\n"
+        "  refused (the daemon has no such feature): -d/--dependency, -H/--hold, "
+        "--array=...%%N\n"
+        "\n"
+        "gsched options:\n"
+        "      --tasks N[xG]       tasks; NxG also sets GPUs per task\n"
+        "      --priority P        integer, or prod (100), test (10), oppo (-1)\n"
+        "      --env KEY=VALUE     environment variable, repeatable\n"
+        "      --no-gang           start tasks one by one as GPUs free up\n"
+        "      --duration DUR      expected run time (duration-aware policies; bare "
+        "seconds)\n"
+        "      --grace DUR         SIGTERM -> SIGKILL grace period (bare seconds)\n"
+        "      --checkpoint-dir D  exported to the job as GSCHED_CHECKPOINT_DIR\n"
+        "      --user NAME         submit for another user (admin token only)\n"
+        "      --dry-run           only say whether and where it would start now\n"
+        "      --idempotency-key K retrying with the same key never submits twice\n" CLI_CONN_HELP);
 }
 
 static char *xstrdup(const char *s)
@@ -62,7 +104,6 @@ static char *xstrdup(const char *s)
 enum {
     O_GPUTYPE = 1,
     O_NOGANG,
-    O_TIME,
     O_DURATION,
     O_GRACE,
     O_CKPT,
@@ -71,41 +112,404 @@ enum {
     O_USER,
     O_DRY,
     O_IDEM,
-    O_PARSABLE
+    O_PARSABLE,
+    O_TASKS,
+    O_VC,
+    O_PRIO,
+    O_ENV,
+    O_GPN,
+    O_GRES,
+    O_EXPORT,
+    O_WRAP,
+    O_NAME
 };
 
+static const struct option longopts[] = {{"job-name", required_argument, NULL, 'J'},
+                                         {"name", required_argument, NULL, O_NAME},
+                                         {"ntasks", required_argument, NULL, 'n'},
+                                         {"tasks", required_argument, NULL, O_TASKS},
+                                         {"nodes", required_argument, NULL, 'N'},
+                                         {"gpus", required_argument, NULL, 'G'},
+                                         {"gpus-per-task", required_argument, NULL, 'g'},
+                                         {"gpus-per-node", required_argument, NULL, O_GPN},
+                                         {"gres", required_argument, NULL, O_GRES},
+                                         {"time", required_argument, NULL, 't'},
+                                         {"partition", required_argument, NULL, 'p'},
+                                         {"vc", required_argument, NULL, O_VC},
+                                         {"queue", required_argument, NULL, O_VC},
+                                         {"qos", required_argument, NULL, 'q'},
+                                         {"priority", required_argument, NULL, O_PRIO},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"error", required_argument, NULL, 'e'},
+                                         {"chdir", required_argument, NULL, 'D'},
+                                         {"workdir", required_argument, NULL, 'D'},
+                                         {"constraint", required_argument, NULL, 'C'},
+                                         {"gpu-type", required_argument, NULL, O_GPUTYPE},
+                                         {"cpus-per-task", required_argument, NULL, 'c'},
+                                         {"cpus", required_argument, NULL, O_CPUS},
+                                         {"mem", required_argument, NULL, O_MEM},
+                                         {"env", required_argument, NULL, O_ENV},
+                                         {"export", required_argument, NULL, O_EXPORT},
+                                         {"array", required_argument, NULL, 'a'},
+                                         {"dependency", required_argument, NULL, 'd'},
+                                         {"hold", no_argument, NULL, 'H'},
+                                         {"wrap", required_argument, NULL, O_WRAP},
+                                         {"no-gang", no_argument, NULL, O_NOGANG},
+                                         {"duration", required_argument, NULL, O_DURATION},
+                                         {"grace", required_argument, NULL, O_GRACE},
+                                         {"checkpoint-dir", required_argument, NULL, O_CKPT},
+                                         {"user", required_argument, NULL, O_USER},
+                                         {"dry-run", no_argument, NULL, O_DRY},
+                                         {"idempotency-key", required_argument, NULL, O_IDEM},
+                                         {"parsable", no_argument, NULL, O_PARSABLE},
+                                         {"help", no_argument, NULL, 'h'},
+                                         CLI_CONN_LONGOPTS,
+                                         {NULL, 0, NULL, 0}};
+/* '-': non-options come back in order as 1 (the FILE / SCRIPT and its arguments) */
+static const char shortopts[] = "-J:n:N:G:g:t:p:q:o:e:D:C:c:a:d:Hh";
+
+/* Every option's value, as the last occurrence set it (#SBATCH lines first, then the command
+ * line).  0 / NULL = not given. */
 typedef struct over {
-    const char *name, *vc, *gpu_type, *workdir, *ckpt, *user, *prio, *tasks, *mem;
-    int gpus, cpus, nogang;
+    const char *name, *vc, *gpu_type, *workdir, *ckpt, *user, *prio, *prio_flag, *mem;
+    const char *output, *error, *export_, *array, *wrap, *idem;
+    int ntasks, nodes, gpus_total, gpt, cpus, has_cpus, nogang, dry, parsable;
     gs_time time, duration, grace;
     int has_time, has_duration, has_grace;
-    char **env;
+    const char **env;
     size_t nenv;
+    char **own; /* strings this struct owns (parsed types, #SBATCH tokens) */
+    size_t nown;
 } over;
 
-static int set_env(gsd_spec *s, const char *kv)
+static const char *own(over *o, char *s)
 {
-    const char *eq = strchr(kv, '=');
-    if (!eq || eq == kv) {
-        cli_err("--env: expected KEY=VALUE, got '%s'", kv);
+    char **n = realloc(o->own, (o->nown + 1) * sizeof *n);
+    if (!n || !s) abort();
+    o->own = n;
+    o->own[o->nown++] = s;
+    return s;
+}
+
+static void over_release(over *o)
+{
+    for (size_t i = 0; i < o->nown; i++) free(o->own[i]);
+    free(o->own);
+    free(o->env);
+}
+
+/* "where" prefixes messages about #SBATCH lines ("job.sh:3: "); "" for the command line. */
+static char g_where[PATH_MAX + 32];
+
+static void oerr(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static void oerr(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cli_err("%s%s", g_where, msg);
+}
+
+static int parse_count(const char *flag, const char *s, int min, int *out)
+{
+    char *e;
+    errno = 0;
+    long v = strtol(s, &e, 10);
+    if (e == s || *e || errno || v < min || v > GSD_MAX_GPUS) {
+        oerr("%s: '%s' is not a count from %d to %d", flag, s, min, GSD_MAX_GPUS);
         return -1;
     }
-    char *key = strndup(kv, (size_t)(eq - kv));
-    if (!key) abort();
+    *out = (int)v;
+    return 0;
+}
+
+/* "[TYPE:]N" (-G, --gpus-per-node) or "gpu[:TYPE]:N" (--gres): the count and maybe a type. */
+static int parse_typed_count(over *o, const char *flag, const char *s, int gres, int *n)
+{
+    const char *v = s;
+    if (gres) {
+        if (strncmp(s, "gpu:", 4) && strcmp(s, "gpu")) {
+            oerr("%s: '%s': gsched schedules only GPUs (gpu[:TYPE]:N)", flag, s);
+            return -1;
+        }
+        v = s[3] ? s + 4 : "1";
+    }
+    if (strchr(v, ',')) {
+        oerr("%s: '%s': one GPU type per job", flag, s);
+        return -1;
+    }
+    const char *colon = strrchr(v, ':');
+    if (colon) {
+        if (colon == v) {
+            oerr("%s: '%s': empty GPU type", flag, s);
+            return -1;
+        }
+        o->gpu_type = own(o, strndup(v, (size_t)(colon - v)));
+        v = colon + 1;
+    }
+    return parse_count(flag, v, 1, n);
+}
+
+/*
+ * One option (from the command line or an #SBATCH line).  0, -1 after an error message, 1
+ * after printing the usage (--help).
+ */
+static int handle(over *o, cli_conn *k, int opt, const char *arg)
+{
+    if (cli_conn_opt(k, opt, arg)) return 0;
+    switch (opt) {
+    case 'J':
+    case O_NAME: o->name = arg; return 0;
+    case 'p':
+    case O_VC: o->vc = arg; return 0;
+    case 'q':
+    case O_PRIO:
+        o->prio = arg;
+        o->prio_flag = opt == 'q' ? "--qos" : "--priority";
+        return 0;
+    case 'D': o->workdir = arg; return 0;
+    case 'C':
+        if (strpbrk(arg, "&|[]*,")) {
+            oerr("--constraint: '%s': gsched takes one GPU type (no feature expressions)", arg);
+            return -1;
+        }
+        o->gpu_type = arg;
+        return 0;
+    case O_GPUTYPE: o->gpu_type = arg; return 0;
+    case O_NOGANG: o->nogang = 1; return 0;
+    case O_CKPT: o->ckpt = arg; return 0;
+    case O_USER: o->user = arg; return 0;
+    case O_MEM: o->mem = arg; return 0;
+    case O_DRY: o->dry = 1; return 0;
+    case O_IDEM: o->idem = arg; return 0;
+    case O_PARSABLE: o->parsable = 1; return 0;
+    case 'o': o->output = arg; return 0;
+    case 'e': o->error = arg; return 0;
+    case O_EXPORT: o->export_ = arg; return 0;
+    case O_WRAP: o->wrap = arg; return 0;
+    case O_ENV: {
+        const char **ne = realloc(o->env, (o->nenv + 1) * sizeof *ne);
+        if (!ne) abort();
+        o->env = ne;
+        o->env[o->nenv++] = arg;
+        return 0;
+    }
+    case 'n': return parse_count("--ntasks", arg, 1, &o->ntasks);
+    case 'g': return parse_count("--gpus-per-task", arg, 1, &o->gpt);
+    case O_GPN: return parse_typed_count(o, "--gpus-per-node", arg, 0, &o->gpt);
+    case O_GRES: return parse_typed_count(o, "--gres", arg, 1, &o->gpt);
+    case 'G': return parse_typed_count(o, "--gpus", arg, 0, &o->gpus_total);
+    case 'c':
+    case O_CPUS: {
+        if (parse_count(opt == 'c' ? "--cpus-per-task" : "--cpus", arg, 0, &o->cpus)) return -1;
+        o->has_cpus = 1;
+        return 0;
+    }
+    case 'N': {
+        /* N or MIN-MAX; gsched places exactly the tasks it is given */
+        const char *dash = strchr(arg, '-');
+        int lo, hi;
+        if (dash) {
+            char *a = strndup(arg, (size_t)(dash - arg));
+            if (!a) abort();
+            int bad = parse_count("--nodes", a, 1, &lo) || parse_count("--nodes", dash + 1, 1, &hi);
+            free(a);
+            if (bad) return -1;
+            if (lo != hi) {
+                oerr("--nodes: '%s': gsched needs one node count (a job gets exactly its tasks)",
+                     arg);
+                return -1;
+            }
+        } else if (parse_count("--nodes", arg, 1, &lo)) {
+            return -1;
+        }
+        o->nodes = lo;
+        return 0;
+    }
+    case O_TASKS: {
+        char *e;
+        long a = strtol(arg, &e, 10);
+        if (e == arg || a < 1 || a > GSD_MAX_GPUS || (*e && *e != 'x' && *e != 'X')) {
+            oerr("--tasks: expected N or NxG, got '%s'", arg);
+            return -1;
+        }
+        if (*e) {
+            char *e2;
+            long b = strtol(e + 1, &e2, 10);
+            if (*e2 || e2 == e + 1 || b < 1 || b > GSD_MAX_GPUS) {
+                oerr("--tasks: expected N or NxG, got '%s'", arg);
+                return -1;
+            }
+            o->gpt = (int)b;
+        }
+        o->ntasks = (int)a;
+        return 0;
+    }
+    case 't':
+    case O_DURATION:
+    case O_GRACE: {
+        gs_time t;
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        int rc = opt == 't' ? gsd_parse_time_limit(arg, &t, &d)
+                            : gsd_parse_duration(arg, GS_SEC, &t, &d);
+        if (rc) {
+            if (opt == 't')
+                oerr("--time: '%s' is not a time limit: %s (minutes: 30, MM:SS, HH:MM:SS, "
+                     "D-HH, D-HH:MM, D-HH:MM:SS, UNLIMITED; or 90s, 2h)",
+                     arg, d.msg);
+            else
+                oerr("--%s: '%s' is not a duration: %s (90s, 30m, 2h, 1h30m, HH:MM:SS, "
+                     "D-HH:MM:SS)",
+                     opt == O_DURATION ? "duration" : "grace", arg, d.msg);
+            return -1;
+        }
+        if (opt == 't') o->time = t, o->has_time = 1;
+        if (opt == O_DURATION) o->duration = t, o->has_duration = 1;
+        if (opt == O_GRACE) o->grace = t, o->has_grace = 1;
+        return 0;
+    }
+    case 'a':
+        if (strchr(arg, '%')) {
+            oerr("--array: '%s': a '%%N' limit (at most N elements running at once) needs the "
+                 "daemon to throttle array elements, which gsched cannot do; drop '%%N'",
+                 arg);
+            return -1;
+        }
+        o->array = arg;
+        return 0;
+    case 'd':
+        oerr("--dependency: gsched has no job dependencies (the daemon cannot keep a job "
+             "waiting for another one to end): submit it once '%s' is satisfied, or run the "
+             "steps in one job",
+             arg);
+        return -1;
+    case 'H':
+        oerr("--hold: gsched has no held state (a submitted job is eligible at once): submit it "
+             "when it may run");
+        return -1;
+    case 'h': submit_usage(stdout); return 1;
+    default: submit_usage(stderr); return -1;
+    }
+}
+
+static void set_kv(gsd_spec *s, const char *key, const char *val)
+{
     for (size_t i = 0; i < s->nenv; i++)
         if (!strcmp(s->env[i].key, key)) {
             free(s->env[i].val);
-            s->env[i].val = xstrdup(eq + 1);
-            free(key);
-            return 0;
+            s->env[i].val = xstrdup(val);
+            return;
         }
     gsd_kv *nv = realloc(s->env, (s->nenv + 1) * sizeof *nv);
     if (!nv) abort();
     s->env = nv;
-    s->env[s->nenv].key = key;
-    s->env[s->nenv].val = xstrdup(eq + 1);
+    s->env[s->nenv].key = xstrdup(key);
+    s->env[s->nenv].val = xstrdup(val);
     s->nenv++;
+}
+
+static int set_env(gsd_spec *s, const char *flag, const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv) {
+        cli_err("%s: expected KEY=VALUE, got '%s'", flag, kv);
+        return -1;
+    }
+    char *key = strndup(kv, (size_t)(eq - kv));
+    if (!key) abort();
+    set_kv(s, key, eq + 1);
+    free(key);
     return 0;
+}
+
+/* 1 if KEY=VAL of the submitter's environment may go into a job spec as it is. */
+static int exportable(const char *key, const char *val)
+{
+    gsd_spec t;
+    gsd_spec_init(&t);
+    char *argv[] = {"true", NULL};
+    gsd_kv kv = {(char *)key, (char *)val};
+    t.argv = argv;
+    t.argc = 1;
+    t.env = &kv;
+    t.nenv = 1;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    const char *field;
+    return gsd_spec_validate(&t, &d, &field) == 0;
+}
+
+/*
+ * --export: ALL (the submitter's environment, minus names a spec cannot carry: GSCHED_*,
+ * CUDA_VISIBLE_DEVICES, ...), NONE (nothing: gsched's default), VAR=VALUE, VAR (its value
+ * here; skipped with a note when unset), comma-separated.
+ */
+static int apply_export(gsd_spec *s, const char *arg)
+{
+    char *buf = xstrdup(arg), *save = NULL;
+    int all = 0, none = 0, rc = 0;
+    size_t nitems = 0;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        nitems++;
+        if (!strcmp(t, "ALL"))
+            all = 1;
+        else if (!strcmp(t, "NONE") || !strcmp(t, "NIL"))
+            none = 1;
+    }
+    if (!nitems || (all && none)) {
+        cli_err("--export: '%s': expected ALL, NONE, or VAR[=VALUE],...", arg);
+        free(buf);
+        return -1;
+    }
+    if (all) {
+        size_t skipped = 0;
+        for (char **e = environ; *e; e++) {
+            const char *eq = strchr(*e, '=');
+            if (!eq || eq == *e) continue;
+            char *key = strndup(*e, (size_t)(eq - *e));
+            if (!key) abort();
+            if (exportable(key, eq + 1))
+                set_kv(s, key, eq + 1);
+            else
+                skipped++;
+            free(key);
+        }
+        if (s->nenv > GSD_MAX_ENV) {
+            cli_err("--export=ALL: your environment has %zu variables; a job takes at most %d "
+                    "(name them: --export=VAR,...)",
+                    s->nenv, GSD_MAX_ENV);
+            free(buf);
+            return -1;
+        }
+        if (skipped)
+            fprintf(stderr,
+                    "gsched: --export=ALL: %zu variable(s) not exported (names gsched sets, such "
+                    "as GSCHED_*, or values a job spec cannot carry)\n",
+                    skipped);
+    }
+    strcpy(buf, arg);
+    save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "ALL") || !strcmp(t, "NONE") || !strcmp(t, "NIL")) continue;
+        if (strchr(t, '=')) {
+            rc = set_env(s, "--export", t);
+        } else {
+            const char *v = getenv(t);
+            if (v)
+                set_kv(s, t, v);
+            else
+                fprintf(stderr, "gsched: --export: %s is not set here; not exported\n", t);
+        }
+    }
+    free(buf);
+    return rc;
 }
 
 static void replace(char **dst, const char *v)
@@ -127,43 +531,63 @@ static int apply(gsd_spec *s, const over *o)
         } else {
             char *abs = realpath(o->workdir, NULL);
             if (!abs) {
-                cli_err("--workdir: '%s': %s", o->workdir, strerror(errno));
+                cli_err("--chdir: '%s': %s", o->workdir, strerror(errno));
                 return -1;
             }
             free(s->workdir);
             s->workdir = abs;
         }
     }
-    gs_diag d;
-    gs_diag_init(&d, NULL);
-    if (o->prio && gs_parse_priority(o->prio, GSD_PRIO_MAX, &s->priority, &d)) {
-        cli_err("--priority: %s", d.msg);
-        return -1;
-    }
-    if (o->tasks) {
-        char *e;
-        long a = strtol(o->tasks, &e, 10);
-        if (e == o->tasks || a < 1 || a > GSD_MAX_GPUS || (*e && *e != 'x' && *e != 'X')) {
-            cli_err("--tasks: expected N or NxG, got '%s'", o->tasks);
+    if (o->prio) {
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        if (!strcasecmp(o->prio, "normal")) {
+            s->priority = 0;
+        } else if (gs_parse_priority(o->prio, GSD_PRIO_MAX, &s->priority, &d)) {
+            cli_err("%s: %s (prod, test, normal, oppo, or an integer -1..%d)", o->prio_flag, d.msg,
+                    GSD_PRIO_MAX);
             return -1;
         }
-        s->ntasks = (int)a;
-        if (*e) {
-            char *e2;
-            long b = strtol(e + 1, &e2, 10);
-            if (*e2 || e2 == e + 1 || b < 1 || b > GSD_MAX_GPUS) {
-                cli_err("--tasks: expected N or NxG, got '%s'", o->tasks);
+    }
+    /* tasks, then GPUs per task, then the job's total */
+    if (o->nodes && o->ntasks && o->nodes != o->ntasks) {
+        cli_err("--nodes %d with --ntasks %d: a gsched task holds one node's share of the job "
+                "(one process per task, its GPUs on one node); use -N %d -G TOTAL, or -n %d "
+                "alone",
+                o->nodes, o->ntasks, o->nodes, o->ntasks);
+        return -1;
+    }
+    if (o->ntasks) s->ntasks = o->ntasks;
+    if (o->nodes) s->ntasks = o->nodes;
+    if (o->gpt) s->gpus_per_task = o->gpt;
+    if (o->gpus_total) {
+        if (o->gpt && !o->ntasks && !o->nodes) {
+            if (o->gpus_total % o->gpt) {
+                cli_err("--gpus %d is not a multiple of --gpus-per-task %d", o->gpus_total, o->gpt);
                 return -1;
             }
-            s->gpus_per_task = (int)b;
+            s->ntasks = o->gpus_total / o->gpt;
+        } else if (o->gpt) {
+            if ((long)s->ntasks * o->gpt != o->gpus_total) {
+                cli_err("--gpus %d does not match %d task(s) x --gpus-per-task %d", o->gpus_total,
+                        s->ntasks, o->gpt);
+                return -1;
+            }
+        } else {
+            if (o->gpus_total % s->ntasks) {
+                cli_err("--gpus %d cannot be split evenly over %d task(s) (gsched gives every "
+                        "task the same GPU count)",
+                        o->gpus_total, s->ntasks);
+                return -1;
+            }
+            s->gpus_per_task = o->gpus_total / s->ntasks;
         }
     }
-    if (o->gpus) s->gpus_per_task = o->gpus;
     if (o->nogang) s->gang = 0;
     if (o->has_time) s->time_limit = o->time;
     if (o->has_duration) s->duration = o->duration;
     if (o->has_grace) s->grace = o->grace;
-    if (o->cpus) s->cpus_per_task = o->cpus;
+    if (o->has_cpus) s->cpus_per_task = o->cpus;
     if (o->mem) {
         int64_t mb = gs_parse_mem_mb(o->mem);
         if (mb < 0 || mb > (1LL << 30)) {
@@ -172,10 +596,338 @@ static int apply(gsd_spec *s, const over *o)
         }
         s->mem_mb_per_task = (int)mb;
     }
+    if (o->export_ && apply_export(s, o->export_)) return -1;
     for (size_t i = 0; i < o->nenv; i++)
-        if (set_env(s, o->env[i])) return -1;
+        if (set_env(s, "--env", o->env[i])) return -1;
     return 0;
 }
+
+/* ---- batch scripts -------------------------------------------------------------------------- */
+
+typedef struct strbuf {
+    char *p;
+    size_t n, cap;
+} strbuf;
+
+static void sb_add(strbuf *b, const char *s, size_t len)
+{
+    if (b->n + len + 1 > b->cap) {
+        b->cap = (b->n + len + 1) * 2;
+        b->p = realloc(b->p, b->cap);
+        if (!b->p) abort();
+    }
+    memcpy(b->p + b->n, s, len);
+    b->n += len;
+    b->p[b->n] = '\0';
+}
+
+static void sb_str(strbuf *b, const char *s)
+{
+    sb_add(b, s, strlen(s));
+}
+
+/* Split an #SBATCH line into words: blanks separate, '...' and "..." quote, a word starting
+ * with '#' starts a comment.  Words are owned by o.  -1 on an unterminated quote. */
+static int split_words(over *o, const char *s, const char ***words, size_t *n)
+{
+    *words = NULL;
+    *n = 0;
+    for (;;) {
+        while (*s == ' ' || *s == '\t') s++;
+        if (!*s || *s == '#') return 0;
+        strbuf w = {0};
+        sb_add(&w, "", 0);
+        while (*s && *s != ' ' && *s != '\t') {
+            if (*s == '\'' || *s == '"') {
+                char q = *s++;
+                const char *end = strchr(s, q);
+                if (!end) {
+                    free(w.p);
+                    return -1;
+                }
+                sb_add(&w, s, (size_t)(end - s));
+                s = end + 1;
+            } else {
+                sb_add(&w, s++, 1);
+            }
+        }
+        const char **nw = realloc(*words, (*n + 1) * sizeof *nw);
+        if (!nw) abort();
+        *words = nw;
+        (*words)[(*n)++] = own(o, w.p);
+    }
+}
+
+/* The options of the #SBATCH lines at the top of a script (up to its first command line). */
+static int sbatch_lines(over *o, cli_conn *k, const char *path, const char *buf)
+{
+    int lineno = 0, rc = 0;
+    const char *line = buf;
+    while (*line && !rc) {
+        const char *eol = strchr(line, '\n');
+        size_t len = eol ? (size_t)(eol - line) : strlen(line);
+        lineno++;
+        char *l = strndup(line, len);
+        if (!l) abort();
+        if (len && l[len - 1] == '\r') l[len - 1] = '\0';
+        line = eol ? eol + 1 : line + len;
+        const char *p = l;
+        while (*p == ' ' || *p == '\t') p++;
+        if (lineno > 1 && *p && *p != '#') {
+            free(l); /* the first command: sbatch reads no further */
+            break;
+        }
+        if (strncmp(l, "#SBATCH", 7) || (l[7] && l[7] != ' ' && l[7] != '\t')) {
+            free(l);
+            continue;
+        }
+        snprintf(g_where, sizeof g_where, "%s:%d: ", path, lineno);
+        const char **words;
+        size_t n;
+        if (split_words(o, l + 7, &words, &n)) {
+            oerr("#SBATCH: unterminated quote");
+            rc = -1;
+        }
+        free(l);
+        if (rc || !n) {
+            free(words);
+            continue;
+        }
+        char **av = calloc(n + 2, sizeof *av);
+        if (!av) abort();
+        av[0] = "#SBATCH";
+        for (size_t i = 0; i < n; i++) av[i + 1] = (char *)words[i];
+        int ac = (int)n + 1, opt;
+        optind = 0;
+        opterr = 0;
+        while (!rc && (opt = getopt_long(ac, av, shortopts, longopts, NULL)) != -1) {
+            if (opt == 1) {
+                oerr("#SBATCH: unexpected word '%s' (not an option)", optarg);
+                rc = -1;
+            } else if (opt == '?' || opt == ':') {
+                const char *bad = av[optind - 1 < ac ? optind - 1 : ac - 1];
+                oerr("#SBATCH: %s option '%s'",
+                     opt == ':' ? "missing value for" : "unknown or unsupported", bad);
+                rc = -1;
+            } else if (opt == 'h') {
+                oerr("#SBATCH: --help is not an option for a script");
+                rc = -1;
+            } else {
+                rc = handle(o, k, opt, optarg) ? -1 : 0;
+            }
+        }
+        opterr = 1;
+        free(av);
+        free(words);
+    }
+    g_where[0] = '\0';
+    return rc;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/*
+ * The command of a batch script: its interpreter (the #! line, through /usr/bin/env too) runs
+ * the script's text, read now (like sbatch, later edits of the file do not change the job):
+ * INTERP [ARG] -c TEXT SCRIPT ARGS... for shells ($0 = the script's path), INTERP [ARG] -c
+ * TEXT ARGS... for python.
+ */
+static int script_command(gsd_spec *s, const char *path, const char *buf, char **args, int nargs)
+{
+    const char *eol = strchr(buf, '\n');
+    size_t len = eol ? (size_t)(eol - buf) : strlen(buf);
+    char *first = strndup(buf + 2, len - 2);
+    if (!first) abort();
+    char *words[8], *save = NULL;
+    int nw = 0;
+    for (char *t = strtok_r(first, " \t\r", &save); t && nw < 8; t = strtok_r(NULL, " \t\r", &save))
+        words[nw++] = t;
+    int prog = nw > 1 && !strcmp(base_name(words[0]), "env") ? 1 : 0;
+    static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", NULL};
+    int shell = 0, python = 0;
+    if (nw > prog) {
+        const char *b = base_name(words[prog]);
+        for (size_t i = 0; shells[i]; i++) shell |= !strcmp(b, shells[i]);
+        python = !strncmp(b, "python", 6);
+    }
+    if (!shell && !python) {
+        cli_err("%s: cannot run a script for '%s' (gsched runs sh, bash, zsh, ksh and python "
+                "scripts); use: gsched submit [options] -- INTERPRETER %s",
+                path, nw ? words[prog < nw ? prog : 0] : "(no interpreter)", path);
+        free(first);
+        return -1;
+    }
+    int n = nw + 2 + (shell ? 1 : 0) + nargs;
+    s->argv = calloc((size_t)n + 1, sizeof *s->argv);
+    if (!s->argv) abort();
+    int i = 0;
+    for (int w = 0; w < nw; w++) s->argv[i++] = xstrdup(words[w]);
+    s->argv[i++] = xstrdup("-c");
+    s->argv[i++] = xstrdup(buf);
+    if (shell) s->argv[i++] = xstrdup(path);
+    for (int a = 0; a < nargs; a++) s->argv[i++] = xstrdup(args[a]);
+    s->argc = i;
+    free(first);
+    return 0;
+}
+
+/* ---- -o / -e -------------------------------------------------------------------------------- */
+
+/* A file name pattern as one /bin/sh word: literal text single-quoted, %j and friends as the
+ * job's variables (set by the executor at start). */
+static int pattern_word(strbuf *w, const char *flag, const char *pat, int array)
+{
+    if (!*pat) {
+        cli_err("%s: empty file name", flag);
+        return -1;
+    }
+    sb_str(w, "'");
+    for (const char *p = pat; *p; p++) {
+        if (*p == '\'') {
+            sb_str(w, "'\\''");
+            continue;
+        }
+        if (*p != '%') {
+            sb_add(w, p, 1);
+            continue;
+        }
+        const char *var = NULL;
+        switch (p[1]) {
+        case '%':
+            sb_str(w, "%");
+            p++;
+            continue;
+        case 'j': var = "GSCHED_JOB_ID"; break;
+        case 'x': var = "GSCHED_JOB_NAME"; break;
+        case 'u': var = "GSCHED_USER"; break;
+        case 'N': var = "GSCHED_NODE"; break;
+        case 't': var = "GSCHED_TASK_INDEX"; break;
+        case 'a':
+            if (!array) {
+                cli_err("%s: '%%a' (array index) needs --array", flag);
+                return -1;
+            }
+            var = "GSCHED_ARRAY_TASK_ID";
+            break;
+        default:
+            cli_err("%s: '%s': unsupported '%%%c' (gsched knows %%j job id, %%x name, %%u user, "
+                    "%%a array index, %%t task, %%N node, %%%%)",
+                    flag, pat, p[1] ? p[1] : ' ');
+            return -1;
+        }
+        sb_str(w, "'\"${");
+        sb_str(w, var);
+        sb_str(w, "}\"'");
+        p++;
+    }
+    sb_str(w, "'");
+    return 0;
+}
+
+/*
+ * -o FILE / -e FILE: the job's own /bin/sh appends its stdout / stderr to FILE (relative to
+ * the workdir; opened as the job's user, when it starts) before running the command:
+ *   shell string S  ->  exec >>FILE 2>&1 <newline> S
+ *   list CMD ARG... ->  /bin/sh -c 'exec >>FILE 2>&1 <newline> exec "$0" "$@"' CMD ARG...
+ * Without -e, stderr goes to the -o file as with sbatch.  `gsched logs` keeps only gsched's
+ * start and exit lines then.
+ */
+static int redirect_output(gsd_spec *s, const over *o)
+{
+    if (!o->output && !o->error) return 0;
+    strbuf pre = {0};
+    sb_str(&pre, "exec");
+    if (o->output) {
+        sb_str(&pre, " >>");
+        if (pattern_word(&pre, "--output", o->output, o->array != NULL)) goto fail;
+    }
+    if (o->error && (!o->output || strcmp(o->error, o->output))) {
+        sb_str(&pre, " 2>>");
+        if (pattern_word(&pre, "--error", o->error, o->array != NULL)) goto fail;
+    } else {
+        sb_str(&pre, " 2>&1");
+    }
+    sb_str(&pre, "\n");
+    if (s->shell) {
+        sb_str(&pre, s->shell);
+        free(s->shell);
+        s->shell = pre.p;
+        return 0;
+    }
+    sb_str(&pre, "exec \"$0\" \"$@\"");
+    char **av = calloc((size_t)s->argc + 4, sizeof *av);
+    if (!av) abort();
+    av[0] = xstrdup("/bin/sh");
+    av[1] = xstrdup("-c");
+    av[2] = pre.p;
+    for (int i = 0; i < s->argc; i++) av[i + 3] = s->argv[i];
+    free(s->argv);
+    s->argv = av;
+    s->argc += 3;
+    return 0;
+fail:
+    free(pre.p);
+    return -1;
+}
+
+/* ---- --array -------------------------------------------------------------------------------- */
+
+/* "0-7", "1,3,5", "0-15:4", mixed; sorted, no duplicates; at most ARRAY_MAX. */
+static int parse_array(const char *arg, int **out, size_t *n)
+{
+    char *buf = xstrdup(arg), *save = NULL;
+    char *seen = calloc(1000001, 1);
+    if (!seen) abort();
+    int rc = 0;
+    size_t count = 0;
+    for (char *t = strtok_r(buf, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
+        char *e;
+        long lo = strtol(t, &e, 10), hi = lo, step = 1;
+        if (e == t || lo < 0) rc = -1;
+        if (!rc && *e == '-') {
+            char *f = e + 1;
+            hi = strtol(f, &e, 10);
+            if (e == f || hi < lo) rc = -1;
+            if (!rc && *e == ':') {
+                f = e + 1;
+                step = strtol(f, &e, 10);
+                if (e == f || step < 1) rc = -1;
+            }
+        }
+        if (!rc && (*e || hi > 1000000)) rc = -1;
+        for (long i = lo; !rc && i <= hi; i += step)
+            if (!seen[i]) {
+                seen[i] = 1;
+                if (++count > ARRAY_MAX) {
+                    cli_err("--array: '%s' has more than %d elements", arg, ARRAY_MAX);
+                    rc = -2;
+                }
+            }
+    }
+    if (rc == -1)
+        cli_err("--array: '%s' is not an index list (0-7, 1,3,5, 0-15:2; indices 0..1000000)", arg);
+    if (!rc && !count) {
+        cli_err("--array: '%s' has no index", arg);
+        rc = -1;
+    }
+    *n = 0;
+    *out = NULL;
+    if (!rc) {
+        *out = malloc(count * sizeof **out);
+        if (!*out) abort();
+        for (int i = 0; i <= 1000000; i++)
+            if (seen[i]) (*out)[(*n)++] = i;
+    }
+    free(seen);
+    free(buf);
+    return rc ? -1 : 0;
+}
+
+/* ---- sending -------------------------------------------------------------------------------- */
 
 static int read_all(FILE *f, char **buf, size_t *len)
 {
@@ -236,124 +988,128 @@ static int print_dryrun(json_t *r)
     return feasible ? EXIT_OK : EXIT_USAGE;
 }
 
+/* Send one spec; prints what the daemon said.  'elem' >= 0: an --array element. */
+static int send_one(cli_conn *k, const gsd_spec *spec, const over *o, long elem, int *printed)
+{
+    char *json = gsd_spec_to_json(spec);
+    if (!json) abort();
+    char idem_hdr[400];
+    const char *hdrs[2] = {NULL, NULL};
+    if (o->idem) {
+        if (elem >= 0)
+            snprintf(idem_hdr, sizeof idem_hdr, "Idempotency-Key: %s.%ld", o->idem, elem);
+        else
+            snprintf(idem_hdr, sizeof idem_hdr, "Idempotency-Key: %s", o->idem);
+        hdrs[0] = idem_hdr;
+    }
+    json_t *r = NULL;
+    int rc = cli_call(k, "POST", o->dry ? "/v1/jobs?dry_run=1" : "/v1/jobs", json,
+                      "application/json", hdrs, o->dry ? "dry run" : "submit", &r);
+    free(json);
+    if (rc) return rc;
+    if (k->json) {
+        char *s = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        printf("%s\n", s);
+        free(s);
+        if (o->dry) rc = json_is_true(json_object_get(r, "feasible")) ? EXIT_OK : EXIT_USAGE;
+    } else if (o->dry) {
+        rc = print_dryrun(r);
+    } else if (o->parsable) {
+        printf("%s%lld", *printed ? " " : "", cli_jint(r, "id", -1));
+    } else {
+        json_t *ids = json_object_get(r, "ids");
+        size_t n = json_array_size(ids);
+        char el[48] = "";
+        if (elem >= 0) snprintf(el, sizeof el, " (array task %ld)", elem);
+        if (n > 1)
+            printf("Submitted job %lld%s (%zu tasks started independently as jobs %lld-%lld)\n",
+                   cli_jint(r, "id", -1), el, n,
+                   (long long)json_integer_value(json_array_get(ids, 0)),
+                   (long long)json_integer_value(json_array_get(ids, n - 1)));
+        else
+            printf("Submitted job %lld%s%s\n", cli_jint(r, "id", -1), el,
+                   json_is_true(json_object_get(r, "idempotent_replay"))
+                       ? " (already submitted with this idempotency key)"
+                       : "");
+    }
+    (*printed)++;
+    json_decref(r);
+    return rc;
+}
+
+static int submit_array(cli_conn *k, gsd_spec *spec, const over *o)
+{
+    int *idx;
+    size_t n;
+    if (parse_array(o->array, &idx, &n)) return EXIT_USAGE;
+    char v[32];
+    snprintf(v, sizeof v, "%zu", n);
+    set_kv(spec, "SLURM_ARRAY_TASK_COUNT", v);
+    snprintf(v, sizeof v, "%d", idx[0]);
+    set_kv(spec, "SLURM_ARRAY_TASK_MIN", v);
+    snprintf(v, sizeof v, "%d", idx[n - 1]);
+    set_kv(spec, "SLURM_ARRAY_TASK_MAX", v);
+    int rc = EXIT_OK, printed = 0;
+    /* a dry run asks about one element: they are the same job but for their index */
+    size_t upto = o->dry ? 1 : n;
+    for (size_t i = 0; i < upto && rc == EXIT_OK; i++) {
+        snprintf(v, sizeof v, "%d", idx[i]);
+        set_kv(spec, "GSCHED_ARRAY_TASK_ID", v);
+        set_kv(spec, "SLURM_ARRAY_TASK_ID", v);
+        rc = send_one(k, spec, o, idx[i], &printed);
+        if (rc && i > 0 && !o->dry)
+            cli_err("--array: stopped after %zu of %zu elements (the jobs above were submitted)", i,
+                    n);
+    }
+    if (o->dry && !k->json) printf("(each of the %zu array elements is the same job)\n", n);
+    if (o->parsable && printed && !o->dry && !k->json) printf("\n");
+    free(idx);
+    return rc;
+}
+
+typedef struct optarg_pair {
+    int opt;
+    const char *arg;
+} optarg_pair;
+
 int cmd_submit(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"name", required_argument, NULL, 'n'},
-                                             {"gpus", required_argument, NULL, 'g'},
-                                             {"tasks", required_argument, NULL, 't'},
-                                             {"vc", required_argument, NULL, 'q'},
-                                             {"queue", required_argument, NULL, 'q'},
-                                             {"priority", required_argument, NULL, 'p'},
-                                             {"gpu-type", required_argument, NULL, O_GPUTYPE},
-                                             {"no-gang", no_argument, NULL, O_NOGANG},
-                                             {"time", required_argument, NULL, O_TIME},
-                                             {"duration", required_argument, NULL, O_DURATION},
-                                             {"grace", required_argument, NULL, O_GRACE},
-                                             {"checkpoint-dir", required_argument, NULL, O_CKPT},
-                                             {"workdir", required_argument, NULL, 'C'},
-                                             {"env", required_argument, NULL, 'e'},
-                                             {"cpus", required_argument, NULL, O_CPUS},
-                                             {"mem", required_argument, NULL, O_MEM},
-                                             {"user", required_argument, NULL, O_USER},
-                                             {"dry-run", no_argument, NULL, O_DRY},
-                                             {"idempotency-key", required_argument, NULL, O_IDEM},
-                                             {"parsable", no_argument, NULL, O_PARSABLE},
-                                             {"help", no_argument, NULL, 'h'},
-                                             CLI_CONN_LONGOPTS,
-                                             {NULL, 0, NULL, 0}};
     cli_conn k;
     cli_conn_init(&k);
     over o;
     memset(&o, 0, sizeof o);
-    int dry = 0, parsable = 0, opt, rc = EXIT_USAGE;
-    const char *idem = NULL;
+    g_where[0] = '\0';
+    int opt, rc = EXIT_USAGE;
     gsd_spec spec;
     gsd_spec_init(&spec);
-    char *buf = NULL, *json = NULL;
-    optind = 1;
-    /* options may follow FILE; everything after "--" is the command */
-    while ((opt = getopt_long(argc, argv, "n:g:t:q:p:C:e:h", longopts, NULL)) != -1) {
-        if (cli_conn_opt(&k, opt, optarg)) continue;
-        switch (opt) {
-        case 'n': o.name = optarg; break;
-        case 'q': o.vc = optarg; break;
-        case 'p': o.prio = optarg; break;
-        case 't': o.tasks = optarg; break;
-        case 'C': o.workdir = optarg; break;
-        case O_GPUTYPE: o.gpu_type = optarg; break;
-        case O_NOGANG: o.nogang = 1; break;
-        case O_CKPT: o.ckpt = optarg; break;
-        case O_USER: o.user = optarg; break;
-        case O_MEM: o.mem = optarg; break;
-        case O_DRY: dry = 1; break;
-        case O_IDEM: idem = optarg; break;
-        case O_PARSABLE: parsable = 1; break;
-        case 'e': {
-            char **ne = realloc(o.env, (o.nenv + 1) * sizeof *ne);
-            if (!ne) abort();
-            o.env = ne;
-            o.env[o.nenv++] = optarg;
-            break;
-        }
-        case 'g':
-        case O_CPUS: {
-            char *e;
-            long v = strtol(optarg, &e, 10);
-            if (*e || e == optarg || v < (opt == 'g' ? 1 : 0) || v > (1 << 20)) {
-                cli_err("--%s: '%s' is not a valid count", opt == 'g' ? "gpus" : "cpus", optarg);
-                goto done;
-            }
-            if (opt == 'g')
-                o.gpus = (int)v;
-            else
-                o.cpus = (int)v;
-            break;
-        }
-        case O_TIME:
-        case O_DURATION:
-        case O_GRACE: {
-            gs_time t;
-            gs_diag d;
-            gs_diag_init(&d, NULL);
-            if (gsd_parse_duration(optarg, opt == O_TIME ? TIME_BARE_UNIT : GS_SEC, &t, &d)) {
-                cli_err("--%s: '%s' is not a duration: %s (90s, 30m, 2h, 1h30m, HH:MM:SS, "
-                        "D-HH:MM:SS)",
-                        opt == O_TIME       ? "time"
-                        : opt == O_DURATION ? "duration"
-                                            : "grace",
-                        optarg, d.msg);
-                goto done;
-            }
-            if (opt == O_TIME) o.time = t, o.has_time = 1;
-            if (opt == O_DURATION) o.duration = t, o.has_duration = 1;
-            if (opt == O_GRACE) o.grace = t, o.has_grace = 1;
-            break;
-        }
-        case 'h':
+    char *buf = NULL;
+    optarg_pair *pairs = calloc((size_t)argc + 1, sizeof *pairs);
+    char **pos = calloc((size_t)argc + 1, sizeof *pos);
+    if (!pairs || !pos) abort();
+    size_t npairs = 0, npos = 0;
+    /* The command line is read first (to find the FILE / SCRIPT) and applied last, so that it
+     * overrides a script's #SBATCH lines.  Words before "--" are FILE [ARG...]; after it, the
+     * command (or, after a SCRIPT, more of its arguments). */
+    optind = 0;
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        if (opt == 1) {
+            pos[npos++] = optarg;
+        } else if (opt == 'h') {
             submit_usage(stdout);
             rc = EXIT_OK;
             goto done;
-        default: submit_usage(stderr); goto done;
-        }
-    }
-    int dashdash = optind > 1 && !strcmp(argv[optind - 1], "--");
-    if (optind >= argc) {
-        cli_err("submit needs a job spec FILE or -- CMD [ARG...]");
-        submit_usage(stderr);
-        goto done;
-    }
-    if (dashdash) {
-        /* the command line form */
-        spec.argc = argc - optind;
-        spec.argv = calloc((size_t)spec.argc + 1, sizeof *spec.argv);
-        if (!spec.argv) abort();
-        for (int i = 0; i < spec.argc; i++) spec.argv[i] = xstrdup(argv[optind + i]);
-    } else {
-        if (optind + 1 < argc) {
-            cli_err("submit: unexpected argument '%s' (put a command after --)", argv[optind + 1]);
+        } else if (opt == '?' || opt == ':') {
+            submit_usage(stderr);
             goto done;
+        } else {
+            pairs[npairs++] = (optarg_pair){opt, optarg};
         }
-        const char *file = argv[optind];
+    }
+    char **post = argv + optind;
+    int npost = argc - optind;
+    int script = 0;
+    if (npos) {
+        const char *file = pos[0];
         size_t len;
         gs_diag d;
         gs_diag_init(&d, file);
@@ -365,15 +1121,75 @@ int cmd_submit(int argc, char **argv)
             file = "<stdin>";
         } else if (gs_read_file(file, &buf, &len, &d)) {
             cli_diag(&d);
+            if (npos > 1 || access(file, F_OK))
+                cli_err(
+                    "(to run a program, put a command after --: gsched submit [options] -- %s ...)",
+                    file);
             goto done;
         }
-        const char *field;
-        if (gsd_spec_parse(file, buf, len, &spec, &d, &field)) {
-            cli_diag(&d);
+        script = len >= 2 && buf[0] == '#' && buf[1] == '!';
+        if (script) {
+            if (memchr(buf, '\0', len)) {
+                cli_err("%s: a batch script cannot contain NUL bytes", file);
+                goto done;
+            }
+            if (sbatch_lines(&o, &k, file, buf)) goto done;
+        } else {
+            if (npos > 1 || npost) {
+                cli_err("submit: unexpected argument '%s' after the job spec %s (put a command "
+                        "after --)",
+                        npos > 1 ? pos[1] : post[0], file);
+                goto done;
+            }
+            const char *field;
+            if (gsd_spec_parse(file, buf, len, &spec, &d, &field)) {
+                cli_diag(&d);
+                goto done;
+            }
+        }
+    }
+    for (size_t i = 0; i < npairs; i++) {
+        int h = handle(&o, &k, pairs[i].opt, pairs[i].arg);
+        if (h) {
+            if (h > 0) rc = EXIT_OK;
             goto done;
         }
     }
+    if (script) {
+        /* SCRIPT ARG... [-- ARG...]: the script's arguments */
+        char **args = calloc((size_t)(npos + npost) + 1, sizeof *args);
+        if (!args) abort();
+        int na = 0;
+        for (size_t i = 1; i < npos; i++) args[na++] = pos[i];
+        for (int i = 0; i < npost; i++) args[na++] = post[i];
+        int bad =
+            script_command(&spec, strcmp(pos[0], "-") ? pos[0] : "gsched-script", buf, args, na);
+        free(args);
+        if (bad) goto done;
+        if (!o.name && !spec.name) spec.name = xstrdup(base_name(pos[0]));
+    } else if (!npos) {
+        if (o.wrap && npost) {
+            cli_err("submit: --wrap and a command after -- are two commands; give one");
+            goto done;
+        }
+        if (o.wrap) {
+            spec.shell = xstrdup(o.wrap);
+        } else if (npost) {
+            spec.argc = npost;
+            spec.argv = calloc((size_t)spec.argc + 1, sizeof *spec.argv);
+            if (!spec.argv) abort();
+            for (int i = 0; i < spec.argc; i++) spec.argv[i] = xstrdup(post[i]);
+        } else {
+            cli_err("submit needs a job spec FILE, a batch SCRIPT, or -- CMD [ARG...]");
+            submit_usage(stderr);
+            goto done;
+        }
+    } else if (o.wrap) {
+        cli_err("submit: --wrap and %s are two commands; give one", pos[0]);
+        goto done;
+    }
     if (apply(&spec, &o)) goto done;
+    if (redirect_output(&spec, &o)) goto done;
     if (!spec.workdir) {
         char cwd[PATH_MAX];
         if (getcwd(cwd, sizeof cwd)) spec.workdir = xstrdup(cwd);
@@ -385,45 +1201,18 @@ int cmd_submit(int argc, char **argv)
         cli_err("invalid job: %s", d.msg);
         goto done;
     }
-    json = gsd_spec_to_json(&spec);
-    if (!json) abort();
-    char idem_hdr[300];
-    const char *hdrs[2] = {NULL, NULL};
-    if (idem) {
-        snprintf(idem_hdr, sizeof idem_hdr, "Idempotency-Key: %s", idem);
-        hdrs[0] = idem_hdr;
-    }
-    json_t *r = NULL;
-    rc = cli_call(&k, "POST", dry ? "/v1/jobs?dry_run=1" : "/v1/jobs", json, "application/json",
-                  hdrs, dry ? "dry run" : "submit", &r);
-    if (rc) goto done;
-    if (k.json) {
-        char *s = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        printf("%s\n", s);
-        free(s);
-        if (dry) rc = json_is_true(json_object_get(r, "feasible")) ? EXIT_OK : EXIT_USAGE;
-    } else if (dry) {
-        rc = print_dryrun(r);
-    } else if (parsable) {
-        printf("%lld\n", cli_jint(r, "id", -1));
+    if (o.array) {
+        rc = submit_array(&k, &spec, &o);
     } else {
-        json_t *ids = json_object_get(r, "ids");
-        size_t n = json_array_size(ids);
-        if (n > 1)
-            printf("Submitted job %lld (%zu tasks started independently as jobs %lld-%lld)\n",
-                   cli_jint(r, "id", -1), n, (long long)json_integer_value(json_array_get(ids, 0)),
-                   (long long)json_integer_value(json_array_get(ids, n - 1)));
-        else
-            printf("Submitted job %lld%s\n", cli_jint(r, "id", -1),
-                   json_is_true(json_object_get(r, "idempotent_replay"))
-                       ? " (already submitted with this idempotency key)"
-                       : "");
+        int printed = 0;
+        rc = send_one(&k, &spec, &o, -1, &printed);
+        if (!rc && o.parsable && !o.dry && !k.json) printf("\n");
     }
-    json_decref(r);
 done:
     gsd_spec_release(&spec);
     free(buf);
-    free(json);
-    free(o.env);
+    free(pairs);
+    free(pos);
+    over_release(&o);
     return rc;
 }

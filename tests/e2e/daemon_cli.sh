@@ -35,8 +35,8 @@ expect 2 'cannot open' -- "$bin" submit "$tmp/none.yaml"
 expect 2 'submit needs a job spec' -- "$bin" submit
 expect 2 'put a command after --' -- "$bin" submit sleep 1
 expect 2 "--priority: 'urgent'" -- "$bin" submit --priority urgent -- true
-expect 2 "not a duration" -- "$bin" submit --time forever -- true
-expect 2 "set by the executor" -- "$bin" submit -e CUDA_VISIBLE_DEVICES=0 -- true
+expect 2 "not a time limit" -- "$bin" submit --time forever -- true
+expect 2 "set by the executor" -- "$bin" submit --env CUDA_VISIBLE_DEVICES=0 -- true
 expect 2 "'abc' is not a job id" -- "$bin" cancel abc
 expect 2 "expected 'job' or 'node'" -- "$bin" describe queue 1
 expect 2 "expected --user|needs --user" -- "$bin" token hash
@@ -101,7 +101,7 @@ expect 0 "would (start now|wait)" -- "$bin" submit --dry-run --gpus 1 --server "
 expect 0 "would (start now|wait)" -- "$bin" submit "$src"/docs/examples/hello.yaml --dry-run --server "$SERVER"
 expect 0 "^[0-9]+ job\(s\) ahead of it in the queue \(by submission\); policy fifo$" -- "$bin" submit --dry-run --gpus 1 --server "$SERVER" -- true
 expect 2 "can never run here: needs 9 GPUs" -- "$bin" submit --dry-run --gpus 9 --server "$SERVER" -- true
-expect 2 "rejected: needs 8 GPUs but the cluster has 4" -- "$bin" submit --tasks 2 --gpus 4 --server "$SERVER" -- true
+expect 2 "rejected: needs 8 GPUs but the cluster has 4" -- "$bin" submit --tasks 2 -g 4 --server "$SERVER" -- true
 
 # token hash: a valid tokens-file line; the token is printed on stderr
 line=$("$bin" token hash --user carol --iterations 1000 2> "$tmp/tok.err")

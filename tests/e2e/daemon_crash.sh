@@ -63,7 +63,7 @@ submitter() {
       2) shape=(--tasks 2 -g 2) ;;
     esac
     if [ -n "$port" ] && id=$("$bin" submit --parsable --server "http://127.0.0.1:$port" \
-          --idempotency-key "$who-$n" "${shape[@]}" --name "$who$n" -e LEDGER="$ledger" \
+          --idempotency-key "$who-$n" "${shape[@]}" --name "$who$n" --env LEDGER="$ledger" \
           -- bash "$tmp/job.sh" 2>> "$tmp/submit.err"); then
       echo "$who-$n $id" >> "$tmp/acked"
       n=$((n + 1))

@@ -226,9 +226,9 @@ cb=$src/tests/scenarios/clusters/lab-config-b.yaml
 hived_safety_priority() {
   echo "# HiveD VC safety (lab-1-vc-safety.yaml)"
   d_start hived-safety --cluster "$ca" --policy hived --grace 5s || { bad "start hived"; return; }
-  j1=$(gsub --vc vc1 -p prod -g 1 -- sh -c "$(block safe-1)")
-  j2=$(gsub --vc vc1 -p prod -g 1 -- sleep 0.3)
-  j3=$(gsub --vc vc1 -p prod -g 1 -- sleep 0.3)
+  j1=$(gsub --vc vc1 --priority prod -g 1 -- sh -c "$(block safe-1)")
+  j2=$(gsub --vc vc1 --priority prod -g 1 -- sleep 0.3)
+  j3=$(gsub --vc vc1 --priority prod -g 1 -- sleep 0.3)
   wait_state "$j1" RUNNING 20 || bad "vc safety: job 1 runs"
   check "vc safety: running [1], waiting [2, 3]" [ "$(state "$j2")" = PENDING ] && [ "$(state "$j3")" = PENDING ]
   check "vc safety: default's GPU (Carol) stays idle" [ "$(g nodes --no-headers | awk '$1 == "hostname-carol" { print $4 }')" = 0 ]
@@ -244,10 +244,10 @@ hived_safety_priority() {
 
   echo "# HiveD priority and preemption (lab-2-priority-preemption.yaml)"
   mkdir -p "$tmp/ck-prio"
-  t=$(gsub --vc vc1 -p test -g 1 --checkpoint-dir "$tmp/ck-prio" --name test -- sh "$tmp/ckpt.sh")
+  t=$(gsub --vc vc1 --priority test -g 1 --checkpoint-dir "$tmp/ck-prio" --name test -- sh "$tmp/ckpt.sh")
   wait_state "$t" RUNNING 20 || bad "priority: test runs"
   wait_log "$t" "run 1 training" || bad "priority: test trains"
-  pr=$(gsub --vc vc1 -p prod -g 1 --name prod -- sh -c "$(block prio-prod)")
+  pr=$(gsub --vc vc1 --priority prod -g 1 --name prod -- sh -c "$(block prio-prod)")
   wait_state "$pr" RUNNING 30 || bad "priority: prod runs without waiting for the test job"
   check "priority: running [prod], waiting [test]" [ "$(state "$t")" = PENDING ]
   check "priority: the test job was preempted once" [ "$(field "$t" Preemptions)" = 1 ]
@@ -264,15 +264,15 @@ hived_safety_priority() {
 hived_oppo() {
   echo "# HiveD opportunistic (lab-3-opportunistic.yaml)"
   d_start hived-oppo --cluster "$ca" --policy hived --grace 5s || { bad "start hived oppo"; return; }
-  pa=$(gsub --vc vc1 -p prod -g 1 --name prod -- sh -c "$(block oppo-pa)")
+  pa=$(gsub --vc vc1 --priority prod -g 1 --name prod -- sh -c "$(block oppo-pa)")
   wait_state "$pa" RUNNING 20 || bad "oppo: prod runs"
   check "oppo: the prod job runs on vc1's node (Dan)" [ "$(field "$pa" Placement)" = "hostname-dan:0" ]
   mkdir -p "$tmp/ck-oppo"
-  op=$(gsub --vc vc1 -p oppo -g 1 --checkpoint-dir "$tmp/ck-oppo" --name oppo -- sh "$tmp/ckpt.sh")
+  op=$(gsub --vc vc1 --priority oppo -g 1 --checkpoint-dir "$tmp/ck-oppo" --name oppo -- sh "$tmp/ckpt.sh")
   wait_state "$op" RUNNING 20 || bad "oppo: runs on another VC's idle GPU"
   wait_log "$op" "run 1 training" || bad "oppo: trains"
   check "oppo: runs on default's GPU (Carol)" [ "$(field "$op" Placement)" = "hostname-carol:0" ]
-  tj=$(gsub --vc default -p test -g 1 --name owner -- sh -c "$(block oppo-owner)")
+  tj=$(gsub --vc default --priority test -g 1 --name owner -- sh -c "$(block oppo-owner)")
   wait_state "$tj" RUNNING 30 || bad "oppo: the owner VC's job runs"
   check "oppo: running [prod, owner], waiting [oppo]" [ "$(state "$op")" = PENDING ] && [ "$(state "$pa")" = RUNNING ]
   check "oppo: preempted once by the GPU's owner VC" [ "$(field "$op" Preemptions)" = 1 ]
@@ -288,8 +288,8 @@ hived_oppo() {
 hived_gang() {
   echo "# HiveD gang (lab-4-gang.yaml) and incremental (lab-5-incremental.yaml), config B"
   d_start hived-gang --cluster "$cb" --policy hived --grace 5s || { bad "start hived gang"; return; }
-  x=$(gsub -p prod -g 1 -- sh -c "$(block hg-x)")
-  gj=$(gsub -p prod --tasks 2 -g 1 -- sleep 0.3)
+  x=$(gsub --priority prod -g 1 -- sh -c "$(block hg-x)")
+  gj=$(gsub --priority prod --tasks 2 -g 1 -- sleep 0.3)
   wait_state "$x" RUNNING 20 || bad "hived gang: X runs"
   check "hived gang: running [5], waiting [6] although one GPU is free" [ "$(state "$gj")" = PENDING ]
   "$bin" logs "$gj" --server "$SERVER" > /dev/null 2>&1
@@ -299,9 +299,9 @@ hived_gang() {
   check "hived gang: starts after the first job" ge "$(started "$gj")" "$(ended "$x")"
   check "hived gang: one start" [ "$(count_events "$gj" started)" = 1 ]
   check "hived gang: both nodes" [ "$(field "$gj" Placement)" = "hostname-carol:0 hostname-dan:0" ]
-  x=$(gsub -p prod -g 1 -- sh -c "$(block hi-x)")
+  x=$(gsub --priority prod -g 1 -- sh -c "$(block hi-x)")
   wait_state "$x" RUNNING 20 || bad "hived incremental: X runs"
-  inc=$(gsub -p prod --tasks 2 -g 1 --no-gang -- sh -c "$(block hi-i)")
+  inc=$(gsub --priority prod --tasks 2 -g 1 --no-gang -- sh -c "$(block hi-i)")
   wait_state "$inc" RUNNING 20 && ok "hived incremental: one part starts at once on the free GPU" || bad "hived incremental: one part starts at once on the free GPU"
   check "hived incremental: running [5, 7], waiting [8]" [ "$(state $((inc + 1)))" = PENDING ] && [ "$(state "$x")" = RUNNING ]
   release hi-x
@@ -317,10 +317,10 @@ hived_gang() {
 hived_quota() {
   echo "# HiveD gang larger than its VC (lab-6-gang-quota.yaml)"
   d_start hived-quota --cluster "$ca" --policy hived --grace 5s || { bad "start hived quota"; return; }
-  out=$("$bin" submit --server "$SERVER" --vc vc1 -p prod --tasks 2 -g 1 -- true 2>&1)
+  out=$("$bin" submit --server "$SERVER" --vc vc1 --priority prod --tasks 2 -g 1 -- true 2>&1)
   check "gang larger than VC: rejected (exit 2)" [ $? = 2 ]
   check "gang larger than VC: says why" contains "$out" "exceeds the 1 GPUs guaranteed to VC 'vc1'"
-  inc=$(gsub --vc vc1 -p prod --tasks 2 -g 1 --no-gang -- sleep 0.3)
+  inc=$(gsub --vc vc1 --priority prod --tasks 2 -g 1 --no-gang -- sleep 0.3)
   wait_state $((inc + 1)) DONE 30 || bad "non-gang in vc1 done"
   check "non-gang in vc1: first part on vc1's node" [ "$(field "$inc" Placement)" = hostname-dan:0 ]
   check "non-gang in vc1: second part on vc1's node" [ "$(field $((inc + 1)) Placement)" = hostname-dan:0 ]

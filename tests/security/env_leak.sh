@@ -16,7 +16,7 @@ unset NOT_SET_ANYWHERE
 # envof NAME ARGS...: the `env` output of one job (spec env JOBVAR=spec) on the current daemon
 envof() {
   local id
-  id=$(gsub --gpus 1 -e JOBVAR=spec "$@" -- env) || { echo "submit failed"; return 1; }
+  id=$(gsub --gpus 1 --env JOBVAR=spec "$@" -- env) || { echo "submit failed"; return 1; }
   wait_state "$id" DONE 30 || return 1
   g logs "$id" > "$tmp/env.$id" 2>&1
   cat "$tmp/env.$id"
@@ -47,7 +47,7 @@ check "allow: the daemon's PATH when allow-listed" line "$out" "PATH=$(printf '%
 check "allow: GSCHED_JOB_ID" line "$out" "GSCHED_JOB_ID=[0-9]+"
 check "allow: CUDA_VISIBLE_DEVICES" line "$out" "CUDA_VISIBLE_DEVICES=.*"
 check "allow: the spec's env" line "$out" "JOBVAR=spec"
-out=$(envof -e FOO=fromspec)
+out=$(envof --env FOO=fromspec)
 check "allow: the spec overrides an allow-listed name" line "$out" "FOO=fromspec"
 check "allow: ... once" test "$(printf '%s\n' "$out" | grep -c '^FOO=')" = 1
 d_stop

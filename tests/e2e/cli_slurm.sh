@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Issue 11 item 16: the CLI surprised Slurm users.  `-t 30` meant 30 tasks (Slurm: 30
+# minutes), `--time=30` 30 seconds, `-n 4` the job name (Slurm: 4 tasks), `-p` the priority
+# (Slurm: partition), `-q` the VC (Slurm: QOS), `#SBATCH` scripts were rejected, and queue /
+# cancel had no squeue / scancel selectors.  Each flag's meaning is checked here against a
+# real daemon (what the job got: `gsched describe`, its output, its environment).
+# usage: cli_slurm.sh GSCHED_BIN SOURCE_DIR
+set -u
+bin=$1 src=$2
+tmp=$(mktemp -d)
+. "$src/tests/e2e/lib/daemon.sh"
+
+# expect CODE PATTERN -- command...: exit code and output (stdout+stderr) matching PATTERN
+expect() {
+  local code=$1 pat=$2; shift 3
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" -eq "$code" ] && printf '%s\n' "$out" | grep -Eq -- "$pat"; then
+    ok "exit $code: $pat"
+  else
+    bad "expected exit $code and /$pat/, got exit $rc: $out"
+  fi
+}
+# is NAME GOT WANT
+is() {
+  if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', wanted '$3'"; fi
+}
+# spec ID KEY: a field of the job's stored spec (describe --json)
+spec() {
+  "$bin" describe job "$1" --json --server "$SERVER" 2>/dev/null |
+    python3 -c 'import json, sys; v = json.load(sys.stdin)["spec"].get(sys.argv[1]); print("" if v is None else v)' "$2"
+}
+# done_log ID: wait for the job to end, print its gsched log
+done_log() { wait_state "$1" DONE 30 > /dev/null && g logs "$1"; }
+
+d_start slurm --cluster 2x4 --grace 1s || { bad "daemon start"; finish; }
+cd "$tmp" || exit 1
+
+# ---- submit: sbatch's short options with sbatch's meanings -----------------------------------
+id=$(gsub -t 30 -- true)
+is "-t 30 is 30 minutes (not 30 tasks)" "$(field "$id" 'Time limit')" "1800s"
+is "-t 30 keeps one task" "$(field "$id" Tasks | cut -d' ' -f1)" "1"
+id=$(gsub --time=30 -- true)
+is "--time=30 is 30 minutes (not seconds)" "$(field "$id" 'Time limit')" "1800s"
+id=$(gsub --time 5:30 -- true)
+is "--time MM:SS" "$(field "$id" 'Time limit')" "330s"
+id=$(gsub --time 1-02:03:04 -- true)
+is "--time D-HH:MM:SS" "$(field "$id" 'Time limit')" "93784s"
+id=$(gsub --time 2-0 -- true)
+is "--time D-HH" "$(field "$id" 'Time limit')" "172800s"
+id=$(gsub --time UNLIMITED -- true)
+is "--time UNLIMITED is no limit" "$(field "$id" 'Time limit')" "none"
+expect 2 "--time: 'soon' is not a time limit" -- "$bin" submit --server "$SERVER" -t soon -- true
+
+id=$(gsub -n 2 -J named -- true)
+is "-n 2 is two tasks (not the name)" "$(field "$id" Tasks)" "2 x 1 GPU(s), gang (all tasks start together)"
+is "-J is the job name" "$(field "$id" Name)" "named"
+id=$(gsub --ntasks=2 --job-name=long -- true)
+is "--ntasks / --job-name" "$(field "$id" Tasks | cut -d' ' -f1-3)/$(field "$id" Name)" "2 x 1/long"
+id=$(gsub -N 2 -G 4 -- true)
+is "-N 2 -G 4: two tasks of two GPUs" "$(field "$id" Tasks | cut -d' ' -f1-3)" "2 x 2"
+id=$(gsub -G 4 --gpus-per-task 2 -- true)
+is "-G 4 --gpus-per-task 2: two tasks" "$(field "$id" Tasks | cut -d' ' -f1-3)" "2 x 2"
+id=$(gsub -n 2 --gpus=4 -- true)
+is "--gpus is the job's total (split over -n)" "$(field "$id" Tasks | cut -d' ' -f1-3)" "2 x 2"
+id=$(gsub -G gpu:2 -- true)
+is "-G TYPE:N sets the GPU type" "$(field "$id" 'GPU type')/$(field "$id" Tasks | cut -d' ' -f1-3)" "gpu/1 x 2"
+id=$(gsub -C gpu -- true)
+is "-C (constraint) is the GPU type" "$(field "$id" 'GPU type')" "gpu"
+id=$(gsub --gres=gpu:3 -- true)
+is "--gres=gpu:N is GPUs per task (per node)" "$(field "$id" Tasks | cut -d' ' -f1-3)" "1 x 3"
+expect 2 "cannot be split evenly over 2 task" -- "$bin" submit --server "$SERVER" -n 2 -G 3 -- true
+expect 2 "--nodes 2 with --ntasks 4" -- "$bin" submit --server "$SERVER" -N 2 -n 4 -- true
+id=$(gsub -c 3 --mem 1G -- true)
+is "-c is CPUs per task" "$(spec "$id" cpus)" "3"
+
+id=$(gsub -p research -- true)
+is "-p is the partition (VC), not the priority" "$(field "$id" VC)" "research"
+id=$(gsub --partition=other -- true)
+is "--partition" "$(field "$id" VC)" "other"
+id=$(gsub -q prod -- true)
+is "-q is the QOS (priority class), not the VC" "$(field "$id" Priority)/$(field "$id" VC)" "100 (prod)/default"
+id=$(gsub --qos=normal -- true)
+is "--qos=normal is priority 0" "$(field "$id" Priority)" "0"
+id=$(gsub --qos 7 -- true)
+is "--qos N is priority N" "$(field "$id" Priority)" "7"
+expect 2 "--qos: .*prod, test, normal, oppo" -- "$bin" submit --server "$SERVER" -q urgent -- true
+# gsched's own long options keep their meaning
+id=$(gsub --priority test --vc mine --tasks 2x2 --name own -- true)
+is "--priority / --vc / --tasks NxG / --name" \
+  "$(field "$id" Priority)/$(field "$id" VC)/$(field "$id" Tasks | cut -d' ' -f1-3)/$(field "$id" Name)" \
+  "10 (test)/mine/2 x 2/own"
+
+mkdir -p "$tmp/wd"
+id=$(gsub -D wd -- true)
+is "-D is the working directory" "$(field "$id" Workdir)" "$tmp/wd"
+
+# -o / -e: where the job's output goes (relative to its workdir; %j is its id)
+id=$(gsub -o 'out-%j.txt' -- sh -c 'echo to-out; echo to-err >&2')
+done_log "$id" > /dev/null
+is "-o FILE gets stdout and stderr" "$(cat "$tmp/out-$id.txt" 2>&1 | tr '\n' ' ')" "to-out to-err "
+check "-o: gsched logs keeps only gsched's lines" eval "! g logs $id | grep -q to-out"
+id=$(gsub -o 'o-%j-%x.txt' -e 'e-%j.txt' -J nm -- sh -c 'echo to-out; echo to-err >&2')
+done_log "$id" > /dev/null
+is "-o with -e: stdout only" "$(cat "$tmp/o-$id-nm.txt" 2>&1)" "to-out"
+is "-e FILE gets stderr" "$(cat "$tmp/e-$id.txt" 2>&1)" "to-err"
+id=$(gsub -e 'only-err.txt' -- sh -c 'echo to-out; echo to-err >&2')
+check "-e alone: stdout stays in gsched logs" eval "done_log $id | grep -q to-out"
+is "-e alone: stderr in the file" "$(cat "$tmp/only-err.txt" 2>&1)" "to-err"
+expect 2 "--output: .*unsupported '%Z'" -- "$bin" submit --server "$SERVER" -o 'x-%Z' -- true
+
+# --export: the job environment starts empty (gsched's default); ALL / NONE / VAR[=VALUE]
+export SUBMITTER_VAR=fromhere
+id=$(gsub -- env)
+check "default: the submitter's environment is not exported" eval "! done_log $id | grep -q SUBMITTER_VAR"
+id=$(gsub --export=ALL -- env)
+out=$(done_log "$id")
+check "--export=ALL exports it" contains "$out" "SUBMITTER_VAR=fromhere"
+check "--export=ALL never exports GSCHED_* names of the submitter" eval "! printf '%s' \"\$out\" | grep -q '^GSCHED_TOKEN='"
+id=$(gsub --export=NONE -- env)
+check "--export=NONE exports nothing" eval "! done_log $id | grep -q SUBMITTER_VAR"
+id=$(gsub --export=SUBMITTER_VAR,X1=v1 -- env)
+out=$(done_log "$id")
+check "--export=VAR,VAR=VALUE" eval "contains \"\$out\" SUBMITTER_VAR=fromhere && contains \"\$out\" X1=v1"
+unset SUBMITTER_VAR
+
+# features the daemon does not have are refused, naming what is missing (never ignored)
+expect 2 "--dependency: gsched has no job dependencies" -- "$bin" submit --server "$SERVER" --dependency afterok:1 -- true
+expect 2 "--dependency: gsched has no job dependencies" -- "$bin" submit --server "$SERVER" -d afterany:1 -- true
+expect 2 "--hold: gsched has no held state" -- "$bin" submit --server "$SERVER" -H -- true
+expect 2 "--array: .*'%N' limit" -- "$bin" submit --server "$SERVER" --array 0-15%4 -- true
+
+# --array: one job per index, each told its index
+ids=$(gsub --array 0-1,5 -J arr -o 'arr-%a.txt' -- sh -c 'echo "$GSCHED_ARRAY_TASK_ID $SLURM_ARRAY_TASK_ID $SLURM_ARRAY_TASK_COUNT"')
+set -- $ids
+is "--array 0-1,5 submits three jobs" "$#" "3"
+for i in $ids; do wait_state "$i" DONE 30 > /dev/null; done
+is "--array: element 0" "$(cat "$tmp/arr-0.txt" 2>&1)" "0 0 3"
+is "--array: element 5" "$(cat "$tmp/arr-5.txt" 2>&1)" "5 5 3"
+expect 2 "--array: 'x' is not an index list" -- "$bin" submit --server "$SERVER" --array x -- true
+
+# ---- #SBATCH batch scripts ---------------------------------------------------------------------
+cat > "$tmp/train.sh" <<'EOF'
+#!/bin/bash
+# a comment before the directives
+#SBATCH --job-name=from-script   # trailing comment
+#SBATCH -t 1-02:00 -N 2
+#SBATCH --gpus-per-task=1
+#SBATCH -p research
+#SBATCH --output=train-%j.out
+echo "args=$* name=$0"
+#SBATCH -J ignored-after-the-first-command
+EOF
+id=$(gsub "$tmp/train.sh" one two)
+is "#SBATCH --job-name" "$(field "$id" Name)" "from-script"
+is "#SBATCH -t D-HH:MM" "$(field "$id" 'Time limit')" "93600s"
+is "#SBATCH -N 2 --gpus-per-task=1" "$(field "$id" Tasks | cut -d' ' -f1-3)" "2 x 1"
+is "#SBATCH -p" "$(field "$id" VC)" "research"
+wait_state "$id" DONE 30 > /dev/null
+is "#SBATCH --output; the script gets its arguments" "$(head -1 "$tmp/train-$id.out" 2>&1)" "args=one two name=$tmp/train.sh"
+id=$(gsub -J override -p other "$tmp/train.sh")
+is "command-line flags override #SBATCH lines" "$(field "$id" Name)/$(field "$id" VC)" "override/other"
+printf '#!/bin/sh\n#SBATCH -n 2\necho plain\n' > "$tmp/plain.sh"
+id=$(gsub "$tmp/plain.sh")
+is "a script's default name is its file name" "$(field "$id" Name)/$(field "$id" Tasks | cut -d' ' -f1)" "plain.sh/2"
+printf '#!/bin/sh\n#SBATCH -n 1\n#SBATCH --account=lab\ntrue\n' > "$tmp/acct.sh"
+expect 2 "acct.sh:3: #SBATCH: unknown or unsupported option '--account=lab'" -- "$bin" submit --server "$SERVER" "$tmp/acct.sh"
+printf '#!/bin/sh\n#SBATCH --dependency=afterok:3\ntrue\n' > "$tmp/dep.sh"
+expect 2 "dep.sh:2: --dependency: gsched has no job dependencies" -- "$bin" submit --server "$SERVER" "$tmp/dep.sh"
+
+finish
