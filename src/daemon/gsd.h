@@ -99,7 +99,9 @@ typedef struct gsd_jview {
     int32_t runs, preemptions;
     int32_t stop; /* GSD_STOP_* in progress */
     gs_time submit, first_start, last_start;
-    char where[64]; /* placement summary "n0:0-3 n1:0-3" (truncated with "...") */
+    gs_time time_limit; /* the spec's; 0 = none */
+    gs_time executed;   /* time holding GPUs over the closed runs */
+    char where[64];     /* placement summary "n0:0-3 n1:0-3" (truncated with "...") */
 } gsd_jview;
 
 typedef struct gsd_nview {

@@ -284,7 +284,21 @@ static json_t *job_from_view(const gsd_jview *v, int pos)
     json_object_set_new(o, "preemptions", json_integer(v->preemptions));
     const char *stop = gsd_stop_name(v->stop);
     json_object_set_new(o, "stopping", stop ? json_string(stop) : json_null());
+    json_object_set_new(o, "time_limit_us",
+                        v->time_limit ? json_integer(v->time_limit) : json_null());
+    json_object_set_new(o, "executed_us", json_integer(v->executed));
     return o;
+}
+
+/* The time limit of a stored spec (canonical JSON), 0 when none or unreadable. */
+static gs_time spec_time_limit(const char *spec)
+{
+    gs_time t = 0;
+    json_t *j = spec ? json_loads(spec, 0, NULL) : NULL;
+    const char *s = j ? json_string_value(json_object_get(j, "time_limit")) : NULL;
+    if (s && gsd_parse_duration(s, GS_SEC, &t, NULL)) t = 0;
+    json_decref(j);
+    return t;
 }
 
 static json_t *opt_int(int64_t v)
@@ -327,6 +341,8 @@ static json_t *job_from_row(const gsd_jobrow *r, const gsd_jview *v, int pos)
     json_object_set_new(o, "cancelled_by", r->cancel_by ? json_string(r->cancel_by) : json_null());
     json_object_set_new(o, "queued_us", json_integer(r->queued));
     json_object_set_new(o, "executed_us", json_integer(r->executed));
+    gs_time tl = v ? v->time_limit : spec_time_limit(r->spec);
+    json_object_set_new(o, "time_limit_us", tl ? json_integer(tl) : json_null());
     return o;
 }
 

@@ -133,6 +133,8 @@ static void fill_view(gsd_sched *g, const gs_job *j, const gsd_jobx *x, gsd_jvie
     v->submit = x->submit;
     v->first_start = j->first_start;
     v->last_start = j->last_start;
+    v->time_limit = x->spec.time_limit;
+    v->executed = j->executed;
     memcpy(v->where, x->where, sizeof v->where);
 }
 
