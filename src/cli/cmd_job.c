@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * cmd_job.c - commands about one job or node: `gsched cancel ID...`,
+ * cmd_job.c - commands about one job or node: `gsched cancel ID... | selectors` (scancel's
+ * -u/--me/-n/-p/-t/-q, jobsel.c),
  * `gsched describe job ID | node NAME` (key: value lines, an Events table
  * and why a pending job waits, like kubectl describe) and `gsched logs ID
  * [--task N] [--follow]`.
@@ -18,6 +19,7 @@
 
 #include "cli.h"
 #include "client.h"
+#include "jobsel.h"
 
 static int valid_id(const char *s)
 {
@@ -36,65 +38,167 @@ static void print_json(json_t *o)
 
 /* ---- cancel --------------------------------------------------------------------------------- */
 
+/* DELETE one job; prints what happened.  Returns an exit code (a job that ended meanwhile:
+ * 1, "already DONE"). */
+static int cancel_one(cli_conn *k, long long id, json_t *all)
+{
+    char path[64], what[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+    snprintf(what, sizeof what, "cancel %lld", id);
+    json_t *r;
+    int rc = cli_call(k, "DELETE", path, NULL, NULL, NULL, what, &r);
+    if (rc) return rc;
+    if (k->json) {
+        json_array_append(all, r);
+    } else {
+        size_t nc = json_array_size(json_object_get(r, "cancelled"));
+        size_t ns = json_array_size(json_object_get(r, "stopping"));
+        if (ns)
+            printf("Cancelling job %lld: %zu running part(s) got SIGTERM, SIGKILL after %llds%s\n",
+                   id, ns, cli_jint(r, "grace_seconds", 0),
+                   nc ? " (the pending parts are cancelled)" : "");
+        else if (nc > 1)
+            printf("Cancelled job %lld (%zu tasks)\n", id, nc);
+        else
+            printf("Cancelled job %lld\n", id);
+    }
+    json_decref(r);
+    return EXIT_OK;
+}
+
+static void cancel_usage(FILE *f)
+{
+    fprintf(f, "usage: gsched cancel [ID...] [-u USER] [--me] [-n NAME] [-p VC] [-t STATES] [-q "
+               "QOS]\n"
+               "\n"
+               "Pending jobs end at once; running jobs get SIGTERM, a grace period, then "
+               "SIGKILL.\n"
+               "Like scancel, the selectors combine (all must match); IDs, --user, --me, --name "
+               "or\n"
+               "--partition must name the jobs (--state and --qos only narrow them).\n"
+               "\n"
+               "  -u, --user LIST       jobs of these users\n"
+               "      --me              your jobs\n"
+               "  -n, --name LIST       jobs with these names (also --jobname)\n"
+               "  -p, --partition LIST  jobs in these virtual clusters (also --vc)\n"
+               "  -t, --state LIST      only jobs in these states (PD, R, S, PR, CG, long names)\n"
+               "  -q, --qos LIST        only jobs of these priority classes\n" CLI_CONN_HELP);
+}
+
+enum { C_ME = 1, C_VC };
+
 int cmd_cancel(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"help", no_argument, NULL, 'h'}, CLI_CONN_LONGOPTS, {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"user", required_argument, NULL, 'u'},
+                                             {"me", no_argument, NULL, C_ME},
+                                             {"name", required_argument, NULL, 'n'},
+                                             {"jobname", required_argument, NULL, 'n'},
+                                             {"partition", required_argument, NULL, 'p'},
+                                             {"vc", required_argument, NULL, C_VC},
+                                             {"state", required_argument, NULL, 't'},
+                                             {"states", required_argument, NULL, 't'},
+                                             {"qos", required_argument, NULL, 'q'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             CLI_CONN_LONGOPTS,
+                                             {NULL, 0, NULL, 0}};
     cli_conn k;
     cli_conn_init(&k);
-    int opt;
+    cli_jobsel sel;
+    cli_jobsel_init(&sel);
+    int opt, me = 0, filters = 0, rc = EXIT_USAGE;
+    json_t *all = json_array(), *jobs = NULL;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "u:n:p:t:q:h", longopts, NULL)) != -1) {
         if (cli_conn_opt(&k, opt, optarg)) continue;
-        if (opt == 'h') {
-            printf("usage: gsched cancel ID...\n\nPending jobs end at once; running jobs get "
-                   "SIGTERM, a grace period, then SIGKILL.\n\n" CLI_CONN_HELP);
-            return EXIT_OK;
+        int bad = 0;
+        switch (opt) {
+        case 'u': bad = cli_jobsel_users(&sel, "--user", optarg); break;
+        case C_ME: me = 1; break;
+        case 'n': bad = cli_jobsel_names(&sel, "--name", optarg); break;
+        case 'p':
+        case C_VC: bad = cli_jobsel_vcs(&sel, opt == 'p' ? "--partition" : "--vc", optarg); break;
+        case 't': bad = cli_jobsel_states(&sel, "--state", optarg); break;
+        case 'q': bad = cli_jobsel_qos(&sel, "--qos", optarg); break;
+        case 'h':
+            cancel_usage(stdout);
+            rc = EXIT_OK;
+            goto done;
+        default: cancel_usage(stderr); goto done;
         }
-        return EXIT_USAGE;
+        if (bad) goto done;
+        filters = 1;
     }
-    if (optind >= argc) {
-        cli_err("cancel needs at least one job id");
-        return EXIT_USAGE;
-    }
+    if (me && cli_jobsel_me(&sel, &k)) goto done;
+    filters |= me;
     for (int i = optind; i < argc; i++)
         if (!valid_id(argv[i])) {
             cli_err("cancel: '%s' is not a job id", argv[i]);
-            return EXIT_USAGE;
+            goto done;
         }
+    if (optind >= argc && !sel.nusers && !sel.nnames && !sel.nvcs) {
+        cli_err(filters ? "cancel: --state and --qos only narrow a selection: name the jobs (IDs, "
+                          "--user, --me, --name or --partition)"
+                        : "cancel needs at least one job id or a selector (--user, --me, --name, "
+                          "--partition)");
+        goto done;
+    }
     int worst = EXIT_OK;
-    json_t *all = json_array();
-    for (int i = optind; i < argc; i++) {
-        char path[64], what[64];
-        snprintf(path, sizeof path, "/v1/jobs/%s", argv[i]);
-        snprintf(what, sizeof what, "cancel %s", argv[i]);
-        json_t *r;
-        int rc = cli_call(&k, "DELETE", path, NULL, NULL, NULL, what, &r);
-        if (rc) {
-            if (rc == EXIT_UNREACHABLE || worst == EXIT_OK) worst = rc;
-            if (rc == EXIT_UNREACHABLE) break;
-            continue;
+    if (!filters) {
+        /* plain IDs: each one is cancelled or its error reported */
+        for (int i = optind; i < argc; i++) {
+            int r = cancel_one(&k, strtoll(argv[i], NULL, 10), all);
+            if (r == EXIT_UNREACHABLE || (r && worst == EXIT_OK)) worst = r;
+            if (r == EXIT_UNREACHABLE) break;
         }
-        if (k.json) {
-            json_array_append(all, r);
-        } else {
-            size_t nc = json_array_size(json_object_get(r, "cancelled"));
-            size_t ns = json_array_size(json_object_get(r, "stopping"));
-            if (ns)
-                printf(
-                    "Cancelling job %s: %zu running part(s) got SIGTERM, SIGKILL after %llds%s\n",
-                    argv[i], ns, cli_jint(r, "grace_seconds", 0),
-                    nc ? " (the pending parts are cancelled)" : "");
-            else if (nc > 1)
-                printf("Cancelled job %s (%zu tasks)\n", argv[i], nc);
-            else
-                printf("Cancelled job %s\n", argv[i]);
+    } else {
+        /* selectors: the matching jobs that have not ended (only those can be cancelled) */
+        for (int i = optind; i < argc; i++)
+            if (cli_jobsel_ids(&sel, "cancel", argv[i])) goto done;
+        unsigned active = 1u << JS_PD | 1u << JS_R | 1u << JS_CG | 1u << JS_PR | 1u << JS_S;
+        if (sel.states && !(sel.states & active)) {
+            cli_err("cancel: --state: only pending or running jobs (PD, R, CG, PR, S) can be "
+                    "cancelled");
+            goto done;
         }
-        json_decref(r);
+        sel.states = sel.states ? sel.states & active : active;
+        sel.all = 0;
+        rc = cli_jobsel_fetch(&k, &sel, -1, &jobs);
+        if (rc) goto done;
+        size_t n = json_array_size(jobs), skipped = 0;
+        long long *heads = calloc(n + 1, sizeof *heads);
+        if (!heads) abort();
+        size_t nheads = 0;
+        for (size_t i = 0; i < n && worst != EXIT_UNREACHABLE; i++) {
+            json_t *j = json_array_get(jobs, i);
+            long long id = cli_jint(j, "id", 0), grp = cli_jint(j, "group", id);
+            /* the first part of a non-gang submission took its other parts with it */
+            size_t h;
+            for (h = 0; h < nheads && heads[h] != grp; h++) {
+            }
+            if (grp != id && h < nheads) {
+                skipped++;
+                continue;
+            }
+            int r = cancel_one(&k, id, all);
+            if (r == EXIT_UNREACHABLE || (r && worst == EXIT_OK)) worst = r;
+            if (!r && grp == id) heads[nheads++] = id;
+        }
+        free(heads);
+        if (!n)
+            fprintf(stderr, "gsched: cancel: no pending or running job matched\n");
+        else if (skipped && !k.json)
+            fprintf(stderr,
+                    "gsched: cancel: %zu matching job(s); %zu went with the first part of their "
+                    "non-gang submission\n",
+                    n, skipped);
     }
     if (k.json) print_json(all);
+    rc = worst;
+done:
     json_decref(all);
-    return worst;
+    json_decref(jobs);
+    cli_jobsel_release(&sel);
+    return rc;
 }
 
 /* ---- describe ------------------------------------------------------------------------------- */

@@ -1,31 +1,51 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * cmd_queue.c - listings: `gsched queue` (like squeue: ID VC NAME USER ST
- * GPUS AGE REASON POS), `gsched nodes` (like sinfo) and `gsched vcs`.
- * --json prints the daemon's JSON (all pages merged) instead of a table.
- * REASON is why a pending job waits; for a job holding GPUs it is where it
- * runs (squeue's NODELIST(REASON)).  POS is the position in the queue the job
- * waits in, as the policy orders it (see GSD_ORDER_* in src/daemon/gsd.h).
+ * cmd_queue.c - listings: `gsched queue` (like squeue: ID VC NAME USER ST GPUS AGE REASON
+ * POS, or squeue's -o/--format fields), `gsched nodes` (like sinfo) and `gsched vcs`.
+ * --json prints the daemon's JSON (all pages merged) instead of a table.  REASON is why a
+ * pending job waits; for a job holding GPUs it is where it runs (squeue's NODELIST(REASON)).
+ * POS is the position in the queue the job waits in, as the policy orders it (see
+ * GSD_ORDER_* in src/daemon/gsd.h).  ST is CG while the tasks of a job that is ending stop
+ * (jobsel.c).  -i/--iterate repeats the listing until Ctrl-C (or --iterations N).
  */
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "client.h"
+#include "jobsel.h"
 
 static void queue_usage(FILE *f)
 {
     fprintf(f, "usage: gsched queue [options]\n"
                "\n"
-               "  -a, --all           include finished jobs (DONE, FAILED, CANCELLED, REJECTED)\n"
-               "  -s, --state LIST    states to show, e.g. PD,R or PENDING (default: active)\n"
-               "  -q, --vc VC         only this virtual cluster\n"
-               "  -u, --user USER     only this user's jobs\n"
-               "      --limit N       at most N jobs (default: all)\n"
-               "      --no-headers    no header line\n" CLI_CONN_HELP);
+               "  -a, --all             include finished jobs (CD, F, CA, RJ)\n"
+               "  -t, --states LIST     states to show: PD,R,CG,PR,S,CD,F,CA,RJ, long names\n"
+               "                        (PENDING, COMPLETING, ...) or all (also --state)\n"
+               "  -u, --user LIST       only these users' jobs\n"
+               "      --me              only your jobs\n"
+               "  -p, --partition LIST  only these virtual clusters (also --vc)\n"
+               "  -q, --qos LIST        only these priority classes (prod, test, normal, oppo, N)\n"
+               "  -n, --name LIST       only jobs with these names\n"
+               "  -j, --jobs LIST       only these job ids (any state)\n"
+               "  -o, --format FMT      squeue fields: %%i id, %%j name, %%u user, %%t state, %%T "
+               "long\n"
+               "                        state, %%M time used, %%l time limit, %%L time left, %%D "
+               "nodes\n"
+               "                        (tasks), %%b GPUs per node, %%P partition, %%r reason, "
+               "%%R\n"
+               "                        reason or nodes, %%N nodes, %%q QOS, %%Q priority, %%V "
+               "submit,\n"
+               "                        %%S start, %%e end time; %%10j pads/cuts to 10, %%.10j "
+               "right-aligns\n"
+               "  -i, --iterate SECS    repeat every SECS seconds until Ctrl-C\n"
+               "      --limit N         at most N jobs (default: all)\n"
+               "  -h, --noheader        no header line (also --no-headers)\n" CLI_CONN_HELP);
 }
 
 static void print_json(json_t *o)
@@ -35,103 +55,157 @@ static void print_json(json_t *o)
     free(s);
 }
 
-static void url_add(char *url, size_t cap, const char *key, const char *val)
+/* Slurm's time format: M:SS, H:MM:SS, D-HH:MM:SS. */
+static void slurm_time(long long us, char *buf, size_t cap)
 {
-    size_t n = strlen(url);
-    n += (size_t)snprintf(url + n, cap - n, "%s%s=", strchr(url, '?') ? "&" : "?", key);
-    for (const unsigned char *p = (const unsigned char *)val; *p && n + 4 < cap; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-            *p == '-' || *p == '_' || *p == '.' || *p == ',')
-            url[n++] = (char)*p;
-        else
-            n += (size_t)snprintf(url + n, cap - n, "%%%02X", *p);
-    }
-    url[n] = '\0';
+    if (us < 0) us = 0;
+    long long s = us / 1000000, d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60;
+    if (d)
+        snprintf(buf, cap, "%lld-%02lld:%02lld:%02lld", d, h, m, s % 60);
+    else if (h)
+        snprintf(buf, cap, "%lld:%02lld:%02lld", h, m, s % 60);
+    else
+        snprintf(buf, cap, "%lld:%02lld", m, s % 60);
 }
 
-int cmd_queue(int argc, char **argv)
+/* Time holding GPUs: the closed runs plus the current one. */
+static long long time_used(json_t *j, long long now)
 {
-    static const struct option longopts[] = {{"all", no_argument, NULL, 'a'},
-                                             {"state", required_argument, NULL, 's'},
-                                             {"vc", required_argument, NULL, 'q'},
-                                             {"user", required_argument, NULL, 'u'},
-                                             {"limit", required_argument, NULL, 'L'},
-                                             {"no-headers", no_argument, NULL, 'H'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             CLI_CONN_LONGOPTS,
-                                             {NULL, 0, NULL, 0}};
-    cli_conn k;
-    cli_conn_init(&k);
-    const char *state = NULL, *vc = NULL, *user = NULL;
-    long long limit = -1;
-    int headers = 1, opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "as:q:u:h", longopts, NULL)) != -1) {
-        if (cli_conn_opt(&k, opt, optarg)) continue;
-        switch (opt) {
-        case 'a': state = "all"; break;
-        case 's': state = optarg; break;
-        case 'q': vc = optarg; break;
-        case 'u': user = optarg; break;
-        case 'H': headers = 0; break;
-        case 'L': {
-            char *e;
-            limit = strtoll(optarg, &e, 10);
-            if (*e || limit < 1) {
-                cli_err("--limit: expected a positive integer, got '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
+    long long used = cli_jint(j, "executed_us", 0);
+    const char *st = cli_jstr(j, "state", "");
+    long long ls = cli_jint(j, "last_start_us", 0);
+    if ((!strcmp(st, "RUNNING") || !strcmp(st, "PREEMPTED")) && ls > 0 && now > ls)
+        used += now - ls;
+    return used;
+}
+
+/* The value of one %x field (NULL: not a field). */
+static const char *field(char c, json_t *j, long long now, char *buf, size_t cap)
+{
+    const char *st = cli_jstr(j, "state", "");
+    int holds = !strcmp(st, "RUNNING") || !strcmp(st, "PREEMPTED") || !strcmp(st, "SUSPENDED");
+    long long tl = cli_jint(j, "time_limit_us", 0);
+    const char *s;
+    switch (c) {
+    case 'i':
+    case 'A': snprintf(buf, cap, "%lld", cli_jint(j, "id", 0)); return buf;
+    case 'j': return cli_jstr(j, "name", "");
+    case 'u': return cli_jstr(j, "user", "");
+    case 't': return cli_job_st(j);
+    case 'T': return cli_job_state_long(j);
+    case 'M': slurm_time(time_used(j, now), buf, cap); return buf;
+    case 'l':
+        if (!tl) return "UNLIMITED";
+        slurm_time(tl, buf, cap);
+        return buf;
+    case 'L':
+        if (!tl) return "UNLIMITED";
+        slurm_time(tl - time_used(j, now), buf, cap);
+        return buf;
+    case 'D': snprintf(buf, cap, "%lld", cli_jint(j, "tasks", 1)); return buf;
+    case 'b': snprintf(buf, cap, "gpu:%lld", cli_jint(j, "gpus_per_task", 1)); return buf;
+    case 'P': return cli_jstr(j, "vc", "");
+    case 'r': return cli_jstr(j, "reason", "None");
+    case 'N': return holds ? cli_jstr(j, "placement", "") : "";
+    case 'R':
+        s = holds ? cli_jstr(j, "placement", NULL) : NULL;
+        if (s) return s;
+        snprintf(buf, cap, "(%s)", cli_jstr(j, "reason", "None"));
+        return buf;
+    case 'q': {
+        long long p = cli_jint(j, "priority", 0);
+        s = cli_qos_name((int)p);
+        if (s) return s;
+        snprintf(buf, cap, "%lld", p);
+        return buf;
+    }
+    case 'Q': snprintf(buf, cap, "%lld", cli_jint(j, "priority", 0)); return buf;
+    case 'V': return cli_jstr(j, "submit_time", "N/A");
+    case 'S': return cli_jstr(j, "start_time", "N/A");
+    case 'e': return cli_jstr(j, "end_time", "N/A");
+    default: return NULL;
+    }
+}
+
+static const char *header(char c)
+{
+    switch (c) {
+    case 'i':
+    case 'A': return "JOBID";
+    case 'j': return "NAME";
+    case 'u': return "USER";
+    case 't': return "ST";
+    case 'T': return "STATE";
+    case 'M': return "TIME";
+    case 'l': return "TIME_LIMIT";
+    case 'L': return "TIME_LEFT";
+    case 'D': return "NODES";
+    case 'b': return "TRES_PER_NODE";
+    case 'P': return "PARTITION";
+    case 'r': return "REASON";
+    case 'N': return "NODELIST";
+    case 'R': return "NODELIST(REASON)";
+    case 'q': return "QOS";
+    case 'Q': return "PRIORITY";
+    case 'V': return "SUBMIT_TIME";
+    case 'S': return "START_TIME";
+    case 'e': return "END_TIME";
+    default: return NULL;
+    }
+}
+
+/* Check a --format string: every %[.][N]x names a field.  0 or -1 (error printed). */
+static int format_check(const char *fmt)
+{
+    for (const char *p = fmt; *p; p++) {
+        if (*p != '%') continue;
+        p++;
+        if (*p == '%') continue;
+        if (*p == '.') p++;
+        while (*p >= '0' && *p <= '9') p++;
+        if (!*p || !header(*p)) {
+            cli_err("--format: '%s': unknown field '%%%.1s' (i j u t T M l L D b P r R N q Q V S "
+                    "e A)",
+                    fmt, *p ? p : "");
+            return -1;
         }
-        case 'h': queue_usage(stdout); return EXIT_OK;
-        default: queue_usage(stderr); return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* One line of a --format listing (header when j == NULL). */
+static void format_line(const char *fmt, json_t *j, long long now)
+{
+    for (const char *p = fmt; *p; p++) {
+        if (*p != '%') {
+            putchar(*p);
+            continue;
         }
+        p++;
+        if (*p == '%') {
+            putchar('%');
+            continue;
+        }
+        int right = 0, width = 0;
+        if (*p == '.') right = 1, p++;
+        while (*p >= '0' && *p <= '9') width = width * 10 + (*p++ - '0');
+        char buf[128];
+        const char *v = j ? field(*p, j, now, buf, sizeof buf) : header(*p);
+        if (!v) v = "";
+        if (width)
+            printf(right ? "%*.*s" : "%-*.*s", width, width, v);
+        else
+            fputs(v, stdout);
     }
-    if (optind < argc) {
-        cli_err("queue: unexpected argument '%s'", argv[optind]);
-        return EXIT_USAGE;
-    }
-    json_t *all = json_array();
-    long long offset = 0, total = 0;
-    int rc = EXIT_OK;
-    for (int page = 0; page < 1000; page++) {
-        char url[1024] = "/v1/jobs";
-        char num[32];
-        if (state) url_add(url, sizeof url, "state", state);
-        if (vc) url_add(url, sizeof url, "vc", vc);
-        if (user) url_add(url, sizeof url, "user", user);
-        long long want = limit > 0 ? limit - (long long)json_array_size(all) : 10000;
-        if (want > 10000) want = 10000;
-        snprintf(num, sizeof num, "%lld", want);
-        url_add(url, sizeof url, "limit", num);
-        snprintf(num, sizeof num, "%lld", offset);
-        url_add(url, sizeof url, "offset", num);
-        json_t *r;
-        rc = cli_call(&k, "GET", url, NULL, NULL, NULL, "queue", &r);
-        if (rc) break;
-        json_array_extend(all, json_object_get(r, "jobs"));
-        total = cli_jint(r, "total", 0);
-        json_t *next = json_object_get(r, "next_offset");
-        int more = json_is_integer(next) && (limit < 0 || (long long)json_array_size(all) < limit);
-        if (more) offset = json_integer_value(next);
-        json_decref(r);
-        if (!more) break;
-    }
-    if (rc) {
-        json_decref(all);
-        return rc;
-    }
-    if (k.json) {
-        json_t *o = json_pack("{s:o,s:I}", "jobs", all, "total", (json_int_t)total);
-        print_json(o);
-        json_decref(o);
-        return EXIT_OK;
-    }
+    putchar('\n');
+}
+
+static void print_table(json_t *all, int headers, long long now)
+{
     cli_table t;
     cli_table_init(&t, 9, 1u << 0 | 1u << 5 | 1u << 6 | 1u << 8);
     const char *hdr[] = {"ID", "VC", "NAME", "USER", "ST", "GPUS", "AGE", "REASON", "POS"};
     cli_table_add(&t, hdr);
-    long long now = cli_now_us();
     size_t i;
     json_t *j;
     json_array_foreach(all, i, j)
@@ -160,7 +234,7 @@ int cmd_queue(int argc, char **argv)
                              cli_jstr(j, "vc", "-"),
                              name,
                              cli_jstr(j, "user", "-"),
-                             cli_jstr(j, "st", "?"),
+                             cli_job_st(j),
                              gpus,
                              age,
                              reason,
@@ -169,8 +243,145 @@ int cmd_queue(int argc, char **argv)
     }
     cli_table_print(&t, headers);
     cli_table_release(&t);
-    json_decref(all);
-    return EXIT_OK;
+}
+
+static volatile sig_atomic_t g_queue_stop;
+
+static void on_int(int sig)
+{
+    (void)sig;
+    g_queue_stop = 1;
+}
+
+enum { Q_LIMIT = 1, Q_NOHDR, Q_ME, Q_ITERATIONS, Q_VC };
+
+int cmd_queue(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"all", no_argument, NULL, 'a'},
+                                             {"states", required_argument, NULL, 't'},
+                                             {"state", required_argument, NULL, 't'},
+                                             {"user", required_argument, NULL, 'u'},
+                                             {"me", no_argument, NULL, Q_ME},
+                                             {"partition", required_argument, NULL, 'p'},
+                                             {"vc", required_argument, NULL, Q_VC},
+                                             {"qos", required_argument, NULL, 'q'},
+                                             {"name", required_argument, NULL, 'n'},
+                                             {"jobs", required_argument, NULL, 'j'},
+                                             {"format", required_argument, NULL, 'o'},
+                                             {"iterate", required_argument, NULL, 'i'},
+                                             {"iterations", required_argument, NULL, Q_ITERATIONS},
+                                             {"limit", required_argument, NULL, Q_LIMIT},
+                                             {"noheader", no_argument, NULL, 'h'},
+                                             {"no-headers", no_argument, NULL, Q_NOHDR},
+                                             {"help", no_argument, NULL, 'H'},
+                                             CLI_CONN_LONGOPTS,
+                                             {NULL, 0, NULL, 0}};
+    cli_conn k;
+    cli_conn_init(&k);
+    cli_jobsel sel;
+    cli_jobsel_init(&sel);
+    const char *fmt = NULL;
+    long long limit = -1, iterate = 0, iterations = -1;
+    int headers = 1, opt, rc = EXIT_USAGE, me = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "at:u:p:q:n:j:o:i:h", longopts, NULL)) != -1) {
+        if (cli_conn_opt(&k, opt, optarg)) continue;
+        switch (opt) {
+        case 'a': sel.all = 1; break;
+        case 't':
+            if (cli_jobsel_states(&sel, "--states", optarg)) goto done;
+            break;
+        case 'u':
+            if (cli_jobsel_users(&sel, "--user", optarg)) goto done;
+            break;
+        case Q_ME: me = 1; break;
+        case 'p':
+        case Q_VC:
+            if (cli_jobsel_vcs(&sel, opt == 'p' ? "--partition" : "--vc", optarg)) goto done;
+            break;
+        case 'q':
+            if (cli_jobsel_qos(&sel, "--qos", optarg)) goto done;
+            break;
+        case 'n':
+            if (cli_jobsel_names(&sel, "--name", optarg)) goto done;
+            break;
+        case 'j':
+            if (cli_jobsel_ids(&sel, "--jobs", optarg)) goto done;
+            break;
+        case 'o':
+            if (format_check(optarg)) goto done;
+            fmt = optarg;
+            break;
+        case 'h':
+        case Q_NOHDR: headers = 0; break;
+        case 'i':
+        case Q_ITERATIONS:
+        case Q_LIMIT: {
+            char *e;
+            long long v = strtoll(optarg, &e, 10);
+            if (*e || e == optarg || v < 1) {
+                cli_err("--%s: expected a positive integer, got '%s'",
+                        opt == 'i'       ? "iterate"
+                        : opt == Q_LIMIT ? "limit"
+                                         : "iterations",
+                        optarg);
+                goto done;
+            }
+            if (opt == 'i') iterate = v;
+            if (opt == Q_ITERATIONS) iterations = v;
+            if (opt == Q_LIMIT) limit = v;
+            break;
+        }
+        case 'H':
+            queue_usage(stdout);
+            rc = EXIT_OK;
+            goto done;
+        default: queue_usage(stderr); goto done;
+        }
+    }
+    if (optind < argc) {
+        cli_err("queue: unexpected argument '%s'", argv[optind]);
+        goto done;
+    }
+    if (me && cli_jobsel_me(&sel, &k)) goto done;
+    if (iterate) signal(SIGINT, on_int);
+    for (long long round = 0;; round++) {
+        json_t *all;
+        rc = cli_jobsel_fetch(&k, &sel, limit, &all);
+        if (rc) break;
+        long long now = cli_now_us();
+        if (iterate && !k.json) {
+            time_t t = time(NULL);
+            char ts[64];
+            strftime(ts, sizeof ts, "%a %b %d %H:%M:%S %Y", localtime(&t));
+            printf("%s%s\n", round ? "\n" : "", ts);
+        }
+        if (k.json) {
+            json_t *o =
+                json_pack("{s:O,s:I}", "jobs", all, "total", (json_int_t)json_array_size(all));
+            print_json(o);
+            json_decref(o);
+        } else if (fmt) {
+            if (headers) format_line(fmt, NULL, now);
+            size_t i;
+            json_t *j;
+            json_array_foreach(all, i, j) format_line(fmt, j, now);
+        } else {
+            print_table(all, headers, now);
+        }
+        json_decref(all);
+        fflush(stdout);
+        if (!iterate || g_queue_stop || (iterations > 0 && round + 1 >= iterations)) break;
+        /* sleep in slices so that Ctrl-C ends the watch at once */
+        for (long long ms = 0; ms < iterate * 1000 && !g_queue_stop; ms += 100) {
+            struct timespec ts = {0, 100000000L};
+            nanosleep(&ts, NULL);
+        }
+        if (g_queue_stop) break;
+    }
+done:
+    cli_jobsel_release(&sel);
+    return rc;
 }
 
 static void nodes_usage(FILE *f)

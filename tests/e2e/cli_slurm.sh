@@ -168,4 +168,67 @@ expect 2 "acct.sh:3: #SBATCH: unknown or unsupported option '--account=lab'" -- 
 printf '#!/bin/sh\n#SBATCH --dependency=afterok:3\ntrue\n' > "$tmp/dep.sh"
 expect 2 "dep.sh:2: --dependency: gsched has no job dependencies" -- "$bin" submit --server "$SERVER" "$tmp/dep.sh"
 
+# ---- queue: squeue's -o/--format, -t/--states, -u, -p, -q, -n, -j, -h, -i; CG -----------------
+wait_idle 60 || bad "idle before the queue checks"
+hold="while [ ! -f '$tmp/go' ]; do sleep 0.05; done"
+
+# CG: a cancelled job whose task is still stopping (it takes 3 s to handle SIGTERM)
+cg=$(gsub -J stopper --grace 20s -- sh -c "trap 'sleep 3; exit 0' TERM; touch '$tmp/cg-ready'; while :; do sleep 0.1; done")
+for _ in $(seq 300); do [ -f "$tmp/cg-ready" ] && break; sleep 0.1; done
+g cancel "$cg" > /dev/null
+is "a job stopping after cancel is CG (COMPLETING)" "$(g queue -j "$cg" -h -o '%t %T')" "CG COMPLETING"
+is "-t CG selects it" "$(g queue -t CG -h -o %i)" "$cg"
+check "-t R leaves it out" eval "! g queue -t R -h -o %i | grep -qx $cg"
+check "the default table shows CG" eval "g queue | grep -Eq '^ *$cg .* CG '"
+wait_state "$cg" CANCELLED 30 > /dev/null
+is "once stopped it is CA" "$(g queue -j "$cg" -h -o %t)" "CA"
+is "-t CA,COMPLETED shows finished jobs" "$(g queue -t CA -j "$cg" -h -o %i)" "$cg"
+
+r1=$(gsub -J runner -t 90 -N 2 -G 8 -q prod -p qa -- sh -c "$hold")
+wait_state "$r1" RUNNING 30 > /dev/null
+p1=$(gsub -J waiter -G 4 -p qa -- sh -c "$hold")
+p2=$(gsub -J other -G 4 -q test -- true)
+me=$(g queue -j "$r1" -h -o %u)
+check "queue -j ID -h -o %u: one line, no header (user '$me')" eval '[ -n "$me" ] && [ "$(g queue -j "$r1" -h -o %u | wc -l)" = 1 ]'
+is "-o %i|%j|%u|%t|%T|%l|%D|%b|%P|%q|%Q" "$(g queue -j "$r1" -h -o '%i|%j|%u|%t|%T|%l|%D|%b|%P|%q|%Q')" \
+  "$r1|runner|$me|R|RUNNING|1:30:00|2|gpu:4|qa|prod|100"
+is "-o widths: %5i pads, %.5i right-aligns, %3j cuts" "$(g queue -j "$r1" -h -o '[%5i][%.5i][%3j]')" \
+  "[$(printf '%-5s' "$r1")][$(printf '%5s' "$r1")][run]"
+is "-o header names" "$(g queue -j "$r1" -o '%i %j %t %T %M %l %P %q' | head -1)" "JOBID NAME ST STATE TIME TIME_LIMIT PARTITION QOS"
+check "-o %M is the time used (M:SS)" eval "g queue -j $r1 -h -o %M | grep -Eq '^[0-9]+:[0-5][0-9]\$'"
+is "-o %R of a pending job is its reason" "$(g queue -j "$p1" -h -o '%t %R %l')" "PD (Resources) UNLIMITED"
+is "-t PD" "$(g queue -t PD -h -o %i | tr '\n' ' ')" "$p1 $p2 "
+is "-t RUNNING (long name)" "$(g queue -t RUNNING -h -o %i)" "$r1"
+is "-t pd,r (any case)" "$(g queue -t pd,r -h -o %i | tr '\n' ' ')" "$r1 $p1 $p2 "
+expect 2 "--states: unknown state 'SLEEPY'" -- "$bin" queue --server "$SERVER" -t SLEEPY
+is "-p is the partition (VC)" "$(g queue -p qa -h -o %i | tr '\n' ' ')" "$r1 $p1 "
+is "-q is the QOS (priority class)" "$(g queue -q test -h -o %i)" "$p2"
+is "-n is the job name" "$(g queue -n waiter,other -h -o %j | tr '\n' ' ')" "waiter other "
+is "-u is the user" "$(g queue -u "$me" -h -o %i | wc -l | tr -d ' ')" "3"
+is "-u another user: nothing" "$(g queue -u nobody-else -h -o %i 2>/dev/null)" ""
+is "--me" "$(g queue --me -h -o %i | wc -l | tr -d ' ')" "3"
+it=$(timeout 20 "$bin" queue --server "$SERVER" -i 1 --iterations 2 -j "$r1" -o %i)
+is "-i 1 --iterations 2: two listings" "$(printf '%s\n' "$it" | grep -c "^$r1\$")" "2"
+check "-i prints the time before each listing" eval "printf '%s\n' \"\$it\" | head -1 | grep -Eq '[0-9]{2}:[0-9]{2}:[0-9]{2}'"
+expect 2 "--format: .*unknown field '%Z'" -- "$bin" queue --server "$SERVER" -o '%i %Z'
+
+# ---- cancel: scancel's -u, --state, --name, -p; a selector is required --------------------------
+expect 2 "cancel needs at least one job id or a selector" -- "$bin" cancel --server "$SERVER"
+expect 2 "--state and --qos only narrow a selection" -- "$bin" cancel --server "$SERVER" --state PD
+expect 2 "only pending or running jobs" -- "$bin" cancel --server "$SERVER" -u "$me" --state CD
+expect 0 "no pending or running job matched" -- "$bin" cancel --server "$SERVER" --name no-such-job
+w2=$(gsub -J waiter2 -G 4 -p qa -- sh -c "$hold")
+out=$(g cancel --name waiter 2>&1)
+check "cancel --name cancels that name only ($out)" [ "$out" = "Cancelled job $p1" ]
+is "  the job is CANCELLED" "$(state "$p1")" "CANCELLED"
+is "  the others keep running / waiting" "$(state "$r1")/$(state "$w2")" "RUNNING/PENDING"
+out=$(g cancel -u "$me" --state PD 2>&1)
+is "cancel -u USER --state PD cancels only pending jobs" "$out" "$(printf 'Cancelled job %s\nCancelled job %s' "$p2" "$w2")"
+is "  the running job stays" "$(state "$r1")" "RUNNING"
+out=$(g cancel -p qa 2>&1)
+check "cancel -p VC ($out)" contains "$out" "Cancelling job $r1:"
+wait_state "$r1" CANCELLED 30 > /dev/null && ok "  the running job of that VC is cancelled" || bad "  the running job of that VC is cancelled"
+touch "$tmp/go"
+wait_idle 60 || bad "idle at the end"
+
 finish

@@ -69,7 +69,7 @@ check "running job shows where it runs" sh -c "echo '$q' | grep -Eq '^ *1 +defau
 check "pending job shows reason and position" sh -c "echo '$q' | grep -Eq '^ *$id4 +research +fourth .* PD +2 .* Resources +2\$'"
 expect 0 '"jobs": \[' -- "$bin" queue --json --server "$SERVER"
 expect 0 '^$' -- sh -c "'$bin' queue --no-headers --state CD --server '$SERVER'"
-expect 2 "must be active, all, or a comma-separated list" -- "$bin" queue --state SLEEPY --server "$SERVER"
+expect 2 "--states: unknown state 'SLEEPY'" -- "$bin" queue --state SLEEPY --server "$SERVER"
 
 # describe, nodes, vcs
 expect 0 "Why it waits:" -- "$bin" describe job "$id4" --server "$SERVER"
