@@ -64,7 +64,7 @@ chmod 711 "$tmp" # jobs may pass through to their own directory under the log di
 
 D_MULTIUSER=1 d_start multi --cluster 1x2 --tokens "$tok" --grace 2s || exit 1
 S=$DDIR/gsched.d L=$DDIR/logs # state and log directories (tests/e2e/lib/daemon.sh)
-sub() { local t=$1; shift; "$bin" submit --parsable --server "$SERVER" --token "$t" -C "$tmp" "$@"; }
+sub() { local t=$1; shift; "$bin" submit --parsable --server "$SERVER" --token "$t" -D "$tmp" "$@"; }
 lg() { "$bin" logs "$1" --server "$SERVER" --token "$R" 2> /dev/null; }
 
 # bob: a secret in his log, then a long-enough run for alice's attack
@@ -98,9 +98,9 @@ echo "HOME=$HOME USER=$USER"
 touch "$GSCHED_JOB_DIR/scratch" && echo "JOBDIR-WRITABLE"
 EOF
 chmod 644 "$tmp/attack.sh"
-alice=$(sub "$A" --gpus 1 -e "BOBLOG=$L/$bob/task-0.log" -e "TOKENS=$tok" \
-          -e "DB=$DDIR/gsched.db" -e "BOBPIDF=$S/runs/$bob.1/task-0.pid" -e "BOBPID=$bobpid" \
-          -e "STATE=$S" -e "LOGS=$L" -e "BOBJOB=$bob" -- sh "$tmp/attack.sh")
+alice=$(sub "$A" --gpus 1 --env "BOBLOG=$L/$bob/task-0.log" --env "TOKENS=$tok" \
+          --env "DB=$DDIR/gsched.db" --env "BOBPIDF=$S/runs/$bob.1/task-0.pid" --env "BOBPID=$bobpid" \
+          --env "STATE=$S" --env "LOGS=$L" --env "BOBJOB=$bob" -- sh "$tmp/attack.sh")
 check "alice's job accepted" test -n "$alice"
 check "alice's job DONE" wait_state "$alice" DONE 30
 out=$(lg "$alice")
@@ -133,10 +133,10 @@ ln -sf "$tok" "$L/$alice/task-0.log"
 check "a symlink in place of a log is not served" eval '! lg "$alice" | grep -q pbkdf2'
 
 # submit-time refusals: root without --allow-root-jobs, a user without an account
-out=$("$bin" submit --server "$SERVER" --token "$R" -C "$tmp" -- id -u 2>&1); rc=$?
+out=$("$bin" submit --server "$SERVER" --token "$R" -D "$tmp" -- id -u 2>&1); rc=$?
 check "a job of root is refused without --allow-root-jobs (exit $rc)" test "$rc" != 0
 check "... naming --allow-root-jobs" contains "$out" "--allow-root-jobs"
-out=$("$bin" submit --server "$SERVER" --token "$R" --user gst-nobody-here -C "$tmp" -- true 2>&1); rc=$?
+out=$("$bin" submit --server "$SERVER" --token "$R" --user gst-nobody-here -D "$tmp" -- true 2>&1); rc=$?
 check "a user without a Unix account is refused at submit (exit $rc)" test "$rc" != 0
 check "... saying so" contains "$out" "no Unix user 'gst-nobody-here'"
 
@@ -155,7 +155,7 @@ check "graceful stop" d_stop
 
 # --allow-root-jobs: root's job runs as root
 D_MULTIUSER=1 d_start rootok --cluster 1x1 --tokens "$tok" --allow-root-jobs || exit 1
-id=$("$bin" submit --parsable --server "$SERVER" --token "$R" -C "$tmp" -- id -u 2>&1)
+id=$("$bin" submit --parsable --server "$SERVER" --token "$R" -D "$tmp" -- id -u 2>&1)
 check "a job of root is accepted with --allow-root-jobs" wait_state "$id" DONE 30
 check "... and runs as root" contains "$("$bin" logs "$id" --server "$SERVER" --token "$R")" $'\n0\n'
 check "graceful stop" d_stop
@@ -163,7 +163,7 @@ check "graceful stop" d_stop
 # no tokens: X-Gsched-User is a claim, and a root daemon refuses to run it as anyone
 D_MULTIUSER=1 d_start claimed --cluster 1x1 || exit 1
 unset GSCHED_TOKEN
-out=$(USER=gst-alice "$bin" submit --server "$SERVER" -C "$tmp" -- id -u 2>&1); rc=$?
+out=$(USER=gst-alice "$bin" submit --server "$SERVER" -D "$tmp" -- id -u 2>&1); rc=$?
 check "an unauthenticated submit to a root daemon is refused (exit $rc)" test "$rc" != 0
 check "... pointing to tokens" contains "$out" "token"
 check "nothing was queued" test -z "$("$bin" queue --all --no-headers --server "$SERVER" 2> /dev/null)"
