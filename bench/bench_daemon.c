@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * bench_daemon.c - live scheduler benchmarks against a real `gsched serve`
- * on loopback (started as a child process, killed at the end):
+ * on loopback TCP (started as a child process, killed at the end; TCP
+ * without tokens, --insecure-tcp, and a per-client connection cap of 1024,
+ * so the figures measure the same path as before the Unix socket became
+ * the default):
  *
  *  1. sustained durable submits per second: C client threads, each with one
  *     keep-alive connection, POST job specs as fast as the daemon
@@ -84,8 +87,9 @@ static int start(srv *s, const char *policy, const char *sync)
         if (fd >= 0) dup2(fd, 2);
         if (chdir(s->dir)) _exit(127);
         execl(GSCHED_BIN, GSCHED_BIN, "serve", "--cluster", "1x8", "--policy", policy, "--db", db,
-              "--listen", "127.0.0.1:0", "--port-file", pf, "--sync", sync, "--max-connections",
-              "1024", "--log-dir", logs, "--single-user", (char *)NULL);
+              "--listen", "127.0.0.1:0", "--insecure-tcp", "--port-file", pf, "--sync", sync,
+              "--max-connections", "1024", "--max-conn-per-client", "1024", "--log-dir", logs,
+              "--single-user", (char *)NULL);
         _exit(127);
     }
     for (int i = 0; i < 400; i++) {

@@ -78,8 +78,13 @@ static int start(daemon_t *dm, const char *name, const char *const *extra)
     const char *argv[40] = {GSCHED_BIN,     "serve", "--db",    db,   "--listen",  "127.0.0.1:0",
                             "--port-file",  pf,      "--grace", "1s", "--log-dir", logs,
                             "--single-user"};
-    int n = 13;
-    for (int i = 0; extra && extra[i] && n < 38; i++) argv[n++] = extra[i];
+    int n = 13, tokens = 0;
+    for (int i = 0; extra && extra[i] && n < 37; i++) {
+        tokens |= !strcmp(extra[i], "--tokens");
+        argv[n++] = extra[i];
+    }
+    /* TCP without tokens must be asked for (the daemon's API tests speak TCP) */
+    if (!tokens) argv[n++] = "--insecure-tcp";
     argv[n] = NULL;
     dm->pid = fork();
     if (dm->pid == 0) {
@@ -145,6 +150,7 @@ static int start_ops(daemon_t *dm, const char *name, const gs_policy_ops *ops, c
         o.cluster = cluster;
         o.db = db;
         o.listen = "127.0.0.1:0";
+        o.insecure_tcp = 1;
         o.port_file = pf;
         o.log_dir = logs;
         o.self_exe = GSCHED_BIN;
@@ -791,8 +797,8 @@ static void startup_refusals(void)
     const char *a4[] = {"serve", "--cluster", "2", "--set", "queus=1", "--db", tmp("r4.db"), NULL};
     ASSERT_EQ(run_gsched(a4, err), 2);
     ASSERT_CONTAINS(slurp(err), "parameter 'queus' is not used");
-    const char *a5[] = {"serve",           "--cluster", "2",          "--listen",
-                        "127.0.0.1:99999", "--db",      tmp("r5.db"), NULL};
+    const char *a5[] = {"serve",          "--cluster", "2",          "--listen", "127.0.0.1:99999",
+                        "--insecure-tcp", "--db",      tmp("r5.db"), NULL};
     ASSERT_EQ(run_gsched(a5, err), 2);
     ASSERT_CONTAINS(slurp(err), "port out of range");
     const char *a7[] = {"serve",  "--cluster", "2",          "--executor",
@@ -833,7 +839,7 @@ static void nvml_discovery(void)
     char *saved = old ? strdup(old) : NULL;
     setenv("LD_LIBRARY_PATH", FAKE_NVML_DIR, 1);
     setenv("GSCHED_FAKE_NVML", "init-fail", 1);
-    const char *a1[] = {"serve", "--db", tmp("nv1.db"), "--listen", "127.0.0.1:0", NULL};
+    const char *a1[] = {"serve", "--db", tmp("nv1.db"), "--socket", tmp("nv1.sock"), NULL};
     ASSERT_EQ(run_gsched(a1, err), 2);
     ASSERT_CONTAINS(slurp(err), "nvmlInit failed: Driver Not Loaded");
     ASSERT_CONTAINS(slurp(err), "give --cluster SPEC");

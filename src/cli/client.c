@@ -19,7 +19,7 @@ void cli_conn_init(cli_conn *k)
 {
     memset(k, 0, sizeof *k);
     const char *s = getenv("GSCHED_SERVER");
-    k->c.server = s && *s ? s : GSD_DEFAULT_SERVER;
+    k->c.server = s && *s ? s : NULL; /* NULL: the default socket (gsd_default_socket) */
     const char *t = getenv("GSCHED_TOKEN");
     k->c.token = t && *t ? t : NULL;
     const char *u = getenv("USER");

@@ -42,9 +42,10 @@ enum { CLI_OPT_SERVER = 1000, CLI_OPT_TOKEN, CLI_OPT_JSON };
     {"token", required_argument, NULL, CLI_OPT_TOKEN},     \
     {"json", no_argument, NULL, CLI_OPT_JSON}
 /* clang-format on */
-#define CLI_CONN_HELP                                                                           \
-    "  --server URL        daemon address (default $GSCHED_SERVER or " GSD_DEFAULT_SERVER ")\n" \
-    "  --token TOKEN       bearer token (default $GSCHED_TOKEN)\n"                              \
+#define CLI_CONN_HELP                                                                         \
+    "  --server ADDR       unix:PATH or http://HOST:PORT (default $GSCHED_SERVER, else the\n" \
+    "                      daemon's default socket: see 'gsched serve --help')\n"             \
+    "  --token TOKEN       bearer token for TCP daemons (default $GSCHED_TOKEN)\n"            \
     "  --json              machine-readable output\n"
 
 /*

@@ -4,12 +4,15 @@
  * (tokens-file lines) and the hidden `gsched __shim` (runs one task).
  *
  * Contract (docs/daemon.md):
- *   gsched serve [--cluster SPEC] [--db FILE] [--listen ADDR:PORT] [--policy NAME]
- *                [--tokens FILE] [--state-dir DIR] [--set KEY=VALUE]...
+ *   gsched serve [--cluster SPEC] [--db FILE] [--socket PATH] [--listen ADDR:PORT]
+ *                [--tokens FILE | --insecure-tcp] [--policy NAME]
+ *                [--state-dir DIR] [--set KEY=VALUE]...
  *                [--placement count|consolidate] [--grace DUR] [--default-duration DUR]
  *                [--sync full|normal] [--max-body BYTES] [--max-connections N]
  *                [--port-file FILE] [--pass-env NAME[,NAME...]]... [--log-dir DIR]
- *                [--log-cap SIZE] [--single-user] [--allow-root-jobs] [-v]
+ *                [--header-timeout SECS] [--idle-timeout SECS] [--max-conn-per-client N]
+ *                [--max-pending-per-user N] [--submit-rate R[/s]] [--log-cap SIZE]
+ *                [--single-user] [--allow-root-jobs] [-v]
  *   gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]
  * Invariant: configuration errors exit 2 before anything listens.
  */
@@ -42,20 +45,37 @@ static void serve_usage(FILE *f)
             "  --log-dir DIR         task logs (default, as root: /var/log/gsched/DBNAME-ID,\n"
             "                        others: ~/.local/state/gsched/logs/DBNAME-ID; ID is kept\n"
             "                        in the database)\n"
-            "  --listen ADDR:PORT    HTTP address (default " GSD_DEFAULT_LISTEN
-            "; port 0 = any free port)\n"
+            "  --socket PATH         serve the API on this Unix socket; clients are identified\n"
+            "                        by the kernel (SO_PEERCRED).  Default, when --listen is\n"
+            "                        not given: /run/gsched/gsched.sock as root (every local\n"
+            "                        user may connect), else $XDG_RUNTIME_DIR/gsched.sock or\n"
+            "                        /tmp/gsched-UID/gsched.sock (0600: this user only)\n"
+            "  --listen ADDR:PORT    also (or, without --socket, only) serve HTTP over TCP;\n"
+            "                        port 0 = any free port.  Needs --tokens, or on loopback\n"
+            "                        --insecure-tcp\n"
+            "  --insecure-tcp        TCP without tokens: every client is an admin and names\n"
+            "                        its user in X-Gsched-User, unchecked (any local user may\n"
+            "                        act as any other, root included); loopback only\n"
             "  --policy NAME         scheduling policy (default fifo; see 'gsched policies')\n"
             "  --set KEY=VALUE       policy/engine parameter, repeatable (docs/policies.md)\n"
             "  --placement MODE      consolidate (default) or count\n"
-            "  --tokens FILE         require bearer tokens (lines from 'gsched token hash');\n"
-            "                        mandatory to listen on a non-loopback address\n"
+            "  --tokens FILE         bearer tokens of TCP clients (lines from 'gsched token\n"
+            "                        hash'); mandatory for TCP unless --insecure-tcp\n"
             "  --grace DUR           SIGTERM -> SIGKILL grace period (default 30s)\n"
             "  --default-duration DUR  run-time estimate of jobs without duration or time\n"
             "                        limit, for duration-aware policies (default 1h)\n"
             "  --sync full|normal    SQLite synchronous mode (default full; see docs/daemon.md)\n"
             "  --max-body BYTES      request body limit (default 1048576)\n"
-            "  --max-connections N   concurrent HTTP connections (default 256)\n"
-            "  --port-file FILE      write the bound port to FILE once serving\n"
+            "  --max-connections N   concurrent connections per listener (default 256; 1/8\n"
+            "                        is kept for clients that send their request at once)\n"
+            "  --max-conn-per-client N  connections per client address / socket uid (64)\n"
+            "  --header-timeout SECS a connection must send its request head within SECS (5)\n"
+            "  --idle-timeout SECS   close a connection silent for SECS (30)\n"
+            "  --max-pending-per-user N  pending jobs a user may have; more submits get 429\n"
+            "                        (default 0: unlimited)\n"
+            "  --submit-rate R[/s]   submits per second per user (burst R); more get 429\n"
+            "                        (default 0: unlimited)\n"
+            "  --port-file FILE      write the bound TCP port to FILE once serving\n"
             "  --executor NAME       what runs the tasks (default local: processes on this\n"
             "                        machine; see docs/daemon.md)\n"
             "  --pass-env NAME[,NAME...]  daemon environment variables every job gets,\n"
@@ -173,6 +193,13 @@ int cmd_serve(int argc, char **argv)
                                              {"log-dir", required_argument, NULL, 'O'},
                                              {"single-user", no_argument, NULL, 'U'},
                                              {"allow-root-jobs", no_argument, NULL, 'R'},
+                                             {"socket", required_argument, NULL, 'k'},
+                                             {"insecure-tcp", no_argument, NULL, 'I'},
+                                             {"header-timeout", required_argument, NULL, 'H'},
+                                             {"idle-timeout", required_argument, NULL, 'T'},
+                                             {"max-conn-per-client", required_argument, NULL, 'C'},
+                                             {"max-pending-per-user", required_argument, NULL, 'Q'},
+                                             {"submit-rate", required_argument, NULL, 'W'},
                                              {"verbose", no_argument, NULL, 'v'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -191,6 +218,48 @@ int cmd_serve(int argc, char **argv)
         case 'D': o.state_dir = optarg; break;
         case 'O': o.log_dir = optarg; break;
         case 'l': o.listen = optarg; break;
+        case 'k': o.socket = optarg; break;
+        case 'I': o.insecure_tcp = 1; break;
+        case 'H':
+        case 'W': {
+            /* seconds (--header-timeout) or submits per second, "R" or "R/s" (--submit-rate) */
+            char *e;
+            errno = 0;
+            double v = strtod(optarg, &e);
+            if (opt == 'W' && !strcmp(e, "/s")) e += 2;
+            if (errno || *e || !(v >= (opt == 'H' ? 0.1 : 0)) || v > 1e6) {
+                cli_err("--%s: '%s' is not a %s", opt == 'H' ? "header-timeout" : "submit-rate",
+                        optarg,
+                        opt == 'H' ? "number of seconds (0.1 or more)" : "rate (e.g. 5 or 5/s)");
+                goto done;
+            }
+            if (opt == 'H')
+                o.header_timeout = v;
+            else
+                o.submit_rate = v;
+            break;
+        }
+        case 'T':
+        case 'C':
+        case 'Q': {
+            char *e;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &e, 10);
+            const char *name = opt == 'T'   ? "idle-timeout"
+                               : opt == 'C' ? "max-conn-per-client"
+                                            : "max-pending-per-user";
+            if (errno || *e || optarg[0] == '-' || v > 1000000ULL || (opt != 'Q' && v < 1)) {
+                cli_err("--%s: '%s' is out of range", name, optarg);
+                goto done;
+            }
+            if (opt == 'T')
+                o.idle_timeout = (unsigned)v;
+            else if (opt == 'C')
+                o.max_conn_per_client = (unsigned)v;
+            else
+                o.max_pending_per_user = (unsigned)v;
+            break;
+        }
         case 'p': o.policy = optarg; break;
         case 't': o.tokens = optarg; break;
         case 'f': o.port_file = optarg; break;
@@ -271,6 +340,31 @@ int cmd_serve(int argc, char **argv)
     if (optind < argc) {
         cli_err("serve: unexpected argument '%s'", argv[optind]);
         serve_usage(stderr);
+        goto done;
+    }
+    static char defsock[PATH_MAX];
+    if (!o.socket && !o.listen) {
+        if (gsd_default_socket(1, defsock, sizeof defsock)) {
+            cli_err("the default socket path is too long: give --socket PATH");
+            goto done;
+        }
+        o.socket = defsock;
+    }
+    if (o.insecure_tcp && !o.listen) {
+        cli_err("--insecure-tcp applies to --listen only (the socket needs no such option)");
+        goto done;
+    }
+    if (o.listen && !o.tokens && !o.insecure_tcp) {
+        cli_err("refusing to listen on %s without --tokens FILE: over TCP anyone who can "
+                "connect (every local user) could name any user in X-Gsched-User.  Local users "
+                "need no TCP: they "
+                "reach the daemon through its Unix socket (--socket), where the kernel says who "
+                "they are.  --insecure-tcp accepts the risk (loopback only)",
+                o.listen);
+        goto done;
+    }
+    if (o.insecure_tcp && o.tokens) {
+        cli_err("--insecure-tcp and --tokens contradict each other: choose one");
         goto done;
     }
     static char self[PATH_MAX];

@@ -2,11 +2,15 @@
 /*
  * client.c - the CLI's HTTP client (libcurl easy interface).
  *
+ * The server is "unix:PATH" (the daemon's Unix socket: the kernel tells the
+ * daemon who the caller is, so no X-Gsched-User is sent), an http:// URL or
+ * a bare host:port; none means the default socket (gsd_default_socket).
  * One request per call, bounded by a timeout; a transport failure (refused,
  * timed out, unresolvable) is reported as "unreachable" (GS_EIO, status 0)
  * so the CLI can exit with code 3.  Invariant: the response body is always
  * NUL-terminated and owned by the gsd_resp.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,21 +77,38 @@ int gsd_request(const gsd_client *c, const char *method, const char *path, const
         snprintf(r->err, sizeof r->err, "cannot initialise libcurl");
         return GS_EIO;
     }
-    const char *server = c->server && *c->server ? c->server : GSD_DEFAULT_SERVER;
-    size_t ul = strlen(server) + strlen(path) + 16;
+    char defsock[PATH_MAX + 8];
+    const char *server = c->server;
+    if (!server || !*server) {
+        memcpy(defsock, "unix:", 6);
+        if (gsd_default_socket(0, defsock + 5, sizeof defsock - 5)) {
+            snprintf(r->err, sizeof r->err, "the default socket path is too long");
+            curl_easy_cleanup(h);
+            return GS_EIO;
+        }
+        server = defsock;
+    }
+    const char *sock = !strncmp(server, "unix:", 5) ? server + 5 : NULL;
+    size_t ul = strlen(server) + strlen(path) + 32;
     char *url = malloc(ul);
     if (!url) abort();
-    int has_scheme = strstr(server, "://") != NULL;
-    size_t sl = strlen(server);
-    while (sl && server[sl - 1] == '/') sl--;
-    snprintf(url, ul, "%s%.*s%s", has_scheme ? "" : "http://", (int)sl, server, path);
+    if (sock) {
+        /* the Host of a socket request names no port; the daemon checks Origin against it */
+        snprintf(url, ul, "http://localhost%s", path);
+        curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, sock);
+    } else {
+        int has_scheme = strstr(server, "://") != NULL;
+        size_t sl = strlen(server);
+        while (sl && server[sl - 1] == '/') sl--;
+        snprintf(url, ul, "%s%.*s%s", has_scheme ? "" : "http://", (int)sl, server, path);
+    }
     sink s = {NULL, 0, 0, -1, NULL};
     struct curl_slist *hdrs = NULL;
     char line[1024];
     if (c->token && *c->token) {
         snprintf(line, sizeof line, "Authorization: Bearer %s", c->token);
         hdrs = curl_slist_append(hdrs, line);
-    } else if (c->user && *c->user) {
+    } else if (c->user && *c->user && !sock) {
         snprintf(line, sizeof line, "X-Gsched-User: %s", c->user);
         hdrs = curl_slist_append(hdrs, line);
     }

@@ -25,21 +25,30 @@
 #include "gsched/gsched.h"
 #include "spec.h"
 
-#define GSD_DEFAULT_LISTEN "127.0.0.1:8642"
-#define GSD_DEFAULT_SERVER "http://127.0.0.1:8642"
-#define GSD_DEFAULT_DB     "gsched.db"
+#define GSD_DEFAULT_DB      "gsched.db"
 #define GSD_DEFAULT_LOG_CAP (1LL << 30) /* serve --log-cap: 1 GiB per task log */
+
+/*
+ * The default Unix socket (local.c): for the daemon (for_server 1) /run/gsched/gsched.sock
+ * when running as root, else $XDG_RUNTIME_DIR/gsched.sock or /tmp/gsched-UID/gsched.sock;
+ * for the CLI the same, except that a non-root user without a per-user socket gets the
+ * system one (a root daemon's).  0, or GS_ERANGE when buf is too small.
+ */
+int gsd_default_socket(int for_server, char *buf, size_t cap);
 
 typedef struct gsd_opts {
     const char *cluster;   /* cluster spec (see gs_cluster_load); NULL = discover with NVML */
     const char *db;        /* SQLite file (default gsched.db) */
     const char *state_dir; /* run files (default: DB path with ".db" -> ".d") */
     const char *log_dir;   /* task logs (default: outside the database's directory, disk.c) */
-    const char *listen;    /* ADDR:PORT (default 127.0.0.1:8642); port 0 = any free port */
+    const char *socket;    /* Unix socket path (the API for local users), or NULL */
+    const char *listen;    /* TCP ADDR:PORT, or NULL; port 0 = any free port.  Needs tokens
+                            * or insecure_tcp; a non-loopback address always needs tokens */
+    int insecure_tcp;      /* TCP without tokens: X-Gsched-User is trusted (loopback only) */
     const char *policy;    /* default fifo */
     const char *executor;  /* executor backend (exec.h registry); default "local" */
-    const char *tokens;    /* tokens file; NULL = no authentication (loopback only) */
-    const char *port_file; /* write the bound port here once ready (tests) */
+    const char *tokens;    /* tokens file (TCP clients); NULL = none */
+    const char *port_file; /* write the bound TCP port here once ready (tests) */
     const char *self_exe;  /* the gsched binary, for the task shim */
     /* --pass-env: names of daemon environment variables every job gets (the operator's
      * allow-list; the rest of the daemon's environment never reaches a job). */
@@ -58,8 +67,13 @@ typedef struct gsd_opts {
     int sync_full;            /* PRAGMA synchronous=FULL (1, default) or NORMAL (0) */
     size_t max_body;          /* request body limit in bytes (1 MiB) */
     int64_t log_cap;          /* bytes a task's log may hold, 0 = no cap (GSD_DEFAULT_LOG_CAP) */
-    unsigned max_connections; /* concurrent HTTP connections (256) */
-    int verbose;              /* 1: log every request */
+    unsigned max_connections; /* concurrent HTTP connections per listener (256) */
+    unsigned max_conn_per_client;  /* per client address / socket uid (64; conn.c) */
+    double header_timeout;         /* seconds to send a complete request head (5) */
+    unsigned idle_timeout;         /* seconds of silence before a connection is closed (30) */
+    unsigned max_pending_per_user; /* pending submissions per user, 0 = unlimited */
+    double submit_rate;            /* submits per second per user, 0 = unlimited */
+    int verbose;                   /* 1: log every request */
     /* Serve this policy ops table instead of looking 'policy' up in the registry (tests,
      * embedders: a policy gsched does not know; see gs_engine_create_ops). */
     const gs_policy_ops *policy_ops;
@@ -100,9 +114,11 @@ int gsd_user_name_ok(const char *name);
 /* ---- HTTP client (libcurl), for the CLI ----------------------------------------------------- */
 
 typedef struct gsd_client {
-    const char *server; /* "http://127.0.0.1:8642" (a bare host:port is accepted) */
+    const char *server; /* "unix:PATH", "http://HOST:PORT" (a bare host:port is accepted);
+                         * NULL: the default socket (gsd_default_socket) */
     const char *token;  /* bearer token or NULL */
-    const char *user;   /* sent as X-Gsched-User when there is no token (no-auth daemons) */
+    const char *user;   /* sent as X-Gsched-User over TCP without a token (--insecure-tcp
+                         * daemons; ignored on the socket, where the kernel says who) */
     long timeout_s;     /* whole request; default 30 */
 } gsd_client;
 

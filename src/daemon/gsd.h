@@ -32,7 +32,9 @@
  *               reference counted; the last gsd_snap_put frees)
  *   wake pipe   written by HTTP threads and signal handlers to wake the
  *               scheduler thread
- *   mhd, port   set by gsd_http_start, before the scheduler loop runs
+ *   mhd, mhd_local, port, sock_path   set by gsd_http_start, before the scheduler
+ *               loop runs
+ *   net         connection admission and rate limits: its own mutex (conn.c)
  *
  * Strings in a snapshot point into the cluster (node names, GPU types), the
  * engine and its policy (job names, users, VCs, reasons, declared VCs:
@@ -51,6 +53,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -179,6 +182,8 @@ typedef struct gsd_cmd {
     int64_t job_id; /* CANCEL: the job; SUBMIT: set to the new job's id */
     char user[GSD_USER_MAX];
     int admin;
+    int authn;   /* how user was established: GSD_AUTHN_* */
+    int64_t uid; /* GSD_AUTHN_PEER: the client's Unix uid; -1 otherwise */
     /* output (set by the scheduler thread; valid once done) */
     int done, abandoned;
     int status;       /* HTTP status */
@@ -196,11 +201,14 @@ typedef struct gsd {
     gsd_opts o;
     const gsd_exec *xlog; /* log access (thread-safe calls only); same object as gsd_sched.x */
     gsd_store *store;
-    gsd_auth *auth;       /* NULL: no authentication */
-    gsd_runas_conf runas; /* who jobs run as (ident.h) */
-    struct MHD_Daemon *mhd;
+    gsd_auth *auth;               /* NULL: no authentication */
+    gsd_runas_conf runas;         /* who jobs run as (ident.h) */
+    struct MHD_Daemon *mhd;       /* TCP listener (--listen), or NULL */
+    struct MHD_Daemon *mhd_local; /* Unix socket listener (--socket), or NULL */
+    struct gsd_net *net;          /* connection admission and rate limits (conn.c) */
     int port;
-    int loopback; /* listening on a loopback address: Host must name it (http.c) */
+    int loopback;        /* listening on a loopback address: Host must name it (http.c) */
+    char sock_path[108]; /* the socket this daemon created ("" none); unlinked at stop */
     gs_time started;
     /* command queue */
     pthread_mutex_t qmu;
@@ -239,7 +247,48 @@ gs_time gsd_wall_now(void);
 /* Format a wall-clock time as RFC 3339 UTC into buf. */
 void gsd_time_str(gs_time t, char *buf, size_t cap);
 
+/* local.c: the Unix socket.  A listening socket at path (mode 0666 when world, else 0600),
+ * or < 0 with d set; the peer's uid of a connected Unix socket (0 or -1); a uid's user name
+ * (getpwuid_r; "uidN" when it has none or an unusable one). */
+int gsd_local_listen(const char *path, int world, gs_diag *d);
+int gsd_peer_uid(int fd, uid_t *uid);
+void gsd_uid_name(uid_t uid, char out[GSD_USER_MAX]);
+
+/* conn.c: connection admission and rate limits (see its header comment). */
+#define GSD_AUTHFAIL_BURST 10  /* failed token checks a client address may make at once */
+#define GSD_AUTHFAIL_RATE  1.0 /* ... and per second after that */
+typedef struct gsd_net gsd_net;
+typedef struct gsd_conn {
+    struct gsd_conn *prev, *next;
+    int fd;
+    int local;     /* on the Unix socket */
+    uid_t uid;     /* local: the peer's uid ((uid_t)-1 unknown) */
+    char addr[48]; /* TCP: the client's address */
+    double t0;     /* when it began waiting for its (next) request head */
+    int head;      /* a request head arrived; its request is not finished */
+    int cut;       /* shut down by admission or the header watchdog */
+} gsd_conn;
+int gsd_net_start(gsd *g, gs_diag *d);
+void gsd_net_stop(gsd *g);
+#ifdef MHD_VERSION /* files that include <microhttpd.h> first */
+/* MHD_OPTION_NOTIFY_CONNECTION callback (cls: the gsd): admission on STARTED. */
+void gsd_net_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                    enum MHD_ConnectionNotificationCode code);
+gsd_conn *gsd_net_conn(struct MHD_Connection *c);
+#endif
+void gsd_net_head(gsd *g, gsd_conn *k); /* a request head arrived */
+void gsd_net_done(gsd *g, gsd_conn *k); /* its request finished: the head clock restarts */
+/* Seconds this client must wait before its next token check (0: may try now); record a
+ * failed check. */
+int gsd_net_authfail_wait(gsd *g, const gsd_conn *k);
+void gsd_net_authfail(gsd *g, const gsd_conn *k);
+/* Take one submit of user's --submit-rate bucket: 0, or the seconds until one is free. */
+int gsd_net_submit_wait(gsd *g, const char *user);
+void gsd_net_counts(gsd *g, uint64_t *refused, uint64_t *closed_slow);
+
 /* http.c */
+/* "anonymous", "claimed", "token", "peer": a GSD_AUTHN_* (ident.h) as GET /v1/health shows it. */
+const char *gsd_authn_name(int authn);
 int gsd_http_start(gsd *g, gs_diag *d);
 void gsd_http_stop(gsd *g);
 

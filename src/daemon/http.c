@@ -57,7 +57,8 @@ typedef struct hreq {
 typedef struct ident {
     char user[GSD_USER_MAX];
     int admin;
-    int authn; /* GSD_AUTHN_* (ident.h) */
+    int authn;   /* GSD_AUTHN_* */
+    int64_t uid; /* GSD_AUTHN_PEER: the client's uid; else -1 */
 } ident;
 
 typedef struct hctx {
@@ -66,6 +67,7 @@ typedef struct hctx {
     const char *url;
     const char *method;
     hreq *rq;
+    gsd_conn *k; /* the connection (conn.c); NULL if admission never saw it */
     ident id;
 } hctx;
 
@@ -348,17 +350,53 @@ static json_t *job_from_row(const gsd_jobrow *r, const gsd_jview *v, int pos)
 
 /* ---- identity ------------------------------------------------------------------------------- */
 
-/* 0 with h->id set, or -1 after sending 401. */
+const char *gsd_authn_name(int authn)
+{
+    switch (authn) {
+    case GSD_AUTHN_PEER: return "peer";
+    case GSD_AUTHN_TOKEN: return "token";
+    case GSD_AUTHN_CLAIMED: return "claimed";
+    default: return "anonymous";
+    }
+}
+
+/* The Unix socket: the kernel's word for who connected (SO_PEERCRED).  Headers (a token,
+ * X-Gsched-User) are not consulted.  Admin: root, or the daemon's own uid. */
+static void peer_ident(hctx *h)
+{
+    uid_t uid = h->k->uid;
+    if (uid == (uid_t)-1) {
+        snprintf(h->id.user, sizeof h->id.user, "anonymous");
+        h->id.authn = GSD_AUTHN_ANON;
+        return;
+    }
+    gsd_uid_name(uid, h->id.user);
+    h->id.admin = uid == 0 || uid == geteuid();
+    h->id.authn = GSD_AUTHN_PEER;
+    h->id.uid = (int64_t)uid;
+}
+
+/* 0 with h->id set, or -1 after sending 401 (or 429: too many failed tokens from this
+ * client address, see conn.c). */
 static int authenticate(hctx *h, enum MHD_Result *ret)
 {
     gsd *g = h->g;
+    h->id.uid = -1;
+    if (h->k && h->k->local) {
+        peer_ident(h);
+        if (h->id.authn == GSD_AUTHN_PEER) return 0;
+        *ret = problem(h, 401, GS_EPERM, NULL, "cannot read the peer credentials of the socket");
+        return -1;
+    }
     if (!g->auth) {
+        /* --insecure-tcp: the caller says who it is */
         const char *u = header(h, "X-Gsched-User");
         snprintf(h->id.user, sizeof h->id.user, "%s", u && gsd_user_name_ok(u) ? u : "anonymous");
         h->id.admin = 1;
         h->id.authn = GSD_AUTHN_CLAIMED;
         return 0;
     }
+    static const char *const close_hdr[] = {"Connection", "close", NULL};
     const char *a = header(h, "Authorization");
     if (!a) {
         *ret = problem(h, 401, GS_EPERM, NULL,
@@ -372,8 +410,24 @@ static int authenticate(hctx *h, enum MHD_Result *ret)
     }
     const char *tok = a + 7;
     while (*tok == ' ') tok++;
+    int wait = gsd_net_authfail_wait(g, h->k);
+    if (wait) {
+        /* this address failed too often: only a token already verified is looked at (a
+         * hash lookup), so guessing costs the daemon nothing and gains the guesser nothing */
+        if (!gsd_auth_check_cached(g->auth, tok, h->id.user, &h->id.admin)) {
+            h->id.authn = GSD_AUTHN_TOKEN;
+            return 0;
+        }
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", wait);
+        const char *hdrs[] = {"Retry-After", ra, "Connection", "close", NULL};
+        *ret = problem_hdr(h, 429, GS_EQUOTA, NULL, hdrs,
+                           "too many failed token checks from this address: retry in %d s", wait);
+        return -1;
+    }
     if (gsd_auth_check(g->auth, tok, h->id.user, &h->id.admin)) {
-        *ret = problem(h, 401, GS_EPERM, NULL, "invalid token");
+        gsd_net_authfail(g, h->k);
+        *ret = problem_hdr(h, 401, GS_EPERM, NULL, close_hdr, "invalid token");
         return -1;
     }
     h->id.authn = GSD_AUTHN_TOKEN;
@@ -456,6 +510,47 @@ static enum MHD_Result post_and_reply(hctx *h, gsd_cmd *c)
     return r;
 }
 
+/* --max-pending-per-user and --submit-rate for a submit of user's; 0, or -1 after a 429.
+ * Pending submissions are counted in the latest published snapshot (one cycle old at most),
+ * so concurrent submits can pass the cap by the number in flight. */
+static int user_caps(hctx *h, const char *user, enum MHD_Result *ret)
+{
+    gsd *g = h->g;
+    if (g->o.max_pending_per_user) {
+        gsd_snap *s = gsd_snap_get(g);
+        unsigned n = 0;
+        for (size_t i = 0; s && i < s->njobs; i++) {
+            const gsd_jview *v = s->jobs[i];
+            n += v->state == GS_JOB_PENDING && v->task_index == 0 && v->user &&
+                 !strcmp(v->user, user);
+        }
+        gsd_snap_put(s);
+        if (n >= g->o.max_pending_per_user) {
+            static const char *const hdrs[] = {"Retry-After", "10", NULL};
+            *ret = problem_hdr(
+                h, 429, GS_EQUOTA,
+                json_pack("{s:s,s:i}", "user", user, "limit", (int)g->o.max_pending_per_user), hdrs,
+                "user '%s' already has %u pending job(s), the most this daemon "
+                "accepts per user (--max-pending-per-user %u): wait until some "
+                "start, or cancel some",
+                user, n, g->o.max_pending_per_user);
+            return -1;
+        }
+    }
+    int wait = gsd_net_submit_wait(g, user);
+    if (wait) {
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", wait);
+        const char *hdrs[] = {"Retry-After", ra, NULL};
+        *ret = problem_hdr(h, 429, GS_EQUOTA, json_pack("{s:s}", "user", user), hdrs,
+                           "user '%s' submits faster than this daemon accepts (--submit-rate "
+                           "%g/s): retry in %d s",
+                           user, g->o.submit_rate, wait);
+        return -1;
+    }
+    return 0;
+}
+
 static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
 {
     (void)a, (void)sub;
@@ -535,6 +630,12 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     c->kind = dry ? GSD_CMD_DRYRUN : GSD_CMD_SUBMIT;
     memcpy(c->user, h->id.user, sizeof c->user);
     c->admin = h->id.admin;
+    c->authn = h->id.authn;
+    c->uid = h->id.uid;
+    if (!dry && user_caps(h, c->spec.user, &fr)) {
+        gsd_cmd_free(c);
+        return fr;
+    }
     return post_and_reply(h, c);
 }
 
@@ -815,6 +916,8 @@ static enum MHD_Result h_cancel(hctx *h, const char *ids, const char *sub)
     c->job_id = id;
     memcpy(c->user, h->id.user, sizeof c->user);
     c->admin = h->id.admin;
+    c->authn = h->id.authn;
+    c->uid = h->id.uid;
     return post_and_reply(h, c);
 }
 
@@ -957,6 +1060,7 @@ static enum MHD_Result h_health(hctx *h, const char *a, const char *sub)
     json_object_set_new(o, "authentication", json_boolean(g->auth != NULL));
     json_object_set_new(o, "user", json_string(h->id.user));
     json_object_set_new(o, "admin", json_boolean(h->id.admin));
+    json_object_set_new(o, "identity", json_string(gsd_authn_name(h->id.authn)));
     gsd_snap_put(s);
     return send_json(h, 200, o, NULL);
 }
@@ -1058,12 +1162,14 @@ static enum MHD_Result dispatch(hctx *h)
     int open = found->fn == h_health || found->fn == h_metrics || found->fn == h_index;
     if (!open && authenticate(h, &ret)) return ret;
     if (open) {
-        /* identify when possible, never refuse */
-        if (!h->g->auth) {
+        /* identify when possible (socket peers, --insecure-tcp), never refuse */
+        if (!h->g->auth || (h->k && h->k->local)) {
             authenticate(h, &ret);
         } else {
             snprintf(h->id.user, sizeof h->id.user, "anonymous");
             h->id.admin = 0;
+            h->id.authn = GSD_AUTHN_ANON;
+            h->id.uid = -1;
         }
     }
     return found->fn(h, cap, NULL);
@@ -1131,7 +1237,9 @@ static int state_changing(const char *method)
 static int check_site(hctx *h, enum MHD_Result *ret)
 {
     const char *host = header(h, "Host");
-    if (h->g->loopback && host && !host_ok(h->g, host)) {
+    /* the Unix socket: no browser reaches it, and its Host (curl: localhost) has no port */
+    int local = h->k && h->k->local;
+    if (h->g->loopback && !local && host && !host_ok(h->g, host)) {
         *ret = problem(h, 421, GS_EPERM, json_pack("{s:s}", "field", "Host"),
                        "Host '%s' does not name this daemon: it listens on loopback and answers "
                        "only localhost, 127.0.0.1 or [::1] (port %d)",
@@ -1161,6 +1269,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         rq->t0 = now_sec();
         snprintf(rq->method, sizeof rq->method, "%s", method);
         *con_cls = rq;
+        gsd_net_head(g, gsd_net_conn(c)); /* the request head is complete */
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         if (cl && strtoull(cl, NULL, 10) > g->o.max_body) rq->too_big = 1;
         return MHD_YES;
@@ -1189,7 +1298,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         return MHD_YES;
     }
-    hctx h = {.g = g, .c = c, .url = url, .method = method, .rq = rq};
+    hctx h = {.g = g, .c = c, .url = url, .method = method, .rq = rq, .k = gsd_net_conn(c)};
     enum MHD_Result ret;
     if (!header(&h, "Host") && version && !strcmp(version, MHD_HTTP_VERSION_1_1))
         return problem(&h, 400, GS_EINVAL, json_pack("{s:s}", "field", "Host"),
@@ -1225,7 +1334,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     gsd *g = cls;
     hreq *rq = *con_cls;
     if (!rq) return;
-    if (g->o.verbose) {
+    gsd_conn *k = gsd_net_conn(c);
+    gsd_net_done(g, k); /* a kept-alive connection must send its next head in time */
+    if (g->o.verbose && k && k->local) {
+        gsd_log("uid %ld %s -> %d (%.1f ms)", k->uid == (uid_t)-1 ? -1L : (long)k->uid, rq->method,
+                rq->status, (now_sec() - rq->t0) * 1e3);
+    } else if (g->o.verbose) {
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
         char addr[64] = "?";
@@ -1258,9 +1372,45 @@ static int is_loopback(const struct sockaddr *sa)
     return 0;
 }
 
-int gsd_http_start(gsd *g, gs_diag *d)
+/* Options every listener shares: per-listener connection limit, idle timeout (seconds of
+ * silence), header memory, admission (conn.c), the request-completed hook. */
+static struct MHD_Daemon *start_mhd(gsd *g, unsigned flags, enum MHD_OPTION where, const void *arg)
 {
-    const char *listen = g->o.listen ? g->o.listen : GSD_DEFAULT_LISTEN;
+    unsigned idle = g->o.idle_timeout ? g->o.idle_timeout : 30;
+    flags |= MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    if (where == MHD_OPTION_LISTEN_SOCKET)
+        return MHD_start_daemon(
+            flags, 0, NULL, NULL, on_request, g, MHD_OPTION_LISTEN_SOCKET, *(const int *)arg,
+            MHD_OPTION_CONNECTION_LIMIT, g->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, idle,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_CONNECTION,
+            gsd_net_notify, g, MHD_OPTION_NOTIFY_COMPLETED, on_completed, g, MHD_OPTION_END);
+    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, g, MHD_OPTION_SOCK_ADDR, arg,
+                            MHD_OPTION_CONNECTION_LIMIT, g->o.max_connections,
+                            MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                            (size_t)(64 * 1024), MHD_OPTION_NOTIFY_CONNECTION, gsd_net_notify, g,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, g, MHD_OPTION_END);
+}
+
+/* The Unix socket: every local user may connect to a root daemon that runs jobs as their
+ * owners (the kernel says who they are); only the daemon's own user to any other daemon (a
+ * single-user one: its jobs all run as the daemon's user, root included). */
+static int start_local(gsd *g, gs_diag *d)
+{
+    int fd = gsd_local_listen(g->o.socket, geteuid() == 0 && g->runas.switch_users, d);
+    if (fd < 0) return GS_EIO;
+    g->mhd_local = start_mhd(g, 0, MHD_OPTION_LISTEN_SOCKET, &fd);
+    if (!g->mhd_local) {
+        close(fd);
+        unlink(g->o.socket);
+        return gs_diag_set(d, GS_EIO, 0, 0, "cannot serve on the socket %s", g->o.socket);
+    }
+    snprintf(g->sock_path, sizeof g->sock_path, "%s", g->o.socket);
+    return 0;
+}
+
+static int start_tcp(gsd *g, gs_diag *d)
+{
+    const char *listen = g->o.listen;
     char host[256], port[16];
     const char *colon = strrchr(listen, ':');
     if (!colon || !colon[1] || strlen(colon + 1) >= sizeof port)
@@ -1294,27 +1444,53 @@ int gsd_http_start(gsd *g, gs_diag *d)
                            "file (see 'gsched token hash')",
                            listen);
     }
+    if (!g->auth && !g->o.insecure_tcp) {
+        freeaddrinfo(ai);
+        return gs_diag_set(d, GS_EPERM, 0, 0,
+                           "refusing to listen on %s without --tokens FILE: every local user "
+                           "could connect and name any user in X-Gsched-User; local users "
+                           "reach the daemon through its Unix socket (--socket), where the "
+                           "kernel says who they are.  Give --tokens FILE, or --insecure-tcp "
+                           "to accept that risk",
+                           listen);
+    }
     g->loopback = is_loopback(ai->ai_addr);
-    unsigned flags =
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
-    if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
-    g->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, g, MHD_OPTION_SOCK_ADDR,
-                              ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT, g->o.max_connections,
-                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-                              MHD_OPTION_NOTIFY_COMPLETED, on_completed, g, MHD_OPTION_END);
+    g->mhd = start_mhd(g, ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0, MHD_OPTION_SOCK_ADDR,
+                       ai->ai_addr);
     freeaddrinfo(ai);
     if (!g->mhd)
         return gs_diag_set(d, GS_EIO, 0, 0, "cannot listen on %s: %s", listen,
                            errno ? strerror(errno) : "address in use?");
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(g->mhd, MHD_DAEMON_INFO_BIND_PORT);
     g->port = di ? di->port : atoi(port);
+    if (!g->auth)
+        gsd_log("WARNING: --insecure-tcp: HTTP on %s without tokens. Anyone who can connect "
+                "to it (every local user, any program) is an admin and may claim to be any "
+                "user (X-Gsched-User), including root: jobs, cancels, logs of everyone. Use "
+                "the Unix socket or --tokens instead",
+                listen);
     return 0;
+}
+
+int gsd_http_start(gsd *g, gs_diag *d)
+{
+    if (!g->o.socket && !g->o.listen)
+        return gs_diag_set(d, GS_EINVAL, 0, 0,
+                           "nothing to serve on: give --socket PATH or --listen ADDR:PORT");
+    int rc = gsd_net_start(g, d);
+    if (!rc && g->o.socket) rc = start_local(g, d);
+    if (!rc && g->o.listen) rc = start_tcp(g, d);
+    return rc;
 }
 
 void gsd_http_stop(gsd *g)
 {
-    if (!g->mhd) return;
-    MHD_stop_daemon(g->mhd);
-    g->mhd = NULL;
+    if (g->mhd) MHD_stop_daemon(g->mhd);
+    if (g->mhd_local) MHD_stop_daemon(g->mhd_local);
+    g->mhd = g->mhd_local = NULL;
+    if (g->sock_path[0]) {
+        unlink(g->sock_path);
+        g->sock_path[0] = '\0';
+    }
+    gsd_net_stop(g);
 }

@@ -73,7 +73,9 @@ void gsd_opts_init(gsd_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->db = GSD_DEFAULT_DB;
-    o->listen = GSD_DEFAULT_LISTEN;
+    o->max_conn_per_client = 64;
+    o->header_timeout = 5;
+    o->idle_timeout = 30;
     o->policy = "fifo";
     o->grace = 30 * GS_SEC;
     o->default_duration = 3600 * GS_SEC;
@@ -315,15 +317,23 @@ int gsd_serve(const gsd_opts *o)
         exit_code = 2;
         goto out;
     }
-    char where[300];
-    snprintf(where, sizeof where, "%s", o->listen);
-    char *pc = strrchr(where, ':');
-    if (pc) snprintf(pc + 1, sizeof where - (size_t)(pc + 1 - where), "%d", g.sh.port);
-    gsd_log("serving on http://%s: policy %s, %zu node(s), %zu GPU(s), database %s, "
-            "state %s, logs %s, %s",
-            where, gs_engine_policy_name(g.e), gs_cluster_nnodes(g.c), gs_cluster_ngpus(g.c), o->db,
-            g.state_dir, g.log_dir,
-            g.sh.auth ? "bearer tokens required" : "no authentication (loopback only)");
+    char where[600] = "", tcp[300] = "";
+    if (o->listen) {
+        snprintf(tcp, sizeof tcp, "%s", o->listen);
+        char *pc = strrchr(tcp, ':');
+        if (pc) snprintf(pc + 1, sizeof tcp - (size_t)(pc + 1 - tcp), "%d", g.sh.port);
+    }
+    snprintf(where, sizeof where, "%s%s%s%s%s", o->socket ? "unix:" : "",
+             o->socket ? o->socket : "", o->socket && o->listen ? " and " : "",
+             o->listen ? "http://" : "", tcp);
+    gsd_log(
+        "serving on %s: policy %s, %zu node(s), %zu GPU(s), database %s, state %s, logs %s, %s%s",
+        where, gs_engine_policy_name(g.e), gs_cluster_nnodes(g.c), gs_cluster_ngpus(g.c), o->db,
+        g.state_dir, g.log_dir, o->socket ? "socket: users by peer credentials" : "",
+        !o->listen  ? ""
+        : g.sh.auth ? (o->socket ? "; TCP: bearer tokens" : "TCP: bearer tokens")
+        : o->socket ? "; TCP: NO AUTHENTICATION (--insecure-tcp)"
+                    : "TCP: NO AUTHENTICATION (--insecure-tcp)");
     if (g.sh.runas.switch_users)
         gsd_log("jobs run as their owners' Unix accounts%s",
                 g.sh.runas.allow_root ? " (root's jobs too: --allow-root-jobs)"
@@ -333,7 +343,7 @@ int gsd_serve(const gsd_opts *o)
     else
         gsd_log("single-user mode: every job runs as this daemon's user (uid %lld)",
                 (long long)geteuid());
-    if (o->port_file) write_port_file(o->port_file, g.sh.port);
+    if (o->port_file && o->listen) write_port_file(o->port_file, g.sh.port);
 
     gs_time next = GS_TIME_MAX, last_heartbeat = gsd_wall_now();
     while (!g_sig_stop && !g.fatal) {

@@ -54,15 +54,14 @@ d_start crash "${serve_args[@]}" || { bad "daemon start"; finish; }
 
 # submitter NAME: NJOBS jobs with keys NAME-0.. (the same key always carries the same spec)
 submitter() {
-  local who=$1 n=0 id port shape deadline=$(( $(date +%s) + STALL ))
+  local who=$1 n=0 id shape deadline=$(( $(date +%s) + STALL ))
   while [ "$n" -lt "$NJOBS" ] && [ "$(date +%s)" -lt "$deadline" ] && [ "$(date +%s)" -lt "$CAP" ]; do
-    port=$(cat "$DDIR/port" 2>/dev/null)
     case $(( n % 3 )) in
       0) shape=(-g 1) ;;
       1) shape=(-g 2) ;;
       2) shape=(--tasks 2 -g 2) ;;
     esac
-    if [ -n "$port" ] && id=$("$bin" submit --parsable --server "http://127.0.0.1:$port" \
+    if id=$("$bin" submit --parsable --server "$SERVER" \
           --idempotency-key "$who-$n" "${shape[@]}" --name "$who$n" --env LEDGER="$ledger" \
           -- bash "$tmp/job.sh" 2>> "$tmp/submit.err"); then
       echo "$who-$n $id" >> "$tmp/acked"
@@ -75,14 +74,13 @@ submitter() {
 # canceller: now and then cancel a random acknowledged job; log the acknowledged cancels
 # (until the submitters are done)
 canceller() {
-  local port id
+  local id
   while [ -e "$tmp/cancelling" ] && [ "$(date +%s)" -lt "$CAP" ]; do
     sleep 0.4
-    port=$(cat "$DDIR/port" 2>/dev/null)
     id=$(awk -v r="$RANDOM" 'NR > 0 { v[NR] = $2 } END { if (NR) print v[r % NR + 1] }' "$tmp/acked")
-    [ -n "$port" ] && [ -n "$id" ] || continue
+    [ -n "$id" ] || continue
     echo "$id" >> "$tmp/attempted"
-    "$bin" cancel --server "http://127.0.0.1:$port" "$id" > /dev/null 2>> "$tmp/cancel.err" &&
+    "$bin" cancel --server "$SERVER" "$id" > /dev/null 2>> "$tmp/cancel.err" &&
       echo "$id" >> "$tmp/cancelled"
   done
 }

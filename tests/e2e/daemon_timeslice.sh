@@ -21,7 +21,7 @@ if ! "$bin" policies | grep -q '^gandiva '; then
 fi
 # packing, migration and resizing do not exist in the daemon: off by default, refused if asked
 out=$(timeout 20 "$bin" serve --cluster 1x1 --policy gandiva --set pack=on --db "$tmp/x.db" \
-      --listen 127.0.0.1:0 2>&1)
+      --socket "$tmp/x.sock" 2>&1)
 rc=$?
 check "gandiva with packing is refused in the daemon (exit 2)" [ "$rc" -eq 2 ]
 check "... saying why" grep -q "supports time-slicing only" <<< "$out"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Cross-site request forgery and DNS rebinding against a daemon without tokens (issue 11,
-# item 2): a web page can POST text/plain or form bodies with a foreign Origin, and a
+# Cross-site request forgery and DNS rebinding against a TCP daemon without tokens
+# (--insecure-tcp; issue 11, item 2): a web page can POST text/plain or form bodies with a foreign Origin, and a
 # rebinding page reaches loopback under its own Host name.  The daemon must refuse them
 # (415 / 403 / 421, problem+json, no job created) while the CLI still submits and cancels and
 # plain GETs (read-only) still work.
@@ -15,7 +15,7 @@ if ! command -v curl > /dev/null; then
   exit 0
 fi
 
-d_start csrf --cluster 1x2 --grace 1s || { bad "daemon start"; finish; }
+d_start csrf --cluster 1x2 --grace 1s --listen 127.0.0.1:0 --insecure-tcp || { bad "daemon start"; finish; }
 port=${SERVER##*:}
 body='{"command": ["sleep", "30"], "name": "forged"}'
 

@@ -54,7 +54,7 @@ d_stop
 
 # 3. a bad allow-list is a configuration error (exit 2) before anything listens
 for arg in GSCHED_JOB_ID CUDA_VISIBLE_DEVICES "FOO,,BAR" "1X" "A=B" ""; do
-  "$bin" serve --cluster 1x1 --db "$tmp/bad.db" --listen 127.0.0.1:0 --pass-env "$arg" \
+  "$bin" serve --cluster 1x1 --db "$tmp/bad.db" --socket "$tmp/bad.sock" --pass-env "$arg" \
     > "$tmp/bad.out" 2>&1 &
   p=$!
   rc=""

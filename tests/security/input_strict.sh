@@ -13,8 +13,8 @@ d_start strict --cluster 1x2 --grace 1s || { bad "daemon start"; finish; }
 
 # post BODY [QUERY] [CTYPE]: sets CODE and OUT (the answer's body)
 post() {
-  CODE=$(curl -s -o "$tmp/out" -w '%{http_code}' -X POST -H 'X-Gsched-Client: 1' -H "Content-Type: ${3:-application/json}" \
-    --data-binary "$1" "$SERVER/v1/jobs${2:-}")  # BODY may be @FILE
+  CODE=$(dcurl -s -o "$tmp/out" -w '%{http_code}' -X POST -H 'X-Gsched-Client: 1' -H "Content-Type: ${3:-application/json}" \
+    --data-binary "$1" "$URL/v1/jobs${2:-}")  # BODY may be @FILE
   OUT=$(cat "$tmp/out")
 }
 # rejects NAME FIELD BODY [CTYPE]: a 400 problem whose "field" is FIELD
@@ -27,7 +27,7 @@ rejects() {
     bad "$name: expected 400 naming '$field', got $CODE: $OUT"
   fi
 }
-njobs() { curl -s "$SERVER/v1/jobs?limit=1000" | grep -o '"id": *[0-9]*' | wc -l; }
+njobs() { dcurl -s "$URL/v1/jobs?limit=1000" | grep -o '"id": *[0-9]*' | wc -l; }
 
 rejects "NUL in name" name '{"command":"true","name":"ok\u0000evil"}'
 rejects "NUL in env value" env '{"command":"true","env":{"A":"x\u0000y"}}'
@@ -76,6 +76,6 @@ check "?dry_run=no submits for real ($CODE)" [ "$CODE" = 201 ]
 post "@$tmp/big.json"
 check "a body over --max-body is 413 ($CODE)" [ "$CODE" = 413 ]
 
-check "nothing with a NUL or control character got in" bash -c "! curl -s '$SERVER/v1/jobs?limit=1000' | grep -q 'evil\|gpj'"
+check "nothing with a NUL or control character got in" bash -c "! dcurl -s '$URL/v1/jobs?limit=1000' | grep -q 'evil\|gpj'"
 d_stop
 finish

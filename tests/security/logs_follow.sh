@@ -15,7 +15,7 @@ tok=$tmp/tokens
 { "$bin" token hash --user alice --token "$A" --iterations 1000
   "$bin" token hash --user bob --token "$B" --iterations 1000; } > "$tok" 2>/dev/null
 chmod 600 "$tok"
-d_start follow --cluster 1x1 --tokens "$tok" || exit 1
+d_start follow --cluster 1x1 --tokens "$tok" --listen 127.0.0.1:0 || exit 1
 # as TOKEN CMD ARGS...: the CLI as that user (connection options first: ARGS may hold "--")
 as() { local t=$1 c=$2; shift 2; "$bin" "$c" --server "$SERVER" --token "$t" "$@"; }
 

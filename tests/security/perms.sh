@@ -32,7 +32,7 @@ done
 # accepted at 0600; what the daemon creates is private even under umask 000
 chmod 600 "$tok"
 umask 000
-d_start priv --cluster 1x1 --tokens "$tok" || exit 1
+d_start priv --cluster 1x1 --tokens "$tok" --listen 127.0.0.1:0 || exit 1
 umask 022
 "$bin" submit --server "$SERVER" --token "$A" -- true > /dev/null 2>&1
 for _ in $(seq 100); do [ -e "$DDIR/gsched.db-wal" ] && [ -e "$DDIR/gsched.db-shm" ] && break; sleep 0.05; done

@@ -62,7 +62,7 @@ chmod 600 "$tok"
 export GSCHED_TOKEN=$R # the helpers (wait_state, field...) look as the admin
 chmod 711 "$tmp" # jobs may pass through to their own directory under the log directory
 
-D_MULTIUSER=1 d_start multi --cluster 1x2 --tokens "$tok" --grace 2s || exit 1
+D_MULTIUSER=1 d_start multi --cluster 1x2 --tokens "$tok" --listen 127.0.0.1:0 --grace 2s || exit 1
 S=$DDIR/gsched.d L=$DDIR/logs # state and log directories (tests/e2e/lib/daemon.sh)
 sub() { local t=$1; shift; "$bin" submit --parsable --server "$SERVER" --token "$t" -D "$tmp" "$@"; }
 lg() { "$bin" logs "$1" --server "$SERVER" --token "$R" 2> /dev/null; }
@@ -154,14 +154,15 @@ fi
 check "graceful stop" d_stop
 
 # --allow-root-jobs: root's job runs as root
-D_MULTIUSER=1 d_start rootok --cluster 1x1 --tokens "$tok" --allow-root-jobs || exit 1
+D_MULTIUSER=1 d_start rootok --cluster 1x1 --tokens "$tok" --listen 127.0.0.1:0 --allow-root-jobs || exit 1
 id=$("$bin" submit --parsable --server "$SERVER" --token "$R" -D "$tmp" -- id -u 2>&1)
 check "a job of root is accepted with --allow-root-jobs" wait_state "$id" DONE 30
 check "... and runs as root" contains "$("$bin" logs "$id" --server "$SERVER" --token "$R")" $'\n0\n'
 check "graceful stop" d_stop
 
-# no tokens: X-Gsched-User is a claim, and a root daemon refuses to run it as anyone
-D_MULTIUSER=1 d_start claimed --cluster 1x1 || exit 1
+# no tokens (TCP with --insecure-tcp): X-Gsched-User is a claim, and a root daemon refuses to
+# run it as anyone
+D_MULTIUSER=1 d_start claimed --cluster 1x1 --listen 127.0.0.1:0 --insecure-tcp || exit 1
 unset GSCHED_TOKEN
 out=$(USER=gst-alice "$bin" submit --server "$SERVER" -D "$tmp" -- id -u 2>&1); rc=$?
 check "an unauthenticated submit to a root daemon is refused (exit $rc)" test "$rc" != 0

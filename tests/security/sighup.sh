@@ -30,7 +30,7 @@ tok=$tmp/tokens
 tokline alice "$A" > "$tok"
 chmod 600 "$tok"
 
-d_start hup --cluster 1x1 --tokens "$tok" || exit 1
+d_start hup --cluster 1x1 --tokens "$tok" --listen 127.0.0.1:0 || exit 1
 check "token works before SIGHUP" answers "$A"
 kill -HUP "$DPID"
 check "alive after SIGHUP" alive

@@ -1,11 +1,17 @@
 # Helpers for the live-scheduler end-to-end tests (sourced, not run).
-# Daemons listen on loopback with a random free port (--listen 127.0.0.1:0, --port-file);
+# Daemons serve on a Unix socket in their state directory ($DDIR/gsched.sock; the CLI's
+# identity comes from the kernel).  A test about TCP passes --listen 127.0.0.1:0 (with
+# --tokens FILE or --insecure-tcp): the daemon then serves both, on a random free port
+# (--port-file), and SERVER is the TCP address;
 # every wait is bounded; the EXIT trap stops the daemons this script started (by pid) and
 # kills task process groups left in their state directories (by the pids in their pid files).
 #
 # Usage: bin=$1 src=$2; tmp=$(mktemp -d); . "$src/tests/e2e/lib/daemon.sh"
 #   d_start NAME [serve args...]   start a daemon with state in $tmp/NAME (logs: $tmp/NAME/logs),
-#                                  sets SERVER, DPID, DDIR
+#                                  sets SERVER, DPID,
+#                                  DDIR, SOCK (its socket), URL (http://... base for curl)
+#   dcurl CURL-ARGS...             curl to the current daemon (through the socket unless TCP):
+#                                  dcurl "$URL/v1/jobs"
 #   d_spawn NAME [serve args...]   the same without waiting for it to serve
 #                                  (both pass --single-user unless D_MULTIUSER=1)
 #   d_stop / d_kill9               graceful stop / kill -9 of the current daemon
@@ -51,13 +57,17 @@ d_spawn() {
   local name=$1; shift
   DDIR=$tmp/$name
   mkdir -p "$DDIR"
-  rm -f "$DDIR/port"
+  rm -f "$DDIR/port" "$DDIR/gsched.sock" # a stale socket of a killed daemon is no sign of life
+  SOCK=$DDIR/gsched.sock
+  DTCP=""
+  case " $* " in *" --listen "*) DTCP=1 ;; esac
+  export SOCK DTCP # for dcurl in child shells (bash -c)
   # --single-user: these tests run as root in CI and submit without tokens; a root daemon
   # otherwise runs each job as its owner's Unix account and refuses unauthenticated submits
   # (tests/security/privsep.sh tests that mode; it sets D_MULTIUSER=1)
   local mode=--single-user
   [ "${D_MULTIUSER:-0}" = 1 ] && mode=
-  ( cd "$DDIR" && exec "$bin" serve --db "$DDIR/gsched.db" --listen 127.0.0.1:0 \
+  ( cd "$DDIR" && exec "$bin" serve --db "$DDIR/gsched.db" --socket "$SOCK" \
       --port-file "$DDIR/port" --log-dir "$DDIR/logs" $mode "$@" >> "$DDIR/daemon.log" 2>&1 ) &
   DPID=$!
   DPIDS="$DPIDS $DPID"
@@ -69,8 +79,15 @@ d_spawn() {
 d_start() {
   d_spawn "$@"
   for _ in $(seq 1200); do
-    if [ -s "$DDIR/port" ]; then
-      SERVER=http://127.0.0.1:$(cat "$DDIR/port")
+    # the socket appears only once the daemon listens (bound under another name, renamed)
+    if [ -S "$SOCK" ] && { [ -z "$DTCP" ] || [ -s "$DDIR/port" ]; }; then
+      if [ -n "$DTCP" ]; then
+        SERVER=http://127.0.0.1:$(cat "$DDIR/port")
+        URL=$SERVER
+      else
+        SERVER=unix:$SOCK
+        URL=http://localhost
+      fi
       return 0
     fi
     kill -0 "$DPID" 2>/dev/null || break
@@ -106,6 +123,10 @@ d_kill9() {
 }
 
 g() { "$bin" "$@" --server "$SERVER"; }
+dcurl() {
+  if [ -n "$DTCP" ]; then curl "$@"; else curl --unix-socket "$SOCK" "$@"; fi
+}
+export -f dcurl
 # submit and print the id (--parsable); flags first, then -- CMD
 gsub() { "$bin" submit --parsable --server "$SERVER" "$@"; }
 
