@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Rates (issue 11, defect 12 and item 4): wrong bearer tokens were not rate-limited (~53
+# guesses/s on 2 cores, each costing the daemon a PBKDF2), and a user could queue or submit
+# without bound.  Now failed token checks from one address get 429 + Retry-After after a
+# small burst (a valid token still works at once), and `serve --max-pending-per-user N` and
+# `--submit-rate R/s` answer 429 with a clear message beyond their limits.
+# usage: rate_limit.sh GSCHED_BIN SOURCE_DIR
+set -u
+bin=$1 src=$2
+tmp=$(mktemp -d)
+. "$src/tests/e2e/lib/daemon.sh"
+
+if ! command -v curl > /dev/null; then
+  echo "SKIP: curl is not installed (needed to send raw requests)"
+  exit 77
+fi
+
+A=alice.alice-secret-0123456789
+tok=$tmp/tokens
+"$bin" token hash --user alice --token "$A" --iterations 1000 > "$tok" 2>/dev/null
+chmod 600 "$tok"
+
+# 1. wrong tokens: after the burst, 429 with Retry-After, not checked; the valid token works
+d_start auth --cluster 1x1 --listen 127.0.0.1:0 --tokens "$tok" || { bad "daemon start"; finish; }
+code() { curl -s -o "$tmp/out" -D "$tmp/hdr" -w '%{http_code}' -H "Authorization: Bearer $1" "$SERVER/v1/jobs"; }
+check "the valid token works (200)" test "$(code "$A")" = 200
+codes=""
+t0=$(date +%s%N)
+for i in $(seq 30); do
+  c=$(code "alice.wrong-guess-number-$i-xxxxxxxx")
+  codes="$codes $c"
+  [ "$c" = 429 ] && cp "$tmp/out" "$tmp/a429" && cp "$tmp/hdr" "$tmp/a429.hdr"
+done
+secs=$(( ($(date +%s%N) - t0 + 999999999) / 1000000000 ))
+echo "# 30 wrong guesses in ${secs}s:$codes"
+n401=$(grep -o 401 <<< "$codes" | wc -l)
+n429=$(grep -o 429 <<< "$codes" | wc -l)
+# a burst of 10, then one more per second: at most 10 + secs + 1 of them are checked
+allowed=$(( 10 + secs + 1 ))
+check "the first 5 guesses are checked (401)" eval '[[ $codes == " 401 401 401 401 401"* ]]'
+check "at most $allowed of 30 guesses checked in ${secs}s (got $n401)" test "$n401" -le "$allowed"
+check "the others are 429 ($n429)" test "$n429" -ge $(( 30 - allowed )) -a "$n429" -ge 1 -a $(( n401 + n429 )) = 30
+check "429 carries Retry-After" grep -qi '^Retry-After: [1-9]' "$tmp/a429.hdr"
+check "429 says why" grep -q "too many failed token checks" "$tmp/a429"
+check "the valid token still works at once (200)" test "$(code "$A")" = 200
+check "the CLI with the valid token still works" \
+  "$bin" queue --server "$SERVER" --token "$A"
+d_stop
+
+# 2. --max-pending-per-user: the 4th pending submission is 429 naming the option
+d_start pend --cluster 1x1 --max-pending-per-user 3 --grace 1s || { bad "daemon start"; finish; }
+run=$(gsub -- sleep 60)
+check "a running job does not count ($run)" wait_state "$run" RUNNING 30
+ids=""
+for i in 1 2 3; do ids="$ids $(gsub -- sleep 60)"; done
+check "3 pending submissions accepted ($ids)" test "$(wc -w <<< "$ids")" = 3
+out=$("$bin" submit --server "$SERVER" -- sleep 60 2>&1); rc=$?
+check "the 4th is refused (exit $rc): $out" test "$rc" != 0
+check "... naming the limit" eval '[[ $out == *"--max-pending-per-user 3"* ]]'
+code=$(dcurl -s -o /dev/null -w '%{http_code}' -H 'X-Gsched-Client: 1' -H 'Content-Type: application/json' \
+         -d '{"command": "true"}' "$URL/v1/jobs")
+check "... with status 429 (got $code)" test "$code" = 429
+check "a dry run is not counted" "$bin" submit --dry-run --server "$SERVER" -- true
+first=$(awk '{print $1}' <<< "$ids")
+g cancel "$first" > /dev/null
+ok_again=""
+for _ in $(seq 50); do
+  ok_again=$(gsub -- sleep 60 2>/dev/null) && break
+  sleep 0.1
+done
+check "after a cancel there is room again ($ok_again)" test -n "$ok_again"
+for i in $run $ids $ok_again; do g cancel "$i" > /dev/null 2>&1; done
+d_stop
+
+# 3. --submit-rate 1/s: a burst of 1, then 429 until the bucket refills
+d_start rate --cluster 1x1 --submit-rate 1/s || { bad "daemon start"; finish; }
+n_ok=0 n_429=0
+t0=$(date +%s%N)
+for i in $(seq 6); do
+  c=$(dcurl -s -o "$tmp/out" -D "$tmp/hdr" -w '%{http_code}' -H 'X-Gsched-Client: 1' \
+        -H 'Content-Type: application/json' -d '{"command": "true"}' "$URL/v1/jobs")
+  case $c in 201) n_ok=$((n_ok + 1)) ;; 429) n_429=$((n_429 + 1)); cp "$tmp/out" "$tmp/429"; cp "$tmp/hdr" "$tmp/429.hdr" ;; esac
+done
+secs=$(( ($(date +%s%N) - t0 + 999999999) / 1000000000 ))
+# a burst of 1, then 1 more per second
+allowed=$(( 1 + secs ))
+check "a burst of 6 in ${secs}s: 1 to $allowed accepted ($n_ok), the rest 429 ($n_429)" \
+  test "$n_ok" -ge 1 -a "$n_ok" -le "$allowed" -a "$n_429" -ge 1 -a $(( n_ok + n_429 )) = 6
+check "the 429 names --submit-rate" grep -q -- "--submit-rate" "$tmp/429"
+check "... with Retry-After" grep -qi '^Retry-After: [1-9]' "$tmp/429.hdr"
+sleep 1.2
+check "after a second a submit goes through again" gsub -- true
+check "daemon stops cleanly" d_stop
+finish
