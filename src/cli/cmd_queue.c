@@ -456,6 +456,10 @@ int cmd_nodes(int argc, char **argv)
     }
     cli_table_print(&t, headers);
     cli_table_release(&t);
+    json_t *ro = json_object_get(r, "read_only");
+    if (ro) /* the daemon cannot write its database (docs/daemon.md, read-only mode) */
+        printf("\nREAD-ONLY since %s: %s\n(%s)\n", cli_jstr(ro, "since", "?"),
+               cli_jstr(ro, "reason", "?"), cli_jstr(ro, "effect", ""));
     json_decref(r);
     return EXIT_OK;
 }

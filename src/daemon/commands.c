@@ -161,14 +161,13 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
          * Idempotency-Key later in this cycle finds this row */
         gsd_jobrow row;
         gsd_fill_row(g, j, x, &row);
-        if (gsd_store_insert_job(g->sh.store, &row)) {
-            gsd_log("FATAL: cannot insert job %lld: %s", (long long)j->id,
-                    gsd_store_errmsg(g->sh.store));
-            g->fatal = 1;
+        gsd_pin(g, (int32_t)s); /* pending until committed (its idempotency key with it) */
+        if (!g->store_failed && gsd_store_insert_job(g->sh.store, &row)) {
+            /* the commit fails and the daemon goes read-only; nothing more is written in this
+             * transaction (SQLite may have ended it) */
+            gsd_log("cannot insert job %lld: %s", (long long)j->id, gsd_store_errmsg(g->sh.store));
+            g->store_failed = 1;
         }
-        free(x->idem_key);
-        free(x->idem_hash);
-        x->idem_key = x->idem_hash = NULL;
         gsd_activate(g, (int32_t)s);
         g->m.submitted++;
     }

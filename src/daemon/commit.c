@@ -13,9 +13,11 @@
  * state change behind it is committed.  No job is ended for a mechanism the
  * executor lacks: the engine refuses those (serve.c masks them), and a
  * suspend record without GSD_XCAP_SUSPEND is a fatal internal error that
- * commits nothing.  A commit that fails is fatal (the
- * daemon stops at once rather than act on state that is not durable; the
- * next start recovers from the last commit).  Scheduler thread only.
+ * commits nothing.  A commit that fails (disk full, I/O error) puts the
+ * daemon in read-only mode (disk.c): every change since the last commit
+ * stays pending - job rows, records, dirty rows, task rows - and nothing of
+ * it is acted on or answered until a retry commits it all.  Scheduler
+ * thread only.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,12 +167,22 @@ static const char *event_name(int type, const gsd_jobx *x)
     }
 }
 
-/* Write the cycle's records and rows; COMMIT.  Any failure is fatal (see the header). */
-int gsd_commit(gsd_sched *g)
+/* Write what changed since the last commit: the rows of jobs submitted since (only when
+ * reinsert: a normal cycle INSERTed them at submission, inside its transaction), the records,
+ * the dirty rows, the task rows, next_id.  Stops at the first failure (SQLite may have rolled
+ * the transaction back: nothing more may be written outside it).  Clears nothing: the changes
+ * stay pending until a COMMIT succeeds (changes_done). */
+static int write_changes(gsd_sched *g, int reinsert)
 {
-    double t0 = gsd_mono_sec();
     int rc = 0;
-    /* new rows were INSERTed at submission, inside this transaction */
+    for (size_t i = 0; reinsert && i < g->npins && !rc; i++) {
+        int32_t s = g->pins[i];
+        gsd_jobx *x = gsd_jx(g, s);
+        if (!x->spec_json) continue;
+        gsd_jobrow row;
+        gsd_fill_row(g, gs_engine_job(g->e, (size_t)s), x, &row);
+        rc = gsd_store_insert_job(g->sh.store, &row);
+    }
     for (size_t i = 0; i < g->nrecs && !rc; i++) {
         gsd_rec *r = &g->recs[i];
         const gs_job *j = gs_engine_job(g->e, (size_t)r->slot);
@@ -180,34 +192,65 @@ int gsd_commit(gsd_sched *g)
     for (size_t i = 0; i < g->ndirty && !rc; i++) {
         int32_t s = g->dirtyv[i];
         gsd_jobx *x = gsd_jx(g, s);
-        x->dirty = 0;
         if (!x->spec_json) continue; /* a job already forgotten (late event) */
         gsd_jobrow row;
         gsd_fill_row(g, gs_engine_job(g->e, (size_t)s), x, &row);
         rc = gsd_store_update_job(g->sh.store, &row);
     }
-    g->ndirty = 0;
     for (size_t i = 0; i < g->ntput && !rc; i++) {
         gsd_taskput *t = &g->tput[i];
         gsd_taskrow tr = {t->job_id, t->run, t->idx, t->handle, t->exit_code, t->gpus};
         rc = gsd_store_put_task(g->sh.store, &tr);
     }
+    size_t nj = gs_engine_njobs(g->e);
+    if (!rc && nj != g->meta_njobs)
+        rc = gsd_store_meta_set(g->sh.store, "next_id", gs_engine_job(g->e, nj - 1)->id + 1);
+    return rc;
+}
+
+/* The pending changes are durable: forget them. */
+static void changes_done(gsd_sched *g)
+{
+    for (size_t i = 0; i < g->npins; i++) {
+        gsd_jobx *x = gsd_jx(g, g->pins[i]);
+        free(x->idem_key);
+        free(x->idem_hash);
+        x->idem_key = x->idem_hash = NULL;
+    }
+    g->npins = 0;
+    for (size_t i = 0; i < g->ndirty; i++) gsd_jx(g, g->dirtyv[i])->dirty = 0;
+    g->ndirty = 0;
     for (size_t i = 0; i < g->ntput; i++) {
         free(g->tput[i].handle);
         free(g->tput[i].gpus);
     }
     g->ntput = 0;
-    size_t nj = gs_engine_njobs(g->e);
-    if (!rc && nj != g->meta_njobs) {
-        rc = gsd_store_meta_set(g->sh.store, "next_id", gs_engine_job(g->e, nj - 1)->id + 1);
-        g->meta_njobs = nj;
-    }
+    g->meta_njobs = gs_engine_njobs(g->e);
+}
+
+/* Write the pending changes and COMMIT (see the header).  A failure puts the daemon in read-only
+ * mode (disk.c) with the changes still pending; in read-only mode this is the retry, which
+ * first re-INSERTs the rows of the jobs submitted since the last commit. */
+int gsd_commit(gsd_sched *g)
+{
+    double t0 = gsd_mono_sec();
+    int rc = g->store_failed ? GS_EIO : write_changes(g, g->read_only);
+    /* SQLite rolls a transaction back by itself on some errors (SQLITE_FULL, SQLITE_IOERR):
+     * COMMIT only what is still one transaction */
+    if (!rc && !gsd_store_in_txn(g->sh.store)) rc = GS_EIO;
     if (!rc) rc = gsd_store_commit(g->sh.store);
     if (rc) {
-        gsd_log("FATAL: cannot commit to the database: %s", gsd_store_errmsg(g->sh.store));
-        g->fatal = 1;
+        char why[256];
+        snprintf(why, sizeof why, "%s",
+                 gsd_store_immutable(g->sh.store)
+                     ? "the disk was full when the daemon started: database opened read-only"
+                     : gsd_store_errmsg(g->sh.store));
+        gsd_store_rollback(g->sh.store);
+        g->store_failed = 0;
+        gsd_enter_read_only(g, why);
         return rc;
     }
+    changes_done(g);
     g->m.commits++;
     gsd_hist_observe(&g->m.commit, gsd_mono_sec() - t0);
     return 0;

@@ -16,9 +16,11 @@
  *   8. act: launch started jobs, signal preempted / cancelled ones.
  * Invariant: nothing is acted on (process started or signalled, client
  * answered) before the state change behind it is committed.  If a commit
- * fails the daemon stops at once (exit 1) rather than act on state that is
- * not durable; the next start recovers from the last commit.  The daemon's
- * clock never goes back (a wall clock that does is held).
+ * fails the daemon goes read-only (disk.c) rather than act on state that is
+ * not durable: the cycle's changes stay pending, its commands wait, and the
+ * cycles that follow only answer requests and retry the commit; an engine
+ * failure is still fatal (exit 1).  The daemon's clock never goes back (a
+ * wall clock that does is held).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,15 +66,16 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
     gs_time now = gsd_wall_now();
     if (now < g->last_now) now = g->last_now; /* the wall clock went back: hold time */
     g->last_now = now;
+    if (g->read_only) return gsd_read_only_cycle(g, now);
     g->nrecs = 0;
     g->changed = 0;
-    gsd_cmd *cmds = gsd_take_commands(g);
     if (gsd_store_begin(g->sh.store)) {
-        gsd_log("FATAL: cannot begin a transaction: %s", gsd_store_errmsg(g->sh.store));
-        g->fatal = 1;
-        gsd_answer(g, cmds);
-        return GS_TIME_MAX;
+        char why[256];
+        snprintf(why, sizeof why, "cannot begin a transaction: %s", gsd_store_errmsg(g->sh.store));
+        gsd_enter_read_only(g, why); /* nothing changed yet: the commands get 503 */
+        return gsd_read_only_cycle(g, now);
     }
+    gsd_cmd *cmds = gsd_take_commands(g);
     size_t ncmd = 0;
     for (gsd_cmd *c = cmds; c; c = c->next, ncmd++) {
         switch (c->kind) {
@@ -93,8 +96,8 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
     }
     for (gsd_cmd *c = cmds; c; c = c->next)
         if (c->kind == GSD_CMD_SUBMIT && !c->status) gsd_finish_submit(g, c);
-    if (g->fatal || gsd_commit(g)) {
-        if (g->fatal) gsd_store_rollback(g->sh.store);
+    if (g->fatal) {
+        gsd_store_rollback(g->sh.store);
         /* not durable: answer nothing positive, act on nothing */
         for (gsd_cmd *c = cmds; c; c = c->next) {
             if (c->result) json_decref(c->result);
@@ -103,6 +106,15 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
         }
         gsd_answer(g, cmds);
         return GS_TIME_MAX;
+    }
+    if (gsd_commit(g)) {
+        /* read-only mode: the cycle's changes stay pending and its commands wait for the retry
+         * that commits them (their clients time out meanwhile: "retry with the same
+         * Idempotency-Key"); nothing is published or acted on */
+        gsd_cmd **tail = &g->held;
+        while (*tail) tail = &(*tail)->next;
+        *tail = cmds;
+        return g->ro_retry_at;
     }
     /* publish before answering, so a client that was told "submitted" or "cancelled" sees
      * that in the next listing (read your writes); then act on what is now durable */

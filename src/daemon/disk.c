@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * disk.c - the daemon's defences against a full disk (scheduler thread,
- * start-up): where task logs go by default.
+ * start-up and every cycle): where task logs go by default, and the read-only mode the
+ * daemon enters when it cannot write its database.
  *
  * Task logs are written by jobs (through the shim, capped by --log-cap) and
  * must not share the database's directory: a job filling its log must not be
@@ -14,9 +15,21 @@
  * never share a log directory (not even a new database created where an
  * old one was) and a database that is moved keeps finding its logs.
  *
- * Invariant: the choice is a pure function of the database's contents, the
- * effective uid and the environment, so every restart finds the same
- * directory; the ID is written at most once per database.
+ * Read-only mode: a commit that fails (commit.c) leaves its changes pending
+ * and calls gsd_enter_read_only.  From then on each cycle only answers
+ * requests (changes 503 with the reason, dry runs as usual) and, every 2 s,
+ * retries: reopen a database opened read-only at start (store.c), write every
+ * pending change again, COMMIT.  On success the daemon publishes, answers and
+ * acts as the failed cycle would have, and schedules again.  The failed
+ * cycle's requests are answered 503 at the first failed retry (their changes
+ * take effect only if a retry commits them).
+ *
+ * Invariants: the log directory is a pure function of the database's
+ * contents, the effective uid and the environment, so every restart finds the
+ * same directory; its ID is written at most once per database.  While
+ * read-only nothing is published, started, signalled or answered positively
+ * (record-commit-act); the engine does not advance; HTTP threads see the mode
+ * through gsd.read_only and gsd_read_only_state only.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -116,4 +129,113 @@ char *gsd_default_log_dir(gsd_store *st, const char *db, gs_diag *d)
     snprintf(out, cap, "%s/%s-%016llx", base, n ? nm : "gsched", (unsigned long long)id);
     free(base);
     return out;
+}
+
+/* ---- read-only mode ------------------------------------------------------------------------- */
+
+#define RO_RETRY (2 * GS_SEC)   /* retry the commit this often */
+#define RO_RELOG (300 * GS_SEC) /* say "still read-only" this often */
+
+int gsd_read_only_state(gsd *g, gs_time *since, char *why, size_t cap)
+{
+    if (!atomic_load(&g->read_only)) return 0;
+    pthread_mutex_lock(&g->qmu);
+    if (since) *since = g->ro_since;
+    if (why && cap) snprintf(why, cap, "%s", g->ro_why);
+    pthread_mutex_unlock(&g->qmu);
+    return 1;
+}
+
+void gsd_enter_read_only(gsd_sched *g, const char *why)
+{
+    gs_time now = gsd_wall_now();
+    g->ro_retry_at = now + RO_RETRY;
+    pthread_mutex_lock(&g->sh.qmu);
+    snprintf(g->sh.ro_why, sizeof g->sh.ro_why, "%s", why && *why ? why : "unknown error");
+    if (!g->read_only) g->sh.ro_since = now;
+    pthread_mutex_unlock(&g->sh.qmu);
+    if (g->read_only) return; /* a retry failed: stay */
+    g->read_only = 1;
+    g->ro_since = g->ro_logged_at = now;
+    atomic_store(&g->sh.read_only, 1);
+    gsd_log("database %s cannot be written (%s): read-only mode: submits and cancels get 503, "
+            "reads go on, nothing new starts, running tasks keep running; retrying every %llds",
+            g->sh.o.db, why && *why ? why : "unknown error", (long long)(RO_RETRY / GS_SEC));
+}
+
+static void leave_read_only(gsd_sched *g, gs_time now)
+{
+    g->read_only = 0;
+    atomic_store(&g->sh.read_only, 0);
+    gsd_log("database %s writable again after %.0fs: leaving read-only mode", g->sh.o.db,
+            gs_time_to_sec(now - g->ro_since));
+}
+
+gs_time gsd_read_only_cycle(gsd_sched *g, gs_time now)
+{
+    gsd_cmd *cmds = gsd_take_commands(g);
+    char since[40], why[256];
+    gsd_time_str(g->ro_since, since, sizeof since);
+    gsd_read_only_state(&g->sh, NULL, why, sizeof why);
+    for (gsd_cmd *c = cmds; c; c = c->next) {
+        if (c->kind == GSD_CMD_DRYRUN) { /* changes nothing */
+            gsd_do_dryrun(g, c);
+            continue;
+        }
+        gsd_cmd_fail(c, 503, GS_EIO,
+                     "the daemon is read-only since %s: its database cannot be written (%s); "
+                     "nothing can be submitted or cancelled until it can (running jobs go on); "
+                     "retry later",
+                     since, why);
+    }
+    gsd_answer(g, cmds);
+    if (now < g->ro_retry_at) return g->ro_retry_at;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gsd_store_reopen(g->sh.store, &d) == 0 && gsd_store_begin(g->sh.store) == 0 &&
+        gsd_commit(g) == 0) {
+        /* what the failed cycle did not do: publish, answer, act (in cycle order) */
+        leave_read_only(g, now);
+        g->cycle_no++;
+        gsd_publish(g, now);
+        gsd_cmd *held = g->held;
+        g->held = NULL;
+        gsd_answer(g, held);
+        gsd_act(g, now);
+        return now; /* a normal cycle next */
+    }
+    /* the failed cycle's requests: their changes are pending, not durable - say so now rather
+     * than keep the clients waiting (they take effect if a retry commits them) */
+    for (gsd_cmd *c = g->held; c; c = c->next) {
+        if (c->result) json_decref(c->result);
+        c->result = NULL;
+        gsd_cmd_fail(c, 503, GS_EIO,
+                     "the daemon could not record this request: its database cannot be written "
+                     "(%s); it takes effect only if the database becomes writable before the "
+                     "daemon stops - retry with the same Idempotency-Key to find out",
+                     why);
+    }
+    gsd_answer(g, g->held);
+    g->held = NULL;
+    if (now - g->ro_logged_at >= RO_RELOG) {
+        g->ro_logged_at = now;
+        gsd_log("still read-only since %s: %s", since, why);
+    }
+    return g->ro_retry_at;
+}
+
+void gsd_read_only_shutdown(gsd_sched *g)
+{
+    if (!g->read_only) return;
+    size_t n = 0;
+    for (gsd_cmd *c = g->held; c; c = c->next, n++) {
+        if (c->result) json_decref(c->result);
+        c->result = NULL;
+        gsd_cmd_fail(c, 503, GS_EIO, "the daemon stopped before its database could be written");
+    }
+    gsd_answer(g, g->held);
+    g->held = NULL;
+    gsd_log("stopping in read-only mode: %zu record(s) and %zu job row(s) not committed are "
+            "dropped (%zu request(s) answered 503); the next start recovers from the database",
+            g->nrecs, g->ndirty + g->npins, n);
 }

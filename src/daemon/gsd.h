@@ -27,7 +27,8 @@
  *               the scheduler thread drives it through its own, non-const pointer
  *   store       only its read side (gsd_store_reader) from HTTP threads; the
  *               writer belongs to the scheduler thread
- *   qmu         the command queue, cmd->done / cmd->abandoned, stopping
+ *   qmu         the command queue, cmd->done / cmd->abandoned, stopping, the
+ *               read-only mode's since / why (read_only itself is atomic)
  *   snapmu      the published snapshot pointer (snapshots are immutable,
  *               reference counted; the last gsd_snap_put frees)
  *   wake pipe   written by HTTP threads and signal handlers to wake the
@@ -215,6 +216,11 @@ typedef struct gsd {
     pthread_cond_t qdone;
     gsd_cmd *qhead, *qtail;
     int stopping;
+    /* read-only mode (disk.c): the database cannot be written; set by the scheduler thread,
+     * read by HTTP threads (health, nodes); ro_since and ro_why under qmu */
+    atomic_int read_only;
+    gs_time ro_since;
+    char ro_why[256];
     int wake[2];
     /* snapshot */
     pthread_mutex_t snapmu;
@@ -236,6 +242,9 @@ int gsd_snap_position(const gsd_snap *s, const gsd_jview *v);
 const gsd_jview *gsd_snap_find(const gsd_snap *s, int64_t id);
 /* Index of job id in s->jobs, or -1. */
 long gsd_snap_index(const gsd_snap *s, int64_t id);
+
+/* disk.c: 1 if the daemon is read-only; then since / why (may be NULL) are filled. */
+int gsd_read_only_state(gsd *g, gs_time *since, char *why, size_t cap);
 
 /* util.c */
 void gsd_log(const char *fmt, ...)

@@ -134,6 +134,16 @@ typedef struct gsd_sched {
     size_t meta_njobs; /* jobs when next_id was last written */
     int64_t *forget;   /* runs to forget after the commit */
     size_t nforget, capforget;
+    /* changes not yet committed (commit.c): jobs INSERTed since the last commit, re-INSERTed
+     * by a retry in read-only mode */
+    int32_t *pins;
+    size_t npins, cappins;
+    int store_failed; /* a write of this cycle failed: write nothing more, the commit fails */
+    /* read-only mode (disk.c): the last commit failed; its changes are pending, its commands
+     * held (answered once a retry commits), nothing new is started or signalled */
+    int read_only;
+    gs_time ro_since, ro_retry_at, ro_logged_at;
+    gsd_cmd *held;
     /* queue texts asked of the engine during this publish, by queue id (snapshot.c) */
     struct {
         int32_t queue;
@@ -162,6 +172,8 @@ gsd_rec *gsd_push_rec(gsd_sched *g, int type, int32_t slot, gs_time t, const cha
 #endif
     ;
 void gsd_mark_dirty(gsd_sched *g, int32_t slot);
+/* A job whose row was INSERTed in this cycle: pending until the commit succeeds. */
+void gsd_pin(gsd_sched *g, int32_t slot);
 void gsd_track(gsd_sched *g, const gs_job *j, gsd_jobx *x);
 /* 1 if vc is declared (cluster or policy) or has an accepted job: a VC users can see. */
 int gsd_vc_known(const gsd_sched *g, const char *vc);
@@ -199,6 +211,14 @@ void gsd_publish(gsd_sched *g, gs_time now);
 gs_time gsd_cycle(gsd_sched *g, int heartbeat);
 
 /* disk.c */
+/* Enter (or stay in) read-only mode after a failed commit; why: the database's error. */
+void gsd_enter_read_only(gsd_sched *g, const char *why);
+/* A cycle in read-only mode: answer commands (dry runs as usual, the rest 503), retry the
+ * commit now and then; on success leave read-only mode and do what the failed cycle left
+ * undone (publish, answer, act).  Returns when to come back. */
+gs_time gsd_read_only_cycle(gsd_sched *g, gs_time now);
+/* Shutdown: answer the held commands 503 and say what is lost (not durable). */
+void gsd_read_only_shutdown(gsd_sched *g);
 /* The default task log directory for database db (see disk.c): a malloc'ed path, or NULL with
  * d set.  May record the directory's id in the database (its own transaction). */
 char *gsd_default_log_dir(gsd_store *st, const char *db, gs_diag *d);

@@ -146,7 +146,9 @@ static enum MHD_Result problem_v(hctx *h, int status, int err, json_t *extra,
     b[n] = '\n';
     b[n + 1] = '\0';
     static const char *const auth_hdr[] = {"WWW-Authenticate", "Bearer realm=\"gsched\"", NULL};
+    static const char *const retry_hdr[] = {"Retry-After", "5", NULL};
     if (status == 401) hdrs = auth_hdr;
+    if (status == 503 && !hdrs) hdrs = retry_hdr; /* read-only mode, shutting down, busy */
     return send_buf(h, status, "application/problem+json", b, n + 1, hdrs);
 }
 
@@ -982,6 +984,16 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
     return o;
 }
 
+/* The daemon's read-only mode (disk.c), as GET /v1/health and /v1/nodes show it. */
+static json_t *read_only_json(gs_time since, const char *why)
+{
+    char ts[40];
+    gsd_time_str(since, ts, sizeof ts);
+    return json_pack("{s:s,s:s,s:s}", "since", ts, "reason", why, "effect",
+                     "the database cannot be written: submits and cancels get 503, nothing new "
+                     "starts, running jobs go on");
+}
+
 static enum MHD_Result h_nodes(hctx *h, const char *a, const char *sub)
 {
     (void)a, (void)sub;
@@ -991,7 +1003,12 @@ static enum MHD_Result h_nodes(hctx *h, const char *a, const char *sub)
     for (size_t i = 0; i < s->nnodes; i++)
         json_array_append_new(arr, node_json(h, s, &s->nodes[i], truthy(arg(h, "gpus"))));
     gsd_snap_put(s);
-    return send_json(h, 200, json_pack("{s:o}", "nodes", arr), NULL);
+    json_t *o = json_pack("{s:o}", "nodes", arr);
+    gs_time ro_since = 0;
+    char ro_why[256];
+    if (gsd_read_only_state(h->g, &ro_since, ro_why, sizeof ro_why))
+        json_object_set_new(o, "read_only", read_only_json(ro_since, ro_why));
+    return send_json(h, 200, o, NULL);
 }
 
 static enum MHD_Result h_node(hctx *h, const char *name, const char *sub)
@@ -1040,7 +1057,11 @@ static enum MHD_Result h_health(hctx *h, const char *a, const char *sub)
         down += s->gpus[i].down;
     }
     json_t *o = json_object();
-    json_object_set_new(o, "status", json_string("ok"));
+    gs_time ro_since = 0;
+    char ro_why[256] = "";
+    int ro = gsd_read_only_state(g, &ro_since, ro_why, sizeof ro_why);
+    json_object_set_new(o, "status", json_string(ro ? "read-only" : "ok"));
+    if (ro) json_object_set_new(o, "read_only", read_only_json(ro_since, ro_why));
     json_object_set_new(o, "version", json_string(GSCHED_VERSION));
     json_object_set_new(o, "policy", json_string(g->o.policy)); /* the engine's (serve.c) */
     json_object_set_new(o, "uptime_seconds",

@@ -86,6 +86,15 @@ gsd_rec *gsd_push_rec(gsd_sched *g, int type, int32_t slot, gs_time t, const cha
     return r;
 }
 
+void gsd_pin(gsd_sched *g, int32_t slot)
+{
+    if (g->npins == g->cappins) {
+        g->cappins = g->cappins ? g->cappins * 2 : 64;
+        g->pins = gsd_xrealloc(g->pins, g->cappins * sizeof *g->pins);
+    }
+    g->pins[g->npins++] = slot;
+}
+
 void gsd_mark_dirty(gsd_sched *g, int32_t slot)
 {
     gsd_jobx *x = gsd_jx(g, slot);

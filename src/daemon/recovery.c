@@ -9,7 +9,9 @@
  * declares GSD_XCAP_ADOPT, and requeued when its tasks die with the daemon;
  * tasks that were lost requeue the job; SUSPENDED jobs are killed and requeued;
  * processes no job claims are killed (gsd_exec_sweep).  The result is
- * committed before any process is signalled again.
+ * committed before any process is started; what is signalled right after
+ * (SIGCONT, a stop's SIGTERM again) is what the database already says.  A
+ * recovery that cannot be committed leaves the daemon read-only (disk.c).
  *
  * Invariants: no acknowledged job is lost, no GPU is given twice and no
  * job runs twice at once; ids continue after the largest ever handed out
@@ -84,7 +86,7 @@ static int recover_row(void *ud, gsd_jobrow *r)
         u.reason = (char *)"stored spec unreadable after a restart";
         u.end = rc->now;
         u.alloc = NULL;
-        gsd_store_update_job(g->sh.store, &u);
+        if (!g->store_failed) gsd_store_update_job(g->sh.store, &u); /* else at a later start */
         rc->failed++;
         return 0;
     }
@@ -224,8 +226,13 @@ int gsd_recover(gsd_sched *g, gs_diag *d)
     g->last_now = rc.now;
     gs_engine_advance(g->e, rc.now); /* set the engine's clock */
     gsd_store_count_states(g->sh.store, g->final_counts);
-    if (gsd_store_begin(g->sh.store))
-        return gs_diag_set(d, GS_EIO, 0, 0, "%s", gsd_store_errmsg(g->sh.store));
+    if (gsd_store_begin(g->sh.store)) {
+        /* a database that cannot be written (opened read-only on a full disk): recover in
+         * memory; the commit below fails and the daemon starts read-only (disk.c) */
+        if (!gsd_store_immutable(g->sh.store))
+            return gs_diag_set(d, GS_EIO, 0, 0, "%s", gsd_store_errmsg(g->sh.store));
+        g->store_failed = 1;
+    }
     g->in_recovery = 1;
     int r = gsd_store_each_active(g->sh.store, recover_row, &rc);
     g->in_recovery = 0;
@@ -245,19 +252,24 @@ int gsd_recover(gsd_sched *g, gs_diag *d)
     if (next <= rc.max_id) next = rc.max_id + 1;
     if (next < 1) next = 1;
     gs_engine_reserve_ids(g->e, next);
+    /* next_id is written again only when a job is submitted (the newest id + 1): the last job
+     * recovered may be older than the newest job ever (finished ones are not loaded), and
+     * writing its id + 1 would hand the newer ids out a second time after the next restart */
+    g->meta_njobs = gs_engine_njobs(g->e);
     int killed = gsd_exec_sweep(g->x, sweep_log, NULL);
-    if (gsd_commit(g)) {
-        free(rc.stops);
-        return gs_diag_set(d, GS_EIO, 0, 0, "cannot commit recovery");
-    }
+    /* a recovery that cannot be committed (disk full) starts the daemon read-only with the
+     * recovery's changes pending (disk.c): it serves what it read, starts nothing and commits
+     * them as soon as it can */
+    int ro = gsd_commit(g) != 0;
     /* adopted runs continue (SIGCONT); stops that were under way when the old daemon died
-     * get SIGTERM again, with a fresh grace period */
+     * get SIGTERM again, with a fresh grace period - both act on what the database already
+     * says (running; stopping), committed or not now */
     for (size_t i = 0; i < rc.nstops; i++) {
         if (gsd_exec_can(g->x, GSD_XCAP_SUSPEND)) gsd_exec_suspend(g->x, rc.stops[i].id, 0);
         if (rc.stops[i].stop) gsd_exec_stop(g->x, rc.stops[i].id, rc.now, rc.stops[i].grace);
     }
     free(rc.stops);
-    g->nrecs = 0;
+    if (!ro) g->nrecs = 0; /* else pending: written, then acted on, by the retry */
     for (int s = 0; s < GS_JOB_NSTATES; s++)
         if (!gs_job_state_final((gs_job_state)s)) g->final_counts[s] = 0;
     if (rc.pending || rc.adopted || rc.requeued || killed || rc.failed)

@@ -139,6 +139,7 @@ static void release_all(gsd_sched *g)
     free(g->vcstat);
     free(g->recs);
     free(g->forget);
+    free(g->pins);
     for (size_t i = 0; i < g->ntput; i++) {
         free(g->tput[i].handle);
         free(g->tput[i].gpus);
@@ -246,6 +247,10 @@ int gsd_serve(const gsd_opts *o)
         gsd_log("%s", d.msg);
         goto out;
     }
+    if (gsd_store_immutable(g.sh.store))
+        gsd_log("database %s opened read-only: it cannot be written (disk full?); starting in "
+                "read-only mode",
+                o->db);
     if (gsd_store_upgraded_from(g.sh.store))
         gsd_log("database %s upgraded from schema version %d to %d", o->db,
                 gsd_store_upgraded_from(g.sh.store), GSD_SCHEMA_VERSION);
@@ -380,6 +385,7 @@ int gsd_serve(const gsd_opts *o)
     for (gsd_cmd *c = left; c; c = c->next)
         gsd_cmd_fail(c, 503, GS_ESTATE, "the daemon is shutting down");
     gsd_answer(&g, left);
+    gsd_read_only_shutdown(&g);
 out:
     g_wake_fd = -1;
     /* a daemon that did not start leaves no empty log directory behind (under /var/log) */

@@ -45,6 +45,7 @@ enum {
 struct gsd_reader {
     sqlite3 *db;
     sqlite3_stmt *job;
+    unsigned gen; /* the store's generation it was opened in (gsd_store_reopen) */
 };
 
 struct gsd_store {
@@ -56,6 +57,11 @@ struct gsd_store {
     gsd_reader *free_readers[READERS];
     int nfree;
     int upgraded_from; /* schema version before the upgrade at open, 0 if none */
+    int sync_full;
+    /* opened read-only and immutable (no WAL index could be made: disk full); readers open
+     * the same way; gsd_store_reopen makes it writable.  Under rmu with gen. */
+    int immutable;
+    unsigned gen;
 };
 
 static const char *const sql_text[ST_N] = {
@@ -207,6 +213,120 @@ const char *gsd_store_path(const gsd_store *s)
     return s->path;
 }
 
+/* Open s->db (immutable: read-only, no WAL index, for a full disk), check or create the schema,
+ * prepare the statements.  On failure the caller closes (close_db). */
+static int connect_db(gsd_store *s, int immutable, gs_diag *d)
+{
+    const char *path = s->path;
+    char uri[4200];
+    snprintf(uri, sizeof uri, "file:%s?immutable=1", path);
+    int rc =
+        immutable
+            ? sqlite3_open_v2(uri, &s->db,
+                              SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL)
+            : sqlite3_open_v2(path, &s->db,
+                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                              NULL);
+    if (rc != SQLITE_OK) return fail(s, d, "cannot open database");
+    sqlite3_busy_timeout(s->db, 10000);
+    sqlite3_stmt *st = NULL;
+    if (!immutable) {
+        if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK ||
+            sqlite3_step(st) != SQLITE_ROW) {
+            sqlite3_finalize(st);
+            return fail(s, d, "cannot open database");
+        }
+        const char *mode = (const char *)sqlite3_column_text(st, 0);
+        int wal = mode && !strcmp(mode, "wal");
+        sqlite3_finalize(st);
+        if (!wal)
+            return gs_diag_set(d, GS_EIO, 0, 0, "database '%s': cannot switch to WAL mode", path);
+    }
+    char *err = NULL;
+    const char *pragmas = s->sync_full ? "PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF;"
+                                       : "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;";
+    if (sqlite3_exec(s->db, pragmas, NULL, NULL, &err) != SQLITE_OK) {
+        rc = gs_diag_set(d, GS_EIO, 0, 0, "database '%s': %s", path, err ? err : "?");
+        sqlite3_free(err);
+        return rc;
+    }
+    /* schema version */
+    int64_t ver = 0;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        ver = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (ver < 0) {
+        return gs_diag_set(d, GS_EINVAL, 0, 0,
+                           "database '%s' has schema version %lld: not a gsched database", path,
+                           (long long)ver);
+    }
+    if (ver > GSD_SCHEMA_VERSION) {
+        return gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
+                           "database '%s' has schema version %lld, newer than this gsched "
+                           "understands (%d)",
+                           path, (long long)ver, GSD_SCHEMA_VERSION);
+    }
+    if (ver < GSD_SCHEMA_VERSION && immutable)
+        return gs_diag_set(d, GS_EIO, 0, 0,
+                           "database '%s' must be %s (schema version %lld) and cannot be written",
+                           path, ver ? "upgraded" : "created", (long long)ver);
+    if (ver < GSD_SCHEMA_VERSION) {
+        /* a new database gets the current schema; an older one each upgrade step in turn */
+        char sql[8192];
+        size_t n = (size_t)snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; ");
+        if (ver == 0)
+            n += (size_t)snprintf(sql + n, sizeof sql - n, "%s", schema);
+        else
+            for (int64_t v = ver + 1; v <= GSD_SCHEMA_VERSION && n < sizeof sql; v++)
+                n += (size_t)snprintf(sql + n, sizeof sql - n, "%s", upgrade[v]);
+        if (n < sizeof sql)
+            n += (size_t)snprintf(sql + n, sizeof sql - n, " PRAGMA user_version = %d; COMMIT;",
+                                  GSD_SCHEMA_VERSION);
+        if (n >= sizeof sql || sqlite3_exec(s->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+            rc = gs_diag_set(d, GS_EIO, 0, 0, "database '%s': cannot %s schema version %lld: %s",
+                             path, ver ? "upgrade" : "create", (long long)ver,
+                             err ? err : "statement too long");
+            sqlite3_free(err);
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            return rc;
+        }
+        s->upgraded_from = (int)ver;
+    }
+    for (int i = 0; i < ST_N; i++) {
+        if (sqlite3_prepare_v3(s->db, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
+                               NULL) != SQLITE_OK)
+            return fail(s, d, "cannot prepare statement");
+    }
+    return 0;
+}
+
+static void close_db(gsd_store *s)
+{
+    for (int i = 0; i < ST_N; i++) {
+        sqlite3_finalize(s->st[i]);
+        s->st[i] = NULL;
+    }
+    if (s->db) sqlite3_close(s->db);
+    s->db = NULL;
+}
+
+/* 1 if the last error on s->db is one a full disk gives. */
+static int full_error(gsd_store *s)
+{
+    int e = s->db ? sqlite3_errcode(s->db) & 0xff : 0;
+    return e == SQLITE_FULL || e == SQLITE_IOERR || e == SQLITE_CANTOPEN;
+}
+
+/* 1 if the database's WAL holds nothing (absent or empty): the file alone is the database. */
+static int wal_empty(const char *path)
+{
+    char wal[4200];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    struct stat st;
+    return stat(wal, &st) != 0 || st.st_size == 0;
+}
+
 int gsd_store_open(const char *path, int sync_full, gsd_store **out, gs_diag *d)
 {
     gsd_store *s = calloc(1, sizeof *s);
@@ -257,87 +377,23 @@ int gsd_store_open(const char *path, int sync_full, gsd_store **out, gs_diag *d)
         }
         close(nfd);
     }
-    int rc = sqlite3_open_v2(
-        path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        rc = fail(s, d, "cannot open database");
-        gsd_store_close(s);
-        return rc;
-    }
-    sqlite3_busy_timeout(s->db, 10000);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_step(st) != SQLITE_ROW) {
-        sqlite3_finalize(st);
-        rc = fail(s, d, "cannot open database");
-        gsd_store_close(s);
-        return rc;
-    }
-    const char *mode = (const char *)sqlite3_column_text(st, 0);
-    int wal = mode && !strcmp(mode, "wal");
-    sqlite3_finalize(st);
-    if (!wal) {
-        gsd_store_close(s);
-        return gs_diag_set(d, GS_EIO, 0, 0, "database '%s': cannot switch to WAL mode", path);
-    }
-    char *err = NULL;
-    const char *pragmas = sync_full ? "PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF;"
-                                    : "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;";
-    if (sqlite3_exec(s->db, pragmas, NULL, NULL, &err) != SQLITE_OK) {
-        rc = gs_diag_set(d, GS_EIO, 0, 0, "database '%s': %s", path, err ? err : "?");
-        sqlite3_free(err);
-        gsd_store_close(s);
-        return rc;
-    }
-    /* schema version */
-    int64_t ver = 0;
-    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        ver = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    if (ver < 0) {
-        gsd_store_close(s);
-        return gs_diag_set(d, GS_EINVAL, 0, 0,
-                           "database '%s' has schema version %lld: not a gsched database", path,
-                           (long long)ver);
-    }
-    if (ver > GSD_SCHEMA_VERSION) {
-        gsd_store_close(s);
-        return gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
-                           "database '%s' has schema version %lld, newer than this gsched "
-                           "understands (%d)",
-                           path, (long long)ver, GSD_SCHEMA_VERSION);
-    }
-    if (ver < GSD_SCHEMA_VERSION) {
-        /* a new database gets the current schema; an older one each upgrade step in turn */
-        char sql[8192];
-        size_t n = (size_t)snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; ");
-        if (ver == 0)
-            n += (size_t)snprintf(sql + n, sizeof sql - n, "%s", schema);
-        else
-            for (int64_t v = ver + 1; v <= GSD_SCHEMA_VERSION && n < sizeof sql; v++)
-                n += (size_t)snprintf(sql + n, sizeof sql - n, "%s", upgrade[v]);
-        if (n < sizeof sql)
-            n += (size_t)snprintf(sql + n, sizeof sql - n, " PRAGMA user_version = %d; COMMIT;",
-                                  GSD_SCHEMA_VERSION);
-        if (n >= sizeof sql || sqlite3_exec(s->db, sql, NULL, NULL, &err) != SQLITE_OK) {
-            rc = gs_diag_set(d, GS_EIO, 0, 0, "database '%s': cannot %s schema version %lld: %s",
-                             path, ver ? "upgrade" : "create", (long long)ver,
-                             err ? err : "statement too long");
-            sqlite3_free(err);
-            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-            gsd_store_close(s);
-            return rc;
+    s->sync_full = sync_full;
+    int rc = connect_db(s, 0, d);
+    if (rc && full_error(s) && wal_empty(path)) {
+        /* the disk is full: no WAL index (-shm) can be made.  Every change is in the database
+         * file itself (the WAL is empty), so read it as immutable: the daemon starts read-only
+         * and makes it writable as soon as it can (gsd_store_reopen) */
+        close_db(s);
+        gs_diag d2;
+        gs_diag_init(&d2, NULL);
+        if (connect_db(s, 1, &d2) == 0) {
+            s->immutable = 1;
+            rc = 0;
         }
-        s->upgraded_from = (int)ver;
     }
-    for (int i = 0; i < ST_N; i++) {
-        if (sqlite3_prepare_v3(s->db, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
-                               NULL) != SQLITE_OK) {
-            rc = fail(s, d, "cannot prepare statement");
-            gsd_store_close(s);
-            return rc;
-        }
+    if (rc) {
+        gsd_store_close(s);
+        return rc;
     }
     *out = s;
     return 0;
@@ -395,6 +451,49 @@ int gsd_store_commit(gsd_store *s)
 void gsd_store_rollback(gsd_store *s)
 {
     (void)run_simple(s, ST_ROLLBACK);
+}
+
+int gsd_store_immutable(gsd_store *s)
+{
+    pthread_mutex_lock(&s->rmu);
+    int v = s->immutable;
+    pthread_mutex_unlock(&s->rmu);
+    return v;
+}
+
+int gsd_store_reopen(gsd_store *s, gs_diag *d)
+{
+    if (!gsd_store_immutable(s)) return 0;
+    sqlite3 *old = s->db;
+    sqlite3_stmt *oldst[ST_N];
+    memcpy(oldst, s->st, sizeof oldst);
+    s->db = NULL;
+    memset(s->st, 0, sizeof s->st);
+    int rc = connect_db(s, 0, d);
+    if (rc) {
+        close_db(s);
+        s->db = old;
+        memcpy(s->st, oldst, sizeof oldst);
+        return rc;
+    }
+    for (int i = 0; i < ST_N; i++) sqlite3_finalize(oldst[i]);
+    sqlite3_close(old);
+    /* readers opened immutable are closed as they come back */
+    pthread_mutex_lock(&s->rmu);
+    s->immutable = 0;
+    s->gen++;
+    gsd_reader *drop[READERS];
+    int n = s->nfree;
+    memcpy(drop, s->free_readers, sizeof drop);
+    s->nfree = 0;
+    pthread_mutex_unlock(&s->rmu);
+    for (int i = 0; i < n; i++) reader_close(drop[i]);
+    return 0;
+}
+
+int gsd_store_in_txn(const gsd_store *s)
+{
+    return s->db && !sqlite3_get_autocommit(s->db);
 }
 
 int gsd_store_meta_get(gsd_store *s, const char *key, int64_t def, int64_t *out)
@@ -604,8 +703,16 @@ gsd_reader *gsd_store_reader(gsd_store *s)
     if (r) return r;
     r = calloc(1, sizeof *r);
     if (!r) abort();
-    if (sqlite3_open_v2(s->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
+    pthread_mutex_lock(&s->rmu);
+    int immutable = s->immutable;
+    r->gen = s->gen;
+    pthread_mutex_unlock(&s->rmu);
+    char uri[4200];
+    snprintf(uri, sizeof uri, "file:%s?immutable=1", s->path);
+    if (sqlite3_open_v2(immutable ? uri : s->path, &r->db,
+                        SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX |
+                            (immutable ? SQLITE_OPEN_URI : 0),
+                        NULL) != SQLITE_OK) {
         reader_close(r);
         return NULL;
     }
@@ -624,7 +731,7 @@ void gsd_store_reader_put(gsd_store *s, gsd_reader *r)
 {
     if (!r) return;
     pthread_mutex_lock(&s->rmu);
-    if (s->nfree < READERS) {
+    if (s->nfree < READERS && r->gen == s->gen) {
         s->free_readers[s->nfree++] = r;
         r = NULL;
     }

@@ -84,6 +84,16 @@ int gsd_store_upgraded_from(const gsd_store *s);
 int gsd_store_begin(gsd_store *s);
 int gsd_store_commit(gsd_store *s);
 void gsd_store_rollback(gsd_store *s);
+/* 1 while a transaction is open (SQLite ends one by itself on SQLITE_FULL and some I/O
+ * errors). */
+int gsd_store_in_txn(const gsd_store *s);
+/* 1 if the database was opened read-only because the disk was full when the daemon started
+ * (no WAL index could be created; the WAL was empty): every write fails until
+ * gsd_store_reopen succeeds.  Thread-safe. */
+int gsd_store_immutable(gsd_store *s);
+/* Make an immutable store writable (0; nothing to do when it is not immutable), or GS_EIO with
+ * d set (still immutable).  Scheduler thread (the writer's owner). */
+int gsd_store_reopen(gsd_store *s, gs_diag *d);
 /* Message of the last SQLite error on the writer. */
 const char *gsd_store_errmsg(const gsd_store *s);
 
