@@ -142,6 +142,9 @@ char *gsd_metrics_text(const gsd *g, const gsd_snap *s, size_t *len)
          esc(g->o.policy, e1, sizeof e1));
     family(&b, "gsched_start_time_seconds", "gauge", "Start time of the daemon (Unix seconds).");
     bput(&b, "gsched_start_time_seconds %.3f\n", gs_time_to_sec(g->started));
+    family(&b, "gsched_read_only", "gauge",
+           "1 while the daemon cannot write its database (read-only mode: disk full).");
+    bput(&b, "gsched_read_only %d\n", atomic_load((atomic_int *)&g->read_only) ? 1 : 0);
 
     family(&b, "gsched_jobs", "gauge",
            "Jobs by state: active jobs now, final states counted over the whole database.");

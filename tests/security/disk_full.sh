@@ -116,6 +116,7 @@ check "the daemon is alive" alive
 check "GET /v1/jobs works while full" [ "$(code '/v1/jobs?state=all')" = 200 ]
 check "GET /v1/jobs/$y works while full" [ "$(code "/v1/jobs/$y")" = 200 ]
 check "health says read-only" [ "$(health)" = read-only ]
+check "metric gsched_read_only 1" contains "$(curl -s "$SERVER/metrics")" "gsched_read_only 1"
 check "gsched nodes shows READ-ONLY" contains "$(g nodes 2>&1)" "READ-ONLY"
 out=$(g cancel "$y" 2>&1)
 check "cancel while full is refused with the reason" contains "$out" "read-only"
@@ -140,6 +141,7 @@ check "the flood job is still RUNNING, never requeued" [ "$(state "$y")" = RUNNI
 rm -f "$mnt"/fill-*
 for _ in $(seq 100); do [ "$(health)" = ok ] && break; sleep 0.1; done
 check "writable again: health ok" [ "$(health)" = ok ]
+check "metric gsched_read_only 0" contains "$(curl -s "$SERVER/metrics")" "gsched_read_only 0"
 check "the daemon is alive" alive
 r1=$(post held-1 "echo held-1"); id1=$(sed -n 's/.*"id": *\([0-9]*\).*/\1/p' "$tmp/post.out" | head -1)
 r1b=$(post held-1 "echo held-1"); id1b=$(sed -n 's/.*"id": *\([0-9]*\).*/\1/p' "$tmp/post.out" | head -1)
