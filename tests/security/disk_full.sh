@@ -51,11 +51,11 @@ trap disk_cleanup EXIT
 
 CAP=262144
 # start the daemon: database, state and logs on the tmpfs; port file and its log outside
-# (--single-user: as root without tokens, as tests/e2e/lib/daemon.sh does)
+# (--single-user --insecure-tcp: as root, TCP without tokens, like tests/e2e/lib/daemon.sh)
 start() {
   rm -f "$tmp/port"
   "$bin" serve --cluster 1x2 --db "$mnt/gsched.db" --log-dir "$mnt/logs" --log-cap 256K \
-    --listen 127.0.0.1:0 --port-file "$tmp/port" --grace 1s --single-user >> "$tmp/daemon.log" 2>&1 &
+    --listen 127.0.0.1:0 --insecure-tcp --port-file "$tmp/port" --grace 1s --single-user >> "$tmp/daemon.log" 2>&1 &
   DPID=$!
   DPIDS="$DPIDS $DPID"
   for _ in $(seq 300); do
@@ -166,7 +166,7 @@ check "graceful stop" d_stop
 mkdir -p "$tmp/def"
 DDIR=$tmp/def
 rm -f "$tmp/port"
-( cd "$tmp/def" && exec "$bin" serve --cluster 1x1 --db "$tmp/def/gsched.db" --listen 127.0.0.1:0 \
+( cd "$tmp/def" && exec "$bin" serve --cluster 1x1 --db "$tmp/def/gsched.db" --listen 127.0.0.1:0 --insecure-tcp \
     --port-file "$tmp/port" --single-user >> "$tmp/def/daemon.log" 2>&1 ) &
 DPID=$!
 DPIDS="$DPIDS $DPID"
