@@ -81,7 +81,13 @@ static void file_errors(void)
         int line, col;
         const char *msg;
     } cases[] = {
-        {"alice:user:pbkdf2-sha256:1000:00\n", 1, 1, "6 fields"},
+        {"alice:user:pbkdf2-sha256:1000:00\n", 1, 1, "6 or 7 fields"},
+        {"alice:user:pbkdf2-sha256:1000:0011223344556677:"
+         "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff:bad name\n",
+         1, 113, "invalid Unix user name 'bad name'"},
+        {"alice:user:pbkdf2-sha256:1000:0011223344556677:"
+         "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff:a:b\n",
+         1, 1, "got 8"},
         {"\nal ice:user:pbkdf2-sha256:1000:0011223344556677:" /* 64 hex */
          "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
          2, 1, "invalid user name"},
@@ -128,10 +134,32 @@ static void user_names(void)
     ASSERT(!gsd_user_name_ok(longname));
 }
 
+/* The optional 7th field names the Unix account a user's jobs run as (ident.h). */
+static void unix_user_column(void)
+{
+    char l1[512], l2[512], text[1200];
+    ASSERT_OK(
+        gsd_token_line("alice@lab", 0, "alice@lab.s3cret-s3cret-s3cret", 1000, l1, sizeof l1));
+    ASSERT_OK(gsd_token_line("bob", 0, "bob.s3cret-s3cret-s3cret", 1000, l2, sizeof l2));
+    snprintf(text, sizeof text, "%s:alice\n%s\n", l1, l2);
+    gs_diag d;
+    gsd_auth *a = load(text, &d);
+    if (!a) T_FAIL("load: %s", d.msg);
+    char out[GSD_USER_MAX], user[GSD_USER_MAX];
+    int admin;
+    ASSERT_OK(gsd_auth_check(a, "alice@lab.s3cret-s3cret-s3cret", user, &admin));
+    ASSERT_STR(user, "alice@lab"); /* the gsched user stays the token's */
+    ASSERT_EQ(gsd_auth_unix_user(a, "alice@lab", out), 1);
+    ASSERT_STR(out, "alice");
+    ASSERT_EQ(gsd_auth_unix_user(a, "bob", out), 0); /* no column: the rule */
+    ASSERT_EQ(gsd_auth_unix_user(a, "nobody", out), 0);
+    ASSERT_EQ(gsd_auth_unix_user(NULL, "bob", out), 0);
+    gsd_auth_destroy(a);
+}
+
 static const test_case tests[] = {
-    {"pbkdf2_vector", pbkdf2_vector},
-    {"tokens_verify", tokens_verify},
-    {"file_errors", file_errors},
+    {"pbkdf2_vector", pbkdf2_vector}, {"unix_user_column", unix_user_column},
+    {"tokens_verify", tokens_verify}, {"file_errors", file_errors},
     {"user_names", user_names},
 };
 

@@ -14,6 +14,7 @@
  *                [--max-pending-per-user N] [--submit-rate R[/s]] [--log-cap SIZE]
  *                [--single-user] [--allow-root-jobs] [-v]
  *   gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]
+ *                     [--unix-user ACCOUNT]
  * Invariant: configuration errors exit 2 before anything listens.
  */
 
@@ -396,10 +397,13 @@ int cmd_shim(int argc, char **argv)
 static void token_usage(FILE *f)
 {
     fprintf(f, "usage: gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]\n"
+               "                         [--unix-user ACCOUNT]\n"
                "\n"
                "Print a line for the daemon's tokens file (--tokens FILE).  Without --token a\n"
                "new random token is made and printed on stderr: hand it to the user (it is not\n"
-               "stored anywhere; the file keeps only a salted PBKDF2-SHA256 hash).\n");
+               "stored anywhere; the file keeps only a salted PBKDF2-SHA256 hash).\n"
+               "--unix-user: the Unix account NAME's jobs run as on a daemon running as root\n"
+               "(default: the Unix user called NAME).\n");
 }
 
 int cmd_token(int argc, char **argv)
@@ -412,11 +416,14 @@ int cmd_token(int argc, char **argv)
         token_usage(stderr);
         return EXIT_USAGE;
     }
-    static const struct option longopts[] = {
-        {"user", required_argument, NULL, 'u'},  {"admin", no_argument, NULL, 'a'},
-        {"token", required_argument, NULL, 't'}, {"iterations", required_argument, NULL, 'i'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
-    const char *user = NULL, *token = NULL;
+    static const struct option longopts[] = {{"user", required_argument, NULL, 'u'},
+                                             {"admin", no_argument, NULL, 'a'},
+                                             {"token", required_argument, NULL, 't'},
+                                             {"iterations", required_argument, NULL, 'i'},
+                                             {"unix-user", required_argument, NULL, 'x'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *user = NULL, *token = NULL, *unix_user = NULL;
     int admin = 0, opt;
     unsigned long iter = GSD_TOKEN_ITERATIONS;
     optind = 1;
@@ -425,6 +432,7 @@ int cmd_token(int argc, char **argv)
         case 'u': user = optarg; break;
         case 'a': admin = 1; break;
         case 't': token = optarg; break;
+        case 'x': unix_user = optarg; break;
         case 'i': {
             char *e;
             iter = strtoul(optarg, &e, 10);
@@ -444,6 +452,12 @@ int cmd_token(int argc, char **argv)
     }
     if (!gsd_user_name_ok(user)) {
         cli_err("invalid user name '%s' (letters, digits, _ - @ . up to 63 characters)", user);
+        return EXIT_USAGE;
+    }
+    if (unix_user && !gsd_user_name_ok(unix_user)) {
+        cli_err("--unix-user: invalid account name '%s' (letters, digits, _ - @ . up to 63 "
+                "characters)",
+                unix_user);
         return EXIT_USAGE;
     }
     char gen[160], line[512];
@@ -472,6 +486,9 @@ int cmd_token(int argc, char **argv)
         cli_err("cannot hash the token");
         return EXIT_RUNTIME;
     }
-    printf("%s\n", line);
+    if (unix_user)
+        printf("%s:%s\n", line, unix_user);
+    else
+        printf("%s\n", line);
     return EXIT_OK;
 }

@@ -29,6 +29,7 @@
 
 typedef struct tok {
     char user[GSD_USER_MAX];
+    char unix_user[GSD_USER_MAX]; /* 7th field: the Unix account its jobs run as; "" = rule */
     int admin;
     unsigned iter;
     uint8_t salt[64];
@@ -159,15 +160,19 @@ int gsd_auth_parse(const char *file, const char *buf, size_t len, gsd_auth **out
             line[--ll] = '\0';
         size_t lead = strspn(line, " \t");
         if (!line[lead] || line[lead] == '#') continue;
-        char *f[6];
-        int col[6];
-        int nf = split(line + lead, f, col, 6);
-        for (int k = 0; k < nf && k < 6; k++) col[k] += (int)lead;
-        if (nf != 6) {
+        char *f[7];
+        int col[7];
+        int nf = split(line + lead, f, col, 7);
+        for (int k = 0; k < nf && k < 7; k++) col[k] += (int)lead;
+        if (nf != 6 && nf != 7) {
             rc = gs_diag_set(d, GS_EPARSE, lineno, 1,
-                             "expected USER:ROLE:pbkdf2-sha256:ITERATIONS:SALT:HASH (6 fields, "
-                             "got %d); create lines with 'gsched token hash'",
-                             nf > 6 ? 7 : nf);
+                             "expected USER:ROLE:pbkdf2-sha256:ITERATIONS:SALT:HASH[:UNIX_USER] "
+                             "(6 or 7 fields, got %d); create lines with 'gsched token hash'",
+                             nf > 7 ? 8 : nf);
+            goto fail;
+        }
+        if (nf == 7 && !gsd_user_name_ok(f[6])) {
+            rc = gs_diag_set(d, GS_EPARSE, lineno, col[6], "invalid Unix user name '%s'", f[6]);
             goto fail;
         }
         if (!gsd_user_name_ok(f[0])) {
@@ -200,6 +205,7 @@ int gsd_auth_parse(const char *file, const char *buf, size_t len, gsd_auth **out
         tok t;
         memset(&t, 0, sizeof t);
         snprintf(t.user, sizeof t.user, "%s", f[0]);
+        if (nf == 7) snprintf(t.unix_user, sizeof t.unix_user, "%s", f[6]);
         t.admin = admin;
         t.iter = (unsigned)it;
         size_t nh;
@@ -333,6 +339,20 @@ int gsd_auth_check(gsd_auth *a, const char *token, char user[GSD_USER_MAX], int 
 int gsd_auth_check_cached(gsd_auth *a, const char *token, char user[GSD_USER_MAX], int *admin)
 {
     return check(a, token, user, admin, 1);
+}
+
+int gsd_auth_unix_user(gsd_auth *a, const char *user, char out[GSD_USER_MAX])
+{
+    int found = 0;
+    if (!a || !user) return 0;
+    pthread_rwlock_rdlock(&a->rw);
+    for (size_t i = 0; i < a->n && !found; i++) {
+        if (strcmp(a->v[i].user, user) || !a->v[i].unix_user[0]) continue;
+        memcpy(out, a->v[i].unix_user, GSD_USER_MAX);
+        found = 1;
+    }
+    pthread_rwlock_unlock(&a->rw);
+    return found;
 }
 
 static int random_bytes(uint8_t *b, size_t n)

@@ -4,8 +4,10 @@
  *
  * Tokens file: one line per token, '#' comments and blank lines ignored:
  *
- *     USER:ROLE:pbkdf2-sha256:ITERATIONS:SALT_HEX:HASH_HEX
+ *     USER:ROLE:pbkdf2-sha256:ITERATIONS:SALT_HEX:HASH_HEX[:UNIX_USER]
  *
+ * UNIX_USER (optional) names the Unix account the jobs of USER run as on a
+ * daemon running as root (ident.h); without it the account is USER itself.
  * ROLE is "user" (sees and cancels only its own jobs) or "admin" (may do
  * everything).  HASH = PBKDF2-HMAC-SHA256(token, salt, iterations, 32 bytes)
  * computed with nettle.  A token is "USER.SECRET" (`gsched token hash`
@@ -50,6 +52,10 @@ int gsd_auth_check(gsd_auth *a, const char *token, char user[GSD_USER_MAX], int 
 /* The same, answering only from the tokens already verified (no PBKDF2): for a client that
  * is being rate-limited, whose valid token must still work. */
 int gsd_auth_check_cached(gsd_auth *a, const char *token, char user[GSD_USER_MAX], int *admin);
+
+/* The Unix account the tokens file names for user (its first line with a 7th field): 1 and
+ * out set, or 0 (none: the account is the user name).  a may be NULL. */
+int gsd_auth_unix_user(gsd_auth *a, const char *user, char out[GSD_USER_MAX]);
 
 /* PBKDF2-HMAC-SHA256 (nettle). */
 void gsd_pbkdf2_sha256(const char *password, const uint8_t *salt, size_t salt_len,

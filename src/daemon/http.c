@@ -605,8 +605,10 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
                        "'run_as' is set by the daemon (the Unix account of the job's user), not "
                        "by a client");
     }
-    char runas[GSD_USER_MAX], why[512];
-    int st = gsd_runas_decide(&g->runas, h->id.authn, c->spec.user, runas, why, sizeof why);
+    char runas[GSD_USER_MAX], mapped[GSD_USER_MAX], why[512];
+    int has_map = gsd_auth_unix_user(g->auth, c->spec.user, mapped);
+    int st = gsd_runas_decide(&g->runas, h->id.authn, c->spec.user, has_map ? mapped : NULL, runas,
+                              why, sizeof why);
     if (st) {
         gsd_cmd_free(c);
         return problem(h, st, GS_EPERM, json_pack("{s:s}", "field", "user"), "%s", why);

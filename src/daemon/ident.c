@@ -123,8 +123,8 @@ void gsd_unix_user_release(gsd_unix_user *u)
     memset(u, 0, sizeof *u);
 }
 
-int gsd_runas_decide(const gsd_runas_conf *c, int authn, const char *user, char out[GSD_USER_MAX],
-                     char *msg, size_t cap)
+int gsd_runas_decide(const gsd_runas_conf *c, int authn, const char *user, const char *mapped,
+                     char out[GSD_USER_MAX], char *msg, size_t cap)
 {
     gsd_unix_user u;
     char why[256];
@@ -147,12 +147,14 @@ int gsd_runas_decide(const gsd_runas_conf *c, int authn, const char *user, char 
                  "root");
         return 403;
     }
-    int rc = gsd_unix_user_lookup(user, &u, why, sizeof why);
+    const char *acct = mapped && *mapped ? mapped : user;
+    int rc = gsd_unix_user_lookup(acct, &u, why, sizeof why);
     if (rc) {
         snprintf(msg, cap,
-                 "jobs of gsched user '%s' run as the Unix user of the same name, and %s: ask "
-                 "the operator to create it (docs/daemon.md, Security)",
-                 user ? user : "", why);
+                 "jobs of gsched user '%s' run as the Unix user %s, and %s: ask the operator to "
+                 "create it or to name another one in the tokens file (docs/daemon.md, Security)",
+                 user ? user : "", acct == user ? "of the same name" : "the tokens file names",
+                 why);
         return 403;
     }
     if (u.uid == 0 && !c->allow_root) {

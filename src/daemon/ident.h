@@ -10,9 +10,10 @@
  *    --single-user): every job runs as its owner's Unix account.  The
  *    owner must be authenticated (a bearer token, or the peer credentials
  *    of the Unix socket), and the account is named by the rule: the gsched
- *    user name is the Unix user name.  A claimed identity (X-Gsched-User
- *    over TCP without tokens) or an anonymous one is refused, and so is an
- *    account with uid 0 unless the operator passed --allow-root-jobs.
+ *    user name is the Unix user name, unless the tokens file names another
+ *    account for that user (its optional 7th field, gsd_auth_unix_user).  A claimed identity
+ * (X-Gsched-User over TCP without tokens) or an anonymous one is refused, and so is an account with
+ * uid 0 unless the operator passed --allow-root-jobs.
  *  - single-user (the daemon is not root, or --single-user): the daemon
  *    cannot (or must not) switch users; every job runs as the daemon's own
  *    user, whoever submitted it.
@@ -47,12 +48,14 @@ void gsd_runas_conf_init(gsd_runas_conf *c, uid_t euid, int single_user, int all
 
 /*
  * The Unix account a job owned by gsched user 'user' runs as, for a request
- * whose identity was established as 'authn' (GSD_AUTHN_*).  0 with out set
- * (the account's name; in single-user mode the daemon's own user), or 403
- * (an HTTP status) with a message in msg saying why and what to do.
+ * whose identity was established as 'authn' (GSD_AUTHN_*); 'mapped' is the
+ * account the tokens file names for user (NULL: the rule, user itself).  0
+ * with out set (the account's name; in single-user mode the daemon's own
+ * user), or 403 (an HTTP status) with a message in msg saying why and what
+ * to do.
  */
-int gsd_runas_decide(const gsd_runas_conf *c, int authn, const char *user, char out[GSD_USER_MAX],
-                     char *msg, size_t cap);
+int gsd_runas_decide(const gsd_runas_conf *c, int authn, const char *user, const char *mapped,
+                     char out[GSD_USER_MAX], char *msg, size_t cap);
 
 /* A Unix account resolved at launch. */
 typedef struct gsd_unix_user {

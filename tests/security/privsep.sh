@@ -51,12 +51,15 @@ A=gst-alice.alice-secret-0123456789
 B=gst-bob.bob-secret-0123456789abc
 C=gst-carol.carol-secret-0123456789
 R=root.root-admin-secret-0123456789
+D=lab-dave.dave-secret-0123456789 E=lab-erin.erin-secret-0123456789 # mapped by the tokens file
 tok=$tmp/tokens
 {
   "$bin" token hash --user gst-alice --token "$A" --iterations 1000
   "$bin" token hash --user gst-bob --token "$B" --iterations 1000
   "$bin" token hash --user gst-carol --token "$C" --iterations 1000
   "$bin" token hash --user root --admin --token "$R" --iterations 1000
+  "$bin" token hash --user lab-dave --token "$D" --iterations 1000 --unix-user gst-alice
+  "$bin" token hash --user lab-erin --token "$E" --iterations 1000 --unix-user gst-nobody-here
 } > "$tok" 2> /dev/null
 chmod 600 "$tok"
 export GSCHED_TOKEN=$R # the helpers (wait_state, field...) look as the admin
@@ -139,6 +142,14 @@ check "... naming --allow-root-jobs" contains "$out" "--allow-root-jobs"
 out=$("$bin" submit --server "$SERVER" --token "$R" --user gst-nobody-here -D "$tmp" -- true 2>&1); rc=$?
 check "a user without a Unix account is refused at submit (exit $rc)" test "$rc" != 0
 check "... saying so" contains "$out" "no Unix user 'gst-nobody-here'"
+
+# the tokens file's 7th field names the account: lab-dave runs as gst-alice
+id=$(sub "$D" --gpus 1 -- id -u)
+check "a token user mapped by the tokens file is accepted" wait_state "$id" DONE 30
+check "... and runs as the account it names" contains "$(lg "$id")" $'\n'"$(id -u gst-alice)"$'\n'
+out=$("$bin" submit --server "$SERVER" --token "$E" -C "$tmp" -- true 2>&1); rc=$?
+check "a mapping to a missing account is refused at submit (exit $rc)" test "$rc" != 0
+check "... saying so" contains "$out" "the tokens file names"
 
 # an account deleted between submit and launch: FAILED with the reason, not requeued
 hold=$(sub "$A" --gpus 2 -- sleep 5)
