@@ -163,6 +163,13 @@ is "command-line flags override #SBATCH lines" "$(field "$id" Name)/$(field "$id
 printf '#!/bin/sh\n#SBATCH -n 2\necho plain\n' > "$tmp/plain.sh"
 id=$(gsub "$tmp/plain.sh")
 is "a script's default name is its file name" "$(field "$id" Name)/$(field "$id" Tasks | cut -d' ' -f1)" "plain.sh/2"
+printf '#!/bin/sh\n#SBATCH -J argy\necho "n=$# 1=$1 2=$2"\n' > "$tmp/argy.sh"
+id=$(gsub "$tmp/argy.sh" plain -- --dashed)
+printf '#!/bin/sh\necho edited\n' > "$tmp/argy.sh"
+is "script arguments, those starting with - after --; the text read at submission" \
+  "$(done_log "$id" | grep '^n=')" "n=2 1=plain 2=--dashed"
+id=$(gsub --wrap 'echo "wrapped $GSCHED_JOB_ID"')
+check "--wrap runs a shell command" eval "done_log $id | grep -qx 'wrapped $id'"
 printf '#!/bin/sh\n#SBATCH -n 1\n#SBATCH --account=lab\ntrue\n' > "$tmp/acct.sh"
 expect 2 "acct.sh:3: #SBATCH: unknown or unsupported option '--account=lab'" -- "$bin" submit --server "$SERVER" "$tmp/acct.sh"
 printf '#!/bin/sh\n#SBATCH --dependency=afterok:3\ntrue\n' > "$tmp/dep.sh"
