@@ -267,11 +267,15 @@ int cli_jobsel_me(cli_jobsel *s, const cli_conn *k)
     if (dot && (size_t)(dot - t) < sizeof me) {
         memcpy(me, t, (size_t)(dot - t)); /* a token is USER.SECRET */
         me[dot - t] = '\0';
-    } else if (k->user[0]) {
-        snprintf(me, sizeof me, "%s", k->user);
     } else {
-        struct passwd *pw = getpwuid(geteuid());
-        if (pw) snprintf(me, sizeof me, "%s", pw->pw_name);
+        /* on the Unix socket the daemon knows the caller by its uid; over TCP without a
+         * token, by the name the CLI sends ($USER) */
+        int tcp = k->c.server && strncmp(k->c.server, "unix:", 5);
+        struct passwd *pw = tcp ? NULL : getpwuid(geteuid());
+        if (pw)
+            snprintf(me, sizeof me, "%s", pw->pw_name);
+        else
+            snprintf(me, sizeof me, "%s", k->user);
     }
     if (!me[0]) {
         cli_err("--me: cannot tell who you are (no token, $USER unset, no passwd entry)");

@@ -46,7 +46,8 @@ int cli_jobsel_names(cli_jobsel *s, const char *flag, const char *list);
 int cli_jobsel_qos(cli_jobsel *s, const char *flag, const char *list);
 int cli_jobsel_ids(cli_jobsel *s, const char *flag, const char *list);
 
-/* --me: the caller's user name (the token's USER, else $USER, else the passwd name). */
+/* --me: the caller's user name as the daemon knows it: the token's USER, else the Unix
+ * account of this process on the socket, else $USER (TCP). */
 int cli_jobsel_me(cli_jobsel *s, const cli_conn *k);
 
 /* A QOS (priority class) name or integer -> priority; -1 = not one (error printed). */
