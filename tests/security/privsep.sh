@@ -23,6 +23,12 @@ for t in useradd userdel groupadd groupdel; do
     exit 77
   fi
 done
+# the users are machine-wide: runs of this test from other checkouts at the same time take
+# turns (one run's cleanup would delete the users another is using)
+if command -v flock > /dev/null; then
+  exec 9> /tmp/gsched-privsep.lock
+  flock -w 600 9 || { echo "SKIP: another privsep.sh held its lock for 10 minutes"; exit 77; }
+fi
 tmp=$(mktemp -d)
 . "$src/tests/e2e/lib/daemon.sh"
 
@@ -70,8 +76,10 @@ S=$DDIR/gsched.d L=$DDIR/logs # state and log directories (tests/e2e/lib/daemon.
 sub() { local t=$1; shift; "$bin" submit --parsable --server "$SERVER" --token "$t" -D "$tmp" "$@"; }
 lg() { "$bin" logs "$1" --server "$SERVER" --token "$R" 2> /dev/null; }
 
-# bob: a secret in his log, then a long-enough run for alice's attack
-bob=$(sub "$B" --gpus 1 -- sh -c 'echo BOB-SECRET-LINE; sleep 6; echo bob-finished')
+# bob: a secret in his log, then he runs until the test has seen alice's attack (a file the
+# test creates; at most 60 s)
+bob=$(sub "$B" --gpus 1 -- sh -c 'echo BOB-SECRET-LINE; i=0
+  while [ ! -e "$0" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; echo bob-finished' "$tmp/bob-go")
 check "bob's job accepted" test -n "$bob"
 wait_state "$bob" RUNNING 20
 for _ in $(seq 100); do [ -s "$S/runs/$bob.1/task-0.pid" ] && break; sleep 0.05; done
@@ -105,7 +113,7 @@ alice=$(sub "$A" --gpus 1 --env "BOBLOG=$L/$bob/task-0.log" --env "TOKENS=$tok" 
           --env "DB=$DDIR/gsched.db" --env "BOBPIDF=$S/runs/$bob.1/task-0.pid" --env "BOBPID=$bobpid" \
           --env "STATE=$S" --env "LOGS=$L" --env "BOBJOB=$bob" -- sh "$tmp/attack.sh")
 check "alice's job accepted" test -n "$alice"
-check "alice's job DONE" wait_state "$alice" DONE 30
+check "alice's job DONE" wait_state "$alice" DONE 60
 out=$(lg "$alice")
 opened=$(printf '%s\n' "$out" | grep '^OPEN:')
 check "every attempt of alice's job failed${opened:+: $opened}" test -z "$opened"
@@ -117,6 +125,7 @@ check "id -G in the job is gst-alice's groups ($want_groups)" contains "$out" "G
 check "HOME and USER from gst-alice's passwd entry" contains "$out" "HOME=/nonexistent USER=gst-alice"
 check "the job's directory is writable by the job" contains "$out" "JOBDIR-WRITABLE"
 check "bob's job still running after the attack" test "$(state "$bob")" = RUNNING
+touch "$tmp/bob-go"
 check "bob's job finishes DONE" wait_state "$bob" DONE 30
 check "bob's log intact" contains "$(lg "$bob")" "bob-finished"
 check "nothing written into runs/" test ! -e "$S/runs/alice-was-here"
