@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * proctree.c - process tracking without cgroups (see proctree.h): the
+ * descendants of a task's shim, from the parent links in /proc, and the loop
+ * that kills them until none is left.
+ *
+ * Why it works: the shim is a child subreaper (PR_SET_CHILD_SUBREAPER), so a
+ * process whose parent dies - a double fork, a shell killed under its
+ * background jobs - is reparented to the shim, not to init, and setsid() does
+ * not change the parent.  Every process the task started stays a descendant
+ * of the shim while the shim lives.  What escapes: a process reparented
+ * outside (started through another service: at, systemd-run, ssh; or every
+ * process once the shim itself was killed).  cgroups close that (cgroup.c).
+ *
+ * Invariants: a pid is signalled only if the walk just found it below root
+ * (root itself is never signalled); zombies are skipped (already dead);
+ * every loop is bounded in time.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proctree.h"
+
+int gsd_proc_parse_ppid(const char *buf, size_t n, int64_t *ppid, char *state)
+{
+    size_t rp = n;
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] == ')') rp = i;
+    /* ") S PPID ..." */
+    if (rp == n || rp + 4 >= n || buf[rp + 1] != ' ' || buf[rp + 3] != ' ') return -1;
+    int64_t v = 0;
+    size_t i = rp + 4, start = i;
+    while (i < n && buf[i] >= '0' && buf[i] <= '9') v = v * 10 + (buf[i++] - '0');
+    if (i == start || (i < n && buf[i] != ' ')) return -1;
+    *ppid = v;
+    if (state) *state = buf[rp + 2];
+    return 0;
+}
+
+typedef struct pent {
+    pid_t pid, ppid;
+    char state;
+    char below; /* a descendant of the root */
+} pent;
+
+static int pent_cmp(const void *a, const void *b)
+{
+    pid_t x = ((const pent *)a)->pid, y = ((const pent *)b)->pid;
+    return (x > y) - (x < y);
+}
+
+/* Every process of /proc (sorted by pid) in *out; the count, or -1. */
+static long read_procs(pent **out)
+{
+    DIR *dp = opendir("/proc");
+    if (!dp) return -1;
+    size_t n = 0, cap = 256;
+    pent *v = malloc(cap * sizeof *v);
+    if (!v) abort();
+    struct dirent *de;
+    char path[64], buf[1024];
+    while ((de = readdir(dp))) {
+        char *e;
+        long pid = strtol(de->d_name, &e, 10);
+        if (*e || pid <= 0) continue;
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        ssize_t r = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        int64_t pp;
+        char st;
+        if (r <= 0 || gsd_proc_parse_ppid(buf, (size_t)r, &pp, &st)) continue;
+        if (n == cap) {
+            cap *= 2;
+            pent *nv = realloc(v, cap * sizeof *nv);
+            if (!nv) abort();
+            v = nv;
+        }
+        v[n++] = (pent){(pid_t)pid, (pid_t)pp, st, 0};
+    }
+    closedir(dp);
+    qsort(v, n, sizeof *v, pent_cmp);
+    *out = v;
+    return (long)n;
+}
+
+/* Mark the descendants of root (through zombies too: a zombie's children are still below). */
+static void mark_below(pent *v, long n, pid_t root)
+{
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (long i = 0; i < n; i++) {
+            if (v[i].below || v[i].pid == root) continue;
+            int below = v[i].ppid == root;
+            if (!below && v[i].ppid > 0) {
+                pent key = {.pid = v[i].ppid};
+                pent *p = bsearch(&key, v, (size_t)n, sizeof *v, pent_cmp);
+                below = p && p->below;
+            }
+            if (below) {
+                v[i].below = 1;
+                changed = 1;
+            }
+        }
+    }
+}
+
+static int live(const pent *p)
+{
+    return p->below && p->state != 'Z' && p->state != 'X';
+}
+
+long gsd_proc_descendants(pid_t root, pid_t *out, size_t cap)
+{
+    pent *v;
+    long n = read_procs(&v);
+    if (n < 0) return -1;
+    mark_below(v, n, root);
+    long k = 0;
+    for (long i = 0; i < n; i++) {
+        if (!live(&v[i])) continue;
+        if ((size_t)k < cap) out[k] = v[i].pid;
+        k++;
+    }
+    free(v);
+    return k;
+}
+
+static double mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+long gsd_proc_kill_tree(pid_t root, int max_ms, int reap)
+{
+    double until = mono_ms() + max_ms;
+    for (;;) {
+        pent *v;
+        long n = read_procs(&v);
+        if (n < 0) return -1;
+        mark_below(v, n, root);
+        long left = 0;
+        for (long i = 0; i < n; i++)
+            if (live(&v[i])) {
+                kill(v[i].pid, SIGKILL);
+                left++;
+            }
+        free(v);
+        if (reap)
+            while (waitpid(-1, NULL, WNOHANG) > 0) {
+            }
+        if (!left) return 0;
+        if (mono_ms() >= until) return left;
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
