@@ -570,6 +570,159 @@ static void launch_failures(void)
     gsd_exec_destroy(x);
 }
 
+/* The pid a task wrote to file F (bounded wait), or -1. */
+static int64_t read_pid_file(const char *path)
+{
+    for (int i = 0; i < 500; i++) {
+        FILE *f = fopen(path, "r");
+        long long p = -1;
+        if (f) {
+            int ok = fscanf(f, "%lld", &p) == 1;
+            fclose(f);
+            if (ok && p > 0) return p;
+        }
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    return -1;
+}
+
+/* 1 if pid is gone (or a zombie) within about 2 s. */
+static int pid_gone(int64_t pid)
+{
+    for (int i = 0; i < 100; i++) {
+        char st = '?';
+        if (gsd_proc_start_ticks(pid, &st) < 0 || st == 'Z' || st == 'X') return 1;
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    return 0;
+}
+
+/* A command that leaves a setsid'ed sleep (new session: out of the shim's process group) and
+ * a double-forked one behind, their pids in ID-a and ID-b under the state directory. */
+static void escaping_cmd(char *cmd, size_t cap, int id, const char *tail)
+{
+    snprintf(cmd, cap,
+             "setsid sleep 600 & echo $! > %s/esc%d-a; "
+             "sh -c 'setsid sleep 600 & echo $! > %s/esc%d-b'; %s",
+             state_dir(), id, state_dir(), id, tail);
+}
+
+static int escaped_gone(int id, int64_t *pa, int64_t *pb)
+{
+    char a[400], b[400];
+    snprintf(a, sizeof a, "%s/esc%d-a", state_dir(), id);
+    snprintf(b, sizeof b, "%s/esc%d-b", state_dir(), id);
+    *pa = read_pid_file(a);
+    *pb = read_pid_file(b);
+    return *pa > 0 && *pb > 0 && pid_gone(*pa) && pid_gone(*pb);
+}
+
+/*
+ * Process tracking (issue 11 item 4): processes a task left behind with setsid or a double
+ * fork die with it - when the command exits, and at the end of a stop's grace period - with
+ * cgroups ("auto", where a cgroup2 hierarchy is writable here) and without ("off").
+ */
+static void escaped_processes_die_with_the_task(void)
+{
+    const char *modes[] = {"off", "auto"};
+    for (int m = 0; m < 2; m++) {
+        gsd_exec *x;
+        gs_diag d;
+        gsd_exec_conf conf = {.state_dir = state_dir(), .self_exe = GSCHED_BIN, .cgroup = modes[m]};
+        ASSERT_OK(gsd_exec_create("local", &conf, &x, &d));
+        int id = 81 + 2 * m;
+        char cmd[1200];
+        escaping_cmd(cmd, sizeof cmd, id, "echo started; exit 3");
+        job j;
+        make_job(&j, id, 1, cmd);
+        seen s = {0};
+        ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+        ASSERT(wait_done(x, &s, 20));
+        ASSERT_EQ(s.last.exit_code, 3);
+        int64_t a, b;
+        if (!escaped_gone(id, &a, &b))
+            T_FAIL("%s: escaped %lld %lld alive", modes[m], (long long)a, (long long)b);
+        gsd_exec_forget(x, id);
+        gsd_spec_release(&j.spec);
+        /* a stop: the command ignores SIGTERM, everything dies at the end of the grace */
+        escaping_cmd(cmd, sizeof cmd, id + 1, "trap '' TERM; echo ready; sleep 600");
+        make_job(&j, id + 1, 1, cmd);
+        memset(&s, 0, sizeof s);
+        ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+        ASSERT(wait_log(x, id + 1, "ready"));
+        ASSERT_OK(gsd_exec_stop(x, id + 1, now_us(), 300 * GS_MSEC));
+        ASSERT(wait_done(x, &s, 20));
+        ASSERT_EQ(s.last.killed, 1);
+        if (!escaped_gone(id + 1, &a, &b))
+            T_FAIL("%s: escaped %lld %lld alive after the stop", modes[m], (long long)a,
+                   (long long)b);
+        gsd_exec_forget(x, id + 1);
+        gsd_spec_release(&j.spec);
+        gsd_exec_destroy(x);
+    }
+}
+
+/*
+ * With cgroups, recovery treats a task whose shim is gone but whose cgroup still has
+ * processes as alive (its GPUs stay taken), kills what is left and reports it done only once
+ * the cgroup is empty; the cgroup is then removed.
+ */
+static void cgroup_recovery_finds_leftovers(void)
+{
+    gs_diag d;
+    gsd_exec *a, *b;
+    gsd_exec_conf conf = {.state_dir = state_dir(), .self_exe = GSCHED_BIN, .cgroup = "auto"};
+    ASSERT_OK(gsd_exec_create("local", &conf, &a, &d));
+    char cg[600];
+    snprintf(cg, sizeof cg, "%s/runs/91.1/cgroup", state_dir());
+    job j;
+    char cmd[1200];
+    escaping_cmd(cmd, sizeof cmd, 91, "echo ready; sleep 600");
+    make_job(&j, 91, 1, cmd);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(a, &j.l, now_us(), on_ev, &s));
+    ASSERT(wait_log(a, 91, "ready"));
+    char base[512] = "";
+    FILE *f = fopen(cg, "r");
+    if (!f) { /* no cgroups here: nothing to recover from */
+        printf("  (skipped: no cgroup2 hierarchy writable here)\n");
+        gsd_exec_kill_now(a, 91);
+        int64_t pa, pb;
+        if (escaped_gone(91, &pa, &pb) == 0) {
+            if (pa > 0) kill((pid_t)pa, SIGKILL);
+            if (pb > 0) kill((pid_t)pb, SIGKILL);
+        }
+        gsd_exec_forget(a, 91);
+        gsd_spec_release(&j.spec);
+        gsd_exec_destroy(a);
+        return;
+    }
+    ASSERT(fgets(base, sizeof base, f) != NULL);
+    fclose(f);
+    base[strcspn(base, "\n")] = '\0';
+    gsd_exec_destroy(a); /* the "daemon" dies; then the shim is killed while nobody watches */
+    kill((pid_t)s.pids[0], SIGKILL);
+    int st;
+    waitpid((pid_t)s.pids[0], &st, 0);
+    ASSERT_OK(gsd_exec_create("local", &conf, &b, &d));
+    int alive, exited, lost;
+    ASSERT_OK(gsd_exec_recover(b, 91, 1, 1, now_us(), &alive, &exited, &lost));
+    ASSERT_EQ(alive, 1); /* its cgroup is not empty */
+    ASSERT_EQ(lost, 0);
+    seen r = {0};
+    ASSERT(wait_done(b, &r, 20));
+    ASSERT_EQ(r.last.exit_code, 137);
+    int64_t pa, pb;
+    ASSERT(escaped_gone(91, &pa, &pb));
+    char tdir[700];
+    snprintf(tdir, sizeof tdir, "%s/job-91.run-1.task-0", base);
+    struct stat stt;
+    ASSERT(stat(tdir, &stt) != 0); /* removed once empty */
+    gsd_exec_forget(b, 91);
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(b);
+}
+
 static void shim_usage(void)
 {
     char cmd[600];
@@ -643,6 +796,8 @@ static const test_case tests[] = {
     {"suspend_stops_work_and_survives_restart", suspend_stops_work_and_survives_restart},
     {"recovery_after_restart", recovery_after_restart},
     {"launch_failures", launch_failures},
+    {"escaped_processes_die_with_the_task", escaped_processes_die_with_the_task},
+    {"cgroup_recovery_finds_leftovers", cgroup_recovery_finds_leftovers},
     {"shim_usage", shim_usage},
     {"log_cap", log_cap},
     {"log_write_error", log_write_error},

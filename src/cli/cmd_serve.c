@@ -12,7 +12,7 @@
  *                [--port-file FILE] [--pass-env NAME[,NAME...]]... [--log-dir DIR]
  *                [--header-timeout SECS] [--idle-timeout SECS] [--max-conn-per-client N]
  *                [--max-pending-per-user N] [--submit-rate R[/s]] [--log-cap SIZE]
- *                [--single-user] [--allow-root-jobs] [-v]
+ *                [--single-user] [--allow-root-jobs] [--cgroup auto|off|DIR] [-v]
  *   gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]
  *                     [--unix-user ACCOUNT]
  * Invariant: configuration errors exit 2 before anything listens.
@@ -92,6 +92,13 @@ static void serve_usage(FILE *f)
             "                        running as root is always single-user\n"
             "  --allow-root-jobs     let a user whose Unix account is root (uid 0) run jobs\n"
             "                        on a daemon running as root (refused otherwise)\n"
+            "  --cgroup auto|off|DIR  track every process of a task in a cgroup v2 of its own\n"
+            "                        (a task ends when its cgroup is empty; all of it is\n"
+            "                        killed at its end; cpus/memory enforced where the cpu and\n"
+            "                        memory controllers can be enabled).  auto (default): under\n"
+            "                        the daemon's own cgroup when one can be made there, else\n"
+            "                        off, saying why; off: the task shim kills its remaining\n"
+            "                        process tree (see docs/daemon.md, Security)\n"
             "  -v, --verbose         log every request\n");
 }
 
@@ -201,6 +208,7 @@ int cmd_serve(int argc, char **argv)
                                              {"max-conn-per-client", required_argument, NULL, 'C'},
                                              {"max-pending-per-user", required_argument, NULL, 'Q'},
                                              {"submit-rate", required_argument, NULL, 'W'},
+                                             {"cgroup", required_argument, NULL, 'G'},
                                              {"verbose", no_argument, NULL, 'v'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -265,6 +273,7 @@ int cmd_serve(int argc, char **argv)
         case 't': o.tokens = optarg; break;
         case 'f': o.port_file = optarg; break;
         case 'x': o.executor = optarg; break;
+        case 'G': o.cgroup = optarg; break;
         case 'v': o.verbose = 1; break;
         case 'L':
             if (parse_size(optarg, &o.log_cap)) {

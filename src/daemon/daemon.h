@@ -59,6 +59,9 @@ typedef struct gsd_opts {
      * jobs (as root).  A daemon not running as root is always single-user. */
     int single_user;
     int allow_root_jobs;
+    /* --cgroup: process tracking of the local executor: "auto" (default: a cgroup v2 per task
+     * when one can be made here, otherwise the fallback), "off", or a cgroup2 directory. */
+    const char *cgroup;
     gs_params *params; /* --set key=value (engine, policy, costs) */
     gs_place_mode placement;
     int placement_set;

@@ -124,6 +124,13 @@ typedef struct gsd_exec_conf {
      * daemon is root and multi-user (ident.h).  0: every task runs as the daemon's user. */
     int switch_users;
     int allow_root; /* with switch_users: an account with uid 0 may run tasks */
+    /* Process tracking of the local executor: NULL or "off" (no cgroups: the task shim's
+     * process tree), "auto" (a cgroup per task when a cgroup2 hierarchy is writable here,
+     * otherwise off), or a cgroup2 directory (an error at create if it cannot be used). */
+    const char *cgroup;
+    /* Where a backend says once, at create, how it runs tasks (NULL = nowhere). */
+    void (*log)(void *ud, const char *msg);
+    void *log_ud;
 } gsd_exec_conf;
 
 /*

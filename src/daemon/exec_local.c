@@ -49,6 +49,19 @@
  * Suspend / resume: SIGSTOP / SIGCONT to the groups (GPU memory stays held
  * while stopped).
  *
+ * Process tracking (every process a task starts, also one that left its
+ * process group with setsid or a double fork).  With cgroups (`serve
+ * --cgroup`, cgroup.c): each task gets BASE/job-J.run-R.task-I, the shim in
+ * its shim/ child, the command in job/ (joined before exec); a task ends when
+ * its cgroup is empty, and at its end everything in it is killed (the shim
+ * kills job/ when the command exits; the daemon kills the whole cgroup at the
+ * end of a stop's grace period or when the shim died first); BASE is written
+ * to runs/JOB.RUN/cgroup so recovery finds the cgroups again.  Without
+ * (proctree.c): the shim, a subreaper, kills its remaining descendants when
+ * the command exits; at the end of a grace period the daemon stops the shim,
+ * kills its descendants, then its group.  Signals of a stop or a suspend also
+ * reach every process of the task (the cgroup's, or the shim's descendants).
+ *
  * Task handle: "local:PID:STARTTICKS" (the shim's pid and start time).
  * Capabilities: suspend (SIGSTOP / SIGCONT), adopt (tasks outlive the
  * daemon); not multi-node (every task runs here, whatever node the cluster
@@ -64,7 +77,8 @@
  *  - between fork() and exec() the child calls only async-signal-safe
  *    functions (the daemon is multi-threaded): no malloc, no stdio;
  *  - a task is "done" exactly once: reaped by waitpid (our child) or found
- *    gone through /proc with its start time checked (adopted after restart);
+ *    gone through /proc with its start time checked (adopted after restart),
+ *    and, with a cgroup, once that cgroup is empty (TS_DRAIN until then);
  *  - signals always go to the task's process group (-pid), never to a pid
  *    whose start time no longer matches;
  *  - every directory it creates (the state directory, runs/, logs/, a run's)
@@ -97,13 +111,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "daemon.h"
 #include "exec.h"
 #include "exec_local.h"
+#include "proctree.h"
 #include "shimlog.h"
 #include "ident.h"
 
-enum { TS_IDLE = 0, TS_RUN = 1, TS_DONE = 2 };
+/* TS_DRAIN: the shim is gone (exit code known) but the task's cgroup still has processes */
+enum { TS_IDLE = 0, TS_RUN = 1, TS_DONE = 2, TS_DRAIN = 3 };
 
 typedef struct xtask {
     int64_t pid, ticks;
@@ -113,6 +130,7 @@ typedef struct xtask {
     int lost;
     int reported;
     char *gpus;
+    char *cg; /* the task's cgroup directory, NULL without cgroups */
     char msg[256];
 } xtask;
 
@@ -126,6 +144,7 @@ typedef struct xrun {
     int failed_task, first_code;
     int done_reported;
     int never_started;
+    char *cgbase; /* where its tasks' cgroups are (runs/JOB.RUN/cgroup), NULL = none */
 } xrun;
 
 typedef struct xlocal {
@@ -135,6 +154,7 @@ typedef struct xlocal {
     size_t npass;
     int64_t log_cap; /* serve --log-cap: bytes a task's log may hold (0 = no cap), for the shim */
     int switch_users, allow_root; /* gsd_exec_conf: tasks run as their owners' accounts */
+    gsd_cg cg;                    /* process tracking: cgroups in use when cg.base[0] (cgroup.h) */
     xrun **v;
     size_t n, cap;
     double pid_wait_until; /* recovery: wait for missing pid files until then (one deadline) */
@@ -353,6 +373,15 @@ static int local_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
         return gs_diag_set(d, GS_EIO, 0, 0, "cannot set the mode of state directory '%s': %s",
                            conf->state_dir, strerror(e));
     }
+    char msg[1024];
+    if (gsd_cg_setup(&x->cg, conf->cgroup, x->dir, msg, sizeof msg)) {
+        local_destroy(x);
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "%s", msg);
+    }
+    if (conf->log) {
+        gsd_cg_describe(&x->cg, msg, sizeof msg);
+        conf->log(conf->log_ud, msg);
+    }
     *out = x;
     return 0;
 }
@@ -360,8 +389,12 @@ static int local_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
 static void run_free(xrun *r)
 {
     if (!r) return;
-    for (int i = 0; i < r->ntasks; i++) free(r->t[i].gpus);
+    for (int i = 0; i < r->ntasks; i++) {
+        free(r->t[i].gpus);
+        free(r->t[i].cg);
+    }
     free(r->t);
+    free(r->cgbase);
     free(r);
 }
 
@@ -378,6 +411,7 @@ static void local_destroy(void *b)
     free(x->self);
     for (size_t i = 0; i < x->npass; i++) free(x->pass[i]);
     free(x->pass);
+    if (x->cg.base[0]) rmdir(x->cg.base); /* only when no task cgroup is left in it */
     free(x);
 }
 
@@ -512,6 +546,66 @@ static int alive(int64_t pid, int64_t ticks)
     char st = '?';
     int64_t t = gsd_proc_start_ticks(pid, &st);
     return t >= 0 && t == ticks && st != 'Z' && st != 'X';
+}
+
+/* ---- process tracking (cgroup.c with cgroups, proctree.c without) -------------------------- */
+
+/* runs/JOB.RUN/cgroup: the base directory of the run's task cgroups (absent without). */
+static void cgbase_file(const xlocal *x, int64_t job_id, int run, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/%lld.%d/cgroup", x->runs, (long long)job_id, run);
+}
+
+static char *read_cgbase(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) return NULL;
+    char line[PATH_MAX];
+    char *r = fgets(line, sizeof line, f);
+    fclose(f);
+    if (!r) return NULL;
+    line[strcspn(line, "\n")] = '\0';
+    return line[0] == '/' ? xstrdup(line) : NULL;
+}
+
+/* Every task's cgroup directory, from r->cgbase. */
+static void set_task_cgroups(xrun *r)
+{
+    for (int i = 0; r->cgbase && i < r->ntasks; i++) {
+        char p[PATH_MAX];
+        gsd_cg_task_dir(r->cgbase, r->job_id, r->run, i, p, sizeof p);
+        free(r->t[i].cg);
+        r->t[i].cg = xstrdup(p);
+    }
+}
+
+/* sig to every process of a live task besides its process group: those in its cgroup's job/
+ * (also the ones that left the group), or without cgroups every descendant of its shim. */
+static void signal_tracked(const xtask *t, int sig)
+{
+    if (t->cg) {
+        char j[PATH_MAX];
+        snprintf(j, sizeof j, "%s/job", t->cg);
+        gsd_cg_signal(j, sig);
+        return;
+    }
+    pid_t v[4096];
+    long n = gsd_proc_descendants((pid_t)t->pid, v, sizeof v / sizeof *v);
+    for (long k = 0; k < n && k < (long)(sizeof v / sizeof *v); k++) kill(v[k], sig);
+}
+
+/* The shim of t is gone and its exit code is known: the task is done - or, while its cgroup
+ * still has processes, drains (TS_DRAIN): they are killed now, unless a stop's grace period is
+ * running (then at its end).  The cgroup is removed once empty. */
+static void task_gone(const xlocal *x, const xrun *r, xtask *t)
+{
+    if (t->cg && gsd_cg_populated(t->cg) == 1) {
+        t->state = TS_DRAIN;
+        if (!r->stopping || r->killed) gsd_cg_kill(t->cg, x->cg.force_freeze);
+        return;
+    }
+    t->state = TS_DONE;
+    if (t->cg) gsd_cg_remove(t->cg);
 }
 
 /* ---- async-signal-safe helpers for the forked child ----------------------------------------- */
@@ -737,6 +831,40 @@ static void stamp(char *buf, size_t cap, gs_time now)
     strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* A line in the task's log when its spec asks for cpus / memory that this machine does not
+ * enforce (never pretend it does). */
+static void limits_note(const xlocal *x, const gsd_spec *sp, int fd)
+{
+    int cpu = sp->cpus_per_task > 0 && !(x->cg.base[0] && (x->cg.ctrl & GSD_CG_CPU));
+    int mem = sp->mem_mb_per_task > 0 && !(x->cg.base[0] && (x->cg.ctrl & GSD_CG_MEMORY));
+    if (cpu || mem)
+        dprintf(fd, "=== gsched: %s%s%s not enforced on this machine: %s ===\n", cpu ? "cpus" : "",
+                cpu && mem ? " and " : "", mem ? "memory" : "", x->cg.why);
+}
+
+/* With cgroups: note the base in runs/JOB.RUN/cgroup (for recovery) and name every task's
+ * cgroup.  0, or -1 with *err = errno. */
+static int record_cgroups(const xlocal *x, xrun *r, int *err)
+{
+    char path[PATH_MAX], tmp[PATH_MAX + 8];
+    cgbase_file(x, r->job_id, r->run, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "we");
+    if (!f) {
+        *err = errno;
+        return -1;
+    }
+    int ok = fprintf(f, "%s\n", x->cg.base) >= 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        *err = errno ? errno : EIO;
+        return -1;
+    }
+    r->cgbase = xstrdup(x->cg.base);
+    set_task_cgroups(r);
+    return 0;
+}
+
 static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn, void *ud)
 {
     xlocal *x = b;
@@ -754,6 +882,7 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
     char acct_msg[320];
     int acct_ok = launch_account(x, sp, &acct, acct_msg, sizeof acct_msg) == 0;
     int jdfd = acct_ok ? job_dir_open(x, l->job_id, &acct) : -1, jd_errno = errno;
+    if (dir_ok && x->cg.base[0]) dir_ok = record_cgroups(x, r, &dir_errno) == 0;
     struct stat st;
     const char *wd = sp->workdir;
     if (!wd && x->switch_users && acct_ok)
@@ -780,6 +909,14 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
             continue;
         }
         char log[PATH_MAX], pidf[PATH_MAX], pidtmp[PATH_MAX], statf[PATH_MAX];
+        char cgprocs[PATH_MAX + 32] = "", cgerr[512];
+        if (t->cg && gsd_cg_task_create(&x->cg, t->cg, sp->cpus_per_task, sp->mem_mb_per_task,
+                                        cgerr, sizeof cgerr) == 0)
+            snprintf(cgprocs, sizeof cgprocs, "%s/shim/cgroup.procs", t->cg);
+        else if (t->cg) {
+            task_fail(t, 126, "%s", cgerr);
+            continue;
+        }
         log_file(x, l->job_id, i, log, sizeof log);
         snprintf(pidf, sizeof pidf, "%s/task-%d.pid", dir, i);
         snprintf(pidtmp, sizeof pidtmp, "%s/task-%d.pid.tmp", dir, i);
@@ -796,6 +933,7 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         dprintf(logfd, "=== gsched: job %lld run %d task %d started %s on %s, GPUs %s ===\n",
                 (long long)l->job_id, l->run, l->task_index_base + i, ts, l->task_node[i],
                 l->task_cuda[i]);
+        limits_note(x, sp, logfd);
         strv env = {0}, argv = {0};
         build_env(&env, x, l, i, log, &acct, logdir);
         strv_push(&argv, xstrdup(x->self));
@@ -805,6 +943,10 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         strv_push(&argv, xstrdup("--log-cap"));
         strv_pushf(&argv, "%lld", (long long)x->log_cap);
         if (x->switch_users) push_cred_args(&argv, &acct, wd);
+        if (t->cg) {
+            strv_push(&argv, xstrdup("--cgroup"));
+            strv_push(&argv, xstrdup(t->cg));
+        }
         strv_push(&argv, xstrdup("--"));
         if (sp->shell) {
             strv_push(&argv, xstrdup("/bin/sh"));
@@ -827,6 +969,12 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
             dup2(logfd, 1);
             dup2(logfd, 2);
             as_close_from(3);
+            if (cgprocs[0] && gsd_cg_join(cgprocs) != 0) {
+                static const char m[] = "gsched: cannot join the task's cgroup\n";
+                ssize_t w = write(2, m, sizeof m - 1);
+                (void)w;
+                _exit(126);
+            }
             if (as_write_pidfile(pidtmp, pidf)) {
                 /* a task whose pid is not on disk could not be found (or killed) after a daemon
                  * restart, and would run twice: do not start it */
@@ -883,6 +1031,8 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
     return 0;
 }
 
+/* sig to every process of the run's live tasks: each shim's process group and what process
+ * tracking finds besides (signal_tracked). */
 static void signal_run(xrun *r, int sig)
 {
     for (int i = 0; i < r->ntasks; i++) {
@@ -890,6 +1040,27 @@ static void signal_run(xrun *r, int sig)
         if (t->state != TS_RUN || t->pid <= 0) continue;
         if (!t->child && !alive(t->pid, t->ticks)) continue; /* pid may be reused */
         kill((pid_t)-t->pid, sig);
+        signal_tracked(t, sig);
+    }
+}
+
+/* Hard-kill every process of the run: each task's whole cgroup (shim included); without
+ * cgroups, each shim is stopped (so it neither reaps nor exits: orphans stay below it), its
+ * descendants killed until none is left, then its process group. */
+static void kill_run(const xlocal *x, xrun *r)
+{
+    signal_run(r, SIGCONT);
+    for (int i = 0; i < r->ntasks; i++) {
+        xtask *t = &r->t[i];
+        if (t->cg && (t->state == TS_RUN || t->state == TS_DRAIN))
+            gsd_cg_kill(t->cg, x->cg.force_freeze);
+        if (t->state != TS_RUN || t->pid <= 0) continue;
+        if (!t->child && !alive(t->pid, t->ticks)) continue;
+        if (!t->cg) {
+            kill((pid_t)t->pid, SIGSTOP);
+            gsd_proc_kill_tree((pid_t)t->pid, 2000, 0);
+        }
+        kill((pid_t)-t->pid, SIGKILL);
     }
 }
 
@@ -928,14 +1099,17 @@ static gs_time local_next_deadline(const void *b)
     return t;
 }
 
-/* Tasks that are not our children (adopted after a restart) are checked through /proc: every
- * 200 ms; runs of our own children every 500 ms (SIGCHLD wakes the loop sooner). */
+/* Tasks that are not our children (adopted after a restart) are checked through /proc, and
+ * draining tasks (shim gone, cgroup not yet empty) through their cgroup: every 200 ms; runs of
+ * our own children every 500 ms (SIGCHLD wakes the loop sooner). */
 static gs_time local_poll_within(const void *b)
 {
     const xlocal *x = b;
     for (size_t i = 0; i < x->n; i++)
         for (int k = 0; k < x->v[i]->ntasks; k++)
-            if (x->v[i]->t[k].state == TS_RUN && !x->v[i]->t[k].child) return 200 * GS_MSEC;
+            if ((x->v[i]->t[k].state == TS_RUN && !x->v[i]->t[k].child) ||
+                x->v[i]->t[k].state == TS_DRAIN)
+                return 200 * GS_MSEC;
     return x->n ? 500 * GS_MSEC : GS_TIME_MAX;
 }
 
@@ -976,13 +1150,13 @@ static void local_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
             for (int k = 0; k < r->ntasks; k++) {
                 xtask *t = &r->t[k];
                 if (t->state == TS_RUN && t->child && t->pid == pid) {
-                    t->state = TS_DONE;
                     t->exit_code = wait_code(st);
                     if (WIFSIGNALED(st))
                         snprintf(t->msg, sizeof t->msg, "task shim killed by signal %d",
                                  WTERMSIG(st));
                     /* leftovers of the task (background processes) go with it */
                     kill((pid_t)-pid, SIGKILL);
+                    task_gone(x, r, t);
                 }
             }
         }
@@ -996,7 +1170,6 @@ static void local_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
             char sp[PATH_MAX];
             status_path(x, r, k, sp, sizeof sp);
             int code;
-            t->state = TS_DONE;
             if (read_status(sp, &code) == 0) {
                 t->exit_code = code;
             } else {
@@ -1004,15 +1177,20 @@ static void local_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
                 t->lost = 1;
                 snprintf(t->msg, sizeof t->msg, "task ended without an exit status (killed)");
             }
+            task_gone(x, r, t);
         }
     }
+    /* tasks whose shim is gone: done once their cgroup is empty */
+    for (size_t i = 0; i < x->n; i++)
+        for (int k = 0; k < x->v[i]->ntasks; k++)
+            if (x->v[i]->t[k].state == TS_DRAIN) task_gone(x, x->v[i], &x->v[i]->t[k]);
     /* report, stop peers of failed tasks, kill after the grace period */
     for (size_t i = 0; i < x->n; i++) {
         xrun *r = x->v[i];
         int running = 0;
         for (int k = 0; k < r->ntasks; k++) {
             xtask *t = &r->t[k];
-            if (t->state == TS_RUN) running++;
+            if (t->state == TS_RUN || t->state == TS_DRAIN) running++;
             if (t->state != TS_DONE || t->reported) continue;
             t->reported = 1;
             if (t->exit_code != 0 && r->failed_task < 0) {
@@ -1047,8 +1225,7 @@ static void local_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
             }
         }
         if (running && r->stopping && !r->killed && now >= r->kill_at) {
-            signal_run(r, SIGCONT);
-            signal_run(r, SIGKILL);
+            kill_run(x, r);
             r->killed = 1;
             if (fn) {
                 gsd_xev ev = {.kind = GSD_X_KILLED,
@@ -1111,6 +1288,8 @@ static void local_forget(void *b, int64_t job_id)
         char dir[PATH_MAX];
         run_dir(x, r->job_id, r->run, dir, sizeof dir);
         rm_run_dir(dir);
+        for (int k = 0; k < r->ntasks; k++)
+            if (r->t[k].cg) gsd_cg_remove(r->t[k].cg); /* empty ones only */
         run_free(r);
         x->v[i] = x->v[--x->n];
         return;
@@ -1122,23 +1301,29 @@ static void local_kill_now(void *b, int64_t job_id)
     xlocal *x = b;
     xrun *r = find_run(x, job_id);
     if (!r) return;
-    signal_run(r, SIGCONT);
-    signal_run(r, SIGKILL);
+    kill_run(x, r);
+    r->killed = 1;
     for (int w = 0; w < 100; w++) {
         int left = 0;
         for (int k = 0; k < r->ntasks; k++) {
             xtask *t = &r->t[k];
-            if (t->state != TS_RUN) continue;
+            if (t->state == TS_DRAIN) task_gone(x, r, t);
+            if (t->state != TS_RUN) {
+                left += t->state == TS_DRAIN;
+                continue;
+            }
             if (t->child) {
                 int st;
                 if (waitpid((pid_t)t->pid, &st, WNOHANG) == (pid_t)t->pid) {
-                    t->state = TS_DONE;
                     t->exit_code = wait_code(st);
+                    task_gone(x, r, t);
+                    left += t->state == TS_DRAIN;
                     continue;
                 }
             } else if (!alive(t->pid, t->ticks)) {
-                t->state = TS_DONE;
                 t->exit_code = 137;
+                task_gone(x, r, t);
+                left += t->state == TS_DRAIN;
                 continue;
             }
             left++;
@@ -1187,6 +1372,10 @@ static int local_recover(void *b, int64_t job_id, int run, int ntasks, gs_time n
         *nlost = ntasks;
         return 0;
     }
+    char cgf[PATH_MAX];
+    cgbase_file(x, job_id, run, cgf, sizeof cgf);
+    r->cgbase = read_cgbase(cgf); /* where the old daemon put its cgroups, whatever ours is */
+    set_task_cgroups(r);
     for (int i = 0; i < ntasks; i++) {
         xtask *t = &r->t[i];
         char pidf[PATH_MAX], statf[PATH_MAX];
@@ -1209,6 +1398,22 @@ static int local_recover(void *b, int64_t job_id, int run, int ntasks, gs_time n
             t->state = TS_RUN;
             t->child = 0;
             (*nalive)++;
+        } else if (t->cg && gsd_cg_populated(t->cg) == 1) {
+            /* the shim is gone but processes of the task live on in its cgroup: alive until
+             * they are gone (the next poll kills them, or the stop under way at its end) */
+            t->pid = got ? pid : 0;
+            t->ticks = got ? ticks : 0;
+            t->state = TS_DRAIN;
+            if (read_status(statf, &code) == 0) {
+                t->exit_code = code;
+            } else {
+                t->exit_code = 137;
+                t->lost = 1;
+                snprintf(t->msg, sizeof t->msg,
+                         "task shim gone without an exit status (daemon restart); what was left "
+                         "in its cgroup was killed");
+            }
+            (*nalive)++;
         } else if (read_status(statf, &code) == 0) {
             t->pid = got ? pid : 0;
             t->ticks = got ? ticks : 0; /* its handle stays the one it started with */
@@ -1225,16 +1430,52 @@ static int local_recover(void *b, int64_t job_id, int run, int ntasks, gs_time n
             (*nlost)++;
         }
     }
+    for (int i = 0; i < ntasks; i++)
+        if (r->t[i].state == TS_DONE && r->t[i].cg) gsd_cg_remove(r->t[i].cg);
     if (*nlost == ntasks && !*nexited) r->never_started = 1;
     return 0;
+}
+
+/* Kill and remove every task cgroup under base that no registered run claims.  Returns how
+ * many held processes. */
+static int sweep_cgroups(const xlocal *x, const char *base, void (*log)(void *ud, const char *msg),
+                         void *ud)
+{
+    DIR *dp = opendir(base);
+    if (!dp) return 0;
+    int killed = 0;
+    struct dirent *de;
+    while ((de = readdir(dp))) {
+        int64_t id;
+        int run, idx;
+        if (!gsd_cg_parse_task_name(de->d_name, &id, &run, &idx)) continue;
+        const xrun *r = find_run(x, id);
+        if (r && r->run == run) continue;
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/%s", base, de->d_name);
+        if (gsd_cg_populated(dir) == 1) {
+            gsd_cg_kill(dir, x->cg.force_freeze);
+            for (int w = 0; w < 100 && gsd_cg_populated(dir) == 1; w++) sleep_ms(50);
+            killed++;
+            if (log) {
+                char msg[PATH_MAX + 128];
+                snprintf(msg, sizeof msg,
+                         "killed the processes of cgroup %s: no running job claims it", dir);
+                log(ud, msg);
+            }
+        }
+        gsd_cg_remove(dir);
+    }
+    closedir(dp);
+    return killed;
 }
 
 static int local_sweep(void *b, void (*log)(void *ud, const char *msg), void *ud)
 {
     xlocal *x = b;
+    int killed = x->cg.base[0] ? sweep_cgroups(x, x->cg.base, log, ud) : 0;
     DIR *dp = opendir(x->runs);
-    if (!dp) return 0;
-    int killed = 0;
+    if (!dp) return killed;
     struct dirent *de;
     char msg[512];
     while ((de = readdir(dp))) {
@@ -1244,8 +1485,12 @@ static int local_sweep(void *b, void (*log)(void *ud, const char *msg), void *ud
         if (sscanf(de->d_name, "%lld.%d%c", &id, &run, &tail) != 2) continue;
         xrun *r = find_run(x, id);
         if (r && r->run == run) continue;
-        char dir[PATH_MAX];
+        char dir[PATH_MAX], cgf[PATH_MAX + 8];
         snprintf(dir, sizeof dir, "%s/%s", x->runs, de->d_name);
+        snprintf(cgf, sizeof cgf, "%s/cgroup", dir);
+        char *cgbase = read_cgbase(cgf);
+        if (cgbase && strcmp(cgbase, x->cg.base)) killed += sweep_cgroups(x, cgbase, log, ud);
+        free(cgbase);
         DIR *td = opendir(dir);
         if (td) {
             struct dirent *te;
@@ -1348,7 +1593,7 @@ static void shim_on_chld(int sig)
 
 static void shim_usage(void)
 {
-    fputs("usage: gsched __shim --status FILE [--log-cap BYTES]\n"
+    fputs("usage: gsched __shim --status FILE [--log-cap BYTES] [--cgroup DIR]\n"
           "                     [--uid U --gid G --groups G1,G2... [--workdir DIR]]\n"
           "                     -- COMMAND [ARG...]\n"
           "(internal: started by 'gsched serve' for every task)\n",
@@ -1519,9 +1764,44 @@ fail:
     return 126;
 }
 
+/*
+ * After the command: nothing of the task may outlive it.  In a stop (SIGTERM) the grace
+ * period belongs to the whole task, so wait for every process (the daemon's kill at the end of
+ * the grace period bounds this); otherwise kill what is left at once - the processes of the
+ * job cgroup (cg_job), or without cgroups every descendant (we are a subreaper: orphans,
+ * setsid'ed or double-forked ones included, are below us) - and wait until none is left.
+ * The log pump (lp, NULL = none) keeps draining meanwhile.
+ */
+static void shim_end_task(const char *cg_job, gsd_logpump *lp)
+{
+    if (shim_got_term) {
+        shim_wait_all(lp);
+        while (cg_job && gsd_cg_populated(cg_job) == 1) {
+            if (lp && lp->in >= 0)
+                gsd_logpump_step(lp, 50);
+            else
+                sleep_ms(50);
+        }
+        return;
+    }
+    if (cg_job) {
+        gsd_cg_kill(cg_job, 0);
+        for (int w = 0; w < 200 && gsd_cg_populated(cg_job) == 1; w++) {
+            while (waitpid(-1, NULL, WNOHANG) > 0) {
+            }
+            sleep_ms(25);
+            if (w % 20 == 19) gsd_cg_kill(cg_job, 0);
+        }
+    } else {
+        gsd_proc_kill_tree(getpid(), 5000, 1);
+    }
+    while (waitpid(-1, NULL, WNOHANG) > 0) {
+    }
+}
+
 int gsd_shim_main(int argc, char **argv)
 {
-    const char *status = NULL;
+    const char *status = NULL, *cgroup = NULL;
     long long log_cap = 0;
     shim_cred cred = {0};
     int i = 1, cr;
@@ -1542,6 +1822,8 @@ int gsd_shim_main(int argc, char **argv)
                 shim_usage();
                 return 2;
             }
+        } else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc) {
+            cgroup = argv[++i];
         } else if (!strcmp(argv[i], "--")) {
             i++;
             break;
@@ -1574,6 +1856,11 @@ int gsd_shim_main(int argc, char **argv)
      * checkpoints) become our children, so we can wait for them */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     shim_status_reserve(status);
+    char cg_job[PATH_MAX], cg_procs[PATH_MAX + 16];
+    if (cgroup) {
+        snprintf(cg_job, sizeof cg_job, "%s/job", cgroup);
+        snprintf(cg_procs, sizeof cg_procs, "%s/cgroup.procs", cg_job);
+    }
     fflush(stdout);
     /* the command writes into a pipe the shim drains into the log (stdout), capped; without a
      * pipe (out of descriptors) it writes to the log directly, as before */
@@ -1586,6 +1873,11 @@ int gsd_shim_main(int argc, char **argv)
         return 126;
     }
     if (pid == 0) {
+        /* the command and everything it starts live in the task's job cgroup */
+        if (cgroup && gsd_cg_join(cg_procs) != 0) {
+            fprintf(stderr, "gsched: cannot join cgroup %s: %s\n", cg_job, strerror(errno));
+            _exit(126);
+        }
         for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) sigaction(sigs[k], &dfl, NULL);
         sigaction(SIGCHLD, &dfl, NULL);
         if (piped) {
@@ -1604,10 +1896,9 @@ int gsd_shim_main(int argc, char **argv)
     free(cred.groups);
     /* During a stop (SIGTERM) the grace period belongs to the whole task: the command may be
      * gone (a shell dies of SIGTERM at once) while the program it started still writes its
-     * checkpoint.  Wait for every descendant; the daemon's SIGKILL to the group at the end of
-     * the grace period bounds this.  Without a stop, the daemon kills leftovers at once (after
-     * a short drain of what the command wrote before it ended). */
-    if (shim_got_term) shim_wait_all(piped ? &lp : NULL);
+     * checkpoint; otherwise what is left is killed at once (shim_end_task), then the output it
+     * wrote before is drained. */
+    shim_end_task(cgroup ? cg_job : NULL, piped ? &lp : NULL);
     if (piped) {
         gsd_logpump_drain(&lp, shim_got_term ? 1000 : 500);
         gsd_logpump_close(&lp);

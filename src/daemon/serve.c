@@ -84,6 +84,13 @@ void gsd_opts_init(gsd_opts *o)
     o->log_cap = GSD_DEFAULT_LOG_CAP;
     o->max_connections = 256;
     o->placement = GS_PLACE_CONSOLIDATE;
+    o->cgroup = "auto";
+}
+
+static void exec_log(void *ud, const char *msg)
+{
+    (void)ud;
+    gsd_log("%s", msg);
 }
 
 static char *default_state_dir(const char *db)
@@ -260,14 +267,16 @@ int gsd_serve(const gsd_opts *o)
         goto out;
     }
     gsd_runas_conf_init(&g.sh.runas, geteuid(), o->single_user, o->allow_root_jobs);
-    gsd_exec_conf xc = {g.state_dir,
-                        o->self_exe ? o->self_exe : "/proc/self/exe",
-                        o->pass_env,
-                        o->npass_env,
-                        o->log_cap,
-                        g.log_dir,
-                        g.sh.runas.switch_users,
-                        g.sh.runas.allow_root};
+    gsd_exec_conf xc = {.state_dir = g.state_dir,
+                        .self_exe = o->self_exe ? o->self_exe : "/proc/self/exe",
+                        .pass_env = o->pass_env,
+                        .npass_env = o->npass_env,
+                        .log_cap = o->log_cap,
+                        .log_dir = g.log_dir,
+                        .switch_users = g.sh.runas.switch_users,
+                        .allow_root = g.sh.runas.allow_root,
+                        .cgroup = o->cgroup,
+                        .log = exec_log};
     if (gsd_exec_create_ops(xops, &xc, &g.x, &d)) {
         gsd_log("%s", d.msg);
         goto out;

@@ -4,7 +4,8 @@
 # --tokens FILE or --insecure-tcp): the daemon then serves both, on a random free port
 # (--port-file), and SERVER is the TCP address;
 # every wait is bounded; the EXIT trap stops the daemons this script started (by pid) and
-# kills task process groups left in their state directories (by the pids in their pid files).
+# kills task process groups left in their state directories (by the pids in their pid files)
+# and the task cgroups those name (runs/*/cgroup), which it removes.
 #
 # Usage: bin=$1 src=$2; tmp=$(mktemp -d); . "$src/tests/e2e/lib/daemon.sh"
 #   d_start NAME [serve args...]   start a daemon with state in $tmp/NAME (logs: $tmp/NAME/logs),
@@ -47,6 +48,19 @@ d_cleanup() {
     [ -f "$f" ] || continue
     pid=$(cut -d' ' -f1 "$f")
     [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null
+  done
+  # and their task cgroups (serve --cgroup): kill what is in them, remove them and the base
+  local bases c
+  bases=$(cat "$tmp"/*/gsched.d/runs/*/cgroup 2>/dev/null | sort -u)
+  for b in $bases; do
+    for c in "$b"/job-*; do [ -d "$c" ] && echo 1 > "$c/cgroup.kill" 2>/dev/null; done
+  done
+  for b in $bases; do
+    for _ in $(seq 20); do
+      for c in "$b"/job-*; do [ -d "$c" ] && rmdir "$c"/* "$c" 2>/dev/null; done
+      rmdir "$b" 2>/dev/null && break
+      sleep 0.1
+    done
   done
   rm -rf "$tmp"
 }

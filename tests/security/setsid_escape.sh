@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Issue 11 item 4: a task that starts `setsid sleep 600 &` (a new session: out of the task's
+# process group) or double-forks survived its job, kept CUDA_VISIBLE_DEVICES, and the job's
+# GPU was given to the next job while it still ran.  Now the local executor tracks every process
+# of a task: in its own cgroup v2 when one can be made (`serve --cgroup auto|DIR`), otherwise
+# (`--cgroup off`) through the shim, a child subreaper that kills what is left of its process
+# tree before it reports the task's end.  A job's GPUs are free only once none of its processes
+# is alive.
+#   (a) --cgroup off (always runs): a job whose command leaves a setsid'ed and a double-forked
+#       sleep behind and exits: when it is DONE nothing of it is alive, and the next job on its
+#       GPU sees none of them; a cancelled job leaves nothing either.
+#   (b) cgroups (only where a cgroup2 hierarchy is writable here, else exit 77 saying why): the
+#       same, plus a job that also kills its own shim (which escapes the fallback): the job
+#       stays RUNNING while its escaped processes live, until they are killed; its cgroup is
+#       removed afterwards.
+# Processes are found by a marker in their environment (SETSID_MARK=...), killed by PID only.
+# usage: setsid_escape.sh GSCHED_BIN SOURCE_DIR
+set -u
+bin=$1 src=$2
+tmp=$(mktemp -d)
+. "$src/tests/e2e/lib/daemon.sh"
+
+MARK=gst$$x$RANDOM
+# marked TAG: pids of live (not zombie) processes whose environment has SETSID_MARK=$MARK.TAG
+# (one grep over every environ file, NUL-separated entries; a zombie's environ reads empty)
+marked() {
+  local e p st
+  for e in $(grep -lzxE "SETSID_MARK=$MARK\.$1" /proc/[0-9]*/environ 2>/dev/null); do
+    p=${e#/proc/}
+    p=${p%/environ}
+    st=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f1)
+    [ -n "$st" ] && [ "$st" != Z ] && echo "$p"
+  done
+}
+nmarked() { marked "$1" | wc -l; }
+# at exit: kill every process any of our jobs left (by PID), then the daemons
+cleanup() {
+  local p
+  for p in $(marked '[0-9a-z]*'); do kill -KILL "$p" 2>/dev/null; done
+  d_cleanup
+}
+trap cleanup EXIT
+
+# The job's command: a setsid'ed sleep (own session) and a double fork whose middle process
+# exits at once (the sleep is orphaned, in yet another session), then the command itself
+# lingers a second ($1) and exits 0 - or kills its shim first ($2 = kill).
+script() {
+  local tail="sleep $1; exit 0"
+  [ "${2:-}" = kill ] && tail="kill -KILL \$PPID; sleep $1; exit 0"
+  printf '%s' "setsid sh -c 'sleep 600' & sh -c 'setsid sleep 600 & exit 0'; $tail"
+}
+# The next job on the same GPU counts the first job's processes it sees when it starts.
+spy() {
+  printf '%s' "echo spy-saw-\$(grep -lzx SETSID_MARK=$MARK.$1 /proc/[0-9]*/environ 2>/dev/null | wc -l)"
+}
+# watch ID TAG SECS: poll the job until it ends; "alive while running" counts samples where it was
+# RUNNING with marked processes alive; a sample where it had ended with one alive is a failure
+watch() {
+  local id=$1 tag=$2 s n
+  SEEN_RUNNING=0 ENDED_ALIVE=0 FINAL=""
+  for _ in $(seq $(($3 * 10))); do
+    s=$(state "$id")
+    n=$(nmarked "$tag")
+    case $s in
+      RUNNING) [ "$n" -gt 0 ] && SEEN_RUNNING=$((SEEN_RUNNING + 1)) ;;
+      DONE|FAILED|CANCELLED) FINAL=$s; [ "$n" -gt 0 ] && ENDED_ALIVE=$n; return 0 ;;
+    esac
+    sleep 0.1
+  done
+  return 1
+}
+
+# common JOBS: the cases both modes run; $1 = daemon name for messages
+common() {
+  local m=$1 id1 id2 id3
+  id1=$(gsub --gpus 1 --env "SETSID_MARK=$MARK.${m}1" -- sh -c "$(script 2)") || { bad "$m: submit"; return; }
+  id2=$(gsub --gpus 1 --env "SETSID_MARK=$MARK.${m}2" -- sh -c "$(spy "${m}1")") || { bad "$m: submit spy"; return; }
+  check "$m: job $id1 ends" watch "$id1" "${m}1" 60
+  check "$m: job $id1 is DONE (got '$FINAL')" test "$FINAL" = DONE
+  check "$m: its escaped processes were seen alive while it was RUNNING" test "$SEEN_RUNNING" -gt 0
+  check "$m: none of its processes alive once it ended (saw $ENDED_ALIVE)" test "$ENDED_ALIVE" = 0
+  check "$m: none alive a moment later ($(marked "${m}1" | tr '\n' ' '))" test "$(nmarked "${m}1")" = 0
+  wait_state "$id2" DONE 60
+  check "$m: the next job on its GPU saw none of them" eval "g logs $id2 | grep -qx spy-saw-0"
+  # cancel: the command is still running, its escaped processes too
+  id3=$(gsub --gpus 1 --grace 1s --env "SETSID_MARK=$MARK.${m}3" -- sh -c "$(script 600)") || { bad "$m: submit"; return; }
+  wait_state "$id3" RUNNING 30
+  for _ in $(seq 100); do [ "$(nmarked "${m}3")" -ge 4 ] && break; sleep 0.1; done
+  check "$m: job $id3 runs with its escaped processes" test "$(nmarked "${m}3")" -ge 4
+  g cancel "$id3" > /dev/null
+  check "$m: cancelled job $id3 ends" watch "$id3" "${m}3" 60
+  check "$m: job $id3 is CANCELLED (got '$FINAL')" test "$FINAL" = CANCELLED
+  check "$m: none of its processes alive once it ended (saw $ENDED_ALIVE)" test "$ENDED_ALIVE" = 0
+  check "$m: none alive a moment later" test "$(nmarked "${m}3")" = 0
+}
+
+# limits JOBTAG: a job with cpus/memory either runs under cpu.max/memory.max or its log says
+# they are not enforced (never silently)
+limits() {
+  local m=$1 id out
+  id=$(gsub --gpus 1 --cpus 1 --mem 64M -- sh -c \
+    'p=$(sed -n "s/^0:://p" /proc/self/cgroup); echo "cgroup=$p"; cat "'"${cgmnt:-/nonexistent}"'$(dirname "$p")/memory.max" "'"${cgmnt:-/nonexistent}"'$(dirname "$p")/cpu.max" 2>/dev/null; exit 0') || { bad "$m: submit limits"; return; }
+  check "$m: the job with cpus/memory is DONE" wait_state "$id" DONE 30
+  out=$(g logs "$id")
+  if contains "$out" "not enforced on this machine"; then
+    ok "$m: cpus/memory not enforced, and the task's log says so"
+  else
+    check "$m: memory.max = 64 MiB" contains "$out" 67108864
+    check "$m: cpu.max = 1 CPU" contains "$out" "100000 100000"
+  fi
+  [ "$m" = off ] && check "off: ... not enforced without cgroups" contains "$out" "cpus and memory not enforced"
+}
+
+# the cgroup2 mount: the file system type is the field after the "-" separator
+cgmnt=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break } }' /proc/self/mountinfo)
+# (a) without cgroups: the shim's process tree
+d_start off --cluster 1x1 --cgroup off || exit 1
+check "off: the daemon says how it tracks tasks" grep -q "cgroup.*off" "$DDIR/daemon.log"
+common off
+limits off
+d_stop
+if [ "$fail" -ne 0 ]; then finish; fi
+
+# (b) with cgroups, where we may make one
+cgself=$(sed -n 's/^0:://p' /proc/self/cgroup)
+why=""
+if [ -z "$cgmnt" ]; then
+  why="no cgroup2 hierarchy is mounted"
+elif ! mkdir "$cgmnt${cgself%/}/gst-probe-$$" 2> /dev/null; then
+  why="cannot create a cgroup under $cgmnt${cgself%/} (not delegated to us, or read-only)"
+else
+  rmdir "$cgmnt${cgself%/}/gst-probe-$$"
+fi
+if [ -n "$why" ]; then
+  echo "$pass passed, $fail failed (without cgroups)"
+  echo "SKIP: the cgroup part: $why"
+  exit 77
+fi
+d_start cg --cluster 1x1 --cgroup auto || exit 1
+check "cg: the daemon tracks tasks in cgroups" grep -q "cgroup v2 at $cgmnt" "$DDIR/daemon.log"
+common cg
+limits cg
+# the job kills its own shim: the fallback could not find its orphans any more, the cgroup can
+id4=$(gsub --gpus 1 --env "SETSID_MARK=$MARK.cg4" -- sh -c "$(script 600 kill)") || bad "cg: submit"
+id5=$(gsub --gpus 1 --env "SETSID_MARK=$MARK.cg5" -- sh -c "$(spy cg4)") || bad "cg: submit spy"
+check "cg: job $id4 (kills its shim) ends" watch "$id4" cg4 60
+check "cg: job $id4 failed (got '$FINAL')" test "$FINAL" = FAILED
+check "cg: none of its processes alive once it ended (saw $ENDED_ALIVE)" test "$ENDED_ALIVE" = 0
+check "cg: none alive a moment later" test "$(nmarked cg4)" = 0
+wait_state "$id5" DONE 60
+check "cg: the next job on its GPU saw none of them" eval "g logs $id5 | grep -qx spy-saw-0"
+base=$(sed -n 's/.*cgroup v2 at \([^ ,;:]*\).*/\1/p' "$DDIR/daemon.log" | head -1)
+check "cg: no task cgroup left under $base" test -z "$(ls -d "$base"/job-* 2>/dev/null)"
+d_stop
+finish
