@@ -240,8 +240,10 @@ static int make_and_probe(const char *base, char *why, size_t cap)
         snprintf(why, cap, "cannot create the cgroup %s: %s", base, strerror(errno));
         return -1;
     }
+    /* one daemon per state directory (its database lock), so one probe name: a daemon killed
+     * right here leaves it behind, empty, and the next one removes it */
     char probe[PATH_MAX], procs[PATH_MAX + 16];
-    snprintf(probe, sizeof probe, "%s/probe-%ld", base, (long)getpid());
+    snprintf(probe, sizeof probe, "%s/probe", base);
     snprintf(procs, sizeof procs, "%s/cgroup.procs", probe);
     if (mkdir(probe, 0755) != 0 && errno != EEXIST) {
         snprintf(why, cap, "cannot create a cgroup in %s: %s", base, strerror(errno));
