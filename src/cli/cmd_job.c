@@ -38,15 +38,33 @@ static void print_json(json_t *o)
 
 /* ---- cancel --------------------------------------------------------------------------------- */
 
-/* DELETE one job; prints what happened.  Returns an exit code (a job that ended meanwhile:
- * 1, "already DONE"). */
-static int cancel_one(cli_conn *k, long long id, json_t *all)
+/* DELETE one job; prints what happened.  Returns an exit code: 1 for a job named by id that
+ * already ended; a job a selector chose ('selected') that ended since the listing is no
+ * failure (the daemon's answer is printed, then why it is not one). */
+static int cancel_one(cli_conn *k, long long id, int selected, json_t *all, int *ended)
 {
+    *ended = 0;
     char path[64], what[64];
     snprintf(path, sizeof path, "/v1/jobs/%lld", id);
     snprintf(what, sizeof what, "cancel %lld", id);
     json_t *r;
     int rc = cli_call(k, "DELETE", path, NULL, NULL, NULL, what, &r);
+    if (rc == EXIT_RUNTIME && selected) {
+        json_t *j;
+        if (cli_call(k, "GET", path, NULL, NULL, NULL, what, &j) == EXIT_OK) {
+            const char *st = cli_jstr(j, "state", "");
+            int final = !strcmp(st, "DONE") || !strcmp(st, "FAILED") || !strcmp(st, "CANCELLED") ||
+                        !strcmp(st, "REJECTED");
+            if (final) {
+                fprintf(stderr, "gsched: (job %lld ended after it was selected: not an error)\n",
+                        id);
+                rc = EXIT_OK;
+                *ended = 1;
+            }
+            json_decref(j);
+        }
+        return rc;
+    }
     if (rc) return rc;
     if (k->json) {
         json_array_append(all, r);
@@ -146,7 +164,8 @@ int cmd_cancel(int argc, char **argv)
     if (!filters) {
         /* plain IDs: each one is cancelled or its error reported */
         for (int i = optind; i < argc; i++) {
-            int r = cancel_one(&k, strtoll(argv[i], NULL, 10), all);
+            int ended;
+            int r = cancel_one(&k, strtoll(argv[i], NULL, 10), 0, all, &ended);
             if (r == EXIT_UNREACHABLE || (r && worst == EXIT_OK)) worst = r;
             if (r == EXIT_UNREACHABLE) break;
         }
@@ -179,9 +198,11 @@ int cmd_cancel(int argc, char **argv)
                 skipped++;
                 continue;
             }
-            int r = cancel_one(&k, id, all);
+            int ended;
+            int r = cancel_one(&k, id, 1, all, &ended);
             if (r == EXIT_UNREACHABLE || (r && worst == EXIT_OK)) worst = r;
-            if (!r && grp == id) heads[nheads++] = id;
+            /* (a head that had ended took none of its parts with it) */
+            if (!r && !ended && grp == id) heads[nheads++] = id;
         }
         free(heads);
         if (!n)
