@@ -13,6 +13,8 @@
 #       same, plus a job that also kills its own shim (which escapes the fallback): the job
 #       stays RUNNING while its escaped processes live, until they are killed; its cgroup is
 #       removed afterwards.
+#   (c) as root, with cgroups: a job running as its owner's Unix account (a user the test makes,
+#       gst-cgPID, removed at exit) cannot move itself out of its cgroup nor change it.
 # Processes are found by a marker in their environment (SETSID_MARK=...), killed by PID only.
 # usage: setsid_escape.sh GSCHED_BIN SOURCE_DIR
 set -u
@@ -34,10 +36,12 @@ marked() {
 }
 nmarked() { marked "$1" | wc -l; }
 # at exit: kill every process any of our jobs left (by PID), then the daemons
+MADE_USER=""
 cleanup() {
   local p
   for p in $(marked '[0-9a-z]*'); do kill -KILL "$p" 2>/dev/null; done
   d_cleanup
+  [ -n "$MADE_USER" ] && userdel "$MADE_USER" 2> /dev/null
 }
 trap cleanup EXIT
 
@@ -151,5 +155,44 @@ wait_state "$id5" DONE 60
 check "cg: the next job on its GPU saw none of them" eval "g logs $id5 | grep -qx spy-saw-0"
 base=$(sed -n 's/.*cgroup v2 at \([^ ,;:]*\).*/\1/p' "$DDIR/daemon.log" | head -1)
 check "cg: no task cgroup left under $base" test -z "$(ls -d "$base"/job-* 2>/dev/null)"
+d_stop
+
+# (c) a job that runs as its owner's Unix account (root daemon, multi-user mode) can neither
+# leave its cgroup nor change it: the task cgroups belong to the daemon
+if [ "$(id -u)" != 0 ] || ! command -v useradd > /dev/null; then
+  echo "(the multi-user part needs root and useradd: not run)"
+  finish
+fi
+U=gst-cg$$
+useradd -M -d /nonexistent -s /bin/sh "$U" || { bad "useradd $U"; finish; }
+MADE_USER=$U
+UT=$U.cg-secret-0123456789abcdef R=root.root-admin-secret-0123456789
+{
+  "$bin" token hash --user "$U" --token "$UT" --iterations 1000
+  "$bin" token hash --user root --admin --token "$R" --iterations 1000
+} > "$tmp/tokens" 2> /dev/null
+chmod 600 "$tmp/tokens"
+chmod 711 "$tmp" # the job's own directory is below it
+export GSCHED_TOKEN=$R # the helpers look as the admin
+D_MULTIUSER=1 d_start multi --cluster 1x1 --tokens "$tmp/tokens" --listen 127.0.0.1:0 \
+  --cgroup auto || exit 1
+attack='p=$(sed -n "s/^0:://p" /proc/self/cgroup); T=$0$(dirname "$p"); echo "uid=$(id -u) in=$p"
+for f in "$0/cgroup.procs" "$T/cgroup.procs" "$T/shim/cgroup.procs" "$(dirname "$T")/cgroup.procs"; do
+  echo $$ 2>/dev/null > "$f" && echo "ESCAPED-TO $f"; done
+echo 1 2>/dev/null > "$T/cgroup.max.descendants" && echo "CHANGED $T"
+mkdir "$T/job/mine" 2>/dev/null && echo "MADE $T/job/mine"
+echo "after=$(sed -n "s/^0:://p" /proc/self/cgroup)"
+setsid sh -c "sleep 600" & sh -c "setsid sleep 600 & exit 0"; sleep 1; exit 0'
+id6=$("$bin" submit --parsable --server "$SERVER" --token "$UT" --gpus 1 \
+  --env "SETSID_MARK=$MARK.mu6" -- sh -c "$attack" "$cgmnt") || bad "multi: submit"
+check "multi: job $id6 ends" watch "$id6" mu6 60
+check "multi: job $id6 is DONE (got '$FINAL')" test "$FINAL" = DONE
+out=$(g logs "$id6")
+check "multi: the job ran as $U, not root" contains "$out" "uid=$(id -u "$U") in=/"
+check "multi: it could not move itself out of its cgroup" eval 'contains "$out" after= && ! contains "$out" ESCAPED'
+check "multi: ... nor change its cgroup" eval 'contains "$out" after= && ! contains "$out" CHANGED && ! contains "$out" MADE'
+check "multi: ... and stayed in it" eval 'printf "%s\n" "$out" | grep -q "^after=/.*/job$"'
+check "multi: none of its processes alive once it ended (saw $ENDED_ALIVE)" test "$ENDED_ALIVE" = 0
+check "multi: none alive a moment later" test "$(nmarked mu6)" = 0
 d_stop
 finish
