@@ -615,6 +615,11 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     }
     c->spec.run_as = strdup(runas);
     if (!c->spec.run_as) abort();
+    char wmsg[600];
+    if (gsd_spec_check_host(&c->spec, wmsg, sizeof wmsg)) {
+        gsd_cmd_free(c);
+        return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "workdir"), "%s", wmsg);
+    }
     const char *key = header(h, "Idempotency-Key");
     if (key) {
         size_t kl = strlen(key);

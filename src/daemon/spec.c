@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * spec.c - parsing, validation and canonical JSON of live job specs.
+ * spec.c - parsing, validation and canonical JSON of live job specs, and
+ * the daemon's submit-time check of a spec against this machine
+ * (gsd_spec_check_host: the workdir exists and is a directory).
  *
  * Invariant: a spec that parses also validates (gsd_spec_parse ends with
  * gsd_spec_validate), and gsd_spec_to_json() of a valid spec parses back to
- * an equal spec, which restart recovery relies on.
+ * an equal spec, which restart recovery relies on.  Parsing does no I/O
+ * (a stored spec whose workdir went away still loads); only
+ * gsd_spec_check_host looks at the file system.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -12,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -700,6 +705,21 @@ static void dur_str(gs_time t, char *buf, size_t cap)
         snprintf(buf, cap, "%llds", (long long)(t / GS_SEC));
     else
         snprintf(buf, cap, "%lldms", (long long)(t / GS_MSEC));
+}
+
+int gsd_spec_check_host(const gsd_spec *s, char *msg, size_t cap)
+{
+    struct stat st;
+    if (!s->workdir) return 0;
+    if (stat(s->workdir, &st) != 0) {
+        snprintf(msg, cap, "'workdir' %s: %s on the daemon's machine", s->workdir, strerror(errno));
+        return GS_EINVAL;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(msg, cap, "'workdir' %s is not a directory", s->workdir);
+        return GS_EINVAL;
+    }
+    return 0;
 }
 
 char *gsd_spec_to_json(const gsd_spec *s)

@@ -82,6 +82,14 @@ int gsd_spec_parse(const char *file, const char *buf, size_t len, gsd_spec *s, g
 /* Check the invariants above (used after building a spec from CLI flags). */
 int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field);
 
+/*
+ * The daemon's check of a submitted spec against this machine (the parse itself does no I/O,
+ * so stored specs still load after a directory went away): the workdir, when given, must be
+ * an existing directory.  0, or GS_EINVAL with the reason in msg (field "workdir").  The
+ * executor checks it again when a task starts.
+ */
+int gsd_spec_check_host(const gsd_spec *s, char *msg, size_t cap);
+
 /* Canonical JSON (a malloc'ed string; NULL on OOM).  Stable key order. */
 char *gsd_spec_to_json(const gsd_spec *s);
 
