@@ -12,7 +12,8 @@
  *                [--port-file FILE] [--pass-env NAME[,NAME...]]... [--log-dir DIR]
  *                [--header-timeout SECS] [--idle-timeout SECS] [--max-conn-per-client N]
  *                [--max-pending-per-user N] [--submit-rate R[/s]] [--log-cap SIZE]
- *                [--single-user] [--allow-root-jobs] [--cgroup auto|off|DIR] [-v]
+ *                [--single-user] [--allow-root-jobs] [--cgroup auto|off|DIR]
+ *                [--log-file FILE] [-v]
  *   gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]
  *                     [--unix-user ACCOUNT]
  * Invariant: configuration errors exit 2 before anything listens.
@@ -99,6 +100,8 @@ static void serve_usage(FILE *f)
             "                        the daemon's own cgroup when one can be made there, else\n"
             "                        off, saying why; off: the task shim kills its remaining\n"
             "                        process tree (see docs/daemon.md, Security)\n"
+            "  --log-file FILE       the daemon's log (appended, mode 0600; default stderr);\n"
+            "                        SIGHUP reopens it (logrotate)\n"
             "  -v, --verbose         log every request\n");
 }
 
@@ -209,6 +212,7 @@ int cmd_serve(int argc, char **argv)
                                              {"max-pending-per-user", required_argument, NULL, 'Q'},
                                              {"submit-rate", required_argument, NULL, 'W'},
                                              {"cgroup", required_argument, NULL, 'G'},
+                                             {"log-file", required_argument, NULL, 'F'},
                                              {"verbose", no_argument, NULL, 'v'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -274,6 +278,7 @@ int cmd_serve(int argc, char **argv)
         case 'f': o.port_file = optarg; break;
         case 'x': o.executor = optarg; break;
         case 'G': o.cgroup = optarg; break;
+        case 'F': o.log_file = optarg; break;
         case 'v': o.verbose = 1; break;
         case 'L':
             if (parse_size(optarg, &o.log_cap)) {

@@ -49,6 +49,7 @@ typedef struct gsd_opts {
     const char *executor;  /* executor backend (exec.h registry); default "local" */
     const char *tokens;    /* tokens file (TCP clients); NULL = none */
     const char *port_file; /* write the bound TCP port here once ready (tests) */
+    const char *log_file;  /* the daemon's log (appended; reopened on SIGHUP); NULL = stderr */
     const char *self_exe;  /* the gsched binary, for the task shim */
     /* --pass-env: names of daemon environment variables every job gets (the operator's
      * allow-list; the rest of the daemon's environment never reaches a job). */

@@ -252,6 +252,10 @@ void gsd_log(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/* Open (create 0600, append) the daemon's log file and make it stderr, where gsd_log writes;
+ * the previous one is closed.  On SIGHUP again, after logrotate moved it.  0, or GS_EIO with
+ * the reason in err (the previous log stays in use). */
+int gsd_log_open(const char *path, char *err, size_t cap);
 gs_time gsd_wall_now(void);
 /* Format a wall-clock time as RFC 3339 UTC into buf. */
 void gsd_time_str(gs_time t, char *buf, size_t cap);

@@ -11,9 +11,10 @@
  * created knowing which mechanisms the executor's backend cannot carry out
  * (gsd_exec_mech_unsupported), so it refuses them to every policy.  On shutdown queued
  * commands are answered 503 and running tasks are left running, to be
- * adopted at the next start.  SIGHUP never stops the daemon: it reloads the
- * tokens file (gsd_auth_reload swaps the entries under its own lock, so HTTP
- * threads keep checking tokens meanwhile).  The signal flags below are the only
+ * adopted at the next start.  SIGHUP never stops the daemon: it reopens the
+ * log file (--log-file, for logrotate) and reloads the tokens file
+ * (gsd_auth_reload swaps the entries under its own lock, so HTTP threads keep
+ * checking tokens meanwhile).  The signal flags below are the only
  * process-wide state (set by handlers, read by the loop).
  */
 #include <errno.h>
@@ -41,6 +42,14 @@ static volatile int g_wake_fd = -1;
  * say it was seen; never stop (a closed terminal must not end the scheduler). */
 static void on_hup(gsd_sched *g)
 {
+    if (g->sh.o.log_file) {
+        /* logrotate moved the file: continue in a new one at the same path */
+        char err[512];
+        if (gsd_log_open(g->sh.o.log_file, err, sizeof err))
+            gsd_log("SIGHUP: log file not reopened, still writing to the previous one: %s", err);
+        else
+            gsd_log("SIGHUP: log file %s reopened", g->sh.o.log_file);
+    }
     const char *path = g->sh.o.tokens;
     if (!path || !g->sh.auth) {
         gsd_log("SIGHUP: nothing to reload (no --tokens); still serving");
@@ -179,6 +188,13 @@ int gsd_serve(const gsd_opts *o)
     g.sh.started = gsd_wall_now();
     signal(SIGHUP, SIG_IGN); /* until on_signal is installed: a hangup during start-up is no stop */
     int exit_code = 2;
+    if (o->log_file) {
+        char err[512];
+        if (gsd_log_open(o->log_file, err, sizeof err)) {
+            gsd_log("%s", err); /* still stderr */
+            goto out;
+        }
+    }
     gs_diag d;
     gs_diag_init(&d, NULL);
     char msg[1024];

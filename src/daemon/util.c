@@ -1,19 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * util.c - small helpers of the daemon: clocks (wall, monotonic), RFC 3339
- * times, the log line, stop names, allocation that aborts, and interning of
- * long-lived strings.
+ * times, the log line and the log file (--log-file, reopened on SIGHUP),
+ * stop names, allocation that aborts, and interning of long-lived strings.
  *
  * Invariants: gsd_wall_now, gsd_time_str, gsd_log and gsd_stop_name are
- * thread-safe (HTTP threads call them); gsd_intern and the string set
- * belong to the scheduler thread.  An interned string lives until the
+ * thread-safe (HTTP threads call them); the log always goes to stderr, and
+ * a log file is put in place as descriptor 2 with dup2 (atomic: a line being
+ * written lands whole in the old or the new file); gsd_intern and the
+ * string set belong to the scheduler thread.  An interned string lives until the
  * daemon stops (the engine keeps the pointers).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gsd_sched.h"
 
@@ -52,6 +57,25 @@ void gsd_log(const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     fprintf(stderr, "%s gsched: %s\n", ts, msg);
+}
+
+int gsd_log_open(const char *path, char *err, size_t cap)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+    if (fd < 0) {
+        snprintf(err, cap, "cannot open log file '%s': %s", path, strerror(errno));
+        return GS_EIO;
+    }
+    fflush(stderr);
+    int rc = 0;
+    if (fd != STDERR_FILENO) {
+        if (dup2(fd, STDERR_FILENO) < 0) {
+            snprintf(err, cap, "cannot use log file '%s': %s", path, strerror(errno));
+            rc = GS_EIO;
+        }
+        close(fd);
+    }
+    return rc;
 }
 
 const char *gsd_stop_name(int stop)
