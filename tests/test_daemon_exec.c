@@ -550,6 +550,7 @@ static void launch_failures(void)
     ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
     ASSERT(wait_done(x, &s, 5));
     ASSERT_EQ(s.last.exit_code, 126);
+    ASSERT_EQ(s.last.launch_failed, GSD_XLAUNCH_JOB); /* the executor's failure, not the job's */
     gsd_exec_forget(x, 61);
     gsd_spec_release(&j.spec);
     make_job(&j, 62, 1, "x");
@@ -562,10 +563,20 @@ static void launch_failures(void)
     ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
     ASSERT(wait_done(x, &s, 10));
     ASSERT_EQ(s.last.exit_code, 127);
+    ASSERT_EQ(s.last.launch_failed, GSD_XLAUNCH_JOB); /* the shim could not exec it */
     char path[512];
     gsd_exec_log_path(x, 62, 0, path, sizeof path);
     ASSERT_CONTAINS(slurp(path), "cannot run '/no/such/program'");
     gsd_exec_forget(x, 62);
+    gsd_spec_release(&j.spec);
+    /* the command's own 127 is its exit code, not a launch failure */
+    make_job(&j, 63, 1, "exit 127");
+    memset(&s, 0, sizeof s);
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    ASSERT(wait_done(x, &s, 10));
+    ASSERT_EQ(s.last.exit_code, 127);
+    ASSERT_EQ(s.last.launch_failed, GSD_XLAUNCH_NONE);
+    gsd_exec_forget(x, 63);
     gsd_spec_release(&j.spec);
     gsd_exec_destroy(x);
 }

@@ -325,6 +325,57 @@ static void live_hook(scripted *s)
     start_all(s);
 }
 
+/* gs_engine_drain_node: no new start on a drained node, its running job keeps its GPUs (and
+ * they stay unavailable once freed), arrivals are not rejected, undraining starts the queue */
+static void t_live_drain(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("2x2", GS_ENGINE_LIVE, &c);
+    ASSERT(e);
+    g_last->hook = live_hook;
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.ntasks = 2;
+    s.duration = 0;
+    gs_time t0 = 1700000000LL * GS_SEC;
+    const gs_job *a, *b;
+    ASSERT_OK(gs_engine_submit(e, &s, t0, &a, NULL));
+    ASSERT_OK(gs_engine_advance(e, t0));
+    ASSERT_EQ(a->state, GS_JOB_RUNNING);
+    ASSERT_OK(gs_engine_drain_node(e, 0, 1, "state directory read-only"));
+    ASSERT_OK(gs_engine_drain_node(e, 1, 1, "state directory read-only"));
+    ASSERT_OK(gs_engine_drain_node(e, 1, 1, "again")); /* already drained: nothing */
+    ASSERT_EQ(a->state, GS_JOB_RUNNING);               /* not requeued, unlike a node failure */
+    ASSERT_EQ(gs_engine_allocated(e), 2);
+    ASSERT_EQ(gs_cluster_free(c), 0);
+    s.ntasks = 4; /* the whole cluster: feasible, so not rejected while drained */
+    ASSERT_OK(gs_engine_submit(e, &s, t0 + GS_SEC, &b, NULL));
+    ASSERT_OK(gs_engine_advance(e, t0 + GS_SEC));
+    ASSERT_EQ(b->state, GS_JOB_PENDING);
+    ASSERT_OK(gs_engine_task_exited(e, a, 0, "done", t0 + 2 * GS_SEC));
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_OK(gs_engine_advance(e, t0 + 2 * GS_SEC));
+    ASSERT_EQ(b->state, GS_JOB_PENDING); /* the freed GPUs stay drained */
+    ASSERT_EQ(gs_cluster_free(c), 0);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    ASSERT_OK(gs_engine_drain_node(e, 0, 0, "back"));
+    ASSERT_OK(gs_engine_advance(e, t0 + 3 * GS_SEC));
+    ASSERT_EQ(b->state, GS_JOB_PENDING); /* needs both nodes */
+    ASSERT_OK(gs_engine_drain_node(e, 1, 0, "back"));
+    ASSERT_OK(gs_engine_advance(e, t0 + 4 * GS_SEC));
+    ASSERT_EQ(b->state, GS_JOB_RUNNING);
+    ASSERT_EQ(gs_engine_drain_node(e, 2, 1, "no such node"), GS_ERANGE);
+    ASSERT_EQ(gs_engine_drain_node(e, -1, 1, "no such node"), GS_ERANGE);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+    e = mk("2x2", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    ASSERT_EQ(gs_engine_drain_node(e, 0, 1, "sim"), GS_ESTATE); /* SIM: node events instead */
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 static void t_live_mode(void)
 {
     gs_cluster *c;
@@ -968,6 +1019,7 @@ static const test_case tests[] = {
     {"simultaneous_order", t_simultaneous_order},
     {"node_failure_requeues", t_node_failure_requeues},
     {"live_mode", t_live_mode},
+    {"live_drain", t_live_drain},
     {"restart_overhead_charged", t_restart_overhead_charged},
     {"slowdown_spread", t_slowdown_spread},
     {"adopt_running", t_adopt_running},

@@ -428,6 +428,19 @@ gs_time gs_engine_gpu_busy_until(const gs_engine *e, int gpu);
  * none.  LIVE callers sleep until then instead of polling.
  */
 gs_time gs_engine_next_event_time(const gs_engine *e);
+/*
+ * LIVE: drain node 'node' (drain = 1): its GPUs take no new job - placement,
+ * dry runs and policies see them as down (a NODE_DOWN record with 'reason';
+ * on_node(node, 1)) - while the jobs holding GPUs there keep them and run on,
+ * unlike a node failure, which requeues them; a GPU such a job frees stays
+ * unavailable.  drain = 0 returns the node to service (NODE_UP, on_node(node,
+ * 0); the next pass may start jobs there).  Arrival checks ("can never fit")
+ * count a drained node's GPUs, so drained nodes reject nothing.  0 (nothing
+ * happens when the node is already in that state), GS_ERANGE for a bad
+ * node, GS_ESTATE in SIM mode (node failures are gs_engine_add_node_event),
+ * or the policy hook's error (latched, see "Errors").
+ */
+int gs_engine_drain_node(gs_engine *e, int node, int drain, const char *reason);
 
 /* ---- queues and VC views (appended) --------------------------------------- */
 

@@ -388,6 +388,7 @@ static int describe_node(cli_conn *k, const char *name)
     }
     kv("Node:", cli_jstr(o, "name", "?"));
     kv("State:", cli_jstr(o, "state", "?"));
+    if (cli_jstr(o, "reason", NULL)) kv("Reason:", cli_jstr(o, "reason", NULL));
     kvi("GPUs:", cli_jint(o, "gpus", 0));
     kvi("Allocated:", cli_jint(o, "allocated", 0));
     kvi("Free:", cli_jint(o, "free", 0));

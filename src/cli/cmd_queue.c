@@ -424,12 +424,16 @@ int cmd_nodes(int argc, char **argv)
         json_decref(r);
         return EXIT_OK;
     }
-    cli_table t;
-    cli_table_init(&t, 8, 1u << 2 | 1u << 3 | 1u << 4 | 1u << 5);
-    const char *hdr[] = {"NODE", "STATE", "GPUS", "ALLOC", "FREE", "DOWN", "TYPE", "JOBS"};
-    cli_table_add(&t, hdr);
+    /* a REASON column (as sinfo -R) only when a node has one: a drained node */
     size_t i;
     json_t *n;
+    int reasons = 0;
+    json_array_foreach(json_object_get(r, "nodes"), i, n) reasons |= !!cli_jstr(n, "reason", NULL);
+    cli_table t;
+    cli_table_init(&t, reasons ? 9 : 8, 1u << 2 | 1u << 3 | 1u << 4 | 1u << 5);
+    const char *hdr[] = {"NODE", "STATE", "GPUS", "ALLOC", "FREE",
+                         "DOWN", "TYPE",  "JOBS", "REASON"};
+    cli_table_add(&t, hdr);
     json_array_foreach(json_object_get(r, "nodes"), i, n)
     {
         char g[16], a[16], f[16], d[16], types[128] = "", jobs[256] = "";
@@ -451,7 +455,7 @@ int cmd_nodes(int argc, char **argv)
                      (long long)json_integer_value(x));
         }
         const char *row[] = {cli_jstr(n, "name", "?"), cli_jstr(n, "state", "?"), g, a, f, d, types,
-                             *jobs ? jobs : "-"};
+                             *jobs ? jobs : "-",       cli_jstr(n, "reason", "-")};
         cli_table_add(&t, row);
     }
     cli_table_print(&t, headers);

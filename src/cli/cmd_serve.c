@@ -13,7 +13,7 @@
  *                [--header-timeout SECS] [--idle-timeout SECS] [--max-conn-per-client N]
  *                [--max-pending-per-user N] [--submit-rate R[/s]] [--log-cap SIZE]
  *                [--single-user] [--allow-root-jobs] [--cgroup auto|off|DIR]
- *                [--log-file FILE] [-v]
+ *                [--log-file FILE] [--launch-attempts N] [-v]
  *   gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]
  *                     [--unix-user ACCOUNT]
  * Invariant: configuration errors exit 2 before anything listens.
@@ -100,6 +100,8 @@ static void serve_usage(FILE *f)
             "                        the daemon's own cgroup when one can be made there, else\n"
             "                        off, saying why; off: the task shim kills its remaining\n"
             "                        process tree (see docs/daemon.md, Security)\n"
+            "  --launch-attempts N   launches of a job that fail (workdir missing, command\n"
+            "                        not executable) before it is FAILED (default 3)\n"
             "  --log-file FILE       the daemon's log (appended, mode 0600; default stderr);\n"
             "                        SIGHUP reopens it (logrotate)\n"
             "  -v, --verbose         log every request\n");
@@ -213,6 +215,7 @@ int cmd_serve(int argc, char **argv)
                                              {"submit-rate", required_argument, NULL, 'W'},
                                              {"cgroup", required_argument, NULL, 'G'},
                                              {"log-file", required_argument, NULL, 'F'},
+                                             {"launch-attempts", required_argument, NULL, 'A'},
                                              {"verbose", no_argument, NULL, 'v'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -329,6 +332,17 @@ int cmd_serve(int argc, char **argv)
                 goto done;
             }
             break;
+        case 'A': {
+            char *e;
+            errno = 0;
+            long v = strtol(optarg, &e, 10);
+            if (errno || *e || e == optarg || v < 1 || v > 100) {
+                cli_err("--launch-attempts: expected 1..100, got '%s'", optarg);
+                goto done;
+            }
+            o.launch_attempts = (int)v;
+            break;
+        }
         case 'b':
         case 'm': {
             char *e;

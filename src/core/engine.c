@@ -2047,6 +2047,22 @@ gs_time gs_engine_next_event_time(const gs_engine *e)
     return e->nheap ? e->heap[0].t : GS_TIME_MAX;
 }
 
+int gs_engine_drain_node(gs_engine *e, int node, int drain, const char *reason)
+{
+    if (e->err) return e->err;
+    if (e->opts.mode != GS_ENGINE_LIVE) return GS_ESTATE;
+    if (node < 0 || (size_t)node >= gs_cluster_nnodes(e->c)) return GS_ERANGE;
+    drain = !!drain;
+    if (gs_cluster_node(e->c, node)->down == drain) return 0;
+    /* unlike node_event: the jobs on it keep their GPUs (the cluster keeps owners of GPUs that
+     * go down, and a GPU freed while down does not become free) */
+    int rc = gs_cluster_set_node_down(e->c, node, drain);
+    if (rc) return rc;
+    if (!drain) e->epoch++; /* GPUs came back: cached placement failures are stale */
+    emit(e, drain ? GS_REC_NODE_DOWN : GS_REC_NODE_UP, NULL, node, reason);
+    return e->pol->on_node ? latch(e, e->pol->on_node(e->pst, node, drain)) : 0;
+}
+
 const gs_profiles *gs_engine_profiles(const gs_engine *e)
 {
     return profiles(e);

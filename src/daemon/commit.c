@@ -34,7 +34,8 @@ void gsd_observe(void *ud, const gs_record *r)
 {
     gsd_sched *g = ud;
     if (!r->job) {
-        if (r->type == GS_REC_NODE_DOWN || r->type == GS_REC_NODE_UP)
+        /* (drains carry a reason and are logged once for all nodes by drain.c) */
+        if ((r->type == GS_REC_NODE_DOWN || r->type == GS_REC_NODE_UP) && !r->reason)
             gsd_log("node %s is %s", gs_cluster_node(g->c, r->node)->name,
                     r->type == GS_REC_NODE_DOWN ? "down" : "up");
         return;

@@ -5,7 +5,8 @@
  *      the engine (new rows are INSERTed inside the cycle's transaction);
  *   2. poll the executor: task exits, SIGKILLs due after a grace period;
  *      runs whose tasks are all gone become engine calls
- *      (gs_engine_task_exited, gs_engine_cancel, ...);
+ *      (gs_engine_task_exited, gs_engine_cancel, ...); while the executor
+ *      cannot launch, the nodes are drained and re-checked (drain.c);
  *   3. enforce time limits (start the stop protocol);
  *   4. gs_engine_advance(now): timers and one policy pass;
  *   5. write every observer record of 1-4 (events + job rows) and COMMIT -
@@ -85,6 +86,7 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
         }
     }
     gsd_exec_poll(g->x, now, gsd_on_xev, g);
+    gs_time next_drain = gsd_drain_recheck(g, now);
     gs_time next_limit = check_time_limits(g, now);
     int work = ncmd || g->changed || heartbeat || gs_engine_next_event_time(g->e) <= now;
     if (work) gs_engine_advance(g->e, now);
@@ -132,5 +134,6 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
     gs_time kd = gsd_exec_next_deadline(g->x);
     if (kd < next) next = kd;
     if (next_limit < next) next = next_limit;
+    if (next_drain < next) next = next_drain;
     return next;
 }

@@ -78,6 +78,8 @@ typedef struct gsd_opts {
     unsigned max_pending_per_user; /* pending submissions per user, 0 = unlimited */
     double submit_rate;            /* submits per second per user, 0 = unlimited */
     int verbose;                   /* 1: log every request */
+    int launch_attempts;           /* launches of a job that fail (the executor could not start it:
+                                      workdir, command not executable) before it is FAILED (3) */
     /* Serve this policy ops table instead of looking 'policy' up in the registry (tests,
      * embedders: a policy gsched does not know; see gs_engine_create_ops). */
     const gs_policy_ops *policy_ops;

@@ -5,6 +5,13 @@
  * SIGKILLs, and the end of a run (gs_engine_task_exited, gs_engine_cancel,
  * or a requeue when tasks were lost or never started).
  *
+ * Launch failures (gsd_xev.launch_failed: the executor could not start the
+ * command - never the command's own exit code) are bounded: the job's own
+ * (workdir, command not executable) requeue it until its
+ * gsd_opts.launch_attempts-th launch, which fails it with the reason; the
+ * node's (state directory not writable) drain the nodes (drain.c) and
+ * requeue the job without counting an attempt - it is not the job's fault.
+ *
  * Invariants: the executor never calls the engine; this file does, on the
  * scheduler thread, inside the cycle (so the outcome is committed with the
  * cycle).  A finished run is queued for gsd_exec_forget, which gsd_act
@@ -27,6 +34,38 @@ static void task_put(gsd_sched *g, int64_t job, int run, int idx, const char *ha
     }
     g->tput[g->ntput++] =
         (gsd_taskput){job, run, idx, gsd_xstrdup(handle), code, gsd_xstrdup(gpus)};
+}
+
+/* A run the executor could not start (ev->launch_failed): requeue the job, or fail it at its
+ * last attempt.  1 when handled. */
+static int launch_failed(gsd_sched *g, const gs_job *j, gsd_jobx *x, const gsd_xev *ev, gs_time now)
+{
+    char why[400];
+    const char *msg = ev->msg ? ev->msg : "the task could not be started";
+    if (ev->launch_failed == GSD_XLAUNCH_NODE) {
+        /* the node cannot launch anything: not this job's fault, and not worth another
+         * try until the nodes are back (gsd_drain stops new starts) */
+        gsd_drain(g, msg, now);
+        snprintf(why, sizeof why, "launch failed on a drained node (not counted): %s", msg);
+        const char *r = gsd_intern(g, why);
+        gs_engine_preempt(g->e, j, r);
+        gs_engine_task_exited(g->e, j, ev->exit_code, r, now);
+        return 1;
+    }
+    x->launch_failures++;
+    int max = g->sh.o.launch_attempts > 0 ? g->sh.o.launch_attempts : 1;
+    if (x->launch_failures < max) {
+        snprintf(why, sizeof why, "launch failed (attempt %d of %d): task %d: %s: requeued",
+                 x->launch_failures, max, ev->failed_task, msg);
+        const char *r = gsd_intern(g, why);
+        gs_engine_preempt(g->e, j, r);
+        gs_engine_task_exited(g->e, j, ev->exit_code, r, now);
+        return 1;
+    }
+    snprintf(why, sizeof why, "launch failed %d time%s (--launch-attempts %d): task %d: %s",
+             x->launch_failures, x->launch_failures == 1 ? "" : "s", max, ev->failed_task, msg);
+    gs_engine_task_exited(g->e, j, ev->exit_code ? ev->exit_code : 126, gsd_intern(g, why), now);
+    return 1;
 }
 
 static void finalize_run(gsd_sched *g, const gs_job *j, const gsd_xev *ev, gs_time now)
@@ -72,6 +111,7 @@ static void finalize_run(gsd_sched *g, const gs_job *j, const gsd_xev *ev, gs_ti
         gs_engine_task_exited(g->e, j, ev->exit_code, r, now);
         return;
     }
+    if (ev->launch_failed && launch_failed(g, j, x, ev, now)) return;
     if (x->stop == GSD_STOP_TIMEOUT) {
         char lim[32];
         gsd_format_duration(x->spec.time_limit, lim, sizeof lim);
@@ -106,7 +146,7 @@ void gsd_on_xev(void *ud, const gsd_xev *ev)
         break;
     case GSD_X_TASK_EXITED:
         task_put(g, ev->job_id, ev->run, ev->task, ev->handle, ev->exit_code, NULL);
-        if (ev->msg && ev->exit_code >= 126 && ev->exit_code <= 127 && !ev->handle) {
+        if (ev->launch_failed) {
             g->m.launch_failures++;
             gsd_push_rec(g, GSD_EV_LAUNCH_FAIL, j->slot, now, "task %d: %s", ev->task, ev->msg);
         } else {

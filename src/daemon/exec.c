@@ -59,6 +59,12 @@ unsigned gsd_exec_mech_unsupported(const gsd_exec_ops *ops)
     return m;
 }
 
+int gsd_exec_check(gsd_exec *x, char *why, size_t cap)
+{
+    if (cap) why[0] = '\0';
+    return x->ops->check ? x->ops->check(x->b, why, cap) : 0;
+}
+
 int gsd_exec_create(const char *name, const gsd_exec_conf *conf, gsd_exec **out, gs_diag *d)
 {
     *out = NULL;

@@ -15,7 +15,13 @@
  *    turns it into engine calls on its scheduler thread);
  *  - a launch that cannot start a task reports it as exited (code 126/127
  *    with a message) at the next poll: launching never fails half-way
- *    silently;
+ *    silently; such an exit carries launch_failed (GSD_XLAUNCH_*), which
+ *    tells the backend's own failure to start the command (the job's:
+ *    workdir, command not executable; the node's: its state directory cannot
+ *    be written) from the command's own exit codes, which never carry it;
+ *  - check (optional) says whether the backend can launch at all now (e.g.
+ *    its state directory is writable): the daemon drains the nodes while it
+ *    cannot and asks again periodically;
  *  - stop = graceful stop (SIGTERM or the backend's equivalent), then a hard
  *    kill once the grace period is over (reported as GSD_X_KILLED);
  *  - a run stays registered until gsd_exec_forget(), which the daemon calls
@@ -75,6 +81,14 @@ typedef enum gsd_xev_kind {
     GSD_X_RUN_DONE,     /* every task of the run is gone: exit_code, lost, killed */
 } gsd_xev_kind;
 
+/* Why a task could not be started (gsd_xev.launch_failed). */
+enum {
+    GSD_XLAUNCH_NONE = 0, /* it started (its exit code is the command's) */
+    GSD_XLAUNCH_JOB = 1,  /* this job's launch failed: workdir, command cannot be executed, fork */
+    GSD_XLAUNCH_NODE = 2, /* the node cannot launch anything: its run or log directory cannot be
+                             created (read-only, full, permissions) */
+};
+
 typedef struct gsd_xev {
     gsd_xev_kind kind;
     int64_t job_id;
@@ -86,6 +100,7 @@ typedef struct gsd_xev {
     int lost;           /* the task ended without a known exit status */
     int never_started;  /* RUN_DONE after recovery: no task was ever started */
     int killed;         /* the hard kill was needed */
+    int launch_failed;  /* TASK_EXITED: GSD_XLAUNCH_*; RUN_DONE: the worst of its tasks' */
     const char *gpus;   /* TASK_STARTED: the task's GPUs */
     const char *msg;    /* human explanation, may be NULL */
 } gsd_xev;
@@ -160,7 +175,8 @@ typedef struct gsd_exec_ops {
     int (*sweep)(void *b, void (*log)(void *ud, const char *msg), void *ud);
     void (*log_path)(const void *b, int64_t job_id, int task, char *buf, size_t cap);
     int (*log_open)(const void *b, int64_t job_id, int task, int *fd);
-    int64_t (*task_pid)(const char *handle); /* -1 if none */
+    int64_t (*task_pid)(const char *handle);      /* -1 if none */
+    int (*check)(void *b, char *why, size_t cap); /* optional; see gsd_exec_check */
 } gsd_exec_ops;
 
 /* The registry: a backend by name (NULL if unknown); names "local, ..." for messages. */
@@ -236,6 +252,12 @@ int gsd_exec_recover(gsd_exec *x, int64_t job_id, int run, int ntasks, gs_time n
  * without GSD_XCAP_ADOPT.
  */
 int gsd_exec_sweep(gsd_exec *x, void (*log)(void *ud, const char *msg), void *ud);
+
+/*
+ * Can the backend launch tasks now (its state directory is writable, ...)?  0, or GS_EIO
+ * with the reason in why.  A backend without a check hook: always 0.
+ */
+int gsd_exec_check(gsd_exec *x, char *why, size_t cap);
 
 /* Thread-safe: the log file of a task (does not check that it exists). */
 void gsd_exec_log_path(const gsd_exec *x, int64_t job_id, int task, char *buf, size_t cap);

@@ -23,7 +23,9 @@
  *
  * Files (under the state directory, made absolute at create):
  *   runs/JOB.RUN/task-I.pid       "PID STARTTIME" of task I's shim
- *   runs/JOB.RUN/task-I.status    its exit code, written by the shim ("running" until then)
+ *   runs/JOB.RUN/task-I.status    its exit code, written by the shim ("running" until then):
+ *                                 "CODE", or "CODE launch MESSAGE" when the command could
+ *                                 not be started at all (not the command's own code)
  * and under the log directory (gsd_exec_conf.log_dir; without one, the state directory's
  * logs/; a log that is not there is read from the state directory's logs/, where logs were
  * kept before the log directory moved out):
@@ -129,6 +131,7 @@ typedef struct xtask {
     int exit_code;
     int lost;
     int reported;
+    int launch; /* GSD_XLAUNCH_*: the task could not be started (not the command's own code) */
     char *gpus;
     char *cg; /* the task's cgroup directory, NULL without cgroups */
     char msg[256];
@@ -648,6 +651,17 @@ static int as_write_pidfile(const char *tmp, const char *final)
     return -1;
 }
 
+/* The status file of a task whose command could not be started (the child, before the shim
+ * runs): "CODE launch MESSAGE". */
+static void as_launch_status(const char *path, const char *line)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) return;
+    ssize_t w = write(fd, line, strlen(line));
+    (void)w;
+    close(fd);
+}
+
 static void as_close_from(int lo)
 {
 #ifdef SYS_close_range
@@ -821,6 +835,7 @@ static void task_fail(xtask *t, int code, const char *fmt, ...)
     va_end(ap);
     t->state = TS_DONE;
     t->exit_code = code;
+    t->launch = GSD_XLAUNCH_JOB; /* callers of node-wide failures say GSD_XLAUNCH_NODE */
 }
 
 static void stamp(char *buf, size_t cap, gs_time now)
@@ -897,11 +912,16 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         }
         if (!dir_ok) {
             task_fail(t, 126, "cannot create run directory '%s': %s", dir, strerror(dir_errno));
+            t->launch = GSD_XLAUNCH_NODE;
             continue;
         }
         if (jdfd < 0) {
             task_fail(t, 126, "cannot prepare the job's directory '%s': %s", logdir,
                       strerror(jd_errno));
+            /* a log directory that is read-only or full is the node's failure */
+            if (jd_errno == EROFS || jd_errno == ENOSPC || jd_errno == EDQUOT ||
+                jd_errno == EACCES || jd_errno == EIO)
+                t->launch = GSD_XLAUNCH_NODE;
             continue;
         }
         if (!wd_ok) {
@@ -923,8 +943,12 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         snprintf(statf, sizeof statf, "%s/task-%d.status", dir, i);
         int logfd = log_openat(jdfd, i, 1, acct.uid, acct.gid);
         if (logfd < 0) {
+            int oe = errno;
             task_fail(t, 126, "cannot open log '%s': %s", log,
-                      errno == EPERM ? "not a regular file of the job's own" : strerror(errno));
+                      oe == EPERM ? "not a regular file of the job's own" : strerror(oe));
+            /* the log directory cannot be written: the node's failure (a log that is not the
+             * job's own regular file is the job's) */
+            if (oe != EPERM) t->launch = GSD_XLAUNCH_NODE;
             continue;
         }
         int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -984,7 +1008,10 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
                 (void)w;
                 _exit(126);
             }
-            if (wd && chdir(wd) != 0) _exit(126);
+            if (wd && chdir(wd) != 0) {
+                as_launch_status(statf, "126 launch cannot enter the workdir\n");
+                _exit(126);
+            }
             struct sigaction dfl;
             memset(&dfl, 0, sizeof dfl);
             dfl.sa_handler = SIG_DFL;
@@ -996,6 +1023,7 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
             static const char msg[] = "gsched: cannot start the task shim\n";
             ssize_t w = write(2, msg, sizeof msg - 1);
             (void)w;
+            as_launch_status(statf, "127 launch cannot start the task shim\n");
             _exit(127);
         }
         int fork_errno = errno;
@@ -1113,14 +1141,24 @@ static gs_time local_poll_within(const void *b)
     return x->n ? 500 * GS_MSEC : GS_TIME_MAX;
 }
 
-static int read_status(const char *path, int *code)
+/* A status file: "CODE", or "CODE launch MESSAGE" (the command could not be started: *launch
+ * = 1 and the message in msg).  0, or -1 when there is none (yet). */
+static int read_status(const char *path, int *code, int *launch, char *msg, size_t cap)
 {
     FILE *f = fopen(path, "re");
     if (!f) return -1;
-    int c, ok = fscanf(f, "%d", &c) == 1;
+    char line[512];
+    int c, ok = fgets(line, sizeof line, f) && sscanf(line, "%d", &c) == 1;
     fclose(f);
     if (!ok) return -1;
     *code = c;
+    *launch = 0;
+    const char *p = strstr(line, " launch ");
+    if (p) {
+        *launch = 1;
+        p += strlen(" launch ");
+        snprintf(msg, cap, "%.*s", (int)strcspn(p, "\n"), p);
+    }
     return 0;
 }
 
@@ -1136,6 +1174,35 @@ static int wait_code(int st)
     if (WIFEXITED(st)) return WEXITSTATUS(st);
     if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
     return 255;
+}
+
+/* A child that exited 126 or 127: did it start the command at all?  Its status file says so
+ * ("CODE launch MESSAGE", written by the forked child or the shim); the command's own 126 /
+ * 127 has no such mark. */
+static void launch_status(const xlocal *x, const xrun *r, int k, xtask *t)
+{
+    if (t->exit_code != 126 && t->exit_code != 127) return;
+    char sp[PATH_MAX], msg[sizeof t->msg];
+    status_path(x, r, k, sp, sizeof sp);
+    int code, launch;
+    if (read_status(sp, &code, &launch, msg, sizeof msg) == 0) {
+        if (launch && code == t->exit_code) {
+            t->launch = GSD_XLAUNCH_JOB;
+            snprintf(t->msg, sizeof t->msg, "%s", msg);
+        }
+        return;
+    }
+    /* no status at all and no pid file: the child could not write its pid file (the first
+     * thing it does) and did not start the task - the state directory is full or read-only */
+    char dir[PATH_MAX], pidf[PATH_MAX + 32];
+    struct stat stb;
+    run_dir(x, r->job_id, r->run, dir, sizeof dir);
+    snprintf(pidf, sizeof pidf, "%s/task-%d.pid", dir, k);
+    if (t->exit_code == 126 && stat(pidf, &stb) != 0) {
+        t->launch = GSD_XLAUNCH_NODE;
+        snprintf(t->msg, sizeof t->msg,
+                 "cannot write the task's pid file in '%s' (disk full or not writable)", dir);
+    }
 }
 
 static void local_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
@@ -1154,6 +1221,7 @@ static void local_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
                     if (WIFSIGNALED(st))
                         snprintf(t->msg, sizeof t->msg, "task shim killed by signal %d",
                                  WTERMSIG(st));
+                    launch_status(x, r, k, t);
                     /* leftovers of the task (background processes) go with it */
                     kill((pid_t)-pid, SIGKILL);
                     task_gone(x, r, t);
@@ -1169,9 +1237,10 @@ static void local_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
             if (t->state != TS_RUN || t->child || alive(t->pid, t->ticks)) continue;
             char sp[PATH_MAX];
             status_path(x, r, k, sp, sizeof sp);
-            int code;
-            if (read_status(sp, &code) == 0) {
+            int code, launch;
+            if (read_status(sp, &code, &launch, t->msg, sizeof t->msg) == 0) {
                 t->exit_code = code;
+                if (launch) t->launch = GSD_XLAUNCH_JOB;
             } else {
                 t->exit_code = 137;
                 t->lost = 1;
@@ -1208,6 +1277,7 @@ static void local_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
                               .exit_code = t->exit_code,
                               .failed_task = -1,
                               .lost = t->lost,
+                              .launch_failed = t->launch,
                               .msg = t->msg[0] ? t->msg : NULL};
                 fn(ud, &ev);
             }
@@ -1239,10 +1309,11 @@ static void local_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
         }
         if (!running && !r->done_reported) {
             r->done_reported = 1;
-            int lost = 0;
+            int lost = 0, launch = GSD_XLAUNCH_NONE;
             const char *msg = NULL;
             for (int k = 0; k < r->ntasks; k++) {
                 lost |= r->t[k].lost;
+                if (r->t[k].launch > launch) launch = r->t[k].launch;
                 if (!msg && r->t[k].msg[0] && (r->t[k].exit_code || r->t[k].lost))
                     msg = r->t[k].msg;
             }
@@ -1256,6 +1327,7 @@ static void local_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
                               .lost = lost,
                               .never_started = r->never_started,
                               .killed = r->killed,
+                              .launch_failed = launch,
                               .msg = msg};
                 fn(ud, &ev);
             }
@@ -1391,7 +1463,7 @@ static int local_recover(void *b, int64_t job_id, int run, int ntasks, gs_time n
             sleep_ms(50);
             got = read_pidfile(pidf, &pid, &ticks) == 0;
         }
-        int code;
+        int code, launch;
         if (got && alive(pid, ticks)) {
             t->pid = pid;
             t->ticks = ticks;
@@ -1404,8 +1476,9 @@ static int local_recover(void *b, int64_t job_id, int run, int ntasks, gs_time n
             t->pid = got ? pid : 0;
             t->ticks = got ? ticks : 0;
             t->state = TS_DRAIN;
-            if (read_status(statf, &code) == 0) {
+            if (read_status(statf, &code, &launch, t->msg, sizeof t->msg) == 0) {
                 t->exit_code = code;
+                if (launch) t->launch = GSD_XLAUNCH_JOB;
             } else {
                 t->exit_code = 137;
                 t->lost = 1;
@@ -1414,11 +1487,12 @@ static int local_recover(void *b, int64_t job_id, int run, int ntasks, gs_time n
                          "in its cgroup was killed");
             }
             (*nalive)++;
-        } else if (read_status(statf, &code) == 0) {
+        } else if (read_status(statf, &code, &launch, t->msg, sizeof t->msg) == 0) {
             t->pid = got ? pid : 0;
             t->ticks = got ? ticks : 0; /* its handle stays the one it started with */
             t->state = TS_DONE;
             t->exit_code = code;
+            if (launch) t->launch = GSD_XLAUNCH_JOB;
             (*nexited)++;
         } else {
             t->state = TS_DONE;
@@ -1552,6 +1626,34 @@ int64_t gsd_local_handle_pid(const char *handle)
     return pid;
 }
 
+/* Can tasks be launched here: do runs/ and logs/ take a new directory and a written file
+ * (not read-only, not full, permitted)?  The daemon drains the nodes while they do not. */
+static int local_check(void *b, char *why, size_t cap)
+{
+    xlocal *x = b;
+    const char *dirs[] = {x->runs, x->logs};
+    for (int i = 0; i < 2; i++) {
+        char p[PATH_MAX], f[PATH_MAX + 8];
+        snprintf(p, sizeof p, "%s/.check-%ld", dirs[i], (long)getpid());
+        snprintf(f, sizeof f, "%s/probe", p);
+        if (mkdir_p(dirs[i]) || (mkdir(p, 0700) != 0 && errno != EEXIST)) {
+            snprintf(why, cap, "cannot create a directory in '%s': %s", dirs[i], strerror(errno));
+            return GS_EIO;
+        }
+        int fd = open(f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        int ok = fd >= 0 && write(fd, "x", 1) == 1;
+        int e = errno;
+        if (fd >= 0) close(fd);
+        unlink(f);
+        rmdir(p);
+        if (!ok) {
+            snprintf(why, cap, "cannot write a file in '%s': %s", dirs[i], strerror(e));
+            return GS_EIO;
+        }
+    }
+    return 0;
+}
+
 const gsd_exec_ops gsd_exec_local = {
     .name = "local",
     .desc = "every task a process tree on this machine, under a shim; survives daemon restarts",
@@ -1573,6 +1675,7 @@ const gsd_exec_ops gsd_exec_local = {
     .log_path = local_log_path,
     .log_open = local_log_open,
     .task_pid = gsd_local_handle_pid,
+    .check = local_check,
 };
 
 /* ---- the shim ------------------------------------------------------------------------------- */
@@ -1617,13 +1720,17 @@ static void shim_status_reserve(const char *status)
 
 /* Write the exit code: a new file renamed over the old one; if that fails, over the placeholder
  * in place (one 16-byte write at offset 0). */
-static void shim_status_write(const char *status, int code)
+static void shim_status_write(const char *status, int code, const char *launch_why)
 {
     char tmp[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s.tmp", status);
     FILE *f = fopen(tmp, "we");
     if (f) {
-        fprintf(f, "%d\n", code);
+        /* "CODE launch WHY": the command could not be started (a launch failure, exec.h) */
+        if (launch_why)
+            fprintf(f, "%d launch %s\n", code, launch_why);
+        else
+            fprintf(f, "%d\n", code);
         int ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
         ok = fclose(f) == 0 && ok;
         if (ok && rename(tmp, status) == 0) return;
@@ -1867,9 +1974,18 @@ int gsd_shim_main(int argc, char **argv)
     gsd_logpump lp;
     int pw = -1;
     int piped = gsd_logpump_open(&lp, 1, (int64_t)log_cap, &pw) == 0;
+    /* the command's exec error comes back through a close-on-exec pipe: end of file = it
+     * runs; an errno = it could not be started (a launch failure, not its own exit code) */
+    int ep[2];
+    int have_ep = pipe(ep) == 0; /* the shim is single-threaded: no race before FD_CLOEXEC */
+    if (have_ep) {
+        fcntl(ep[0], F_SETFD, FD_CLOEXEC);
+        fcntl(ep[1], F_SETFD, FD_CLOEXEC);
+    }
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "gsched: fork failed: %s\n", strerror(errno));
+        shim_status_write(status, 126, "fork failed");
         return 126;
     }
     if (pid == 0) {
@@ -1884,12 +2000,35 @@ int gsd_shim_main(int argc, char **argv)
             dup2(pw, 1);
             dup2(pw, 2);
         }
+        if (have_ep) close(ep[0]);
         int dc = shim_drop_privileges(&cred);
-        if (dc) _exit(dc);
+        if (dc) {
+            /* could not become the job's user or enter its workdir as that user: a launch
+             * failure too (-errno through the pipe; the details are in the log) */
+            int e = -(errno ? errno : EPERM);
+            if (have_ep) {
+                ssize_t w = write(ep[1], &e, sizeof e);
+                (void)w;
+            }
+            _exit(dc);
+        }
         execvp(argv[i], argv + i);
         int e = errno;
+        if (have_ep) {
+            ssize_t w = write(ep[1], &e, sizeof e);
+            (void)w;
+        }
         fprintf(stderr, "gsched: cannot run '%s': %s\n", argv[i], strerror(e));
         _exit(e == ENOENT ? 127 : 126);
+    }
+    int exec_errno = 0;
+    if (have_ep) {
+        close(ep[1]);
+        ssize_t n;
+        while ((n = read(ep[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+        }
+        if (n != (ssize_t)sizeof exec_errno) exec_errno = 0;
+        close(ep[0]);
     }
     if (piped) close(pw);
     int st = shim_wait_command(pid, piped ? &lp : NULL), code = wait_code(st);
@@ -1903,7 +2042,13 @@ int gsd_shim_main(int argc, char **argv)
         gsd_logpump_drain(&lp, shim_got_term ? 1000 : 500);
         gsd_logpump_close(&lp);
     }
-    shim_status_write(status, code);
+    char why[300];
+    if (exec_errno < 0)
+        snprintf(why, sizeof why, "cannot start the task as the job's user: %s",
+                 strerror(-exec_errno));
+    else if (exec_errno)
+        snprintf(why, sizeof why, "cannot run '%s': %s", argv[i], strerror(exec_errno));
+    shim_status_write(status, code, exec_errno ? why : NULL);
     if (WIFSIGNALED(st))
         printf("=== gsched: task killed by signal %d (exit code %d) ===\n", WTERMSIG(st), code);
     else

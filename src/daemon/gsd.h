@@ -112,6 +112,7 @@ typedef struct gsd_nview {
     const char *name;
     int32_t gpus, alloc, down, gpu_lo, gpu_hi;
     int32_t cpus, free_cpus, mem_mb, free_mem_mb;
+    const char *drain; /* drained: why no new job starts here (interned); NULL = in service */
 } gsd_nview;
 
 typedef struct gsd_gview {

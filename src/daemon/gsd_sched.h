@@ -21,6 +21,7 @@
  *   snapshot.c  views, publishing, queue positions
  *   recovery.c  restart recovery
  *   disk.c      the default log directory
+ *   drain.c     nodes drained while the executor cannot launch; periodic re-check
  *   jobs.c      per-job state: the gsd_jobx array, dirty rows, view chunks, records
  *   util.c      logging, clocks, interning, allocation that aborts
  *   metrics.c   metrics primitives and the Prometheus text (gsd.h only)
@@ -43,6 +44,8 @@ typedef struct gsd_jobx {
     const char *last_reason;    /* interned: reason of the last record */
     int exit_code;              /* last RUN_DONE exit code, INT32_MIN if none */
     int lost_requeues;          /* requeues because tasks were lost */
+    int launch_failures;        /* runs the executor could not start (GSD_XLAUNCH_JOB), since the
+                                   daemon started: FAILED at gsd_opts.launch_attempts */
     int8_t cat;                 /* counted in its VC as 0 nothing, 1 pending, 2 holding GPUs */
     int8_t seen;                /* state counted in live_states, -1 none */
     int8_t inrun;               /* in g->runv */
@@ -131,8 +134,12 @@ typedef struct gsd_sched {
     size_t ncyc;
     uint64_t cycle_no;
     int fatal;
-    size_t meta_njobs; /* jobs when next_id was last written */
-    int64_t *forget;   /* runs to forget after the commit */
+    /* drain.c: the executor cannot launch (state directory not writable): every node drained */
+    int drained, drain_checked;
+    char drain_why[256]; /* the executor's reason while drained */
+    gs_time drain_next;  /* next re-check while drained */
+    size_t meta_njobs;   /* jobs when next_id was last written */
+    int64_t *forget;     /* runs to forget after the commit */
     size_t nforget, capforget;
     /* changes not yet committed (commit.c): jobs INSERTed since the last commit, re-INSERTed
      * by a retry in read-only mode */
@@ -225,5 +232,15 @@ char *gsd_default_log_dir(gsd_store *st, const char *db, gs_diag *d);
 
 /* recovery.c */
 int gsd_recover(gsd_sched *g, gs_diag *d);
+
+/* drain.c */
+/* The executor cannot launch anything (why): drain every node (jobs running there keep
+ * running; nothing new starts) until gsd_drain_recheck finds it can again. */
+void gsd_drain(gsd_sched *g, const char *why, gs_time now);
+/* While drained, every GSD_DRAIN_RECHECK: ask the executor (gsd_exec_check) and return the
+ * nodes to service when it can launch again.  Called every cycle; cheap otherwise.  Returns
+ * the next instant it wants a cycle (GS_TIME_MAX when not drained). */
+gs_time gsd_drain_recheck(gsd_sched *g, gs_time now);
+#define GSD_DRAIN_RECHECK (5 * GS_SEC)
 
 #endif

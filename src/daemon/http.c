@@ -932,6 +932,7 @@ static enum MHD_Result h_cancel(hctx *h, const char *ids, const char *sub)
 
 static const char *node_state(const gsd_nview *n)
 {
+    if (n->drain) return n->alloc ? "draining" : "drained"; /* jobs running there go on */
     if (n->down == n->gpus) return "down";
     if (n->alloc == 0) return n->down ? "degraded" : "idle";
     if (n->alloc + n->down >= n->gpus) return "allocated";
@@ -947,6 +948,7 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
     json_object_set_new(o, "allocated", json_integer(n->alloc));
     json_object_set_new(o, "free", json_integer(n->gpus - n->alloc - n->down));
     json_object_set_new(o, "down", json_integer(n->down));
+    json_object_set_new(o, "reason", n->drain ? json_string(n->drain) : json_null());
     if (n->cpus) {
         json_object_set_new(o, "cpus", json_integer(n->cpus));
         json_object_set_new(o, "free_cpus", json_integer(n->free_cpus));
@@ -977,9 +979,10 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
             json_array_append_new(gl,
                                   json_pack("{s:i,s:i,s:s,s:s,s:o}", "index", gi, "local",
                                             gv->local, "type", gv->type, "state",
-                                            gv->down       ? "down"
-                                            : gv->job >= 0 ? "allocated"
-                                                           : "idle",
+                                            gv->down && n->drain ? "drained"
+                                            : gv->down           ? "down"
+                                            : gv->job >= 0       ? "allocated"
+                                                                 : "idle",
                                             "job", visible ? json_integer(gv->job) : json_null()));
     }
     json_object_set_new(o, "gpu_types", types);

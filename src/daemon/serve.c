@@ -92,6 +92,7 @@ void gsd_opts_init(gsd_opts *o)
     o->max_body = 1024 * 1024;
     o->log_cap = GSD_DEFAULT_LOG_CAP;
     o->max_connections = 256;
+    o->launch_attempts = 3;
     o->placement = GS_PLACE_CONSOLIDATE;
     o->cgroup = "auto";
 }

@@ -229,12 +229,15 @@ void gsd_publish(gsd_sched *g, gs_time now)
         v->free_cpus = nd->free_cpus;
         v->mem_mb = nd->mem_mb;
         v->free_mem_mb = nd->free_mem_mb;
+        v->drain = g->drained ? gsd_intern(g, g->drain_why) : NULL;
         for (int gi = nd->gpu_lo; gi < nd->gpu_hi; gi++) {
             const gs_gpu *gp = gs_cluster_gpu(g->c, gi);
             gsd_gview *gv = &s->gpus[gi];
             gv->node = (int32_t)n;
             gv->local = gp->local;
-            gv->down = gp->down || nd->down;
+            /* unavailable and idle (a drained node's GPUs that jobs still hold count as
+             * allocated: they run on) */
+            gv->down = (gp->down || nd->down) && gp->owner < 0;
             gv->type = gs_cluster_gpu_type_name(g->c, gp->type);
             gv->job = gp->owner >= 0 ? gs_engine_job(g->e, (size_t)gp->owner)->id : -1;
             if (gp->owner >= 0) v->alloc++;
