@@ -28,10 +28,10 @@ else
 fi
 if [ -z "$mode" ]; then echo "SKIP: root without permission to bind-mount (container without CAP_SYS_ADMIN)"; exit 77; fi
 
-# break DIR: make runs/ and logs/ of the state directory unwritable; fix: undo
+# brk: make the state directory's runs/ and the log directory unwritable; fix: undo
 brk() {
   local d
-  for d in "$1/runs" "$1/logs"; do
+  for d in "$st/runs" "$DDIR/logs"; do
     if [ $mode = bind ]; then
       mount --bind "$d" "$d" && MOUNTS="$d $MOUNTS" && mount -o remount,bind,ro "$d"
     else
@@ -40,7 +40,7 @@ brk() {
   done
 }
 fix() {
-  if [ $mode = bind ]; then cleanup_mounts; else chmod 0700 "$1/runs" "$1/logs"; fi
+  if [ $mode = bind ]; then cleanup_mounts; else chmod 0700 "$st/runs" "$DDIR/logs"; fi
 }
 logged() {
   for _ in $(seq "${2:-100}"); do grep -Eq -- "$1" "$DDIR/daemon.log" && return 0; sleep 0.1; done
@@ -53,7 +53,7 @@ d_start dr --cluster 1x2 --launch-attempts 2 || exit 1
 st=$DDIR/gsched.d
 run=$(gsub -g 1 --name running -- sleep 300)
 check "a job runs before the breakage" wait_state "$run" RUNNING 20
-brk "$st"
+brk
 j=$(gsub -g 1 --name victim -- true)
 check "the node is drained after the failed launch" logged "draining every node" 100
 check "the job whose launch hit it is back in the queue" wait_state "$j" PENDING 10
@@ -67,7 +67,7 @@ check "gsched nodes says draining" nodes_say "draining"
 check "gsched nodes gives the reason" nodes_say "REASON.*|cannot create (run )?director"
 check "the API gives the reason" sh -c "curl -s '$SERVER/v1/nodes' | grep -q '\"reason\": *\"cannot create'"
 check "the health endpoint counts no free GPU" sh -c "curl -s '$SERVER/v1/health' | grep -q '\"free\": *0'"
-fix "$st"
+fix
 check "the re-check brings the nodes back (logged)" logged "can launch tasks again" 150
 check "the waiting job runs once the directory is writable" wait_state "$j" DONE 20
 check "nodes no longer drained" sh -c "! '$bin' nodes --server '$SERVER' | grep -q drain"
@@ -76,7 +76,7 @@ check "the running job ended normally" wait_state "$run" CANCELLED 20
 check "SIGTERM stops cleanly" d_stop
 
 # a daemon started on an unwritable state directory starts drained, and recovers
-brk "$st"
+brk
 : > "$DDIR/daemon.log"
 d_start dr --cluster 1x2 || exit 1
 check "started drained" logged "draining every node" 100
@@ -85,7 +85,7 @@ j2=$(gsub -g 1 --name later -- true)
 sleep 1
 check "nothing starts while drained" [ "$(state "$j2")" = PENDING ]
 check "no launch attempted" [ "$(count "$(events "$j2")" launch-failed)" -eq 0 ]
-fix "$st"
+fix
 check "back in service" logged "can launch tasks again" 150
 check "the job runs" wait_state "$j2" DONE 20
 check "SIGTERM stops cleanly" d_stop
