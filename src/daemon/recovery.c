@@ -8,6 +8,10 @@
  * processes found again through the executor (gsd_exec_recover) when it
  * declares GSD_XCAP_ADOPT, and requeued when its tasks die with the daemon;
  * tasks that were lost requeue the job; SUSPENDED jobs are killed and requeued;
+ * a RUNNING job that can never run on this cluster (the daemon restarted on a
+ * smaller one) has its tasks killed and is resubmitted, so that the engine's
+ * arrival rule rejects it with the reason, as it does pending ones - no job
+ * waits forever for GPUs that no longer exist, blocking the queue;
  * processes no job claims are killed (gsd_exec_sweep).  The result is
  * committed before any process is started; what is signalled right after
  * (SIGCONT, a stop's SIGTERM again) is what the database already says.  A
@@ -36,7 +40,7 @@ typedef struct rctx {
     gsd_sched *g;
     gs_time now;
     int64_t max_id;
-    size_t pending, adopted, requeued, failed;
+    size_t pending, adopted, requeued, failed, never;
     restop *stops;
     size_t nstops, capstops;
 } rctx;
@@ -67,6 +71,18 @@ static int parse_alloc(const char *s, int **out, int *n)
     }
     *out = v;
     return 0;
+}
+
+/* 1 when the job can never run on this cluster (the engine's probe: no placement on the empty
+ * cluster, or the policy's arrival rule), with the reason in why. */
+static int never_fits(gsd_sched *g, const gs_job_spec *js, char *why, size_t cap)
+{
+    gs_probe p;
+    memset(&p, 0, sizeof p);
+    int never = gs_engine_probe(g->e, js, &p) == 0 && p.verdict == GS_PROBE_NEVER;
+    if (never) snprintf(why, cap, "%s", p.reason);
+    gs_probe_release(&p);
+    return never;
 }
 
 static int recover_row(void *ud, gsd_jobrow *r)
@@ -101,6 +117,7 @@ static int recover_row(void *ud, gsd_jobrow *r)
     const gs_job *j = NULL;
     int adopted = 0, alive = 0, exited = 0, lost = 0;
     const char *requeue_why = NULL;
+    char never[256], never_why[400];
     if (st == GS_JOB_PENDING) {
         if (gs_engine_submit(g->e, &js, rc->now, &j, &d)) j = NULL;
         rc->pending++;
@@ -121,6 +138,24 @@ static int recover_row(void *ud, gsd_jobrow *r)
         requeue_why = "the daemon restarted and its executor cannot find running tasks again: "
                       "the job is requeued";
         rc->requeued++;
+    } else if (never_fits(g, &js, never, sizeof never)) {
+        /* restarted on a smaller (or different) cluster where this job can never run: adopting
+         * it would fail and leave it pending forever, ahead of jobs that fit.  Its tasks are
+         * killed and it is submitted again, so the engine's arrival rule rejects it with the
+         * reason ("needs 8 GPUs but the cluster has 4") at the first cycle */
+        gsd_exec_recover(g->x, r->id, r->runs, js.ntasks, rc->now, &alive, &exited, &lost);
+        gsd_exec_kill_now(g->x, r->id);
+        gsd_exec_forget(g->x, r->id);
+        gsd_log("job %lld: can never run on this cluster (%s): its tasks are killed and it is "
+                "rejected",
+                (long long)r->id, never);
+        if (gs_engine_submit(g->e, &js, rc->now, &j, &d)) j = NULL;
+        snprintf(never_why, sizeof never_why,
+                 "the daemon restarted on a cluster where the job can never run (%s): its tasks "
+                 "were killed",
+                 never);
+        requeue_why = never_why;
+        rc->never++;
     } else {
         int *gpus = NULL, n = 0;
         int pa = parse_alloc(r->alloc, &gpus, &n);
@@ -272,9 +307,9 @@ int gsd_recover(gsd_sched *g, gs_diag *d)
     if (!ro) g->nrecs = 0; /* else pending: written, then acted on, by the retry */
     for (int s = 0; s < GS_JOB_NSTATES; s++)
         if (!gs_job_state_final((gs_job_state)s)) g->final_counts[s] = 0;
-    if (rc.pending || rc.adopted || rc.requeued || killed || rc.failed)
-        gsd_log("recovered %zu pending and %zu running job(s) (%zu requeued, %zu unreadable); "
-                "killed %d orphaned task(s)",
-                rc.pending, rc.adopted, rc.requeued, rc.failed, killed);
+    if (rc.pending || rc.adopted || rc.requeued || killed || rc.failed || rc.never)
+        gsd_log("recovered %zu pending and %zu running job(s) (%zu requeued, %zu unreadable, "
+                "%zu that can never run on this cluster); killed %d orphaned task(s)",
+                rc.pending, rc.adopted, rc.requeued, rc.failed, rc.never, killed);
     return 0;
 }

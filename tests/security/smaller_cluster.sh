@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Issue 11 item 9: after a restart on a smaller cluster, a running job that no longer fit was
+# requeued as pending forever and blocked fifo ("Priority" while GPUs were free).  Now a job
+# that can never run on the new cluster - running or pending when the daemon stopped - ends
+# REJECTED with the reason ("needs 8 GPUs but the cluster has 4"), logged; the running one's
+# tasks are killed; and the jobs that fit run at once.
+# usage: smaller_cluster.sh GSCHED_BIN SOURCE_DIR
+set -u
+bin=$1 src=$2
+tmp=$(mktemp -d)
+. "$src/tests/e2e/lib/daemon.sh"
+
+logged() {
+  for _ in $(seq 100); do grep -Eq -- "$1" "$DDIR/daemon.log" && return 0; sleep 0.1; done
+  return 1
+}
+printf 'name: big\ntasks: 2\ngpus: 4\ncommand: sleep 300\n' > "$tmp/big.yaml"
+
+d_start sc --cluster 2x4 || exit 1
+big=$(gsub "$tmp/big.yaml")
+check "the 8-GPU job runs on the 2x4 cluster" wait_state "$big" RUNNING 20
+pend=$(gsub "$tmp/big.yaml")
+small=$(gsub -g 1 --name small -- true)
+check "a second 8-GPU job waits" wait_state "$pend" PENDING 10
+pids=$(cat "$DDIR"/gsched.d/runs/"$big".*/task-*.pid 2>/dev/null | cut -d' ' -f1)
+check "the running job's tasks are known" [ -n "$pids" ]
+check "graceful stop (tasks keep running)" d_stop
+
+# restart on a smaller cluster: 4 GPUs
+d_start sc --cluster 1x4 || exit 1
+check "the running job that no longer fits is rejected" wait_state "$big" REJECTED 20
+r=$(field "$big" Reason)
+check "with the reason ($r)" contains "$r" "needs 8 GPUs but the cluster has 4"
+check "the pending job that no longer fits is rejected" wait_state "$pend" REJECTED 20
+check "the small job is not blocked: it runs" wait_state "$small" DONE 20
+gone() {
+  local p
+  for _ in $(seq 50); do
+    for p in $pids; do kill -0 "$p" 2>/dev/null && continue 2; done
+    return 0
+  done
+  return 1
+}
+check "the rejected job's tasks were killed" gone
+check "logged, with the reason" logged "job $big: can never run on this cluster \(needs 8 GPUs but the cluster has 4\)"
+check "its rejection is logged" logged "job $big rejected: needs 8 GPUs"
+ev=$(events "$big")
+check "its events say why (got: $ev)" has "$ev" rejected
+check "nothing left pending" wait_idle 10
+check "SIGTERM stops cleanly" d_stop
+finish
