@@ -215,10 +215,19 @@ static char *path_join(const char *dir, const char *name)
  * own directory in it; nobody but the daemon may list it); the state directory and its runs/
  * (pid and status files: the daemon's trusted bookkeeping) stay 0700.  Single-user: 0700.
  */
+/* chmod only when needed: a state directory on a read-only file system with the right modes
+ * still starts (drained until it is writable, drain.c), not refused at start */
+static int chmod_if(const char *path, mode_t mode)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && (st.st_mode & 07777) == mode) return 0;
+    return chmod(path, mode);
+}
+
 static int state_modes(const xlocal *x)
 {
-    if (x->switch_users && chmod(x->logs, 0711)) return -1;
-    return chmod(x->runs, 0700);
+    if (x->switch_users && chmod_if(x->logs, 0711)) return -1;
+    return chmod_if(x->runs, 0700);
 }
 
 /* The account a run's tasks run as: the job's (spec.run_as, else its user) in multi-user
