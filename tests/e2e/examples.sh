@@ -42,8 +42,8 @@ expect 2 "workdir.*No such file or directory" -- g submit "$tmp/wd-missing.yaml"
 expect 2 "workdir.*not a directory" -- g submit "$tmp/wd-file.yaml"
 expect 2 "workdir.*No such file or directory" -- g submit "$tmp/wd-missing.yaml" --dry-run
 code() {
-  curl -s -o "$tmp/body" -w '%{http_code}' -X POST -H 'Content-Type: application/yaml' \
-    -H 'X-Gsched-Client: 1' --data-binary "@$1" "$SERVER/v1/jobs"
+  dcurl -s -o "$tmp/body" -w '%{http_code}' -X POST -H 'Content-Type: application/yaml' \
+    -H 'X-Gsched-Client: 1' --data-binary "@$1" "$URL/v1/jobs"
 }
 check "API: 400 for a missing workdir" [ "$(code "$tmp/wd-missing.yaml")" = 400 ]
 check "API: the problem names the field" grep -q '"field": *"workdir"' "$tmp/body"

@@ -12,14 +12,14 @@ tmp=$(mktemp -d)
 . "$src/tests/e2e/lib/daemon.sh"
 
 count() { local n=0 e; for e in $1; do [ "$e" = "$2" ] && n=$((n+1)); done; echo "$n"; }
-api() { curl -s "$SERVER/v1/jobs/$1"; }
+api() { dcurl -s "$URL/v1/jobs/$1"; }
 
 d_start lf --cluster 1x2 --launch-attempts 3 --grace 2s || exit 1
 
 # 1. workdir removed between submit (checked: it existed) and launch
 mkdir -p "$tmp/wd"
 blk=$(gsub -g 2 --name blocker -- sleep 300)
-wd=$(gsub -g 1 --name wd-gone -C "$tmp/wd" -- true)
+wd=$(gsub -g 1 --name wd-gone -D "$tmp/wd" -- true)
 check "the job waits behind the blocker" wait_state "$wd" PENDING 10
 rm -rf "$tmp/wd"
 g cancel "$blk" > /dev/null

@@ -71,7 +71,7 @@ inlog() {
   return 1
 }
 d_start logf --cluster 1x1 --log-file "$lf" || exit 1
-check "the log file gets the daemon's lines" inlog "$lf" "serving on http://"
+check "the log file gets the daemon's lines" inlog "$lf" "serving on "
 check "the log file is mode 0600" [ "$(stat -c %a "$lf")" = 600 ]
 check "nothing left on stderr" sh -c "! grep -q 'serving on' '$DDIR/daemon.log'"
 mv "$lf" "$lf.1"
@@ -83,7 +83,7 @@ check "later lines go to the new file" inlog "$lf" "job 1 .*started"
 check "the moved file gets no new line" sh -c "! grep -q 'job 1' '$lf.1'"
 check "SIGTERM stops cleanly with a log file" d_stop
 check "the stop is logged in the new file" inlog "$lf" "shutting down"
-out=$("$bin" serve --cluster 1x1 --db "$tmp/x.db" --listen 127.0.0.1:0 \
+out=$("$bin" serve --cluster 1x1 --db "$tmp/x.db" --socket "$tmp/x.sock" --single-user \
       --log-file "$tmp/no-such-dir/gsched.log" 2>&1); rc=$?
 check "an unopenable log file is refused at start (exit 2)" [ "$rc" -eq 2 ]
 check "... saying why" sh -c "printf '%s' \"\$1\" | grep -q 'cannot open log file'" sh "$out"

@@ -65,8 +65,9 @@ check "the job did not fail" [ "$(count "$ev" failed)" -eq 0 ]
 check "the running job goes on" [ "$(state "$run")" = RUNNING ]
 check "gsched nodes says draining" nodes_say "draining"
 check "gsched nodes gives the reason" nodes_say "REASON.*|cannot create (run )?director"
-check "the API gives the reason" sh -c "curl -s '$SERVER/v1/nodes' | grep -q '\"reason\": *\"cannot create'"
-check "the health endpoint counts no free GPU" sh -c "curl -s '$SERVER/v1/health' | grep -q '\"free\": *0'"
+api_has() { dcurl -s "$URL/v1/$1" | grep -Eq -- "$2"; }
+check "the API gives the reason" api_has nodes '"reason": *"cannot create'
+check "the health endpoint counts no free GPU" api_has health '"free": *0'
 fix
 check "the re-check brings the nodes back (logged)" logged "can launch tasks again" 150
 check "the waiting job runs once the directory is writable" wait_state "$j" DONE 20
