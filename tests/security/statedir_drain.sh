@@ -53,6 +53,12 @@ d_start dr --cluster 1x2 --launch-attempts 2 || exit 1
 st=$DDIR/gsched.d
 run=$(gsub -g 1 --name running -- sleep 300)
 check "a job runs before the breakage" wait_state "$run" RUNNING 20
+# RUNNING comes before the fork: wait until its task is really there (its pid file written)
+started() {
+  for _ in $(seq 100); do ls "$st"/runs/"$run".*/task-0.pid > /dev/null 2>&1 && return 0; sleep 0.1; done
+  return 1
+}
+check "its task started" started
 brk
 j=$(gsub -g 1 --name victim -- true)
 check "the node is drained after the failed launch" logged "draining every node" 100
