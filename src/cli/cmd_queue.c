@@ -22,30 +22,32 @@
 
 static void queue_usage(FILE *f)
 {
-    fprintf(f, "usage: gsched queue [options]\n"
-               "\n"
-               "  -a, --all             include finished jobs (CD, F, CA, RJ)\n"
-               "  -t, --states LIST     states to show: PD,R,CG,PR,S,CD,F,CA,RJ, long names\n"
-               "                        (PENDING, COMPLETING, ...) or all (also --state)\n"
-               "  -u, --user LIST       only these users' jobs\n"
-               "      --me              only your jobs\n"
-               "  -p, --partition LIST  only these virtual clusters (also --vc)\n"
-               "  -q, --qos LIST        only these priority classes (prod, test, normal, oppo, N)\n"
-               "  -n, --name LIST       only jobs with these names\n"
-               "  -j, --jobs LIST       only these job ids (any state)\n"
-               "  -o, --format FMT      squeue fields: %%i id, %%j name, %%u user, %%t state, %%T "
-               "long\n"
-               "                        state, %%M time used, %%l time limit, %%L time left, %%D "
-               "nodes\n"
-               "                        (tasks), %%b GPUs per node, %%P partition, %%r reason, "
-               "%%R\n"
-               "                        reason or nodes, %%N nodes, %%q QOS, %%Q priority, %%V "
-               "submit,\n"
-               "                        %%S start, %%e end time; %%10j pads/cuts to 10, %%.10j "
-               "right-aligns\n"
-               "  -i, --iterate SECS    repeat every SECS seconds until Ctrl-C\n"
-               "      --limit N         at most N jobs (default: all)\n"
-               "  -h, --noheader        no header line (also --no-headers)\n" CLI_CONN_HELP);
+    fprintf(f,
+            "usage: gsched queue [options]\n"
+            "\n"
+            "  -a, --all             include finished jobs (CD, F, CA, RJ)\n"
+            "  -t, --states LIST     states to show: PD,R,CG,PR,S,CD,F,CA,RJ, long names\n"
+            "                        (PENDING, COMPLETING, ...) or all (also --state)\n"
+            "  -u, --user LIST       only these users' jobs\n"
+            "      --me              only your jobs\n"
+            "  -p, --partition LIST  only these virtual clusters (also --vc)\n"
+            "  -q, --qos LIST        only these priority classes (prod, test, normal, oppo, N)\n"
+            "  -n, --name LIST       only jobs with these names\n"
+            "  -j, --jobs LIST       only these job ids (any state)\n"
+            "  -o, --format FMT      squeue fields: %%i id, %%j name, %%u user, %%t state, %%T "
+            "long\n"
+            "                        state, %%M time used, %%l time limit, %%L time left, %%D "
+            "nodes\n"
+            "                        used (pending: tasks), %%b GPUs per task, %%P partition, %%r "
+            "reason, "
+            "%%R\n"
+            "                        reason or nodes, %%N nodes, %%q QOS, %%Q priority, %%V "
+            "submit,\n"
+            "                        %%S start, %%e end time; %%10j pads/cuts to 10, %%.10j "
+            "right-aligns\n"
+            "  -i, --iterate SECS    repeat every SECS seconds until Ctrl-C\n"
+            "      --limit N         at most N jobs (default: all)\n"
+            "  -h, --noheader        no header line (also --no-headers)\n" CLI_CONN_HELP);
 }
 
 static void print_json(json_t *o)
@@ -79,6 +81,35 @@ static long long time_used(json_t *j, long long now)
     return used;
 }
 
+/* Nodes a job holding GPUs uses (the distinct nodes of its placement "n0:0-3 n1:0-1"), else
+ * its task count: the most it may use (a task's GPUs are on one node; tasks may share). */
+static int nodes_used(json_t *j, int holds)
+{
+    int tasks = (int)cli_jint(j, "tasks", 1);
+    const char *pl = holds ? cli_jstr(j, "placement", NULL) : NULL;
+    if (!pl || strstr(pl, "...")) return tasks; /* none, or cut short: the request */
+    char seen[64][32];
+    int n = 0;
+    for (const char *p = pl; *p;) {
+        while (*p == ' ') p++;
+        const char *colon = strchr(p, ':');
+        if (!*p || !colon) break;
+        size_t len = (size_t)(colon - p);
+        if (len >= sizeof seen[0]) return tasks;
+        int dup = 0;
+        for (int i = 0; i < n && !dup; i++)
+            dup = strlen(seen[i]) == len && !strncmp(seen[i], p, len);
+        if (!dup) {
+            if (n == 64) return tasks;
+            memcpy(seen[n], p, len);
+            seen[n++][len] = '\0';
+        }
+        p = strchr(colon, ' ');
+        if (!p) break;
+    }
+    return n ? n : tasks;
+}
+
 /* The value of one %x field (NULL: not a field). */
 static const char *field(char c, json_t *j, long long now, char *buf, size_t cap)
 {
@@ -102,7 +133,7 @@ static const char *field(char c, json_t *j, long long now, char *buf, size_t cap
         if (!tl) return "UNLIMITED";
         slurm_time(tl - time_used(j, now), buf, cap);
         return buf;
-    case 'D': snprintf(buf, cap, "%lld", cli_jint(j, "tasks", 1)); return buf;
+    case 'D': snprintf(buf, cap, "%d", nodes_used(j, holds)); return buf;
     case 'b': snprintf(buf, cap, "gpu:%lld", cli_jint(j, "gpus_per_task", 1)); return buf;
     case 'P': return cli_jstr(j, "vc", "");
     case 'r': return cli_jstr(j, "reason", "None");
@@ -140,7 +171,7 @@ static const char *header(char c)
     case 'l': return "TIME_LIMIT";
     case 'L': return "TIME_LEFT";
     case 'D': return "NODES";
-    case 'b': return "TRES_PER_NODE";
+    case 'b': return "TRES_PER_TASK";
     case 'P': return "PARTITION";
     case 'r': return "REASON";
     case 'N': return "NODELIST";

@@ -191,6 +191,13 @@ wait_state "$cg" CANCELLED 30 > /dev/null
 is "once stopped it is CA" "$(g queue -j "$cg" -h -o %t)" "CA"
 is "-t CA,COMPLETED shows finished jobs" "$(g queue -t CA -j "$cg" -h -o %i)" "$cg"
 
+# -N is the task count: gsched packs tasks on the fewest nodes (%D counts the nodes used)
+pk=$(gsub -N 2 -G 4 -- sh -c "touch '$tmp/pk-ready'; $hold")
+for _ in $(seq 300); do [ -f "$tmp/pk-ready" ] && break; sleep 0.1; done
+is "-N 2 -G 4: two tasks packed on one 4-GPU node (%D %b)" "$(g queue -j "$pk" -h -o '%D %b')" "1 gpu:2"
+g cancel "$pk" > /dev/null
+wait_state "$pk" CANCELLED 30 > /dev/null
+
 r1=$(gsub -J runner -t 90 -N 2 -G 8 -q prod -p qa -- sh -c "$hold")
 wait_state "$r1" RUNNING 30 > /dev/null
 p1=$(gsub -J waiter -G 4 -p qa -- sh -c "$hold")
