@@ -127,9 +127,19 @@ static void setup_modes(void)
     ASSERT_OK(gsd_cg_setup(&cg, "auto", "/x", msg, sizeof msg));
     if (cg.base[0]) {
         ASSERT_CONTAINS(cg.base, "/gsched-");
+        ASSERT_EQ(cg.own_base, 1); /* made by gsched: removed by it once empty */
         gsd_cg_describe(&cg, desc, sizeof desc);
         ASSERT_CONTAINS(desc, "cgroup v2 at ");
+        /* an explicit directory next to it: made if missing, but the operator's (never
+         * removed by gsched) */
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s-explicit", cg.base);
         rmdir(cg.base);
+        gsd_cg ex;
+        ASSERT_OK(gsd_cg_setup(&ex, dir, "/x", msg, sizeof msg));
+        ASSERT_STR(ex.base, dir);
+        ASSERT_EQ(ex.own_base, 0);
+        ASSERT_OK(rmdir(dir));
     } else {
         ASSERT(cg.why[0]);
     }

@@ -376,6 +376,7 @@ int gsd_cg_setup(gsd_cg *cg, const char *mode, const char *instance, char *msg, 
             cg->base[0] = '\0';
             return 0;
         }
+        cg->own_base = 1;
     } else if (mode[0] == '/') {
         if (strlen(mode) >= sizeof cg->base - 64) {
             snprintf(msg, cap, "--cgroup: directory name too long");

@@ -25,6 +25,7 @@ typedef struct gsd_cg {
     char base[4096];  /* where task cgroups are made; "" = not in use (fallback) */
     unsigned ctrl;    /* GSD_CG_* controllers enabled for task cgroups */
     int force_freeze; /* tests: kill through cgroup.freeze even where cgroup.kill exists */
+    int own_base;     /* auto: base is gsched's to remove once empty (an explicit DIR is not) */
     char why[512];    /* not in use: why; in use: what is not enforced and why ("" = all) */
 } gsd_cg;
 

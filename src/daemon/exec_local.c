@@ -423,7 +423,7 @@ static void local_destroy(void *b)
     free(x->self);
     for (size_t i = 0; i < x->npass; i++) free(x->pass[i]);
     free(x->pass);
-    if (x->cg.base[0]) rmdir(x->cg.base); /* only when no task cgroup is left in it */
+    if (x->cg.own_base) rmdir(x->cg.base); /* only when no task cgroup is left in it */
     free(x);
 }
 
