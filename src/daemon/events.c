@@ -148,7 +148,8 @@ void gsd_on_xev(void *ud, const gsd_xev *ev)
         task_put(g, ev->job_id, ev->run, ev->task, ev->handle, ev->exit_code, NULL);
         if (ev->launch_failed) {
             g->m.launch_failures++;
-            gsd_push_rec(g, GSD_EV_LAUNCH_FAIL, j->slot, now, "task %d: %s", ev->task, ev->msg);
+            gsd_push_rec(g, GSD_EV_LAUNCH_FAIL, j->slot, now, "task %d: %s", ev->task,
+                         ev->msg ? ev->msg : "it could not be started");
         } else {
             gsd_push_rec(g, GSD_EV_TASK_EXIT, j->slot, now, "task %d exited with code %d%s%s",
                          ev->task, ev->exit_code, ev->msg ? ": " : "", ev->msg ? ev->msg : "");
