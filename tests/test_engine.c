@@ -431,6 +431,56 @@ static void t_live_mode(void)
     gs_cluster_destroy(c);
 }
 
+/* LIVE deferred arrival (held jobs, dependencies): invisible to the policy until released */
+static void t_live_deferred(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("4", GS_ENGINE_LIVE, &c);
+    ASSERT(e);
+    g_last->hook = live_hook;
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.ntasks = 2;
+    s.duration = 0;
+    gs_time t0 = 1700000000LL * GS_SEC;
+    const gs_job *a, *b;
+    ASSERT_OK(gs_engine_submit_deferred(e, &s, t0, &a, NULL));
+    ASSERT_OK(gs_engine_submit_deferred(e, &s, t0, &b, NULL));
+    ASSERT_EQ(a->state, GS_JOB_PENDING);
+    ASSERT_EQ(a->deferred, 1);
+    ASSERT_OK(gs_engine_advance(e, t0 + 100 * GS_SEC));
+    /* free GPUs, yet neither arrives nor starts */
+    ASSERT_EQ(a->state, GS_JOB_PENDING);
+    ASSERT_EQ(a->arrived, 0);
+    ASSERT_EQ(g_last->arrivals, 0);
+    ASSERT_EQ(gs_engine_npending(e), 0);
+    ASSERT_EQ(gs_engine_next_event_time(e), GS_TIME_MAX);
+    ASSERT_OK(gs_engine_release(e, a, t0 + 200 * GS_SEC));
+    ASSERT_EQ(gs_engine_release(e, a, t0 + 200 * GS_SEC), GS_ESTATE); /* once */
+    ASSERT_OK(gs_engine_advance(e, t0 + 200 * GS_SEC));
+    ASSERT_EQ(a->state, GS_JOB_RUNNING);
+    ASSERT_EQ(a->deferred, 0);
+    ASSERT_EQ(a->submit, t0);
+    ASSERT_EQ(a->queued, 0); /* it waited in the queue for no time once eligible */
+    ASSERT_EQ(g_last->arrivals, 1);
+    /* cancelling a deferred job ends it; the policy never saw it */
+    ASSERT_OK(gs_engine_cancel(e, b, "user", t0 + 300 * GS_SEC));
+    ASSERT_EQ(b->state, GS_JOB_CANCELLED);
+    ASSERT_EQ(gs_engine_release(e, b, t0 + 300 * GS_SEC), GS_ESTATE);
+    ASSERT_OK(gs_engine_advance(e, t0 + 300 * GS_SEC));
+    ASSERT_EQ(g_last->arrivals, 1);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+
+    /* SIM engines have no deferred arrival */
+    e = mk("4", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    ASSERT_EQ(gs_engine_submit_deferred(e, &s, 0, &a, NULL), GS_ESTATE);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 static void t_restart_overhead_charged(void)
 {
     /* fixed 10 s restart cost: the restarted run holds GPUs 10 s without progress */
@@ -1020,6 +1070,7 @@ static const test_case tests[] = {
     {"node_failure_requeues", t_node_failure_requeues},
     {"live_mode", t_live_mode},
     {"live_drain", t_live_drain},
+    {"live_deferred", t_live_deferred},
     {"restart_overhead_charged", t_restart_overhead_charged},
     {"slowdown_spread", t_slowdown_spread},
     {"adopt_running", t_adopt_running},

@@ -185,6 +185,17 @@ void gs_engine_reserve_ids(gs_engine *e, int64_t next);
 int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, const gs_job **out,
                      gs_diag *diag);
 /*
+ * LIVE: add a job whose arrival waits (a held job, one waiting on other
+ * jobs): it is PENDING with arrived == 0 and deferred == 1, invisible to the
+ * policy, until gs_engine_release() makes it arrive; gs_engine_cancel() ends
+ * it meanwhile.  GS_ESTATE in SIM mode.
+ */
+int gs_engine_submit_deferred(gs_engine *e, const gs_job_spec *spec, gs_time now,
+                              const gs_job **out, gs_diag *diag);
+/* LIVE: a deferred job arrives now (it is considered at the next advance, like a new
+ * submission).  GS_ESTATE if j is not a deferred PENDING job. */
+int gs_engine_release(gs_engine *e, const gs_job *j, gs_time now);
+/*
  * LIVE, restart recovery: add a job that is already running on 'gpus'
  * (grouped by task) since 'started' - its tasks survived a daemon restart.
  * The job arrives and is RUNNING at once; the policy learns of it through

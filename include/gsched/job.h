@@ -13,6 +13,9 @@
  * named in brackets (the public request that leads to it after the dash):
  *
  *   (submit)  -> PENDING     arrival                        [tr_arrive]
+ *   (submit deferred) -> PENDING, not arrived, until gs_engine_release()
+ *                            makes it arrive now (daemon: held jobs, jobs
+ *                            waiting on dependencies)        [tr_arrive]
  *   (submit), PENDING -> REJECTED   it can never fit; a policy refuses it
  *                                   - gs_engine_reject()    [tr_reject]
  *   PENDING   -> RUNNING     - gs_engine_start()             [tr_start]
@@ -187,6 +190,7 @@ typedef struct gs_job {
     /* ---- lifecycle (maintained by the engine) ---- */
     gs_job_state state;       /* PENDING before arrival too, with arrived == 0 */
     int32_t arrived;          /* 1 from the arrival instant on; policies only see arrived jobs */
+    int32_t deferred;         /* LIVE: its arrival waits for gs_engine_release() */
     gs_time first_start;      /* GS_TIME_NONE until the first start */
     gs_time last_start;       /* start of the current/last run */
     gs_time end;              /* GS_TIME_NONE until final */

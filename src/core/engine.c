@@ -402,12 +402,12 @@ void gs_engine_reserve_ids(gs_engine *e, int64_t next)
     if (next > e->next_id) e->next_id = next;
 }
 
-static int add_one(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *diag);
+static int add_one(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **out, gs_diag *diag);
 
-static int add_job(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *diag)
+static int add_job(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **out, gs_diag *diag)
 {
     if (e->err) return e->err;
-    if (s->gang || s->ntasks <= 1) return add_one(e, s, out, diag);
+    if (s->gang || s->ntasks <= 1) return add_one(e, s, deferred, out, diag);
     /* incremental: one single-task job per task, started independently */
     gs_job_spec t = *s;
     t.ntasks = 1;
@@ -416,7 +416,7 @@ static int add_job(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *di
     for (int i = 0; i < s->ntasks; i++) {
         t.id = i == 0 ? s->id : -1;
         gs_job *j;
-        int rc = add_one(e, &t, &j, diag);
+        int rc = add_one(e, &t, deferred, &j, diag);
         if (rc) return rc;
         if (!first) first = j;
         j->group = first->id;
@@ -426,7 +426,7 @@ static int add_job(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *di
     return 0;
 }
 
-static int add_one(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *diag)
+static int add_one(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **out, gs_diag *diag)
 {
     if (s->ntasks < 1)
         return gs_diag_set(diag, GS_EINVAL, 0, 0, "job needs at least 1 task (got %d)", s->ntasks);
@@ -495,8 +495,11 @@ static int add_one(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *di
         if (j->pinned_cell < 0) j->reason = "unknown pinned cell";
     }
     j->gen = 0;
-    int rc = heap_push(e, (ev){.t = j->submit, .kind = EV_ARRIVAL, .key = j->slot});
-    if (rc) return rc;
+    j->deferred = deferred;
+    if (!deferred) {
+        int rc = heap_push(e, (ev){.t = j->submit, .kind = EV_ARRIVAL, .key = j->slot});
+        if (rc) return rc;
+    }
     e->nactive++;
     if (out) *out = j;
     return 0;
@@ -505,7 +508,7 @@ static int add_one(gs_engine *e, const gs_job_spec *s, gs_job **out, gs_diag *di
 int gs_engine_add_job(gs_engine *e, const gs_job_spec *s, const gs_job **out, gs_diag *diag)
 {
     gs_job *j = NULL;
-    int rc = add_job(e, s, &j, diag);
+    int rc = add_job(e, s, 0, &j, diag);
     if (out) *out = j;
     return rc;
 }
@@ -518,6 +521,31 @@ int gs_engine_submit(gs_engine *e, const gs_job_spec *spec, gs_time now, const g
     return gs_engine_add_job(e, spec, out, diag);
 }
 
+int gs_engine_submit_deferred(gs_engine *e, const gs_job_spec *spec, gs_time now,
+                              const gs_job **out, gs_diag *diag)
+{
+    if (e->err) return e->err;
+    if (e->opts.mode != GS_ENGINE_LIVE) return GS_ESTATE;
+    if (now > e->now) e->now = now;
+    gs_job *j = NULL;
+    int rc = add_job(e, spec, 1, &j, diag);
+    if (out) *out = j;
+    return rc;
+}
+
+/* (deferred) -> its arrival now: the arrival event (tr_arrive) is due at once. */
+int gs_engine_release(gs_engine *e, const gs_job *cj, gs_time now)
+{
+    gs_job *j = cj ? mut(e, cj) : NULL;
+    if (e->err) return e->err;
+    if (!j || j->state != GS_JOB_PENDING || !j->deferred) return GS_ESTATE;
+    if (now > e->now) e->now = now;
+    int rc = heap_push(e, (ev){.t = e->now, .kind = EV_ARRIVAL, .key = j->slot});
+    if (rc) return rc;
+    j->deferred = 0;
+    return 0;
+}
+
 static void to_pending(gs_engine *e, gs_job *j);
 static int tr_start(gs_engine *e, gs_job *j, const int *gpus, int n);
 
@@ -527,7 +555,7 @@ int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int 
     if (e->err) return e->err;
     gs_job *j;
     gs_job_spec s = *spec;
-    int rc = add_job(e, &s, &j, diag);
+    int rc = add_job(e, &s, 0, &j, diag);
     if (rc) return rc;
     /* the arrival event stays in the heap and is ignored: the job is past it */
     j->arrived = 1;
