@@ -2,7 +2,8 @@
 /*
  * commands.c - the command queue between HTTP threads and the scheduler
  * thread, and the commands themselves: submit (with Idempotency-Key
- * replay), dry run, cancel.
+ * replay; a held job or one with dependencies is submitted deferred and
+ * handed to wait.c), dry run, cancel, hold / release.
  *
  * HTTP threads call gsd_post (and gsd_cmd_free); everything else runs on
  * the scheduler thread inside a cycle.  Invariants: the queue, cmd->done
@@ -131,7 +132,11 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
     gs_diag d;
     gs_diag_init(&d, NULL);
     const gs_job *head = NULL;
-    int rc = gs_engine_submit(g->e, &js, now, &head, &d);
+    /* held, or waiting on other jobs: deferred in the engine until wait.c releases it */
+    int deferred = sp->hold || sp->dependency;
+    int held = sp->hold;
+    int rc = deferred ? gs_engine_submit_deferred(g->e, &js, now, &head, &d)
+                      : gs_engine_submit(g->e, &js, now, &head, &d);
     if (rc) {
         gsd_cmd_fail(c, rc == GS_ENOMEM ? 500 : 400, rc, "%s", d.msg[0] ? d.msg : gs_strerror(rc));
         return;
@@ -157,6 +162,12 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
         x->stop = GSD_STOP_NONE;
         x->exit_code = INT32_MIN;
         x->last_reason = NULL;
+        if (deferred) {
+            gsd_wait_add(g, (int32_t)s, held);
+            gsd_track(g, j, x); /* no SUBMIT record until it arrives: count it now */
+            if (held)
+                gsd_push_rec(g, GSD_EV_HELD, (int32_t)s, now, "submitted held by %s", c->user);
+        }
         /* INSERT now, inside the cycle's transaction: a second submit with the same
          * Idempotency-Key later in this cycle finds this row */
         gsd_jobrow row;
@@ -299,6 +310,56 @@ void gsd_do_cancel(gsd_sched *g, gsd_cmd *c, gs_time now)
     c->result = json_pack("{s:I,s:o,s:o,s:I}", "id", (json_int_t)j->id, "cancelled", ids,
                           "stopping", stopping, "grace_seconds",
                           (json_int_t)(gsd_job_grace(g, gsd_jx(g, j->slot)) / GS_SEC));
+}
+
+/* Hold or release a pending job not yet eligible (every part of a non-gang head), with the
+ * rules of cancel: its owner or an admin (others: 404, as for any job they cannot see). */
+void gsd_do_hold(gsd_sched *g, gsd_cmd *c, gs_time now)
+{
+    int hold = c->kind == GSD_CMD_HOLD;
+    const gs_job *j = gs_engine_find_job(g->e, c->job_id);
+    if (!j || (!c->admin && strcmp(j->user, c->user))) {
+        gsd_cmd_fail(c, 404, GS_ENOENT, "no job %lld", (long long)c->job_id);
+        return;
+    }
+    if (j->state != GS_JOB_PENDING) {
+        gsd_cmd_fail(c, 409, GS_ESTATE, "job %lld is %s: only pending jobs can be %s",
+                     (long long)j->id, gs_job_state_name(j->state), hold ? "held" : "released");
+        return;
+    }
+    int32_t slots[GSD_MAX_GPUS];
+    size_t n = j->group == j->id ? group_slots(g, j, slots, GSD_MAX_GPUS) : 0;
+    if (!n) slots[n++] = j->slot;
+    json_t *ids = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const gs_job *p = gs_engine_job(g->e, (size_t)slots[i]);
+        gsd_jobx *x = gsd_jx(g, p->slot);
+        if (p->state != GS_JOB_PENDING) continue;
+        if (hold && !p->deferred) {
+            /* already in its policy's queue: the policy has it and only the engine could take
+             * it back out, which it does not offer */
+            json_decref(ids);
+            gsd_cmd_fail(c, 409, GS_ESTATE,
+                         "job %lld is already eligible and queued: only jobs submitted with "
+                         "--hold or still waiting on dependencies can be held (cancel and "
+                         "submit it again with --hold)",
+                         (long long)p->id);
+            return;
+        }
+        if (!hold && (!p->deferred || !x->held)) continue;
+        json_array_append_new(ids, json_integer(p->id));
+        if (x->held == hold) continue; /* already so */
+        x->held = (int8_t)hold;
+        gsd_push_rec(g, hold ? GSD_EV_HELD : GSD_EV_RELEASED, p->slot, now, "by %s", c->user);
+        gsd_mark_dirty(g, p->slot);
+    }
+    if (!hold && !json_array_size(ids)) {
+        json_decref(ids);
+        gsd_cmd_fail(c, 409, GS_ESTATE, "job %lld is not held", (long long)j->id);
+        return;
+    }
+    c->status = 200;
+    c->result = json_pack("{s:I,s:o,s:b}", "id", (json_int_t)j->id, "ids", ids, "held", hold);
 }
 
 gsd_cmd *gsd_take_commands(gsd_sched *g)

@@ -130,7 +130,9 @@ void gsd_fill_row(gsd_sched *g, const gs_job *j, gsd_jobx *x, gsd_jobrow *r)
     r->gpus_per_task = j->gpus_per_task;
     r->gang = x->spec.gang;
     r->state = (char *)gs_job_state_name(j->state);
-    const char *reason = j->state == GS_JOB_PENDING && j->reason ? j->reason : x->last_reason;
+    const char *reason = j->state == GS_JOB_PENDING && j->deferred ? gsd_wait_reason(x)
+                         : j->state == GS_JOB_PENDING && j->reason ? j->reason
+                                                                   : x->last_reason;
     r->reason = (char *)reason;
     r->exit_code = x->exit_code == INT32_MIN ? GSD_NONE : x->exit_code;
     r->submit = x->submit;
@@ -162,6 +164,10 @@ static const char *event_name(int type, const gsd_jobx *x)
     case GSD_EV_ADOPTED: return "adopted";
     case GSD_EV_TIMEOUT: return "time-limit";
     case GSD_EV_LAUNCH_FAIL: return "launch-failed";
+    case GSD_EV_HELD: return "held"; /* gsd_store_job_held reads these two */
+    case GSD_EV_RELEASED: return "released";
+    case GSD_EV_ELIGIBLE: return "eligible";
+    case GSD_EV_DEP_NEVER: return "dependency-never-satisfied";
     case GS_REC_SUSPEND: return "suspended";
     case GS_REC_RESUME: return "continued"; /* SIGCONT; "resumed" is a start after a requeue */
     default: return type < GS_REC_NTYPES ? gs_rec_type_name((gs_rec_type)type) : "event";

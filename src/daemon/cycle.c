@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cycle.c - one scheduling cycle, all on the scheduler thread:
- *   1. take the queued commands (submit, dry run, cancel) and apply them to
+ *   1. take the queued commands (submit, dry run, cancel, hold, release) and apply them to
  *      the engine (new rows are INSERTed inside the cycle's transaction);
  *   2. poll the executor: task exits, SIGKILLs due after a grace period;
  *      runs whose tasks are all gone become engine calls
  *      (gs_engine_task_exited, gs_engine_cancel, ...); while the executor
  *      cannot launch, the nodes are drained and re-checked (drain.c);
  *   3. enforce time limits (start the stop protocol);
- *   4. gs_engine_advance(now): timers and one policy pass;
+ *   4. gs_engine_advance(now): timers and one policy pass; then jobs not yet
+ *      eligible whose holds and dependencies allow it arrive (wait.c) and a
+ *      second pass considers them;
  *   5. write every observer record of 1-4 (events + job rows) and COMMIT -
  *      one transaction per cycle, so concurrent submits share one commit;
  *   6. publish a new snapshot for the HTTP threads;
@@ -83,6 +85,8 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
         case GSD_CMD_SUBMIT: gsd_do_submit(g, c, now); break;
         case GSD_CMD_DRYRUN: gsd_do_dryrun(g, c); break;
         case GSD_CMD_CANCEL: gsd_do_cancel(g, c, now); break;
+        case GSD_CMD_HOLD:
+        case GSD_CMD_RELEASE: gsd_do_hold(g, c, now); break;
         }
     }
     gsd_exec_poll(g->x, now, gsd_on_xev, g);
@@ -90,6 +94,9 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
     gs_time next_limit = check_time_limits(g, now);
     int work = ncmd || g->changed || heartbeat || gs_engine_next_event_time(g->e) <= now;
     if (work) gs_engine_advance(g->e, now);
+    /* jobs that became eligible (their dependencies ended in this cycle, a release) arrive
+     * now and are considered by a second pass */
+    if (g->nwait && gsd_wait_check(g, now)) gs_engine_advance(g->e, now);
     if (gs_engine_error(g->e) && !g->fatal) {
         /* a policy hook or an allocation failed this cycle (submit, cancel, exits, the pass):
          * the engine cannot continue (engine.h, "Errors") */

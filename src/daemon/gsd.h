@@ -142,6 +142,10 @@ typedef struct gsd_chunk {
     gsd_jview v[]; /* active jobs of the slot range, ascending id */
 } gsd_chunk;
 
+/* The view queue of pending jobs not yet eligible (held, waiting on dependencies): no
+ * position, no policy queue. */
+#define GSD_QUEUE_WAIT INT32_MIN
+
 /* Distinct VC names the daemon accepts (each is a listing row, a metrics label). */
 #define GSD_MAX_VCS 1024
 
@@ -171,7 +175,13 @@ typedef struct gsd_snap {
 
 /* ---- commands ------------------------------------------------------------------------------- */
 
-typedef enum gsd_cmd_kind { GSD_CMD_SUBMIT, GSD_CMD_DRYRUN, GSD_CMD_CANCEL } gsd_cmd_kind;
+typedef enum gsd_cmd_kind {
+    GSD_CMD_SUBMIT,
+    GSD_CMD_DRYRUN,
+    GSD_CMD_CANCEL,
+    GSD_CMD_HOLD,
+    GSD_CMD_RELEASE
+} gsd_cmd_kind;
 
 typedef struct gsd_cmd {
     struct gsd_cmd *next;
@@ -181,7 +191,7 @@ typedef struct gsd_cmd {
     char *spec_json;
     char *idem_key;
     char idem_hash[65];
-    int64_t job_id; /* CANCEL: the job; SUBMIT: set to the new job's id */
+    int64_t job_id; /* CANCEL, HOLD, RELEASE: the job; SUBMIT: set to the new job's id */
     char user[GSD_USER_MAX];
     int admin;
     int authn;   /* how user was established: GSD_AUTHN_* */

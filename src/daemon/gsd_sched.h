@@ -20,6 +20,7 @@
  *   commit.c    observer records -> rows and events, COMMIT, then act
  *   snapshot.c  views, publishing, queue positions
  *   recovery.c  restart recovery
+ *   wait.c      jobs not yet eligible: held jobs, dependencies
  *   disk.c      the default log directory
  *   drain.c     nodes drained while the executor cannot launch; periodic re-check
  *   jobs.c      per-job state: the gsd_jobx array, dirty rows, view chunks, records
@@ -54,6 +55,11 @@ typedef struct gsd_jobx {
     int recovering;             /* re-added after a restart: its SUBMIT record is not news */
     int master_port;
     int active; /* counted in chunk_nactive: not final, or final but not yet published */
+    /* not yet eligible (wait.c): deferred in the engine while held or its dependencies wait */
+    int8_t held;        /* user hold (Slurm JobHeldUser) */
+    int8_t depst;       /* GSD_DEP_* of its dependencies as last evaluated */
+    int8_t inwait;      /* in g->waitv */
+    struct gsd_wait *w; /* its dependencies and each term's answer; NULL when none */
     char where[64];
     char *alloc; /* "3,4,5" while holding GPUs */
 } gsd_jobx;
@@ -75,6 +81,10 @@ enum {
     GSD_EV_ADOPTED,                  /* restart recovery */
     GSD_EV_TIMEOUT,                  /* time limit reached */
     GSD_EV_LAUNCH_FAIL,              /* a task could not start */
+    GSD_EV_HELD,                     /* user hold (the durable record of it: wait.c) */
+    GSD_EV_RELEASED,                 /* the hold was released */
+    GSD_EV_ELIGIBLE,                 /* its dependencies are satisfied: it joins the queue */
+    GSD_EV_DEP_NEVER,                /* its dependencies can never be satisfied */
 };
 
 typedef struct gsd_taskput {
@@ -115,6 +125,8 @@ typedef struct gsd_sched {
     size_t ndirty, capdirty;
     int32_t *runv; /* slots that held GPUs at some point (time limits); compacted lazily */
     size_t nrun, caprun;
+    int32_t *waitv; /* slots of jobs not yet eligible (wait.c); compacted as they leave */
+    size_t nwait, capwait;
     gsd_vcstat *vcstat; /* by engine VC index */
     size_t nvcstat;
     size_t nvc_used; /* engine VCs with vcstat.jobs > 0: what GSD_MAX_VCS bounds */
@@ -207,6 +219,7 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now);
 void gsd_finish_submit(gsd_sched *g, gsd_cmd *c);
 void gsd_do_dryrun(gsd_sched *g, gsd_cmd *c);
 void gsd_do_cancel(gsd_sched *g, gsd_cmd *c, gs_time now);
+void gsd_do_hold(gsd_sched *g, gsd_cmd *c, gs_time now); /* HOLD and RELEASE */
 gsd_cmd *gsd_take_commands(gsd_sched *g);
 void gsd_answer(gsd_sched *g, gsd_cmd *list);
 
@@ -229,6 +242,18 @@ void gsd_read_only_shutdown(gsd_sched *g);
 /* The default task log directory for database db (see disk.c): a malloc'ed path, or NULL with
  * d set.  May record the directory's id in the database (its own transaction). */
 char *gsd_default_log_dir(gsd_store *st, const char *db, gs_diag *d);
+
+/* wait.c: jobs not yet eligible (held, waiting on dependencies), deferred in the engine */
+/* Put a job just added with gs_engine_submit_deferred in the stage: held, and its spec's
+ * dependencies (if any) to be evaluated. */
+void gsd_wait_add(gsd_sched *g, int32_t slot, int held);
+/* Evaluate the waiting jobs' dependencies; release (gs_engine_release) those no longer held
+ * whose dependencies are satisfied.  Returns how many were released. */
+size_t gsd_wait_check(gsd_sched *g, gs_time now);
+/* Slurm's reason for a deferred job: JobHeldUser, DependencyNeverSatisfied, Dependency. */
+const char *gsd_wait_reason(const gsd_jobx *x);
+/* Free a job's dependency state (final or eligible). */
+void gsd_wait_free(gsd_jobx *x);
 
 /* recovery.c */
 int gsd_recover(gsd_sched *g, gs_diag *d);

@@ -38,6 +38,7 @@
 #include <microhttpd.h>
 
 #include "config.h"
+#include "deps.h"
 #include "gsd.h"
 
 #define WAIT_MS       30000
@@ -605,6 +606,31 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
                        "'run_as' is set by the daemon (the Unix account of the job's user), not "
                        "by a client");
     }
+    if (c->spec.dependency) {
+        /* every job it names exists and the submitter may see it (committed rows: an id a
+         * client was given is committed) */
+        gsd_deps dp;
+        if (gsd_deps_parse(c->spec.dependency, &dp, NULL)) abort(); /* the spec parsed */
+        gsd_reader *r = gsd_store_reader(g->store);
+        for (int i = 0; i < dp.n; i++) {
+            gsd_jobrow row;
+            int jr = r ? gsd_reader_job(r, dp.v[i].id, &row) : GS_EIO;
+            int seen = !jr && may_see(h, row.user);
+            if (!jr) gsd_jobrow_release(&row);
+            if (jr == GS_EIO) {
+                gsd_store_reader_put(g->store, r);
+                gsd_cmd_free(c);
+                return problem(h, 500, GS_EIO, NULL, "cannot read the database");
+            }
+            if (!seen) {
+                gsd_store_reader_put(g->store, r);
+                gsd_cmd_free(c);
+                return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "dependency"),
+                               "'dependency': no job %lld", (long long)dp.v[i].id);
+            }
+        }
+        gsd_store_reader_put(g->store, r);
+    }
     char runas[GSD_USER_MAX], mapped[GSD_USER_MAX], why[512];
     int has_map = gsd_auth_unix_user(g->auth, c->spec.user, mapped);
     int st = gsd_runas_decide(&g->runas, h->id.authn, c->spec.user, has_map ? mapped : NULL, runas,
@@ -930,6 +956,38 @@ static enum MHD_Result h_cancel(hctx *h, const char *ids, const char *sub)
     return post_and_reply(h, c);
 }
 
+/* POST /v1/jobs/{id}/hold and /release: like scontrol hold / release (cancel's rules). */
+static enum MHD_Result hold_cmd(hctx *h, const char *ids, gsd_cmd_kind kind)
+{
+    gsd_jobrow row;
+    enum MHD_Result ret;
+    if (load_job(h, ids, &row, &ret)) return ret;
+    int64_t id = row.id;
+    gsd_jobrow_release(&row);
+    gsd_cmd *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    gsd_spec_init(&c->spec);
+    c->kind = kind;
+    c->job_id = id;
+    memcpy(c->user, h->id.user, sizeof c->user);
+    c->admin = h->id.admin;
+    c->authn = h->id.authn;
+    c->uid = h->id.uid;
+    return post_and_reply(h, c);
+}
+
+static enum MHD_Result h_hold(hctx *h, const char *ids, const char *sub)
+{
+    (void)sub;
+    return hold_cmd(h, ids, GSD_CMD_HOLD);
+}
+
+static enum MHD_Result h_release(hctx *h, const char *ids, const char *sub)
+{
+    (void)sub;
+    return hold_cmd(h, ids, GSD_CMD_RELEASE);
+}
+
 static const char *node_state(const gsd_nview *n)
 {
     if (n->drain) return n->alloc ? "draining" : "drained"; /* jobs running there go on */
@@ -1116,6 +1174,9 @@ static const route routes[] = {
     {"GET", "/v1/jobs", h_list, "list jobs (?state=active|all|PD,R,...&user=&vc=&limit=&offset=)"},
     {"GET", "/v1/jobs/{id}", h_get, "one job with its events, tasks and why it waits"},
     {"DELETE", "/v1/jobs/{id}", h_cancel, "cancel a job (running jobs: SIGTERM, grace, SIGKILL)"},
+    {"POST", "/v1/jobs/{id}/hold", h_hold,
+     "hold a pending job not yet eligible (submitted held or waiting on dependencies)"},
+    {"POST", "/v1/jobs/{id}/release", h_release, "release a held job"},
     {"GET", "/v1/jobs/{id}/events", h_events, "the job's events"},
     {"GET", "/v1/jobs/{id}/logs", h_logs, "a task's log (?task=N&offset=&limit=), text/plain"},
     {"GET", "/v1/nodes", h_nodes, "nodes with GPU counts and state (?gpus=1: per GPU)"},

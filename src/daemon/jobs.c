@@ -133,7 +133,7 @@ void gsd_track(gsd_sched *g, const gs_job *j, gsd_jobx *x)
     x->cat = (int8_t)cat;
     /* a rejected submit leaves no VC behind: only accepted jobs make a VC visible and count
      * towards GSD_MAX_VCS (the engine interns the name of every job it is given) */
-    int acc = j->arrived && st != GS_JOB_REJECTED;
+    int acc = (j->arrived || j->deferred) && st != GS_JOB_REJECTED;
     if (acc != x->accepted) {
         v->jobs += acc ? 1 : -1;
         if (acc && v->jobs == 1) g->nvc_used++;

@@ -3,7 +3,8 @@
  * recovery.c - restart recovery (start-up, before HTTP starts).
  *
  * Every non-final job is re-added to a fresh engine in id order - PENDING
- * jobs are resubmitted with their ids and accounting, RUNNING / PREEMPTED
+ * jobs are resubmitted with their ids and accounting (deferred again when
+ * held or waiting on dependencies: wait.c), RUNNING / PREEMPTED
  * jobs are adopted on their recorded GPUs (gs_engine_adopt) with their task
  * processes found again through the executor (gsd_exec_recover) when it
  * declares GSD_XCAP_ADOPT, and requeued when its tasks die with the daemon;
@@ -118,8 +119,16 @@ static int recover_row(void *ud, gsd_jobrow *r)
     int adopted = 0, alive = 0, exited = 0, lost = 0;
     const char *requeue_why = NULL;
     char never[256], never_why[400];
+    int held = 0, deferred = 0;
     if (st == GS_JOB_PENDING) {
-        if (gs_engine_submit(g->e, &js, rc->now, &j, &d)) j = NULL;
+        /* not yet eligible when it is held or has dependencies (evaluated again at the first
+         * cycle: a job eligible before the restart is again) */
+        int hr = gsd_store_job_held(g->sh.store, r->id, &held);
+        if (hr == GS_ENOENT) held = sp.hold;
+        deferred = held || sp.dependency;
+        if ((deferred ? gs_engine_submit_deferred(g->e, &js, rc->now, &j, &d)
+                      : gs_engine_submit(g->e, &js, rc->now, &j, &d)))
+            j = NULL;
         rc->pending++;
     } else if (st == GS_JOB_SUSPENDED) {
         /* A suspended job holds no GPUs in the engine (others may have been given them, time-
@@ -196,6 +205,10 @@ static int recover_row(void *ud, gsd_jobrow *r)
     x->last_reason = r->reason ? gsd_intern(g, r->reason) : NULL;
     x->exit_code = r->exit_code == GSD_NONE ? INT32_MIN : (int)r->exit_code;
     x->recovering = !adopted; /* its arrival (SUBMIT) at the first advance is not news */
+    if (deferred) {
+        gsd_wait_add(g, (int32_t)slot, held);
+        gsd_track(g, j, x); /* no SUBMIT record until it arrives */
+    }
     gsd_mark_dirty(g, (int32_t)slot);
     gs_job_accounting acct;
     gs_job_accounting_init(&acct);

@@ -141,12 +141,14 @@ static void release_all(gsd_sched *g)
     gsd_auth_destroy(g->sh.auth);
     for (size_t i = 0; i < g->njx; i++) {
         gsd_spec_release(&g->jx[i].spec);
+        gsd_wait_free(&g->jx[i]);
         free(g->jx[i].spec_json);
         free(g->jx[i].idem_key);
         free(g->jx[i].idem_hash);
         free(g->jx[i].alloc);
     }
     free(g->jx);
+    free(g->waitv);
     for (size_t i = 0; i < g->nchunk; i++) gsd_chunk_put(g->chunk[i]);
     free(g->chunk);
     free(g->chunk_dirty);

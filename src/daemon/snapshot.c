@@ -73,7 +73,7 @@ int gsd_view_cmp(const gsd_jview *a, const gsd_jview *b)
 
 int gsd_snap_position(const gsd_snap *s, const gsd_jview *v)
 {
-    if (v->state != GS_JOB_PENDING) return 0;
+    if (v->state != GS_JOB_PENDING || v->q.queue == GSD_QUEUE_WAIT) return 0;
     int pos = 1;
     for (size_t i = 0; i < s->njobs; i++) {
         const gsd_jview *o = s->jobs[i];
@@ -111,7 +111,13 @@ static void fill_view(gsd_sched *g, const gs_job *j, const gsd_jobx *x, gsd_jvie
     v->name = j->name;
     v->user = j->user;
     v->vc = j->vc_name;
-    if (j->state == GS_JOB_PENDING) {
+    if (j->state == GS_JOB_PENDING && j->deferred) {
+        /* not yet eligible (wait.c): in no policy queue */
+        v->reason = gsd_wait_reason(x);
+        v->q = (gs_queue_key){GSD_QUEUE_WAIT, 0};
+        v->qtext = x->held ? "held: waits for a release (gsched release)"
+                           : "not eligible: waits on its dependencies";
+    } else if (j->state == GS_JOB_PENDING) {
         /* the policy's reason, else the engine's default; its queue as the policy orders it */
         v->reason = gs_engine_pending_reason(g->e, j);
         gs_engine_queue_key(g->e, j, &v->q); /* on an error: the default queue */
@@ -164,6 +170,7 @@ static void rebuild_chunk(gsd_sched *g, size_t c)
                 x->active = 0;
                 g->chunk_nactive[c]--;
                 gsd_spec_release(&x->spec);
+                gsd_wait_free(x);
                 free(x->spec_json);
                 x->spec_json = NULL;
                 free(x->alloc);

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "deps.h"
 #include "spec.h"
 #include "yaml.h"
 
@@ -52,6 +53,7 @@ void gsd_spec_release(gsd_spec *s)
     free(s->workdir);
     free(s->checkpoint_dir);
     free(s->pinned_cell);
+    free(s->dependency);
     gsd_spec_init(s);
 }
 
@@ -189,6 +191,14 @@ static int env_key_ok(const char *k)
 
 int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
 {
+    if (s->dependency) {
+        gsd_deps p;
+        int rc = gsd_deps_parse(s->dependency, &p, d);
+        if (rc) {
+            FIELD("dependency");
+            return rc;
+        }
+    }
     if (s->ntasks < 1 || s->ntasks > GSD_MAX_GPUS) {
         FIELD("tasks");
         return gs_diag_set(d, GS_ERANGE, d ? d->line : 0, d ? d->col : 0,
@@ -565,7 +575,7 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
                                        "gang",     "gpu_type",   "command",     "env",
                                        "workdir",  "time_limit", "duration",    "cpus",
                                        "memory",   "checkpoint", "pinned_cell", "lazy_preemption",
-                                       "run_as",   NULL};
+                                       "run_as",   "hold",       "dependency",  NULL};
     if (!fy_node_is_mapping(root))
         return perr(c, root, "", GS_EPARSE,
                     "a job spec must be a mapping (name: ..., command: ...)");
@@ -660,6 +670,19 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
     if ((n = gs_yaml_get(root, "lazy_preemption")) &&
         (rc = get_bool(c, n, "lazy_preemption", &s->lazy_preemption)))
         return rc;
+    if ((n = gs_yaml_get(root, "hold")) && (rc = get_bool(c, n, "hold", &s->hold))) return rc;
+    if ((n = gs_yaml_get(root, "dependency"))) {
+        if (get_str(c, n, "dependency", &s->dependency)) return GS_EPARSE;
+        gsd_deps p;
+        if ((rc = gsd_deps_parse(s->dependency, &p, d))) {
+            if (c->field) *c->field = "dependency";
+            return rc;
+        }
+        char canon[2048];
+        gsd_deps_format(&p, canon, sizeof canon);
+        free(s->dependency);
+        s->dependency = xstrdup(canon);
+    }
     return 0;
 }
 
@@ -773,6 +796,8 @@ char *gsd_spec_to_json(const gsd_spec *s)
     }
     if (s->pinned_cell) json_object_set_new(o, "pinned_cell", json_string(s->pinned_cell));
     if (s->lazy_preemption) json_object_set_new(o, "lazy_preemption", json_true());
+    if (s->hold) json_object_set_new(o, "hold", json_true());
+    if (s->dependency) json_object_set_new(o, "dependency", json_string(s->dependency));
     char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     return out;

@@ -66,6 +66,8 @@ typedef struct gsd_spec {
     int mem_mb_per_task;  /* 0 = not modelled */
     char *pinned_cell;    /* HiveD pinnedCellId */
     int lazy_preemption;  /* HiveD lazy preemption */
+    int hold;             /* submitted held (Slurm --hold): waits for a release */
+    char *dependency;     /* Slurm --dependency text, canonical (deps.h); NULL = none */
 } gsd_spec;
 
 void gsd_spec_init(gsd_spec *s);

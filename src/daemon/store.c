@@ -37,6 +37,7 @@ enum {
     ST_TASK,
     ST_IDEM,
     ST_STATE,
+    ST_HELD,
     ST_N
 };
 
@@ -88,6 +89,8 @@ static const char *const sql_text[ST_N] = {
                 "coalesce(excluded.exit_code, exit_code), gpus = coalesce(excluded.gpus, gpus)",
     [ST_IDEM] = "SELECT id, idem_hash FROM jobs WHERE user = ?1 AND idem_key = ?2",
     [ST_STATE] = "SELECT state, reason FROM jobs WHERE id = ?1",
+    [ST_HELD] = "SELECT type FROM events WHERE job_id = ?1 AND type IN ('held', 'released') "
+                "ORDER BY seq DESC LIMIT 1",
 };
 
 static const char *schema =
@@ -646,6 +649,24 @@ int gsd_store_job_state(gsd_store *s, int64_t id, char **state, char **reason)
     if (rc == SQLITE_ROW) {
         *state = dupcol(st, 0);
         if (reason) *reason = dupcol(st, 1);
+        ret = 0;
+    } else if (rc != SQLITE_DONE) {
+        ret = GS_EIO;
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return ret;
+}
+
+int gsd_store_job_held(gsd_store *s, int64_t id, int *held)
+{
+    sqlite3_stmt *st = s->st[ST_HELD];
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    int ret = GS_ENOENT;
+    if (rc == SQLITE_ROW) {
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        *held = t && !strcmp((const char *)t, "held");
         ret = 0;
     } else if (rc != SQLITE_DONE) {
         ret = GS_EIO;

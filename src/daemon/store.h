@@ -113,6 +113,10 @@ int gsd_store_find_idem(gsd_store *s, const char *user, const char *key, int64_t
 /* State and reason of a job (malloc'ed strings; reason may be NULL), or GS_ENOENT. */
 int gsd_store_job_state(gsd_store *s, int64_t id, char **state, char **reason);
 
+/* A job's hold as its last 'held' / 'released' event says (*held 1 / 0), or GS_ENOENT when it
+ * has neither (then its spec's "hold" stands). */
+int gsd_store_job_held(gsd_store *s, int64_t id, int *held);
+
 /* Call fn for every job not in a final state, in id order.  fn returns 0 or an error (stops). */
 int gsd_store_each_active(gsd_store *s, int (*fn)(void *ud, gsd_jobrow *r), void *ud);
 /* Counts of final jobs by state (index gs_job_state) for metrics at startup. */
