@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd_job.c - commands about one job or node: `gsched cancel ID... | selectors` (scancel's
- * -u/--me/-n/-p/-t/-q, jobsel.c),
+ * -u/--me/-n/-p/-t/-q, jobsel.c), `gsched hold ID...` / `gsched release ID...` (scontrol's),
  * `gsched describe job ID | node NAME` (key: value lines, an Events table
  * and why a pending job waits, like kubectl describe) and `gsched logs ID
  * [--task N] [--follow]`.
@@ -34,6 +34,75 @@ static void print_json(json_t *o)
     char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     printf("%s\n", s ? s : "null");
     free(s);
+}
+
+/* ---- hold / release ------------------------------------------------------------------------- */
+
+static void hold_usage(FILE *f, const char *cmd)
+{
+    if (!strcmp(cmd, "hold"))
+        fprintf(f, "usage: gsched hold ID...\n"
+                   "\n"
+                   "Hold pending jobs that are not yet eligible (submitted with --hold, or still\n"
+                   "waiting on their --dependency), like `scontrol hold`: they wait, reason\n"
+                   "JobHeldUser, until `gsched release`.  A job already queued cannot be held.\n"
+                   "Its owner or an admin only.\n" CLI_CONN_HELP);
+    else
+        fprintf(f, "usage: gsched release ID...\n"
+                   "\n"
+                   "Release held jobs, like `scontrol release`: each joins the queue (or goes on\n"
+                   "waiting on its --dependency).  Its owner or an admin only.\n" CLI_CONN_HELP);
+}
+
+/* `gsched hold ID...` / `gsched release ID...`: POST /v1/jobs/ID/hold|release. */
+int cmd_hold(int argc, char **argv)
+{
+    const char *cmd = argv[0];
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'}, CLI_CONN_LONGOPTS, {NULL, 0, NULL, 0}};
+    cli_conn k;
+    cli_conn_init(&k);
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (cli_conn_opt(&k, opt, optarg)) continue;
+        if (opt == 'h') {
+            hold_usage(stdout, cmd);
+            return EXIT_OK;
+        }
+        hold_usage(stderr, cmd);
+        return EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        cli_err("%s needs at least one job id", cmd);
+        return EXIT_USAGE;
+    }
+    for (int i = optind; i < argc; i++)
+        if (!valid_id(argv[i])) {
+            cli_err("%s: '%s' is not a job id", cmd, argv[i]);
+            return EXIT_USAGE;
+        }
+    int worst = EXIT_OK;
+    json_t *all = json_array();
+    for (int i = optind; i < argc; i++) {
+        long long id = strtoll(argv[i], NULL, 10);
+        char path[80], what[64];
+        snprintf(path, sizeof path, "/v1/jobs/%lld/%s", id, cmd);
+        snprintf(what, sizeof what, "%s %lld", cmd, id);
+        json_t *r;
+        int rc = cli_call(&k, "POST", path, NULL, NULL, NULL, what, &r);
+        if (rc == EXIT_UNREACHABLE || (rc && worst == EXIT_OK)) worst = rc;
+        if (rc == EXIT_UNREACHABLE) break;
+        if (rc) continue;
+        if (k.json)
+            json_array_append(all, r);
+        else
+            printf("%s job %lld\n", !strcmp(cmd, "hold") ? "Held" : "Released", id);
+        json_decref(r);
+    }
+    if (k.json) print_json(all);
+    json_decref(all);
+    return worst;
 }
 
 /* ---- cancel --------------------------------------------------------------------------------- */

@@ -12,7 +12,10 @@
  * Without a workdir the job runs in the directory it was submitted from.  --parsable prints
  * only the job id; --dry-run asks whether and where the job would start now, changing nothing.
  *
- * Invariants: an option gsched cannot honour (--dependency, --hold, --array=...%N) is refused
+ * --dependency and --hold become the spec's "dependency" and "hold" (the daemon keeps such a
+ * job out of the queue until it is eligible: src/daemon/wait.c).
+ *
+ * Invariants: an option gsched cannot honour (--array=...%N) is refused
  * with the missing feature named, never accepted and ignored; -o/-e change the job's command
  * (a /bin/sh prefix that redirects its output), visibly in `gsched describe`; every array
  * element is a separate job whose spec differs only in its GSCHED_ARRAY_* / SLURM_ARRAY_*
@@ -78,8 +81,16 @@ static void submit_usage(FILE *f)
         "                          GSCHED_ARRAY_TASK_ID and SLURM_ARRAY_TASK_ID\n"
         "      --wrap CMD          run CMD under /bin/sh -c\n"
         "      --parsable          print only the job id(s)\n"
-        "  refused (the daemon has no such feature): -d/--dependency, -H/--hold, "
-        "--array=...%%N\n"
+        "  -d, --dependency LIST   start only after other jobs: afterok:ID[:ID...] (ended\n"
+        "                          DONE), afternotok:ID (ended otherwise), afterany:ID "
+        "(ended),\n"
+        "                          after:ID (started); ',' = all, '?' = any.  A dependency "
+        "that\n"
+        "                          can never be met leaves the job pending\n"
+        "                          (DependencyNeverSatisfied) until cancelled\n"
+        "  -H, --hold              submit held (reason JobHeldUser): it waits for\n"
+        "                          `gsched release ID`\n"
+        "  refused (the daemon has no such feature): --array=...%%N\n"
         "\n"
         "gsched options:\n"
         "      --tasks N[xG]       tasks; NxG also sets GPUs per task\n"
@@ -173,7 +184,8 @@ static const char shortopts[] = "-J:n:N:G:g:t:p:q:o:e:D:C:c:a:d:Hh";
  * line).  0 / NULL = not given. */
 typedef struct over {
     const char *name, *vc, *gpu_type, *workdir, *ckpt, *user, *prio, *prio_flag, *mem;
-    const char *output, *error, *export_, *array, *wrap, *idem;
+    const char *output, *error, *export_, *array, *wrap, *idem, *dependency;
+    int hold;
     int ntasks, nodes, gpus_total, gpt, cpus, has_cpus, nogang, dry, parsable;
     gs_time time, duration, grace;
     int has_time, has_duration, has_grace;
@@ -385,16 +397,8 @@ static int handle(over *o, cli_conn *k, int opt, const char *arg)
         }
         o->array = arg;
         return 0;
-    case 'd':
-        oerr("--dependency: gsched has no job dependencies (the daemon cannot keep a job "
-             "waiting for another one to end): submit it once '%s' is satisfied, or run the "
-             "steps in one job",
-             arg);
-        return -1;
-    case 'H':
-        oerr("--hold: gsched has no held state (a submitted job is eligible at once): submit it "
-             "when it may run");
-        return -1;
+    case 'd': o->dependency = arg; return 0; /* checked with the spec (deps.h) */
+    case 'H': o->hold = 1; return 0;
     case 'h': submit_usage(stdout); return 1;
     default: submit_usage(stderr); return -1;
     }
@@ -526,6 +530,8 @@ static int apply(gsd_spec *s, const over *o)
     if (o->gpu_type) replace(&s->gpu_type, o->gpu_type);
     if (o->ckpt) replace(&s->checkpoint_dir, o->ckpt);
     if (o->user) replace(&s->user, o->user);
+    if (o->dependency) replace(&s->dependency, o->dependency);
+    if (o->hold) s->hold = 1;
     if (o->workdir) {
         if (o->workdir[0] == '/') {
             replace(&s->workdir, o->workdir);

@@ -66,6 +66,8 @@ static void usage(FILE *f)
                "  submit     submit a job: FILE (YAML/JSON spec) or -- CMD [ARG...]\n"
                "  queue      list jobs (ID VC NAME USER ST GPUS AGE REASON POS)\n"
                "  cancel     cancel jobs\n"
+               "  hold       hold pending jobs not yet eligible (scontrol hold)\n"
+               "  release    release held jobs (scontrol release)\n"
                "  describe   details of a job or node, with events and why it waits\n"
                "  nodes      nodes and their GPUs\n"
                "  vcs        virtual clusters: guarantee, usage, queue\n"
@@ -110,6 +112,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "nodes")) return cmd_nodes(argc - 1, argv + 1);
     if (!strcmp(cmd, "vcs")) return cmd_vcs(argc - 1, argv + 1);
     if (!strcmp(cmd, "cancel")) return cmd_cancel(argc - 1, argv + 1);
+    if (!strcmp(cmd, "hold") || !strcmp(cmd, "release")) return cmd_hold(argc - 1, argv + 1);
     if (!strcmp(cmd, "describe")) return cmd_describe(argc - 1, argv + 1);
     if (!strcmp(cmd, "logs")) return cmd_logs(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

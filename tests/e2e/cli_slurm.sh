@@ -125,10 +125,13 @@ check "--export=VAR,VAR=VALUE" eval "contains \"\$out\" SUBMITTER_VAR=fromhere &
 unset SUBMITTER_VAR
 
 # features the daemon does not have are refused, naming what is missing (never ignored)
-expect 2 "--dependency: gsched has no job dependencies" -- "$bin" submit --server "$SERVER" --dependency afterok:1 -- true
-expect 2 "--dependency: gsched has no job dependencies" -- "$bin" submit --server "$SERVER" -d afterany:1 -- true
-expect 2 "--hold: gsched has no held state" -- "$bin" submit --server "$SERVER" -H -- true
 expect 2 "--array: .*'%N' limit" -- "$bin" submit --server "$SERVER" --array 0-15%4 -- true
+# --dependency and --hold are real (tests/e2e/cli_deps.sh tests them): Slurm's syntax is checked
+expect 2 "dependency 'afterok:x': position 9: expected a job id" -- "$bin" submit --server "$SERVER" --dependency afterok:x -- true
+expect 2 "'dependency': no job 99999" -- "$bin" submit --server "$SERVER" -d afterany:99999 -- true
+id=$(gsub -H -- true)
+check "-H submits held" eval "[ \"\$(field $id Reason)\" = JobHeldUser ]"
+g cancel "$id" > /dev/null
 
 # --array: one job per index, each told its index
 ids=$(gsub --array 0-1,5 -J arr -o 'arr-%a.txt' -- sh -c 'echo "$GSCHED_ARRAY_TASK_ID $SLURM_ARRAY_TASK_ID $SLURM_ARRAY_TASK_COUNT"')
@@ -172,8 +175,8 @@ id=$(gsub --wrap 'echo "wrapped $GSCHED_JOB_ID"')
 check "--wrap runs a shell command" eval "done_log $id | grep -qx 'wrapped $id'"
 printf '#!/bin/sh\n#SBATCH -n 1\n#SBATCH --account=lab\ntrue\n' > "$tmp/acct.sh"
 expect 2 "acct.sh:3: #SBATCH: unknown or unsupported option '--account=lab'" -- "$bin" submit --server "$SERVER" "$tmp/acct.sh"
-printf '#!/bin/sh\n#SBATCH --dependency=afterok:3\ntrue\n' > "$tmp/dep.sh"
-expect 2 "dep.sh:2: --dependency: gsched has no job dependencies" -- "$bin" submit --server "$SERVER" "$tmp/dep.sh"
+printf '#!/bin/sh\n#SBATCH --dependency=afterok:3x\ntrue\n' > "$tmp/dep.sh"
+expect 2 "dependency 'afterok:3x': position 10" -- "$bin" submit --server "$SERVER" "$tmp/dep.sh"
 
 # ---- queue: squeue's -o/--format, -t/--states, -u, -p, -q, -n, -j, -h, -i; CG -----------------
 wait_idle 60 || bad "idle before the queue checks"
