@@ -466,6 +466,7 @@ static void t_live_deferred(void)
     /* cancelling a deferred job ends it; the policy never saw it */
     ASSERT_OK(gs_engine_cancel(e, b, "user", t0 + 300 * GS_SEC));
     ASSERT_EQ(b->state, GS_JOB_CANCELLED);
+    ASSERT_EQ(g_last->finishes, 0); /* the policy is not told of a job it never had */
     ASSERT_EQ(gs_engine_release(e, b, t0 + 300 * GS_SEC), GS_ESTATE);
     ASSERT_OK(gs_engine_advance(e, t0 + 300 * GS_SEC));
     ASSERT_EQ(g_last->arrivals, 1);

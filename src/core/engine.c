@@ -1165,6 +1165,9 @@ static int tr_finish(gs_engine *e, gs_job *j, gs_job_state final, const char *re
          : final == GS_JOB_FAILED ? GS_REC_FAIL
                                   : GS_REC_CANCEL,
          j, -1, reason);
+    /* a job that never arrived (cancelled while deferred, or before its arrival) was never
+     * the policy's: it has nothing to forget */
+    if (!j->arrived) return e->err;
     return hook_job(e, e->pol->on_finish, j);
 }
 
