@@ -855,7 +855,15 @@ static enum MHD_Result h_get(hctx *h, const char *ids, const char *sub)
     json_t *o = job_from_row(&row, v, pos);
     json_t *spec = json_loads(row.spec ? row.spec : "{}", 0, NULL);
     json_object_set_new(o, "spec", spec ? spec : json_null());
-    if (v && v->state == GS_JOB_PENDING) {
+    if (v && v->state == GS_JOB_PENDING && v->q.queue == GSD_QUEUE_WAIT) {
+        /* not yet eligible (held, dependencies): in no queue */
+        json_t *dep = spec ? json_object_get(spec, "dependency") : NULL;
+        char why[768];
+        snprintf(why, sizeof why, "%s: %s%s%s%s", v->reason ? v->reason : "waiting",
+                 v->qtext ? v->qtext : "not eligible", json_is_string(dep) ? " (dependency " : "",
+                 json_is_string(dep) ? json_string_value(dep) : "", json_is_string(dep) ? ")" : "");
+        json_object_set_new(o, "why_pending", json_string(why));
+    } else if (v && v->state == GS_JOB_PENDING) {
         char why[768];
         int free_gpus = 0, total = (int)s->ngpus;
         for (size_t i = 0; i < s->ngpus; i++) free_gpus += s->gpus[i].job < 0 && !s->gpus[i].down;
