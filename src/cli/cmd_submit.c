@@ -15,11 +15,14 @@
  * --dependency and --hold become the spec's "dependency" and "hold" (the daemon keeps such a
  * job out of the queue until it is eligible: src/daemon/wait.c).
  *
- * Invariants: an option gsched cannot honour (--array=...%N) is refused
- * with the missing feature named, never accepted and ignored; -o/-e change the job's command
+ * --array=...%N chains the elements: element i depends (afterany) on element i-N, so at most
+ * N run at once.
+ *
+ * Invariants: an option gsched cannot honour is refused with the missing feature named,
+ * never accepted and ignored; -o/-e change the job's command
  * (a /bin/sh prefix that redirects its output), visibly in `gsched describe`; every array
  * element is a separate job whose spec differs only in its GSCHED_ARRAY_* / SLURM_ARRAY_*
- * variables.
+ * variables (and, with %N, the afterany term of its dependency).
  */
 
 #include <errno.h>
@@ -77,8 +80,10 @@ static void submit_usage(FILE *f)
         "      --mem SIZE          memory per task\n"
         "      --export LIST       ALL, NONE, or VAR[=VALUE],... into the job's environment\n"
         "                          (default NONE: the job environment starts empty)\n"
-        "  -a, --array LIST        one job per index: 0-7, 1,3,5, 0-15:2; each gets\n"
-        "                          GSCHED_ARRAY_TASK_ID and SLURM_ARRAY_TASK_ID\n"
+        "  -a, --array LIST[%%N]   one job per index: 0-7, 1,3,5, 0-15:2; each gets\n"
+        "                          GSCHED_ARRAY_TASK_ID and SLURM_ARRAY_TASK_ID; %%N: at "
+        "most\n"
+        "                          N run at once (element i waits for element i-N to end)\n"
         "      --wrap CMD          run CMD under /bin/sh -c\n"
         "      --parsable          print only the job id(s)\n"
         "  -d, --dependency LIST   start only after other jobs: afterok:ID[:ID...] (ended\n"
@@ -90,7 +95,6 @@ static void submit_usage(FILE *f)
         "                          (DependencyNeverSatisfied) until cancelled\n"
         "  -H, --hold              submit held (reason JobHeldUser): it waits for\n"
         "                          `gsched release ID`\n"
-        "  refused (the daemon has no such feature): --array=...%%N\n"
         "\n"
         "gsched options:\n"
         "      --tasks N[xG]       tasks; NxG also sets GPUs per task\n"
@@ -185,7 +189,7 @@ static const char shortopts[] = "-J:n:N:G:g:t:p:q:o:e:D:C:c:a:d:Hh";
 typedef struct over {
     const char *name, *vc, *gpu_type, *workdir, *ckpt, *user, *prio, *prio_flag, *mem;
     const char *output, *error, *export_, *array, *wrap, *idem, *dependency;
-    int hold;
+    int hold, array_max; /* array_max: --array's %N, 0 = none */
     int ntasks, nodes, gpus_total, gpt, cpus, has_cpus, nogang, dry, parsable;
     gs_time time, duration, grace;
     int has_time, has_duration, has_grace;
@@ -388,15 +392,22 @@ static int handle(over *o, cli_conn *k, int opt, const char *arg)
         if (opt == O_GRACE) o->grace = t, o->has_grace = 1;
         return 0;
     }
-    case 'a':
-        if (strchr(arg, '%')) {
-            oerr("--array: '%s': a '%%N' limit (at most N elements running at once) needs the "
-                 "daemon to throttle array elements, which gsched cannot do; drop '%%N'",
-                 arg);
+    case 'a': {
+        const char *pc = strchr(arg, '%');
+        o->array = arg;
+        o->array_max = 0;
+        if (!pc) return 0;
+        char *e;
+        long m = strtol(pc + 1, &e, 10);
+        if (pc[1] < '0' || pc[1] > '9' || *e || m < 1 || m > ARRAY_MAX) {
+            oerr("--array: '%s': after '%%' give how many elements may run at once (1-%d)", arg,
+                 ARRAY_MAX);
             return -1;
         }
-        o->array = arg;
+        o->array = own(o, strndup(arg, (size_t)(pc - arg)));
+        o->array_max = (int)m;
         return 0;
+    }
     case 'd': o->dependency = arg; return 0; /* checked with the spec (deps.h) */
     case 'H': o->hold = 1; return 0;
     case 'h': submit_usage(stdout); return 1;
@@ -996,8 +1007,11 @@ static int print_dryrun(json_t *r)
 }
 
 /* Send one spec; prints what the daemon said.  'elem' >= 0: an --array element. */
-static int send_one(cli_conn *k, const gsd_spec *spec, const over *o, long elem, int *printed)
+/* Send one spec; *id (may be NULL) gets the new job's id, -1 if none. */
+static int send_one(cli_conn *k, const gsd_spec *spec, const over *o, long elem, int *printed,
+                    long long *id)
 {
+    if (id) *id = -1;
     char *json = gsd_spec_to_json(spec);
     if (!json) abort();
     char idem_hdr[400];
@@ -1014,6 +1028,7 @@ static int send_one(cli_conn *k, const gsd_spec *spec, const over *o, long elem,
                       "application/json", hdrs, o->dry ? "dry run" : "submit", &r);
     free(json);
     if (rc) return rc;
+    if (id) *id = cli_jint(r, "id", -1);
     if (k->json) {
         char *s = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         printf("%s\n", s);
@@ -1059,15 +1074,37 @@ static int submit_array(cli_conn *k, gsd_spec *spec, const over *o)
     int rc = EXIT_OK, printed = 0;
     /* a dry run asks about one element: they are the same job but for their index */
     size_t upto = o->dry ? 1 : n;
+    /* %N: element i waits (afterany) for element i - N to end, so at most N run at once: N
+     * chains, each running its elements one after another */
+    if (o->array_max && spec->dependency && strchr(spec->dependency, '?')) {
+        cli_err("--array ...%%%d chains the elements with ',' (all): it cannot be combined with a "
+                "'?' (any) --dependency",
+                o->array_max);
+        free(idx);
+        return EXIT_USAGE;
+    }
+    long long *ids = calloc(n, sizeof *ids);
+    if (!ids) abort();
+    char *own_dep = spec->dependency ? xstrdup(spec->dependency) : NULL;
     for (size_t i = 0; i < upto && rc == EXIT_OK; i++) {
         snprintf(v, sizeof v, "%d", idx[i]);
         set_kv(spec, "GSCHED_ARRAY_TASK_ID", v);
         set_kv(spec, "SLURM_ARRAY_TASK_ID", v);
-        rc = send_one(k, spec, o, idx[i], &printed);
+        if (o->array_max && !o->dry && i >= (size_t)o->array_max) {
+            char dep[4096];
+            snprintf(dep, sizeof dep, "%s%safterany:%lld", own_dep ? own_dep : "",
+                     own_dep ? "," : "", ids[i - (size_t)o->array_max]);
+            free(spec->dependency);
+            spec->dependency = xstrdup(dep);
+        }
+        rc = send_one(k, spec, o, idx[i], &printed, &ids[i]);
         if (rc && i > 0 && !o->dry)
             cli_err("--array: stopped after %zu of %zu elements (the jobs above were submitted)", i,
                     n);
     }
+    free(ids);
+    free(spec->dependency);
+    spec->dependency = own_dep;
     if (o->dry && !k->json) printf("(each of the %zu array elements is the same job)\n", n);
     if (o->parsable && printed && !o->dry && !k->json) printf("\n");
     free(idx);
@@ -1212,7 +1249,7 @@ int cmd_submit(int argc, char **argv)
         rc = submit_array(&k, &spec, &o);
     } else {
         int printed = 0;
-        rc = send_one(&k, &spec, &o, -1, &printed);
+        rc = send_one(&k, &spec, &o, -1, &printed, NULL);
         if (!rc && o.parsable && !o.dry && !k.json) printf("\n");
     }
 done:

@@ -3,7 +3,8 @@
 # `--hold` with Slurm's meanings, `gsched hold` / `gsched release`, reasons Dependency,
 # DependencyNeverSatisfied and JobHeldUser in `gsched queue -o %r`, waiting jobs kept across
 # a daemon restart (graceful and kill -9), another user's release refused, unknown or hidden
-# job ids refused at submit, positioned syntax errors before anything is sent.
+# job ids refused at submit, positioned syntax errors before anything is sent, and
+# --array=A-B%N (at most N elements at once, by chaining them with afterany).
 # usage: cli_deps.sh GSCHED_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
@@ -49,7 +50,7 @@ ws() { # wait_state with alice's token
     [ "$s" = "$want" ] && return 0
     sleep 0.1
   done
-  echo "  job $id: state '$s' after ${secs}s, wanted $want"
+  bad "job $id: state '$s' after ${secs}s, wanted $want"
   return 1
 }
 reason() { as "$A" queue -o '%i %r' --no-headers 2>/dev/null | awk -v id="$1" '$1 == id { print $2 }'; }
@@ -152,6 +153,21 @@ ws "$r1" DONE
 # events say what happened
 ev=$(as "$A" describe job "$w2" 2>/dev/null)
 check "events: held, released, eligible" eval 'printf "%s" "$ev" | grep -q held && printf "%s" "$ev" | grep -q released && printf "%s" "$ev" | grep -q eligible'
+
+# ---- --array=A-B%N: at most N elements at once (element i waits for element i-N to end)
+ids=$(asub --gpus 1 --array 0-2%1 -- sh -c "while [ ! -f '$tmp/go-arr-'\$GSCHED_ARRAY_TASK_ID ]; do sleep 0.05; done")
+set -- $ids
+check "--array %1: three elements" [ $# = 3 ]
+ws "$1" RUNNING
+sleep 0.5 # a GPU is free: only the throttle keeps element 1 waiting
+check "%1: element 1 waits for element 0 (got '$(reason "$2")')" [ "$(reason "$2")" = Dependency ]
+check "%1: element 2 waits too" [ "$(reason "$3")" = Dependency ]
+touch "$tmp/go-arr-0"
+ws "$2" RUNNING
+check "%1: element 2 still waits while element 1 runs" [ "$(reason "$3")" = Dependency ]
+touch "$tmp/go-arr-1" "$tmp/go-arr-2"
+ws "$3" DONE
+expect 2 "cannot be combined with a '\?'" -- as "$A" submit --array 0-3%2 -d "afterok:$a?afterany:$a" -- true
 
 d_stop || bad "graceful stop"
 finish

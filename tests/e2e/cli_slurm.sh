@@ -124,8 +124,8 @@ out=$(done_log "$id")
 check "--export=VAR,VAR=VALUE" eval "contains \"\$out\" SUBMITTER_VAR=fromhere && contains \"\$out\" X1=v1"
 unset SUBMITTER_VAR
 
-# features the daemon does not have are refused, naming what is missing (never ignored)
-expect 2 "--array: .*'%N' limit" -- "$bin" submit --server "$SERVER" --array 0-15%4 -- true
+# options are checked (never ignored)
+expect 2 "--array: '0-15%x': after '%' give how many" -- "$bin" submit --server "$SERVER" --array 0-15%x -- true
 # --dependency and --hold are real (tests/e2e/cli_deps.sh tests them): Slurm's syntax is checked
 expect 2 "dependency 'afterok:x': position 9: expected a job id" -- "$bin" submit --server "$SERVER" --dependency afterok:x -- true
 expect 2 "'dependency': no job 99999" -- "$bin" submit --server "$SERVER" -d afterany:99999 -- true
