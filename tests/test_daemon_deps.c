@@ -2,12 +2,15 @@
 /*
  * test_daemon_deps.c - Slurm dependency strings (--dependency): the parser,
  * its positioned errors, the canonical text, and each type's answer for
- * every state of the job it names, alone and combined by ',' and '?'.
+ * every state of the job it names, alone and combined by ',' and '?'; the
+ * spec fields hold, dependency and kill_on_invalid_dep.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "deps.h"
 #include "harness.h"
+#include "spec.h"
 
 static void parse_ok(void)
 {
@@ -120,10 +123,46 @@ static void combine(void)
     ASSERT_EQ(gsd_deps_combine(&p, st), GSD_DEP_NEVER);
 }
 
+/* the spec fields: canonical text stored, round trip, errors naming the field */
+static void spec_fields(void)
+{
+    const char *y = "{\"command\": \"true\", \"hold\": true, \"dependency\": "
+                    "\"afterok:3,afterok:4,afterany:5\", \"kill_on_invalid_dep\": true}";
+    gsd_spec s, t;
+    gs_diag d;
+    const char *f;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gsd_spec_parse("body", y, strlen(y), &s, &d, &f));
+    ASSERT_EQ(s.hold, 1);
+    ASSERT_EQ(s.kill_invalid_dep, 1);
+    ASSERT_STR(s.dependency, "afterok:3:4,afterany:5"); /* canonical */
+    char *json = gsd_spec_to_json(&s);
+    ASSERT_OK(gsd_spec_parse("stored", json, strlen(json), &t, &d, &f));
+    ASSERT_EQ(t.hold, 1);
+    ASSERT_EQ(t.kill_invalid_dep, 1);
+    ASSERT_STR(t.dependency, s.dependency);
+    free(json);
+    gsd_spec_release(&s);
+    gsd_spec_release(&t);
+    const char *bad = "{\"command\": \"true\", \"dependency\": \"afterok:3,\"}";
+    ASSERT_EQ(gsd_spec_parse("body", bad, strlen(bad), &s, &d, &f), GS_EINVAL);
+    ASSERT_STR(f, "dependency");
+    ASSERT_CONTAINS(d.msg, "position 11");
+    const char *badh = "{\"command\": \"true\", \"hold\": \"yes\"}";
+    ASSERT(gsd_spec_parse("body", badh, strlen(badh), &s, &d, &f) != 0);
+    ASSERT_STR(f, "hold");
+    /* a spec built by the CLI is checked the same way */
+    gsd_spec_init(&s);
+    s.shell = strdup("true");
+    s.dependency = strdup("after:");
+    ASSERT_EQ(gsd_spec_validate(&s, &d, &f), GS_EINVAL);
+    ASSERT_STR(f, "dependency");
+    gsd_spec_release(&s);
+}
+
 static const test_case tests[] = {
-    {"parse_ok", parse_ok},
-    {"parse_errors", parse_errors},
-    {"eval", eval},
+    {"spec_fields", spec_fields},   {"parse_ok", parse_ok},
+    {"parse_errors", parse_errors}, {"eval", eval},
     {"combine", combine},
 };
 

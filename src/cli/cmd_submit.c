@@ -93,6 +93,7 @@ static void submit_usage(FILE *f)
         "that\n"
         "                          can never be met leaves the job pending\n"
         "                          (DependencyNeverSatisfied) until cancelled\n"
+        "      --kill-on-invalid-dep yes|no  yes: cancel such a job instead\n"
         "  -H, --hold              submit held (reason JobHeldUser): it waits for\n"
         "                          `gsched release ID`\n"
         "\n"
@@ -137,7 +138,8 @@ enum {
     O_GRES,
     O_EXPORT,
     O_WRAP,
-    O_NAME
+    O_NAME,
+    O_KDEP
 };
 
 static const struct option longopts[] = {{"job-name", required_argument, NULL, 'J'},
@@ -169,6 +171,7 @@ static const struct option longopts[] = {{"job-name", required_argument, NULL, '
                                          {"array", required_argument, NULL, 'a'},
                                          {"dependency", required_argument, NULL, 'd'},
                                          {"hold", no_argument, NULL, 'H'},
+                                         {"kill-on-invalid-dep", required_argument, NULL, O_KDEP},
                                          {"wrap", required_argument, NULL, O_WRAP},
                                          {"no-gang", no_argument, NULL, O_NOGANG},
                                          {"duration", required_argument, NULL, O_DURATION},
@@ -190,6 +193,7 @@ typedef struct over {
     const char *name, *vc, *gpu_type, *workdir, *ckpt, *user, *prio, *prio_flag, *mem;
     const char *output, *error, *export_, *array, *wrap, *idem, *dependency;
     int hold, array_max; /* array_max: --array's %N, 0 = none */
+    int killdep;         /* --kill-on-invalid-dep: 1 yes, -1 no, 0 not given */
     int ntasks, nodes, gpus_total, gpt, cpus, has_cpus, nogang, dry, parsable;
     gs_time time, duration, grace;
     int has_time, has_duration, has_grace;
@@ -410,6 +414,13 @@ static int handle(over *o, cli_conn *k, int opt, const char *arg)
     }
     case 'd': o->dependency = arg; return 0; /* checked with the spec (deps.h) */
     case 'H': o->hold = 1; return 0;
+    case O_KDEP:
+        if (strcasecmp(arg, "yes") && strcasecmp(arg, "no")) {
+            oerr("--kill-on-invalid-dep: '%s': give yes or no", arg);
+            return -1;
+        }
+        o->killdep = !strcasecmp(arg, "yes") ? 1 : -1;
+        return 0;
     case 'h': submit_usage(stdout); return 1;
     default: submit_usage(stderr); return -1;
     }
@@ -543,6 +554,7 @@ static int apply(gsd_spec *s, const over *o)
     if (o->user) replace(&s->user, o->user);
     if (o->dependency) replace(&s->dependency, o->dependency);
     if (o->hold) s->hold = 1;
+    if (o->killdep) s->kill_invalid_dep = o->killdep > 0;
     if (o->workdir) {
         if (o->workdir[0] == '/') {
             replace(&s->workdir, o->workdir);

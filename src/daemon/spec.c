@@ -570,12 +570,14 @@ static int check_nul(pctx *c, struct fy_node *root, const char *const *keys)
 
 static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
 {
-    static const char *const keys[] = {"name",     "vc",         "queue",       "user",
-                                       "priority", "tasks",      "gpus",        "gpus_per_task",
-                                       "gang",     "gpu_type",   "command",     "env",
-                                       "workdir",  "time_limit", "duration",    "cpus",
-                                       "memory",   "checkpoint", "pinned_cell", "lazy_preemption",
-                                       "run_as",   "hold",       "dependency",  NULL};
+    static const char *const keys[] = {
+        "name",     "vc",         "queue",       "user",
+        "priority", "tasks",      "gpus",        "gpus_per_task",
+        "gang",     "gpu_type",   "command",     "env",
+        "workdir",  "time_limit", "duration",    "cpus",
+        "memory",   "checkpoint", "pinned_cell", "lazy_preemption",
+        "run_as",   "hold",       "dependency",  "kill_on_invalid_dep",
+        NULL};
     if (!fy_node_is_mapping(root))
         return perr(c, root, "", GS_EPARSE,
                     "a job spec must be a mapping (name: ..., command: ...)");
@@ -683,6 +685,9 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
         free(s->dependency);
         s->dependency = xstrdup(canon);
     }
+    if ((n = gs_yaml_get(root, "kill_on_invalid_dep")) &&
+        (rc = get_bool(c, n, "kill_on_invalid_dep", &s->kill_invalid_dep)))
+        return rc;
     return 0;
 }
 
@@ -798,6 +803,7 @@ char *gsd_spec_to_json(const gsd_spec *s)
     if (s->lazy_preemption) json_object_set_new(o, "lazy_preemption", json_true());
     if (s->hold) json_object_set_new(o, "hold", json_true());
     if (s->dependency) json_object_set_new(o, "dependency", json_string(s->dependency));
+    if (s->kill_invalid_dep) json_object_set_new(o, "kill_on_invalid_dep", json_true());
     char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     return out;

@@ -68,6 +68,7 @@ typedef struct gsd_spec {
     int lazy_preemption;  /* HiveD lazy preemption */
     int hold;             /* submitted held (Slurm --hold): waits for a release */
     char *dependency;     /* Slurm --dependency text, canonical (deps.h); NULL = none */
+    int kill_invalid_dep; /* kill_on_invalid_dep: cancel it when its dependency never can be */
 } gsd_spec;
 
 void gsd_spec_init(gsd_spec *s);

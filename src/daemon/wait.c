@@ -20,7 +20,9 @@
  * the stage only by gs_engine_release (not held, dependencies satisfied) or
  * by ending (cancel); a dependency that can never be satisfied leaves it
  * pending with reason DependencyNeverSatisfied (Slurm's default) until it
- * is cancelled.  Scheduler thread only.
+ * is cancelled, or, with the spec's kill_on_invalid_dep (Slurm's
+ * --kill-on-invalid-dep=yes), is cancelled by the engine at once with that
+ * reason.  Scheduler thread only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -113,14 +115,22 @@ size_t gsd_wait_check(gsd_sched *g, gs_time now)
                 if (x->w) gsd_deps_format(&x->w->p, dep, sizeof dep);
                 if (x->depst == GSD_DEP_NEVER)
                     gsd_push_rec(g, GSD_EV_DEP_NEVER, s, now,
-                                 "dependency %s can never be satisfied: the job stays pending "
-                                 "until cancelled",
-                                 x->w ? dep : "");
+                                 "dependency %s can never be satisfied: %s", x->w ? dep : "",
+                                 x->spec.kill_invalid_dep
+                                     ? "the job is cancelled (kill_on_invalid_dep)"
+                                     : "the job stays pending until cancelled");
                 else if (x->depst == GSD_DEP_MET)
                     gsd_push_rec(g, GSD_EV_ELIGIBLE, s, now, "dependency %s satisfied",
                                  x->w ? dep : "");
                 gsd_mark_dirty(g, s);
             }
+        }
+        if (x->depst == GSD_DEP_NEVER && x->spec.kill_invalid_dep) {
+            /* Slurm's --kill-on-invalid-dep=yes: the engine ends it (CANCELLED), held or not */
+            x->inwait = 0;
+            gsd_wait_free(x);
+            gs_engine_cancel(g->e, j, "DependencyNeverSatisfied", now);
+            continue;
         }
         if (x->held || x->depst != GSD_DEP_MET) {
             g->waitv[w++] = s;

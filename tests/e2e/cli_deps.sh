@@ -86,6 +86,13 @@ check "afterok on a FAILED job: DependencyNeverSatisfied" [ "$(reason "$k1")" = 
 check "... and it stays PENDING" [ "$(st "$k1")" = PENDING ]
 expect 0 "Cancelled job $k1" -- as "$A" cancel "$k1"
 expect 0 "Cancelled job $n2" -- as "$A" cancel "$n2"
+# --kill-on-invalid-dep=yes: cancelled instead (Slurm's option)
+kk=$(asub --gpus 1 --dependency "afterok:$f" --kill-on-invalid-dep=yes -- true)
+ws "$kk" CANCELLED
+kr=$(as "$A" describe job "$kk" 2>/dev/null | awk '/^Reason:/ { print $2; exit }')
+check "--kill-on-invalid-dep=yes: CANCELLED, reason DependencyNeverSatisfied (got '$kr')" \
+  [ "$kr" = DependencyNeverSatisfied ]
+expect 2 "give yes or no" -- as "$A" submit --kill-on-invalid-dep=maybe -- true
 # any ('?'): afterok:f can never be, afterany:f is
 q=$(asub --gpus 1 --dependency "afterok:$f?afterany:$f" -- true)
 ws "$q" DONE
