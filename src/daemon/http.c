@@ -514,29 +514,51 @@ static enum MHD_Result post_and_reply(hctx *h, gsd_cmd *c)
 }
 
 /* --max-pending-per-user and --submit-rate for a submit of user's; 0, or -1 after a 429.
- * Pending submissions are counted in the latest published snapshot (one cycle old at most),
- * so concurrent submits can pass the cap by the number in flight. */
-static int user_caps(hctx *h, const char *user, enum MHD_Result *ret)
+ * The cap counts jobs, the same way on both sides: every pending job of the user (each part
+ * of a non-gang submission is a job, whichever part it is) plus the jobs this submit would
+ * add (a gang job is one, a non-gang job of N tasks is N).  Pending jobs are counted in the
+ * latest published snapshot (one cycle old at most), so concurrent submits can pass the cap
+ * by the number in flight. */
+static int user_caps(hctx *h, const gsd_spec *sp, enum MHD_Result *ret)
 {
     gsd *g = h->g;
+    const char *user = sp->user;
     if (g->o.max_pending_per_user) {
+        unsigned lim = g->o.max_pending_per_user;
+        unsigned add = sp->gang ? 1u : (unsigned)sp->ntasks;
         gsd_snap *s = gsd_snap_get(g);
         unsigned n = 0;
         for (size_t i = 0; s && i < s->njobs; i++) {
             const gsd_jview *v = s->jobs[i];
-            n += v->state == GS_JOB_PENDING && v->task_index == 0 && v->user &&
-                 !strcmp(v->user, user);
+            n += v->state == GS_JOB_PENDING && v->user && !strcmp(v->user, user);
         }
         gsd_snap_put(s);
-        if (n >= g->o.max_pending_per_user) {
-            static const char *const hdrs[] = {"Retry-After", "10", NULL};
+        if (add > lim) {
+            /* can never fit: no Retry-After */
             *ret = problem_hdr(
                 h, 429, GS_EQUOTA,
-                json_pack("{s:s,s:i}", "user", user, "limit", (int)g->o.max_pending_per_user), hdrs,
-                "user '%s' already has %u pending job(s), the most this daemon "
-                "accepts per user (--max-pending-per-user %u): wait until some "
-                "start, or cancel some",
-                user, n, g->o.max_pending_per_user);
+                json_pack("{s:s,s:i,s:i,s:i}", "user", user, "limit", (int)lim, "pending", (int)n,
+                          "adds", (int)add),
+                NULL,
+                "this non-gang job of %u tasks would be %u pending jobs, more than this daemon "
+                "accepts per user (--max-pending-per-user %u): submit it as a gang job, or in "
+                "parts of at most %u tasks",
+                add, add, lim, lim);
+            return -1;
+        }
+        if (n + add > lim) {
+            static const char *const hdrs[] = {"Retry-After", "10", NULL};
+            char what[96] = "";
+            if (add > 1)
+                snprintf(what, sizeof what, " (this non-gang job of %u tasks adds %u)", add, add);
+            *ret = problem_hdr(
+                h, 429, GS_EQUOTA,
+                json_pack("{s:s,s:i,s:i,s:i}", "user", user, "limit", (int)lim, "pending", (int)n,
+                          "adds", (int)add),
+                hdrs,
+                "user '%s' already has %u pending job(s)%s; this daemon accepts at most %u per "
+                "user (--max-pending-per-user %u): wait until some start, or cancel some",
+                user, n, what, lim, lim);
             return -1;
         }
     }
@@ -667,7 +689,7 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     c->admin = h->id.admin;
     c->authn = h->id.authn;
     c->uid = h->id.uid;
-    if (!dry && user_caps(h, c->spec.user, &fr)) {
+    if (!dry && user_caps(h, &c->spec, &fr)) {
         gsd_cmd_free(c);
         return fr;
     }

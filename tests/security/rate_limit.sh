@@ -72,6 +72,31 @@ check "after a cancel there is room again ($ok_again)" test -n "$ok_again"
 for i in $run $ids $ok_again; do g cancel "$i" > /dev/null 2>&1; done
 d_stop
 
+# 2b. the cap counts jobs: a non-gang submit of N tasks adds N pending jobs (it was counted
+# as one: {"tasks": 500, "gang": false} queued 500 jobs past --max-pending-per-user 3)
+d_start pend2 --cluster 1x1 --max-pending-per-user 3 --grace 1s || { bad "daemon start"; finish; }
+run=$(gsub -- sleep 60)
+check "a running job does not count ($run)" wait_state "$run" RUNNING 30
+post() { dcurl -s -o "$tmp/out" -D "$tmp/hdr" -w '%{http_code}' -H 'X-Gsched-Client: 1' \
+           -H 'Content-Type: application/json' -d "$1" "$URL/v1/jobs"; }
+npend() { g queue --json -t PD | grep -c '"id"'; }
+code=$(post '{"gpus": 1, "tasks": 500, "gang": false, "command": ["true"]}')
+check "a non-gang job of 500 tasks is refused with 429 (got $code)" test "$code" = 429
+check "... saying why" grep -q "non-gang job of 500 tasks would be 500 pending jobs" "$tmp/out"
+check "... no job was queued ($(npend))" test "$(npend)" = 0
+code=$(post '{"gpus": 1, "tasks": 2, "gang": false, "command": ["true"]}')
+check "a non-gang job of 2 tasks fits (got $code)" test "$code" = 201
+check "... and is 2 pending jobs ($(npend))" test "$(npend)" = 2
+code=$(post '{"gpus": 1, "tasks": 2, "gang": false, "command": ["true"]}')
+check "another one would make 4 > 3: 429 (got $code)" test "$code" = 429
+check "... naming what is pending and what it adds" \
+  grep -q "already has 2 pending job(s) (this non-gang job of 2 tasks adds 2)" "$tmp/out"
+code=$(post '{"gpus": 1, "tasks": 1, "command": ["true"]}')
+check "one more job makes 3: accepted (got $code)" test "$code" = 201
+check "at most 3 pending jobs ($(npend))" test "$(npend)" = 3
+g cancel "$run" > /dev/null 2>&1
+d_stop
+
 # 3. --submit-rate 1/s: a burst of 1, then 429 until the bucket refills
 d_start rate --cluster 1x1 --submit-rate 1/s || { bad "daemon start"; finish; }
 n_ok=0 n_429=0
