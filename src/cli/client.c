@@ -6,6 +6,7 @@
  */
 
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,13 +51,40 @@ int cli_exit_for_status(long status)
     return EXIT_RUNTIME;
 }
 
+#define HINT_401 "hint: give a token with --token or GSCHED_TOKEN"
+
+void cli_call_report(const cli_conn *k)
+{
+    if (k->msg[0]) cli_err("%s", k->msg);
+    if (k->status == 401) cli_err("%s", HINT_401);
+}
+
+/* The error line of a failed call: printed, or kept in k->msg when k->quiet. */
+static void call_err(cli_conn *k, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void call_err(cli_conn *k, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(k->msg, sizeof k->msg, fmt, ap);
+    va_end(ap);
+    if (!k->quiet) cli_err("%s", k->msg);
+}
+
 int cli_call(cli_conn *k, const char *method, const char *path, const char *body, const char *ctype,
              const char *const *headers, const char *what, json_t **out)
 {
     if (out) *out = NULL;
+    k->msg[0] = '\0';
     gsd_resp r;
-    if (gsd_request(&k->c, method, path, body, body ? strlen(body) : 0, ctype, headers, &r)) {
-        cli_err("%s", r.err);
+    int q = gsd_request(&k->c, method, path, body, body ? strlen(body) : 0, ctype, headers, &r);
+    k->status = q ? 0 : r.status;
+    k->retry_after = q ? -1 : r.retry_after;
+    if (q) {
+        call_err(k, "%s", r.err);
         gsd_resp_release(&r);
         return EXIT_UNREACHABLE;
     }
@@ -66,17 +94,18 @@ int cli_call(cli_conn *k, const char *method, const char *path, const char *body
         const char *detail = j ? cli_jstr(j, "detail", NULL) : NULL;
         const char *ecode = j ? cli_jstr(j, "code", NULL) : NULL;
         if (detail)
-            cli_err("%s: %s (%s)", what, detail, ecode ? ecode : "error");
+            call_err(k, "%s: %s (%s)", what, detail, ecode ? ecode : "error");
         else
-            cli_err("%s: HTTP %ld%s%.200s", what, r.status, r.len ? ": " : "", r.len ? r.body : "");
-        if (r.status == 401) cli_err("hint: give a token with --token or GSCHED_TOKEN");
+            call_err(k, "%s: HTTP %ld%s%.200s", what, r.status, r.len ? ": " : "",
+                     r.len ? r.body : "");
+        if (r.status == 401 && !k->quiet) cli_err("%s", HINT_401);
         if (j) json_decref(j);
         gsd_resp_release(&r);
         return code;
     }
     if (out) {
         if (!j) {
-            cli_err("%s: the daemon sent a response that is not JSON", what);
+            call_err(k, "%s: the daemon sent a response that is not JSON", what);
             gsd_resp_release(&r);
             return EXIT_RUNTIME;
         }

@@ -25,6 +25,13 @@ typedef struct cli_conn {
     gsd_client c;
     int json; /* --json */
     char user[64];
+    /* the last cli_call: HTTP status (0: unreachable) and Retry-After (-1: none) */
+    long status;
+    int retry_after;
+    /* quiet: cli_call keeps its error line in msg instead of printing it (the caller decides,
+     * e.g. to retry) */
+    int quiet;
+    char msg[1024];
 } cli_conn;
 
 /* Defaults from the environment (GSCHED_SERVER, GSCHED_TOKEN, USER). */
@@ -55,6 +62,8 @@ enum { CLI_OPT_SERVER = 1000, CLI_OPT_TOKEN, CLI_OPT_JSON };
  */
 int cli_call(cli_conn *k, const char *method, const char *path, const char *body, const char *ctype,
              const char *const *headers, const char *what, json_t **out);
+/* After a failed quiet cli_call: print its error line (and hint) as cli_call would have. */
+void cli_call_report(const cli_conn *k);
 /* Exit code for an HTTP status. */
 int cli_exit_for_status(long status);
 

@@ -15,6 +15,10 @@
  * --dependency and --hold become the spec's "dependency" and "hold" (the daemon keeps such a
  * job out of the queue until it is eligible: src/daemon/wait.c).
  *
+ * Every submit carries an Idempotency-Key (--idempotency-key, else a fresh random one per
+ * invocation; array element I: KEY.I): a 503 with Retry-After is retried SUBMIT_RETRIES times
+ * with the same key, and a failure that may still become a job prints the key to retry with.
+ *
  * --array=...%N chains the elements: element i depends (afterany) on element i-N, so at most
  * N run at once.
  *
@@ -33,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -42,73 +47,76 @@
 
 extern char **environ;
 
-#define ARRAY_MAX 1000 /* elements of one --array (Slurm's default MaxArraySize is 1001) */
+#define ARRAY_MAX      1000 /* elements of one --array (Slurm's default MaxArraySize is 1001) */
+#define SUBMIT_RETRIES 3    /* retries of a submit answered 503 with Retry-After (each <= 30 s) */
 
 static void submit_usage(FILE *f)
 {
-    fprintf(
-        f,
-        "usage: gsched submit [options] FILE        (YAML or JSON job spec; - = stdin)\n"
-        "       gsched submit [options] SCRIPT [ARG...]  (batch script: #! and #SBATCH "
-        "lines)\n"
-        "       gsched submit [options] -- CMD [ARG...]\n"
-        "\n"
-        "Slurm (sbatch) options, with sbatch's meanings:\n"
-        "  -J, --job-name NAME     job name (also --name)\n"
-        "  -n, --ntasks N          tasks (each task's GPUs are on one node)\n"
-        "  -N, --nodes N           N tasks, each on one node (tasks may share a node);\n"
-        "                          with -n, N must equal it\n"
-        "  -G, --gpus [TYPE:]N     GPUs of the whole job, split evenly over its tasks\n"
-        "  -g, --gpus-per-task N   GPUs per task (default 1); --gpus-per-node and\n"
-        "                          --gres=gpu[:TYPE]:N set the same (a task is on one node)\n"
-        "  -t, --time LIMIT        time limit: MM (minutes), MM:SS, HH:MM:SS, D-HH, "
-        "D-HH:MM,\n"
-        "                          D-HH:MM:SS, UNLIMITED (also gsched's 90s, 2h)\n"
-        "  -p, --partition VC      virtual cluster (also --vc, --queue; default: default)\n"
-        "  -q, --qos CLASS         priority class: prod (100), test (10), normal (0), oppo "
-        "(-1)\n"
-        "                          or an integer (also --priority)\n"
-        "  -o, --output FILE       the job's stdout (and stderr without -e) appended to "
-        "FILE\n"
-        "  -e, --error FILE        the job's stderr appended to FILE\n"
-        "                          (%%j job id, %%x name, %%u user, %%a array index, %%t task, "
-        "%%N node)\n"
-        "  -D, --chdir DIR         working directory (also --workdir; default: the current "
-        "one)\n"
-        "  -C, --constraint TYPE   GPU model (also --gpu-type; default: any)\n"
-        "  -c, --cpus-per-task N   CPUs per task (also --cpus)\n"
-        "      --mem SIZE          memory per task\n"
-        "      --export LIST       ALL, NONE, or VAR[=VALUE],... into the job's environment\n"
-        "                          (default NONE: the job environment starts empty)\n"
-        "  -a, --array LIST[%%N]   one job per index: 0-7, 1,3,5, 0-15:2; each gets\n"
-        "                          GSCHED_ARRAY_TASK_ID and SLURM_ARRAY_TASK_ID; %%N: at "
-        "most\n"
-        "                          N run at once (element i waits for element i-N to end)\n"
-        "      --wrap CMD          run CMD under /bin/sh -c\n"
-        "      --parsable          print only the job id(s)\n"
-        "  -d, --dependency LIST   start only after other jobs: afterok:ID[:ID...] (ended\n"
-        "                          DONE), afternotok:ID (ended otherwise), afterany:ID "
-        "(ended),\n"
-        "                          after:ID (started); ',' = all, '?' = any.  A dependency "
-        "that\n"
-        "                          can never be met leaves the job pending\n"
-        "                          (DependencyNeverSatisfied) until cancelled\n"
-        "      --kill-on-invalid-dep yes|no  yes: cancel such a job instead\n"
-        "  -H, --hold              submit held (reason JobHeldUser): it waits for\n"
-        "                          `gsched release ID`\n"
-        "\n"
-        "gsched options:\n"
-        "      --tasks N[xG]       tasks; NxG also sets GPUs per task\n"
-        "      --priority P        integer, or prod (100), test (10), oppo (-1)\n"
-        "      --env KEY=VALUE     environment variable, repeatable\n"
-        "      --no-gang           start tasks one by one as GPUs free up\n"
-        "      --duration DUR      expected run time (duration-aware policies; bare "
-        "seconds)\n"
-        "      --grace DUR         SIGTERM -> SIGKILL grace period (bare seconds)\n"
-        "      --checkpoint-dir D  exported to the job as GSCHED_CHECKPOINT_DIR\n"
-        "      --user NAME         submit for another user (admin token only)\n"
-        "      --dry-run           only say whether and where it would start now\n"
-        "      --idempotency-key K retrying with the same key never submits twice\n" CLI_CONN_HELP);
+    fprintf(f,
+            "usage: gsched submit [options] FILE        (YAML or JSON job spec; - = stdin)\n"
+            "       gsched submit [options] SCRIPT [ARG...]  (batch script: #! and #SBATCH "
+            "lines)\n"
+            "       gsched submit [options] -- CMD [ARG...]\n"
+            "\n"
+            "Slurm (sbatch) options, with sbatch's meanings:\n"
+            "  -J, --job-name NAME     job name (also --name)\n"
+            "  -n, --ntasks N          tasks (each task's GPUs are on one node)\n"
+            "  -N, --nodes N           N tasks, each on one node (tasks may share a node);\n"
+            "                          with -n, N must equal it\n"
+            "  -G, --gpus [TYPE:]N     GPUs of the whole job, split evenly over its tasks\n"
+            "  -g, --gpus-per-task N   GPUs per task (default 1); --gpus-per-node and\n"
+            "                          --gres=gpu[:TYPE]:N set the same (a task is on one node)\n"
+            "  -t, --time LIMIT        time limit: MM (minutes), MM:SS, HH:MM:SS, D-HH, "
+            "D-HH:MM,\n"
+            "                          D-HH:MM:SS, UNLIMITED (also gsched's 90s, 2h)\n"
+            "  -p, --partition VC      virtual cluster (also --vc, --queue; default: default)\n"
+            "  -q, --qos CLASS         priority class: prod (100), test (10), normal (0), oppo "
+            "(-1)\n"
+            "                          or an integer (also --priority)\n"
+            "  -o, --output FILE       the job's stdout (and stderr without -e) appended to "
+            "FILE\n"
+            "  -e, --error FILE        the job's stderr appended to FILE\n"
+            "                          (%%j job id, %%x name, %%u user, %%a array index, %%t task, "
+            "%%N node)\n"
+            "  -D, --chdir DIR         working directory (also --workdir; default: the current "
+            "one)\n"
+            "  -C, --constraint TYPE   GPU model (also --gpu-type; default: any)\n"
+            "  -c, --cpus-per-task N   CPUs per task (also --cpus)\n"
+            "      --mem SIZE          memory per task\n"
+            "      --export LIST       ALL, NONE, or VAR[=VALUE],... into the job's environment\n"
+            "                          (default NONE: the job environment starts empty)\n"
+            "  -a, --array LIST[%%N]   one job per index: 0-7, 1,3,5, 0-15:2; each gets\n"
+            "                          GSCHED_ARRAY_TASK_ID and SLURM_ARRAY_TASK_ID; %%N: at "
+            "most\n"
+            "                          N run at once (element i waits for element i-N to end)\n"
+            "      --wrap CMD          run CMD under /bin/sh -c\n"
+            "      --parsable          print only the job id(s)\n"
+            "  -d, --dependency LIST   start only after other jobs: afterok:ID[:ID...] (ended\n"
+            "                          DONE), afternotok:ID (ended otherwise), afterany:ID "
+            "(ended),\n"
+            "                          after:ID (started); ',' = all, '?' = any.  A dependency "
+            "that\n"
+            "                          can never be met leaves the job pending\n"
+            "                          (DependencyNeverSatisfied) until cancelled\n"
+            "      --kill-on-invalid-dep yes|no  yes: cancel such a job instead\n"
+            "  -H, --hold              submit held (reason JobHeldUser): it waits for\n"
+            "                          `gsched release ID`\n"
+            "\n"
+            "gsched options:\n"
+            "      --tasks N[xG]       tasks; NxG also sets GPUs per task\n"
+            "      --priority P        integer, or prod (100), test (10), oppo (-1)\n"
+            "      --env KEY=VALUE     environment variable, repeatable\n"
+            "      --no-gang           start tasks one by one as GPUs free up\n"
+            "      --duration DUR      expected run time (duration-aware policies; bare "
+            "seconds)\n"
+            "      --grace DUR         SIGTERM -> SIGKILL grace period (bare seconds)\n"
+            "      --checkpoint-dir D  exported to the job as GSCHED_CHECKPOINT_DIR\n"
+            "      --user NAME         submit for another user (admin token only)\n"
+            "      --dry-run           only say whether and where it would start now\n"
+            "      --idempotency-key K retrying with the same key never submits twice (default: a\n"
+            "                          fresh key per invocation, printed if the submit fails; a\n"
+            "                          503 with Retry-After is retried 3 times with "
+            "it)\n" CLI_CONN_HELP);
 }
 
 static char *xstrdup(const char *s)
@@ -1018,6 +1026,33 @@ static int print_dryrun(json_t *r)
     return feasible ? EXIT_OK : EXIT_USAGE;
 }
 
+/* "gsched-" and 32 random hex digits (the kernel's CSPRNG); 0 or -1 (errno set). */
+static int new_idem_key(char *buf, size_t cap)
+{
+    unsigned char r[16];
+    size_t got = 0;
+    while (got < sizeof r) {
+        ssize_t n = getrandom(r + got, sizeof r - got, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    static const char hex[] = "0123456789abcdef";
+    if (cap < 8 + 2 * sizeof r) {
+        errno = ERANGE;
+        return -1;
+    }
+    memcpy(buf, "gsched-", 7);
+    for (size_t i = 0; i < sizeof r; i++) {
+        buf[7 + 2 * i] = hex[r[i] >> 4];
+        buf[8 + 2 * i] = hex[r[i] & 15];
+    }
+    buf[7 + 2 * sizeof r] = '\0';
+    return 0;
+}
+
 /* Send one spec; prints what the daemon said.  'elem' >= 0: an --array element. */
 /* Send one spec; *id (may be NULL) gets the new job's id, -1 if none. */
 static int send_one(cli_conn *k, const gsd_spec *spec, const over *o, long elem, int *printed,
@@ -1028,7 +1063,7 @@ static int send_one(cli_conn *k, const gsd_spec *spec, const over *o, long elem,
     if (!json) abort();
     char idem_hdr[400];
     const char *hdrs[2] = {NULL, NULL};
-    if (o->idem) {
+    if (o->idem && !o->dry) {
         if (elem >= 0)
             snprintf(idem_hdr, sizeof idem_hdr, "Idempotency-Key: %s.%ld", o->idem, elem);
         else
@@ -1036,10 +1071,32 @@ static int send_one(cli_conn *k, const gsd_spec *spec, const over *o, long elem,
         hdrs[0] = idem_hdr;
     }
     json_t *r = NULL;
-    int rc = cli_call(k, "POST", o->dry ? "/v1/jobs?dry_run=1" : "/v1/jobs", json,
+    int rc;
+    /* 503 with Retry-After (read-only daemon, shutting down, busy): the same request again,
+     * with the same key, a bounded number of times; the key makes a retry harmless */
+    k->quiet = 1;
+    for (int retry = 0;; retry++) {
+        rc = cli_call(k, "POST", o->dry ? "/v1/jobs?dry_run=1" : "/v1/jobs", json,
                       "application/json", hdrs, o->dry ? "dry run" : "submit", &r);
+        if (!rc || o->dry || k->status != 503 || k->retry_after < 0 || retry == SUBMIT_RETRIES)
+            break;
+        int wait = k->retry_after < 1 ? 1 : k->retry_after > 30 ? 30 : k->retry_after;
+        cli_err("%s", k->msg);
+        cli_err("retrying in %d s with the same Idempotency-Key %s (retry %d of %d)", wait,
+                hdrs[0] ? hdrs[0] + strlen("Idempotency-Key: ") : "(none)", retry + 1,
+                SUBMIT_RETRIES);
+        sleep((unsigned)wait);
+    }
+    k->quiet = 0;
     free(json);
-    if (rc) return rc;
+    if (rc) {
+        cli_call_report(k);
+        if (!o->dry && (k->status == 0 || k->status >= 500))
+            cli_err("the daemon may still record this job: to find out, or to retry without "
+                    "submitting it twice, run the same command with --idempotency-key %s",
+                    o->idem);
+        return rc;
+    }
     if (id) *id = cli_jint(r, "id", -1);
     if (k->json) {
         char *s = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -1256,6 +1313,17 @@ int cmd_submit(int argc, char **argv)
     if (gsd_spec_validate(&spec, &d, &field)) {
         cli_err("invalid job: %s", d.msg);
         goto done;
+    }
+    char key[64];
+    if (!o.idem && !o.dry) {
+        /* a fresh key per invocation: retries of this submit (below, or by the user with
+         * --idempotency-key after a failure) never make a second job */
+        if (new_idem_key(key, sizeof key)) {
+            cli_err("submit: cannot read random bytes for an Idempotency-Key: %s", strerror(errno));
+            rc = EXIT_RUNTIME;
+            goto done;
+        }
+        o.idem = key;
     }
     if (o.array) {
         rc = submit_array(&k, &spec, &o);

@@ -24,6 +24,7 @@ typedef struct sink {
     char *p;
     size_t n, cap;
     int64_t log_size;
+    int retry_after;
     char *ctype;
 } sink;
 
@@ -50,6 +51,18 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
     sink *s = ud;
     size_t n = size * nitems;
     if (n > 11 && !strncasecmp(buf, "X-Log-Size:", 11)) s->log_size = strtoll(buf + 11, NULL, 10);
+    if (n > 12 && !strncasecmp(buf, "Retry-After:", 12)) {
+        /* delta-seconds only (the daemon never sends an HTTP date); buf is not NUL-terminated */
+        char v[24];
+        size_t l = n - 12 < sizeof v - 1 ? n - 12 : sizeof v - 1;
+        memcpy(v, buf + 12, l);
+        v[l] = '\0';
+        char *p = v, *e;
+        while (*p == ' ' || *p == '\t') p++;
+        long x = strtol(p, &e, 10);
+        while (*e == ' ' || *e == '\t' || *e == '\r' || *e == '\n') e++;
+        s->retry_after = e != p && !*e && x >= 0 && x <= 86400 ? (int)x : -1;
+    }
     return n;
 }
 
@@ -67,6 +80,7 @@ int gsd_request(const gsd_client *c, const char *method, const char *path, const
 {
     memset(r, 0, sizeof *r);
     r->log_size = -1;
+    r->retry_after = -1;
     static int inited;
     if (!inited) {
         curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -102,7 +116,7 @@ int gsd_request(const gsd_client *c, const char *method, const char *path, const
         while (sl && server[sl - 1] == '/') sl--;
         snprintf(url, ul, "%s%.*s%s", has_scheme ? "" : "http://", (int)sl, server, path);
     }
-    sink s = {NULL, 0, 0, -1, NULL};
+    sink s = {NULL, 0, 0, -1, -1, NULL};
     struct curl_slist *hdrs = NULL;
     char line[1024];
     if (c->token && *c->token) {
@@ -157,6 +171,7 @@ int gsd_request(const gsd_client *c, const char *method, const char *path, const
         if (!r->body) abort();
         r->len = s.n;
         r->log_size = s.log_size;
+        r->retry_after = s.retry_after;
     }
     curl_slist_free_all(hdrs);
     curl_easy_cleanup(h);

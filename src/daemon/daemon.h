@@ -135,6 +135,7 @@ typedef struct gsd_resp {
     char *content_type;
     char err[256];    /* transport error when status == 0 */
     int64_t log_size; /* X-Log-Size header, -1 if absent */
+    int retry_after;  /* Retry-After header in seconds, -1 if absent or not a number */
 } gsd_resp;
 
 /*
