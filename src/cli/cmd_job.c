@@ -2,9 +2,10 @@
 /*
  * cmd_job.c - commands about one job or node: `gsched cancel ID... | selectors` (scancel's
  * -u/--me/-n/-p/-t/-q, jobsel.c), `gsched hold ID...` / `gsched release ID...` (scontrol's),
- * `gsched describe job ID | node NAME` (key: value lines, an Events table
+ * `gsched describe job ID | node NAME` (key: value lines, an Events table in time order
  * and why a pending job waits, like kubectl describe) and `gsched logs ID
- * [--task N] [--follow]`.
+ * [--task N] [--follow]` (a job of several tasks: every task's log, lines prefixed
+ * "[task N] ", unless --task or --follow pick one).
  * Invariant: every id is checked before any request is sent, so a typo is a
  * usage error (exit 2), not a daemon error.
  */
@@ -250,7 +251,7 @@ int cmd_cancel(int argc, char **argv)
         }
         sel.states = sel.states ? sel.states & active : active;
         sel.all = 0;
-        rc = cli_jobsel_fetch(&k, &sel, -1, &jobs);
+        rc = cli_jobsel_fetch(&k, &sel, -1, "cancel", &jobs);
         if (rc) goto done;
         size_t n = json_array_size(jobs), skipped = 0;
         long long *heads = calloc(n + 1, sizeof *heads);
@@ -314,6 +315,20 @@ static void when(const char *k, json_t *o, const char *key, const char *key_us)
     cli_age(cli_now_us() - cli_jint(o, key_us, cli_now_us()), age, sizeof age);
     snprintf(buf, sizeof buf, "%s (%s ago)", t, age);
     kv(k, buf);
+}
+
+/* Events in time order; equal times keep the daemon's (commit) order. */
+typedef struct evsort {
+    json_t *ev;
+    long long t;
+    size_t idx;
+} evsort;
+
+static int evsort_cmp(const void *a, const void *b)
+{
+    const evsort *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
 static int describe_job(cli_conn *k, const char *id)
@@ -419,13 +434,20 @@ static int describe_job(cli_conn *k, const char *id)
     cli_table_init(&et, 3, 0);
     const char *eh[] = {"  TIME", "TYPE", "REASON"};
     cli_table_add(&et, eh);
-    json_array_foreach(json_object_get(j, "events"), i, t)
-    {
+    json_t *evs = json_object_get(j, "events");
+    size_t nev = json_array_size(evs);
+    evsort *es = malloc((nev ? nev : 1) * sizeof *es);
+    if (!es) abort();
+    json_array_foreach(evs, i, t) es[i] = (evsort){t, cli_jint(t, "time_us", 0), i};
+    qsort(es, nev, sizeof *es, evsort_cmp);
+    for (size_t e = 0; e < nev; e++) {
+        t = es[e].ev;
         char ts[64];
         snprintf(ts, sizeof ts, "  %s", cli_jstr(t, "time", "?"));
         const char *row[] = {ts, cli_jstr(t, "type", "?"), cli_jstr(t, "reason", "")};
         cli_table_add(&et, row);
     }
+    free(es);
     cli_table_print(&et, 1);
     cli_table_release(&et);
     const char *why = cli_jstr(j, "why_pending", NULL);
@@ -528,6 +550,67 @@ static void on_int(int sig)
     g_logs_stop = 1;
 }
 
+/* The task count of job id, or minus an exit code (error printed). */
+static int job_tasks(cli_conn *k, const char *id)
+{
+    char path[64], what[64];
+    snprintf(path, sizeof path, "/v1/jobs/%s", id);
+    snprintf(what, sizeof what, "logs of job %s", id);
+    json_t *j;
+    int rc = cli_call(k, "GET", path, NULL, NULL, NULL, what, &j);
+    if (rc) return -rc;
+    long long n = cli_jint(j, "tasks", 1);
+    json_decref(j);
+    return n < 1 ? 1 : n > GSD_MAX_GPUS ? GSD_MAX_GPUS : (int)n;
+}
+
+/* Every task's log (one read each, as for one task), each line prefixed with "[task N] "; a
+ * task without a log yet is said on stderr. */
+static int all_task_logs(cli_conn *k, const char *id, int nt)
+{
+    int shown = 0;
+    for (int t = 0; t < nt; t++) {
+        char path[128];
+        snprintf(path, sizeof path, "/v1/jobs/%s/logs?task=%d&offset=0", id, t);
+        gsd_resp r;
+        if (gsd_request(&k->c, "GET", path, NULL, 0, NULL, NULL, &r)) {
+            cli_err("%s", r.err);
+            gsd_resp_release(&r);
+            return EXIT_UNREACHABLE;
+        }
+        if (r.status == 404) {
+            fprintf(stderr, "gsched: logs of job %s: task %d has no log yet (not started)\n", id,
+                    t);
+            gsd_resp_release(&r);
+            continue;
+        }
+        if (r.status != 200) {
+            json_t *j = json_loads(r.body, 0, NULL);
+            cli_err("logs of job %s task %d: %s", id, t,
+                    j ? cli_jstr(j, "detail", "error") : r.body);
+            if (j) json_decref(j);
+            int code = cli_exit_for_status(r.status);
+            gsd_resp_release(&r);
+            return code;
+        }
+        shown++;
+        int bol = 1;
+        for (size_t i = 0; i < r.len; i++) {
+            if (bol) printf("[task %d] ", t);
+            putchar(r.body[i]);
+            bol = r.body[i] == '\n';
+        }
+        if (!bol) putchar('\n');
+        gsd_resp_release(&r);
+    }
+    fflush(stdout);
+    if (!shown) {
+        cli_err("logs of job %s: none of its %d tasks has a log yet (not started)", id, nt);
+        return EXIT_NOTFOUND;
+    }
+    return EXIT_OK;
+}
+
 int cmd_logs(int argc, char **argv)
 {
     static const struct option longopts[] = {{"task", required_argument, NULL, 't'},
@@ -537,7 +620,7 @@ int cmd_logs(int argc, char **argv)
                                              {NULL, 0, NULL, 0}};
     cli_conn k;
     cli_conn_init(&k);
-    int opt, follow = 0;
+    int opt, follow = 0, task_given = 0;
     long task = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "t:fh", longopts, NULL)) != -1) {
@@ -550,12 +633,16 @@ int cmd_logs(int argc, char **argv)
                 cli_err("--task: expected a task index, got '%s'", optarg);
                 return EXIT_USAGE;
             }
+            task_given = 1;
             break;
         }
         case 'f': follow = 1; break;
         case 'h':
-            printf("usage: gsched logs ID [--task N] [--follow]\n\nstdout and stderr of one "
-                   "task, every run appended.\n\n" CLI_CONN_HELP);
+            printf("usage: gsched logs ID [--task N] [--follow]\n\nstdout and stderr of a job's "
+                   "tasks, every run appended; a job of several tasks: every task, each line\n"
+                   "prefixed with [task N] (--task N: that task alone, unprefixed; --follow "
+                   "follows one task,\n"
+                   "task 0 by default).\n\n" CLI_CONN_HELP);
             return EXIT_OK;
         default: return EXIT_USAGE;
         }
@@ -566,6 +653,15 @@ int cmd_logs(int argc, char **argv)
     }
     const char *id = argv[optind];
     long long offset = 0;
+    if (!task_given) {
+        int nt = job_tasks(&k, id);
+        if (nt < 0) return -nt;
+        if (nt > 1 && !follow) return all_task_logs(&k, id, nt);
+        if (nt > 1)
+            fprintf(stderr,
+                    "gsched: job %s has %d tasks: following task 0 (--task N for another)\n", id,
+                    nt);
+    }
     if (follow) signal(SIGINT, on_int);
     for (;;) {
         char path[128], what[64];

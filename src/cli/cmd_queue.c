@@ -6,7 +6,9 @@
  * pending job waits; for a job holding GPUs it is where it runs (squeue's NODELIST(REASON)).
  * POS is the position in the queue the job waits in, as the policy orders it (see
  * GSD_ORDER_* in src/daemon/gsd.h).  ST is CG while the tasks of a job that is ending stop
- * (jobsel.c).  -i/--iterate repeats the listing until Ctrl-C (or --iterations N).
+ * (jobsel.c).  -i/--iterate repeats the listing until Ctrl-C (or --iterations N); -l/--long
+ * is squeue's long format (a --format string, after the time); --start is refused (gsched
+ * predicts no start times).
  */
 
 #include <getopt.h>
@@ -45,6 +47,8 @@ static void queue_usage(FILE *f)
             "submit,\n"
             "                        %%S start, %%e end time; %%10j pads/cuts to 10, %%.10j "
             "right-aligns\n"
+            "  -l, --long            squeue's long format: the time, then JOBID PARTITION NAME\n"
+            "                        USER STATE TIME TIME_LIMIT NODES NODELIST(REASON)\n"
             "  -i, --iterate SECS    repeat every SECS seconds until Ctrl-C\n"
             "      --limit N         at most N jobs (default: all)\n"
             "  -h, --noheader        no header line (also --no-headers)\n" CLI_CONN_HELP);
@@ -284,7 +288,10 @@ static void on_int(int sig)
     g_queue_stop = 1;
 }
 
-enum { Q_LIMIT = 1, Q_NOHDR, Q_ME, Q_ITERATIONS, Q_VC };
+enum { Q_LIMIT = 1, Q_NOHDR, Q_ME, Q_ITERATIONS, Q_VC, Q_START };
+
+/* squeue --long's fields */
+#define LONG_FORMAT "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
 
 int cmd_queue(int argc, char **argv)
 {
@@ -301,6 +308,8 @@ int cmd_queue(int argc, char **argv)
                                              {"format", required_argument, NULL, 'o'},
                                              {"iterate", required_argument, NULL, 'i'},
                                              {"iterations", required_argument, NULL, Q_ITERATIONS},
+                                             {"long", no_argument, NULL, 'l'},
+                                             {"start", no_argument, NULL, Q_START},
                                              {"limit", required_argument, NULL, Q_LIMIT},
                                              {"noheader", no_argument, NULL, 'h'},
                                              {"no-headers", no_argument, NULL, Q_NOHDR},
@@ -313,9 +322,9 @@ int cmd_queue(int argc, char **argv)
     cli_jobsel_init(&sel);
     const char *fmt = NULL;
     long long limit = -1, iterate = 0, iterations = -1;
-    int headers = 1, opt, rc = EXIT_USAGE, me = 0;
+    int headers = 1, opt, rc = EXIT_USAGE, me = 0, longfmt = 0;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "at:u:p:q:n:j:o:i:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "at:u:p:q:n:j:o:i:hl", longopts, NULL)) != -1) {
         if (cli_conn_opt(&k, opt, optarg)) continue;
         switch (opt) {
         case 'a': sel.all = 1; break;
@@ -345,6 +354,12 @@ int cmd_queue(int argc, char **argv)
             break;
         case 'h':
         case Q_NOHDR: headers = 0; break;
+        case 'l': longfmt = 1; break;
+        case Q_START:
+            cli_err("--start: gsched does not predict start times (policies reorder and preempt); "
+                    "`gsched describe job ID` says why a job waits and its queue position, "
+                    "`gsched submit --dry-run` whether a job would start now");
+            goto done;
         case 'i':
         case Q_ITERATIONS:
         case Q_LIMIT: {
@@ -375,13 +390,14 @@ int cmd_queue(int argc, char **argv)
         goto done;
     }
     if (me && cli_jobsel_me(&sel, &k)) goto done;
+    if (longfmt && !fmt) fmt = LONG_FORMAT; /* -o wins, as in squeue */
     if (iterate) signal(SIGINT, on_int);
     for (long long round = 0;; round++) {
         json_t *all;
-        rc = cli_jobsel_fetch(&k, &sel, limit, &all);
+        rc = cli_jobsel_fetch(&k, &sel, limit, "queue", &all);
         if (rc) break;
         long long now = cli_now_us();
-        if (iterate && !k.json) {
+        if ((iterate || (longfmt && headers)) && !k.json) {
             time_t t = time(NULL);
             char ts[64];
             strftime(ts, sizeof ts, "%a %b %d %H:%M:%S %Y", localtime(&t));

@@ -22,11 +22,12 @@
  * --array=...%N chains the elements: element i depends (afterany) on element i-N, so at most
  * N run at once.
  *
- * Invariants: an option gsched cannot honour is refused with the missing feature named,
- * never accepted and ignored; -o/-e change the job's command
- * (a /bin/sh prefix that redirects its output), visibly in `gsched describe`; every array
- * element is a separate job whose spec differs only in its GSCHED_ARRAY_* / SLURM_ARRAY_*
- * variables (and, with %N, the afterany term of its dependency).
+ * Invariants: an option gsched cannot honour is refused with the missing feature named, except
+ * a few that batch scripts commonly carry (-A, --mail-*, --exclusive, --ntasks-per-node 1),
+ * accepted with a one-line warning saying what gsched does instead - never silently; -o/-e change
+ * the job's command (a /bin/sh prefix that redirects its output), visibly in `gsched describe`;
+ * every array element is a separate job whose spec differs only in its GSCHED_ARRAY_* /
+ * SLURM_ARRAY_* variables (and, with %N, the afterany term of its dependency).
  */
 
 #include <errno.h>
@@ -44,6 +45,7 @@
 #include "client.h"
 #include "config.h"
 #include "daemon.h"
+#include "jobsel.h"
 
 extern char **environ;
 
@@ -91,6 +93,8 @@ static void submit_usage(FILE *f)
             "                          N run at once (element i waits for element i-N to end)\n"
             "      --wrap CMD          run CMD under /bin/sh -c\n"
             "      --parsable          print only the job id(s)\n"
+            "  -A, --account, --mail-type, --mail-user, --exclusive, --ntasks-per-node 1:\n"
+            "                          accepted with a warning saying what gsched does instead\n"
             "  -d, --dependency LIST   start only after other jobs: afterok:ID[:ID...] (ended\n"
             "                          DONE), afternotok:ID (ended otherwise), afterany:ID "
             "(ended),\n"
@@ -104,7 +108,7 @@ static void submit_usage(FILE *f)
             "\n"
             "gsched options:\n"
             "      --tasks N[xG]       tasks; NxG also sets GPUs per task\n"
-            "      --priority P        integer, or prod (100), test (10), oppo (-1)\n"
+            "      --priority P        integer, or prod (100), test (10), normal (0), oppo (-1)\n"
             "      --env KEY=VALUE     environment variable, repeatable\n"
             "      --no-gang           start tasks one by one as GPUs free up\n"
             "      --duration DUR      expected run time (duration-aware policies; bare "
@@ -147,7 +151,11 @@ enum {
     O_EXPORT,
     O_WRAP,
     O_NAME,
-    O_KDEP
+    O_KDEP,
+    O_NTPN,
+    O_MAIL_TYPE,
+    O_MAIL_USER,
+    O_EXCLUSIVE
 };
 
 static const struct option longopts[] = {{"job-name", required_argument, NULL, 'J'},
@@ -181,6 +189,11 @@ static const struct option longopts[] = {{"job-name", required_argument, NULL, '
                                          {"hold", no_argument, NULL, 'H'},
                                          {"kill-on-invalid-dep", required_argument, NULL, O_KDEP},
                                          {"wrap", required_argument, NULL, O_WRAP},
+                                         {"account", required_argument, NULL, 'A'},
+                                         {"ntasks-per-node", required_argument, NULL, O_NTPN},
+                                         {"mail-type", required_argument, NULL, O_MAIL_TYPE},
+                                         {"mail-user", required_argument, NULL, O_MAIL_USER},
+                                         {"exclusive", optional_argument, NULL, O_EXCLUSIVE},
                                          {"no-gang", no_argument, NULL, O_NOGANG},
                                          {"duration", required_argument, NULL, O_DURATION},
                                          {"grace", required_argument, NULL, O_GRACE},
@@ -193,7 +206,7 @@ static const struct option longopts[] = {{"job-name", required_argument, NULL, '
                                          CLI_CONN_LONGOPTS,
                                          {NULL, 0, NULL, 0}};
 /* '-': non-options come back in order as 1 (the FILE / SCRIPT and its arguments) */
-static const char shortopts[] = "-J:n:N:G:g:t:p:q:o:e:D:C:c:a:d:Hh";
+static const char shortopts[] = "-J:n:N:G:g:t:p:q:o:e:D:C:c:a:d:A:Hh";
 
 /* Every option's value, as the last occurrence set it (#SBATCH lines first, then the command
  * line).  0 / NULL = not given. */
@@ -243,6 +256,22 @@ static void oerr(const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     cli_err("%s%s", g_where, msg);
+}
+
+/* A Slurm option gsched accepts without honouring it: one line on stderr saying so. */
+static void owarn(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static void owarn(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "gsched: %swarning: %s\n", g_where, msg);
 }
 
 static int parse_count(const char *flag, const char *s, int min, int *out)
@@ -420,7 +449,40 @@ static int handle(over *o, cli_conn *k, int opt, const char *arg)
         o->array_max = (int)m;
         return 0;
     }
-    case 'd': o->dependency = arg; return 0; /* checked with the spec (deps.h) */
+    case 'd':
+        o->dependency = arg;
+        return 0; /* checked with the spec (deps.h) */
+    /* Slurm options that batch scripts often carry: accepted, never silently (docs/cli.md) */
+    case 'A':
+        owarn("--account '%s' ignored: gsched has no accounts (a job is accounted to its user "
+              "and its VC, -p)",
+              arg);
+        return 0;
+    case O_MAIL_TYPE:
+    case O_MAIL_USER:
+        owarn("--%s '%s' ignored: gsched sends no mail (follow a job with gsched queue -j ID -i "
+              "SECS, or gsched logs ID -f)",
+              opt == O_MAIL_TYPE ? "mail-type" : "mail-user", arg);
+        return 0;
+    case O_EXCLUSIVE:
+        owarn("--exclusive: gsched never shares a GPU between jobs, but reserves no whole node: "
+              "other jobs may use the node's other GPUs (ask for all its GPUs to have it alone)");
+        return 0;
+    case O_NTPN: {
+        int n;
+        if (parse_count("--ntasks-per-node", arg, 1, &n)) return -1;
+        if (n != 1) {
+            oerr("--ntasks-per-node %d: a gsched task is one process holding its GPUs on one "
+                 "node, and gsched cannot place %d per node; give the total with -n (tasks may "
+                 "share a node), or start the processes of a node yourself (e.g. torchrun "
+                 "--nproc-per-node)",
+                 n, n);
+            return -1;
+        }
+        owarn("--ntasks-per-node 1: accepted (each gsched task is one process with its GPUs on "
+              "one node), but tasks are not spread over distinct nodes: two may share one");
+        return 0;
+    }
     case 'H': o->hold = 1; return 0;
     case O_KDEP:
         if (strcasecmp(arg, "yes") && strcasecmp(arg, "no")) {
@@ -576,17 +638,7 @@ static int apply(gsd_spec *s, const over *o)
             s->workdir = abs;
         }
     }
-    if (o->prio) {
-        gs_diag d;
-        gs_diag_init(&d, NULL);
-        if (!strcasecmp(o->prio, "normal")) {
-            s->priority = 0;
-        } else if (gs_parse_priority(o->prio, GSD_PRIO_MAX, &s->priority, &d)) {
-            cli_err("%s: %s (prod, test, normal, oppo, or an integer -1..%d)", o->prio_flag, d.msg,
-                    GSD_PRIO_MAX);
-            return -1;
-        }
-    }
+    if (o->prio && cli_qos_priority(o->prio_flag, o->prio, &s->priority)) return -1;
     /* tasks, then GPUs per task, then the job's total */
     if (o->nodes && o->ntasks && o->nodes != o->ntasks) {
         cli_err("--nodes %d with --ntasks %d: a gsched task holds one node's share of the job "
@@ -1287,6 +1339,7 @@ int cmd_submit(int argc, char **argv)
         }
         if (o.wrap) {
             spec.shell = xstrdup(o.wrap);
+            if (!spec.name) spec.name = xstrdup("wrap"); /* sbatch's name; -J overrides */
         } else if (npost) {
             spec.argc = npost;
             spec.argv = calloc((size_t)spec.argc + 1, sizeof *spec.argv);

@@ -139,8 +139,10 @@ int cli_qos_priority(const char *flag, const char *q, int *out)
     gs_diag d;
     gs_diag_init(&d, NULL);
     if (gs_parse_priority(q, GS_PRIORITY_MAX, out, &d)) {
-        cli_err("%s: %s (prod, test, normal, oppo, or an integer -1..%d)", flag, d.msg,
-                GS_PRIORITY_MAX);
+        /* one list of the classes, whatever the parser's message says */
+        cli_err("%s: '%s' is not a QOS: gsched's are prod (100), test (10), normal (0), oppo (-1), "
+                "or an integer priority -1..%d",
+                flag, q, GS_PRIORITY_MAX);
         return -1;
     }
     return 0;
@@ -299,7 +301,8 @@ static void url_add(char *url, size_t cap, const char *key, const char *val)
     url[n] = '\0';
 }
 
-int cli_jobsel_fetch(cli_conn *k, const cli_jobsel *s, long long limit, json_t **out)
+int cli_jobsel_fetch(cli_conn *k, const cli_jobsel *s, long long limit, const char *what,
+                     json_t **out)
 {
     /* what the daemon filters: its states, one user, one VC */
     char states[256] = "";
@@ -332,7 +335,15 @@ int cli_jobsel_fetch(cli_conn *k, const cli_jobsel *s, long long limit, json_t *
         snprintf(num, sizeof num, "%lld", offset);
         url_add(url, sizeof url, "offset", num);
         json_t *r;
-        rc = cli_call(k, "GET", url, NULL, NULL, NULL, "queue", &r);
+        k->quiet = 1;
+        rc = cli_call(k, "GET", url, NULL, NULL, NULL, what, &r);
+        k->quiet = 0;
+        if (rc && k->status == 403 && user)
+            cli_err("%s: -u %s: you may select only your own jobs (another user's need an admin "
+                    "token) (GS_EPERM)",
+                    what, user);
+        else if (rc)
+            cli_call_report(k);
         if (rc) break;
         size_t i;
         json_t *j;

@@ -66,9 +66,11 @@ const char *cli_job_state_long(json_t *j);
 int cli_jobsel_match(const cli_jobsel *s, json_t *j);
 
 /*
- * The selected jobs, every page, in the daemon's order; at most 'limit' (-1 = all).  Returns
+ * The selected jobs, every page, in the daemon's order; at most 'limit' (-1 = all); 'what'
+ * (the command's name) starts error messages.  Returns
  * an exit code (cli_call's) with *out set on success.
  */
-int cli_jobsel_fetch(cli_conn *k, const cli_jobsel *s, long long limit, json_t **out);
+int cli_jobsel_fetch(cli_conn *k, const cli_jobsel *s, long long limit, const char *what,
+                     json_t **out);
 
 #endif

@@ -84,7 +84,7 @@ id=$(gsub --qos=normal -- true)
 is "--qos=normal is priority 0" "$(field "$id" Priority)" "0"
 id=$(gsub --qos 7 -- true)
 is "--qos N is priority N" "$(field "$id" Priority)" "7"
-expect 2 "--qos: .*prod, test, normal, oppo" -- "$bin" submit --server "$SERVER" -q urgent -- true
+expect 2 "--qos: 'urgent' is not a QOS: .*prod \\(100\\), test \\(10\\), normal \\(0\\), oppo \\(-1\\)" -- "$bin" submit --server "$SERVER" -q urgent -- true
 # gsched's own long options keep their meaning
 id=$(gsub --priority test --vc mine --tasks 2x2 --name own -- true)
 is "--priority / --vc / --tasks NxG / --name" \
@@ -173,8 +173,8 @@ is "script arguments, those starting with - after --; the text read at submissio
   "$(done_log "$id" | grep '^n=')" "n=2 1=plain 2=--dashed"
 id=$(gsub --wrap 'echo "wrapped $GSCHED_JOB_ID"')
 check "--wrap runs a shell command" eval "done_log $id | grep -qx 'wrapped $id'"
-printf '#!/bin/sh\n#SBATCH -n 1\n#SBATCH --account=lab\ntrue\n' > "$tmp/acct.sh"
-expect 2 "acct.sh:3: #SBATCH: unknown or unsupported option '--account=lab'" -- "$bin" submit --server "$SERVER" "$tmp/acct.sh"
+printf '#!/bin/sh\n#SBATCH -n 1\n#SBATCH --licenses=lab\ntrue\n' > "$tmp/lic.sh"
+expect 2 "lic.sh:3: #SBATCH: unknown or unsupported option '--licenses=lab'" -- "$bin" submit --server "$SERVER" "$tmp/lic.sh"
 printf '#!/bin/sh\n#SBATCH --dependency=afterok:3x\ntrue\n' > "$tmp/dep.sh"
 expect 2 "dependency 'afterok:3x': position 10" -- "$bin" submit --server "$SERVER" "$tmp/dep.sh"
 
@@ -247,5 +247,88 @@ check "cancel -p VC ($out)" contains "$out" "Cancelling job $r1:"
 wait_state "$r1" CANCELLED 30 > /dev/null && ok "  the running job of that VC is cancelled" || bad "  the running job of that VC is cancelled"
 touch "$tmp/go"
 wait_idle 60 || bad "idle at the end"
+
+# ---- options real scripts carry: accepted with one warning line each, never silently ----------
+for o in "-A proj" "--account=proj" "--mail-type=END" "--mail-user=me@example.org" \
+         "--exclusive" "--ntasks-per-node=1"; do
+  # shellcheck disable=SC2086
+  out=$("$bin" submit --server "$SERVER" --parsable $o -- true 2> "$tmp/warn"); rc=$?
+  check "submit $o is accepted (exit $rc, job $out)" [ "$rc" = 0 ] && [ -n "$out" ]
+  check "  with one warning line on stderr: $(cat "$tmp/warn")" \
+    eval '[ "$(wc -l < "$tmp/warn")" = 1 ] && grep -q "^gsched: warning: " "$tmp/warn"'
+done
+expect 0 "warning: --account 'proj' ignored: gsched has no accounts" -- "$bin" submit --server "$SERVER" -A proj -- true
+expect 0 "warning: --mail-type 'END' ignored: gsched sends no mail" -- "$bin" submit --server "$SERVER" --mail-type END -- true
+expect 0 "warning: --exclusive: gsched never shares a GPU between jobs, but reserves no whole node" -- "$bin" submit --server "$SERVER" --exclusive -- true
+expect 2 "--ntasks-per-node 2: a gsched task is one process .* -n" -- "$bin" submit --server "$SERVER" --ntasks-per-node 2 -- true
+cat > "$tmp/acct.sh" << 'EOF2'
+#!/bin/sh
+#SBATCH -A proj
+#SBATCH --mail-type=ALL --mail-user=me
+#SBATCH -J acct
+echo ran
+EOF2
+out=$("$bin" submit --server "$SERVER" --parsable "$tmp/acct.sh" 2> "$tmp/warn"); rc=$?
+check "#SBATCH -A proj no longer rejects the script (exit $rc)" [ "$rc" = 0 ]
+check "  the warning names script:line ($(head -1 "$tmp/warn"))" grep -q "acct.sh:2: warning: --account 'proj' ignored" "$tmp/warn"
+is "  three warnings (-A, --mail-type, --mail-user)" "$(grep -c warning: "$tmp/warn")" 3
+is "  the other lines still apply" "$(field "$out" Name)" "acct"
+
+# ---- one QOS list everywhere ----------------------------------------------------------------------
+qlist="gsched's are prod \(100\), test \(10\), normal \(0\), oppo \(-1\), or an integer priority"
+expect 2 "--qos: 'high' is not a QOS: $qlist" -- "$bin" submit --server "$SERVER" -q high -- true
+expect 2 "--priority: 'high' is not a QOS: $qlist" -- "$bin" submit --server "$SERVER" --priority high -- true
+expect 2 "--qos: 'high' is not a QOS: $qlist" -- "$bin" queue --server "$SERVER" -q high
+expect 2 "--qos: 'high' is not a QOS: $qlist" -- "$bin" cancel --server "$SERVER" -u "$me" -q high
+
+# ---- --wrap without -J: the name is "wrap" (sbatch's) ---------------------------------------------
+id=$(gsub --wrap "echo wrapped")
+is "--wrap without -J is named wrap" "$(field "$id" Name)" "wrap"
+id=$(gsub -J mine --wrap "echo wrapped")
+is "--wrap with -J keeps it" "$(field "$id" Name)" "mine"
+wait_state "$id" DONE 30 > /dev/null || bad "job $id did not end"
+
+# ---- squeue -l / --long; --start refused ---------------------------------------------------------
+out=$(g queue -l -a -j "$id")
+is "queue -l: the time, then squeue's long header" "$(printf '%s\n' "$out" | sed -n 2p | tr -s ' ')" \
+  " JOBID PARTITION NAME USER STATE TIME TIME_LIMI NODES NODELIST(REASON)"
+check "  then the job ($(printf '%s\n' "$out" | sed -n 3p))" eval "printf '%s\n' \"\$out\" | sed -n 3p | grep -Eq '^ +$id +default +mine +$me +COMPLETE +0:0[0-9] +UNLIMITED +1 \(all tasks exited with code 0\)\$'"
+check "  the first line is the time" eval "printf '%s\n' \"\$out\" | head -1 | grep -Eq '[0-9]{2}:[0-9]{2}:[0-9]{2}'"
+is "queue --long is the same" "$(g queue --long -a -j "$id" | tail -n +2)" "$(printf '%s\n' "$out" | tail -n +2)"
+expect 2 "--start: gsched does not predict start times" -- "$bin" queue --server "$SERVER" --start
+
+# ---- logs of a job of several tasks: every task, prefixed ---------------------------------------
+id=$(gsub -n 2 -- sh -c 'echo "hello from $GSCHED_TASK_INDEX"')
+out=$(done_log "$id")
+check "logs of a 2-task job shows task 0 ($out)" contains "$out" "[task 0] hello from 0"
+check "  and task 1" contains "$out" "[task 1] hello from 1"
+out=$(g logs "$id" --task 1)
+check "logs --task 1: that task alone, unprefixed" eval '[[ $out == *"hello from 1"* && $out != *"[task"* && $out != *"hello from 0"* ]]'
+
+# ---- describe: events in time order (an event recorded late, written here into the database) -----
+if python3 -c 'import sqlite3' 2> /dev/null; then
+  python3 - "$DDIR/gsched.db" "$id" << 'EOF2'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=30)
+t = db.execute("SELECT min(t_us) FROM events WHERE job_id = ?", (int(sys.argv[2]),)).fetchone()[0]
+db.execute("INSERT INTO events(job_id, t_us, type, reason) VALUES (?, ?, 'recorded-late', 'x')",
+           (int(sys.argv[2]), t - 2000000))
+db.commit()
+EOF2
+  types=$(g describe job "$id" | sed -n '/^Events:/,/^$/p' | awk 'NR > 2 && NF { print $2 }' | tr '\n' ' ')
+  is "describe lists events in time order" "$types" "recorded-late submitted started task-exited task-exited finished "
+else
+  echo "# skipped the event order check: no python3 sqlite3 module"
+fi
+
+# ---- cancel -u another user without an admin token: the message names cancel (was "queue") ------
+d_stop || bad "daemon stop"
+B=bob.bob-secret-0123456789abcdef
+"$bin" token hash --user bob --token "$B" --iterations 1000 > "$tmp/tokens" 2> /dev/null
+chmod 600 "$tmp/tokens"
+d_start tok --cluster 1x1 --listen 127.0.0.1:0 --tokens "$tmp/tokens" || { bad "daemon start"; finish; }
+expect 1 "^gsched: cancel: -u alice: you may select only your own jobs" -- "$bin" cancel --server "$SERVER" --token "$B" -u alice
+expect 1 "^gsched: queue: -u alice: you may select only your own jobs" -- "$bin" queue --server "$SERVER" --token "$B" -u alice
+expect 0 "no pending or running job matched" -- "$bin" cancel --server "$SERVER" --token "$B" -u bob
 
 finish
