@@ -4,11 +4,19 @@
  *
  * The server is "unix:PATH" (the daemon's Unix socket: the kernel tells the
  * daemon who the caller is, so no X-Gsched-User is sent), an http:// URL or
- * a bare host:port; none means the default socket (gsd_default_socket).
+ * a bare host:port; none means the default socket (gsd_default_socket), and
+ * when that is the user's own socket and it refuses connections (a stale
+ * socket of a killed daemon) the system one (a root daemon's) is tried next.
  * One request per call, bounded by a timeout; a transport failure (refused,
  * timed out, unresolvable) is reported as "unreachable" (GS_EIO, status 0)
- * so the CLI can exit with code 3.  Invariant: the response body is always
- * NUL-terminated and owned by the gsd_resp.
+ * so the CLI can exit with code 3.
+ *
+ * Invariants: the response body is always NUL-terminated and owned by the
+ * gsd_resp; a Unix socket is connected to only when gsd_socket_trusted
+ * accepts it (no other user could have planted it), and no Authorization
+ * header is ever sent over a Unix socket (the daemon identifies its peer by
+ * the kernel's word and ignores tokens there, so sending one could only leak
+ * it).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -91,18 +99,26 @@ int gsd_request(const gsd_client *c, const char *method, const char *path, const
         snprintf(r->err, sizeof r->err, "cannot initialise libcurl");
         return GS_EIO;
     }
-    char defsock[PATH_MAX + 8];
+    char defsock[PATH_MAX + 8], syssock[PATH_MAX + 8];
     const char *server = c->server;
+    const char *fallback = NULL; /* the system socket, when the default is the user's own */
     if (!server || !*server) {
         memcpy(defsock, "unix:", 6);
-        if (gsd_default_socket(0, defsock + 5, sizeof defsock - 5)) {
+        memcpy(syssock, "unix:", 6);
+        if (gsd_default_socket(0, defsock + 5, sizeof defsock - 5) ||
+            gsd_system_socket(syssock + 5, sizeof syssock - 5)) {
             snprintf(r->err, sizeof r->err, "the default socket path is too long");
             curl_easy_cleanup(h);
             return GS_EIO;
         }
         server = defsock;
+        if (strcmp(defsock, syssock)) fallback = syssock;
     }
     const char *sock = !strncmp(server, "unix:", 5) ? server + 5 : NULL;
+    if (sock && gsd_socket_trusted(sock, r->err, sizeof r->err)) {
+        curl_easy_cleanup(h);
+        return GS_EIO;
+    }
     size_t ul = strlen(server) + strlen(path) + 32;
     char *url = malloc(ul);
     if (!url) abort();
@@ -119,7 +135,7 @@ int gsd_request(const gsd_client *c, const char *method, const char *path, const
     sink s = {NULL, 0, 0, -1, -1, NULL};
     struct curl_slist *hdrs = NULL;
     char line[1024];
-    if (c->token && *c->token) {
+    if (c->token && *c->token && !sock) {
         snprintf(line, sizeof line, "Authorization: Bearer %s", c->token);
         hdrs = curl_slist_append(hdrs, line);
     } else if (c->user && *c->user && !sock) {
@@ -156,10 +172,26 @@ int gsd_request(const gsd_client *c, const char *method, const char *path, const
         curl_easy_setopt(h, CURLOPT_NOBODY, 1L); /* headers only */
     }
     CURLcode cc = curl_easy_perform(h);
+    const char *stale = NULL;
+    if (cc == CURLE_COULDNT_CONNECT && fallback && s.n == 0) {
+        /* the user's own socket refuses connections (its daemon was killed): nothing was
+         * sent; a root daemon may be serving on the system socket */
+        stale = server;
+        server = fallback;
+        if (gsd_socket_trusted(server + 5, r->err, sizeof r->err)) {
+            curl_slist_free_all(hdrs);
+            curl_easy_cleanup(h);
+            free(url);
+            return GS_EIO;
+        }
+        curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, server + 5);
+        cc = curl_easy_perform(h);
+    }
     int rc = 0;
     if (cc != CURLE_OK) {
-        snprintf(r->err, sizeof r->err, "cannot reach the gsched daemon at %s: %s", server,
-                 curl_easy_strerror(cc));
+        snprintf(r->err, sizeof r->err, "cannot reach the gsched daemon at %s: %s%s%s%s", server,
+                 curl_easy_strerror(cc), stale ? " (nor at " : "", stale ? stale : "",
+                 stale ? ", a socket that refuses connections: its daemon is gone?)" : "");
         free(s.p);
         rc = GS_EIO;
     } else {

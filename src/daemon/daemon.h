@@ -35,6 +35,15 @@
  * system one (a root daemon's).  0, or GS_ERANGE when buf is too small.
  */
 int gsd_default_socket(int for_server, char *buf, size_t cap);
+/* The system socket (a root daemon's), /run/gsched/gsched.sock.  0, or GS_ERANGE. */
+int gsd_system_socket(char *buf, size_t cap);
+/*
+ * May the CLI use the socket at path?  Only when no other user could have put it there: the
+ * socket (when present) and its directory are owned by the caller's euid or root, and the
+ * directory is not writable by group or others.  0 (also when absent: connecting then fails,
+ * nothing is sent), or GS_EPERM with a message in msg saying what is wrong.
+ */
+int gsd_socket_trusted(const char *path, char *msg, size_t cap);
 
 typedef struct gsd_opts {
     const char *cluster;   /* cluster spec (see gs_cluster_load); NULL = discover with NVML */
@@ -133,7 +142,7 @@ typedef struct gsd_resp {
     char *body;  /* NUL-terminated */
     size_t len;
     char *content_type;
-    char err[256];    /* transport error when status == 0 */
+    char err[768];    /* transport error when status == 0 */
     int64_t log_size; /* X-Log-Size header, -1 if absent */
     int retry_after;  /* Retry-After header in seconds, -1 if absent or not a number */
 } gsd_resp;

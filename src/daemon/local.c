@@ -14,7 +14,15 @@
  * (the mode is chosen by the caller, http.c)
  *   CLI of root              /run/gsched/gsched.sock
  *   CLI of another user      its own per-user socket when one exists, else the system one
- *                            (so a user finds a root daemon without any option)
+ *                            (so a user finds a root daemon without any option); the
+ *                            client falls back to the system one too when the per-user one
+ *                            refuses connections (a stale socket of a killed daemon)
+ *
+ * The CLI trusts a socket only where no other user could have put it
+ * (gsd_socket_trusted): the socket and its directory are owned by the
+ * caller's uid or by root, and the directory is not writable by group or
+ * others, so nobody can plant a listening socket at a path the CLI will use
+ * (it would receive the CLI's requests and their job environments).
  *
  * Invariants: a socket path is never taken over from a daemon that still
  * answers on it (connect() succeeds -> refused); the socket appears at its
@@ -66,9 +74,55 @@ int gsd_default_socket(int for_server, char *buf, size_t cap)
     if (user_path(buf, cap, dir, sizeof dir)) return GS_ERANGE;
     if (for_server) return 0;
     struct stat st;
-    if (stat(buf, &st) == 0 && S_ISSOCK(st.st_mode)) return 0;
-    n = snprintf(buf, cap, "%s/gsched.sock", SYSTEM_DIR);
+    if (lstat(buf, &st) == 0) return 0; /* gsd_socket_trusted judges what it is */
+    return gsd_system_socket(buf, cap);
+}
+
+int gsd_system_socket(char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%s/gsched.sock", SYSTEM_DIR);
     return n > 0 && (size_t)n < cap ? 0 : GS_ERANGE;
+}
+
+int gsd_socket_trusted(const char *path, char *msg, size_t cap)
+{
+    uid_t me = geteuid();
+    char dir[PATH_MAX];
+    int n = snprintf(dir, sizeof dir, "%s", path);
+    if (n < 0 || (size_t)n >= sizeof dir) {
+        snprintf(msg, cap, "the socket path %s is too long", path);
+        return GS_EPERM;
+    }
+    char *sl = strrchr(dir, '/');
+    if (!sl)
+        snprintf(dir, sizeof dir, ".");
+    else if (sl == dir)
+        dir[1] = '\0';
+    else
+        *sl = '\0';
+    struct stat st;
+    if (lstat(dir, &st) != 0) return 0; /* nothing there: connecting fails, nothing is sent */
+    if (!S_ISDIR(st.st_mode) || (st.st_uid != me && st.st_uid != 0) || (st.st_mode & 0022)) {
+        snprintf(msg, cap,
+                 "refusing to use the socket %s: its directory %s is %s (the CLI uses a socket "
+                 "only in a directory owned by you or root and writable by nobody else, so no "
+                 "other user can plant one there); remove it, or name a socket with --server "
+                 "unix:PATH",
+                 path, dir,
+                 !S_ISDIR(st.st_mode)                  ? "not a directory"
+                 : (st.st_uid != me && st.st_uid != 0) ? "owned by another user"
+                                                       : "writable by group or others");
+        return GS_EPERM;
+    }
+    if (lstat(path, &st) != 0) return 0;
+    if (!S_ISSOCK(st.st_mode) || (st.st_uid != me && st.st_uid != 0)) {
+        snprintf(msg, cap,
+                 "refusing to use the socket %s: it is %s (a daemon's socket belongs to you or "
+                 "root); remove it, or name a socket with --server unix:PATH",
+                 path, !S_ISSOCK(st.st_mode) ? "not a socket" : "owned by another user");
+        return GS_EPERM;
+    }
+    return 0;
 }
 
 /* The directory of a default socket: created when missing (0755 for the system one, which

@@ -26,8 +26,9 @@ if [ "$(id -u)" != 0 ]; then
   [ "$fail" = 0 ] || finish
   exit 77
 fi
-if ! command -v useradd > /dev/null || ! command -v runuser > /dev/null; then
-  echo "SKIP: useradd or runuser missing"
+if ! command -v useradd > /dev/null || ! command -v runuser > /dev/null ||
+  ! command -v setpriv > /dev/null; then
+  echo "SKIP: useradd, runuser or setpriv missing"
   exit 77
 fi
 
@@ -107,8 +108,10 @@ check "daemon stops cleanly" d_stop
 # a daemon of a normal user is single-user: its socket is 0600
 ud=$tmp/udaemon
 mkdir -p "$ud" && chown "$U" "$ud"
-as_u "$ub" serve --cluster 1x1 --db "$ud/g.db" --socket "$ud/g.sock" --log-dir "$ud/logs" \
-  > "$ud/log" 2>&1 &
+# setpriv execs the daemon, so $! is its pid (runuser would stay in between and a TERM to it
+# would leave the daemon running, and the user undeletable)
+( exec setpriv --reuid="$U" --regid="$(id -g "$U")" --init-groups "$ub" serve --cluster 1x1 \
+    --db "$ud/g.db" --socket "$ud/g.sock" --log-dir "$ud/logs" > "$ud/log" 2>&1 ) &
 upid=$!
 DPIDS="$DPIDS $upid"
 for _ in $(seq 200); do [ -S "$ud/g.sock" ] && break; kill -0 "$upid" 2>/dev/null || break; sleep 0.05; done
