@@ -272,15 +272,16 @@ gs_time gsd_wall_now(void);
 void gsd_time_str(gs_time t, char *buf, size_t cap);
 
 /* local.c: the Unix socket.  A listening socket at path (mode 0666 when world, else 0600),
- * or < 0 with d set; the peer's uid of a connected Unix socket (0 or -1); a uid's user name
- * (getpwuid_r; "uidN" when it has none or an unusable one). */
+ * or < 0 with d set; the peer's uid of a connected Unix socket (0 or -1).  (A peer's user
+ * name: gsd_peer_name, ident.h.) */
 int gsd_local_listen(const char *path, int world, gs_diag *d);
 int gsd_peer_uid(int fd, uid_t *uid);
-void gsd_uid_name(uid_t uid, char out[GSD_USER_MAX]);
 
 /* conn.c: connection admission and rate limits (see its header comment). */
-#define GSD_AUTHFAIL_BURST 10  /* failed token checks a client address may make at once */
-#define GSD_AUTHFAIL_RATE  1.0 /* ... and per second after that */
+#define GSD_AUTHFAIL_BURST        10  /* failed token checks a client key may make at once */
+#define GSD_AUTHFAIL_RATE         1.0 /* ... and per second after that */
+#define GSD_AUTHFAIL_GLOBAL_BURST 30  /* failed token checks of all clients together at once */
+#define GSD_AUTHFAIL_GLOBAL_RATE  5.0 /* ... and per second after that */
 typedef struct gsd_net gsd_net;
 typedef struct gsd_conn {
     struct gsd_conn *prev, *next;

@@ -364,19 +364,28 @@ const char *gsd_authn_name(int authn)
 }
 
 /* The Unix socket: the kernel's word for who connected (SO_PEERCRED).  Headers (a token,
- * X-Gsched-User) are not consulted.  Admin: root, or the daemon's own uid. */
-static void peer_ident(hctx *h)
+ * X-Gsched-User) are not consulted.  Admin: root, or the daemon's own uid.  The user name is
+ * the account's, only when it names this uid and no other (gsd_peer_name): a uid whose name
+ * cannot be a gsched user, or resolves to another uid, is refused (an admin, whom every job
+ * is visible to anyway, is labelled uidN).  0, or -1 with why set. */
+static int peer_ident(hctx *h, char *why, size_t cap)
 {
     uid_t uid = h->k->uid;
     if (uid == (uid_t)-1) {
         snprintf(h->id.user, sizeof h->id.user, "anonymous");
         h->id.authn = GSD_AUTHN_ANON;
-        return;
+        snprintf(why, cap, "cannot read the peer credentials of the socket");
+        return -1;
     }
-    gsd_uid_name(uid, h->id.user);
+    int named = gsd_peer_name(uid, h->id.user, why, cap) == 0;
     h->id.admin = uid == 0 || uid == geteuid();
+    if (!named && !h->id.admin) {
+        h->id.authn = GSD_AUTHN_ANON;
+        return -1;
+    }
     h->id.authn = GSD_AUTHN_PEER;
     h->id.uid = (int64_t)uid;
+    return 0;
 }
 
 /* 0 with h->id set, or -1 after sending 401 (or 429: too many failed tokens from this
@@ -386,9 +395,17 @@ static int authenticate(hctx *h, enum MHD_Result *ret)
     gsd *g = h->g;
     h->id.uid = -1;
     if (h->k && h->k->local) {
-        peer_ident(h);
-        if (h->id.authn == GSD_AUTHN_PEER) return 0;
-        *ret = problem(h, 401, GS_EPERM, NULL, "cannot read the peer credentials of the socket");
+        char why[400];
+        if (peer_ident(h, why, sizeof why) == 0) return 0;
+        if (h->k->uid == (uid_t)-1) {
+            *ret = problem(h, 401, GS_EPERM, NULL, "%s", why);
+        } else {
+            h->id.admin = 0;
+            *ret = problem(h, 403, GS_EPERM, NULL,
+                           "your Unix account cannot be a gsched user: %s; ask the operator to "
+                           "give it a name of its own (docs/daemon.md, Listening and identity)",
+                           why);
+        }
         return -1;
     }
     if (!g->auth) {
@@ -655,8 +672,8 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     }
     char runas[GSD_USER_MAX], mapped[GSD_USER_MAX], why[512];
     int has_map = gsd_auth_unix_user(g->auth, c->spec.user, mapped);
-    int st = gsd_runas_decide(&g->runas, h->id.authn, c->spec.user, has_map ? mapped : NULL, runas,
-                              why, sizeof why);
+    int st = gsd_runas_decide(&g->runas, h->id.authn, h->id.uid, c->spec.user,
+                              has_map ? mapped : NULL, runas, why, sizeof why);
     if (st) {
         gsd_cmd_free(c);
         return problem(h, st, GS_EPERM, json_pack("{s:s}", "field", "user"), "%s", why);
@@ -1285,7 +1302,16 @@ static enum MHD_Result dispatch(hctx *h)
     if (!open && authenticate(h, &ret)) return ret;
     if (open) {
         /* identify when possible (socket peers, --insecure-tcp), never refuse */
-        if (!h->g->auth || (h->k && h->k->local)) {
+        char why[400];
+        if (h->k && h->k->local) {
+            h->id.uid = -1;
+            if (peer_ident(h, why, sizeof why)) {
+                snprintf(h->id.user, sizeof h->id.user, "anonymous");
+                h->id.admin = 0;
+                h->id.authn = GSD_AUTHN_ANON;
+                h->id.uid = -1;
+            }
+        } else if (!h->g->auth) {
             authenticate(h, &ret);
         } else {
             snprintf(h->id.user, sizeof h->id.user, "anonymous");

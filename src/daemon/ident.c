@@ -5,7 +5,9 @@
  *
  * Invariants: a multi-user daemon never decides from an unauthenticated
  * name, never picks uid 0 without --allow-root-jobs, and refuses a name
- * without an account instead of falling back to the daemon's user; only
+ * without an account instead of falling back to the daemon's user; a socket
+ * peer's jobs run as its uid ("#UID"), and a peer's user name is one that
+ * names its uid and no other account; only
  * reentrant lookups (getpwnam_r, getpwuid_r, getgrouplist), so HTTP threads
  * and the scheduler thread may call it at once.
  */
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon.h"
 #include "ident.h"
 
 void gsd_runas_conf_init(gsd_runas_conf *c, uid_t euid, int single_user, int allow_root)
@@ -104,6 +107,16 @@ int gsd_unix_user_lookup(const char *name, gsd_unix_user *u, char *msg, size_t c
         snprintf(msg, cap, "no Unix user name");
         return GS_ENOENT;
     }
+    if (name[0] == '#') {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(name + 1, &end, 10);
+        if (!name[1] || *end || errno || v >= (unsigned long long)(uid_t)-1 || (uid_t)v != v) {
+            snprintf(msg, cap, "'%s' is not a valid uid", name);
+            return GS_ENOENT;
+        }
+        return lookup(NULL, (uid_t)v, u, msg, cap);
+    }
     return lookup(name, 0, u, msg, cap);
 }
 
@@ -123,8 +136,42 @@ void gsd_unix_user_release(gsd_unix_user *u)
     memset(u, 0, sizeof *u);
 }
 
-int gsd_runas_decide(const gsd_runas_conf *c, int authn, const char *user, const char *mapped,
-                     char out[GSD_USER_MAX], char *msg, size_t cap)
+int gsd_peer_name(uid_t uid, char out[GSD_USER_MAX], char *msg, size_t cap)
+{
+    gsd_unix_user u, back;
+    char why[256];
+    snprintf(out, GSD_USER_MAX, "uid%lu", (unsigned long)uid);
+    if (gsd_unix_user_by_uid(uid, &u, why, sizeof why)) {
+        snprintf(msg, cap, "%s", why);
+        return -1;
+    }
+    int rc = -1;
+    if (!gsd_user_name_ok(u.name)) {
+        snprintf(msg, cap,
+                 "the name of Unix user '%.64s' (uid %lu) is not a gsched user name (1-63 "
+                 "letters, digits, _ - @ .)",
+                 u.name, (unsigned long)uid);
+    } else if (gsd_unix_user_lookup(u.name, &back, why, sizeof why) == 0) {
+        if (back.uid == uid) {
+            snprintf(out, GSD_USER_MAX, "%s", u.name);
+            rc = 0;
+        } else {
+            snprintf(msg, cap,
+                     "the Unix user name '%s' of uid %lu names uid %lu (two accounts share the "
+                     "name)",
+                     u.name, (unsigned long)uid, (unsigned long)back.uid);
+        }
+        gsd_unix_user_release(&back);
+    } else {
+        snprintf(msg, cap, "the name '%s' of uid %lu does not resolve back to it: %s", u.name,
+                 (unsigned long)uid, why);
+    }
+    gsd_unix_user_release(&u);
+    return rc;
+}
+
+int gsd_runas_decide(const gsd_runas_conf *c, int authn, int64_t peer_uid, const char *user,
+                     const char *mapped, char out[GSD_USER_MAX], char *msg, size_t cap)
 {
     gsd_unix_user u;
     char why[256];
@@ -146,6 +193,25 @@ int gsd_runas_decide(const gsd_runas_conf *c, int authn, const char *user, const
                  "Unix socket; or start the daemon with --single-user to run every job as "
                  "root");
         return 403;
+    }
+    if (authn == GSD_AUTHN_PEER) {
+        /* the kernel named the uid: the job runs as that uid, whatever its name */
+        if (peer_uid < 0 || gsd_unix_user_by_uid((uid_t)peer_uid, &u, why, sizeof why)) {
+            snprintf(msg, cap, "jobs of '%s' would run as its uid %lld, and %s", user ? user : "",
+                     (long long)peer_uid, peer_uid < 0 ? "that uid is unknown" : why);
+            return 403;
+        }
+        if (u.uid == 0 && !c->allow_root) {
+            snprintf(msg, cap,
+                     "jobs of '%s' would run as root (uid 0): refused; the operator may allow "
+                     "it with 'gsched serve --allow-root-jobs'",
+                     user ? user : "");
+            gsd_unix_user_release(&u);
+            return 403;
+        }
+        snprintf(out, GSD_USER_MAX, "#%lu", (unsigned long)u.uid);
+        gsd_unix_user_release(&u);
+        return 0;
     }
     const char *acct = mapped && *mapped ? mapped : user;
     int rc = gsd_unix_user_lookup(acct, &u, why, sizeof why);

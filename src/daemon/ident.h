@@ -9,9 +9,12 @@
  *  - multi-user (the daemon runs as root and was not started with
  *    --single-user): every job runs as its owner's Unix account.  The
  *    owner must be authenticated (a bearer token, or the peer credentials
- *    of the Unix socket), and the account is named by the rule: the gsched
- *    user name is the Unix user name, unless the tokens file names another
- *    account for that user (its optional 7th field, gsd_auth_unix_user).  A claimed identity
+ *    of the Unix socket).  A socket peer's jobs run as the peer's uid
+ *    itself (stored as run_as "#UID", never looked up by name again, so no
+ *    other account of the same or a similar name can stand in).  A token
+ *    user's account is named by the rule: the gsched user name is the Unix
+ *    user name, unless the tokens file names another account for that user
+ *    (its optional 7th field, gsd_auth_unix_user).  A claimed identity
  * (X-Gsched-User over TCP without tokens) or an anonymous one is refused, and so is an account with
  * uid 0 unless the operator passed --allow-root-jobs.
  *  - single-user (the daemon is not root, or --single-user): the daemon
@@ -48,14 +51,24 @@ void gsd_runas_conf_init(gsd_runas_conf *c, uid_t euid, int single_user, int all
 
 /*
  * The Unix account a job owned by gsched user 'user' runs as, for a request
- * whose identity was established as 'authn' (GSD_AUTHN_*); 'mapped' is the
- * account the tokens file names for user (NULL: the rule, user itself).  0
- * with out set (the account's name; in single-user mode the daemon's own
- * user), or 403 (an HTTP status) with a message in msg saying why and what
- * to do.
+ * whose identity was established as 'authn' (GSD_AUTHN_*); 'peer_uid' is the
+ * socket peer's uid (GSD_AUTHN_PEER; -1 otherwise); 'mapped' is the account
+ * the tokens file names for user (NULL: the rule, user itself).  0 with out
+ * set (a socket peer's "#UID"; a token user's account name; in single-user
+ * mode the daemon's own user), or 403 (an HTTP status) with a message in msg
+ * saying why and what to do.
  */
-int gsd_runas_decide(const gsd_runas_conf *c, int authn, const char *user, const char *mapped,
-                     char out[GSD_USER_MAX], char *msg, size_t cap);
+int gsd_runas_decide(const gsd_runas_conf *c, int authn, int64_t peer_uid, const char *user,
+                     const char *mapped, char out[GSD_USER_MAX], char *msg, size_t cap);
+
+/*
+ * The gsched user name of a socket peer's uid: its account name when that is
+ * a usable gsched user name (gsd_user_name_ok) and names this uid and no
+ * other (getpwnam_r of it gives the same uid back), so a name never stands
+ * for two accounts.  0 with out set, or -1 with out set to "uidN" and a
+ * message in msg saying why the account cannot be a gsched user.
+ */
+int gsd_peer_name(uid_t uid, char out[GSD_USER_MAX], char *msg, size_t cap);
 
 /* A Unix account resolved at launch. */
 typedef struct gsd_unix_user {
@@ -66,8 +79,9 @@ typedef struct gsd_unix_user {
     int ngroups;
 } gsd_unix_user;
 
-/* Look an account up by name (getpwnam_r, getgrouplist).  0, or GS_ENOENT (no such account)
- * / GS_EIO (the lookup failed) with a message in msg. */
+/* Look an account up by name (getpwnam_r, getgrouplist); "#UID" (a run_as of a socket peer's
+ * job) looks the uid up instead.  0, or GS_ENOENT (no such account) / GS_EIO (the lookup
+ * failed) with a message in msg. */
 int gsd_unix_user_lookup(const char *name, gsd_unix_user *u, char *msg, size_t cap);
 /* The same by uid. */
 int gsd_unix_user_by_uid(uid_t uid, gsd_unix_user *u, char *msg, size_t cap);

@@ -36,7 +36,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,15 +201,4 @@ int gsd_peer_uid(int fd, uid_t *uid)
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || len != sizeof cr) return -1;
     *uid = cr.uid;
     return 0;
-}
-
-void gsd_uid_name(uid_t uid, char out[GSD_USER_MAX])
-{
-    struct passwd pw, *res = NULL;
-    char buf[4096];
-    if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res && gsd_user_name_ok(res->pw_name)) {
-        snprintf(out, GSD_USER_MAX, "%s", res->pw_name);
-        return;
-    }
-    snprintf(out, GSD_USER_MAX, "uid%lu", (unsigned long)uid);
 }
