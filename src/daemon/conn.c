@@ -6,8 +6,11 @@
  * per-user submit rate.  http.c calls in here; nothing here parses HTTP.
  *
  * Connections (docs/daemon.md, Security, "Connections and rates"):
- *   - every connection has a client key: the peer's uid on the Unix socket,
- *     the peer's address on TCP;
+ *   - every connection has a client key: the peer's uid on the Unix socket;
+ *     on TCP the peer's IPv4 address, except that all of 127.0.0.0/8 (and
+ *     ::1, and IPv4-mapped loopback) is one key, "loopback" (any local user
+ *     may pick any source address there), and an IPv6 address is keyed by
+ *     its /64 (one host or site usually holds a whole /64);
  *   - a connection must send a complete request head within
  *     --header-timeout seconds of connecting (and of finishing its previous
  *     request on a kept-alive connection); a watchdog thread shuts down the
@@ -24,9 +27,12 @@
  *     listener, so TCP floods never reach local users.
  *
  * Rates: token buckets.  A failed bearer-token check costs the client
- * address one of GSD_AUTHFAIL_BURST tokens, refilled at GSD_AUTHFAIL_RATE
- * per second; with none left a request whose token is not already verified
- * (cached) is answered 429 without being checked.  --submit-rate R gives
+ * key one of GSD_AUTHFAIL_BURST tokens, refilled at GSD_AUTHFAIL_RATE
+ * per second, and one of the daemon-wide budget (GSD_AUTHFAIL_GLOBAL_BURST,
+ * refilled at GSD_AUTHFAIL_GLOBAL_RATE per second), so that many addresses
+ * together cannot make more PBKDF2 checks than that; with none left in
+ * either, a request whose token is not already verified (cached) is answered
+ * 429 without being checked.  --submit-rate R gives
  * each user a bucket of max(1, R) submits refilled at R per second.
  *
  * Invariants: the connection list, the buckets and the counters are guarded
@@ -67,6 +73,7 @@ struct gsd_net {
     unsigned waiting[2];   /* connections waiting for a request head: [0] TCP, [1] socket */
     uint64_t refused, closed_slow;
     bucket authfail[NBUCKETS];
+    bucket authfail_all; /* the daemon-wide failed-check budget */
     bucket submits[NBUCKETS];
 };
 
@@ -154,6 +161,34 @@ void gsd_net_stop(gsd *g)
     g->net = NULL;
 }
 
+/* The client key of a TCP peer: "loopback" for 127.0.0.0/8, ::1 and IPv4-mapped loopback;
+ * "PREFIX::/64" for another IPv6 address; the address itself for IPv4; "?" when unknown. */
+static void client_key(const struct sockaddr *sa, char *out, size_t cap)
+{
+    snprintf(out, cap, "?");
+    if (!sa) return;
+    if (sa->sa_family == AF_INET) {
+        const struct in_addr *a = &((const struct sockaddr_in *)sa)->sin_addr;
+        if ((ntohl(a->s_addr) >> 24) == 127)
+            snprintf(out, cap, "loopback");
+        else
+            inet_ntop(AF_INET, a, out, (socklen_t)cap);
+    } else if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127)) {
+            snprintf(out, cap, "loopback");
+        } else if (IN6_IS_ADDR_V4MAPPED(a)) {
+            inet_ntop(AF_INET, &a->s6_addr[12], out, (socklen_t)cap);
+        } else {
+            struct in6_addr p = *a;
+            memset(&p.s6_addr[8], 0, 8);
+            char t[INET6_ADDRSTRLEN];
+            inet_ntop(AF_INET6, &p, t, sizeof t);
+            snprintf(out, cap, "%s/64", t);
+        }
+    }
+}
+
 static unsigned reserve_of(unsigned max)
 {
     unsigned r = max / 8;
@@ -203,16 +238,7 @@ void gsd_net_notify(void *cls, struct MHD_Connection *c, void **socket_context,
     } else {
         const union MHD_ConnectionInfo *ai =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        snprintf(k->addr, sizeof k->addr, "?");
-        if (ai && ai->client_addr) {
-            const struct sockaddr *sa = ai->client_addr;
-            if (sa->sa_family == AF_INET)
-                inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, k->addr,
-                          sizeof k->addr);
-            else if (sa->sa_family == AF_INET6)
-                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, k->addr,
-                          sizeof k->addr);
-        }
+        client_key(ai ? ai->client_addr : NULL, k->addr, sizeof k->addr);
     }
     k->t0 = mono();
     *socket_context = k;
@@ -293,10 +319,10 @@ void gsd_net_done(gsd *g, gsd_conn *k)
 
 /* The bucket of key (net->mu held), refilled to now; a full table reuses the entry idle
  * longest (it would be full again by now anyway, or nearly). */
-static bucket *take(bucket *t, const char *key, double cap, double rate, double now)
+static bucket *take(bucket *t, int nt, const char *key, double cap, double rate, double now)
 {
     bucket *b = NULL, *idle = &t[0];
-    for (int i = 0; i < NBUCKETS; i++) {
+    for (int i = 0; i < nt; i++) {
         if (t[i].key[0] && !strcmp(t[i].key, key)) {
             b = &t[i];
             break;
@@ -328,21 +354,31 @@ static int wait_s(const bucket *b, double rate)
 int gsd_net_authfail_wait(gsd *g, const gsd_conn *k)
 {
     if (!k || k->local) return 0;
-    pthread_mutex_lock(&g->net->mu);
-    bucket *b = take(g->net->authfail, k->addr, GSD_AUTHFAIL_BURST, GSD_AUTHFAIL_RATE, mono());
+    gsd_net *n = g->net;
+    double now = mono();
+    pthread_mutex_lock(&n->mu);
+    bucket *b = take(n->authfail, NBUCKETS, k->addr, GSD_AUTHFAIL_BURST, GSD_AUTHFAIL_RATE, now);
     int w = b->tokens >= 1 ? 0 : wait_s(b, GSD_AUTHFAIL_RATE);
-    pthread_mutex_unlock(&g->net->mu);
+    bucket *all =
+        take(&n->authfail_all, 1, "*", GSD_AUTHFAIL_GLOBAL_BURST, GSD_AUTHFAIL_GLOBAL_RATE, now);
+    if (!w && all->tokens < 1) w = wait_s(all, GSD_AUTHFAIL_GLOBAL_RATE);
+    pthread_mutex_unlock(&n->mu);
     return w;
 }
 
 void gsd_net_authfail(gsd *g, const gsd_conn *k)
 {
     if (!k || k->local) return;
-    pthread_mutex_lock(&g->net->mu);
-    bucket *b = take(g->net->authfail, k->addr, GSD_AUTHFAIL_BURST, GSD_AUTHFAIL_RATE, mono());
+    gsd_net *n = g->net;
+    double now = mono();
+    pthread_mutex_lock(&n->mu);
+    bucket *b = take(n->authfail, NBUCKETS, k->addr, GSD_AUTHFAIL_BURST, GSD_AUTHFAIL_RATE, now);
     b->tokens -= 1;
     if (b->tokens < 0) b->tokens = 0;
-    pthread_mutex_unlock(&g->net->mu);
+    b = take(&n->authfail_all, 1, "*", GSD_AUTHFAIL_GLOBAL_BURST, GSD_AUTHFAIL_GLOBAL_RATE, now);
+    b->tokens -= 1;
+    if (b->tokens < 0) b->tokens = 0;
+    pthread_mutex_unlock(&n->mu);
 }
 
 int gsd_net_submit_wait(gsd *g, const char *user)
@@ -351,7 +387,7 @@ int gsd_net_submit_wait(gsd *g, const char *user)
     if (rate <= 0) return 0;
     double cap = rate < 1 ? 1 : rate;
     pthread_mutex_lock(&g->net->mu);
-    bucket *b = take(g->net->submits, user, cap, rate, mono());
+    bucket *b = take(g->net->submits, NBUCKETS, user, cap, rate, mono());
     int w = 0;
     if (b->tokens >= 1)
         b->tokens -= 1;

@@ -442,7 +442,9 @@ static int authenticate(hctx *h, enum MHD_Result *ret)
         snprintf(ra, sizeof ra, "%d", wait);
         const char *hdrs[] = {"Retry-After", ra, "Connection", "close", NULL};
         *ret = problem_hdr(h, 429, GS_EQUOTA, NULL, hdrs,
-                           "too many failed token checks from this address: retry in %d s", wait);
+                           "too many failed token checks from this client (or from all clients "
+                           "together): retry in %d s",
+                           wait);
         return -1;
     }
     if (gsd_auth_check(g->auth, tok, h->id.user, &h->id.admin)) {
