@@ -396,15 +396,16 @@ int cmd_serve(int argc, char **argv)
         cli_err("--insecure-tcp and --tokens contradict each other: choose one");
         goto done;
     }
-    static char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
+    /* Task shims run the daemon's own running binary, /proc/self/exe (exec'd in the forked
+     * child it is the file this process was started from, even once that path was replaced
+     * or deleted), never its path: whoever can write the directory of build/gsched (a clone
+     * of a normal user that root serves from) must not get a binary of theirs run as root. */
+    if (access("/proc/self/exe", X_OK) != 0) {
         cli_err("cannot find the gsched binary (/proc/self/exe): %s", strerror(errno));
         rc = EXIT_RUNTIME;
         goto done;
     }
-    self[n] = '\0';
-    o.self_exe = self;
+    o.self_exe = NULL;
     o.params = &params;
     o.pass_env = (const char *const *)pass;
     o.npass_env = npass;

@@ -59,7 +59,9 @@ typedef struct gsd_opts {
     const char *tokens;    /* tokens file (TCP clients); NULL = none */
     const char *port_file; /* write the bound TCP port here once ready (tests) */
     const char *log_file;  /* the daemon's log (appended; reopened on SIGHUP); NULL = stderr */
-    const char *self_exe;  /* the gsched binary, for the task shim */
+    const char *self_exe;  /* the task shim's binary; NULL = /proc/self/exe, the daemon's own
+                            * running one (a path is for tests and embedders: whoever can
+                            * replace that file runs code as the daemon's user) */
     /* --pass-env: names of daemon environment variables every job gets (the operator's
      * allow-list; the rest of the daemon's environment never reaches a job). */
     const char *const *pass_env;

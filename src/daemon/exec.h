@@ -123,7 +123,7 @@ enum {
 
 typedef struct gsd_exec_conf {
     const char *state_dir; /* where the backend may keep files (logs, run records) */
-    const char *self_exe;  /* the gsched binary (e.g. for a task shim) */
+    const char *self_exe;  /* the gsched binary (e.g. for a task shim); NULL = /proc/self/exe */
     /* The operator's allow-list: names of variables of the daemon's environment copied into
      * every task's environment (a name not set there is not passed).  Nothing else of the
      * daemon's environment reaches a task.  NULL / 0 = none.  Read at create. */

@@ -21,6 +21,17 @@
  * to a pid file, so a daemon that dies right after fork() still finds the
  * task on restart.
  *
+ * The shim's own environment.  The shim is exec'd with an empty environment, never the job's:
+ * in multi-user mode it runs as root, and the dynamic loader and libc of a process read
+ * LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT, GCONV_PATH, GLIBC_TUNABLES... from its environment
+ * (a job setting LD_PRELOAD would run its code as root).  The job's environment (build_env)
+ * travels in a memory file (memfd; without one, an unlinked 0600 file in the run directory)
+ * the daemon writes before fork and the shim gets as descriptor 3 (--env-fd 3).  The shim
+ * reads it, closes it, and installs it only in the command's process after the privilege
+ * drop, right before execvp (which searches the job's PATH).  An adopted task never needs it
+ * again.  The shim binary is the daemon's own running one: /proc/self/exe, not a path (a
+ * binary replaced or deleted after the daemon started is never exec'd as root; serve.c).
+ *
  * Files (under the state directory, made absolute at create):
  *   runs/JOB.RUN/task-I.pid       "PID STARTTIME" of task I's shim
  *   runs/JOB.RUN/task-I.status    its exit code, written by the shim ("running" until then):
@@ -88,6 +99,8 @@
  *    directory (0711) and each job's directory (0700, owned by its account);
  *  - in multi-user mode no task code runs with the daemon's ids: only the
  *    shim does, and it runs nothing of the job's before dropping them;
+ *  - the shim's environment is empty (nothing of the job's reaches a process running with
+ *    the daemon's ids); the job's environment reaches only the command, through --env-fd;
  *  - a task's environment holds only gsched's variables, the spec's env, the
  *    operator's allow-list (gsd_exec_conf.pass_env) and fixed defaults (PATH,
  *    the HOME... of the account it runs as): never the rest of the daemon's
@@ -105,6 +118,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -120,6 +134,8 @@
 #include "proctree.h"
 #include "shimlog.h"
 #include "ident.h"
+
+extern char **environ;
 
 /* TS_DRAIN: the shim is gone (exit code known) but the task's cgroup still has processes */
 enum { TS_IDLE = 0, TS_RUN = 1, TS_DONE = 2, TS_DRAIN = 3 };
@@ -727,6 +743,51 @@ static void strv_free(strv *s)
     memset(s, 0, sizeof *s);
 }
 
+/*
+ * The job's environment for the shim's --env-fd: "KEY=VALUE\0" entries in a memory file
+ * (memfd), or where there is none an unlinked 0600 file in the run directory (dir), written
+ * in full and rewound.  Never through the shim's own environment (the loader of a root
+ * process reads it) nor its argv (every user may read /proc/PID/cmdline).  A close-on-exec
+ * descriptor, or -1 with errno set.
+ */
+static int env_file(const strv *env, const char *dir, int task)
+{
+    int fd = -1;
+#ifdef SYS_memfd_create
+    fd = (int)syscall(SYS_memfd_create, "gsched-task-env", 1U /* MFD_CLOEXEC */);
+#endif
+    if (fd < 0) {
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/task-%d.env", dir, task);
+        unlink(p);
+        fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0) return -1;
+        unlink(p);
+    }
+    for (size_t k = 0; k < env->n; k++) {
+        const char *e = env->v[k];
+        size_t n = strlen(e) + 1, off = 0;
+        while (off < n) {
+            ssize_t w = write(fd, e + off, n - off);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) {
+                int err = w < 0 ? errno : EIO;
+                close(fd);
+                errno = err;
+                return -1;
+            }
+            off += (size_t)w;
+        }
+    }
+    if (lseek(fd, 0, SEEK_SET) != 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
 /* 1 if env already has a "KEY=..." entry. */
 static int env_has(const strv *env, const char *key)
 {
@@ -969,8 +1030,23 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         limits_note(x, sp, logfd);
         strv env = {0}, argv = {0};
         build_env(&env, x, l, i, log, &acct, logdir);
-        strv_push(&argv, xstrdup(x->self));
+        int envfd = env_file(&env, dir, i), env_errno = errno;
+        strv_free(&env);
+        if (envfd < 0) {
+            close(logfd);
+            if (nullfd >= 0) close(nullfd);
+            task_fail(t, 126, "cannot pass the job's environment to its shim: %s",
+                      strerror(env_errno));
+            t->launch = GSD_XLAUNCH_NODE; /* out of memory or disk: the node's failure */
+            continue;
+        }
+        /* the shim's own environment: empty (not the job's: see the header) */
+        char *shim_env[] = {NULL};
+        /* argv[0] is a name only: what runs is x->self, the daemon's own binary */
+        strv_push(&argv, xstrdup("gsched"));
         strv_push(&argv, xstrdup("__shim"));
+        strv_push(&argv, xstrdup("--env-fd"));
+        strv_push(&argv, xstrdup("3"));
         strv_push(&argv, xstrdup("--status"));
         strv_push(&argv, xstrdup(statf));
         strv_push(&argv, xstrdup("--log-cap"));
@@ -998,10 +1074,17 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
              * killed now could not restart while this child still held it (the pid file
              * write below waits for fsync) */
             setsid();
+            /* the environment's descriptor above 2 first (not clobbered by the dup2s below,
+             * whatever its number), then to 3 without close-on-exec: the shim's --env-fd */
+            int ef = fcntl(envfd, F_DUPFD, 3);
             if (nullfd >= 0) dup2(nullfd, 0);
             dup2(logfd, 1);
             dup2(logfd, 2);
-            as_close_from(3);
+            if (ef < 0 || (ef != 3 && dup2(ef, 3) != 3)) {
+                as_launch_status(statf, "126 launch cannot pass the environment to the shim\n");
+                _exit(126);
+            }
+            as_close_from(4);
             if (cgprocs[0] && gsd_cg_join(cgprocs) != 0) {
                 static const char m[] = "gsched: cannot join the task's cgroup\n";
                 ssize_t w = write(2, m, sizeof m - 1);
@@ -1028,7 +1111,7 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
             sigset_t none;
             sigemptyset(&none);
             sigprocmask(SIG_SETMASK, &none, NULL);
-            execve(x->self, argv.v, env.v);
+            execve(x->self, argv.v, shim_env);
             static const char msg[] = "gsched: cannot start the task shim\n";
             ssize_t w = write(2, msg, sizeof msg - 1);
             (void)w;
@@ -1038,8 +1121,8 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         int fork_errno = errno;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         close(logfd);
+        close(envfd);
         if (nullfd >= 0) close(nullfd);
-        strv_free(&env);
         strv_free(&argv);
         if (pid < 0) {
             task_fail(t, 126, "fork failed: %s", strerror(fork_errno));
@@ -1705,10 +1788,11 @@ static void shim_on_chld(int sig)
 
 static void shim_usage(void)
 {
-    fputs("usage: gsched __shim --status FILE [--log-cap BYTES] [--cgroup DIR]\n"
+    fputs("usage: gsched __shim --status FILE [--log-cap BYTES] [--cgroup DIR] [--env-fd FD]\n"
           "                     [--uid U --gid G --groups G1,G2... [--workdir DIR]]\n"
           "                     -- COMMAND [ARG...]\n"
-          "(internal: started by 'gsched serve' for every task)\n",
+          "(internal: started by 'gsched serve' for every task; the command gets the\n"
+          "environment read from FD, NUL-separated NAME=VALUE entries, else the shim's own)\n",
           stderr);
 }
 
@@ -1753,6 +1837,64 @@ static void shim_status_write(const char *status, int code, const char *launch_w
     (void)w;
     fsync(fd);
     close(fd);
+}
+
+/*
+ * The command's environment from descriptor fd (--env-fd): "NAME=VALUE\0" entries, read from
+ * offset 0 to the end; fd is closed.  A NULL-terminated array in one allocation (*buf holds
+ * the text), or NULL with errno set.  Read by the root shim but never interpreted by it: it
+ * becomes the environment of the command's process after the privilege drop.
+ */
+static char **shim_read_env(int fd, char **buf)
+{
+    char **v = NULL, *b = NULL;
+    size_t n = 0, cap = 0;
+    int e = 0;
+    for (;;) {
+        if (n + 65536 + 1 > cap) {
+            cap = cap ? cap * 2 : 1 << 20;
+            if (cap > (size_t)256 << 20) { /* far beyond any spec (256 x 64 KiB) */
+                e = E2BIG;
+                goto out;
+            }
+            char *nb = realloc(b, cap);
+            if (!nb) {
+                e = ENOMEM;
+                goto out;
+            }
+            b = nb;
+        }
+        ssize_t r = pread(fd, b + n, cap - n - 1, (off_t)n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            e = errno;
+            goto out;
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    if (n && b[n - 1] != '\0') b[n++] = '\0'; /* a last entry without its NUL */
+    size_t cnt = 0;
+    for (size_t k = 0; k < n; k++) cnt += b[k] == '\0';
+    v = calloc(cnt + 1, sizeof *v);
+    if (!v) {
+        e = ENOMEM;
+        goto out;
+    }
+    size_t j = 0;
+    for (size_t k = 0; k < n; k += strlen(b + k) + 1)
+        if (strchr(b + k, '=')) v[j++] = b + k; /* not NAME=VALUE: not an entry */
+    v[j] = NULL;
+out:
+    close(fd);
+    if (e) {
+        free(v);
+        free(b);
+        errno = e;
+        return NULL;
+    }
+    *buf = b;
+    return v;
 }
 
 /* Wait for the command, moving its output to the log meanwhile (lp NULL: no pump). */
@@ -1918,7 +2060,7 @@ static void shim_end_task(const char *cg_job, gsd_logpump *lp)
 int gsd_shim_main(int argc, char **argv)
 {
     const char *status = NULL, *cgroup = NULL;
-    long long log_cap = 0;
+    long long log_cap = 0, env_fd = -1;
     shim_cred cred = {0};
     int i = 1, cr;
     for (; i < argc; i++) {
@@ -1940,6 +2082,14 @@ int gsd_shim_main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc) {
             cgroup = argv[++i];
+        } else if (!strcmp(argv[i], "--env-fd") && i + 1 < argc) {
+            char *e;
+            env_fd = strtoll(argv[++i], &e, 10);
+            if (*e || env_fd < 0 || env_fd > INT_MAX) {
+                free(cred.groups);
+                shim_usage();
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--")) {
             i++;
             break;
@@ -1972,6 +2122,19 @@ int gsd_shim_main(int argc, char **argv)
      * checkpoints) become our children, so we can wait for them */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     shim_status_reserve(status);
+    /* the job's environment, for the command only (the shim runs with the daemon's) */
+    char **job_env = NULL, *job_env_buf = NULL;
+    if (env_fd >= 0) {
+        job_env = shim_read_env((int)env_fd, &job_env_buf);
+        if (!job_env) {
+            char why[160];
+            snprintf(why, sizeof why, "cannot read the job's environment: %s", strerror(errno));
+            fprintf(stderr, "gsched: %s\n", why);
+            free(cred.groups);
+            shim_status_write(status, 126, why);
+            return 126;
+        }
+    }
     char cg_job[PATH_MAX], cg_procs[PATH_MAX + 16];
     if (cgroup) {
         snprintf(cg_job, sizeof cg_job, "%s/job", cgroup);
@@ -1995,6 +2158,9 @@ int gsd_shim_main(int argc, char **argv)
     if (pid < 0) {
         fprintf(stderr, "gsched: fork failed: %s\n", strerror(errno));
         shim_status_write(status, 126, "fork failed");
+        free(cred.groups);
+        free(job_env);
+        free(job_env_buf);
         return 126;
     }
     if (pid == 0) {
@@ -2021,6 +2187,8 @@ int gsd_shim_main(int argc, char **argv)
             }
             _exit(dc);
         }
+        /* now, as the job's user: its environment (execvp searches its PATH) */
+        if (job_env) environ = job_env;
         execvp(argv[i], argv + i);
         int e = errno;
         if (have_ep) {
@@ -2042,6 +2210,8 @@ int gsd_shim_main(int argc, char **argv)
     if (piped) close(pw);
     int st = shim_wait_command(pid, piped ? &lp : NULL), code = wait_code(st);
     free(cred.groups);
+    free(job_env);
+    free(job_env_buf);
     /* During a stop (SIGTERM) the grace period belongs to the whole task: the command may be
      * gone (a shell dies of SIGTERM at once) while the program it started still writes its
      * checkpoint; otherwise what is left is killed at once (shim_end_task), then the output it
