@@ -791,6 +791,47 @@ static void log_write_error(void)
     ASSERT_CONTAINS(slurp(status), "5");
 }
 
+/* --env-fd: the command's environment is exactly the NUL-separated entries read from the
+ * descriptor (none of the shim's own, which the daemon keeps empty), and execvp searches the
+ * PATH found there. */
+static void shim_env_fd(void)
+{
+    char envf[512], out[512], status[512], bindir[512], prog[600], cmd[2400];
+    snprintf(envf, sizeof envf, "%s/shim-env", state_dir());
+    snprintf(out, sizeof out, "%s/shim-env.out", state_dir());
+    snprintf(status, sizeof status, "%s/shim-env.status", state_dir());
+    snprintf(bindir, sizeof bindir, "%s/shim-env-bin", state_dir());
+    snprintf(prog, sizeof prog, "%s/gst-only-here", bindir);
+    ASSERT(mkdir(bindir, 0700) == 0);
+    FILE *f = fopen(prog, "w");
+    ASSERT(f != NULL);
+    fputs("#!/bin/sh\necho \"found on the job's PATH: $FOO\"\n", f);
+    ASSERT(fclose(f) == 0);
+    ASSERT(chmod(prog, 0700) == 0);
+    static const char entries[] = "FOO=bar baz\0PATH=/usr/bin:/bin\0";
+    f = fopen(envf, "w");
+    ASSERT(f != NULL);
+    ASSERT(fwrite(entries, 1, sizeof entries - 1, f) == sizeof entries - 1);
+    ASSERT(fclose(f) == 0);
+    snprintf(cmd, sizeof cmd,
+             "GSCHED_SHIM_OWN=leak %s __shim --status %s --env-fd 3 -- env 3<%s >%s 2>&1",
+             GSCHED_BIN, status, envf, out);
+    int rc = system(cmd);
+    ASSERT(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
+    ASSERT_STR(slurp(out), "FOO=bar baz\nPATH=/usr/bin:/bin\n"
+                           "=== gsched: task exited with code 0 ===\n");
+    /* the job's PATH (not the shim's) finds the program */
+    f = fopen(envf, "w");
+    ASSERT(f != NULL);
+    fprintf(f, "FOO=x%cPATH=%s%c", 0, bindir, 0);
+    ASSERT(fclose(f) == 0);
+    snprintf(cmd, sizeof cmd, "%s __shim --status %s --env-fd 3 -- gst-only-here 3<%s >%s 2>&1",
+             GSCHED_BIN, status, envf, out);
+    rc = system(cmd);
+    ASSERT(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
+    ASSERT_CONTAINS(slurp(out), "found on the job's PATH: x");
+}
+
 static void cleanup(void)
 {
     char cmd[600];
@@ -812,6 +853,7 @@ static const test_case tests[] = {
     {"shim_usage", shim_usage},
     {"log_cap", log_cap},
     {"log_write_error", log_write_error},
+    {"shim_env_fd", shim_env_fd},
     {"cleanup", cleanup},
 };
 
