@@ -143,7 +143,8 @@ typedef struct gsd_exec_conf {
      * process tree), "auto" (a cgroup per task when a cgroup2 hierarchy is writable here,
      * otherwise off), or a cgroup2 directory (an error at create if it cannot be used). */
     const char *cgroup;
-    /* Where a backend says once, at create, how it runs tasks (NULL = nowhere). */
+    /* Where a backend says once, at create, how it runs tasks, and what went wrong later that
+     * no task reports (a process tree it could not kill); NULL = nowhere. */
     void (*log)(void *ud, const char *msg);
     void *log_ud;
 } gsd_exec_conf;

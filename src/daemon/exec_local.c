@@ -174,6 +174,8 @@ typedef struct xlocal {
     int64_t log_cap; /* serve --log-cap: bytes a task's log may hold (0 = no cap), for the shim */
     int switch_users, allow_root; /* gsd_exec_conf: tasks run as their owners' accounts */
     gsd_cg cg;                    /* process tracking: cgroups in use when cg.base[0] (cgroup.h) */
+    void (*log)(void *ud, const char *msg); /* gsd_exec_conf.log: the daemon's log (or NULL) */
+    void *log_ud;
     xrun **v;
     size_t n, cap;
     double pid_wait_until; /* recovery: wait for missing pid files until then (one deadline) */
@@ -348,6 +350,8 @@ static int local_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
     if (!x) abort();
     x->self = xstrdup(conf->self_exe ? conf->self_exe : "/proc/self/exe");
     x->log_cap = conf->log_cap > 0 ? conf->log_cap : 0;
+    x->log = conf->log;
+    x->log_ud = conf->log_ud;
     if (conf->npass_env) {
         x->pass = calloc(conf->npass_env, sizeof *x->pass);
         if (!x->pass) abort();
@@ -1178,7 +1182,15 @@ static void kill_run(const xlocal *x, xrun *r)
         if (!t->child && !alive(t->pid, t->ticks)) continue;
         if (!t->cg) {
             kill((pid_t)t->pid, SIGSTOP);
-            gsd_proc_kill_tree((pid_t)t->pid, 2000, 0);
+            long left = gsd_proc_kill_tree((pid_t)t->pid, 10000, 0);
+            if (left && x->log) {
+                char m[256];
+                snprintf(m, sizeof m,
+                         "job %lld task %d: %ld process(es) still alive after 10s of killing the "
+                         "task's process tree: they may outlive it (run the daemon with cgroups)",
+                         (long long)r->job_id, i, left);
+                x->log(x->log_ud, m);
+            }
         }
         kill((pid_t)-t->pid, SIGKILL);
     }
@@ -2051,7 +2063,12 @@ static void shim_end_task(const char *cg_job, gsd_logpump *lp)
             if (w % 20 == 19) gsd_cg_kill(cg_job, 0);
         }
     } else {
-        gsd_proc_kill_tree(getpid(), 5000, 1);
+        long left = gsd_proc_kill_tree(getpid(), 30000, 1);
+        if (left)
+            fprintf(stderr,
+                    "gsched: %ld process(es) of the task still alive after 30s of killing its "
+                    "process tree: they may outlive the task (run the daemon with cgroups)\n",
+                    left);
     }
     while (waitpid(-1, NULL, WNOHANG) > 0) {
     }

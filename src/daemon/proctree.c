@@ -12,9 +12,19 @@
  * outside (started through another service: at, systemd-run, ssh; or every
  * process once the shim itself was killed).  cgroups close that (cgroup.c).
  *
+ * When is a tree gone?  Not when one walk of /proc finds nothing below root:
+ * a walk is not atomic (a process may fork a child into the part already
+ * read, then exit before its own entry is read), so a fork runner - fork,
+ * parent exits, child setsid()s, again and again - slips through.  The end
+ * condition is root's own children: a live descendant always has a live
+ * chain of parents up to root, so once root has no child (the shim reaping
+ * its own: waitpid says ECHILD) or only zombie ones (the daemon, reading
+ * /proc/ROOT/task/TID/children of a stopped shim), nothing is left.
+ *
  * Invariants: a pid is signalled only if the walk just found it below root
  * (root itself is never signalled); zombies are skipped (already dead);
- * every loop is bounded in time.
+ * every loop is bounded in time, and running out of time is reported (the
+ * count left), never taken for success.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -142,6 +152,68 @@ static double mono_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+/*
+ * Does root still have a live child?  Read from /proc/ROOT/task/TID/children, twice, around the
+ * state checks: a child that exits hands its own children to root (a subreaper) before it
+ * becomes a zombie, so a list that is the same before and after, with every entry a zombie,
+ * means no live descendant is left.  1 = one may be left, 0 = none, -1 = cannot be told (no
+ * children files: a kernel without CONFIG_PROC_CHILDREN).
+ */
+static long read_children(pid_t root, pid_t *out, long cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/task", (long)root);
+    DIR *dp = opendir(path);
+    if (!dp) return -1;
+    long n = 0, files = 0;
+    struct dirent *de;
+    while ((de = readdir(dp))) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
+        char f[320], buf[4096];
+        snprintf(f, sizeof f, "%s/%s/children", path, de->d_name);
+        int fd = open(f, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        files++;
+        ssize_t r = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (r < 0) continue;
+        if (r == (ssize_t)sizeof buf - 1) n = cap; /* too many to list: "some left" */
+        buf[r < 0 ? 0 : r] = '\0';
+        for (char *p = buf, *e; *p && n < cap; p = e) {
+            long v = strtol(p, &e, 10);
+            if (e == p) break;
+            out[n++] = (pid_t)v;
+        }
+    }
+    closedir(dp);
+    return files ? n : -1;
+}
+
+static int live_child_left(pid_t root)
+{
+    pid_t a[256], b[256];
+    long na = read_children(root, a, 256);
+    if (na < 0) return -1;
+    if (na >= 256) return 1;
+    for (long i = 0; i < na; i++) {
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/%ld/stat", (long)a[i]);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue; /* reaped meanwhile */
+        ssize_t r = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        int64_t pp;
+        char st;
+        if (r <= 0 || gsd_proc_parse_ppid(buf, (size_t)r, &pp, &st)) continue;
+        if (st != 'Z' && st != 'X') return 1;
+    }
+    long nb = read_children(root, b, 256);
+    if (nb != na) return 1;
+    for (long i = 0; i < na; i++)
+        if (a[i] != b[i]) return 1;
+    return 0;
+}
+
 long gsd_proc_kill_tree(pid_t root, int max_ms, int reap)
 {
     double until = mono_ms() + max_ms;
@@ -151,18 +223,34 @@ long gsd_proc_kill_tree(pid_t root, int max_ms, int reap)
         if (n < 0) return -1;
         mark_below(v, n, root);
         long left = 0;
+        /* stop first, then kill: a stopped process forks no more while the others die */
+        for (long i = 0; i < n; i++)
+            if (live(&v[i])) kill(v[i].pid, SIGSTOP);
         for (long i = 0; i < n; i++)
             if (live(&v[i])) {
                 kill(v[i].pid, SIGKILL);
                 left++;
             }
         free(v);
-        if (reap)
-            while (waitpid(-1, NULL, WNOHANG) > 0) {
+        /* one walk that finds nothing proves nothing (it is not atomic: a process may fork a
+         * child into the part of /proc already read, then exit before it is read).  The end
+         * is told by root's children instead: every live descendant has a live chain of
+         * parents up to root, a subreaper, so it is one of root's children or below one. */
+        int none;
+        if (reap) {
+            pid_t w;
+            while ((w = waitpid(-1, NULL, WNOHANG)) > 0) {
             }
-        if (!left) return 0;
-        if (mono_ms() >= until) return left;
-        struct timespec ts = {0, 5 * 1000000L};
-        nanosleep(&ts, NULL);
+            none = w < 0 && errno == ECHILD; /* no child at all: no descendant */
+        } else {
+            int c = live_child_left(root);
+            none = c < 0 ? !left : !c; /* no children files: the walk is all there is */
+        }
+        if (none) return 0;
+        if (mono_ms() >= until) return left ? left : 1;
+        if (!left) {
+            struct timespec ts = {0, 2 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
     }
 }

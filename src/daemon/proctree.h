@@ -18,11 +18,13 @@ int gsd_proc_parse_ppid(const char *buf, size_t n, int64_t *ppid, char *state);
  * there are (may exceed cap), or -1 if /proc cannot be read. */
 long gsd_proc_descendants(pid_t root, pid_t *out, size_t cap);
 /*
- * SIGKILL every descendant of root, again and again (a process may fork between two
- * walks; orphans of killed processes are reparented to root, a subreaper, so a later walk
- * finds them), until a walk finds none or max_ms passed.  reap: root is the caller, so reap
- * its zombies between walks.  Returns the number of live descendants left (0 = all gone), -1
- * if /proc cannot be read.
+ * SIGSTOP then SIGKILL every descendant of root, again and again, until root has no live
+ * child left (see proctree.c: one walk that finds nothing is not proof) or max_ms passed.
+ * reap: root is the caller, so reap its children between walks, and the end is waitpid's
+ * ECHILD; else root should be stopped, and the end is read from its /proc children lists
+ * (where the kernel has none, a walk that finds nothing).  Returns 0 when nothing is left, the
+ * number of live descendants of the last walk (at least 1) when time ran out, -1 if /proc
+ * cannot be read.
  */
 long gsd_proc_kill_tree(pid_t root, int max_ms, int reap);
 

@@ -8,7 +8,10 @@
 # is alive.
 #   (a) --cgroup off (always runs): a job whose command leaves a setsid'ed and a double-forked
 #       sleep behind and exits: when it is DONE nothing of it is alive, and the next job on its
-#       GPU sees none of them; a cancelled job leaves nothing either.
+#       GPU sees none of them; a cancelled job leaves nothing either.  A "fork runner" (fork,
+#       the parent exits, the child setsid()s, again and again: never the same pid twice) is
+#       killed too, at the job's end and at a cancel: one walk of /proc that happens to find
+#       nothing is not taken for "all gone" (it outlived its job, reparented to PID 1).
 #   (b) cgroups (only where a cgroup2 hierarchy is writable here, else exit 77 saying why): the
 #       same, plus a job that also kills its own shim (which escapes the fallback): the job
 #       stays RUNNING while its escaped processes live, until they are killed; its cgroup is
@@ -38,8 +41,14 @@ nmarked() { marked "$1" | wc -l; }
 # at exit: kill every process any of our jobs left (by PID), then the daemons
 MADE_USER=""
 cleanup() {
-  local p
-  for p in $(marked '[0-9a-z]*'); do kill -KILL "$p" 2>/dev/null; done
+  local p ps
+  # rounds: a fork runner the executor failed to kill gets a new pid all the time
+  for _ in $(seq 100); do
+    ps=$(marked '[0-9a-z]*')
+    [ -z "$ps" ] && break
+    for p in $ps; do kill -STOP "$p" 2>/dev/null; done
+    for p in $ps; do kill -KILL "$p" 2>/dev/null; done
+  done
   d_cleanup
   [ -n "$MADE_USER" ] && userdel "$MADE_USER" 2> /dev/null
 }
@@ -98,6 +107,88 @@ common() {
   check "$m: none alive a moment later" test "$(nmarked "${m}3")" = 0
 }
 
+# The fork runner: fork; the parent exits; the child setsid()s and goes on; every 500 forks
+# it writes a heartbeat (its pid and count) to the file $1.  C when a compiler is here, else
+# python3, else none (that part is not run, and says so).
+RUNNER=""
+if command -v cc > /dev/null; then
+  cat > "$tmp/frunner.c" << 'EOF'
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+    unsigned long n = 0;
+    (void)argc;
+    for (;;) {
+        pid_t p = fork();
+        if (p < 0) continue;
+        if (p > 0) _exit(0);
+        setsid();
+        if (++n % 500 == 0) {
+            FILE *f = fopen(argv[1], "w");
+            if (f) {
+                fprintf(f, "%d %lu\n", (int)getpid(), n);
+                fclose(f);
+            }
+        }
+    }
+}
+EOF
+  cc -O2 -o "$tmp/frunner" "$tmp/frunner.c" 2> /dev/null && RUNNER=$tmp/frunner
+fi
+if [ -z "$RUNNER" ] && command -v python3 > /dev/null; then
+  cat > "$tmp/frunner.py" << 'EOF'
+import os, sys
+n = 0
+while True:
+    try:
+        p = os.fork()
+    except OSError:
+        continue
+    if p > 0:
+        os._exit(0)
+    os.setsid()
+    n += 1
+    if n % 50 == 0:
+        with open(sys.argv[1], "w") as f:
+            f.write("%d %d\n" % (os.getpid(), n))
+EOF
+  RUNNER="python3 $tmp/frunner.py"
+fi
+# beating FILE: 0 if the heartbeat file changes within 3 s (a runner is alive)
+beating() {
+  local a b
+  a=$(cat "$1" 2> /dev/null)
+  for _ in $(seq 30); do
+    sleep 0.1
+    b=$(cat "$1" 2> /dev/null)
+    [ "$a" != "$b" ] && return 0
+  done
+  return 1
+}
+# forkrun NAME: a job's fork runner dies with it (the command exits; the job is cancelled)
+forkrun() {
+  local m=$1 id
+  if [ -z "$RUNNER" ]; then
+    echo "(no cc and no python3: the fork-runner part is not run)"
+    return
+  fi
+  # (1) the command exits 0 while the runner it started goes on
+  id=$(gsub --gpus 1 --env "SETSID_MARK=$MARK.${m}f1" -- sh -c "$RUNNER $tmp/hb-${m}1 & sleep 2; exit 0") || { bad "$m: submit runner"; return; }
+  check "$m: fork-runner job $id ends DONE" wait_state "$id" DONE 60
+  check "$m: ... its runner did run (heartbeat file written)" test -s "$tmp/hb-${m}1"
+  check "$m: ... and runs no more (heartbeat: $(cat "$tmp/hb-${m}1" 2> /dev/null))" eval "! beating $tmp/hb-${m}1"
+  # (2) cancelled (the runner ignores SIGTERM): the daemon kills the shim's process tree at
+  # the end of the grace period
+  id=$(gsub --gpus 1 --grace 1s --env "SETSID_MARK=$MARK.${m}f2" -- sh -c "trap '' TERM; $RUNNER $tmp/hb-${m}2 & sleep 600") || { bad "$m: submit runner"; return; }
+  wait_state "$id" RUNNING 30
+  for _ in $(seq 50); do [ -s "$tmp/hb-${m}2" ] && break; sleep 0.1; done
+  check "$m: cancelled fork-runner job $id: its runner runs" beating "$tmp/hb-${m}2"
+  g cancel "$id" > /dev/null
+  check "$m: ... the job ends CANCELLED" wait_state "$id" CANCELLED 60
+  check "$m: ... and its runner runs no more" eval "! beating $tmp/hb-${m}2"
+}
+
 # limits JOBTAG: a job with cpus/memory either runs under cpu.max/memory.max or its log says
 # they are not enforced (never silently)
 limits() {
@@ -122,6 +213,7 @@ d_start off --cluster 1x1 --cgroup off || exit 1
 check "off: the daemon says how it tracks tasks" grep -q "cgroup.*off" "$DDIR/daemon.log"
 common off
 limits off
+forkrun off
 d_stop
 if [ "$fail" -ne 0 ]; then finish; fi
 
