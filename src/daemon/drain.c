@@ -4,7 +4,9 @@
  *
  * When the executor reports a launch that failed for the node's sake
  * (GSD_XLAUNCH_NODE: its run or log directory cannot be created - a
- * read-only or full file system, permissions), or its check fails at start,
+ * read-only or full file system, permissions; never what a job did to its
+ * own directory or log: the executor blames the node only while its own
+ * check fails too), or its check fails at start,
  * every node is drained through the engine (gs_engine_drain_node): nothing
  * new starts there, jobs already running keep running, and `gsched nodes`
  * and GET /v1/nodes say "drained" with the reason.  Every GSD_DRAIN_RECHECK

@@ -84,9 +84,10 @@ typedef enum gsd_xev_kind {
 /* Why a task could not be started (gsd_xev.launch_failed). */
 enum {
     GSD_XLAUNCH_NONE = 0, /* it started (its exit code is the command's) */
-    GSD_XLAUNCH_JOB = 1,  /* this job's launch failed: workdir, command cannot be executed, fork */
+    GSD_XLAUNCH_JOB = 1,  /* this job's launch failed: workdir, command cannot be executed, fork,
+                             anything in the job's own directory or log */
     GSD_XLAUNCH_NODE = 2, /* the node cannot launch anything: its run or log directory cannot be
-                             created (read-only, full, permissions) */
+                             created (read-only, full, permissions; gsd_exec_check fails too) */
 };
 
 typedef struct gsd_xev {

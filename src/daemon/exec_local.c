@@ -51,7 +51,9 @@
  * 0700, its logs 0600; the log directory is 0711 (passable, not listable); runs/ and the
  * state directory stay the daemon's, 0700.  Whatever the account may have put in its
  * directory is opened without following links and only if it is a regular file of its own
- * with one link (log_openat), so the daemon never writes or serves another file through it.
+ * with one link (log_openat), so the daemon never writes or serves another file through it;
+ * at launch something else at a log's name is moved aside (log_open_launch), and a failure
+ * there is the job's, never the node's (launch_blame).
  *
  * Stop protocol (preemption, cancel, time limit, failed peer): SIGTERM to
  * every task's process group (plus SIGCONT if it was stopped), then SIGKILL
@@ -340,6 +342,35 @@ static int log_openat(int dfd, int task, int write, uid_t uid, gid_t gid)
         return -1;
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
+/*
+ * Open a task's log for a launch, recovering from what the job may have put at its name (its
+ * directory is its own: a link, a directory, a FIFO, someone else's file): the entry is moved
+ * aside to task-I.log.replaced-RUN (renameat moves the name, never what a link points to) and
+ * a fresh log is made, which says so.  A descriptor, or -1 with errno set (the job's failure
+ * unless the daemon's own directories fail too: launch_blame).
+ */
+static int log_open_launch(int dfd, int task, int run, uid_t uid, gid_t gid)
+{
+    int fd = log_openat(dfd, task, 1, uid, gid);
+    if (fd >= 0 || errno == ENOSPC || errno == EROFS || errno == EDQUOT || errno == EIO ||
+        errno == ENOMEM || errno == EMFILE || errno == ENFILE)
+        return fd;
+    char name[32], aside[64];
+    snprintf(name, sizeof name, "task-%d.log", task);
+    snprintf(aside, sizeof aside, "task-%d.log.replaced-%d", task, run);
+    if (renameat(dfd, name, dfd, aside) != 0) {
+        errno = EPERM;
+        return -1;
+    }
+    fd = log_openat(dfd, task, 1, uid, gid);
+    if (fd >= 0)
+        dprintf(fd,
+                "=== gsched: the task's log was replaced by something that is not a regular "
+                "file of the job's own; moved aside to %s, this is a new log ===\n",
+                aside);
     return fd;
 }
 
@@ -954,6 +985,18 @@ static int record_cgroups(const xlocal *x, xrun *r, int *err)
     return 0;
 }
 
+static int local_check(void *b, char *why, size_t cap);
+
+/* A launch failed in the job's own directory or its log: the node's failure (drain every node,
+ * not counted against the job) only when the daemon's own directories fail the executor's
+ * check now too (read-only, full); otherwise it is the job's (counted against
+ * --launch-attempts): what a job does to its own directory never drains a node. */
+static void launch_blame(xlocal *x, xtask *t)
+{
+    char why[256];
+    if (local_check(x, why, sizeof why)) t->launch = GSD_XLAUNCH_NODE;
+}
+
 static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn, void *ud)
 {
     xlocal *x = b;
@@ -992,10 +1035,7 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         if (jdfd < 0) {
             task_fail(t, 126, "cannot prepare the job's directory '%s': %s", logdir,
                       strerror(jd_errno));
-            /* a log directory that is read-only or full is the node's failure */
-            if (jd_errno == EROFS || jd_errno == ENOSPC || jd_errno == EDQUOT ||
-                jd_errno == EACCES || jd_errno == EIO)
-                t->launch = GSD_XLAUNCH_NODE;
+            launch_blame(x, t); /* the node's only if the log directory itself fails */
             continue;
         }
         if (!wd_ok) {
@@ -1015,14 +1055,14 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         snprintf(pidf, sizeof pidf, "%s/task-%d.pid", dir, i);
         snprintf(pidtmp, sizeof pidtmp, "%s/task-%d.pid.tmp", dir, i);
         snprintf(statf, sizeof statf, "%s/task-%d.status", dir, i);
-        int logfd = log_openat(jdfd, i, 1, acct.uid, acct.gid);
+        int logfd = log_open_launch(jdfd, i, l->run, acct.uid, acct.gid);
         if (logfd < 0) {
             int oe = errno;
             task_fail(t, 126, "cannot open log '%s': %s", log,
-                      oe == EPERM ? "not a regular file of the job's own" : strerror(oe));
-            /* the log directory cannot be written: the node's failure (a log that is not the
-             * job's own regular file is the job's) */
-            if (oe != EPERM) t->launch = GSD_XLAUNCH_NODE;
+                      oe == EPERM ? "not a regular file of the job's own, and it cannot be moved "
+                                    "aside"
+                                  : strerror(oe));
+            launch_blame(x, t); /* the job's, unless the log directory itself fails */
             continue;
         }
         int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
