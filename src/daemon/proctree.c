@@ -19,7 +19,9 @@
  * condition is root's own children: a live descendant always has a live
  * chain of parents up to root, so once root has no child (the shim reaping
  * its own: waitpid says ECHILD) or only zombie ones (the daemon, reading
- * /proc/ROOT/task/TID/children of a stopped shim), nothing is left.
+ * /proc/ROOT/task/TID/children of the shim, which keeps reaping), nothing is
+ * left.  A live child of root is killed the moment the walk reads it (a
+ * fork runner's process lives for microseconds).
  *
  * Invariants: a pid is signalled only if the walk just found it below root
  * (root itself is never signalled); zombies are skipped (already dead);
@@ -67,8 +69,10 @@ static int pent_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Every process of /proc (sorted by pid) in *out; the count, or -1. */
-static long read_procs(pent **out)
+/* Every process of /proc (sorted by pid) in *out; the count, or -1.  kill_root > 0: a live
+ * child of kill_root is SIGKILLed the moment it is read (a fork runner's process lives for
+ * microseconds: signalled only after the whole walk, it would be gone, its child forked). */
+static long read_procs(pent **out, pid_t kill_root)
 {
     DIR *dp = opendir("/proc");
     if (!dp) return -1;
@@ -89,6 +93,7 @@ static long read_procs(pent **out)
         int64_t pp;
         char st;
         if (r <= 0 || gsd_proc_parse_ppid(buf, (size_t)r, &pp, &st)) continue;
+        if (kill_root > 0 && pp == kill_root && st != 'Z' && st != 'X') kill((pid_t)pid, SIGKILL);
         if (n == cap) {
             cap *= 2;
             pent *nv = realloc(v, cap * sizeof *nv);
@@ -132,7 +137,7 @@ static int live(const pent *p)
 long gsd_proc_descendants(pid_t root, pid_t *out, size_t cap)
 {
     pent *v;
-    long n = read_procs(&v);
+    long n = read_procs(&v, 0);
     if (n < 0) return -1;
     mark_below(v, n, root);
     long k = 0;
@@ -169,16 +174,19 @@ static long read_children(pid_t root, pid_t *out, long cap)
     struct dirent *de;
     while ((de = readdir(dp))) {
         if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
-        char f[320], buf[4096];
+        char f[320], buf[16384];
         snprintf(f, sizeof f, "%s/%s/children", path, de->d_name);
         int fd = open(f, O_RDONLY | O_CLOEXEC);
         if (fd < 0) continue;
         files++;
-        ssize_t r = read(fd, buf, sizeof buf - 1);
+        size_t got = 0;
+        ssize_t r;
+        while (got < sizeof buf - 1 && (r = read(fd, buf + got, sizeof buf - 1 - got)) > 0)
+            got += (size_t)r;
+        char more;
+        if (got == sizeof buf - 1 && read(fd, &more, 1) > 0) n = cap; /* too many to list */
         close(fd);
-        if (r < 0) continue;
-        if (r == (ssize_t)sizeof buf - 1) n = cap; /* too many to list: "some left" */
-        buf[r < 0 ? 0 : r] = '\0';
+        buf[got] = '\0';
         for (char *p = buf, *e; *p && n < cap; p = e) {
             long v = strtol(p, &e, 10);
             if (e == p) break;
@@ -219,7 +227,7 @@ long gsd_proc_kill_tree(pid_t root, int max_ms, int reap)
     double until = mono_ms() + max_ms;
     for (;;) {
         pent *v;
-        long n = read_procs(&v);
+        long n = read_procs(&v, root);
         if (n < 0) return -1;
         mark_below(v, n, root);
         long left = 0;

@@ -21,7 +21,7 @@ long gsd_proc_descendants(pid_t root, pid_t *out, size_t cap);
  * SIGSTOP then SIGKILL every descendant of root, again and again, until root has no live
  * child left (see proctree.c: one walk that finds nothing is not proof) or max_ms passed.
  * reap: root is the caller, so reap its children between walks, and the end is waitpid's
- * ECHILD; else root should be stopped, and the end is read from its /proc children lists
+ * ECHILD; else the end is read from root's /proc children lists (only zombies, or none)
  * (where the kernel has none, a walk that finds nothing).  Returns 0 when nothing is left, the
  * number of live descendants of the last walk (at least 1) when time ran out, -1 if /proc
  * cannot be read.
