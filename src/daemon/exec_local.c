@@ -1209,8 +1209,9 @@ static void signal_run(xrun *r, int sig)
 }
 
 /* Hard-kill every process of the run: each task's whole cgroup (shim included); without
- * cgroups, each shim is stopped (so it neither reaps nor exits: orphans stay below it), its
- * descendants killed until none is left, then its process group. */
+ * cgroups, each shim's descendants are killed until the shim has no live child left (the
+ * shim keeps reaping them, and exits only once it has no child at all: orphans stay below
+ * it), then its process group. */
 static void kill_run(const xlocal *x, xrun *r)
 {
     signal_run(r, SIGCONT);
@@ -1221,7 +1222,6 @@ static void kill_run(const xlocal *x, xrun *r)
         if (t->state != TS_RUN || t->pid <= 0) continue;
         if (!t->child && !alive(t->pid, t->ticks)) continue;
         if (!t->cg) {
-            kill((pid_t)t->pid, SIGSTOP);
             long left = gsd_proc_kill_tree((pid_t)t->pid, 10000, 0);
             if (left && x->log) {
                 char m[256];
