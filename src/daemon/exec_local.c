@@ -374,6 +374,35 @@ static int log_open_launch(int dfd, int task, int run, uid_t uid, gid_t gid)
     return fd;
 }
 
+/* Multi-user mode: jobs reach their directory LOGDIR/JOB (GSCHED_JOB_DIR, and the workdir of
+ * a job whose account has no home) only through every directory above it.  One that others
+ * may not pass (the log directory itself is made 0711 by state_modes; the directories this
+ * daemon creates are 0711) gets a warning at start naming it and the fix. */
+static void logs_reach_warn(const char *logs, void (*log)(void *, const char *), void *ud)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s", logs);
+    for (char *c = p + 1;; c++) {
+        int end = *c == '\0';
+        if (*c != '/' && !end) continue;
+        *c = '\0';
+        struct stat st;
+        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && !(st.st_mode & S_IXOTH) &&
+            strcmp(p, logs)) {
+            char m[PATH_MAX + 512];
+            snprintf(m, sizeof m,
+                     "warning: '%s' (mode %04o) cannot be passed by other users: jobs cannot "
+                     "reach their directory under the log directory '%s' (GSCHED_JOB_DIR; the "
+                     "workdir of a job whose user has no home) - give it o+x (chmod 0711; the "
+                     "systemd unit: LogsDirectoryMode=0711) or choose another --log-dir",
+                     p, (unsigned)(st.st_mode & 07777), logs);
+            log(ud, m);
+        }
+        if (end) break;
+        *c = '/';
+    }
+}
+
 /* Paths are made absolute once the directories exist (log paths are shown to clients). */
 static int local_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
 {
@@ -430,6 +459,7 @@ static int local_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
         free(old);
     x->switch_users = conf->switch_users;
     x->allow_root = conf->allow_root;
+    if (x->switch_users && conf->log) logs_reach_warn(x->logs, conf->log, conf->log_ud);
     if (state_modes(x)) {
         int e = errno;
         local_destroy(x);
@@ -2042,6 +2072,12 @@ static int shim_cred_opt(shim_cred *c, int argc, char **argv, int *i)
  * the task's subreaper, out of the job's reach.  0, or 126 after a message on stderr (the
  * task's log).
  */
+/* Set in the command's process when the credentials were set but the workdir could not be
+ * entered: the error sent back says so (SHIM_CHDIR_ERR + errno), not "cannot become the
+ * user". */
+static int shim_chdir_failed;
+#define SHIM_CHDIR_ERR 4096
+
 static int shim_drop_privileges(const shim_cred *c)
 {
     if (!c->set) return 0;
@@ -2063,8 +2099,11 @@ static int shim_drop_privileges(const shim_cred *c)
         return 126;
     }
     if (c->workdir && chdir(c->workdir) != 0) {
+        int e = errno;
         fprintf(stderr, "gsched: cannot enter workdir '%s' as uid %lld: %s\n", c->workdir,
-                (long long)c->uid, strerror(errno));
+                (long long)c->uid, strerror(e));
+        shim_chdir_failed = 1;
+        errno = e;
         return 126;
     }
     return 0;
@@ -2238,6 +2277,7 @@ int gsd_shim_main(int argc, char **argv)
             /* could not become the job's user or enter its workdir as that user: a launch
              * failure too (-errno through the pipe; the details are in the log) */
             int e = -(errno ? errno : EPERM);
+            if (shim_chdir_failed) e -= SHIM_CHDIR_ERR;
             if (have_ep) {
                 ssize_t w = write(ep[1], &e, sizeof e);
                 (void)w;
@@ -2278,8 +2318,12 @@ int gsd_shim_main(int argc, char **argv)
         gsd_logpump_drain(&lp, shim_got_term ? 1000 : 500);
         gsd_logpump_close(&lp);
     }
-    char why[300];
-    if (exec_errno < 0)
+    char why[PATH_MAX + 128];
+    if (exec_errno <= -SHIM_CHDIR_ERR)
+        snprintf(why, sizeof why, "cannot enter the workdir '%s' as the job's user (uid %lld): %s",
+                 cred.workdir ? cred.workdir : "", (long long)cred.uid,
+                 strerror(-exec_errno - SHIM_CHDIR_ERR));
+    else if (exec_errno < 0)
         snprintf(why, sizeof why, "cannot start the task as the job's user: %s",
                  strerror(-exec_errno));
     else if (exec_errno)

@@ -682,8 +682,20 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     }
     c->spec.run_as = strdup(runas);
     if (!c->spec.run_as) abort();
+    /* the workdir: on a multi-user daemon checked as the job's account (root would tell a
+     * user whether a path only root can see exists) */
     char wmsg[600];
-    if (gsd_spec_check_host(&c->spec, wmsg, sizeof wmsg)) {
+    gsd_unix_user acct;
+    int as_acct = c->spec.workdir && g->runas.switch_users && geteuid() == 0;
+    if (as_acct && gsd_unix_user_lookup(runas, &acct, wmsg, sizeof wmsg)) {
+        gsd_cmd_free(c);
+        return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "user"), "%s", wmsg);
+    }
+    gsd_spec_as as = {0};
+    if (as_acct) as = (gsd_spec_as){acct.name, acct.uid, acct.gid, acct.groups, acct.ngroups};
+    int wbad = gsd_spec_check_host(&c->spec, as_acct ? &as : NULL, wmsg, sizeof wmsg);
+    if (as_acct) gsd_unix_user_release(&acct);
+    if (wbad) {
         gsd_cmd_free(c);
         return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "workdir"), "%s", wmsg);
     }

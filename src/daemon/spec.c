@@ -2,7 +2,9 @@
 /*
  * spec.c - parsing, validation and canonical JSON of live job specs, and
  * the daemon's submit-time check of a spec against this machine
- * (gsd_spec_check_host: the workdir exists and is a directory).
+ * (gsd_spec_check_host: the workdir exists and is a directory - on a
+ * multi-user daemon, one the job's account can enter, checked as that
+ * account so a submit cannot probe what only the daemon can see).
  *
  * Invariant: a spec that parses also validates (gsd_spec_parse ends with
  * gsd_spec_validate), and gsd_spec_to_json() of a valid spec parses back to
@@ -16,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -735,10 +740,56 @@ static void dur_str(gs_time t, char *buf, size_t cap)
         snprintf(buf, cap, "%lldms", (long long)(t / GS_MSEC));
 }
 
-int gsd_spec_check_host(const gsd_spec *s, char *msg, size_t cap)
+/* The workdir as the account as, in a child process made by a raw clone() that signals
+ * nothing at its end: the executor reaps every child with waitpid(-1) (exec_local.c), which
+ * does not take such a "clone" child, so only this waitpid(__WCLONE) does.  The child makes
+ * only raw system calls (the daemon is multi-threaded; glibc's setuid would wait for threads
+ * that the child does not have).  0 = a directory it can enter, 1 = it cannot see or enter
+ * it (or it does not exist: not told apart), 2 = not a directory, 3 = the check failed. */
+static int workdir_as(const char *wd, const gsd_spec_as *as)
+{
+    pid_t pid = (pid_t)syscall(SYS_clone, 0UL, NULL, NULL, NULL, NULL);
+    if (pid < 0) return 3;
+    if (pid == 0) {
+        struct stat st;
+        if (syscall(SYS_setgroups, (size_t)as->ngroups, as->groups) != 0 ||
+            syscall(SYS_setgid, as->gid) != 0 || syscall(SYS_setuid, as->uid) != 0)
+            syscall(SYS_exit_group, 3);
+        int r = 0;
+        if (stat(wd, &st) != 0)
+            r = 1;
+        else if (!S_ISDIR(st.st_mode))
+            r = 2;
+        else if (access(wd, X_OK) != 0)
+            r = 1;
+        syscall(SYS_exit_group, r);
+    }
+    int status;
+    while (waitpid(pid, &status, __WCLONE) < 0)
+        if (errno != EINTR) return 3;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+}
+
+int gsd_spec_check_host(const gsd_spec *s, const gsd_spec_as *as, char *msg, size_t cap)
 {
     struct stat st;
     if (!s->workdir) return 0;
+    if (as) {
+        switch (workdir_as(s->workdir, as)) {
+        case 0: return 0;
+        case 2: snprintf(msg, cap, "'workdir' %s is not a directory", s->workdir); return GS_EINVAL;
+        case 1:
+            snprintf(msg, cap,
+                     "'workdir' %s: no directory there that Unix user '%s' can enter on the "
+                     "daemon's machine",
+                     s->workdir, as->name ? as->name : "");
+            return GS_EINVAL;
+        default:
+            snprintf(msg, cap, "'workdir' %s: cannot check it as Unix user '%s'", s->workdir,
+                     as->name ? as->name : "");
+            return GS_EINVAL;
+        }
+    }
     if (stat(s->workdir, &st) != 0) {
         snprintf(msg, cap, "'workdir' %s: %s on the daemon's machine", s->workdir, strerror(errno));
         return GS_EINVAL;

@@ -24,6 +24,7 @@
 #ifndef GSCHED_DAEMON_SPEC_H
 #define GSCHED_DAEMON_SPEC_H
 
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -89,9 +90,19 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field);
  * The daemon's check of a submitted spec against this machine (the parse itself does no I/O,
  * so stored specs still load after a directory went away): the workdir, when given, must be
  * an existing directory.  0, or GS_EINVAL with the reason in msg (field "workdir").  The
- * executor checks it again when a task starts.
+ * executor checks it again when a task starts.  as (not NULL): the check is made by a child
+ * process running as that account (groups, gid, uid), and "does not exist" and "cannot be
+ * entered" get one answer, so a user cannot probe paths through the daemon's privileges.
  */
-int gsd_spec_check_host(const gsd_spec *s, char *msg, size_t cap);
+/* Who the check runs as (the job's account on a multi-user daemon); NULL: the daemon itself. */
+typedef struct gsd_spec_as {
+    const char *name;
+    uid_t uid;
+    gid_t gid;
+    const gid_t *groups;
+    int ngroups;
+} gsd_spec_as;
+int gsd_spec_check_host(const gsd_spec *s, const gsd_spec_as *as, char *msg, size_t cap);
 
 /* Canonical JSON (a malloc'ed string; NULL on OOM).  Stable key order. */
 char *gsd_spec_to_json(const gsd_spec *s);
