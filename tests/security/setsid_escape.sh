@@ -108,18 +108,86 @@ common() {
 }
 
 # The fork runner: fork; the parent exits; the child setsid()s and goes on; every 500 forks
-# it writes a heartbeat (its pid and count) to the file $1.  C when a compiler is here, else
-# python3, else none (that part is not run, and says so).
+# it writes a heartbeat (its pid and count) to the file $1; it stops by itself at the time $2
+# (an escaped runner ends).  The same program, as `frunner reap CMD...`, runs the daemon of
+# that part as a child subreaper that reaps everything: a runner that escapes the daemon is
+# reparented to it, not to PID 1 (which in a container may not reap: a fork runner's zombies
+# would use up the machine's pids), and is killed when the daemon exits.  Needs a C compiler
+# (else that part is not run, and says so).
 RUNNER=""
 if command -v cc > /dev/null; then
   cat > "$tmp/frunner.c" << 'EOF'
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+static pid_t child;
+static void fwd(int sig) { if (child > 0) kill(child, sig); }
+/* kill every child of ours the moment it is seen, reap, until we have none (bounded) */
+static void kill_children(void)
+{
+    time_t end = time(NULL) + 30;
+    char me[32];
+    snprintf(me, sizeof me, " %d ", (int)getpid());
+    while (time(NULL) < end) {
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            char p[300], b[512];
+            snprintf(p, sizeof p, "/proc/%s/stat", e->d_name);
+            int fd = open(p, O_RDONLY);
+            if (fd < 0) continue;
+            ssize_t r = read(fd, b, sizeof b - 1);
+            close(fd);
+            if (r <= 0) continue;
+            b[r] = 0;
+            char *rp = strrchr(b, ')');
+            if (rp && rp[1] && rp[2] != 'Z' && !strncmp(rp + 3, me, strlen(me)))
+                kill(atoi(e->d_name), SIGKILL);
+        }
+        if (d) closedir(d);
+        pid_t w;
+        while ((w = waitpid(-1, NULL, WNOHANG)) > 0) {
+        }
+        if (w < 0 && errno == ECHILD) return;
+    }
+}
 int main(int argc, char **argv)
 {
+    if (argc > 2 && !strcmp(argv[1], "reap")) {
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        signal(SIGTERM, fwd);
+        signal(SIGINT, fwd);
+        signal(SIGHUP, fwd);
+        child = fork();
+        if (child == 0) {
+            execv(argv[2], argv + 2);
+            _exit(127);
+        }
+        int st = 0, code = 1;
+        for (;;) {
+            pid_t w = waitpid(-1, &st, 0);
+            if (w == child) {
+                code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                break;
+            }
+            if (w < 0 && errno != EINTR) break;
+        }
+        kill_children();
+        return code;
+    }
+    if (argc < 3) return 2;
+    time_t until = (time_t)atol(argv[2]);
     unsigned long n = 0;
-    (void)argc;
     for (;;) {
+        if (time(NULL) >= until) _exit(0);
         pid_t p = fork();
         if (p < 0) continue;
         if (p > 0) _exit(0);
@@ -136,25 +204,6 @@ int main(int argc, char **argv)
 EOF
   cc -O2 -o "$tmp/frunner" "$tmp/frunner.c" 2> /dev/null && RUNNER=$tmp/frunner
 fi
-if [ -z "$RUNNER" ] && command -v python3 > /dev/null; then
-  cat > "$tmp/frunner.py" << 'EOF'
-import os, sys
-n = 0
-while True:
-    try:
-        p = os.fork()
-    except OSError:
-        continue
-    if p > 0:
-        os._exit(0)
-    os.setsid()
-    n += 1
-    if n % 50 == 0:
-        with open(sys.argv[1], "w") as f:
-            f.write("%d %d\n" % (os.getpid(), n))
-EOF
-  RUNNER="python3 $tmp/frunner.py"
-fi
 # beating FILE: 0 if the heartbeat file changes within 3 s (a runner is alive)
 beating() {
   local a b
@@ -170,17 +219,17 @@ beating() {
 forkrun() {
   local m=$1 id
   if [ -z "$RUNNER" ]; then
-    echo "(no cc and no python3: the fork-runner part is not run)"
+    echo "(no C compiler: the fork-runner part is not run)"
     return
   fi
   # (1) the command exits 0 while the runner it started goes on
-  id=$(gsub --gpus 1 --env "SETSID_MARK=$MARK.${m}f1" -- sh -c "$RUNNER $tmp/hb-${m}1 & sleep 2; exit 0") || { bad "$m: submit runner"; return; }
+  id=$(gsub --gpus 1 --env "SETSID_MARK=$MARK.${m}f1" -- sh -c "$RUNNER $tmp/hb-${m}1 $(($(date +%s) + 40)) & sleep 2; exit 0") || { bad "$m: submit runner"; return; }
   check "$m: fork-runner job $id ends DONE" wait_state "$id" DONE 60
   check "$m: ... its runner did run (heartbeat file written)" test -s "$tmp/hb-${m}1"
   check "$m: ... and runs no more (heartbeat: $(cat "$tmp/hb-${m}1" 2> /dev/null))" eval "! beating $tmp/hb-${m}1"
   # (2) cancelled (the runner ignores SIGTERM): the daemon kills the shim's process tree at
   # the end of the grace period
-  id=$(gsub --gpus 1 --grace 1s --env "SETSID_MARK=$MARK.${m}f2" -- sh -c "trap '' TERM; $RUNNER $tmp/hb-${m}2 & sleep 600") || { bad "$m: submit runner"; return; }
+  id=$(gsub --gpus 1 --grace 1s --env "SETSID_MARK=$MARK.${m}f2" -- sh -c "trap '' TERM; $RUNNER $tmp/hb-${m}2 $(($(date +%s) + 40)) & sleep 600") || { bad "$m: submit runner"; return; }
   wait_state "$id" RUNNING 30
   for _ in $(seq 50); do [ -s "$tmp/hb-${m}2" ] && break; sleep 0.1; done
   check "$m: cancelled fork-runner job $id: its runner runs" beating "$tmp/hb-${m}2"
@@ -209,7 +258,15 @@ limits() {
 # the cgroup2 mount: the file system type is the field after the "-" separator
 cgmnt=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break } }' /proc/self/mountinfo)
 # (a) without cgroups: the shim's process tree
+# (under the reaper when there is one: see RUNNER)
+realbin=$bin
+if [ -n "$RUNNER" ]; then
+  printf '#!/bin/sh\nexec %s reap %s "$@"\n' "$RUNNER" "$(command -v "$bin" || echo "$bin")" > "$tmp/gw"
+  chmod +x "$tmp/gw"
+  bin=$tmp/gw
+fi
 d_start off --cluster 1x1 --cgroup off || exit 1
+bin=$realbin
 check "off: the daemon says how it tracks tasks" grep -q "cgroup.*off" "$DDIR/daemon.log"
 common off
 limits off
