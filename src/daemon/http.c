@@ -997,28 +997,9 @@ static enum MHD_Result h_logs(hctx *h, const char *ids, const char *sub)
     return send_buf(h, 200, "text/plain; charset=utf-8", buf, (size_t)got, hdrs);
 }
 
-static enum MHD_Result h_cancel(hctx *h, const char *ids, const char *sub)
-{
-    (void)sub;
-    gsd_jobrow row;
-    enum MHD_Result ret;
-    if (load_job(h, ids, &row, &ret)) return ret;
-    int64_t id = row.id;
-    gsd_jobrow_release(&row);
-    gsd_cmd *c = calloc(1, sizeof *c);
-    if (!c) abort();
-    gsd_spec_init(&c->spec);
-    c->kind = GSD_CMD_CANCEL;
-    c->job_id = id;
-    memcpy(c->user, h->id.user, sizeof c->user);
-    c->admin = h->id.admin;
-    c->authn = h->id.authn;
-    c->uid = h->id.uid;
-    return post_and_reply(h, c);
-}
-
-/* POST /v1/jobs/{id}/hold and /release: like scontrol hold / release (cancel's rules). */
-static enum MHD_Result hold_cmd(hctx *h, const char *ids, gsd_cmd_kind kind)
+/* A command on one job by its owner or an admin: DELETE /v1/jobs/{id} (cancel) and
+ * POST /v1/jobs/{id}/hold and /release (like scontrol hold / release, cancel's rules). */
+static enum MHD_Result job_cmd(hctx *h, const char *ids, gsd_cmd_kind kind)
 {
     gsd_jobrow row;
     enum MHD_Result ret;
@@ -1037,16 +1018,22 @@ static enum MHD_Result hold_cmd(hctx *h, const char *ids, gsd_cmd_kind kind)
     return post_and_reply(h, c);
 }
 
+static enum MHD_Result h_cancel(hctx *h, const char *ids, const char *sub)
+{
+    (void)sub;
+    return job_cmd(h, ids, GSD_CMD_CANCEL);
+}
+
 static enum MHD_Result h_hold(hctx *h, const char *ids, const char *sub)
 {
     (void)sub;
-    return hold_cmd(h, ids, GSD_CMD_HOLD);
+    return job_cmd(h, ids, GSD_CMD_HOLD);
 }
 
 static enum MHD_Result h_release(hctx *h, const char *ids, const char *sub)
 {
     (void)sub;
-    return hold_cmd(h, ids, GSD_CMD_RELEASE);
+    return job_cmd(h, ids, GSD_CMD_RELEASE);
 }
 
 static const char *node_state(const gsd_nview *n)

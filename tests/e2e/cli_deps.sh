@@ -18,17 +18,6 @@ tok=$tmp/tokens
   "$bin" token hash --user bob --token "$B" --iterations 1000; } > "$tok" 2>/dev/null
 chmod 600 "$tok"
 
-# expect CODE PATTERN -- command...: exit code and output (stdout+stderr) matching PATTERN
-expect() {
-  local code=$1 pat=$2; shift 3
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  if [ "$rc" -eq "$code" ] && printf '%s\n' "$out" | grep -Eq -- "$pat"; then
-    ok "exit $code: $pat"
-  else
-    bad "expected exit $code and /$pat/, got exit $rc: $out"
-  fi
-}
 
 # syntax errors are the CLI's, with the position, before any daemon is asked
 port=$(( (RANDOM % 20000) + 30000 ))

@@ -10,17 +10,6 @@ bin=$1 src=$2
 tmp=$(mktemp -d)
 . "$src/tests/e2e/lib/daemon.sh"
 
-# expect CODE PATTERN -- command...: exit code and output (stdout+stderr) matching PATTERN
-expect() {
-  local code=$1 pat=$2; shift 3
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  if [ "$rc" -eq "$code" ] && printf '%s\n' "$out" | grep -Eq -- "$pat"; then
-    ok "exit $code: $pat"
-  else
-    bad "expected exit $code and /$pat/, got exit $rc: $out"
-  fi
-}
 
 # a cluster every example fits: V100s (bert.yaml), nodes of 4 GPUs (2 tasks x 4)
 d_start ex --cluster 2x4:V100 || exit 1

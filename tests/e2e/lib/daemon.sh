@@ -20,6 +20,7 @@
 #   field ID KEY                   a "Key: value" line of 'gsched describe job ID'
 #   wait_state ID STATE [SECS]     poll until the job is in STATE (exit 1 on timeout)
 #   check NAME CMD...              count a result: ok/not ok
+#   expect CODE PATTERN -- CMD...  exit code CODE and output matching PATTERN: ok/not ok
 #   finish                         print "N passed, N failed" and exit accordingly
 
 pass=0 fail=0
@@ -200,4 +201,16 @@ finish() {
   echo "$pass passed, $fail failed"
   [ "$fail" -eq 0 ]
   exit $?
+}
+
+# expect CODE PATTERN -- command...: exit code and output (stdout+stderr) matching PATTERN
+expect() {
+  local code=$1 pat=$2; shift 3
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" -eq "$code" ] && printf '%s\n' "$out" | grep -Eq -- "$pat"; then
+    ok "exit $code: $pat"
+  else
+    bad "expected exit $code and /$pat/, got exit $rc: $out"
+  fi
 }
