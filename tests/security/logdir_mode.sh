@@ -23,21 +23,8 @@ if ! grep -qx 'LogsDirectoryMode=0711' "$src/contrib/gsched.service"; then
   exit 1
 fi
 echo "ok - contrib/gsched.service: LogsDirectoryMode=0711"
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: the rest needs root (a multi-user daemon and a Unix user)"
-  exit 77
-fi
-for t in useradd userdel; do
-  if ! command -v "$t" > /dev/null; then
-    echo "SKIP: $t is not installed (cannot create the test's Unix user)"
-    exit 77
-  fi
-done
-# machine-wide users: take turns with the other tests that make gst-* users
-if command -v flock > /dev/null; then
-  exec 9> /tmp/gsched-privsep.lock
-  flock -w 600 9 || { echo "SKIP: another test held the users' lock for 10 minutes"; exit 77; }
-fi
+. "$src/tests/e2e/lib/root.sh"
+need_root "a multi-user daemon and a Unix user" privsep useradd userdel
 tmp=$(mktemp -d)
 . "$src/tests/e2e/lib/daemon.sh"
 U=gst-nohome MADE=""

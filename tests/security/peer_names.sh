@@ -9,18 +9,8 @@
 # usage: peer_names.sh GSCHED_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: not root: needs Unix users (useradd) and a root daemon that switches users"
-  exit 77
-fi
-for t in useradd userdel runuser; do
-  command -v "$t" > /dev/null || { echo "SKIP: $t is not installed"; exit 77; }
-done
-# fixed user names: runs of this test from other checkouts take turns
-if command -v flock > /dev/null; then
-  exec 9> /tmp/gsched-peer_names.lock
-  flock -w 300 9 || { echo "SKIP: another peer_names.sh held its lock for 5 minutes"; exit 77; }
-fi
+. "$src/tests/e2e/lib/root.sh"
+need_root "Unix users and a root daemon that switches users" peer_names useradd userdel runuser
 tmp=$(mktemp -d)
 . "$src/tests/e2e/lib/daemon.sh"
 

@@ -13,22 +13,8 @@
 # usage: privsep.sh GSCHED_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: needs root (creates Unix users and runs a daemon that switches to them)"
-  exit 77
-fi
-for t in useradd userdel groupadd groupdel; do
-  if ! command -v "$t" > /dev/null; then
-    echo "SKIP: $t is not installed (cannot create the test's Unix users)"
-    exit 77
-  fi
-done
-# the users are machine-wide: runs of this test from other checkouts at the same time take
-# turns (one run's cleanup would delete the users another is using)
-if command -v flock > /dev/null; then
-  exec 9> /tmp/gsched-privsep.lock
-  flock -w 600 9 || { echo "SKIP: another privsep.sh held its lock for 10 minutes"; exit 77; }
-fi
+. "$src/tests/e2e/lib/root.sh"
+need_root "creates Unix users and runs a daemon that switches to them" privsep useradd userdel groupadd groupdel
 tmp=$(mktemp -d)
 . "$src/tests/e2e/lib/daemon.sh"
 

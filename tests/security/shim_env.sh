@@ -14,21 +14,8 @@
 # usage: shim_env.sh GSCHED_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: needs root (a root daemon running jobs as a normal user's account)"
-  exit 77
-fi
-for t in useradd userdel; do
-  if ! command -v "$t" > /dev/null; then
-    echo "SKIP: $t is not installed (cannot create the test's Unix user)"
-    exit 77
-  fi
-done
-# users are machine-wide: take turns with privsep.sh and other runs of this test
-if command -v flock > /dev/null; then
-  exec 9> /tmp/gsched-privsep.lock
-  flock -w 600 9 || { echo "SKIP: another privilege test held its lock for 10 minutes"; exit 77; }
-fi
+. "$src/tests/e2e/lib/root.sh"
+need_root "a root daemon running jobs as a normal user's account" privsep useradd userdel
 tmp=$(mktemp -d)
 . "$src/tests/e2e/lib/daemon.sh"
 made_user=""

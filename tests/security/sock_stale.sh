@@ -8,18 +8,8 @@
 # usage: sock_stale.sh GSCHED_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: not root: needs a second Unix user and a root daemon on /run/gsched/gsched.sock"
-  exit 77
-fi
-for t in useradd userdel runuser setpriv; do
-  command -v "$t" > /dev/null || { echo "SKIP: $t is not installed"; exit 77; }
-done
-# the system socket is machine-wide: runs of this test from other checkouts take turns
-if command -v flock > /dev/null; then
-  exec 9> /tmp/gsched-sock_stale.lock
-  flock -w 300 9 || { echo "SKIP: another sock_stale.sh held its lock for 5 minutes"; exit 77; }
-fi
+. "$src/tests/e2e/lib/root.sh"
+need_root "a second Unix user and a root daemon on /run/gsched/gsched.sock" sock_stale useradd userdel runuser setpriv
 if [ -e /run/gsched/gsched.sock ]; then
   echo "SKIP: /run/gsched/gsched.sock exists (a daemon of this machine's; not ours to replace)"
   exit 77
