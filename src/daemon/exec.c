@@ -23,7 +23,12 @@ struct gsd_exec {
     void *b; /* the backend's state */
 };
 
-static const gsd_exec_ops *const registry[] = {&gsd_exec_local};
+static const gsd_exec_ops *const registry[] = {
+    &gsd_exec_local,
+#ifdef GSCHED_HAVE_SLURM
+    &gsd_exec_slurm,
+#endif
+};
 #define NREG (sizeof registry / sizeof *registry)
 
 const gsd_exec_ops *gsd_exec_find(const char *name)
@@ -47,6 +52,13 @@ int gsd_exec_lookup(const char *name, const gsd_exec_ops **out, gs_diag *d)
     if (*out) return 0;
     char names[256];
     gsd_exec_names(names, sizeof names);
+#ifndef GSCHED_HAVE_SLURM
+    if (name && !strcmp(name, "slurm"))
+        return gs_diag_set(d, GS_ENOENT, 0, 0,
+                           "executor 'slurm': this gsched was built without libslurm (install "
+                           "Debian's libslurm-dev and rebuild; known: %s)",
+                           names);
+#endif
     return gs_diag_set(d, GS_ENOENT, 0, 0, "unknown executor '%s' (known: %s)", name, names);
 }
 
@@ -63,6 +75,26 @@ int gsd_exec_check(gsd_exec *x, char *why, size_t cap)
 {
     if (cap) why[0] = '\0';
     return x->ops->check ? x->ops->check(x->b, why, cap) : 0;
+}
+
+int gsd_exec_cluster(gsd_exec *x, const gs_cluster *given, gs_cluster **out, gs_diag *d)
+{
+    *out = NULL;
+    if (!(x->ops->caps & GSD_XCAP_CLUSTER))
+        return gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
+                           "executor '%s' does not know the cluster: give --cluster", x->ops->name);
+    return x->ops->cluster(x->b, given, out, d);
+}
+
+int gsd_exec_bind(gsd_exec *x, int64_t job_id, const char *ext)
+{
+    if (!(x->ops->caps & GSD_XCAP_EXTERNAL)) return GS_EUNSUPPORTED;
+    return x->ops->bind(x->b, job_id, ext);
+}
+
+void gsd_exec_retire(gsd_exec *x, int64_t job_id, const char *ext, int state, const char *why)
+{
+    if (x->ops->caps & GSD_XCAP_EXTERNAL) x->ops->retire(x->b, job_id, ext, state, why);
 }
 
 int gsd_exec_create(const char *name, const gsd_exec_conf *conf, gsd_exec **out, gs_diag *d)
@@ -88,6 +120,9 @@ static const char *ops_missing(const gsd_exec_ops *o)
     if (!(o->caps & GSD_XCAP_SUSPEND) != !o->suspend) return "suspend (with GSD_XCAP_SUSPEND)";
     if (!(o->caps & GSD_XCAP_ADOPT) != !o->recover) return "recover (with GSD_XCAP_ADOPT)";
     if (!(o->caps & GSD_XCAP_ADOPT) != !o->sweep) return "sweep (with GSD_XCAP_ADOPT)";
+    if (!(o->caps & GSD_XCAP_CLUSTER) != !o->cluster) return "cluster (with GSD_XCAP_CLUSTER)";
+    if (!(o->caps & GSD_XCAP_EXTERNAL) != !o->bind) return "bind (with GSD_XCAP_EXTERNAL)";
+    if (!(o->caps & GSD_XCAP_EXTERNAL) != !o->retire) return "retire (with GSD_XCAP_EXTERNAL)";
     return NULL;
 }
 

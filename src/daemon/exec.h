@@ -79,7 +79,46 @@ typedef enum gsd_xev_kind {
     GSD_X_PEER_FAILED,  /* a task failed while others run: stopping the others */
     GSD_X_KILLED,       /* grace period over: hard kill sent */
     GSD_X_RUN_DONE,     /* every task of the run is gone: exit_code, lost, killed */
+    /* Cluster backends (GSD_XCAP_CLUSTER / GSD_XCAP_EXTERNAL) also report what happens outside
+     * the runs gsched launched (job_id / run / task are -1 / 0 / -1 unless said): */
+    GSD_X_NODE,    /* node 'node' changed state in the cluster manager: node_state
+                      (GSD_XNODE_*), msg = the manager's reason */
+    GSD_X_OUTSIDE, /* 'count' GPUs of node 'node' are held by work gsched does not schedule
+                      (foreign jobs); replaces the node's previous count (0 = none) */
+    GSD_X_ADOPT,   /* a job submitted outside gsched (plain sbatch into a managed partition)
+                      waits, held, for gsched to schedule it: 'adopt' */
+    GSD_X_GONE,    /* job_id's external job ended outside gsched while no run of it was
+                      registered (scancel of a held job): msg; the daemon cancels the job */
 } gsd_xev_kind;
+
+/* GSD_X_NODE states, from the cluster manager's view of the node. */
+enum {
+    GSD_XNODE_UP = 0,    /* in service (again) */
+    GSD_XNODE_DRAIN = 1, /* no new work, running work goes on (Slurm DRAIN) */
+    GSD_XNODE_DOWN = 2,  /* failed or unreachable: its work is lost (Slurm DOWN, FAIL, not
+                            responding) */
+};
+
+/*
+ * A job submitted outside gsched (GSD_X_ADOPT): what the daemon makes its spec from.  Strings
+ * live during the callback only.  The daemon submits it like a client's job, with 'ext' in
+ * the spec (gsd_spec.external), as 'user' running as 'run_as' ("#UID"), and binds it
+ * (gsd_exec_bind) once its row is committed; a job it refuses (no such VC, too big) is
+ * retired (gsd_exec_retire) with the reason, which the backend passes on to the user.
+ */
+typedef struct gsd_adopt {
+    const char *ext;     /* the backend's name for it, unique ("slurm:57") */
+    const char *name;    /* job name */
+    const char *user;    /* the owner's account name */
+    const char *run_as;  /* "#UID" */
+    const char *vc;      /* NULL = the default VC */
+    const char *workdir; /* NULL = none */
+    const char *gpu_type;
+    int priority; /* 0..GSD_PRIO_MAX, or -1 opportunistic */
+    int ntasks, gpus_per_task, gang, cpus_per_task, mem_mb_per_task;
+    gs_time time_limit; /* 0 = none */
+    gs_time submitted;  /* when the user submitted it (wall clock, GS_TIME_NONE unknown) */
+} gsd_adopt;
 
 /* Why a task could not be started (gsd_xev.launch_failed). */
 enum {
@@ -94,16 +133,20 @@ typedef struct gsd_xev {
     gsd_xev_kind kind;
     int64_t job_id;
     int run;
-    int task;           /* task index (TASK_*), -1 otherwise */
-    const char *handle; /* the task's handle (TASK_STARTED; TASK_EXITED if it had started) */
-    int exit_code;      /* TASK_EXITED: the task's; RUN_DONE: first non-zero, else 0 */
-    int failed_task;    /* RUN_DONE: index of the first failed task, -1 if none */
-    int lost;           /* the task ended without a known exit status */
-    int never_started;  /* RUN_DONE after recovery: no task was ever started */
-    int killed;         /* the hard kill was needed */
-    int launch_failed;  /* TASK_EXITED: GSD_XLAUNCH_*; RUN_DONE: the worst of its tasks' */
-    const char *gpus;   /* TASK_STARTED: the task's GPUs */
-    const char *msg;    /* human explanation, may be NULL */
+    int task;               /* task index (TASK_*), -1 otherwise */
+    const char *handle;     /* the task's handle (TASK_STARTED; TASK_EXITED if it had started) */
+    int exit_code;          /* TASK_EXITED: the task's; RUN_DONE: first non-zero, else 0 */
+    int failed_task;        /* RUN_DONE: index of the first failed task, -1 if none */
+    int lost;               /* the task ended without a known exit status */
+    int never_started;      /* RUN_DONE after recovery: no task was ever started */
+    int killed;             /* the hard kill was needed */
+    int launch_failed;      /* TASK_EXITED: GSD_XLAUNCH_*; RUN_DONE: the worst of its tasks' */
+    const char *gpus;       /* TASK_STARTED: the task's GPUs */
+    const char *msg;        /* human explanation, may be NULL */
+    const char *node;       /* NODE, OUTSIDE: the node's name (as in the cluster) */
+    int node_state;         /* NODE: GSD_XNODE_* */
+    int count;              /* OUTSIDE: GPUs */
+    const gsd_adopt *adopt; /* ADOPT */
 } gsd_xev;
 
 typedef void (*gsd_xev_fn)(void *ud, const gsd_xev *ev);
@@ -115,6 +158,10 @@ enum {
     GSD_XCAP_RESIZE = 1u << 1,    /* change a running job's GPUs without a restart */
     GSD_XCAP_MULTINODE = 1u << 2, /* tasks run on the node the cluster names (not all here) */
     GSD_XCAP_ADOPT = 1u << 3,     /* tasks outlive the daemon and are found again (recover) */
+    GSD_XCAP_CLUSTER = 1u << 4,   /* the cluster comes from the backend (cluster hook) and it
+                                     reports node states and outside use (NODE, OUTSIDE) */
+    GSD_XCAP_EXTERNAL = 1u << 5,  /* jobs submitted outside gsched are adopted (ADOPT, GONE,
+                                     bind) and final jobs are retired */
 };
 
 /* ---- the ops table a backend provides ------------------------------------------------------- */
@@ -148,6 +195,14 @@ typedef struct gsd_exec_conf {
      * no task reports (a process tree it could not kill); NULL = nowhere. */
     void (*log)(void *ud, const char *msg);
     void *log_ud;
+    /* A backend with threads of its own calls wake(wake_ud) from any thread when it has
+     * something to report: the daemon then polls soon.  NULL = none (poll_within bounds it). */
+    void (*wake)(void *ud);
+    void *wake_ud;
+    /* serve --executor-opt KEY=VALUE (repeatable): backend settings, checked by its create
+     * (an unknown key is an error naming the known ones).  NULL / 0 = none. */
+    const char *const *opts;
+    size_t nopts;
 } gsd_exec_conf;
 
 /*
@@ -179,6 +234,11 @@ typedef struct gsd_exec_ops {
     int (*log_open)(const void *b, int64_t job_id, int task, int *fd);
     int64_t (*task_pid)(const char *handle);      /* -1 if none */
     int (*check)(void *b, char *why, size_t cap); /* optional; see gsd_exec_check */
+    /* exactly with GSD_XCAP_CLUSTER; see gsd_exec_cluster */
+    int (*cluster)(void *b, const gs_cluster *given, gs_cluster **out, gs_diag *d);
+    /* exactly with GSD_XCAP_EXTERNAL; see gsd_exec_bind / gsd_exec_retire */
+    int (*bind)(void *b, int64_t job_id, const char *ext);
+    void (*retire)(void *b, int64_t job_id, const char *ext, int state, const char *why);
 } gsd_exec_ops;
 
 /* The registry: a backend by name (NULL if unknown); names "local, ..." for messages. */
@@ -193,8 +253,9 @@ int gsd_exec_lookup(const char *name, const gsd_exec_ops **out, gs_diag *d);
  */
 unsigned gsd_exec_mech_unsupported(const gsd_exec_ops *ops);
 
-/* The backends (exec_local.c, ...). */
+/* The backends (exec_local.c, exec_slurm.c when built with libslurm: GSCHED_HAVE_SLURM). */
 extern const gsd_exec_ops gsd_exec_local;
+extern const gsd_exec_ops gsd_exec_slurm;
 
 /* ---- the calls the daemon makes ------------------------------------------------------------- */
 
@@ -260,6 +321,31 @@ int gsd_exec_sweep(gsd_exec *x, void (*log)(void *ud, const char *msg), void *ud
  * with the reason in why.  A backend without a check hook: always 0.
  */
 int gsd_exec_check(gsd_exec *x, char *why, size_t cap);
+
+/*
+ * GSD_XCAP_CLUSTER: the cluster the backend runs on.  given = NULL: build the model (nodes
+ * named as the manager names them, their CPUs, memory, GPUs and GPU types, racks from the
+ * manager's topology) into *out.  given (the operator's --cluster, e.g. a HiveD config):
+ * check that every node of it exists in the manager with at least its GPUs (GS_EINVAL
+ * naming each mismatch), *out = NULL.  GS_EUNSUPPORTED without the capability.
+ */
+int gsd_exec_cluster(gsd_exec *x, const gs_cluster *given, gs_cluster **out, gs_diag *d);
+/*
+ * GSD_XCAP_EXTERNAL: job_id is the gsched job of the external job 'ext' (an adopted job,
+ * after its row is committed; and at restart recovery for every job not final whose spec
+ * names one).  The backend no longer reports ADOPT for ext, and launches of job_id use that
+ * external job instead of creating one.  0, GS_ENOENT (ext is gone: the daemon cancels the
+ * job), GS_EUNSUPPORTED without the capability.
+ */
+int gsd_exec_bind(gsd_exec *x, int64_t job_id, const char *ext);
+/*
+ * GSD_XCAP_EXTERNAL: job_id reached a final state (gs_job_state 'state': done, failed,
+ * cancelled, rejected; why = its reason) and that is committed: end what the backend keeps
+ * for it outside gsched (a held Slurm job is cancelled, with 'why' shown to its owner).
+ * ext: the spec's external name, or NULL (a job gsched submitted).  No-op without the
+ * capability.
+ */
+void gsd_exec_retire(gsd_exec *x, int64_t job_id, const char *ext, int state, const char *why);
 
 /* Thread-safe: the log file of a task (does not check that it exists). */
 void gsd_exec_log_path(const gsd_exec *x, int64_t job_id, int task, char *buf, size_t cap);
