@@ -167,5 +167,9 @@ void gsd_on_xev(void *ud, const gsd_xev *ev)
                      (long long)(gsd_job_grace(g, x) / GS_SEC));
         break;
     case GSD_X_RUN_DONE: finalize_run(g, j, ev, now); break;
+    case GSD_X_NODE:
+    case GSD_X_OUTSIDE:
+    case GSD_X_ADOPT:
+    case GSD_X_GONE: break; /* cluster backends: handled before the job lookup */
     }
 }
