@@ -70,6 +70,7 @@ static void on_ev(void *ud, const gsd_xev *ev)
         s->last = *ev;
         s->last.msg = NULL;
         break;
+    default: break; /* the local executor reports no cluster events */
     }
 }
 
