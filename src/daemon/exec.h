@@ -87,8 +87,9 @@ typedef enum gsd_xev_kind {
                       (foreign jobs); replaces the node's previous count (0 = none) */
     GSD_X_ADOPT,   /* a job submitted outside gsched (plain sbatch into a managed partition)
                       waits, held, for gsched to schedule it: 'adopt' */
-    GSD_X_GONE,    /* job_id's external job ended outside gsched while no run of it was
-                      registered (scancel of a held job): msg; the daemon cancels the job */
+    GSD_X_GONE,    /* job_id's external job was cancelled or removed outside gsched (a user's
+                      scancel): msg; the daemon cancels the job (a registered run then ends
+                      with its own RUN_DONE) */
 } gsd_xev_kind;
 
 /* GSD_X_NODE states, from the cluster manager's view of the node. */
@@ -332,10 +333,11 @@ int gsd_exec_check(gsd_exec *x, char *why, size_t cap);
 int gsd_exec_cluster(gsd_exec *x, const gs_cluster *given, gs_cluster **out, gs_diag *d);
 /*
  * GSD_XCAP_EXTERNAL: job_id is the gsched job of the external job 'ext' (an adopted job,
- * after its row is committed; and at restart recovery for every job not final whose spec
- * names one).  The backend no longer reports ADOPT for ext, and launches of job_id use that
- * external job instead of creating one.  0, GS_ENOENT (ext is gone: the daemon cancels the
- * job), GS_EUNSUPPORTED without the capability.
+ * after its row is committed; and at restart recovery for every job not final, with ext =
+ * its spec's external name or NULL when it has none: "job_id is live", so that the backend's
+ * sweep keeps what belongs to it).  The backend no longer reports ADOPT for ext, and launches
+ * of job_id use that external job instead of creating one.  0, GS_ENOENT (ext is gone: the daemon
+ * cancels the job), GS_EUNSUPPORTED without the capability.
  */
 int gsd_exec_bind(gsd_exec *x, int64_t job_id, const char *ext);
 /*
