@@ -376,6 +376,164 @@ static void t_live_drain(void)
     gs_cluster_destroy(c);
 }
 
+static const gs_job *live_sub(gs_engine *e, int ntasks, int gpt, const char *vc, gs_time now)
+{
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.ntasks = ntasks;
+    s.gpus_per_task = gpt;
+    s.gang = 1;
+    s.vc = vc;
+    s.duration = 0;
+    const gs_job *j = NULL;
+    if (gs_engine_submit(e, &s, now, &j, NULL)) return NULL;
+    return j;
+}
+
+static int node_free(gs_cluster *c, int node)
+{
+    return gs_cluster_cell(c, gs_cluster_node(c, node)->cell)->free;
+}
+
+/* gs_engine_set_outside: free GPUs of the node taken out (highest local index first), never a
+ * job's (taken when it frees), back when the count drops, kept out across drain / undrain,
+ * seen by dry runs and by hived (its check passes; its jobs go elsewhere) */
+static void t_live_outside(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("2x4", GS_ENGINE_LIVE, &c);
+    ASSERT(e);
+    g_last->hook = live_hook;
+    gs_time t0 = 1700000000LL * GS_SEC;
+    const gs_job *a = live_sub(e, 1, 2, NULL, t0);
+    ASSERT(a);
+    ASSERT_OK(gs_engine_advance(e, t0));
+    ASSERT_EQ(a->state, GS_JOB_RUNNING);
+    ASSERT_EQ(gs_cluster_gpu(c, a->alloc[0])->node, 0);
+    ASSERT_EQ(node_free(c, 0), 2);
+    ASSERT_OK(gs_engine_set_outside(e, 0, 3, "slurm: 2 foreign jobs"));
+    int want = -1;
+    ASSERT_EQ(gs_engine_node_outside(e, 0, &want), 2); /* a's GPUs are not taken */
+    ASSERT_EQ(want, 3);
+    ASSERT_EQ(node_free(c, 0), 0);
+    ASSERT(gs_engine_gpu_outside(e, 3) && gs_engine_gpu_outside(e, 2));
+    ASSERT(!gs_engine_gpu_outside(e, a->alloc[0]) && !gs_engine_gpu_outside(e, a->alloc[1]));
+    ASSERT_OK(gs_engine_check(e, NULL));
+    /* a dry run sees them: 2 GPUs fit only node 1 */
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.ntasks = 1;
+    s.gpus_per_task = 4;
+    gs_probe p;
+    ASSERT_OK(gs_engine_probe(e, &s, &p));
+    ASSERT_EQ(p.verdict, GS_PROBE_NOW);
+    ASSERT_EQ(gs_cluster_gpu(c, p.placement[0])->node, 1);
+    gs_probe_release(&p);
+    const gs_job *b = live_sub(e, 1, 4, NULL, t0 + GS_SEC);
+    const gs_job *d = live_sub(e, 1, 2, NULL, t0 + GS_SEC);
+    ASSERT(b && d);
+    ASSERT_OK(gs_engine_advance(e, t0 + GS_SEC));
+    ASSERT_EQ(b->state, GS_JOB_RUNNING);
+    ASSERT_EQ(gs_cluster_gpu(c, b->alloc[0])->node, 1);
+    ASSERT_EQ(d->state, GS_JOB_PENDING); /* node 0's free GPUs are outside */
+    ASSERT_OK(gs_engine_probe(e, &s, &p));
+    ASSERT_EQ(p.verdict, GS_PROBE_WAIT);
+    gs_probe_release(&p);
+    /* a ends: the count still asks for one more: its highest GPU is taken at once */
+    ASSERT_OK(gs_engine_task_exited(e, a, 0, "done", t0 + 2 * GS_SEC));
+    ASSERT_EQ(gs_engine_node_outside(e, 0, NULL), 3);
+    ASSERT(gs_engine_gpu_outside(e, 1) && !gs_engine_gpu_outside(e, 0));
+    ASSERT_EQ(node_free(c, 0), 1);
+    ASSERT_OK(gs_engine_advance(e, t0 + 2 * GS_SEC));
+    ASSERT_EQ(d->state, GS_JOB_PENDING);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    /* the foreign jobs end: the GPUs come back and d starts there */
+    ASSERT_OK(gs_engine_set_outside(e, 0, 0, NULL));
+    ASSERT_EQ(gs_engine_node_outside(e, 0, NULL), 0);
+    ASSERT_EQ(node_free(c, 0), 4);
+    ASSERT_OK(gs_engine_advance(e, t0 + 3 * GS_SEC));
+    ASSERT_EQ(d->state, GS_JOB_RUNNING);
+    ASSERT_EQ(gs_cluster_gpu(c, d->alloc[0])->node, 0);
+    /* composes with drain: a drained node's outside GPUs stay out when it returns */
+    ASSERT_OK(gs_engine_set_outside(e, 0, 1, "foreign"));
+    ASSERT(gs_engine_gpu_outside(e, 3));
+    ASSERT_OK(gs_engine_drain_node(e, 0, 1, "slurm: drained"));
+    ASSERT_OK(gs_engine_set_outside(e, 0, 2, "foreign")); /* taken while drained */
+    ASSERT_OK(gs_engine_drain_node(e, 0, 0, "slurm: resumed"));
+    ASSERT_EQ(gs_engine_node_outside(e, 0, NULL), 2);
+    ASSERT(gs_cluster_gpu(c, 3)->down && gs_cluster_gpu(c, 2)->down);
+    ASSERT_EQ(node_free(c, 0), 0);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    ASSERT_OK(gs_engine_drain_node(e, 0, 1, "again"));
+    ASSERT_OK(gs_engine_set_outside(e, 0, 1, "foreign")); /* back, but drained: still down */
+    ASSERT(gs_cluster_gpu(c, 2)->down && !gs_engine_gpu_outside(e, 2));
+    ASSERT_OK(gs_engine_drain_node(e, 0, 0, "back"));
+    ASSERT(!gs_cluster_gpu(c, 2)->down && gs_cluster_gpu(c, 3)->down);
+    ASSERT_EQ(node_free(c, 0), 1);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    ASSERT_EQ(gs_engine_set_outside(e, 2, 1, NULL), GS_ERANGE);
+    ASSERT_EQ(gs_engine_set_outside(e, -1, 1, NULL), GS_ERANGE);
+    ASSERT_EQ(gs_engine_set_outside(e, 0, -1, NULL), GS_EINVAL);
+    ASSERT_OK(gs_engine_set_outside(e, 1, 99, NULL));  /* more than the node has: all of it */
+    ASSERT_EQ(gs_engine_node_outside(e, 1, &want), 0); /* b holds them all */
+    ASSERT_EQ(want, 4);
+    ASSERT_OK(gs_engine_task_exited(e, b, 0, "done", t0 + 4 * GS_SEC));
+    ASSERT_EQ(gs_engine_node_outside(e, 1, NULL), 4);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+    e = mk("2x2", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    ASSERT_EQ(gs_engine_set_outside(e, 0, 1, "sim"), GS_ESTATE);
+    ASSERT_EQ(gs_engine_node_outside(e, 0, NULL), 0);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+    /* hived (3 nodes x 4 GPUs, VC1 guaranteed one node): outside GPUs are not its to give */
+    const char *path = test_src("data/examples/hived-basic.yaml");
+    FILE *f = fopen(path, "rb");
+    ASSERT(f);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    gs_diag dg;
+    gs_diag_init(&dg, NULL);
+    ASSERT_OK(gs_cluster_parse_hived(path, buf, n, &c, &dg));
+    gs_params prm;
+    gs_params_init(&prm);
+    gs_params_set(&prm, "slowdown", "off");
+    gs_engine_opts o;
+    gs_engine_opts_init(&o);
+    o.mode = GS_ENGINE_LIVE;
+    ASSERT_OK(gs_engine_create(c, "hived", &prm, &o, &e, &dg));
+    gs_params_release(&prm);
+    ASSERT_OK(gs_engine_advance(e, t0));
+    ASSERT_OK(gs_engine_set_outside(e, 0, 4, "foreign"));
+    ASSERT_OK(gs_engine_set_outside(e, 1, 1, "foreign"));
+    ASSERT_OK(gs_engine_check(e, NULL));
+    const gs_job *h = live_sub(e, 1, 4, "VC1", t0 + GS_SEC);
+    ASSERT(h);
+    ASSERT_OK(gs_engine_advance(e, t0 + GS_SEC));
+    ASSERT_EQ(h->state, GS_JOB_RUNNING);
+    ASSERT_EQ(gs_cluster_gpu(c, h->alloc[0])->node, 2);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_job_spec_init(&s);
+    s.ntasks = 1;
+    s.gpus_per_task = 4;
+    s.vc = "VC1";
+    s.priority = -1; /* opportunistic: any free GPUs */
+    const gs_job *h2 = NULL;
+    ASSERT_OK(gs_engine_submit(e, &s, t0 + 2 * GS_SEC, &h2, NULL));
+    ASSERT_OK(gs_engine_advance(e, t0 + 2 * GS_SEC));
+    ASSERT_EQ(h2->state, GS_JOB_PENDING); /* nodes 0, 1 have 0 and 3 GPUs left */
+    ASSERT_OK(gs_engine_set_outside(e, 1, 0, NULL));
+    ASSERT_OK(gs_engine_advance(e, t0 + 3 * GS_SEC));
+    ASSERT_EQ(h2->state, GS_JOB_RUNNING);
+    ASSERT_EQ(gs_cluster_gpu(c, h2->alloc[0])->node, 1);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 static void t_live_mode(void)
 {
     gs_cluster *c;
@@ -1071,6 +1229,7 @@ static const test_case tests[] = {
     {"node_failure_requeues", t_node_failure_requeues},
     {"live_mode", t_live_mode},
     {"live_drain", t_live_drain},
+    {"live_outside", t_live_outside},
     {"live_deferred", t_live_deferred},
     {"restart_overhead_charged", t_restart_overhead_charged},
     {"slowdown_spread", t_slowdown_spread},

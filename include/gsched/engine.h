@@ -452,6 +452,27 @@ gs_time gs_engine_next_event_time(const gs_engine *e);
  * or the policy hook's error (latched, see "Errors").
  */
 int gs_engine_drain_node(gs_engine *e, int node, int drain, const char *reason);
+/*
+ * LIVE: 'ngpus' GPUs of node 'node' are used by work the engine does not
+ * schedule (a cluster manager's foreign jobs); replaces the node's previous
+ * count (0 = none; more than the node has counts as all).  That many of its
+ * GPUs are taken out of service - free ones, from the highest local index -
+ * and placement, dry runs and policies see them as down (on_node(node,
+ * node's down flag) after each change, so policies refresh their view); a
+ * GPU a job holds is never taken: it is taken when it frees, if the count
+ * still asks for it.  When the count drops, GPUs come back (the lowest
+ * taken first; a drained node's stay down until it returns to service, and
+ * draining or undraining a node keeps them out).  Arrival checks count them,
+ * like drained GPUs.  A NOTE record (no job, 'node', a text with the count
+ * and 'reason') reports each change.  0, GS_ERANGE for a bad node, GS_EINVAL
+ * for ngpus < 0, GS_ESTATE in SIM mode, GS_ENOMEM or the policy hook's
+ * error (latched, see "Errors").
+ */
+int gs_engine_set_outside(gs_engine *e, int node, int ngpus, const char *reason);
+/* GPUs of node taken out as outside now; *wanted (may be NULL) gets the count asked for. */
+int gs_engine_node_outside(const gs_engine *e, int node, int *wanted);
+/* 1 when GPU 'gpu' is taken out of service as outside use. */
+int gs_engine_gpu_outside(const gs_engine *e, int gpu);
 
 /* ---- queues and VC views (appended) --------------------------------------- */
 

@@ -120,6 +120,12 @@ struct gs_engine {
     /* profile of (model id, GPU type + 1), looked up once: profiles are immutable */
     const gs_profile **pcache;
     size_t pcache_models;
+    /* LIVE, gs_engine_set_outside: GPUs used by work gsched does not schedule (NULL until the
+     * first call).  Per node the count asked for and the count taken (marked GPUs, down in
+     * the cluster); per GPU the mark.  A node with taken < asked takes GPUs as they free. */
+    int32_t *out_want, *out_have;
+    uint8_t *out_mark;
+    int out_short; /* nodes with out_have < out_want */
 };
 
 /* ---- names ------------------------------------------------------------------ */
@@ -263,6 +269,8 @@ static int ev_less(const ev *a, const ev *b)
 }
 
 static int latch(gs_engine *e, int rc);
+static void outside_redown(gs_engine *e, int node);
+static int outside_settle(gs_engine *e);
 
 static int heap_push(gs_engine *e, ev x)
 {
@@ -1551,7 +1559,8 @@ int gs_engine_cancel(gs_engine *e, const gs_job *cj, const char *reason, gs_time
     if (e->err) return e->err;
     if (now > e->now) e->now = now;
     if (gs_job_state_final(j->state)) return GS_ESTATE;
-    return tr_finish(e, j, GS_JOB_CANCELLED, reason ? reason : "cancelled");
+    int rc = tr_finish(e, j, GS_JOB_CANCELLED, reason ? reason : "cancelled");
+    return rc ? rc : outside_settle(e);
 }
 
 int gs_engine_task_exited(gs_engine *e, const gs_job *cj, int exit_code, const char *reason,
@@ -1561,10 +1570,15 @@ int gs_engine_task_exited(gs_engine *e, const gs_job *cj, int exit_code, const c
     if (e->err) return e->err;
     if (now > e->now) e->now = now;
     j->exit_code = exit_code;
-    if (j->state == GS_JOB_PREEMPTED) return tr_requeue(e, j, GS_REC_REQUEUE, reason, -1, 0);
-    /* a stopped (suspended) process can still end: killed, or it had finished its work */
-    if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
-    return tr_finish(e, j, exit_code == 0 ? GS_JOB_DONE : GS_JOB_FAILED, reason);
+    int rc;
+    if (j->state == GS_JOB_PREEMPTED) {
+        rc = tr_requeue(e, j, GS_REC_REQUEUE, reason, -1, 0);
+    } else {
+        /* a stopped (suspended) process can still end: killed, or it had finished its work */
+        if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
+        rc = tr_finish(e, j, exit_code == 0 ? GS_JOB_DONE : GS_JOB_FAILED, reason);
+    }
+    return rc ? rc : outside_settle(e); /* freed GPUs an outside count still asks for */
 }
 
 /*
@@ -1696,7 +1710,10 @@ static int node_event(gs_engine *e, int node, int down)
         }
     }
     gs_cluster_set_node_down(e->c, node, down);
-    if (!down) e->epoch++;
+    if (!down) {
+        e->epoch++;
+        outside_redown(e, node);
+    }
     emit(e, down ? GS_REC_NODE_DOWN : GS_REC_NODE_UP, NULL, node, NULL);
     return e->pol->on_node ? latch(e, e->pol->on_node(e->pst, node, down)) : 0;
 }
@@ -1772,6 +1789,7 @@ int gs_engine_advance(gs_engine *e, gs_time now)
     if (now > e->now) e->now = now;
     e->started = 1;
     int rc = handle_due(e);
+    if (!rc) rc = outside_settle(e);
     return rc ? rc : pass(e);
 }
 
@@ -1909,6 +1927,9 @@ void gs_engine_destroy(gs_engine *e)
     gs_profiles_destroy(e->profiles);
     free(e->pcache);
     free(e->busy);
+    free(e->out_want);
+    free(e->out_have);
+    free(e->out_mark);
     for (size_t i = 0; i < e->njobs; i++) {
         free(job_at(e, i)->alloc);
         free(job_at(e, i)->last_alloc);
@@ -2000,6 +2021,22 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
 {
     int rc = gs_cluster_check(e->c, diag);
     if (rc) return rc;
+    for (size_t n = 0; e->out_want && n < gs_cluster_nnodes(e->c); n++) {
+        const gs_node *nd = gs_cluster_node(e->c, (int)n);
+        int have = 0;
+        for (int32_t g = nd->gpu_lo; g < nd->gpu_hi; g++) {
+            const gs_gpu *gp = gs_cluster_gpu(e->c, g);
+            if (!e->out_mark[g]) continue;
+            have++;
+            if (!gp->down || gp->owner >= 0)
+                return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "GPU %d is used outside but is %s",
+                                   (int)g, gp->owner >= 0 ? "held by a job" : "in service");
+        }
+        if (have != e->out_have[n] || have > e->out_want[n])
+            return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                               "node %zu: %d GPU(s) marked outside, %d counted, %d asked", n, have,
+                               e->out_have[n], e->out_want[n]);
+    }
     int alloc = 0, packed = 0;
     size_t pend = 0, run = 0, susp = 0;
     for (size_t i = 0; i < e->njobs; i++) {
@@ -2089,9 +2126,124 @@ int gs_engine_drain_node(gs_engine *e, int node, int drain, const char *reason)
      * go down, and a GPU freed while down does not become free) */
     int rc = gs_cluster_set_node_down(e->c, node, drain);
     if (rc) return rc;
-    if (!drain) e->epoch++; /* GPUs came back: cached placement failures are stale */
+    if (!drain) {
+        e->epoch++; /* GPUs came back: cached placement failures are stale */
+        outside_redown(e, node);
+    }
     emit(e, drain ? GS_REC_NODE_DOWN : GS_REC_NODE_UP, NULL, node, reason);
-    return e->pol->on_node ? latch(e, e->pol->on_node(e->pst, node, drain)) : 0;
+    rc = e->pol->on_node ? latch(e, e->pol->on_node(e->pst, node, drain)) : 0;
+    return rc ? rc : outside_settle(e);
+}
+
+/* ---- GPUs used outside the engine (LIVE) ------------------------------------------------- */
+
+/* A node back in service: the GPUs it gives to outside work stay out. */
+static void outside_redown(gs_engine *e, int node)
+{
+    if (!e->out_mark) return;
+    const gs_node *nd = gs_cluster_node(e->c, node);
+    for (int32_t g = nd->gpu_lo; g < nd->gpu_hi; g++)
+        if (e->out_mark[g]) gs_cluster_set_gpu_down(e->c, g, 1);
+}
+
+/* Bring node's taken count towards its asked count: give back the lowest marked GPUs, take
+ * free ones from the highest local index (never one a job holds).  1 if something changed. */
+static int outside_sync(gs_engine *e, int node)
+{
+    const gs_node *nd = gs_cluster_node(e->c, node);
+    int changed = 0, was_short = e->out_have[node] < e->out_want[node];
+    for (int32_t g = nd->gpu_lo; g < nd->gpu_hi && e->out_have[node] > e->out_want[node]; g++) {
+        if (!e->out_mark[g]) continue;
+        e->out_mark[g] = 0;
+        e->out_have[node]--;
+        if (!nd->down) gs_cluster_set_gpu_down(e->c, g, 0);
+        e->epoch++; /* a GPU came back: cached placement failures are stale */
+        changed = 1;
+    }
+    for (int32_t g = nd->gpu_hi; g-- > nd->gpu_lo && e->out_have[node] < e->out_want[node];) {
+        const gs_gpu *gp = gs_cluster_gpu(e->c, g);
+        if (e->out_mark[g] || gp->owner >= 0 || gp->users > 0) continue;
+        e->out_mark[g] = 1;
+        e->out_have[node]++;
+        gs_cluster_set_gpu_down(e->c, g, 1);
+        changed = 1;
+    }
+    e->out_short += (e->out_have[node] < e->out_want[node]) - was_short;
+    return changed;
+}
+
+/* The policy sees a node whose GPUs changed as it sees a node event. */
+static int outside_tell(gs_engine *e, int node)
+{
+    return e->pol->on_node
+               ? latch(e, e->pol->on_node(e->pst, node, gs_cluster_node(e->c, node)->down))
+               : 0;
+}
+
+/* Nodes still short of their outside count take the GPUs that freed since. */
+static int outside_settle(gs_engine *e)
+{
+    if (!e->out_short || e->err) return e->err;
+    size_t nn = gs_cluster_nnodes(e->c);
+    for (size_t n = 0; n < nn && e->out_short; n++) {
+        if (e->out_have[n] >= e->out_want[n]) continue;
+        if (outside_sync(e, (int)n)) {
+            int rc = outside_tell(e, (int)n);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}
+
+int gs_engine_set_outside(gs_engine *e, int node, int ngpus, const char *reason)
+{
+    if (e->err) return e->err;
+    if (e->opts.mode != GS_ENGINE_LIVE) return GS_ESTATE;
+    if (node < 0 || (size_t)node >= gs_cluster_nnodes(e->c)) return GS_ERANGE;
+    if (ngpus < 0) return GS_EINVAL;
+    const gs_node *nd = gs_cluster_node(e->c, node);
+    if (ngpus > nd->gpu_hi - nd->gpu_lo) ngpus = nd->gpu_hi - nd->gpu_lo;
+    if (!e->out_want) {
+        if (!ngpus) return 0;
+        size_t nn = gs_cluster_nnodes(e->c), ng = gs_cluster_ngpus(e->c);
+        e->out_want = calloc(nn, sizeof *e->out_want);
+        e->out_have = calloc(nn, sizeof *e->out_have);
+        e->out_mark = calloc(ng, sizeof *e->out_mark);
+        if (!e->out_want || !e->out_have || !e->out_mark) {
+            free(e->out_want);
+            free(e->out_have);
+            free(e->out_mark);
+            e->out_want = e->out_have = NULL;
+            e->out_mark = NULL;
+            return latch(e, GS_ENOMEM);
+        }
+    }
+    if (e->out_want[node] == ngpus) return 0;
+    int was_short = e->out_have[node] < e->out_want[node];
+    e->out_want[node] = ngpus;
+    e->out_short += (e->out_have[node] < ngpus) - was_short;
+    int changed = outside_sync(e, node);
+    char why[256];
+    snprintf(why, sizeof why, "%d GPU(s) used outside gsched%s%s", ngpus, reason ? ": " : "",
+             reason ? reason : "");
+    emit(e, GS_REC_NOTE, NULL, node, why);
+    return changed ? outside_tell(e, node) : 0;
+}
+
+int gs_engine_node_outside(const gs_engine *e, int node, int *wanted)
+{
+    int have = 0, want = 0;
+    if (e->out_want && node >= 0 && (size_t)node < gs_cluster_nnodes(e->c)) {
+        have = e->out_have[node];
+        want = e->out_want[node];
+    }
+    if (wanted) *wanted = want;
+    return have;
+}
+
+int gs_engine_gpu_outside(const gs_engine *e, int gpu)
+{
+    return e->out_mark && gpu >= 0 && (size_t)gpu < gs_cluster_ngpus(e->c) && e->out_mark[gpu];
 }
 
 const gs_profiles *gs_engine_profiles(const gs_engine *e)
