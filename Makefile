@@ -8,6 +8,8 @@
 #                then one hived scheduling pass on 16,384 GPUs (bench-hived)
 #   make bench-hived  one hived / quota pass: 16,384 GPUs, 10,000 pending jobs
 #   make bench-daemon  live scheduler benchmark: durable submits/s, cycle latency
+#   make bench-slurm   gsched on Slurm vs Slurm's own scheduler on a private Slurm
+#                fixture (root, Debian's Slurm packages; bench/bench_slurm.sh, a few minutes)
 #   make format  clang-format every tracked *.c / *.h in place (never *.h.in: the
 #                @VAR@ placeholders of CMake templates do not survive it)
 #   make format-check  the same files, checked only (CI runs it; fails on any change)
@@ -28,7 +30,7 @@ DAY  := data/philly-1day/philly_20171002_tiresias.csv
 SPEC := data/philly-1day/n32g8_2sw.csv
 DEMO_POLICIES ?= fifo,fifo-backfill,yarn-cs,tiresias-las,gandiva
 
-.PHONY: all deps build demo test test-asan bench bench-hived bench-daemon format format-check clean
+.PHONY: all deps build demo test test-asan bench bench-hived bench-daemon bench-slurm format format-check clean
 
 all: build
 
@@ -66,6 +68,9 @@ bench-hived: build
 
 bench-daemon: build
 	$(BUILD)/bench/bench_daemon
+
+bench-slurm: build
+	GSCHED_BIN=$(BUILD)/gsched bench/bench_slurm.sh $(BENCH_ARGS)
 
 FORMAT_FILES = $$(git ls-files '*.c' '*.h')
 
