@@ -316,7 +316,8 @@ static void json_round_trip(void)
                     "command: [python, \"-c\", \"print('hi there')\"]\n"
                     "env: {A: \"1\", B: \"two words\"}\nworkdir: /w\ntime_limit: 1m\n"
                     "duration: 1500ms\ncheckpoint: {grace_period: 5s}\nuser: alice\n"
-                    "pinned_cell: c1\nlazy_preemption: true\nmemory: 512M\ncpus: 2\n";
+                    "pinned_cell: c1\nlazy_preemption: true\nmemory: 512M\ncpus: 2\n"
+                    "run_as: \"#1000\"\nexternal: \"slurm:57\"\n";
     gsd_spec a, b;
     gs_diag d;
     const char *f;
@@ -337,6 +338,9 @@ static void json_round_trip(void)
     ASSERT_STR(b.argv[2], "print('hi there')");
     ASSERT_EQ(b.lazy_preemption, 1);
     ASSERT_EQ(b.mem_mb_per_task, 512);
+    ASSERT_STR(b.run_as, "#1000");
+    ASSERT_STR(b.external, "slurm:57"); /* stored rows of adopted jobs (the daemon sets it) */
+    ASSERT_CONTAINS(j1, "\"external\":\"slurm:57\"");
     free(j1);
     free(j2);
     gsd_spec_release(&a);

@@ -112,12 +112,18 @@ typedef struct gsd_nview {
     const char *name;
     int32_t gpus, alloc, down, gpu_lo, gpu_hi;
     int32_t cpus, free_cpus, mem_mb, free_mem_mb;
-    const char *drain; /* drained: why no new job starts here (interned); NULL = in service */
+    const char *drain;     /* drained: why no new job starts here (interned); NULL = in service */
+    int32_t outside;       /* GPUs taken out of service for work gsched does not schedule */
+    int32_t outside_asked; /* GPUs the cluster manager says foreign work uses (>= outside) */
+    const char *mgr;       /* the cluster manager's state ("up", "drained", "down"); NULL
+                              without a cluster backend */
+    const char *mgr_why;   /* its reason, NULL = none */
 } gsd_nview;
 
 typedef struct gsd_gview {
     int64_t job; /* owning job id, -1 if free */
     int32_t node, local, down;
+    int32_t outside; /* taken out of service for work gsched does not schedule */
     const char *type;
 } gsd_gview;
 

@@ -647,6 +647,12 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
                        "'run_as' is set by the daemon (the Unix account of the job's user), not "
                        "by a client");
     }
+    if (c->spec.external) {
+        gsd_cmd_free(c);
+        return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "external"),
+                       "'external' is set by the daemon (the cluster manager's job a job was "
+                       "adopted from), not by a client");
+    }
     if (c->spec.dependency) {
         /* every job it names exists and the submitter may see it (committed rows: an id a
          * client was given is committed) */
@@ -1038,6 +1044,7 @@ static enum MHD_Result h_release(hctx *h, const char *ids, const char *sub)
 
 static const char *node_state(const gsd_nview *n)
 {
+    if (n->mgr && !strcmp(n->mgr, "down")) return "down";   /* the cluster manager lost it */
     if (n->drain) return n->alloc ? "draining" : "drained"; /* jobs running there go on */
     if (n->down == n->gpus) return "down";
     if (n->alloc == 0) return n->down ? "degraded" : "idle";
@@ -1055,6 +1062,14 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
     json_object_set_new(o, "free", json_integer(n->gpus - n->alloc - n->down));
     json_object_set_new(o, "down", json_integer(n->down));
     json_object_set_new(o, "reason", n->drain ? json_string(n->drain) : json_null());
+    json_object_set_new(o, "outside", json_integer(n->outside));
+    if (n->outside_asked != n->outside)
+        json_object_set_new(o, "outside_asked", json_integer(n->outside_asked));
+    if (n->mgr) {
+        json_object_set_new(o, "manager_state", json_string(n->mgr));
+        json_object_set_new(o, "manager_reason",
+                            n->mgr_why ? json_string(n->mgr_why) : json_null());
+    }
     if (n->cpus) {
         json_object_set_new(o, "cpus", json_integer(n->cpus));
         json_object_set_new(o, "free_cpus", json_integer(n->free_cpus));
@@ -1085,10 +1100,11 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
             json_array_append_new(gl,
                                   json_pack("{s:i,s:i,s:s,s:s,s:o}", "index", gi, "local",
                                             gv->local, "type", gv->type, "state",
-                                            gv->down && n->drain ? "drained"
-                                            : gv->down           ? "down"
-                                            : gv->job >= 0       ? "allocated"
-                                                                 : "idle",
+                                            gv->outside            ? "outside"
+                                            : gv->down && n->drain ? "drained"
+                                            : gv->down             ? "down"
+                                            : gv->job >= 0         ? "allocated"
+                                                                   : "idle",
                                             "job", visible ? json_integer(gv->job) : json_null()));
     }
     json_object_set_new(o, "gpu_types", types);

@@ -59,6 +59,7 @@ void gsd_spec_release(gsd_spec *s)
     free(s->checkpoint_dir);
     free(s->pinned_cell);
     free(s->dependency);
+    free(s->external);
     gsd_spec_init(s);
 }
 
@@ -273,7 +274,8 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
                 {s->gpu_type, "gpu_type", GSD_MAX_NAME},
                 {s->workdir, "workdir", GSD_MAX_PATH},
                 {s->checkpoint_dir, "checkpoint.dir", GSD_MAX_PATH},
-                {s->pinned_cell, "pinned_cell", GSD_MAX_NAME}};
+                {s->pinned_cell, "pinned_cell", GSD_MAX_NAME},
+                {s->external, "external", GSD_MAX_NAME}};
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
         if (!strs[i].v) continue;
         if (strlen(strs[i].v) > strs[i].max) {
@@ -582,7 +584,7 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
         "workdir",  "time_limit", "duration",    "cpus",
         "memory",   "checkpoint", "pinned_cell", "lazy_preemption",
         "run_as",   "hold",       "dependency",  "kill_on_invalid_dep",
-        NULL};
+        "external", NULL};
     if (!fy_node_is_mapping(root))
         return perr(c, root, "", GS_EPARSE,
                     "a job spec must be a mapping (name: ..., command: ...)");
@@ -604,6 +606,8 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
     }
     if ((n = gs_yaml_get(root, "user")) && get_str(c, n, "user", &s->user)) return GS_EPARSE;
     if ((n = gs_yaml_get(root, "run_as")) && get_str(c, n, "run_as", &s->run_as)) return GS_EPARSE;
+    if ((n = gs_yaml_get(root, "external")) && get_str(c, n, "external", &s->external))
+        return GS_EPARSE;
     if ((n = gs_yaml_get(root, "priority"))) {
         const char *v = gs_yaml_str(n);
         if (v && quoted(n) && (isdigit((unsigned char)*v) || *v == '-' || *v == '+'))
@@ -855,6 +859,7 @@ char *gsd_spec_to_json(const gsd_spec *s)
     if (s->hold) json_object_set_new(o, "hold", json_true());
     if (s->dependency) json_object_set_new(o, "dependency", json_string(s->dependency));
     if (s->kill_invalid_dep) json_object_set_new(o, "kill_on_invalid_dep", json_true());
+    if (s->external) json_object_set_new(o, "external", json_string(s->external));
     char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     return out;

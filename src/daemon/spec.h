@@ -70,6 +70,9 @@ typedef struct gsd_spec {
     int hold;             /* submitted held (Slurm --hold): waits for a release */
     char *dependency;     /* Slurm --dependency text, canonical (deps.h); NULL = none */
     int kill_invalid_dep; /* kill_on_invalid_dep: cancel it when its dependency never can be */
+    char *external;       /* the executor's name of the job it was adopted from ("slurm:57"):
+                           * set by the daemon at adoption (exec.h, GSD_X_ADOPT), never by a
+                           * client; NULL for a job submitted to gsched */
 } gsd_spec;
 
 void gsd_spec_init(gsd_spec *s);
