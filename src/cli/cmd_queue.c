@@ -474,13 +474,20 @@ int cmd_nodes(int argc, char **argv)
     /* a REASON column (as sinfo -R) only when a node has one: a drained node */
     size_t i;
     json_t *n;
-    int reasons = 0;
-    json_array_foreach(json_object_get(r, "nodes"), i, n) reasons |= !!cli_jstr(n, "reason", NULL);
+    int reasons = 0, outside = 0;
+    json_array_foreach(json_object_get(r, "nodes"), i, n)
+    {
+        reasons |= !!cli_jstr(n, "reason", NULL);
+        outside |= cli_jint(n, "outside", 0) > 0; /* GPUs foreign jobs use (cluster backends) */
+    }
     cli_table t;
-    cli_table_init(&t, reasons ? 9 : 8, 1u << 2 | 1u << 3 | 1u << 4 | 1u << 5);
-    const char *hdr[] = {"NODE", "STATE", "GPUS", "ALLOC", "FREE",
-                         "DOWN", "TYPE",  "JOBS", "REASON"};
-    cli_table_add(&t, hdr);
+    cli_table_init(&t, 8 + reasons + outside,
+                   1u << 2 | 1u << 3 | 1u << 4 | 1u << 5 | (outside ? 1u << 6 : 0));
+    const char *hdr[] = {"NODE", "STATE", "GPUS", "ALLOC",  "FREE",
+                         "DOWN", "TYPE",  "JOBS", "REASON", NULL};
+    const char *hdr_out[] = {"NODE", "STATE",   "GPUS", "ALLOC", "FREE",
+                             "DOWN", "OUTSIDE", "TYPE", "JOBS",  "REASON"};
+    cli_table_add(&t, outside ? hdr_out : hdr);
     json_array_foreach(json_object_get(r, "nodes"), i, n)
     {
         char g[16], a[16], f[16], d[16], types[128] = "", jobs[256] = "";
@@ -501,9 +508,14 @@ int cmd_nodes(int argc, char **argv)
             snprintf(jobs + l, sizeof jobs - l, "%s%lld", l ? "," : "",
                      (long long)json_integer_value(x));
         }
+        char o[16];
+        snprintf(o, sizeof o, "%lld", cli_jint(n, "outside", 0));
         const char *row[] = {cli_jstr(n, "name", "?"), cli_jstr(n, "state", "?"), g, a, f, d, types,
                              *jobs ? jobs : "-",       cli_jstr(n, "reason", "-")};
-        cli_table_add(&t, row);
+        const char *row_out[] = {
+            cli_jstr(n, "name", "?"), cli_jstr(n, "state", "?"), g, a, f, d, o, types,
+            *jobs ? jobs : "-",       cli_jstr(n, "reason", "-")};
+        cli_table_add(&t, outside ? row_out : row);
     }
     cli_table_print(&t, headers);
     cli_table_release(&t);

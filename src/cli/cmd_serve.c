@@ -13,7 +13,7 @@
  *                [--header-timeout SECS] [--idle-timeout SECS] [--max-conn-per-client N]
  *                [--max-pending-per-user N] [--submit-rate R[/s]] [--log-cap SIZE]
  *                [--single-user] [--allow-root-jobs] [--cgroup auto|off|DIR]
- *                [--log-file FILE] [--launch-attempts N] [-v]
+ *                [--log-file FILE] [--launch-attempts N] [--executor-opt KEY=VALUE]... [-v]
  *   gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]
  *                     [--unix-user ACCOUNT]
  * Invariant: configuration errors exit 2 before anything listens.
@@ -41,7 +41,10 @@ static void serve_usage(FILE *f)
             "\n"
             "  --cluster SPEC        GPUs to schedule: shorthand (4, 2x8, with :TYPE), a Tiresias\n"
             "                        cluster CSV or a HiveD config (fake GPUs); default: the\n"
-            "                        GPUs NVML finds on this machine\n"
+            "                        GPUs NVML finds on this machine.  With a cluster executor\n"
+            "                        (slurm) optional: the cluster comes from the manager,\n"
+            "                        and a given one (e.g. a HiveD config naming its nodes) is\n"
+            "                        checked against it\n"
             "  --db FILE             SQLite database (default " GSD_DEFAULT_DB ")\n"
             "  --state-dir DIR       run files of tasks (default: DB name with .d)\n"
             "  --log-dir DIR         task logs (default, as root: /var/log/gsched/DBNAME-ID,\n"
@@ -80,6 +83,9 @@ static void serve_usage(FILE *f)
             "  --port-file FILE      write the bound TCP port to FILE once serving\n"
             "  --executor NAME       what runs the tasks (default local: processes on this\n"
             "                        machine; see docs/daemon.md)\n"
+            "  --executor-opt KEY=VALUE  a setting of the executor, repeatable (e.g. slurm:\n"
+            "                        partitions=gpu; an unknown key is refused, naming the\n"
+            "                        known ones; see docs/slurm.md)\n"
             "  --pass-env NAME[,NAME...]  daemon environment variables every job gets,\n"
             "                        repeatable (jobs see nothing else of the daemon's\n"
             "                        environment; PATH defaults to a fixed system path)\n"
@@ -202,6 +208,7 @@ int cmd_serve(int argc, char **argv)
                                              {"port-file", required_argument, NULL, 'f'},
                                              {"executor", required_argument, NULL, 'x'},
                                              {"pass-env", required_argument, NULL, 'E'},
+                                             {"executor-opt", required_argument, NULL, 'o'},
                                              {"log-cap", required_argument, NULL, 'L'},
                                              {"log-dir", required_argument, NULL, 'O'},
                                              {"single-user", no_argument, NULL, 'U'},
@@ -226,6 +233,8 @@ int cmd_serve(int argc, char **argv)
     int rc = EXIT_USAGE, opt;
     char **pass = NULL; /* --pass-env names (each its own copy) */
     size_t npass = 0;
+    const char **xopts = NULL; /* --executor-opt KEY=VALUE (argv strings) */
+    size_t nxopts = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "c:d:l:p:S:vh", longopts, NULL)) != -1) {
         switch (opt) {
@@ -296,6 +305,18 @@ int cmd_serve(int argc, char **argv)
         case 'E':
             if (add_pass_env(optarg, &pass, &npass)) goto done;
             break;
+        case 'o': {
+            const char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg) {
+                cli_err("--executor-opt: expected KEY=VALUE, got '%s'", optarg);
+                goto done;
+            }
+            const char **nv = realloc(xopts, (nxopts + 1) * sizeof *xopts);
+            if (!nv) abort();
+            xopts = nv;
+            xopts[nxopts++] = optarg;
+            break;
+        }
         case 'S':
             if (gs_params_set_kv(&params, optarg)) {
                 cli_err("--set: expected KEY=VALUE, got '%s'", optarg);
@@ -409,12 +430,15 @@ int cmd_serve(int argc, char **argv)
     o.params = &params;
     o.pass_env = (const char *const *)pass;
     o.npass_env = npass;
+    o.executor_opts = xopts;
+    o.nexecutor_opts = nxopts;
     setvbuf(stderr, NULL, _IOLBF, 0);
     rc = gsd_serve(&o);
 done:
     gs_params_release(&params);
     for (size_t i = 0; i < npass; i++) free(pass[i]);
     free(pass);
+    free(xopts);
     return rc;
 }
 

@@ -7,7 +7,9 @@
  * and the task rows, then COMMITs - one transaction per cycle; gsd_act
  * then acts on what is now durable: launches started jobs, signals
  * preempted / cancelled / timed-out ones, SIGSTOP / SIGCONT for
- * suspend / resume, and forgets runs whose outcome was committed.
+ * suspend / resume, forgets runs whose outcome was committed, and makes the
+ * executor calls queued for after the commit (binds of adopted jobs, retires
+ * of final ones: events.c).
  *
  * Invariant: nothing is acted on (process started or signalled) before the
  * state change behind it is committed.  No job is ended for a mechanism the
@@ -103,6 +105,9 @@ void gsd_observe(void *ud, const gs_record *r)
     case GS_REC_CANCEL:
     case GS_REC_REJECT:
         g->m.finished[j->state]++;
+        /* a cluster backend ends what it keeps for the job (its external job) once this is
+         * committed; the spec is released at the publish after the commit, so copy now */
+        gsd_xq_push(g, GSD_XC_RETIRE, j->id, x->spec.external, j->state, r->reason);
         if (j->state != GS_JOB_REJECTED)
             gsd_hist_observe(&g->m.jct, gs_time_to_sec(r->t - x->submit));
         x->stop = GSD_STOP_NONE;
@@ -333,6 +338,8 @@ void gsd_act(gsd_sched *g, gs_time now)
      * was requeued and started again in the same cycle can be launched */
     for (size_t i = 0; i < g->nforget; i++) gsd_exec_forget(g->x, g->forget[i]);
     g->nforget = 0;
+    /* binds of adopted jobs (before any launch of theirs below) and retires of final jobs */
+    gsd_xq_run(g);
     for (size_t i = 0; i < g->nrecs; i++) {
         gsd_rec *r = &g->recs[i];
         const gs_job *j = gs_engine_job(g->e, (size_t)r->slot);

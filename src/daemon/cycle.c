@@ -3,7 +3,8 @@
  * cycle.c - one scheduling cycle, all on the scheduler thread:
  *   1. take the queued commands (submit, dry run, cancel, hold, release) and apply them to
  *      the engine (new rows are INSERTed inside the cycle's transaction);
- *   2. poll the executor: task exits, SIGKILLs due after a grace period;
+ *   2. poll the executor: task exits, SIGKILLs due after a grace period,
+ *      and a cluster backend's node states, outside use, adoptions, jobs gone;
  *      runs whose tasks are all gone become engine calls
  *      (gs_engine_task_exited, gs_engine_cancel, ...); while the executor
  *      cannot launch, the nodes are drained and re-checked (drain.c);
@@ -89,6 +90,7 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
         case GSD_CMD_RELEASE: gsd_do_hold(g, c, now); break;
         }
     }
+    if (g->ngone) gsd_gone_run(g, now); /* adopted jobs whose external job was gone at bind */
     gsd_exec_poll(g->x, now, gsd_on_xev, g);
     gs_time next_drain = gsd_drain_recheck(g, now);
     gs_time next_limit = check_time_limits(g, now);
@@ -142,5 +144,6 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
     if (kd < next) next = kd;
     if (next_limit < next) next = next_limit;
     if (next_drain < next) next = next_drain;
+    if (g->ngone) next = now; /* a bind found an external job gone: cancel it now */
     return next;
 }

@@ -97,6 +97,10 @@ typedef struct gsd_opts {
     /* Run tasks with this executor ops table instead of looking 'executor' up in the registry
      * (tests, embedders: a backend gsched does not know; see exec.h). */
     const struct gsd_exec_ops *executor_ops;
+    /* --executor-opt KEY=VALUE (repeatable): the backend's settings (gsd_exec_conf.opts),
+     * checked by the backend. */
+    const char *const *executor_opts;
+    size_t nexecutor_opts;
 } gsd_opts;
 
 void gsd_opts_init(gsd_opts *o);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * drain.c - nodes drained while the executor cannot launch tasks.
+ * drain.c - nodes drained while the executor cannot launch tasks, composed
+ * with the cluster manager's node states.
  *
  * When the executor reports a launch that failed for the node's sake
  * (GSD_XLAUNCH_NODE: its run or log directory cannot be created - a
@@ -17,6 +18,11 @@
  * with a state directory run every task on this machine (no
  * GSD_XCAP_MULTINODE), so the directory is every node's.
  *
+ * A node has more reasons to be out of service with a cluster backend (the
+ * manager drained it or lost it: events.c keeps them in g->nodest):
+ * gsd_node_sync composes them, and a node returns to service only when no
+ * reason remains.
+ *
  * Invariants: scheduler thread only, inside a cycle (the engine's records
  * are committed with the cycle); the engine performs the node changes, the
  * daemon only asks; the drained state is not stored - a restart checks the
@@ -27,10 +33,34 @@
 
 #include "gsd_sched.h"
 
-static void set_all(gsd_sched *g, int drain, const char *why)
+const char *gsd_node_why(gsd_sched *g, int n)
+{
+    const gsd_nodest *ns = g->nodest ? &g->nodest[n] : NULL;
+    int mgr = ns && ns->mgr != GSD_XNODE_UP;
+    if (!g->drained && !mgr) return NULL;
+    char why[512];
+    size_t k = 0;
+    if (mgr)
+        k += (size_t)snprintf(why, sizeof why, "%s: node %s%s%s", gsd_exec_backend(g->x)->name,
+                              ns->mgr == GSD_XNODE_DOWN ? "down" : "drained",
+                              ns->mgr_why ? ": " : "", ns->mgr_why ? ns->mgr_why : "");
+    if (g->drained && k < sizeof why)
+        snprintf(why + k, sizeof why - k, "%s%s", k ? "; " : "", g->drain_why);
+    return gsd_intern(g, why);
+}
+
+void gsd_node_sync(gsd_sched *g, int n)
+{
+    const char *why = gsd_node_why(g, n);
+    gs_engine_drain_node(g->e, n, why != NULL, why ? why : "back in service");
+    g->changed = 1;
+}
+
+/* Every node from its reasons (the executor's drain is every node's). */
+static void set_all(gsd_sched *g)
 {
     size_t nn = gs_cluster_nnodes(g->c);
-    for (size_t n = 0; n < nn; n++) gs_engine_drain_node(g->e, (int)n, drain, why);
+    for (size_t n = 0; n < nn; n++) gsd_node_sync(g, (int)n);
     g->changed = 1;
 }
 
@@ -43,7 +73,7 @@ void gsd_drain(gsd_sched *g, const char *why, gs_time now)
     gsd_log("executor cannot launch tasks: %s: draining every node (running jobs go on; "
             "checking again every %llds)",
             why, (long long)(GSD_DRAIN_RECHECK / GS_SEC));
-    set_all(g, 1, gsd_intern(g, g->drain_why));
+    set_all(g);
 }
 
 gs_time gsd_drain_recheck(gsd_sched *g, gs_time now)
@@ -70,6 +100,6 @@ gs_time gsd_drain_recheck(gsd_sched *g, gs_time now)
     gsd_log("executor can launch tasks again (was: %s): every node back in service", g->drain_why);
     g->drained = 0;
     g->drain_why[0] = '\0';
-    set_all(g, 0, "the executor can launch tasks again");
+    set_all(g); /* nodes the cluster manager drained stay out of service */
     return GS_TIME_MAX;
 }

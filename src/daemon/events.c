@@ -12,6 +12,17 @@
  * node's (state directory not writable) drain the nodes (drain.c) and
  * requeue the job without counting an attempt - it is not the job's fault.
  *
+ * Cluster backends also report what happens outside gsched's runs (no job
+ * lookup): a node's state in the manager (NODE: DOWN stops the jobs there,
+ * which are requeued once their runs end, and with DRAIN takes the node out
+ * of service, composed with the executor's own drain in drain.c; UP returns
+ * it when no reason remains), GPUs used by foreign jobs
+ * (OUTSIDE: gs_engine_set_outside), a job to adopt (ADOPT: submitted like a
+ * client's, with spec.external; bound after the commit, or retired with the
+ * reason when refused) and an external job gone (GONE: the job is
+ * cancelled).  Calls back into the executor (bind, retire) are queued and
+ * made after the commit (gsd_xq_run), never from inside its poll.
+ *
  * Invariants: the executor never calls the engine; this file does, on the
  * scheduler thread, inside the cycle (so the outcome is committed with the
  * cycle).  A finished run is queued for gsd_exec_forget, which gsd_act
@@ -133,9 +144,240 @@ static void finalize_run(gsd_sched *g, const gs_job *j, const gsd_xev *ev, gs_ti
     gs_engine_task_exited(g->e, j, ev->exit_code, gsd_intern(g, why), now);
 }
 
+/* ---- cluster backends: nodes, outside use, adoption, jobs gone ------------------------------ */
+
+void gsd_xq_push(gsd_sched *g, int kind, int64_t job_id, const char *ext, int state,
+                 const char *why)
+{
+    if (!gsd_exec_can(g->x, GSD_XCAP_EXTERNAL)) return;
+    if (g->nxq == g->capxq) {
+        g->capxq = g->capxq ? g->capxq * 2 : 16;
+        g->xq = gsd_xrealloc(g->xq, g->capxq * sizeof *g->xq);
+    }
+    g->xq[g->nxq++] =
+        (gsd_xcall){kind, job_id, gsd_xstrdup(ext), state, gsd_xstrdup(why ? why : "")};
+}
+
+void gsd_xq_run(gsd_sched *g)
+{
+    for (size_t i = 0; i < g->nxq; i++) {
+        gsd_xcall *c = &g->xq[i];
+        if (c->kind == GSD_XC_BIND) {
+            const gs_job *j = gs_engine_find_job(g->e, c->job_id);
+            /* ended before its bind (rejected on arrival): its retire follows */
+            if (j && !gs_job_state_final(j->state) &&
+                gsd_exec_bind(g->x, c->job_id, c->ext) == GS_ENOENT) {
+                if (g->ngone == g->capgone) {
+                    g->capgone = g->capgone ? g->capgone * 2 : 16;
+                    g->gone = gsd_xrealloc(g->gone, g->capgone * sizeof *g->gone);
+                }
+                g->gone[g->ngone++] = c->job_id;
+            }
+        } else {
+            gsd_exec_retire(g->x, c->job_id, c->ext, c->state, c->why);
+        }
+        free(c->ext);
+        free(c->why);
+    }
+    g->nxq = 0;
+}
+
+int gsd_cancel_outside(gsd_sched *g, const gs_job *head, const char *why, gs_time now)
+{
+    int stops = 0;
+    char byb[300], reason[340];
+    snprintf(byb, sizeof byb, "%s (%s)", gsd_exec_backend(g->x)->name, why);
+    snprintf(reason, sizeof reason, "cancelled by %s", byb);
+    const char *by = gsd_intern(g, byb);
+    size_t nj = gs_engine_njobs(g->e);
+    for (size_t s = (size_t)head->slot; s < nj; s++) {
+        const gs_job *j = gs_engine_job(g->e, s);
+        if (s != (size_t)head->slot && j->group != head->id) break; /* the parts follow it */
+        if (gs_job_state_final(j->state)) continue;
+        gsd_jobx *x = gsd_jx(g, j->slot);
+        if (j->state == GS_JOB_PENDING) {
+            x->cancel_by = by;
+            gs_engine_cancel(g->e, j, gsd_intern(g, reason), now);
+            continue;
+        }
+        /* holding GPUs: stop its tasks; it ends (cancelled) once they are gone */
+        if (x->stop == GSD_STOP_CANCEL) continue;
+        x->stop = GSD_STOP_CANCEL;
+        x->cancel_by = by;
+        gsd_mark_dirty(g, j->slot);
+        gsd_push_rec(g, GSD_EV_CANCEL_REQ, j->slot, now, "%s: SIGTERM, SIGKILL after %llds", why,
+                     (long long)(gsd_job_grace(g, x) / GS_SEC));
+        stops = 1;
+    }
+    g->changed = 1;
+    return stops;
+}
+
+void gsd_gone_run(gsd_sched *g, gs_time now)
+{
+    for (size_t i = 0; i < g->ngone; i++) {
+        const gs_job *j = gs_engine_find_job(g->e, g->gone[i]);
+        if (!j || gs_job_state_final(j->state)) continue;
+        gsd_log("job %lld: its external job %s is gone: cancelled", (long long)j->id,
+                gsd_jx(g, j->slot)->spec.external ? gsd_jx(g, j->slot)->spec.external : "?");
+        gsd_cancel_outside(g, j, "its external job is gone", now);
+    }
+    g->ngone = 0;
+}
+
+static int node_of(gsd_sched *g, const gsd_xev *ev)
+{
+    int n = ev->node ? gs_cluster_find_node(g->c, ev->node) : -1;
+    if (n < 0)
+        gsd_log("executor %s reports node '%s', which the cluster does not have: ignored",
+                gsd_exec_backend(g->x)->name, ev->node ? ev->node : "(none)");
+    return n;
+}
+
+/* The cluster manager's node state: DOWN stops the jobs there (requeued once their tasks are
+ * gone) and takes the node out of service; DRAIN takes it out, its jobs go on; UP returns it
+ * when no other reason remains (drain.c). */
+static void node_state(gsd_sched *g, const gsd_xev *ev, gs_time now)
+{
+    int n = node_of(g, ev);
+    if (n < 0) return;
+    gsd_nodest *ns = &g->nodest[n];
+    int st = ev->node_state;
+    if (st != GSD_XNODE_DOWN && st != GSD_XNODE_DRAIN) st = GSD_XNODE_UP;
+    const char *why = ev->msg && *ev->msg ? gsd_intern(g, ev->msg) : NULL;
+    if (ns->mgr == st && ns->mgr_why == why) return;
+    static const char *const names[] = {"up", "drained", "down"};
+    gsd_log("node %s: %s says %s%s%s", ev->node, gsd_exec_backend(g->x)->name, names[st],
+            why ? ": " : "", why ? why : "");
+    ns->mgr = (int8_t)st;
+    ns->mgr_why = why;
+    if (st == GSD_XNODE_DOWN) {
+        /* its work is lost: stop every job holding a GPU there (GPUs stay held until their
+         * runs end, so none is given twice); the job is requeued when its run is done */
+        char r[300];
+        snprintf(r, sizeof r, "node %s failed (%s%s%s): requeued", ev->node,
+                 gsd_exec_backend(g->x)->name, why ? ": " : "", why ? why : "down");
+        const gs_node *nd = gs_cluster_node(g->c, n);
+        for (int32_t gi = nd->gpu_lo; gi < nd->gpu_hi; gi++) {
+            int32_t owner = gs_cluster_gpu(g->c, gi)->owner;
+            if (owner < 0) continue;
+            const gs_job *j = gs_engine_job(g->e, (size_t)owner);
+            if (j->state == GS_JOB_RUNNING) gs_engine_preempt(g->e, j, gsd_intern(g, r));
+        }
+    }
+    gsd_node_sync(g, n);
+    (void)now;
+}
+
+static void outside(gsd_sched *g, const gsd_xev *ev)
+{
+    int n = node_of(g, ev);
+    if (n < 0) return;
+    int count = ev->count < 0 ? 0 : ev->count;
+    if (g->nodest[n].outside == count) return;
+    gsd_log("node %s: %d GPU(s) used outside gsched%s%s", ev->node, count, ev->msg ? ": " : "",
+            ev->msg ? ev->msg : "");
+    g->nodest[n].outside = count;
+    gs_engine_set_outside(g->e, n, count, ev->msg);
+    g->changed = 1;
+}
+
+static void adopt_refused(gsd_sched *g, const gsd_adopt *a, const char *why)
+{
+    gsd_log("%s: not adopted: %s", a->ext, why);
+    gsd_xq_push(g, GSD_XC_RETIRE, -1, a->ext, GS_JOB_REJECTED, why);
+}
+
+/* A job submitted outside gsched: submitted like a client's job (the same validation, VC cap,
+ * and arrival rule; per-user rate limits are the HTTP side's and do not apply), bound after
+ * the commit; one refused is retired with the reason. */
+static void adopt(gsd_sched *g, const gsd_adopt *a, gs_time now)
+{
+    if (!a || !a->ext || !*a->ext) {
+        gsd_log("executor %s reports a job to adopt without a name: ignored",
+                gsd_exec_backend(g->x)->name);
+        return;
+    }
+    char why[600];
+    if (!a->user || !gsd_user_name_ok(a->user)) {
+        snprintf(why, sizeof why, "its owner '%s' is not a gsched user name",
+                 a->user ? a->user : "");
+        adopt_refused(g, a, why);
+        return;
+    }
+    gsd_cmd *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    c->kind = GSD_CMD_SUBMIT;
+    gsd_spec *sp = &c->spec;
+    gsd_spec_init(sp);
+    sp->name = gsd_xstrdup(a->name);
+    sp->user = gsd_xstrdup(a->user);
+    sp->run_as = gsd_xstrdup(a->run_as);
+    sp->vc = gsd_xstrdup(a->vc);
+    sp->workdir = gsd_xstrdup(a->workdir);
+    sp->gpu_type = gsd_xstrdup(a->gpu_type);
+    sp->external = gsd_xstrdup(a->ext);
+    sp->priority = a->priority;
+    sp->ntasks = a->ntasks;
+    sp->gpus_per_task = a->gpus_per_task;
+    sp->gang = 1; /* one external job: its tasks start together */
+    sp->cpus_per_task = a->cpus_per_task;
+    sp->mem_mb_per_task = a->mem_mb_per_task;
+    sp->time_limit = a->time_limit > 0 ? a->time_limit : 0;
+    /* the external job brings its own command (the executor runs it); a spec has one */
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, ": the batch script of %s", a->ext);
+    sp->shell = gsd_xstrdup(cmd);
+    snprintf(c->user, sizeof c->user, "%s", a->user);
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    const char *field = "";
+    if (gsd_spec_validate(sp, &d, &field)) {
+        snprintf(why, sizeof why, "%s", d.msg[0] ? d.msg : "invalid job");
+        adopt_refused(g, a, why);
+        gsd_cmd_free(c);
+        return;
+    }
+    c->spec_json = gsd_spec_to_json(sp);
+    if (!c->spec_json) abort();
+    gsd_do_submit(g, c, now);
+    const gs_job *j = c->status ? NULL : gs_engine_find_job(g->e, c->job_id);
+    if (!j) {
+        snprintf(why, sizeof why, "%s", c->detail[0] ? c->detail : "it could not be submitted");
+        adopt_refused(g, a, why);
+        gsd_cmd_free(c);
+        return;
+    }
+    gsd_push_rec(g, GSD_EV_ADOPTED, j->slot, now, "adopted from %s", a->ext);
+    gsd_log("job %lld (%s): adopted from %s", (long long)j->id, a->user, a->ext);
+    gsd_xq_push(g, GSD_XC_BIND, j->id, a->ext, 0, NULL);
+    gsd_cmd_free(c);
+}
+
+/* Events about no run of ours (cluster backends); 1 when handled. */
+static int cluster_event(gsd_sched *g, const gsd_xev *ev, gs_time now)
+{
+    const gs_job *j;
+    char why[300];
+    switch (ev->kind) {
+    case GSD_X_NODE: node_state(g, ev, now); return 1;
+    case GSD_X_OUTSIDE: outside(g, ev); return 1;
+    case GSD_X_ADOPT: adopt(g, ev->adopt, now); return 1;
+    case GSD_X_GONE:
+        j = gs_engine_find_job(g->e, ev->job_id);
+        if (!j || gs_job_state_final(j->state)) return 1;
+        snprintf(why, sizeof why, "%s", ev->msg && *ev->msg ? ev->msg : "its external job is gone");
+        gsd_log("job %lld: %s: cancelled", (long long)j->id, why);
+        gsd_cancel_outside(g, j, why, now);
+        return 1;
+    default: return 0;
+    }
+}
+
 void gsd_on_xev(void *ud, const gsd_xev *ev)
 {
     gsd_sched *g = ud;
+    if (cluster_event(g, ev, g->last_now)) return;
     const gs_job *j = gs_engine_find_job(g->e, ev->job_id);
     if (!j) return;
     gs_time now = g->last_now;
@@ -170,6 +412,6 @@ void gsd_on_xev(void *ud, const gsd_xev *ev)
     case GSD_X_NODE:
     case GSD_X_OUTSIDE:
     case GSD_X_ADOPT:
-    case GSD_X_GONE: break; /* cluster backends: handled before the job lookup */
+    case GSD_X_GONE: break; /* cluster backends: handled before the job lookup (cluster_event) */
     }
 }

@@ -406,6 +406,10 @@ static void logs_reach_warn(const char *logs, void (*log)(void *, const char *),
 /* Paths are made absolute once the directories exist (log paths are shown to clients). */
 static int local_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
 {
+    if (conf->nopts) /* it has no settings of its own */
+        return gs_diag_set(d, GS_EINVAL, 0, 0,
+                           "executor local takes no --executor-opt (got '%s'; it has no keys)",
+                           conf->opts[0]);
     xlocal *x = calloc(1, sizeof *x);
     if (!x) abort();
     x->self = xstrdup(conf->self_exe ? conf->self_exe : "/proc/self/exe");

@@ -107,6 +107,24 @@ typedef struct gsd_vcstat {
     int32_t jobs; /* accepted jobs (arrived, not rejected): the VC exists for users iff > 0 */
 } gsd_vcstat;
 
+/* A cluster backend's view of a node (events.c): kept so that every reason a node is out of
+ * service composes (drain.c, gsd_node_sync) and the node views can show it. */
+typedef struct gsd_nodest {
+    int8_t mgr;          /* GSD_XNODE_* as the cluster manager last said (UP until it speaks) */
+    int32_t outside;     /* GPUs used outside gsched, as the manager last said */
+    const char *mgr_why; /* interned: the manager's reason for mgr, NULL = none */
+} gsd_nodest;
+
+/* A call to the executor made only once what it follows is committed (events.c). */
+enum { GSD_XC_BIND = 1, GSD_XC_RETIRE = 2 };
+typedef struct gsd_xcall {
+    int kind;
+    int64_t job_id; /* -1: an adoption refused before any job existed (RETIRE) */
+    char *ext;      /* the external job (NULL: none) */
+    int state;      /* RETIRE: the final gs_job_state */
+    char *why;      /* RETIRE: the reason */
+} gsd_xcall;
+
 typedef struct gsd_sched {
     gsd sh; /* the part HTTP threads see (gsd.h); first member */
     char *state_dir;
@@ -158,6 +176,14 @@ typedef struct gsd_sched {
     int32_t *pins;
     size_t npins, cappins;
     int store_failed; /* a write of this cycle failed: write nothing more, the commit fails */
+    /* cluster backends (events.c): node states and outside use by node index; binds and
+     * retires waiting for the commit; adopted jobs whose external job was gone at bind (they
+     * are cancelled at the next cycle) */
+    gsd_nodest *nodest;
+    gsd_xcall *xq;
+    size_t nxq, capxq;
+    int64_t *gone;
+    size_t ngone, capgone;
     /* read-only mode (disk.c): the last commit failed; its changes are pending, its commands
      * held (answered once a retry commits), nothing new is started or signalled */
     int read_only;
@@ -208,6 +234,19 @@ void gsd_act(gsd_sched *g, gs_time now);
 
 /* events.c */
 void gsd_on_xev(void *ud, const gsd_xev *ev);
+/* Queue an executor call for after the commit (gsd_xq_run): bind job_id to ext, or retire it
+ * (state, why).  Nothing is queued for an executor without GSD_XCAP_EXTERNAL. */
+void gsd_xq_push(gsd_sched *g, int kind, int64_t job_id, const char *ext, int state,
+                 const char *why);
+/* After the commit (gsd_act): make the queued calls, in order.  A bind the executor answers
+ * GS_ENOENT (its external job is gone) has the job cancelled at the next cycle. */
+void gsd_xq_run(gsd_sched *g);
+/* At the start of a cycle: cancel the jobs whose external job was found gone. */
+void gsd_gone_run(gsd_sched *g, gs_time now);
+/* Cancel job j (and the parts of a non-gang head) because of something outside gsched
+ * (why).  A job holding GPUs gets the stop protocol: returns 1 when such a stop is needed
+ * (gsd_act sends it for the CANCEL_REQ record), 0 otherwise. */
+int gsd_cancel_outside(gsd_sched *g, const gs_job *j, const char *why, gs_time now);
 
 /* commands.c */
 void gsd_cmd_fail(gsd_cmd *c, int status, int err, const char *fmt, ...)
@@ -267,5 +306,11 @@ void gsd_drain(gsd_sched *g, const char *why, gs_time now);
  * the next instant it wants a cycle (GS_TIME_MAX when not drained). */
 gs_time gsd_drain_recheck(gsd_sched *g, gs_time now);
 #define GSD_DRAIN_RECHECK (5 * GS_SEC)
+/* Put node n in or out of service from every reason it has: the executor cannot launch
+ * (gsd_drain), the cluster manager drains or lost it (g->nodest).  It returns to service only
+ * when no reason remains. */
+void gsd_node_sync(gsd_sched *g, int n);
+/* Why node n takes no new job (interned; NULL when it is in service). */
+const char *gsd_node_why(gsd_sched *g, int n);
 
 #endif

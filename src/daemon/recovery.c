@@ -13,7 +13,9 @@
  * smaller one) has its tasks killed and is resubmitted, so that the engine's
  * arrival rule rejects it with the reason, as it does pending ones - no job
  * waits forever for GPUs that no longer exist, blocking the queue;
- * processes no job claims are killed (gsd_exec_sweep).  The result is
+ * a cluster backend is told every live job (gsd_exec_bind, with the external
+ * job it was adopted from, if any), and a job whose external job is gone is
+ * cancelled; processes no job claims are killed (gsd_exec_sweep).  The result is
  * committed before any process is started; what is signalled right after
  * (SIGCONT, a stop's SIGTERM again) is what the database already says.  A
  * recovery that cannot be committed leaves the daemon read-only (disk.c).
@@ -304,6 +306,24 @@ int gsd_recover(gsd_sched *g, gs_diag *d)
      * recovered may be older than the newest job ever (finished ones are not loaded), and
      * writing its id + 1 would hand the newer ids out a second time after the next restart */
     g->meta_njobs = gs_engine_njobs(g->e);
+    /* a cluster backend learns which jobs are live (and which external job each was adopted
+     * from) before its sweep; a job whose external job is gone is cancelled */
+    size_t gone = 0;
+    for (size_t s = 0; gsd_exec_can(g->x, GSD_XCAP_EXTERNAL) && s < gs_engine_njobs(g->e); s++) {
+        const gs_job *j = gs_engine_job(g->e, s);
+        if (gs_job_state_final(j->state)) continue;
+        const char *ext = gsd_jx(g, (int32_t)s)->spec.external;
+        if (gsd_exec_bind(g->x, j->id, ext) != GS_ENOENT || !ext) continue;
+        gsd_log("job %lld: its external job %s is gone: cancelled", (long long)j->id, ext);
+        gone++;
+        if (gsd_cancel_outside(g, j, "its external job is gone", rc.now)) {
+            if (rc.nstops == rc.capstops) {
+                rc.capstops = rc.capstops ? rc.capstops * 2 : 16;
+                rc.stops = gsd_xrealloc(rc.stops, rc.capstops * sizeof *rc.stops);
+            }
+            rc.stops[rc.nstops++] = (restop){j->id, gsd_job_grace(g, gsd_jx(g, j->slot)), 1};
+        }
+    }
     int killed = gsd_exec_sweep(g->x, sweep_log, NULL);
     /* a recovery that cannot be committed (disk full) starts the daemon read-only with the
      * recovery's changes pending (disk.c): it serves what it read, starts nothing and commits
@@ -320,6 +340,7 @@ int gsd_recover(gsd_sched *g, gs_diag *d)
     if (!ro) g->nrecs = 0; /* else pending: written, then acted on, by the retry */
     for (int s = 0; s < GS_JOB_NSTATES; s++)
         if (!gs_job_state_final((gs_job_state)s)) g->final_counts[s] = 0;
+    if (gone) gsd_log("cancelled %zu job(s) whose external job is gone", gone);
     if (rc.pending || rc.adopted || rc.requeued || killed || rc.failed || rc.never)
         gsd_log("recovered %zu pending and %zu running job(s) (%zu requeued, %zu unreadable, "
                 "%zu that can never run on this cluster); killed %d orphaned task(s)",

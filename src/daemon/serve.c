@@ -2,7 +2,10 @@
 /*
  * serve.c - `gsched serve`: start-up (cluster, tokens, engine, database,
  * executor, recovery, signals, HTTP), the loop that runs cycles, and
- * graceful shutdown.
+ * graceful shutdown.  With a cluster backend (GSD_XCAP_CLUSTER) the
+ * executor comes before the cluster and the engine: the backend describes
+ * the cluster (or checks a declared one, --cluster), and its threads may
+ * wake the loop (gsd_exec_conf.wake writes the wake pipe).
  *
  * Invariants: the thread that calls gsd_serve becomes the scheduler thread
  * and owns the gsd_sched object (on its stack); HTTP threads start only
@@ -103,6 +106,87 @@ static void exec_log(void *ud, const char *msg)
     gsd_log("%s", msg);
 }
 
+/* gsd_exec_conf.wake: a backend's thread has something to report; any thread may call it (a
+ * write to the non-blocking wake pipe, like the signal handlers and the HTTP threads). */
+static void exec_wake(void *ud)
+{
+    const gsd *sh = ud;
+    char b = 'x';
+    ssize_t w = write(sh->wake[1], &b, 1);
+    (void)w;
+}
+
+/* The engine on g->c: LIVE mode, the same policies as the simulator, told what the executor's
+ * backend cannot carry out (so that no policy is allowed a mechanism, suspend, the backend
+ * lacks: engine.h, "when the program cannot carry out a mechanism").  0, or -1 after a log
+ * line. */
+static int make_engine(gsd_sched *g, const gsd_opts *o, const gsd_exec_ops *xops)
+{
+    gs_diag d;
+    gs_params empty;
+    gs_params_init(&empty);
+    gs_params *params = o->params ? o->params : &empty;
+    if (!gs_params_get(params, "preempt_cost")) gs_params_set(params, "preempt_cost", "0");
+    if (!gs_params_get(params, "slowdown")) gs_params_set(params, "slowdown", "off");
+    gs_params_reset_used(params);
+    gs_engine_opts eo;
+    gs_engine_opts_init(&eo);
+    eo.mode = GS_ENGINE_LIVE;
+    eo.placement = o->placement;
+    eo.placement_set = o->placement_set;
+    eo.read_file = gs_read_data_file;
+    eo.mech_unsupported = gsd_exec_mech_unsupported(xops);
+    gs_diag_init(&d, NULL);
+    if (gs_engine_opts_from_params(params, &eo, &d) ||
+        (o->policy_ops
+             ? gs_engine_create_ops(g->c, o->policy_ops, params, &eo, &g->e, &d)
+             : gs_engine_create(g->c, o->policy ? o->policy : "fifo", params, &eo, &g->e, &d))) {
+        gsd_log("%s", d.msg);
+        gs_params_release(&empty);
+        return -1;
+    }
+    const char *unused = gs_params_unused(params);
+    gs_params_release(&empty);
+    if (unused) {
+        gsd_log("parameter '%s' is not used by policy %s or the engine (see docs/policies.md)",
+                unused, gs_engine_policy_name(g->e));
+        return -1;
+    }
+    gs_engine_set_observer(g->e, gsd_observe, g);
+    g->sh.o.policy = gs_engine_policy_name(g->e); /* what /v1/health reports */
+    g->nodest = calloc(gs_cluster_nnodes(g->c) ? gs_cluster_nnodes(g->c) : 1, sizeof *g->nodest);
+    if (!g->nodest) abort();
+    return 0;
+}
+
+/* A cluster backend's cluster (GSD_XCAP_CLUSTER): its model when no --cluster was given, else
+ * the given one checked against what it manages.  0, or -1 after a log line. */
+static int exec_cluster(gsd_sched *g, const gsd_opts *o)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    const char *bk = gsd_exec_backend(g->x)->name;
+    if (o->cluster) {
+        gs_cluster *none = NULL;
+        int rc = gsd_exec_cluster(g->x, g->c, &none, &d);
+        gs_cluster_destroy(none);
+        if (rc) {
+            gsd_log("cluster %s does not match what executor %s manages: %s", o->cluster, bk,
+                    d.msg[0] ? d.msg : gs_strerror(rc));
+            return -1;
+        }
+        return 0;
+    }
+    if (gsd_exec_cluster(g->x, NULL, &g->c, &d) || !g->c) {
+        gsd_log("cluster: executor %s cannot describe its cluster: %s", bk,
+                d.msg[0] ? d.msg : "no cluster");
+        return -1;
+    }
+    gsd_log("cluster from executor %s: %zu node(s), %zu GPU(s)", bk, gs_cluster_nnodes(g->c),
+            gs_cluster_ngpus(g->c));
+    return 0;
+}
+
 static char *default_state_dir(const char *db)
 {
     size_t n = strlen(db);
@@ -159,6 +243,13 @@ static void release_all(gsd_sched *g)
     free(g->recs);
     free(g->forget);
     free(g->pins);
+    free(g->nodest);
+    for (size_t i = 0; i < g->nxq; i++) {
+        free(g->xq[i].ext);
+        free(g->xq[i].why);
+    }
+    free(g->xq);
+    free(g->gone);
     for (size_t i = 0; i < g->ntput; i++) {
         free(g->tput[i].handle);
         free(g->tput[i].gpus);
@@ -202,7 +293,16 @@ int gsd_serve(const gsd_opts *o)
     gs_diag_init(&d, NULL);
     char msg[1024];
 
-    /* cluster: declared, or discovered through NVML */
+    /* the executor's backend first: the engine must know what it cannot carry out, and a
+     * cluster backend describes the cluster (then the engine is made once the executor is) */
+    const gsd_exec_ops *xops = o->executor_ops;
+    gs_diag_init(&d, NULL);
+    if (!xops && gsd_exec_lookup(o->executor, &xops, &d)) {
+        gsd_log("%s", d.msg);
+        goto out;
+    }
+    int cluster_exec = (xops->caps & GSD_XCAP_CLUSTER) != 0;
+    /* cluster: declared, from a cluster backend, or discovered through NVML */
     if (o->cluster) {
         gs_diag_init(&d, o->cluster);
         if (gs_cluster_load(o->cluster, &g.c, &d)) {
@@ -210,7 +310,7 @@ int gsd_serve(const gsd_opts *o)
             gsd_log("cluster: %s", msg);
             goto out;
         }
-    } else if (gsd_nvml_cluster(&g.c, &d)) {
+    } else if (!cluster_exec && gsd_nvml_cluster(&g.c, &d)) {
         gsd_log("no cluster: %s; give --cluster SPEC (e.g. --cluster 1x4 for four fake GPUs)",
                 d.msg);
         goto out;
@@ -223,49 +323,7 @@ int gsd_serve(const gsd_opts *o)
             goto out;
         }
     }
-    /* engine: LIVE mode, the same policies as the simulator */
-    gs_params empty;
-    gs_params_init(&empty);
-    gs_params *params = o->params ? o->params : &empty;
-    if (!gs_params_get(params, "preempt_cost")) gs_params_set(params, "preempt_cost", "0");
-    if (!gs_params_get(params, "slowdown")) gs_params_set(params, "slowdown", "off");
-    gs_params_reset_used(params);
-    /* the executor's backend first: the engine must know what it cannot carry out, so that
-     * no policy is allowed a mechanism (suspend) the backend lacks (engine.h, "when the
-     * program cannot carry out a mechanism") */
-    const gsd_exec_ops *xops = o->executor_ops;
-    gs_diag_init(&d, NULL);
-    if (!xops && gsd_exec_lookup(o->executor, &xops, &d)) {
-        gsd_log("%s", d.msg);
-        gs_params_release(&empty);
-        goto out;
-    }
-    gs_engine_opts eo;
-    gs_engine_opts_init(&eo);
-    eo.mode = GS_ENGINE_LIVE;
-    eo.placement = o->placement;
-    eo.placement_set = o->placement_set;
-    eo.read_file = gs_read_data_file;
-    eo.mech_unsupported = gsd_exec_mech_unsupported(xops);
-    gs_diag_init(&d, NULL);
-    if (gs_engine_opts_from_params(params, &eo, &d) ||
-        (o->policy_ops
-             ? gs_engine_create_ops(g.c, o->policy_ops, params, &eo, &g.e, &d)
-             : gs_engine_create(g.c, o->policy ? o->policy : "fifo", params, &eo, &g.e, &d))) {
-        gsd_log("%s", d.msg);
-        gs_params_release(&empty);
-        goto out;
-    }
-    const char *unused = gs_params_unused(params);
-    if (unused) {
-        gsd_log("parameter '%s' is not used by policy %s or the engine (see docs/policies.md)",
-                unused, gs_engine_policy_name(g.e));
-        gs_params_release(&empty);
-        goto out;
-    }
-    gs_params_release(&empty);
-    gs_engine_set_observer(g.e, gsd_observe, &g);
-    g.sh.o.policy = gs_engine_policy_name(g.e); /* what /v1/health reports */
+    if (!cluster_exec && make_engine(&g, o, xops)) goto out;
     /* database and executor */
     g.state_dir = o->state_dir ? gsd_xstrdup(o->state_dir) : default_state_dir(o->db);
     gs_diag_init(&d, NULL);
@@ -285,6 +343,15 @@ int gsd_serve(const gsd_opts *o)
         gsd_log("%s", d.msg);
         goto out;
     }
+    /* the wake pipe before the executor: a backend's threads may wake the loop at once */
+    if (pipe(g.sh.wake) != 0) {
+        gsd_log("pipe: %s", strerror(errno));
+        goto out;
+    }
+    for (int i = 0; i < 2; i++) {
+        fcntl(g.sh.wake[i], F_SETFL, fcntl(g.sh.wake[i], F_GETFL) | O_NONBLOCK);
+        fcntl(g.sh.wake[i], F_SETFD, FD_CLOEXEC);
+    }
     gsd_runas_conf_init(&g.sh.runas, geteuid(), o->single_user, o->allow_root_jobs);
     gsd_exec_conf xc = {.state_dir = g.state_dir,
                         .self_exe = o->self_exe ? o->self_exe : "/proc/self/exe",
@@ -295,12 +362,17 @@ int gsd_serve(const gsd_opts *o)
                         .switch_users = g.sh.runas.switch_users,
                         .allow_root = g.sh.runas.allow_root,
                         .cgroup = o->cgroup,
-                        .log = exec_log};
+                        .log = exec_log,
+                        .wake = exec_wake,
+                        .wake_ud = &g.sh,
+                        .opts = o->executor_opts,
+                        .nopts = o->nexecutor_opts};
     if (gsd_exec_create_ops(xops, &xc, &g.x, &d)) {
         gsd_log("%s", d.msg);
         goto out;
     }
     g.sh.xlog = g.x;
+    if (cluster_exec && (exec_cluster(&g, o) || make_engine(&g, o, xops))) goto out;
     if (gs_cluster_nnodes(g.c) > 1 && !gsd_exec_can(g.x, GSD_XCAP_MULTINODE))
         gsd_log("executor %s runs every task on this machine: the %zu nodes of the cluster are "
                 "a model",
@@ -313,15 +385,6 @@ int gsd_serve(const gsd_opts *o)
     if ((abs = realpath(g.log_dir, NULL))) {
         free(g.log_dir);
         g.log_dir = abs;
-    }
-    if (pipe(g.sh.wake) != 0) {
-        gsd_log("pipe: %s", strerror(errno));
-        exit_code = 1;
-        goto out;
-    }
-    for (int i = 0; i < 2; i++) {
-        fcntl(g.sh.wake[i], F_SETFL, fcntl(g.sh.wake[i], F_GETFL) | O_NONBLOCK);
-        fcntl(g.sh.wake[i], F_SETFD, FD_CLOEXEC);
     }
     exit_code = 1;
     if (gsd_recover(&g, &d)) {

@@ -236,7 +236,13 @@ void gsd_publish(gsd_sched *g, gs_time now)
         v->free_cpus = nd->free_cpus;
         v->mem_mb = nd->mem_mb;
         v->free_mem_mb = nd->free_mem_mb;
-        v->drain = g->drained ? gsd_intern(g, g->drain_why) : NULL;
+        v->drain = nd->down ? gsd_node_why(g, (int)n) : NULL;
+        v->outside = gs_engine_node_outside(g->e, (int)n, &v->outside_asked);
+        if (gsd_exec_can(g->x, GSD_XCAP_CLUSTER) && g->nodest) {
+            static const char *const names[] = {"up", "drained", "down"};
+            v->mgr = names[g->nodest[n].mgr];
+            v->mgr_why = g->nodest[n].mgr_why;
+        }
         for (int gi = nd->gpu_lo; gi < nd->gpu_hi; gi++) {
             const gs_gpu *gp = gs_cluster_gpu(g->c, gi);
             gsd_gview *gv = &s->gpus[gi];
@@ -245,6 +251,7 @@ void gsd_publish(gsd_sched *g, gs_time now)
             /* unavailable and idle (a drained node's GPUs that jobs still hold count as
              * allocated: they run on) */
             gv->down = (gp->down || nd->down) && gp->owner < 0;
+            gv->outside = gs_engine_gpu_outside(g->e, gi);
             gv->type = gs_cluster_gpu_type_name(g->c, gp->type);
             gv->job = gp->owner >= 0 ? gs_engine_job(g->e, (size_t)gp->owner)->id : -1;
             if (gp->owner >= 0) v->alloc++;
