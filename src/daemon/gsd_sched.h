@@ -16,13 +16,15 @@
  *   serve.c     start-up, options, signals, the loop, shutdown
  *   cycle.c     one scheduling cycle, time limits
  *   commands.c  the command queue; submit / dry run / cancel
- *   events.c    executor events -> engine calls
+ *   events.c    executor events -> engine calls; a cluster backend's node states, outside
+ *               use, adoptions and jobs gone; binds and retires queued for after the commit
  *   commit.c    observer records -> rows and events, COMMIT, then act
  *   snapshot.c  views, publishing, queue positions
  *   recovery.c  restart recovery
  *   wait.c      jobs not yet eligible: held jobs, dependencies
  *   disk.c      the default log directory
- *   drain.c     nodes drained while the executor cannot launch; periodic re-check
+ *   drain.c     nodes drained while the executor cannot launch; periodic re-check; every
+ *               reason a node is out of service composed (the cluster manager's too)
  *   jobs.c      per-job state: the gsd_jobx array, dirty rows, view chunks, records
  *   util.c      logging, clocks, interning, allocation that aborts
  *   metrics.c   metrics primitives and the Prometheus text (gsd.h only)
