@@ -20,10 +20,14 @@
 #                              (S_PARTS: gpu) [args]
 #   s_user NAME                make the Unix user NAME (gst-*) unless it exists; removed at exit
 #   sjob ID                    the Slurm job id of gsched job ID (its admin comment gsched:ID), or ""
+#   sruns ID                   "SLURMID NODELIST" of each RUNNING Slurm job tagged gsched:ID
 #   sfield SLURMID KEY         a KEY=value of `scontrol -o show job SLURMID`
 #   wait_for SECS 'CODE'       eval the shell CODE every 0.1 s until it succeeds (1 on timeout;
 #                              quote it: its $(...) must run at each poll)
 #   wait_sstate SLURMID STATE [SECS]  until squeue shows the Slurm job in STATE (e.g. RUNNING)
+#   wait_srun ID NODELIST [SECS]  until Slurm runs gsched job ID (its tagged Slurm job RUNNING)
+#                              on NODELIST (squeue's %N, e.g. n[1-2]); gsched says RUNNING at
+#                              launch, Slurm a moment later
 #   wait_log ID TEXT [TASK]    until the log of gsched job ID's task contains TEXT
 #   ledger_check FILE          a per-task ledger (lines "start|end KEY TIME") shows no key
 #                              running twice at once
@@ -63,6 +67,27 @@ fi
 tmp=$(mktemp -d /tmp/gs-slurm-t${SLURM_K:-0}-gsched.XXXXXX)
 chmod 755 "$tmp" # jobs run by slurmd as other users write their files below it
 . "$src/tests/e2e/lib/daemon.sh"
+
+# wait_state (lib/daemon.sh) says on a timeout what Slurm shows of the job (s_show)
+eval "$(declare -f wait_state | sed '1s/^wait_state/d_wait_state/')"
+wait_state() {
+  d_wait_state "$@" && return 0
+  s_show "$1"
+  return 1
+}
+# s_show ID: the Slurm jobs tagged gsched:ID (state, reason, priority, restarts, nodes) and the
+# job's last gsched events
+s_show() {
+  scontrol -o show job 2> /dev/null | awk -v t="AdminComment=gsched:$1" '
+    { tag = 0; out = ""
+      for (i = 1; i <= NF; i++) {
+        if ($i == t) tag = 1
+        if ($i ~ /^(JobId|JobState|Reason|Priority|Restarts|NodeList|ExitCode)=/) out = out " " $i
+      }
+      if (tag) print "   Slurm:" out }'
+  "$bin" describe job "$1" --server "$SERVER" 2> /dev/null | awk '/^Events:/ { on = 1; next } on' |
+    tail -4 | sed 's/^/   /'
+}
 
 S_USERS=""
 s_cleanup() {
@@ -113,6 +138,17 @@ sjob() {
     awk -v t="AdminComment=gsched:$1" '{ for (i = 1; i <= NF; i++) if ($i == t) { sub(/^JobId=/, "", $1); print $1; exit } }'
 }
 
+sruns() {
+  scontrol -o show job 2> /dev/null | awk -v t="AdminComment=gsched:$1" '
+    { tag = 0; st = ""; nl = ""
+      for (i = 1; i <= NF; i++) {
+        if ($i == t) tag = 1
+        if (index($i, "JobState=") == 1) st = substr($i, 10)
+        if (index($i, "NodeList=") == 1) nl = substr($i, 10)
+      }
+      if (tag && st == "RUNNING") { sub(/^JobId=/, "", $1); print $1, nl } }'
+}
+
 sfield() {
   scontrol -o show job "$1" 2> /dev/null |
     awk -v k="$2=" '{ for (i = 1; i <= NF; i++) if (index($i, k) == 1) { print substr($i, length(k) + 1); exit } }'
@@ -135,6 +171,17 @@ wait_sstate() {
     sleep 0.1
   done
   echo "  Slurm job $1: state '$s' after ${3:-30}s, wanted $2"
+  return 1
+}
+
+wait_srun() {
+  local s=""
+  for _ in $(seq $((${3:-15} * 10))); do
+    s=$(squeue -h -j "$(sjob "$1")" -o '%T %N' 2> /dev/null)
+    [ "$s" = "RUNNING $2" ] && return 0
+    sleep 0.1
+  done
+  echo "  job $1: Slurm shows '$s' after ${3:-15}s, wanted RUNNING $2"
   return 1
 }
 
