@@ -475,6 +475,286 @@ static void stop_requeue_relaunch(void)
     gsd_exec_destroy(x);
 }
 
+/* The Slurm job id of a handle "slurm:ID:TASK". */
+static unsigned hid(const char *handle)
+{
+    unsigned id = 0;
+    sscanf(handle, "slurm:%u:", &id);
+    return id;
+}
+
+/* Submit with sbatch (as root): the job id, 0 on failure. */
+static unsigned sbatch(const char *args)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "sbatch --parsable %s 2>&1", args);
+    return (unsigned)strtoul(sh_out(cmd), NULL, 10);
+}
+
+static char *state_of(unsigned id)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "squeue -h -t all -j %u -o '%%T %%Q' 2>/dev/null", id);
+    return sh_out(cmd);
+}
+
+static void retire_cancels_held_job(void)
+{
+    gsd_exec *x = make_exec();
+    ASSERT(x);
+    job j;
+    make_job(&j, 105, 1, 1, 1, "sleep 60", "n1", NULL);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    ASSERT(wait_for(x, &s, c_started, 30));
+    ASSERT_OK(gsd_exec_stop(x, 105, now_us(), 0));
+    ASSERT(wait_for(x, &s, c_done, 30));
+    unsigned id = hid(s.handle[0]);
+    ASSERT_STR(state_of(id), "PENDING 0");
+    gsd_exec_forget(x, 105);
+    gsd_exec_retire(x, 105, NULL, 4, "cancelled by its owner");
+    int ok = 0;
+    for (int i = 0; i < 100 && !ok; i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        ok = !strncmp(state_of(id), "CANCELLED", 9);
+        if (!ok) nap_ms(100);
+    }
+    ASSERT(ok);
+    /* gsched cancelled it: no GONE */
+    for (int i = 0; i < 5; i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        nap_ms(100);
+    }
+    ASSERT_EQ(s.gone, 0);
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(x);
+}
+
+static int c_adopt(const seen *s)
+{
+    return s->adopt > 0;
+}
+
+static int c_gone(const seen *s)
+{
+    return s->gone > 0;
+}
+
+static void adopt_sbatch_job(void)
+{
+    gsd_exec *x = make_exec();
+    ASSERT(x);
+    seen s = {0};
+    char args[512];
+    snprintf(args, sizeof args,
+             "-H -p gpu -N1 --gres=gpu:v100:2 -t 10 -J adopted --comment 'vc=research priority=5' "
+             "-D /tmp -o %s/adopted.out --wrap 'echo adopted job ran on $SLURMD_NODENAME "
+             "cvd=$CUDA_VISIBLE_DEVICES'",
+             state);
+    unsigned id = sbatch(args);
+    ASSERT(id > 0);
+    ASSERT(wait_for(x, &s, c_adopt, 20));
+    char ext[32];
+    snprintf(ext, sizeof ext, "slurm:%u", id);
+    ASSERT_STR(s.adopt_ext, ext);
+    ASSERT_STR(s.adopt_user, "root");
+    ASSERT_STR(s.adopt_vc, "research");
+    ASSERT_STR(s.adopt_type, "v100");
+    ASSERT_EQ(s.adopt_ntasks, 1);
+    ASSERT_EQ(s.adopt_gpt, 2);
+    ASSERT_EQ(s.adopt_prio, 5);
+    ASSERT_EQ(s.adopt_limit, 600 * GS_SEC);
+    /* reported once */
+    for (int i = 0; i < 5; i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        nap_ms(100);
+    }
+    ASSERT_EQ(s.adopt, 1);
+    ASSERT_EQ(gsd_exec_bind(x, 201, "slurm:4000000"), GS_ENOENT);
+    ASSERT_OK(gsd_exec_bind(x, 201, ext));
+    /* gsched places it: the same Slurm job runs on n2 */
+    job j;
+    make_job(&j, 201, 1, 1, 2, "unused", "n2", NULL);
+    seen r = {0};
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &r));
+    ASSERT(wait_for(x, &r, c_done, 30));
+    if (!r.started) fprintf(stderr, "  run ended: %d %s\n", r.last.exit_code, r.last_msg);
+    ASSERT_EQ(hid(r.handle[0]), id);
+    ASSERT_EQ(r.last.exit_code, 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/adopted.out", state);
+    ASSERT_CONTAINS(slurp(path), "adopted job ran on n2 cvd=0,1");
+    gsd_exec_forget(x, 201);
+    gsd_exec_retire(x, 201, ext, 3, "done");
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(x);
+}
+
+static void gone_on_scancel(void)
+{
+    gsd_exec *x = make_exec();
+    ASSERT(x);
+    seen s = {0};
+    /* a held adopted job cancelled by its user */
+    unsigned id = sbatch("-H -p gpu --gres=gpu:1 --wrap 'sleep 1'");
+    ASSERT(id > 0);
+    ASSERT(wait_for(x, &s, c_adopt, 20));
+    char ext[32], cmd[64];
+    snprintf(ext, sizeof ext, "slurm:%u", id);
+    ASSERT_OK(gsd_exec_bind(x, 202, ext));
+    snprintf(cmd, sizeof cmd, "scancel %u", id);
+    ASSERT_EQ(sh("%s", cmd), 0);
+    ASSERT(wait_for(x, &s, c_gone, 20));
+    ASSERT_EQ(s.gone_job, 202);
+    gsd_exec_retire(x, 202, ext, 4, "cancelled in Slurm");
+    /* a running gsched job cancelled in Slurm: GONE, then its run ends */
+    job j;
+    make_job(&j, 203, 1, 1, 1, "sleep 60", "n1", NULL);
+    seen r = {0};
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &r));
+    ASSERT(wait_for(x, &r, c_started, 30));
+    snprintf(cmd, sizeof cmd, "scancel %u", hid(r.handle[0]));
+    ASSERT_EQ(sh("%s", cmd), 0);
+    ASSERT(wait_for(x, &r, c_done, 30));
+    ASSERT_EQ(r.gone, 1);
+    ASSERT_EQ(r.gone_job, 203);
+    ASSERT_NE(r.last.exit_code, 0);
+    gsd_exec_forget(x, 203);
+    gsd_exec_retire(x, 203, NULL, 4, "cancelled");
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(x);
+}
+
+static int c_out4(const seen *s)
+{
+    return s->outside[4] == 3;
+}
+
+static int c_out4_zero(const seen *s)
+{
+    return s->outside[4] == 0;
+}
+
+static void outside_gpus(void)
+{
+    gsd_exec *x = make_exec();
+    ASSERT(x);
+    seen s = {0};
+    unsigned id = sbatch("-p other -w n4 --gres=gpu:3 --wrap 'sleep 60'");
+    ASSERT(id > 0);
+    ASSERT(wait_for(x, &s, c_out4, 20));
+    ASSERT_EQ(s.outside[1], 0);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "scancel %u", id);
+    ASSERT_EQ(sh("%s", cmd), 0);
+    ASSERT(wait_for(x, &s, c_out4_zero, 20));
+    ASSERT_EQ(s.adopt, 0); /* not in a managed partition: never adopted */
+    gsd_exec_destroy(x);
+}
+
+static int has_node_ev(const seen *s, const char *ev)
+{
+    for (int i = 0; i < s->nnode_ev; i++)
+        if (!strcmp(s->node_ev[i], ev)) return 1;
+    return 0;
+}
+
+static int c_n2_down(const seen *s)
+{
+    return has_node_ev(s, "n2=2");
+}
+
+static int c_n2_up(const seen *s)
+{
+    return has_node_ev(s, "n2=0");
+}
+
+static void node_down_up(void)
+{
+    gsd_exec *x = make_exec();
+    ASSERT(x);
+    seen s = {0};
+    for (int i = 0; i < 5; i++) { /* a healthy cluster: no node event at first */
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        nap_ms(100);
+    }
+    ASSERT_EQ(s.nnode_ev, 0);
+    ASSERT_EQ(sh("\"$FX\" stop-node n2"), 0);
+    int down = wait_for(x, &s, c_n2_down, 60);
+    ASSERT_EQ(sh("\"$FX\" cont-node n2"), 0);
+    ASSERT(down);
+    ASSERT(wait_for(x, &s, c_n2_up, 90));
+    gsd_exec_destroy(x);
+}
+
+static void recover_after_restart(void)
+{
+    gsd_exec *x = make_exec();
+    ASSERT(x);
+    job j;
+    make_job(&j, 301, 1, 1, 1, "sleep 60", "n3", NULL);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    ASSERT(wait_for(x, &s, c_started, 30));
+    unsigned id = hid(s.handle[0]);
+    gsd_exec_destroy(x); /* the daemon dies (kill -9): Slurm keeps the job running */
+    x = make_exec();
+    ASSERT(x);
+    int alive, exited, lost;
+    ASSERT_OK(gsd_exec_recover(x, 301, 1, 1, now_us(), &alive, &exited, &lost));
+    ASSERT_EQ(alive, 1);
+    ASSERT_EQ(lost, 0);
+    ASSERT_OK(gsd_exec_bind(x, 301, NULL));
+    /* a job with no Slurm job at all: lost, never started */
+    ASSERT_OK(gsd_exec_recover(x, 302, 1, 1, now_us(), &alive, &exited, &lost));
+    ASSERT_EQ(lost, 1);
+    ASSERT_OK(gsd_exec_bind(x, 302, NULL));
+    ASSERT_EQ(gsd_exec_sweep(x, NULL, NULL), 0);
+    seen r = {0};
+    ASSERT(wait_for(x, &r, c_done, 10));
+    ASSERT_EQ(r.done, 1);
+    ASSERT_EQ(r.last.job_id, 302);
+    ASSERT_EQ(r.last.never_started, 1);
+    gsd_exec_forget(x, 302);
+    ASSERT(!strncmp(state_of(id), "RUNNING ", 8));
+    /* the recovered run is stopped like any other */
+    r.done = 0;
+    ASSERT_OK(gsd_exec_stop(x, 301, now_us(), 0));
+    ASSERT(wait_for(x, &r, c_done, 30));
+    ASSERT_EQ(r.last.job_id, 301);
+    ASSERT_EQ(r.last.killed, 1);
+    gsd_exec_forget(x, 301);
+    gsd_exec_destroy(x);
+    /* the held job of 301, released behind gsched's back while no daemon ran */
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "scontrol release %u", id);
+    ASSERT_EQ(sh("%s", cmd), 0);
+    x = make_exec();
+    ASSERT(x);
+    ASSERT_OK(gsd_exec_bind(x, 301, NULL));
+    ASSERT_EQ(gsd_exec_sweep(x, NULL, NULL), 1);
+    int held = 0;
+    for (int i = 0; i < 50 && !held; i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &r);
+        held = !strcmp(state_of(id), "PENDING 0");
+        if (!held) nap_ms(100);
+    }
+    ASSERT(held);
+    gsd_exec_destroy(x);
+    /* a restart where 301 is final (not bound): the sweep cancels its Slurm job */
+    x = make_exec();
+    ASSERT(x);
+    ASSERT_EQ(gsd_exec_sweep(x, NULL, NULL), 1);
+    int cancelled = 0;
+    for (int i = 0; i < 50 && !cancelled; i++) {
+        cancelled = !strncmp(state_of(id), "CANCELLED", 9);
+        if (!cancelled) nap_ms(100);
+    }
+    ASSERT(cancelled);
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(x);
+}
+
 static void cleanup(void)
 {
     /* nothing: the fixture is stopped at exit */
@@ -487,6 +767,12 @@ static const test_case tests[] = {
     {"exit_code", exit_code},
     {"gang", gang},
     {"stop_requeue_relaunch", stop_requeue_relaunch},
+    {"retire_cancels_held_job", retire_cancels_held_job},
+    {"adopt_sbatch_job", adopt_sbatch_job},
+    {"gone_on_scancel", gone_on_scancel},
+    {"outside_gpus", outside_gpus},
+    {"node_down_up", node_down_up},
+    {"recover_after_restart", recover_after_restart},
     {"cleanup", cleanup},
 };
 

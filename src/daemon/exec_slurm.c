@@ -1723,19 +1723,28 @@ static int slurm_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
     }
     c->nnodes = (uint32_t)nn;
     c->ntasks = (uint32_t)l->ntasks;
-    const char *gt = sp->gpu_type;
-    if (even) {
-        c->tpn = (uint16_t)per[0];
-        c->tres_node = gt ? xfmt("gres:gpu:%s:%d", gt, per[0] * sp->gpus_per_task)
-                          : xfmt("gres:gpu:%d", per[0] * sp->gpus_per_task);
-    } else {
-        c->tres_task = gt ? xfmt("gres:gpu:%s:%d", gt, sp->gpus_per_task)
-                          : xfmt("gres:gpu:%d", sp->gpus_per_task);
-    }
-    c->tag = xfmt(TAG_PREFIX "%lld", (long long)l->job_id);
     /* reuse the job's Slurm job when it has one */
     uint32_t sid = job_sid(x, l->job_id);
     const sjob *sj = snap_job(x->cur, sid);
+    /* GRES: "gres:gpu[:TYPE]:N" per node when the tasks are spread evenly, else per task.  A
+     * reused job keeps its kind of request and its GPU type (Slurm refuses to drop a type). */
+    char jtype[64] = "";
+    int per_task = !even;
+    if (sj) {
+        if (tres_gpus(sj->tres_per_node, jtype, sizeof jtype) > 0)
+            per_task = 0;
+        else if (tres_gpus(sj->tres_per_task, jtype, sizeof jtype) > 0)
+            per_task = 1;
+    }
+    const char *gt = sp->gpu_type ? sp->gpu_type : jtype[0] ? jtype : NULL;
+    int count = per_task ? sp->gpus_per_task : tpn_max * sp->gpus_per_task;
+    char *tres = gt ? xfmt("gres:gpu:%s:%d", gt, count) : xfmt("gres:gpu:%d", count);
+    if (per_task)
+        c->tres_task = tres;
+    else
+        c->tres_node = tres;
+    if (even) c->tpn = (uint16_t)per[0];
+    c->tag = xfmt(TAG_PREFIX "%lld", (long long)l->job_id);
     if (sid && (!x->cur || sj)) {
         c->sid = sid;
         if (sj && sj->state != JOB_PENDING) c->requeue_first = 1;
