@@ -116,7 +116,11 @@ rss_mib() { # PIDs... -> total VmRSS in MiB
 slurm_pids() { "$FX" pids | awk '{ print $2 }'; }
 slurmd_pids() { "$FX" pids | awk '$1 ~ /^slurmd-/ { print $2 }'; }
 
-G() { "$GSCHED" --server "unix:$SOCK" "$@"; }
+G() { # gsched CMD [ARGS]: the CLI of this bench's daemon
+  local c=$1
+  shift
+  "$GSCHED" "$c" --server "unix:$SOCK" "$@"
+}
 
 gsched_up() { # start gsched on the fixture; sets GPID and GUP (its start-up seconds)
   local t0=$EPOCHREALTIME
@@ -206,8 +210,11 @@ run_phase() {
     id=$(submit "$path" "$skind" "$stem" 2>> "$dir/submit.err") || id=-
     echo "$i $ts ${id%%;*}" >> "$dir/sub"
   done
-  # wait until every task has written its start time (bounded), then until all is over
-  local want=$((n * ranks)) got deadline=$(($(date +%s) + 600))
+  # wait until every task has written its start time (bounded; or nothing is left to start:
+  # no job of the partition in Slurm and none active in gsched, three times a second apart),
+  # then until all is over
+  case $path in slurm) part=free ;; *) part=gpu ;; esac
+  local want=$((n * ranks)) got deadline=$(($(date +%s) + 600)) idle=0 polls=0
   while :; do
     got=$(find "$dir/start" -type f | wc -l)
     [ "$got" -ge "$want" ] && break
@@ -215,9 +222,21 @@ run_phase() {
       say "warning: $path $kind: $got of $want task starts after 600 s"
       break
     fi
+    polls=$((polls + 1))
+    if [ $((polls % 5)) = 0 ]; then
+      if [ -z "$(squeue -h -p "$part" -t PD,R,CG,S,CF -o %i 2> /dev/null)" ] &&
+        { [ -z "$GPID" ] || [ -z "$(G queue -h 2> /dev/null)" ]; }; then
+        idle=$((idle + 1))
+      else
+        idle=0
+      fi
+      if [ "$idle" -ge 3 ]; then
+        say "warning: $path $kind: $got of $want task starts, and nothing is left to start"
+        break
+      fi
+    fi
     sleep 0.2
   done
-  case $path in slurm) part=free ;; *) part=gpu ;; esac
   wait_quiet "$part"
   if [ -n "$GPID" ]; then
     echo "$(metric gsched_schedule_cycle_duration_seconds_sum) $(metric gsched_schedule_cycle_duration_seconds_count)" > "$dir/cycles1"
@@ -282,10 +301,9 @@ breakdown() { # $1 path $2 kind: median/p95 of submit->decision and decision->ru
   local dir=$W/$1-$2
   [ -s "$dir/lat" ] || return 0
   decisions > "$W/decisions"
-  if [ "$1" = adopt ]; then
-    # the sbatch id -> gsched id: gsched keeps the Slurm job id as the job's external id
-    G queue -h -o '%i %k' -t all 2> /dev/null > "$dir/ext" || true
-  fi
+  # the sbatch id -> gsched id, from the daemon's "job N (user): adopted from slurm:ID" lines
+  sed -n 's/.* gsched: job \([0-9]*\) (.*): adopted from slurm:\([0-9]*\)$/\1 \2/p' \
+    "$W/gsched.log" > "$dir/ext"
   awk -v path="$1" -v kind="$2" '
     FILENAME == ARGV[1] { dec[$1] = $2; next }
     FILENAME == ARGV[2] { ext[$2] = $1; next }
@@ -316,7 +334,7 @@ cycles_row() { # $1 path $2 kind: cycles and mean cycle during the phase
   local dir=$W/$1-$2
   [ -s "$dir/cycles1" ] || return 0
   paste "$dir/cycles0" "$dir/cycles1" | awk -v p="$1" -v k="$2" -v n="$(wc -l < "$dir/sub")" '
-    { c = $4 - $2; s = $3 - $1; printf "%-7s %-6s %8d %14.3f %14.3f\n", p, k, c, c ? s / c * 1000 : 0, n ? s / n * 1000 : 0 }'
+    { c = $4 - $2; s = $3 - $1; printf "%-7s %-6s %8d %14.3f %14.3f\n", p, k, c, (c ? s / c * 1000 : 0), (n ? s / n * 1000 : 0) }'
 }
 
 # ---- the 4-node (or --nodes) comparison ------------------------------------------------------
@@ -354,7 +372,7 @@ for k in one gang paced; do
     has_path "$p" || continue
     v=$(summary "$p" "$k" | awk '{ print $4 }')
     [ -n "$s" ] && [ -n "$v" ] && awk -v k="$k" -v p="$p" -v a="$v" -v b="$s" \
-      'BEGIN { printf "%-6s %-7s %+8.3f s  (x%.2f)\n", k, p, a - b, b > 0 ? a / b : 0 }'
+      'BEGIN { printf "%-6s %-7s %+8.3f s  (x%.2f)\n", k, p, a - b, (b > 0 ? a / b : 0) }'
   done
 done
 if [ "$HAVE_GSCHED" = 1 ] && [ -s "$W/gsched.log" ]; then
