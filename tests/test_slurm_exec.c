@@ -630,6 +630,11 @@ static int c_out4(const seen *s)
     return s->outside[4] == 3;
 }
 
+static int c_out4_full(const seen *s)
+{
+    return s->outside[4] == 8;
+}
+
 static int c_out4_zero(const seen *s)
 {
     return s->outside[4] == 0;
@@ -649,6 +654,37 @@ static void outside_gpus(void)
     ASSERT_EQ(sh("%s", cmd), 0);
     ASSERT(wait_for(x, &s, c_out4_zero, 20));
     ASSERT_EQ(s.adopt, 0); /* not in a managed partition: never adopted */
+    gsd_exec_destroy(x);
+}
+
+/* Placed on a node whose GPUs a foreign job holds: not started within start_timeout, re-held and
+ * reported lost with Slurm's pending reason. */
+static void start_timeout(void)
+{
+    const char *opts[] = {"partitions=gpu", "poll_ms=100", "start_timeout=3", conf_opt};
+    gsd_exec_conf c = {.state_dir = state, .opts = opts, .nopts = 4};
+    gsd_exec *x = NULL;
+    gs_diag d;
+    ASSERT_OK(gsd_exec_create("slurm", &c, &x, &d));
+    seen s = {0};
+    unsigned fid = sbatch("-p other -w n4 --gres=gpu:8 --wrap 'sleep 60'");
+    ASSERT(fid > 0);
+    ASSERT(wait_for(x, &s, c_out4_full, 20));
+    job j;
+    make_job(&j, 106, 1, 1, 2, "sleep 1", "n4", NULL);
+    seen r = {0};
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &r));
+    ASSERT(wait_for(x, &r, c_done, 30));
+    ASSERT_EQ(r.started, 0);
+    ASSERT_EQ(r.last.lost, 1);
+    ASSERT_CONTAINS(r.last_msg, "Slurm did not start it within 3 s: ");
+    ASSERT_CONTAINS(r.last_msg, "Resources");
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "scancel %u", fid);
+    ASSERT_EQ(sh("%s", cmd), 0);
+    gsd_exec_forget(x, 106);
+    gsd_exec_retire(x, 106, NULL, 4, "cancelled");
+    gsd_spec_release(&j.spec);
     gsd_exec_destroy(x);
 }
 
@@ -771,6 +807,7 @@ static const test_case tests[] = {
     {"adopt_sbatch_job", adopt_sbatch_job},
     {"gone_on_scancel", gone_on_scancel},
     {"outside_gpus", outside_gpus},
+    {"start_timeout", start_timeout},
     {"node_down_up", node_down_up},
     {"recover_after_restart", recover_after_restart},
     {"cleanup", cleanup},
