@@ -54,6 +54,7 @@
  * Invariants:
  *  - only the worker thread calls libslurm; it touches scheduler-thread state only through
  *    the queue, the result list and the published snapshot, all under one mutex;
+ *  - every command queued is sent, also those queued right before destroy (a retire's cancel);
  *  - a run's state is decided only from a snapshot whose sequence number is at least that of
  *    the last command the backend sent for it (no stale view of its own actions);
  *  - GPUs are released to gsched (RUN_DONE) only when Slurm says they are free;
@@ -897,10 +898,7 @@ static void *worker(void *arg)
             }
             pthread_cond_timedwait(&x->cv_work, &x->mu, &ts);
         }
-        if (x->quit) {
-            pthread_mutex_unlock(&x->mu);
-            break;
-        }
+        int quit = x->quit;
         cmd *q = x->q_head;
         x->q_head = x->q_tail = NULL;
         uint64_t upto = x->seq;
@@ -920,6 +918,14 @@ static void *worker(void *arg)
             rt = r;
             cmd_free(q);
             q = next;
+        }
+        if (quit) { /* what was queued before destroy is sent (a retire's cancel) */
+            while (rh) {
+                result *r = rh;
+                rh = r->next;
+                free(r);
+            }
+            break;
         }
         char why[256] = "";
         snap *s = resync(x, why, sizeof why);
