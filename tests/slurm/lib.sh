@@ -75,8 +75,8 @@ wait_state() {
   s_show "$1"
   return 1
 }
-# s_show ID: the Slurm jobs tagged gsched:ID (state, reason, priority, restarts, nodes) and the
-# job's last gsched events
+# s_show ID: the Slurm jobs tagged gsched:ID (state, reason, priority, restarts, nodes), the
+# job's last gsched events, Slurm's nodes (state, GPUs in use) and queue
 s_show() {
   scontrol -o show job 2> /dev/null | awk -v t="AdminComment=gsched:$1" '
     { tag = 0; out = ""
@@ -87,6 +87,10 @@ s_show() {
       if (tag) print "   Slurm:" out }'
   "$bin" describe job "$1" --server "$SERVER" 2> /dev/null | awk '/^Events:/ { on = 1; next } on' |
     tail -4 | sed 's/^/   /'
+  scontrol -o show node 2> /dev/null | awk '{ out = ""
+      for (i = 1; i <= NF; i++) if ($i ~ /^(NodeName|State|GresUsed)=/) out = out " " $i
+      print "   Slurm node:" out }'
+  squeue -h -t all -o '   Slurm queue: %i %T %r %N %k' 2> /dev/null | head -8
 }
 
 S_USERS=""
