@@ -791,6 +791,36 @@ static void recover_after_restart(void)
     gsd_exec_destroy(x);
 }
 
+/* Another gsched daemon managing partition "other" tags its Slurm jobs the same way: its
+ * "gsched:401" is not this daemon's job 401.  The sweep leaves it alone and a launch of this
+ * daemon's job 401 submits its own Slurm job instead of releasing the other one (someone
+ * else's command and account). */
+static void other_partition_tag_not_ours(void)
+{
+    unsigned id = sbatch("-H -p other --gres=gpu:1 -D /tmp -o /dev/null --wrap 'sleep 60'");
+    ASSERT(id > 0);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "scontrol update jobid=%u admincomment=gsched:401", id);
+    ASSERT_EQ(sh("%s", cmd), 0);
+    gsd_exec *x = make_exec();
+    ASSERT(x);
+    ASSERT_EQ(gsd_exec_sweep(x, NULL, NULL), 0);
+    job j;
+    make_job(&j, 401, 1, 1, 1, "true", "n1", NULL);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    ASSERT(wait_for(x, &s, c_done, 30));
+    ASSERT_EQ(s.started, 1);
+    ASSERT(hid(s.handle[0]) != id);
+    ASSERT_STR(state_of(id), "PENDING 0");
+    gsd_exec_forget(x, 401);
+    gsd_exec_retire(x, 401, NULL, 3, "done");
+    snprintf(cmd, sizeof cmd, "scancel %u", id);
+    sh("%s", cmd);
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(x);
+}
+
 static void cleanup(void)
 {
     /* nothing: the fixture is stopped at exit */
@@ -810,6 +840,7 @@ static const test_case tests[] = {
     {"start_timeout", start_timeout},
     {"node_down_up", node_down_up},
     {"recover_after_restart", recover_after_restart},
+    {"other_partition_tag_not_ours", other_partition_tag_not_ours},
     {"cleanup", cleanup},
 };
 

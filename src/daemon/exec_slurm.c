@@ -25,7 +25,8 @@
  *
  * Tags.  Every Slurm job this backend submits carries admin_comment "gsched:JOBID" (users
  * cannot set admin_comment); an adopted job gets the tag when it is bound.  The tag is how a
- * restarted gsched finds its jobs: the backend keeps no files of its own besides the logs.
+ * restarted gsched finds its jobs: the backend keeps no files of its own besides the logs.  A
+ * tag counts only on a job of a managed partition (another daemon may manage other ones).
  *
  * Task environment and logs (mirrors exec_local.c).  The batch job's environment is built from
  * nothing: the operator's --pass-env names, PATH = GSD_JOB_PATH and HOME / USER / LOGNAME /
@@ -705,7 +706,10 @@ static snap *resync(xslurm *x, char *why, size_t cap)
         j->priority = ji->priority;
         j->restart_cnt = ji->restart_cnt;
         j->tag = -1;
-        if (ji->admin_comment && !strncmp(ji->admin_comment, TAG_PREFIX, strlen(TAG_PREFIX))) {
+        /* a tag counts only in a managed partition: another gsched daemon managing other
+         * partitions tags its jobs the same way, and its "gsched:5" is not our job 5 */
+        if (ji->admin_comment && !strncmp(ji->admin_comment, TAG_PREFIX, strlen(TAG_PREFIX)) &&
+            snap_managed_part(s, ji->partition)) {
             char *end;
             long long t = strtoll(ji->admin_comment + strlen(TAG_PREFIX), &end, 10);
             if (end != ji->admin_comment + strlen(TAG_PREFIX) && t >= 0) j->tag = t;
