@@ -4,12 +4,13 @@
  * runs the processes.  Every gsched job is one Slurm batch job, submitted held (priority 0)
  * as the job's user, given exactly the nodes and GPUs per node gsched chose
  * (slurm_update_job: req_nodes, node count, GRES, priority INFINITE, begin time now) and
- * reused across runs (a stop requeues it into hold; a finished one is requeued into hold at
- * the next launch).  The backend also reports what happens in Slurm outside the runs gsched
- * launched: node states (GSD_X_NODE), GPUs held by foreign jobs (GSD_X_OUTSIDE), held jobs
- * users submitted with plain sbatch into a managed partition (GSD_X_ADOPT) and jobs users
- * cancelled (GSD_X_GONE).  This is the only file that includes <slurm/slurm.h> (libslurm is
- * GPL-2.0-or-later, and its ABI changes every release: built only with GSCHED_HAVE_SLURM).
+ * reused across runs (a stopped run's job is requeued into hold as soon as the run ends; one
+ * that ended by itself stays finished in Slurm until the next launch requeues it into hold).  The
+ * backend also reports what happens in Slurm outside the runs gsched launched: node states
+ * (GSD_X_NODE), GPUs held by foreign jobs (GSD_X_OUTSIDE), held jobs users submitted with plain
+ * sbatch into a managed partition (GSD_X_ADOPT) and jobs users cancelled (GSD_X_GONE).  This is the
+ * only file that includes <slurm/slurm.h> (libslurm is GPL-2.0-or-later, and its ABI changes every
+ * release: built only with GSCHED_HAVE_SLURM).
  *
  * Threading.  A worker thread owns every libslurm call (slurm_init once per process; never
  * slurm_fini, another executor may be created later).  The scheduler thread's hooks append
@@ -48,9 +49,10 @@
  * per node were checked against gsched's placement: a mismatch requeues it into hold and
  * loses the run), ENDED (outcome known), DONE (RUN_DONE sent).  RUN_DONE is sent only once a
  * snapshot taken after the backend's last command for the job shows Slurm no longer holds its
- * GPUs (not RUNNING, SUSPENDED or COMPLETING).  Stop = SIGTERM to every step and the batch
- * shell, then at the deadline requeue into hold (GSD_X_KILLED).  Jobs Slurm requeued by itself
- * (node failure) are re-held at once and their run reported lost.
+ * GPUs (not RUNNING, SUSPENDED or COMPLETING).  Stop = SIGTERM to the tasks (one task: the
+ * batch step, whose shell execs the command; several: the steps only, never srun in the batch
+ * shell, which would SIGKILL its step), then at the deadline requeue into hold (GSD_X_KILLED). Jobs
+ * Slurm requeued by itself (node failure) are re-held at once and their run reported lost.
  *
  * Invariants:
  *  - only the worker thread calls libslurm; it touches scheduler-thread state only through
@@ -852,7 +854,11 @@ static void run_cmd(xslurm *x, cmd *c, result *r)
                  serr());
         return;
     case C_SIGNAL:
-        if (slurm_kill_job(c->sid, (uint16_t)c->sig, KILL_FULL_JOB) != SLURM_SUCCESS &&
+        /* one task: the command runs in the batch step (its shell execs it); several: they are
+         * the tasks of the srun step, and the batch shell is srun, which would cancel its step
+         * (SIGKILL to every task) on a SIGTERM: signal the steps only */
+        if (slurm_kill_job(c->sid, (uint16_t)c->sig,
+                           c->ntasks > 1 ? KILL_STEPS_ONLY : KILL_FULL_JOB) != SLURM_SUCCESS &&
             slurm_get_errno() != ESLURM_ALREADY_DONE) {
             r->rc = -1;
             snprintf(r->msg, sizeof r->msg, "signal %d to Slurm job %u failed: %s", c->sig, c->sid,
@@ -1804,6 +1810,7 @@ static int slurm_stop(void *b, int64_t job_id, gs_time now, gs_time grace)
     if (r->phase == P_RUNNING && r->sid && !r->signalled) {
         cmd *c = cmd_new(C_SIGNAL, job_id, r->run, r->sid);
         c->sig = SIGTERM;
+        c->ntasks = (uint32_t)r->ntasks;
         r->wait_seq = enqueue(x, c);
         r->signalled = 1;
     }
@@ -1945,6 +1952,15 @@ static void report_started(const xrun *r, const sjob *j, gsd_xev_fn fn, void *ud
     }
 }
 
+static int node_xstate(uint32_t st)
+{
+    uint32_t base = st & NODE_STATE_BASE;
+    if (base == NODE_STATE_DOWN || (st & (NODE_STATE_FAIL | NODE_STATE_NO_RESPOND)))
+        return GSD_XNODE_DOWN;
+    if (st & NODE_STATE_DRAIN) return GSD_XNODE_DRAIN;
+    return GSD_XNODE_UP;
+}
+
 static void step_run(xslurm *x, xrun *r, gs_time now, gsd_xev_fn fn, void *ud)
 {
     const snap *s = x->cur;
@@ -1968,6 +1984,7 @@ static void step_run(xslurm *x, xrun *r, gs_time now, gsd_xev_fn fn, void *ud)
                 if (r->stopping && !r->signalled) {
                     cmd *c = cmd_new(C_SIGNAL, r->job_id, r->run, r->sid);
                     c->sig = SIGTERM;
+                    c->ntasks = (uint32_t)r->ntasks;
                     r->wait_seq = enqueue(x, c);
                     r->signalled = 1;
                     return;
@@ -2001,7 +2018,13 @@ static void step_run(xslurm *x, xrun *r, gs_time now, gsd_xev_fn fn, void *ud)
                 run_end(r, 137, 1, "node failed: Slurm requeued it");
             }
         } else if (job_final(j) || (j->completing && j->state != JOB_PENDING)) {
-            if (job_final(j)) end_from_slurm(x, r, j);
+            if (job_final(j)) {
+                end_from_slurm(x, r, j);
+                /* a stopped run that ended (its tasks exited on SIGTERM): back into hold now,
+                 * so that Slurm shows it held and the next launch reuses it */
+                if (r->stopping && !r->killed && j->state != JOB_CANCELLED)
+                    r->wait_seq = simple_cmd(x, C_REQHOLD, r->job_id, r->sid);
+            }
         } else if (r->stopping && !r->killed && now >= r->kill_at) {
             r->wait_seq = simple_cmd(x, C_REQHOLD, r->job_id, r->sid);
             r->killed = 1;
@@ -2053,15 +2076,6 @@ static void step_run(xslurm *x, xrun *r, gs_time now, gsd_xev_fn fn, void *ud)
                        .launch_failed = r->launch_failed,
                        .msg = r->msg[0] ? r->msg : NULL});
     }
-}
-
-static int node_xstate(uint32_t st)
-{
-    uint32_t base = st & NODE_STATE_BASE;
-    if (base == NODE_STATE_DOWN || (st & (NODE_STATE_FAIL | NODE_STATE_NO_RESPOND)))
-        return GSD_XNODE_DOWN;
-    if (st & NODE_STATE_DRAIN) return GSD_XNODE_DRAIN;
-    return GSD_XNODE_UP;
 }
 
 static struct nodestate *nstate(xslurm *x, const char *name)
