@@ -53,6 +53,9 @@
  * batch step, whose shell execs the command; several: the steps only, never srun in the batch
  * shell, which would SIGKILL its step), then at the deadline requeue into hold (GSD_X_KILLED). Jobs
  * Slurm requeued by itself (node failure) are re-held at once and their run reported lost.
+ * A Slurm job whose run ended while a node of it did not answer is not reused (what ran there
+ * may still be alive, and its slurmd's late messages would hit the new allocation): the next
+ * launch cancels it and submits a new one.
  *
  * Invariants:
  *  - only the worker thread calls libslurm; it touches scheduler-thread state only through
@@ -474,6 +477,7 @@ typedef struct xbind {
     int seen;      /* the Slurm job was in a snapshot */
     int last_live; /* last seen not final */
     int gone;      /* GONE reported */
+    int stale;     /* a run of it ended while a node of it did not answer: not reused */
 } xbind;
 
 typedef struct xslurm {
@@ -1075,7 +1079,7 @@ static xbind *add_bind(xslurm *x, int64_t job_id, uint32_t sid, int adopted)
     }
     if (sid && b->sid != sid) {
         b->sid = sid;
-        b->seen = b->gone = 0;
+        b->seen = b->gone = b->stale = 0;
     }
     if (adopted) b->adopted = 1;
     return b;
@@ -1739,8 +1743,21 @@ static int slurm_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
     }
     c->nnodes = (uint32_t)nn;
     c->ntasks = (uint32_t)l->ntasks;
-    /* reuse the job's Slurm job when it has one */
+    /* reuse the job's Slurm job when it has one, unless an earlier run of it may still live on
+     * a node that stopped answering: when that node comes back, its slurmd's late messages for
+     * the job (epilog, batch completion) would hit the new allocation (Slurm requeues it and
+     * loses count of its GPUs).  Such a job is cancelled and replaced by a new one. */
     uint32_t sid = job_sid(x, l->job_id);
+    xbind *bd = find_bind(x, l->job_id);
+    if (sid && bd && bd->sid == sid && bd->stale && !bd->adopted) {
+        xlog(x,
+             "executor slurm: job %lld: Slurm job %u ran on a node that did not answer; a new "
+             "Slurm job replaces it",
+             (long long)l->job_id, sid);
+        simple_cmd(x, C_CANCEL, l->job_id, sid);
+        u32_add(&x->retired, &x->nret, &x->capret, sid);
+        sid = 0;
+    }
     const sjob *sj = snap_job(x->cur, sid);
     /* GRES: "gres:gpu[:TYPE]:N" per node when the tasks are spread evenly, else per task.  A
      * reused job keeps its kind of request and its GPU type (Slurm refuses to drop a type). */
@@ -2047,6 +2064,13 @@ static void step_run(xslurm *x, xrun *r, gs_time now, gsd_xev_fn fn, void *ud)
             return;
         }
         r->phase = P_DONE;
+        /* a node of the run does not answer: what ran there may still be alive (see launch) */
+        for (int i = 0; i < r->ntasks && r->sid; i++) {
+            const snode *n = snap_node(s, r->task_node[i] ? r->task_node[i] : "");
+            xbind *bd = find_bind(x, r->job_id);
+            if (n && bd && bd->sid == r->sid && node_xstate(n->state) == GSD_XNODE_DOWN)
+                bd->stale = 1;
+        }
         if (r->exit_code && r->failed_task < 0) r->failed_task = 0;
         for (int i = 0; i < r->ntasks; i++) {
             char handle[64];
