@@ -821,6 +821,59 @@ static void other_partition_tag_not_ours(void)
     gsd_exec_destroy(x);
 }
 
+/* slurmctld down when gsched launches: not the job's fault (a launch failure of the job is
+ * counted against --launch-attempts and fails it at the last), the node's: GSD_XLAUNCH_NODE,
+ * so the daemon drains until check() passes again, and the next launch works. */
+static void launch_while_ctld_down(void)
+{
+    gsd_exec *x = make_exec();
+    ASSERT(x);
+    seen s = {0};
+    for (int i = 0; i < 3; i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        nap_ms(100);
+    }
+    ASSERT_EQ(sh("kill -TERM $(\"$FX\" pids | awk '$1 == \"slurmctld\" { print $2 }')"), 0);
+    nap_ms(1000);
+    job j;
+    make_job(&j, 501, 1, 1, 1, "true", "n2", NULL);
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    /* the submit and the resync after it go unanswered (libslurm tries ~9 s each) */
+    char why[256] = "";
+    int down = 0;
+    for (int i = 0; i < 600 && !down; i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        down = gsd_exec_check(x, why, sizeof why) != 0;
+        if (!down) nap_ms(100);
+    }
+    /* the worker may have been inside a resync when the launch came: give it the time to
+     * try the submit too (~9 s) and the resync after it */
+    for (int i = 0; i < 200; i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        nap_ms(100);
+    }
+    int early = s.done;
+    ASSERT_EQ(sh("\"$FX\" restart-ctld > /dev/null 2>&1"), 0);
+    ASSERT(down);
+    ASSERT_EQ(early, 0); /* no RUN_DONE before Slurm can say the job holds no GPUs */
+    ASSERT(wait_for(x, &s, c_done, 60));
+    ASSERT_EQ(s.last.job_id, 501);
+    ASSERT_EQ(s.last.launch_failed, GSD_XLAUNCH_NODE);
+    ASSERT_CONTAINS(s.last_msg, "cannot submit to Slurm");
+    gsd_exec_forget(x, 501);
+    ASSERT_OK(gsd_exec_check(x, why, sizeof why));
+    seen r = {0};
+    j.l.run = 2;
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &r));
+    ASSERT(wait_for(x, &r, c_done, 60));
+    ASSERT_EQ(r.started, 1);
+    ASSERT_EQ(r.last.exit_code, 0);
+    gsd_exec_forget(x, 501);
+    gsd_exec_retire(x, 501, NULL, 3, "done");
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(x);
+}
+
 static void cleanup(void)
 {
     /* nothing: the fixture is stopped at exit */
@@ -841,6 +894,7 @@ static const test_case tests[] = {
     {"node_down_up", node_down_up},
     {"recover_after_restart", recover_after_restart},
     {"other_partition_tag_not_ours", other_partition_tag_not_ours},
+    {"launch_while_ctld_down", launch_while_ctld_down},
     {"cleanup", cleanup},
 };
 

@@ -22,7 +22,9 @@
  * need an answer now (cluster, bind, recover, sweep, kill_now) ask the worker for a fresh
  * snapshot and wait for it (bounded).  slurmctld unreachable: said once in the log, retried
  * with backoff; no answer never becomes a node failure or a job end (the last snapshot stays),
- * and check() fails (the daemon launches nothing) until it answers again.
+ * and check() fails (the daemon launches nothing) until it answers again.  A launch it did not
+ * answer is no fault of the job: reported as GSD_XLAUNCH_NODE (the daemon drains every node
+ * until check() passes, and does not count it against --launch-attempts).
  *
  * Tags.  Every Slurm job this backend submits carries admin_comment "gsched:JOBID" (users
  * cannot set admin_comment); an adopted job gets the tag when it is bound.  The tag is how a
@@ -432,6 +434,7 @@ typedef struct result {
     int run;
     uint32_t sid;
     int rc;
+    int unreach; /* rc: slurmctld did not answer (not the job's fault) */
     char msg[512];
     struct result *next;
 } result;
@@ -558,6 +561,20 @@ static void do_slurm_init(void)
 static const char *serr(void)
 {
     return slurm_strerror(slurm_get_errno());
+}
+
+/* 1 if the last libslurm call failed for want of an answer from slurmctld (down, restarting,
+ * unreachable, timed out), not because Slurm refused the request. */
+static int unreachable(void)
+{
+    int e = slurm_get_errno();
+    return (e >= SLURM_COMMUNICATIONS_CONNECTION_ERROR &&
+            e <= SLURM_COMMUNICATIONS_MISSING_SOCKET_ERROR) ||
+           (e >= SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR &&
+            e <= SLURMCTLD_COMMUNICATIONS_SHUTDOWN_ERROR) ||
+           e == SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT || e == SLURM_PROTOCOL_SOCKET_ZERO_BYTES_SENT ||
+           e == ESLURM_IN_STANDBY_MODE || e == ESLURM_IN_STANDBY_USE_BACKUP || e == ECONNREFUSED ||
+           e == ETIMEDOUT || e == ECONNRESET || e == EHOSTUNREACH;
 }
 
 /* Expand a hostlist expression ("n[1-3],x") into names. */
@@ -809,7 +826,9 @@ static void run_cmd(xslurm *x, cmd *c, result *r)
             submit_response_msg_t *resp = NULL;
             if (slurm_submit_batch_job(&d, &resp) != SLURM_SUCCESS || !resp) {
                 r->rc = -1;
-                snprintf(r->msg, sizeof r->msg, "Slurm refused the job: %s", serr());
+                r->unreach = unreachable();
+                snprintf(r->msg, sizeof r->msg, "%s: %s",
+                         r->unreach ? "cannot submit to Slurm" : "Slurm refused the job", serr());
                 return;
             }
             r->sid = resp->job_id;
@@ -819,6 +838,7 @@ static void run_cmd(xslurm *x, cmd *c, result *r)
             if (slurm_requeue(c->sid, JOB_REQUEUE_HOLD) != SLURM_SUCCESS &&
                 slurm_get_errno() != ESLURM_JOB_PENDING) {
                 r->rc = -1;
+                r->unreach = unreachable();
                 snprintf(r->msg, sizeof r->msg, "cannot requeue Slurm job %u: %s", c->sid, serr());
                 return;
             }
@@ -834,7 +854,10 @@ static void run_cmd(xslurm *x, cmd *c, result *r)
         d.admin_comment = c->tag;
         d.priority = INFINITE;
         d.begin_time = time(NULL);
-        if (do_update(&d, r->msg, sizeof r->msg, "placing")) r->rc = -1;
+        if (do_update(&d, r->msg, sizeof r->msg, "placing")) {
+            r->rc = -1;
+            r->unreach = unreachable();
+        }
         return;
     }
     case C_HOLD:
@@ -2304,8 +2327,10 @@ static void slurm_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
                 add_bind(x, r->job_id, r->sid, 0);
             }
             if (r->rc) {
+                /* slurmctld not answering is no fault of the job: the daemon drains until
+                 * check() passes (a placing it applied after all is undone at RUN_DONE) */
                 run_end(run, 126, 0, "%s", r->msg);
-                run->launch_failed = GSD_XLAUNCH_JOB;
+                run->launch_failed = r->unreach ? GSD_XLAUNCH_NODE : GSD_XLAUNCH_JOB;
                 run->failed_task = 0;
             } else {
                 run->phase = P_PLACED;
