@@ -243,10 +243,16 @@ static void options_checked(void)
     gs_diag d;
     ASSERT_EQ(gsd_exec_create("slurm", &c, &x, &d), GS_EINVAL);
     ASSERT_CONTAINS(d.msg, "unknown option 'bogus'");
-    ASSERT_CONTAINS(d.msg, "partitions=LIST, poll_ms=N, start_timeout=SECONDS, conf=PATH");
+    ASSERT_CONTAINS(d.msg,
+                    "partitions=LIST, poll_ms=N, poll_min_ms=N, start_timeout=SECONDS, conf=PATH");
     const char *bad[] = {"poll_ms=abc"};
     c.opts = bad;
     ASSERT_EQ(gsd_exec_create("slurm", &c, &x, &d), GS_EINVAL);
+    ASSERT(x == NULL);
+    const char *bad_min[] = {"poll_min_ms=0"};
+    c.opts = bad_min;
+    ASSERT_EQ(gsd_exec_create("slurm", &c, &x, &d), GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "poll_min_ms='0'");
     ASSERT(x == NULL);
     gsd_exec *y = make_exec();
     ASSERT(y);
@@ -590,6 +596,37 @@ static void adopt_sbatch_job(void)
     gsd_exec_destroy(x);
 }
 
+/* The interval between resyncs adapts to what one costs: with poll_ms=20000 (the longest) an
+ * idle cluster is still asked every few tens of ms ("changed since?" answers are small), so a
+ * new sbatch job is reported in well under a second, not after 20 s. */
+static void adaptive_poll(void)
+{
+    const char *opts[] = {"partitions=gpu", "poll_ms=20000", "start_timeout=20", conf_opt};
+    gsd_exec_conf c = {.state_dir = state, .opts = opts, .nopts = 4};
+    gsd_exec *x = NULL;
+    gs_diag d;
+    ASSERT_OK(gsd_exec_create("slurm", &c, &x, &d));
+    seen s = {0};
+    for (int i = 0; i < 10; i++) { /* the first resync is done, the worker waits */
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        nap_ms(100);
+    }
+    ASSERT_EQ(s.adopt, 0);
+    unsigned id = sbatch("-H -p gpu -N1 --gres=gpu:v100:1 -D /tmp -o /dev/null --wrap true");
+    ASSERT(id > 0);
+    gs_time t0 = now_us();
+    ASSERT(wait_for(x, &s, c_adopt, 5));
+    gs_time took = now_us() - t0;
+    if (took > 2 * GS_SEC) fprintf(stderr, "  adopt seen after %lld us\n", (long long)took);
+    ASSERT(took < 2 * GS_SEC);
+    char ext[32];
+    snprintf(ext, sizeof ext, "slurm:%u", id);
+    ASSERT_STR(s.adopt_ext, ext);
+    gsd_exec_retire(x, -1, ext, GS_JOB_REJECTED, "test: refused");
+    gsd_exec_destroy(x);
+    ASSERT_CONTAINS(state_of(id), "CANCELLED");
+}
+
 static void gone_on_scancel(void)
 {
     gsd_exec *x = make_exec();
@@ -888,6 +925,7 @@ static const test_case tests[] = {
     {"stop_requeue_relaunch", stop_requeue_relaunch},
     {"retire_cancels_held_job", retire_cancels_held_job},
     {"adopt_sbatch_job", adopt_sbatch_job},
+    {"adaptive_poll", adaptive_poll},
     {"gone_on_scancel", gone_on_scancel},
     {"outside_gpus", outside_gpus},
     {"start_timeout", start_timeout},

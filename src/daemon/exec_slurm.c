@@ -15,16 +15,18 @@
  * Threading.  A worker thread owns every libslurm call (slurm_init once per process; never
  * slurm_fini, another executor may be created later).  The scheduler thread's hooks append
  * commands (submit + place, hold, requeue-hold, signal, cancel, tag) to a queue and read
- * results; the worker runs the queue, then resynchronises fully (slurm_load_jobs,
- * slurm_load_node, slurm_load_partitions with SHOW_ALL|SHOW_DETAIL) into a snapshot of plain C
- * data, every poll_ms and right after commands, and calls conf.wake when a result or a changed
- * snapshot is ready.  poll() takes the newest snapshot and turns it into events.  Hooks that
- * need an answer now (cluster, bind, recover, sweep, kill_now) ask the worker for a fresh
- * snapshot and wait for it (bounded).  slurmctld unreachable: said once in the log, retried
- * with backoff; no answer never becomes a node failure or a job end (the last snapshot stays),
- * and check() fails (the daemon launches nothing) until it answers again.  A launch it did not
- * answer is no fault of the job: reported as GSD_XLAUNCH_NODE (the daemon drains every node
- * until check() passes, and does not count it against --launch-attempts).
+ * results; the worker runs the queue (and what is queued meanwhile), then resynchronises
+ * (slurm_load_jobs, slurm_load_node, slurm_load_partitions with SHOW_ALL|SHOW_DETAIL, each
+ * asked "changed since my last answer?", so an unchanged poll costs three small answers) into
+ * a snapshot of plain C data, right after commands and at an interval that adapts to what a
+ * resync costs (twice its cost, between poll_min_ms and poll_ms), and calls conf.wake when a
+ * result or a changed snapshot is ready.  poll() takes the newest snapshot and turns it into
+ * events.  Hooks that need an answer now (cluster, bind, recover, sweep, kill_now) ask the worker
+ * for a fresh snapshot and wait for it (bounded).  slurmctld unreachable: said once in the log,
+ * retried with backoff; no answer never becomes a node failure or a job end (the last snapshot
+ * stays), and check() fails (the daemon launches nothing) until it answers again.  A launch it
+ * did not answer is no fault of the job: reported as GSD_XLAUNCH_NODE (the daemon drains every
+ * node until check() passes, and does not count it against --launch-attempts).
  *
  * Tags.  Every Slurm job this backend submits carries admin_comment "gsched:JOBID" (users
  * cannot set admin_comment); an adopted job gets the tag when it is bound.  The tag is how a
@@ -242,6 +244,10 @@ typedef struct snap {
     uint64_t seq; /* every command with seq <= this was done before the loads */
     sjob *j;
     size_t nj;
+    struct jix {
+        uint32_t id;
+        size_t i;
+    } * jix; /* (id, index into j) sorted by id: snap_job's binary search */
     snode *n;
     size_t nn;
     char **parts; /* managed partitions */
@@ -270,6 +276,7 @@ static void snap_free(snap *s)
         free(j->gres);
     }
     free(s->j);
+    free(s->jix);
     for (size_t i = 0; i < s->nn; i++) {
         free(s->n[i].name);
         free(s->n[i].addr);
@@ -286,9 +293,23 @@ static void snap_free(snap *s)
 static const sjob *snap_job(const snap *s, uint32_t id)
 {
     if (!s || !id) return NULL;
-    for (size_t i = 0; i < s->nj; i++)
-        if (s->j[i].id == id) return &s->j[i];
+    size_t lo = 0, hi = s->nj;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint32_t m = s->jix[mid].id;
+        if (m == id) return &s->j[s->jix[mid].i];
+        if (m < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return NULL;
+}
+
+static int jix_cmp(const void *a, const void *b)
+{
+    uint32_t x = ((const struct jix *)a)->id, y = ((const struct jix *)b)->id;
+    return x < y ? -1 : x > y;
 }
 
 static const snode *snap_node(const snap *s, const char *name)
@@ -487,7 +508,8 @@ typedef struct xslurm {
     /* settings (read-only after create) */
     char **parts; /* partitions=..., NULL = Slurm's default */
     size_t nparts;
-    int poll_ms;
+    int poll_ms;     /* longest time between two resyncs */
+    int poll_min_ms; /* shortest (the interval adapts to what a resync costs) */
     int start_timeout_s;
     char *conf_path; /* NULL: $SLURM_CONF / Slurm's default */
     char *logs;
@@ -513,6 +535,10 @@ typedef struct xslurm {
     int reach_ok; /* last resync answered */
     char reach_err[256];
     int had_snap;
+    /* the worker's own */
+    job_info_msg_t *w_jm; /* Slurm's last answers, kept to ask "changed since?" */
+    node_info_msg_t *w_nm;
+    partition_info_msg_t *w_pm;
 
     /* the scheduler thread's */
     snap *cur;
@@ -648,27 +674,67 @@ static void read_topology(const xslurm *x, snap *s)
     fclose(f);
 }
 
-/* One full resync.  NULL with why set when slurmctld did not answer. */
-static snap *resync(xslurm *x, char *why, size_t cap)
+/* Drop the worker's kept answers: the next resync loads everything. */
+static void resync_forget(xslurm *x)
+{
+    if (x->w_jm) slurm_free_job_info_msg(x->w_jm);
+    if (x->w_nm) slurm_free_node_info_msg(x->w_nm);
+    if (x->w_pm) slurm_free_partition_info_msg(x->w_pm);
+    x->w_jm = NULL;
+    x->w_nm = NULL;
+    x->w_pm = NULL;
+}
+
+/* One resync.  Each list is asked for with the update time of the worker's last answer, so
+ * slurmctld answers SLURM_NO_CHANGE_IN_DATA (a few bytes instead of every job) when nothing
+ * changed since (slurmctld compares in whole seconds minus one: a change in the second of the
+ * last answer still sends the list).  The answers are kept for the next resync.  Returns a new
+ * snapshot; NULL with *unchanged = 1 when no list changed and !need (the last snapshot is still
+ * Slurm's view); NULL with why set when slurmctld did not answer (the kept answers are dropped:
+ * the next resync is a full one). */
+static snap *resync(xslurm *x, int need, int *unchanged, char *why, size_t cap)
 {
     job_info_msg_t *jm = NULL;
     node_info_msg_t *nm = NULL;
     partition_info_msg_t *pm = NULL;
-    if (slurm_load_jobs(0, &jm, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
+    int changed = 0;
+    *unchanged = 0;
+    if (slurm_load_jobs(x->w_jm ? x->w_jm->last_update : 0, &jm, SHOW_ALL | SHOW_DETAIL) ==
+        SLURM_SUCCESS) {
+        if (x->w_jm) slurm_free_job_info_msg(x->w_jm);
+        x->w_jm = jm;
+        changed = 1;
+    } else if (!x->w_jm || slurm_get_errno() != SLURM_NO_CHANGE_IN_DATA) {
         snprintf(why, cap, "slurm_load_jobs: %s", serr());
+        resync_forget(x);
         return NULL;
     }
-    if (slurm_load_node(0, &nm, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
+    if (slurm_load_node(x->w_nm ? x->w_nm->last_update : 0, &nm, SHOW_ALL | SHOW_DETAIL) ==
+        SLURM_SUCCESS) {
+        if (x->w_nm) slurm_free_node_info_msg(x->w_nm);
+        x->w_nm = nm;
+        changed = 1;
+    } else if (!x->w_nm || slurm_get_errno() != SLURM_NO_CHANGE_IN_DATA) {
         snprintf(why, cap, "slurm_load_node: %s", serr());
-        slurm_free_job_info_msg(jm);
+        resync_forget(x);
         return NULL;
     }
-    if (slurm_load_partitions(0, &pm, SHOW_ALL) != SLURM_SUCCESS) {
+    if (slurm_load_partitions(x->w_pm ? x->w_pm->last_update : 0, &pm, SHOW_ALL) == SLURM_SUCCESS) {
+        if (x->w_pm) slurm_free_partition_info_msg(x->w_pm);
+        x->w_pm = pm;
+        changed = 1;
+    } else if (!x->w_pm || slurm_get_errno() != SLURM_NO_CHANGE_IN_DATA) {
         snprintf(why, cap, "slurm_load_partitions: %s", serr());
-        slurm_free_job_info_msg(jm);
-        slurm_free_node_info_msg(nm);
+        resync_forget(x);
         return NULL;
     }
+    if (!changed && !need) {
+        *unchanged = 1;
+        return NULL;
+    }
+    jm = x->w_jm;
+    nm = x->w_nm;
+    pm = x->w_pm;
     snap *s = sx_calloc(1, sizeof *s);
     uint64_t h = 1469598103934665603ULL;
     /* managed partitions and their nodes */
@@ -775,9 +841,9 @@ static snap *resync(xslurm *x, char *why, size_t cap)
         for (int k = 0; k < j->ngres; k++) digest_str(&h, j->gres[k]);
     }
     s->digest = h;
-    slurm_free_job_info_msg(jm);
-    slurm_free_node_info_msg(nm);
-    slurm_free_partition_info_msg(pm);
+    s->jix = sx_calloc(s->nj + 1, sizeof *s->jix);
+    for (size_t i = 0; i < s->nj; i++) s->jix[i] = (struct jix){s->j[i].id, i};
+    qsort(s->jix, s->nj, sizeof *s->jix, jix_cmp);
     return s;
 }
 
@@ -915,16 +981,28 @@ static void run_cmd(xslurm *x, cmd *c, result *r)
     }
 }
 
+/* A tag command needs no RPC of its own when a placement of the same Slurm job with the
+ * same tag follows it in the batch (the placement's update sets admin_comment too). */
+static int tag_covered(const cmd *c, const cmd *rest)
+{
+    for (; rest; rest = rest->next)
+        if (rest->kind == C_LAUNCH && rest->sid == c->sid && rest->tag && c->tag &&
+            !strcmp(rest->tag, c->tag))
+            return 1;
+    return 0;
+}
+
 static void *worker(void *arg)
 {
     xslurm *x = arg;
     pthread_once(&g_init_once, do_slurm_init);
     uint64_t last_digest = 0;
     int backoff_ms = 0;
+    int wait_ms = x->poll_min_ms; /* adaptive: see below */
     for (;;) {
         pthread_mutex_lock(&x->mu);
         if (!x->q_head && !x->quit && !x->want_sync) {
-            int ms = backoff_ms ? backoff_ms : x->poll_ms;
+            int ms = backoff_ms ? backoff_ms : wait_ms;
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_sec += ms / 1000;
@@ -943,20 +1021,41 @@ static void *worker(void *arg)
         x->want_sync = 0;
         pthread_mutex_unlock(&x->mu);
 
+        /* run the queue, and what was queued meanwhile (a scheduling cycle queues its
+         * launches one by one, a bind its tag before the launch): one resync after them all */
         result *rh = NULL, *rt = NULL;
         while (q) {
-            cmd *next = q->next;
-            result *r = sx_calloc(1, sizeof *r);
-            run_cmd(x, q, r);
-            if (rt)
-                rt->next = r;
-            else
-                rh = r;
-            rt = r;
-            cmd_free(q);
-            q = next;
+            while (q) {
+                cmd *next = q->next;
+                result *r = sx_calloc(1, sizeof *r);
+                if (q->kind == C_TAG && tag_covered(q, next)) {
+                    r->kind = q->kind; /* the placement below sets the same tag */
+                    r->seq = q->seq;
+                    r->job_id = q->job_id;
+                    r->sid = q->sid;
+                } else {
+                    run_cmd(x, q, r);
+                }
+                if (rt)
+                    rt->next = r;
+                else
+                    rh = r;
+                rt = r;
+                cmd_free(q);
+                q = next;
+            }
+            pthread_mutex_lock(&x->mu);
+            if (!x->quit) {
+                q = x->q_head;
+                x->q_head = x->q_tail = NULL;
+                upto = x->seq;
+                sync |= x->want_sync;
+                x->want_sync = 0;
+            }
+            pthread_mutex_unlock(&x->mu);
         }
         if (quit) { /* what was queued before destroy is sent (a retire's cancel) */
+            resync_forget(x);
             while (rh) {
                 result *r = rh;
                 rh = r->next;
@@ -965,7 +1064,18 @@ static void *worker(void *arg)
             break;
         }
         char why[256] = "";
-        snap *s = resync(x, why, sizeof why);
+        int unchanged = 0;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        snap *s = resync(x, rh || sync || !x->had_snap, &unchanged, why, sizeof why);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        /* Poll again after twice what this resync cost (slurmctld's time included), at least
+         * poll_min_ms, at most poll_ms: an unchanged list costs one small answer, so a freed
+         * GPU or a new sbatch job is seen within tens of ms; a large changing list is asked
+         * for less often, and slurmctld never spends more than a third of its time on us. */
+        long cost_ms = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+        wait_ms = (int)(2 * cost_ms < x->poll_min_ms ? x->poll_min_ms : 2 * cost_ms);
+        if (wait_ms > x->poll_ms) wait_ms = x->poll_ms;
         int changed = 0;
         pthread_mutex_lock(&x->mu);
         if (rh) {
@@ -987,6 +1097,10 @@ static void *worker(void *arg)
             x->pub = s;
             x->pub_seq = upto;
             x->had_snap = 1;
+        } else if (unchanged) { /* no command, no waiter, Slurm's lists as last published */
+            if (!x->reach_ok) changed = 1;
+            x->reach_ok = 1;
+            backoff_ms = 0;
         } else {
             if (x->reach_ok || !x->reach_err[0]) changed = 1;
             x->reach_ok = 0;
@@ -1196,6 +1310,7 @@ static int slurm_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
     xslurm *x = calloc(1, sizeof *x);
     if (!x) return GS_ENOMEM;
     x->poll_ms = 250;
+    x->poll_min_ms = 20;
     x->start_timeout_s = 60;
     x->log = conf->log;
     x->log_ud = conf->log_ud;
@@ -1206,7 +1321,8 @@ static int slurm_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
     pthread_mutex_init(&x->mu, NULL);
     pthread_cond_init(&x->cv_work, NULL);
     pthread_cond_init(&x->cv_done, NULL);
-    static const char known[] = "partitions=LIST, poll_ms=N, start_timeout=SECONDS, conf=PATH";
+    static const char known[] =
+        "partitions=LIST, poll_ms=N, poll_min_ms=N, start_timeout=SECONDS, conf=PATH";
     for (size_t i = 0; i < conf->nopts; i++) {
         const char *o = conf->opts[i], *eq = o ? strchr(o, '=') : NULL;
         if (!eq) {
@@ -1240,6 +1356,16 @@ static int slurm_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
                                    v);
             }
             x->poll_ms = (int)n;
+        } else if (kl == 11 && !strncmp(o, "poll_min_ms", kl)) {
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || n < 1 || n > 60000) {
+                slurm_destroy(x);
+                return gs_diag_set(d, GS_EINVAL, 0, 0,
+                                   "executor slurm: poll_min_ms='%s': a number of milliseconds "
+                                   "between 1 and 60000",
+                                   v);
+            }
+            x->poll_min_ms = (int)n;
         } else if (kl == 13 && !strncmp(o, "start_timeout", kl)) {
             long n = strtol(v, &end, 10);
             if (!*v || *end || n < 1 || n > 86400) {
