@@ -132,7 +132,7 @@ int gsd_token_generate(const char *user, char *out, size_t cap);
 /* 1 if name is a valid user name ([A-Za-z0-9_@-], 1..63 characters, dots allowed inside). */
 int gsd_user_name_ok(const char *name);
 
-/* ---- HTTP client (libcurl), for the CLI ----------------------------------------------------- */
+/* ---- HTTP client, for the CLI (its own over the Unix socket, libcurl via dlopen for TCP) ---- */
 
 typedef struct gsd_client {
     const char *server; /* "unix:PATH", "http://HOST:PORT" (a bare host:port is accepted);
