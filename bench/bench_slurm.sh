@@ -28,6 +28,11 @@
 # usage: bench/bench_slurm.sh [--jobs N] [--gangs N] [--gang NODESxGPUS] [--paced N]
 #                             [--rate R] [--sleep S] [--nodes N] [--scale-nodes N]
 #                             [--scale-jobs N] [--paths slurm,gsched,adopt] [--no-scale]
+#                             [--baseline BIN]
+# --baseline BIN: also the paths gsched0 and adopt0, the same as gsched and adopt with another
+# build of gsched (daemon and CLI: e.g. the commit before a change), in the same run on the
+# same cluster (order: slurm, gsched0, adopt0, gsched, adopt; one daemon per build, the second
+# on the first one's database so gsched's job ids, and the Slurm jobs' tags, never repeat).
 # Environment: GSCHED_BIN (build/gsched), SLURM_FIXTURE_PORT (17400: slurmctld, nodes the next
 # ports), BENCH_DIR (/tmp/gs-slurm-bench: the fixture in BENCH_DIR/slurm, everything else in
 # BENCH_DIR/run, kept after the run for inspection).  Every daemon it starts is stopped by PID.
@@ -38,7 +43,7 @@ GSCHED=${GSCHED_BIN:-$ROOT/build/gsched}
 TIMER=${GSCHED_RPC_TIMER:-$(dirname "$GSCHED")/bench/slurm_rpc_timer.so}
 FX=$ROOT/tests/slurm/fixture.sh
 JOBS=1000 GANGS=100 GANG=2x8 PACED=100 RATE=20 SLEEP=0.5 NODES=4
-SCALE_NODES=64 SCALE_JOBS=512 SCALE=1 PATHS=slurm,gsched,adopt
+SCALE_NODES=64 SCALE_JOBS=512 SCALE=1 PATHS=slurm,gsched,adopt BASELINE=""
 while [ $# -gt 0 ]; do
   case $1 in
     --jobs) JOBS=$2; shift 2 ;;
@@ -52,10 +57,18 @@ while [ $# -gt 0 ]; do
     --scale-jobs) SCALE_JOBS=$2; shift 2 ;;
     --paths) PATHS=$2; shift 2 ;;
     --no-scale) SCALE=0; shift ;;
+    --baseline) BASELINE=$2; shift 2 ;;
     *) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 GN=${GANG%x*} GG=${GANG#*x}
+if [ -n "$BASELINE" ]; then
+  BASELINE=$(cd "$(dirname "$BASELINE")" && pwd)/$(basename "$BASELINE")
+  PATHS=$(echo ",$PATHS," | sed 's/,gsched,/,gsched0,gsched,/; s/,adopt,/,adopt0,adopt,/; s/^,//; s/,$//')
+  # baseline paths first, each build's paths together: slurm,gsched0,adopt0,gsched,adopt
+  PATHS=$(echo "$PATHS" | tr ',' '\n' | awk '{ k = ($0 == "slurm") ? 0 : ($0 ~ /0$/) ? 1 : 2; print k, NR, $0 }' |
+    sort -k1,1n -k2,2n | awk '{ printf "%s%s", (NR > 1 ? "," : ""), $3 }')
+fi
 export SLURM_FIXTURE_PORT=${SLURM_FIXTURE_PORT:-17400}
 TOP=${BENCH_DIR:-/tmp/gs-slurm-bench}
 export SLURM_FIXTURE_DIR=$TOP/slurm SLURM_FIXTURE_LUA=1 SLURM_FIXTURE_PARTITIONS=gpu:all,free:all
@@ -116,17 +129,25 @@ rss_mib() { # PIDs... -> total VmRSS in MiB
 slurm_pids() { "$FX" pids | awk '{ print $2 }'; }
 slurmd_pids() { "$FX" pids | awk '$1 ~ /^slurmd-/ { print $2 }'; }
 
+GBIN=$GSCHED # the build the running daemon (and the CLI) are of
 G() { # gsched CMD [ARGS]: the CLI of this bench's daemon
   local c=$1
   shift
-  "$GSCHED" "$c" --server "unix:$SOCK" "$@"
+  "$GBIN" "$c" --server "unix:$SOCK" "$@"
 }
+path_bin() { case $1 in *0) echo "$BASELINE" ;; *) echo "$GSCHED" ;; esac; }
 
-gsched_up() { # start gsched on the fixture; sets GPID and GUP (its start-up seconds)
+gsched_up() { # start gsched ($1: its build, default GSCHED) on the fixture; sets GPID and GUP
   local t0=$EPOCHREALTIME
-  rm -f "$W/gsched.db"* "$SOCK"
-  LD_PRELOAD=$TIMER GSCHED_RPC_TIMES=$W/rpc.txt \
-    "$GSCHED" serve --executor slurm --executor-opt partitions=gpu --single-user \
+  GBIN=${1:-$GSCHED}
+  # the database is kept within one fixture's life (a second build's daemon goes on with the
+  # first one's job ids: a new id 1 would find the Slurm job tagged gsched:1 of the first)
+  [ -n "${KEEP_DB:-}" ] || rm -f "$W/gsched.db"*
+  rm -f "$SOCK"
+  RPCF=$W/rpc.txt
+  [ "$GBIN" = "$GSCHED" ] || RPCF=$W/rpc0.txt
+  LD_PRELOAD=$TIMER GSCHED_RPC_TIMES=$RPCF \
+    "$GBIN" serve --executor slurm --executor-opt partitions=gpu --single-user \
     --db "$W/gsched.db" --socket "$SOCK" --log-dir "$W/logs" --log-file "$W/gsched.log" \
     > /dev/null 2>> "$W/gsched.err" &
   GPID=$!
@@ -157,13 +178,13 @@ submit() {
       sbatch --parsable -p free -o /dev/null -N "$GN" --ntasks-per-node=1 --gres="gpu:$GG" \
         --wrap "srun $JOB $stem $SLEEP"
       ;;
-    adopt:one) sbatch --parsable -p gpu -o /dev/null --gres=gpu:1 "$JOB" "$stem" "$SLEEP" ;;
-    adopt:gang)
+    adopt:one | adopt0:one) sbatch --parsable -p gpu -o /dev/null --gres=gpu:1 "$JOB" "$stem" "$SLEEP" ;;
+    adopt:gang | adopt0:gang)
       sbatch --parsable -p gpu -o /dev/null -N "$GN" --ntasks-per-node=1 --gres="gpu:$GG" \
         --wrap "srun $JOB $stem $SLEEP"
       ;;
-    gsched:one) G submit --parsable -G 1 -- "$JOB" "$stem" "$SLEEP" ;;
-    gsched:gang) G submit --parsable -N "$GN" --gpus-per-task "$GG" -- "$JOB" "$stem" "$SLEEP" ;;
+    gsched:one | gsched0:one) G submit --parsable -G 1 -- "$JOB" "$stem" "$SLEEP" ;;
+    gsched:gang | gsched0:gang) G submit --parsable -N "$GN" --gpus-per-task "$GG" -- "$JOB" "$stem" "$SLEEP" ;;
   esac
 }
 
@@ -307,7 +328,7 @@ breakdown() { # $1 path $2 kind: median/p95 of submit->decision and decision->ru
   awk -v path="$1" -v kind="$2" '
     FILENAME == ARGV[1] { dec[$1] = $2; next }
     FILENAME == ARGV[2] { ext[$2] = $1; next }
-    { id = $4; if (path == "adopt") id = ext[$4]
+    { id = $4; if (path ~ /^adopt/) id = ext[$4]
       if ($3 == "NA" || !(id in dec)) next
       a[++k] = dec[id] - $2; b[k] = $3 - dec[id] }
     function q(x, n, f,   i, j, v) { for (i = 2; i <= n; i++) { v = x[i]; for (j = i - 1; j >= 1 && x[j] > v; j--) x[j + 1] = x[j]; x[j + 1] = v }
@@ -318,10 +339,11 @@ breakdown() { # $1 path $2 kind: median/p95 of submit->decision and decision->ru
     "$W/decisions" "${dir}/ext" "$dir/lat" 2> /dev/null
 }
 
-rpc_table() {
-  [ -s "$W/rpc.txt" ] || { echo "(no RPC times recorded: $W/rpc.txt)"; return 0; }
+rpc_table() { # [$1: the file, default $W/rpc.txt]
+  local f=${1:-$W/rpc.txt}
+  [ -s "$f" ] || { echo "(no RPC times recorded: $f)"; return 0; }
   printf '%-24s %8s %10s %10s %10s\n' call count median_ms p95_ms total_s
-  sort -k1,1 -k3,3g "$W/rpc.txt" | awk '
+  sort -k1,1 -k3,3g "$f" | awk '
     function flush() { if (!n) return
       printf "%-24s %8d %10.2f %10.2f %10.2f\n", name, n, v[int((n + 1) / 2)] * 1000, v[int(n * 0.95 + 0.999999)] * 1000, tot
       n = 0; tot = 0 }
@@ -348,19 +370,26 @@ if has_path gsched || has_path adopt; then
   fi
 fi
 KINDS="one gang paced"
+KEEP_DB=""
 for p in ${PATHS//,/ }; do
   [ "$p" = slurm ] || [ "$HAVE_GSCHED" = 1 ] || continue
+  if [ "$p" != slurm ] && [ -n "$GPID" ] && [ "$GBIN" != "$(path_bin "$p")" ]; then
+    gsched_stop
+    KEEP_DB=1
+  fi
   if [ "$p" != slurm ] && [ -z "$GPID" ]; then
-    gsched_up || { HAVE_GSCHED=0; continue; }
-    say "gsched serve --executor slurm up in ${GUP}s (pid $GPID)"
+    gsched_up "$(path_bin "$p")" || { HAVE_GSCHED=0; continue; }
+    say "gsched serve --executor slurm ($GBIN) up in ${GUP}s (pid $GPID)"
   fi
   for k in $KINDS; do run_phase "$p" "$k"; done
 done
 gsched_stop
+KEEP_DB=""
 
 echo
 echo "== gsched on Slurm vs Slurm's own scheduler: $NODES nodes x 8 GPUs (fixture up in ${UP}s), jobs sleep ${SLEEP}s"
 echo "   (slurm = sbatch -p free, scheduled by slurmctld; gsched = gsched submit; adopt = sbatch -p gpu, adopted by gsched)"
+[ -n "$BASELINE" ] && echo "   (gsched0, adopt0: the same with the baseline build $BASELINE; gsched, adopt: $GSCHED)"
 table one "-- burst: $JOBS one-GPU jobs submitted back to back"
 table gang "-- gangs: $GANGS gangs of $GN nodes x $GG GPUs (running = last task started)"
 table paced "-- paced: $PACED one-GPU jobs at $RATE/s (no job waits for GPUs)"
@@ -368,7 +397,7 @@ echo
 echo "-- median submit->running, gsched paths minus slurm (seconds; positive = gsched slower)"
 for k in one gang paced; do
   s=$(summary slurm "$k" | awk '{ print $4 }')
-  for p in gsched adopt; do
+  for p in gsched0 adopt0 gsched adopt; do
     has_path "$p" || continue
     v=$(summary "$p" "$k" | awk '{ print $4 }')
     [ -n "$s" ] && [ -n "$v" ] && awk -v k="$k" -v p="$p" -v a="$v" -v b="$s" \
@@ -379,14 +408,18 @@ if [ "$HAVE_GSCHED" = 1 ] && [ -s "$W/gsched.log" ]; then
   echo
   echo "-- (b) per job, gsched paths: submit -> decision (daemon log 'started', ms) and decision -> running"
   printf '%-7s %-6s %6s %12s %12s %12s %12s\n' path kind jobs dec_med_s dec_p95_s run_med_s run_p95_s
-  for p in gsched adopt; do has_path "$p" && for k in one gang paced; do breakdown "$p" "$k"; done; done
+  for p in gsched0 adopt0 gsched adopt; do has_path "$p" && for k in one gang paced; do breakdown "$p" "$k"; done; done
   echo
   echo "-- scheduling cycles during each phase (/metrics gsched_schedule_cycle_duration_seconds)"
   printf '%-7s %-6s %8s %14s %14s\n' path kind cycles mean_cycle_ms cycle_ms_per_job
-  for p in gsched adopt; do has_path "$p" && for k in one gang paced; do cycles_row "$p" "$k"; done; done
+  for p in gsched0 adopt0 gsched adopt; do has_path "$p" && for k in one gang paced; do cycles_row "$p" "$k"; done; done
   echo
   echo "-- libslurm calls made by gsched serve over all phases (LD_PRELOAD slurm_rpc_timer.so)"
   rpc_table
+  if [ -n "$BASELINE" ]; then
+    echo "-- the same, baseline build (paths gsched0, adopt0)"
+    rpc_table "$W/rpc0.txt"
+  fi
   cp "$W/rpc.txt" "$W/rpc-$NODES.txt" 2> /dev/null || true
 fi
 "$FX" down 2> /dev/null
@@ -402,11 +435,15 @@ if [ "$SCALE" = 1 ]; then
   RSS_D=$(rss_mib $(slurmd_pids))
   echo "== scale: $SCALE_NODES slurmd x 8 GPUs on loopback: cluster up in ${SUP}s (all idle; +3.5 s first scheduler pass)"
   echo "   RSS idle: munged + slurmctld + $SCALE_NODES slurmd = ${RSS_ALL} MiB (slurmd alone ${RSS_D} MiB, $(awk -v a="$RSS_D" -v n="$SCALE_NODES" 'BEGIN { printf "%.1f", a / n }') MiB each)"
-  rm -f "$W/rpc.txt"
+  rm -f "$W/rpc.txt" "$W/rpc0.txt"
   for p in ${PATHS//,/ }; do
     [ "$p" = slurm ] || [ "$HAVE_GSCHED" = 1 ] || continue
+    if [ "$p" != slurm ] && [ -n "$GPID" ] && [ "$GBIN" != "$(path_bin "$p")" ]; then
+      gsched_stop
+      KEEP_DB=1
+    fi
     if [ "$p" != slurm ] && [ -z "$GPID" ]; then
-      gsched_up || { HAVE_GSCHED=0; continue; }
+      gsched_up "$(path_bin "$p")" || { HAVE_GSCHED=0; continue; }
       echo "   gsched serve --executor slurm on $SCALE_NODES nodes: up in ${GUP}s, RSS $(rss_mib "$GPID") MiB"
     fi
     SLEEP_SAVED=$SLEEP
@@ -417,6 +454,7 @@ if [ "$SCALE" = 1 ]; then
   # shellcheck disable=SC2046
   echo "   RSS after the bursts: Slurm daemons $(rss_mib $(slurm_pids)) MiB${GPID:+, gsched $(rss_mib "$GPID") MiB}"
   gsched_stop
+  KEEP_DB=""
   table scale "-- burst: $SCALE_JOBS one-GPU jobs (sleep 1 s) on $SCALE_NODES nodes x 8 GPUs"
   if [ "$HAVE_GSCHED" = 1 ] && [ -s "$W/rpc.txt" ]; then
     echo
