@@ -17,16 +17,17 @@
  * commands (submit + place, hold, requeue-hold, signal, cancel, tag) to a queue and read
  * results; the worker runs the queue (and what is queued meanwhile), then resynchronises
  * (slurm_load_jobs, slurm_load_node, slurm_load_partitions with SHOW_ALL|SHOW_DETAIL, each
- * asked "changed since my last answer?", so an unchanged poll costs three small answers) into
- * a snapshot of plain C data, right after commands and at an interval that adapts to what a
- * resync costs (twice its cost, between poll_min_ms and poll_ms), and calls conf.wake when a
- * result or a changed snapshot is ready.  poll() takes the newest snapshot and turns it into
- * events.  Hooks that need an answer now (cluster, bind, recover, sweep, kill_now) ask the worker
- * for a fresh snapshot and wait for it (bounded).  slurmctld unreachable: said once in the log,
- * retried with backoff; no answer never becomes a node failure or a job end (the last snapshot
- * stays), and check() fails (the daemon launches nothing) until it answers again.  A launch it
- * did not answer is no fault of the job: reported as GSD_XLAUNCH_NODE (the daemon drains every
- * node until check() passes, and does not count it against --launch-attempts).
+ * asked "changed since my last answer?", so an unchanged poll costs three small answers; a
+ * full reload every poll_ms) into a snapshot of plain C data, right after commands and at an
+ * interval that adapts to what a resync costs (twice its cost, between poll_min_ms and
+ * poll_ms), and calls conf.wake when a result or a changed snapshot is ready.  poll() takes the
+ * newest snapshot and turns it into events.  Hooks that need an answer now (cluster, bind,
+ * recover, sweep, kill_now) ask the worker for a fresh snapshot and wait for it (bounded).
+ * slurmctld unreachable: said once in the log, retried with backoff; no answer never becomes a
+ * node failure or a job end (the last snapshot stays), and check() fails (the daemon launches
+ * nothing) until it answers again.  A launch it did not answer is no fault of the job:
+ * reported as GSD_XLAUNCH_NODE (the daemon drains every node until check() passes, and does
+ * not count it against --launch-attempts).
  *
  * Tags.  Every Slurm job this backend submits carries admin_comment "gsched:JOBID" (users
  * cannot set admin_comment); an adopted job gets the tag when it is bound.  The tag is how a
@@ -685,20 +686,22 @@ static void resync_forget(xslurm *x)
     x->w_pm = NULL;
 }
 
-/* One resync.  Each list is asked for with the update time of the worker's last answer, so
- * slurmctld answers SLURM_NO_CHANGE_IN_DATA (a few bytes instead of every job) when nothing
- * changed since (slurmctld compares in whole seconds minus one: a change in the second of the
- * last answer still sends the list).  The answers are kept for the next resync.  Returns a new
- * snapshot; NULL with *unchanged = 1 when no list changed and !need (the last snapshot is still
- * Slurm's view); NULL with why set when slurmctld did not answer (the kept answers are dropped:
- * the next resync is a full one). */
-static snap *resync(xslurm *x, int need, int *unchanged, char *why, size_t cap)
+/* One resync.  Unless full, each list is asked for with the update time of the worker's last
+ * answer, so slurmctld answers SLURM_NO_CHANGE_IN_DATA (a few bytes instead of every job) when
+ * nothing changed since (slurmctld compares in whole seconds minus one: a change in the second
+ * of the last answer still sends the list).  Some fields change without a new update time (a
+ * pending job's reason): a full resync (every poll_ms) reloads everything.  The answers are
+ * kept for the next resync.  Returns a new snapshot; NULL with *unchanged = 1 when no list
+ * changed and !need (the last snapshot is still Slurm's view); NULL with why set when slurmctld
+ * did not answer (the kept answers are dropped: the next resync is a full one). */
+static snap *resync(xslurm *x, int full, int need, int *unchanged, char *why, size_t cap)
 {
     job_info_msg_t *jm = NULL;
     node_info_msg_t *nm = NULL;
     partition_info_msg_t *pm = NULL;
     int changed = 0;
     *unchanged = 0;
+    if (full) resync_forget(x);
     if (slurm_load_jobs(x->w_jm ? x->w_jm->last_update : 0, &jm, SHOW_ALL | SHOW_DETAIL) ==
         SLURM_SUCCESS) {
         if (x->w_jm) slurm_free_job_info_msg(x->w_jm);
@@ -999,6 +1002,7 @@ static void *worker(void *arg)
     uint64_t last_digest = 0;
     int backoff_ms = 0;
     int wait_ms = x->poll_min_ms; /* adaptive: see below */
+    struct timespec last_full = {0, 0};
     for (;;) {
         pthread_mutex_lock(&x->mu);
         if (!x->q_head && !x->quit && !x->want_sync) {
@@ -1067,7 +1071,11 @@ static void *worker(void *arg)
         int unchanged = 0;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        snap *s = resync(x, rh || sync || !x->had_snap, &unchanged, why, sizeof why);
+        long since_full = (long)(t0.tv_sec - last_full.tv_sec) * 1000 +
+                          (t0.tv_nsec - last_full.tv_nsec) / 1000000;
+        int full = !last_full.tv_sec || since_full >= x->poll_ms;
+        if (full) last_full = t0;
+        snap *s = resync(x, full, rh || sync || !x->had_snap, &unchanged, why, sizeof why);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         /* Poll again after twice what this resync cost (slurmctld's time included), at least
          * poll_min_ms, at most poll_ms: an unchanged list costs one small answer, so a freed
@@ -1973,7 +1981,9 @@ static int slurm_stop(void *b, int64_t job_id, gs_time now, gs_time grace)
     gs_time at = now + (grace > 0 ? grace : 0);
     if (!r->stopping || at < r->kill_at) r->kill_at = at;
     r->stopping = 1;
-    if (r->phase == P_RUNNING && r->sid && !r->signalled) {
+    /* no grace: no SIGTERM, the requeue into hold at the next poll ends it (a signal first
+     * would race with it: the job could end on the signal and not be KILLED) */
+    if (r->phase == P_RUNNING && r->sid && !r->signalled && at > now) {
         cmd *c = cmd_new(C_SIGNAL, job_id, r->run, r->sid);
         c->sig = SIGTERM;
         c->ntasks = (uint32_t)r->ntasks;
@@ -2147,7 +2157,7 @@ static void step_run(xslurm *x, xrun *r, gs_time now, gsd_xev_fn fn, void *ud)
                 report_started(r, j, fn, ud);
                 r->phase = P_RUNNING;
                 r->restart_seen = j->restart_cnt;
-                if (r->stopping && !r->signalled) {
+                if (r->stopping && !r->signalled && now < r->kill_at) {
                     cmd *c = cmd_new(C_SIGNAL, r->job_id, r->run, r->sid);
                     c->sig = SIGTERM;
                     c->ntasks = (uint32_t)r->ntasks;
