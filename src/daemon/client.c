@@ -209,9 +209,11 @@ static int unix_request(const char *path_sock, const char *method, const char *p
             break;
         }
         ssize_t w = send(fd, rq.p + off, rq.n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w > 0)
+        if (w > 0) {
             off += (size_t)w;
-        else if (w < 0 && errno != EINTR && errno != EAGAIN) {
+        } else if (w < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+            break; /* the daemon answered early (a body too large) and closed: read it */
+        } else if (w < 0 && errno != EINTR && errno != EAGAIN) {
             rc = -1;
             break;
         }
@@ -246,8 +248,10 @@ static int unix_request(const char *path_sock, const char *method, const char *p
     char *eoh = raw.p ? strstr(raw.p, "\r\n\r\n") : NULL;
     int code = 0;
     if (!eoh || sscanf(raw.p, "HTTP/%*d.%*d %d", &code) != 1 || code < 100 || code > 999) {
+        snprintf(err, cap, "%s",
+                 raw.n ? "the daemon's answer is not HTTP"
+                       : "the daemon closed the connection without an answer");
         free(raw.p);
-        snprintf(err, cap, "the daemon's answer is not HTTP");
         return -1;
     }
     *status = code;
