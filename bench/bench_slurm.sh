@@ -364,7 +364,8 @@ say "fixture: $NODES nodes x 8 GPUs on port $SLURM_FIXTURE_PORT, $SLURM_FIXTURE_
 UP=$(fixture_up "$NODES")
 HAVE_GSCHED=1
 if has_path gsched || has_path adopt; then
-  if ! "$GSCHED" serve --help 2>&1 | grep -q -- '--executor-opt'; then
+  # the help into a variable first: `| grep -q` may end the pipe early (SIGPIPE, pipefail)
+  if ! help=$("$GSCHED" serve --help 2>&1) || ! grep -q -- '--executor-opt' <<< "$help"; then
     say "$GSCHED has no --executor-opt: only the slurm path runs"
     HAVE_GSCHED=0
   fi
