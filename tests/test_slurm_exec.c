@@ -911,6 +911,21 @@ static void launch_while_ctld_down(void)
     gsd_exec_destroy(x);
 }
 
+/* An operator's typo in partitions=: said as such, not "no node with GPUs". */
+static void unknown_partition(void)
+{
+    const char *opts[] = {"partitions=gpu,gpux", conf_opt};
+    gsd_exec_conf c = {.state_dir = state, .opts = opts, .nopts = 2};
+    gsd_exec *x = NULL;
+    gs_diag d;
+    ASSERT_OK(gsd_exec_create("slurm", &c, &x, &d));
+    gs_cluster *cl = NULL;
+    ASSERT_EQ(gsd_exec_cluster(x, NULL, &cl, &d), GS_EINVAL);
+    ASSERT(!cl);
+    ASSERT_CONTAINS(d.msg, "partition 'gpux' is not in Slurm");
+    gsd_exec_destroy(x);
+}
+
 static void cleanup(void)
 {
     /* nothing: the fixture is stopped at exit */
@@ -933,6 +948,7 @@ static const test_case tests[] = {
     {"recover_after_restart", recover_after_restart},
     {"other_partition_tag_not_ours", other_partition_tag_not_ours},
     {"launch_while_ctld_down", launch_while_ctld_down},
+    {"unknown_partition", unknown_partition},
     {"cleanup", cleanup},
 };
 

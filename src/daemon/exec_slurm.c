@@ -2645,6 +2645,15 @@ static int slurm_cluster(void *b, const gs_cluster *given, gs_cluster **out, gs_
     }
     const snap *s = x->cur;
     char type[64];
+    for (size_t k = 0; k < x->nparts; k++) {
+        size_t i = 0;
+        while (i < s->nparts && strcmp(s->parts[i], x->parts[k])) i++;
+        if (i == s->nparts)
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "executor slurm: partition '%s' is not in Slurm (sinfo -s lists "
+                               "them; --executor-opt partitions=NAME,...)",
+                               x->parts[k]);
+    }
     if (given) {
         char msg[2048] = "";
         size_t m = 0;
