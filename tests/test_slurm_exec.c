@@ -627,6 +627,33 @@ static void adaptive_poll(void)
     ASSERT_CONTAINS(state_of(id), "CANCELLED");
 }
 
+/* A job an operator holds (JobHeldAdmin) is not adopted while the hold lasts; a comment's
+ * priority past what a spec accepts is clamped. */
+static void adopt_admin_hold_and_prio(void)
+{
+    unsigned held = sbatch("-H -p gpu --gres=gpu:1 -J adminheld --wrap 'sleep 1'");
+    ASSERT(held > 0);
+    ASSERT_EQ(sh("scontrol hold %u", held), 0);
+    gsd_exec *x = make_exec();
+    ASSERT(x);
+    seen s = {0};
+    unsigned big =
+        sbatch("-H -p gpu --gres=gpu:1 -J bigprio --comment priority=99999999999 --wrap 'sleep 1'");
+    ASSERT(big > 0);
+    ASSERT(wait_for(x, &s, c_adopt, 20));
+    for (int i = 0; i < 10; i++) { /* a few more polls: the admin-held job stays unadopted */
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        nap_ms(100);
+    }
+    char ext[32];
+    snprintf(ext, sizeof ext, "slurm:%u", big);
+    ASSERT_EQ(s.adopt, 1);
+    ASSERT_STR(s.adopt_ext, ext);
+    ASSERT_EQ(s.adopt_prio, GSD_PRIO_MAX);
+    ASSERT_EQ(sh("scancel %u %u", held, big), 0);
+    gsd_exec_destroy(x);
+}
+
 static void gone_on_scancel(void)
 {
     gsd_exec *x = make_exec();
@@ -940,6 +967,7 @@ static const test_case tests[] = {
     {"stop_requeue_relaunch", stop_requeue_relaunch},
     {"retire_cancels_held_job", retire_cancels_held_job},
     {"adopt_sbatch_job", adopt_sbatch_job},
+    {"adopt_admin_hold_and_prio", adopt_admin_hold_and_prio},
     {"adaptive_poll", adaptive_poll},
     {"gone_on_scancel", gone_on_scancel},
     {"outside_gpus", outside_gpus},

@@ -2330,7 +2330,9 @@ static void report_adopt(xslurm *x, gsd_xev_fn fn, void *ud)
     const snap *s = x->cur;
     for (size_t i = 0; i < s->nj; i++) {
         const sjob *j = &s->j[i];
-        if (j->state != JOB_PENDING || j->priority != 0 || j->tag >= 0 ||
+        /* an operator's hold (JobHeldAdmin) is theirs to lift: such a job is not adopted
+         * while it lasts */
+        if (j->state != JOB_PENDING || j->priority != 0 || j->tag >= 0 || j->reason == WAIT_HELD ||
             !snap_managed_part(s, j->partition) || bind_sid(x, j->id) ||
             u32_has(x->adopted_seen, x->nad, j->id) || u32_has(x->retired, x->nret, j->id))
             continue;
@@ -2380,8 +2382,11 @@ static void report_adopt(xslurm *x, gsd_xev_fn fn, void *ud)
             vcp = j->account;
         }
         int prio = 0;
-        if (j->comment && strstr(j->comment, "priority="))
-            prio = atoi(strstr(j->comment, "priority=") + 9);
+        if (j->comment && strstr(j->comment, "priority=")) {
+            /* clamped to what a spec accepts: -1 (opportunistic) .. GSD_PRIO_MAX */
+            long v = strtol(strstr(j->comment, "priority=") + 9, NULL, 10);
+            prio = v < -1 ? -1 : v > GSD_PRIO_MAX ? GSD_PRIO_MAX : (int)v;
+        }
         gsd_adopt a = {
             .ext = ext,
             .name = j->name,
