@@ -250,38 +250,6 @@ static int state_modes(const xlocal *x)
     return chmod_if(x->runs, 0700);
 }
 
-/* The account a run's tasks run as: the job's (spec.run_as, else its user) in multi-user
- * mode, refused when it is gone or is root without allow_root; else the daemon's own (its
- * HOME... for the environment; a daemon uid without an account gets none).  0, or -1 with
- * msg set (the tasks fail with it). */
-static int launch_account(const xlocal *x, const gsd_spec *sp, gsd_unix_user *u, char *msg,
-                          size_t cap)
-{
-    char why[256];
-    if (!x->switch_users) {
-        if (gsd_unix_user_by_uid(geteuid(), u, why, sizeof why)) {
-            memset(u, 0, sizeof *u);
-            u->uid = geteuid();
-            u->gid = getegid();
-        }
-        return 0;
-    }
-    const char *who = sp->run_as ? sp->run_as : sp->user;
-    if (gsd_unix_user_lookup(who, u, why, sizeof why)) {
-        snprintf(msg, cap, "cannot run the job as Unix user '%s': %s", who ? who : "", why);
-        return -1;
-    }
-    if (u->uid == 0 && !x->allow_root) {
-        snprintf(msg, cap,
-                 "refusing to run a job as root (Unix user '%s', uid 0): the operator did not "
-                 "pass 'gsched serve --allow-root-jobs'",
-                 u->name);
-        gsd_unix_user_release(u);
-        return -1;
-    }
-    return 0;
-}
-
 /* The job's own directory logs/JOB (its task logs; GSCHED_JOB_DIR): owned by the task's
  * account, mode 0700.  logs/ belongs to the daemon, so the account cannot swap the entry
  * for a link.  An open O_DIRECTORY descriptor, or -1 with errno set. */
@@ -1046,7 +1014,8 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
     /* who the tasks run as, and the job's own directory (owned by that account) */
     gsd_unix_user acct;
     char acct_msg[320];
-    int acct_ok = launch_account(x, sp, &acct, acct_msg, sizeof acct_msg) == 0;
+    int acct_ok = gsd_launch_account(sp->run_as, sp->user, x->switch_users, x->allow_root, &acct,
+                                     acct_msg, sizeof acct_msg) == 0;
     int jdfd = acct_ok ? job_dir_open(x, l->job_id, &acct) : -1, jd_errno = errno;
     if (dir_ok && x->cg.base[0]) dir_ok = record_cgroups(x, r, &dir_errno) == 0;
     struct stat st;

@@ -1767,35 +1767,6 @@ static void make_env(const xslurm *x, const gsd_launch *l, const gsd_unix_user *
     sv_push(env, xfmt("WORLD_SIZE=%d", l->world_size));
 }
 
-/* The account the job runs as (as exec_local.c's launch_account).  0, or -1 with msg. */
-static int launch_account(const xslurm *x, const gsd_spec *sp, gsd_unix_user *u, char *msg,
-                          size_t cap)
-{
-    char why[256];
-    if (!x->switch_users) {
-        if (gsd_unix_user_by_uid(geteuid(), u, why, sizeof why)) {
-            memset(u, 0, sizeof *u);
-            u->uid = geteuid();
-            u->gid = getegid();
-        }
-        return 0;
-    }
-    const char *who = sp->run_as ? sp->run_as : sp->user;
-    if (gsd_unix_user_lookup(who, u, why, sizeof why)) {
-        snprintf(msg, cap, "cannot run the job as Unix user '%s': %s", who ? who : "", why);
-        return -1;
-    }
-    if (u->uid == 0 && !x->allow_root) {
-        snprintf(msg, cap,
-                 "refusing to run a job as root (Unix user '%s', uid 0): the operator did not "
-                 "pass 'gsched serve --allow-root-jobs'",
-                 u->name);
-        gsd_unix_user_release(u);
-        return -1;
-    }
-    return 0;
-}
-
 static int slurm_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn, void *ud)
 {
     xslurm *x = b;
@@ -1829,7 +1800,9 @@ static int slurm_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
     /* the account, the job's directory, run.env */
     gsd_unix_user acct;
     char msg[512] = "";
-    int ok = launch_account(x, sp, &acct, msg, sizeof msg) == 0, have_acct = ok;
+    int ok = gsd_launch_account(sp->run_as, sp->user, x->switch_users, x->allow_root, &acct, msg,
+                                sizeof msg) == 0,
+        have_acct = ok;
     int dfd = -1;
     char jobdir[PATH_MAX];
     snprintf(jobdir, sizeof jobdir, "%s/%lld", x->logs, (long long)l->job_id);

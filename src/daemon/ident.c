@@ -235,3 +235,31 @@ int gsd_runas_decide(const gsd_runas_conf *c, int authn, int64_t peer_uid, const
     gsd_unix_user_release(&u);
     return 0;
 }
+
+int gsd_launch_account(const char *run_as, const char *user, int switch_users, int allow_root,
+                       gsd_unix_user *u, char *msg, size_t cap)
+{
+    char why[256];
+    if (!switch_users) {
+        if (gsd_unix_user_by_uid(geteuid(), u, why, sizeof why)) {
+            memset(u, 0, sizeof *u);
+            u->uid = geteuid();
+            u->gid = getegid();
+        }
+        return 0;
+    }
+    const char *who = run_as ? run_as : user;
+    if (gsd_unix_user_lookup(who, u, why, sizeof why)) {
+        snprintf(msg, cap, "cannot run the job as Unix user '%s': %s", who ? who : "", why);
+        return -1;
+    }
+    if (u->uid == 0 && !allow_root) {
+        snprintf(msg, cap,
+                 "refusing to run a job as root (Unix user '%s', uid 0): the operator did not "
+                 "pass 'gsched serve --allow-root-jobs'",
+                 u->name);
+        gsd_unix_user_release(u);
+        return -1;
+    }
+    return 0;
+}

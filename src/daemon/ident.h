@@ -87,4 +87,14 @@ int gsd_unix_user_lookup(const char *name, gsd_unix_user *u, char *msg, size_t c
 int gsd_unix_user_by_uid(uid_t uid, gsd_unix_user *u, char *msg, size_t cap);
 void gsd_unix_user_release(gsd_unix_user *u);
 
+/*
+ * The account a job's tasks run as, for every executor (one rule): on a multi-user daemon
+ * (switch_users) the job's own - run_as ("#UID" of a socket peer, or an account name), else
+ * its user - refused when it is gone, or is root without allow_root (--allow-root-jobs);
+ * otherwise the daemon's own account (for HOME...; a daemon uid without an account gets
+ * just its uid and gid).  0, or -1 with the reason in msg (the tasks fail with it).
+ */
+int gsd_launch_account(const char *run_as, const char *user, int switch_users, int allow_root,
+                       gsd_unix_user *u, char *msg, size_t cap);
+
 #endif
