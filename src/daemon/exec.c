@@ -12,11 +12,13 @@
  * rely on the capability flags; gsd_exec_mech_unsupported maps those flags
  * to the engine mechanisms the backend cannot carry out (one place).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec.h"
+#include "ident.h"
 
 struct gsd_exec {
     const gsd_exec_ops *ops;
@@ -244,4 +246,95 @@ int gsd_exec_log_open(const gsd_exec *x, int64_t job_id, int task, int *fd)
 int64_t gsd_exec_task_pid(const gsd_exec *x, const char *handle)
 {
     return handle ? x->ops->task_pid(handle) : -1;
+}
+
+/* ---- helpers for backends ---------------------------------------------------------------- */
+
+void gsd_envv_push(gsd_envv *e, char *owned)
+{
+    if (!owned) abort();
+    if (e->n + 1 >= e->cap) {
+        e->cap = e->cap ? e->cap * 2 : 64;
+        char **nv = realloc(e->v, e->cap * sizeof *nv);
+        if (!nv) abort();
+        e->v = nv;
+    }
+    e->v[e->n++] = owned;
+    e->v[e->n] = NULL;
+}
+
+int gsd_envv_has(const gsd_envv *e, const char *key)
+{
+    size_t kl = strlen(key);
+    for (size_t i = 0; i < e->n; i++)
+        if (!strncmp(e->v[i], key, kl) && e->v[i][kl] == '=') return 1;
+    return 0;
+}
+
+static void envv_pushf(gsd_envv *e, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void envv_pushf(gsd_envv *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) abort();
+    char *p = malloc((size_t)n + 1);
+    if (!p) abort();
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    gsd_envv_push(e, p);
+}
+
+/* 1 if the spec or the executor sets key (so nothing else may). */
+static int env_taken(const char *key, const gsd_spec *sp)
+{
+    if (gsd_env_reserved(key)) return 1;
+    for (size_t i = 0; i < sp->nenv; i++)
+        if (!strcmp(sp->env[i].key, key)) return 1;
+    return 0;
+}
+
+/* Push "key=val" unless env has key already or the spec / the executor sets it. */
+static void env_default(gsd_envv *env, const gsd_spec *sp, const char *key, const char *val)
+{
+    if (val && !gsd_envv_has(env, key) && !env_taken(key, sp)) envv_pushf(env, "%s=%s", key, val);
+}
+
+void gsd_exec_env_common(gsd_envv *env, const gsd_launch *l, const char *const *pass, size_t npass,
+                         const struct gsd_unix_user *u, const char *jobdir)
+{
+    const gsd_spec *sp = l->spec;
+    for (size_t k = 0; k < npass; k++) {
+        const char *e = pass[k], *eq = strchr(e, '=');
+        char key[256];
+        size_t kl = eq ? (size_t)(eq - e) : sizeof key;
+        if (kl >= sizeof key) continue;
+        memcpy(key, e, kl);
+        key[kl] = '\0';
+        if (!env_taken(key, sp) && !gsd_envv_has(env, key)) envv_pushf(env, "%s", e);
+    }
+    env_default(env, sp, "PATH", GSD_JOB_PATH);
+    if (u && u->name) {
+        env_default(env, sp, "HOME", u->home);
+        env_default(env, sp, "USER", u->name);
+        env_default(env, sp, "LOGNAME", u->name);
+        env_default(env, sp, "SHELL", u->shell);
+    }
+    for (size_t k = 0; k < sp->nenv; k++) envv_pushf(env, "%s=%s", sp->env[k].key, sp->env[k].val);
+    envv_pushf(env, "GSCHED_JOB_ID=%lld", (long long)l->job_id);
+    envv_pushf(env, "GSCHED_GROUP_ID=%lld", (long long)l->group);
+    envv_pushf(env, "GSCHED_JOB_NAME=%s", sp->name ? sp->name : "");
+    envv_pushf(env, "GSCHED_USER=%s", sp->user ? sp->user : "");
+    envv_pushf(env, "GSCHED_VC=%s", sp->vc ? sp->vc : "default");
+    envv_pushf(env, "GSCHED_WORLD_SIZE=%d", l->world_size);
+    envv_pushf(env, "GSCHED_NUM_TASKS=%d", l->world_size);
+    envv_pushf(env, "GSCHED_GPUS=%d", sp->gpus_per_task);
+    envv_pushf(env, "GSCHED_JOB_DIR=%s", jobdir);
+    if (sp->checkpoint_dir) envv_pushf(env, "GSCHED_CHECKPOINT_DIR=%s", sp->checkpoint_dir);
 }

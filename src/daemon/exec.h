@@ -258,6 +258,30 @@ unsigned gsd_exec_mech_unsupported(const gsd_exec_ops *ops);
 extern const gsd_exec_ops gsd_exec_local;
 extern const gsd_exec_ops gsd_exec_slurm;
 
+/* ---- helpers for backends ------------------------------------------------------------------- */
+
+/* A growing NULL-terminated string vector (malloc'ed strings; aborts when out of memory). */
+typedef struct gsd_envv {
+    char **v;
+    size_t n, cap;
+} gsd_envv;
+void gsd_envv_push(gsd_envv *e, char *owned);
+int gsd_envv_has(const gsd_envv *e, const char *key); /* 1 if "key=..." is there */
+
+struct gsd_unix_user;
+/*
+ * The part of a task's environment every backend builds the same way (the contract above),
+ * appended to env: the operator's allow-list (pass: "KEY=VALUE" strings read at create),
+ * the defaults PATH = GSD_JOB_PATH and the HOME, USER, LOGNAME and SHELL of the account the
+ * task runs as (u, when it has a name), the spec's env, and gsched's job-level variables
+ * (GSCHED_JOB_ID, _GROUP_ID, _JOB_NAME, _USER, _VC, _WORLD_SIZE, _NUM_TASKS, _GPUS,
+ * _JOB_DIR = jobdir, _CHECKPOINT_DIR). A name the spec or gsched sets is never taken from
+ * the allow-list or the defaults. The backend adds the per-run and per-task ones (RANK,
+ * CUDA_VISIBLE_DEVICES, GSCHED_RUN, ...).
+ */
+void gsd_exec_env_common(gsd_envv *env, const gsd_launch *l, const char *const *pass, size_t npass,
+                         const struct gsd_unix_user *u, const char *jobdir);
+
 /* ---- the calls the daemon makes ------------------------------------------------------------- */
 
 /*

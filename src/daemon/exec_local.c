@@ -736,21 +736,11 @@ static void as_close_from(int lo)
 
 /* ---- launching ------------------------------------------------------------------------------ */
 
-typedef struct strv {
-    char **v;
-    size_t n, cap;
-} strv;
+typedef gsd_envv strv;
 
 static void strv_push(strv *s, char *p)
 {
-    if (s->n + 1 >= s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 64;
-        char **nv = realloc(s->v, s->cap * sizeof *nv);
-        if (!nv) abort();
-        s->v = nv;
-    }
-    s->v[s->n++] = p;
-    s->v[s->n] = NULL;
+    gsd_envv_push(s, p);
 }
 
 static void strv_pushf(strv *s, const char *fmt, ...)
@@ -825,30 +815,6 @@ static int env_file(const strv *env, const char *dir, int task)
     return fd;
 }
 
-/* 1 if env already has a "KEY=..." entry. */
-static int env_has(const strv *env, const char *key)
-{
-    size_t kl = strlen(key);
-    for (size_t i = 0; i < env->n; i++)
-        if (!strncmp(env->v[i], key, kl) && env->v[i][kl] == '=') return 1;
-    return 0;
-}
-
-/* 1 if the spec or the executor sets key (so nothing else may). */
-static int env_taken(const char *key, const gsd_spec *sp)
-{
-    if (gsd_env_reserved(key)) return 1;
-    for (size_t i = 0; i < sp->nenv; i++)
-        if (!strcmp(sp->env[i].key, key)) return 1;
-    return 0;
-}
-
-/* Push "key=val" unless env has key already or the spec / the executor sets it. */
-static void env_default(strv *env, const gsd_spec *sp, const char *key, const char *val)
-{
-    if (val && !env_has(env, key) && !env_taken(key, sp)) strv_pushf(env, "%s=%s", key, val);
-}
-
 /*
  * A task's environment, built from nothing: the daemon's own environment (which may hold the
  * operator's secrets) never reaches a job.  Each name is set once, by the first of:
@@ -857,45 +823,20 @@ static void env_default(strv *env, const gsd_spec *sp, const char *key, const ch
  *   3. the operator's allow-list (--pass-env, values read at create);
  *   4. defaults: PATH = GSD_JOB_PATH and the HOME, USER, LOGNAME and SHELL of the account
  *      the task runs as (u: the job's owner in multi-user mode, else the daemon's user).
+ * Steps 2-4 and the job-level GSCHED_* are gsd_exec_env_common (shared with every backend);
+ * the per-task variables are pushed here.
  */
 static void build_env(strv *env, const xlocal *x, const gsd_launch *l, int i, const char *log,
                       const gsd_unix_user *u, const char *jobdir)
 {
-    const gsd_spec *sp = l->spec;
-    for (size_t k = 0; k < x->npass; k++) {
-        const char *e = x->pass[k], *eq = strchr(e, '=');
-        char key[256];
-        size_t kl = (size_t)(eq - e);
-        if (kl >= sizeof key) continue;
-        memcpy(key, e, kl);
-        key[kl] = '\0';
-        if (!env_taken(key, sp) && !env_has(env, key)) strv_push(env, xstrdup(e));
-    }
-    env_default(env, sp, "PATH", GSD_JOB_PATH);
-    if (u->name) {
-        env_default(env, sp, "HOME", u->home);
-        env_default(env, sp, "USER", u->name);
-        env_default(env, sp, "LOGNAME", u->name);
-        env_default(env, sp, "SHELL", u->shell);
-    }
-    for (size_t k = 0; k < sp->nenv; k++) strv_pushf(env, "%s=%s", sp->env[k].key, sp->env[k].val);
+    gsd_exec_env_common(env, l, (const char *const *)x->pass, x->npass, u, jobdir);
     int rank = l->task_index_base + i;
-    strv_pushf(env, "GSCHED_JOB_ID=%lld", (long long)l->job_id);
-    strv_pushf(env, "GSCHED_GROUP_ID=%lld", (long long)l->group);
-    strv_pushf(env, "GSCHED_JOB_NAME=%s", sp->name ? sp->name : "");
-    strv_pushf(env, "GSCHED_USER=%s", sp->user ? sp->user : "");
-    strv_pushf(env, "GSCHED_VC=%s", sp->vc ? sp->vc : "default");
     strv_pushf(env, "GSCHED_RUN=%d", l->run);
     strv_pushf(env, "GSCHED_RESTARTS=%d", l->run - 1);
     strv_pushf(env, "GSCHED_TASK_INDEX=%d", rank);
-    strv_pushf(env, "GSCHED_WORLD_SIZE=%d", l->world_size);
-    strv_pushf(env, "GSCHED_NUM_TASKS=%d", l->world_size);
-    strv_pushf(env, "GSCHED_GPUS=%d", sp->gpus_per_task);
     strv_pushf(env, "GSCHED_NODE=%s", l->task_node[i]);
     strv_pushf(env, "GSCHED_GRACE_SECONDS=%lld", (long long)(l->grace / GS_SEC));
     strv_pushf(env, "GSCHED_LOG=%s", log);
-    strv_pushf(env, "GSCHED_JOB_DIR=%s", jobdir);
-    if (sp->checkpoint_dir) strv_pushf(env, "GSCHED_CHECKPOINT_DIR=%s", sp->checkpoint_dir);
     strv_pushf(env, "CUDA_VISIBLE_DEVICES=%s", l->task_cuda[i]);
     strv_pushf(env, "MASTER_ADDR=127.0.0.1");
     strv_pushf(env, "MASTER_PORT=%d", l->master_port);

@@ -150,19 +150,11 @@ static char *sdup(const char *s)
     return s ? sx_strdup(s) : NULL;
 }
 
-typedef struct strv {
-    char **v;
-    size_t n, cap;
-} strv;
+typedef gsd_envv strv;
 
 static void sv_push(strv *s, char *p)
 {
-    if (s->n + 1 >= s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 16;
-        s->v = sx_realloc(s->v, s->cap * sizeof *s->v);
-    }
-    s->v[s->n++] = p;
-    s->v[s->n] = NULL;
+    gsd_envv_push(s, p);
 }
 
 static void sv_free(strv *s)
@@ -170,14 +162,6 @@ static void sv_free(strv *s)
     for (size_t i = 0; i < s->n; i++) free(s->v[i]);
     free(s->v);
     memset(s, 0, sizeof *s);
-}
-
-static int sv_has_key(const strv *s, const char *key)
-{
-    size_t kl = strlen(key);
-    for (size_t i = 0; i < s->n; i++)
-        if (!strncmp(s->v[i], key, kl) && s->v[i][kl] == '=') return 1;
-    return 0;
 }
 
 /* Shell single quoting: 'it'\''s'. */
@@ -1718,52 +1702,11 @@ static char *make_script(const xslurm *x, const gsd_launch *l)
     return s;
 }
 
-static int env_taken(const char *key, const gsd_spec *sp)
-{
-    if (gsd_env_reserved(key)) return 1;
-    for (size_t i = 0; i < sp->nenv; i++)
-        if (!strcmp(sp->env[i].key, key)) return 1;
-    return 0;
-}
-
-static void env_default(strv *env, const gsd_spec *sp, const char *key, const char *val)
-{
-    if (val && !sv_has_key(env, key) && !env_taken(key, sp)) sv_push(env, xfmt("%s=%s", key, val));
-}
-
 /* The batch job's environment (the part that stays the same across runs). */
 static void make_env(const xslurm *x, const gsd_launch *l, const gsd_unix_user *u,
                      const char *jobdir, strv *env)
 {
-    const gsd_spec *sp = l->spec;
-    for (size_t k = 0; k < x->npass; k++) {
-        const char *e = x->pass[k], *eq = strchr(e, '=');
-        char key[256];
-        size_t kl = (size_t)(eq - e);
-        if (kl >= sizeof key) continue;
-        memcpy(key, e, kl);
-        key[kl] = '\0';
-        if (!env_taken(key, sp) && !sv_has_key(env, key)) sv_push(env, sx_strdup(e));
-    }
-    env_default(env, sp, "PATH", GSD_JOB_PATH);
-    if (u->name) {
-        env_default(env, sp, "HOME", u->home);
-        env_default(env, sp, "USER", u->name);
-        env_default(env, sp, "LOGNAME", u->name);
-        env_default(env, sp, "SHELL", u->shell);
-    }
-    for (size_t k = 0; k < sp->nenv; k++)
-        sv_push(env, xfmt("%s=%s", sp->env[k].key, sp->env[k].val));
-    sv_push(env, xfmt("GSCHED_JOB_ID=%lld", (long long)l->job_id));
-    sv_push(env, xfmt("GSCHED_GROUP_ID=%lld", (long long)l->group));
-    sv_push(env, xfmt("GSCHED_JOB_NAME=%s", sp->name ? sp->name : ""));
-    sv_push(env, xfmt("GSCHED_USER=%s", sp->user ? sp->user : ""));
-    sv_push(env, xfmt("GSCHED_VC=%s", sp->vc ? sp->vc : "default"));
-    sv_push(env, xfmt("GSCHED_WORLD_SIZE=%d", l->world_size));
-    sv_push(env, xfmt("GSCHED_NUM_TASKS=%d", l->world_size));
-    sv_push(env, xfmt("GSCHED_GPUS=%d", sp->gpus_per_task));
-    sv_push(env, xfmt("GSCHED_JOB_DIR=%s", jobdir));
-    if (sp->checkpoint_dir) sv_push(env, xfmt("GSCHED_CHECKPOINT_DIR=%s", sp->checkpoint_dir));
+    gsd_exec_env_common(env, l, (const char *const *)x->pass, x->npass, u, jobdir);
     sv_push(env, xfmt("WORLD_SIZE=%d", l->world_size));
 }
 
