@@ -130,7 +130,9 @@ int gs_engine_opts_from_params(gs_params *p, gs_engine_opts *o, gs_diag *d);
     XX(NODE_UP, "node_up")     \
     XX(NOTE, "note")           \
     XX(PACK, "packed")         \
-    XX(UNPACK, "unpacked")
+    XX(UNPACK, "unpacked")     \
+    XX(DRAIN, "draining")      \
+    XX(RESCALE, "rescaled")
 
 typedef enum gs_rec_type {
 #define GS__REC_ENUM(name, str) GS_REC_##name,
@@ -419,6 +421,66 @@ int gs_engine_migrate(gs_engine *e, const gs_job *j, const int *gpus, int n, con
  * when the program cannot resize.
  */
 int gs_engine_resize(gs_engine *e, const gs_job *j, const int *gpus, int n, const char *reason);
+/* ---- elastic jobs: rescale through DRAINING (issue 13; job.h diagram) ----- */
+
+typedef enum gs_rescale_kind {
+    GS_RESCALE_POLICY = 0,   /* the policy wants another size: min gap and max_rescales apply */
+    GS_RESCALE_OPERATOR = 1, /* an operator asked (gsched resize): counted, not gap-limited */
+    GS_RESCALE_PREEMPT = 2,  /* shrink or stop for someone else / a node drain: bypasses both */
+} gs_rescale_kind;
+
+/*
+ * Rescale RUNNING elastic job j to the n GPUs 'gpus' (grouped by task; may
+ * overlap its current ones; n == 0 drains it back to PENDING).  GPUs in
+ * 'gpus' it does not hold must be free: they are reserved at once (counted
+ * as allocated, nobody else can take them).  The job enters DRAINING; its
+ * current GPUs stay held until the old generation is confirmed gone:
+ *   SIM:  after the drain cost (gs_costs_drain; 0 with preempt_cost=SECONDS),
+ *         then RESIZING at once and the new generation pays the restart cost;
+ *   LIVE: when the daemon reports the exit (gs_engine_task_exited: 143 or 0 =
+ *         checkpointed, anything else = forced, work since j->last_ckpt lost).
+ * 'reason' (copied) is what the user reads ("grew 2->4: +38 % goodput").
+ * Errors: GS_ESTATE (not RUNNING, not elastic, already draining),
+ * GS_ERANGE (n not a valid size), GS_ENOFIT (a new GPU is not free),
+ * GS_EQUOTA (a POLICY rescale inside min_rescale_gap or past max_rescales), GS_EUNSUPPORTED when the program cannot resize.
+ * Nothing changes on error.
+ */
+int gs_engine_rescale(gs_engine *e, const gs_job *j, const int *gpus, int n, gs_rescale_kind kind,
+                      const char *reason);
+/* When a POLICY rescale of j would next be allowed (now if already; GS_TIME_NONE: never,
+ * max_rescales used up). */
+gs_time gs_engine_rescale_allowed_at(const gs_engine *e, const gs_job *j);
+/* GPUs reserved for draining jobs' next generations (counted in gs_engine_allocated). */
+int gs_engine_reserved_gpus(const gs_engine *e);
+/* Default drain timeout (LIVE) and min gap between policy rescales (parameters
+ * drain_timeout=60s, rescale_gap=60s). */
+gs_time gs_engine_drain_timeout(const gs_engine *e);
+
+/*
+ * Progress model: who knows how fast a job progresses on its GPUs when that is
+ * more than "ideal speed x placement slowdown" (the goodput model, goodput.h:
+ * throughput by placement and batch size times statistical efficiency, which
+ * changes at epoch boundaries).  Installed by the program after creating the
+ * engine and before the first job (NULL = none; the old rates apply).  The
+ * engine calls it only for jobs with j->app set; a job's work (spec duration)
+ * is then in the model's units: work-us at rate 1.
+ */
+typedef struct gs_progress_ops {
+    /* j holds its GPUs (j->alloc) in a new generation or after a boundary: set *rate
+     * (work-us per us, > 0; it includes placement effects) and *next, the value of
+     * j's total progress (work-us, as j->progress counts) at which the rate changes
+     * next, or GS_TIME_NONE.  Return 0 or GS_E*. */
+    int (*rate)(void *st, const gs_engine *e, const gs_job *j, double *rate, gs_time *next);
+    /* j's progress reached the 'next' last returned (an epoch boundary) or j got new GPUs
+     * (placed = 1: j->alloc is the new generation's): update the model's state. */
+    int (*advance)(void *st, const gs_engine *e, const gs_job *j, int placed);
+    /* j is final or PENDING with no GPUs (optional). */
+    void (*release)(void *st, const gs_engine *e, const gs_job *j);
+} gs_progress_ops;
+int gs_engine_set_progress(gs_engine *e, const gs_progress_ops *ops, void *state);
+/* The installed model state (policies query it: goodput.h), NULL when none. */
+void *gs_engine_progress_state(const gs_engine *e);
+
 /* Profiles the engine charges mechanisms from (read-only; never NULL). */
 const gs_profiles *gs_engine_profiles(const gs_engine *e);
 /* Profile of a job on the GPU type of its current or last GPUs (never NULL). */

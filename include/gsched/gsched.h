@@ -12,6 +12,7 @@
 #include "gsched/cluster.h"
 #include "gsched/engine.h"
 #include "gsched/error.h"
+#include "gsched/goodput.h"
 #include "gsched/grammar.h"
 #include "gsched/job.h"
 #include "gsched/jobq.h"

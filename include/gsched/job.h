@@ -39,6 +39,32 @@
  *   (adopt)   -> RUNNING     - gs_engine_adopt(): a job found running after a
  *                            daemon restart (arrives, then tr_start)
  *
+ * Elastic jobs (max_gpus > 0) change size through DRAINING (issue 13; see
+ * docs/elastic.md).  One generation is one set of processes on one set of
+ * GPUs; 'generation' counts them:
+ *
+ *   RUNNING(k) -> DRAINING(k -> k')  - gs_engine_rescale(): the k' GPUs are
+ *                            reserved now (nobody else can take them); the
+ *                            old ones stay held            [tr_drain]
+ *   DRAINING  -> RUNNING(k') the old generation is confirmed gone (SIM: after
+ *                            the drain cost; LIVE: gs_engine_task_exited()
+ *                            with 143 = checkpointed, else forced = work since
+ *                            the last checkpoint lost).  RESIZING is this
+ *                            instant: old GPUs not in k' are freed, the
+ *                            reservation becomes the allocation, generation
+ *                            += 1, the new generation LAUNCHes (pays the
+ *                            restart cost without progress)  [tr_resized]
+ *   DRAINING  -> PENDING     k' = 0 (a preemption that drains)  [tr_resized]
+ *   DRAINING  -> DONE, FAILED, CANCELLED            [tr_finish]
+ *
+ * LAUNCHING(k) is RUNNING(k) while the restart cost is being paid
+ * (gs_job_launching()); the daemon also keeps it until the first hint.
+ * Invariants (tests/test_elastic.c): a GPU belongs to at most one job
+ * generation at any instant (a reserved GPU counts as taken); a draining job's
+ * GPUs become free only at RESIZING; sizes stay in the valid set; policy
+ * rescales respect min_rescale_gap and max_rescales; failures have their own
+ * budget (max_failures) and never count as rescales.
+ *
  * The shared steps are written once: leave_pending (queued time, pending
  * counters), leave_suspended, charge_restart (first start or restart cost:
  * tr_start, tr_pack), close_run (end of a run: progress, executed, service,
@@ -72,6 +98,7 @@ extern "C" {
     XX(RUNNING, "RUNNING", "R")      \
     XX(PREEMPTED, "PREEMPTED", "PR") \
     XX(SUSPENDED, "SUSPENDED", "S")  \
+    XX(DRAINING, "DRAINING", "DR")   \
     XX(DONE, "DONE", "CD")           \
     XX(FAILED, "FAILED", "F")        \
     XX(REJECTED, "REJECTED", "RJ")   \
@@ -163,6 +190,17 @@ typedef struct gs_job_spec {
     int min_gpus, max_gpus;  /* elastic range in GPUs; 0 = rigid */
     const char *pinned_cell; /* HiveD pinnedCellId; optional */
     int lazy_preemption;     /* HiveD lazy preemption */
+    /* ---- elastic (issue 13): only read when max_gpus > 0 ---- */
+    const int32_t *sizes;    /* valid GPU counts, ascending, within [min_gpus, max_gpus];
+                                NULL/0 = every multiple of gpus_per_task in the range */
+    int nsizes;
+    gs_time min_rescale_gap; /* least time between two policy rescales; GS_TIME_NONE = the
+                                engine's default (rescale_gap parameter, 60 s) */
+    gs_time deadline;        /* absolute instant the job should finish by; GS_TIME_NONE = none */
+    int64_t batch_size;      /* global batch size; 0 = unknown / chosen by the goodput model */
+    int max_rescales;        /* policy rescales allowed; -1 = unlimited (default) */
+    int max_failures;        /* failed generations tolerated before FAILED; 0 = none (default) */
+    const char *app;         /* goodput-model application ("cifar10"); NULL = none */
 } gs_job_spec;
 
 void gs_job_spec_init(gs_job_spec *s);
@@ -238,7 +276,37 @@ typedef struct gs_job {
     double migrate_gpu_s; /* GPU-seconds without progress for migrations */
     double resize_gpu_s;  /* GPU-seconds without progress for resizes */
     /* (the mechanisms' counters and costs are listed in GS_MECH_MAP) */
+
+    /* ---- elastic (issue 13; request part immutable, the rest engine-maintained) ---- */
+    int32_t *sizes;          /* valid GPU counts ascending (engine-owned copy), NULL = any */
+    int32_t nsizes;
+    gs_time min_rescale_gap; /* resolved (never GS_TIME_NONE) */
+    gs_time deadline;        /* GS_TIME_NONE = none */
+    int64_t batch_size;      /* 0 = unknown */
+    int32_t max_rescales;    /* -1 = unlimited */
+    int32_t max_failures;
+    const char *app;          /* interned; NULL = none */
+    uint32_t generation;      /* generations launched so far (1 after the first start) */
+    int32_t target_gpus;      /* DRAINING: k' (0 = to PENDING) */
+    int32_t *resv;            /* DRAINING: GPUs reserved for the next generation */
+    int32_t nresv;
+    gs_time drain_since;      /* DRAINING: when the drain began */
+    gs_time drain_deadline;   /* DRAINING: when it is forced (SIM: when it ends) */
+    int32_t rescale_kind;     /* DRAINING: gs_rescale_kind of the current drain */
+    int32_t rescales;         /* policy/operator rescales done (not failures, not preemptions) */
+    int32_t failures;         /* failed generations (own budget, max_failures) */
+    gs_time last_rescale;     /* instant of the last policy/operator rescale decision */
+    const char *rescale_reason; /* reason of the last rescale (interned), NULL = none */
+    double rescale_gpu_s;     /* GPU-seconds lost to rescaling: drains + relaunch + lost work */
+    double lost_work_gpu_s;   /* part of rescale_gpu_s that was work thrown away (forced drains) */
+    gs_time last_ckpt;        /* progress (work-us) at the last known checkpoint; LIVE: hints */
 } gs_job;
+
+/* LAUNCHING(k): RUNNING while the new generation pays its restart cost at 'now'. */
+int gs_job_launching(const gs_job *j, gs_time now);
+/* 1 if n is a valid size for elastic job j (in [min_gpus, max_gpus], multiple of
+ * gpus_per_task, in 'sizes' when given). */
+int gs_job_size_valid(const gs_job *j, int n);
 
 /* Executed time including the open run at 'now'. */
 gs_time gs_job_executed(const gs_job *j, gs_time now);

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gsched/goodput.h - the goodput model of elastic jobs (issue 13).
+ *
+ * goodput = throughput(placement, batch) x statistical efficiency(batch,
+ * progress) (Pollux, OSDI'21; algorithms.md section 7.2.1, elastic.md
+ * section 1.2).  Two sources of the same model:
+ *   - applications (gs_app): measured tables, as the Pollux artifact ships
+ *     them per application - step/sync time by placement and local batch,
+ *     scalability rows for unmeasured placements, and per-batch validation
+ *     curves (progress, iterations, metric, gradient square and variance by
+ *     epoch).  The program reads the files (the core does no I/O) and adds
+ *     the rows here; the simulator uses them as the truth;
+ *   - learned parameters per job (what Pollux's scheduler sees): the
+ *     throughput model fitted from the configurations a job has run, and
+ *     the last gradient statistics; LIVE they come from worker hints.
+ *
+ * The model is a gs_progress_ops (engine.h): installed in an engine, it sets
+ * the progress rate of every job whose spec names an application, re-tunes
+ * its batch size at each epoch boundary and at each new generation, and
+ * answers the policies' questions (speedup of n GPUs on m nodes, step time).
+ *
+ * Units: a job's work is its application's total progress to completion
+ * expressed in work-us at a reference goodput (gs_goodput_work); rate 1 =
+ * the reference goodput.  Deterministic: no randomness, no hash order.
+ */
+#ifndef GSCHED_GOODPUT_H
+#define GSCHED_GOODPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "error.h"
+#include "job.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gs_goodput gs_goodput;
+
+/* ---- building: the program loads files and adds rows ---------------------- */
+
+/* An application's constants (Pollux artifact: APPLICATIONS). 0 = derive from the rows
+ * (init batch = smallest validated batch, max batch = largest, local batch bounds
+ * from the placement rows, max_epochs = shortest validation curve). */
+typedef struct gs_app_spec {
+    const char *name;
+    int64_t init_batch, max_batch;
+    int min_local_bsz, max_local_bsz;
+    int max_epochs;
+} gs_app_spec;
+
+int gs_goodput_create(gs_goodput **out);
+void gs_goodput_destroy(gs_goodput *g);
+/* Declare an application; returns its id (>= 0) or GS_E*. */
+int gs_goodput_add_app(gs_goodput *g, const gs_app_spec *spec);
+/* placements.csv row: placement digits (GPUs per node, e.g. "22"), local batch, times (s). */
+int gs_goodput_add_placement(gs_goodput *g, int app, const char *placement, int local_bsz,
+                             double step_time, double sync_time);
+/* scalability.csv row. */
+int gs_goodput_add_scalability(gs_goodput *g, int app, int nodes, int replicas, int local_bsz,
+                               double step_time, double sync_time);
+/* validation-<batch>.csv row (in epoch order). */
+int gs_goodput_add_validation(gs_goodput *g, int app, int64_t batch, double progress,
+                              double iteration, double metric, double grad_sqr, double grad_var);
+/* After all rows: derive constants, check the tables (GS_EPARSE + diag naming the app). */
+int gs_goodput_finish(gs_goodput *g, gs_diag *d);
+int gs_goodput_find_app(const gs_goodput *g, const char *name); /* -1 if unknown */
+size_t gs_goodput_napps(const gs_goodput *g);
+
+/* Work (work-us) of a job of application 'app' to completion (all max_epochs). */
+gs_time gs_goodput_work(const gs_goodput *g, int app);
+
+/* ---- as the engine's progress model ---------------------------------------- */
+
+/* The ops to install with gs_engine_set_progress(e, gs_goodput_progress_ops(), g). */
+const gs_progress_ops *gs_goodput_progress_ops(void);
+
+/* Per-job batch mode (set by the policy before the job first runs):
+ *   GS_BATCH_ADAPTIVE  Pollux: the batch is chosen for the best goodput at each
+ *                      generation and epoch from the learned parameters;
+ *   GS_BATCH_FIXED     TunedJobs: the job's spec batch_size, split over replicas. */
+enum { GS_BATCH_ADAPTIVE = 0, GS_BATCH_FIXED = 1 };
+int gs_goodput_set_batch_mode(gs_goodput *g, const gs_job *j, int mode, int64_t batch);
+
+/* Interference: slowdown factor (0..1) applied to distributed jobs that share a node
+ * with another distributed job (Pollux --interference), 0 = none. */
+void gs_goodput_set_interference(gs_goodput *g, double slowdown);
+
+/* ---- what policies ask ------------------------------------------------------ */
+
+/* Learned speedup of (nodes, replicas) for job j relative to 1 GPU on 1 node with the best
+ * batch (Pollux's SpeedupFunction; linear 'replicas' while nothing is learned). */
+double gs_goodput_speedup(gs_goodput *g, const gs_job *j, int nodes, int replicas);
+/* Most replicas job j has been profiled at (0 = none yet). */
+int gs_goodput_max_profiled(const gs_goodput *g, const gs_job *j);
+/* True (table) time of one optimizer step of job j at 'replicas' GPUs packed 4 per node
+ * with batch 'batch' (Optimus' predict_step_time); -1 when unknown. */
+double gs_goodput_step_time(const gs_goodput *g, const gs_job *j, int replicas, int64_t batch);
+/* Iterations left for job j at batch 'batch' from its current epoch to completion. */
+double gs_goodput_remaining_iters(const gs_goodput *g, const gs_job *j, int64_t batch);
+/* Job j's application constants (NULL when j has none). */
+const gs_app_spec *gs_goodput_job_app(const gs_goodput *g, const gs_job *j);
+/* Job j's current epoch (0 before the first). */
+int gs_goodput_epoch(const gs_goodput *g, const gs_job *j);
+
+/* ---- live hints (worker reports; the daemon feeds them) ----------------------- */
+
+typedef struct gs_hint {
+    int64_t step, samples;
+    double step_time, sync_time; /* s per step */
+    int local_bsz, accum;
+    double grad_sqr, grad_var; /* < 0 = not reported */
+    int64_t ckpt_step;         /* -1 = none */
+} gs_hint;
+/* Record a hint for job j (running on j->alloc): refits its throughput parameters. */
+int gs_goodput_hint(gs_goodput *g, const gs_job *j, const gs_hint *h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
