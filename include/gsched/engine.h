@@ -442,8 +442,8 @@ typedef enum gs_rescale_kind {
  * 'reason' (copied) is what the user reads ("grew 2->4: +38 % goodput").
  * Errors: GS_ESTATE (not RUNNING, not elastic, already draining),
  * GS_ERANGE (n not a valid size), GS_ENOFIT (a new GPU is not free),
- * GS_EQUOTA (a POLICY rescale inside min_rescale_gap or past max_rescales), GS_EUNSUPPORTED when the program cannot resize.
- * Nothing changes on error.
+ * GS_EQUOTA (a POLICY rescale inside min_rescale_gap or past max_rescales), GS_EUNSUPPORTED when
+ * the program cannot resize. Nothing changes on error.
  */
 int gs_engine_rescale(gs_engine *e, const gs_job *j, const int *gpus, int n, gs_rescale_kind kind,
                       const char *reason);
@@ -476,10 +476,23 @@ typedef struct gs_progress_ops {
     int (*advance)(void *st, const gs_engine *e, const gs_job *j, int placed);
     /* j is final or PENDING with no GPUs (optional). */
     void (*release)(void *st, const gs_engine *e, const gs_job *j);
+    /* What-if for policies (optional; NULL = the model does not answer): the rate j would
+     * progress at on 'gpus' GPUs, well placed, in the units of 'rate' (work-us per us);
+     * 0 when it cannot run at that size. */
+    double (*speed)(void *st, const gs_engine *e, const gs_job *j, int gpus);
 } gs_progress_ops;
 int gs_engine_set_progress(gs_engine *e, const gs_progress_ops *ops, void *state);
 /* The installed model state (policies query it: goodput.h), NULL when none. */
 void *gs_engine_progress_state(const gs_engine *e);
+/* The installed model's ops, NULL when none. */
+const gs_progress_ops *gs_engine_progress_ops(const gs_engine *e);
+/*
+ * Rate (work-us per us) job j would progress at on 'gpus' GPUs, well placed, for policies
+ * weighing sizes: the installed model's speed() when j->app is set and the model answers,
+ * else the scaling curve relative to the requested size (gs_costs_scale(gpus) /
+ * gs_costs_scale(req_gpus); 1 at req_gpus).  0 for gpus <= 0.
+ */
+double gs_engine_job_speed(const gs_engine *e, const gs_job *j, int gpus);
 
 /* Profiles the engine charges mechanisms from (read-only; never NULL). */
 const gs_profiles *gs_engine_profiles(const gs_engine *e);

@@ -119,6 +119,47 @@ typedef struct gs_hint {
 /* Record a hint for job j (running on j->alloc): refits its throughput parameters. */
 int gs_goodput_hint(gs_goodput *g, const gs_job *j, const gs_hint *h);
 
+/* ---- throughput tables (ElasticFlow): a second progress model ------------------------
+ *
+ * ElasticFlow's jobs run a fixed number of iterations at a fixed global batch (strong
+ * scaling) and its authors measured, per model and global batch, iterations/s at 1, 2, 4,
+ * ..., 64 GPUs.  gs_tput holds those rows (the program reads the files: src/sim/tput.c) and
+ * is a gs_progress_ops of its own: a job with app = the model name and batch_size = a
+ * measured global batch progresses at
+ *     rate(k) = tput(k) / tput(ref),  ref = j->req_gpus (the size the trace asked for),
+ * and its work is its iterations at the reference rate, iterations / tput(ref) seconds
+ * (gs_tput_work), so a job run at its requested size takes exactly that long.  tput(k)
+ * between measured counts is interpolated linearly in k, below the smallest measured count
+ * proportionally (k / k_min), above the largest it stays at the largest's value.  The model
+ * keeps no per-job state (no boundaries: next = GS_TIME_NONE).
+ */
+typedef struct gs_tput gs_tput;
+
+int gs_tput_create(gs_tput **out);
+void gs_tput_destroy(gs_tput *t);
+/* Add a measured value: model 'model' (copied) at global batch 'batch' runs 'its'
+ * iterations/s (> 0, finite) on 'gpus' GPUs (>= 1).  GS_EEXIST when already given. */
+int gs_tput_add(gs_tput *t, const char *model, int64_t batch, int gpus, double its);
+/* Row (model, batch), >= 0, or -1 when not measured. */
+int gs_tput_find(const gs_tput *t, const char *model, int64_t batch);
+size_t gs_tput_nrows(const gs_tput *t);
+/* Iterations/s of row 'row' on 'gpus' GPUs (interpolated as above); 0 for gpus <= 0. */
+double gs_tput_its(const gs_tput *t, int row, int gpus);
+/* Largest measured GPU count of a row; the count with the highest measured throughput
+ * (the smallest such count on ties). */
+int gs_tput_max_gpus(const gs_tput *t, int row);
+int gs_tput_best_gpus(const gs_tput *t, int row);
+/* Work (us) of 'iterations' iterations of row 'row' at the reference size 'ref_gpus':
+ * iterations / its(ref) seconds, rounded to the microsecond; GS_ERANGE when it would exceed
+ * 1e11 s, GS_EINVAL for a bad row or iterations < 1. */
+int gs_tput_work(const gs_tput *t, int row, int ref_gpus, int64_t iterations, gs_time *out);
+/* The ops to install with gs_engine_set_progress(e, gs_tput_progress_ops(), t); rate()
+ * fails with GS_EINVAL for a job whose (app, batch_size) has no row.  t is only read, so one
+ * table may serve several engines. */
+const gs_progress_ops *gs_tput_progress_ops(void);
+/* The table installed in e, NULL when the engine's model is not a gs_tput. */
+const gs_tput *gs_tput_of(const gs_engine *e);
+
 #ifdef __cplusplus
 }
 #endif
