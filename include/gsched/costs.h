@@ -49,6 +49,18 @@
  *   fixed time and suspends/resumes free when it is 0; costs=off is
  *   slowdown=off plus preempt_cost=0 (the published simulators).
  *
+ * Rescales of elastic jobs (issue 13, gs_engine_rescale): the old
+ * generation drains (gs_costs_drain: holds its GPUs without progress), then
+ * the new one relaunches (gs_costs_relaunch: holds the new GPUs without
+ * progress).  rescale_cost= picks the pair:
+ *   (unset)      follows preempt_cost: drain = t_save(old), relaunch =
+ *                t_restore + t_init(new) with the model; 0 and the fixed cost
+ *                with preempt_cost=SECONDS
+ *   analytic     the model above whatever preempt_cost says
+ *   pollux30     drain 0, relaunch 30 s (the Pollux artifact)
+ *   elasticflow  drain 0, relaunch 2 + 2 (log2 g + 1) s (ElasticFlow's simulator)
+ *   zero         both 0
+ *
  * Parameters (--set): slowdown=on|off, slowdown_heavy / slowdown_light /
  * slowdown_default = six comma-separated factors (levels 0..5),
  * heavy_models / light_models = comma-separated name prefixes (replace the
@@ -57,7 +69,7 @@
  * init_base (default 5s), init_per_gpu (default 3.75s), suspend_copy
  * (default 100ms), local_bw (bytes/s, default 1e10), scale_alpha = three
  * comma-separated values for the default, light and heavy classes (default
- * 0.1,0.05,0.2), costs=on|off.
+ * 0.1,0.05,0.2), costs=on|off, rescale_cost=analytic|pollux30|elasticflow|zero.
  */
 #ifndef GSCHED_COSTS_H
 #define GSCHED_COSTS_H
@@ -95,7 +107,16 @@ typedef struct gs_costs {
     gs_time suspend_copy;                  /* GPU <-> host state copy per suspend/resume */
     double local_bw;                       /* bytes/s of an intra-node state move */
     double scale_alpha[GS_MODEL_NCLASSES]; /* scaling-curve contention per class */
+    int rescale;                           /* gs_rescale_cost: rescale_cost= preset */
 } gs_costs;
+
+typedef enum gs_rescale_cost {
+    GS_RESCALE_COST_PREEMPT = 0, /* follow preempt_cost (default) */
+    GS_RESCALE_COST_ANALYTIC = 1,
+    GS_RESCALE_COST_POLLUX30 = 2,
+    GS_RESCALE_COST_ELASTICFLOW = 3,
+    GS_RESCALE_COST_ZERO = 4,
+} gs_rescale_cost;
 
 /* Defaults: slowdown on, restart overhead from the model. */
 void gs_costs_init(gs_costs *c);
@@ -117,6 +138,10 @@ gs_time gs_costs_restart(const gs_costs *c, const char *model, int gpus, int sav
 gs_time gs_costs_migrate(const gs_costs *c, const char *model, int gpus, int inter_node);
 /* State copy of one suspend or one resume on the same node (0 when costs are off). */
 gs_time gs_costs_suspend_copy(const gs_costs *c);
+/* Rescale: drain of the old generation of 'gpus' GPUs (checkpoint save; >= 0). */
+gs_time gs_costs_drain(const gs_costs *c, const char *model, int gpus);
+/* Rescale: relaunch of the new generation on 'gpus' GPUs (restore + init; >= 0). */
+gs_time gs_costs_relaunch(const gs_costs *c, const char *model, int gpus);
 /* Scaling curve: relative throughput at n GPUs, S(n) = n / (1 + alpha (n - 1)). */
 double gs_costs_scale(const gs_costs *c, const char *model, int n);
 

@@ -242,7 +242,13 @@ int gs_engine_step(gs_engine *e);
 int gs_engine_run(gs_engine *e);
 /* LIVE: move time to 'now' (monotonic), fire due events, run a policy pass. */
 int gs_engine_advance(gs_engine *e, gs_time now);
-/* LIVE: tasks of 'j' (RUNNING, PREEMPTED or SUSPENDED) are gone.  exit_code 0 = success. */
+/*
+ * LIVE: tasks of 'j' (RUNNING, PREEMPTED, SUSPENDED or DRAINING) are gone.  exit_code 0 =
+ * success.  DRAINING: 143 or 0 = checkpointed, else forced (work since j->last_ckpt lost);
+ * the job then RESIZES (RESCALE + START records) or, for k' = 0, is requeued.  RUNNING with
+ * exit_code != 0: a failed generation; while j->failures < j->max_failures it is requeued
+ * (REQUEUE), else FAILED.
+ */
 int gs_engine_task_exited(gs_engine *e, const gs_job *j, int exit_code, const char *reason,
                           gs_time now);
 /* Cancel a job in any non-final state (LIVE; also usable in SIM tests). */
@@ -280,9 +286,10 @@ int gs_engine_error(const gs_engine *e);
 /* ---- requests from policies ---------------------------------------------- */
 
 /*
- * Start a PENDING job on the given GPUs (n == j->gpus, grouped by task).
- * Returns 0, GS_ESTATE (not pending), GS_EINVAL (wrong count, task split
- * across nodes, duplicate GPU, wrong type) or GS_ECONFLICT (GPU busy/down).
+ * Start a PENDING job on the given GPUs (n == j->gpus, grouped by task; an
+ * elastic job may start at any valid size, gs_job_size_valid(), and its
+ * gpus/ntasks become that size).  Returns 0, GS_ESTATE (not pending), GS_EINVAL (wrong count, task
+ * split across nodes, duplicate GPU, wrong type) or GS_ECONFLICT (GPU busy/down).
  */
 int gs_engine_start(gs_engine *e, const gs_job *j, const int *gpus, int n);
 /*

@@ -159,6 +159,20 @@ int gs_costs_from_params(gs_costs *c, gs_params *p, gs_diag *d)
         }
     }
     if (rc) return rc;
+    const char *rs = gs_params_get(p, "rescale_cost");
+    if (rs) {
+        static const char *const presets[] = {"preempt", "analytic", "pollux30", "elasticflow",
+                                              "zero"};
+        int k = -1;
+        for (int i = 0; i < (int)(sizeof presets / sizeof *presets); i++)
+            if (!strcmp(rs, presets[i])) k = i;
+        if (k < 0)
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "parameter 'rescale_cost': expected analytic, pollux30, "
+                               "elasticflow, zero or preempt, got '%s'",
+                               rs);
+        c->rescale = k;
+    }
     const struct {
         const char *key;
         gs_time v;
@@ -270,6 +284,30 @@ gs_time gs_costs_migrate(const gs_costs *c, const char *model, int gpus, int int
 {
     if (!c->preempt_model) return c->preempt_fixed;
     return charge(c, 2 * state_io(c, model, inter_node ? c->ckpt_bw : c->local_bw), gpus);
+}
+
+gs_time gs_costs_drain(const gs_costs *c, const char *model, int gpus)
+{
+    (void)gpus; /* every rank writes its shard in parallel: the old size does not matter */
+    switch (c->rescale) {
+    case GS_RESCALE_COST_PREEMPT: return c->preempt_model ? state_io(c, model, c->ckpt_bw) : 0;
+    case GS_RESCALE_COST_ANALYTIC: return state_io(c, model, c->ckpt_bw);
+    default: return 0;
+    }
+}
+
+gs_time gs_costs_relaunch(const gs_costs *c, const char *model, int gpus)
+{
+    switch (c->rescale) {
+    case GS_RESCALE_COST_PREEMPT: return gs_costs_restart(c, model, gpus, 0);
+    case GS_RESCALE_COST_ANALYTIC: return charge(c, state_io(c, model, c->ckpt_bw), gpus);
+    case GS_RESCALE_COST_POLLUX30: return 30 * GS_SEC;
+    case GS_RESCALE_COST_ELASTICFLOW: {
+        double g = gpus > 1 ? (double)gpus : 1.0;
+        return gs_time_from_sec(2.0 + 2.0 * (log2(g) + 1.0));
+    }
+    default: return 0;
+    }
 }
 
 gs_time gs_costs_suspend_copy(const gs_costs *c)

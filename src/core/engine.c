@@ -1,20 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * engine.c - event queue, job lifecycle, request validation, policy driver,
- * dry run (gs_engine_probe).
+ * engine.c - event queue, job lifecycle (elastic DRAINING/RESIZING included),
+ * request validation, policy driver, progress-model hook, dry run
+ * (gs_engine_probe).
  *
  * Invariants:
  *  - events pop in total order (time, kind, key, seq); kinds at one instant:
- *    completions, then cluster events, then arrivals, then timers; then one
- *    policy pass.  No decision depends on hash order or memory addresses.
- *  - a job holds GPUs (alloc != NULL) iff it is RUNNING or PREEMPTED
- *    (LIVE) - never PENDING, SUSPENDED or final; the cluster's owner of each
+ *    completions, progress-model boundaries and drain ends, then cluster
+ *    events, then arrivals, then timers; then one policy pass.  No decision
+ *    depends on hash order or memory addresses.
+ *  - a job holds GPUs (alloc != NULL) iff it is RUNNING, PREEMPTED (LIVE) or
+ *    DRAINING - never PENDING, SUSPENDED or final; the cluster's owner of each
  *    of its GPUs is its slot, except for a packed guest, whose GPUs are owned
  *    by its host (pack_with) and shared by exactly the two of them;
- *    e->allocated equals the sum of nalloc over owners, e->packed over guests.
+ *    e->allocated equals the sum of nalloc over owners plus the GPUs reserved
+ *    for draining jobs' next generations (e->reserved), e->packed over guests.
+ *  - a DRAINING job with k' > 0 has resv = its next generation's GPUs (a
+ *    valid size); those it does not hold are owned by it in the cluster from
+ *    the decision on, so every owned GPU belongs to one job generation; its
+ *    old GPUs free only at RESIZING (tr_resized).  Policy rescales respect
+ *    the job's min_rescale_gap and max_rescales; failures never count as
+ *    rescales.
  *  - a completion event carries the job's gen at scheduling time; any run or
  *    speed change bumps gen, so stale completions are dropped, not handled.
- *  - remaining work never increases; it reaches 0 exactly at completion.
+ *  - remaining work never increases, except when a forced drain (LIVE) throws
+ *    away the work since the last checkpoint; it reaches 0 exactly at
+ *    completion.
  *    Progress before progress_from is banked in 'progress'; a speed change
  *    banks first, so speed x time is exact between changes.
  *  - every mechanism cost is charged once, to the job that pays it, at the
@@ -44,13 +55,23 @@
 #include "gsched/policy.h"
 #include "internal.h"
 
-enum ev_kind { EV_FINISH = 0, EV_NODE = 1, EV_ARRIVAL = 2, EV_PROTECT = 3, EV_TIMER = 4 };
+/* BOUNDARY (a progress-model rate change) and DRAINED (SIM: a drain's end) sit with the
+ * completions; the relative order of the other kinds is what it always was */
+enum ev_kind {
+    EV_FINISH = 0,
+    EV_BOUNDARY = 1,
+    EV_DRAINED = 2,
+    EV_NODE = 3,
+    EV_ARRIVAL = 4,
+    EV_PROTECT = 5,
+    EV_TIMER = 6
+};
 
 typedef struct ev {
     gs_time t;
     int32_t kind;
-    int32_t key;  /* job slot (FINISH, ARRIVAL), node (NODE), 0 (TIMER) */
-    uint32_t gen; /* FINISH: job gen; NODE: 1 = down, 0 = up */
+    int32_t key;  /* job slot (FINISH, BOUNDARY, DRAINED, ARRIVAL), node (NODE), 0 (TIMER) */
+    uint32_t gen; /* FINISH, BOUNDARY, DRAINED: job gen; NODE: 1 = down, 0 = up */
     uint64_t seq;
     uint64_t tag; /* TIMER */
 } ev;
@@ -126,6 +147,12 @@ struct gs_engine {
     int32_t *out_want, *out_have;
     uint8_t *out_mark;
     int out_short; /* nodes with out_have < out_want */
+    /* elastic jobs (issue 13) */
+    gs_time rescale_gap;         /* default min gap between policy rescales (rescale_gap=) */
+    gs_time drain_timeout;       /* LIVE: a drain is forced after this (drain_timeout=) */
+    int reserved;                /* GPUs reserved for draining jobs' next generations */
+    const gs_progress_ops *prog; /* progress model for jobs with app set, NULL = none */
+    void *prog_st;
 };
 
 /* ---- names ------------------------------------------------------------------ */
@@ -172,6 +199,9 @@ void gs_job_spec_init(gs_job_spec *s)
     s->ntasks = 1;
     s->gpus_per_task = 1;
     s->gang = 1;
+    s->min_rescale_gap = GS_TIME_NONE;
+    s->deadline = GS_TIME_NONE;
+    s->max_rescales = -1;
 }
 
 gs_time gs_job_remaining(const gs_job *j, gs_time now)
@@ -184,7 +214,31 @@ gs_time gs_job_remaining(const gs_job *j, gs_time now)
 
 static int holds_gpus(const gs_job *j)
 {
-    return j->state == GS_JOB_RUNNING || j->state == GS_JOB_PREEMPTED;
+    return j->state == GS_JOB_RUNNING || j->state == GS_JOB_PREEMPTED ||
+           j->state == GS_JOB_DRAINING;
+}
+
+int gs_job_launching(const gs_job *j, gs_time now)
+{
+    return j->state == GS_JOB_RUNNING && j->progress_from > now && j->progress_from != GS_TIME_MAX;
+}
+
+int gs_job_size_valid(const gs_job *j, int n)
+{
+    int gpt = j->gpus_per_task;
+    int lo = j->min_gpus > gpt ? j->min_gpus : gpt;
+    if (j->max_gpus <= 0 || n < lo || n > j->max_gpus || n % gpt) return 0;
+    if (!j->sizes) return 1;
+    int a = 0, b = j->nsizes - 1; /* sizes are ascending */
+    while (a <= b) {
+        int m = a + (b - a) / 2;
+        if (j->sizes[m] == n) return 1;
+        if (j->sizes[m] < n)
+            a = m + 1;
+        else
+            b = m - 1;
+    }
+    return 0;
 }
 
 gs_time gs_job_executed(const gs_job *j, gs_time now)
@@ -412,10 +466,82 @@ void gs_engine_reserve_ids(gs_engine *e, int64_t next)
 
 static int add_one(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **out, gs_diag *diag);
 
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The elastic part of a spec (issue 13): GS_EINVAL with a message when inconsistent. */
+static int check_elastic(const gs_job_spec *s, gs_diag *diag)
+{
+    if (s->min_rescale_gap != GS_TIME_NONE && s->min_rescale_gap < 0)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job min_rescale_gap must not be negative");
+    if (s->max_rescales < -1)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                           "job max_rescales must be -1 (unlimited) or >= 0 (got %d)",
+                           s->max_rescales);
+    if (s->max_failures < 0)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job max_failures must not be negative (got %d)",
+                           s->max_failures);
+    if (s->batch_size < 0)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job batch_size must not be negative");
+    if (s->max_gpus <= 0) return 0;
+    int gpt = s->gpus_per_task, lo = s->min_gpus > gpt ? s->min_gpus : gpt;
+    if (lo > s->max_gpus)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                           "elastic job: no size in [%d, %d] (min_gpus, gpus_per_task %d)", lo,
+                           s->max_gpus, gpt);
+    if (s->nsizes < 0 || (s->nsizes > 0 && !s->sizes))
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "elastic job: bad list of sizes");
+    for (int i = 0; i < s->nsizes; i++)
+        if (s->sizes[i] < lo || s->sizes[i] > s->max_gpus || s->sizes[i] % gpt)
+            return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                               "elastic job: size %d is not in [%d, %d] or not a multiple of "
+                               "gpus_per_task %d",
+                               (int)s->sizes[i], lo, s->max_gpus, gpt);
+    int n = s->ntasks * gpt, ok = n >= lo && n <= s->max_gpus;
+    if (ok && s->nsizes) {
+        ok = 0;
+        for (int i = 0; i < s->nsizes && !ok; i++) ok = s->sizes[i] == n;
+    }
+    if (!ok)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                           "elastic job asks for %d GPUs, not one of its valid sizes (%d..%d%s)", n,
+                           lo, s->max_gpus, s->nsizes ? ", from its sizes list" : "");
+    return 0;
+}
+
+/* Copy the elastic part of a spec into j (check_elastic passed). */
+static int copy_elastic(gs_engine *e, gs_job *j, const gs_job_spec *s)
+{
+    j->deadline = s->deadline;
+    j->batch_size = s->batch_size;
+    j->max_failures = s->max_failures;
+    j->max_rescales = s->max_rescales;
+    j->min_rescale_gap = s->min_rescale_gap == GS_TIME_NONE ? e->rescale_gap : s->min_rescale_gap;
+    j->last_rescale = j->drain_since = j->drain_deadline = GS_TIME_NONE;
+    if (s->app && *s->app && !(j->app = intern(e, &e->strs, s->app, NULL))) return GS_ENOMEM;
+    if (s->max_gpus <= 0 || s->nsizes <= 0) return 0;
+    int32_t *v = malloc((size_t)s->nsizes * sizeof *v);
+    if (!v) return latch(e, GS_ENOMEM);
+    memcpy(v, s->sizes, (size_t)s->nsizes * sizeof *v);
+    qsort(v, (size_t)s->nsizes, sizeof *v, cmp_i32);
+    int n = 0;
+    for (int i = 0; i < s->nsizes; i++)
+        if (!n || v[n - 1] != v[i]) v[n++] = v[i];
+    j->sizes = v;
+    j->nsizes = n;
+    return 0;
+}
+
 static int add_job(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **out, gs_diag *diag)
 {
     if (e->err) return e->err;
     if (s->gang || s->ntasks <= 1) return add_one(e, s, deferred, out, diag);
+    if (s->max_gpus > 0)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "an elastic job (max_gpus %d) must be a gang",
+                           s->max_gpus);
     /* incremental: one single-task job per task, started independently */
     gs_job_spec t = *s;
     t.ntasks = 1;
@@ -450,6 +576,8 @@ static int add_one(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **ou
         return gs_diag_set(diag, GS_EINVAL, 0, 0, "job CPU/memory requests must not be negative");
     if (s->min_gpus < 0 || s->max_gpus < 0 || (s->max_gpus && s->min_gpus > s->max_gpus))
         return gs_diag_set(diag, GS_EINVAL, 0, 0, "job min_gpus/max_gpus are inconsistent");
+    int erc = check_elastic(s, diag);
+    if (erc) return erc;
     int64_t id = s->id >= 0 ? s->id : e->next_id;
     if (idmap_get(&e->ids, id) >= 0)
         return gs_diag_set(diag, GS_EEXIST, 0, 0, "duplicate job id %lld", (long long)id);
@@ -493,6 +621,7 @@ static int add_one(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **ou
     j->req_gpus = j->gpus;
     j->pack_with = -1;
     j->place_rate = j->pack_rate = j->scale_rate = 1.0;
+    if (copy_elastic(e, j, s)) return GS_ENOMEM; /* latched */
     /* resolve cluster names; a miss is a rejection at arrival, not an input error */
     if (s->gpu_type && *s->gpu_type) {
         j->gpu_type = gs_cluster_find_gpu_type(e->c, s->gpu_type);
@@ -777,11 +906,11 @@ static void schedule_finish(gs_engine *e, gs_job *j)
     (void)heap_push(e, (ev){.t = at, .kind = EV_FINISH, .key = j->slot, .gen = j->gen});
 }
 
-static int validate_gpus(gs_engine *e, const gs_job *j, const int *gpus, int n)
+/* gpus as ntasks tasks of j's shape: in range, a task on one node, type and cell right. */
+static int validate_shape(gs_engine *e, const gs_job *j, const int *gpus, int ntasks)
 {
-    if (n != j->gpus) return GS_EINVAL;
     size_t ng = gs_cluster_ngpus(e->c);
-    for (int t = 0; t < j->ntasks; t++) {
+    for (int t = 0; t < ntasks; t++) {
         const int *g = gpus + t * j->gpus_per_task;
         if (g[0] < 0 || (size_t)g[0] >= ng) return GS_EINVAL;
         int node = gs_cluster_gpu(e->c, g[0])->node;
@@ -797,6 +926,12 @@ static int validate_gpus(gs_engine *e, const gs_job *j, const int *gpus, int n)
         }
     }
     return 0;
+}
+
+static int validate_gpus(gs_engine *e, const gs_job *j, const int *gpus, int n)
+{
+    if (n != j->gpus) return GS_EINVAL;
+    return validate_shape(e, j, gpus, j->ntasks);
 }
 
 static void refund_tasks(gs_engine *e, const gs_job *j, const int *gpus, int ntasks)
@@ -934,12 +1069,56 @@ static double scale_rate(const gs_engine *e, const gs_job *j)
            gs_costs_scale(&e->costs, j->model, j->req_gpus);
 }
 
-/* Set a RUNNING job's speed from its rates and (re)predict its completion. */
+/* ---- progress model (gs_engine_set_progress): jobs with app set ---- */
+
+static int modelled(const gs_engine *e, const gs_job *j)
+{
+    return e->prog && j->app;
+}
+
+/* j holds the GPUs of a new generation (or moved to others): the model re-tunes. */
+static void model_placed(gs_engine *e, gs_job *j)
+{
+    if (modelled(e, j) && e->prog->advance) latch(e, e->prog->advance(e->prog_st, e, j, 1));
+}
+
+/* j let go of its GPUs (PENDING again, or final). */
+static void model_release(gs_engine *e, gs_job *j)
+{
+    if (modelled(e, j) && e->prog->release) e->prog->release(e->prog_st, e, j);
+}
+
+/* SIM: the instant j's progress reaches 'next' (a model boundary), unless it finishes first. */
+static void schedule_boundary(gs_engine *e, gs_job *j, gs_time next)
+{
+    if (e->opts.mode != GS_ENGINE_SIM || next == GS_TIME_NONE || next <= j->progress) return;
+    if (next - j->progress >= j->remaining) return; /* it finishes first */
+    double r = ceil((double)(next - j->progress) / j->speed);
+    gs_time at = j->progress_from + (r < 3.2e16 ? (gs_time)r : (gs_time)3.2e16);
+    (void)heap_push(e, (ev){.t = at, .kind = EV_BOUNDARY, .key = j->slot, .gen = j->gen});
+}
+
+/* Set a RUNNING job's speed from its rates (or its progress model) and (re)predict its
+ * completion and next model boundary. */
 static void set_speed(gs_engine *e, gs_job *j)
 {
-    j->speed = j->place_rate * j->pack_rate * j->scale_rate;
+    gs_time next = GS_TIME_NONE;
+    if (modelled(e, j)) {
+        double r = 0;
+        int rc = e->prog->rate(e->prog_st, e, j, &r, &next);
+        if (!rc && !(r > 0 && r < 1e9)) rc = GS_EINVAL;
+        if (rc) {
+            latch(e, rc);
+            r = 1.0;
+            next = GS_TIME_NONE;
+        }
+        j->speed = r * j->pack_rate;
+    } else {
+        j->speed = j->place_rate * j->pack_rate * j->scale_rate;
+    }
     j->gen++;
     schedule_finish(e, j);
+    schedule_boundary(e, j, next);
     if (j->protect_until > e->now)
         heap_push(e,
                   (ev){.t = j->protect_until, .kind = EV_PROTECT, .key = j->slot, .gen = j->gen});
@@ -1042,9 +1221,22 @@ static gs_time charge_restart(gs_engine *e, gs_job *j, int n)
 /* PENDING -> RUNNING on gpus (validated by take_gpus; nothing changes on error). */
 static int tr_start(gs_engine *e, gs_job *j, const int *gpus, int n)
 {
+    int oldg = j->gpus, oldt = j->ntasks;
+    if (n != j->gpus && gs_job_size_valid(j, n)) {
+        /* an elastic job starts at any of its sizes */
+        j->gpus = n;
+        j->ntasks = n / j->gpus_per_task;
+    }
     int rc = take_gpus(e, j, gpus, n);
-    if (rc) return nomem(e, rc);
+    if (rc) {
+        j->gpus = oldg;
+        j->ntasks = oldt;
+        return nomem(e, rc);
+    }
+    e->pending_gpus += j->gpus - oldg; /* it waited as oldg GPUs */
     leave_pending(e, j);
+    j->generation++;
+    j->last_ckpt = j->progress;
     charge_restart(e, j, n);
     gs_time stall = busy_wait(e, gpus, n);
     j->mech_time += stall;
@@ -1060,6 +1252,7 @@ static int tr_start(gs_engine *e, gs_job *j, const int *gpus, int n)
     j->protect_until = e->now + 2 * j->overhead;
     e->nrunning++;
     e->allocated += n;
+    model_placed(e, j);
     emit(e, GS_REC_START, j, -1, NULL);
     set_speed(e, j); /* bumps gen, predicts the finish, re-arms the protection event */
     return e->err;
@@ -1074,9 +1267,12 @@ int gs_engine_start(gs_engine *e, const gs_job *cj, const int *gpus, int n)
 }
 
 /* Close the current run: account time and progress, free GPUs. */
+static void drop_resv(gs_engine *e, gs_job *j);
+
 static void close_run(gs_engine *e, gs_job *j, const char *why)
 {
     if (j->state == GS_JOB_PREEMPTED) e->stopping -= j->nalloc;
+    if (j->state == GS_JOB_DRAINING) drop_resv(e, j);
     gs_time rem = gs_job_remaining(j, e->now);
     j->progress += j->remaining - rem;
     j->remaining = rem;
@@ -1118,6 +1314,7 @@ static int tr_requeue(gs_engine *e, gs_job *j, gs_rec_type rec, const char *why,
     if (saved >= 0) j->stop_saved = saved;
     to_pending(e, j);
     if (set_reason) j->reason = why;
+    model_release(e, j);
     emit(e, rec, j, -1, why);
     return hook_job(e, e->pol->on_requeue, j);
 }
@@ -1168,6 +1365,7 @@ static int tr_finish(gs_engine *e, gs_job *j, gs_job_state final, const char *re
     j->end = e->now;
     j->reason = reason;
     e->nactive--;
+    model_release(e, j);
     emit(e,
          final == GS_JOB_DONE     ? GS_REC_FINISH
          : final == GS_JOB_FAILED ? GS_REC_FAIL
@@ -1323,6 +1521,7 @@ static int tr_resume(gs_engine *e, gs_job *j, const int *gpus, int n)
     e->allocated += n;
     j->pack_rate = 1.0;
     run_again(e, j, cost, busy_wait(e, gpus, n), 0);
+    model_placed(e, j);
     emit(e, GS_REC_RESUME, j, -1, NULL);
     set_speed(e, j);
     return e->err;
@@ -1394,6 +1593,8 @@ static int tr_pack(gs_engine *e, gs_job *j, gs_job *host, double rj, double rh)
     if (from_pending) {
         leave_pending(e, j);
         cost = charge_restart(e, j, n);
+        j->generation++;
+        j->last_ckpt = j->progress;
     } else {
         cost = resume_cost(e, j, a, n);
         leave_suspended(e, j);
@@ -1415,6 +1616,7 @@ static int tr_pack(gs_engine *e, gs_job *j, gs_job *host, double rj, double rh)
     if (from_pending) j->protect_until = e->now + 2 * j->overhead;
     emit(e, from_pending ? GS_REC_START : GS_REC_RESUME, j, -1, "packed");
     emit(e, GS_REC_PACK, j, -1, NULL);
+    model_placed(e, j);
     set_speed(e, j);
     return e->err;
 }
@@ -1509,6 +1711,7 @@ int gs_engine_migrate(gs_engine *e, const gs_job *cj, const int *gpus, int n, co
     j->place_rate = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, j->alloc, n);
     j->pack_rate = 1.0;
     if (j->progress_from < e->now + stall + cost) j->progress_from = e->now + stall + cost;
+    model_placed(e, j);
     emit(e, GS_REC_MIGRATE, j, -1, reason);
     set_speed(e, j);
     return e->err;
@@ -1548,9 +1751,303 @@ int gs_engine_resize(gs_engine *e, const gs_job *cj, const int *gpus, int n, con
     j->place_rate = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, j->alloc, n);
     j->scale_rate = scale_rate(e, j);
     if (j->progress_from < e->now + stall + cost) j->progress_from = e->now + stall + cost;
+    model_placed(e, j);
     emit(e, GS_REC_RESIZE, j, -1, reason);
     set_speed(e, j);
     return e->err;
+}
+
+/* ---- elastic jobs: DRAINING and RESIZING (issue 13; job.h diagram) ---------------------- */
+
+static int in_list(const int32_t *l, int n, int g)
+{
+    for (int i = 0; i < n; i++)
+        if (l[i] == g) return 1;
+    return 0;
+}
+
+/* Tasks of the ntasks-task set g (gpt GPUs each) whose GPUs are on node. */
+static int node_tasks(const gs_engine *e, const int32_t *g, int ntasks, int gpt, int node)
+{
+    int k = 0;
+    for (int t = 0; t < ntasks; t++) k += gs_cluster_gpu(e->c, g[t * gpt])->node == node;
+    return k;
+}
+
+/*
+ * CPU/memory of j's tasks when its task set changes from b (tb tasks) to a (ta):
+ * per node of a, the tasks a has there beyond b's are charged (charge = 1: all or
+ * nothing, GS_ENOFIT) or refunded (charge = 0).  During DRAINING a job holds per
+ * node max(old, new) tasks' worth: charged at the decision, settled at RESIZING.
+ */
+static int tasks_delta(gs_engine *e, const gs_job *j, const int32_t *a, int ta, const int32_t *b,
+                       int tb, int charge)
+{
+    if (!j->cpus_per_task && !j->mem_mb_per_task) return 0;
+    int gpt = j->gpus_per_task, cpt = j->cpus_per_task, mem = j->mem_mb_per_task;
+    for (int t = 0; t < ta; t++) {
+        int node = gs_cluster_gpu(e->c, a[t * gpt])->node;
+        if (node_tasks(e, a, t, gpt, node)) continue; /* node seen already */
+        int d = node_tasks(e, a, ta, gpt, node) - node_tasks(e, b, tb, gpt, node);
+        for (int k = 0; k < d; k++) {
+            if (!charge) {
+                gs_cluster_node_refund(e->c, node, cpt, mem);
+                continue;
+            }
+            if (!gs_cluster_node_charge(e->c, node, cpt, mem)) continue;
+            while (k-- > 0) gs_cluster_node_refund(e->c, node, cpt, mem);
+            for (int u = 0; u < t; u++) { /* undo the nodes before this one */
+                int nu = gs_cluster_gpu(e->c, a[u * gpt])->node;
+                if (node_tasks(e, a, u, gpt, nu)) continue;
+                int du = node_tasks(e, a, ta, gpt, nu) - node_tasks(e, b, tb, gpt, nu);
+                for (int q = 0; q < du; q++) gs_cluster_node_refund(e->c, nu, cpt, mem);
+            }
+            return GS_ENOFIT;
+        }
+    }
+    return 0;
+}
+
+/* GPUs of j's reservation it does not hold (the ones counted as reserved), into out if given. */
+static int resv_extra(const gs_job *j, int *out)
+{
+    int nx = 0;
+    for (int i = 0; i < j->nresv; i++)
+        if (!in_list(j->alloc, j->nalloc, j->resv[i])) {
+            if (out) out[nx] = j->resv[i];
+            nx++;
+        }
+    return nx;
+}
+
+/* A DRAINING job ends without its next generation (cancel, node loss, k' = 0): the reserved
+ * GPUs and the CPU/memory held for the new tasks go back. */
+static void drop_resv(gs_engine *e, gs_job *j)
+{
+    if (j->resv) {
+        int gpt = j->gpus_per_task;
+        tasks_delta(e, j, j->resv, j->nresv / gpt, j->alloc, j->ntasks, 0);
+        int nx = 0;
+        for (int i = 0; i < j->nresv; i++)
+            if (!in_list(j->alloc, j->nalloc, j->resv[i])) {
+                gs_cluster_release(e->c, &j->resv[i], 1, j->slot);
+                nx++;
+            }
+        e->allocated -= nx;
+        e->reserved -= nx;
+        if (nx) e->epoch++;
+        free(j->resv);
+        j->resv = NULL;
+        j->nresv = 0;
+    }
+    j->target_gpus = 0;
+    j->drain_since = j->drain_deadline = GS_TIME_NONE;
+}
+
+/*
+ * DRAINING -> RUNNING(k') or PENDING (k' = 0): the old generation is gone
+ * (SIM: the drain cost elapsed; LIVE: the daemon reported the exit).
+ * 'forced': it was killed, so the work since its last checkpoint is lost.
+ * RESIZING is this instant: the old GPUs not in k' free, the reservation
+ * becomes the allocation, generation += 1, and the new generation pays the
+ * relaunch cost (gs_costs_relaunch) without progress.
+ */
+static int tr_resized(gs_engine *e, gs_job *j, int forced)
+{
+    int nold = j->nalloc, n = j->target_gpus, gpt = j->gpus_per_task;
+    int nx = resv_extra(j, NULL);
+    gs_time drained = e->now - j->drain_since;
+    j->rescale_gpu_s += (double)(nold + nx) * gs_time_to_sec(drained);
+    j->mech_time += drained;
+    if (forced && j->progress > j->last_ckpt) {
+        /* the only place remaining work grows: work thrown away by a forced drain */
+        gs_time lost = j->progress - j->last_ckpt;
+        double gpu_s = (double)nold * gs_time_to_sec(lost) / (j->speed > 0 ? j->speed : 1.0);
+        j->lost_work_gpu_s += gpu_s;
+        j->rescale_gpu_s += gpu_s;
+        j->progress = j->last_ckpt;
+        j->remaining += lost;
+    }
+    j->stop_saved = !forced;
+    const char *why = j->rescale_reason ? j->rescale_reason : "drained";
+    if (n == 0) return tr_requeue(e, j, GS_REC_REQUEUE, why, -1, 1);
+    /* the old generation's accounting closes; the job keeps holding GPUs */
+    j->executed += e->now - j->last_start;
+    j->service += (double)nold * gs_time_to_sec(e->now - j->last_start);
+    j->last_start = e->now;
+    int32_t *old = j->alloc;
+    int oldt = j->ntasks, nf = 0;
+    tasks_delta(e, j, old, oldt, j->resv, n / gpt, 0);
+    for (int i = 0; i < nold; i++)
+        if (!in_list(j->resv, n, old[i])) {
+            gs_cluster_release(e->c, &old[i], 1, j->slot);
+            nf++;
+        }
+    e->allocated -= nf;
+    e->reserved -= nx;
+    if (nf) e->epoch++;
+    free(j->last_alloc);
+    j->last_alloc = old;
+    j->nlast_alloc = nold;
+    j->alloc = j->resv;
+    j->nalloc = n;
+    j->resv = NULL;
+    j->nresv = 0;
+    j->gpus = n;
+    j->ntasks = n / gpt;
+    j->state = GS_JOB_RUNNING;
+    j->target_gpus = 0;
+    j->drain_since = j->drain_deadline = GS_TIME_NONE;
+    j->generation++;
+    gs_time cost = gs_costs_relaunch(&e->costs, j->model, n);
+    gs_time stall = busy_wait(e, j->alloc, n);
+    j->overhead = cost;
+    j->rescale_gpu_s += (double)n * gs_time_to_sec(cost);
+    j->mech_time += stall + cost;
+    j->place_rate = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, j->alloc, n);
+    j->pack_rate = 1.0;
+    j->scale_rate = scale_rate(e, j);
+    j->progress_from = e->now + stall + cost;
+    j->protect_until = e->now + 2 * cost;
+    j->last_ckpt = j->progress; /* the new generation restores from here */
+    j->reason = NULL;
+    e->want_pass = 1; /* GPUs freed, or a job changed size: the policy looks again */
+    model_placed(e, j);
+    emit(e, GS_REC_RESCALE, j, -1, why);
+    emit(e, GS_REC_START, j, -1, why);
+    set_speed(e, j);
+    return e->err;
+}
+
+/*
+ * RUNNING(k) -> DRAINING(k -> n) on 'want' (validated by gs_engine_rescale; a
+ * malloc'ed copy it takes over, freed on error): its GPUs not held yet are reserved for j now (the
+ * cluster's owner is j: nobody else can take them), with the CPU/memory the new tasks need beyond
+ * the old ones; the old generation stops progressing and keeps its GPUs.  SIM: the drain ends after
+ * gs_costs_drain (at once when that is 0). Nothing changes on error.
+ */
+static int tr_drain(gs_engine *e, gs_job *j, int32_t *want, int n, gs_rescale_kind kind,
+                    const char *why)
+{
+    int gpt = j->gpus_per_task, nx = 0;
+    if (n > 0) {
+        int *extra = malloc((size_t)n * sizeof *extra);
+        if (!extra) {
+            free(want);
+            return latch(e, GS_ENOMEM);
+        }
+        for (int i = 0; i < n; i++)
+            if (!in_list(j->alloc, j->nalloc, want[i])) extra[nx++] = want[i];
+        int rc = tasks_delta(e, j, want, n / gpt, j->alloc, j->ntasks, 1);
+        if (!rc && nx && gs_cluster_alloc(e->c, extra, nx, j->slot)) {
+            tasks_delta(e, j, want, n / gpt, j->alloc, j->ntasks, 0);
+            rc = GS_ENOFIT;
+        }
+        free(extra);
+        if (rc) {
+            free(want);
+            return rc;
+        }
+    }
+    bank(e, j);
+    j->progress_from = GS_TIME_MAX;
+    j->state = GS_JOB_DRAINING;
+    j->target_gpus = n;
+    j->resv = n > 0 ? want : NULL;
+    j->nresv = n;
+    if (n == 0) free(want);
+    j->drain_since = e->now;
+    gs_time cost = e->opts.mode == GS_ENGINE_SIM ? gs_costs_drain(&e->costs, j->model, j->nalloc)
+                                                 : e->drain_timeout;
+    j->drain_deadline = e->now + cost;
+    j->rescale_kind = (int32_t)kind;
+    j->rescale_reason = why;
+    if (kind != GS_RESCALE_PREEMPT) {
+        j->rescales++;
+        j->last_rescale = e->now;
+    }
+    if (n == 0) j->preemptions++;
+    e->allocated += nx;
+    e->reserved += nx;
+    j->gen++; /* its predicted finish and boundaries are stale */
+    emit(e, GS_REC_DRAIN, j, -1, why);
+    if (e->opts.mode != GS_ENGINE_SIM) return e->err;
+    if (cost == 0) return tr_resized(e, j, 0);
+    return heap_push(
+        e, (ev){.t = j->drain_deadline, .kind = EV_DRAINED, .key = j->slot, .gen = j->gen});
+}
+
+gs_time gs_engine_rescale_allowed_at(const gs_engine *e, const gs_job *j)
+{
+    if (j->max_gpus <= 0) return GS_TIME_NONE;
+    if (j->max_rescales >= 0 && j->rescales >= j->max_rescales) return GS_TIME_NONE;
+    if (j->last_rescale == GS_TIME_NONE) return e->now;
+    gs_time t = j->last_rescale + j->min_rescale_gap;
+    return t > e->now ? t : e->now;
+}
+
+int gs_engine_rescale(gs_engine *e, const gs_job *cj, const int *gpus, int n, gs_rescale_kind kind,
+                      const char *reason)
+{
+    gs_job *j = cj ? mut(e, cj) : NULL;
+    if (e->err) return e->err;
+    if (!j || (unsigned)kind > (unsigned)GS_RESCALE_PREEMPT) return GS_EINVAL;
+    /* LIVE drains through stop + start, which every executor does */
+    if (e->opts.mode == GS_ENGINE_SIM && (e->mech_off & GS_MECH_BIT(GS_MECH_RESIZE)))
+        return GS_EUNSUPPORTED;
+    if (j->state != GS_JOB_RUNNING || j->max_gpus <= 0 || j->pack_with >= 0) return GS_ESTATE;
+    if (n < 0 || (n > 0 && !gs_job_size_valid(j, n))) return GS_ERANGE;
+    if (kind == GS_RESCALE_POLICY) {
+        gs_time at = gs_engine_rescale_allowed_at(e, j);
+        if (at == GS_TIME_NONE || at > e->now) return GS_EQUOTA;
+    }
+    if (n > 0) {
+        if (!gpus) return GS_EINVAL;
+        int rc = validate_shape(e, j, gpus, n / j->gpus_per_task);
+        if (rc) return rc;
+        int same = n == j->nalloc;
+        for (int i = 0; i < n; i++) {
+            for (int k = 0; k < i; k++)
+                if (gpus[k] == gpus[i]) return GS_EINVAL; /* a GPU twice */
+            if (in_list(j->alloc, j->nalloc, gpus[i])) continue;
+            same = 0;
+            const gs_gpu *g = gs_cluster_gpu(e->c, gpus[i]);
+            if (g->owner >= 0 || g->users > 0 || g->down) return GS_ENOFIT;
+        }
+        if (same) return GS_EINVAL; /* its own GPUs: nothing to change */
+    }
+    const char *why = NULL;
+    if (reason && !(why = intern(e, &e->strs, reason, NULL))) return GS_ENOMEM;
+    /* 'gpus' may point into j->alloc, which RESIZING frees */
+    int32_t *want = malloc((size_t)(n > 0 ? n : 1) * sizeof *want);
+    if (!want) return latch(e, GS_ENOMEM);
+    for (int i = 0; i < n; i++) want[i] = gpus[i];
+    return tr_drain(e, j, want, n, kind, why); /* takes 'want' */
+}
+
+int gs_engine_reserved_gpus(const gs_engine *e)
+{
+    return e->reserved;
+}
+
+gs_time gs_engine_drain_timeout(const gs_engine *e)
+{
+    return e->drain_timeout;
+}
+
+int gs_engine_set_progress(gs_engine *e, const gs_progress_ops *ops, void *state)
+{
+    if (e->err) return e->err;
+    if (ops && !ops->rate) return GS_EINVAL;
+    if (e->njobs) return GS_ESTATE; /* every job must see the same model */
+    e->prog = ops;
+    e->prog_st = ops ? state : NULL;
+    return 0;
+}
+
+void *gs_engine_progress_state(const gs_engine *e)
+{
+    return e->prog_st;
 }
 
 int gs_engine_cancel(gs_engine *e, const gs_job *cj, const char *reason, gs_time now)
@@ -1573,7 +2070,17 @@ int gs_engine_task_exited(gs_engine *e, const gs_job *cj, int exit_code, const c
     int rc;
     if (j->state == GS_JOB_PREEMPTED) {
         rc = tr_requeue(e, j, GS_REC_REQUEUE, reason, -1, 0);
+    } else if (j->state == GS_JOB_DRAINING) {
+        /* the old generation is gone: 143 (SIGTERM handled) or 0 = it checkpointed */
+        rc = tr_resized(e, j, !(exit_code == 143 || exit_code == 0));
+    } else if (j->state == GS_JOB_RUNNING && exit_code != 0 && j->failures < j->max_failures) {
+        /* a failed generation within its own budget (never a rescale): it runs again */
+        j->failures++;
+        const char *why = intern(e, &e->strs, reason ? reason : "failed", NULL);
+        if (!why) return GS_ENOMEM;
+        rc = tr_requeue(e, j, GS_REC_REQUEUE, why, 0, 1);
     } else {
+        if (j->state == GS_JOB_RUNNING && exit_code != 0) j->failures++;
         /* a stopped (suspended) process can still end: killed, or it had finished its work */
         if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
         rc = tr_finish(e, j, exit_code == 0 ? GS_JOB_DONE : GS_JOB_FAILED, reason);
@@ -1693,8 +2200,9 @@ static int node_event(gs_engine *e, int node, int down)
             int32_t owner;
             while ((owner = gs_cluster_gpu(e->c, g)->owner) >= 0) {
                 gs_job *j = job_at(e, (size_t)owner);
-                if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_PREEMPTED) break;
-                /* a lost node cannot checkpoint */
+                if (!holds_gpus(j)) break;
+                j->failures++; /* a failed generation (its budget ends nothing here) */
+                /* a lost node cannot checkpoint; a draining job's reservation goes too */
                 if ((rc = tr_requeue(e, j, GS_REC_REQUEUE, "node failed", 0, 1)) != 0) return rc;
             }
         }
@@ -1727,6 +2235,19 @@ static int handle(gs_engine *e, const ev *x)
         if (j->state != GS_JOB_RUNNING || j->gen != x->gen) return 0; /* stale */
         e->events++;
         return tr_finish(e, j, GS_JOB_DONE, NULL);
+    case EV_BOUNDARY:
+        j = job_at(e, (size_t)x->key);
+        if (j->state != GS_JOB_RUNNING || j->gen != x->gen) return 0; /* stale */
+        e->events++;
+        bank(e, j);
+        if (e->prog->advance) latch(e, e->prog->advance(e->prog_st, e, j, 0));
+        set_speed(e, j);
+        return e->err;
+    case EV_DRAINED:
+        j = job_at(e, (size_t)x->key);
+        if (j->state != GS_JOB_DRAINING || j->gen != x->gen) return 0; /* stale */
+        e->events++;
+        return tr_resized(e, j, 0);
     case EV_NODE: e->events++; return node_event(e, x->key, (int)x->gen);
     case EV_ARRIVAL: e->events++; return tr_arrive(e, job_at(e, (size_t)x->key));
     case EV_PROTECT:
@@ -1900,6 +2421,15 @@ int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *par
         return rc;
     }
     rc = load_profiles(e, params ? params : &empty, diag);
+    if (!rc)
+        rc = gs_params_get_duration(params ? params : &empty, "rescale_gap", 60 * GS_SEC,
+                                    &e->rescale_gap, diag);
+    if (!rc)
+        rc = gs_params_get_duration(params ? params : &empty, "drain_timeout", 60 * GS_SEC,
+                                    &e->drain_timeout, diag);
+    if (!rc && (e->rescale_gap < 0 || e->drain_timeout < 0))
+        rc = gs_diag_set(diag, GS_EINVAL, 0, 0,
+                         "parameters 'rescale_gap' and 'drain_timeout' must not be negative");
     if (rc) {
         gs_engine_destroy(e);
         return rc;
@@ -1933,6 +2463,8 @@ void gs_engine_destroy(gs_engine *e)
     for (size_t i = 0; i < e->njobs; i++) {
         free(job_at(e, i)->alloc);
         free(job_at(e, i)->last_alloc);
+        free(job_at(e, i)->resv);
+        free(job_at(e, i)->sizes);
     }
     for (size_t b = 0; b < e->nblocks; b++) free(e->blocks[b]);
     free(e->blocks);
@@ -2037,7 +2569,7 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
                                "node %zu: %d GPU(s) marked outside, %d counted, %d asked", n, have,
                                e->out_have[n], e->out_want[n]);
     }
-    int alloc = 0, packed = 0;
+    int alloc = 0, packed = 0, reserved = 0;
     size_t pend = 0, run = 0, susp = 0;
     for (size_t i = 0; i < e->njobs; i++) {
         const gs_job *j = job_at(e, i);
@@ -2079,14 +2611,35 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
             return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
                                "job %lld holds %d of %d GPUs (gang split)", (long long)j->id,
                                j->nalloc, j->gpus);
-        if (j->max_gpus > 0 && j->nalloc &&
-            (j->nalloc > j->max_gpus || (j->min_gpus > 0 && j->nalloc < j->min_gpus)))
-            return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "job %lld holds %d GPUs outside %d..%d",
+        if (j->max_gpus > 0 && j->nalloc && !gs_job_size_valid(j, j->nalloc))
+            return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                               "job %lld holds %d GPUs, not a valid size (%d..%d)",
                                (long long)j->id, j->nalloc, j->min_gpus, j->max_gpus);
+        /* DRAINING(k -> k'): k' = 0 or a valid size, its GPUs reserved for it alone */
+        int nx = 0;
+        if ((j->resv != NULL) != (j->state == GS_JOB_DRAINING && j->target_gpus > 0) ||
+            j->nresv != (j->resv ? j->target_gpus : 0) ||
+            (j->resv && !gs_job_size_valid(j, j->nresv)))
+            return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                               "job %lld: state %s, target %d, %d GPUs reserved", (long long)j->id,
+                               gs_job_state_name(j->state), j->target_gpus, j->nresv);
+        for (int k = 0; k < j->nresv; k++) {
+            const gs_gpu *g = gs_cluster_gpu(e->c, j->resv[k]);
+            for (int q = 0; q < k; q++)
+                if (j->resv[q] == j->resv[k])
+                    return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "job %lld reserves GPU %d twice",
+                                       (long long)j->id, j->resv[k]);
+            if (g->owner != j->slot || g->users != 1)
+                return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                                   "job %lld reserves GPU %d owned by slot %d (%d users)",
+                                   (long long)j->id, j->resv[k], g->owner, g->users);
+            nx += !in_list(j->alloc, j->nalloc, j->resv[k]);
+        }
+        reserved += nx;
         if (j->pack_guest)
             packed += j->nalloc;
         else
-            alloc += j->nalloc;
+            alloc += j->nalloc + nx;
         pend += j->arrived && j->state == GS_JOB_PENDING;
         run += holds_gpus(j);
         susp += j->state == GS_JOB_SUSPENDED;
@@ -2094,6 +2647,16 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
     if (alloc != e->allocated)
         return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "allocated %d but jobs hold %d", e->allocated,
                            alloc);
+    if (reserved != e->reserved)
+        return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "reserved %d but jobs reserve %d", e->reserved,
+                           reserved);
+    /* each owned GPU is held or reserved by its owner (so by one job generation alone) */
+    int owned = 0;
+    for (size_t g = 0; g < gs_cluster_ngpus(e->c); g++)
+        owned += gs_cluster_gpu(e->c, g)->owner >= 0;
+    if (owned != alloc)
+        return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                           "%d GPUs have an owner but jobs hold or reserve %d", owned, alloc);
     if (packed != e->packed)
         return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "packed %d but guests hold %d", e->packed,
                            packed);
