@@ -837,6 +837,110 @@ static void t_cost_presets(void)
     gs_params_release(&p);
 }
 
+/* ---- the progress-model hook ---------------------------------------------------------- */
+
+/* A model with one boundary: 0.5 work-us per us and GPU until 'edge' work-us, then 1 per GPU. */
+typedef struct fake_model {
+    gs_time edge;
+    int placed, boundaries, released, rates;
+} fake_model;
+
+static int fm_rate(void *st, const gs_engine *e, const gs_job *j, double *rate, gs_time *next)
+{
+    (void)e;
+    fake_model *m = st;
+    m->rates++;
+    int before = j->progress < m->edge;
+    *rate = (before ? 0.5 : 1.0) * j->nalloc;
+    *next = before ? m->edge : GS_TIME_NONE;
+    return 0;
+}
+static int fm_advance(void *st, const gs_engine *e, const gs_job *j, int placed)
+{
+    (void)e, (void)j;
+    fake_model *m = st;
+    if (placed)
+        m->placed++;
+    else
+        m->boundaries++;
+    return 0;
+}
+static void fm_release(void *st, const gs_engine *e, const gs_job *j)
+{
+    (void)e, (void)j;
+    ((fake_model *)st)->released++;
+}
+static double fm_speed(void *st, const gs_engine *e, const gs_job *j, int gpus)
+{
+    (void)st, (void)e, (void)j;
+    return 0.75 * gpus;
+}
+static const gs_progress_ops fake_ops = {fm_rate, fm_advance, fm_release, fm_speed};
+
+static void t_progress_model(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("1x4", GS_ENGINE_SIM, &c, NULL);
+    ASSERT(e);
+    fake_model m = {.edge = 100 * GS_SEC};
+    gs_progress_ops noop = {0};
+    ASSERT_EQ(gs_engine_set_progress(e, &noop, &m), GS_EINVAL); /* rate is required */
+    ASSERT_OK(gs_engine_set_progress(e, &fake_ops, &m));
+    ASSERT(gs_engine_progress_state(e) == &m);
+    ASSERT(gs_engine_progress_ops(e) == &fake_ops);
+    gs_job_spec s;
+    spec_elastic(&s, 1, 0, 2, 1, 4, 300);
+    s.app = "cifar10";
+    const gs_job *j = NULL, *r = NULL;
+    ASSERT_OK(gs_engine_add_job(e, &s, &j, NULL));
+    spec_elastic(&s, 2, 0, 2, 1, 4, 300); /* no app: the old rates */
+    ASSERT_OK(gs_engine_add_job(e, &s, &r, NULL));
+    ASSERT_EQ(gs_engine_set_progress(e, NULL, NULL), GS_ESTATE); /* jobs exist */
+    ASSERT_NEAR(gs_engine_job_speed(e, j, 3), 2.25, 1e-12);
+    ASSERT_NEAR(gs_engine_job_speed(e, r, 2), 1.0, 1e-12);
+    const gs_costs *co = gs_engine_costs(e);
+    ASSERT_NEAR(gs_engine_job_speed(e, r, 4),
+                gs_costs_scale(co, r->model, 4) / gs_costs_scale(co, r->model, 2), 1e-12);
+    ASSERT_EQ(gs_engine_job_speed(e, r, 0), 0);
+    ASSERT_EQ(gs_engine_step(e), 1);
+    int g01[] = {0, 1}, g23[] = {2, 3};
+    ASSERT_OK(gs_engine_start(e, j, g01, 2));
+    ASSERT_OK(gs_engine_start(e, r, g23, 2));
+    ASSERT_EQ(m.placed, 1);
+    ASSERT_NEAR(j->speed, 1.0, 1e-12);
+    ASSERT_NEAR(r->speed, 1.0, 1e-12);
+    /* 100 work-us at 1.0, then 200 at 2.0: the boundary at 100 s, the end at 200 s */
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(m.boundaries, 1);
+    ASSERT_EQ(j->state, GS_JOB_DONE);
+    ASSERT_EQ(j->end, 200 * GS_SEC);
+    ASSERT_EQ(r->end, 300 * GS_SEC);
+    ASSERT_EQ(m.released, 1); /* only the modelled job */
+    ASSERT_OK(check(e));
+    done(e, c);
+
+    /* a rescale re-tunes the model for the new generation (advance with placed = 1) */
+    e = mk("1x4", GS_ENGINE_SIM, &c, NULL);
+    ASSERT(e);
+    fake_model m2 = {.edge = 1000 * GS_SEC};
+    ASSERT_OK(gs_engine_set_progress(e, &fake_ops, &m2));
+    spec_elastic(&s, 1, 0, 2, 1, 4, 300);
+    s.app = "cifar10";
+    ASSERT_OK(gs_engine_add_job(e, &s, &j, NULL));
+    ASSERT_EQ(gs_engine_step(e), 1);
+    ASSERT_OK(gs_engine_start(e, j, g01, 2));
+    ASSERT_OK(run_until(e, 100));
+    int g4[] = {0, 1, 2, 3};
+    ASSERT_OK(gs_engine_rescale(e, j, g4, 4, GS_RESCALE_POLICY, "grow"));
+    ASSERT_EQ(m2.placed, 2);
+    ASSERT_NEAR(j->speed, 2.0, 1e-12); /* the model's rate at 4 GPUs, not the scaling curve */
+    /* 100 work-us done at 0.5 x 2 GPUs; the 200 left at 0.5 x 4 (free drain and relaunch) */
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(j->end, 200 * GS_SEC);
+    ASSERT_EQ(m2.released, 1);
+    done(e, c);
+}
+
 static const test_case tests[] = {
     {"spec_validation", t_spec_validation},
     {"engine_params", t_engine_params},
@@ -853,6 +957,7 @@ static const test_case tests[] = {
     {"live_cancel_draining", t_live_cancel_draining},
     {"live_failures", t_live_failures},
     {"cost_presets", t_cost_presets},
+    {"progress_model", t_progress_model},
 };
 
 TEST_MAIN(tests)

@@ -2050,6 +2050,20 @@ void *gs_engine_progress_state(const gs_engine *e)
     return e->prog_st;
 }
 
+const gs_progress_ops *gs_engine_progress_ops(const gs_engine *e)
+{
+    return e->prog;
+}
+
+double gs_engine_job_speed(const gs_engine *e, const gs_job *j, int gpus)
+{
+    if (gpus <= 0) return 0.0;
+    if (modelled(e, j) && e->prog->speed) return e->prog->speed(e->prog_st, e, j, gpus);
+    if (gpus == j->req_gpus) return 1.0;
+    return gs_costs_scale(&e->costs, j->model, gpus) /
+           gs_costs_scale(&e->costs, j->model, j->req_gpus);
+}
+
 int gs_engine_cancel(gs_engine *e, const gs_job *cj, const char *reason, gs_time now)
 {
     gs_job *j = cj ? mut(e, cj) : NULL;
