@@ -941,6 +941,639 @@ static void t_progress_model(void)
     done(e, c);
 }
 
+/* ---- property tests: random elastic workloads, a random rescaling policy ----------------- */
+
+#define PJ 12 /* jobs per workload at most */
+
+typedef struct prng {
+    uint64_t s;
+} prng;
+
+static uint64_t rnd(prng *r)
+{
+    r->s ^= r->s << 13;
+    r->s ^= r->s >> 7;
+    r->s ^= r->s << 17;
+    return r->s;
+}
+
+/* uniform in [lo, hi] */
+static int rint_in(prng *r, int lo, int hi)
+{
+    return lo + (int)(rnd(r) % (uint64_t)(hi - lo + 1));
+}
+
+static int chance(prng *r, int percent)
+{
+    return (int)(rnd(r) % 100) < percent;
+}
+
+typedef struct world {
+    gs_engine *e;
+    gs_cluster *c;
+    prng r; /* the policy's and the daemon's randomness */
+    int live;
+    char fail[512]; /* the first invariant broken, "" while none */
+    uint64_t hash;  /* of the record stream */
+    size_t nrec;
+    /* per job slot, from the records */
+    int rescales[PJ], failures[PJ];
+    gs_time last_rescale[PJ];
+    gs_time drain_t0[PJ], drain_deadline[PJ];
+    int draining[PJ];
+    /* LIVE: the test's daemon plan for a drain: when the old generation exits, and how */
+    gs_time exit_at[PJ];
+    int exit_code[PJ];
+    /* statistics, to see that the workloads exercise what they should */
+    long drains, resizes, to_pending, quota, nofit, forced, node_fail_drain, cancel_drain;
+} world;
+
+static world *g_w;
+
+#define WFAIL(...)                                                             \
+    do {                                                                       \
+        if (!g_w->fail[0]) snprintf(g_w->fail, sizeof g_w->fail, __VA_ARGS__); \
+    } while (0)
+
+static int gpu_free(const gs_cluster *c, int g)
+{
+    const gs_gpu *gp = gs_cluster_gpu(c, g);
+    return gp->owner < 0 && gp->users == 0 && !gp->down && !gs_cluster_node(c, gp->node)->down;
+}
+
+/*
+ * Pick n GPUs (n / gpt tasks of gpt GPUs on one node each) that are free or j's own (when
+ * own != NULL), in random node order, preferring j's own GPUs half the time.  1 if found.
+ */
+static int pick(world *w, const gs_job *own, int n, int gpt, int *out)
+{
+    int nn = (int)gs_cluster_nnodes(w->c), ng = (int)gs_cluster_ngpus(w->c), k = 0;
+    char used[64] = {0}; /* the workloads have at most 12 GPUs */
+    (void)ng;
+    int start = rint_in(&w->r, 0, nn - 1), prefer_own = own && chance(&w->r, 50);
+    for (int pass = prefer_own ? 0 : 1; pass < 2 && k < n; pass++)
+        for (int i = 0; i < nn && k < n; i++) {
+            const gs_node *nd = gs_cluster_node(w->c, (start + i) % nn);
+            for (;;) {
+                int got = 0, cand[64];
+                for (int g = nd->gpu_lo; g < nd->gpu_hi && got < gpt; g++) {
+                    int mine = 0;
+                    for (int a = 0; own && a < own->nalloc; a++) mine |= own->alloc[a] == g;
+                    if (used[g] || (pass == 0 && !mine) || !(mine || gpu_free(w->c, g))) continue;
+                    cand[got++] = g;
+                }
+                if (got < gpt || k >= n) break;
+                for (int q = 0; q < gpt; q++) {
+                    used[cand[q]] = 1;
+                    out[k++] = cand[q];
+                }
+            }
+        }
+    return k == n;
+}
+
+/* A random valid size of elastic job j (never its current one when 'other'), 0 if none. */
+static int pick_size(world *w, const gs_job *j, int other)
+{
+    int cand[64], nc = 0;
+    for (int n = 1; n <= j->max_gpus && nc < 64; n++)
+        if (gs_job_size_valid(j, n) && (!other || n != j->nalloc)) cand[nc++] = n;
+    return nc ? cand[rint_in(&w->r, 0, nc - 1)] : 0;
+}
+
+/* Every invariant of job.h that can be seen at one instant. */
+static void invariants(world *w)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_engine_check(w->e, &d)) WFAIL("gs_engine_check: %s", d.msg);
+    int ng = (int)gs_cluster_ngpus(w->c), extra = 0;
+    int owner[64]; /* the workloads have at most 12 GPUs */
+    for (int g = 0; g < ng; g++) owner[g] = -1;
+    gs_time now = gs_engine_now(w->e);
+    for (size_t s = 0; s < gs_engine_njobs(w->e); s++) {
+        const gs_job *j = gs_engine_job(w->e, s);
+        /* a GPU belongs to at most one job generation: held or reserved by one job */
+        for (int pass = 0; pass < 2; pass++) {
+            const int32_t *l = pass ? j->resv : j->alloc;
+            int n = pass ? j->nresv : j->nalloc;
+            for (int k = 0; k < n; k++) {
+                if (owner[l[k]] >= 0 && owner[l[k]] != j->slot)
+                    WFAIL("GPU %d held/reserved by jobs in slots %d and %d", l[k], owner[l[k]],
+                          j->slot);
+                owner[l[k]] = j->slot;
+                if (gs_cluster_gpu(w->c, l[k])->owner != j->slot)
+                    WFAIL("job %lld: GPU %d not owned by it in the cluster", (long long)j->id,
+                          l[k]);
+            }
+        }
+        if (j->max_gpus > 0 && j->nalloc && !gs_job_size_valid(j, j->nalloc))
+            WFAIL("job %lld holds %d GPUs, not a valid size", (long long)j->id, j->nalloc);
+        if (j->state == GS_JOB_DRAINING) {
+            if (j->target_gpus && !gs_job_size_valid(j, j->target_gpus))
+                WFAIL("job %lld drains to %d, not a valid size", (long long)j->id, j->target_gpus);
+            if (now > j->drain_deadline)
+                WFAIL("job %lld still draining at %lld, deadline %lld", (long long)j->id,
+                      (long long)now, (long long)j->drain_deadline);
+            for (int k = 0; k < j->nresv; k++) {
+                int held = 0;
+                for (int a = 0; a < j->nalloc; a++) held |= j->alloc[a] == j->resv[k];
+                extra += !held;
+            }
+        } else if (j->resv || j->nresv) {
+            WFAIL("job %lld (%s) keeps a reservation", (long long)j->id,
+                  gs_job_state_name(j->state));
+        }
+    }
+    if (extra != gs_engine_reserved_gpus(w->e))
+        WFAIL("reserved %d, jobs reserve %d", gs_engine_reserved_gpus(w->e), extra);
+}
+
+static void w_observe(void *ud, const gs_record *r)
+{
+    world *w = ud;
+    const gs_job *j = r->job;
+    uint64_t h = w->hash ^ (uint64_t)r->t;
+    h = (h ^ (uint64_t)r->type) * 1099511628211ull;
+    if (j) {
+        h = (h ^ (uint64_t)j->id) * 1099511628211ull;
+        h = (h ^ (uint64_t)j->nalloc ^ ((uint64_t)j->nresv << 16) ^
+             ((uint64_t)j->generation << 32)) *
+            1099511628211ull;
+        for (int k = 0; k < j->nalloc; k++) h = (h ^ (uint64_t)j->alloc[k]) * 1099511628211ull;
+    }
+    for (const char *p = r->reason; p && *p; p++)
+        h = (h ^ (uint64_t)(unsigned char)*p) * 1099511628211ull;
+    w->hash = h;
+    w->nrec++;
+    if (!j || j->slot >= PJ) return;
+    int s = j->slot;
+    switch (r->type) {
+    case GS_REC_DRAIN:
+        w->drains++;
+        if (j->state != GS_JOB_DRAINING) WFAIL("DRAIN record, job %s", gs_job_state_name(j->state));
+        if (j->rescale_kind == GS_RESCALE_POLICY) {
+            if (w->last_rescale[s] != GS_TIME_NONE &&
+                r->t < w->last_rescale[s] + j->min_rescale_gap)
+                WFAIL("job %lld: policy rescale at %lld, %lld after the last (gap %lld)",
+                      (long long)j->id, (long long)r->t, (long long)(r->t - w->last_rescale[s]),
+                      (long long)j->min_rescale_gap);
+            if (j->max_rescales >= 0 && w->rescales[s] >= j->max_rescales)
+                WFAIL("job %lld: policy rescale %d past max_rescales %d", (long long)j->id,
+                      w->rescales[s] + 1, j->max_rescales);
+        }
+        if (j->rescale_kind != GS_RESCALE_PREEMPT) {
+            w->rescales[s]++;
+            w->last_rescale[s] = r->t;
+        }
+        w->draining[s] = 1;
+        w->drain_t0[s] = r->t;
+        w->drain_deadline[s] =
+            r->t + (w->live ? gs_engine_drain_timeout(w->e)
+                            : gs_costs_drain(gs_engine_costs(w->e), j->model, j->nalloc));
+        if (j->drain_deadline != w->drain_deadline[s])
+            WFAIL("job %lld: drain deadline %lld, expected %lld", (long long)j->id,
+                  (long long)j->drain_deadline, (long long)w->drain_deadline[s]);
+        w->exit_at[s] = GS_TIME_NONE;
+        break;
+    case GS_REC_RESCALE:
+    case GS_REC_REQUEUE:
+    case GS_REC_CANCEL:
+    case GS_REC_FAIL:
+    case GS_REC_FINISH:
+        if (r->type == GS_REC_REQUEUE && r->reason && !strcmp(r->reason, "node failed")) {
+            w->failures[s]++;
+            w->node_fail_drain += w->draining[s];
+        }
+        if (r->type == GS_REC_CANCEL) w->cancel_drain += w->draining[s];
+        if (r->type == GS_REC_RESCALE && !w->draining[s]) WFAIL("RESCALE without a drain");
+        if (w->draining[s]) {
+            /* every drain ends by its deadline; in SIM exactly then unless cut short */
+            if (r->t > w->drain_deadline[s])
+                WFAIL("job %lld: drain from %lld ended at %lld, deadline %lld", (long long)j->id,
+                      (long long)w->drain_t0[s], (long long)r->t, (long long)w->drain_deadline[s]);
+            if (!w->live && r->type == GS_REC_RESCALE && r->t != w->drain_deadline[s])
+                WFAIL("job %lld: SIM drain ended at %lld, not at %lld", (long long)j->id,
+                      (long long)r->t, (long long)w->drain_deadline[s]);
+            if (r->type == GS_REC_RESCALE) w->resizes++;
+            if (r->type == GS_REC_REQUEUE && j->state == GS_JOB_PENDING) w->to_pending++;
+            w->draining[s] = 0;
+        }
+        break;
+    default: break;
+    }
+}
+
+/* The random rescaling policy: starts pending jobs at random sizes on random GPUs, rescales
+ * running elastic jobs at random (sizes, GPUs, kinds), and checks every answer. */
+static void rescale_some(world *w, const gs_job *j)
+{
+    gs_engine *e = w->e;
+    int kind = chance(&w->r, 60)   ? GS_RESCALE_POLICY
+               : chance(&w->r, 50) ? GS_RESCALE_OPERATOR
+                                   : GS_RESCALE_PREEMPT;
+    int n = chance(&w->r, 10) ? 0 : pick_size(w, j, 0);
+    int gpus[64];
+    if (n > 0 && !pick(w, j, n, j->gpus_per_task, gpus)) return;
+    int same = n == j->nalloc;
+    for (int i = 0; i < n && same; i++) {
+        int held = 0;
+        for (int a = 0; a < j->nalloc; a++) held |= j->alloc[a] == gpus[i];
+        same = held;
+    }
+    int taken = -1; /* sometimes a GPU someone else holds: must be refused */
+    if (n > 0 && chance(&w->r, 10)) {
+        for (int g = 0; g < (int)gs_cluster_ngpus(w->c) && taken < 0; g++) {
+            const gs_gpu *gp = gs_cluster_gpu(w->c, g);
+            int mine = 0;
+            for (int a = 0; a < j->nalloc; a++) mine |= j->alloc[a] == g;
+            if (gp->owner >= 0 && !mine && j->gpus_per_task == 1) taken = g;
+        }
+        if (taken >= 0) gpus[rint_in(&w->r, 0, n - 1)] = taken;
+    }
+    gs_time now = gs_engine_now(e), at = gs_engine_rescale_allowed_at(e, j);
+    int quota = kind == GS_RESCALE_POLICY && (at == GS_TIME_NONE || at > now);
+    size_t nrec = w->nrec;
+    int alloc0 = gs_engine_allocated(e), rescales0 = j->rescales, n0 = j->nalloc;
+    char why[64];
+    snprintf(why, sizeof why, "test: %d->%d (%d)", j->nalloc, n, kind);
+    int rc = gs_engine_rescale(e, j, gpus, n, (gs_rescale_kind)kind, why);
+    int want = quota ? GS_EQUOTA : taken >= 0 ? GS_ENOFIT : same && n ? GS_EINVAL : 0;
+    if (rc != want)
+        WFAIL("rescale job %lld %d->%d kind %d at %lld: %d, expected %d", (long long)j->id, n0, n,
+              kind, (long long)now, rc, want);
+    w->quota += rc == GS_EQUOTA;
+    w->nofit += rc == GS_ENOFIT;
+    if (rc) {
+        if (w->nrec != nrec || gs_engine_allocated(e) != alloc0 || j->rescales != rescales0 ||
+            j->state != GS_JOB_RUNNING || j->nalloc != n0)
+            WFAIL("a refused rescale (%d) changed the engine", rc);
+        return;
+    }
+    /* the new GPUs are reserved at decision time (or already held, when the drain was free) */
+    if (j->state == GS_JOB_DRAINING) {
+        if (j->nresv != n) WFAIL("reserved %d of %d", j->nresv, n);
+        for (int i = 0; i < j->nresv; i++)
+            if (j->resv[i] != gpus[i] || gs_cluster_gpu(w->c, gpus[i])->owner != j->slot)
+                WFAIL("job %lld: GPU %d not reserved", (long long)j->id, gpus[i]);
+    } else if (n > 0) {
+        if (j->state != GS_JOB_RUNNING || j->nalloc != n)
+            WFAIL("job %lld: %s on %d GPUs after a free drain to %d", (long long)j->id,
+                  gs_job_state_name(j->state), j->nalloc, n);
+        for (int i = 0; i < n && j->nalloc == n; i++)
+            if (j->alloc[i] != gpus[i]) WFAIL("job %lld: not on the GPUs asked", (long long)j->id);
+    }
+}
+
+static int w_schedule(void *st)
+{
+    world *w = st;
+    gs_engine *e = w->e;
+    for (size_t s = 0; s < gs_engine_njobs(e); s++) {
+        const gs_job *j = gs_engine_job(e, s);
+        if (j->state == GS_JOB_PENDING && j->arrived && chance(&w->r, 70)) {
+            int n = j->max_gpus > 0 && chance(&w->r, 60) ? pick_size(w, j, 0) : j->gpus;
+            int gpus[64];
+            if (n > 0 && pick(w, NULL, n, j->gpus_per_task, gpus)) {
+                int rc = gs_engine_start(e, j, gpus, n);
+                if (rc) WFAIL("start job %lld on %d free GPUs: %d", (long long)j->id, n, rc);
+                invariants(w);
+            }
+        } else if (j->state == GS_JOB_RUNNING && j->max_gpus > 0 && chance(&w->r, 25)) {
+            rescale_some(w, j);
+            invariants(w);
+        }
+    }
+    return 0;
+}
+
+static int w_create(gs_engine *e, gs_params *p, void **st, gs_diag *d)
+{
+    (void)p, (void)d;
+    g_w->e = e;
+    *st = g_w;
+    return 0;
+}
+static void w_destroy(void *st)
+{
+    (void)st;
+}
+static int w_timer(void *st, uint64_t tag)
+{
+    world *w = st;
+    gs_engine_request_pass(w->e);
+    size_t live = 0;
+    for (size_t s = 0; s < gs_engine_njobs(w->e); s++)
+        live += !gs_job_state_final(gs_engine_job(w->e, s)->state);
+    if (live && !w->live) return gs_engine_set_timer(w->e, gs_engine_now(w->e) + 7 * GS_SEC, tag);
+    return 0;
+}
+
+static const gs_policy_ops world_ops = {
+    .name = "elastic-random",
+    .summary = "test",
+    .create = w_create,
+    .destroy = w_destroy,
+    .on_timer = w_timer,
+    .schedule = w_schedule,
+};
+
+/* One random workload (cluster, jobs, node failures, cancels) from 'seed'. */
+typedef struct workload {
+    char cluster[32];
+    int njobs;
+    gs_job_spec spec[PJ];
+    int32_t sizes[PJ][8];
+    int nnode_ev;
+    gs_time node_t[4];
+    int node_idx[4], node_down[4];
+    int cancel_pct;
+    const char *cost;
+} workload;
+
+static void gen_workload(uint64_t seed, workload *wl)
+{
+    prng r = {seed * 2654435761u + 0x9e3779b97f4a7c15ull};
+    rnd(&r);
+    int nodes = rint_in(&r, 1, 3), per = rint_in(&r, 2, 4);
+    snprintf(wl->cluster, sizeof wl->cluster, "%dx%d", nodes, per);
+    static const char *costs[] = {"rescale_cost=analytic", "rescale_cost=pollux30",
+                                  "rescale_cost=zero", "rescale_cost=elasticflow",
+                                  "preempt_cost=model"};
+    wl->cost = costs[rint_in(&r, 0, 4)];
+    wl->njobs = rint_in(&r, 1, PJ);
+    for (int i = 0; i < wl->njobs; i++) {
+        gs_job_spec *s = &wl->spec[i];
+        gs_job_spec_init(s);
+        s->id = i + 1;
+        s->submit = gs_time_from_sec(rint_in(&r, 0, 300));
+        s->duration = gs_time_from_sec(rint_in(&r, 5, 600));
+        s->gpus_per_task = chance(&r, 80) ? 1 : 2;
+        if (s->gpus_per_task > per) s->gpus_per_task = 1;
+        s->model = chance(&r, 50) ? "resnet50" : "vgg16";
+        int total = nodes * per;
+        if (chance(&r, 85)) { /* elastic */
+            int gpt = s->gpus_per_task;
+            s->max_gpus = gpt * rint_in(&r, 1, total / gpt);
+            s->min_gpus = chance(&r, 50) ? 0 : gpt * rint_in(&r, 1, s->max_gpus / gpt);
+            int lo = s->min_gpus > gpt ? s->min_gpus : gpt;
+            int ns = 0;
+            if (chance(&r, 40))
+                for (int n = lo; n <= s->max_gpus && ns < 8; n += gpt)
+                    if (chance(&r, 50)) wl->sizes[i][ns++] = n;
+            if (ns) {
+                s->sizes = wl->sizes[i];
+                s->nsizes = ns;
+            }
+            int first = ns ? wl->sizes[i][rint_in(&r, 0, ns - 1)]
+                           : gpt * rint_in(&r, lo / gpt, s->max_gpus / gpt);
+            s->ntasks = first / gpt;
+            s->min_rescale_gap =
+                chance(&r, 30) ? GS_TIME_NONE : gs_time_from_sec(rint_in(&r, 0, 90));
+            s->max_rescales = rint_in(&r, -1, 4);
+            s->max_failures = rint_in(&r, 0, 2);
+        } else {
+            s->ntasks = rint_in(&r, 1, total / s->gpus_per_task);
+        }
+    }
+    wl->nnode_ev = nodes > 1 ? rint_in(&r, 0, 2) * 2 : 0;
+    for (int k = 0; k < wl->nnode_ev; k += 2) {
+        int node = rint_in(&r, 0, nodes - 1);
+        gs_time t = gs_time_from_sec(rint_in(&r, 1, 600)) + rint_in(&r, 0, 999);
+        wl->node_idx[k] = wl->node_idx[k + 1] = node;
+        wl->node_t[k] = t;
+        wl->node_t[k + 1] = t + gs_time_from_sec(rint_in(&r, 1, 200));
+        wl->node_down[k] = 1;
+        wl->node_down[k + 1] = 0;
+    }
+    wl->cancel_pct = rint_in(&r, 0, 3);
+}
+
+static gs_engine *world_engine(world *w, const workload *wl, gs_engine_mode mode)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_cluster_parse_shorthand(wl->cluster, &w->c, &d)) return NULL;
+    gs_engine_opts o;
+    gs_engine_opts_init(&o);
+    o.mode = mode;
+    gs_params p;
+    gs_params_init(&p);
+    gs_params_set_kv(&p, wl->cost);
+    gs_params_set(&p, "rescale_gap", "20s");
+    gs_params_set(&p, "drain_timeout", "15s");
+    gs_engine *e = NULL;
+    g_w = w;
+    int rc = gs_engine_create_ops(w->c, &world_ops, &p, &o, &e, &d);
+    gs_params_release(&p);
+    if (rc) return NULL;
+    gs_engine_set_observer(e, w_observe, w);
+    return e;
+}
+
+static void world_init(world *w, uint64_t seed, int live)
+{
+    memset(w, 0, sizeof *w);
+    w->r.s = seed * 0x9e3779b97f4a7c15ull + 12345;
+    w->live = live;
+    for (int i = 0; i < PJ; i++) w->last_rescale[i] = GS_TIME_NONE;
+}
+
+/* After the run: counters agree with the records (rescales and failures apart). */
+static void world_final(world *w, int live_failures[PJ])
+{
+    for (size_t s = 0; s < gs_engine_njobs(w->e) && s < PJ; s++) {
+        const gs_job *j = gs_engine_job(w->e, s);
+        if (j->rescales != w->rescales[s])
+            WFAIL("job %lld: %d rescales, records say %d", (long long)j->id, j->rescales,
+                  w->rescales[s]);
+        int f = w->failures[s] + (live_failures ? live_failures[s] : 0);
+        if (j->failures != f)
+            WFAIL("job %lld: %d failures, expected %d", (long long)j->id, j->failures, f);
+    }
+}
+
+/* SIM: one workload; returns the record-stream hash (0 and w->fail on a broken invariant). */
+static uint64_t run_sim(uint64_t seed, world *w)
+{
+    workload wl;
+    gen_workload(seed, &wl);
+    world_init(w, seed, 0);
+    gs_engine *e = world_engine(w, &wl, GS_ENGINE_SIM);
+    if (!e) {
+        WFAIL("seed %llu: engine", (unsigned long long)seed);
+        gs_cluster_destroy(w->c);
+        return 0;
+    }
+    for (int i = 0; i < wl.njobs; i++)
+        if (gs_engine_add_job(e, &wl.spec[i], NULL, NULL)) WFAIL("add job %d", i);
+    for (int k = 0; k < wl.nnode_ev; k++)
+        gs_engine_add_node_event(e, wl.node_t[k], wl.node_idx[k], wl.node_down[k]);
+    gs_engine_set_timer(e, 0, 1);
+    long steps = 0;
+    int rc;
+    while (!w->fail[0] && (rc = gs_engine_step(e)) > 0) {
+        invariants(w);
+        if (++steps > 200000) WFAIL("no end after %ld steps", steps);
+        if (chance(&w->r, wl.cancel_pct)) {
+            const gs_job *j = gs_engine_job(e, (size_t)rint_in(&w->r, 0, wl.njobs - 1));
+            if (!gs_job_state_final(j->state)) {
+                if (gs_engine_cancel(e, j, "random cancel", gs_engine_now(e)))
+                    WFAIL("cancel failed");
+                invariants(w);
+            }
+        }
+    }
+    if (!w->fail[0] && gs_engine_error(e)) WFAIL("engine failed: %d", gs_engine_error(e));
+    for (size_t s = 0; s < gs_engine_njobs(e) && !w->fail[0]; s++)
+        if (!gs_job_state_final(gs_engine_job(e, s)->state))
+            WFAIL("job %lld left %s", (long long)gs_engine_job(e, s)->id,
+                  gs_job_state_name(gs_engine_job(e, s)->state));
+    world_final(w, NULL);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(w->c);
+    return w->fail[0] ? 0 : w->hash;
+}
+
+/*
+ * LIVE: the test plays the daemon: submits at the submit times, reports a job done when its
+ * work is done, fails one now and then (exit 1), and ends each drain as a daemon would: the
+ * old generation exits by itself (143, or a crash code) before the deadline, or never - then
+ * the daemon kills it exactly at the deadline (137).
+ */
+static uint64_t run_live(uint64_t seed, world *w)
+{
+    workload wl;
+    gen_workload(seed, &wl);
+    world_init(w, seed, 1);
+    gs_engine *e = world_engine(w, &wl, GS_ENGINE_LIVE);
+    if (!e) {
+        WFAIL("seed %llu: engine", (unsigned long long)seed);
+        gs_cluster_destroy(w->c);
+        return 0;
+    }
+    const gs_job *jobs[PJ] = {0};
+    int submitted = 0, fails[PJ] = {0};
+    gs_time now = 0;
+    for (int round = 0; round < 5000 && !w->fail[0]; round++) {
+        for (; submitted < wl.njobs && wl.spec[submitted].submit <= now; submitted++)
+            if (gs_engine_submit(e, &wl.spec[submitted], now, &jobs[submitted], NULL))
+                WFAIL("submit %d", submitted);
+        /* the daemon: drains, completions, crashes, cancels */
+        for (int i = 0; i < submitted; i++) {
+            const gs_job *j = jobs[i];
+            int s = j->slot;
+            if (j->state == GS_JOB_DRAINING) {
+                if (w->exit_at[s] == GS_TIME_NONE) { /* first seen: plan its end */
+                    int how = rint_in(&w->r, 0, 9);
+                    gs_time span = j->drain_deadline - j->drain_since;
+                    w->exit_at[s] =
+                        how < 7 ? j->drain_since + (gs_time)(rnd(&w->r) % (uint64_t)(span + 1))
+                                : j->drain_deadline;
+                    w->exit_code[s] = how < 5 ? 143 : how < 7 ? 1 : 137; /* 137: killed */
+                    w->forced += how >= 5;
+                }
+                if (w->exit_at[s] <= now) {
+                    if (gs_engine_task_exited(e, j, w->exit_code[s], "old generation gone",
+                                              w->exit_at[s] > gs_engine_now(e) ? w->exit_at[s]
+                                                                               : now))
+                        WFAIL("task_exited while draining");
+                    w->exit_at[s] = GS_TIME_NONE;
+                }
+            } else if (j->state == GS_JOB_RUNNING) {
+                if (gs_job_remaining(j, now) == 0) {
+                    if (gs_engine_task_exited(e, j, 0, "done", now)) WFAIL("task_exited 0");
+                } else if (chance(&w->r, 1)) {
+                    fails[s]++;
+                    if (gs_engine_task_exited(e, j, 1, "crashed", now)) WFAIL("task_exited 1");
+                    int want = fails[s] > j->max_failures ? GS_JOB_FAILED : GS_JOB_PENDING;
+                    if ((int)j->state != want)
+                        WFAIL("job %lld: %s after failure %d of max %d", (long long)j->id,
+                              gs_job_state_name(j->state), fails[s], j->max_failures);
+                }
+            }
+            if (!gs_job_state_final(j->state) && chance(&w->r, wl.cancel_pct))
+                if (gs_engine_cancel(e, j, "random cancel", now)) WFAIL("cancel");
+            invariants(w);
+        }
+        if (gs_engine_advance(e, now)) WFAIL("advance: %d", gs_engine_error(e));
+        invariants(w);
+        int active = submitted < wl.njobs;
+        for (int i = 0; i < submitted; i++) active |= !gs_job_state_final(jobs[i]->state);
+        if (!active) break;
+        /* next instant: a random step, but never past a drain's deadline or planned exit */
+        gs_time next = now + gs_time_from_sec(rint_in(&w->r, 1, 20));
+        for (int i = 0; i < submitted; i++) {
+            const gs_job *j = jobs[i];
+            if (j->state != GS_JOB_DRAINING) continue;
+            gs_time t =
+                w->exit_at[j->slot] != GS_TIME_NONE ? w->exit_at[j->slot] : j->drain_deadline;
+            if (t < next) next = t > now ? t : now;
+        }
+        if (submitted < wl.njobs && wl.spec[submitted].submit > now &&
+            wl.spec[submitted].submit < next)
+            next = wl.spec[submitted].submit;
+        now = next;
+    }
+    for (int i = 0; i < submitted && !w->fail[0]; i++)
+        if (jobs[i]->state == GS_JOB_DRAINING) WFAIL("a drain never ended");
+    world_final(w, fails);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(w->c);
+    return w->fail[0] ? 0 : w->hash;
+}
+
+static int iterations(int dflt)
+{
+    const char *s = getenv("GSCHED_ELASTIC_ITERS");
+    int n = s ? atoi(s) : dflt;
+    return n > 0 ? n : dflt;
+}
+
+static void t_property_sim(void)
+{
+    int n = iterations(10000);
+    long drains = 0, resizes = 0, pend = 0, quota = 0, nofit = 0, nfd = 0, cd = 0;
+    for (int i = 0; i < n; i++) {
+        world w;
+        uint64_t h = run_sim((uint64_t)i + 1, &w);
+        if (w.fail[0]) T_FAIL("SIM seed %d: %s", i + 1, w.fail);
+        if (i % 8 == 0) { /* same inputs, same record stream */
+            world w2;
+            uint64_t h2 = run_sim((uint64_t)i + 1, &w2);
+            if (h2 != h || w2.nrec != w.nrec) T_FAIL("SIM seed %d: a rerun differs", i + 1);
+        }
+        drains += w.drains, resizes += w.resizes, pend += w.to_pending, quota += w.quota;
+        nofit += w.nofit, nfd += w.node_fail_drain, cd += w.cancel_drain;
+    }
+    printf("# SIM %d workloads: %ld drains, %ld resized, %ld to pending, %ld refused by budget, "
+           "%ld by a taken GPU, %ld node failures and %ld cancels while draining\n",
+           n, drains, resizes, pend, quota, nofit, nfd, cd);
+    /* the workloads exercise every path */
+    ASSERT(drains > n && resizes > 0 && pend > 0 && quota > 0 && nofit > 0 && nfd > 0 && cd > 0);
+}
+
+static void t_property_live(void)
+{
+    int n = iterations(10000) / 4;
+    long drains = 0, resizes = 0, forced = 0, cd = 0;
+    for (int i = 0; i < n; i++) {
+        world w;
+        uint64_t h = run_live((uint64_t)i + 100001, &w);
+        if (w.fail[0]) T_FAIL("LIVE seed %d: %s", i + 100001, w.fail);
+        if (i % 8 == 0) {
+            world w2;
+            uint64_t h2 = run_live((uint64_t)i + 100001, &w2);
+            if (h2 != h) T_FAIL("LIVE seed %d: a rerun differs", i + 100001);
+        }
+        drains += w.drains, resizes += w.resizes, forced += w.forced, cd += w.cancel_drain;
+    }
+    printf("# LIVE %d workloads: %ld drains, %ld resized, %ld forced, %ld cancels while "
+           "draining\n",
+           n, drains, resizes, forced, cd);
+    ASSERT(drains > n && resizes > 0 && forced > 0 && cd > 0);
+}
+
 static const test_case tests[] = {
     {"spec_validation", t_spec_validation},
     {"engine_params", t_engine_params},
@@ -958,6 +1591,8 @@ static const test_case tests[] = {
     {"live_failures", t_live_failures},
     {"cost_presets", t_cost_presets},
     {"progress_model", t_progress_model},
+    {"property_sim", t_property_sim},
+    {"property_live", t_property_live},
 };
 
 TEST_MAIN(tests)
