@@ -774,6 +774,65 @@ static void t_live_failures(void)
     done(e, c);
 }
 
+/* a checkpoint reported by the job bounds what a forced drain loses */
+static void t_live_checkpointed(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("1x4", GS_ENGINE_LIVE, &c, NULL);
+    ASSERT(e);
+    gs_job_spec s;
+    spec_elastic(&s, 1, 0, 4, 1, 4, 100000);
+    const gs_job *j = NULL;
+    ASSERT_OK(gs_engine_submit(e, &s, 0, &j, NULL));
+    ASSERT_OK(gs_engine_advance(e, 0));
+    int g[] = {0, 1, 2, 3};
+    ASSERT_OK(gs_engine_start(e, j, g, 4));
+    ASSERT_OK(gs_engine_checkpointed(e, j, 150 * GS_SEC));
+    ASSERT_EQ(j->last_ckpt, j->progress);
+    ASSERT(j->last_ckpt > 0);
+    gs_time ck = j->last_ckpt;
+    ASSERT_OK(gs_engine_advance(e, 200 * GS_SEC));
+    ASSERT_OK(gs_engine_rescale(e, j, g, 2, GS_RESCALE_POLICY, "shrink"));
+    ASSERT_EQ(gs_engine_checkpointed(e, j, 201 * GS_SEC), GS_ESTATE); /* draining */
+    ASSERT_OK(gs_engine_task_exited(e, j, 9, "killed", 210 * GS_SEC));
+    ASSERT_EQ(j->progress, ck);
+    ASSERT_NEAR(j->lost_work_gpu_s, 4 * 50.0, 1e-6); /* 4 GPUs from 150 s to 200 s */
+    ASSERT_OK(check(e));
+    done(e, c);
+}
+
+/* launch_cost=on: the first start pays the relaunch cost too (the Pollux artifact) */
+static void t_launch_cost(void)
+{
+    gs_cluster *c;
+    const char *const ps[] = {"rescale_cost=pollux30", "launch_cost=on", NULL};
+    gs_engine *e = mk("1x4", GS_ENGINE_SIM, &c, ps);
+    ASSERT(e);
+    const gs_job *j = add_elastic(e, 1, 0, 2, 1, 4, 100);
+    ASSERT(j);
+    ASSERT_EQ(gs_engine_step(e), 1);
+    int g[] = {0, 1};
+    ASSERT_OK(gs_engine_start(e, j, g, 2));
+    ASSERT(gs_job_launching(j, 0));
+    ASSERT_EQ(j->progress_from, 30 * GS_SEC);
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(j->end, 130 * GS_SEC);
+    ASSERT_EQ(j->restarts, 0);
+    ASSERT_EQ(j->overhead_total, 30 * GS_SEC);
+    ASSERT_NEAR(gs_job_service(j, j->end), 2 * 130.0, 1e-9); /* service accrues meanwhile */
+    done(e, c);
+    /* off by default: the first start is free */
+    const char *const ps2[] = {"rescale_cost=pollux30", NULL};
+    e = mk("1x4", GS_ENGINE_SIM, &c, ps2);
+    ASSERT(e);
+    j = add_elastic(e, 1, 0, 2, 1, 4, 100);
+    ASSERT_EQ(gs_engine_step(e), 1);
+    ASSERT_OK(gs_engine_start(e, j, g, 2));
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(j->end, 100 * GS_SEC);
+    done(e, c);
+}
+
 /* ---- cost presets ------------------------------------------------------------------------ */
 
 static void t_cost_presets(void)
@@ -1589,6 +1648,8 @@ static const test_case tests[] = {
     {"live_drain", t_live_drain},
     {"live_cancel_draining", t_live_cancel_draining},
     {"live_failures", t_live_failures},
+    {"live_checkpointed", t_live_checkpointed},
+    {"launch_cost", t_launch_cost},
     {"cost_presets", t_cost_presets},
     {"progress_model", t_progress_model},
     {"property_sim", t_property_sim},

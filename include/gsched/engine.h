@@ -457,6 +457,12 @@ int gs_engine_rescale(gs_engine *e, const gs_job *j, const int *gpus, int n, gs_
 /* When a POLICY rescale of j would next be allowed (now if already; GS_TIME_NONE: never,
  * max_rescales used up). */
 gs_time gs_engine_rescale_allowed_at(const gs_engine *e, const gs_job *j);
+/*
+ * LIVE: RUNNING job j saved a checkpoint at 'now' (a hint's ckpt_step): the work done up to
+ * now is safe, a later forced drain loses only what follows (j->last_ckpt).  GS_ESTATE if j
+ * is not RUNNING.
+ */
+int gs_engine_checkpointed(gs_engine *e, const gs_job *j, gs_time now);
 /* GPUs reserved for draining jobs' next generations (counted in gs_engine_allocated). */
 int gs_engine_reserved_gpus(const gs_engine *e);
 /* Default drain timeout (LIVE) and min gap between policy rescales (parameters

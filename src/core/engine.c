@@ -151,6 +151,7 @@ struct gs_engine {
     gs_time rescale_gap;         /* default min gap between policy rescales (rescale_gap=) */
     gs_time drain_timeout;       /* LIVE: a drain is forced after this (drain_timeout=) */
     int reserved;                /* GPUs reserved for draining jobs' next generations */
+    int launch_cost;             /* 1: first starts pay gs_costs_relaunch (launch_cost=on) */
     const gs_progress_ops *prog; /* progress model for jobs with app set, NULL = none */
     void *prog_st;
 };
@@ -1198,15 +1199,21 @@ static void leave_suspended(gs_engine *e, gs_job *j)
 }
 
 /*
- * A PENDING job starts on n GPUs: its first start, or a restart that pays
- * the restart cost (gs_costs_restart) without progress.  Returns the cost.
+ * A PENDING job starts on n GPUs: its first start (free, or with launch_cost=on
+ * the relaunch cost, gs_costs_relaunch), or a restart that pays the restart
+ * cost (gs_costs_restart) without progress.  Returns the cost.
  */
 static gs_time charge_restart(gs_engine *e, gs_job *j, int n)
 {
     j->overhead = 0;
     if (j->first_start == GS_TIME_NONE) {
         j->first_start = e->now;
-        return 0;
+        if (!e->launch_cost) return 0;
+        /* launch_cost=on: the first launch is paid like a relaunch (the Pollux artifact) */
+        j->overhead = gs_costs_relaunch(&e->costs, j->model, n);
+        j->overhead_total += j->overhead;
+        j->overhead_gpu_s += (double)n * gs_time_to_sec(j->overhead);
+        return j->overhead;
     }
     j->restarts++;
     j->overhead = gs_costs_restart(&e->costs, j->model, n, j->stop_saved);
@@ -2025,6 +2032,17 @@ int gs_engine_rescale(gs_engine *e, const gs_job *cj, const int *gpus, int n, gs
     return tr_drain(e, j, want, n, kind, why); /* takes 'want' */
 }
 
+int gs_engine_checkpointed(gs_engine *e, const gs_job *cj, gs_time now)
+{
+    gs_job *j = cj ? mut(e, cj) : NULL;
+    if (e->err) return e->err;
+    if (!j || j->state != GS_JOB_RUNNING) return GS_ESTATE;
+    if (now > e->now) e->now = now;
+    bank(e, j);
+    j->last_ckpt = j->progress;
+    return 0;
+}
+
 int gs_engine_reserved_gpus(const gs_engine *e)
 {
     return e->reserved;
@@ -2441,6 +2459,8 @@ int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *par
     if (!rc)
         rc = gs_params_get_duration(params ? params : &empty, "drain_timeout", 60 * GS_SEC,
                                     &e->drain_timeout, diag);
+    if (!rc)
+        rc = gs_params_get_bool(params ? params : &empty, "launch_cost", 0, &e->launch_cost, diag);
     if (!rc && (e->rescale_gap < 0 || e->drain_timeout < 0))
         rc = gs_diag_set(diag, GS_EINVAL, 0, 0,
                          "parameters 'rescale_gap' and 'drain_timeout' must not be negative");
