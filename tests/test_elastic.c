@@ -579,6 +579,29 @@ static void t_refusals(void)
     done(e, c);
 }
 
+/* gs_engine_resize (Gandiva's in-place resize) keeps to the valid sizes too */
+static void t_resize_sizes(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("1x4", GS_ENGINE_SIM, &c, NULL);
+    ASSERT(e);
+    int32_t sizes[] = {1, 4};
+    gs_job_spec s;
+    spec_elastic(&s, 1, 0, 1, 1, 4, 100);
+    s.sizes = sizes;
+    s.nsizes = 2;
+    const gs_job *j = NULL;
+    ASSERT_OK(gs_engine_add_job(e, &s, &j, NULL));
+    ASSERT_EQ(gs_engine_step(e), 1);
+    int g[] = {0, 1, 2, 3};
+    ASSERT_OK(gs_engine_start(e, j, g, 1));
+    ASSERT_EQ(gs_engine_resize(e, j, g, 2, "x"), GS_EINVAL); /* 2 is not in its sizes */
+    ASSERT_OK(gs_engine_resize(e, j, g, 4, "x"));
+    ASSERT_EQ(j->nalloc, 4);
+    ASSERT_OK(check(e));
+    done(e, c);
+}
+
 /* a program that cannot resize (SIM mask): refused up front */
 static void t_unsupported(void)
 {
@@ -1643,6 +1666,7 @@ static const test_case tests[] = {
     {"sim_drain_to_pending", t_sim_drain_to_pending},
     {"refusals", t_refusals},
     {"unsupported", t_unsupported},
+    {"resize_sizes", t_resize_sizes},
     {"cancel_draining", t_cancel_draining},
     {"node_fails_draining", t_node_fails_draining},
     {"live_drain", t_live_drain},

@@ -268,8 +268,10 @@ uint64_t gs_engine_events(const gs_engine *e);
 size_t gs_engine_npending(const gs_engine *e);
 /* Sum of the GPU requests of arrived PENDING jobs. */
 int64_t gs_engine_pending_gpus(const gs_engine *e);
+/* Jobs holding GPUs: RUNNING, PREEMPTED or DRAINING. */
 size_t gs_engine_nrunning(const gs_engine *e);
-/* GPUs held by jobs (RUNNING or PREEMPTED). */
+/* GPUs held by jobs (RUNNING, PREEMPTED or DRAINING) or reserved for a draining job's next
+ * generation (gs_engine_reserved_gpus). */
 int gs_engine_allocated(const gs_engine *e);
 /* GPUs held by PREEMPTED jobs that are still stopping (LIVE mode; 0 in SIM). */
 int gs_engine_stopping_gpus(const gs_engine *e);
@@ -421,9 +423,9 @@ int gs_engine_pack(gs_engine *e, const gs_job *j, const gs_job *host);
 int gs_engine_migrate(gs_engine *e, const gs_job *j, const int *gpus, int n, const char *reason);
 /*
  * Change a RUNNING elastic job (max_gpus > 0) to n GPUs on 'gpus' (may
- * overlap its current ones): n a multiple of gpus_per_task within
- * [max(min_gpus, gpus_per_task), max_gpus].  Pays a checkpoint-restart at the
- * new size; progress then follows the scaling curve (gs_costs_scale).  A
+ * overlap its current ones): n a valid size (gs_job_size_valid: a multiple of
+ * gpus_per_task within [max(min_gpus, gpus_per_task), max_gpus], in its sizes).  Pays a
+ * checkpoint-restart at the new size; progress then follows the scaling curve (gs_costs_scale).  A
  * packed job cannot be resized (GS_ESTATE).  GS_EUNSUPPORTED in LIVE mode or
  * when the program cannot resize.
  */

@@ -1731,8 +1731,7 @@ int gs_engine_resize(gs_engine *e, const gs_job *cj, const int *gpus, int n, con
     if (e->mech_off & GS_MECH_BIT(GS_MECH_RESIZE)) return GS_EUNSUPPORTED;
     if (j->state != GS_JOB_RUNNING || j->pack_with >= 0) return GS_ESTATE;
     int gpt = j->gpus_per_task;
-    int lo = j->min_gpus > gpt ? j->min_gpus : gpt;
-    if (j->max_gpus <= 0 || n < lo || n > j->max_gpus || n % gpt) return GS_EINVAL;
+    if (!gs_job_size_valid(j, n)) return GS_EINVAL; /* range, multiple of gpt, sizes list */
     int oldn = j->nalloc;
     /* 'gpus' may point into j->alloc, which is about to be freed */
     int *want = malloc((size_t)n * sizeof *want);
