@@ -602,6 +602,75 @@ static void t_resize_sizes(void)
     done(e, c);
 }
 
+/* CPU/memory: a draining job holds per node max(old, new) tasks' worth; settled at RESIZING */
+static void t_cpus(void)
+{
+    gs_cluster *c = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    const char *csv = "num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node\n"
+                      "1,2,4,4,64\n";
+    ASSERT_OK(gs_cluster_parse_tiresias("t.csv", csv, strlen(csv), &c, &d));
+    gs_engine_opts o;
+    gs_engine_opts_init(&o);
+    gs_params p;
+    gs_params_init(&p);
+    gs_params_set(&p, "rescale_cost", "analytic");
+    gs_engine *e = NULL;
+    ASSERT_OK(gs_engine_create_ops(c, &test_ops, &p, &o, &e, &d));
+    gs_params_release(&p);
+    gs_job_spec s;
+    spec_elastic(&s, 1, 0, 4, 1, 8, 1000);
+    s.cpus_per_task = 1;
+    const gs_job *a = NULL, *b = NULL;
+    ASSERT_OK(gs_engine_add_job(e, &s, &a, NULL));
+    gs_job_spec_init(&s);
+    s.id = 2;
+    s.cpus_per_task = 3;
+    s.duration = 1000 * GS_SEC;
+    ASSERT_OK(gs_engine_add_job(e, &s, &b, NULL));
+    ASSERT_EQ(gs_engine_step(e), 1);
+    const gs_node *n0 = gs_cluster_node(c, 0), *n1 = gs_cluster_node(c, 1);
+    int g[] = {0, 1, 2, 3}, g7[] = {7};
+    ASSERT_OK(gs_engine_start(e, a, g, 4));
+    ASSERT_OK(gs_engine_start(e, b, g7, 1));
+    ASSERT_EQ(n0->free_cpus, 0);
+    ASSERT_EQ(n1->free_cpus, 1);
+    /* two tasks on node 1: only one CPU left there */
+    int grow[] = {0, 1, 2, 3, 4, 5};
+    ASSERT_EQ(gs_engine_rescale(e, a, grow, 6, GS_RESCALE_OPERATOR, "x"), GS_ENOFIT);
+    ASSERT_EQ(n0->free_cpus, 0);
+    ASSERT_EQ(n1->free_cpus, 1);
+    ASSERT_EQ(a->state, GS_JOB_RUNNING);
+    /* one more task on node 1 fits; during the drain node 0 keeps its 4 */
+    int grow5[] = {0, 1, 2, 3, 4};
+    ASSERT_OK(gs_engine_rescale(e, a, grow5, 5, GS_RESCALE_OPERATOR, "x"));
+    ASSERT_EQ(n0->free_cpus, 0);
+    ASSERT_EQ(n1->free_cpus, 0);
+    ASSERT_OK(check(e));
+    ASSERT_OK(run_until(e, 10));
+    ASSERT_EQ(a->nalloc, 5);
+    ASSERT_EQ(n0->free_cpus, 0);
+    ASSERT_EQ(n1->free_cpus, 0);
+    /* shrink to node 1's task alone: node 0's CPUs free at RESIZING, not before */
+    int one[] = {4};
+    ASSERT_OK(gs_engine_rescale(e, a, one, 1, GS_RESCALE_OPERATOR, "x"));
+    ASSERT_EQ(n0->free_cpus, 0);
+    ASSERT_OK(run_until(e, 20));
+    ASSERT_EQ(a->nalloc, 1);
+    ASSERT_EQ(n0->free_cpus, 4);
+    ASSERT_EQ(n1->free_cpus, 0);
+    /* grow back to node 0, cancel while draining: everything returns */
+    int back[] = {4, 0, 1};
+    ASSERT_OK(gs_engine_rescale(e, a, back, 3, GS_RESCALE_OPERATOR, "x"));
+    ASSERT_EQ(n0->free_cpus, 2);
+    ASSERT_OK(gs_engine_cancel(e, a, "user", gs_engine_now(e)));
+    ASSERT_EQ(n0->free_cpus, 4);
+    ASSERT_EQ(n1->free_cpus, 1);
+    ASSERT_OK(check(e));
+    done(e, c);
+}
+
 /* a program that cannot resize (SIM mask): refused up front */
 static void t_unsupported(void)
 {
@@ -1067,7 +1136,8 @@ typedef struct world {
     gs_time exit_at[PJ];
     int exit_code[PJ];
     /* statistics, to see that the workloads exercise what they should */
-    long drains, resizes, to_pending, quota, nofit, forced, node_fail_drain, cancel_drain;
+    long drains, resizes, to_pending, quota, nofit, cpu_short, forced, node_fail_drain,
+        cancel_drain;
 } world;
 
 static world *g_w;
@@ -1087,16 +1157,25 @@ static int gpu_free(const gs_cluster *c, int g)
  * Pick n GPUs (n / gpt tasks of gpt GPUs on one node each) that are free or j's own (when
  * own != NULL), in random node order, preferring j's own GPUs half the time.  1 if found.
  */
-static int pick(world *w, const gs_job *own, int n, int gpt, int *out)
+static int pick(world *w, const gs_job *j, const gs_job *own, int n, int *out)
 {
-    int nn = (int)gs_cluster_nnodes(w->c), ng = (int)gs_cluster_ngpus(w->c), k = 0;
+    int nn = (int)gs_cluster_nnodes(w->c), k = 0, gpt = j->gpus_per_task, cpt = j->cpus_per_task;
     char used[64] = {0}; /* the workloads have at most 12 GPUs */
-    (void)ng;
+    int taken[16] = {0}; /* tasks placed per node */
     int start = rint_in(&w->r, 0, nn - 1), prefer_own = own && chance(&w->r, 50);
+    int mind_cpus = cpt && chance(&w->r, 80); /* else CPU-short sets, to be refused */
     for (int pass = prefer_own ? 0 : 1; pass < 2 && k < n; pass++)
         for (int i = 0; i < nn && k < n; i++) {
-            const gs_node *nd = gs_cluster_node(w->c, (start + i) % nn);
-            for (;;) {
+            int ni = (start + i) % nn;
+            const gs_node *nd = gs_cluster_node(w->c, ni);
+            int cap = 1 << 20; /* tasks the node's CPUs allow: its own ones plus the free CPUs */
+            if (mind_cpus && nd->cpus) {
+                int mine = 0;
+                for (int t = 0; own && t < own->ntasks; t++)
+                    mine += gs_cluster_gpu(w->c, own->alloc[t * gpt])->node == ni;
+                cap = mine + nd->free_cpus / cpt;
+            }
+            while (taken[ni] < cap) {
                 int got = 0, cand[64];
                 for (int g = nd->gpu_lo; g < nd->gpu_hi && got < gpt; g++) {
                     int mine = 0;
@@ -1109,6 +1188,7 @@ static int pick(world *w, const gs_job *own, int n, int gpt, int *out)
                     used[cand[q]] = 1;
                     out[k++] = cand[q];
                 }
+                taken[ni]++;
             }
         }
     return k == n;
@@ -1121,6 +1201,29 @@ static int pick_size(world *w, const gs_job *j, int other)
     for (int n = 1; n <= j->max_gpus && nc < 64; n++)
         if (gs_job_size_valid(j, n) && (!other || n != j->nalloc)) cand[nc++] = n;
     return nc ? cand[rint_in(&w->r, 0, nc - 1)] : 0;
+}
+
+/* Tasks of the n/gpt-task set g on node. */
+static int tasks_on(const gs_cluster *c, const int32_t *g, int n, int gpt, int node)
+{
+    int k = 0;
+    for (int t = 0; t < n / gpt; t++) k += gs_cluster_gpu(c, g[t * gpt])->node == node;
+    return k;
+}
+
+/* 1 if j's tasks on gpus fit the free CPUs, beyond the tasks it runs on each node already. */
+static int cpus_fit(world *w, const gs_job *j, const int *gpus, int n)
+{
+    if (!j->cpus_per_task) return 1;
+    int32_t g32[64];
+    for (int i = 0; i < n; i++) g32[i] = gpus[i];
+    for (int nd = 0; nd < (int)gs_cluster_nnodes(w->c); nd++) {
+        const gs_node *node = gs_cluster_node(w->c, nd);
+        int more = tasks_on(w->c, g32, n, j->gpus_per_task, nd) -
+                   (j->alloc ? tasks_on(w->c, j->alloc, j->nalloc, j->gpus_per_task, nd) : 0);
+        if (node->cpus > 0 && more > 0 && more * j->cpus_per_task > node->free_cpus) return 0;
+    }
+    return 1;
 }
 
 /* Every invariant of job.h that can be seen at one instant. */
@@ -1169,6 +1272,21 @@ static void invariants(world *w)
     }
     if (extra != gs_engine_reserved_gpus(w->e))
         WFAIL("reserved %d, jobs reserve %d", gs_engine_reserved_gpus(w->e), extra);
+    /* CPUs: per node, each job's tasks there, max(old, new) while it drains */
+    for (int nd = 0; nd < (int)gs_cluster_nnodes(w->c); nd++) {
+        const gs_node *node = gs_cluster_node(w->c, nd);
+        if (!node->cpus) continue;
+        int used = 0;
+        for (size_t s = 0; s < gs_engine_njobs(w->e); s++) {
+            const gs_job *j = gs_engine_job(w->e, s);
+            if (!j->alloc) continue;
+            int old = tasks_on(w->c, j->alloc, j->nalloc, j->gpus_per_task, nd);
+            int nw = j->resv ? tasks_on(w->c, j->resv, j->nresv, j->gpus_per_task, nd) : 0;
+            used += (old > nw ? old : nw) * j->cpus_per_task;
+        }
+        if (node->cpus - node->free_cpus != used)
+            WFAIL("node %d: %d CPUs charged, jobs use %d", nd, node->cpus - node->free_cpus, used);
+    }
 }
 
 static void w_observe(void *ud, const gs_record *r)
@@ -1256,7 +1374,7 @@ static void rescale_some(world *w, const gs_job *j)
                                    : GS_RESCALE_PREEMPT;
     int n = chance(&w->r, 10) ? 0 : pick_size(w, j, 0);
     int gpus[64];
-    if (n > 0 && !pick(w, j, n, j->gpus_per_task, gpus)) return;
+    if (n > 0 && !pick(w, j, j, n, gpus)) return;
     int same = n == j->nalloc;
     for (int i = 0; i < n && same; i++) {
         int held = 0;
@@ -1275,17 +1393,23 @@ static void rescale_some(world *w, const gs_job *j)
     }
     gs_time now = gs_engine_now(e), at = gs_engine_rescale_allowed_at(e, j);
     int quota = kind == GS_RESCALE_POLICY && (at == GS_TIME_NONE || at > now);
+    int fit = n == 0 || cpus_fit(w, j, gpus, n);
     size_t nrec = w->nrec;
     int alloc0 = gs_engine_allocated(e), rescales0 = j->rescales, n0 = j->nalloc;
     char why[64];
     snprintf(why, sizeof why, "test: %d->%d (%d)", j->nalloc, n, kind);
     int rc = gs_engine_rescale(e, j, gpus, n, (gs_rescale_kind)kind, why);
-    int want = quota ? GS_EQUOTA : taken >= 0 ? GS_ENOFIT : same && n ? GS_EINVAL : 0;
+    int want = quota        ? GS_EQUOTA
+               : taken >= 0 ? GS_ENOFIT
+               : same && n  ? GS_EINVAL
+               : !fit       ? GS_ENOFIT
+                            : 0;
     if (rc != want)
         WFAIL("rescale job %lld %d->%d kind %d at %lld: %d, expected %d", (long long)j->id, n0, n,
               kind, (long long)now, rc, want);
     w->quota += rc == GS_EQUOTA;
     w->nofit += rc == GS_ENOFIT;
+    w->cpu_short += rc == GS_ENOFIT && taken < 0;
     if (rc) {
         if (w->nrec != nrec || gs_engine_allocated(e) != alloc0 || j->rescales != rescales0 ||
             j->state != GS_JOB_RUNNING || j->nalloc != n0)
@@ -1316,9 +1440,12 @@ static int w_schedule(void *st)
         if (j->state == GS_JOB_PENDING && j->arrived && chance(&w->r, 70)) {
             int n = j->max_gpus > 0 && chance(&w->r, 60) ? pick_size(w, j, 0) : j->gpus;
             int gpus[64];
-            if (n > 0 && pick(w, NULL, n, j->gpus_per_task, gpus)) {
+            if (n > 0 && pick(w, j, NULL, n, gpus)) {
+                int want = cpus_fit(w, j, gpus, n) ? 0 : GS_ENOFIT;
                 int rc = gs_engine_start(e, j, gpus, n);
-                if (rc) WFAIL("start job %lld on %d free GPUs: %d", (long long)j->id, n, rc);
+                if (rc != want)
+                    WFAIL("start job %lld on %d free GPUs: %d, expected %d", (long long)j->id, n,
+                          rc, want);
                 invariants(w);
             }
         } else if (j->state == GS_JOB_RUNNING && j->max_gpus > 0 && chance(&w->r, 25)) {
@@ -1362,7 +1489,8 @@ static const gs_policy_ops world_ops = {
 
 /* One random workload (cluster, jobs, node failures, cancels) from 'seed'. */
 typedef struct workload {
-    char cluster[32];
+    char cluster[160];
+    int cpus; /* per node; 0 = not modelled (shorthand cluster) */
     int njobs;
     gs_job_spec spec[PJ];
     int32_t sizes[PJ][8];
@@ -1384,6 +1512,12 @@ static void gen_workload(uint64_t seed, workload *wl)
                                   "preempt_cost=model"};
     wl->cost = costs[rint_in(&r, 0, 4)];
     wl->njobs = rint_in(&r, 1, PJ);
+    wl->cpus = chance(&r, 30) ? rint_in(&r, 2, 6) : 0;
+    if (wl->cpus)
+        snprintf(wl->cluster, sizeof wl->cluster,
+                 "num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node\n"
+                 "1,%d,%d,%d,64\n",
+                 nodes, per, wl->cpus);
     for (int i = 0; i < wl->njobs; i++) {
         gs_job_spec *s = &wl->spec[i];
         gs_job_spec_init(s);
@@ -1393,6 +1527,7 @@ static void gen_workload(uint64_t seed, workload *wl)
         s->gpus_per_task = chance(&r, 80) ? 1 : 2;
         if (s->gpus_per_task > per) s->gpus_per_task = 1;
         s->model = chance(&r, 50) ? "resnet50" : "vgg16";
+        s->cpus_per_task = wl->cpus ? rint_in(&r, 0, 2) : 0;
         int total = nodes * per;
         if (chance(&r, 85)) { /* elastic */
             int gpt = s->gpus_per_task;
@@ -1435,7 +1570,9 @@ static gs_engine *world_engine(world *w, const workload *wl, gs_engine_mode mode
 {
     gs_diag d;
     gs_diag_init(&d, NULL);
-    if (gs_cluster_parse_shorthand(wl->cluster, &w->c, &d)) return NULL;
+    if (wl->cpus ? gs_cluster_parse_tiresias("w.csv", wl->cluster, strlen(wl->cluster), &w->c, &d)
+                 : gs_cluster_parse_shorthand(wl->cluster, &w->c, &d))
+        return NULL;
     gs_engine_opts o;
     gs_engine_opts_init(&o);
     o.mode = mode;
@@ -1552,7 +1689,10 @@ static uint64_t run_live(uint64_t seed, world *w)
                     w->exit_at[s] =
                         how < 7 ? j->drain_since + (gs_time)(rnd(&w->r) % (uint64_t)(span + 1))
                                 : j->drain_deadline;
-                    w->exit_code[s] = how < 5 ? 143 : how < 7 ? 1 : 137; /* 137: killed */
+                    w->exit_code[s] = how < 1   ? 0
+                                      : how < 5 ? 143
+                                      : how < 7 ? 1
+                                                : 137; /* 137: killed */
                     w->forced += how >= 5;
                 }
                 if (w->exit_at[s] <= now) {
@@ -1615,7 +1755,7 @@ static int iterations(int dflt)
 static void t_property_sim(void)
 {
     int n = iterations(10000);
-    long drains = 0, resizes = 0, pend = 0, quota = 0, nofit = 0, nfd = 0, cd = 0;
+    long drains = 0, resizes = 0, pend = 0, quota = 0, nofit = 0, nfd = 0, cd = 0, cpu = 0;
     for (int i = 0; i < n; i++) {
         world w;
         uint64_t h = run_sim((uint64_t)i + 1, &w);
@@ -1626,13 +1766,15 @@ static void t_property_sim(void)
             if (h2 != h || w2.nrec != w.nrec) T_FAIL("SIM seed %d: a rerun differs", i + 1);
         }
         drains += w.drains, resizes += w.resizes, pend += w.to_pending, quota += w.quota;
-        nofit += w.nofit, nfd += w.node_fail_drain, cd += w.cancel_drain;
+        nofit += w.nofit, nfd += w.node_fail_drain, cd += w.cancel_drain, cpu += w.cpu_short;
     }
     printf("# SIM %d workloads: %ld drains, %ld resized, %ld to pending, %ld refused by budget, "
-           "%ld by a taken GPU, %ld node failures and %ld cancels while draining\n",
-           n, drains, resizes, pend, quota, nofit, nfd, cd);
+           "%ld by a taken GPU or short CPUs (%ld), %ld node failures and %ld cancels while "
+           "draining\n",
+           n, drains, resizes, pend, quota, nofit, cpu, nfd, cd);
     /* the workloads exercise every path */
-    ASSERT(drains > n && resizes > 0 && pend > 0 && quota > 0 && nofit > 0 && nfd > 0 && cd > 0);
+    ASSERT(drains > n && resizes > 0 && pend > 0 && quota > 0 && nofit > 0 && nfd > 0 && cd > 0 &&
+           cpu > 0);
 }
 
 static void t_property_live(void)
@@ -1667,6 +1809,7 @@ static const test_case tests[] = {
     {"refusals", t_refusals},
     {"unsupported", t_unsupported},
     {"resize_sizes", t_resize_sizes},
+    {"cpus", t_cpus},
     {"cancel_draining", t_cancel_draining},
     {"node_fails_draining", t_node_fails_draining},
     {"live_drain", t_live_drain},
