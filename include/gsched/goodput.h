@@ -55,6 +55,10 @@ typedef struct gs_app_spec {
 
 int gs_goodput_create(gs_goodput **out);
 void gs_goodput_destroy(gs_goodput *g);
+/* Forget every job's state (epoch, batch, profile, learned parameters); the tables stay.
+ * The state is keyed by job slot, so one model serves one engine at a time: reset it
+ * before installing it in the next one (the simulator does, once per run). */
+void gs_goodput_reset(gs_goodput *g);
 /* Declare an application; returns its id (>= 0) or GS_E*. */
 int gs_goodput_add_app(gs_goodput *g, const gs_app_spec *spec);
 /* placements.csv row: placement digits (GPUs per node, e.g. "22"), local batch, times (s). */
@@ -69,10 +73,47 @@ int gs_goodput_add_validation(gs_goodput *g, int app, int64_t batch, double prog
 /* After all rows: derive constants, check the tables (GS_EPARSE + diag naming the app). */
 int gs_goodput_finish(gs_goodput *g, gs_diag *d);
 int gs_goodput_find_app(const gs_goodput *g, const char *name); /* -1 if unknown */
+/* Application 'app's constants (derived ones filled in by finish); NULL for a bad id. */
+const gs_app_spec *gs_goodput_app(const gs_goodput *g, int app);
 size_t gs_goodput_napps(const gs_goodput *g);
 
 /* Work (work-us) of a job of application 'app' to completion (all max_epochs). */
 gs_time gs_goodput_work(const gs_goodput *g, int app);
+
+/* ---- the tables themselves (the truth the simulator runs on) ------------------- */
+
+/* Step and sync time (s) of one step of application 'app' on a placement (GPUs per node,
+ * per_node[0..n), zeros skipped) at local batch 'local_bsz': the placement's own rows when
+ * measured, else interpolated over (nodes, replicas, local batch). */
+int gs_goodput_app_times(const gs_goodput *g, int app, const int *per_node, int n, int local_bsz,
+                         double *step, double *sync);
+/* Gradient square and variance of 'app' during 'epoch' at global batch 'batch'
+ * (interpolated between validated batches). */
+int gs_goodput_app_grad(const gs_goodput *g, int app, double batch, int epoch, double *sqr,
+                        double *var);
+/* Progress of 'app' at the start of 'epoch' (0 .. max_epochs), in the curves' units. */
+double gs_goodput_app_progress(const gs_goodput *g, int app, int epoch);
+
+/* ---- the learned throughput model (AdaptDL's PerfParams), pure functions ------------ */
+
+typedef struct gs_perf_params {
+    double alpha_c, beta_c; /* compute: alpha_c + beta_c x atomic batch */
+    double alpha_n, beta_n; /* inter-node network: alpha_n + beta_n x (replicas - 2) */
+    double alpha_r, beta_r; /* intra-node network */
+    double gamma;           /* overlap of compute and network, 1..10 */
+} gs_perf_params;
+typedef struct gs_perf_obs {
+    int nodes, replicas, local_bsz;
+    double step_time, sync_time; /* s */
+} gs_perf_obs;
+/* Fit the parameters to n >= 1 observations (the artifact's fit_perf_params: RMSLE of
+ * compute and step times plus its priors, bounded minimisation). */
+int gs_goodput_fit_perf(const gs_perf_obs *obs, size_t n, gs_perf_params *out);
+/* Best (atomic batch, accumulation steps) of 'app' on (nodes, replicas) under the learned
+ * parameters and gradient statistics; returns the predicted goodput (0 when none fits). */
+double gs_goodput_optimize(const gs_perf_params *p, double grad_sqr, double grad_var,
+                           const gs_app_spec *app, int nodes, int replicas, int *atomic,
+                           int *accum);
 
 /* ---- as the engine's progress model ---------------------------------------- */
 

@@ -31,13 +31,17 @@ static void sim_usage(FILE *f)
         "\n"
         "  --cluster SPEC      cluster: shorthand (8, 4x8, 2x16x8, with optional :TYPE),\n"
         "                      a Tiresias cluster CSV, or a HiveD config YAML\n"
-        "  --trace FILE        trace: Tiresias CSV, Philly CSV (timestamp,duration,num_gpus,...)\n"
+        "  --trace FILE        trace: Tiresias CSV, Philly CSV (timestamp,duration,num_gpus,...),\n"
+        "                      Pollux workload CSV "
+        "(name,time,application,num_replicas,batch_size)\n"
         "                      or gsched native CSV (see docs/trace-format.md)\n"
         "  --policy LIST       comma-separated policies (see 'gsched policies')\n"
         "  --placement MODE    count (any free GPUs) or consolidate (default)\n"
         "  --out DIR           output directory (default: sim-out)\n"
         "  --seed N            seed for any randomness (default 1)\n"
-        "  --set KEY=VALUE     policy/engine parameter, repeatable (docs/policies.md)\n"
+        "  --set KEY=VALUE     policy/engine parameter, repeatable (docs/policies.md);\n"
+        "                      pollux_traces=DIR: the Pollux application traces\n"
+        "                      (default: <workload dir>/../traces)\n"
         "  --events FILE       node failures/recoveries: time,node,down|up\n"
         "  --progress WHEN     auto (stderr is a terminal), always or never\n"
         "  -q, --quiet         no comparison table on stdout\n");
@@ -185,7 +189,7 @@ int cmd_sim(int argc, char **argv)
     gs_diag d;
     gs_diag_init(&d, trace);
     gs_trace tr;
-    if (gs_trace_load(trace, &tr, &d)) {
+    if (gs_trace_load_ex(trace, gs_params_get(&params, "pollux_traces"), &tr, &d)) {
         cli_diag(&d);
         free(plist);
         goto done;

@@ -23,6 +23,7 @@ typedef enum gs_trace_format {
     GS_TRACE_TIRESIAS,
     GS_TRACE_PHILLY,
     GS_TRACE_NATIVE,
+    GS_TRACE_POLLUX, /* Pollux workload: name,time,application,num_replicas,batch_size */
 } gs_trace_format;
 
 const char *gs_trace_format_name(gs_trace_format f);
@@ -35,13 +36,34 @@ typedef struct gs_trace {
     gs_trace_format format;
     char sha256[65];
     char *path;
+    /* Pollux workloads: the goodput model of the applications the jobs name (owned; NULL
+     * for other formats) and the directory its tables were read from */
+    gs_goodput *goodput;
+    char *goodput_dir;
 } gs_trace;
 
-/* Read and validate a trace; format detected from the header line. */
+/* Read and validate a trace; format detected from the header line.  A Pollux workload's
+ * application traces are read from <dir of path>/../traces/<app>/ (gs_trace_attach_apps). */
 int gs_trace_load(const char *path, gs_trace *t, gs_diag *d);
+/* The same with the Pollux application traces read from 'pollux_traces' (NULL = default). */
+int gs_trace_load_ex(const char *path, const char *pollux_traces, gs_trace *t, gs_diag *d);
 /* Parse from a buffer (file is used for messages only). */
 int gs_trace_parse(const char *file, const char *buf, size_t len, gs_trace *t, gs_diag *d);
 void gs_trace_release(gs_trace *t);
+
+/* ---- Pollux application traces (pollux.c) ------------------------------------------------ */
+
+/* The Pollux artifact's constants of application 'name' (APPLICATIONS), NULL if not one. */
+const gs_app_spec *gs_pollux_app_spec(const char *name);
+/* Read one application directory (placements.csv, scalability.csv, validation-<batch>.csv)
+ * into g as application 'name' (the artifact's constants when it is one of its six).
+ * Returns the application id or GS_E* (diag: path:line:col in the message). */
+int gs_pollux_load_app(gs_goodput *g, const char *dir, const char *name, gs_diag *d);
+/* For a Pollux workload: read the applications its jobs name from traces_dir/<app>/ (NULL
+ * or "" = <dir of t->path>/../traces), finish the model, set every job's duration to its
+ * application's work (gs_goodput_work) and keep the model in t->goodput.  0 for other
+ * formats. */
+int gs_trace_attach_apps(gs_trace *t, const char *traces_dir, gs_diag *d);
 
 /* Cluster events file: "time,node,down|up" (time in seconds). */
 typedef struct gs_node_event {

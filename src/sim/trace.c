@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * trace.c - trace readers: Tiresias CSV, Philly per-job CSV (Pollux's
- * philly.csv), and gsched's native CSV; plus the cluster-events file.
+ * philly.csv), gsched's native CSV and the Pollux workload CSV (elastic jobs
+ * of a goodput-model application, durations from the model: pollux.c); plus
+ * the cluster-events file.
  *
  * Invariants: every accepted job has >= 1 task of >= 1 GPU, a duration
  * >= 0 and a submit time >= 0; jobs come out sorted by submit time with ties
@@ -24,6 +26,7 @@ const char *gs_trace_format_name(gs_trace_format f)
     case GS_TRACE_TIRESIAS: return "tiresias";
     case GS_TRACE_PHILLY: return "philly";
     case GS_TRACE_NATIVE: return "native";
+    case GS_TRACE_POLLUX: return "pollux";
     }
     return "?";
 }
@@ -35,6 +38,8 @@ void gs_trace_release(gs_trace *t)
     free(t->strs);
     free(t->jobs);
     free(t->path);
+    gs_goodput_destroy(t->goodput);
+    free(t->goodput_dir);
     memset(t, 0, sizeof *t);
 }
 
@@ -267,6 +272,61 @@ static int read_philly(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
                                "timestamp: more than 1e11 seconds after the earliest job");
     }
     return 0;
+}
+
+/*
+ * Pollux workload (the artifact's workloads/workload-N.csv): one elastic job per row,
+ * ids in file order from 0, submit = time (s), ntasks = num_replicas GPUs of 1 (the size
+ * TunedJobs asks for), elastic in [1, max(64, num_replicas)] (the artifact caps jobs at 64
+ * replicas), batch_size = the tuned global batch; duration 0 until gs_trace_attach_apps.
+ */
+static int read_pollux(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
+{
+    int c_name = col_of(r, "name"), c_time = col_of(r, "time"), c_app = col_of(r, "application"),
+        c_rep = col_of(r, "num_replicas"), c_bs = col_of(r, "batch_size");
+    size_t nf = r->nf;
+    int rc;
+    size_t capri = 0;
+    while ((rc = gs_csv_next(r, d)) > 0) {
+        if (r->nf != nf)
+            return gs_diag_set(d, GS_EPARSE, r->rec_line, 1, "expected %zu fields, found %zu", nf,
+                               r->nf);
+        gs_job_spec *s = add(t);
+        if (!s) return GS_ENOMEM;
+        int64_t v;
+        s->id = (int64_t)t->n - 1;
+        if (!r->f[c_name][0])
+            return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[c_name], "name: empty");
+        if (!(s->name = keep(t, r->f[c_name]))) return GS_ENOMEM;
+        if ((rc = parse_sec(r, (size_t)c_time, "time", &s->submit, d))) return rc;
+        const char *app = r->f[c_app];
+        size_t al = strlen(app);
+        if (!al || al > 64 ||
+            strspn(app, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                        "0123456789_-.") != al ||
+            app[0] == '.')
+            return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[c_app],
+                               "application: '%s' is not an application name (letters, digits, "
+                               "'_', '-', '.')",
+                               app);
+        if (!(s->app = keep(t, app))) return GS_ENOMEM;
+        if ((rc = parse_i64(r, (size_t)c_rep, "num_replicas", 1, 1 << 16, &v, d))) return rc;
+        s->ntasks = (int)v;
+        s->gpus_per_task = 1;
+        s->min_gpus = 1;
+        s->max_gpus = s->ntasks > 64 ? s->ntasks : 64;
+        if ((rc = parse_i64(r, (size_t)c_bs, "batch_size", 1, INT64_C(1) << 40, &v, d))) return rc;
+        s->batch_size = v;
+        s->duration = 0;
+        if (t->n > capri) {
+            capri = capri ? capri * 2 : 1024;
+            rowinfo *n = realloc(*ri, capri * sizeof *n);
+            if (!n) return GS_ENOMEM;
+            *ri = n;
+        }
+        (*ri)[t->n - 1] = (rowinfo){t->n - 1, r->rec_line, r->col[c_name]};
+    }
+    return rc;
 }
 
 static const char *const native_cols[] = {"id",          "submit",
@@ -504,8 +564,12 @@ int gs_trace_parse(const char *file, const char *buf, size_t len, gs_trace *t, g
         if (rc == 0) rc = gs_diag_set(d, GS_EPARSE, 1, 1, "empty trace (no header line)");
         goto out;
     }
-    if (col_of(&r, "job_id") >= 0 && col_of(&r, "num_gpu") >= 0 && col_of(&r, "submit_time") >= 0 &&
-        col_of(&r, "duration") >= 0) {
+    if (col_of(&r, "name") >= 0 && col_of(&r, "time") >= 0 && col_of(&r, "application") >= 0 &&
+        col_of(&r, "num_replicas") >= 0 && col_of(&r, "batch_size") >= 0) {
+        t->format = GS_TRACE_POLLUX;
+        rc = read_pollux(&r, t, d, &ri);
+    } else if (col_of(&r, "job_id") >= 0 && col_of(&r, "num_gpu") >= 0 &&
+               col_of(&r, "submit_time") >= 0 && col_of(&r, "duration") >= 0) {
         t->format = GS_TRACE_TIRESIAS;
         rc = read_tiresias(&r, t, d, &ri);
     } else if (col_of(&r, "timestamp") >= 0 && col_of(&r, "duration") >= 0 &&
@@ -519,8 +583,9 @@ int gs_trace_parse(const char *file, const char *buf, size_t len, gs_trace *t, g
         rc = gs_diag_set(d, GS_EPARSE, r.rec_line, 1,
                          "unknown trace header: expected Tiresias "
                          "(job_id,num_gpu,submit_time,...,duration), Philly "
-                         "(timestamp,duration,num_gpus,...) or gsched (submit,duration,gpus,...) "
-                         "columns");
+                         "(timestamp,duration,num_gpus,...), Pollux "
+                         "(name,time,application,num_replicas,batch_size) or gsched "
+                         "(submit,duration,gpus,...) columns");
     }
     if (rc < 0) goto out;
     rc = 0;
@@ -566,6 +631,11 @@ out:
 
 int gs_trace_load(const char *path, gs_trace *t, gs_diag *d)
 {
+    return gs_trace_load_ex(path, NULL, t, d);
+}
+
+int gs_trace_load_ex(const char *path, const char *pollux_traces, gs_trace *t, gs_diag *d)
+{
     char *buf;
     size_t len;
     int rc = gs_read_file(path, &buf, &len, d);
@@ -577,6 +647,8 @@ int gs_trace_load(const char *path, gs_trace *t, gs_diag *d)
         if (!t->path) rc = GS_ENOMEM;
     }
     free(buf);
+    if (!rc && t->format == GS_TRACE_POLLUX) rc = gs_trace_attach_apps(t, pollux_traces, d);
+    if (rc && t->path) gs_trace_release(t);
     return rc;
 }
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz_trace.c - libFuzzer harness for the trace readers (src/sim/trace.c):
- * Tiresias CSV, Philly per-job CSV and the native gsched CSV, detected from
- * the header exactly as `gsched sim --trace` does.
+ * Tiresias CSV, Philly per-job CSV, the Pollux workload CSV (parsed only: its
+ * durations come from the application traces, gs_trace_attach_apps) and the
+ * native gsched CSV, detected from the header exactly as `gsched sim --trace`
+ * does.
  *
  * On success it checks the reader's documented invariants: every job has
  * >= 1 task of >= 1 GPU, non-negative submit and duration, sorted submit

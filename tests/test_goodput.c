@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_goodput.c - the goodput model (src/core/goodput.c) against the Pollux
+ * artifact's own Python, and the readers of its files (src/sim/pollux.c, the
+ * Pollux workload format of trace.c).
+ *
+ * Reference values: computed here by running the artifact's simulator code
+ * (petuum/adaptdl osdi21-artifact, simulator/applications.py, goodput.py,
+ * speedup.py; python3 with numpy 1.24, scipy 1.10, pandas 1.5 and a
+ * central-difference stand-in for the missing 'autograd' module) on the
+ * bundled data/pollux/traces, e.g.
+ *     from applications import APPLICATIONS as A
+ *     A['cifar10'].get_throughput((4, 2), 100)
+ * and pasted as constants with the call that produced each.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "sim.h"
+
+static gs_goodput *load_all(void)
+{
+    static const char *const apps[] = {"bert",     "cifar10", "deepspeech2",
+                                       "imagenet", "ncf",     "yolov3"};
+    gs_goodput *g;
+    if (gs_goodput_create(&g)) return NULL;
+    for (int i = 0; i < 6; i++) {
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/%s", test_src("data/pollux/traces"), apps[i]);
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        if (gs_pollux_load_app(g, dir, apps[i], &d) < 0) {
+            fprintf(stderr, "load %s: %s\n", apps[i], d.msg);
+            gs_goodput_destroy(g);
+            return NULL;
+        }
+    }
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_goodput_finish(g, &d)) {
+        fprintf(stderr, "finish: %s\n", d.msg);
+        gs_goodput_destroy(g);
+        return NULL;
+    }
+    return g;
+}
+
+#define REL(a, b, r) ASSERT_NEAR((a) / (b), 1.0, (r))
+
+static void t_constants(void)
+{
+    gs_goodput *g = load_all();
+    ASSERT(g);
+    /* APPLICATIONS: cifar10 (128, 4096, 32, 1024, 100), yolov3 max_local_bsz 8 */
+    const gs_app_spec *c = gs_goodput_app(g, gs_goodput_find_app(g, "cifar10"));
+    ASSERT_EQ(c->init_batch, 128);
+    ASSERT_EQ(c->max_batch, 4096);
+    ASSERT_EQ(c->min_local_bsz, 32);
+    ASSERT_EQ(c->max_local_bsz, 1024);
+    ASSERT_EQ(c->max_epochs, 100);
+    const gs_app_spec *y = gs_goodput_app(g, gs_goodput_find_app(g, "yolov3"));
+    ASSERT_EQ(y->max_local_bsz, 8);
+    ASSERT_EQ(y->max_epochs, 50);
+    ASSERT_EQ(gs_goodput_napps(g), 6);
+    ASSERT_EQ(gs_goodput_find_app(g, "nope"), -1);
+    gs_goodput_destroy(g);
+}
+
+static void t_throughput_exact(void)
+{
+    gs_goodput *g = load_all();
+    ASSERT(g);
+    double st, sy;
+    /* A['cifar10'].get_throughput((4,2),100) = [0.26723393 0.18616901] */
+    ASSERT_OK(gs_goodput_app_times(g, gs_goodput_find_app(g, "cifar10"), (int[]){4, 2}, 2, 100, &st,
+                                   &sy));
+    REL(st, 0.26723393, 1e-7);
+    REL(sy, 0.18616901, 1e-6);
+    /* rotation: (2,4) is the same placement */
+    double st2, sy2;
+    ASSERT_OK(gs_goodput_app_times(g, gs_goodput_find_app(g, "cifar10"), (int[]){2, 4}, 2, 100,
+                                   &st2, &sy2));
+    ASSERT(st2 == st && sy2 == sy);
+    /* A['bert'].get_throughput((1,),7) = [0.63632584 0.01371727] */
+    ASSERT_OK(gs_goodput_app_times(g, gs_goodput_find_app(g, "bert"), (int[]){1}, 1, 7, &st, &sy));
+    REL(st, 0.63632584, 1e-7);
+    REL(sy, 0.01371727, 1e-6);
+    /* A['imagenet'].get_throughput((2,2),57) = [0.4735858 0.14780834] */
+    ASSERT_OK(gs_goodput_app_times(g, gs_goodput_find_app(g, "imagenet"), (int[]){2, 0, 2}, 3, 57,
+                                   &st, &sy));
+    REL(st, 0.4735858, 1e-6);
+    REL(sy, 0.14780834, 1e-6);
+    gs_goodput_destroy(g);
+}
+
+static void t_throughput_interp(void)
+{
+    gs_goodput *g = load_all();
+    ASSERT(g);
+    double st, sy;
+    /* (nodes, replicas) of a scalability row: A['cifar10'].get_throughput((4,)*6,100)
+     * = [0.20691921 0.12409818] */
+    int six[6] = {4, 4, 4, 4, 4, 4};
+    ASSERT_OK(gs_goodput_app_times(g, gs_goodput_find_app(g, "cifar10"), six, 6, 100, &st, &sy));
+    REL(st, 0.20691921, 1e-6);
+    REL(sy, 0.12409818, 1e-6);
+    /* A['imagenet'].get_throughput((4,)*8,40) = [0.65915701 0.40798183] */
+    int eight[8] = {4, 4, 4, 4, 4, 4, 4, 4};
+    ASSERT_OK(gs_goodput_app_times(g, gs_goodput_find_app(g, "imagenet"), eight, 8, 40, &st, &sy));
+    REL(st, 0.65915701, 1e-6);
+    REL(sy, 0.40798183, 1e-6);
+    /* A['yolov3'].get_throughput((2,)*8,7) = [1.35190196 0.97051909] */
+    int twos[8] = {2, 2, 2, 2, 2, 2, 2, 2};
+    ASSERT_OK(gs_goodput_app_times(g, gs_goodput_find_app(g, "yolov3"), twos, 8, 7, &st, &sy));
+    REL(st, 1.35190196, 1e-6);
+    REL(sy, 0.97051909, 1e-6);
+    gs_goodput_destroy(g);
+}
+
+static void t_validation(void)
+{
+    gs_goodput *g = load_all();
+    ASSERT(g);
+    int c = gs_goodput_find_app(g, "cifar10"), im = gs_goodput_find_app(g, "imagenet");
+    double sqr, var;
+    /* A['cifar10'].get_grad_stats(300,5) = (0.3271795079153115, 1.6813174102976123) */
+    ASSERT_OK(gs_goodput_app_grad(g, c, 300, 5, &sqr, &var));
+    REL(sqr, 0.3271795079153115, 1e-12);
+    REL(var, 1.6813174102976123, 1e-12);
+    /* A['imagenet'].get_grad_stats(1000,10) = (0.13971547536190662, 5.169978087767365) */
+    ASSERT_OK(gs_goodput_app_grad(g, im, 1000, 10, &sqr, &var));
+    REL(sqr, 0.13971547536190662, 1e-12);
+    REL(var, 5.169978087767365, 1e-12);
+    /* A['cifar10'].get_grad_stats(128,0) = (8.947307535897329, 5.066593295150894) */
+    ASSERT_OK(gs_goodput_app_grad(g, c, 128, 0, &sqr, &var));
+    REL(sqr, 8.947307535897329, 1e-12);
+    REL(var, 5.066593295150894, 1e-12);
+    /* get_progress: cifar10 1 -> 390.71438596642224, 100 -> 39062.90816659533;
+     * bert 2 -> 14774.0; imagenet 90 -> 576525.594895604 */
+    REL(gs_goodput_app_progress(g, c, 1), 390.71438596642224, 1e-14);
+    REL(gs_goodput_app_progress(g, c, 100), 39062.90816659533, 1e-14);
+    REL(gs_goodput_app_progress(g, gs_goodput_find_app(g, "bert"), 2), 14774.0, 1e-14);
+    REL(gs_goodput_app_progress(g, im, 90), 576525.594895604, 1e-14);
+    ASSERT(gs_goodput_app_progress(g, c, 101) < 0);
+    ASSERT_EQ(gs_goodput_app_grad(g, c, 300, 100, &sqr, &var), GS_EINVAL);
+    /* work = progress of all epochs / reference goodput (1 GPU, batch 128, epoch 0:
+     * gain 1, step 0.10311532334277498 s) */
+    gs_time w = gs_goodput_work(g, c);
+    REL((double)w, 39062.90816659533 * 0.10311532334277498 * 1e6, 1e-9);
+    gs_goodput_destroy(g);
+}
+
+static void t_fit_optimize(void)
+{
+    gs_goodput *g = load_all();
+    ASSERT(g);
+    const gs_app_spec *c = gs_goodput_app(g, gs_goodput_find_app(g, "cifar10"));
+    /* one observation: fit_perf_params([1],[1],[128],[compute],[step]) =
+     * [0.05129499388470461, 0.0004017901831556793, 1.1e-08, 1.1e-08, 1e-08, 1e-08,
+     *  1.0009999738311823] (gradients by the complex step instead of autograd) */
+    gs_perf_obs o1 = {1, 1, 128, 0.10311532334277498, 0.0005253355733657631};
+    gs_perf_params p;
+    ASSERT_OK(gs_goodput_fit_perf(&o1, 1, &p));
+    REL(p.alpha_c, 0.05129499388470461, 1e-12);
+    REL(p.beta_c, 0.0004026358442116888, 1e-3);
+    REL(p.alpha_n, 1.1e-8, 1e-9);
+    REL(p.alpha_r, 1e-8, 1e-9);
+    ASSERT_NEAR(p.gamma, 1.000999914653703, 1e-3);
+    /* GoodputFunction([0.1, 0.01, 0.1, 0.01, 0.1, 0.01, 1.001], get_grad_stats(512, 3),
+     * 128).optimize(n, r, 4096, (32, 1024), accumulation=True):
+     *   (1,1) -> (92.7536225294173, 128, 0)   (1,4) -> (255.19891604561957, 61, 0)
+     *   (2,8) -> (388.7908527139099, 45, 0)   (8,32) -> (573.9320670167998, 32, 0) */
+    gs_perf_params q = {0.1, 0.01, 0.1, 0.01, 0.1, 0.01, 1.001};
+    double sqr = 0.3872436455714017, var = 1.915154938961464;
+    int atomic, accum;
+    REL(gs_goodput_optimize(&q, sqr, var, c, 1, 1, &atomic, &accum), 92.7536225294173, 1e-12);
+    ASSERT_EQ(atomic, 128);
+    ASSERT_EQ(accum, 0);
+    REL(gs_goodput_optimize(&q, sqr, var, c, 1, 4, &atomic, &accum), 255.19891604561957, 1e-12);
+    ASSERT_EQ(atomic, 61);
+    REL(gs_goodput_optimize(&q, sqr, var, c, 2, 8, &atomic, &accum), 388.7908527139099, 1e-12);
+    ASSERT_EQ(atomic, 45);
+    REL(gs_goodput_optimize(&q, sqr, var, c, 8, 32, &atomic, &accum), 573.9320670167998, 1e-12);
+    ASSERT_EQ(atomic, 32);
+    ASSERT_EQ(accum, 0);
+    gs_goodput_destroy(g);
+}
+
+/* ---- readers -------------------------------------------------------------------------- */
+
+static char tmpdir[256];
+
+static void write_file(const char *rel, const char *text)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", tmpdir, rel);
+    FILE *f = fopen(p, "w");
+    if (!f) abort();
+    fputs(text, f);
+    fclose(f);
+}
+
+static void mk_app(const char *placements)
+{
+    char p[512];
+    snprintf(p, sizeof p, "mkdir -p %s/traces/toy %s/w", tmpdir, tmpdir);
+    if (system(p)) abort();
+    write_file("traces/toy/placements.csv", placements);
+    write_file("traces/toy/scalability.csv",
+               "num_nodes,num_replicas,local_bsz,step_time,sync_time\n6,6,4,1.5,1.0\n");
+    write_file("traces/toy/validation-8.csv", "progress,iteration,metric,grad_sqr,grad_var\n"
+                                              "10,10,1.0,2.0,1.0\n20,20,2.0,1.0,1.0\n");
+    write_file("traces/toy/validation-16.csv", "progress,iteration,metric,grad_sqr,grad_var\n"
+                                               "12,6,1.0,2.0,1.0\n24,12,2.0,1.0,1.0\n");
+}
+
+static void t_reader_good(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/gsched-goodput-%d", (int)getpid());
+    mk_app("placement,local_bsz,step_time,sync_time\n1,4,0.5,0.01\n1,8,1.0,0.01\n2,4,0.6,0.1\n");
+    write_file("w/wl.csv", "name,time,application,num_replicas,batch_size\n"
+                           "toy-0,10,toy,2,8\ntoy-1,5,toy,1,16\n");
+    char p[512];
+    snprintf(p, sizeof p, "%s/w/wl.csv", tmpdir);
+    gs_trace t;
+    gs_diag d;
+    gs_diag_init(&d, p);
+    ASSERT_OK(gs_trace_load(p, &t, &d));
+    ASSERT_EQ(t.format, GS_TRACE_POLLUX);
+    ASSERT_STR(gs_trace_format_name(t.format), "pollux");
+    ASSERT_EQ(t.n, 2);
+    ASSERT_STR(t.jobs[0].name, "toy-1"); /* sorted by submit */
+    ASSERT_EQ(t.jobs[0].id, 1);
+    ASSERT_EQ(t.jobs[0].submit, 5 * GS_SEC);
+    ASSERT_STR(t.jobs[0].app, "toy");
+    ASSERT_EQ(t.jobs[0].ntasks, 1);
+    ASSERT_EQ(t.jobs[1].ntasks, 2);
+    ASSERT_EQ(t.jobs[0].gpus_per_task, 1);
+    ASSERT_EQ(t.jobs[0].min_gpus, 1);
+    ASSERT_EQ(t.jobs[0].max_gpus, 64);
+    ASSERT_EQ(t.jobs[0].batch_size, 16);
+    ASSERT(t.goodput);
+    /* work: progress at the end (the minimum over the curves: 20) / reference goodput
+     * (1 GPU at the initial batch 8 = atomic 8, no accumulation: step 1.0 s, gain 1) = 20 s */
+    ASSERT_EQ(t.jobs[0].duration, 20 * GS_SEC);
+    ASSERT_EQ(t.jobs[1].duration, 20 * GS_SEC);
+    gs_trace_release(&t);
+    /* --set pollux_traces=DIR: the same from an explicit directory */
+    char td[512];
+    snprintf(td, sizeof td, "%s/traces", tmpdir);
+    gs_diag_init(&d, p);
+    ASSERT_OK(gs_trace_load_ex(p, td, &t, &d));
+    ASSERT_EQ(t.jobs[0].duration, 20 * GS_SEC);
+    gs_trace_release(&t);
+    snprintf(p, sizeof p, "rm -rf %s", tmpdir);
+    ASSERT_OK(system(p));
+}
+
+static void expect_err(const char *placements, const char *wl, const char *needle)
+{
+    mk_app(placements);
+    write_file("w/wl.csv", wl);
+    char p[512];
+    snprintf(p, sizeof p, "%s/w/wl.csv", tmpdir);
+    gs_trace t;
+    gs_diag d;
+    gs_diag_init(&d, p);
+    int rc = gs_trace_load(p, &t, &d);
+    char msg[1024];
+    gs_diag_format(&d, msg, sizeof msg);
+    snprintf(p, sizeof p, "rm -rf %s", tmpdir);
+    if (system(p)) abort();
+    if (!rc) T_FAIL("loaded, expected an error containing '%s'", needle);
+    ASSERT_CONTAINS(msg, needle);
+}
+
+static void t_reader_bad(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/gsched-goodput-%d", (int)getpid());
+    const char *pl = "placement,local_bsz,step_time,sync_time\n1,4,0.5,0.01\n1,8,1.0,0.01\n";
+    const char *hdr = "name,time,application,num_replicas,batch_size\n";
+    char wl[256];
+    /* workload errors: file:line:col */
+    snprintf(wl, sizeof wl, "%stoy-0,10,toy,x,8\n", hdr);
+    t_failed_now = 0;
+    expect_err(pl, wl, "wl.csv:2:14: num_replicas: 'x' is not an integer");
+    if (t_failed_now) return;
+    snprintf(wl, sizeof wl, "%stoy-0,-3,toy,1,8\n", hdr);
+    expect_err(pl, wl, "wl.csv:2:7: time must not be negative");
+    if (t_failed_now) return;
+    snprintf(wl, sizeof wl, "%stoy-0,3,../x,1,8\n", hdr);
+    expect_err(pl, wl, "wl.csv:2:9: application: '../x' is not an application name");
+    if (t_failed_now) return;
+    snprintf(wl, sizeof wl, "%stoy-0,3,nosuch,1,8\n", hdr);
+    expect_err(pl, wl, "traces/nosuch/placements.csv");
+    if (t_failed_now) return;
+    snprintf(wl, sizeof wl, "%stoy-0,3,toy,1,64\n", hdr);
+    expect_err(pl, wl, "batch_size 64 outside toy's validated 8..16");
+    if (t_failed_now) return;
+    /* application files: path:line:col */
+    snprintf(wl, sizeof wl, "%stoy-0,3,toy,1,8\n", hdr);
+    expect_err("placement,local_bsz,step_time,sync_time\n1,4,0.5,0.01\n1,8,abc,0.01\n", wl,
+               "traces/toy/placements.csv:3:5: step_time: 'abc' is not a number");
+    if (t_failed_now) return;
+    expect_err("placement,local_bsz,step_time,sync_time\n1,4,0.5,0.01\n10,8,1,0.01\n", wl,
+               "placements.csv:3:1: placement: '10' is not a list of GPUs per node");
+    if (t_failed_now) return;
+    expect_err("placement,local_bsz,step\n1,4,0.5\n", wl,
+               "placements.csv:1:1: missing column 'step_time'");
+    if (t_failed_now) return;
+    expect_err("placement,local_bsz,step_time,sync_time\n1,4,0.5,0.01\n1,4,0.6,0.01\n", wl,
+               "placement 1, local batch 4 given twice");
+}
+
+static void t_reader_bundled(void)
+{
+    /* the bundled workloads load with their application traces */
+    gs_trace t;
+    gs_diag d;
+    const char *p = test_src("data/pollux/workloads/workload-1.csv");
+    gs_diag_init(&d, p);
+    ASSERT_OK(gs_trace_load(p, &t, &d));
+    ASSERT_EQ(t.format, GS_TRACE_POLLUX);
+    ASSERT_EQ(t.n, 160);
+    /* first row: cifar10-0,107,cifar10,6,2048 */
+    ASSERT_STR(t.jobs[0].name, "cifar10-0");
+    ASSERT_EQ(t.jobs[0].submit, 107 * GS_SEC);
+    ASSERT_EQ(t.jobs[0].ntasks, 6);
+    ASSERT_EQ(t.jobs[0].batch_size, 2048);
+    int c = gs_goodput_find_app(t.goodput, "cifar10");
+    ASSERT_EQ(t.jobs[0].duration, gs_goodput_work(t.goodput, c));
+    for (size_t i = 0; i < t.n; i++) ASSERT(t.jobs[i].duration > 0);
+    gs_trace_release(&t);
+}
+
+static const test_case tests[] = {
+    {"constants", t_constants},
+    {"throughput_exact", t_throughput_exact},
+    {"throughput_interp", t_throughput_interp},
+    {"validation", t_validation},
+    {"fit_optimize", t_fit_optimize},
+    {"reader_good", t_reader_good},
+    {"reader_bad", t_reader_bad},
+    {"reader_bundled", t_reader_bundled},
+};
+
+TEST_MAIN(tests)
