@@ -445,6 +445,36 @@ static void t_sim_shrink(void)
     done(e, c);
 }
 
+/* a save longer than drain_timeout is cut there: forced, the work since the checkpoint lost */
+static void t_sim_drain_timeout(void)
+{
+    gs_cluster *c;
+    const char *const ps[] = {"rescale_cost=analytic", "drain_timeout=1s", NULL};
+    gs_engine *e = mk("1x4", GS_ENGINE_SIM, &c, ps);
+    ASSERT(e);
+    gs_job_spec s;
+    spec_elastic(&s, 1, 0, 2, 1, 4, 1000);
+    s.model = "vgg16";
+    const gs_job *j = NULL;
+    ASSERT_OK(gs_engine_add_job(e, &s, &j, NULL));
+    ASSERT(gs_costs_drain(gs_engine_costs(e), "vgg16", 2) > GS_SEC); /* 138 M parameters */
+    ASSERT_EQ(gs_engine_step(e), 1);
+    int g[] = {0, 1, 2};
+    ASSERT_OK(gs_engine_start(e, j, g, 2));
+    ASSERT_OK(run_until(e, 100));
+    ASSERT_OK(gs_engine_rescale(e, j, g, 3, GS_RESCALE_POLICY, "grow"));
+    ASSERT_EQ(j->drain_deadline, 101 * GS_SEC);
+    ASSERT_OK(run_until(e, 101));
+    ASSERT_EQ(j->state, GS_JOB_RUNNING);
+    ASSERT_EQ(j->nalloc, 3);
+    ASSERT_EQ(j->progress, 0); /* no checkpoint since its start: 100 s of work lost */
+    ASSERT_EQ(j->remaining, 1000 * GS_SEC);
+    ASSERT_NEAR(j->lost_work_gpu_s, 2 * 100.0, 1e-6);
+    ASSERT_EQ(j->stop_saved, 0);
+    ASSERT_OK(check(e));
+    done(e, c);
+}
+
 /* drain cost 0 (preempt_cost=30): RESIZING at once, the relaunch costs 30 s */
 static void t_sim_instant_drain(void)
 {
@@ -1257,6 +1287,8 @@ static void invariants(world *w)
         if (j->state == GS_JOB_DRAINING) {
             if (j->target_gpus && !gs_job_size_valid(j, j->target_gpus))
                 WFAIL("job %lld drains to %d, not a valid size", (long long)j->id, j->target_gpus);
+            if (j->drain_deadline - j->drain_since > gs_engine_drain_timeout(w->e))
+                WFAIL("job %lld: drain longer than the timeout", (long long)j->id);
             if (now > j->drain_deadline)
                 WFAIL("job %lld still draining at %lld, deadline %lld", (long long)j->id,
                       (long long)now, (long long)j->drain_deadline);
@@ -1328,9 +1360,13 @@ static void w_observe(void *ud, const gs_record *r)
         }
         w->draining[s] = 1;
         w->drain_t0[s] = r->t;
-        w->drain_deadline[s] =
-            r->t + (w->live ? gs_engine_drain_timeout(w->e)
-                            : gs_costs_drain(gs_engine_costs(w->e), j->model, j->nalloc));
+        {
+            gs_time to = gs_engine_drain_timeout(w->e),
+                    save =
+                        w->live ? to : gs_costs_drain(gs_engine_costs(w->e), j->model, j->nalloc);
+            w->drain_deadline[s] = r->t + (save < to ? save : to);
+            w->forced += save > to;
+        }
         if (j->drain_deadline != w->drain_deadline[s])
             WFAIL("job %lld: drain deadline %lld, expected %lld", (long long)j->id,
                   (long long)j->drain_deadline, (long long)w->drain_deadline[s]);
@@ -1448,7 +1484,9 @@ static int w_schedule(void *st)
                           rc, want);
                 invariants(w);
             }
-        } else if (j->state == GS_JOB_RUNNING && j->max_gpus > 0 && chance(&w->r, 25)) {
+        } else if (j->state == GS_JOB_RUNNING && j->max_gpus > 0 && chance(&w->r, 25) &&
+                   gs_engine_now(e) < 3000 * GS_SEC) { /* then let them finish: forced drains
+                                                          lose work, rescales could go on */
             rescale_some(w, j);
             invariants(w);
         }
@@ -1498,7 +1536,7 @@ typedef struct workload {
     gs_time node_t[4];
     int node_idx[4], node_down[4];
     int cancel_pct;
-    const char *cost;
+    const char *cost, *drain_timeout;
 } workload;
 
 static void gen_workload(uint64_t seed, workload *wl)
@@ -1511,6 +1549,7 @@ static void gen_workload(uint64_t seed, workload *wl)
                                   "rescale_cost=zero", "rescale_cost=elasticflow",
                                   "preempt_cost=model"};
     wl->cost = costs[rint_in(&r, 0, 4)];
+    wl->drain_timeout = chance(&r, 25) ? "drain_timeout=1s" : "drain_timeout=15s";
     wl->njobs = rint_in(&r, 1, PJ);
     wl->cpus = chance(&r, 30) ? rint_in(&r, 2, 6) : 0;
     if (wl->cpus)
@@ -1580,7 +1619,7 @@ static gs_engine *world_engine(world *w, const workload *wl, gs_engine_mode mode
     gs_params_init(&p);
     gs_params_set_kv(&p, wl->cost);
     gs_params_set(&p, "rescale_gap", "20s");
-    gs_params_set(&p, "drain_timeout", "15s");
+    gs_params_set_kv(&p, wl->drain_timeout);
     gs_engine *e = NULL;
     g_w = w;
     int rc = gs_engine_create_ops(w->c, &world_ops, &p, &o, &e, &d);
@@ -1756,6 +1795,7 @@ static void t_property_sim(void)
 {
     int n = iterations(10000);
     long drains = 0, resizes = 0, pend = 0, quota = 0, nofit = 0, nfd = 0, cd = 0, cpu = 0;
+    long forced = 0;
     for (int i = 0; i < n; i++) {
         world w;
         uint64_t h = run_sim((uint64_t)i + 1, &w);
@@ -1767,14 +1807,15 @@ static void t_property_sim(void)
         }
         drains += w.drains, resizes += w.resizes, pend += w.to_pending, quota += w.quota;
         nofit += w.nofit, nfd += w.node_fail_drain, cd += w.cancel_drain, cpu += w.cpu_short;
+        forced += w.forced;
     }
     printf("# SIM %d workloads: %ld drains, %ld resized, %ld to pending, %ld refused by budget, "
            "%ld by a taken GPU or short CPUs (%ld), %ld node failures and %ld cancels while "
-           "draining\n",
-           n, drains, resizes, pend, quota, nofit, cpu, nfd, cd);
+           "draining, %ld saves cut at the drain timeout\n",
+           n, drains, resizes, pend, quota, nofit, cpu, nfd, cd, forced);
     /* the workloads exercise every path */
     ASSERT(drains > n && resizes > 0 && pend > 0 && quota > 0 && nofit > 0 && nfd > 0 && cd > 0 &&
-           cpu > 0);
+           cpu > 0 && forced > 0);
 }
 
 static void t_property_live(void)
@@ -1805,6 +1846,7 @@ static const test_case tests[] = {
     {"sim_grow", t_sim_grow},
     {"sim_shrink", t_sim_shrink},
     {"sim_instant_drain", t_sim_instant_drain},
+    {"sim_drain_timeout", t_sim_drain_timeout},
     {"sim_drain_to_pending", t_sim_drain_to_pending},
     {"refusals", t_refusals},
     {"unsupported", t_unsupported},

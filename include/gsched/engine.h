@@ -444,8 +444,10 @@ typedef enum gs_rescale_kind {
  * 'gpus' it does not hold must be free: they are reserved at once (counted
  * as allocated, nobody else can take them).  The job enters DRAINING; its
  * current GPUs stay held until the old generation is confirmed gone:
- *   SIM:  after the drain cost (gs_costs_drain; 0 with preempt_cost=SECONDS),
- *         then RESIZING at once and the new generation pays the restart cost;
+ *   SIM:  after the drain cost (gs_costs_drain; 0 with preempt_cost=SECONDS;
+ *         a save longer than drain_timeout is cut there: forced, work since
+ *         j->last_ckpt lost), then RESIZING at once and the new generation
+ *         pays the relaunch cost (gs_costs_relaunch);
  *   LIVE: when the daemon reports the exit (gs_engine_task_exited: 143 or 0 =
  *         checkpointed, anything else = forced, work since j->last_ckpt lost).
  * 'reason' (copied) is what the user reads ("grew 2->4: +38 % goodput").

@@ -23,9 +23,9 @@
  *    rescales.
  *  - a completion event carries the job's gen at scheduling time; any run or
  *    speed change bumps gen, so stale completions are dropped, not handled.
- *  - remaining work never increases, except when a forced drain (LIVE) throws
- *    away the work since the last checkpoint; it reaches 0 exactly at
- *    completion.
+ *  - remaining work never increases, except when a forced drain (LIVE: killed;
+ *    SIM: a save longer than drain_timeout) throws away the work since the
+ *    last checkpoint; it reaches 0 exactly at completion.
  *    Progress before progress_from is banked in 'progress'; a speed change
  *    banks first, so speed x time is exact between changes.
  *  - every mechanism cost is charged once, to the job that pays it, at the
@@ -73,7 +73,7 @@ typedef struct ev {
     int32_t key;  /* job slot (FINISH, BOUNDARY, DRAINED, ARRIVAL), node (NODE), 0 (TIMER) */
     uint32_t gen; /* FINISH, BOUNDARY, DRAINED: job gen; NODE: 1 = down, 0 = up */
     uint64_t seq;
-    uint64_t tag; /* TIMER */
+    uint64_t tag; /* TIMER: the policy's tag; DRAINED: 1 = forced at the drain timeout */
 } ev;
 
 #define JOB_BLOCK_BITS 10
@@ -1963,8 +1963,15 @@ static int tr_drain(gs_engine *e, gs_job *j, int32_t *want, int n, gs_rescale_ki
     j->nresv = n;
     if (n == 0) free(want);
     j->drain_since = e->now;
-    gs_time cost = e->opts.mode == GS_ENGINE_SIM ? gs_costs_drain(&e->costs, j->model, j->nalloc)
-                                                 : e->drain_timeout;
+    /* SIM: the save takes the drain cost; one that would outlast the drain timeout is cut
+     * there (forced: the work since the last checkpoint is lost), as the daemon would */
+    gs_time cost = e->drain_timeout;
+    int forced = 0;
+    if (e->opts.mode == GS_ENGINE_SIM) {
+        gs_time save = gs_costs_drain(&e->costs, j->model, j->nalloc);
+        forced = save > cost;
+        if (!forced) cost = save;
+    }
     j->drain_deadline = e->now + cost;
     j->rescale_kind = (int32_t)kind;
     j->rescale_reason = why;
@@ -1978,9 +1985,12 @@ static int tr_drain(gs_engine *e, gs_job *j, int32_t *want, int n, gs_rescale_ki
     j->gen++; /* its predicted finish and boundaries are stale */
     emit(e, GS_REC_DRAIN, j, -1, why);
     if (e->opts.mode != GS_ENGINE_SIM) return e->err;
-    if (cost == 0) return tr_resized(e, j, 0);
-    return heap_push(
-        e, (ev){.t = j->drain_deadline, .kind = EV_DRAINED, .key = j->slot, .gen = j->gen});
+    if (cost == 0) return tr_resized(e, j, forced);
+    return heap_push(e, (ev){.t = j->drain_deadline,
+                             .kind = EV_DRAINED,
+                             .key = j->slot,
+                             .gen = j->gen,
+                             .tag = (uint64_t)forced});
 }
 
 gs_time gs_engine_rescale_allowed_at(const gs_engine *e, const gs_job *j)
@@ -2278,7 +2288,7 @@ static int handle(gs_engine *e, const ev *x)
         j = job_at(e, (size_t)x->key);
         if (j->state != GS_JOB_DRAINING || j->gen != x->gen) return 0; /* stale */
         e->events++;
-        return tr_resized(e, j, 0);
+        return tr_resized(e, j, (int)x->tag); /* tag: forced at the drain timeout */
     case EV_NODE: e->events++; return node_event(e, x->key, (int)x->gen);
     case EV_ARRIVAL: e->events++; return tr_arrive(e, job_at(e, (size_t)x->key));
     case EV_PROTECT:
