@@ -722,6 +722,28 @@ static void t_unsupported(void)
     ASSERT_OK(gs_engine_start(e, j, g, 2));
     ASSERT_EQ(gs_engine_rescale(e, j, g, 3, GS_RESCALE_OPERATOR, "x"), GS_EUNSUPPORTED);
     gs_engine_destroy(e);
+    /* a policy whose state is sized at start (GS_POLICY_RIGID): no rescale, not even an
+     * operator's or a preemption's */
+    gs_policy_ops rigid = test_ops;
+    rigid.flags = GS_POLICY_RIGID;
+    gs_cluster_destroy(c); /* the engine leaves its allocations in the cluster */
+    ASSERT_OK(gs_cluster_parse_shorthand("1x4", &c, &d));
+    gs_engine_opts_init(&o);
+    ASSERT_OK(gs_engine_create_ops(c, &rigid, NULL, &o, &e, &d));
+    ASSERT_OK(gs_engine_add_job(e, &s, &j, NULL));
+    ASSERT_EQ(gs_engine_step(e), 1);
+    ASSERT_OK(gs_engine_start(e, j, g, 2));
+    ASSERT_EQ(gs_engine_rescale(e, j, g, 3, GS_RESCALE_OPERATOR, "x"), GS_EUNSUPPORTED);
+    ASSERT_EQ(gs_engine_rescale(e, j, NULL, 0, GS_RESCALE_PREEMPT, "x"), GS_EUNSUPPORTED);
+    ASSERT_EQ(j->state, GS_JOB_RUNNING);
+    gs_engine_destroy(e);
+    /* the built-in policies that keep such state say so */
+    const char *names[] = {"tiresias-las", "yarn-cs", "gandiva", "hived"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const gs_policy_ops *ops = gs_policy_find(names[i]);
+        ASSERT(ops && (ops->flags & GS_POLICY_RIGID));
+    }
+    ASSERT(!(gs_policy_find("fifo")->flags & GS_POLICY_RIGID));
     gs_cluster_destroy(c);
 }
 

@@ -454,7 +454,8 @@ typedef enum gs_rescale_kind {
  * Errors: GS_ESTATE (not RUNNING, not elastic, already draining),
  * GS_ERANGE (n not a valid size), GS_ENOFIT (a new GPU is not free),
  * GS_EQUOTA (a POLICY rescale inside min_rescale_gap or past max_rescales), GS_EUNSUPPORTED when
- * the program cannot resize. Nothing changes on error.
+ * the program cannot resize (SIM: mech_unsupported has RESIZE) or the policy is
+ * GS_POLICY_RIGID (policy.h). Nothing changes on error.
  */
 int gs_engine_rescale(gs_engine *e, const gs_job *j, const int *gpus, int n, gs_rescale_kind kind,
                       const char *reason);

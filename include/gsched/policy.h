@@ -53,6 +53,10 @@ extern "C" {
 enum gs_policy_flags {
     GS_POLICY_PREEMPTIVE = 1 << 0, /* may call gs_engine_preempt() */
     GS_POLICY_ORACLE = 1 << 1,     /* reads true job durations */
+    /* keeps per-job state sized when a job starts (queue sums, VC usage, cells): the engine
+     * refuses gs_engine_rescale() for its jobs with GS_EUNSUPPORTED (an operator's resize
+     * included), so no job changes size behind its back */
+    GS_POLICY_RIGID = 1 << 2,
 };
 
 struct gs_policy_ops {

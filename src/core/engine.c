@@ -2011,6 +2011,7 @@ int gs_engine_rescale(gs_engine *e, const gs_job *cj, const int *gpus, int n, gs
     /* LIVE drains through stop + start, which every executor does */
     if (e->opts.mode == GS_ENGINE_SIM && (e->mech_off & GS_MECH_BIT(GS_MECH_RESIZE)))
         return GS_EUNSUPPORTED;
+    if (e->pol->flags & GS_POLICY_RIGID) return GS_EUNSUPPORTED; /* its state would go stale */
     if (j->state != GS_JOB_RUNNING || j->max_gpus <= 0 || j->pack_with >= 0) return GS_ESTATE;
     if (n < 0 || (n > 0 && !gs_job_size_valid(j, n))) return GS_ERANGE;
     if (kind == GS_RESCALE_POLICY) {

@@ -1283,7 +1283,7 @@ const gs_policy_ops gs_policy_gandiva = {
     .name = "gandiva",
     .summary = "Gandiva: affinity placement, time-slicing, packing, migration, grow-shrink; "
                "mechanism costs charged",
-    .flags = GS_POLICY_PREEMPTIVE,
+    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID,
     .create = gd_create,
     .destroy = gd_destroy,
     .on_arrival = gd_arrival,

@@ -737,7 +737,7 @@ const gs_policy_ops gs_policy_gandiva_emul = {
     .name = "gandiva-emul",
     .summary = "the Tiresias simulator's Gandiva emulation: node sets per job size, 10-s steps, "
                "60-s rotation (for comparison with its published result)",
-    .flags = GS_POLICY_PREEMPTIVE,
+    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID,
     .create = em_create,
     .destroy = em_destroy,
     .on_arrival = em_arrival,

@@ -2079,7 +2079,7 @@ const gs_policy_ops gs_policy_hived = {
     .name = "hived",
     .summary = "HiveD: virtual clusters of topology cells with guarantees, buddy allocation, "
                "priorities, opportunistic jobs (needs a HiveD config)",
-    .flags = GS_POLICY_PREEMPTIVE,
+    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID,
     .create = hived_create,
     .destroy = h_destroy,
     .on_arrival = h_arrival,
@@ -2100,7 +2100,7 @@ const gs_policy_ops gs_policy_hived = {
 const gs_policy_ops gs_policy_private = {
     .name = "private",
     .summary = "baseline: each VC gets a private, quota-sized slice of the cluster (HiveD config)",
-    .flags = GS_POLICY_PREEMPTIVE, /* by priority inside a VC */
+    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID, /* by priority inside a VC */
     .create = private_create,
     .destroy = h_destroy,
     .on_arrival = h_arrival,

@@ -818,23 +818,23 @@ static int tir_rank(void *st, const gs_job *j, gs_queue_key *k)
     return 0;
 }
 
-#define TIRESIAS_OPS(var, nm, createfn, sum) \
-    const gs_policy_ops var = {              \
-        .name = nm,                          \
-        .summary = sum,                      \
-        .flags = GS_POLICY_PREEMPTIVE,       \
-        .create = createfn,                  \
-        .destroy = tir_destroy,              \
-        .on_arrival = tir_arrival,           \
-        .on_adopt = tir_adopt,               \
-        .on_requeue = tir_requeue,           \
-        .on_finish = tir_finish,             \
-        .on_preemptible = tir_preemptible,   \
-        .on_timer = tir_timer,               \
-        .on_node = tir_node,                 \
-        .schedule = tir_schedule,            \
-        .queue_describe = tir_qtext,         \
-        .rank = tir_rank,                    \
+#define TIRESIAS_OPS(var, nm, createfn, sum)             \
+    const gs_policy_ops var = {                          \
+        .name = nm,                                      \
+        .summary = sum,                                  \
+        .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID, \
+        .create = createfn,                              \
+        .destroy = tir_destroy,                          \
+        .on_arrival = tir_arrival,                       \
+        .on_adopt = tir_adopt,                           \
+        .on_requeue = tir_requeue,                       \
+        .on_finish = tir_finish,                         \
+        .on_preemptible = tir_preemptible,               \
+        .on_timer = tir_timer,                           \
+        .on_node = tir_node,                             \
+        .schedule = tir_schedule,                        \
+        .queue_describe = tir_qtext,                     \
+        .rank = tir_rank,                                \
     }
 
 TIRESIAS_OPS(gs_policy_las, "las", las_create,

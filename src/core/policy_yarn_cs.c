@@ -404,7 +404,7 @@ const gs_policy_ops gs_policy_quota = {
     .name = "quota",
     .summary = "baseline: per-VC GPU quotas on a shared cluster, consolidated placement, no "
                "borrowing (needs VC quotas)",
-    .flags = 0,
+    .flags = GS_POLICY_RIGID,
     .create = quota_create,
     .destroy = yarn_destroy,
     .on_arrival = yarn_arrival,
@@ -424,7 +424,7 @@ const gs_policy_ops gs_policy_yarn_cs = {
     .name = "yarn-cs",
     .summary = "YARN capacity scheduler: per-VC FIFO by quota share, consolidated placement, "
                "optional locality relaxation",
-    .flags = 0,
+    .flags = GS_POLICY_RIGID,
     .create = yarn_create,
     .destroy = yarn_destroy,
     .on_arrival = yarn_arrival,
