@@ -889,6 +889,40 @@ static void t_live_cancel_draining(void)
     done(e, c);
 }
 
+/* LIVE: a node of the next generation drained while the old one drains: no launch there */
+static void t_live_node_drained(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("2x2", GS_ENGINE_LIVE, &c, NULL);
+    ASSERT(e);
+    gs_job_spec s;
+    spec_elastic(&s, 1, 0, 2, 1, 4, 0);
+    const gs_job *j = NULL;
+    ASSERT_OK(gs_engine_submit(e, &s, 0, &j, NULL));
+    ASSERT_OK(gs_engine_advance(e, 0));
+    int g[] = {0, 1, 2, 3};
+    ASSERT_OK(gs_engine_start(e, j, g, 2));
+    ASSERT_OK(gs_engine_rescale(e, j, g, 4, GS_RESCALE_OPERATOR, "grow"));
+    ASSERT_OK(gs_engine_drain_node(e, 1, 1, "maintenance"));
+    ASSERT_EQ(j->state, GS_JOB_DRAINING); /* draining a node takes nothing away */
+    ASSERT_OK(gs_engine_task_exited(e, j, 143, "checkpointed", GS_SEC));
+    ASSERT_EQ(j->state, GS_JOB_PENDING);
+    ASSERT_STR(j->reason, "a node of its next generation went out of service");
+    ASSERT_EQ(j->generation, 1);
+    ASSERT_EQ(gs_engine_reserved_gpus(e), 0);
+    ASSERT_EQ(gs_engine_allocated(e), 0);
+    ASSERT_OK(check(e));
+    /* the same rescale with node 1 in service launches there */
+    ASSERT_OK(gs_engine_drain_node(e, 1, 0, NULL));
+    ASSERT_OK(gs_engine_start(e, j, g, 2));
+    ASSERT_OK(gs_engine_rescale(e, j, g, 4, GS_RESCALE_OPERATOR, "grow"));
+    ASSERT_OK(gs_engine_task_exited(e, j, 143, "checkpointed", 2 * GS_SEC));
+    ASSERT_EQ(j->state, GS_JOB_RUNNING);
+    ASSERT_EQ(j->nalloc, 4);
+    ASSERT_OK(check(e));
+    done(e, c);
+}
+
 /* failures have their own budget and are never rescales */
 static void t_live_failures(void)
 {
@@ -1404,6 +1438,8 @@ static void w_observe(void *ud, const gs_record *r)
             w->node_fail_drain += w->draining[s];
         }
         if (r->type == GS_REC_CANCEL) w->cancel_drain += w->draining[s];
+        if (r->type == GS_REC_REQUEUE && r->reason && strstr(r->reason, "out of service"))
+            w->node_fail_drain++;
         if (r->type == GS_REC_RESCALE && !w->draining[s]) WFAIL("RESCALE without a drain");
         if (w->draining[s]) {
             /* every drain ends by its deadline; in SIM exactly then unless cut short */
@@ -1779,6 +1815,11 @@ static uint64_t run_live(uint64_t seed, world *w)
                 if (gs_engine_cancel(e, j, "random cancel", now)) WFAIL("cancel");
             invariants(w);
         }
+        if (chance(&w->r, 3)) { /* an operator drains a node, or returns one to service */
+            int nd = rint_in(&w->r, 0, (int)gs_cluster_nnodes(w->c) - 1);
+            if (gs_engine_drain_node(e, nd, !gs_cluster_node(w->c, nd)->down, "test"))
+                WFAIL("drain_node");
+        }
         if (gs_engine_advance(e, now)) WFAIL("advance: %d", gs_engine_error(e));
         invariants(w);
         int active = submitted < wl.njobs;
@@ -1822,7 +1863,7 @@ static void t_property_sim(void)
         world w;
         uint64_t h = run_sim((uint64_t)i + 1, &w);
         if (w.fail[0]) T_FAIL("SIM seed %d: %s", i + 1, w.fail);
-        if (i % 8 == 0) { /* same inputs, same record stream */
+        if (i % 16 == 0) { /* same inputs, same record stream */
             world w2;
             uint64_t h2 = run_sim((uint64_t)i + 1, &w2);
             if (h2 != h || w2.nrec != w.nrec) T_FAIL("SIM seed %d: a rerun differs", i + 1);
@@ -1843,22 +1884,23 @@ static void t_property_sim(void)
 static void t_property_live(void)
 {
     int n = iterations(10000) / 4;
-    long drains = 0, resizes = 0, forced = 0, cd = 0;
+    long drains = 0, resizes = 0, forced = 0, cd = 0, nd = 0;
     for (int i = 0; i < n; i++) {
         world w;
         uint64_t h = run_live((uint64_t)i + 100001, &w);
         if (w.fail[0]) T_FAIL("LIVE seed %d: %s", i + 100001, w.fail);
-        if (i % 8 == 0) {
+        if (i % 16 == 0) {
             world w2;
             uint64_t h2 = run_live((uint64_t)i + 100001, &w2);
             if (h2 != h) T_FAIL("LIVE seed %d: a rerun differs", i + 100001);
         }
         drains += w.drains, resizes += w.resizes, forced += w.forced, cd += w.cancel_drain;
+        nd += w.node_fail_drain;
     }
     printf("# LIVE %d workloads: %ld drains, %ld resized, %ld forced, %ld cancels while "
-           "draining\n",
-           n, drains, resizes, forced, cd);
-    ASSERT(drains > n && resizes > 0 && forced > 0 && cd > 0);
+           "draining, %ld next generations on a drained node\n",
+           n, drains, resizes, forced, cd, nd);
+    ASSERT(drains > n && resizes > 0 && forced > 0 && cd > 0 && nd > 0);
 }
 
 static const test_case tests[] = {
@@ -1878,6 +1920,7 @@ static const test_case tests[] = {
     {"node_fails_draining", t_node_fails_draining},
     {"live_drain", t_live_drain},
     {"live_cancel_draining", t_live_cancel_draining},
+    {"live_node_drained", t_live_node_drained},
     {"live_failures", t_live_failures},
     {"live_checkpointed", t_live_checkpointed},
     {"launch_cost", t_launch_cost},

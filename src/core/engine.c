@@ -1877,6 +1877,14 @@ static int tr_resized(gs_engine *e, gs_job *j, int forced)
     j->stop_saved = !forced;
     const char *why = j->rescale_reason ? j->rescale_reason : "drained";
     if (n == 0) return tr_requeue(e, j, GS_REC_REQUEUE, why, -1, 1);
+    for (int i = 0; i < n; i++) {
+        const gs_gpu *g = gs_cluster_gpu(e->c, j->resv[i]);
+        if (g->down || gs_cluster_node(e->c, g->node)->down)
+            /* LIVE: a node of the next generation was drained meanwhile: no launch there; the
+             * reservation goes back and the job waits (SIM: a failure requeued it already) */
+            return tr_requeue(e, j, GS_REC_REQUEUE,
+                              "a node of its next generation went out of service", -1, 1);
+    }
     /* the old generation's accounting closes; the job keeps holding GPUs */
     j->executed += e->now - j->last_start;
     j->service += (double)nold * gs_time_to_sec(e->now - j->last_start);
