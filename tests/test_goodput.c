@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "config.h"
 #include "sim.h"
 
 static gs_goodput *load_all(void)
@@ -368,6 +369,240 @@ static void t_reader_bundled(void)
     gs_trace_release(&t);
 }
 
+/* ---- as the engine's progress model ------------------------------------------------------- */
+
+/*
+ * One job alone on the artifact's cluster (16 nodes x 4 GPUs), packed 4 per node, to the end.
+ * Reference: the artifact's Job (simulator.py) on the same placement,
+ *     j = Job('x', APPLICATIONS[app], 0, target_batch_size=batch or None)
+ *     j.reallocate(placement); while j.completion_time is None: j.step(60)
+ * JCT = completion_time; the start pays the artifact's 30 s (rescale_cost=pollux30,
+ * launch_cost=on) and the model re-tunes every 60 s (gs_goodput_set_interval) as the
+ * artifact's steps do.
+ */
+static double run_alone(gs_goodput *g, const char *app, int replicas, int64_t batch, int mode)
+{
+    gs_cluster *c = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_cluster_parse_shorthand("16x4", &c, &d)) return -1;
+    gs_params p;
+    gs_params_init(&p);
+    gs_params_set(&p, "slowdown", "off");
+    gs_params_set(&p, "rescale_cost", "pollux30");
+    gs_params_set(&p, "launch_cost", "on");
+    gs_engine_opts o;
+    gs_engine_opts_init(&o);
+    o.mode = GS_ENGINE_SIM;
+    gs_engine *e = NULL;
+    double jct = -1;
+    if (gs_engine_create(c, "fifo", &p, &o, &e, &d)) goto out;
+    gs_goodput_reset(g);
+    gs_goodput_set_interval(g, 60 * GS_SEC);
+    if (gs_engine_set_progress(e, gs_goodput_progress_ops(), g)) goto out;
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = 1;
+    s.app = app;
+    s.ntasks = replicas;
+    s.gpus_per_task = 1;
+    s.min_gpus = 1;
+    s.max_gpus = 64;
+    s.batch_size = batch;
+    s.duration = gs_goodput_work(g, gs_goodput_find_app(g, app));
+    const gs_job *j = NULL;
+    if (gs_engine_add_job(e, &s, &j, &d)) goto out;
+    if (gs_goodput_set_batch_mode(g, j, mode, batch)) goto out;
+    if (gs_engine_run(e) || j->state != GS_JOB_DONE) goto out;
+    jct = gs_time_to_sec(j->end - j->submit);
+out:
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+    gs_params_release(&p);
+    return jct;
+}
+
+static void t_progress_fixed(void)
+{
+    gs_goodput *g = load_all();
+    ASSERT(g);
+    /* TunedJobs (fixed batch): the artifact's completion times; the same to the second */
+    static const struct {
+        const char *app;
+        int replicas;
+        int64_t batch;
+        double jct;
+    } c[] = {{"cifar10", 6, 2048, 940},     {"cifar10", 16, 4096, 512}, {"bert", 12, 384, 1624},
+             {"deepspeech2", 6, 320, 4172}, {"ncf", 1, 32768, 77},      {"yolov3", 4, 64, 14132},
+             {"imagenet", 24, 3200, 31835}};
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        double jct = run_alone(g, c[i].app, c[i].replicas, c[i].batch, GS_BATCH_FIXED);
+        ASSERT_NEAR(jct, c[i].jct, 1e-6);
+    }
+    gs_goodput_destroy(g);
+}
+
+static void t_progress_adaptive(void)
+{
+    gs_goodput *g = load_all();
+    ASSERT(g);
+    /* Pollux's batch (adaptive): the artifact's completion times; within 3 % (the fits of the
+     * throughput model differ: docs/elastic.md) */
+    static const struct {
+        const char *app;
+        int replicas;
+        double jct;
+    } c[] = {{"cifar10", 6, 948},      {"cifar10", 16, 485}, {"bert", 12, 1646},
+             {"deepspeech2", 6, 4404}, {"ncf", 1, 124},      {"yolov3", 4, 13195},
+             {"imagenet", 24, 31455}};
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        double jct = run_alone(g, c[i].app, c[i].replicas, 0, GS_BATCH_ADAPTIVE);
+        REL(jct, c[i].jct, 0.03);
+    }
+    gs_goodput_destroy(g);
+}
+
+/* a policy that starts nothing: the test places the jobs itself */
+static int q_create(gs_engine *e, gs_params *p, void **st, gs_diag *d)
+{
+    (void)e, (void)p, (void)d;
+    *st = NULL;
+    return 0;
+}
+static void q_destroy(void *st)
+{
+    (void)st;
+}
+static int q_schedule(void *st)
+{
+    (void)st;
+    return 0;
+}
+static const gs_policy_ops manual_ops = {.name = "manual",
+                                         .summary = "test",
+                                         .create = q_create,
+                                         .destroy = q_destroy,
+                                         .schedule = q_schedule};
+
+static gs_engine *mk_manual(const char *spec, gs_goodput *g, gs_cluster **c)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_cluster_parse_shorthand(spec, c, &d)) return NULL;
+    gs_params p;
+    gs_params_init(&p);
+    gs_params_set(&p, "slowdown", "off");
+    gs_params_set(&p, "preempt_cost", "0");
+    gs_engine_opts o;
+    gs_engine_opts_init(&o);
+    o.mode = GS_ENGINE_SIM;
+    gs_engine *e = NULL;
+    int rc = gs_engine_create_ops(*c, &manual_ops, &p, &o, &e, &d);
+    gs_params_release(&p);
+    if (!rc) {
+        gs_goodput_reset(g);
+        rc = gs_engine_set_progress(e, gs_goodput_progress_ops(), g);
+    }
+    if (rc) {
+        gs_engine_destroy(e);
+        gs_cluster_destroy(*c);
+        return NULL;
+    }
+    return e;
+}
+
+static const gs_job *add_app_job(gs_engine *e, gs_goodput *g, int64_t id, const char *app, int gpus,
+                                 int64_t batch)
+{
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = id;
+    s.app = app;
+    s.ntasks = gpus;
+    s.gpus_per_task = 1;
+    s.min_gpus = 1;
+    s.max_gpus = 64;
+    s.batch_size = batch;
+    s.duration = gs_goodput_work(g, gs_goodput_find_app(g, app));
+    const gs_job *j = NULL;
+    if (gs_engine_add_job(e, &s, &j, NULL)) return NULL;
+    return j;
+}
+
+static void t_interference(void)
+{
+    gs_goodput *g = load_all();
+    ASSERT(g);
+    double speed[2];
+    for (int k = 0; k < 2; k++) {
+        gs_cluster *c;
+        gs_engine *e = mk_manual("2x4", g, &c);
+        ASSERT(e);
+        gs_goodput_set_interference(g, k ? 0.25 : 0);
+        const gs_job *a = add_app_job(e, g, 1, "cifar10", 4, 512);
+        const gs_job *b = add_app_job(e, g, 2, "cifar10", 2, 512);
+        const gs_job *x = add_app_job(e, g, 3, "cifar10", 2, 512);
+        ASSERT(a && b && x);
+        ASSERT_OK(gs_goodput_set_batch_mode(g, a, GS_BATCH_FIXED, 512));
+        ASSERT_OK(gs_goodput_set_batch_mode(g, b, GS_BATCH_FIXED, 512));
+        ASSERT_OK(gs_goodput_set_batch_mode(g, x, GS_BATCH_FIXED, 512));
+        ASSERT_EQ(gs_engine_step(e), 1);
+        /* b (2 nodes) is started first: alone, nothing to interfere with */
+        ASSERT_OK(gs_engine_start(e, b, (int[]){2, 6}, 2));
+        double alone = b->speed;
+        ASSERT_OK(gs_engine_start(e, a, (int[]){0, 1, 4, 5}, 4)); /* 2 nodes, shares both */
+        ASSERT_OK(gs_engine_start(e, x, (int[]){3, 7}, 2));       /* 2 nodes too */
+        speed[k] = a->speed;
+        ASSERT_NEAR(b->speed, alone, 1e-12); /* rates are set when a job (re)starts */
+        ASSERT(x->speed > 0);
+        gs_engine_destroy(e);
+        gs_cluster_destroy(c);
+    }
+    ASSERT_NEAR(speed[1] / speed[0], 0.75, 1e-12);
+    gs_goodput_set_interference(g, 0);
+    gs_goodput_destroy(g);
+}
+
+static void t_speedup_and_epochs(void)
+{
+    gs_goodput *g = load_all();
+    ASSERT(g);
+    gs_cluster *c;
+    gs_engine *e = mk_manual("4x4", g, &c);
+    ASSERT(e);
+    const gs_job *j = add_app_job(e, g, 1, "cifar10", 1, 0);
+    ASSERT(j);
+    /* nothing learned: linear speedup, no profile */
+    ASSERT_NEAR(gs_goodput_speedup(g, j, 2, 8), 8.0, 0);
+    ASSERT_EQ(gs_goodput_max_profiled(g, j), 0);
+    ASSERT_EQ(gs_goodput_epoch(g, j), 0);
+    ASSERT(gs_goodput_job_app(g, j) && gs_goodput_job_app(g, j)->max_epochs == 100);
+    ASSERT_EQ(gs_engine_step(e), 1);
+    ASSERT_OK(gs_engine_start(e, j, (int[]){0}, 1));
+    /* 1 GPU at the initial batch in epoch 0 is the reference goodput: rate 1 */
+    ASSERT_NEAR(j->speed, 1.0, 1e-12);
+    ASSERT_EQ(gs_goodput_max_profiled(g, j), 1);
+    ASSERT_NEAR(gs_goodput_speedup(g, j, 1, 1), 1.0, 1e-12);
+    double s4 = gs_goodput_speedup(g, j, 1, 4);
+    ASSERT(s4 > 1.0 && s4 < 4.0);
+    /* what-if speed on 4 GPUs (one node): the true tables, above 1 */
+    ASSERT(gs_engine_job_speed(e, j, 4) > 1.0);
+    /* run three epochs' worth: the epoch follows the boundaries */
+    int app = gs_goodput_find_app(g, "cifar10");
+    double p3 = gs_goodput_app_progress(g, app, 3);
+    double ref = 1e6 * gs_goodput_app_progress(g, app, 100) / (double)gs_goodput_work(g, app);
+    gs_time at = (gs_time)(p3 / ref * 1e6 * 1.01); /* work-us past epoch 3's start, >= 1 s */
+    ASSERT_OK(gs_engine_set_timer(e, at, 1));
+    while (gs_engine_now(e) < at && gs_engine_step(e) > 0) {
+    }
+    ASSERT_EQ(gs_goodput_epoch(g, j), 3);
+    /* a smaller remaining-iterations count later on */
+    ASSERT(gs_goodput_remaining_iters(g, j, 128) > 0);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+    gs_goodput_destroy(g);
+}
+
 static const test_case tests[] = {
     {"constants", t_constants},
     {"throughput_exact", t_throughput_exact},
@@ -377,6 +612,10 @@ static const test_case tests[] = {
     {"reader_good", t_reader_good},
     {"reader_bad", t_reader_bad},
     {"reader_bundled", t_reader_bundled},
+    {"progress_fixed", t_progress_fixed},
+    {"progress_adaptive", t_progress_adaptive},
+    {"interference", t_interference},
+    {"speedup_and_epochs", t_speedup_and_epochs},
 };
 
 TEST_MAIN(tests)

@@ -127,6 +127,11 @@ const gs_progress_ops *gs_goodput_progress_ops(void);
 enum { GS_BATCH_ADAPTIVE = 0, GS_BATCH_FIXED = 1 };
 int gs_goodput_set_batch_mode(gs_goodput *g, const gs_job *j, int mode, int64_t batch);
 
+/* Parity with the artifact's time-stepped simulator: besides at placements and epoch
+ * boundaries, re-tune every job's batch at each multiple of 'interval' (its scheduling
+ * interval; the job learns from the new configuration at once).  0 (default) = never. */
+void gs_goodput_set_interval(gs_goodput *g, gs_time interval);
+
 /* Interference: slowdown factor (0..1) applied to distributed jobs that share a node
  * with another distributed job (Pollux --interference), 0 = none. */
 void gs_goodput_set_interference(gs_goodput *g, double slowdown);

@@ -25,7 +25,12 @@
  *     artifact, optimize() over 50 geometric batch sizes with accumulation;
  *   - per-job state keyed by the job's slot: epoch, atomic batch and
  *     accumulation steps, profile of observed configurations, learned
- *     parameters, memoised speedups.
+ *     parameters, memoised speedups;
+ *   - the step order of the artifact's Job.step: a configuration is learned
+ *     from when it starts running (rate), the batch re-tuned at placements,
+ *     epoch boundaries and (gs_goodput_set_interval) the end of each
+ *     scheduling interval, where an epoch crossing takes the whole seconds
+ *     the artifact's clock rounds it to.
  *
  * Units: a job's work is its application's progress at the end of the last
  * epoch divided by the reference goodput (1 GPU at the initial batch, epoch 0,
@@ -135,6 +140,7 @@ struct gs_goodput {
     jstate *js;
     size_t njs;
     double interference;
+    gs_time interval; /* > 0: also re-tune at every multiple of it (parity) */
 };
 
 /* ---- small helpers -------------------------------------------------------------------- */
@@ -1442,25 +1448,39 @@ static int pg_rate(void *st, const gs_engine *e, const gs_job *j, double *rate, 
         retune(s, a, nc, replicas, &s->atomic, &s->accum);
     s->nodes = nc;
     s->replicas = replicas;
-    double step = 0, sync = 0, sqr = 0, var = 0, good = 0;
-    /* run the configuration, learn from it, re-tune; until the batch settles */
-    for (int it = 0; it < 4; it++) {
-        good = true_goodput(a, counts, nc, replicas, s->atomic, s->accum, s->epoch, &step, &sync,
-                            &sqr, &var);
-        if ((rc = observe(s, nc, replicas, s->atomic, step, sync, sqr, var))) return rc;
-        int na, nacc;
-        retune(s, a, nc, replicas, &na, &nacc);
-        if (na == s->atomic && nacc == s->accum) break;
-        s->atomic = na;
-        s->accum = nacc;
-        if (it == 3)
-            good = true_goodput(a, counts, nc, replicas, s->atomic, s->accum, s->epoch, &step,
-                                &sync, &sqr, &var);
-    }
+    /* run the configuration and learn from it (update_params: the profile and the epoch's
+     * gradient statistics); the batch is re-tuned at the next boundary or tick (advance) */
+    double step = 0, sync = 0, sqr = 0, var = 0;
+    double good = true_goodput(a, counts, nc, replicas, s->atomic, s->accum, s->epoch, &step, &sync,
+                               &sqr, &var);
+    if ((rc = observe(s, nc, replicas, s->atomic, step, sync, sqr, var))) return rc;
     if (g->interference > 0 && interfered(e, j)) good *= 1.0 - g->interference;
     *rate = good / a->ref_good;
     if (!(*rate > 0) || !isfinite(*rate)) return GS_ERANGE;
     *next = a->bound[s->epoch + 1];
+    if (g->interval > 0) {
+        /* the artifact re-tunes at the end of every scheduling interval too: a boundary at
+         * the progress j will have at the next multiple of the interval after it starts */
+        gs_time now = gs_engine_now(e);
+        gs_time start = j->progress_from > now ? j->progress_from : now;
+        gs_time tick = ((start + GS_MSEC) / g->interval + 1) * g->interval;
+        /* just after the tick (by one work-us): the artifact's step ends with the re-tune,
+         * then the scheduler decides; a policy acting at the tick sees the job as the
+         * artifact's does, and the new configuration sees the new neighbours */
+        double adv = ceil(*rate * (double)(tick - start)) + 1;
+        double rem = (double)(*next - j->progress);
+        if (adv < rem) {
+            *next = j->progress + (gs_time)adv;
+        } else if (rem > 0) {
+            /* it crosses the boundary before the tick: the artifact's clock counts whole
+             * seconds and rounds that crossing (ties to even, Python's round); run the
+             * segment at the rate that gets there exactly then (1 us when it rounds to 0) */
+            gs_time whole = (start + GS_SEC / 2) / GS_SEC * GS_SEC; /* its clock: seconds */
+            double secs = nearbyint(rem / *rate / 1e6);
+            double dt = (double)(whole - start) + secs * 1e6;
+            *rate = rem / (dt >= 1 ? dt : 1.0);
+        }
+    }
     return 0;
 }
 
@@ -1480,7 +1500,8 @@ static int pg_advance(void *st, const gs_engine *e, const gs_job *j, int placed)
         s->atomic = 0; /* re-tuned for the new GPUs at the next rate() */
         s->nodes = s->replicas = 0;
     } else {
-        if (s->epoch + 1 < a->spec.max_epochs) s->epoch++;
+        /* an epoch boundary (or an interval tick, gs_goodput_set_interval): re-tune */
+        if (j->progress >= a->bound[s->epoch + 1] && s->epoch + 1 < a->spec.max_epochs) s->epoch++;
         if (s->replicas) retune(s, a, s->nodes, s->replicas, &s->atomic, &s->accum);
     }
     return 0;
@@ -1543,6 +1564,11 @@ int gs_goodput_set_batch_mode(gs_goodput *g, const gs_job *j, int mode, int64_t 
     s->mode = mode;
     s->batch = mode == GS_BATCH_FIXED ? batch : 0;
     return 0;
+}
+
+void gs_goodput_set_interval(gs_goodput *g, gs_time interval)
+{
+    if (g) g->interval = interval > 0 ? interval : 0;
 }
 
 void gs_goodput_set_interference(gs_goodput *g, double slowdown)
