@@ -603,6 +603,48 @@ static void t_speedup_and_epochs(void)
     gs_goodput_destroy(g);
 }
 
+static void t_hints(void)
+{
+    gs_goodput *g = load_all();
+    ASSERT(g);
+    gs_cluster *c;
+    gs_engine *e = mk_manual("2x4", g, &c);
+    ASSERT(e);
+    const gs_job *j = add_app_job(e, g, 1, "cifar10", 2, 256);
+    ASSERT(j);
+    ASSERT_EQ(gs_engine_step(e), 1);
+    ASSERT_OK(gs_engine_start(e, j, (int[]){0, 1}, 2));
+    int before = (int)gs_goodput_max_profiled(g, j);
+    ASSERT_EQ(before, 2);
+    /* a worker's report: step and sync time at its local batch; refits the model */
+    gs_hint h = {.step = 100,
+                 .samples = 12800,
+                 .step_time = 0.2,
+                 .sync_time = 0.05,
+                 .local_bsz = 64,
+                 .accum = 0,
+                 .grad_sqr = 1.0,
+                 .grad_var = 3.0,
+                 .ckpt_step = -1};
+    double s_before = gs_goodput_speedup(g, j, 1, 2);
+    ASSERT_OK(gs_goodput_hint(g, j, &h));
+    double s_after = gs_goodput_speedup(g, j, 1, 2);
+    ASSERT(s_after != s_before);
+    /* no gradient statistics in the hint: the last ones stay */
+    h.local_bsz = 96;
+    h.grad_sqr = h.grad_var = -1;
+    ASSERT_OK(gs_goodput_hint(g, j, &h));
+    /* nonsense is refused */
+    h.sync_time = 0.3; /* longer than the step */
+    ASSERT_EQ(gs_goodput_hint(g, j, &h), GS_ERANGE);
+    h.sync_time = 0.05;
+    h.local_bsz = 0;
+    ASSERT_EQ(gs_goodput_hint(g, j, &h), GS_ERANGE);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+    gs_goodput_destroy(g);
+}
+
 static const test_case tests[] = {
     {"constants", t_constants},
     {"throughput_exact", t_throughput_exact},
@@ -616,6 +658,7 @@ static const test_case tests[] = {
     {"progress_adaptive", t_progress_adaptive},
     {"interference", t_interference},
     {"speedup_and_epochs", t_speedup_and_epochs},
+    {"hints", t_hints},
 };
 
 TEST_MAIN(tests)

@@ -7,14 +7,14 @@
 # built with --target fuzzers.  Corpora live in BUILD_DIR/fuzz-corpus/NAME
 # (seeded from data/ and tests/ on every run; what the fuzzer finds is kept),
 # crashes in BUILD_DIR/fuzz-artifacts/NAME/.  Exit status 1 if a fuzzer found
-# something.  NAME: csv trace cluster hived events params scenario sim.
+# something.  NAME: csv trace cluster hived events params scenario sim pollux.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:?usage: run.sh BUILD_DIR [SECONDS] [NAME...]}"
 secs="${2:-60}"
 shift $(($# < 2 ? $# : 2))
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(csv trace cluster hived events params scenario sim)
+[ ${#names[@]} -gt 0 ] || names=(csv trace cluster hived events params scenario sim pollux)
 build="$(cd "$build" && pwd)"
 fz="$build/tests/fuzz"
 
@@ -37,6 +37,10 @@ for f in "${traces[@]}" "$src"/data/tiresias/cluster_spec.csv "$src"/data/philly
     put csv - "$f"
 done
 for f in "${traces[@]}"; do put trace - "$f"; done
+put trace - "$src"/data/pollux/workloads/workload-1.csv
+put pollux 000 "$src"/data/pollux/traces/cifar10/placements.csv
+put pollux 001 "$src"/data/pollux/traces/cifar10/scalability.csv
+for f in "$src"/data/pollux/traces/cifar10/validation-*.csv; do put pollux 002 "$f"; done
 text trace native-all - 'id,submit,duration,gpus,tasks,gpus_per_task,gpu_type,user,vc,priority,model,iterations,name,cpus,mem,gpu_mem,gang,min_gpus,max_gpus,pinned_cell,lazy_preemption
 1,0,3600,8,2,4,V100,alice,VC1,prod,resnet50,10,"a, ""b""",4,32G,16G,true,4,8,VC2-K80,false
 2,1.5,60,,3,,,,VC2,oppo,,,,,,,false,,,,true
