@@ -370,11 +370,12 @@ int gs_trace_attach_apps(gs_trace *t, const char *traces_dir, gs_diag *d)
         s->duration = gs_goodput_work(g, id);
         const gs_app_spec *as = gs_goodput_app(g, id);
         if (as && (s->batch_size > as->max_batch || s->batch_size < as->init_batch)) {
-            if (d) d->file = t->path;
-            rc = gs_diag_set(d, GS_ERANGE, 0, 0,
-                             "job %s: batch_size %lld outside %s's validated %lld..%lld",
-                             s->name ? s->name : "?", (long long)s->batch_size, s->app,
-                             (long long)as->init_batch, (long long)as->max_batch);
+            /* the path goes into the message: t (and t->path) is released on error */
+            if (d) d->file = NULL;
+            rc = gs_diag_set(
+                d, GS_ERANGE, 0, 0, "%s: job %s: batch_size %lld outside %s's validated %lld..%lld",
+                t->path ? t->path : "trace", s->name ? s->name : "?", (long long)s->batch_size,
+                s->app, (long long)as->init_batch, (long long)as->max_batch);
         }
     }
     if (rc) {
