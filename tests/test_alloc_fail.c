@@ -221,7 +221,9 @@ static outcome run_once(const gs_policy_ops *ops, long fail, int probing)
     /* Gandiva's policies allocate per pass: a shorter run with shorter periods keeps the
      * number of allocations (and so of runs) small while it still slices, packs, migrates */
     double scale = 1.0;
-    if (!strcmp(ops->name, "las") || !strncmp(ops->name, "tiresias", 8))
+    if (!strcmp(ops->name, "tiresias-tj"))
+        gs_params_set(&p, "tj_threshold", "300s"); /* demoted after minutes: preemptions */
+    else if (!strcmp(ops->name, "las") || !strncmp(ops->name, "tiresias", 8))
         gs_params_set(&p, "queues", "60,200"); /* short queues: jobs of minutes are demoted */
     if (!strncmp(ops->name, "gandiva", 7)) {
         scale = 0.25;

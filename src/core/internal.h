@@ -155,6 +155,18 @@ int gs_kent_relink(struct gs_jobq *q, const gs_kent *v, size_t n);
 void gs_plan_visit_merged(gs_plan *p, struct gs_engine *e, const gs_kent *v, size_t n,
                           const gs_kset *s, int32_t root);
 
+/*
+ * mostfree: the placement of the Pollux artifact's rigid baselines (Tiresias+TunedJobs,
+ * Optimus): take the node with the most free GPUs (the lowest index on ties), as many whole
+ * tasks of 'gpt' GPUs as it has room for up to what is still needed, and repeat.  GPUs of a
+ * node are taken lowest local index first; out[] lists the n GPUs in the order taken, so the
+ * node order of the job's placement is the artifact's.  Only free, healthy GPUs of type
+ * 'gpu_type' (-1 = any) count.  Returns 0, or GS_ENOFIT when they cannot hold the n GPUs
+ * (out[] is then meaningless; nothing is allocated either way).
+ */
+struct gs_cluster;
+int gs_mostfree_place(const struct gs_cluster *c, int n, int gpt, int gpu_type, int *out);
+
 /* The engine's policy ops and its state (queue.c asks the policy through them). */
 struct gs_policy_ops;
 const struct gs_policy_ops *gs_engine_policy_ops(const struct gs_engine *e, void **state);

@@ -21,6 +21,8 @@ extern const gs_policy_ops gs_policy_private;
 extern const gs_policy_ops gs_policy_quota;
 extern const gs_policy_ops gs_policy_gandiva;
 extern const gs_policy_ops gs_policy_gandiva_emul;
+extern const gs_policy_ops gs_policy_tiresias_tj;
+extern const gs_policy_ops gs_policy_optimus;
 
 /* clang-format off */
 static const gs_policy_ops *const registry[] = {
@@ -38,6 +40,8 @@ static const gs_policy_ops *const registry[] = {
     &gs_policy_private,
     &gs_policy_gandiva,
     &gs_policy_gandiva_emul,
+    &gs_policy_tiresias_tj,
+    &gs_policy_optimus,
 };
 /* clang-format on */
 

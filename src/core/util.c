@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * util.c - string interning and an int64 -> slot map.
+ * util.c - string interning, an int64 -> slot map, and the most-free-node placement of the
+ * Pollux artifact's baselines (gs_mostfree_place).
  * Invariants: strtab ids are dense and assigned in order of first intern;
  * both hash tables stay at most half full.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "gsched/cluster.h"
 #include "gsched/error.h"
 #include "internal.h"
 
@@ -156,4 +158,45 @@ int32_t idmap_get(const idmap *m, int64_t key)
         j = (j + 1) & (m->cap - 1);
     }
     return -1;
+}
+
+/* Free healthy GPUs of 'type' (-1 = any) on node nd. */
+static int node_free(const gs_cluster *c, const gs_node *nd, int type)
+{
+    if (type < 0) return gs_cluster_cell(c, nd->cell)->free;
+    int k = 0;
+    for (int g = nd->gpu_lo; g < nd->gpu_hi; g++) {
+        const gs_gpu *u = gs_cluster_gpu(c, g);
+        k += u->owner < 0 && u->users == 0 && !u->down && u->type == type;
+    }
+    return k;
+}
+
+int gs_mostfree_place(const gs_cluster *c, int n, int gpt, int gpu_type, int *out)
+{
+    int nnodes = (int)gs_cluster_nnodes(c), k = 0;
+    if (gpt < 1 || n < gpt || n % gpt) return GS_ENOFIT;
+    while (k < n) {
+        int best = -1, bestfree = 0;
+        for (int i = 0; i < nnodes; i++) {
+            const gs_node *nd = gs_cluster_node(c, i);
+            if (nd->down) continue;
+            int used = 0; /* a node gives its GPUs once (then it has fewer than a task left) */
+            for (int t = 0; t < k && !used; t += gpt) used = gs_cluster_gpu(c, out[t])->node == i;
+            if (used) continue;
+            int f = node_free(c, nd, gpu_type) / gpt * gpt;
+            if (f > bestfree) best = i, bestfree = f;
+        }
+        if (best < 0) return GS_ENOFIT;
+        const gs_node *nd = gs_cluster_node(c, best);
+        int take = bestfree < n - k ? bestfree : n - k;
+        for (int g = nd->gpu_lo; g < nd->gpu_hi && take > 0; g++) {
+            const gs_gpu *u = gs_cluster_gpu(c, g);
+            if (u->owner >= 0 || u->users || u->down || (gpu_type >= 0 && u->type != gpu_type))
+                continue;
+            out[k++] = g;
+            take--;
+        }
+    }
+    return 0;
 }

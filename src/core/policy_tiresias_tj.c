@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * policy_tiresias_tj.c - "tiresias-tj": the Tiresias baseline of the Pollux
+ * paper (OSDI'21, Figure 8: Tiresias + TunedJobs), as its artifact's
+ * simulator runs it (simulator/tiresias.py; read, not copied).  Time-stepped:
+ * it decides only at multiples of 'interval' (60 s), which is what `gsched
+ * sim` runs for `tiresias` on a Pollux workload (parity mode,
+ * docs/elastic.md).
+ *
+ * At each tick:
+ *   1. a running job of the first queue whose executed time x requested GPUs
+ *      reached the threshold (16 GPU-hours) moves to the tail of the second
+ *      queue (jobs looked at in slot order, i.e. arrival order);
+ *   2. walking queue 0 then queue 1, each in order (arrival order, demotion
+ *      order), a job runs when its requested GPU count still fits the GPUs
+ *      left by count (no head-of-line blocking), else it waits;
+ *   3. running jobs that wait now are preempted (they keep their progress:
+ *      they checkpoint), then every job admitted that does not run yet starts
+ *      on the most-free nodes (gs_mostfree_place: the node with the most free
+ *      GPUs first, lowest index on ties).  A running job keeps its GPUs.
+ * Jobs always run at the size they asked for (TunedJobs: the trace's
+ * num_replicas and batch size, which the goodput model keeps fixed,
+ * GS_BATCH_FIXED).  Executed time is the engine's (time holding GPUs, the
+ * restart cost included), which is what the artifact counts between ticks.
+ *
+ * elastic_mode=event (outside parity): the same walk also runs at every pass
+ * that has waiting jobs (arrivals, completions), the ticks still demoting.
+ *
+ * Parameters: interval=DURATION (default 60s), elastic_mode=parity|event
+ * (default event; `gsched sim` sets parity for Pollux workloads),
+ * tj_threshold=DURATION of GPU time (default 16h).
+ *
+ * Invariants: every arrived active job is in exactly one of the two queues
+ * (nactive of them);
+ * at most one tick timer is armed (armed_at), at the next multiple of
+ * interval, while an active job exists.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gsched/goodput.h"
+#include "gsched/jobq.h"
+#include "gsched/policy.h"
+#include "internal.h"
+
+typedef struct ttj {
+    gs_engine *e;
+    gs_time interval;
+    int parity;
+    double threshold; /* GPU-us */
+    gs_jobq q[2];
+    gs_time armed_at; /* GS_TIME_NONE: no tick timer armed */
+    int tick_due;
+    size_t nactive;
+    uint8_t *want; /* by slot: admitted at this tick */
+    int *gpus;     /* placement scratch */
+    size_t cap;
+} ttj;
+
+static int ttj_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
+{
+    gs_time iv, th;
+    int rc = gs_params_get_duration(p, "interval", 60 * GS_SEC, &iv, d);
+    if (!rc) rc = gs_params_get_duration(p, "tj_threshold", 16 * 3600 * GS_SEC, &th, d);
+    if (rc) return rc;
+    if (iv <= 0) return gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'interval' must be positive");
+    const char *m = gs_params_get(p, "elastic_mode");
+    if (m && strcmp(m, "parity") && strcmp(m, "event"))
+        return gs_diag_set(d, GS_EINVAL, 0, 0,
+                           "parameter 'elastic_mode': expected parity or event, got '%s'", m);
+    ttj *t = calloc(1, sizeof *t);
+    int ng = (int)gs_cluster_ngpus(gs_engine_cluster(e));
+    if (!t || !(t->gpus = malloc((size_t)(ng > 0 ? ng : 1) * sizeof *t->gpus))) {
+        free(t);
+        return GS_ENOMEM;
+    }
+    t->e = e;
+    t->interval = iv;
+    t->parity = m && !strcmp(m, "parity");
+    t->threshold = (double)th;
+    t->armed_at = GS_TIME_NONE;
+    gs_jobq_init(&t->q[0]);
+    gs_jobq_init(&t->q[1]);
+    gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
+    *state = t;
+    return 0;
+}
+
+static void ttj_destroy(void *st)
+{
+    ttj *t = st;
+    if (!t) return;
+    gs_jobq_release(&t->q[0]);
+    gs_jobq_release(&t->q[1]);
+    free(t->want);
+    free(t->gpus);
+    free(t);
+}
+
+/* The goodput model when the engine runs one (the Pollux applications), else NULL. */
+static gs_goodput *model(const ttj *t)
+{
+    return gs_engine_progress_ops(t->e) == gs_goodput_progress_ops()
+               ? gs_engine_progress_state(t->e)
+               : NULL;
+}
+
+/* Arm the tick timer at the first multiple of interval after (or at) 'from', > 0. */
+static int arm(ttj *t, gs_time from)
+{
+    gs_time at = (from + t->interval - 1) / t->interval * t->interval;
+    if (at < t->interval) at = t->interval;
+    if (t->armed_at != GS_TIME_NONE && t->armed_at <= at) return 0;
+    int rc = gs_engine_set_timer(t->e, at, (uint64_t)at);
+    if (!rc) t->armed_at = at;
+    return rc;
+}
+
+static int ttj_arrival(void *st, gs_job *j)
+{
+    ttj *t = st;
+    if ((size_t)j->slot >= t->cap) {
+        size_t nc = t->cap ? t->cap : 256;
+        while (nc <= (size_t)j->slot) nc *= 2;
+        uint8_t *w = realloc(t->want, nc);
+        if (!w) return GS_ENOMEM;
+        memset(w + t->cap, 0, nc - t->cap);
+        t->want = w;
+        t->cap = nc;
+    }
+    gs_goodput *g = model(t);
+    if (g && j->app && j->batch_size > 0) {
+        int rc = gs_goodput_set_batch_mode(g, j, GS_BATCH_FIXED, j->batch_size);
+        if (rc) return rc;
+    }
+    int rc = gs_jobq_push_back(&t->q[0], j->slot);
+    if (rc) return rc;
+    t->nactive++;
+    gs_time now = gs_engine_now(t->e);
+    /* a job arriving exactly at a tick is seen by that tick (the artifact's 'time <= now') */
+    if (now > 0 && now % t->interval == 0) {
+        t->tick_due = 1;
+        return arm(t, now + 1);
+    }
+    return arm(t, now);
+}
+
+static int ttj_requeue(void *st, gs_job *j)
+{
+    (void)st, (void)j; /* it keeps its place in its queue */
+    return 0;
+}
+
+static int ttj_finish(void *st, gs_job *j)
+{
+    ttj *t = st;
+    if (gs_jobq_remove(&t->q[0], j->slot) || gs_jobq_remove(&t->q[1], j->slot)) t->nactive--;
+    return 0;
+}
+
+static int ttj_timer(void *st, uint64_t tag)
+{
+    ttj *t = st;
+    if (t->armed_at != GS_TIME_NONE && (uint64_t)t->armed_at == tag) t->armed_at = GS_TIME_NONE;
+    t->tick_due = 1;
+    gs_engine_request_pass(t->e);
+    return 0;
+}
+
+/* The size tiresias-tj runs a job at: what it asked for at submission. */
+static int size_of(const gs_job *j)
+{
+    return j->req_gpus;
+}
+
+static int demote(ttj *t, gs_time now)
+{
+    size_t n = gs_engine_njobs(t->e);
+    for (size_t s = 0; s < n; s++) {
+        const gs_job *j = gs_engine_job(t->e, s);
+        if (j->state != GS_JOB_RUNNING || !gs_jobq_contains(&t->q[0], j->slot)) continue;
+        if ((double)gs_job_executed(j, now) * size_of(j) < t->threshold) continue;
+        gs_jobq_remove(&t->q[0], j->slot);
+        int rc = gs_jobq_push_back(&t->q[1], j->slot);
+        if (rc) { /* out of memory: the engine fails, the job is in no queue */
+            t->nactive--;
+            return rc;
+        }
+        gs_engine_note(t->e, j, "tiresias-tj: demoted to queue 1 (16 GPU-hours attained)");
+    }
+    return 0;
+}
+
+static int walk(ttj *t)
+{
+    gs_engine *e = t->e;
+    gs_cluster *c = gs_engine_cluster(e);
+    long left = gs_cluster_cell(c, 0)->healthy;
+    for (int q = 0; q < 2; q++)
+        for (int32_t s = gs_jobq_first(&t->q[q]); s >= 0; s = gs_jobq_next(&t->q[q], s)) {
+            const gs_job *j = gs_engine_job(e, (size_t)s);
+            t->want[s] = size_of(j) <= left;
+            if (t->want[s]) left -= size_of(j);
+        }
+    /* stop the running jobs that wait now: their GPUs are free at once (SIM) */
+    for (int q = 0; q < 2; q++)
+        for (int32_t s = gs_jobq_first(&t->q[q]); s >= 0; s = gs_jobq_next(&t->q[q], s)) {
+            gs_job *j = gs_policy_job(e, (size_t)s);
+            if (t->want[s] || j->state != GS_JOB_RUNNING) continue;
+            int rc = gs_engine_preempt(e, j, "tiresias-tj: higher-priority jobs need the GPUs");
+            if (rc == GS_ENOMEM || gs_engine_error(e)) return rc ? rc : gs_engine_error(e);
+        }
+    for (int q = 0; q < 2; q++)
+        for (int32_t s = gs_jobq_first(&t->q[q]); s >= 0; s = gs_jobq_next(&t->q[q], s)) {
+            gs_job *j = gs_policy_job(e, (size_t)s);
+            if (j->state != GS_JOB_PENDING) continue;
+            if (!t->want[s]) {
+                gs_engine_set_reason(e, j, q ? "Priority (tiresias-tj queue 1)" : "Priority");
+                continue;
+            }
+            int n = size_of(j);
+            int rc = gs_mostfree_place(c, n, j->gpus_per_task, j->gpu_type, t->gpus);
+            if (!rc) rc = gs_engine_start(e, j, t->gpus, n);
+            if (rc == GS_ENOMEM || gs_engine_error(e)) return rc ? rc : gs_engine_error(e);
+            if (rc) gs_engine_set_reason(e, j, "Resources");
+        }
+    return 0;
+}
+
+static int ttj_schedule(void *st)
+{
+    ttj *t = st;
+    gs_time now = gs_engine_now(t->e);
+    int tick = t->tick_due;
+    t->tick_due = 0;
+    int rc = 0;
+    if (tick) rc = demote(t, now);
+    if (!rc && (tick || !t->parity)) rc = walk(t);
+    if (!rc && t->nactive && t->armed_at == GS_TIME_NONE) rc = arm(t, now + 1);
+    return rc;
+}
+
+static int ttj_check(void *st, gs_diag *d)
+{
+    ttj *t = st;
+    size_t n = gs_engine_njobs(t->e), k = 0;
+    for (size_t s = 0; s < n; s++) {
+        const gs_job *j = gs_engine_job(t->e, s);
+        int in = gs_jobq_contains(&t->q[0], (int32_t)s) + gs_jobq_contains(&t->q[1], (int32_t)s);
+        int active = j->arrived && !gs_job_state_final(j->state);
+        /* (an active job is missing only from a failed engine: its arrival ran out of memory) */
+        if (in > active || (!in && active && !gs_engine_error(t->e)))
+            return gs_diag_set(d, GS_EINVAL, 0, 0, "tiresias-tj: %s job %lld is in %d queues",
+                               gs_job_state_name(j->state), (long long)j->id, in);
+        k += (size_t)in;
+    }
+    if (k != t->nactive)
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "tiresias-tj: %zu active jobs, counted %zu", k,
+                           t->nactive);
+    return 0;
+}
+
+const gs_policy_ops gs_policy_tiresias_tj = {
+    .name = "tiresias-tj",
+    .summary = "Tiresias + TunedJobs as the Pollux artifact runs it: 2 queues (16 GPU-h), "
+               "most-free nodes, every interval",
+    .flags = GS_POLICY_PREEMPTIVE,
+    .create = ttj_create,
+    .destroy = ttj_destroy,
+    .on_arrival = ttj_arrival,
+    .on_requeue = ttj_requeue,
+    .on_finish = ttj_finish,
+    .on_timer = ttj_timer,
+    .schedule = ttj_schedule,
+    .check = ttj_check,
+};
