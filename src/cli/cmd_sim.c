@@ -10,6 +10,14 @@
  * under DIR/<policy>/, plus DIR/compare.csv and a table on stdout.
  * Invariant: every parameter given with --set is read by the engine or some
  * policy, else the run is refused before it starts (exit 2).
+ *
+ * Pollux workloads (trace format POLLUX) run in parity mode unless
+ * elastic_mode=event is set (docs/elastic.md, "Pollux parity"): the policies
+ * decide every 'interval' (60 s), every allocation costs 30 s without progress
+ * (rescale_cost=pollux30, launch_cost=on, preempt_cost=30), drains are instantaneous, no
+ * placement slowdown but the goodput model's, no gap between rescales, and
+ * `tiresias` runs tiresias-tj (Tiresias + TunedJobs); outputs keep the names
+ * typed.  Defaults set here never override a --set of the same key.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,12 +47,19 @@ static void sim_usage(FILE *f)
         "  --placement MODE    count (any free GPUs) or consolidate (default)\n"
         "  --out DIR           output directory (default: sim-out)\n"
         "  --seed N            seed for any randomness (default 1)\n"
-        "  --set KEY=VALUE     policy/engine parameter, repeatable (docs/policies.md);\n"
-        "                      pollux_traces=DIR: the Pollux application traces\n"
-        "                      (default: <workload dir>/../traces)\n"
+        "  --set KEY=VALUE     policy/engine parameter, repeatable (docs/policies.md)\n"
         "  --events FILE       node failures/recoveries: time,node,down|up\n"
         "  --progress WHEN     auto (stderr is a terminal), always or never\n"
-        "  -q, --quiet         no comparison table on stdout\n");
+        "  -q, --quiet         no comparison table on stdout\n"
+        "\n"
+        "Pollux workloads (name,time,application,num_replicas,batch_size; docs/elastic.md):\n"
+        "  --set pollux_traces=DIR       application traces (default: <workload dir>/../traces)\n"
+        "  --set elastic_mode=parity|event  parity (default): the artifact's simulator -\n"
+        "                      decisions every interval, 30 s per allocation, tiresias =\n"
+        "                      tiresias-tj, optimus = Optimus+Oracle+TunedJobs\n"
+        "  --set interval=DURATION       scheduling interval (default 60s)\n"
+        "  --set interference=F          slowdown of distributed jobs sharing a node (0..1)\n"
+        "  --set interference_avoid=on|off  pollux keeps distributed jobs apart (on)\n");
 }
 
 typedef struct progress_ctx {
@@ -81,6 +96,48 @@ static int write_run(const char *dir, gs_sim_result *r, const gs_run_info *info)
 fail:
     cli_err("cannot write '%s': %s", path, strerror(errno));
     return EXIT_RUNTIME;
+}
+
+/* Set key=val unless the user set key. */
+static void set_default(gs_params *p, const char *key, const char *val)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (!strcmp(p->v[i].key, key)) return;
+    if (gs_params_set(p, key, val)) abort(); /* programs abort on out-of-memory */
+}
+
+/*
+ * Elastic settings: the parity-mode defaults of a Pollux workload (see the
+ * header comment) and the registry name each typed policy runs as.  Reads
+ * elastic_mode and interference (marking them used).  0, or an error printed.
+ */
+static int sim_elastic_defaults(gs_params *p, const gs_trace *tr, const char *const *names,
+                                const char **runas, size_t np, double *interference)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    const char *mode = gs_params_get(p, "elastic_mode");
+    if (mode && strcmp(mode, "parity") && strcmp(mode, "event")) {
+        cli_err("--set elastic_mode: expected parity or event, got '%s'", mode);
+        return -1;
+    }
+    if (gs_params_get_double(p, "interference", 0, 0, 1, interference, &d)) {
+        cli_diag(&d);
+        return -1;
+    }
+    int parity = mode ? !strcmp(mode, "parity") : tr->format == GS_TRACE_POLLUX;
+    for (size_t i = 0; i < np; i++)
+        runas[i] = parity && !strcmp(names[i], "tiresias") ? "tiresias-tj" : names[i];
+    if (!parity) return 0;
+    set_default(p, "elastic_mode", "parity");
+    set_default(p, "rescale_cost", "pollux30");
+    set_default(p, "launch_cost", "on");
+    set_default(p, "preempt_cost", "30");
+    set_default(p, "rescale_gap", "0");
+    set_default(p, "slowdown", "off");
+    /* read by cmd_sim itself: not every policy reads them */
+    gs_params_get(p, "elastic_mode");
+    return 0;
 }
 
 int cmd_sim(int argc, char **argv)
@@ -194,6 +251,13 @@ int cmd_sim(int argc, char **argv)
         free(plist);
         goto done;
     }
+    const char *runas[64]; /* registry name each run uses */
+    double interference = 0;
+    if (sim_elastic_defaults(&params, &tr, names, runas, np, &interference)) {
+        gs_trace_release(&tr);
+        free(plist);
+        goto done;
+    }
     gs_events ev = {0};
     if (events_path) {
         gs_diag_init(&d, events_path);
@@ -223,7 +287,8 @@ int cmd_sim(int argc, char **argv)
     /* prepare every run first: bad parameters fail before any simulation */
     for (size_t i = 0; i < np; i++) {
         rp[i] = &res[i];
-        gs_sim_opts o = {cluster, names[i], &params, eopts, events_path ? &ev : NULL, NULL, NULL};
+        gs_sim_opts o = {cluster, runas[i], &params,  eopts,       events_path ? &ev : NULL,
+                         NULL,    NULL,     names[i], interference};
         gs_diag_init(&d, cluster);
         if (gs_sim_prepare(&o, &res[i], &d)) {
             if (d.file == NULL && d.msg[0]) {
@@ -245,8 +310,8 @@ int cmd_sim(int argc, char **argv)
     for (size_t i = 0; i < np; i++) {
         progress_ctx pc = {names[i],
                            !strcmp(progress, "always") || (!strcmp(progress, "auto") && tty)};
-        gs_sim_opts o = {cluster,     names[i], &params, eopts, events_path ? &ev : NULL,
-                         on_progress, &pc};
+        gs_sim_opts o = {cluster,     runas[i], &params,  eopts,       events_path ? &ev : NULL,
+                         on_progress, &pc,      names[i], interference};
         gs_diag_init(&d, trace);
         if (gs_sim_run(&o, &tr, &res[i], &d)) {
             if (pc.on) fputc('\n', stderr);

@@ -2,6 +2,9 @@
 /*
  * sim.c - replay a trace through one engine and policy; collect metrics.
  *
+ * A Pollux workload (trace->goodput) runs with its applications' goodput model
+ * installed as the engine's progress model, reset before each run.
+ *
  * Invariants: the timeline has one row per instant at which allocated GPUs,
  * running or pending jobs changed (the state after everything at that
  * instant); metrics are computed from the final job records only, in slot
@@ -75,7 +78,7 @@ int gs_sim_prepare(const gs_sim_opts *o, gs_sim_result *res, gs_diag *d)
     d->file = NULL;
     rc = gs_engine_create(res->cluster, o->policy, o->params, &eo, &res->engine, d);
     if (rc) return rc;
-    snprintf(res->policy, sizeof res->policy, "%s", o->policy);
+    snprintf(res->policy, sizeof res->policy, "%s", o->label ? o->label : o->policy);
     snprintf(res->placement, sizeof res->placement, "%s", gs_place_mode_name(eo.placement));
     res->total_gpus = gs_cluster_ngpus(res->cluster);
     gs_engine_set_observer(res->engine, observe, res);
@@ -229,6 +232,15 @@ int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_d
     for (size_t i = 0; i < t->n; i++)
         if (t->jobs[i].id > maxid) maxid = t->jobs[i].id;
     gs_engine_reserve_ids(res->engine, maxid + 1);
+    if (t->goodput) {
+        /* a Pollux workload: its applications' goodput model drives the jobs' progress; one
+         * model serves the runs of a trace one after the other */
+        gs_goodput_reset(t->goodput);
+        gs_goodput_set_interference(t->goodput, o->interference);
+        if ((rc = gs_engine_set_progress(res->engine, gs_goodput_progress_ops(), t->goodput)))
+            return gs_diag_set(d, rc, 0, 0, "cannot install the goodput model: %s",
+                               gs_strerror(rc));
+    }
     for (size_t i = 0; i < t->n; i++) {
         rc = gs_engine_add_job(res->engine, &t->jobs[i], NULL, d);
         if (rc) {

@@ -134,6 +134,10 @@ typedef struct gs_sim_opts {
     const gs_events *events; /* may be NULL */
     gs_sim_progress_fn progress;
     void *progress_ud;
+    const char *label;   /* the run's name in outputs (NULL = policy): parity mode runs
+                            "tiresias" as tiresias-tj but keeps the name the user typed */
+    double interference; /* goodput model (a Pollux workload's trace->goodput): slowdown of
+                            distributed jobs sharing a node with another (0 = none) */
 } gs_sim_opts;
 
 /* Load the cluster and create the engine without running (parameter checks). */
