@@ -13,10 +13,11 @@
 #
 #   tools/pollux_parity.sh [--gsched BIN] [--data DIR] [-j N] [--loads "1.0 2.0"]
 #       [--workloads "1 2"] [--policies pollux,tiresias,optimus] [--no-sweeps]
-#       [--per-workload] [--check] [--tolerance PCT] [--out DIR]
+#       [--per-workload] [--check] [--tolerance PCT] [--out DIR] [--markdown]
 #
 # DIR holds workloads*/ and results-*/ (default: data/pollux when it has them, else
 # ../shared/traces/pollux next to the repository).  Runs go N at a time (default 2).
+# --markdown prints the tables as Markdown (docs/elastic.md).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +32,7 @@ PERW=0
 CHECK=0
 TOL=10
 OUT=
+MD=0
 
 usage() { sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
     --policies) POLICIES=$2; shift 2 ;;
     --no-sweeps) SWEEPS=0; shift ;;
     --per-workload) PERW=1; shift ;;
+    --markdown) MD=1; shift ;;
     --check) CHECK=1; shift ;;
     --tolerance) TOL=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
@@ -162,15 +165,18 @@ if [ "$SWEEPS" = 1 ] && [[ ",$POLICIES," == *,pollux,* ]] && [[ " $LOADS " == *"
     done
 fi
 
-verdict=$(awk -F'\t' -v tol="$TOL" -v perw="$PERW" -v wl="$WORKLOADS" '
-function row(lab, o, t,   d, m) {
+verdict=$(awk -F'\t' -v tol="$TOL" -v perw="$PERW" -v wl="$WORKLOADS" -v md="$MD" '
+function row(lab, o, t, dir,   d, m) {
     d = (o - t) / t * 100
     m = (d > tol || d < -tol) ? "  outside +-" tol " %" : ""
-    printf "%-28s %10.1f %10.1f %+8.1f %%%s\n", lab, o, t, d, m
+    if (md) printf "| %s | %.0f | %.0f | %+.1f %%%s |%s\n", lab, o, t, d, m, dir == "" ? "" : " " dir " |"
+    else printf "%-28s %10.1f %10.1f %+8.1f %%%s\n", lab, o, t, d, m
     return m != ""
 }
-function head(title) {
-    printf "\n%s\n%-28s %10s %10s %9s\n", title, "", "gsched", "authors", "diff"
+function head(title, sweep) {
+    if (md) printf "\n%s\n\n| | gsched | authors | diff |%s\n|---|---:|---:|---:|%s\n", title,
+        sweep ? " direction vs the step before |" : "", sweep ? "---|" : ""
+    else printf "\n%s\n%-28s %10s %10s %9s\n", title, "", "gsched", "authors", "diff"
 }
 {
     if ($4 == "" || $5 == "") { printf "missing result: %s %s workload-%s\n", $1, $2, $3; bad = 1; next }
@@ -185,19 +191,21 @@ END {
     title["interference"] = "Interference (pollux, 1.0x)"
     for (i = 1; i <= nk; i++) {
         k = order[i]
-        if (sec[i] != last) { head(title[sec[i]]); last = sec[i]; po = pt = "" }
+        if (sec[i] != last) { head(title[sec[i]], sec[i] != "fig8"); last = sec[i]; po = pt = "" }
         o = so[k] / n[k]; t = st[k] / n[k]
         if (perw && wrow[k] != "") {
             m = split(wrow[k], ws, "\n")
-            for (x = 1; x < m; x++) { split(ws[x], f, "\t"); bad += row("  " lab[i] " workload-" f[1], f[2], f[3]) }
+            for (x = 1; x < m; x++) { split(ws[x], f, "\t"); bad += row("  " lab[i] " workload-" f[1], f[2], f[3], md && sec[i] != "fig8" ? "-" : "") }
         }
-        bad += row(lab[i], o, t)
+        dir = ""
         if (sec[i] != "fig8" && po != "") {
             dou = o > po ? "up" : o < po ? "down" : "flat"
             dth = t > pt ? "up" : t < pt ? "down" : "flat"
-            if (dou == dth) printf "%-28s direction %s, as the authors\n", "", dou
-            else { printf "%-28s direction %s, the authors %s: DIFFERENT\n", "", dou, dth; bad++ }
-        }
+            if (dou == dth) dir = sprintf("direction %s, as the authors", dou)
+            else { dir = sprintf("direction %s, the authors %s: DIFFERENT", dou, dth); bad++ }
+        } else if (md && sec[i] != "fig8") dir = "-"
+        bad += row(lab[i], o, t, dir)
+        if (!md && dir != "") printf "%-28s %s\n", "", dir
         po = o; pt = t
     }
     print (bad ? "BAD" : "OK") > "/dev/stderr"
