@@ -15,7 +15,8 @@
  * elastic_mode=event is set (docs/elastic.md, "Pollux parity"): the policies
  * decide every 'interval' (60 s), every allocation costs 30 s without progress
  * (rescale_cost=pollux30, launch_cost=on, preempt_cost=30), drains are instantaneous, no
- * placement slowdown but the goodput model's, no gap between rescales, and
+ * placement slowdown but the goodput model's, no gap between rescales, the
+ * goodput model re-tunes every job at each interval as the artifact does, and
  * `tiresias` runs tiresias-tj (Tiresias + TunedJobs); outputs keep the names
  * typed.  Defaults set here never override a --set of the same key.
  */
@@ -109,10 +110,12 @@ static void set_default(gs_params *p, const char *key, const char *val)
 /*
  * Elastic settings: the parity-mode defaults of a Pollux workload (see the
  * header comment) and the registry name each typed policy runs as.  Reads
- * elastic_mode and interference (marking them used).  0, or an error printed.
+ * elastic_mode, interference and, in parity, interval (marking them used).  0, or an
+ * error printed.
  */
 static int sim_elastic_defaults(gs_params *p, const gs_trace *tr, const char *const *names,
-                                const char **runas, size_t np, double *interference)
+                                const char **runas, size_t np, double *interference,
+                                gs_time *retune)
 {
     gs_diag d;
     gs_diag_init(&d, NULL);
@@ -128,7 +131,13 @@ static int sim_elastic_defaults(gs_params *p, const gs_trace *tr, const char *co
     int parity = mode ? !strcmp(mode, "parity") : tr->format == GS_TRACE_POLLUX;
     for (size_t i = 0; i < np; i++)
         runas[i] = parity && !strcmp(names[i], "tiresias") ? "tiresias-tj" : names[i];
+    *retune = 0;
     if (!parity) return 0;
+    /* the goodput model re-tunes the jobs at every step, as the artifact's simulator */
+    if (gs_params_get_duration(p, "interval", 60 * GS_SEC, retune, &d)) {
+        cli_diag(&d);
+        return -1;
+    }
     set_default(p, "elastic_mode", "parity");
     set_default(p, "rescale_cost", "pollux30");
     set_default(p, "launch_cost", "on");
@@ -253,7 +262,8 @@ int cmd_sim(int argc, char **argv)
     }
     const char *runas[64]; /* registry name each run uses */
     double interference = 0;
-    if (sim_elastic_defaults(&params, &tr, names, runas, np, &interference)) {
+    gs_time retune = 0;
+    if (sim_elastic_defaults(&params, &tr, names, runas, np, &interference, &retune)) {
         gs_trace_release(&tr);
         free(plist);
         goto done;
@@ -287,8 +297,8 @@ int cmd_sim(int argc, char **argv)
     /* prepare every run first: bad parameters fail before any simulation */
     for (size_t i = 0; i < np; i++) {
         rp[i] = &res[i];
-        gs_sim_opts o = {cluster, runas[i], &params,  eopts,       events_path ? &ev : NULL,
-                         NULL,    NULL,     names[i], interference};
+        gs_sim_opts o = {cluster, runas[i], &params,  eopts,        events_path ? &ev : NULL,
+                         NULL,    NULL,     names[i], interference, retune};
         gs_diag_init(&d, cluster);
         if (gs_sim_prepare(&o, &res[i], &d)) {
             if (d.file == NULL && d.msg[0]) {
@@ -310,8 +320,8 @@ int cmd_sim(int argc, char **argv)
     for (size_t i = 0; i < np; i++) {
         progress_ctx pc = {names[i],
                            !strcmp(progress, "always") || (!strcmp(progress, "auto") && tty)};
-        gs_sim_opts o = {cluster,     runas[i], &params,  eopts,       events_path ? &ev : NULL,
-                         on_progress, &pc,      names[i], interference};
+        gs_sim_opts o = {cluster,     runas[i], &params,  eopts,        events_path ? &ev : NULL,
+                         on_progress, &pc,      names[i], interference, retune};
         gs_diag_init(&d, trace);
         if (gs_sim_run(&o, &tr, &res[i], &d)) {
             if (pc.on) fputc('\n', stderr);

@@ -237,6 +237,7 @@ int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_d
          * model serves the runs of a trace one after the other */
         gs_goodput_reset(t->goodput);
         gs_goodput_set_interference(t->goodput, o->interference);
+        gs_goodput_set_interval(t->goodput, o->retune);
         if ((rc = gs_engine_set_progress(res->engine, gs_goodput_progress_ops(), t->goodput)))
             return gs_diag_set(d, rc, 0, 0, "cannot install the goodput model: %s",
                                gs_strerror(rc));

@@ -138,6 +138,8 @@ typedef struct gs_sim_opts {
                             "tiresias" as tiresias-tj but keeps the name the user typed */
     double interference; /* goodput model (a Pollux workload's trace->goodput): slowdown of
                             distributed jobs sharing a node with another (0 = none) */
+    gs_time retune;      /* goodput model: re-tune every job at each multiple of this (the
+                            parity mode's interval, as the artifact's steps), 0 = never */
 } gs_sim_opts;
 
 /* Load the cluster and create the engine without running (parameter checks). */
