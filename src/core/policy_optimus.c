@@ -58,6 +58,7 @@ typedef struct opt {
     double *gain;     /* gain of the next step */
     double **tc;      /* step-time cache by size */
     int32_t *ntc;     /* entries of tc[slot] */
+    int32_t *maxn;    /* largest size of each job (fixed at its arrival) */
     int32_t *order;   /* active slots */
     int *gpus, *keep; /* placement scratch (cluster GPUs) */
     char reason[160];
@@ -97,6 +98,7 @@ static void opt_destroy(void *st)
     for (size_t i = 0; i < o->cap; i++) free(o->tc[i]);
     free(o->tc);
     free(o->ntc);
+    free(o->maxn);
     free(o->n);
     free(o->gain);
     free(o->order);
@@ -125,9 +127,11 @@ static int grow(opt *o, size_t slot)
     if (tc) o->tc = tc;
     int32_t *ntc = realloc(o->ntc, nc * sizeof *ntc);
     if (ntc) o->ntc = ntc;
+    int32_t *mx = realloc(o->maxn, nc * sizeof *mx);
+    if (mx) o->maxn = mx;
     int32_t *ord = realloc(o->order, nc * sizeof *ord);
     if (ord) o->order = ord;
-    if (!n || !g || !tc || !ntc || !ord) return GS_ENOMEM;
+    if (!n || !g || !tc || !ntc || !mx || !ord) return GS_ENOMEM;
     for (size_t i = o->cap; i < nc; i++) o->tc[i] = NULL, o->ntc[i] = 0;
     o->cap = nc;
     return 0;
@@ -144,12 +148,15 @@ static int arm(opt *o, gs_time from)
     return rc;
 }
 
+static int compute_max_size(const opt *o, const gs_job *j);
+
 static int opt_arrival(void *st, gs_job *j)
 {
     opt *o = st;
     o->nactive++; /* first: a failure below leaves the count right for check() */
     int rc = grow(o, (size_t)j->slot);
     if (rc) return rc;
+    o->maxn[j->slot] = compute_max_size(o, j);
     gs_goodput *g = model(o);
     if (g && j->app && j->batch_size > 0 &&
         (rc = gs_goodput_set_batch_mode(g, j, GS_BATCH_FIXED, j->batch_size)))
@@ -194,8 +201,8 @@ static int is_elastic(const opt *o, const gs_job *j)
     return o->parity || j->max_gpus > 0;
 }
 
-/* Largest size the job may take. */
-static int max_size(const opt *o, const gs_job *j)
+/* Largest size the job may take (computed once, at its arrival: o->maxn). */
+static int compute_max_size(const opt *o, const gs_job *j)
 {
     if (o->parity) {
         const gs_goodput *g = model(o);
@@ -222,7 +229,7 @@ static int min_size(const opt *o, const gs_job *j)
 /* Next size after n (0 when none). */
 static int next_size(const opt *o, const gs_job *j, int n)
 {
-    int hi = max_size(o, j);
+    int hi = o->maxn[j->slot];
     if (o->parity) return n + 1 <= hi ? n + 1 : 0;
     if (!is_elastic(o, j)) return 0;
     for (int k = n + j->gpus_per_task; k <= hi; k += j->gpus_per_task)
