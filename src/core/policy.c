@@ -23,6 +23,9 @@ extern const gs_policy_ops gs_policy_gandiva;
 extern const gs_policy_ops gs_policy_gandiva_emul;
 extern const gs_policy_ops gs_policy_tiresias_tj;
 extern const gs_policy_ops gs_policy_optimus;
+extern const gs_policy_ops gs_policy_elasticflow;
+extern const gs_policy_ops gs_policy_edf;
+extern const gs_policy_ops gs_policy_afs;
 
 /* clang-format off */
 static const gs_policy_ops *const registry[] = {
@@ -42,6 +45,9 @@ static const gs_policy_ops *const registry[] = {
     &gs_policy_gandiva_emul,
     &gs_policy_tiresias_tj,
     &gs_policy_optimus,
+    &gs_policy_elasticflow,
+    &gs_policy_edf,
+    &gs_policy_afs,
 };
 /* clang-format on */
 

@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * policy_elasticflow.c - ElasticFlow (Gu et al., ASPLOS'23): deadline-aware
+ * elastic scheduling with admission control.  Our reading of the paper and
+ * its artifact (no code taken):
+ *
+ *   plan      Jobs with a deadline, in deadline order, each take their
+ *             minimum satisfactory share of a free-GPU timeline that starts
+ *             with every healthy GPU free: the smallest power-of-two level q
+ *             such that running at q (less where fewer GPUs are left, down to
+ *             the largest power of two that is free) from its deadline
+ *             backwards finishes its remaining work in time, after one restart
+ *             at q.  The plan is reserved (as late as possible), so earlier
+ *             time stays free for later arrivals.
+ *   admit     A job arriving with a deadline is admitted when the plan with it
+ *             keeps every job feasible that was feasible without it; else it
+ *             is rejected at once (REJECTED, with the reason).  Jobs without a
+ *             deadline are best effort: admitted, served from leftovers.
+ *   now       Each job gets its plan's level at the current instant; a running
+ *             job keeps a larger size while the total allows it (no churn);
+ *             the GPUs left over go one level (x2) at a time to the job with
+ *             the largest marginal return, the running time saved per extra GPU
+ *             (remaining work / speed(k) - remaining work / speed(2k), over k),
+ *             a job holding nothing first.  Sizes are powers of two up to the
+ *             job's max_gpus and, with throughput tables, the size of its best
+ *             measured throughput.
+ *   place     Buddy placement: a power-of-two block aligned on its size inside
+ *             a node, whole nodes beyond (elastic_util.c).
+ *   when      On every arrival and completion, and every 'slot' (60 s, the
+ *             artifact's scheduling_slot in simulation; --set slot=240s for
+ *             its testbed) while jobs are active; sizes change through
+ *             gs_engine_rescale (POLICY: rescale_gap and max_rescales apply)
+ *             with a reason the user can read.
+ *
+ * Parameters: slot (duration, default 60s).
+ * Invariants: 'act' holds exactly the admitted arrived jobs that are not
+ * final, sorted by (deadline, slot) with best-effort jobs last; targets are
+ * powers of two within each job's levels (or its requested size for a rigid
+ * job) and sum to at most the healthy GPUs; the timeline's free counts are
+ * never negative.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elastic_util.h"
+#include "gsched/goodput.h"
+#include "gsched/policy.h"
+
+#define TAG_SLOT 1
+
+typedef struct seg {
+    gs_time t; /* start; the segment ends where the next starts (the last: never) */
+    int free;
+} seg;
+
+typedef struct ef {
+    gs_engine *e;
+    gs_time slot;
+    int32_t *act; /* admitted active jobs (slots), in plan order */
+    size_t nact, capact;
+    int *target, *plan_now; /* by position in act */
+    seg *tl;
+    size_t ntl, captl;
+    seg *iv; /* scratch: intervals of one reservation (start, GPUs) and their ends */
+    gs_time *ivend;
+    int dirty;
+    gs_time timer_at;
+    char why[256];
+} ef;
+
+/* ---- timeline of free GPUs ------------------------------------------------------------- */
+
+static void tl_reset(ef *f, gs_time now, int total)
+{
+    f->ntl = 1;
+    f->tl[0] = (seg){now, total};
+}
+
+/* Make t a segment start (t > tl[0].t); returns its index or GS_ENOMEM. */
+static int tl_split(ef *f, gs_time t)
+{
+    size_t i = 0;
+    while (i + 1 < f->ntl && f->tl[i + 1].t <= t) i++;
+    if (f->tl[i].t == t) return (int)i;
+    if (f->ntl == f->captl) {
+        size_t nc = f->captl * 2;
+        seg *n = realloc(f->tl, nc * sizeof *n);
+        if (!n) return GS_ENOMEM;
+        f->tl = n;
+        seg *v = realloc(f->iv, nc * sizeof *v);
+        if (!v) return GS_ENOMEM;
+        f->iv = v;
+        gs_time *ve = realloc(f->ivend, nc * sizeof *ve);
+        if (!ve) return GS_ENOMEM;
+        f->ivend = ve;
+        f->captl = nc;
+    }
+    memmove(&f->tl[i + 2], &f->tl[i + 1], (f->ntl - i - 1) * sizeof *f->tl);
+    f->tl[i + 1] = (seg){t, f->tl[i].free};
+    f->ntl++;
+    return (int)i + 1;
+}
+
+static int tl_reserve(ef *f, gs_time t0, gs_time t1, int k)
+{
+    if (k <= 0 || t1 <= t0) return 0;
+    int a = tl_split(f, t0);
+    if (a < 0) return a;
+    int b = tl_split(f, t1);
+    if (b < 0) return b;
+    for (int i = a; i < b; i++) f->tl[i].free -= k;
+    return 0;
+}
+
+/* ---- job arithmetic --------------------------------------------------------------------- */
+
+static int rigid(const gs_job *j)
+{
+    return j->max_gpus <= 0;
+}
+
+/* Largest level of j: a power of two (or its size when rigid). */
+static int cap_of(const ef *f, const gs_job *j, int total)
+{
+    if (rigid(j)) return j->req_gpus;
+    int cap = j->max_gpus;
+    const gs_tput *t = gs_tput_of(f->e);
+    if (t) {
+        int row = gs_tput_find(t, j->app, j->batch_size);
+        int best = row >= 0 ? gs_tput_best_gpus(t, row) : 0;
+        if (best > 0 && best < cap) cap = best;
+    }
+    if (cap > total) cap = total;
+    return eu_floor_pow2(cap);
+}
+
+/* Next level above k for j (0 when none). */
+static int next_level(const ef *f, const gs_job *j, int k, int total)
+{
+    int cap = cap_of(f, j, total);
+    if (rigid(j)) return k == 0 && cap <= total ? cap : 0;
+    for (int q = k ? k * 2 : 1; q <= cap; q *= 2)
+        if (gs_job_size_valid(j, q)) return q;
+    return 0;
+}
+
+/* Largest valid level of j that is <= n (0 when none). */
+static int level_below(const ef *f, const gs_job *j, int n, int total)
+{
+    int cap = cap_of(f, j, total);
+    if (rigid(j)) return cap <= n ? cap : 0;
+    for (int q = eu_floor_pow2(n < cap ? n : cap); q >= 1; q /= 2)
+        if (gs_job_size_valid(j, q)) return q;
+    return 0;
+}
+
+static double speed(const ef *f, const gs_job *j, int k)
+{
+    return k > 0 ? gs_engine_job_speed(f->e, j, k) : 0;
+}
+
+/* Seconds j needs at k GPUs for its remaining work (inf at 0). */
+static double time_at(const ef *f, const gs_job *j, int k)
+{
+    double s = speed(f, j, k);
+    if (!(s > 0)) return INFINITY;
+    return (double)gs_job_remaining(j, gs_engine_now(f->e)) / s / 1e6;
+}
+
+/*
+ * Minimum satisfactory share of j on the timeline: reserve it and return its level at the
+ * current instant (>= 0), or -1 when its deadline cannot be met (nothing reserved).
+ */
+static int mss(ef *f, const gs_job *j, int total, int *level_out)
+{
+    gs_engine *e = f->e;
+    gs_time now = gs_engine_now(e);
+    double work = (double)gs_job_remaining(j, now);
+    int cap = cap_of(f, j, total);
+    *level_out = 0;
+    for (int q = rigid(j) ? cap : 1; q >= 1 && q <= cap; q = rigid(j) ? cap + 1 : q * 2) {
+        if (!rigid(j) && !gs_job_size_valid(j, q)) continue;
+        gs_time cost = 0;
+        if (!(j->state == GS_JOB_RUNNING && j->gpus == q))
+            cost = gs_costs_restart(gs_engine_costs(e), j->model, q, 1);
+        gs_time dl = j->deadline - cost;
+        if (dl <= now) return -1;
+        /* walk back from the deadline */
+        double prog = 0;
+        gs_time cross = GS_TIME_NONE;
+        size_t last = 0;
+        while (last + 1 < f->ntl && f->tl[last + 1].t < dl) last++;
+        for (size_t i = last + 1; i-- > 0;) {
+            gs_time s0 = f->tl[i].t,
+                    s1 = i + 1 < f->ntl && f->tl[i + 1].t < dl ? f->tl[i + 1].t : dl;
+            int a = level_below(f, j, f->tl[i].free < q ? f->tl[i].free : q, total);
+            if (a <= 0 || s1 <= s0) continue;
+            double r = speed(f, j, a);
+            if (!(r > 0)) continue;
+            double got = r * (double)(s1 - s0);
+            if (prog + got >= work) {
+                /* it starts in this segment: at the slot boundary before the point it must */
+                double need = (work - prog) / r;
+                gs_time st = s1 - (gs_time)ceil(need);
+                st = now + (st - now) / f->slot * f->slot;
+                cross = st > s0 ? st : s0;
+                break;
+            }
+            prog += got;
+        }
+        if (cross == GS_TIME_NONE) continue;
+        /* reserve from cross to the deadline (allocations read before any change) */
+        int now_level = 0;
+        size_t niv = 0;
+        for (size_t i = 0; i < f->ntl; i++) {
+            gs_time s0 = f->tl[i].t, s1 = i + 1 < f->ntl ? f->tl[i + 1].t : GS_TIME_MAX;
+            if (s1 <= cross || s0 >= dl) continue;
+            int a = level_below(f, j, f->tl[i].free < q ? f->tl[i].free : q, total);
+            gs_time r0 = s0 > cross ? s0 : cross, r1 = s1 < dl ? s1 : dl;
+            if (r0 == now) now_level = a;
+            f->iv[niv++] = (seg){r0, a};
+            f->ivend[niv - 1] = r1;
+        }
+        for (size_t i = 0; i < niv; i++) {
+            int rc = tl_reserve(f, f->iv[i].t, f->ivend[i], f->iv[i].free);
+            if (rc) return rc;
+        }
+        *level_out = q;
+        return now_level;
+    }
+    return -1;
+}
+
+/* ---- the plan ---------------------------------------------------------------------------- */
+
+static int ensure_cap(ef *f, size_t n)
+{
+    if (n <= f->capact) return 0;
+    size_t nc = f->capact ? f->capact * 2 : 64;
+    while (nc < n) nc *= 2;
+    int32_t *a = realloc(f->act, nc * sizeof *a);
+    if (!a) return GS_ENOMEM;
+    f->act = a;
+    int *t = realloc(f->target, nc * sizeof *t);
+    if (!t) return GS_ENOMEM;
+    f->target = t;
+    int *p = realloc(f->plan_now, nc * sizeof *p);
+    if (!p) return GS_ENOMEM;
+    f->plan_now = p;
+    f->capact = nc;
+    return 0;
+}
+
+static int before(const gs_job *a, const gs_job *b)
+{
+    gs_time ka = a->deadline == GS_TIME_NONE ? GS_TIME_MAX : a->deadline;
+    gs_time kb = b->deadline == GS_TIME_NONE ? GS_TIME_MAX : b->deadline;
+    return ka != kb ? ka < kb : a->slot < b->slot;
+}
+
+static int healthy(const ef *f)
+{
+    return gs_cluster_cell(gs_engine_cluster(f->e), 0)->healthy;
+}
+
+/*
+ * Plan the jobs in act (skipping position 'skip', -1 = none): each deadline job's level now
+ * into plan_now (-1 = infeasible).  Returns the number of infeasible jobs or GS_ENOMEM.
+ */
+static int plan(ef *f, long skip)
+{
+    int total = healthy(f);
+    tl_reset(f, gs_engine_now(f->e), total);
+    int bad = 0;
+    for (size_t i = 0; i < f->nact; i++) {
+        f->plan_now[i] = 0;
+        if ((long)i == skip) continue;
+        const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
+        if (j->deadline == GS_TIME_NONE) continue;
+        int q;
+        int now = mss(f, j, total, &q);
+        if (now == GS_ENOMEM) return now;
+        if (now < 0) bad++;
+        f->plan_now[i] = now;
+    }
+    return bad;
+}
+
+/* Levels now: plan, keep running sizes the total allows, leftovers by marginal return. */
+static int decide(ef *f)
+{
+    int bad = plan(f, -1);
+    if (bad < 0) return bad;
+    int total = healthy(f), used = 0;
+    for (size_t i = 0; i < f->nact; i++) {
+        f->target[i] = f->plan_now[i] > 0 ? f->plan_now[i] : 0;
+        used += f->target[i];
+    }
+    /* every job without GPUs in its plan now gets its smallest level, in deadline order */
+    for (size_t i = 0; i < f->nact; i++) {
+        const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
+        int k = f->target[i] ? 0 : next_level(f, j, 0, total);
+        if (k > 0 && used + k <= total) {
+            f->target[i] = k;
+            used += k;
+        }
+    }
+    /* a running job keeps a larger size while the total allows it (no churn), in deadline
+     * order */
+    for (size_t i = 0; i < f->nact; i++) {
+        const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
+        int cur = j->state == GS_JOB_RUNNING ? j->gpus : 0;
+        if (j->state == GS_JOB_DRAINING) cur = j->target_gpus;
+        if (cur > f->target[i] && used + cur - f->target[i] <= total) {
+            used += cur - f->target[i];
+            f->target[i] = cur;
+        }
+    }
+    for (;;) {
+        long best = -1;
+        double bm = 0;
+        int bnext = 0;
+        for (size_t i = 0; i < f->nact; i++) {
+            const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
+            int k = f->target[i], nx = next_level(f, j, k, total);
+            if (nx <= 0 || nx - k > total - used) continue;
+            double m = k == 0 ? INFINITY : (time_at(f, j, k) - time_at(f, j, nx)) / (nx - k);
+            if (!(m > 0)) continue;
+            if (best < 0 || m > bm) best = (long)i, bm = m, bnext = nx;
+        }
+        if (best < 0) break;
+        used += bnext - f->target[best];
+        f->target[best] = bnext;
+    }
+    return 0;
+}
+
+/* Carry the targets out: shrinks first (they free GPUs), then grows and starts. */
+static int enact(ef *f)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < f->nact; i++) {
+            const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
+            int cur = j->state == GS_JOB_RUNNING ? j->gpus : 0, t = f->target[i];
+            if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_PENDING) continue;
+            if (pass == 0 ? t >= cur : t <= cur) continue;
+            if (j->state == GS_JOB_RUNNING && !rigid(j)) {
+                double t0 = time_at(f, j, cur), t1 = time_at(f, j, t);
+                if (t > cur)
+                    snprintf(f->why, sizeof f->why,
+                             "elasticflow: grew %d->%d GPUs: idle GPUs, where they save the most "
+                             "time per GPU (%.0f s -> %.0f s left)",
+                             cur, t, t0, t1);
+                else if (t > 0)
+                    snprintf(f->why, sizeof f->why,
+                             "elasticflow: shrank %d->%d GPUs: other jobs' deadlines need them; "
+                             "%.0f s of work left at %d GPUs%s",
+                             cur, t, t1, t,
+                             j->deadline != GS_TIME_NONE ? ", its deadline still planned" : "");
+                else
+                    snprintf(f->why, sizeof f->why,
+                             "elasticflow: paused %d->0 GPUs: other jobs' deadlines need them "
+                             "now; its plan runs it later",
+                             cur);
+            } else if (j->state == GS_JOB_RUNNING) {
+                continue; /* a rigid job keeps its size */
+            }
+            int rc = eu_apply(f->e, j, t, 1, f->why);
+            if (rc < 0) return rc;
+            if (rc > 0 && j->state == GS_JOB_PENDING)
+                gs_engine_set_reason(f->e, j,
+                                     t > 0 ? "Resources (elasticflow: GPUs of its plan busy)"
+                                           : "elasticflow: its plan starts it later");
+        }
+    return 0;
+}
+
+/* ---- hooks ------------------------------------------------------------------------------ */
+
+static int ef_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
+{
+    ef *f = calloc(1, sizeof *f);
+    if (!f) return GS_ENOMEM;
+    f->e = e;
+    int rc = gs_params_get_duration(p, "slot", 60 * GS_SEC, &f->slot, d);
+    if (!rc && f->slot < GS_SEC) rc = gs_diag_set(d, GS_EINVAL, 0, 0, "slot must be >= 1s");
+    f->captl = 64;
+    f->tl = malloc(f->captl * sizeof *f->tl);
+    f->iv = malloc(f->captl * sizeof *f->iv);
+    f->ivend = malloc(f->captl * sizeof *f->ivend);
+    if (!rc && (!f->tl || !f->iv || !f->ivend)) rc = GS_ENOMEM;
+    if (rc) {
+        free(f->tl);
+        free(f->iv);
+        free(f->ivend);
+        free(f);
+        return rc;
+    }
+    f->timer_at = GS_TIME_NONE;
+    gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
+    *state = f;
+    return 0;
+}
+
+static void ef_destroy(void *st)
+{
+    ef *f = st;
+    if (!f) return;
+    free(f->act);
+    free(f->target);
+    free(f->plan_now);
+    free(f->tl);
+    free(f->iv);
+    free(f->ivend);
+    free(f);
+}
+
+static int arm(ef *f)
+{
+    gs_time now = gs_engine_now(f->e);
+    if (!f->nact || (f->timer_at != GS_TIME_NONE && f->timer_at > now)) return 0;
+    f->timer_at = now + f->slot;
+    return gs_engine_set_timer(f->e, f->timer_at, TAG_SLOT);
+}
+
+static int ef_arrival(void *st, gs_job *j)
+{
+    ef *f = st;
+    int rc = ensure_cap(f, f->nact + 1);
+    if (rc) return rc;
+    size_t at = 0;
+    while (at < f->nact && before(gs_engine_job(f->e, (size_t)f->act[at]), j)) at++;
+    memmove(&f->act[at + 1], &f->act[at], (f->nact - at) * sizeof *f->act);
+    f->act[at] = j->slot;
+    f->nact++;
+    if (j->deadline != GS_TIME_NONE) {
+        int without = plan(f, (long)at);
+        if (without < 0) return without;
+        int with = plan(f, -1);
+        if (with < 0) return with;
+        if (with > without) {
+            int alone = f->plan_now[at] < 0;
+            memmove(&f->act[at], &f->act[at + 1], (f->nact - at - 1) * sizeof *f->act);
+            f->nact--;
+            gs_time left = j->deadline - gs_engine_now(f->e);
+            if (!alone)
+                snprintf(f->why, sizeof f->why,
+                         "elasticflow: rejected: admitting it would make an admitted job miss "
+                         "its deadline");
+            else
+                snprintf(f->why, sizeof f->why,
+                         "elasticflow: rejected: its deadline (in %.0f s) cannot be met with "
+                         "the GPUs admitted jobs leave free (up to %d GPUs, %s)",
+                         gs_time_to_sec(left > 0 ? left : 0), cap_of(f, j, healthy(f)),
+                         j->model ? j->model : "its model");
+            return gs_engine_reject(f->e, j, f->why);
+        }
+    }
+    f->dirty = 1;
+    return arm(f);
+}
+
+static int ef_requeue(void *st, gs_job *j)
+{
+    ef *f = st;
+    (void)j;
+    f->dirty = 1;
+    return 0;
+}
+
+static int ef_finish(void *st, gs_job *j)
+{
+    ef *f = st;
+    for (size_t i = 0; i < f->nact; i++)
+        if (f->act[i] == j->slot) {
+            memmove(&f->act[i], &f->act[i + 1], (f->nact - i - 1) * sizeof *f->act);
+            f->nact--;
+            break;
+        }
+    f->dirty = 1;
+    return 0;
+}
+
+static int ef_timer(void *st, uint64_t tag)
+{
+    ef *f = st;
+    if (tag != TAG_SLOT) return 0;
+    f->timer_at = GS_TIME_NONE;
+    f->dirty = 1;
+    gs_engine_request_pass(f->e);
+    return arm(f);
+}
+
+static int ef_node(void *st, int node, int down)
+{
+    ef *f = st;
+    (void)node, (void)down;
+    f->dirty = 1;
+    return 0;
+}
+
+static int ef_schedule(void *st)
+{
+    ef *f = st;
+    if (f->dirty) {
+        int rc = decide(f);
+        if (rc < 0) return rc;
+        f->dirty = 0;
+    }
+    return enact(f);
+}
+
+static int ef_check(void *st, gs_diag *d)
+{
+    ef *f = st;
+    for (size_t i = 0; i < f->nact; i++) {
+        const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
+        if (gs_job_state_final(j->state) || !j->arrived)
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "elasticflow: job %lld listed but %s",
+                               (long long)j->id, gs_job_state_name(j->state));
+        if (i && before(j, gs_engine_job(f->e, (size_t)f->act[i - 1])))
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "elasticflow: jobs out of deadline order");
+    }
+    for (size_t i = 0; i < f->ntl; i++)
+        if (f->tl[i].free < 0)
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "elasticflow: negative free GPUs in plan");
+    return 0;
+}
+
+const gs_policy_ops gs_policy_elasticflow = {
+    .name = "elasticflow",
+    .summary = "deadline-aware elastic (ElasticFlow): admission by minimum satisfactory share, "
+               "leftovers by marginal return, power-of-two buddy placement",
+    .flags = 0, /* resizes through gs_engine_rescale, never gs_engine_preempt */
+    .create = ef_create,
+    .destroy = ef_destroy,
+    .on_arrival = ef_arrival,
+    .on_requeue = ef_requeue,
+    .on_finish = ef_finish,
+    .on_node = ef_node,
+    .on_timer = ef_timer,
+    .schedule = ef_schedule,
+    .check = ef_check,
+};
