@@ -42,7 +42,8 @@ static void sim_usage(FILE *f)
         "                      a Tiresias cluster CSV, or a HiveD config YAML\n"
         "  --trace FILE        trace: Tiresias CSV, Philly CSV (timestamp,duration,num_gpus,...),\n"
         "                      Pollux workload CSV "
-        "(name,time,application,num_replicas,batch_size)\n"
+        "(name,time,application,num_replicas,batch_size),\n"
+        "                      ElasticFlow CSV (job_id,submit_time,iteration,model_name,ddl,...)\n"
         "                      or gsched native CSV (see docs/trace-format.md)\n"
         "  --policy LIST       comma-separated policies (see 'gsched policies')\n"
         "  --placement MODE    count (any free GPUs) or consolidate (default)\n"
@@ -60,7 +61,12 @@ static void sim_usage(FILE *f)
         "                      tiresias-tj, optimus = Optimus+Oracle+TunedJobs\n"
         "  --set interval=DURATION       scheduling interval (default 60s)\n"
         "  --set interference=F          slowdown of distributed jobs sharing a node (0..1)\n"
-        "  --set interference_avoid=on|off  pollux keeps distributed jobs apart (on)\n");
+        "  --set interference_avoid=on|off  pollux keeps distributed jobs apart (on)\n"
+        "\n"
+        "ElasticFlow traces (job_id,submit_time,iteration,model_name,ddl,batch_size,num_gpu,...;\n"
+        "deadlines; docs/trace-format.md):\n"
+        "  --set throughputs=DIR         throughput tables DIR/<model>.csv (default: the\n"
+        "                      folder 'throughputs' next to the trace)\n");
 }
 
 typedef struct progress_ctx {
@@ -76,6 +82,42 @@ static void on_progress(void *ud, const gs_sim_result *r, gs_time now, size_t do
     fprintf(stderr, "\r%-16s sim time %10.0fs  jobs done %zu/%zu (%.0f%%)   ", p->policy,
             gs_time_to_sec(now), done, total, total ? 100.0 * (double)done / (double)total : 0.0);
     fflush(stderr);
+}
+
+/*
+ * ElasticFlow traces progress by their throughput tables (--set throughputs=DIR, default
+ * DIR = <trace's directory>/throughputs): load them into tr->tput, give every job its work
+ * in the table model's units.  0 (nothing for other traces), or EXIT_USAGE after a message.
+ */
+static int load_tput(gs_params *params, gs_trace *tr, const char *trace)
+{
+    const char *dir = gs_params_get(params, "throughputs");
+    if (tr->format != GS_TRACE_ELASTICFLOW) {
+        if (dir) cli_err("throughputs=%s: only ElasticFlow traces use throughput tables", dir);
+        return dir ? EXIT_USAGE : 0;
+    }
+    char def[4096];
+    if (!dir) {
+        const char *sl = strrchr(trace, '/');
+        if (sl)
+            snprintf(def, sizeof def, "%.*s/throughputs", (int)(sl - trace), trace);
+        else
+            snprintf(def, sizeof def, "throughputs");
+        if (access(def, R_OK) != 0) {
+            cli_err("%s: an ElasticFlow trace needs its throughput tables: --set throughputs=DIR "
+                    "(no '%s')",
+                    trace, def);
+            return EXIT_USAGE;
+        }
+        dir = def;
+    }
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_tput_load_dir(dir, tr, &tr->tput, &d) || gs_trace_apply_tput(tr, tr->tput, dir, &d)) {
+        cli_diag(&d);
+        return EXIT_USAGE; /* gs_trace_release frees what was read */
+    }
+    return 0;
 }
 
 static int write_run(const char *dir, gs_sim_result *r, const gs_run_info *info)
@@ -257,6 +299,11 @@ int cmd_sim(int argc, char **argv)
     gs_trace tr;
     if (gs_trace_load_ex(trace, gs_params_get(&params, "pollux_traces"), &tr, &d)) {
         cli_diag(&d);
+        free(plist);
+        goto done;
+    }
+    if (load_tput(&params, &tr, trace)) {
+        gs_trace_release(&tr);
         free(plist);
         goto done;
     }

@@ -163,12 +163,17 @@ int gs_write_timeline(const char *path, const gs_sim_result *r)
     char tmp[4096];
     FILE *f = open_tmp(path, tmp, sizeof tmp);
     if (!f) return GS_EIO;
-    fputs("time_s,allocated_gpus,running_jobs,pending_jobs,suspended_jobs,packed_gpus\n", f);
+    fputs("time_s,allocated_gpus,running_jobs,pending_jobs,suspended_jobs,packed_gpus", f);
+    fputs(r->elastic ? ",goodput\n" : "\n", f);
     char t[32];
     for (size_t i = 0; i < r->ntl; i++) {
         gs_fmt_sec(t, sizeof t, r->tl[i].t);
-        fprintf(f, "%s,%d,%d,%d,%d,%d\n", t, r->tl[i].alloc, r->tl[i].running, r->tl[i].pending,
+        fprintf(f, "%s,%d,%d,%d,%d,%d", t, r->tl[i].alloc, r->tl[i].running, r->tl[i].pending,
                 r->tl[i].suspended, r->tl[i].packed);
+        if (r->elastic)
+            fprintf(f, ",%.6f\n", r->tl[i].goodput);
+        else
+            fputc('\n', f);
     }
     return close_tmp(f, tmp, path);
 }
@@ -213,6 +218,16 @@ int gs_write_summary(const char *path, const gs_sim_result *r, const gs_run_info
     }
     json_object_set_new(mech, "cost_gpu_s", cost);
     json_object_set_new(o, "mechanisms", mech);
+    if (r->elastic) { /* traces with elastic jobs or deadlines only (issue 13) */
+        json_object_set_new(o, "deadline_jobs", json_integer((json_int_t)r->deadline_jobs));
+        json_object_set_new(o, "deadline_met", json_integer((json_int_t)r->deadline_met));
+        json_object_set_new(o, "deadline_met_ratio", jreal(r->deadline_met_ratio));
+        json_object_set_new(o, "rescales", json_integer((json_int_t)r->rescales));
+        json_object_set_new(o, "rescales_per_job", jreal(r->rescales_per_job));
+        json_object_set_new(o, "rescale_gpu_s", jreal(r->rescale_gpu_s));
+        json_object_set_new(o, "lost_work_gpu_s", jreal(r->lost_work_gpu_s));
+        json_object_set_new(o, "avg_goodput", jreal(r->avg_goodput));
+    }
     json_object_set_new(o, "events", json_integer((json_int_t)r->events));
     json_object_set_new(o, "cluster_gpus", json_integer((json_int_t)r->total_gpus));
     json_object_set_new(o, "wall_s", jreal(round(r->wall_s * 1e4) / 1e4));
@@ -287,7 +302,11 @@ int gs_write_compare(const char *path, gs_sim_result *const *rs, size_t n)
           "gpu_job_util",
           f);
     mech_header(f);
-    fputs(",cost_gpu_s\n", f);
+    int el = 0;
+    for (size_t i = 0; i < n; i++) el |= rs[i]->elastic;
+    fputs(el ? ",cost_gpu_s,deadline_met_ratio,rescales_per_job,rescale_gpu_s,avg_goodput\n"
+             : ",cost_gpu_s\n",
+          f);
     for (size_t i = 0; i < n; i++) {
         const gs_sim_result *r = rs[i];
         fprintf(f, "%s,%s,%zu,%zu,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.6f,%llu,%llu", r->policy,
@@ -298,7 +317,11 @@ int gs_write_compare(const char *path, gs_sim_result *const *rs, size_t n)
         for (int m = 0; m < GS_MECH_N; m++)
             if (gs_mech_get((gs_mech)m)->listed)
                 fprintf(f, ",%llu", (unsigned long long)r->mech[m]);
-        fprintf(f, ",%.3f\n", mech_cost(r->mech_gpu_s));
+        fprintf(f, ",%.3f", mech_cost(r->mech_gpu_s));
+        if (el)
+            fprintf(f, ",%.6f,%.6f,%.3f,%.6f", r->deadline_met_ratio, r->rescales_per_job,
+                    r->rescale_gpu_s, r->avg_goodput);
+        fputc('\n', f);
     }
     return close_tmp(f, tmp, path);
 }
@@ -335,6 +358,20 @@ void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n)
                 r->avg_queue_s, r->avg_first_s, 100.0 * r->gpu_util,
                 (unsigned long long)r->preemptions, r->wall_s);
         for (int m = 0; m < GS_MECH_N; m++) mech |= gs_mech_get((gs_mech)m)->listed && r->mech[m];
+    }
+    int el = 0;
+    for (size_t i = 0; i < n; i++) el |= rs[i]->elastic;
+    if (el) { /* elastic jobs or deadlines (issue 13) */
+        fprintf(f, "\n%-18s %9s %8s %9s %12s %13s %9s\n", "ELASTIC", "DEADLINES", "MET%",
+                "REJECTED", "RESCALES/JOB", "RESCALE_GPU_H", "GOODPUT");
+        for (size_t i = 0; i < n; i++) {
+            const gs_sim_result *r = rs[i];
+            char met[32];
+            snprintf(met, sizeof met, "%zu/%zu", r->deadline_met, r->deadline_jobs);
+            fprintf(f, "%-18s %9s %7.1f%% %9zu %12.2f %13.2f %9.2f\n", r->policy, met,
+                    100.0 * r->deadline_met_ratio, r->jobs_rejected, r->rescales_per_job,
+                    r->rescale_gpu_s / 3600.0, r->avg_goodput);
+        }
     }
     if (!mech) return;
     /* columns in the table's own order (GS_MECH_MAP's tcol); column 2 is the packed share */

@@ -210,11 +210,11 @@ static void cdf_series(const double *v, size_t n, size_t maxpts, double floor_x,
     }
 }
 
-enum { TS_ALLOC, TS_PENDING };
+enum { TS_ALLOC, TS_PENDING, TS_GOODPUT };
 
-static int32_t tl_val(const gs_tl_row *row, int what)
+static double tl_val(const gs_tl_row *row, int what)
 {
-    return what == TS_ALLOC ? row->alloc : row->pending;
+    return what == TS_ALLOC ? row->alloc : what == TS_PENDING ? row->pending : row->goodput;
 }
 
 /* Interval of t among nb equal ones over [t0, t0 + span): floor((t - t0) * nb / span). */
@@ -245,7 +245,7 @@ static void ts_series(const gs_sim_result *r, int what, gs_time t0, gs_time t1, 
             series_push(s, gs_time_to_sec(r->tl[i].t - t0) / 3600.0, tl_val(&r->tl[i], what));
         return;
     }
-    int32_t *mx = calloc(nb, sizeof *mx);
+    double *mx = calloc(nb, sizeof *mx);
     if (!mx) abort();
     uint64_t span = (uint64_t)(t1 - t0);
     int exact = span <= UINT64_MAX / nb;
@@ -256,7 +256,7 @@ static void ts_series(const gs_sim_result *r, int what, gs_time t0, gs_time t1, 
         if (b <= a) continue; /* holds for no time inside [t0, t1) */
         /* integer microseconds: [a, b) is [a, b - 1] */
         size_t ba = bucket_of(a, t0, span, nb, exact), bb = bucket_of(b - 1, t0, span, nb, exact);
-        int32_t v = tl_val(&r->tl[i], what);
+        double v = tl_val(&r->tl[i], what);
         for (size_t k = ba; k <= bb; k++)
             if (v > mx[k]) mx[k] = v;
     }
@@ -813,6 +813,40 @@ static void write_mechanisms(FILE *f, gs_sim_result *const *rs, size_t n)
           f);
 }
 
+/* Deadlines and rescaling (runs with elastic jobs or deadlines only; issue 13). */
+static void write_elastic(FILE *f, gs_sim_result *const *rs, size_t n)
+{
+    int any = 0;
+    for (size_t i = 0; i < n; i++) any |= rs[i]->elastic;
+    if (!any) return;
+    fputs("<h3 style=\"margin-top:22px\">Deadlines and rescaling</h3>\n<div "
+          "class=\"scroll\"><table>\n<thead><tr><th class=\"l\">Policy</th><th>Deadlines "
+          "met</th><th>Met ratio</th><th>Rejected</th><th>Rescales/job</th><th>Rescale "
+          "GPU-h</th><th>Lost work GPU-h</th><th>Avg goodput</th></tr></thead>\n<tbody>\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        const gs_sim_result *r = rs[i];
+        fprintf(f, "<tr><td class=\"l pol\"><span class=\"sw\" style=\"background:%s\"></span>",
+                color_of(i));
+        esc(f, r->policy);
+        fprintf(f, "</td><td>%zu / %zu</td><td>%.3f</td>", r->deadline_met, r->deadline_jobs,
+                r->deadline_met_ratio);
+        td_count(f, (unsigned long long)r->jobs_rejected);
+        fprintf(f, "<td>%.2f</td>", r->rescales_per_job);
+        td_gpuh(f, r->rescale_gpu_s);
+        td_gpuh(f, r->lost_work_gpu_s);
+        fprintf(f, "<td>%.2f</td></tr>\n", r->avg_goodput);
+    }
+    fputs("</tbody></table></div>\n<p class=\"note\">Met ratio: jobs with a deadline that "
+          "finished by it over all jobs with a deadline (a rejected job counts as missed), "
+          "ElasticFlow's deadline satisfactory ratio. Rescales: size changes by the policy or "
+          "an operator. Rescale GPU-h: GPU-hours held without progress for drains and "
+          "relaunches, plus work thrown away. Goodput: progress rate of the running jobs, in "
+          "jobs at their reference rate, averaged over the makespan "
+          "(docs/elastic.md).</p>\n",
+          f);
+}
+
 /* One sentence on who wins, for readers who stop after the table. */
 static void write_lead(FILE *f, gs_sim_result *const *rs, size_t n)
 {
@@ -1042,7 +1076,9 @@ static void write_timelines(FILE *f, gs_sim_result *const *rs, size_t n)
     else
         snprintf(how, sizeof how, " Every change is drawn.");
     series *ss = xmalloc(n * sizeof *ss);
-    for (int w = 0; w < 2; w++) {
+    int el = 0;
+    for (size_t i = 0; i < n; i++) el |= rs[i]->elastic;
+    for (int w = 0; w < (el ? 3 : 2); w++) {
         double ymax = w == TS_ALLOC ? cap : 0;
         for (size_t i = 0; i < n; i++) {
             ts_series(rs[i], w, t0, t1, nb, &ss[i]);
@@ -1056,11 +1092,18 @@ static void write_timelines(FILE *f, gs_sim_result *const *rs, size_t n)
             fputs("<figcaption>GPUs held by running jobs; the dashed line is the cluster's "
                   "capacity.",
                   f);
-        } else {
+        } else if (w == TS_PENDING) {
             fputs("<figure style=\"margin-top:20px\"><h3>Pending jobs</h3>\n", f);
             svg_ts(f, rs, ss, n, span_h, ymax, 0, "pending jobs",
                    "pending jobs over time per policy");
             fputs("<figcaption>Jobs that have arrived and wait for GPUs.", f);
+        } else {
+            fputs("<figure style=\"margin-top:20px\"><h3>Goodput</h3>\n", f);
+            svg_ts(f, rs, ss, n, span_h, ymax, 0, "goodput", "goodput over time per policy");
+            fputs("<figcaption>Sum of the progress rates of the running jobs that are "
+                  "progressing (not restarting), in jobs' worth at their reference rate: a job "
+                  "at its requested size counts 1 (docs/elastic.md).",
+                  f);
         }
         fputs(how, f);
         caption_repeats(f, rs, ss, n);
@@ -1112,6 +1155,7 @@ static void write_page(FILE *f, gs_sim_result *const *rs, size_t n, const gs_run
           "highlighted.</p>\n",
           f);
     if (n) write_mechanisms(f, rs, n);
+    if (n) write_elastic(f, rs, n);
     fputs("</section>\n", f);
 
     if (n) {

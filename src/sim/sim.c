@@ -3,7 +3,11 @@
  * sim.c - replay a trace through one engine and policy; collect metrics.
  *
  * A Pollux workload (trace->goodput) runs with its applications' goodput model
- * installed as the engine's progress model, reset before each run.
+ * installed as the engine's progress model, reset before each run; an
+ * ElasticFlow trace (trace->tput) with its throughput tables (stateless).
+ * Traces with elastic jobs or deadlines also get the deadline and rescale
+ * metrics and a goodput column in the timeline (the sum of the progressing
+ * jobs' rates); other runs' results are unchanged.
  *
  * Invariants: the timeline has one row per instant at which allocated GPUs,
  * running or pending jobs changed (the state after everything at that
@@ -21,7 +25,19 @@
 static int same_row(const gs_tl_row *a, const gs_tl_row *b)
 {
     return a->alloc == b->alloc && a->running == b->running && a->pending == b->pending &&
-           a->suspended == b->suspended && a->packed == b->packed;
+           a->suspended == b->suspended && a->packed == b->packed && a->goodput == b->goodput;
+}
+
+/* Elastic runs: the summed progress rate of the jobs progressing now (not paying a restart). */
+static double goodput_now(const gs_engine *e)
+{
+    double g = 0;
+    gs_time now = gs_engine_now(e);
+    for (size_t i = 0; i < gs_engine_njobs(e); i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        if (j->state == GS_JOB_RUNNING && !gs_job_launching(j, now)) g += j->speed;
+    }
+    return round(g * 1e6) / 1e6;
 }
 
 static void observe(void *ud, const gs_record *rec)
@@ -34,7 +50,8 @@ static void observe(void *ud, const gs_record *rec)
                      (int32_t)gs_engine_nrunning(e),
                      (int32_t)gs_engine_npending(e),
                      (int32_t)gs_engine_nsuspended(e),
-                     (int32_t)gs_engine_packed_gpus(e)};
+                     (int32_t)gs_engine_packed_gpus(e),
+                     r->elastic ? goodput_now(e) : 0.0};
     if (r->ntl) {
         gs_tl_row *last = &r->tl[r->ntl - 1];
         if (last->t == row.t) {
@@ -187,6 +204,34 @@ static void compute_metrics(gs_sim_result *r)
         r->gpu_job_util = denom > 0 ? round(jarea / denom * 1e6) / 1e6 : 0;
     }
     r->events = gs_engine_events(e);
+    if (r->elastic) {
+        double rg = 0, lw = 0;
+        for (size_t i = 0; i < n; i++) {
+            const gs_job *j = gs_engine_job(e, i);
+            r->rescales += (uint64_t)j->rescales;
+            rg += j->rescale_gpu_s;
+            lw += j->lost_work_gpu_s;
+            if (j->deadline == GS_TIME_NONE) continue;
+            r->deadline_jobs++;
+            if (j->state == GS_JOB_DONE && j->end <= j->deadline) r->deadline_met++;
+        }
+        r->rescale_gpu_s = ms_round(rg);
+        r->lost_work_gpu_s = ms_round(lw);
+        r->rescales_per_job = n ? round((double)r->rescales / (double)n * 1e6) / 1e6 : 0;
+        r->deadline_met_ratio =
+            r->deadline_jobs ? round((double)r->deadline_met / (double)r->deadline_jobs * 1e6) / 1e6
+                             : 0;
+        if (tmax != GS_TIME_NONE && tmax > tmin) {
+            double area = 0;
+            for (size_t i = 0; i < r->ntl; i++) {
+                gs_time a = r->tl[i].t, b = i + 1 < r->ntl ? r->tl[i + 1].t : tmax;
+                if (a < tmin) a = tmin;
+                if (b > tmax) b = tmax;
+                if (b > a) area += r->tl[i].goodput * gs_time_to_sec(b - a);
+            }
+            r->avg_goodput = round(area / gs_time_to_sec(tmax - tmin) * 1e6) / 1e6;
+        }
+    }
     /* per VC */
     size_t nv = gs_engine_nvcs(e);
     r->vcs = calloc(nv ? nv : 1, sizeof *r->vcs);
@@ -227,6 +272,8 @@ int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_d
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     d->file = t->path;
+    for (size_t i = 0; i < t->n && !res->elastic; i++)
+        res->elastic = t->jobs[i].max_gpus > 0 || t->jobs[i].deadline != GS_TIME_NONE;
     /* automatic ids (tasks of non-gang jobs) come after every id of the trace */
     int64_t maxid = -1;
     for (size_t i = 0; i < t->n; i++)
@@ -242,6 +289,10 @@ int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_d
             return gs_diag_set(d, rc, 0, 0, "cannot install the goodput model: %s",
                                gs_strerror(rc));
     }
+    if (t->tput && (rc = gs_engine_set_progress(res->engine, gs_tput_progress_ops(), t->tput)))
+        /* an ElasticFlow trace: its throughput tables (read-only, shared by the runs) */
+        return gs_diag_set(d, rc, 0, 0, "cannot install the throughput tables: %s",
+                           gs_strerror(rc));
     for (size_t i = 0; i < t->n; i++) {
         rc = gs_engine_add_job(res->engine, &t->jobs[i], NULL, d);
         if (rc) {

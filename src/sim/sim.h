@@ -23,7 +23,8 @@ typedef enum gs_trace_format {
     GS_TRACE_TIRESIAS,
     GS_TRACE_PHILLY,
     GS_TRACE_NATIVE,
-    GS_TRACE_POLLUX, /* Pollux workload: name,time,application,num_replicas,batch_size */
+    GS_TRACE_POLLUX,      /* Pollux workload: name,time,application,num_replicas,batch_size */
+    GS_TRACE_ELASTICFLOW, /* job_id,submit_time,iteration,model_name,ddl,batch_size,num_gpu,... */
 } gs_trace_format;
 
 const char *gs_trace_format_name(gs_trace_format f);
@@ -40,6 +41,9 @@ typedef struct gs_trace {
      * for other formats) and the directory its tables were read from */
     gs_goodput *goodput;
     char *goodput_dir;
+    /* ElasticFlow traces: the throughput tables their jobs progress by (owned; NULL for
+     * other formats; gs_tput_load_dir + gs_trace_apply_tput) */
+    gs_tput *tput;
 } gs_trace;
 
 /* Read and validate a trace; format detected from the header line.  A Pollux workload's
@@ -65,6 +69,18 @@ int gs_pollux_load_app(gs_goodput *g, const char *dir, const char *name, gs_diag
  * formats. */
 int gs_trace_attach_apps(gs_trace *t, const char *traces_dir, gs_diag *d);
 
+/*
+ * Throughput tables (ElasticFlow, src/sim/tput.c): DIR/<model>.csv for every model the
+ * trace names (header global_batch_size,1,2,4,...; rows by global batch, iterations/s per GPU
+ * count, empty or nan = not measured) into *out.  Then gs_trace_apply_tput gives every job of
+ * an ElasticFlow trace its work from the table (iterations / its(num_gpu), the table model's
+ * units) and caps max_gpus at the row's largest measured count.
+ */
+int gs_tput_load_dir(const char *dir, const gs_trace *t, gs_tput **out, gs_diag *d);
+int gs_tput_parse(const char *file, const char *model, const char *buf, size_t len, gs_tput *tp,
+                  gs_diag *d);
+int gs_trace_apply_tput(gs_trace *t, const gs_tput *tp, const char *dir, gs_diag *d);
+
 /* Cluster events file: "time,node,down|up" (time in seconds). */
 typedef struct gs_node_event {
     gs_time t;
@@ -87,6 +103,8 @@ typedef struct gs_tl_row {
     gs_time t;
     int32_t alloc, running, pending;
     int32_t suspended, packed; /* suspended jobs; GPU slots of packed guests */
+    double goodput; /* elastic runs: sum of the progress rates of the running jobs that are
+                       progressing (work-us per us: reference jobs' worth), else 0 */
 } gs_tl_row;
 
 typedef struct gs_vc_stats {
@@ -114,7 +132,16 @@ typedef struct gs_sim_result {
     uint64_t preemptions, events;
     double wall_s;
     size_t total_gpus;
-    gs_vc_stats *vcs; /* per virtual cluster, in order of first appearance */
+    /* elastic jobs and deadlines (issue 13); the writers add them only when 'elastic' (the
+     * trace has an elastic job or a deadline), so other outputs stay as they were */
+    int elastic;
+    size_t deadline_jobs, deadline_met; /* jobs with a deadline; DONE by it (rejected = missed) */
+    double deadline_met_ratio;          /* deadline_met / deadline_jobs (0 when none) */
+    uint64_t rescales;                  /* policy and operator rescales, all jobs */
+    double rescales_per_job;            /* rescales / jobs */
+    double rescale_gpu_s, lost_work_gpu_s; /* GPU-seconds lost to rescaling; of which lost work */
+    double avg_goodput; /* time average of the timeline's goodput over the makespan */
+    gs_vc_stats *vcs;   /* per virtual cluster, in order of first appearance */
     size_t nvcs;
     /* per run data, kept for the writers */
     gs_tl_row *tl;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * trace.c - trace readers: Tiresias CSV, Philly per-job CSV (Pollux's
- * philly.csv), gsched's native CSV and the Pollux workload CSV (elastic jobs
- * of a goodput-model application, durations from the model: pollux.c); plus
- * the cluster-events file.
+ * philly.csv), gsched's native CSV, the Pollux workload CSV (elastic jobs
+ * of a goodput-model application, durations from the model: pollux.c) and
+ * ElasticFlow's CSV (deadlines; its throughput tables are read by tput.c);
+ * plus the cluster-events file.
  *
  * Invariants: every accepted job has >= 1 task of >= 1 GPU, a duration
  * >= 0 and a submit time >= 0; jobs come out sorted by submit time with ties
@@ -27,6 +28,7 @@ const char *gs_trace_format_name(gs_trace_format f)
     case GS_TRACE_PHILLY: return "philly";
     case GS_TRACE_NATIVE: return "native";
     case GS_TRACE_POLLUX: return "pollux";
+    case GS_TRACE_ELASTICFLOW: return "elasticflow";
     }
     return "?";
 }
@@ -40,6 +42,7 @@ void gs_trace_release(gs_trace *t)
     free(t->path);
     gs_goodput_destroy(t->goodput);
     free(t->goodput_dir);
+    gs_tput_destroy(t->tput);
     memset(t, 0, sizeof *t);
 }
 
@@ -329,6 +332,76 @@ static int read_pollux(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
     return rc;
 }
 
+/*
+ * ElasticFlow: job_id,submit_time,iteration,model_name,ddl,batch_size,num_gpu[,duration].
+ * A job asks for num_gpu GPUs, is elastic over 1..min(64, batch_size) GPUs (the throughput
+ * table narrows it: gs_trace_apply_tput) and must finish by ddl (absolute seconds, same clock
+ * as submit_time; empty = best effort, no deadline).  Its model is its progress-model app.
+ * duration (at num_gpu) is what the trace says; the tables replace it with their own.
+ */
+static int read_elasticflow(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
+{
+    int c_id = col_of(r, "job_id"), c_sub = col_of(r, "submit_time"), c_it = col_of(r, "iteration"),
+        c_model = col_of(r, "model_name"), c_ddl = col_of(r, "ddl"), c_bs = col_of(r, "batch_size"),
+        c_g = col_of(r, "num_gpu"), c_dur = col_of(r, "duration");
+    static const char *const need[] = {"job_id",     "submit_time", "iteration", "model_name",
+                                       "batch_size", "num_gpu",     NULL};
+    for (int k = 0; need[k]; k++)
+        if (col_of(r, need[k]) < 0)
+            return gs_diag_set(d, GS_EPARSE, r->rec_line, 1,
+                               "an ElasticFlow trace needs a '%s' column (job_id,submit_time,"
+                               "iteration,model_name,ddl,batch_size,num_gpu,duration)",
+                               need[k]);
+    size_t nf = r->nf;
+    int rc;
+    size_t capri = 0;
+    while ((rc = gs_csv_next(r, d)) > 0) {
+        if (r->nf != nf)
+            return gs_diag_set(d, GS_EPARSE, r->rec_line, 1, "expected %zu fields, found %zu", nf,
+                               r->nf);
+        gs_job_spec *s = add(t);
+        if (!s) return GS_ENOMEM;
+        int64_t v;
+        if ((rc = parse_i64(r, (size_t)c_id, "job_id", 0, INT64_MAX / 2, &v, d))) return rc;
+        s->id = v;
+        if ((rc = parse_sec(r, (size_t)c_sub, "submit_time", &s->submit, d))) return rc;
+        if ((rc = parse_i64(r, (size_t)c_it, "iteration", 1, INT64_MAX / 2, &v, d))) return rc;
+        s->iterations = v;
+        if (!r->f[c_model][0])
+            return ferr(d, r, (size_t)c_model, GS_EPARSE, "%s: empty%s", "model_name", "");
+        s->model = s->app = keep(t, r->f[c_model]);
+        if (!s->model) return GS_ENOMEM;
+        if ((rc = parse_i64(r, (size_t)c_bs, "batch_size", 1, INT64_MAX / 2, &v, d))) return rc;
+        s->batch_size = v;
+        if ((rc = parse_i64(r, (size_t)c_g, "num_gpu", 1, 1 << 20, &v, d))) return rc;
+        s->ntasks = (int)v;
+        s->gpus_per_task = 1;
+        s->min_gpus = 1;
+        s->max_gpus = (int)(s->batch_size < 64 ? s->batch_size : 64);
+        if (s->max_gpus < s->ntasks) s->max_gpus = s->ntasks;
+        if (c_ddl >= 0 && r->f[c_ddl][0]) {
+            if ((rc = parse_sec(r, (size_t)c_ddl, "ddl", &s->deadline, d))) return rc;
+            if (s->deadline <= s->submit)
+                return ferr(d, r, (size_t)c_ddl, GS_ERANGE,
+                            "%s: deadline '%s' is not after the job's submit_time", "ddl",
+                            r->f[c_ddl]);
+        }
+        if (c_dur >= 0 && r->f[c_dur][0]) {
+            if ((rc = parse_sec(r, (size_t)c_dur, "duration", &s->duration, d))) return rc;
+        } else {
+            s->duration = 0; /* from the throughput tables */
+        }
+        if (t->n > capri) {
+            capri = capri ? capri * 2 : 1024;
+            rowinfo *n = realloc(*ri, capri * sizeof *n);
+            if (!n) return GS_ENOMEM;
+            *ri = n;
+        }
+        (*ri)[t->n - 1] = (rowinfo){t->n - 1, r->rec_line, r->col[c_id]};
+    }
+    return rc;
+}
+
 static const char *const native_cols[] = {"id",          "submit",
                                           "duration",    "gpus",
                                           "tasks",       "gpus_per_task",
@@ -564,8 +637,12 @@ int gs_trace_parse(const char *file, const char *buf, size_t len, gs_trace *t, g
         if (rc == 0) rc = gs_diag_set(d, GS_EPARSE, 1, 1, "empty trace (no header line)");
         goto out;
     }
-    if (col_of(&r, "name") >= 0 && col_of(&r, "time") >= 0 && col_of(&r, "application") >= 0 &&
-        col_of(&r, "num_replicas") >= 0 && col_of(&r, "batch_size") >= 0) {
+    if (col_of(&r, "job_id") >= 0 && col_of(&r, "ddl") >= 0 && col_of(&r, "iteration") >= 0) {
+        t->format = GS_TRACE_ELASTICFLOW;
+        rc = read_elasticflow(&r, t, d, &ri);
+    } else if (col_of(&r, "name") >= 0 && col_of(&r, "time") >= 0 &&
+               col_of(&r, "application") >= 0 && col_of(&r, "num_replicas") >= 0 &&
+               col_of(&r, "batch_size") >= 0) {
         t->format = GS_TRACE_POLLUX;
         rc = read_pollux(&r, t, d, &ri);
     } else if (col_of(&r, "job_id") >= 0 && col_of(&r, "num_gpu") >= 0 &&
@@ -584,7 +661,8 @@ int gs_trace_parse(const char *file, const char *buf, size_t len, gs_trace *t, g
                          "unknown trace header: expected Tiresias "
                          "(job_id,num_gpu,submit_time,...,duration), Philly "
                          "(timestamp,duration,num_gpus,...), Pollux "
-                         "(name,time,application,num_replicas,batch_size) or gsched "
+                         "(name,time,application,num_replicas,batch_size), ElasticFlow "
+                         "(job_id,submit_time,iteration,model_name,ddl,...) or gsched "
                          "(submit,duration,gpus,...) columns");
     }
     if (rc < 0) goto out;
