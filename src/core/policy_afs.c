@@ -38,8 +38,8 @@ typedef struct afs {
     gs_engine *e;
     int mode_p;
     int32_t *act;
-    int *n, *target;
-    double *rlen;
+    int *n, *target, *nx;   /* share, target, next size (by position in act) */
+    double *rlen, *s0, *s1; /* length; speed at n and at nx */
     size_t nact, capact;
     int dirty;
     gs_time retry_at;
@@ -70,12 +70,6 @@ static double spd(const afs *a, size_t i, int n)
     return gs_engine_job_speed(a->e, j, n) / a->rlen[i];
 }
 
-static double remtime(const afs *a, size_t i, int n)
-{
-    double s = spd(a, i, n);
-    return s > 0 ? 1.0 / s : INFINITY;
-}
-
 static int ensure_cap(afs *a, size_t need)
 {
     if (need <= a->capact) return 0;
@@ -90,14 +84,30 @@ static int ensure_cap(afs *a, size_t need)
     int *t = realloc(a->target, nc * sizeof *t);
     if (!t) return GS_ENOMEM;
     a->target = t;
+    int *x = realloc(a->nx, nc * sizeof *x);
+    if (!x) return GS_ENOMEM;
+    a->nx = x;
     double *r = realloc(a->rlen, nc * sizeof *r);
     if (!r) return GS_ENOMEM;
     a->rlen = r;
+    if (!(r = realloc(a->s0, nc * sizeof *r))) return GS_ENOMEM;
+    a->s0 = r;
+    if (!(r = realloc(a->s1, nc * sizeof *r))) return GS_ENOMEM;
+    a->s1 = r;
     a->capact = nc;
     return 0;
 }
 
-/* The share computation (algorithms.md 7.1). */
+/* Cache job i's next size and its speeds at its share and at that size. */
+static void refresh(afs *a, size_t i)
+{
+    const gs_job *j = gs_engine_job(a->e, (size_t)a->act[i]);
+    a->nx[i] = next_size(j, a->n[i]);
+    a->s0[i] = spd(a, i, a->n[i]);
+    a->s1[i] = a->nx[i] > 0 ? spd(a, i, a->nx[i]) : 0;
+}
+
+/* The share computation (algorithms.md 7.1); speeds cached per job, so a step is O(jobs). */
 static void shares(afs *a)
 {
     gs_time now = gs_engine_now(a->e);
@@ -113,35 +123,34 @@ static void shares(afs *a)
             if (r < 60.0 * 1e6) r = 60.0 * 1e6;
         }
         a->rlen[i] = r > 1 ? r : 1;
+        refresh(a, i);
     }
     while (left > 0) {
         long cand = -1;
         for (size_t m = 0; m < a->nact; m++) {
-            int nx = next_size(gs_engine_job(a->e, (size_t)a->act[m]), a->n[m]);
-            if (nx <= 0 || nx - a->n[m] > left) continue;
+            if (a->nx[m] <= 0 || a->nx[m] - a->n[m] > left) continue;
             if (cand < 0) {
                 cand = (long)m;
                 continue;
             }
             size_t c = (size_t)cand, l, h;
-            if (remtime(a, m, a->n[m]) < remtime(a, c, a->n[c]))
+            /* remaining time at the current share: 1 / speed (infinite with no GPU) */
+            double rm = a->s0[m] > 0 ? 1.0 / a->s0[m] : INFINITY;
+            double rc = a->s0[c] > 0 ? 1.0 / a->s0[c] : INFINITY;
+            if (rm < rc)
                 l = m, h = c;
             else
                 l = c, h = m;
-            const gs_job *jl = gs_engine_job(a->e, (size_t)a->act[l]);
-            const gs_job *jh = gs_engine_job(a->e, (size_t)a->act[h]);
-            int nl = next_size(jl, a->n[l]), nh = next_size(jh, a->n[h]);
-            double sl0 = spd(a, l, a->n[l]), sl1 = spd(a, l, nl);
-            double sh0 = spd(a, h, a->n[h]), sh1 = spd(a, h, nh);
+            double sl0 = a->s0[l], sl1 = a->s1[l], sh0 = a->s0[h], sh1 = a->s1[h];
             if (!(sl0 > 0))
                 cand = (long)(sl1 > sh1 ? l : h);
             else
                 cand = (long)((sl1 - sl0) / sl0 > (sh1 > 0 ? (sh1 - sh0) / sh1 : 0) ? l : h);
         }
         if (cand < 0) break;
-        int nx = next_size(gs_engine_job(a->e, (size_t)a->act[cand]), a->n[cand]);
-        left -= nx - a->n[cand];
-        a->n[cand] = nx;
+        left -= a->nx[cand] - a->n[cand];
+        a->n[cand] = a->nx[cand];
+        refresh(a, (size_t)cand);
     }
     for (size_t i = 0; i < a->nact; i++) a->target[i] = a->n[i];
 }
@@ -210,6 +219,9 @@ static void afs_destroy(void *st)
     free(a->n);
     free(a->target);
     free(a->rlen);
+    free(a->nx);
+    free(a->s0);
+    free(a->s1);
     free(a);
 }
 
