@@ -359,6 +359,36 @@ static void t_edf_order(void)
     gs_cluster_destroy(c);
 }
 
+/* edf_gpus=max (the artifact's EDF): in deadline order each job takes the most it may use. */
+static void t_edf_max(void)
+{
+    gs_tput *tp = tables();
+    for (int max = 0; max < 2; max++) {
+        gs_cluster *c;
+        gs_engine *e = mk(1, 4, "edf", max ? "edf_gpus=max" : NULL, tp, &c);
+        ASSERT(e);
+        const gs_job *late = ejob(e, tp, 1, "lin", 0, 400, 1, 1000);
+        const gs_job *early = ejob(e, tp, 2, "lin", 0, 400, 1, 500);
+        ASSERT(late && early);
+        ASSERT_EQ(gs_engine_step(e), 1);
+        if (max) {
+            ASSERT_EQ(early->gpus, 4); /* its max_gpus 8, 4 exist */
+            ASSERT_EQ(late->state, GS_JOB_PENDING);
+        } else {
+            ASSERT_EQ(early->gpus, 1); /* rigid at its request */
+            ASSERT_EQ(late->gpus, 1);
+            ASSERT_EQ(late->state, GS_JOB_RUNNING);
+        }
+        ASSERT_OK(gs_engine_run(e));
+        ASSERT_OK(gs_engine_check(e, NULL));
+        ASSERT_EQ(early->end, (max ? 100 : 400) * GS_SEC);
+        ASSERT_EQ(late->end, (max ? 200 : 400) * GS_SEC);
+        gs_engine_destroy(e);
+        gs_cluster_destroy(c);
+    }
+    gs_tput_destroy(tp);
+}
+
 /*
  * AFS on 3 GPUs, two jobs with the same remaining work, "lin" (scales) and "flat" (does
  * not): by algorithms.md 7.1 the first GPU goes to flat (a tie between two jobs holding
@@ -517,6 +547,7 @@ static const test_case tests[] = {
     {"elasticflow_admission", t_elasticflow_admission},
     {"elasticflow_leftovers", t_elasticflow_leftovers},
     {"edf_order", t_edf_order},
+    {"edf_max", t_edf_max},
     {"afs_shares", t_afs_shares},
     {"metrics", t_metrics},
 };
