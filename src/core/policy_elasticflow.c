@@ -9,8 +9,9 @@
  *             with every healthy GPU free: the smallest power-of-two level q
  *             such that running at q (less where fewer GPUs are left, down to
  *             the largest power of two that is free) from its deadline
- *             backwards finishes its remaining work in time, after one restart
- *             at q.  The plan is reserved (as late as possible), so earlier
+ *             backwards finishes its remaining work in time, after the cost of
+ *             moving to q (drain and relaunch, from the engine's cost model).  The
+ *             plan is reserved (as late as possible), so earlier
  *             time stays free for later arrivals.
  *   admit     A job arriving with a deadline is admitted when the plan with it
  *             keeps every job feasible that was feasible without it; else it
@@ -169,6 +170,20 @@ static double time_at(const ef *f, const gs_job *j, int k)
     return (double)gs_job_remaining(j, gs_engine_now(f->e)) / s / 1e6;
 }
 
+/* Time without progress for j to run at q from now on (the engine's cost model): none when
+ * it runs at q already or has never started (a first start is free unless launch_cost=on);
+ * a drain and a relaunch to change size; a restart to come back from a pause. */
+static gs_time change_cost(const gs_engine *e, const gs_job *j, int q)
+{
+    const gs_costs *c = gs_engine_costs(e);
+    if (j->state == GS_JOB_RUNNING)
+        return j->gpus == q
+                   ? 0
+                   : gs_costs_drain(c, j->model, j->gpus) + gs_costs_relaunch(c, j->model, q);
+    if (j->first_start == GS_TIME_NONE) return 0;
+    return gs_costs_restart(c, j->model, q, 1);
+}
+
 /*
  * Minimum satisfactory share of j on the timeline: reserve it and return its level at the
  * current instant (>= 0), or -1 when its deadline cannot be met (nothing reserved).
@@ -182,10 +197,7 @@ static int mss(ef *f, const gs_job *j, int total, int *level_out)
     *level_out = 0;
     for (int q = rigid(j) ? cap : 1; q >= 1 && q <= cap; q = rigid(j) ? cap + 1 : q * 2) {
         if (!rigid(j) && !gs_job_size_valid(j, q)) continue;
-        gs_time cost = 0;
-        if (!(j->state == GS_JOB_RUNNING && j->gpus == q))
-            cost = gs_costs_restart(gs_engine_costs(e), j->model, q, 1);
-        gs_time dl = j->deadline - cost;
+        gs_time dl = j->deadline - change_cost(e, j, q);
         if (dl <= now) return -1;
         /* walk back from the deadline */
         double prog = 0;
