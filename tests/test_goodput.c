@@ -559,6 +559,30 @@ static void t_interference(void)
         gs_cluster_destroy(c);
     }
     ASSERT_NEAR(speed[1] / speed[0], 0.75, 1e-12);
+
+    /* parity (ticks): a job placed in a scheduling round looks at its neighbours again once
+     * the round is over, so b sees a and x too */
+    gs_cluster *c;
+    gs_engine *e = mk_manual("2x4", g, &c);
+    ASSERT(e);
+    gs_goodput_set_interference(g, 0.25);
+    gs_goodput_set_interval(g, 60 * GS_SEC);
+    const gs_job *a = add_app_job(e, g, 1, "cifar10", 4, 512);
+    const gs_job *b = add_app_job(e, g, 2, "cifar10", 2, 512);
+    ASSERT(a && b);
+    ASSERT_OK(gs_goodput_set_batch_mode(g, a, GS_BATCH_FIXED, 512));
+    ASSERT_OK(gs_goodput_set_batch_mode(g, b, GS_BATCH_FIXED, 512));
+    ASSERT_EQ(gs_engine_step(e), 1);
+    ASSERT_OK(gs_engine_start(e, b, (int[]){2, 6}, 2));
+    double alone = b->speed;
+    ASSERT_OK(gs_engine_start(e, a, (int[]){0, 1, 4, 5}, 4));
+    ASSERT_OK(gs_engine_set_timer(e, GS_SEC, 1));
+    while (gs_engine_now(e) < GS_SEC && gs_engine_step(e) > 0) {
+    }
+    ASSERT_NEAR(b->speed / alone, 0.75, 1e-12);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+    gs_goodput_set_interval(g, 0);
     gs_goodput_set_interference(g, 0);
     gs_goodput_destroy(g);
 }

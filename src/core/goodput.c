@@ -124,6 +124,7 @@ typedef struct jstate {
     int64_t batch; /* GS_BATCH_FIXED: the target global batch */
     int epoch;
     int atomic, accum; /* 0 = no GPUs */
+    int recheck;       /* the next boundary only re-evaluates interference */
     int nodes, replicas;
     pkey *prof;
     size_t nprof, capprof;
@@ -1444,6 +1445,7 @@ static int pg_rate(void *st, const gs_engine *e, const gs_job *j, double *rate, 
     if (rc) return rc;
     int replicas = j->nalloc;
     if (s->epoch >= a->spec.max_epochs) s->epoch = a->spec.max_epochs - 1;
+    int fresh = !s->atomic; /* the first rate of a new placement */
     if (!s->atomic || s->replicas != replicas || s->nodes != nc)
         retune(s, a, nc, replicas, &s->atomic, &s->accum);
     s->nodes = nc;
@@ -1469,7 +1471,12 @@ static int pg_rate(void *st, const gs_engine *e, const gs_job *j, double *rate, 
          * artifact's does, and the new configuration sees the new neighbours */
         double adv = ceil(*rate * (double)(tick - start)) + 1;
         double rem = (double)(*next - j->progress);
-        if (adv < rem) {
+        if (fresh && g->interference > 0 && rem > 1) {
+            /* placed in a scheduling round: look again at the neighbours once the round is
+             * over (when its progress starts), as the artifact's next step does */
+            *next = j->progress + 1;
+            s->recheck = 1;
+        } else if (adv < rem) {
             *next = j->progress + (gs_time)adv;
         } else if (rem > 0) {
             /* it crosses the boundary before the tick: the artifact's clock counts whole
@@ -1498,8 +1505,13 @@ static int pg_advance(void *st, const gs_engine *e, const gs_job *j, int placed)
         while (ep + 1 < a->spec.max_epochs && a->bound[ep + 1] <= j->progress) ep++;
         s->epoch = ep;
         s->atomic = 0; /* re-tuned for the new GPUs at the next rate() */
+        s->recheck = 0;
         s->nodes = s->replicas = 0;
     } else {
+        if (s->recheck) { /* a second look at the neighbours: nothing to re-tune */
+            s->recheck = 0;
+            return 0;
+        }
         /* an epoch boundary (or an interval tick, gs_goodput_set_interval): re-tune */
         if (j->progress >= a->bound[s->epoch + 1] && s->epoch + 1 < a->spec.max_epochs) s->epoch++;
         if (s->replicas) retune(s, a, s->nodes, s->replicas, &s->atomic, &s->accum);
@@ -1517,7 +1529,7 @@ static void pg_release(void *st, const gs_engine *e, const gs_job *j)
         js_clear(s);
         return;
     }
-    s->atomic = s->accum = 0;
+    s->atomic = s->accum = s->recheck = 0;
     s->nodes = s->replicas = 0;
 }
 
