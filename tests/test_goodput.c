@@ -669,6 +669,131 @@ static void t_hints(void)
     gs_goodput_destroy(g);
 }
 
+/*
+ * The artifact's Tiresias run of workload-1 replayed: every allocation it chose
+ * (tests/pollux-replay/, README there) applied at its instant through the engine (a change
+ * stops the job and starts it on the new GPUs: 30 s, as the artifact's reallocate), the
+ * model ticking every 60 s with the workload's fixed batches.  The JCTs must be the
+ * authors' (results-jobload/tiresias-1.0): this checks the tables, the curves, the
+ * accumulation rule, epochs, restarts and the artifact's clock under contention.
+ */
+static void t_replay_tiresias(void)
+{
+    gs_trace t;
+    gs_diag d;
+    const char *wl = test_src("data/pollux/workloads/workload-1.csv");
+    gs_diag_init(&d, wl);
+    ASSERT_OK(gs_trace_load(wl, &t, &d));
+    gs_goodput *g = t.goodput;
+    gs_cluster *c = NULL;
+    ASSERT_OK(gs_cluster_parse_shorthand("16x4", &c, &d));
+    gs_params p;
+    gs_params_init(&p);
+    gs_params_set(&p, "slowdown", "off");
+    gs_params_set(&p, "preempt_cost", "30");
+    gs_params_set(&p, "rescale_cost", "pollux30");
+    gs_params_set(&p, "launch_cost", "on");
+    gs_engine_opts o;
+    gs_engine_opts_init(&o);
+    o.mode = GS_ENGINE_SIM;
+    gs_engine *e = NULL;
+    int rc = gs_engine_create_ops(c, &manual_ops, &p, &o, &e, &d);
+    gs_params_release(&p);
+    ASSERT_OK(rc);
+    gs_goodput_reset(g);
+    gs_goodput_set_interval(g, 60 * GS_SEC);
+    ASSERT_OK(gs_engine_set_progress(e, gs_goodput_progress_ops(), g));
+    const gs_job **jobs = calloc(t.n, sizeof *jobs);
+    ASSERT(jobs);
+    for (size_t i = 0; i < t.n; i++) {
+        ASSERT_OK(gs_engine_add_job(e, &t.jobs[i], &jobs[i], &d));
+        ASSERT_OK(gs_goodput_set_batch_mode(g, jobs[i], GS_BATCH_FIXED, t.jobs[i].batch_size));
+    }
+    FILE *f = fopen(test_src("tests/pollux-replay/alloc-workload-1-tiresias.txt"), "r");
+    ASSERT(f);
+    long at, next_at;
+    char name[64], alloc[512], nname[64], nalloc[512];
+    int have = fscanf(f, "%ld %63s %511s", &at, name, alloc) == 3;
+    while (have) {
+        /* every change at this instant: stops first, then starts */
+        char names[64][64], allocs[64][512];
+        int n = 0;
+        do {
+            if (n < 64) {
+                snprintf(names[n], sizeof names[n], "%s", name);
+                snprintf(allocs[n], sizeof allocs[n], "%s", alloc);
+                n++;
+            }
+            have = fscanf(f, "%ld %63s %511s", &next_at, nname, nalloc) == 3;
+            if (have) {
+                memcpy(name, nname, sizeof name);
+                memcpy(alloc, nalloc, sizeof alloc);
+            }
+        } while (have && next_at == at);
+        ASSERT_OK(gs_engine_set_timer(e, at * GS_SEC, 1));
+        while (gs_engine_now(e) < at * GS_SEC && gs_engine_step(e) > 0) {
+        }
+        const gs_job *js[64];
+        for (int q = 0; q < n; q++) {
+            js[q] = NULL;
+            for (size_t i = 0; i < t.n; i++)
+                if (!strcmp(t.jobs[i].name, names[q])) js[q] = jobs[i];
+            ASSERT(js[q]);
+            if (js[q]->state == GS_JOB_RUNNING) ASSERT_OK(gs_engine_preempt(e, js[q], "replay"));
+        }
+        for (int q = 0; q < n; q++) {
+            if (!strcmp(allocs[q], "-") || gs_job_state_final(js[q]->state)) continue;
+            int gpus[64], k = 0;
+            for (char *s = allocs[q]; *s && k < 64;) {
+                int node = (int)strtol(s, &s, 10), found = -1;
+                if (*s == ',') s++;
+                for (int gi = node * 4; gi < node * 4 + 4 && found < 0; gi++) {
+                    int used = 0;
+                    for (int z = 0; z < k; z++) used |= gpus[z] == gi;
+                    if (!used && gs_cluster_gpu(c, gi)->owner < 0) found = gi;
+                }
+                ASSERT(found >= 0);
+                gpus[k++] = found;
+            }
+            ASSERT_OK(gs_engine_start(e, js[q], gpus, k));
+        }
+        at = next_at;
+    }
+    fclose(f);
+    ASSERT_OK(gs_engine_run(e));
+    /* the authors' JCTs */
+    f = fopen(test_src("tests/pollux-replay/jct-workload-1-tiresias.csv"), "r");
+    ASSERT(f);
+    char line[128];
+    int rows = 0, same = 0;
+    double sum_ref = 0, sum = 0, worst = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *comma = strchr(line, ',');
+        if (!comma || !strncmp(line, "name,", 5)) continue;
+        *comma = 0;
+        double ref = atof(comma + 1), jct = -1;
+        for (size_t i = 0; i < t.n; i++)
+            if (!strcmp(t.jobs[i].name, line) && jobs[i]->state == GS_JOB_DONE)
+                jct = gs_time_to_sec(jobs[i]->end - jobs[i]->submit);
+        ASSERT(jct > 0);
+        rows++;
+        same += fabs(jct - ref) < 0.5;
+        sum_ref += ref;
+        sum += jct;
+        if (fabs(jct / ref - 1) > worst) worst = fabs(jct / ref - 1);
+    }
+    fclose(f);
+    ASSERT_EQ(rows, 160);
+    /* 159 to the second; imagenet-126 10 s early out of 36,734 */
+    ASSERT(same >= 159);
+    ASSERT(worst < 1e-3);
+    ASSERT_NEAR(sum / rows, sum_ref / rows, 0.5);
+    free(jobs);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+    gs_trace_release(&t);
+}
+
 static const test_case tests[] = {
     {"constants", t_constants},
     {"throughput_exact", t_throughput_exact},
@@ -683,6 +808,7 @@ static const test_case tests[] = {
     {"interference", t_interference},
     {"speedup_and_epochs", t_speedup_and_epochs},
     {"hints", t_hints},
+    {"replay_tiresias", t_replay_tiresias},
 };
 
 TEST_MAIN(tests)
