@@ -863,6 +863,20 @@ static void t_restore_accounting(void)
     ASSERT_EQ(j->preemptions, 3);
     ASSERT_EQ(j->queued, 30 * GS_SEC);
     ASSERT_EQ(j->state, GS_JOB_PENDING);
+    /* an elastic job's counters (issue 13: a daemon restart restores them) */
+    ASSERT_EQ(j->generation, 0u); /* kept so far */
+    gs_job_accounting_init(&a);
+    a.generation = 4;
+    a.rescales = 2;
+    a.failures = 1;
+    ASSERT_OK(gs_engine_restore_accounting(e, j, &a));
+    ASSERT_EQ(j->generation, 4u);
+    ASSERT_EQ(j->rescales, 2);
+    ASSERT_EQ(j->failures, 1);
+    ASSERT_EQ(j->preemptions, 3); /* kept */
+    gs_job_accounting_init(&a);
+    ASSERT_OK(gs_engine_restore_accounting(e, j, &a));
+    ASSERT_EQ(j->generation, 4u); /* kept */
     ASSERT_OK(gs_engine_check(e, NULL));
     gs_engine_destroy(e);
     gs_cluster_destroy(c);

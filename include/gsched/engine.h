@@ -222,6 +222,10 @@ typedef struct gs_job_accounting {
     gs_time first_start; /* GS_TIME_NONE: keep */
     int32_t preemptions; /* < 0: keep */
     int32_t restarts;    /* < 0: keep */
+    /* elastic jobs (issue 13): the counters of a job caught by a daemon restart */
+    int32_t generation; /* generations launched so far; < 0: keep */
+    int32_t rescales;   /* < 0: keep */
+    int32_t failures;   /* < 0: keep */
 } gs_job_accounting;
 
 /* All fields "keep". */

@@ -721,7 +721,7 @@ int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int 
 
 void gs_job_accounting_init(gs_job_accounting *a)
 {
-    *a = (gs_job_accounting){-1, -1, -1, -1, -1.0, GS_TIME_NONE, -1, -1};
+    *a = (gs_job_accounting){-1, -1, -1, -1, -1.0, GS_TIME_NONE, -1, -1, -1, -1, -1};
 }
 
 int gs_engine_restore_accounting(gs_engine *e, const gs_job *cj, const gs_job_accounting *a)
@@ -736,6 +736,9 @@ int gs_engine_restore_accounting(gs_engine *e, const gs_job *cj, const gs_job_ac
     if (a->first_start != GS_TIME_NONE) j->first_start = a->first_start;
     if (a->preemptions >= 0) j->preemptions = a->preemptions;
     if (a->restarts >= 0) j->restarts = a->restarts;
+    if (a->generation >= 0) j->generation = (uint32_t)a->generation;
+    if (a->rescales >= 0) j->rescales = a->rescales;
+    if (a->failures >= 0) j->failures = a->failures;
     return 0;
 }
 
