@@ -2,7 +2,9 @@
 /*
  * test_daemon_spec.c - the live job spec: YAML and JSON parsing, named
  * priorities, durations, COUNTxGPUS, positioned errors naming the field,
- * limits, and the canonical JSON round trip restart recovery relies on.
+ * limits, and the canonical JSON round trip restart recovery relies on;
+ * elastic jobs' fields (issue 13): range, sizes, budgets, deadline, their
+ * validation and their core spec.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -347,6 +349,87 @@ static void json_round_trip(void)
     gsd_spec_release(&b);
 }
 
+static void elastic_fields(void)
+{
+    const char *y = "command: train\ntasks: 2\nmin_gpus: 1\nmax_gpus: 8\nsizes: [1, 2, 4, 8]\n"
+                    "min_rescale_gap: 2m\ndeadline: \"2026-11-24T10:00:00Z\"\nbatch_size: 512\n"
+                    "max_rescales: 5\nmax_failures: 2\ndrain_timeout: 90s\napp: cifar10\n";
+    gsd_spec a, b;
+    gs_diag d;
+    const char *f;
+    ASSERT_OK(parse(y, &a, &d, &f));
+    ASSERT(gsd_spec_elastic(&a));
+    ASSERT_EQ(a.min_gpus, 1);
+    ASSERT_EQ(a.max_gpus, 8);
+    ASSERT_EQ(a.nsizes, 4);
+    ASSERT_EQ(a.sizes[3], 8);
+    ASSERT_EQ(a.min_rescale_gap, 120 * GS_SEC);
+    ASSERT_EQ(a.deadline, (gs_time)1795514400 * GS_SEC);
+    ASSERT_EQ(a.batch_size, 512);
+    ASSERT_EQ(a.max_rescales, 5);
+    ASSERT_EQ(a.max_failures, 2);
+    ASSERT_EQ(a.drain_timeout, 90 * GS_SEC);
+    ASSERT_STR(a.app, "cifar10");
+    ASSERT(gsd_spec_size_valid(&a, 4));
+    ASSERT(!gsd_spec_size_valid(&a, 3));
+    ASSERT(!gsd_spec_size_valid(&a, 16));
+    /* the canonical JSON parses back to the same spec (restart recovery) */
+    char *j1 = gsd_spec_to_json(&a);
+    gs_diag_init(&d, "json");
+    if (gsd_spec_parse("json", j1, strlen(j1), &b, &d, &f)) T_FAIL("re-parse: %s in %s", d.msg, j1);
+    char *j2 = gsd_spec_to_json(&b);
+    ASSERT_STR(j1, j2);
+    ASSERT_CONTAINS(j1, "\"deadline\":\"2026-11-24T10:00:00Z\"");
+    ASSERT_CONTAINS(j1, "\"sizes\":[1,2,4,8]");
+    /* the core spec gets them */
+    gs_job_spec js;
+    gsd_spec_job(&b, GS_SEC, &js);
+    ASSERT_EQ(js.max_gpus, 8);
+    ASSERT_EQ(js.nsizes, 4);
+    ASSERT_EQ(js.min_rescale_gap, 120 * GS_SEC);
+    ASSERT_EQ(js.max_rescales, 5);
+    ASSERT_EQ(js.max_failures, 2);
+    ASSERT_EQ(js.batch_size, 512);
+    ASSERT_STR(js.app, "cifar10");
+    free(j1);
+    free(j2);
+    gsd_spec_release(&a);
+    gsd_spec_release(&b);
+    /* a deadline as Unix seconds; the engine's default gap when none is given */
+    ASSERT_OK(parse("command: x\nmax_gpus: 2\ndeadline: 1795514400\n", &a, &d, &f));
+    ASSERT_EQ(a.deadline, (gs_time)1795514400 * GS_SEC);
+    ASSERT_EQ(a.min_rescale_gap, -1);
+    gsd_spec_job(&a, GS_SEC, &js);
+    ASSERT_EQ(js.min_rescale_gap, GS_TIME_NONE);
+    ASSERT_EQ(js.max_rescales, -1);
+    gsd_spec_release(&a);
+    /* errors name the field */
+    static const struct {
+        const char *y, *field, *msg;
+    } bad[] = {
+        {"command: x\nmin_gpus: 2\n", "min_gpus", "elastic jobs only"},
+        {"command: x\nsizes: [1]\n", "sizes", "elastic jobs only"},
+        {"command: x\nmax_failures: 1\n", "max_failures", "elastic jobs only"},
+        {"command: x\nmax_gpus: 4\ngpus: 2\nsizes: [2, 3]\n", "sizes", "ascending multiples"},
+        {"command: x\nmax_gpus: 4\nsizes: [2, 1]\n", "sizes", "ascending"},
+        {"command: x\nmax_gpus: 4\nsizes: [2, 4]\n", "tasks", "initial size"},
+        {"command: x\nmax_gpus: 4\ntasks: 8\n", "tasks", "initial size"},
+        {"command: x\nmax_gpus: 1\ngpus: 2\n", "max_gpus", "below the smallest size"},
+        {"command: x\nmax_gpus: 4\ngang: false\n", "gang", "a gang"},
+        {"command: x\nmax_gpus: 4\nsizes: \"1,2\"\n", "sizes", "list"},
+        {"command: x\nmax_gpus: 4\nmax_rescales: -2\n", "max_rescales", "between"},
+        {"command: x\nmax_gpus: 4\ndeadline: tomorrow\n", "deadline", "Unix seconds"},
+        {"command: x\nmax_gpus: 4\ndrain_timeout: 2h\n", "drain_timeout", "at most 1h"},
+        {"command: x\nmax_gpus: \"4\"\n", "max_gpus", "not a string"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        gsd_spec s;
+        if (parse(bad[i].y, &s, &d, &f) == 0) T_FAIL("accepted: %s", bad[i].y);
+        ASSERT_STR(f, bad[i].field);
+        ASSERT_CONTAINS(d.msg, bad[i].msg);
+    }
+}
+
 static void reserved_env_names(void)
 {
     ASSERT(gsd_env_reserved("GSCHED_JOB_ID"));
@@ -480,6 +563,7 @@ static const test_case tests[] = {
     {"strict_types", strict_types},
     {"durations_and_priorities", durations_and_priorities},
     {"json_round_trip", json_round_trip},
+    {"elastic_fields", elastic_fields},
     {"reserved_env_names", reserved_env_names},
     {"slurm_time_limits", slurm_time_limits},
 };

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -115,6 +116,21 @@ static void submit_usage(FILE *f)
             "seconds)\n"
             "      --grace DUR         SIGTERM -> SIGKILL grace period (bare seconds)\n"
             "      --checkpoint-dir D  exported to the job as GSCHED_CHECKPOINT_DIR\n"
+            "\n"
+            "Elastic jobs (docs/elastic.md; the job runs at a size in [MIN, MAX] GPUs that\n"
+            "the policy or `gsched resize` changes through checkpoint and relaunch):\n"
+            "  -G, --gpus MIN-MAX      elastic: starts at MIN GPUs (or tasks x GPUs per task)\n"
+            "      --min-gpus N, --max-gpus N   the same range, one bound each\n"
+            "      --sizes LIST        only these sizes, e.g. 1,2,4,8\n"
+            "      --min-rescale-gap D least time between two policy rescales (default: the\n"
+            "                          daemon's rescale_gap, 60s)\n"
+            "      --max-rescales N    policy rescales allowed (default: unlimited)\n"
+            "      --max-failures N    failed generations requeued before the job fails (0)\n"
+            "      --drain-timeout D   SIGTERM -> SIGKILL of a drain (default: drain_timeout)\n"
+            "      --deadline T        finish by T: UTC 2026-11-24T10:00:00Z, Unix seconds, or\n"
+            "                          +DUR from now (+2h)\n"
+            "      --batch-size N      global batch size (goodput model)\n"
+            "      --app NAME          goodput-model application (e.g. cifar10)\n"
             "      --user NAME         submit for another user (admin token only)\n"
             "      --dry-run           only say whether and where it would start now\n"
             "      --idempotency-key K retrying with the same key never submits twice (default: a\n"
@@ -155,7 +171,17 @@ enum {
     O_NTPN,
     O_MAIL_TYPE,
     O_MAIL_USER,
-    O_EXCLUSIVE
+    O_EXCLUSIVE,
+    O_MINGPUS,
+    O_MAXGPUS,
+    O_SIZES,
+    O_RGAP,
+    O_MAXRESC,
+    O_MAXFAIL,
+    O_DRAINTO,
+    O_DEADLINE,
+    O_BATCH,
+    O_APP
 };
 
 static const struct option longopts[] = {{"job-name", required_argument, NULL, 'J'},
@@ -199,6 +225,16 @@ static const struct option longopts[] = {{"job-name", required_argument, NULL, '
                                          {"grace", required_argument, NULL, O_GRACE},
                                          {"checkpoint-dir", required_argument, NULL, O_CKPT},
                                          {"user", required_argument, NULL, O_USER},
+                                         {"min-gpus", required_argument, NULL, O_MINGPUS},
+                                         {"max-gpus", required_argument, NULL, O_MAXGPUS},
+                                         {"sizes", required_argument, NULL, O_SIZES},
+                                         {"min-rescale-gap", required_argument, NULL, O_RGAP},
+                                         {"max-rescales", required_argument, NULL, O_MAXRESC},
+                                         {"max-failures", required_argument, NULL, O_MAXFAIL},
+                                         {"drain-timeout", required_argument, NULL, O_DRAINTO},
+                                         {"deadline", required_argument, NULL, O_DEADLINE},
+                                         {"batch-size", required_argument, NULL, O_BATCH},
+                                         {"app", required_argument, NULL, O_APP},
                                          {"dry-run", no_argument, NULL, O_DRY},
                                          {"idempotency-key", required_argument, NULL, O_IDEM},
                                          {"parsable", no_argument, NULL, O_PARSABLE},
@@ -220,6 +256,13 @@ typedef struct over {
     int has_time, has_duration, has_grace;
     const char **env;
     size_t nenv;
+    /* elastic (0 / -1 / NULL = not given) */
+    int min_gpus, max_gpus, nsizes, sizes[GSD_MAX_SIZES];
+    int max_rescales, max_failures, has_max_rescales, has_max_failures;
+    gs_time rgap, drain_to, deadline;
+    int has_rgap, has_drain_to;
+    int64_t batch;
+    const char *app;
     char **own; /* strings this struct owns (parsed types, #SBATCH tokens) */
     size_t nown;
 } over;
@@ -362,7 +405,100 @@ static int handle(over *o, cli_conn *k, int opt, const char *arg)
     case 'g': return parse_count("--gpus-per-task", arg, 1, &o->gpt);
     case O_GPN: return parse_typed_count(o, "--gpus-per-node", arg, 0, &o->gpt);
     case O_GRES: return parse_typed_count(o, "--gres", arg, 1, &o->gpt);
-    case 'G': return parse_typed_count(o, "--gpus", arg, 0, &o->gpus_total);
+    case 'G': {
+        /* [TYPE:]MIN-MAX: an elastic range */
+        const char *colon = strrchr(arg, ':'), *v = colon ? colon + 1 : arg, *dash = strchr(v, '-');
+        if (!dash) return parse_typed_count(o, "--gpus", arg, 0, &o->gpus_total);
+        char *a = strndup(arg, (size_t)(dash - arg));
+        if (!a) abort();
+        int rc = parse_typed_count(o, "--gpus", a, 0, &o->min_gpus);
+        free(a);
+        if (rc || parse_count("--gpus", dash + 1, 1, &o->max_gpus)) return -1;
+        if (o->max_gpus < o->min_gpus) {
+            oerr("--gpus %s: MAX is below MIN", arg);
+            return -1;
+        }
+        return 0;
+    }
+    case O_MINGPUS: return parse_count("--min-gpus", arg, 1, &o->min_gpus);
+    case O_MAXGPUS: return parse_count("--max-gpus", arg, 1, &o->max_gpus);
+    case O_SIZES: {
+        o->nsizes = 0;
+        const char *p = arg;
+        while (*p) {
+            char *e;
+            long v = strtol(p, &e, 10);
+            if (e == p || v < 1 || v > GSD_MAX_GPUS || (*e && *e != ',') ||
+                o->nsizes == GSD_MAX_SIZES) {
+                oerr("--sizes: expected GPU counts like 1,2,4 (at most %d), got '%s'",
+                     GSD_MAX_SIZES, arg);
+                return -1;
+            }
+            o->sizes[o->nsizes++] = (int)v;
+            p = *e ? e + 1 : e;
+        }
+        return 0;
+    }
+    case O_MAXRESC:
+        o->has_max_rescales = 1;
+        return parse_count("--max-rescales", arg, 0, &o->max_rescales);
+    case O_MAXFAIL:
+        o->has_max_failures = 1;
+        return parse_count("--max-failures", arg, 0, &o->max_failures);
+    case O_BATCH: {
+        char *e;
+        errno = 0;
+        long long v = strtoll(arg, &e, 10);
+        if (e == arg || *e || errno || v < 1 || v > (1LL << 40)) {
+            oerr("--batch-size: '%s' is not a positive integer", arg);
+            return -1;
+        }
+        o->batch = v;
+        return 0;
+    }
+    case O_APP: o->app = arg; return 0;
+    case O_DEADLINE: {
+        gs_time t = 0;
+        char *e;
+        if (arg[0] == '+') {
+            gs_diag d;
+            gs_diag_init(&d, NULL);
+            if (gsd_parse_duration(arg + 1, GS_SEC, &t, &d)) {
+                oerr("--deadline: '%s': %s", arg, d.msg);
+                return -1;
+            }
+            t += (gs_time)time(NULL) * GS_SEC;
+            t = t / GS_SEC * GS_SEC;
+        } else if (gsd_parse_deadline(arg, &t)) {
+            errno = 0;
+            long long v = strtoll(arg, &e, 10);
+            if (e == arg || *e || errno || v < 1 || v > 253402300799LL) {
+                oerr("--deadline: '%s' is not a UTC time (2026-11-24T10:00:00Z), Unix seconds or "
+                     "+DURATION",
+                     arg);
+                return -1;
+            }
+            t = (gs_time)v * GS_SEC;
+        }
+        o->deadline = t;
+        return 0;
+    }
+    case O_RGAP:
+    case O_DRAINTO: {
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        gs_time t;
+        if (gsd_parse_duration(arg, GS_SEC, &t, &d)) {
+            oerr("--%s: '%s' is not a duration: %s",
+                 opt == O_RGAP ? "min-rescale-gap" : "drain-timeout", arg, d.msg);
+            return -1;
+        }
+        if (opt == O_RGAP)
+            o->rgap = t, o->has_rgap = 1;
+        else
+            o->drain_to = t, o->has_drain_to = 1;
+        return 0;
+    }
     case 'c':
     case O_CPUS: {
         if (parse_count(opt == 'c' ? "--cpus-per-task" : "--cpus", arg, 0, &o->cpus)) return -1;
@@ -674,6 +810,28 @@ static int apply(gsd_spec *s, const over *o)
         }
     }
     if (o->nogang) s->gang = 0;
+    /* elastic: --gpus MIN-MAX (or --min-gpus / --max-gpus) starts at MIN unless tasks say */
+    if (o->min_gpus) s->min_gpus = o->min_gpus;
+    if (o->max_gpus) s->max_gpus = o->max_gpus;
+    if ((o->min_gpus || o->max_gpus) && !o->ntasks && !o->nodes && !o->gpus_total) {
+        int lo = s->min_gpus > s->gpus_per_task ? s->min_gpus : s->gpus_per_task;
+        if (o->nsizes) lo = o->sizes[0];
+        if (lo % s->gpus_per_task == 0) s->ntasks = lo / s->gpus_per_task;
+    }
+    if (o->nsizes) {
+        free(s->sizes);
+        s->sizes = calloc((size_t)o->nsizes, sizeof *s->sizes);
+        if (!s->sizes) abort();
+        memcpy(s->sizes, o->sizes, (size_t)o->nsizes * sizeof *s->sizes);
+        s->nsizes = o->nsizes;
+    }
+    if (o->has_rgap) s->min_rescale_gap = o->rgap;
+    if (o->has_drain_to) s->drain_timeout = o->drain_to;
+    if (o->has_max_rescales) s->max_rescales = o->max_rescales;
+    if (o->has_max_failures) s->max_failures = o->max_failures;
+    if (o->deadline) s->deadline = o->deadline;
+    if (o->batch) s->batch_size = o->batch;
+    if (o->app) replace(&s->app, o->app);
     if (o->has_time) s->time_limit = o->time;
     if (o->has_duration) s->duration = o->duration;
     if (o->has_grace) s->grace = o->grace;

@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -36,6 +37,8 @@ void gsd_spec_init(gsd_spec *s)
     s->ntasks = 1;
     s->gpus_per_task = 1;
     s->gang = 1;
+    s->min_rescale_gap = -1;
+    s->max_rescales = -1;
 }
 
 void gsd_spec_release(gsd_spec *s)
@@ -60,6 +63,8 @@ void gsd_spec_release(gsd_spec *s)
     free(s->pinned_cell);
     free(s->dependency);
     free(s->external);
+    free(s->sizes);
+    free(s->app);
     gsd_spec_init(s);
 }
 
@@ -105,6 +110,34 @@ void gsd_format_duration(gs_time t, char *buf, size_t cap)
         snprintf(buf, cap, "%lldm%02llds", m, sec);
     else
         snprintf(buf, cap, "%llds", sec);
+}
+
+int gsd_parse_deadline(const char *s, gs_time *out)
+{
+    int y, mo, d, h, mi, sec, n = 0;
+    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || s[n] ||
+        y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 ||
+        h < 0 || mi < 0 || sec < 0)
+        return GS_EPARSE;
+    struct tm tm = {0};
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = sec;
+    time_t t = timegm(&tm);
+    if (t <= 0) return GS_EPARSE;
+    *out = (gs_time)t * GS_SEC;
+    return 0;
+}
+
+void gsd_format_deadline(gs_time t, char *buf, size_t cap)
+{
+    time_t s = (time_t)(t / GS_SEC);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 int gsd_env_reserved(const char *key)
@@ -195,6 +228,95 @@ static int env_key_ok(const char *k)
 
 #define FIELD(f) (field ? (void)(*field = (f)) : (void)0)
 
+/* The elastic fields (issue 13): only an elastic job (max_gpus > 0) may set them. */
+static int validate_elastic(const gsd_spec *s, gs_diag *d, const char **field)
+{
+    int gpt = s->gpus_per_task;
+    if (s->max_gpus < 0 || s->max_gpus > GSD_MAX_GPUS || s->min_gpus < 0 ||
+        s->min_gpus > GSD_MAX_GPUS) {
+        FIELD(s->max_gpus < 0 || s->max_gpus > GSD_MAX_GPUS ? "max_gpus" : "min_gpus");
+        return gs_diag_set(d, GS_ERANGE, 0, 0, "'min_gpus' and 'max_gpus' must be between 0 and %d",
+                           GSD_MAX_GPUS);
+    }
+    if (!gsd_spec_elastic(s)) {
+        const char *f = s->min_gpus               ? "min_gpus"
+                        : s->nsizes               ? "sizes"
+                        : s->min_rescale_gap >= 0 ? "min_rescale_gap"
+                        : s->max_rescales != -1   ? "max_rescales"
+                        : s->max_failures         ? "max_failures"
+                        : s->drain_timeout        ? "drain_timeout"
+                                                  : NULL;
+        if (f) {
+            FIELD(f);
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "'%s' applies to elastic jobs only: give 'max_gpus' too", f);
+        }
+    } else {
+        int lo = s->min_gpus > gpt ? s->min_gpus : gpt;
+        if (!s->gang) {
+            FIELD("gang");
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "an elastic job is a gang ('gang: false' "
+                               "cannot be elastic)");
+        }
+        if (s->max_gpus < lo) {
+            FIELD("max_gpus");
+            return gs_diag_set(d, GS_ERANGE, 0, 0,
+                               "'max_gpus' (%d) is below the smallest size %d (min_gpus, and at "
+                               "least the GPUs of one task)",
+                               s->max_gpus, lo);
+        }
+        if (s->nsizes < 0 || s->nsizes > GSD_MAX_SIZES || (s->nsizes && !s->sizes)) {
+            FIELD("sizes");
+            return gs_diag_set(d, GS_ETOOBIG, 0, 0, "'sizes' has more than %d entries",
+                               GSD_MAX_SIZES);
+        }
+        for (int i = 0; i < s->nsizes; i++) {
+            int v = s->sizes[i];
+            if (v < lo || v > s->max_gpus || v % gpt || (i && v <= s->sizes[i - 1])) {
+                FIELD("sizes");
+                return gs_diag_set(d, GS_EINVAL, 0, 0,
+                                   "'sizes' must be ascending multiples of %d GPU(s) per task in "
+                                   "[%d, %d], got %d at entry %d",
+                                   gpt, lo, s->max_gpus, v, i + 1);
+            }
+        }
+        if (!gsd_spec_size_valid(s, s->ntasks * gpt)) {
+            FIELD("tasks");
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "the initial size of %d GPU(s) (tasks x gpus) is not one of the "
+                               "job's sizes",
+                               s->ntasks * gpt);
+        }
+    }
+    if (s->max_rescales < -1 || s->max_failures < 0 || s->min_rescale_gap < -1 ||
+        s->drain_timeout < 0 || s->deadline < 0 || s->batch_size < 0) {
+        FIELD(s->max_rescales < -1   ? "max_rescales"
+              : s->max_failures < 0  ? "max_failures"
+              : s->deadline < 0      ? "deadline"
+              : s->batch_size < 0    ? "batch_size"
+              : s->drain_timeout < 0 ? "drain_timeout"
+                                     : "min_rescale_gap");
+        return gs_diag_set(d, GS_ERANGE, 0, 0, "elastic limits must not be negative");
+    }
+    if (s->drain_timeout > (gs_time)3600 * GS_SEC) {
+        FIELD("drain_timeout");
+        return gs_diag_set(d, GS_ERANGE, 0, 0, "'drain_timeout' must be at most 1h");
+    }
+    return 0;
+}
+
+int gsd_spec_size_valid(const gsd_spec *s, int n)
+{
+    int gpt = s->gpus_per_task > 0 ? s->gpus_per_task : 1;
+    int lo = s->min_gpus > gpt ? s->min_gpus : gpt;
+    if (!gsd_spec_elastic(s) || n < lo || n > s->max_gpus || n % gpt) return 0;
+    if (!s->nsizes) return 1;
+    for (int i = 0; i < s->nsizes; i++)
+        if (s->sizes[i] == n) return 1;
+    return 0;
+}
+
 int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
 {
     if (s->dependency) {
@@ -275,7 +397,8 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
                 {s->workdir, "workdir", GSD_MAX_PATH},
                 {s->checkpoint_dir, "checkpoint.dir", GSD_MAX_PATH},
                 {s->pinned_cell, "pinned_cell", GSD_MAX_NAME},
-                {s->external, "external", GSD_MAX_NAME}};
+                {s->external, "external", GSD_MAX_NAME},
+                {s->app, "app", GSD_MAX_NAME}};
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
         if (!strs[i].v) continue;
         if (strlen(strs[i].v) > strs[i].max) {
@@ -343,7 +466,7 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
         FIELD("cpus");
         return gs_diag_set(d, GS_ERANGE, 0, 0, "'cpus' and 'memory' must not be negative");
     }
-    return 0;
+    return validate_elastic(s, d, field);
 }
 
 /* ---- parsing -------------------------------------------------------------------------------- */
@@ -575,16 +698,126 @@ static int check_nul(pctx *c, struct fy_node *root, const char *const *keys)
     return 0;
 }
 
+/* A whole number in [lo, hi] (64 bits). */
+static int get_i64(pctx *c, struct fy_node *n, const char *field, long long lo, long long hi,
+                   int64_t *out)
+{
+    const char *s = gs_yaml_str(n);
+    if (!s || quoted(n)) return perr(c, n, field, GS_EPARSE, "'%s' must be an integer", field);
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+        return perr(c, n, field, GS_EPARSE, "'%s' must be an integer, got '%s'", field, s);
+    if (v < lo || v > hi)
+        return perr(c, n, field, GS_ERANGE, "'%s' must be between %lld and %lld, got %lld", field,
+                    lo, hi, v);
+    *out = (int64_t)v;
+    return 0;
+}
+
+/* 'deadline': Unix seconds (a number) or an RFC 3339 UTC time "2026-11-24T10:00:00Z". */
+static int get_deadline(pctx *c, struct fy_node *n, gs_time *out)
+{
+    const char *v = gs_yaml_str(n);
+    if (v && !gsd_parse_deadline(v, out)) return 0;
+    if (v && !quoted(n) && strspn(v, "0123456789") == strlen(v) && *v) {
+        int64_t sec;
+        int rc = get_i64(c, n, "deadline", 1, 253402300799LL, &sec);
+        if (!rc) *out = (gs_time)sec * GS_SEC;
+        return rc;
+    }
+    return perr(c, n, "deadline", GS_EPARSE,
+                "'deadline' must be Unix seconds or a UTC time like 2026-11-24T10:00:00Z, got "
+                "'%s'",
+                v ? v : "?");
+}
+
+static int parse_elastic(pctx *c, struct fy_node *root, gsd_spec *s)
+{
+    struct fy_node *n;
+    int rc;
+    if ((n = gs_yaml_get(root, "min_gpus")) &&
+        (rc = get_int(c, n, "min_gpus", 0, GSD_MAX_GPUS, &s->min_gpus)))
+        return rc;
+    if ((n = gs_yaml_get(root, "max_gpus")) &&
+        (rc = get_int(c, n, "max_gpus", 0, GSD_MAX_GPUS, &s->max_gpus)))
+        return rc;
+    if ((n = gs_yaml_get(root, "sizes"))) {
+        if (!fy_node_is_sequence(n))
+            return perr(c, n, "sizes", GS_EPARSE, "'sizes' must be a list of GPU counts");
+        int cnt = fy_node_sequence_item_count(n);
+        if (cnt < 1 || cnt > GSD_MAX_SIZES)
+            return perr(c, n, "sizes", GS_ERANGE, "'sizes' must have 1 to %d entries",
+                        GSD_MAX_SIZES);
+        free(s->sizes);
+        s->sizes = calloc((size_t)cnt, sizeof *s->sizes);
+        if (!s->sizes) abort();
+        s->nsizes = 0;
+        void *it = NULL;
+        struct fy_node *item;
+        while ((item = fy_node_sequence_iterate(n, &it)))
+            if ((rc = get_int(c, item, "sizes", 1, GSD_MAX_GPUS, &s->sizes[s->nsizes++])))
+                return rc;
+    }
+    if ((n = gs_yaml_get(root, "min_rescale_gap")) &&
+        (rc = get_dur(c, n, "min_rescale_gap", &s->min_rescale_gap)))
+        return rc;
+    if ((n = gs_yaml_get(root, "deadline")) && (rc = get_deadline(c, n, &s->deadline))) return rc;
+    if ((n = gs_yaml_get(root, "batch_size")) &&
+        (rc = get_i64(c, n, "batch_size", 0, (long long)1 << 40, &s->batch_size)))
+        return rc;
+    if ((n = gs_yaml_get(root, "max_rescales")) &&
+        (rc = get_int(c, n, "max_rescales", -1, 1 << 30, &s->max_rescales)))
+        return rc;
+    if ((n = gs_yaml_get(root, "max_failures")) &&
+        (rc = get_int(c, n, "max_failures", 0, 1 << 30, &s->max_failures)))
+        return rc;
+    if ((n = gs_yaml_get(root, "drain_timeout")) &&
+        (rc = get_dur(c, n, "drain_timeout", &s->drain_timeout)))
+        return rc;
+    if ((n = gs_yaml_get(root, "app")) && get_str(c, n, "app", &s->app)) return GS_EPARSE;
+    return 0;
+}
+
 static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
 {
-    static const char *const keys[] = {
-        "name",     "vc",         "queue",       "user",
-        "priority", "tasks",      "gpus",        "gpus_per_task",
-        "gang",     "gpu_type",   "command",     "env",
-        "workdir",  "time_limit", "duration",    "cpus",
-        "memory",   "checkpoint", "pinned_cell", "lazy_preemption",
-        "run_as",   "hold",       "dependency",  "kill_on_invalid_dep",
-        "external", NULL};
+    static const char *const keys[] = {"name",
+                                       "vc",
+                                       "queue",
+                                       "user",
+                                       "priority",
+                                       "tasks",
+                                       "gpus",
+                                       "gpus_per_task",
+                                       "gang",
+                                       "gpu_type",
+                                       "command",
+                                       "env",
+                                       "workdir",
+                                       "time_limit",
+                                       "duration",
+                                       "cpus",
+                                       "memory",
+                                       "checkpoint",
+                                       "pinned_cell",
+                                       "lazy_preemption",
+                                       "run_as",
+                                       "hold",
+                                       "dependency",
+                                       "kill_on_invalid_dep",
+                                       "external",
+                                       "min_gpus",
+                                       "max_gpus",
+                                       "sizes",
+                                       "min_rescale_gap",
+                                       "deadline",
+                                       "batch_size",
+                                       "max_rescales",
+                                       "max_failures",
+                                       "drain_timeout",
+                                       "app",
+                                       NULL};
     if (!fy_node_is_mapping(root))
         return perr(c, root, "", GS_EPARSE,
                     "a job spec must be a mapping (name: ..., command: ...)");
@@ -697,7 +930,7 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
     if ((n = gs_yaml_get(root, "kill_on_invalid_dep")) &&
         (rc = get_bool(c, n, "kill_on_invalid_dep", &s->kill_invalid_dep)))
         return rc;
-    return 0;
+    return parse_elastic(c, root, s);
 }
 
 int gsd_spec_parse(const char *file, const char *buf, size_t len, gsd_spec *s, gs_diag *d,
@@ -860,6 +1093,30 @@ char *gsd_spec_to_json(const gsd_spec *s)
     if (s->dependency) json_object_set_new(o, "dependency", json_string(s->dependency));
     if (s->kill_invalid_dep) json_object_set_new(o, "kill_on_invalid_dep", json_true());
     if (s->external) json_object_set_new(o, "external", json_string(s->external));
+    if (s->min_gpus) json_object_set_new(o, "min_gpus", json_integer(s->min_gpus));
+    if (s->max_gpus) json_object_set_new(o, "max_gpus", json_integer(s->max_gpus));
+    if (s->nsizes) {
+        json_t *a = json_array();
+        for (int i = 0; i < s->nsizes; i++) json_array_append_new(a, json_integer(s->sizes[i]));
+        json_object_set_new(o, "sizes", a);
+    }
+    if (s->min_rescale_gap >= 0) {
+        dur_str(s->min_rescale_gap, b, sizeof b);
+        json_object_set_new(o, "min_rescale_gap", json_string(b));
+    }
+    if (s->deadline) {
+        gsd_format_deadline(s->deadline, b, sizeof b);
+        json_object_set_new(o, "deadline", json_string(b));
+    }
+    if (s->batch_size) json_object_set_new(o, "batch_size", json_integer(s->batch_size));
+    if (s->max_rescales != -1)
+        json_object_set_new(o, "max_rescales", json_integer(s->max_rescales));
+    if (s->max_failures) json_object_set_new(o, "max_failures", json_integer(s->max_failures));
+    if (s->drain_timeout) {
+        dur_str(s->drain_timeout, b, sizeof b);
+        json_object_set_new(o, "drain_timeout", json_string(b));
+    }
+    if (s->app) json_object_set_new(o, "app", json_string(s->app));
     char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     return out;
@@ -881,4 +1138,16 @@ void gsd_spec_job(const gsd_spec *s, gs_time default_duration, gs_job_spec *out)
     out->mem_mb_per_task = s->mem_mb_per_task;
     out->pinned_cell = s->pinned_cell;
     out->lazy_preemption = s->lazy_preemption;
+    if (gsd_spec_elastic(s)) {
+        out->min_gpus = s->min_gpus;
+        out->max_gpus = s->max_gpus;
+        out->sizes = s->sizes;
+        out->nsizes = s->nsizes;
+        out->min_rescale_gap = s->min_rescale_gap >= 0 ? s->min_rescale_gap : GS_TIME_NONE;
+        out->max_rescales = s->max_rescales;
+        out->max_failures = s->max_failures;
+    }
+    out->deadline = s->deadline ? s->deadline : GS_TIME_NONE;
+    out->batch_size = s->batch_size;
+    out->app = s->app;
 }

@@ -15,7 +15,10 @@
  * only in the command and env values), numeric and boolean fields were not
  * given as quoted strings, env keys are shell identifiers and none is
  * reserved (GSCHED_*, CUDA_VISIBLE_DEVICES, RANK, ...: the executor sets
- * those).
+ * those); an elastic job (max_gpus > 0) is a gang whose sizes are multiples of
+ * gpus_per_task in [max(min_gpus, gpus_per_task), max_gpus] (and in 'sizes',
+ * ascending, when given), and its initial size ntasks * gpus_per_task is one of
+ * them.
  *
  * Ownership: a gsd_spec owns all its strings; gsd_spec_release() frees them
  * (and accepts a zeroed spec).  gsd_spec_job() fills a gs_job_spec whose
@@ -73,7 +76,28 @@ typedef struct gsd_spec {
     char *external;       /* the executor's name of the job it was adopted from ("slurm:57"):
                            * set by the daemon at adoption (exec.h, GSD_X_ADOPT), never by a
                            * client; NULL for a job submitted to gsched */
+    /* ---- elastic (issue 13, docs/elastic.md): max_gpus > 0 makes the job elastic ---- */
+    int min_gpus, max_gpus; /* GPU range of its sizes; 0 = rigid (min 0: gpus per task) */
+    int *sizes;             /* valid GPU counts, ascending; NULL = every multiple of the GPUs
+                               per task in [min_gpus, max_gpus] */
+    int nsizes;
+    gs_time min_rescale_gap; /* least time between two policy rescales; < 0 = the engine's
+                                default (--set rescale_gap) */
+    gs_time deadline;        /* finish by (wall clock, us since the epoch); 0 = none */
+    int64_t batch_size;      /* global batch size; 0 = unknown */
+    int max_rescales;        /* policy rescales allowed; -1 = unlimited */
+    int max_failures;        /* failed generations tolerated (requeued) before FAILED */
+    gs_time drain_timeout;   /* SIGTERM -> SIGKILL of a drain; 0 = the engine's drain_timeout */
+    char *app;               /* goodput-model application name; NULL = none */
 } gsd_spec;
+
+/* Largest number of entries in an elastic job's 'sizes'. */
+#define GSD_MAX_SIZES 64
+/* 1 when the spec describes an elastic job (max_gpus > 0). */
+static inline int gsd_spec_elastic(const gsd_spec *s)
+{
+    return s->max_gpus > 0;
+}
 
 void gsd_spec_init(gsd_spec *s);
 void gsd_spec_release(gsd_spec *s);
@@ -88,6 +112,9 @@ int gsd_spec_parse(const char *file, const char *buf, size_t len, gsd_spec *s, g
                    const char **field);
 /* Check the invariants above (used after building a spec from CLI flags). */
 int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field);
+/* 1 if n GPUs is a valid size of elastic job s (in its range, a multiple of its GPUs per
+ * task, in 'sizes' when given); 0 for a rigid job. */
+int gsd_spec_size_valid(const gsd_spec *s, int n);
 
 /*
  * The daemon's check of a submitted spec against this machine (the parse itself does no I/O,
@@ -133,6 +160,10 @@ int gsd_parse_duration(const char *s, gs_time bare_unit, gs_time *out, gs_diag *
  * gsd_parse_duration.  (A spec's time_limit field keeps the spec grammar: bare seconds.)
  */
 int gsd_parse_time_limit(const char *s, gs_time *out, gs_diag *d);
+/* A deadline as an RFC 3339 UTC time "2026-11-24T10:00:00Z" (whole seconds): 0 and *out (us
+ * since the epoch), or GS_EPARSE; and back (the canonical JSON form). */
+int gsd_parse_deadline(const char *s, gs_time *out);
+void gsd_format_deadline(gs_time t, char *buf, size_t cap);
 /* Format a duration as "1h02m03s" / "45s" / "2d03h". */
 void gsd_format_duration(gs_time t, char *buf, size_t cap);
 /* 1 if s is a name the executor reserves in the task environment: GSCHED_* (except
