@@ -5,7 +5,8 @@
  * unique per user, uncommitted writes are invisible and lost, a second
  * daemon cannot open the same database, a newer schema is refused, an
  * older one (version 1, as gsched wrote it before executor handles) is
- * upgraded in place with its rows, and readers list with filters and
+ * upgraded in place with its rows (version 2 -> 3: an elastic job's state,
+ * DRAINING included, is durable), and readers list with filters and
  * pagination.
  */
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <sqlite3.h>
 
 #include "daemon_schema_v1.h"
+#include "daemon_schema_v2.h"
 #include "harness.h"
 #include "store.h"
 
@@ -346,6 +348,70 @@ static void version1_upgraded_in_place(void)
     gsd_store_close(s);
 }
 
+static int first_active_elastic(void *ud, gsd_jobrow *r)
+{
+    char **out = ud;
+    if (!*out) {
+        *out = r->elastic ? strdup(r->elastic) : strdup("(null)");
+        if (!*out) abort();
+    }
+    return 0;
+}
+
+/* Version 2 -> 3: jobs.elastic added (issue 13); old rows have none; an elastic job's state
+ * (DRAINING with its reservation) is written and read back, and a DRAINING job is active. */
+static void version2_upgraded_with_elastic(void)
+{
+    const char *p = dbpath("v2.db");
+    sqlite3 *db;
+    ASSERT_EQ(sqlite3_open(p, &db), SQLITE_OK);
+    exec1(db, "PRAGMA journal_mode=WAL");
+    exec1(db, gsd_test_schema_v2);
+    exec1(db, "PRAGMA user_version = 2");
+    exec1(db, "INSERT INTO jobs(id, grp, task_index, user, vc, name, priority, ntasks, "
+              "gpus_per_task, gang, state, reason, exit_code, submit_us, first_start_us, "
+              "last_start_us, end_us, queued_us, executed_us, preemptions, runs, alloc, "
+              "placement, stop, cancel_by, spec, idem_key, idem_hash) VALUES "
+              "(3, 3, 0, 'alice', 'default', 'old', 0, 1, 1, 1, 'RUNNING', NULL, NULL, 1000, "
+              "2000, 2000, NULL, 1000, 0, 0, 1, '0', 'n0:0', NULL, NULL, "
+              "'{\"command\":\"true\"}', NULL, NULL)");
+    sqlite3_close(db);
+    gsd_store *s;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gsd_store_open(p, 1, &s, &d));
+    ASSERT_EQ(gsd_store_upgraded_from(s), 2);
+    char *el = NULL;
+    ASSERT_OK(gsd_store_each_active(s, first_active_elastic, &el));
+    ASSERT_STR(el, "(null)"); /* a row from before has no elastic state */
+    free(el);
+    el = NULL;
+    /* an elastic job caught draining: state, target and reservation are durable */
+    gsd_jobrow r = row(3, "alice", "DRAINING");
+    r.alloc = (char *)"0";
+    r.stop = (char *)"drain";
+    r.elastic = (char *)"{\"generation\":1,\"target_gpus\":2,\"resv\":\"0,1\"}";
+    ASSERT_OK(gsd_store_begin(s));
+    ASSERT_OK(gsd_store_update_job(s, &r));
+    ASSERT_OK(gsd_store_commit(s));
+    ASSERT_OK(gsd_store_each_active(s, first_active_elastic, &el));
+    ASSERT_STR(el, "{\"generation\":1,\"target_gpus\":2,\"resv\":\"0,1\"}");
+    free(el);
+    gsd_reader *rd = gsd_store_reader(s);
+    gsd_jobrow got;
+    ASSERT_OK(gsd_reader_job(rd, 3, &got));
+    ASSERT_STR(got.state, "DRAINING");
+    ASSERT_STR(got.stop, "drain");
+    ASSERT(got.elastic && strstr(got.elastic, "\"resv\":\"0,1\""));
+    gsd_jobrow_release(&got);
+    gsd_store_reader_put(s, rd);
+    gsd_store_close(s);
+    ASSERT_EQ(query_int(p, "PRAGMA user_version"), GSD_SCHEMA_VERSION);
+    ASSERT_OK(gsd_store_open(p, 1, &s, &d));
+    ASSERT_EQ(gsd_store_upgraded_from(s), 0);
+    gsd_store_close(s);
+}
+
 static void list_filters_and_pages(void)
 {
     gsd_store *s;
@@ -396,6 +462,7 @@ static const test_case tests[] = {
     {"lock_of_a_dead_daemon_waited_for", lock_of_a_dead_daemon_waited_for},
     {"newer_schema_refused", newer_schema_refused},
     {"version1_upgraded_in_place", version1_upgraded_in_place},
+    {"version2_upgraded_with_elastic", version2_upgraded_with_elastic},
     {"list_filters_and_pages", list_filters_and_pages},
     {"cleanup", cleanup},
 };

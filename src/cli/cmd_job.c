@@ -106,6 +106,73 @@ int cmd_hold(int argc, char **argv)
     return worst;
 }
 
+/* ---- resize -------------------------------------------------------------------------------- */
+
+static void resize_usage(FILE *f)
+{
+    fprintf(f, "usage: gsched resize ID --gpus N\n"
+               "\n"
+               "Resize a running elastic job (submitted with --gpus MIN-MAX) to N GPUs: its\n"
+               "generation gets SIGTERM (the control file $GSCHED_CONTROL says the target), saves\n"
+               "a checkpoint and exits 143; it is relaunched on N GPUs from there (SIGKILL after\n"
+               "its drain timeout).  N must be one of its sizes; N = 0 is refused (cancel it).\n"
+               "Its owner or an admin only.  `gsched describe job ID` shows each resize.\n"
+               "\n"
+               "  -g, --gpus N       the new size\n" CLI_CONN_HELP);
+}
+
+int cmd_resize(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"gpus", required_argument, NULL, 'g'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             CLI_CONN_LONGOPTS,
+                                             {NULL, 0, NULL, 0}};
+    cli_conn k;
+    cli_conn_init(&k);
+    int opt;
+    long gpus = -1;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "g:h", longopts, NULL)) != -1) {
+        if (cli_conn_opt(&k, opt, optarg)) continue;
+        if (opt == 'g') {
+            char *e;
+            gpus = strtol(optarg, &e, 10);
+            if (*e || e == optarg || gpus < 1 || gpus > GSD_MAX_GPUS) {
+                cli_err("resize: --gpus: expected a GPU count from 1 to %d, got '%s'", GSD_MAX_GPUS,
+                        optarg);
+                return EXIT_USAGE;
+            }
+            continue;
+        }
+        if (opt == 'h') {
+            resize_usage(stdout);
+            return EXIT_OK;
+        }
+        resize_usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (argc - optind != 1 || !valid_id(argv[optind]) || gpus < 0) {
+        cli_err("usage: gsched resize ID --gpus N");
+        return EXIT_USAGE;
+    }
+    long long id = strtoll(argv[optind], NULL, 10);
+    char path[80], what[64], body[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld/resize", id);
+    snprintf(what, sizeof what, "resize %lld", id);
+    snprintf(body, sizeof body, "{\"gpus\": %ld}", gpus);
+    json_t *r;
+    int rc = cli_call(&k, "POST", path, body, "application/json", NULL, what, &r);
+    if (rc) return rc;
+    if (k.json)
+        print_json(r);
+    else
+        printf("Resizing job %lld: %lld -> %lld GPUs (draining; SIGKILL after %llds)\n", id,
+               cli_jint(r, "from", 0), cli_jint(r, "to", 0),
+               cli_jint(r, "drain_timeout_seconds", 0));
+    json_decref(r);
+    return EXIT_OK;
+}
+
 /* ---- cancel --------------------------------------------------------------------------------- */
 
 /* DELETE one job; prints what happened.  Returns an exit code: 1 for a job named by id that
@@ -406,6 +473,66 @@ static int describe_job(cli_conn *k, const char *id)
     kv("Placement:", cli_jstr(j, "placement", "-"));
     size_t i;
     json_t *t;
+    json_t *el = json_object_get(j, "elastic");
+    if (json_is_object(el)) {
+        /* an elastic job (docs/elastic.md): its range, generation, budgets, drain, hints */
+        printf("\nElastic:\n");
+        snprintf(buf, sizeof buf, "%lld-%lld GPUs%s", cli_jint(el, "min_gpus", 0),
+                 cli_jint(el, "max_gpus", 0),
+                 spec && json_object_get(spec, "sizes") ? ", sizes " : "");
+        if (spec && json_is_array(json_object_get(spec, "sizes"))) {
+            size_t n = strlen(buf);
+            json_t *a;
+            json_array_foreach(json_object_get(spec, "sizes"), i, a) n +=
+                (size_t)snprintf(buf + n, n < sizeof buf ? sizeof buf - n : 0, i ? ",%lld" : "%lld",
+                                 (long long)json_integer_value(a));
+        }
+        kv("  Range:", buf);
+        kv("  Phase:", cli_jstr(el, "phase", st));
+        kvi("  Generation:", cli_jint(el, "generation", 0));
+        if (spec && json_is_integer(json_object_get(spec, "max_rescales")))
+            snprintf(buf, sizeof buf, "%lld (max %lld), failures %lld (max %lld)",
+                     cli_jint(el, "rescales", 0), cli_jint(spec, "max_rescales", 0),
+                     cli_jint(el, "failures", 0), cli_jint(spec, "max_failures", 0));
+        else
+            snprintf(buf, sizeof buf, "%lld (max unlimited), failures %lld (max %lld)",
+                     cli_jint(el, "rescales", 0), cli_jint(el, "failures", 0),
+                     spec ? cli_jint(spec, "max_failures", 0) : 0);
+        kv("  Rescales:", buf);
+        if (json_is_integer(json_object_get(el, "target_gpus"))) {
+            snprintf(buf, sizeof buf, "to %lld GPUs", cli_jint(el, "target_gpus", 0));
+            kv("  Draining:", buf);
+        }
+        snprintf(buf, sizeof buf, "%lld read, %lld ignored", cli_jint(el, "hints", 0),
+                 cli_jint(el, "hints_bad", 0));
+        kv("  Hints:", buf);
+        if (json_is_integer(json_object_get(el, "ckpt_step")))
+            kvi("  Checkpoint:", cli_jint(el, "ckpt_step", 0));
+        /* each resize: its drain (time, from -> to, kind, reason) and how it ended */
+        json_t *evs = json_object_get(j, "events");
+        cli_table rt;
+        cli_table_init(&rt, 3, 0);
+        const char *rh[] = {"  TIME", "EVENT", "DETAIL"};
+        cli_table_add(&rt, rh);
+        int nr = 0;
+        json_array_foreach(evs, i, t)
+        {
+            const char *ty = cli_jstr(t, "type", "");
+            if (strcmp(ty, "draining") && strcmp(ty, "rescaled") && strcmp(ty, "relaunched") &&
+                strcmp(ty, "training"))
+                continue;
+            char ts[64];
+            snprintf(ts, sizeof ts, "  %s", cli_jstr(t, "time", "?"));
+            const char *row[] = {ts, ty, cli_jstr(t, "reason", "")};
+            cli_table_add(&rt, row);
+            nr++;
+        }
+        if (nr) {
+            printf("\nResizes:\n");
+            cli_table_print(&rt, 1);
+        }
+        cli_table_release(&rt);
+    }
     json_t *tasks = json_object_get(j, "task_list");
     if (json_array_size(tasks)) {
         printf("\nTasks:\n");
@@ -524,11 +651,13 @@ int cmd_describe(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         if (cli_conn_opt(&k, opt, optarg)) continue;
         if (opt == 'h') {
-            printf("usage: gsched describe job ID | node NAME\n\n" CLI_CONN_HELP);
+            printf(
+                "usage: gsched describe job ID | node NAME   (or: describe ID)\n\n" CLI_CONN_HELP);
             return EXIT_OK;
         }
         return EXIT_USAGE;
     }
+    if (argc - optind == 1 && valid_id(argv[optind])) return describe_job(&k, argv[optind]);
     if (argc - optind != 2) {
         cli_err("usage: gsched describe job ID | node NAME");
         return EXIT_USAGE;

@@ -68,6 +68,7 @@ static void usage(FILE *f)
                "  cancel     cancel jobs\n"
                "  hold       hold pending jobs not yet eligible (scontrol hold)\n"
                "  release    release held jobs (scontrol release)\n"
+               "  resize     resize a running elastic job (--gpus N)\n"
                "  describe   details of a job or node, with events and why it waits\n"
                "  nodes      nodes and their GPUs\n"
                "  vcs        virtual clusters: guarantee, usage, queue\n"
@@ -114,6 +115,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "cancel")) return cmd_cancel(argc - 1, argv + 1);
     if (!strcmp(cmd, "hold") || !strcmp(cmd, "release")) return cmd_hold(argc - 1, argv + 1);
     if (!strcmp(cmd, "describe")) return cmd_describe(argc - 1, argv + 1);
+    if (!strcmp(cmd, "resize")) return cmd_resize(argc - 1, argv + 1);
     if (!strcmp(cmd, "logs")) return cmd_logs(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("gsched %s\n", GSCHED_VERSION);

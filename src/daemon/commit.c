@@ -5,8 +5,9 @@
  * The engine's observer (gsd_observe) turns each record into per-job state
  * and a gsd_rec; gsd_commit writes the cycle's events, the dirty job rows
  * and the task rows, then COMMITs - one transaction per cycle; gsd_act
- * then acts on what is now durable: launches started jobs, signals
- * preempted / cancelled / timed-out ones, SIGSTOP / SIGCONT for
+ * then acts on what is now durable: launches started jobs (an elastic
+ * job's new generation too), signals preempted / cancelled / timed-out /
+ * draining ones (elastic.c writes a drain's control file first), SIGSTOP / SIGCONT for
  * suspend / resume, forgets runs whose outcome was committed, and makes the
  * executor calls queued for after the commit (binds of adopted jobs, retires
  * of final ones: events.c).
@@ -53,7 +54,14 @@ void gsd_observe(void *ud, const gs_record *r)
         return;
     }
     switch (r->type) {
+    case GS_REC_DRAIN:
+    case GS_REC_RESCALE: gsd_el_record(g, j, x, r); return;
     case GS_REC_START:
+        if (x->el || gsd_el(x)) {
+            x->el->generation = (int32_t)j->generation;
+            x->el->rescales = j->rescales;
+            x->el->failures = j->failures;
+        }
         x->runs++;
         x->stop = GSD_STOP_NONE;
         x->exit_code = INT32_MIN;
@@ -155,13 +163,16 @@ void gsd_fill_row(gsd_sched *g, const gs_job *j, gsd_jobx *x, gsd_jobrow *r)
     r->spec = x->spec_json;
     r->idem_key = x->idem_key;
     r->idem_hash = x->idem_hash;
+    r->elastic = (char *)gsd_el_json(x);
     (void)g;
 }
 
 static const char *event_name(int type, const gsd_jobx *x)
 {
     switch (type) {
-    case GS_REC_START: return x->runs > 1 ? "resumed" : "started";
+    case GS_REC_START:
+        return x->runs <= 1 ? "started" : x->el && x->el->generation > 1 ? "relaunched" : "resumed";
+    case GSD_EV_TRAINING: return "training";
     case GSD_EV_CANCEL_REQ: return "cancel-requested";
     case GSD_EV_STOPPING: return "stopping";
     case GSD_EV_KILLED: return "killed";
@@ -292,6 +303,7 @@ static void launch(gsd_sched *g, const gs_job *j, gs_time now)
     gsd_jobx *x = gsd_jx(g, j->slot);
     int nt = j->ntasks;
     const char **node = calloc((size_t)nt, sizeof *node);
+
     char **cuda = calloc((size_t)nt, sizeof *cuda), **gl = calloc((size_t)nt, sizeof *gl);
     if (!node || !cuda || !gl) abort();
     for (int t = 0; t < nt; t++) {
@@ -313,14 +325,16 @@ static void launch(gsd_sched *g, const gs_job *j, gs_time now)
                     .run = x->runs,
                     .ntasks = nt,
                     .task_index_base = j->task_index,
-                    .world_size = x->spec.ntasks,
+                    /* an elastic job's world is the tasks of this generation */
+                    .world_size = x->el ? nt : x->spec.ntasks,
                     .task_node = node,
                     .task_cuda = (const char *const *)cuda,
                     .task_gpus = (const char *const *)gl,
                     .spec = &x->spec,
                     .group = j->group,
                     .master_port = x->master_port,
-                    .grace = gsd_job_grace(g, x)};
+                    .grace = gsd_job_grace(g, x),
+                    .generation = x->el ? (int)j->generation : 0};
     if (gsd_exec_launch(g->x, &l, now, gsd_on_xev, g) == GS_EEXIST)
         gsd_log("job %lld: a run is still registered; not launching twice", (long long)j->id);
     for (int t = 0; t < nt; t++) {
@@ -357,6 +371,7 @@ void gsd_act(gsd_sched *g, gs_time now)
             gsd_log("job %lld %s: %s", (long long)j->id, event_name(r->type, x), r->reason);
             gsd_exec_stop(g->x, j->id, now, gsd_job_grace(g, x));
             break;
+        case GS_REC_DRAIN: gsd_el_drain_act(g, j, now); break;
         case GS_REC_SUSPEND:
         case GS_REC_RESUME:
             /* SIGSTOP / SIGCONT to every task's process group; the stopped processes keep

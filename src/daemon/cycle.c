@@ -3,7 +3,8 @@
  * cycle.c - one scheduling cycle, all on the scheduler thread:
  *   1. take the queued commands (submit, dry run, cancel, hold, release) and apply them to
  *      the engine (new rows are INSERTed inside the cycle's transaction);
- *   2. poll the executor: task exits, SIGKILLs due after a grace period,
+ *   2. poll the executor: task exits, SIGKILLs due after a grace period, (and read the hints
+ *      of running elastic jobs, elastic.c),
  *      and a cluster backend's node states, outside use, adoptions, jobs gone;
  *      runs whose tasks are all gone become engine calls
  *      (gs_engine_task_exited, gs_engine_cancel, ...); while the executor
@@ -88,10 +89,15 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
         case GSD_CMD_CANCEL: gsd_do_cancel(g, c, now); break;
         case GSD_CMD_HOLD:
         case GSD_CMD_RELEASE: gsd_do_hold(g, c, now); break;
+        case GSD_CMD_RESIZE: gsd_do_resize(g, c, now); break;
         }
     }
     if (g->ngone) gsd_gone_run(g, now); /* adopted jobs whose external job was gone at bind */
     gsd_exec_poll(g->x, now, gsd_on_xev, g);
+    int elastic_running = 0;
+    for (size_t i = 0; i < g->nrun && !elastic_running; i++)
+        elastic_running = gsd_jx(g, g->runv[i])->el != NULL && gsd_jx(g, g->runv[i])->cat == 2;
+    if (elastic_running) gsd_el_hints(g, now);
     gs_time next_drain = gsd_drain_recheck(g, now);
     gs_time next_limit = check_time_limits(g, now);
     int work = ncmd || g->changed || heartbeat || gs_engine_next_event_time(g->e) <= now;
@@ -145,5 +151,6 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
     if (next_limit < next) next = next_limit;
     if (next_drain < next) next = next_drain;
     if (g->ngone) next = now; /* a bind found an external job gone: cancel it now */
+    if (elastic_running && now + GSD_HINT_POLL < next) next = now + GSD_HINT_POLL; /* hints */
     return next;
 }

@@ -100,12 +100,26 @@ static void finalize_run(gsd_sched *g, const gs_job *j, const gsd_xev *ev, gs_ti
         gs_engine_cancel(g->e, j, gsd_intern(g, why), now);
         return;
     }
-    if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_PREEMPTED) return;
+    if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_PREEMPTED && j->state != GS_JOB_DRAINING)
+        return;
     x->exit_code = ev->exit_code;
     char why[200];
     if (x->stop == GSD_STOP_CANCEL) {
         snprintf(why, sizeof why, "cancelled by %s", x->cancel_by ? x->cancel_by : "?");
         gs_engine_cancel(g->e, j, gsd_intern(g, why), now);
+        return;
+    }
+    if (j->state == GS_JOB_DRAINING) {
+        /* the old generation is gone: 143 or 0 = it checkpointed, else forced (the engine
+         * counts the work since its last checkpoint lost); the engine resizes it and starts
+         * the next generation (or requeues it) in this cycle */
+        gsd_el_hints_drained(g, j, now);
+        int saved = ev->exit_code == 143 || ev->exit_code == 0;
+        snprintf(why, sizeof why, "generation %u %s (exit code %d%s)", j->generation,
+                 saved ? "checkpointed" : "forced: work since its last checkpoint is lost",
+                 ev->exit_code, ev->killed ? ", SIGKILL after the drain timeout" : "");
+        if (x->el) snprintf(x->el->outcome, sizeof x->el->outcome, "%s", why);
+        gs_engine_task_exited(g->e, j, ev->exit_code, gsd_intern(g, why), now);
         return;
     }
     if (j->state == GS_JOB_PREEMPTED) {

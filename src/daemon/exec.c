@@ -337,4 +337,14 @@ void gsd_exec_env_common(gsd_envv *env, const gsd_launch *l, const char *const *
     envv_pushf(env, "GSCHED_GPUS=%d", sp->gpus_per_task);
     envv_pushf(env, "GSCHED_JOB_DIR=%s", jobdir);
     if (sp->checkpoint_dir) envv_pushf(env, "GSCHED_CHECKPOINT_DIR=%s", sp->checkpoint_dir);
+    if (gsd_spec_elastic(sp)) {
+        /* elastic (docs/elastic.md): this generation's size, the control file the daemon
+         * writes before a drain, the hints file rank 0 appends to, and a checkpoint
+         * directory kept across generations (the job's own, unless the spec names one) */
+        envv_pushf(env, "GSCHED_GENERATION=%d", l->generation);
+        envv_pushf(env, "GSCHED_NUM_GPUS=%d", l->world_size * sp->gpus_per_task);
+        envv_pushf(env, "GSCHED_CONTROL=%s/control.json", jobdir);
+        envv_pushf(env, "GSCHED_HINTS=%s/hints.jsonl", jobdir);
+        if (!sp->checkpoint_dir) envv_pushf(env, "GSCHED_CHECKPOINT_DIR=%s/checkpoint", jobdir);
+    }
 }

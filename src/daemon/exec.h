@@ -71,6 +71,8 @@ typedef struct gsd_launch {
     int64_t group;   /* id of the job it belongs to (non-gang parts) */
     int master_port; /* MASTER_PORT for the job */
     gs_time grace;   /* exported as GSCHED_GRACE_SECONDS */
+    int generation;  /* elastic jobs (spec max_gpus > 0): the generation this run is
+                        (1 = first launch); 0 for a rigid job */
 } gsd_launch;
 
 typedef enum gsd_xev_kind {
@@ -275,8 +277,10 @@ struct gsd_unix_user;
  * the defaults PATH = GSD_JOB_PATH and the HOME, USER, LOGNAME and SHELL of the account the
  * task runs as (u, when it has a name), the spec's env, and gsched's job-level variables
  * (GSCHED_JOB_ID, _GROUP_ID, _JOB_NAME, _USER, _VC, _WORLD_SIZE, _NUM_TASKS, _GPUS,
- * _JOB_DIR = jobdir, _CHECKPOINT_DIR). A name the spec or gsched sets is never taken from
- * the allow-list or the defaults. The backend adds the per-run and per-task ones (RANK,
+ * _JOB_DIR = jobdir, _CHECKPOINT_DIR; for an elastic job also _GENERATION, _NUM_GPUS,
+ * _CONTROL = jobdir/control.json, _HINTS = jobdir/hints.jsonl and, without a spec
+ * checkpoint dir, _CHECKPOINT_DIR = jobdir/checkpoint). A name the spec or gsched sets is never
+ * taken from the allow-list or the defaults. The backend adds the per-run and per-task ones (RANK,
  * CUDA_VISIBLE_DEVICES, GSCHED_RUN, ...).
  */
 void gsd_exec_env_common(gsd_envv *env, const gsd_launch *l, const char *const *pass, size_t npass,

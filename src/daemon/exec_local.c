@@ -958,6 +958,10 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
     int acct_ok = gsd_launch_account(sp->run_as, sp->user, x->switch_users, x->allow_root, &acct,
                                      acct_msg, sizeof acct_msg) == 0;
     int jdfd = acct_ok ? job_dir_open(x, l->job_id, &acct) : -1, jd_errno = errno;
+    /* an elastic job's checkpoints live in its directory across generations, its account's */
+    if (jdfd >= 0 && gsd_spec_elastic(sp) && !sp->checkpoint_dir &&
+        mkdirat(jdfd, "checkpoint", 0700) == 0 && acct.uid != geteuid())
+        fchownat(jdfd, "checkpoint", acct.uid, acct.gid, AT_SYMLINK_NOFOLLOW);
     if (dir_ok && x->cg.base[0]) dir_ok = record_cgroups(x, r, &dir_errno) == 0;
     struct stat st;
     const char *wd = sp->workdir;

@@ -106,6 +106,12 @@ typedef struct gsd_jview {
     gs_time time_limit; /* the spec's; 0 = none */
     gs_time executed;   /* time holding GPUs over the closed runs */
     char where[64];     /* placement summary "n0:0-3 n1:0-3" (truncated with "...") */
+    /* elastic jobs (max_gpus > 0; issue 13) */
+    int32_t min_gpus, max_gpus;
+    int32_t generation, rescales, failures;
+    int32_t target_gpus; /* DRAINING: the size it goes to (0: back to pending) */
+    int32_t launching;   /* RUNNING and no hint of this generation yet (LAUNCHING) */
+    int64_t hints, hints_bad, ckpt_step; /* hints read, lines ignored, last checkpoint (-1) */
 } gsd_jview;
 
 typedef struct gsd_nview {
@@ -186,7 +192,8 @@ typedef enum gsd_cmd_kind {
     GSD_CMD_DRYRUN,
     GSD_CMD_CANCEL,
     GSD_CMD_HOLD,
-    GSD_CMD_RELEASE
+    GSD_CMD_RELEASE,
+    GSD_CMD_RESIZE
 } gsd_cmd_kind;
 
 typedef struct gsd_cmd {
@@ -197,7 +204,8 @@ typedef struct gsd_cmd {
     char *spec_json;
     char *idem_key;
     char idem_hash[65];
-    int64_t job_id; /* CANCEL, HOLD, RELEASE: the job; SUBMIT: set to the new job's id */
+    int64_t job_id; /* CANCEL, HOLD, RELEASE, RESIZE: the job; SUBMIT: the new job's id */
+    int gpus;       /* RESIZE: the size asked for */
     char user[GSD_USER_MAX];
     int admin;
     int authn;   /* how user was established: GSD_AUTHN_* */
@@ -210,7 +218,15 @@ typedef struct gsd_cmd {
     json_t *result;   /* success body (owned by the command) */
 } gsd_cmd;
 
-enum { GSD_STOP_NONE = 0, GSD_STOP_PREEMPT, GSD_STOP_CANCEL, GSD_STOP_TIMEOUT, GSD_STOP_FAILED };
+/* GSD_STOP_DRAIN: an elastic job's generation checkpoints for a rescale (docs/elastic.md) */
+enum {
+    GSD_STOP_NONE = 0,
+    GSD_STOP_PREEMPT,
+    GSD_STOP_CANCEL,
+    GSD_STOP_TIMEOUT,
+    GSD_STOP_FAILED,
+    GSD_STOP_DRAIN
+};
 const char *gsd_stop_name(int stop); /* NULL for NONE */
 
 /* ---- the shared part of the daemon ---------------------------------------------------------- */

@@ -36,6 +36,29 @@
 
 /* ---- per-job daemon state (scheduler thread) ------------------------------------------------ */
 
+/* The live state of an elastic job (elastic.c; issue 13).  Durable in jobs.elastic (JSON):
+ * what recovery needs to put a job caught DRAINING back exactly so (target, reservation, kind,
+ * reason), the engine's counters it restores (generation, rescales, failures), and how far the
+ * hints file was read. */
+typedef struct gsd_elastic {
+    int32_t generation, rescales, failures; /* as the engine last said */
+    int32_t from_gpus, target_gpus;         /* DRAINING: k -> k' */
+    char *resv;                             /* DRAINING: reserved GPUs "4,5", NULL none */
+    int kind;                               /* DRAINING: gs_rescale_kind */
+    char *reason;                           /* DRAINING: why */
+    gs_time drain_since;                    /* DRAINING: when (wall clock) */
+    gs_time drain_timeout;                  /* DRAINING: SIGTERM -> SIGKILL */
+    int32_t hint_gen;                       /* generation of the last hint read (LAUNCHING) */
+    int64_t hints_off;                      /* bytes of the hints file consumed */
+    int64_t hints, hints_bad;               /* lines read, lines ignored (bad) */
+    int64_t ckpt_step;                      /* last checkpoint step a hint reported, -1 none */
+    int64_t step, samples;                  /* the last hint's */
+    double step_time, sync_time;
+    int32_t local_bsz, accum;
+    char outcome[200]; /* how the drained generation ended (for the RESCALE event) */
+    char *json;        /* the durable form, rebuilt when the row is written */
+} gsd_elastic;
+
 typedef struct gsd_jobx {
     gsd_spec spec; /* owned; released when the job is final and committed */
     char *spec_json;
@@ -63,7 +86,10 @@ typedef struct gsd_jobx {
     int8_t inwait;      /* in g->waitv */
     struct gsd_wait *w; /* its dependencies and each term's answer; NULL when none */
     char where[64];
-    char *alloc; /* "3,4,5" while holding GPUs */
+    char *alloc;      /* "3,4,5" while holding GPUs */
+    int32_t cat_gpus; /* GPUs counted in its VC for 'cat' (an elastic job's size changes) */
+    /* elastic jobs (elastic.c): the live controller's state, durable in jobs.elastic */
+    gsd_elastic *el; /* NULL for a rigid job */
 } gsd_jobx;
 
 /* A record or daemon event collected during a cycle, written at commit, acted on after. */
@@ -87,6 +113,7 @@ enum {
     GSD_EV_RELEASED,                 /* the hold was released */
     GSD_EV_ELIGIBLE,                 /* its dependencies are satisfied: it joins the queue */
     GSD_EV_DEP_NEVER,                /* its dependencies can never be satisfied */
+    GSD_EV_TRAINING,                 /* elastic: the first hint of a generation (LAUNCHING ends) */
 };
 
 typedef struct gsd_taskput {
@@ -298,6 +325,31 @@ void gsd_wait_free(gsd_jobx *x);
 
 /* recovery.c */
 int gsd_recover(gsd_sched *g, gs_diag *d);
+
+/* elastic.c: the live elastic controller (issue 13, docs/elastic.md) */
+/* The elastic state of job x (created for an elastic spec; NULL for a rigid job). */
+gsd_elastic *gsd_el(gsd_jobx *x);
+void gsd_el_free(gsd_jobx *x);
+/* Its durable JSON for the row (NULL for a rigid job); parsed back by gsd_el_load. */
+const char *gsd_el_json(gsd_jobx *x);
+int gsd_el_load(gsd_jobx *x, const char *json);
+/* Observer: a DRAIN or RESCALE record of job j (commit.c). */
+void gsd_el_record(gsd_sched *g, const gs_job *j, gsd_jobx *x, const gs_record *r);
+/* After the commit: a DRAIN's actions (control file, SIGTERM, SIGKILL after the timeout). */
+void gsd_el_drain_act(gsd_sched *g, const gs_job *j, gs_time now);
+/* The job directory's control / hints files of job id (under the log directory). */
+void gsd_el_path(const gsd_sched *g, int64_t id, const char *file, char *buf, size_t cap);
+/* Read new hint lines of the running elastic jobs (bounded per job and cycle). */
+void gsd_el_hints(gsd_sched *g, gs_time now);
+/* Job j's old generation is gone: read what is left of its hints (its last checkpoint), so
+ * that no line of it is taken for the next generation's.  Bounded. */
+void gsd_el_hints_drained(gsd_sched *g, const gs_job *j, gs_time now);
+/* Longest the loop may sleep while elastic jobs run (their hints are polled). */
+#define GSD_HINT_POLL (500 * GS_MSEC)
+/* The job's drain timeout (spec, else the engine's). */
+gs_time gsd_el_drain_timeout(gsd_sched *g, const gsd_jobx *x);
+/* Command: resize a running elastic job (operator or owner). */
+void gsd_do_resize(gsd_sched *g, gsd_cmd *c, gs_time now);
 
 /* drain.c */
 /* The executor cannot launch anything (why): drain every node (jobs running there keep

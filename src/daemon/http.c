@@ -263,6 +263,47 @@ static void put_time(json_t *o, const char *key, const char *key_us, int64_t t)
     json_object_set_new(o, key_us, json_integer(t));
 }
 
+/* An elastic job's part of a job's JSON ("elastic"): from the live view when the job is
+ * active, else from its row (the durable state, jobs.elastic, and its spec). */
+static json_t *elastic_json(const gsd_jview *v, const char *row_elastic, const char *spec)
+{
+    json_t *o;
+    if (v) {
+        if (v->max_gpus <= 0) return NULL;
+        const char *phase = v->state == GS_JOB_DRAINING  ? "DRAINING"
+                            : v->state != GS_JOB_RUNNING ? gs_job_state_name((gs_job_state)v->state)
+                            : v->launching               ? "LAUNCHING"
+                                                         : "RUNNING";
+        o = json_pack("{s:i,s:i,s:i,s:i,s:i,s:s,s:I,s:I}", "min_gpus", v->min_gpus, "max_gpus",
+                      v->max_gpus, "generation", v->generation, "rescales", v->rescales, "failures",
+                      v->failures, "phase", phase, "hints", (json_int_t)v->hints, "hints_bad",
+                      (json_int_t)v->hints_bad);
+        json_object_set_new(o, "ckpt_step",
+                            v->ckpt_step >= 0 ? json_integer(v->ckpt_step) : json_null());
+        json_object_set_new(o, "target_gpus",
+                            v->state == GS_JOB_DRAINING ? json_integer(v->target_gpus)
+                                                        : json_null());
+        return o;
+    }
+    if (!row_elastic) return NULL;
+    o = json_loads(row_elastic, 0, NULL);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return NULL;
+    }
+    json_t *sp = spec ? json_loads(spec, 0, NULL) : NULL;
+    json_t *mn = sp ? json_object_get(sp, "min_gpus") : NULL,
+           *mx = sp ? json_object_get(sp, "max_gpus") : NULL;
+    json_object_set_new(o, "min_gpus",
+                        json_integer(json_is_integer(mn) ? json_integer_value(mn) : 0));
+    json_object_set_new(o, "max_gpus",
+                        json_integer(json_is_integer(mx) ? json_integer_value(mx) : 0));
+    json_decref(sp);
+    json_object_del(o, "hints_off");
+    json_object_del(o, "hint_gen");
+    return o;
+}
+
 static json_t *job_from_view(const gsd_jview *v, int pos)
 {
     json_t *o = json_object();
@@ -292,6 +333,8 @@ static json_t *job_from_view(const gsd_jview *v, int pos)
     json_object_set_new(o, "time_limit_us",
                         v->time_limit ? json_integer(v->time_limit) : json_null());
     json_object_set_new(o, "executed_us", json_integer(v->executed));
+    json_t *el = elastic_json(v, NULL, NULL);
+    if (el) json_object_set_new(o, "elastic", el);
     return o;
 }
 
@@ -325,9 +368,10 @@ static json_t *job_from_row(const gsd_jobrow *r, const gsd_jview *v, int pos)
     if (st < 0) st = GS_JOB_PENDING;
     json_object_set_new(o, "state", json_string(gs_job_state_name((gs_job_state)st)));
     json_object_set_new(o, "st", json_string(gs_job_state_abbr((gs_job_state)st)));
-    json_object_set_new(o, "tasks", json_integer(r->ntasks));
+    int ntasks = v ? v->ntasks : r->ntasks; /* an elastic job's size changes */
+    json_object_set_new(o, "tasks", json_integer(ntasks));
     json_object_set_new(o, "gpus_per_task", json_integer(r->gpus_per_task));
-    json_object_set_new(o, "gpus", json_integer((int64_t)r->ntasks * r->gpus_per_task));
+    json_object_set_new(o, "gpus", json_integer((int64_t)ntasks * r->gpus_per_task));
     json_object_set_new(o, "gang", json_boolean(r->gang));
     put_time(o, "submit_time", "submit_us", r->submit);
     put_time(o, "start_time", "start_us", r->first_start);
@@ -348,6 +392,8 @@ static json_t *job_from_row(const gsd_jobrow *r, const gsd_jview *v, int pos)
     json_object_set_new(o, "executed_us", json_integer(r->executed));
     gs_time tl = v ? v->time_limit : spec_time_limit(r->spec);
     json_object_set_new(o, "time_limit_us", tl ? json_integer(tl) : json_null());
+    json_t *el = elastic_json(v, r->elastic, r->spec);
+    if (el) json_object_set_new(o, "elastic", el);
     return o;
 }
 
@@ -1042,6 +1088,40 @@ static enum MHD_Result h_release(hctx *h, const char *ids, const char *sub)
     return job_cmd(h, ids, GSD_CMD_RELEASE);
 }
 
+/* POST /v1/jobs/{id}/resize {"gpus": N}: an operator rescale of a running elastic job (its
+ * owner or an admin; docs/elastic.md).  202 once the drain is committed. */
+static enum MHD_Result h_resize(hctx *h, const char *ids, const char *sub)
+{
+    (void)sub;
+    json_error_t err;
+    json_t *b = h->rq->len ? json_loadb(h->rq->body, h->rq->len, 0, &err) : NULL;
+    json_t *n = b ? json_object_get(b, "gpus") : NULL;
+    if (!json_is_object(b) || !json_is_integer(n) || json_object_size(b) != 1 ||
+        json_integer_value(n) < 0 || json_integer_value(n) > GSD_MAX_GPUS) {
+        json_decref(b);
+        return problem(h, 400, GS_EPARSE, json_pack("{s:s}", "field", "gpus"),
+                       "expected a JSON body {\"gpus\": N} with N from 0 to %d", GSD_MAX_GPUS);
+    }
+    int gpus = (int)json_integer_value(n);
+    json_decref(b);
+    gsd_jobrow row;
+    enum MHD_Result ret;
+    if (load_job(h, ids, &row, &ret)) return ret;
+    int64_t id = row.id;
+    gsd_jobrow_release(&row);
+    gsd_cmd *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    gsd_spec_init(&c->spec);
+    c->kind = GSD_CMD_RESIZE;
+    c->job_id = id;
+    c->gpus = gpus;
+    memcpy(c->user, h->id.user, sizeof c->user);
+    c->admin = h->id.admin;
+    c->authn = h->id.authn;
+    c->uid = h->id.uid;
+    return post_and_reply(h, c);
+}
+
 static const char *node_state(const gsd_nview *n)
 {
     if (n->mgr && !strcmp(n->mgr, "down")) return "down";   /* the cluster manager lost it */
@@ -1241,6 +1321,8 @@ static const route routes[] = {
     {"POST", "/v1/jobs/{id}/hold", h_hold,
      "hold a pending job not yet eligible (submitted held or waiting on dependencies)"},
     {"POST", "/v1/jobs/{id}/release", h_release, "release a held job"},
+    {"POST", "/v1/jobs/{id}/resize", h_resize,
+     "resize a running elastic job: {\"gpus\": N} (checkpoint, drain, relaunch at N GPUs)"},
     {"GET", "/v1/jobs/{id}/events", h_events, "the job's events"},
     {"GET", "/v1/jobs/{id}/logs", h_logs, "a task's log (?task=N&offset=&limit=), text/plain"},
     {"GET", "/v1/nodes", h_nodes, "nodes with GPU counts and state (?gpus=1: per GPU)"},

@@ -115,9 +115,9 @@ void gsd_track(gsd_sched *g, const gs_job *j, gsd_jobx *x)
 {
     int st = j->state;
     /* a SUSPENDED job holds no GPUs in the engine (time-slicing gives them to others) */
-    int cat = st == GS_JOB_PENDING && j->arrived               ? 1
-              : st == GS_JOB_RUNNING || st == GS_JOB_PREEMPTED ? 2
-                                                               : 0;
+    int cat = st == GS_JOB_PENDING && j->arrived                                        ? 1
+              : st == GS_JOB_RUNNING || st == GS_JOB_PREEMPTED || st == GS_JOB_DRAINING ? 2
+                                                                                        : 0;
     if ((size_t)j->vc >= g->nvcstat) {
         size_t nn = g->nvcstat ? g->nvcstat * 2 : 16;
         while (nn <= (size_t)j->vc) nn *= 2;
@@ -126,11 +126,13 @@ void gsd_track(gsd_sched *g, const gs_job *j, gsd_jobx *x)
         g->nvcstat = nn;
     }
     gsd_vcstat *v = &g->vcstat[j->vc];
-    if (x->cat == 1) v->pending--, v->pending_gpus -= j->gpus;
-    if (x->cat == 2) v->running--, v->allocated -= j->gpus;
+    /* (an elastic job's size changes: take back what was counted, not its size now) */
+    if (x->cat == 1) v->pending--, v->pending_gpus -= x->cat_gpus;
+    if (x->cat == 2) v->running--, v->allocated -= x->cat_gpus;
     if (cat == 1) v->pending++, v->pending_gpus += j->gpus;
     if (cat == 2) v->running++, v->allocated += j->gpus;
     x->cat = (int8_t)cat;
+    x->cat_gpus = j->gpus;
     /* a rejected submit leaves no VC behind: only accepted jobs make a VC visible and count
      * towards GSD_MAX_VCS (the engine interns the name of every job it is given) */
     int acc = (j->arrived || j->deferred) && st != GS_JOB_REJECTED;

@@ -9,6 +9,13 @@
  * processes found again through the executor (gsd_exec_recover) when it
  * declares GSD_XCAP_ADOPT, and requeued when its tasks die with the daemon;
  * tasks that were lost requeue the job; SUSPENDED jobs are killed and requeued;
+ * an elastic job comes back at its last size with its generation, rescale
+ * and failure counters (jobs.elastic), and one caught DRAINING is adopted on
+ * its old GPUs and drains again to the same target on the same reserved
+ * GPUs (redrain: control file again, SIGTERM, a fresh drain timeout) - a job
+ * caught RESIZING or LAUNCHING is RUNNING on its new GPUs, adopted if its
+ * new generation's tasks started, else requeued like any run that never
+ * started;
  * a RUNNING job that can never run on this cluster (the daemon restarted on a
  * smaller one) has its tasks killed and is resubmitted, so that the engine's
  * arrival rule rejects it with the reason, as it does pending ones - no job
@@ -36,7 +43,8 @@
 typedef struct restop {
     int64_t id;
     gs_time grace;
-    int stop; /* a stop was under way: SIGTERM again */
+    int stop;  /* a stop was under way: SIGTERM again */
+    int drain; /* that stop is an elastic job's drain: its control file again, then SIGTERM */
 } restop;
 
 typedef struct rctx {
@@ -88,6 +96,41 @@ static int never_fits(gsd_sched *g, const gs_job_spec *js, char *why, size_t cap
     return never;
 }
 
+/* An elastic job caught DRAINING: adopted RUNNING on its old GPUs, it drains again to the same
+ * target on the same reserved GPUs (recorded in jobs.elastic), so no GPU is bound to two jobs:
+ * the reservation is taken again before any other job can start.  The rescale is made as a
+ * preemption (no budget applies a second time) and the counters are restored after it.  If the
+ * reservation cannot be taken again, the job is stopped and requeued instead. */
+static void redrain(gsd_sched *g, const gs_job *j, gsd_jobx *x)
+{
+    gsd_elastic *el = x->el;
+    int *gpus = NULL, n = 0, rc = GS_EINVAL;
+    if (el && el->resv && (el->target_gpus == 0 || !parse_alloc(el->resv, &gpus, &n))) {
+        char why[400];
+        snprintf(why, sizeof why, "%s (drain resumed after a daemon restart)",
+                 el->reason && *el->reason ? el->reason : "rescale");
+        int32_t gen = el->generation, resc = el->rescales, fail = el->failures;
+        rc = gs_engine_rescale(g->e, j, gpus, n, GS_RESCALE_PREEMPT, gsd_intern(g, why));
+        if (!rc) {
+            gs_job_accounting a;
+            gs_job_accounting_init(&a);
+            a.generation = gen;
+            a.rescales = resc;
+            a.failures = fail;
+            gs_engine_restore_accounting(g->e, j, &a);
+            x->stop = GSD_STOP_DRAIN;
+        }
+    }
+    free(gpus);
+    if (rc) {
+        gsd_log("job %lld: cannot drain it again to its reserved GPUs (%s): it is stopped and "
+                "requeued",
+                (long long)j->id, gs_strerror(rc));
+        gs_engine_preempt(g->e, j, "its drain could not resume after a daemon restart");
+        x->stop = GSD_STOP_PREEMPT;
+    }
+}
+
 static int recover_row(void *ud, gsd_jobrow *r)
 {
     rctx *rc = ud;
@@ -112,6 +155,9 @@ static int recover_row(void *ud, gsd_jobrow *r)
     gs_job_spec js;
     gsd_spec_job(&sp, g->sh.o.default_duration, &js);
     if (!sp.gang && sp.ntasks > 1) js.ntasks = 1; /* one part of a non-gang job */
+    /* an elastic job comes back at the size it had (its row's tasks), not its first size */
+    if (gsd_spec_elastic(&sp) && gsd_spec_size_valid(&sp, r->ntasks * sp.gpus_per_task))
+        js.ntasks = r->ntasks;
     js.gang = 1;
     js.id = r->id;
     js.submit = r->submit;
@@ -200,6 +246,9 @@ static int recover_row(void *ud, gsd_jobrow *r)
     gsd_jobx *x = gsd_jx(g, (int32_t)slot);
     x->spec = sp;
     x->spec_json = gsd_xstrdup(r->spec);
+    if (gsd_el_load(x, r->elastic))
+        gsd_log("job %lld: its elastic state is unreadable: counters start again",
+                (long long)r->id);
     x->submit = r->submit;
     x->runs = r->runs;
     x->stop = adopted ? gsd_stop_parse(r->stop) : GSD_STOP_NONE;
@@ -217,6 +266,11 @@ static int recover_row(void *ud, gsd_jobrow *r)
     acct.group = r->grp;
     acct.task_index = (int32_t)r->task_index;
     acct.restarts = (int32_t)(r->runs > 1 ? r->runs - 1 : 0);
+    if (x->el) {
+        acct.generation = x->el->generation;
+        acct.rescales = x->el->rescales;
+        acct.failures = x->el->failures;
+    }
     if (!adopted) {
         acct.queued = r->queued;
         acct.executed = r->executed;
@@ -237,6 +291,7 @@ static int recover_row(void *ud, gsd_jobrow *r)
             gs_engine_preempt(g->e, j, "stop resumed after a daemon restart");
             if (x->stop == GSD_STOP_NONE) x->stop = GSD_STOP_PREEMPT;
         }
+        if (st == GS_JOB_DRAINING) redrain(g, j, x);
         if (alive) {
             /* after the commit: SIGCONT (the engine adopts every job as running, and the old
              * daemon may have died between committing a resume and sending SIGCONT), then
@@ -245,8 +300,10 @@ static int recover_row(void *ud, gsd_jobrow *r)
                 rc->capstops = rc->capstops ? rc->capstops * 2 : 16;
                 rc->stops = gsd_xrealloc(rc->stops, rc->capstops * sizeof *rc->stops);
             }
+            int drain = x->stop == GSD_STOP_DRAIN;
             rc->stops[rc->nstops++] =
-                (restop){j->id, gsd_job_grace(g, x), x->stop != GSD_STOP_NONE};
+                (restop){j->id, drain ? gsd_el_drain_timeout(g, x) : gsd_job_grace(g, x),
+                         x->stop != GSD_STOP_NONE, drain};
         }
         gsd_push_rec(g, GSD_EV_ADOPTED, (int32_t)slot, rc->now,
                      "daemon restarted: %d task(s) still running, %d exited, %d lost", alive,
@@ -334,7 +391,11 @@ int gsd_recover(gsd_sched *g, gs_diag *d)
      * says (running; stopping), committed or not now */
     for (size_t i = 0; i < rc.nstops; i++) {
         if (gsd_exec_can(g->x, GSD_XCAP_SUSPEND)) gsd_exec_suspend(g->x, rc.stops[i].id, 0);
-        if (rc.stops[i].stop) gsd_exec_stop(g->x, rc.stops[i].id, rc.now, rc.stops[i].grace);
+        const gs_job *sj = rc.stops[i].drain ? gs_engine_find_job(g->e, rc.stops[i].id) : NULL;
+        if (sj && sj->state == GS_JOB_DRAINING)
+            gsd_el_drain_act(g, sj, rc.now); /* the control file again, SIGTERM */
+        else if (rc.stops[i].stop)
+            gsd_exec_stop(g->x, rc.stops[i].id, rc.now, rc.stops[i].grace);
     }
     free(rc.stops);
     if (!ro) g->nrecs = 0; /* else pending: written, then acted on, by the retry */

@@ -226,6 +226,7 @@ static void release_all(gsd_sched *g)
     for (size_t i = 0; i < g->njx; i++) {
         gsd_spec_release(&g->jx[i].spec);
         gsd_wait_free(&g->jx[i]);
+        gsd_el_free(&g->jx[i]);
         free(g->jx[i].spec_json);
         free(g->jx[i].idem_key);
         free(g->jx[i].idem_hash);

@@ -142,6 +142,19 @@ static void fill_view(gsd_sched *g, const gs_job *j, const gsd_jobx *x, gsd_jvie
     v->time_limit = x->spec.time_limit;
     v->executed = j->executed;
     memcpy(v->where, x->where, sizeof v->where);
+    v->min_gpus = x->spec.min_gpus;
+    v->max_gpus = x->spec.max_gpus;
+    v->ckpt_step = -1;
+    if (x->el) {
+        v->generation = (int32_t)j->generation;
+        v->rescales = j->rescales;
+        v->failures = j->failures;
+        v->target_gpus = j->state == GS_JOB_DRAINING ? j->target_gpus : 0;
+        v->launching = j->state == GS_JOB_RUNNING && x->el->hint_gen < (int32_t)j->generation;
+        v->hints = x->el->hints;
+        v->hints_bad = x->el->hints_bad;
+        v->ckpt_step = x->el->ckpt_step;
+    }
 }
 
 /*
@@ -171,6 +184,7 @@ static void rebuild_chunk(gsd_sched *g, size_t c)
                 g->chunk_nactive[c]--;
                 gsd_spec_release(&x->spec);
                 gsd_wait_free(x);
+                gsd_el_free(x);
                 free(x->spec_json);
                 x->spec_json = NULL;
                 free(x->alloc);

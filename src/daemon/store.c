@@ -72,16 +72,17 @@ static const char *const sql_text[ST_N] = {
     [ST_META_GET] = "SELECT value FROM meta WHERE key = ?1",
     [ST_META_SET] = "INSERT INTO meta(key, value) VALUES (?1, ?2) "
                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-    [ST_INSERT] = "INSERT INTO jobs(id, grp, task_index, user, vc, name, priority, ntasks, "
-                  "gpus_per_task, gang, state, reason, exit_code, submit_us, first_start_us, "
-                  "last_start_us, end_us, queued_us, executed_us, preemptions, runs, alloc, "
-                  "placement, stop, cancel_by, spec, idem_key, idem_hash) VALUES (?1, ?2, ?3, ?4, "
-                  "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-                  "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+    [ST_INSERT] =
+        "INSERT INTO jobs(id, grp, task_index, user, vc, name, priority, ntasks, "
+        "gpus_per_task, gang, state, reason, exit_code, submit_us, first_start_us, "
+        "last_start_us, end_us, queued_us, executed_us, preemptions, runs, alloc, "
+        "placement, stop, cancel_by, spec, idem_key, idem_hash, elastic) VALUES (?1, ?2, ?3, "
+        "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+        "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
     [ST_UPDATE] = "UPDATE jobs SET state = ?11, reason = ?12, exit_code = ?13, first_start_us = "
                   "?15, last_start_us = ?16, end_us = ?17, queued_us = ?18, executed_us = ?19, "
                   "preemptions = ?20, runs = ?21, alloc = ?22, placement = ?23, stop = ?24, "
-                  "cancel_by = ?25 WHERE id = ?1",
+                  "cancel_by = ?25, elastic = ?29 WHERE id = ?1",
     [ST_EVENT] = "INSERT INTO events(job_id, t_us, type, reason) VALUES (?1, ?2, ?3, ?4)",
     [ST_TASK] = "INSERT INTO tasks(job_id, run, idx, handle, exit_code, gpus) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(job_id, run, idx) DO UPDATE SET "
@@ -103,7 +104,8 @@ static const char *schema =
     "  submit_us INTEGER NOT NULL, first_start_us INTEGER, last_start_us INTEGER,\n"
     "  end_us INTEGER, queued_us INTEGER NOT NULL, executed_us INTEGER NOT NULL,\n"
     "  preemptions INTEGER NOT NULL, runs INTEGER NOT NULL, alloc TEXT, placement TEXT,\n"
-    "  stop TEXT, cancel_by TEXT, spec TEXT NOT NULL, idem_key TEXT, idem_hash TEXT) STRICT;\n"
+    "  stop TEXT, cancel_by TEXT, spec TEXT NOT NULL, idem_key TEXT, idem_hash TEXT,\n"
+    "  elastic TEXT) STRICT;\n"
     "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);\n"
     "CREATE UNIQUE INDEX IF NOT EXISTS jobs_idem ON jobs(user, idem_key)\n"
     "  WHERE idem_key IS NOT NULL;\n"
@@ -118,6 +120,8 @@ static const char *schema =
  * Upgrades, one per version step, each run inside the opening transaction.
  * 1 -> 2: tasks named by the executor's opaque handle instead of the local
  * executor's pid and process start time (the only executor then).
+ * 2 -> 3: jobs.elastic, the live state of an elastic job (issue 13) as JSON
+ * (generation, drain target and reservation, rescales, failures, hints read).
  */
 static const char *const upgrade[GSD_SCHEMA_VERSION + 1] = {
     [2] = "CREATE TABLE tasks_v2(job_id INTEGER NOT NULL, run INTEGER NOT NULL,\n"
@@ -129,12 +133,13 @@ static const char *const upgrade[GSD_SCHEMA_VERSION + 1] = {
           "  FROM tasks;\n"
           "DROP TABLE tasks;\n"
           "ALTER TABLE tasks_v2 RENAME TO tasks;\n",
+    [3] = "ALTER TABLE jobs ADD COLUMN elastic TEXT;\n",
 };
 
 static const char *job_cols =
     "id, grp, task_index, user, vc, name, priority, ntasks, gpus_per_task, gang, state, reason, "
     "exit_code, submit_us, first_start_us, last_start_us, end_us, queued_us, executed_us, "
-    "preemptions, runs, alloc, placement, stop, cancel_by, spec, idem_key, idem_hash";
+    "preemptions, runs, alloc, placement, stop, cancel_by, spec, idem_key, idem_hash, elastic";
 
 static char *dupcol(sqlite3_stmt *st, int i)
 {
@@ -165,6 +170,7 @@ void gsd_jobrow_release(gsd_jobrow *r)
     free(r->spec);
     free(r->idem_key);
     free(r->idem_hash);
+    free(r->elastic);
     memset(r, 0, sizeof *r);
 }
 
@@ -199,6 +205,7 @@ static void read_row(sqlite3_stmt *st, gsd_jobrow *r)
     r->spec = dupcol(st, 25);
     r->idem_key = dupcol(st, 26);
     r->idem_hash = dupcol(st, 27);
+    r->elastic = dupcol(st, 28);
 }
 
 static int fail(gsd_store *s, gs_diag *d, const char *what)
@@ -569,6 +576,7 @@ static void bind_row(sqlite3_stmt *st, const gsd_jobrow *r, int all)
     bind_opt_text(st, 23, r->placement);
     bind_opt_text(st, 24, r->stop);
     bind_opt_text(st, 25, r->cancel_by);
+    bind_opt_text(st, 29, r->elastic);
 }
 
 int gsd_store_insert_job(gsd_store *s, const gsd_jobrow *r)
@@ -681,7 +689,7 @@ int gsd_store_each_active(gsd_store *s, int (*fn)(void *ud, gsd_jobrow *r), void
     char sql[1024];
     snprintf(sql, sizeof sql,
              "SELECT %s FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'PREEMPTED', "
-             "'SUSPENDED') ORDER BY id",
+             "'SUSPENDED', 'DRAINING') ORDER BY id",
              job_cols);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return GS_EIO;

@@ -9,7 +9,8 @@
  * Schema version in PRAGMA user_version; a database from a newer gsched is
  * refused, an older one is upgraded in place, in one transaction, when it
  * is opened (version 1 -> 2: the tasks table's pid / start_ticks columns
- * become handle = "local:PID:STARTTICKS", the local executor's handle).
+ * become handle = "local:PID:STARTTICKS", the local executor's handle;
+ * 2 -> 3: jobs.elastic, an elastic job's live state as JSON).
  *
  * Writer: one connection, used only by the scheduler thread, inside
  * gsd_store_begin() / gsd_store_commit() (one transaction per scheduling
@@ -35,7 +36,7 @@
 typedef struct gsd_store gsd_store;
 typedef struct gsd_reader gsd_reader;
 
-#define GSD_SCHEMA_VERSION 2
+#define GSD_SCHEMA_VERSION 3
 #define GSD_NONE           INT64_MIN /* NULL integer columns */
 
 typedef struct gsd_jobrow {
@@ -55,6 +56,8 @@ typedef struct gsd_jobrow {
     char *cancel_by; /* who asked to cancel */
     char *spec;      /* canonical JSON */
     char *idem_key, *idem_hash;
+    char *elastic; /* elastic jobs (issue 13): {"generation", "target_gpus", "resv", "kind",
+                      "rescales", "failures", "drain_since_us", "hints_off", ...}; NULL else */
 } gsd_jobrow;
 
 void gsd_jobrow_release(gsd_jobrow *r);

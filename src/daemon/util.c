@@ -85,6 +85,7 @@ const char *gsd_stop_name(int stop)
     case GSD_STOP_CANCEL: return "cancel";
     case GSD_STOP_TIMEOUT: return "timeout";
     case GSD_STOP_FAILED: return "failed";
+    case GSD_STOP_DRAIN: return "drain";
     default: return NULL;
     }
 }
@@ -96,6 +97,7 @@ int gsd_stop_parse(const char *s)
     if (!strcmp(s, "cancel")) return GSD_STOP_CANCEL;
     if (!strcmp(s, "timeout")) return GSD_STOP_TIMEOUT;
     if (!strcmp(s, "failed")) return GSD_STOP_FAILED;
+    if (!strcmp(s, "drain")) return GSD_STOP_DRAIN;
     return GSD_STOP_NONE;
 }
 
