@@ -56,8 +56,10 @@
  * there is the job's, never the node's (launch_blame).
  *
  * Stop protocol (preemption, cancel, time limit, failed peer): SIGTERM to
- * every task's process group (plus SIGCONT if it was stopped), then SIGKILL
- * once the grace period is over.  The grace period belongs to the whole
+ * every task's process group (plus SIGCONT if it was stopped), once more a
+ * second later if the tasks still run (a SIGTERM right after the launch can
+ * reach a task before its command exists), then SIGKILL once the grace
+ * period is over.  The grace period belongs to the whole
  * task: the shim is a child subreaper and, once it got SIGTERM, waits for
  * every descendant before it exits (a shell running a string command dies
  * of SIGTERM at once while the program it started writes its checkpoint).
@@ -160,7 +162,8 @@ typedef struct xrun {
     int run, ntasks;
     xtask *t;
     gs_time grace;
-    gs_time kill_at; /* GS_TIME_MAX = none */
+    gs_time kill_at;    /* GS_TIME_MAX = none */
+    gs_time term_again; /* a stop's second SIGTERM (GS_TIME_MAX = none): see local_stop */
     int stopping, killed, suspended;
     int failed_task, first_code;
     int done_reported;
@@ -515,6 +518,7 @@ static xrun *add_run(xlocal *x, int64_t job_id, int run, int ntasks)
     r->t = calloc((size_t)ntasks, sizeof *r->t);
     if (!r->t) abort();
     r->kill_at = GS_TIME_MAX;
+    r->term_again = GS_TIME_MAX;
     r->failed_task = -1;
     x->v[x->n++] = r;
     return r;
@@ -1184,6 +1188,8 @@ static void kill_run(const xlocal *x, xrun *r)
     }
 }
 
+#define GSD_TERM_AGAIN GS_SEC
+
 static int local_stop(void *b, int64_t job_id, gs_time now, gs_time grace)
 {
     xlocal *x = b;
@@ -1196,6 +1202,10 @@ static int local_stop(void *b, int64_t job_id, gs_time now, gs_time grace)
     signal_run(r, SIGTERM);
     gs_time at = now + (grace > 0 ? grace : 0);
     if (!r->stopping || at < r->kill_at) r->kill_at = at;
+    /* a SIGTERM sent while a task is still being set up (its process group or command not
+     * there yet: a stop or a drain right after the launch) is lost; once more a second later
+     * when the tasks still run, before the hard kill */
+    if (!r->stopping && now + GSD_TERM_AGAIN < r->kill_at) r->term_again = now + GSD_TERM_AGAIN;
     r->stopping = 1;
     return 0;
 }
@@ -1215,7 +1225,10 @@ static gs_time local_next_deadline(const void *b)
     const xlocal *x = b;
     gs_time t = GS_TIME_MAX;
     for (size_t i = 0; i < x->n; i++)
-        if (x->v[i]->stopping && !x->v[i]->killed && x->v[i]->kill_at < t) t = x->v[i]->kill_at;
+        if (x->v[i]->stopping && !x->v[i]->killed) {
+            if (x->v[i]->kill_at < t) t = x->v[i]->kill_at;
+            if (x->v[i]->term_again < t) t = x->v[i]->term_again;
+        }
     return t;
 }
 
@@ -1385,6 +1398,10 @@ static void local_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
                               .failed_task = r->failed_task};
                 fn(ud, &ev);
             }
+        }
+        if (running && r->stopping && !r->killed && now >= r->term_again && now < r->kill_at) {
+            signal_run(r, SIGTERM);
+            r->term_again = GS_TIME_MAX;
         }
         if (running && r->stopping && !r->killed && now >= r->kill_at) {
             kill_run(x, r);
@@ -2168,7 +2185,17 @@ int gsd_shim_main(int argc, char **argv)
         fcntl(ep[0], F_SETFD, FD_CLOEXEC);
         fcntl(ep[1], F_SETFD, FD_CLOEXEC);
     }
+    /* a SIGTERM that reaches the shim before the command exists (a stop or a drain right after
+     * the launch) must still reach the command: blocked across fork, then passed on */
+    sigset_t termset, oldset;
+    sigemptyset(&termset);
+    sigaddset(&termset, SIGTERM);
+    sigprocmask(SIG_BLOCK, &termset, &oldset);
     pid_t pid = fork();
+    if (pid != 0) {
+        sigprocmask(SIG_SETMASK, &oldset, NULL); /* a pending SIGTERM runs shim_on_term now */
+        if (pid > 0 && shim_got_term) kill(pid, SIGTERM);
+    }
     if (pid < 0) {
         fprintf(stderr, "gsched: fork failed: %s\n", strerror(errno));
         shim_status_write(status, 126, "fork failed");
@@ -2185,6 +2212,7 @@ int gsd_shim_main(int argc, char **argv)
         }
         for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) sigaction(sigs[k], &dfl, NULL);
         sigaction(SIGCHLD, &dfl, NULL);
+        sigprocmask(SIG_SETMASK, &oldset, NULL);
         if (piped) {
             dup2(pw, 1);
             dup2(pw, 2);
