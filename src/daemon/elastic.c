@@ -339,6 +339,12 @@ static int read_hints(gsd_sched *g, const gs_job *j, gsd_jobx *x, gs_time now)
     if (n <= 0) return 0;
     size_t used = 0;
     int changed = 0;
+    if (el->skipping) { /* the rest of a line too long to read: up to its newline */
+        char *nl = memchr(buf, '\n', (size_t)n);
+        used = nl ? (size_t)(nl - buf) + 1 : (size_t)n;
+        el->skipping = !nl;
+        changed = 1;
+    }
     while (used < (size_t)n) {
         char *nl = memchr(buf + used, '\n', (size_t)n - used);
         if (!nl) break;
@@ -374,8 +380,9 @@ static int read_hints(gsd_sched *g, const gs_job *j, gsd_jobx *x, gs_time now)
         changed = 1;
     }
     if (used == 0 && (size_t)n == sizeof buf) {
-        /* a line longer than a whole read: skip it */
+        /* a line longer than a whole read: skip it (counted once) */
         el->hints_bad++;
+        el->skipping = 1;
         used = (size_t)n;
         changed = 1;
     }

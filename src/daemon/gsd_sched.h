@@ -52,7 +52,8 @@ typedef struct gsd_elastic {
     int64_t hints_off;                      /* bytes of the hints file consumed */
     int64_t hints, hints_bad;               /* lines read, lines ignored (bad) */
     int64_t ckpt_step;                      /* last checkpoint step a hint reported, -1 none */
-    int64_t step, samples;                  /* the last hint's */
+    int skipping;          /* in the middle of a line longer than one read (counted bad once) */
+    int64_t step, samples; /* the last hint's */
     double step_time, sync_time;
     int32_t local_bsz, accum;
     char outcome[200]; /* how the drained generation ended (for the RESCALE event) */
