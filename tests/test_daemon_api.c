@@ -1187,7 +1187,7 @@ static void version1_database_upgraded(void)
     const char *extra[] = {"--cluster", "1x2", NULL};
     if (start(&dm, "old", extra))
         T_FAIL("daemon did not start on a version 1 database: %s", slurp(dm.log));
-    ASSERT_CONTAINS(slurp(dm.log), "upgraded from schema version 1 to 2");
+    ASSERT_CONTAINS(slurp(dm.log), "upgraded from schema version 1 to 3");
     res r = req(&dm, NULL, "GET", "/v1/jobs/2", NULL, NULL, NULL);
     ASSERT_EQ(r.status, 200);
     ASSERT_STR(js(&r, "state"), "DONE");

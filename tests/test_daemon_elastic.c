@@ -310,9 +310,9 @@ static long long submit(const daemon_t *dm, const char *body)
 {
     res r = req(dm, "POST", "/v1/jobs", body);
     long long id = r.status == 201 ? ji(&r, "id") : -1;
-    if (id < 0) T_FAIL("submit: %ld %s", r.status, r.body ? r.body : "");
+    if (id < 0) fprintf(stderr, "  submit: %ld %s\n", r.status, r.body ? r.body : "");
     res_free(&r);
-    return id;
+    return id; /* < 0: the callers' waits fail on it */
 }
 
 static res job(const daemon_t *dm, long long id)

@@ -22,8 +22,9 @@
  *     reads the new complete lines of every running elastic job (at most
  *     GSD_HINT_READ bytes per job and cycle; a line that is not a JSON object
  *     with an integer "step", or longer than the read, is skipped and counted
- *     in hints_bad), keeps the last one (shown in views), takes ckpt_step as
- *     the job's last checkpoint, and the first hint of a generation ends its
+ *     in hints_bad), keeps the last one (shown in views), takes a new ckpt_step
+ *     as the job's last checkpoint (gs_engine_checkpointed: a later forced
+ *     drain loses only the work after it), and the first hint of a generation ends its
  *     LAUNCHING phase (a "training" event);
  *   - `POST /v1/jobs/ID/resize` (gsd_do_resize): an operator rescale.
  *
@@ -365,7 +366,11 @@ static int read_hints(gsd_sched *g, const gs_job *j, gsd_jobx *x, gs_time now)
             el->sync_time = h.sync_time;
             el->local_bsz = h.local_bsz;
             el->accum = h.accum;
-            if (h.ckpt_step >= 0) el->ckpt_step = h.ckpt_step;
+            if (h.ckpt_step > el->ckpt_step) {
+                /* a checkpoint: a later forced drain loses only what follows it */
+                el->ckpt_step = h.ckpt_step;
+                if (j->state == GS_JOB_RUNNING) gs_engine_checkpointed(g->e, j, now);
+            }
             /* the first hint of a generation ends its LAUNCHING phase (a line that names an
              * older generation is a late one of the old processes) */
             if (j->state == GS_JOB_RUNNING && el->hint_gen < (int32_t)j->generation &&
