@@ -521,7 +521,7 @@ static const gs_job *add_app_job(gs_engine *e, gs_goodput *g, int64_t id, const 
     s.ntasks = gpus;
     s.gpus_per_task = 1;
     s.min_gpus = 1;
-    s.max_gpus = 64;
+    s.max_gpus = gpus > 64 ? gpus : 64;
     s.batch_size = batch;
     s.duration = gs_goodput_work(g, gs_goodput_find_app(g, app));
     const gs_job *j = NULL;
@@ -794,6 +794,28 @@ static void t_replay_tiresias(void)
     gs_trace_release(&t);
 }
 
+static void t_wide_job(void)
+{
+    /* a job over 100 nodes (more than a placement id holds): interpolated, no error */
+    gs_goodput *g = load_all();
+    ASSERT(g);
+    gs_cluster *c;
+    gs_engine *e = mk_manual("128x1", g, &c);
+    ASSERT(e);
+    const gs_job *j = add_app_job(e, g, 1, "cifar10", 100, 4096);
+    ASSERT(j);
+    ASSERT_OK(gs_goodput_set_batch_mode(g, j, GS_BATCH_FIXED, 4096));
+    ASSERT_EQ(gs_engine_step(e), 1);
+    int gpus[100];
+    for (int i = 0; i < 100; i++) gpus[i] = i;
+    ASSERT_OK(gs_engine_start(e, j, gpus, 100));
+    ASSERT(j->speed > 0);
+    ASSERT_EQ(gs_goodput_max_profiled(g, j), 100);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+    gs_goodput_destroy(g);
+}
+
 static const test_case tests[] = {
     {"constants", t_constants},
     {"throughput_exact", t_throughput_exact},
@@ -809,6 +831,7 @@ static const test_case tests[] = {
     {"speedup_and_epochs", t_speedup_and_epochs},
     {"hints", t_hints},
     {"replay_tiresias", t_replay_tiresias},
+    {"wide_job", t_wide_job},
 };
 
 TEST_MAIN(tests)

@@ -1365,26 +1365,29 @@ static void retune(const jstate *s, const app *a, int nodes, int replicas, int *
 }
 
 /* GPUs per node of j's allocation, nodes in order of first appearance. */
-static int job_counts(const gs_engine *e, const int32_t *gpus, int n, int *counts, int *nodes,
-                      int cap)
+static int job_counts(const gs_engine *e, const int32_t *gpus, int n, int *counts, int *nodes)
 {
     const gs_cluster *c = gs_engine_cluster(e);
-    int node_ids[256];
+    int *node_ids = malloc((size_t)n * sizeof *node_ids);
+    if (!node_ids) return GS_ENOMEM;
     int k = 0;
     for (int i = 0; i < n; i++) {
         const gs_gpu *gp = gs_cluster_gpu(c, gpus[i]);
-        if (!gp) return GS_EINVAL;
+        if (!gp) {
+            free(node_ids);
+            return GS_EINVAL;
+        }
         int f = -1;
-        for (int q = 0; q < k; q++)
+        for (int q = 0; q < k && f < 0; q++)
             if (node_ids[q] == gp->node) f = q;
         if (f < 0) {
-            if (k == cap || k == 256) return GS_ERANGE;
             node_ids[k] = gp->node;
             counts[k++] = 0;
             f = k - 1;
         }
         counts[f]++;
     }
+    free(node_ids);
     *nodes = k;
     return 0;
 }
@@ -1439,10 +1442,15 @@ static int pg_rate(void *st, const gs_engine *e, const gs_job *j, double *rate, 
         return 0;
     }
     const app *a = &g->apps[s->app];
-    int counts[PL_MAX * 4], nc;
+    int nc;
     if (!j->alloc || j->nalloc < 1) return GS_ESTATE;
-    int rc = job_counts(e, j->alloc, j->nalloc, counts, &nc, (int)(sizeof counts / sizeof *counts));
-    if (rc) return rc;
+    int *counts = malloc((size_t)j->nalloc * sizeof *counts); /* GPUs per node, <= nalloc nodes */
+    if (!counts) return GS_ENOMEM;
+    int rc = job_counts(e, j->alloc, j->nalloc, counts, &nc);
+    if (rc) {
+        free(counts);
+        return rc;
+    }
     int replicas = j->nalloc;
     if (s->epoch >= a->spec.max_epochs) s->epoch = a->spec.max_epochs - 1;
     int fresh = !s->atomic; /* the first rate of a new placement */
@@ -1455,6 +1463,7 @@ static int pg_rate(void *st, const gs_engine *e, const gs_job *j, double *rate, 
     double step = 0, sync = 0, sqr = 0, var = 0;
     double good = true_goodput(a, counts, nc, replicas, s->atomic, s->accum, s->epoch, &step, &sync,
                                &sqr, &var);
+    free(counts);
     if ((rc = observe(s, nc, replicas, s->atomic, step, sync, sqr, var))) return rc;
     if (g->interference > 0 && interfered(e, j)) good *= 1.0 - g->interference;
     *rate = good / a->ref_good;
