@@ -315,7 +315,7 @@ static void t_elasticflow_leftovers(void)
     gs_engine *e = mk(1, 8, "elasticflow", NULL, tp, &c);
     ASSERT(e);
     const gs_job *lin = ejob(e, tp, 1, "lin", 0, 100000, 1, 1e6);
-    const gs_job *flat = ejob(e, tp, 2, "flat", 0, 100000, 1, 1e6);
+    const gs_job *flat = ejob(e, tp, 2, "flat", 0, 1000, 1, 1e6);
     ASSERT(lin && flat);
     ASSERT_EQ(gs_engine_step(e), 1);
     ASSERT_EQ(lin->state, GS_JOB_RUNNING);
@@ -325,6 +325,15 @@ static void t_elasticflow_leftovers(void)
     /* buddy placement: an aligned block */
     ASSERT_EQ(lin->alloc[0] % 4, 0);
     ASSERT_OK(gs_engine_check(e, NULL));
+    /* flat ends at 1000 s; lin takes the whole node at that instant, not at the next slot */
+    while (flat->state != GS_JOB_DONE && gs_engine_step(e) > 0) {
+    }
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(flat->end, 1000 * GS_SEC);
+    ASSERT_EQ(lin->rescales, 1);
+    ASSERT_EQ(lin->last_rescale, flat->end);
+    ASSERT_EQ(lin->gpus, 8);
+    ASSERT_CONTAINS(lin->rescale_reason, "elasticflow: grew 4->8 GPUs");
     gs_engine_destroy(e);
     gs_cluster_destroy(c);
     gs_tput_destroy(tp);
@@ -431,6 +440,30 @@ static void t_afs_shares(void)
     ASSERT_OK(gs_engine_run(e));
     ASSERT_EQ(a->state, GS_JOB_DONE);
     ASSERT_EQ(b->state, GS_JOB_DONE);
+    /* b's completion (at 110 s) gives its GPU back to a, though nobody waits: as soon as
+     * rescale_gap (60 s) after the shrink at 100 s allows */
+    ASSERT_EQ(b->end, 110 * GS_SEC);
+    ASSERT_EQ(a->rescales, 2);
+    ASSERT_CONTAINS(a->rescale_reason, "afs: grew 1->2 GPUs: shares recomputed: job 2 finished");
+    ASSERT_EQ(a->last_rescale, 160 * GS_SEC);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+
+    /* a completion with nobody waiting: the survivor grows at that instant (2 + 2 GPUs, then 4) */
+    e = mk(1, 4, "afs", "afs_mode=p", tp, &c);
+    ASSERT(e);
+    a = ejob(e, tp, 1, "lin", 0, 100000, 1, -1);
+    b = ejob(e, tp, 2, "lin", 0, 200, 1, -1);
+    ASSERT(a && b);
+    ASSERT_EQ(gs_engine_step(e), 1);
+    ASSERT_EQ(a->gpus, 2);
+    ASSERT_EQ(b->gpus, 2);
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(b->end, 100 * GS_SEC);
+    ASSERT_EQ(a->rescales, 1);
+    ASSERT_EQ(a->last_rescale, 100 * GS_SEC);
+    ASSERT_EQ(a->gpus, 4);
+    ASSERT_CONTAINS(a->rescale_reason, "afs: grew 2->4 GPUs: shares recomputed: job 2 finished");
     gs_engine_destroy(e);
     gs_cluster_destroy(c);
     gs_tput_destroy(tp);

@@ -253,6 +253,7 @@ static int afs_finish(void *st, gs_job *j)
         }
     snprintf(a->cause, sizeof a->cause, "shares recomputed: job %lld finished", (long long)j->id);
     a->dirty = 1;
+    gs_engine_request_pass(a->e); /* the others may grow even when nobody waits */
     return 0;
 }
 
@@ -270,6 +271,7 @@ static int afs_node(void *st, int node, int down)
     snprintf(a->cause, sizeof a->cause, "shares recomputed: node %d %s", node,
              down ? "down" : "up");
     a->dirty = 1;
+    gs_engine_request_pass(a->e);
     return 0;
 }
 

@@ -116,6 +116,7 @@ static int edf_finish(void *st, gs_job *j)
     edf *f = st;
     gs_jobq_remove(&f->q, j->slot);
     gs_jobq_remove(&f->act, j->slot);
+    if (f->max) gs_engine_request_pass(f->e); /* the others may grow into its GPUs */
     return 0;
 }
 

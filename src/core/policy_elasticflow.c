@@ -492,6 +492,7 @@ static int ef_finish(void *st, gs_job *j)
             break;
         }
     f->dirty = 1;
+    gs_engine_request_pass(f->e); /* its GPUs go to the others now, even when nobody waits */
     return 0;
 }
 
@@ -510,6 +511,7 @@ static int ef_node(void *st, int node, int down)
     ef *f = st;
     (void)node, (void)down;
     f->dirty = 1;
+    gs_engine_request_pass(f->e);
     return 0;
 }
 
