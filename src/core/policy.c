@@ -26,6 +26,7 @@ extern const gs_policy_ops gs_policy_optimus;
 extern const gs_policy_ops gs_policy_elasticflow;
 extern const gs_policy_ops gs_policy_edf;
 extern const gs_policy_ops gs_policy_afs;
+extern const gs_policy_ops gs_policy_pollux;
 
 /* clang-format off */
 static const gs_policy_ops *const registry[] = {
@@ -48,6 +49,7 @@ static const gs_policy_ops *const registry[] = {
     &gs_policy_elasticflow,
     &gs_policy_edf,
     &gs_policy_afs,
+    &gs_policy_pollux,
 };
 /* clang-format on */
 
