@@ -7,6 +7,7 @@
 #   make bench   simulator benchmark on the full Philly trace (82,247 jobs),
 #                then one hived scheduling pass on 16,384 GPUs (bench-hived)
 #   make bench-hived  one hived / quota pass: 16,384 GPUs, 10,000 pending jobs
+#   make bench-elastic  one pollux (and afs) decision: 1,000 elastic jobs on 2,048 GPUs
 #   make bench-daemon  live scheduler benchmark: durable submits/s, cycle latency
 #   make bench-slurm   gsched on Slurm vs Slurm's own scheduler on a private Slurm
 #                fixture (root, Debian's Slurm packages; bench/bench_slurm.sh, a few minutes)
@@ -30,7 +31,7 @@ DAY  := data/philly-1day/philly_20171002_tiresias.csv
 SPEC := data/philly-1day/n32g8_2sw.csv
 DEMO_POLICIES ?= fifo,fifo-backfill,yarn-cs,tiresias-las,gandiva
 
-.PHONY: all deps build demo test test-asan bench bench-hived bench-daemon bench-slurm format format-check clean
+.PHONY: all deps build demo test test-asan bench bench-hived bench-elastic bench-daemon bench-slurm format format-check clean
 
 all: build
 
@@ -65,6 +66,9 @@ bench: build
 
 bench-hived: build
 	$(BUILD)/bench/bench_hived
+
+bench-elastic: build
+	$(BUILD)/bench/bench_elastic $(BENCH_ARGS)
 
 bench-daemon: build
 	$(BUILD)/bench/bench_daemon
