@@ -58,12 +58,10 @@
  * (gs_engine_rescale_allowed_at).  Their GPUs are not available to others.
  *
  * Invariants: the policy keeps no job lists between decisions (the engine's
- * jobs are the truth); the per-slot speedup cache is only an optimisation
- * (SIM: valid while the job's generation, epoch and profiled replicas are
- * unchanged - the goodput model's state cannot change otherwise; LIVE: one
- * decision).  A decision never gives a GPU to two jobs, never more than a
- * node's usable GPUs, and never leaves two distributed jobs on one node when
- * interference_avoid is on.
+ * jobs are the truth; speedups are memoised by the goodput model itself,
+ * which forgets them whenever a job's learned state changes).  A decision never gives a GPU to two
+ * jobs, never more than a node's usable GPUs, and never leaves two distributed jobs on one node
+ * when interference_avoid is on.
  */
 #include <math.h>
 #include <stdio.h>
@@ -78,14 +76,6 @@
 typedef struct px_ent {
     int32_t node, cnt; /* cnt in replicas (tasks) */
 } px_ent;
-
-/* speedup cache of one job slot (persists between decisions in SIM mode) */
-typedef struct px_cache {
-    uint32_t gen;
-    int32_t epoch, prof, valid;
-    int32_t rcap, ncap;
-    double *tab; /* [(nodes-1) * rcap + (r-1)], NaN = not computed */
-} px_cache;
 
 typedef struct px_job {
     gs_job *j;
@@ -126,7 +116,6 @@ typedef struct pollux {
     int dirty; /* event mode: something changed since the last decision */
     uint64_t decisions;
     /* per slot */
-    px_cache *cache;
     int32_t *seen_max; /* most replicas a job ran at (jobs without a model) */
     int32_t *xof;      /* one decision: slot -> index in jobs, -1 */
     size_t cap;
@@ -280,9 +269,6 @@ static int px_grow_slots(pollux *P, size_t slot)
     if (slot < P->cap) return 0;
     size_t nc = P->cap ? P->cap : 256;
     while (nc <= slot) nc *= 2;
-    px_cache *c = realloc(P->cache, nc * sizeof *c);
-    if (!c) return GS_ENOMEM;
-    P->cache = c;
     int32_t *s = realloc(P->seen_max, nc * sizeof *s);
     if (!s) return GS_ENOMEM;
     P->seen_max = s;
@@ -291,7 +277,6 @@ static int px_grow_slots(pollux *P, size_t slot)
     P->xof = xo;
     for (size_t i = P->cap; i < nc; i++) {
         P->xof[i] = -1;
-        memset(&P->cache[i], 0, sizeof P->cache[i]);
         P->seen_max[i] = 0;
     }
     P->cap = nc;
@@ -319,7 +304,7 @@ static gs_goodput *px_goodput(const gs_engine *e)
     return gs_engine_progress_state(e);
 }
 
-/* Raw speedup of job x at (nodes, r replicas) relative to 1 GPU (cached per job). */
+/* Raw speedup of job x at (nodes, r replicas) relative to 1 GPU. */
 static double px_speedup(pollux *P, const px_job *x, int nodes, int r)
 {
     if (r <= 0) return 0.0;
@@ -330,47 +315,7 @@ static double px_speedup(pollux *P, const px_job *x, int nodes, int r)
         double one = gs_engine_job_speed(P->e, j, x->gpt);
         return one > 0 ? gs_engine_job_speed(P->e, j, r * x->gpt) / one : (double)r;
     }
-    px_cache *c = &P->cache[j->slot];
-    if (nodes > P->max_nodes || nodes < 1 || nodes > r) {
-        return gs_goodput_speedup(P->g, j, nodes, r * x->gpt);
-    }
-    if (!c->tab || r > c->rcap || nodes > c->ncap) {
-        int rcap = c->rcap > r ? c->rcap : r;
-        if (rcap < 8) rcap = 8;
-        int ncap = P->max_nodes;
-        double *t = malloc((size_t)rcap * (size_t)ncap * sizeof *t);
-        if (!t) return gs_goodput_speedup(P->g, j, nodes, r * x->gpt);
-        for (size_t i = 0; i < (size_t)rcap * (size_t)ncap; i++) t[i] = NAN;
-        if (c->tab && c->valid)
-            for (int n = 0; n < c->ncap && n < ncap; n++)
-                for (int q = 0; q < c->rcap; q++)
-                    t[(size_t)n * (size_t)rcap + (size_t)q] =
-                        c->tab[(size_t)n * (size_t)c->rcap + (size_t)q];
-        free(c->tab);
-        c->tab = t;
-        c->rcap = rcap;
-        c->ncap = ncap;
-    }
-    double *slotp = &c->tab[(size_t)(nodes - 1) * (size_t)c->rcap + (size_t)(r - 1)];
-    if (isnan(*slotp)) *slotp = gs_goodput_speedup(P->g, j, nodes, r * x->gpt);
-    return *slotp;
-}
-
-/* Make job j's cache valid for this decision. */
-static void px_cache_check(pollux *P, const gs_job *j)
-{
-    px_cache *c = &P->cache[j->slot];
-    int live = gs_engine_opts_get(P->e)->mode == GS_ENGINE_LIVE;
-    int ep = px_model(P, j) ? gs_goodput_epoch(P->g, j) : 0;
-    int prof = px_model(P, j) ? gs_goodput_max_profiled(P->g, j) : 0;
-    if (live || !c->valid || c->gen != j->generation || c->epoch != ep || c->prof != prof) {
-        if (c->tab)
-            for (size_t i = 0; i < (size_t)c->rcap * (size_t)c->ncap; i++) c->tab[i] = NAN;
-        c->gen = j->generation;
-        c->epoch = ep;
-        c->prof = prof;
-        c->valid = 1;
-    }
+    return gs_goodput_speedup(P->g, j, nodes, r * x->gpt);
 }
 
 static double px_costv(const pollux *P, double v)
@@ -1201,7 +1146,6 @@ static int px_decide(pollux *P)
     for (size_t x = 0; x < J0; x++) {
         px_job *J = &P->jobs[x];
         gs_job *j = J->j;
-        px_cache_check(P, j);
         if (J->rigid) {
             J->rmin = J->rmax = j->ntasks;
         } else {
@@ -1525,8 +1469,6 @@ static void px_destroy(void *st)
 {
     pollux *P = st;
     if (!P) return;
-    for (size_t i = 0; i < P->cap; i++) free(P->cache[i].tab);
-    free(P->cache);
     free(P->seen_max);
     free(P->xof);
     free(P->jobs);
@@ -1589,11 +1531,7 @@ static int px_arrival(void *st, gs_job *j)
 static int px_finish(void *st, gs_job *j)
 {
     pollux *P = st;
-    if (j->slot >= 0 && (size_t)j->slot < P->cap) {
-        px_cache *c = &P->cache[j->slot];
-        free(c->tab);
-        memset(c, 0, sizeof *c);
-    }
+    (void)j;
     P->dirty = 1;
     return 0;
 }
