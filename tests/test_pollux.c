@@ -301,6 +301,19 @@ static void t_event_mode(void)
     ASSERT_EQ(a->state, GS_JOB_RUNNING);
     ASSERT_EQ(a->first_start, 10 * GS_SEC);
     done(&w);
+
+    /* a finish is served at once too: the survivor grows at that instant (no job waits, so
+     * only the policy's request makes the engine run a pass) */
+    ASSERT_OK(mk(&w, "1x4", sets));
+    const gs_job *b = ejob(&w, 1, 0, 4, 1e6);
+    const gs_job *c = ejob(&w, 2, 0, 4, 100);
+    ASSERT(b && c);
+    ASSERT_OK(run_until(&w, 1000, NULL));
+    ASSERT_EQ(c->state, GS_JOB_DONE);
+    ASSERT(c->end % (60 * GS_SEC) != 0); /* not at a tick */
+    ASSERT_EQ(b->nalloc, 4);
+    ASSERT_EQ(b->last_rescale, c->end);
+    done(&w);
 }
 
 /* Rigid jobs (max_gpus 0) start at their size and are never rescaled. */

@@ -1504,6 +1504,8 @@ static int px_event(void *st, gs_job *j)
     pollux *P = st;
     (void)j;
     P->dirty = 1;
+    /* event mode: decide at this instant (the engine runs a pass unasked only while jobs wait) */
+    if (!P->parity) gs_engine_request_pass(P->e);
     P->g = px_goodput(P->e);
     if (j && j->slot >= 0) {
         int rc = px_grow_slots(P, (size_t)j->slot);
@@ -1533,6 +1535,7 @@ static int px_finish(void *st, gs_job *j)
     pollux *P = st;
     (void)j;
     P->dirty = 1;
+    if (!P->parity) gs_engine_request_pass(P->e); /* the survivors may grow now */
     return 0;
 }
 
