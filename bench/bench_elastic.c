@@ -20,8 +20,8 @@
  *
  * Measured: the wall and CPU time of the policy's schedule() call at each
  * boundary after t=0 (and any other pass that started or rescaled a job:
- * event-driven policies).  The
- * first decision (all N pending) is "cold"; the decisions after the 5th
+ * event-driven policies).  The first decision that acts (all N pending) is
+ * "cold"; the decisions after the 5th
  * (the cluster is full, jobs grew up to their caps and the search exchanges
  * GPUs between them) are "warm".  Printed per policy: median, min and max
  * over runs x decisions, and the mean rescales per decision.  Goal (issue 13):
@@ -211,16 +211,18 @@ static int run_once(const char *policy, const char *cluster, int njobs, int ndec
         }
         if (add(e, next_id++, t)) goto out;
     }
-    /* decisions: the passes at the boundaries (t > 0), and other passes that acted */
-    int dec = 0;
+    /* decisions: the passes at the boundaries (t > 0) and the passes that acted (started or
+     * rescaled a job: event-driven policies); cold = the first that acted, warm = those
+     * after the 5th boundary */
+    int cold = 0;
     for (int i = 0; i < npass; i++) {
         int at_tick = pass_t[i] > 0 && pass_t[i] % tick == 0;
-        if (at_tick) dec++;
         if (!at_tick && !pass_acted[i]) continue;
-        if (at_tick && dec == 1) {
+        if (!cold && pass_acted[i]) {
+            cold = 1;
             out->cold[out->ncold] = pass_s[i];
             out->cold_cpu[out->ncold++] = pass_cpu[i];
-        } else if (dec > 5) {
+        } else if (pass_t[i] > 5 * tick) {
             out->warm[out->nwarm] = pass_s[i];
             out->warm_cpu[out->nwarm++] = pass_cpu[i];
             out->resc += pass_resc[i];
