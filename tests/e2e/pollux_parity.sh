@@ -8,7 +8,7 @@
 set -euo pipefail
 G=$1
 SRC=$2
-POLICIES=tiresias,optimus
+POLICIES=pollux,tiresias,optimus
 DATA=$SRC/data/pollux
 [ -d "$DATA/results-jobload" ] || DATA=$SRC/../shared/traces/pollux
 [ -d "$DATA/results-jobload" ] || { echo "FAIL: no Pollux data (data/pollux)"; exit 1; }
