@@ -10,7 +10,7 @@ helper does the worker's part:
     and whatever the script keeps in 'extra', e.g. its data position);
   - SIGTERM only sets a flag; boundary() checks it at an iteration boundary, all-reduced so
     that every rank stops after the same step; then rank 0 saves (write + rename) and every
-    rank exits 143 ("checkpointed": gsched counts no lost work);
+    rank exits 143 at once ("checkpointed": gsched counts no lost work);
   - hint(): rank 0 appends a JSON line (step, samples, step_time, local_bsz, ckpt_step, ...)
     to $GSCHED_HINTS at most every `hint_secs` seconds or `hint_steps` steps.
 Nothing else of the training loop changes.  Typical use (train_ddp.py is a complete example):
@@ -37,7 +37,7 @@ class Elastic:
             device = f"cuda:{self.local_rank}" if torch.cuda.is_available() else "cpu"
         self.device = torch.device(device)
         self.hint_secs, self.hint_steps, self.last_hint, self.ckpt_step = hint_secs, hint_steps, (0.0, 0), -1
-        self.stop = False
+        self.stop, self.exit_delay = False, 0.0  # exit_delay: tests (a slow exit after the save)
         signal.signal(signal.SIGTERM, lambda signum, frame: setattr(self, "stop", True))
         if self.world > 1:  # env:// rendezvous on MASTER_ADDR/MASTER_PORT
             dist.init_process_group("nccl" if self.device.type == "cuda" else "gloo")
@@ -79,7 +79,9 @@ class Elastic:
         if self.world > 1:
             dist.barrier()  # no rank leaves before the checkpoint is on disk
             dist.destroy_process_group()
-        sys.exit(143)
+        time.sleep(self.exit_delay)
+        sys.stdout.flush(), sys.stderr.flush()
+        os._exit(143)  # at once: the interpreter's teardown with torch loaded takes a second
 
     def hint(self, step, samples, step_time, local_bsz, **more):
         """Rank 0: append a hint line every hint_secs seconds or hint_steps steps."""

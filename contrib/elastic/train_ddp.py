@@ -39,6 +39,7 @@ def main():
     args = ap.parse_args()
 
     el = Elastic(device=args.device)
+    el.exit_delay = args.exit_delay  # a slow exit widens the daemon's DRAINING window (tests)
     if args.global_batch % el.world:
         sys.exit(f"--global-batch {args.global_batch} is not a multiple of WORLD_SIZE {el.world}")
     local = args.global_batch // el.world
@@ -71,11 +72,7 @@ def main():
             time.sleep(args.step_time)
         step, samples = step + 1, samples + args.global_batch
         el.hint(step, samples, time.monotonic() - t0, local)
-        try:
-            el.boundary(model, opt, step, {"samples": samples})
-        except SystemExit:
-            time.sleep(args.exit_delay)  # a slow exit: widens the daemon's DRAINING window
-            raise
+        el.boundary(model, opt, step, {"samples": samples})
     if el.world > 1:
         dist.destroy_process_group()
     if el.rank == 0:
