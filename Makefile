@@ -11,6 +11,8 @@
 #   make bench-daemon  live scheduler benchmark: durable submits/s, cycle latency
 #   make bench-slurm   gsched on Slurm vs Slurm's own scheduler on a private Slurm
 #                fixture (root, Debian's Slurm packages; bench/bench_slurm.sh, a few minutes)
+#   make bench-elastic-live  rescale latency of a live elastic PyTorch job on the CPU, from the
+#                decision to the first step at the new size (python3-torch; about a minute)
 #   make format  clang-format every tracked *.c / *.h in place (never *.h.in: the
 #                @VAR@ placeholders of CMake templates do not survive it)
 #   make format-check  the same files, checked only (CI runs it; fails on any change)
@@ -31,7 +33,7 @@ DAY  := data/philly-1day/philly_20171002_tiresias.csv
 SPEC := data/philly-1day/n32g8_2sw.csv
 DEMO_POLICIES ?= fifo,fifo-backfill,yarn-cs,tiresias-las,gandiva
 
-.PHONY: all deps build demo test test-asan bench bench-hived bench-elastic bench-daemon bench-slurm format format-check clean
+.PHONY: all deps build demo test test-asan bench bench-hived bench-elastic bench-daemon bench-slurm bench-elastic-live format format-check clean
 
 all: build
 
@@ -75,6 +77,9 @@ bench-daemon: build
 
 bench-slurm: build
 	GSCHED_BIN=$(BUILD)/gsched bench/bench_slurm.sh $(BENCH_ARGS)
+
+bench-elastic-live: build
+	GSCHED_BIN=$(BUILD)/gsched bench/bench_elastic_live.sh $(BENCH_ARGS)
 
 FORMAT_FILES = $$(git ls-files '*.c' '*.h')
 
