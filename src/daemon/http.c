@@ -1023,6 +1023,14 @@ static enum MHD_Result h_logs(hctx *h, const char *ids, const char *sub)
     if (load_job(h, ids, &row, &ret)) return ret;
     int64_t task, offset, limit;
     int ntasks = row.ntasks;
+    if (row.spec) { /* an elastic job: a task of an earlier, larger generation keeps its log */
+        json_t *sp = json_loads(row.spec, 0, NULL);
+        json_t *mx = sp ? json_object_get(sp, "max_gpus") : NULL;
+        int gpt = row.gpus_per_task > 0 ? row.gpus_per_task : 1;
+        if (json_is_integer(mx) && json_integer_value(mx) / gpt > ntasks)
+            ntasks = (int)(json_integer_value(mx) / gpt);
+        json_decref(sp);
+    }
     int64_t id = row.id;
     gsd_jobrow_release(&row);
     if (int_arg(h, "task", 0, 0, ntasks - 1, &task, &ret)) return ret;
