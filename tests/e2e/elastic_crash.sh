@@ -165,11 +165,18 @@ for point in draining exiting starting launching; do
     d_start crash "${serve_args[@]}" || { bad "round $round: restart"; break 2; }
     check "round $round ($point -> $want): gsched's views give no GPU to two jobs" views_ok
     s=$(last)
-    check "round $round ($point -> $want): the job trains on at $want GPU(s)" steps_at "$want" $((${s% *} + 5)) 180
+    if steps_at "$want" $((${s% *} + 5)) 120; then
+      ok "round $round ($point -> $want): the job trains on at $want GPU(s)"
+    else
+      bad "round $round ($point -> $want): the job trains on at $want GPU(s)"
+      break 2
+    fi
     check "round $round: views after the relaunch" views_ok
   done
 done
 
+# (after a failed round: no more waiting)
+[ "$fail" = 0 ] || g cancel "$id" > /dev/null 2>&1
 wait_state "$id" DONE 300 && ok "elastic job DONE" || bad "elastic job DONE"
 rm -f "$tmp/streaming"
 wait "$stream" 2> /dev/null

@@ -53,19 +53,29 @@ at_step() {
   return 1
 }
 
-check "generation 1 trains at WORLD_SIZE 1" at_step 1 1 20
-g nodes > "$tmp/nodes1"
+# must NAME CMD...: a step the rest depends on; on failure stop here (bounded: no more waits)
+must() {
+  local name=$1
+  shift
+  "$@" && { ok "$name"; return 0; }
+  bad "$name"
+  touch "$tmp/go1" "$tmp/go2"
+  g describe job "$id" 2>&1 | sed -n '/^Resizes:/,/^Tasks:/p' | sed 's/^/  | /'
+  g cancel "$id" > /dev/null 2>&1
+  finish
+}
+must "generation 1 trains at WORLD_SIZE 1" at_step 1 1 20
 touch "$tmp/go1" # the rigid job ends: the policy grows the elastic job to 2
-check "grown by the policy: generation 2 trains at WORLD_SIZE 2" at_step 2 2 0 180
+must "grown by the policy: generation 2 trains at WORLD_SIZE 2" at_step 2 2 0 120
 s2=$(g logs "$id" --task 0 | awk '$1 == "step" && $8 == 2 { print $2; exit }')
-check "generation 2 trains on" at_step 2 2 $((s2 + 20))
+must "generation 2 trains on" at_step 2 2 $((s2 + 20)) 60
 g describe node n0 > "$tmp/node2"
 check "gsched describe node: both GPUs are the elastic job's" \
   [ "$(awk -v j="$id" '$4 == "allocated" && $5 == j' "$tmp/node2" | wc -l)" = 2 ]
 hold2=$(gsub --name hold2 -g 1 -- sh -c "while [ ! -f '$tmp/go2' ]; do sleep 0.1; done")
-check "shrunk by the policy: generation 3 trains at WORLD_SIZE 1" at_step 3 1 0 180
+must "shrunk by the policy: generation 3 trains at WORLD_SIZE 1" at_step 3 1 0 120
 wait_state "$hold2" RUNNING 60 || bad "rigid job 2 runs once the elastic job shrank"
-wait_state "$id" DONE 300 && ok "elastic job DONE" || bad "elastic job DONE"
+must "elastic job DONE" wait_state "$id" DONE 240
 touch "$tmp/go2"
 wait_state "$hold2" DONE 30 || bad "rigid job 2 DONE"
 
