@@ -46,7 +46,7 @@
  * finding its gsched index from (SLURMD_NODENAME, SLURM_LOCALID).  An elastic job (issue 13)
  * always runs as one srun step whose task count, WORLD_SIZE, GSCHED_GENERATION and
  * GSCHED_NUM_GPUS come from run.env, so its Slurm job is reused at each generation's size
- * (the launch updates nodes, task count and GRES as for any run); a drain is a stop (SIGTERM
+ * (the launch updates nodes, task count, CPUs and GRES as for any run); a drain is a stop (SIGTERM
  * to the steps, requeue into hold at the drain timeout).  Task I's output goes to
  * LOGDIR/JOB/task-I.log (the batch shell's own to batch.log): the log directory must be on a
  * file system every compute node reaches at the same path.  In multi-user mode LOGDIR/JOB
@@ -907,6 +907,10 @@ static void run_cmd(xslurm *x, cmd *c, result *r)
         d.req_nodes = c->nodes;
         d.min_nodes = d.max_nodes = c->nnodes;
         d.num_tasks = c->ntasks;
+        /* the CPUs of this run's task count: a reused job kept its first run's (an elastic
+         * job's next generation may have more tasks: srun refused "more processors requested
+         * than permitted") */
+        d.min_cpus = c->ntasks * (c->cpt ? c->cpt : 1);
         if (c->tpn) d.ntasks_per_node = c->tpn;
         d.tres_per_node = c->tres_node;
         d.tres_per_task = c->tres_task;
@@ -1769,6 +1773,10 @@ static int slurm_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
                  strerror(errno));
         ok = 0;
     }
+    /* an elastic job's checkpoints live in its directory across generations, its account's */
+    if (ok && gsd_spec_elastic(sp) && !sp->checkpoint_dir &&
+        mkdirat(dfd, "checkpoint", 0700) == 0 && acct.uid != geteuid())
+        fchownat(dfd, "checkpoint", acct.uid, acct.gid, AT_SYMLINK_NOFOLLOW);
     const snode *first = snap_node(x->cur, l->task_node[0]);
     const char *maddr = first && safe_word(first->addr) ? first->addr : l->task_node[0];
     if (ok) {
@@ -1872,6 +1880,7 @@ static int slurm_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         c->tres_node = tres;
     if (even) c->tpn = (uint16_t)per[0];
     c->tag = xfmt(TAG_PREFIX "%lld", (long long)l->job_id);
+    c->cpt = (uint16_t)(sp->cpus_per_task > 0 ? sp->cpus_per_task : 1);
     if (sid && (!x->cur || sj)) {
         c->sid = sid;
         if (sj && sj->state != JOB_PENDING) c->requeue_first = 1;
