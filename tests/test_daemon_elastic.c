@@ -16,7 +16,9 @@
  *     no free GPUs), 202;
  *   - kill -9 of the daemon while a job is DRAINING: DRAINING again after the restart on the
  *     same reservation (no other job gets those GPUs), and relaunched on them once the old
- *     generation exits.
+ *     generation exits;
+ *   - --set pollux_traces: the goodput model in the live engine (an unknown app refused,
+ *     hints refine the model).
  * Every wait is bounded.
  */
 #include <fcntl.h>
@@ -187,6 +189,9 @@ static int wait_serving(daemon_t *dm, const char *pf)
     return -1;
 }
 
+/* --set parameters of the next daemon started (NULL: none) */
+static gs_params *start_params;
+
 /* Serve (again, on the same database when dm->db is set) with the seesaw policy. */
 static int start(daemon_t *dm, const char *name, const char *cluster)
 {
@@ -216,6 +221,7 @@ static int start(daemon_t *dm, const char *name, const char *cluster)
         o.self_exe = GSCHED_BIN;
         o.grace = GS_SEC;
         o.policy_ops = &seesaw_ops;
+        o.params = start_params;
         o.single_user = 1;
         _exit(gsd_serve(&o));
     }
@@ -733,6 +739,63 @@ static void draining_survives_kill9(void)
     ASSERT_EQ(stop(&D), 0);
 }
 
+/* --set pollux_traces=DIR: the goodput model in the live engine; an unknown application is
+ * refused at submit; a job's hints refine the model (it has profiled the job's size). */
+static void goodput_model_live(void)
+{
+    gs_params p;
+    gs_params_init(&p);
+    gs_params_set(&p, "pollux_traces", GSCHED_SOURCE_DIR "/data/pollux/traces");
+    start_params = &p;
+    daemon_t D = {0};
+    int st = start(&D, "model", "1x2");
+    start_params = NULL;
+    if (st) T_FAIL("daemon did not start: %s", slurp(D.log));
+    ASSERT_CONTAINS(slurp(D.log), "goodput model: 6 application(s)");
+    res r =
+        req(&D, "POST", "/v1/jobs", "{\"command\": \"true\", \"max_gpus\": 2, \"app\": \"nope\"}");
+    ASSERT_EQ(r.status, 400);
+    ASSERT_STR(js(&r, "field"), "app");
+    res_free(&r);
+    char rel[512], body[1024];
+    snprintf(rel, sizeof rel, "%s", tmp("mrel"));
+    snprintf(body, sizeof body,
+             "{\"name\": \"m\", \"max_gpus\": 2, \"app\": \"cifar10\", \"batch_size\": 128, "
+             "\"command\": [\"sh\", \"-c\", \"while [ ! -e %s ]; do sleep 0.05; done\"]}",
+             rel);
+    long long id = submit(&D, body);
+    r = wait_for(&D, id, state_is, "RUNNING");
+    ASSERT_STR(js(&r, "state"), "RUNNING");
+    ASSERT_EQ(el(&r, "model_hints"), 0);
+    res_free(&r);
+    char dirp[700], hints[720];
+    snprintf(dirp, sizeof dirp, "%s/%lld", D.logs, id);
+    struct stat sb;
+    for (int i = 0; i < 200 && stat(dirp, &sb) != 0; i++) sleep_ms(50);
+    snprintf(hints, sizeof hints, "%s/hints.jsonl", dirp);
+    /* a hint without a step time is kept but the model does not take it; a full one it does */
+    put_file(hints,
+             "{\"step\": 4}\n{\"step\": 5, \"samples\": 640, \"step_time\": 0.08, "
+             "\"sync_time\": 0.0, \"local_bsz\": 128, \"accum\": 0, \"grad_sqr\": 0.5, "
+             "\"grad_var\": 2.0}\n",
+             "a");
+    for (int i = 0; i < 200; i++) {
+        res_free(&r);
+        r = job(&D, id);
+        if (el(&r, "hints") == 2) break;
+        sleep_ms(50);
+    }
+    ASSERT_EQ(el(&r, "hints"), 2);
+    ASSERT_EQ(el(&r, "model_hints"), 1);
+    res_free(&r);
+    put_file(rel, "", "w");
+    r = wait_for(&D, id, state_is, "DONE");
+    ASSERT_STR(js(&r, "state"), "DONE");
+    res_free(&r);
+    ASSERT_EQ(stop(&D), 0);
+    gs_params_release(&p);
+}
+
 static void cleanup(void)
 {
     char cmd[600];
@@ -745,6 +808,7 @@ static const test_case tests[] = {
     {"hints_good_and_bad_lines", hints_good_and_bad_lines},
     {"policy_rescales_within_budgets", policy_rescales_within_budgets},
     {"draining_survives_kill9", draining_survives_kill9},
+    {"goodput_model_live", goodput_model_live},
     {"cleanup", cleanup},
 };
 

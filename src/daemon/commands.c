@@ -126,8 +126,18 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
         c->result = json_pack("{s:s}", "field", "vc");
         return;
     }
+    /* an application the goodput model does not know would fail the engine at its start */
+    if (sp->app && g->goodput && gs_goodput_find_app(g->goodput, sp->app) < 0) {
+        gsd_cmd_fail(c, 400, GS_EINVAL,
+                     "'app': the goodput model has no application '%s' (serve --set "
+                     "pollux_traces=DIR: its subdirectories)",
+                     sp->app);
+        c->result = json_pack("{s:s}", "field", "app");
+        return;
+    }
     gs_job_spec js;
     gsd_spec_job(sp, g->sh.o.default_duration, &js);
+    if (!g->goodput) js.app = NULL; /* no model: nothing progresses by one */
     size_t before = gs_engine_njobs(g->e);
     gs_diag d;
     gs_diag_init(&d, NULL);

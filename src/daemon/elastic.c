@@ -94,11 +94,11 @@ const char *gsd_el_json(gsd_jobx *x)
 {
     gsd_elastic *el = gsd_el(x);
     if (!el) return NULL;
-    json_t *o =
-        json_pack("{s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:i}", "generation", el->generation, "rescales",
-                  el->rescales, "failures", el->failures, "hints_off", (json_int_t)el->hints_off,
-                  "hints", (json_int_t)el->hints, "hints_bad", (json_int_t)el->hints_bad,
-                  "ckpt_step", (json_int_t)el->ckpt_step, "hint_gen", el->hint_gen);
+    json_t *o = json_pack("{s:i,s:i,s:i,s:I,s:I,s:I,s:I,s:i,s:I}", "generation", el->generation,
+                          "rescales", el->rescales, "failures", el->failures, "hints_off",
+                          (json_int_t)el->hints_off, "hints", (json_int_t)el->hints, "hints_bad",
+                          (json_int_t)el->hints_bad, "ckpt_step", (json_int_t)el->ckpt_step,
+                          "hint_gen", el->hint_gen, "model_hints", (json_int_t)el->model_hints);
     if (el->resv || x->stop == GSD_STOP_DRAIN) {
         json_object_set_new(o, "from_gpus", json_integer(el->from_gpus));
         json_object_set_new(o, "target_gpus", json_integer(el->target_gpus));
@@ -138,6 +138,7 @@ int gsd_el_load(gsd_jobx *x, const char *js)
     el->hints_bad = jint(o, "hints_bad", 0);
     el->ckpt_step = jint(o, "ckpt_step", -1);
     el->hint_gen = (int32_t)jint(o, "hint_gen", 0);
+    el->model_hints = jint(o, "model_hints", 0);
     const char *resv = json_string_value(json_object_get(o, "resv"));
     free(el->resv);
     el->resv = NULL;
@@ -366,6 +367,13 @@ static int read_hints(gsd_sched *g, const gs_job *j, gsd_jobx *x, gs_time now)
             el->sync_time = h.sync_time;
             el->local_bsz = h.local_bsz;
             el->accum = h.accum;
+            /* the goodput model learns from it (its throughput fit, gradient statistics); a hint
+             * the model refuses (no step time, no local batch) is kept all the same */
+            if (g->goodput && j->app && j->state == GS_JOB_RUNNING) {
+                int mr = gs_goodput_hint(g->goodput, j, &h);
+                if (mr == GS_ENOMEM) abort();
+                if (mr == 0) el->model_hints++;
+            }
             if (h.ckpt_step > el->ckpt_step) {
                 /* a checkpoint: a later forced drain loses only what follows it */
                 el->ckpt_step = h.ckpt_step;
@@ -431,6 +439,11 @@ void gsd_do_resize(gsd_sched *g, gsd_cmd *c, gs_time now)
         return;
     }
     gsd_jobx *x = gsd_jx(g, j->slot);
+    if (gs_job_state_final(j->state)) { /* (its spec is released once that is published) */
+        gsd_cmd_fail(c, 409, GS_ESTATE, "job %lld is %s: only a running job can be resized",
+                     (long long)j->id, gs_job_state_name(j->state));
+        return;
+    }
     if (!gsd_spec_elastic(&x->spec)) {
         gsd_cmd_fail(c, 409, GS_ESTATE,
                      "job %lld is not elastic (submit it with --gpus MIN-MAX or max_gpus)",

@@ -112,6 +112,7 @@ typedef struct gsd_jview {
     int32_t target_gpus; /* DRAINING: the size it goes to (0: back to pending) */
     int32_t launching;   /* RUNNING and no hint of this generation yet (LAUNCHING) */
     int64_t hints, hints_bad, ckpt_step; /* hints read, lines ignored, last checkpoint (-1) */
+    int64_t model_hints; /* hints the goodput model took (-1: the job has no model) */
 } gsd_jview;
 
 typedef struct gsd_nview {

@@ -51,6 +51,7 @@ typedef struct gsd_elastic {
     int32_t hint_gen;                       /* generation of the last hint read (LAUNCHING) */
     int64_t hints_off;                      /* bytes of the hints file consumed */
     int64_t hints, hints_bad;               /* lines read, lines ignored (bad) */
+    int64_t model_hints;                    /* hints the goodput model took (gs_goodput_hint) */
     int64_t ckpt_step;                      /* last checkpoint step a hint reported, -1 none */
     int skipping;          /* in the middle of a line longer than one read (counted bad once) */
     int64_t step, samples; /* the last hint's */
@@ -161,6 +162,7 @@ typedef struct gsd_sched {
     char *log_dir; /* task logs: --log-dir or gsd_default_log_dir */
     gs_cluster *c;
     gs_engine *e;
+    gs_goodput *goodput; /* the engine's progress model (--set pollux_traces=DIR), or NULL */
     gsd_exec *x;
     gsd_jobx *jx; /* by engine slot */
     size_t njx;

@@ -280,6 +280,8 @@ static json_t *elastic_json(const gsd_jview *v, const char *row_elastic, const c
                       (json_int_t)v->hints_bad);
         json_object_set_new(o, "ckpt_step",
                             v->ckpt_step >= 0 ? json_integer(v->ckpt_step) : json_null());
+        json_object_set_new(o, "model_hints",
+                            v->model_hints >= 0 ? json_integer(v->model_hints) : json_null());
         json_object_set_new(o, "target_gpus",
                             v->state == GS_JOB_DRAINING ? json_integer(v->target_gpus)
                                                         : json_null());

@@ -155,6 +155,13 @@ static int recover_row(void *ud, gsd_jobrow *r)
     gs_job_spec js;
     gsd_spec_job(&sp, g->sh.o.default_duration, &js);
     if (!sp.gang && sp.ntasks > 1) js.ntasks = 1; /* one part of a non-gang job */
+    /* an application the goodput model (no longer) knows: the job runs without it */
+    if (js.app && (!g->goodput || gs_goodput_find_app(g->goodput, js.app) < 0)) {
+        if (g->goodput)
+            gsd_log("job %lld: the goodput model has no application '%s' now: it runs without",
+                    (long long)r->id, js.app);
+        js.app = NULL;
+    }
     /* an elastic job comes back at the size it had (its row's tasks), not its first size */
     if (gsd_spec_elastic(&sp) && gsd_spec_size_valid(&sp, r->ntasks * sp.gpus_per_task))
         js.ntasks = r->ntasks;

@@ -20,12 +20,14 @@
  * checking tokens meanwhile).  The signal flags below are the only
  * process-wide state (set by handlers, read by the loop).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,6 +35,7 @@
 
 #include "config.h"
 #include "gsd_sched.h"
+#include "sim.h"
 #include "nvml.h"
 
 /* Signal flags: the only process-wide state (set by handlers, read by the loop). */
@@ -116,6 +119,46 @@ static void exec_wake(void *ud)
     (void)w;
 }
 
+/* --set pollux_traces=DIR: every application directory under DIR (the Pollux artifact's
+ * traces: placements.csv, scalability.csv, validation-*.csv) becomes the engine's goodput model
+ * (goodput.h), in name order; elastic jobs naming one of them ('app') progress by it and their
+ * hints refine it.  0, or -1 after a log line. */
+static int load_goodput(gsd_sched *g, const char *dir)
+{
+    struct dirent **ents = NULL;
+    int n = scandir(dir, &ents, NULL, alphasort);
+    if (n < 0) {
+        gsd_log("pollux_traces: cannot read '%s': %s", dir, strerror(errno));
+        return -1;
+    }
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    int rc = gs_goodput_create(&g->goodput), napps = 0;
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, ents[i]->d_name);
+        if (!rc && ents[i]->d_name[0] != '.' && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            int r = gs_pollux_load_app(g->goodput, path, ents[i]->d_name, &d);
+            if (r < 0)
+                rc = r;
+            else
+                napps++;
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    if (!rc) rc = gs_goodput_finish(g->goodput, &d);
+    if (!rc && !napps) rc = gs_diag_set(&d, GS_EINVAL, 0, 0, "no application directory");
+    if (!rc) rc = gs_engine_set_progress(g->e, gs_goodput_progress_ops(), g->goodput);
+    if (rc) {
+        gsd_log("pollux_traces '%s': %s", dir, d.msg[0] ? d.msg : gs_strerror(rc));
+        return -1;
+    }
+    gsd_log("goodput model: %d application(s) from %s", napps, dir);
+    return 0;
+}
+
 /* The engine on g->c: LIVE mode, the same policies as the simulator, told what the executor's
  * backend cannot carry out (so that no policy is allowed a mechanism, suspend, the backend
  * lacks: engine.h, "when the program cannot carry out a mechanism").  0, or -1 after a log
@@ -129,6 +172,8 @@ static int make_engine(gsd_sched *g, const gsd_opts *o, const gsd_exec_ops *xops
     if (!gs_params_get(params, "preempt_cost")) gs_params_set(params, "preempt_cost", "0");
     if (!gs_params_get(params, "slowdown")) gs_params_set(params, "slowdown", "off");
     gs_params_reset_used(params);
+    /* the goodput model's traces: read here, not by the engine or the policy */
+    const char *ptraces = gs_params_get(params, "pollux_traces");
     gs_engine_opts eo;
     gs_engine_opts_init(&eo);
     eo.mode = GS_ENGINE_LIVE;
@@ -152,6 +197,7 @@ static int make_engine(gsd_sched *g, const gsd_opts *o, const gsd_exec_ops *xops
                 unused, gs_engine_policy_name(g->e));
         return -1;
     }
+    if (ptraces && load_goodput(g, ptraces)) return -1;
     gs_engine_set_observer(g->e, gsd_observe, g);
     g->sh.o.policy = gs_engine_policy_name(g->e); /* what /v1/health reports */
     g->nodest = calloc(gs_cluster_nnodes(g->c) ? gs_cluster_nnodes(g->c) : 1, sizeof *g->nodest);
@@ -221,6 +267,7 @@ static void release_all(gsd_sched *g)
     gsd_store_close(g->sh.store);
     gsd_exec_destroy(g->x);
     gs_engine_destroy(g->e);
+    gs_goodput_destroy(g->goodput);
     gs_cluster_destroy(g->c);
     gsd_auth_destroy(g->sh.auth);
     for (size_t i = 0; i < g->njx; i++) {

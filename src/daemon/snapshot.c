@@ -145,6 +145,7 @@ static void fill_view(gsd_sched *g, const gs_job *j, const gsd_jobx *x, gsd_jvie
     v->min_gpus = x->spec.min_gpus;
     v->max_gpus = x->spec.max_gpus;
     v->ckpt_step = -1;
+    v->model_hints = -1;
     if (x->el) {
         v->generation = (int32_t)j->generation;
         v->rescales = j->rescales;
@@ -154,6 +155,7 @@ static void fill_view(gsd_sched *g, const gs_job *j, const gsd_jobx *x, gsd_jvie
         v->hints = x->el->hints;
         v->hints_bad = x->el->hints_bad;
         v->ckpt_step = x->el->ckpt_step;
+        v->model_hints = g->goodput && j->app ? x->el->model_hints : -1;
     }
 }
 
