@@ -43,6 +43,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,7 +114,13 @@ typedef struct app {
 typedef struct pkey {
     int nodes, replicas, bsz;
     double step, sync;
+    double lstep, lacc; /* log(step), log(step - sync): constants of the fit (fit_obj) */
 } pkey;
+
+static pkey mk_pkey(int nodes, int replicas, int bsz, double step, double sync)
+{
+    return (pkey){nodes, replicas, bsz, step, sync, log(step), log(step - sync)};
+}
 
 #define MEMO_N 17 /* nodes 0..16 */
 #define MEMO_R 65 /* replicas 0..64 */
@@ -135,11 +142,24 @@ typedef struct jstate {
     double base_good;
 } jstate;
 
+/* A fit already made: the fitted parameters of one profile (the exact observations in
+ * their order).  fit_perf_arr is a pure function of the profile, and jobs of the same
+ * application (in one run and in the runs after a reset) observe the same configurations
+ * with the same times, so most fits repeat one made before. */
+typedef struct fitent {
+    uint64_t h; /* 0 = empty slot */
+    size_t n;
+    pkey *k;
+    double p[7];
+} fitent;
+
 struct gs_goodput {
     app *apps;
     size_t napps, capapps;
     jstate *js;
     size_t njs;
+    fitent *fits; /* open addressing by the profile's hash; kept by gs_goodput_reset */
+    size_t nfits, capfits;
     double interference;
     gs_time interval; /* > 0: also re-tune at every multiple of it (parity) */
 };
@@ -204,6 +224,8 @@ void gs_goodput_destroy(gs_goodput *g)
         free(a->bound);
     }
     free(g->apps);
+    for (size_t i = 0; i < g->capfits; i++) free(g->fits[i].k);
+    free(g->fits);
     free(g);
 }
 
@@ -932,12 +954,12 @@ static double net_time(const double *p, double nodes, double replicas)
     return bott + retro * (r > 1e-8 ? r : 1e-8);
 }
 
-static double model_throughput(const double *p, int nodes, int replicas, int atomic, int accum)
+/* netg = pow(net_time(p, nodes, replicas), p[P_G]), which optimize_p computes once */
+static double model_throughput(const double *p, double netg, int replicas, int atomic, int accum)
 {
     double acc_t = p[P_AC] + p[P_BC] * atomic;
-    double net = net_time(p, nodes, replicas);
     double g = p[P_G];
-    double optim = exp(log(pow(acc_t, g) + pow(net, g)) / g);
+    double optim = exp(log(pow(acc_t, g) + netg) / g);
     double total = accum * acc_t + optim;
     return (double)replicas * atomic * (accum + 1) / total;
 }
@@ -968,9 +990,10 @@ static double fit_obj(const double *p, const fitdata *fd, double *grad)
         double A = p[P_AC] + p[P_BC] * k->bsz;
         double N = net_time(p, k->nodes, k->replicas);
         double Ag = pow(A, gm), Ng = pow(N, gm), S = Ag + Ng;
-        double L = log(S) / gm;
-        double r1 = log(A) - log(k->step - k->sync);
-        double r2 = L - log(k->step);
+        double lS = log(S), lA = log(A); /* each once: the same values as before */
+        double L = lS / gm;
+        double r1 = lA - k->lacc;
+        double r2 = L - k->lstep;
         s1 += r1 * r1;
         s2 += r2 * r2;
         /* d log A */
@@ -978,7 +1001,7 @@ static double fit_obj(const double *p, const fitdata *fd, double *grad)
         g1[P_BC] += r1 * k->bsz / A;
         /* d L */
         double dA = Ag / A / S, dN = Ng / N / S;
-        double dg = -log(S) / (gm * gm) + (Ag * log(A) + Ng * log(N)) / (gm * S);
+        double dg = -lS / (gm * gm) + (Ag * lA + Ng * log(N)) / (gm * S);
         g2[P_AC] += r2 * dA;
         g2[P_BC] += r2 * dA * k->bsz;
         double rr = k->replicas - 2.0;
@@ -1202,9 +1225,73 @@ static void fit_perf_arr(const pkey *prof, size_t nprof, double *out)
     memcpy(out, p, sizeof p);
 }
 
-static void fit_perf(jstate *s)
+/* FNV-1a over the fields of the profile (the doubles by their bits) */
+static uint64_t prof_hash(const pkey *k, size_t n)
 {
-    fit_perf_arr(s->prof, s->nprof, s->perf);
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t f[5] = {(uint64_t)(uint32_t)k[i].nodes, (uint64_t)(uint32_t)k[i].replicas,
+                         (uint64_t)(uint32_t)k[i].bsz, 0, 0};
+        memcpy(&f[3], &k[i].step, sizeof(double));
+        memcpy(&f[4], &k[i].sync, sizeof(double));
+        for (int q = 0; q < 5; q++) {
+            h ^= f[q];
+            h *= 1099511628211ULL;
+        }
+    }
+    return h ? h : 1;
+}
+
+static int prof_same(const pkey *a, const pkey *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i].nodes != b[i].nodes || a[i].replicas != b[i].replicas || a[i].bsz != b[i].bsz ||
+            memcmp(&a[i].step, &b[i].step, sizeof(double)) ||
+            memcmp(&a[i].sync, &b[i].sync, sizeof(double)))
+            return 0;
+    return 1;
+}
+
+/* Slot of profile (k, n) with hash h in the table: its entry or the empty slot for it. */
+static fitent *fit_slot(fitent *t, size_t cap, uint64_t h, const pkey *k, size_t n)
+{
+    for (size_t i = (size_t)h & (cap - 1);; i = (i + 1) & (cap - 1))
+        if (!t[i].h || (t[i].h == h && t[i].n == n && prof_same(t[i].k, k, n))) return &t[i];
+}
+
+/* Remember a fit; out of memory it is simply not remembered (the next one refits). */
+static void fit_remember(gs_goodput *g, uint64_t h, const pkey *k, size_t n, const double *p)
+{
+    if ((g->nfits + 1) * 2 > g->capfits) {
+        size_t nc = g->capfits ? g->capfits * 2 : 256;
+        fitent *t = calloc(nc, sizeof *t);
+        if (!t) return;
+        for (size_t i = 0; i < g->capfits; i++)
+            if (g->fits[i].h)
+                *fit_slot(t, nc, g->fits[i].h, g->fits[i].k, g->fits[i].n) = g->fits[i];
+        free(g->fits);
+        g->fits = t;
+        g->capfits = nc;
+    }
+    pkey *c = malloc(n * sizeof *c);
+    if (!c) return;
+    memcpy(c, k, n * sizeof *c);
+    fitent *e = fit_slot(g->fits, g->capfits, h, k, n);
+    *e = (fitent){h, n, c, {0}};
+    memcpy(e->p, p, sizeof e->p);
+    g->nfits++;
+}
+
+static void fit_perf(gs_goodput *g, jstate *s)
+{
+    uint64_t h = prof_hash(s->prof, s->nprof);
+    fitent *e = g->capfits ? fit_slot(g->fits, g->capfits, h, s->prof, s->nprof) : NULL;
+    if (e && e->h) {
+        memcpy(s->perf, e->p, sizeof s->perf);
+    } else {
+        fit_perf_arr(s->prof, s->nprof, s->perf);
+        fit_remember(g, h, s->prof, s->nprof, s->perf);
+    }
     s->have_perf = 1;
 }
 
@@ -1220,7 +1307,7 @@ int gs_goodput_fit_perf(const gs_perf_obs *obs, size_t n, gs_perf_params *out)
             free(k);
             return GS_ERANGE;
         }
-        k[i] = (pkey){o->nodes, o->replicas, o->local_bsz, o->step_time, o->sync_time};
+        k[i] = mk_pkey(o->nodes, o->replicas, o->local_bsz, o->step_time, o->sync_time);
     }
     double p[NP];
     fit_perf_arr(k, n, p);
@@ -1240,15 +1327,20 @@ static double optimize_p(const double *perf, double sqr, double var, const gs_ap
     double ls = log10(minb), le = log10(maxb), st = (le - ls) / 49;
     double best = 0;
     int ba = 0, bc = 0, have = 0;
+    double netg = pow(net_time(perf, nodes, replicas), perf[P_G]);
+    int pa = -1, pc = -1; /* the previous candidate: the same (atomic, accum) cannot win again */
     for (int i = 0; i < 50; i++) {
         double b = i == 0 ? minb : i == 49 ? maxb : pow(10.0, (double)i * st + ls);
         double local = b / replicas;
         int acc = (int)ceil(local / sp->max_local_bsz - 1e-8) - 1;
         if (replicas == 1 && local > init + 1e-8 && acc < 1) acc = 1;
         int atomic = (int)ceil(local / (acc + 1) - 1e-8);
+        if (atomic == pa && acc == pc) continue;
+        pa = atomic;
+        pc = acc;
         double gp = 0;
         if (sp->min_local_bsz <= atomic && atomic <= sp->max_local_bsz)
-            gp = model_throughput(perf, nodes, replicas, atomic, acc) *
+            gp = model_throughput(perf, netg, replicas, atomic, acc) *
                  model_efficiency(sqr, var, init, (double)replicas * atomic * (acc + 1));
         if (!have || gp > best) {
             best = gp;
@@ -1325,8 +1417,8 @@ static void memo_clear(jstate *s)
 }
 
 /* update_params: remember the gradient statistics and, for a new configuration, refit. */
-static int observe(jstate *s, int nodes, int replicas, int bsz, double step, double sync,
-                   double sqr, double var)
+static int observe(gs_goodput *g, jstate *s, int nodes, int replicas, int bsz, double step,
+                   double sync, double sqr, double var)
 {
     int changed = !s->have_grad || s->grad_sqr != sqr || s->grad_var != var;
     s->grad_sqr = sqr;
@@ -1338,8 +1430,8 @@ static int observe(jstate *s, int nodes, int replicas, int bsz, double step, dou
             return 0;
         }
     if (grow((void **)&s->prof, &s->capprof, s->nprof + 1, sizeof *s->prof)) return GS_ENOMEM;
-    s->prof[s->nprof++] = (pkey){nodes, replicas, bsz, step, sync};
-    fit_perf(s);
+    s->prof[s->nprof++] = mk_pkey(nodes, replicas, bsz, step, sync);
+    fit_perf(g, s);
     memo_clear(s);
     return 0;
 }
@@ -1464,7 +1556,7 @@ static int pg_rate(void *st, const gs_engine *e, const gs_job *j, double *rate, 
     double good = true_goodput(a, counts, nc, replicas, s->atomic, s->accum, s->epoch, &step, &sync,
                                &sqr, &var);
     free(counts);
-    if ((rc = observe(s, nc, replicas, s->atomic, step, sync, sqr, var))) return rc;
+    if ((rc = observe(g, s, nc, replicas, s->atomic, step, sync, sqr, var))) return rc;
     if (g->interference > 0 && interfered(e, j)) good *= 1.0 - g->interference;
     *rate = good / a->ref_good;
     if (!(*rate > 0) || !isfinite(*rate)) return GS_ERANGE;
@@ -1700,7 +1792,7 @@ int gs_goodput_hint(gs_goodput *g, const gs_job *j, const gs_hint *h)
     double sqr = h->grad_sqr >= 0 && isfinite(h->grad_sqr) ? h->grad_sqr : s->grad_sqr;
     double var = h->grad_var >= 0 && isfinite(h->grad_var) ? h->grad_var : s->grad_var;
     int had = s->have_grad;
-    int rc = observe(s, nodes, replicas, h->local_bsz, h->step_time, h->sync_time, sqr, var);
+    int rc = observe(g, s, nodes, replicas, h->local_bsz, h->step_time, h->sync_time, sqr, var);
     if (!had && (h->grad_sqr < 0 || h->grad_var < 0)) s->have_grad = 0;
     return rc;
 }
