@@ -104,10 +104,21 @@ typedef struct app {
     size_t nlevels;
     int (*tri)[3]; /* Delaunay triangles of the groups' (nodes, replicas), counter-clockwise */
     size_t ntri;
-    double *prog;    /* progress at the start of epoch e, e = 0..max_epochs */
-    gs_time *bound;  /* the same in work-us */
-    double ref_good; /* reference goodput (progress per second) */
+    double *prog;       /* progress at the start of epoch e, e = 0..max_epochs */
+    gs_time *bound;     /* the same in work-us */
+    double ref_good;    /* reference goodput (progress per second) */
+    struct cands *cand; /* optimize's candidates for replicas 1..CAND_R - 1 ([0] unused) */
 } app;
+
+/* The distinct (atomic, accum) of optimize's 50 batch sizes for one replica count, in the
+ * order it tries them (consecutive repeats dropped: the same pair cannot win twice).  They
+ * depend on the application's spec only, so finish computes them once per replica count. */
+#define CAND_N 50
+#define CAND_R 65
+typedef struct cands {
+    int n;
+    int atomic[CAND_N], accum[CAND_N];
+} cands;
 
 /* ---- per-job state -------------------------------------------------------------------- */
 
@@ -222,6 +233,7 @@ void gs_goodput_destroy(gs_goodput *g)
         free(a->tri);
         free(a->prog);
         free(a->bound);
+        free(a->cand);
     }
     free(g->apps);
     for (size_t i = 0; i < g->capfits; i++) free(g->fits[i].k);
@@ -375,6 +387,7 @@ static double grad_gain(double sqr, double var, double scale)
 }
 
 static void fixed_config(const app *a, int64_t batch, int replicas, int *atomic, int *accum);
+static void make_cands(const gs_app_spec *sp, int replicas, cands *c);
 static int true_times(const app *a, const int *counts, int ncounts, int bsz, double *step,
                       double *sync);
 static void grad_stats(const app *a, double batch, int epoch, double *sqr, double *var);
@@ -621,6 +634,9 @@ int gs_goodput_finish(gs_goodput *g, gs_diag *d)
                                    "application %s: progress does not increase at epoch %d",
                                    a->name, e);
         }
+        free(a->cand);
+        if (!(a->cand = malloc(CAND_R * sizeof *a->cand))) return GS_ENOMEM;
+        for (int r = 1; r < CAND_R; r++) make_cands(s, r, &a->cand[r]);
         a->finished = 1;
     }
     return 0;
@@ -1316,28 +1332,43 @@ int gs_goodput_fit_perf(const gs_perf_obs *obs, size_t n, gs_perf_params *out)
     return 0;
 }
 
-/* GoodputFunction.optimize with accumulation: the best (goodput, atomic, accum) among 50
- * global batch sizes in geometric progression. */
-static double optimize_p(const double *perf, double sqr, double var, const gs_app_spec *sp,
-                         int nodes, int replicas, int *best_atomic, int *best_accum)
+/* GoodputFunction.optimize's candidates: 50 global batch sizes in geometric progression
+ * from max(init batch, min local batch x replicas) to the max batch, as (atomic, accum). */
+static void make_cands(const gs_app_spec *sp, int replicas, cands *c)
 {
     double init = (double)sp->init_batch;
     double minb = fmax(init, (double)sp->min_local_bsz * replicas);
     double maxb = (double)sp->max_batch;
     double ls = log10(minb), le = log10(maxb), st = (le - ls) / 49;
-    double best = 0;
-    int ba = 0, bc = 0, have = 0;
-    double netg = pow(net_time(perf, nodes, replicas), perf[P_G]);
-    int pa = -1, pc = -1; /* the previous candidate: the same (atomic, accum) cannot win again */
-    for (int i = 0; i < 50; i++) {
+    c->n = 0;
+    for (int i = 0; i < CAND_N; i++) {
         double b = i == 0 ? minb : i == 49 ? maxb : pow(10.0, (double)i * st + ls);
         double local = b / replicas;
         int acc = (int)ceil(local / sp->max_local_bsz - 1e-8) - 1;
         if (replicas == 1 && local > init + 1e-8 && acc < 1) acc = 1;
         int atomic = (int)ceil(local / (acc + 1) - 1e-8);
-        if (atomic == pa && acc == pc) continue;
-        pa = atomic;
-        pc = acc;
+        if (c->n && c->atomic[c->n - 1] == atomic && c->accum[c->n - 1] == acc) continue;
+        c->atomic[c->n] = atomic;
+        c->accum[c->n++] = acc;
+    }
+}
+
+/* GoodputFunction.optimize with accumulation: the best (goodput, atomic, accum) among the
+ * candidates (c, or computed here when NULL); the first of equal goodputs wins. */
+static double optimize_p(const double *perf, double sqr, double var, const gs_app_spec *sp,
+                         const cands *c, int nodes, int replicas, int *best_atomic, int *best_accum)
+{
+    cands own;
+    if (!c) {
+        make_cands(sp, replicas, &own);
+        c = &own;
+    }
+    double init = (double)sp->init_batch;
+    double best = 0;
+    int ba = 0, bc = 0, have = 0;
+    double netg = pow(net_time(perf, nodes, replicas), perf[P_G]);
+    for (int i = 0; i < c->n; i++) {
+        int atomic = c->atomic[i], acc = c->accum[i];
         double gp = 0;
         if (sp->min_local_bsz <= atomic && atomic <= sp->max_local_bsz)
             gp = model_throughput(perf, netg, replicas, atomic, acc) *
@@ -1357,7 +1388,8 @@ static double optimize_p(const double *perf, double sqr, double var, const gs_ap
 static double optimize(const jstate *s, const app *a, int nodes, int replicas, int *best_atomic,
                        int *best_accum)
 {
-    return optimize_p(s->perf, s->grad_sqr, s->grad_var, &a->spec, nodes, replicas, best_atomic,
+    const cands *c = a->cand && replicas < CAND_R ? &a->cand[replicas] : NULL;
+    return optimize_p(s->perf, s->grad_sqr, s->grad_var, &a->spec, c, nodes, replicas, best_atomic,
                       best_accum);
 }
 
@@ -1371,7 +1403,7 @@ double gs_goodput_optimize(const gs_perf_params *p, double grad_sqr, double grad
         return 0;
     }
     double v[NP] = {p->alpha_c, p->beta_c, p->alpha_n, p->beta_n, p->alpha_r, p->beta_r, p->gamma};
-    double r = optimize_p(v, grad_sqr, grad_var, as, nodes, replicas, &a0, &c0);
+    double r = optimize_p(v, grad_sqr, grad_var, as, NULL, nodes, replicas, &a0, &c0);
     if (atomic) *atomic = a0;
     if (accum) *accum = c0;
     return r;
