@@ -26,6 +26,9 @@
  *   - per-job state keyed by the job's slot: epoch, atomic batch and
  *     accumulation steps, profile of observed configurations, learned
  *     parameters, memoised speedups;
+ *   - fits remembered by their exact profile (fitent): a fit is a pure function of the
+ *     observations in their order, so another job (or a later run after
+ *     gs_goodput_reset) observing the same configurations reuses it bit for bit;
  *   - the step order of the artifact's Job.step: a configuration is learned
  *     from when it starts running (rate), the batch re-tuned at placements,
  *     epoch boundaries and (gs_goodput_set_interval) the end of each
@@ -38,7 +41,8 @@
  *
  * Invariants: no I/O, no clock, no randomness; every result depends only on
  * the rows added, the calls made and the jobs passed in (never on hash or
- * memory order); epoch boundaries are integral work-us values strictly
+ * memory order: the fit table hashes only to find a profile it compares in
+ * full); epoch boundaries are integral work-us values strictly
  * increasing from 0 to gs_goodput_work().
  */
 #include <float.h>
