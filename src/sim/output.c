@@ -366,11 +366,13 @@ void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n)
                 "REJECTED", "RESCALES/JOB", "RESCALE_GPU_H", "GOODPUT");
         for (size_t i = 0; i < n; i++) {
             const gs_sim_result *r = rs[i];
-            char met[32];
+            char met[32], pct[16];
+            /* no job with a deadline: nothing to meet, '-' rather than "0/0 0.0%" */
             snprintf(met, sizeof met, "%zu/%zu", r->deadline_met, r->deadline_jobs);
-            fprintf(f, "%-18s %9s %7.1f%% %9zu %12.2f %13.2f %9.2f\n", r->policy, met,
-                    100.0 * r->deadline_met_ratio, r->jobs_rejected, r->rescales_per_job,
-                    r->rescale_gpu_s / 3600.0, r->avg_goodput);
+            snprintf(pct, sizeof pct, "%.1f%%", 100.0 * r->deadline_met_ratio);
+            fprintf(f, "%-18s %9s %8s %9zu %12.2f %13.2f %9.2f\n", r->policy,
+                    r->deadline_jobs ? met : "-", r->deadline_jobs ? pct : "-", r->jobs_rejected,
+                    r->rescales_per_job, r->rescale_gpu_s / 3600.0, r->avg_goodput);
         }
     }
     if (!mech) return;
