@@ -191,8 +191,8 @@ typedef struct gs_job_spec {
     const char *pinned_cell; /* HiveD pinnedCellId; optional */
     int lazy_preemption;     /* HiveD lazy preemption */
     /* ---- elastic (issue 13): only read when max_gpus > 0 ---- */
-    const int32_t *sizes;    /* valid GPU counts, ascending, within [min_gpus, max_gpus];
-                                NULL/0 = every multiple of gpus_per_task in the range */
+    const int32_t *sizes; /* valid GPU counts, ascending, within [min_gpus, max_gpus];
+                             NULL/0 = every multiple of gpus_per_task in the range */
     int nsizes;
     gs_time min_rescale_gap; /* least time between two policy rescales; GS_TIME_NONE = the
                                 engine's default (rescale_gap parameter, 60 s) */
@@ -278,28 +278,28 @@ typedef struct gs_job {
     /* (the mechanisms' counters and costs are listed in GS_MECH_MAP) */
 
     /* ---- elastic (issue 13; request part immutable, the rest engine-maintained) ---- */
-    int32_t *sizes;          /* valid GPU counts ascending (engine-owned copy), NULL = any */
+    int32_t *sizes; /* valid GPU counts ascending (engine-owned copy), NULL = any */
     int32_t nsizes;
     gs_time min_rescale_gap; /* resolved (never GS_TIME_NONE) */
     gs_time deadline;        /* GS_TIME_NONE = none */
     int64_t batch_size;      /* 0 = unknown */
     int32_t max_rescales;    /* -1 = unlimited */
     int32_t max_failures;
-    const char *app;          /* interned; NULL = none */
-    uint32_t generation;      /* generations launched so far (1 after the first start) */
-    int32_t target_gpus;      /* DRAINING: k' (0 = to PENDING) */
-    int32_t *resv;            /* DRAINING: GPUs reserved for the next generation */
+    const char *app;     /* interned; NULL = none */
+    uint32_t generation; /* generations launched so far (1 after the first start) */
+    int32_t target_gpus; /* DRAINING: k' (0 = to PENDING) */
+    int32_t *resv;       /* DRAINING: GPUs reserved for the next generation */
     int32_t nresv;
-    gs_time drain_since;      /* DRAINING: when the drain began */
-    gs_time drain_deadline;   /* DRAINING: when it is forced (SIM: when it ends) */
-    int32_t rescale_kind;     /* DRAINING: gs_rescale_kind of the current drain */
-    int32_t rescales;         /* policy/operator rescales done (not failures, not preemptions) */
-    int32_t failures;         /* failed generations (own budget, max_failures) */
-    gs_time last_rescale;     /* instant of the last policy/operator rescale decision */
+    gs_time drain_since;        /* DRAINING: when the drain began */
+    gs_time drain_deadline;     /* DRAINING: when it is forced (SIM: when it ends) */
+    int32_t rescale_kind;       /* DRAINING: gs_rescale_kind of the current drain */
+    int32_t rescales;           /* policy/operator rescales done (not failures, not preemptions) */
+    int32_t failures;           /* failed generations (own budget, max_failures) */
+    gs_time last_rescale;       /* instant of the last policy/operator rescale decision */
     const char *rescale_reason; /* reason of the last rescale (interned), NULL = none */
-    double rescale_gpu_s;     /* GPU-seconds lost to rescaling: drains + relaunch + lost work */
-    double lost_work_gpu_s;   /* part of rescale_gpu_s that was work thrown away (forced drains) */
-    gs_time last_ckpt;        /* progress (work-us) at the last known checkpoint; LIVE: hints */
+    double rescale_gpu_s;       /* GPU-seconds lost to rescaling: drains + relaunch + lost work */
+    double lost_work_gpu_s; /* part of rescale_gpu_s that was work thrown away (forced drains) */
+    gs_time last_ckpt;      /* progress (work-us) at the last known checkpoint; LIVE: hints */
 } gs_job;
 
 /* LAUNCHING(k): RUNNING while the new generation pays its restart cost at 'now'. */
