@@ -199,6 +199,21 @@ typedef struct rowinfo {
     gs_time submit;
 } rowinfo;
 
+/* Note where the row just added to t (t->n - 1) came from: its line and the column of its id
+ * (error messages and the stable sort by submit time use them).  *cap grows by doubling. */
+static int note_row(rowinfo **ri, size_t *cap, const gs_trace *t, int line, int col)
+{
+    if (t->n > *cap) {
+        size_t c = *cap ? *cap * 2 : 1024;
+        rowinfo *n = realloc(*ri, c * sizeof *n);
+        if (!n) return GS_ENOMEM;
+        *ri = n;
+        *cap = c;
+    }
+    (*ri)[t->n - 1] = (rowinfo){t->n - 1, line, col};
+    return 0;
+}
+
 static int read_tiresias(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
 {
     int c_id = col_of(r, "job_id"), c_g = col_of(r, "num_gpu"), c_sub = col_of(r, "submit_time"),
@@ -225,13 +240,7 @@ static int read_tiresias(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
             return rc;
         if (c_it >= 0) s->iterations = v;
         if (c_model >= 0) s->model = keep(t, r->f[c_model]);
-        if (t->n > capri) {
-            capri = capri ? capri * 2 : 1024;
-            rowinfo *n = realloc(*ri, capri * sizeof *n);
-            if (!n) return GS_ENOMEM;
-            *ri = n;
-        }
-        (*ri)[t->n - 1] = (rowinfo){t->n - 1, r->rec_line, r->col[c_id]};
+        if ((rc = note_row(ri, &capri, t, r->rec_line, r->col[c_id]))) return rc;
     }
     return rc;
 }
@@ -259,13 +268,7 @@ static int read_philly(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
         s->ntasks = (int)v;
         s->gpus_per_task = 1;
         if (c_vc >= 0) s->vc = keep(t, r->f[c_vc]);
-        if (t->n > capri) {
-            capri = capri ? capri * 2 : 1024;
-            rowinfo *n = realloc(*ri, capri * sizeof *n);
-            if (!n) return GS_ENOMEM;
-            *ri = n;
-        }
-        (*ri)[t->n - 1] = (rowinfo){t->n - 1, r->rec_line, r->col[c_ts]};
+        if ((rc = note_row(ri, &capri, t, r->rec_line, r->col[c_ts]))) return rc;
     }
     if (rc < 0) return rc;
     for (size_t i = 0; i < t->n; i++) {
@@ -321,13 +324,7 @@ static int read_pollux(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
         if ((rc = parse_i64(r, (size_t)c_bs, "batch_size", 1, INT64_C(1) << 40, &v, d))) return rc;
         s->batch_size = v;
         s->duration = 0;
-        if (t->n > capri) {
-            capri = capri ? capri * 2 : 1024;
-            rowinfo *n = realloc(*ri, capri * sizeof *n);
-            if (!n) return GS_ENOMEM;
-            *ri = n;
-        }
-        (*ri)[t->n - 1] = (rowinfo){t->n - 1, r->rec_line, r->col[c_name]};
+        if ((rc = note_row(ri, &capri, t, r->rec_line, r->col[c_name]))) return rc;
     }
     return rc;
 }
@@ -391,13 +388,7 @@ static int read_elasticflow(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
         } else {
             s->duration = 0; /* from the throughput tables */
         }
-        if (t->n > capri) {
-            capri = capri ? capri * 2 : 1024;
-            rowinfo *n = realloc(*ri, capri * sizeof *n);
-            if (!n) return GS_ENOMEM;
-            *ri = n;
-        }
-        (*ri)[t->n - 1] = (rowinfo){t->n - 1, r->rec_line, r->col[c_id]};
+        if ((rc = note_row(ri, &capri, t, r->rec_line, r->col[c_id]))) return rc;
     }
     return rc;
 }
@@ -599,13 +590,8 @@ static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
         if (HAS(N_PIN)) s->pinned_cell = keep(t, r->f[col[N_PIN]]);
 #undef HAS
 #undef C
-        if (t->n > capri) {
-            capri = capri ? capri * 2 : 1024;
-            rowinfo *n = realloc(*ri, capri * sizeof *n);
-            if (!n) return GS_ENOMEM;
-            *ri = n;
-        }
-        (*ri)[t->n - 1] = (rowinfo){t->n - 1, r->rec_line, col[N_ID] >= 0 ? r->col[col[N_ID]] : 1};
+        if ((rc = note_row(ri, &capri, t, r->rec_line, col[N_ID] >= 0 ? r->col[col[N_ID]] : 1)))
+            return rc;
     }
     return rc;
 }
