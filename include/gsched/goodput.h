@@ -119,6 +119,8 @@ double gs_goodput_optimize(const gs_perf_params *p, double grad_sqr, double grad
 
 /* The ops to install with gs_engine_set_progress(e, gs_goodput_progress_ops(), g). */
 const gs_progress_ops *gs_goodput_progress_ops(void);
+/* The goodput model installed in e; NULL when e runs another progress model or none. */
+gs_goodput *gs_goodput_of(const gs_engine *e);
 
 /* Per-job batch mode (set by the policy before the job first runs):
  *   GS_BATCH_ADAPTIVE  Pollux: the batch is chosen for the best goodput at each

@@ -1704,6 +1704,11 @@ const gs_progress_ops *gs_goodput_progress_ops(void)
     return &goodput_ops;
 }
 
+gs_goodput *gs_goodput_of(const gs_engine *e)
+{
+    return gs_engine_progress_ops(e) == &goodput_ops ? gs_engine_progress_state(e) : NULL;
+}
+
 int gs_goodput_set_batch_mode(gs_goodput *g, const gs_job *j, int mode, int64_t batch)
 {
     if (!g || (mode != GS_BATCH_ADAPTIVE && mode != GS_BATCH_FIXED)) return GS_EINVAL;

@@ -109,9 +109,7 @@ static void opt_destroy(void *st)
 
 static gs_goodput *model(const opt *o)
 {
-    return gs_engine_progress_ops(o->e) == gs_goodput_progress_ops()
-               ? gs_engine_progress_state(o->e)
-               : NULL;
+    return gs_goodput_of(o->e);
 }
 
 static int grow(opt *o, size_t slot)

@@ -300,8 +300,7 @@ static int px_model(const pollux *P, const gs_job *j)
 /* The goodput model when the engine's progress model is one (not another model). */
 static gs_goodput *px_goodput(const gs_engine *e)
 {
-    if (gs_engine_progress_ops(e) != gs_goodput_progress_ops()) return NULL;
-    return gs_engine_progress_state(e);
+    return gs_goodput_of(e);
 }
 
 /* Raw speedup of job x at (nodes, r replicas) relative to 1 GPU. */

@@ -101,9 +101,7 @@ static void ttj_destroy(void *st)
 /* The goodput model when the engine runs one (the Pollux applications), else NULL. */
 static gs_goodput *model(const ttj *t)
 {
-    return gs_engine_progress_ops(t->e) == gs_goodput_progress_ops()
-               ? gs_engine_progress_state(t->e)
-               : NULL;
+    return gs_goodput_of(t->e);
 }
 
 /* Arm the tick timer at the first multiple of interval after (or at) 'from', > 0. */
