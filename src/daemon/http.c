@@ -1059,9 +1059,10 @@ static enum MHD_Result h_logs(hctx *h, const char *ids, const char *sub)
     return send_buf(h, 200, "text/plain; charset=utf-8", buf, (size_t)got, hdrs);
 }
 
-/* A command on one job by its owner or an admin: DELETE /v1/jobs/{id} (cancel) and
- * POST /v1/jobs/{id}/hold and /release (like scontrol hold / release, cancel's rules). */
-static enum MHD_Result job_cmd(hctx *h, const char *ids, gsd_cmd_kind kind)
+/* A command on one job by its owner or an admin: DELETE /v1/jobs/{id} (cancel),
+ * POST /v1/jobs/{id}/hold and /release (like scontrol hold / release, cancel's rules) and
+ * /resize (gpus: the size asked for; 0 for the others). */
+static enum MHD_Result job_cmd(hctx *h, const char *ids, gsd_cmd_kind kind, int gpus)
 {
     gsd_jobrow row;
     enum MHD_Result ret;
@@ -1073,6 +1074,7 @@ static enum MHD_Result job_cmd(hctx *h, const char *ids, gsd_cmd_kind kind)
     gsd_spec_init(&c->spec);
     c->kind = kind;
     c->job_id = id;
+    c->gpus = gpus;
     memcpy(c->user, h->id.user, sizeof c->user);
     c->admin = h->id.admin;
     c->authn = h->id.authn;
@@ -1083,19 +1085,19 @@ static enum MHD_Result job_cmd(hctx *h, const char *ids, gsd_cmd_kind kind)
 static enum MHD_Result h_cancel(hctx *h, const char *ids, const char *sub)
 {
     (void)sub;
-    return job_cmd(h, ids, GSD_CMD_CANCEL);
+    return job_cmd(h, ids, GSD_CMD_CANCEL, 0);
 }
 
 static enum MHD_Result h_hold(hctx *h, const char *ids, const char *sub)
 {
     (void)sub;
-    return job_cmd(h, ids, GSD_CMD_HOLD);
+    return job_cmd(h, ids, GSD_CMD_HOLD, 0);
 }
 
 static enum MHD_Result h_release(hctx *h, const char *ids, const char *sub)
 {
     (void)sub;
-    return job_cmd(h, ids, GSD_CMD_RELEASE);
+    return job_cmd(h, ids, GSD_CMD_RELEASE, 0);
 }
 
 /* POST /v1/jobs/{id}/resize {"gpus": N}: an operator rescale of a running elastic job (its
@@ -1114,22 +1116,7 @@ static enum MHD_Result h_resize(hctx *h, const char *ids, const char *sub)
     }
     int gpus = (int)json_integer_value(n);
     json_decref(b);
-    gsd_jobrow row;
-    enum MHD_Result ret;
-    if (load_job(h, ids, &row, &ret)) return ret;
-    int64_t id = row.id;
-    gsd_jobrow_release(&row);
-    gsd_cmd *c = calloc(1, sizeof *c);
-    if (!c) abort();
-    gsd_spec_init(&c->spec);
-    c->kind = GSD_CMD_RESIZE;
-    c->job_id = id;
-    c->gpus = gpus;
-    memcpy(c->user, h->id.user, sizeof c->user);
-    c->admin = h->id.admin;
-    c->authn = h->id.authn;
-    c->uid = h->id.uid;
-    return post_and_reply(h, c);
+    return job_cmd(h, ids, GSD_CMD_RESIZE, gpus);
 }
 
 static const char *node_state(const gsd_nview *n)
