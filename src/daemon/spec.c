@@ -525,8 +525,9 @@ static int quoted(struct fy_node *n)
     return st == FYNS_SINGLE_QUOTED || st == FYNS_DOUBLE_QUOTED;
 }
 
-static int get_int(pctx *c, struct fy_node *n, const char *field, long long lo, long long hi,
-                   int *out)
+/* A whole number in [lo, hi] (64 bits); a quoted one is refused (it is a string). */
+static int get_i64(pctx *c, struct fy_node *n, const char *field, long long lo, long long hi,
+                   int64_t *out)
 {
     const char *s = gs_yaml_str(n);
     if (!s) return perr(c, n, field, GS_EPARSE, "'%s' must be an integer", field);
@@ -541,8 +542,17 @@ static int get_int(pctx *c, struct fy_node *n, const char *field, long long lo, 
     if (v < lo || v > hi)
         return perr(c, n, field, GS_ERANGE, "'%s' must be between %lld and %lld, got %lld", field,
                     lo, hi, v);
-    *out = (int)v;
+    *out = (int64_t)v;
     return 0;
+}
+
+static int get_int(pctx *c, struct fy_node *n, const char *field, long long lo, long long hi,
+                   int *out)
+{
+    int64_t v;
+    int rc = get_i64(c, n, field, lo, hi, &v);
+    if (!rc) *out = (int)v;
+    return rc;
 }
 
 static int get_bool(pctx *c, struct fy_node *n, const char *field, int *out)
@@ -695,24 +705,6 @@ static int check_nul(pctx *c, struct fy_node *root, const char *const *keys)
             return perr(c, hit, field, GS_EINVAL, "'%s' contains a NUL character", ks ? ks : "?");
         }
     }
-    return 0;
-}
-
-/* A whole number in [lo, hi] (64 bits). */
-static int get_i64(pctx *c, struct fy_node *n, const char *field, long long lo, long long hi,
-                   int64_t *out)
-{
-    const char *s = gs_yaml_str(n);
-    if (!s || quoted(n)) return perr(c, n, field, GS_EPARSE, "'%s' must be an integer", field);
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end)
-        return perr(c, n, field, GS_EPARSE, "'%s' must be an integer, got '%s'", field, s);
-    if (v < lo || v > hi)
-        return perr(c, n, field, GS_ERANGE, "'%s' must be between %lld and %lld, got %lld", field,
-                    lo, hi, v);
-    *out = (int64_t)v;
     return 0;
 }
 
