@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "config.h"
@@ -356,6 +357,19 @@ int gs_trace_attach_apps(gs_trace *t, const char *traces_dir, gs_diag *d)
             break;
         }
         snprintf(ad, n, "%s/%s", dir, app);
+        struct stat st;
+        if (stat(ad, &st) || !S_ISDIR(st.st_mode)) {
+            /* say where the traces are looked for and how to point elsewhere */
+            if (d) d->file = NULL;
+            rc = gs_diag_set(d, GS_ENOENT, 0, 0,
+                             "%s: job %s needs application '%s': no directory %s (the Pollux "
+                             "application traces are looked for in <workload dir>/../traces/; "
+                             "give them with --set pollux_traces=DIR, e.g. data/pollux/traces)",
+                             t->path ? t->path : "trace", t->jobs[i].name ? t->jobs[i].name : "?",
+                             app, ad);
+            free(ad);
+            break;
+        }
         int r = gs_pollux_load_app(g, ad, app, d);
         free(ad);
         if (r < 0) rc = r;
