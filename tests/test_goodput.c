@@ -328,7 +328,7 @@ static void t_reader_bad(void)
     expect_err(pl, wl, "wl.csv:2:9: application: '../x' is not an application name");
     if (t_failed_now) return;
     snprintf(wl, sizeof wl, "%stoy-0,3,nosuch,1,8\n", hdr);
-    expect_err(pl, wl, "traces/nosuch/placements.csv");
+    expect_err(pl, wl, "application 'nosuch': no directory");
     if (t_failed_now) return;
     snprintf(wl, sizeof wl, "%stoy-0,3,toy,1,64\n", hdr);
     expect_err(pl, wl, "batch_size 64 outside toy's validated 8..16");
