@@ -829,8 +829,11 @@ static void write_elastic(FILE *f, gs_sim_result *const *rs, size_t n)
         fprintf(f, "<tr><td class=\"l pol\"><span class=\"sw\" style=\"background:%s\"></span>",
                 color_of(i));
         esc(f, r->policy);
-        fprintf(f, "</td><td>%zu / %zu</td><td>%.3f</td>", r->deadline_met, r->deadline_jobs,
-                r->deadline_met_ratio);
+        if (r->deadline_jobs) /* no job with a deadline: nothing to meet */
+            fprintf(f, "</td><td>%zu / %zu</td><td>%.3f</td>", r->deadline_met, r->deadline_jobs,
+                    r->deadline_met_ratio);
+        else
+            fputs("</td><td>&ndash;</td><td>&ndash;</td>", f);
         td_count(f, (unsigned long long)r->jobs_rejected);
         fprintf(f, "<td>%.2f</td>", r->rescales_per_job);
         td_gpuh(f, r->rescale_gpu_s);
