@@ -78,6 +78,19 @@ static gs_job_spec *add(gs_trace *t)
     return s;
 }
 
+/* The next data row of r as a new job of t (*s, defaults set): > 0, 0 at the end, or an error
+ * (a row with other than nf fields, out of memory). */
+static int next_row(gs_csv *r, gs_trace *t, size_t nf, gs_job_spec **s, gs_diag *d)
+{
+    int rc = gs_csv_next(r, d);
+    if (rc <= 0) return rc;
+    if (r->nf != nf)
+        return gs_diag_set(d, GS_EPARSE, r->rec_line, 1, "expected %zu fields, found %zu", nf,
+                           r->nf);
+    if (!(*s = add(t))) return GS_ENOMEM;
+    return rc;
+}
+
 /* ---- field parsers ------------------------------------------------------------------ */
 
 static int ferr(gs_diag *d, const gs_csv *r, size_t i, int err, const char *fmt, const char *name,
@@ -222,12 +235,8 @@ static int read_tiresias(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
     size_t nf = r->nf;
     int rc;
     size_t capri = 0;
-    while ((rc = gs_csv_next(r, d)) > 0) {
-        if (r->nf != nf)
-            return gs_diag_set(d, GS_EPARSE, r->rec_line, 1, "expected %zu fields, found %zu", nf,
-                               r->nf);
-        gs_job_spec *s = add(t);
-        if (!s) return GS_ENOMEM;
+    gs_job_spec *s;
+    while ((rc = next_row(r, t, nf, &s, d)) > 0) {
         int64_t v;
         if ((rc = parse_i64(r, (size_t)c_id, "job_id", 0, INT64_MAX / 2, &v, d))) return rc;
         s->id = v;
@@ -253,12 +262,8 @@ static int read_philly(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
     int rc;
     size_t capri = 0;
     gs_time t0 = GS_TIME_MAX;
-    while ((rc = gs_csv_next(r, d)) > 0) {
-        if (r->nf != nf)
-            return gs_diag_set(d, GS_EPARSE, r->rec_line, 1, "expected %zu fields, found %zu", nf,
-                               r->nf);
-        gs_job_spec *s = add(t);
-        if (!s) return GS_ENOMEM;
+    gs_job_spec *s;
+    while ((rc = next_row(r, t, nf, &s, d)) > 0) {
         int64_t v;
         s->id = (int64_t)t->n - 1;
         if ((rc = parse_timestamp(r, (size_t)c_ts, &s->submit, d))) return rc;
@@ -293,12 +298,8 @@ static int read_pollux(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
     size_t nf = r->nf;
     int rc;
     size_t capri = 0;
-    while ((rc = gs_csv_next(r, d)) > 0) {
-        if (r->nf != nf)
-            return gs_diag_set(d, GS_EPARSE, r->rec_line, 1, "expected %zu fields, found %zu", nf,
-                               r->nf);
-        gs_job_spec *s = add(t);
-        if (!s) return GS_ENOMEM;
+    gs_job_spec *s;
+    while ((rc = next_row(r, t, nf, &s, d)) > 0) {
         int64_t v;
         s->id = (int64_t)t->n - 1;
         if (!r->f[c_name][0])
@@ -352,12 +353,8 @@ static int read_elasticflow(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
     size_t nf = r->nf;
     int rc;
     size_t capri = 0;
-    while ((rc = gs_csv_next(r, d)) > 0) {
-        if (r->nf != nf)
-            return gs_diag_set(d, GS_EPARSE, r->rec_line, 1, "expected %zu fields, found %zu", nf,
-                               r->nf);
-        gs_job_spec *s = add(t);
-        if (!s) return GS_ENOMEM;
+    gs_job_spec *s;
+    while ((rc = next_row(r, t, nf, &s, d)) > 0) {
         int64_t v;
         if ((rc = parse_i64(r, (size_t)c_id, "job_id", 0, INT64_MAX / 2, &v, d))) return rc;
         s->id = v;
@@ -489,12 +486,8 @@ static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
     size_t nf = r->nf;
     int rc;
     size_t capri = 0;
-    while ((rc = gs_csv_next(r, d)) > 0) {
-        if (r->nf != nf)
-            return gs_diag_set(d, GS_EPARSE, r->rec_line, 1, "expected %zu fields, found %zu", nf,
-                               r->nf);
-        gs_job_spec *s = add(t);
-        if (!s) return GS_ENOMEM;
+    gs_job_spec *s;
+    while ((rc = next_row(r, t, nf, &s, d)) > 0) {
         int64_t v;
 #define HAS(k) (col[k] >= 0 && r->f[col[k]][0])
 #define C(k)   ((size_t)col[k])
