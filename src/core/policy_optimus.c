@@ -107,11 +107,6 @@ static void opt_destroy(void *st)
     free(o);
 }
 
-static gs_goodput *model(const opt *o)
-{
-    return gs_goodput_of(o->e);
-}
-
 static int grow(opt *o, size_t slot)
 {
     if (slot < o->cap) return 0;
@@ -155,7 +150,7 @@ static int opt_arrival(void *st, gs_job *j)
     int rc = grow(o, (size_t)j->slot);
     if (rc) return rc;
     o->maxn[j->slot] = compute_max_size(o, j);
-    gs_goodput *g = model(o);
+    gs_goodput *g = gs_goodput_of(o->e);
     if (g && j->app && j->batch_size > 0 &&
         (rc = gs_goodput_set_batch_mode(g, j, GS_BATCH_FIXED, j->batch_size)))
         return rc;
@@ -203,7 +198,7 @@ static int is_elastic(const opt *o, const gs_job *j)
 static int compute_max_size(const opt *o, const gs_job *j)
 {
     if (o->parity) {
-        const gs_goodput *g = model(o);
+        const gs_goodput *g = gs_goodput_of(o->e);
         const gs_app_spec *a = g && j->app ? gs_goodput_job_app(g, j) : NULL;
         if (!a) return j->max_gpus > 0 ? j->max_gpus : j->req_gpus;
         if (!strcmp(a->name, "ncf")) return 1; /* the artifact's rule for ncf */
@@ -248,7 +243,7 @@ static double step_time(opt *o, const gs_job *j, int n)
         o->ntc[s] = nn;
     }
     if (o->tc[s][n] >= 0) return o->tc[s][n];
-    gs_goodput *g = model(o);
+    gs_goodput *g = gs_goodput_of(o->e);
     double t;
     if (o->parity && g && j->app) {
         t = gs_goodput_step_time(g, j, n, j->batch_size); /* the Oracle: true tables */
@@ -264,7 +259,7 @@ static double step_time(opt *o, const gs_job *j, int n)
 /* Remaining steps (parity) or remaining work seconds (native). */
 static double remaining(const opt *o, const gs_job *j)
 {
-    gs_goodput *g = model(o);
+    gs_goodput *g = gs_goodput_of(o->e);
     if (o->parity && g && j->app) {
         double r = gs_goodput_remaining_iters(g, j, j->batch_size);
         return r > 0 ? r : 1; /* the artifact's 1 once the completion epoch is reached */

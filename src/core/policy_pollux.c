@@ -297,12 +297,6 @@ static int px_model(const pollux *P, const gs_job *j)
     return P->g && j->app && gs_goodput_job_app(P->g, j) != NULL;
 }
 
-/* The goodput model when the engine's progress model is one (not another model). */
-static gs_goodput *px_goodput(const gs_engine *e)
-{
-    return gs_goodput_of(e);
-}
-
 /* Raw speedup of job x at (nodes, r replicas) relative to 1 GPU. */
 static double px_speedup(pollux *P, const px_job *x, int nodes, int r)
 {
@@ -1505,7 +1499,7 @@ static int px_event(void *st, gs_job *j)
     P->dirty = 1;
     /* event mode: decide at this instant (the engine runs a pass unasked only while jobs wait) */
     if (!P->parity) gs_engine_request_pass(P->e);
-    P->g = px_goodput(P->e);
+    P->g = gs_goodput_of(P->e);
     if (j && j->slot >= 0) {
         int rc = px_grow_slots(P, (size_t)j->slot);
         if (rc) return rc;
@@ -1516,7 +1510,7 @@ static int px_event(void *st, gs_job *j)
 static int px_arrival(void *st, gs_job *j)
 {
     pollux *P = st;
-    P->g = px_goodput(P->e);
+    P->g = gs_goodput_of(P->e);
     if (P->g && j->app) {
         for (size_t i = 0; i < P->nfixed; i++)
             if (!strcmp(P->fixed_apps[i], j->app)) {
@@ -1564,7 +1558,7 @@ static int px_timer(void *st, uint64_t tag)
 static int px_schedule(void *st)
 {
     pollux *P = st;
-    P->g = px_goodput(P->e);
+    P->g = gs_goodput_of(P->e);
     int due = P->tick || (!P->parity && P->dirty);
     if (!due) return 0;
     P->tick = 0;

@@ -98,12 +98,6 @@ static void ttj_destroy(void *st)
     free(t);
 }
 
-/* The goodput model when the engine runs one (the Pollux applications), else NULL. */
-static gs_goodput *model(const ttj *t)
-{
-    return gs_goodput_of(t->e);
-}
-
 /* Arm the tick timer at the first multiple of interval after (or at) 'from', > 0. */
 static int arm(ttj *t, gs_time from)
 {
@@ -127,7 +121,7 @@ static int ttj_arrival(void *st, gs_job *j)
         t->want = w;
         t->cap = nc;
     }
-    gs_goodput *g = model(t);
+    gs_goodput *g = gs_goodput_of(t->e);
     if (g && j->app && j->batch_size > 0) {
         int rc = gs_goodput_set_batch_mode(g, j, GS_BATCH_FIXED, j->batch_size);
         if (rc) return rc;
