@@ -132,7 +132,10 @@ int gs_engine_opts_from_params(gs_params *p, gs_engine_opts *o, gs_diag *d);
     XX(PACK, "packed")         \
     XX(UNPACK, "unpacked")     \
     XX(DRAIN, "draining")      \
-    XX(RESCALE, "rescaled")
+    XX(RESCALE, "rescaled")    \
+    XX(NODE_BAD, "node_bad")   \
+    XX(NODE_GOOD, "node_good") \
+    XX(RECONFIG, "reconfigured")
 
 typedef enum gs_rec_type {
 #define GS__REC_ENUM(name, str) GS_REC_##name,
@@ -670,6 +673,50 @@ int gs_engine_find_vc(const gs_engine *e, const char *name);
  * a job that is not pending: its reason (may be NULL).
  */
 const char *gs_engine_pending_reason(const gs_engine *e, const gs_job *j);
+
+/* ---- HiveD conformance (issue 14) ------------------------------------------- */
+
+/*
+ * Bad nodes (HiveD's bad hardware, as opposed to a node failure): a node
+ * marked bad takes no new job - placement, dry runs and policies see its GPUs
+ * as unusable (on_node(node, 1); gs_engine_node_bad() tells a bad node from a
+ * failed or drained one) - while the jobs holding GPUs there keep them and run
+ * on; a failure (gs_engine_add_node_event, down = 1) requeues them instead.
+ * Marking good again (bad = 0) returns it (on_node(node, 0) unless it is also
+ * down or drained).  NODE_BAD / NODE_GOOD records with 'reason'.  Nothing
+ * happens when the node already is in that state.
+ */
+/* SIM: at time t. */
+int gs_engine_add_node_bad_event(gs_engine *e, gs_time t, int node, int bad);
+/* LIVE (and SIM tests): now.  0, GS_ERANGE for a bad node index, or a hook's error. */
+int gs_engine_set_node_bad(gs_engine *e, int node, int bad, const char *reason);
+/* 1 when node 'node' is marked bad. */
+int gs_engine_node_bad(const gs_engine *e, int node);
+
+/* SIM: cancel job 'id' at time t (running or waiting; nothing when it already ended). */
+int gs_engine_add_cancel_event(gs_engine *e, gs_time t, int64_t id, const char *reason);
+
+/*
+ * Work-preserving reconfiguration (HiveD section 3.11): the cluster becomes
+ * 'c' (a finished cluster the caller owns and keeps alive until the engine is
+ * destroyed).  GPUs are matched by node name, GPU index in the node and chain
+ * (cell type of the node's top cell), else node name and index alone.
+ * Running jobs keep running: the GPUs they hold that 'c' still has stay
+ * theirs; the usage of GPUs that 'c' lacks is ignored (the job runs on, its
+ * work counted as before).  The policy is created again on 'c' with the same
+ * parameters; it learns of the running jobs through on_adopt (hived maps
+ * their placement onto their VC's cells, and lazy-preempts - downgrades to
+ * opportunistic - those whose cells vanished) and of the waiting ones through
+ * on_arrival; a waiting job that can never fit 'c' is rejected with the
+ * reason.  Never leaves a job stuck.  A RECONFIG record says what changed.
+ */
+/* SIM: at time t. */
+int gs_engine_add_reconfig_event(gs_engine *e, gs_time t, gs_cluster *c);
+/* Now (LIVE; SIM tests).  0, GS_EINVAL (+ diag) if 'c' is unusable, GS_ENOMEM. */
+int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d);
+
+/* The policy's inspect op (see gsched/policy.h); GS_ENOENT when it has none. */
+int gs_engine_inspect(const gs_engine *e, const char *key, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

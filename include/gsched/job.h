@@ -166,6 +166,23 @@ const gs_mech_info *gs_mech_get(gs_mech m);
 #define GS_PRIO_OPPORTUNISTIC (-1)
 
 /*
+ * Affinity groups (issue 14; HiveD's v1 members of different sizes and its v2
+ * nested pod groups).  A job's tasks may have different GPU counts
+ * (task_gpus) and may be organised in nested groups, each a contiguous range
+ * of tasks whose GPUs must all lie inside one cell of a given cell type
+ * (HiveD's withinOneCell).  Groups are listed in pre-order: a group's range
+ * contains the ranges of the groups nested in it, and its parent comes before
+ * it.  Only policies with GS_POLICY_GROUPS (hived) place such jobs; the
+ * engine rejects them on arrival under any other policy, with the reason.
+ */
+typedef struct gs_task_group {
+    int32_t lo, hi;      /* the tasks [lo, hi) of the job, 0 <= lo < hi <= ntasks */
+    int32_t parent;      /* index of the enclosing group in the same list, -1 = none */
+    const char *within;  /* spec: cell type name (HiveD withinOneCell); NULL/"" = none */
+    int32_t within_type; /* job: cluster cell-type id of 'within', -1 = none (spec: ignored) */
+} gs_task_group;
+
+/*
  * What a submitter asks for.  All strings are borrowed by gs_engine_add_job(),
  * which copies them.  Zero-initialise and fill what you know; see
  * gs_job_spec_init() for defaults.
@@ -201,6 +218,14 @@ typedef struct gs_job_spec {
     int max_rescales;        /* policy rescales allowed; -1 = unlimited (default) */
     int max_failures;        /* failed generations tolerated before FAILED; 0 = none (default) */
     const char *app;         /* goodput-model application ("cifar10"); NULL = none */
+    /* ---- affinity groups (issue 14) ---- */
+    const int32_t *task_gpus;    /* GPUs of each task (ntasks entries, each >= 1), in task order;
+                                    NULL = gpus_per_task each.  When given, gpus_per_task is
+                                    ignored (the job's is the largest entry) */
+    const gs_task_group *groups; /* nested withinOneCell groups (see gs_task_group); NULL/0 */
+    int ngroups;
+    int hived_strict; /* validate as HiveD's pod-scheduling spec does (priority in -1..1000,
+                         ...): set by readers of a HiveD-format spec */
 } gs_job_spec;
 
 void gs_job_spec_init(gs_job_spec *s);
@@ -300,7 +325,30 @@ typedef struct gs_job {
     double rescale_gpu_s;       /* GPU-seconds lost to rescaling: drains + relaunch + lost work */
     double lost_work_gpu_s; /* part of rescale_gpu_s that was work thrown away (forced drains) */
     gs_time last_ckpt;      /* progress (work-us) at the last known checkpoint; LIVE: hints */
+
+    /* ---- affinity groups (issue 14; request, immutable) ---- */
+    int32_t *task_gpus;    /* GPUs of each task (engine-owned), NULL = gpus_per_task each; when set,
+                              gpus_per_task is the largest entry and gpus their sum */
+    int32_t *task_off;     /* first index of each task's GPUs in alloc (ntasks + 1 entries), NULL
+                              when task_gpus is */
+    gs_task_group *groups; /* engine-owned, 'within' interned, within_type resolved */
+    int32_t ngroups;
 } gs_job;
+
+/* GPUs of task t of j, and where its GPUs start in j->alloc (tasks are contiguous there). */
+static inline int gs_job_task_gpus(const gs_job *j, int t)
+{
+    return j->task_gpus ? j->task_gpus[t] : j->gpus_per_task;
+}
+static inline int gs_job_task_first(const gs_job *j, int t)
+{
+    return j->task_off ? j->task_off[t] : t * j->gpus_per_task;
+}
+/* 1 when j needs a policy with GS_POLICY_GROUPS (tasks of different sizes, or groups). */
+static inline int gs_job_grouped(const gs_job *j)
+{
+    return j->task_gpus != NULL || j->ngroups > 0;
+}
 
 /* LAUNCHING(k): RUNNING while the new generation pays its restart cost at 'now'. */
 int gs_job_launching(const gs_job *j, gs_time now);

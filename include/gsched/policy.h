@@ -57,6 +57,9 @@ enum gs_policy_flags {
      * refuses gs_engine_rescale() for its jobs with GS_EUNSUPPORTED (an operator's resize
      * included), so no job changes size behind its back */
     GS_POLICY_RIGID = 1 << 2,
+    /* places jobs whose tasks differ in size or form withinOneCell groups (gs_job_grouped());
+     * without it the engine rejects such jobs on arrival, saying why */
+    GS_POLICY_GROUPS = 1 << 3,
 };
 
 struct gs_policy_ops {
@@ -116,6 +119,15 @@ struct gs_policy_ops {
     /* Whether the policy rejects job j on arrival: 1 with the reason in why (cap > 0 bytes),
      * else 0.  The policy's on_arrival rejects by this same rule; the dry run answers NEVER. */
     int (*rejects)(void *state, const gs_job *j, char *why, size_t cap);
+
+    /*
+     * Optional (issue 14): the value of a named quantity of the policy's
+     * state as text, for scenario expectations, tests and the daemon's
+     * describe (e.g. hived: "vc.VC1.doomed" -> "1", "cell.<address>.state" ->
+     * "bad"; each policy documents its keys).  Only reads.  0, or GS_ENOENT
+     * for a key it does not know (GS_ERANGE when cap is too small).
+     */
+    int (*inspect)(void *state, const char *key, char *buf, size_t cap);
 };
 
 /*

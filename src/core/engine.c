@@ -3098,3 +3098,48 @@ int gs_engine_probe(gs_engine *e, const gs_job_spec *spec, gs_probe *p)
                               : "the policy may start it by preemption at its next pass");
     return 0;
 }
+
+/* ---- HiveD conformance (issue 14) ------------------------------------------------------ */
+
+/* Stubs replaced by the issue-14 lanes (bad nodes, cancel events, reconfiguration). */
+int gs_engine_add_node_bad_event(gs_engine *e, gs_time t, int node, int bad)
+{
+    (void)e, (void)t, (void)node, (void)bad;
+    return GS_EUNSUPPORTED;
+}
+
+int gs_engine_set_node_bad(gs_engine *e, int node, int bad, const char *reason)
+{
+    (void)e, (void)node, (void)bad, (void)reason;
+    return GS_EUNSUPPORTED;
+}
+
+int gs_engine_node_bad(const gs_engine *e, int node)
+{
+    (void)e, (void)node;
+    return 0;
+}
+
+int gs_engine_add_cancel_event(gs_engine *e, gs_time t, int64_t id, const char *reason)
+{
+    (void)e, (void)t, (void)id, (void)reason;
+    return GS_EUNSUPPORTED;
+}
+
+int gs_engine_add_reconfig_event(gs_engine *e, gs_time t, gs_cluster *c)
+{
+    (void)e, (void)t, (void)c;
+    return GS_EUNSUPPORTED;
+}
+
+int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d)
+{
+    (void)e, (void)c;
+    return gs_diag_set(d, GS_EUNSUPPORTED, 0, 0, "reconfiguration is not implemented yet");
+}
+
+int gs_engine_inspect(const gs_engine *e, const char *key, char *buf, size_t cap)
+{
+    if (!e->pol->inspect) return GS_ENOENT;
+    return e->pol->inspect(e->pst, key, buf, cap);
+}
