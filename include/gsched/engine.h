@@ -305,7 +305,11 @@ int gs_engine_start(gs_engine *e, const gs_job *j, const int *gpus, int n);
  * Build the placement request for j with the engine's placement mode and the
  * given locality, find GPUs and start.  GS_ENOFIT when nothing fits now.
  * Failures are cached per request shape until GPUs are released, so a pass
- * over thousands of waiting jobs of a few shapes stays cheap.
+ * over thousands of waiting jobs of a few shapes stays cheap.  A job with
+ * tasks of different sizes or withinOneCell groups (gs_job_grouped) is never
+ * placed here (GS_EUNSUPPORTED, also from gs_engine_start_preempting): its
+ * policy (GS_POLICY_GROUPS) finds the GPUs and calls gs_engine_start, which
+ * checks each task by its offset and each group inside one cell of its type.
  */
 int gs_engine_try_start(gs_engine *e, const gs_job *j, gs_locality level);
 /*

@@ -164,6 +164,8 @@ const gs_mech_info *gs_mech_get(gs_mech m);
 #define GS_PRIO_PROD          100
 #define GS_PRIO_TEST          10
 #define GS_PRIO_OPPORTUNISTIC (-1)
+/* HiveD's highest guaranteed priority: a hived_strict spec stays in -1..1000 */
+#define GS_HIVED_MAX_PRIORITY 1000
 
 /*
  * Affinity groups (issue 14; HiveD's v1 members of different sizes and its v2
@@ -349,6 +351,9 @@ static inline int gs_job_grouped(const gs_job *j)
 {
     return j->task_gpus != NULL || j->ngroups > 0;
 }
+/* Why the engine rejects a grouped job on arrival under a policy without GS_POLICY_GROUPS. */
+#define GS_GROUPS_NEED_POLICY \
+    "tasks of different sizes and withinOneCell groups need a policy that places them: hived"
 
 /* LAUNCHING(k): RUNNING while the new generation pays its restart cost at 'now'. */
 int gs_job_launching(const gs_job *j, gs_time now);

@@ -37,6 +37,12 @@
  *  - every job-state transition is made by one tr_* function (named in job.h's
  *    diagram); jobs handed in from outside are const and resolved to the
  *    engine's own copy by slot (mut()).
+ *  - a job's GPUs are grouped by task at the offsets gs_job_task_first gives
+ *    (tasks may differ in size, job.h "Affinity groups"); every placement the
+ *    engine takes keeps each task on one node and, except an adoption (a fact,
+ *    not a decision), each withinOneCell group inside one cell of its type; a
+ *    grouped job only waits under a policy with GS_POLICY_GROUPS (arrival
+ *    rejects it otherwise, saying why).
  *  - gs_engine_probe leaves everything as it was: GPUs it releases
  *    tentatively are taken back before it returns; it interns nothing; its
  *    errors (GS_ENOMEM included) fail only the dry run, never latched.
@@ -148,10 +154,11 @@ struct gs_engine {
     uint8_t *out_mark;
     int out_short; /* nodes with out_have < out_want */
     /* elastic jobs (issue 13) */
-    gs_time rescale_gap;         /* default min gap between policy rescales (rescale_gap=) */
-    gs_time drain_timeout;       /* LIVE: a drain is forced after this (drain_timeout=) */
-    int reserved;                /* GPUs reserved for draining jobs' next generations */
-    int launch_cost;             /* 1: first starts pay gs_costs_relaunch (launch_cost=on) */
+    gs_time rescale_gap;   /* default min gap between policy rescales (rescale_gap=) */
+    gs_time drain_timeout; /* LIVE: a drain is forced after this (drain_timeout=) */
+    int reserved;          /* GPUs reserved for draining jobs' next generations */
+    int launch_cost;       /* 1: first starts pay gs_costs_relaunch (launch_cost=on) */
+    int adopting; /* gs_engine_adopt: the placement is taken as it is (no withinOneCell check) */
     const gs_progress_ops *prog; /* progress model for jobs with app set, NULL = none */
     void *prog_st;
 };
@@ -536,9 +543,140 @@ static int copy_elastic(gs_engine *e, gs_job *j, const gs_job_spec *s)
     return 0;
 }
 
+/* The most withinOneCell groups one job may declare. */
+#define MAX_GROUPS 4096
+
+/*
+ * Affinity groups of a spec (issue 14): task sizes, nested withinOneCell groups
+ * (job.h), and HiveD's own rules when hived_strict.  Read-only: runs before the
+ * job exists, so a refusal changes nothing.
+ */
+static int check_groups(const gs_engine *e, const gs_job_spec *s, gs_diag *diag)
+{
+    if (s->hived_strict) {
+        /* HiveD's pod-scheduling-spec rules that are not about the shape */
+        if (!s->vc || !*s->vc) return gs_diag_set(diag, GS_EINVAL, 0, 0, "VirtualCluster is empty");
+        if (s->priority < GS_PRIO_OPPORTUNISTIC)
+            return gs_diag_set(diag, GS_EINVAL, 0, 0, "Priority is less than %d (got %d)",
+                               GS_PRIO_OPPORTUNISTIC, s->priority);
+        if (s->priority > GS_HIVED_MAX_PRIORITY)
+            return gs_diag_set(diag, GS_EINVAL, 0, 0, "Priority is greater than %d (got %d)",
+                               GS_HIVED_MAX_PRIORITY, s->priority);
+    }
+    if (!s->task_gpus && s->ngroups <= 0) return 0;
+    if (!s->gang)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                           "a job with tasks of different sizes or withinOneCell groups must be a "
+                           "gang");
+    if (s->max_gpus > 0)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                           "a job with tasks of different sizes or withinOneCell groups cannot be "
+                           "elastic (max_gpus %d)",
+                           s->max_gpus);
+    if (s->ntasks < 1)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job needs at least 1 task (got %d)", s->ntasks);
+    if (s->task_gpus) {
+        int64_t sum = 0;
+        for (int t = 0; t < s->ntasks; t++) {
+            if (s->task_gpus[t] < 1)
+                return gs_diag_set(diag, GS_EINVAL, 0, 0, "task %d needs at least 1 GPU (got %d)",
+                                   t, (int)s->task_gpus[t]);
+            sum += s->task_gpus[t];
+        }
+        if (sum > (1 << 20))
+            return gs_diag_set(diag, GS_EINVAL, 0, 0, "job asks for too many GPUs (%lld)",
+                               (long long)sum);
+    }
+    if (s->ngroups < 0 || s->ngroups > MAX_GROUPS || (s->ngroups > 0 && !s->groups))
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job has a bad list of groups (%d, at most %d)",
+                           s->ngroups, MAX_GROUPS);
+    for (int i = 0; i < s->ngroups; i++) {
+        const gs_task_group *g = &s->groups[i];
+        if (g->lo < 0 || g->lo >= g->hi || g->hi > s->ntasks)
+            return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                               "group %d: tasks [%d, %d) are not a non-empty range of the job's %d "
+                               "tasks",
+                               i, (int)g->lo, (int)g->hi, s->ntasks);
+        if (g->parent < -1 || g->parent >= i)
+            return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                               "group %d: parent %d must be an earlier group or -1 (groups are "
+                               "listed in pre-order)",
+                               i, (int)g->parent);
+        if (g->parent >= 0) {
+            const gs_task_group *p = &s->groups[g->parent];
+            if (g->lo < p->lo || g->hi > p->hi)
+                return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                                   "group %d: tasks [%d, %d) are not inside its parent group %d "
+                                   "[%d, %d)",
+                                   i, (int)g->lo, (int)g->hi, (int)g->parent, (int)p->lo,
+                                   (int)p->hi);
+        }
+        /* every earlier group that is not an ancestor comes wholly before it */
+        for (int k = 0; k < i; k++) {
+            int anc = 0;
+            for (int a = g->parent; a >= 0 && !anc; a = s->groups[a].parent) anc = a == k;
+            if (!anc && s->groups[k].hi > g->lo)
+                return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                                   "group %d: tasks [%d, %d) overlap or precede group %d [%d, %d), "
+                                   "which is not its parent (groups are nested, in pre-order)",
+                                   i, (int)g->lo, (int)g->hi, k, (int)s->groups[k].lo,
+                                   (int)s->groups[k].hi);
+        }
+        if (g->within && *g->within && gs_cluster_find_cell_type(e->c, g->within) < 0)
+            return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                               "group %d: withinOneCell cell type '%s' is not a cell type of the "
+                               "cluster",
+                               i, g->within);
+    }
+    return 0;
+}
+
+/* Copy the affinity groups of s into j (check_groups passed): sizes, offsets, groups. */
+static int copy_groups(gs_engine *e, gs_job *j, const gs_job_spec *s)
+{
+    if (s->task_gpus) {
+        int same = 1, max = 0, sum = 0;
+        for (int t = 0; t < s->ntasks; t++) {
+            same &= s->task_gpus[t] == s->task_gpus[0];
+            if (s->task_gpus[t] > max) max = s->task_gpus[t];
+            sum += s->task_gpus[t];
+        }
+        j->gpus_per_task = max;
+        j->gpus = j->req_gpus = sum;
+        /* tasks of one size are a plain gang: no per-task table, any policy places it */
+        if (!same) {
+            j->task_gpus = malloc((size_t)s->ntasks * sizeof *j->task_gpus);
+            j->task_off = malloc(((size_t)s->ntasks + 1) * sizeof *j->task_off);
+            if (!j->task_gpus || !j->task_off) return latch(e, GS_ENOMEM);
+            j->task_off[0] = 0;
+            for (int t = 0; t < s->ntasks; t++) {
+                j->task_gpus[t] = s->task_gpus[t];
+                j->task_off[t + 1] = j->task_off[t] + s->task_gpus[t];
+            }
+        }
+    }
+    if (s->ngroups <= 0) return 0;
+    j->groups = malloc((size_t)s->ngroups * sizeof *j->groups);
+    if (!j->groups) return latch(e, GS_ENOMEM);
+    for (int i = 0; i < s->ngroups; i++) {
+        gs_task_group g = s->groups[i];
+        g.within_type = -1;
+        if (g.within && *g.within) {
+            g.within_type = gs_cluster_find_cell_type(e->c, g.within);
+            if (!(g.within = intern(e, &e->strs, g.within, NULL))) return GS_ENOMEM; /* latched */
+        } else {
+            g.within = NULL;
+        }
+        j->groups[j->ngroups++] = g;
+    }
+    return 0;
+}
+
 static int add_job(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **out, gs_diag *diag)
 {
     if (e->err) return e->err;
+    int grc = check_groups(e, s, diag);
+    if (grc) return grc;
     if (s->gang || s->ntasks <= 1) return add_one(e, s, deferred, out, diag);
     if (s->max_gpus > 0)
         return gs_diag_set(diag, GS_EINVAL, 0, 0, "an elastic job (max_gpus %d) must be a gang",
@@ -565,10 +703,10 @@ static int add_one(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **ou
 {
     if (s->ntasks < 1)
         return gs_diag_set(diag, GS_EINVAL, 0, 0, "job needs at least 1 task (got %d)", s->ntasks);
-    if (s->gpus_per_task < 1)
+    if (s->gpus_per_task < 1 && !s->task_gpus) /* task_gpus: check_groups */
         return gs_diag_set(diag, GS_EINVAL, 0, 0, "job needs at least 1 GPU per task (got %d)",
                            s->gpus_per_task);
-    if ((int64_t)s->ntasks * s->gpus_per_task > (1 << 20))
+    if (!s->task_gpus && (int64_t)s->ntasks * s->gpus_per_task > (1 << 20))
         return gs_diag_set(diag, GS_EINVAL, 0, 0, "job asks for too many GPUs (%lld)",
                            (long long)s->ntasks * s->gpus_per_task);
     if (s->duration < 0)
@@ -622,7 +760,7 @@ static int add_one(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **ou
     j->req_gpus = j->gpus;
     j->pack_with = -1;
     j->place_rate = j->pack_rate = j->scale_rate = 1.0;
-    if (copy_elastic(e, j, s)) return GS_ENOMEM; /* latched */
+    if (copy_elastic(e, j, s) || copy_groups(e, j, s)) return GS_ENOMEM; /* latched */
     /* resolve cluster names; a miss is a rejection at arrival, not an input error */
     if (s->gpu_type && *s->gpu_type) {
         j->gpu_type = gs_cluster_find_gpu_type(e->c, s->gpu_type);
@@ -686,6 +824,7 @@ int gs_engine_release(gs_engine *e, const gs_job *cj, gs_time now)
 
 static void to_pending(gs_engine *e, gs_job *j);
 static int tr_start(gs_engine *e, gs_job *j, const int *gpus, int n);
+static int tr_reject(gs_engine *e, gs_job *j, const char *reason);
 
 int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int n, gs_time started,
                     gs_time queued, gs_time executed, const gs_job **out, gs_diag *diag)
@@ -700,12 +839,19 @@ int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int 
     j->submit = spec->submit;
     to_pending(e, j);
     j->pending_since = e->now;
+    e->adopting = 1;
     rc = tr_start(e, j, gpus, n);
+    e->adopting = 0;
     if (rc) {
         /* leave it pending: the policy schedules it like any other job */
         gs_diag_set(diag, rc, 0, 0, "cannot adopt job %lld on its GPUs: %s", (long long)j->id,
                     gs_strerror(rc));
         emit(e, GS_REC_SUBMIT, j, -1, NULL);
+        if (gs_job_grouped(j) && !(e->pol->flags & GS_POLICY_GROUPS)) {
+            int xrc = tr_reject(e, j, GS_GROUPS_NEED_POLICY); /* as on arrival */
+            if (out) *out = j;
+            return xrc ? xrc : rc;
+        }
         int hrc = hook_job(e, e->pol->on_arrival, j);
         if (out) *out = j;
         return hrc ? hrc : rc;
@@ -804,6 +950,7 @@ int gs_engine_try_start(gs_engine *e, const gs_job *cj, gs_locality level)
     gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (j->state != GS_JOB_PENDING) return GS_ESTATE;
+    if (gs_job_grouped(j)) return GS_EUNSUPPORTED; /* the engine's placement has one task size */
     gs_place_req r;
     gs_engine_place_req(e, j, level, &r);
     /* a larger request of the same shape cannot fit if a smaller one failed, but
@@ -823,7 +970,7 @@ int gs_engine_try_start(gs_engine *e, const gs_job *cj, gs_locality level)
 static int refund_and_release(gs_engine *e, gs_job *v)
 {
     for (int t = 0; t < v->ntasks && (v->cpus_per_task || v->mem_mb_per_task); t++)
-        gs_cluster_node_refund(e->c, gs_cluster_gpu(e->c, v->alloc[t * v->gpus_per_task])->node,
+        gs_cluster_node_refund(e->c, gs_cluster_gpu(e->c, v->alloc[gs_job_task_first(v, t)])->node,
                                v->cpus_per_task, v->mem_mb_per_task);
     return gs_cluster_release(e->c, v->alloc, v->nalloc, v->slot);
 }
@@ -833,7 +980,7 @@ static void recharge_and_alloc(gs_engine *e, gs_job *v)
     /* undoing a tentative release of GPUs nobody else touched cannot fail */
     gs_cluster_alloc(e->c, v->alloc, v->nalloc, v->slot);
     for (int t = 0; t < v->ntasks && (v->cpus_per_task || v->mem_mb_per_task); t++)
-        gs_cluster_node_charge(e->c, gs_cluster_gpu(e->c, v->alloc[t * v->gpus_per_task])->node,
+        gs_cluster_node_charge(e->c, gs_cluster_gpu(e->c, v->alloc[gs_job_task_first(v, t)])->node,
                                v->cpus_per_task, v->mem_mb_per_task);
 }
 
@@ -842,6 +989,7 @@ int gs_engine_start_preempting(gs_engine *e, const gs_job *cj, gs_locality level
 {
     gs_job *j = mut(e, cj);
     if (j->state != GS_JOB_PENDING || !j->arrived) return GS_ESTATE;
+    if (gs_job_grouped(j)) return GS_EUNSUPPORTED; /* the engine's placement has one task size */
     int rc = gs_engine_try_start(e, j, level);
     if (rc != GS_ENOFIT) return rc; /* started (0) or a real error */
     gs_place_req r;
@@ -910,15 +1058,50 @@ static void schedule_finish(gs_engine *e, gs_job *j)
     (void)heap_push(e, (ev){.t = at, .kind = EV_FINISH, .key = j->slot, .gen = j->gen});
 }
 
-/* gpus as ntasks tasks of j's shape: in range, a task on one node, type and cell right. */
+/* The cell of cell type 'type' that holds GPU g, or -1 (above or below its node). */
+static int cell_of_type(const gs_cluster *c, int g, int type)
+{
+    int cell = gs_cluster_node(c, gs_cluster_gpu(c, g)->node)->cell;
+    for (int a = cell; a >= 0; a = gs_cluster_cell(c, a)->parent)
+        if (gs_cluster_cell(c, a)->type == type) return a;
+    for (;;) { /* below the node: follow the child that holds g */
+        const gs_cell *x = gs_cluster_cell(c, cell);
+        int next = -1;
+        for (int k = 0; k < x->nkids && next < 0; k++) {
+            int kid = gs_cluster_cell_kid(c, cell, k);
+            const gs_cell *y = gs_cluster_cell(c, kid);
+            if (g >= y->gpu_lo && g < y->gpu_hi) next = kid;
+        }
+        if (next < 0) return -1;
+        if (gs_cluster_cell(c, next)->type == type) return next;
+        cell = next;
+    }
+}
+
+/* Group i of j on gpus (grouped by task): all its GPUs inside one cell of its within type. */
+static int group_in_cell(const gs_cluster *c, const gs_job *j, int i, const int *gpus)
+{
+    const gs_task_group *g = &j->groups[i];
+    if (g->within_type < 0) return 1;
+    int lo = gs_job_task_first(j, g->lo), hi = gs_job_task_first(j, g->hi);
+    int cell = cell_of_type(c, gpus[lo], g->within_type);
+    if (cell < 0) return 0;
+    const gs_cell *x = gs_cluster_cell(c, cell);
+    for (int k = lo; k < hi; k++)
+        if (gpus[k] < x->gpu_lo || gpus[k] >= x->gpu_hi) return 0;
+    return 1;
+}
+
+/* gpus as the first ntasks tasks of j's shape (sizes and offsets: gs_job_task_gpus and
+ * gs_job_task_first): in range, a task on one node, type and cell right. */
 static int validate_shape(gs_engine *e, const gs_job *j, const int *gpus, int ntasks)
 {
     size_t ng = gs_cluster_ngpus(e->c);
     for (int t = 0; t < ntasks; t++) {
-        const int *g = gpus + t * j->gpus_per_task;
+        const int *g = gpus + gs_job_task_first(j, t);
         if (g[0] < 0 || (size_t)g[0] >= ng) return GS_EINVAL;
         int node = gs_cluster_gpu(e->c, g[0])->node;
-        for (int k = 0; k < j->gpus_per_task; k++) {
+        for (int k = 0; k < gs_job_task_gpus(j, t); k++) {
             if (g[k] < 0 || (size_t)g[k] >= ng) return GS_EINVAL;
             const gs_gpu *gp = gs_cluster_gpu(e->c, g[k]);
             if (gp->node != node) return GS_EINVAL; /* a task never spans nodes */
@@ -932,17 +1115,22 @@ static int validate_shape(gs_engine *e, const gs_job *j, const int *gpus, int nt
     return 0;
 }
 
+/* j's whole placement: the count, the tasks' shape and (except for a job adopted as it runs,
+ * whose placement is a fact, not a decision) each withinOneCell group inside one cell. */
 static int validate_gpus(gs_engine *e, const gs_job *j, const int *gpus, int n)
 {
     if (n != j->gpus) return GS_EINVAL;
-    return validate_shape(e, j, gpus, j->ntasks);
+    int rc = validate_shape(e, j, gpus, j->ntasks);
+    for (int i = 0; !rc && !e->adopting && i < j->ngroups; i++)
+        if (!group_in_cell(e->c, j, i, gpus)) rc = GS_EINVAL;
+    return rc;
 }
 
 static void refund_tasks(gs_engine *e, const gs_job *j, const int *gpus, int ntasks)
 {
     if (!j->cpus_per_task && !j->mem_mb_per_task) return;
     for (int t = 0; t < ntasks; t++) {
-        int node = gs_cluster_gpu(e->c, gpus[t * j->gpus_per_task])->node;
+        int node = gs_cluster_gpu(e->c, gpus[gs_job_task_first(j, t)])->node;
         gs_cluster_node_refund(e->c, node, j->cpus_per_task, j->mem_mb_per_task);
     }
 }
@@ -953,7 +1141,7 @@ static int charge_tasks(gs_engine *e, const gs_job *j, const int *gpus)
     if (!j->cpus_per_task && !j->mem_mb_per_task) return 0;
     int charged = 0;
     for (; charged < j->ntasks; charged++) {
-        int node = gs_cluster_gpu(e->c, gpus[charged * j->gpus_per_task])->node;
+        int node = gs_cluster_gpu(e->c, gpus[gs_job_task_first(j, charged)])->node;
         if (gs_cluster_node_charge(e->c, node, j->cpus_per_task, j->mem_mb_per_task)) break;
     }
     if (charged < j->ntasks) {
@@ -2223,11 +2411,41 @@ static const char *infeasible(gs_engine *e, const gs_job *j)
 }
 
 /* (arrival) -> PENDING, or -> REJECTED (tr_reject) when it can never fit. */
+/* The arrival rule for a grouped job (gs_job_grouped): a policy that places such jobs, every
+ * task within one node, the whole within the cluster, each withinOneCell group within one cell
+ * of its type.  Why not (interned), or NULL. */
+static const char *grouped_infeasible(gs_engine *e, const gs_job *j)
+{
+    if (!(e->pol->flags & GS_POLICY_GROUPS)) return GS_GROUPS_NEED_POLICY;
+    char why[256] = "";
+    int maxnode = gs_cluster_max_node_gpus(e->c, j->gpu_type);
+    int total = j->pinned_cell >= 0 ? gs_cluster_cell(e->c, j->pinned_cell)->gpu_hi -
+                                          gs_cluster_cell(e->c, j->pinned_cell)->gpu_lo
+                                    : gs_cluster_type_gpus(e->c, j->gpu_type);
+    for (int t = 0; t < j->ntasks && !why[0]; t++)
+        if (gs_job_task_gpus(j, t) > maxnode)
+            snprintf(why, sizeof why, "task %d needs %d GPUs, more than any node has (%d)", t,
+                     gs_job_task_gpus(j, t), maxnode);
+    if (!why[0] && j->gpus > total)
+        snprintf(why, sizeof why, "the job needs %d GPUs, more than the %s has (%d)", j->gpus,
+                 j->pinned_cell >= 0 ? "pinned cell" : "cluster", total);
+    for (int i = 0; i < j->ngroups && !why[0]; i++) {
+        const gs_task_group *g = &j->groups[i];
+        if (g->within_type < 0) continue;
+        const gs_cell_type *ct = gs_cluster_cell_type(e->c, g->within_type);
+        int need = gs_job_task_first(j, g->hi) - gs_job_task_first(j, g->lo);
+        if (need > ct->gpus)
+            snprintf(why, sizeof why, "group %d needs %d GPUs within one %s cell, which holds %d",
+                     i, need, ct->name, ct->gpus);
+    }
+    return why[0] ? intern(e, &e->strs, why, NULL) : NULL;
+}
+
 static int tr_arrive(gs_engine *e, gs_job *j)
 {
     if (gs_job_state_final(j->state) || j->arrived) return 0; /* cancelled, or adopted */
     const char *bad = j->reason;                              /* unknown GPU type / pinned cell */
-    if (!bad) bad = infeasible(e, j);
+    if (!bad) bad = gs_job_grouped(j) ? grouped_infeasible(e, j) : infeasible(e, j);
     if (e->err) return e->err; /* the answer may be wrong: leave the job unarrived */
     if (bad) {
         emit(e, GS_REC_SUBMIT, j, -1, NULL);
@@ -2520,6 +2738,9 @@ void gs_engine_destroy(gs_engine *e)
         free(job_at(e, i)->last_alloc);
         free(job_at(e, i)->resv);
         free(job_at(e, i)->sizes);
+        free(job_at(e, i)->task_gpus);
+        free(job_at(e, i)->task_off);
+        free(job_at(e, i)->groups);
     }
     for (size_t b = 0; b < e->nblocks; b++) free(e->blocks[b]);
     free(e->blocks);
@@ -2666,6 +2887,28 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
             return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
                                "job %lld holds %d of %d GPUs (gang split)", (long long)j->id,
                                j->nalloc, j->gpus);
+        if (gs_job_grouped(j)) {
+            /* tasks of different sizes / groups: offsets add up, tasks whole on one node, and
+             * only a policy that places such jobs has them */
+            if (j->task_off && (j->task_off[0] != 0 || j->task_off[j->ntasks] != j->gpus))
+                return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                                   "job %lld: task offsets end at %d, not %d GPUs",
+                                   (long long)j->id, (int)j->task_off[j->ntasks], j->gpus);
+            if (j->arrived && j->state == GS_JOB_PENDING && j->first_start == GS_TIME_NONE &&
+                !(e->pol->flags & GS_POLICY_GROUPS))
+                return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                                   "job %lld has tasks of different sizes or groups and waits "
+                                   "under a policy that cannot place it",
+                                   (long long)j->id);
+            for (int t = 0; j->alloc && t < j->ntasks; t++) {
+                int f = gs_job_task_first(j, t), node = gs_cluster_gpu(e->c, j->alloc[f])->node;
+                for (int k = 1; k < gs_job_task_gpus(j, t); k++)
+                    if (gs_cluster_gpu(e->c, j->alloc[f + k])->node != node)
+                        return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                                           "job %lld: task %d split across nodes", (long long)j->id,
+                                           t);
+            }
+        }
         if (j->max_gpus > 0 && j->nalloc && !gs_job_size_valid(j, j->nalloc))
             return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
                                "job %lld holds %d GPUs, not a valid size (%d..%d)",
@@ -3017,6 +3260,14 @@ int gs_engine_probe(gs_engine *e, const gs_job_spec *spec, gs_probe *p)
     t.submit = e->now;
     t.first_start = t.end = t.last_start = GS_TIME_NONE;
     t.work = t.remaining = spec->duration;
+    int grouped = spec->gang && ((spec->task_gpus && spec->ntasks > 0) || spec->ngroups > 0);
+    if (grouped && spec->task_gpus) { /* probed as its largest task and its sum (add_one) */
+        t.gpus_per_task = t.gpus = 0;
+        for (int k = 0; k < t.ntasks; k++) {
+            if (spec->task_gpus[k] > t.gpus_per_task) t.gpus_per_task = spec->task_gpus[k];
+            t.gpus += spec->task_gpus[k];
+        }
+    }
     p->ntasks = t.ntasks;
     p->gpus_per_task = t.gpus_per_task;
     p->gpus = t.gpus;
@@ -3044,10 +3295,15 @@ int gs_engine_probe(gs_engine *e, const gs_job_spec *spec, gs_probe *p)
             return 0;
         }
     }
+    if (grouped && !(e->pol->flags & GS_POLICY_GROUPS)) {
+        snprintf(p->reason, sizeof p->reason, "%s", GS_GROUPS_NEED_POLICY);
+        return 0;
+    }
     gs_place_req r;
     gs_engine_place_req(e, &t, e->max_level, &r);
     char why[256] = "";
-    int rc = gs_place_feasible(e->c, &r, why, sizeof why);
+    /* (a grouped job's shape is not one request: the policy judges it at arrival) */
+    int rc = grouped ? 0 : gs_place_feasible(e->c, &r, why, sizeof why);
     if (rc == GS_ENOMEM) return rc;
     if (rc != 0) {
         snprintf(p->reason, sizeof p->reason, "%s", why[0] ? why : "can never fit this cluster");
@@ -3055,6 +3311,14 @@ int gs_engine_probe(gs_engine *e, const gs_job_spec *spec, gs_probe *p)
     }
     /* the policy's own rule for arrivals (quotas, VCs) */
     if (e->pol->rejects && e->pol->rejects(e->pst, &t, p->reason, sizeof p->reason)) return 0;
+    if (grouped) {
+        /* the engine's placement has one task size: the policy places it at a pass */
+        p->verdict = GS_PROBE_WAIT;
+        snprintf(p->reason, sizeof p->reason,
+                 "tasks of different sizes or withinOneCell groups: placed by the policy at its "
+                 "next pass");
+        return 0;
+    }
     p->reason[0] = '\0';
     int *out = malloc((size_t)t.gpus * sizeof *out);
     if (!out) return GS_ENOMEM;
