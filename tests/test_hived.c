@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_hived.c - HiveD policy: randomized properties over random HiveD
- * configs (chains, racks, nodes with PCIe switches, VCs of rack / node /
- * switch cells, pinned cells), random priorities, gang sizes, lazy
- * preemption and node failures:
+ * configs (1-3 chains of GPU types A and B, several chains of one type too;
+ * racks, nodes with PCIe switches, VCs of rack / node / switch cells, pinned
+ * cells), random priorities, gang sizes, GPU types or none, lazy preemption
+ * and node failures:
  *   - after every instant the engine check passes: no GPU twice, gangs
  *     atomic, and the policy's own check (VC safety invariant
  *     total_left >= all_vc_free at every chain and level; every guaranteed
  *     job inside its VC's bound cells; cell usage counts exact);
+ *   - after every instant every running job (guaranteed or opportunistic)
+ *     holds GPUs of one chain and one GPU type only;
  *   - every job ends;
  *   - (no failures, 1-GPU tasks, no lazy jobs) after every instant, the
  *     first waiting guaranteed job of a VC does not fit the VC's own GPUs
@@ -23,11 +26,14 @@
 #include "gsched/gsched.h"
 #include "harness.h"
 
+#define MAXCH 3
+
 typedef struct gen {
     char yaml[16384];
     int nvc;
-    int vc_gpus[8][2]; /* guaranteed GPUs per VC and chain (non-pinned) */
-    char types[2][8];
+    int vc_gpus[8][MAXCH]; /* guaranteed GPUs per VC and chain (non-pinned) */
+    char chains[MAXCH][8]; /* top cell type of each chain, in config order */
+    char types[MAXCH][8];  /* GPU (leaf cell) type of each chain: chains may share one */
     int nchain;
     int pinned_vc; /* VC owning the pinned cell, -1 */
 } gen;
@@ -42,32 +48,37 @@ static void app(gen *g, const char *fmt, ...)
     va_end(ap);
 }
 
-/* A random valid HiveD config; VCs take node or switch cells within capacity. */
+/*
+ * A random valid HiveD config: 1-3 chains (racks of nodes of PCIe switches),
+ * of GPU types A and B, several chains of one type too; VCs take node or
+ * switch cells within capacity.
+ */
 static void make_config(gen *g, gs_rng *r)
 {
     memset(g, 0, sizeof *g);
-    g->nchain = 1 + (int)gs_rng_below(r, 2);
+    g->nchain = 1 + (int)gs_rng_below(r, MAXCH);
     g->pinned_vc = -1;
-    int nodes_per_rack[2], racks[2], sw_per_node[2];
+    int nodes_per_rack[MAXCH], racks[MAXCH], sw_per_node[MAXCH];
     app(g, "physicalCluster:\n  cellTypes:\n");
     for (int c = 0; c < g->nchain; c++) {
-        snprintf(g->types[c], sizeof g->types[c], "%s", c ? "B" : "A");
+        snprintf(g->chains[c], sizeof g->chains[c], "R%d", c);
+        /* the first chain is of type A; later ones A or B */
+        snprintf(g->types[c], sizeof g->types[c], "%s", c && gs_rng_below(r, 2) ? "B" : "A");
         sw_per_node[c] = 1 + (int)gs_rng_below(r, 2); /* 2 or 4 GPUs per node */
-        nodes_per_rack[c] = 2 + (int)gs_rng_below(r, 2);
+        nodes_per_rack[c] = 1 + (int)gs_rng_below(r, 3);
         racks[c] = 1 + (int)gs_rng_below(r, 2);
-        app(g, "    SW%s: {childCellType: %s, childCellNumber: 2}\n", g->types[c], g->types[c]);
-        app(g, "    N%s: {childCellType: SW%s, childCellNumber: %d, isNodeLevel: true}\n",
-            g->types[c], g->types[c], sw_per_node[c]);
-        app(g, "    R%s: {childCellType: N%s, childCellNumber: %d}\n", g->types[c], g->types[c],
-            nodes_per_rack[c]);
+        app(g, "    SW%d: {childCellType: %s, childCellNumber: 2}\n", c, g->types[c]);
+        app(g, "    N%d: {childCellType: SW%d, childCellNumber: %d, isNodeLevel: true}\n", c, c,
+            sw_per_node[c]);
+        app(g, "    R%d: {childCellType: N%d, childCellNumber: %d}\n", c, c, nodes_per_rack[c]);
     }
     app(g, "  physicalCells:\n");
     int pin_done = 0;
     for (int c = 0; c < g->nchain; c++)
         for (int k = 0; k < racks[c]; k++) {
-            app(g, "  - cellType: R%s\n    cellChildren:\n", g->types[c]);
+            app(g, "  - cellType: R%d\n    cellChildren:\n", c);
             for (int n = 0; n < nodes_per_rack[c]; n++) {
-                app(g, "    - cellAddress: %s%d-%d\n", g->types[c], k, n);
+                app(g, "    - cellAddress: c%d-%d-%d\n", c, k, n);
                 if (!pin_done && c == 0 && k == 0 && n == 0 && gs_rng_below(r, 2)) {
                     app(g, "      pinnedCellId: PIN\n");
                     pin_done = 1;
@@ -77,7 +88,7 @@ static void make_config(gen *g, gs_rng *r)
     g->nvc = 2 + (int)gs_rng_below(r, 3);
     app(g, "virtualClusters:\n");
     /* capacity in switch units per chain (a node = sw_per_node switches) */
-    int cap[2];
+    int cap[MAXCH];
     for (int c = 0; c < g->nchain; c++)
         cap[c] = racks[c] * nodes_per_rack[c] * sw_per_node[c] -
                  (c == 0 && pin_done ? sw_per_node[0] : 0);
@@ -90,25 +101,53 @@ static void make_config(gen *g, gs_rng *r)
             int nodes = (int)gs_rng_below(r, 3);
             while (nodes && nodes * sw_per_node[c] > cap[c]) nodes--;
             if (nodes) {
-                app(g, "    - {cellType: R%s.N%s, cellNumber: %d}\n", g->types[c], g->types[c],
-                    nodes);
+                app(g, "    - {cellType: R%d.N%d, cellNumber: %d}\n", c, c, nodes);
                 cap[c] -= nodes * sw_per_node[c];
                 g->vc_gpus[v][c] += nodes * sw_per_node[c] * 2;
                 any = 1;
             }
             if (cap[c] >= 1 && gs_rng_below(r, 2)) {
-                app(g, "    - {cellType: R%s.N%s.SW%s, cellNumber: 1}\n", g->types[c], g->types[c],
-                    g->types[c]);
+                app(g, "    - {cellType: R%d.N%d.SW%d, cellNumber: 1}\n", c, c, c);
                 cap[c] -= 1;
                 g->vc_gpus[v][c] += 2;
                 any = 1;
             }
         }
-        if (!any)
-            app(g, "    - {cellType: R%s.N%s.SW%s, cellNumber: 0}\n", g->types[0], g->types[0],
-                g->types[0]);
+        if (!any) app(g, "    - {cellType: R0.N0.SW0, cellNumber: 0}\n");
         if (v == g->pinned_vc) app(g, "    pinnedCells:\n    - {pinnedCellId: PIN}\n");
     }
+}
+
+/* The chain of GPU g: the index of its top cell's type in g->chains. */
+static int chain_of(const gs_cluster *c, const gen *g, int gpu)
+{
+    int x = gs_cluster_node(c, gs_cluster_gpu(c, gpu)->node)->cell;
+    while (gs_cluster_cell(c, x)->parent > 0) x = gs_cluster_cell(c, x)->parent;
+    const char *tn = gs_cluster_cell_type(c, gs_cluster_cell(c, x)->type)->name;
+    for (int k = 0; k < g->nchain; k++)
+        if (!strcmp(tn, g->chains[k])) return k;
+    return -1;
+}
+
+/* Every running job's GPUs lie in one chain and are of one GPU type (HiveD's affinity group). */
+static int check_one_chain(const gs_cluster *c, const gen *g, gs_engine *e, char *err, size_t cap)
+{
+    for (size_t i = 0; i < gs_engine_njobs(e); i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        if (j->state != GS_JOB_RUNNING || !j->nalloc) continue;
+        int ch = chain_of(c, g, j->alloc[0]), t = gs_cluster_gpu(c, j->alloc[0])->type;
+        for (int k = 1; k < j->nalloc; k++)
+            if (chain_of(c, g, j->alloc[k]) != ch || gs_cluster_gpu(c, j->alloc[k])->type != t) {
+                snprintf(err, cap, "job %lld (prio %d) spans chains %s and %s", (long long)j->id,
+                         j->priority, g->chains[ch], g->chains[chain_of(c, g, j->alloc[k])]);
+                return -1;
+            }
+        if (ch < 0) {
+            snprintf(err, cap, "job %lld runs outside every chain", (long long)j->id);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static void dbg_obs(void *ud, const gs_record *r)
@@ -124,7 +163,7 @@ typedef struct world {
     gen g;
 } world;
 
-/* GPUs of VC v (type of chain c) used by its guaranteed jobs at priority >= p. */
+/* GPUs of VC v in chain c used by its guaranteed jobs at priority >= p. */
 static int used_at(world *w, int v, int c, int p)
 {
     int used = 0;
@@ -134,9 +173,7 @@ static int used_at(world *w, int v, int c, int p)
         const gs_job *j = gs_engine_job(w->e, i);
         if (j->state != GS_JOB_RUNNING || strcmp(j->vc_name, vc) || j->priority < p) continue;
         if (j->pinned_cell >= 0) continue;
-        if (gs_cluster_gpu(w->c, j->alloc[0])->type !=
-            gs_cluster_find_gpu_type(w->c, w->g.types[c]))
-            continue;
+        if (chain_of(w->c, &w->g, j->alloc[0]) != c) continue;
         used += j->gpus;
     }
     return used;
@@ -170,8 +207,8 @@ static int run_one(uint64_t seed, int strict, char *err, size_t cap)
     }
     if (getenv("HIVED_DEBUG")) gs_engine_set_observer(w.e, dbg_obs, NULL);
     int njobs = 10 + (int)gs_rng_below(&r, 40);
-    int ngt = (int)gs_cluster_ngpu_types(w.c);
-    gs_engine_reserve_ids(w.e, njobs); /* tasks of non-gang jobs take ids after ours */
+    int ngt = (int)gs_cluster_ngpu_types(w.c); /* jobs without a type too: any chain */
+    gs_engine_reserve_ids(w.e, njobs);         /* tasks of non-gang jobs take ids after ours */
     for (int i = 0; i < njobs; i++) {
         gs_job_spec s;
         gs_job_spec_init(&s);
@@ -187,7 +224,7 @@ static int run_one(uint64_t seed, int strict, char *err, size_t cap)
         s.gpus_per_task = strict ? 1 : 1 + (int)gs_rng_below(&r, 2);
         s.gang = strict || gs_rng_below(&r, 4) ? 1 : 0;
         s.lazy_preemption = !strict && gs_rng_below(&r, 3) == 0;
-        if (ngt > 1 || gs_rng_below(&r, 2))
+        if ((ngt > 1 && gs_rng_below(&r, 4)) || gs_rng_below(&r, 2))
             s.gpu_type = w.g.types[gs_rng_below(&r, (uint64_t)w.g.nchain)];
         if (!strict && w.g.pinned_vc >= 0 && gs_rng_below(&r, 8) == 0) {
             s.pinned_cell = "PIN";
@@ -214,6 +251,13 @@ static int run_one(uint64_t seed, int strict, char *err, size_t cap)
     while ((rc = gs_engine_step(w.e)) > 0) {
         if (gs_engine_check(w.e, &d)) {
             snprintf(err, cap, "t=%.0f: %s", gs_time_to_sec(gs_engine_now(w.e)), d.msg);
+            goto fail;
+        }
+        if (check_one_chain(w.c, &w.g, w.e, err, cap)) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "t=%.0f: ", gs_time_to_sec(gs_engine_now(w.e)));
+            size_t n = strlen(msg), m = strlen(err);
+            if (n + m < cap) memmove(err + n, err, m + 1), memcpy(err, msg, n);
             goto fail;
         }
         if (++steps > 100000) {

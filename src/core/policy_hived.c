@@ -22,8 +22,13 @@
  * at that level), so every VC can always bind all of its cells, whatever the
  * other VCs do.  Ties are broken by cell index, never by map order.
  *
- * Jobs.  priority >= 0: guaranteed; they run only inside their VC's cells,
- * chosen on the VC's private view (HiveD's topology-aware scheduler: fill
+ * Jobs.  Every job (HiveD's affinity group: all its tasks) runs inside ONE
+ * chain, hence on one GPU type: the chains of its GPU type (any type: all),
+ * in config order, are tried in turn and the first that holds it wins; a job
+ * no single chain can hold is rejected at arrival.  priority >= 0:
+ * guaranteed; only chains where the VC has non-pinned cells (a pinned job:
+ * its cell's chain); they run only inside their VC's cells, chosen on the
+ * VC's private view of the chain (HiveD's topology-aware scheduler: fill
  * the VC node with the most use first, tasks on one node each, GPUs of a
  * task under the lowest common cell), in two passes: first without touching
  * any of the VC's guaranteed jobs, then (if needed) taking GPUs of the VC's
@@ -33,7 +38,7 @@
  * placement are preempted.  Inside a node, the GPUs taken from running jobs
  * are those that disrupt least (jobs already stopped, fewest new victims,
  * fewest GPUs, youngest).  priority -1: opportunistic; runs on any free
- * physical GPUs of any chain (staying away from guaranteed jobs), never
+ * physical GPUs of one chain (staying away from guaranteed jobs), never
  * preempts, is preempted first.  A gang larger than its VC's guarantee is
  * rejected at arrival, as OpenPAI does.  overflow=on: guaranteed jobs that
  * do not fit their VC are also tried as opportunistic jobs.
@@ -86,7 +91,8 @@ typedef struct chain {
     int32_t kids_at[MAXLV + 1]; /* children per cell of that level */
     int32_t gpus_at[MAXLV + 1]; /* GPUs per cell of that level */
     int32_t gpu_type;
-    int32_t *fl[MAXLV + 1]; /* free lists */
+    int32_t nnodes, node_gpus; /* physical nodes, GPUs of the largest */
+    int32_t *fl[MAXLV + 1];    /* free lists */
     int nfl[MAXLV + 1], capfl[MAXLV + 1];
     int64_t all_vc_free[MAXLV + 1];
 } chain;
@@ -130,6 +136,7 @@ typedef struct vcst {
     wq waiting;        /* guaranteed waiting jobs in the order they are tried */
     uint64_t gen;      /* bumped whenever the VC's capacity may have grown */
     int walk;          /* its queue must be walked at the next pass */
+    int8_t *has;       /* by chain: the VC has non-pinned cells there */
     fcent *fc;         /* failure cache, valid while fc_gen == gen */
     int nfc, capfc;
     uint64_t fc_gen;
@@ -504,9 +511,10 @@ static int ensure_slots(hived *h, int n)
     return 0;
 }
 
-/* pa usable by this job: chain leaf type and pinned cell must match. */
-static int pa_matches(const hived *h, const pa *a, const gs_job *j)
+/* pa usable by this job in chain ch: chain, leaf type and pinned cell must match. */
+static int pa_matches(const hived *h, const pa *a, const gs_job *j, int ch)
 {
+    if (a->chain != ch) return 0;
     if (j->gpu_type >= 0 && h->ch[a->chain].gpu_type != j->gpu_type) return 0;
     if (j->pinned_cell >= 0) {
         int32_t pc = j->pinned_cell;
@@ -516,14 +524,15 @@ static int pa_matches(const hived *h, const pa *a, const gs_job *j)
 }
 
 /*
- * Build the node slots of VC v for job j.  Bound pa contribute their physical
+ * Build the node slots of VC v in chain ch for job j (a job runs inside one
+ * chain: see try_guaranteed()).  Bound pa contribute their physical
  * nodes (or themselves, below node level); unbound pa contribute virtual
  * nodes that are entirely free in the VC's view.  Each slot gets both
  * passes' room (avail1 <= avail2).  *differ is set when some slot has more
  * room in pass 2.  The counts come from gkey[], without job look-ups except
  * for same-priority holders under an intra-VC LAS order (their rank).
  */
-static int build_slots(hived *h, const gs_job *j, int v, gs_time now, int *differ)
+static int build_slots(hived *h, const gs_job *j, int v, int ch, gs_time now, int *differ)
 {
     int n = 0;
     vcst *vc = &h->vc[v];
@@ -537,7 +546,7 @@ static int build_slots(hived *h, const gs_job *j, int v, gs_time now, int *diffe
     for (int i = 0; i < vc->npas; i++) {
         int32_t pi = vc->pas[i];
         pa *a = &h->pa[pi];
-        if (!pa_matches(h, a, j)) continue;
+        if (!pa_matches(h, a, j, ch)) continue;
         if (a->cell < 0) {
             /* virtual nodes of an unbound pa: entirely free in the VC's view */
             for (int k = 0; k < a->vnodes; k++) {
@@ -1008,34 +1017,34 @@ static int collect_victims(hived *h, const int *gpus, int n, gs_job *self)
 }
 
 /*
- * Try to start guaranteed job j of VC v.  Returns 1 if started (or victims
- * are stopping in LIVE mode), 0 if it does not fit now.  On 0, *pure says
- * that it failed on the VC's capacity alone, before any side effect: then
- * every job it dominates fails too until the VC's capacity grows
- * (fail_cached()).
+ * Try to start guaranteed job j of VC v inside chain ch: pass 1 without
+ * preempting the VC's own jobs, then pass 2.  Returns 1 if started (or
+ * victims are stopping in LIVE mode), 0 if it does not fit there now; clears
+ * *pure when it failed for another reason than the VC's capacity in the
+ * chain, or after a side effect.
  */
-static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now, int *pure)
+static int try_in_chain(hived *h, gs_job *j, int v, int ch, gs_time now, int *pure)
 {
-    *pure = 1;
     int more2 = 1; /* does pass 2 see more room than pass 1? */
+    int cpure = 1; /* this chain failed on capacity alone so far */
     for (int pass2 = 0; pass2 <= 1; pass2++) {
-        if (pass2 && !more2 && *pure) return 0; /* pass 2 would see exactly the same */
+        if (pass2 && !more2 && cpure) return 0; /* pass 2 would see exactly the same */
         for (int attempt = 0; attempt < 4; attempt++) {
             /* assign tasks on the VC's view; bind the unbound cells the assignment
              * uses and assign again on the now physical view, until it is all physical */
             int nch = 0, ok = 1, placed = 0;
             for (int iter = 0; iter <= h->vc[v].npas && ok; iter++) {
                 int differ;
-                int n = build_slots(h, j, v, now, &differ);
+                int n = build_slots(h, j, v, ch, now, &differ);
                 if (n < 0) {
-                    *pure = 0;
+                    cpure = 0, *pure = 0;
                     return 0;
                 }
                 if (iter == 0 && attempt == 0 && !pass2) more2 = differ;
                 nch = assign_tasks(h, j, n, pass2);
                 if (!nch) {
                     ok = 0;
-                    if (iter || attempt) *pure = 0;
+                    if (iter || attempt) cpure = 0, *pure = 0;
                     break;
                 }
                 int any_virtual = 0;
@@ -1053,10 +1062,10 @@ static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now, int *pure)
             /* cells bound for nothing are released by sweep() when the pass ends */
             if (ok && !placed) ok = 0;
             if (!ok) {
-                if (nch) *pure = 0; /* failed after binding */
-                break;              /* next pass */
+                if (nch) cpure = 0, *pure = 0; /* failed after binding */
+                break;                         /* next pass */
             }
-            *pure = 0;
+            cpure = 0, *pure = 0;
             if (ensure_g(h, j->gpus)) return 0;
             int nout = 0;
             for (int i = 0; i < nch && ok; i++) {
@@ -1119,26 +1128,54 @@ static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now, int *pure)
     return 0;
 }
 
+/*
+ * Try to start guaranteed job j of VC v.  HiveD places a job (an affinity
+ * group) inside one chain: the chains of its GPU type (any type: every
+ * chain), in config order, where the VC has non-pinned cells (a pinned job:
+ * its pinned cell's chain); the first chain where it fits wins, preempting
+ * there if need be before a later chain is tried.  Returns 1 if started (or
+ * victims are stopping in LIVE mode), 0 if it does not fit now.  On 0, *pure
+ * says that it failed on the VC's capacity alone, before any side effect:
+ * then every job it dominates fails too until the VC's capacity grows
+ * (fail_cached()).
+ */
+static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now, int *pure)
+{
+    *pure = 1;
+    if (j->pinned_cell >= 0) return try_in_chain(h, j, v, h->cell_chain[j->pinned_cell], now, pure);
+    for (int c = 0; c < h->nch && !h->err; c++) {
+        if (!h->vc[v].has[c] || (j->gpu_type >= 0 && h->ch[c].gpu_type != j->gpu_type)) continue;
+        if (try_in_chain(h, j, v, c, now, pure)) return 1;
+    }
+    return 0;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
 }
 
-/*
- * Opportunistic: free physical GPUs anywhere, away from guaranteed jobs:
- * nodes in order of guaranteed use ascending, opportunistic use descending,
- * index.  Candidate nodes are found by descending only into cells whose
- * largest node has room for a task (the cluster's max_node_free aggregate).
- */
-static int try_opportunistic(hived *h, gs_job *j)
+/* Tasks of j that chain c could hold if it were idle. */
+static int64_t opp_tasks(const hived *h, int c, const gs_job *j)
 {
-    if (ensure_g(h, j->gpus)) return 0;
+    return (int64_t)h->ch[c].nnodes * (h->ch[c].node_gpus / j->gpus_per_task);
+}
+
+/*
+ * Opportunistic, inside chain ch: free physical GPUs, away from guaranteed
+ * jobs: nodes in order of guaranteed use ascending, opportunistic use
+ * descending, index.  Candidate nodes are found by descending only into
+ * cells of the chain whose largest node has room for a task (the cluster's
+ * max_node_free aggregate).
+ */
+static int opp_in_chain(hived *h, gs_job *j, int ch)
+{
     const int gpt = j->gpus_per_task;
     size_t m = 0, ncell = gs_cluster_ncells(h->c);
     for (size_t x = 1; x < ncell;) {
         const gs_cell *cx = gs_cluster_cell(h->c, (int)x);
-        if (cx->max_node_free < gpt || h->cell_chain[x] < 0 ||
+        if (cx->max_node_free < gpt || h->cell_chain[x] != ch ||
             (j->gpu_type >= 0 && !(cx->gpu_types & (1u << j->gpu_type)))) {
             x = (size_t)h->cell_end[x]; /* skip the subtree */
             continue;
@@ -1190,6 +1227,22 @@ static int try_opportunistic(hived *h, gs_job *j)
     if (rc) return 0;
     account_start(h, j, K_OPP);
     return 1;
+}
+
+/*
+ * Opportunistic: free physical GPUs anywhere, inside one chain: the chains
+ * of its GPU type (any type: every chain) in config order, the first where
+ * it fits.
+ */
+static int try_opportunistic(hived *h, gs_job *j)
+{
+    if (ensure_g(h, j->gpus)) return 0;
+    for (int c = 0; c < h->nch && !h->err; c++) {
+        if (j->gpu_type >= 0 && h->ch[c].gpu_type != j->gpu_type) continue;
+        if (opp_tasks(h, c, j) < j->ntasks) continue; /* never fits this chain */
+        if (opp_in_chain(h, j, c)) return 1;
+    }
+    return 0;
 }
 
 /* ---- policy hooks -----------------------------------------------------------------------------
@@ -1285,8 +1338,28 @@ static void dequeue(wq *w, const gs_job *j)
     gs_jobq_remove(q, j->slot);
 }
 
+/*
+ * The most tasks of j that the cells of VC v in chain c that j may use can
+ * ever hold (a task inside one of the VC's nodes, or one of its cells below
+ * node level), and their GPUs in *gpus.
+ */
+static int64_t vc_chain_tasks(const hived *h, int v, int c, const gs_job *j, int64_t *gpus)
+{
+    int64_t t = 0;
+    *gpus = 0;
+    for (int i = 0; i < h->vc[v].npas; i++) {
+        const pa *a = &h->pa[h->vc[v].pas[i]];
+        if (a->chain != c || (j->pinned_cell >= 0) != (a->pinned != 0)) continue;
+        if (j->pinned_cell >= 0 && a->cell != j->pinned_cell) continue;
+        t += (int64_t)a->vnodes * (a->vper / j->gpus_per_task);
+        *gpus += a->gpus;
+    }
+    return t;
+}
+
 /* Rejected on arrival: an unknown VC, a pinned cell not the VC's (or for an opportunistic
- * job), or more GPUs than the VC's cells of its kind hold. */
+ * job), more GPUs than the VC's cells of its kind hold, or a job that fits no single chain
+ * (of the VC's cells; of the cluster for an opportunistic job). */
 static int h_rejects(void *st, const gs_job *j, char *why, size_t cap)
 {
     const hived *h = st;
@@ -1306,7 +1379,18 @@ static int h_rejects(void *st, const gs_job *j, char *why, size_t cap)
             return 1;
         }
     }
-    if (opp) return 0;
+    if (opp) {
+        for (int c = 0; c < h->nch; c++)
+            if ((j->gpu_type < 0 || h->ch[c].gpu_type == j->gpu_type) &&
+                opp_tasks(h, c, j) >= j->ntasks)
+                return 0;
+        snprintf(why, cap,
+                 "job's %d tasks of %d GPUs%s%s fit in no single chain of the cluster (a gang runs "
+                 "inside one chain)",
+                 j->ntasks, j->gpus_per_task, j->gpu_type >= 0 ? " of type " : "",
+                 j->gpu_type >= 0 ? gs_cluster_gpu_type_name(h->c, j->gpu_type) : "");
+        return 1;
+    }
     /* GPUs of the VC that this job could ever use (its type, pinned or not) */
     int64_t gpus = 0;
     for (int i = 0; i < h->vc[v].npas; i++) {
@@ -1316,11 +1400,32 @@ static int h_rejects(void *st, const gs_job *j, char *why, size_t cap)
         if (j->pinned_cell >= 0 && a->cell != j->pinned_cell) continue;
         gpus += a->gpus;
     }
-    if (j->gpus <= gpus) return 0;
-    snprintf(why, cap, "job requests %d GPUs%s%s, exceeds the %lld GPUs guaranteed to VC '%s'",
-             j->gpus, j->gpu_type >= 0 ? " of type " : "",
-             j->gpu_type >= 0 ? gs_cluster_gpu_type_name(h->c, j->gpu_type) : "", (long long)gpus,
-             j->vc_name);
+    const char *tof = j->gpu_type >= 0 ? " of type " : "";
+    const char *tname = j->gpu_type >= 0 ? gs_cluster_gpu_type_name(h->c, j->gpu_type) : "";
+    if (j->gpus > gpus) {
+        snprintf(why, cap, "job requests %d GPUs%s%s, exceeds the %lld GPUs guaranteed to VC '%s'",
+                 j->gpus, tof, tname, (long long)gpus, j->vc_name);
+        return 1;
+    }
+    /* a job runs inside one chain: one of them must hold it (see try_guaranteed()) */
+    int64_t most = 0;
+    for (int c = 0; c < h->nch; c++) {
+        if (j->gpu_type >= 0 && h->ch[c].gpu_type != j->gpu_type) continue;
+        if (j->pinned_cell >= 0 && c != h->cell_chain[j->pinned_cell]) continue;
+        int64_t g;
+        if (vc_chain_tasks(h, v, c, j, &g) >= j->ntasks) return 0;
+        if (g > most) most = g;
+    }
+    if (j->gpus > most)
+        snprintf(why, cap,
+                 "job requests %d GPUs%s%s, exceeds the %lld GPUs guaranteed to VC '%s' in any "
+                 "one chain (a gang runs inside one chain)",
+                 j->gpus, tof, tname, (long long)most, j->vc_name);
+    else
+        snprintf(why, cap,
+                 "job's %d tasks of %d GPUs%s%s do not fit the cells of VC '%s' in any one chain "
+                 "(a task runs inside one of its nodes, a gang inside one chain)",
+                 j->ntasks, j->gpus_per_task, tof, tname, j->vc_name);
     return 1;
 }
 
@@ -1743,6 +1848,7 @@ static void h_destroy(void *st)
         for (int l = 0; l <= MAXLV; l++) free(h->ch[c].fl[l]);
     for (int v = 0; h->vc && v < h->nvc; v++) {
         free(h->vc[v].pas);
+        free(h->vc[v].has);
         free(h->vc[v].fc);
         gs_jobq_release(&h->vc[v].waiting.q);
         free(h->vc[v].waiting.bk);
@@ -1906,6 +2012,11 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
             const gs_cell *cx = gs_cluster_cell(cl, (int)x);
             if (x != (size_t)top && (cx->gpu_lo >= tc->gpu_hi || cx->depth <= tc->depth)) break;
             h->cell_chain[x] = c;
+            if (cx->kind == GS_CELL_NODE) {
+                h->ch[c].nnodes++;
+                if (cx->gpu_hi - cx->gpu_lo > h->ch[c].node_gpus)
+                    h->ch[c].node_gpus = cx->gpu_hi - cx->gpu_lo;
+            }
             h->cell_level[x] =
                 cx->kind == GS_CELL_GPU ? 1 : (int16_t)gs_cluster_cell_type(cl, cx->type)->level;
         }
@@ -1933,7 +2044,8 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
         size_t n = vd->npinned;
         for (size_t i = 0; i < vd->ncells; i++) n += (size_t)vd->cells[i].count;
         vc->pas = malloc((n ? n : 1) * sizeof *vc->pas);
-        if (!vc->pas) {
+        vc->has = calloc((size_t)h->nch, 1);
+        if (!vc->pas || !vc->has) {
             rc = GS_ENOMEM;
             goto fail;
         }
@@ -1960,6 +2072,7 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
                 goto fail;
             }
             int lv = level_of_type(h, c, vd->cells[i].cell_type);
+            if (vd->cells[i].count > 0) vc->has[c] = 1;
             for (int k = 0; k < vd->cells[i].count; k++) {
                 pa *a = &h->pa[h->npa];
                 *a = (pa){v, c, lv, vd->cells[i].cell_type, -1, 0, h->ch[c].gpus_at[lv], 0, 0};
