@@ -360,7 +360,120 @@ static void t_reject_without_config(void)
     gs_cluster_destroy(c);
 }
 
+/*
+ * pinnedCellId on a leaf cell (one GPU), config built in code: one rack of
+ * two nodes of two PCIe switches of two GPUs; n0's GPU 3 is pinned to v0,
+ * which also owns one switch cell; v1 owns a node.  Pinned jobs of v0 run on
+ * that GPU alone, one at a time; v0's other jobs and v1's never touch it; a
+ * pinned job of 2 GPUs is rejected.
+ */
+static void t_pinned_leaf(void)
+{
+    gs_cluster *c = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_cluster_create(&c));
+    int gt = gs_cluster_gpu_type(c, "A");
+    ASSERT(gt >= 0);
+    int tA = gs_cluster_add_cell_type(c, "A", -1, 0, 0);
+    int tS = gs_cluster_add_cell_type(c, "SW", tA, 2, 0);
+    int tN = gs_cluster_add_cell_type(c, "N", tS, 2, 1);
+    int tR = gs_cluster_add_cell_type(c, "R", tN, 2, 0);
+    ASSERT(tA >= 0 && tS >= 0 && tN >= 0 && tR >= 0);
+    int rack = gs_cluster_add_cell(c, 0, GS_CELL_RACK, "r0", tR), pinned = -1, rc;
+    ASSERT(rack > 0);
+    for (int n = 0; n < 2; n++) {
+        char name[8];
+        snprintf(name, sizeof name, "n%d", n);
+        int nd = gs_cluster_add_cell(c, rack, GS_CELL_NODE, name, tN);
+        ASSERT(nd > 0);
+        ASSERT_OK(gs_cluster_set_node(c, nd, 0, 0));
+        for (int k = 0; k < 2; k++) {
+            char sw[4];
+            snprintf(sw, sizeof sw, "%d", k);
+            int s = gs_cluster_add_cell(c, nd, GS_CELL_PCIE, sw, tS);
+            ASSERT(s > 0);
+            for (int g = 0; g < 2; g++) ASSERT(gs_cluster_add_gpu(c, s, 2 * k + g, gt) >= 0);
+        }
+        if (n == 0) pinned = (int)gs_cluster_ncells(c) - 1; /* the node's last GPU: index 3 */
+    }
+    ASSERT_OK(gs_cluster_set_pinned(c, pinned, "PIN-GPU"));
+    gs_vc_cells c0 = {tR, tS, 1}, c1 = {tR, tN, 1};
+    const char *pins[] = {"PIN-GPU"};
+    gs_vc_def v0 = {"v0", &c0, 1, pins, 1, 3}, v1 = {"v1", &c1, 1, NULL, 0, 4};
+    ASSERT(gs_cluster_add_vc(c, &v0) >= 0);
+    ASSERT(gs_cluster_add_vc(c, &v1) >= 0);
+    ASSERT_OK(gs_cluster_finish(c, &d));
+    gs_engine *e = NULL;
+    gs_params p;
+    gs_params_init(&p);
+    gs_params_set(&p, "slowdown", "off");
+    gs_params_set(&p, "preempt_cost", "0");
+    rc = gs_engine_create(c, "hived", &p, NULL, &e, &d);
+    gs_params_release(&p);
+    ASSERT_OK(rc);
+    /* id, submit, duration, vc, tasks x gpus, pinned */
+    static const struct {
+        int id, submit, dur;
+        const char *vc;
+        int tasks, gpt;
+        const char *pin;
+    } js[] = {
+        {1, 0, 100, "v0", 1, 1, "PIN-GPU"}, {2, 0, 100, "v0", 1, 1, "PIN-GPU"},
+        {3, 0, 300, "v0", 1, 2, NULL},      {4, 0, 300, "v1", 1, 4, NULL},
+        {5, 0, 100, "v0", 1, 2, "PIN-GPU"}, {6, 10, 100, "v0", 2, 1, NULL},
+    };
+    for (size_t i = 0; i < sizeof js / sizeof *js; i++) {
+        gs_job_spec s;
+        gs_job_spec_init(&s);
+        s.id = js[i].id;
+        s.submit = (gs_time)js[i].submit * GS_SEC;
+        s.duration = (gs_time)js[i].dur * GS_SEC;
+        s.vc = js[i].vc;
+        s.priority = 50;
+        s.ntasks = js[i].tasks;
+        s.gpus_per_task = js[i].gpt;
+        s.pinned_cell = js[i].pin;
+        ASSERT_OK(gs_engine_add_job(e, &s, NULL, &d));
+    }
+    int pin_gpu = gs_cluster_cell(c, pinned)->gpu_lo, on_pin = 0;
+    while ((rc = gs_engine_step(e)) > 0) {
+        if (gs_engine_check(e, &d)) T_FAIL("t=%.0f: %s", gs_time_to_sec(gs_engine_now(e)), d.msg);
+        int held = 0;
+        for (size_t i = 0; i < gs_engine_njobs(e); i++) {
+            const gs_job *j = gs_engine_job(e, i);
+            if (j->state != GS_JOB_RUNNING) continue;
+            for (int k = 0; k < j->nalloc; k++) {
+                int mine = j->alloc[k] == pin_gpu;
+                if (j->pinned_cell >= 0 && !mine)
+                    T_FAIL("pinned job %lld on GPU %d", (long long)j->id, j->alloc[k]);
+                if (j->pinned_cell < 0 && mine)
+                    T_FAIL("job %lld (not pinned) on the pinned GPU", (long long)j->id);
+                held += mine;
+            }
+        }
+        on_pin += held;
+    }
+    ASSERT_EQ(rc, 0);
+    ASSERT(on_pin > 0);
+    for (size_t i = 0; i < gs_engine_njobs(e); i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        if (j->id == 5) {
+            ASSERT_EQ(j->state, GS_JOB_REJECTED);
+            ASSERT_CONTAINS(j->reason, "exceeds the 1 GPUs guaranteed");
+        } else {
+            ASSERT_EQ(j->state, GS_JOB_DONE);
+        }
+        if (j->id == 1) ASSERT_EQ(j->first_start, 0);
+        if (j->id == 2) ASSERT_EQ(j->first_start, 100 * GS_SEC); /* one GPU: one at a time */
+        if (j->id == 6) ASSERT_EQ(j->first_start, 300 * GS_SEC); /* v0's one switch cell */
+    }
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 static const test_case tests[] = {
+    {"pinned_leaf", t_pinned_leaf},
     {"properties", t_properties},
     {"vc_never_waits_on_others", t_vc_never_waits_on_others},
     {"reject_without_config", t_reject_without_config},
