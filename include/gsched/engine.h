@@ -697,7 +697,12 @@ int gs_engine_set_node_bad(gs_engine *e, int node, int bad, const char *reason);
 /* 1 when node 'node' is marked bad. */
 int gs_engine_node_bad(const gs_engine *e, int node);
 
-/* SIM: cancel job 'id' at time t (running or waiting; nothing when it already ended). */
+/*
+ * SIM: cancel job 'id' at time t, after that instant's arrivals (running,
+ * waiting, suspended or not yet arrived; nothing when it has ended by then): a
+ * CANCEL record with 'reason' ("cancelled" when NULL).  GS_EUNKNOWN for an
+ * unknown id.
+ */
 int gs_engine_add_cancel_event(gs_engine *e, gs_time t, int64_t id, const char *reason);
 
 /*

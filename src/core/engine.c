@@ -7,8 +7,10 @@
  * Invariants:
  *  - events pop in total order (time, kind, key, seq); kinds at one instant:
  *    completions, progress-model boundaries and drain ends, then cluster
- *    events, then arrivals, then timers; then one policy pass.  No decision
- *    depends on hash order or memory addresses.
+ *    events, then arrivals, then cancellations (SIM cancel events: a job
+ *    submitted and cancelled at one instant arrives first), then timers;
+ *    then one policy pass.  No decision depends on hash order or memory
+ *    addresses.
  *  - a job holds GPUs (alloc != NULL) iff it is RUNNING, PREEMPTED (LIVE) or
  *    DRAINING - never PENDING, SUSPENDED or final; the cluster's owner of each
  *    of its GPUs is its slot, except for a packed guest, whose GPUs are owned
@@ -69,17 +71,19 @@ enum ev_kind {
     EV_DRAINED = 2,
     EV_NODE = 3,
     EV_ARRIVAL = 4,
-    EV_PROTECT = 5,
-    EV_TIMER = 6
+    EV_CANCEL = 5,
+    EV_PROTECT = 6,
+    EV_TIMER = 7
 };
 
 typedef struct ev {
     gs_time t;
     int32_t kind;
-    int32_t key;  /* job slot (FINISH, BOUNDARY, DRAINED, ARRIVAL), node (NODE), 0 (TIMER) */
+    int32_t key;  /* job slot (FINISH, BOUNDARY, DRAINED, ARRIVAL, CANCEL), node (NODE), 0 */
     uint32_t gen; /* FINISH, BOUNDARY, DRAINED: job gen; NODE: 1 = down, 0 = up */
     uint64_t seq;
-    uint64_t tag; /* TIMER: the policy's tag; DRAINED: 1 = forced at the drain timeout */
+    uint64_t tag; /* TIMER: the policy's tag; DRAINED: 1 = forced at the drain timeout;
+                     CANCEL: the reason's id in e->strs */
 } ev;
 
 #define JOB_BLOCK_BITS 10
@@ -2521,6 +2525,11 @@ static int handle(gs_engine *e, const ev *x)
         return tr_resized(e, j, (int)x->tag); /* tag: forced at the drain timeout */
     case EV_NODE: e->events++; return node_event(e, x->key, (int)x->gen);
     case EV_ARRIVAL: e->events++; return tr_arrive(e, job_at(e, (size_t)x->key));
+    case EV_CANCEL:
+        j = job_at(e, (size_t)x->key);
+        if (gs_job_state_final(j->state)) return 0; /* it ended first: nothing to cancel */
+        e->events++;
+        return tr_finish(e, j, GS_JOB_CANCELLED, strtab_str(&e->strs, (int)x->tag));
     case EV_PROTECT:
         j = job_at(e, (size_t)x->key);
         if (j->state != GS_JOB_RUNNING || j->gen != x->gen) return 0; /* stale */
@@ -3365,7 +3374,7 @@ int gs_engine_probe(gs_engine *e, const gs_job_spec *spec, gs_probe *p)
 
 /* ---- HiveD conformance (issue 14) ------------------------------------------------------ */
 
-/* Stubs replaced by the issue-14 lanes (bad nodes, cancel events, reconfiguration). */
+/* Stubs replaced by the issue-14 lanes (bad nodes, reconfiguration). */
 int gs_engine_add_node_bad_event(gs_engine *e, gs_time t, int node, int bad)
 {
     (void)e, (void)t, (void)node, (void)bad;
@@ -3384,10 +3393,20 @@ int gs_engine_node_bad(const gs_engine *e, int node)
     return 0;
 }
 
+/*
+ * SIM: at t (after that instant's arrivals), job 'id' ends CANCELLED with a
+ * CANCEL record, whatever it is doing then - waiting, running (its GPUs are
+ * freed), suspended, or not yet arrived (it never arrives); nothing happens
+ * when it has ended by then.  GS_EUNKNOWN for an unknown id.
+ */
 int gs_engine_add_cancel_event(gs_engine *e, gs_time t, int64_t id, const char *reason)
 {
-    (void)e, (void)t, (void)id, (void)reason;
-    return GS_EUNSUPPORTED;
+    if (e->err) return e->err;
+    const gs_job *j = gs_engine_find_job(e, id);
+    if (!j) return GS_EUNKNOWN;
+    int32_t why;
+    if (!intern(e, &e->strs, reason ? reason : "cancelled", &why)) return e->err;
+    return heap_push(e, (ev){.t = t, .kind = EV_CANCEL, .key = j->slot, .tag = (uint64_t)why});
 }
 
 int gs_engine_add_reconfig_event(gs_engine *e, gs_time t, gs_cluster *c)
