@@ -166,7 +166,20 @@ const gs_cell *gs_cluster_cell(const gs_cluster *c, int idx);
 int gs_cluster_cell_kid(const gs_cluster *c, int cell, int i); /* i-th child index */
 const gs_node *gs_cluster_node(const gs_cluster *c, int idx);
 const gs_gpu *gs_cluster_gpu(const gs_cluster *c, int idx);
-int gs_cluster_find_node(const gs_cluster *c, const char *name); /* -1 if absent */
+/*
+ * Nodes by name.  A machine whose GPUs belong to several HiveD chains (cell
+ * types) is one node cell per chain, all with the machine's name; anything
+ * addressed to a machine by name (node events, `--events`, scenario events)
+ * applies to every node of that name:
+ *
+ *     for (int n = gs_cluster_find_node(c, nm); n >= 0; n = gs_cluster_find_node_next(c, nm, n))
+ *
+ * gs_cluster_find_node() returns the first node of that name (lowest index,
+ * i.e. first in the config), -1 if none; gs_cluster_find_node_next() the next
+ * one after node 'after' (-1 = from the start), -1 when there is no more.
+ */
+int gs_cluster_find_node(const gs_cluster *c, const char *name);
+int gs_cluster_find_node_next(const gs_cluster *c, const char *name, int after);
 
 /* Largest GPU count of any node (of type t; t < 0 = any type). */
 int gs_cluster_max_node_gpus(const gs_cluster *c, int t);

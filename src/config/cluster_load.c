@@ -3,9 +3,16 @@
  * cluster_load.c - clusters from a shorthand, a Tiresias cluster spec CSV or
  * a HiveD scheduler config (physicalCluster + virtualClusters).
  *
+ * HiveD configs are read as HiveD reads them (docs/cluster-format.md): null or
+ * empty cellChildren is the full default hierarchy; a machine whose GPUs are in
+ * several chains is one node cell per chain, all with its name; pinnedCellId may
+ * sit on any cell, a GPU leaf included.  Invalid configs are refused with
+ * HiveD's start-up message where it has one, at the entry's line and column.
+ *
  * Invariants: a returned cluster is finished (gs_cluster_finish succeeded);
- * HiveD cell types form a forest; every VC assignment passed HiveD's
- * per-chain, per-level check (enough physical cells at every level).
+ * HiveD cell types form a forest; a node name is used once per chain, and the
+ * node cells of one name never share a GPU index; every VC assignment passed
+ * HiveD's per-chain, per-level check (enough physical cells at every level).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -216,25 +223,43 @@ typedef struct hv {
     gs_diag *d;
     hv_type *t;
     size_t nt;
+    int chain;        /* type index of the top-level cell being built (its chain) */
     int leaf_in_node; /* GPU counter inside the current node */
     char **pinned;    /* pinned ids seen, for uniqueness */
     size_t npinned;
-    struct hv_node *nodes; /* node names seen, for uniqueness */
+    struct hv_node *nodes; /* node cells built, for the name checks */
     size_t nnodes, capnodes;
 } hv;
 
+/* A node cell: a machine has one per chain it has GPUs in, all with its name. */
 typedef struct hv_node {
     const char *name;
-    struct fy_node *at;
-    size_t order;
+    struct fy_node *at; /* its cellAddress */
+    size_t order;       /* in file order */
+    int chain;
+    int32_t g0, g1; /* its GPUs */
 } hv_node;
 
-static int by_node_name(const void *a, const void *b)
+static int by_node_chain(const void *a, const void *b)
 {
     const hv_node *x = a, *y = b;
     int c = strcmp(x->name, y->name);
     if (c) return c;
+    if (x->chain != y->chain) return x->chain < y->chain ? -1 : 1;
     return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* A GPU of a machine, for the check that one machine's chains do not claim one GPU twice. */
+typedef struct hv_gpu {
+    int32_t local;
+    size_t node; /* index into the sorted node list */
+} hv_gpu;
+
+static int by_gpu_local(const void *a, const void *b)
+{
+    const hv_gpu *x = a, *y = b;
+    if (x->local != y->local) return x->local < y->local ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
 }
 
 static int by_int(const void *a, const void *b)
@@ -412,16 +437,21 @@ static gs_cell_kind hv_kind(const hv *h, int ti, int in_node, int *below_node_le
     return lv <= 1 ? GS_CELL_PCIE : GS_CELL_SOCKET;
 }
 
-static int hv_build(hv *h, int ti, struct fy_node *spec, int parent, int index, int in_node,
-                    const char *node_name);
+static int hv_build(hv *h, int ti, struct fy_node *spec, struct fy_node *where, int parent,
+                    int index, int in_node);
 
-static int hv_build_children(hv *h, int ti, struct fy_node *spec, int cell, int in_node,
-                             const char *node_name)
+/*
+ * Children of a cell: those listed in cellChildren, then generated ones up to the type's
+ * childCellNumber.  An absent, empty or null cellChildren (null, ~) is the full default
+ * hierarchy, as in HiveD.  'where' positions errors about generated children.
+ */
+static int hv_build_children(hv *h, int ti, struct fy_node *spec, struct fy_node *where, int cell,
+                             int in_node)
 {
     const hv_type *t = &h->t[ti];
     struct fy_node *kids = spec ? gs_yaml_get(spec, "cellChildren") : NULL;
     int listed = 0;
-    if (kids && !fy_node_is_null(kids)) {
+    if (!gs_yaml_is_null(kids)) {
         if (!fy_node_is_sequence(kids))
             return gs_yaml_err(h->d, kids, GS_EPARSE, "cellChildren must be a list");
         listed = fy_node_sequence_item_count(kids);
@@ -429,23 +459,39 @@ static int hv_build_children(hv *h, int ti, struct fy_node *spec, int cell, int 
             return gs_yaml_err(h->d, kids, GS_EPARSE,
                                "cell of type '%s' lists %d children but the type has %d", t->name,
                                listed, t->nchild);
+        where = kids;
     }
     void *it = NULL;
     for (int k = 0; k < t->nchild; k++) {
         struct fy_node *ks = k < listed ? fy_node_sequence_iterate(kids, &it) : NULL;
-        int rc = hv_build(h, t->child, ks, cell, k, in_node, node_name);
+        int rc = hv_build(h, t->child, ks, ks ? ks : where, cell, k, in_node);
         if (rc) return rc;
     }
     return 0;
 }
 
-static int hv_build(hv *h, int ti, struct fy_node *spec, int parent, int index, int in_node,
-                    const char *node_name)
+/* Record pinnedCellId node 'pn' on cell 'cell' (any level, GPU leaves included). */
+static int hv_pin(hv *h, int cell, struct fy_node *pn)
+{
+    const char *pid = gs_yaml_str(pn);
+    if (!pid || !*pid) return gs_yaml_err(h->d, pn, GS_EPARSE, "pinnedCellId must be a string");
+    for (size_t i = 0; i < h->npinned; i++)
+        if (!strcmp(h->pinned[i], pid))
+            return gs_yaml_err(h->d, pn, GS_EPARSE, "pinnedCellId '%s' is used twice", pid);
+    char **np = realloc(h->pinned, (h->npinned + 1) * sizeof *np);
+    if (!np) return GS_ENOMEM;
+    h->pinned = np;
+    h->pinned[h->npinned++] = (char *)pid;
+    return gs_cluster_set_pinned(h->c, cell, pid);
+}
+
+static int hv_build(hv *h, int ti, struct fy_node *spec, struct fy_node *where, int parent,
+                    int index, int in_node)
 {
     static const char *const keys[] = {"cellType", "cellAddress", "pinnedCellId", "cellChildren",
                                        NULL};
     const hv_type *t = &h->t[ti];
-    if (spec && !fy_node_is_null(spec)) {
+    if (!gs_yaml_is_null(spec)) {
         int rc = gs_yaml_check_keys(spec, keys, "a physical cell", h->d);
         if (rc) return rc;
         struct fy_node *tn = gs_yaml_get(spec, "cellType");
@@ -457,64 +503,59 @@ static int hv_build(hv *h, int ti, struct fy_node *spec, int parent, int index, 
     } else {
         spec = NULL;
     }
-    const char *addr = spec ? gs_yaml_str(gs_yaml_get(spec, "cellAddress")) : NULL;
+    struct fy_node *an = spec ? gs_yaml_get(spec, "cellAddress") : NULL;
+    struct fy_node *pn = spec ? gs_yaml_get(spec, "pinnedCellId") : NULL;
+    if (gs_yaml_is_null(pn)) pn = NULL;
+    const char *addr = gs_yaml_is_null(an) ? NULL : gs_yaml_str(an);
+    if (an && !gs_yaml_is_null(an) && !addr)
+        return gs_yaml_err(h->d, an, GS_EPARSE, "cellAddress must be a string");
     char defaddr[32];
     if (!addr) {
         if (t->is_node)
-            return gs_yaml_err(h->d, spec ? spec : NULL, GS_EPARSE,
+            return gs_yaml_err(h->d, spec ? spec : where, GS_EPARSE,
                                "node-level cell of type '%s' needs a cellAddress (the node name)",
                                t->name);
         snprintf(defaddr, sizeof defaddr, "%d", t->child < 0 && in_node ? h->leaf_in_node : index);
         addr = defaddr;
     }
-    struct fy_node *an = spec ? gs_yaml_get(spec, "cellAddress") : NULL;
     if (t->is_node && !*addr)
         return gs_yaml_err(h->d, an, GS_EPARSE, "cellAddress (the node name) must not be empty");
     gs_cell_kind kind = hv_kind(h, ti, in_node, NULL);
     int rc;
     if (kind == GS_CELL_GPU) {
         if (!in_node)
-            return gs_yaml_err(h->d, spec, GS_EPARSE,
+            return gs_yaml_err(h->d, spec ? spec : where, GS_EPARSE,
                                "leaf cell '%s' is not inside a node-level cell", t->name);
-        if (spec && gs_yaml_get(spec, "pinnedCellId"))
-            return gs_yaml_err(h->d, gs_yaml_get(spec, "pinnedCellId"), GS_EPARSE,
-                               "pinnedCellId on a leaf cell (a single GPU) is not supported");
-        /* an explicit numeric leaf address is the GPU's index in its node */
+        /* the leaf address is the GPU's index in its node (HiveD reads it as an int32) */
         char *end;
         errno = 0;
         long local = strtol(addr, &end, 10);
-        if (*end || end == addr) {
-            local = h->leaf_in_node;
-        } else if (errno || local < 0 || local > (1 << 22)) {
+        if (end == addr || *end)
+            return gs_yaml_err(h->d, an, GS_EPARSE,
+                               "invalid literal for int32: cellAddress '%s' of a leaf cell must "
+                               "be its index in the node",
+                               addr);
+        if (errno || local < 0 || local > (1 << 22))
             return gs_yaml_err(h->d, an, GS_ERANGE,
                                "cellAddress '%s' of a GPU must be an index between 0 and %d", addr,
                                1 << 22);
-        }
         int gt = gs_cluster_gpu_type(h->c, t->name);
-        if (gt < 0) return gs_yaml_err(h->d, spec, gt, "too many GPU types (max 32)");
+        if (gt < 0)
+            return gs_yaml_err(h->d, spec ? spec : where, gt, "too many GPU types (max 32)");
         rc = gs_cluster_add_gpu(h->c, parent, (int)local, gt);
-        if (rc < 0) return gs_yaml_err(h->d, spec, rc, "cannot add a GPU: %s", gs_strerror(rc));
+        if (rc < 0)
+            return gs_yaml_err(h->d, spec ? spec : where, rc, "cannot add a GPU: %s",
+                               gs_strerror(rc));
         h->leaf_in_node++;
+        /* a pinned leaf cell: one GPU, whose leaf cell is the one just added */
+        if (pn && (rc = hv_pin(h, (int)gs_cluster_ncells(h->c) - 1, pn))) return rc;
         return 0;
     }
     int cell = gs_cluster_add_cell(h->c, parent, kind, addr, t->id);
-    if (cell < 0) return gs_yaml_err(h->d, spec, cell, "cannot add a cell: %s", gs_strerror(cell));
-    if (spec) {
-        struct fy_node *pn = gs_yaml_get(spec, "pinnedCellId");
-        if (pn) {
-            const char *pid = gs_yaml_str(pn);
-            if (!pid || !*pid)
-                return gs_yaml_err(h->d, pn, GS_EPARSE, "pinnedCellId must be a string");
-            for (size_t i = 0; i < h->npinned; i++)
-                if (!strcmp(h->pinned[i], pid))
-                    return gs_yaml_err(h->d, pn, GS_EPARSE, "pinnedCellId '%s' is used twice", pid);
-            char **np = realloc(h->pinned, (h->npinned + 1) * sizeof *np);
-            if (!np) return GS_ENOMEM;
-            h->pinned = np;
-            h->pinned[h->npinned++] = (char *)pid;
-            if ((rc = gs_cluster_set_pinned(h->c, cell, pid))) return rc;
-        }
-    }
+    if (cell < 0)
+        return gs_yaml_err(h->d, spec ? spec : where, cell, "cannot add a cell: %s",
+                           gs_strerror(cell));
+    if (pn && (rc = hv_pin(h, cell, pn))) return rc;
     if (kind == GS_CELL_NODE) {
         /* CPU/memory: sum of the leaves' SKU resources */
         int leaf = ti;
@@ -528,7 +569,6 @@ static int hv_build(hv *h, int ti, struct fy_node *spec, int parent, int index, 
                                (long long)cpus, (long long)mem);
         rc = gs_cluster_set_node(h->c, cell, (int)cpus, (int)mem);
         if (rc) return gs_yaml_err(h->d, spec, rc, "node '%s': %s", addr, gs_strerror(rc));
-        /* node names are unique in the cluster (checked after all cells are built) */
         if (h->nnodes == h->capnodes) {
             size_t nc = h->capnodes ? h->capnodes * 2 : 64;
             hv_node *nn = realloc(h->nodes, nc * sizeof *nn);
@@ -536,14 +576,16 @@ static int hv_build(hv *h, int ti, struct fy_node *spec, int parent, int index, 
             h->nodes = nn;
             h->capnodes = nc;
         }
-        h->nodes[h->nnodes] = (hv_node){addr, an, h->nnodes};
-        h->nnodes++;
         h->leaf_in_node = 0;
-        size_t g0 = gs_cluster_ngpus(h->c);
-        rc = hv_build_children(h, ti, spec, cell, 1, addr);
+        int32_t g0 = (int32_t)gs_cluster_ngpus(h->c);
+        rc = hv_build_children(h, ti, spec, where, cell, 1);
         if (rc) return rc;
+        int32_t g1 = (int32_t)gs_cluster_ngpus(h->c);
+        /* names are checked once every cell is built (hv_check_nodes) */
+        h->nodes[h->nnodes] = (hv_node){addr, an, h->nnodes, h->chain, g0, g1};
+        h->nnodes++;
         /* GPU indices inside the node are unique */
-        size_t ng = gs_cluster_ngpus(h->c) - g0;
+        size_t ng = (size_t)(g1 - g0);
         int *loc = malloc((ng ? ng : 1) * sizeof *loc);
         if (!loc) return GS_ENOMEM;
         for (size_t k = 0; k < ng; k++) loc[k] = gs_cluster_gpu(h->c, (int)(g0 + k))->local;
@@ -559,17 +601,72 @@ static int hv_build(hv *h, int ti, struct fy_node *spec, int parent, int index, 
         free(loc);
         return 0;
     }
-    return hv_build_children(h, ti, spec, cell, in_node, node_name);
+    return hv_build_children(h, ti, spec, where, cell, in_node);
+}
+
+/*
+ * Node names.  One machine may appear in several chains (its GPUs of different types, e.g.
+ * HiveD's design config node 1.0.0.2: CT1 GPUs 8,9 and DGX1-P100 GPUs 0..7): one node cell
+ * per chain, all named after the machine.  Within a chain a name is used once, and the chains
+ * of one machine never claim the same GPU index.
+ */
+static int hv_check_nodes(hv *h)
+{
+    qsort(h->nodes, h->nnodes, sizeof *h->nodes, by_node_chain);
+    const hv_node *dup = NULL;
+    for (size_t k = 1; k < h->nnodes; k++)
+        if (!strcmp(h->nodes[k].name, h->nodes[k - 1].name) &&
+            h->nodes[k].chain == h->nodes[k - 1].chain && (!dup || h->nodes[k].order < dup->order))
+            dup = &h->nodes[k]; /* of two equal neighbours, [k] comes later in the file */
+    if (dup)
+        return gs_yaml_err(h->d, dup->at, GS_EEXIST,
+                           "node name '%s' (cellAddress) is used twice in chain %s", dup->name,
+                           h->t[dup->chain].name);
+    for (size_t a = 0, b; a < h->nnodes; a = b) {
+        size_t ng = 0;
+        for (b = a; b < h->nnodes && !strcmp(h->nodes[b].name, h->nodes[a].name); b++)
+            ng += (size_t)(h->nodes[b].g1 - h->nodes[b].g0);
+        if (b - a < 2) continue;
+        hv_gpu *g = malloc(ng * sizeof *g);
+        if (!g) return GS_ENOMEM;
+        size_t n = 0;
+        for (size_t k = a; k < b; k++)
+            for (int32_t x = h->nodes[k].g0; x < h->nodes[k].g1; x++)
+                g[n++] = (hv_gpu){gs_cluster_gpu(h->c, x)->local, k};
+        qsort(g, n, sizeof *g, by_gpu_local);
+        for (size_t k = 1; k < n; k++)
+            if (g[k].local == g[k - 1].local) {
+                const hv_node *x = &h->nodes[g[k - 1].node], *y = &h->nodes[g[k].node];
+                if (y->order < x->order) {
+                    const hv_node *tmp = x;
+                    x = y;
+                    y = tmp;
+                }
+                int local = g[k].local;
+                free(g);
+                return gs_yaml_err(h->d, y->at, GS_EEXIST,
+                                   "node '%s': GPU index %d is in chain %s and in chain %s",
+                                   y->name, local, h->t[x->chain].name, h->t[y->chain].name);
+            }
+        free(g);
+    }
+    return 0;
 }
 
 static int hv_parse_cells(hv *h, struct fy_node *pc, int **top_types, size_t *ntop)
 {
     struct fy_node *cells = gs_yaml_get(pc, "physicalCells");
-    if (!cells) return gs_yaml_err(h->d, pc, GS_EPARSE, "physicalCluster: missing 'physicalCells'");
+    if (gs_yaml_is_null(cells))
+        return gs_yaml_err(h->d, cells ? cells : pc, GS_EPARSE,
+                           "physicalCluster: no 'physicalCells' (HiveD would start with an empty "
+                           "cluster; gsched needs at least one GPU)");
     if (!fy_node_is_sequence(cells))
         return gs_yaml_err(h->d, cells, GS_EPARSE, "physicalCells must be a list");
     int n = fy_node_sequence_item_count(cells);
-    if (n == 0) return gs_yaml_err(h->d, cells, GS_EPARSE, "physicalCells is empty");
+    if (n == 0)
+        return gs_yaml_err(h->d, cells, GS_EPARSE,
+                           "physicalCells is empty (HiveD would start with an empty cluster; "
+                           "gsched needs at least one GPU)");
     *top_types = malloc((size_t)n * sizeof **top_types);
     if (!*top_types) return GS_ENOMEM;
     *ntop = 0;
@@ -582,16 +679,17 @@ static int hv_parse_cells(hv *h, struct fy_node *pc, int **top_types, size_t *nt
         while ((cs = fy_node_sequence_iterate(cells, &it))) {
             struct fy_node *tn = gs_yaml_get(cs, "cellType");
             const char *ts = gs_yaml_str(tn);
-            if (!ts)
-                return gs_yaml_err(h->d, cs, GS_EPARSE,
+            if (!ts || !*ts)
+                return gs_yaml_err(h->d, tn ? tn : cs, GS_EPARSE,
                                    "a top-level physical cell needs 'cellType'");
             int ti = hv_find(h, ts);
+            /* a leaf type is not a key of cellTypes either */
             if (ti < 0 || h->t[ti].child < 0)
-                return gs_yaml_err(h->d, tn, GS_EPARSE, "cellType '%s' is not defined in cellTypes",
-                                   ts);
-            if (!h->t[ti].node_below)
                 return gs_yaml_err(h->d, tn, GS_EPARSE,
-                                   "top-level cell of type '%s' must be node-level or above", ts);
+                                   "physicalCells contains unknown cellType: %s", ts);
+            if (!h->t[ti].node_below)
+                return gs_yaml_err(h->d, tn, GS_EPARSE, "top cell must be node-level or above: %s",
+                                   ts);
             if (pass == 1) {
                 gpus += h->t[ti].gpus;
                 ncells += h->t[ti].cells;
@@ -601,41 +699,37 @@ static int hv_parse_cells(hv *h, struct fy_node *pc, int **top_types, size_t *nt
                                        (long long)HV_MAX_GPUS, (long long)HV_MAX_CELLS);
                 continue;
             }
-            int rc = hv_build(h, ti, cs, 0, idx++, 0, NULL);
+            h->chain = ti;
+            int rc = hv_build(h, ti, cs, cs, 0, idx++, 0);
             if (rc) return rc;
             (*top_types)[(*ntop)++] = ti;
         }
-    qsort(h->nodes, h->nnodes, sizeof *h->nodes, by_node_name);
-    for (size_t k = 1; k < h->nnodes; k++)
-        if (!strcmp(h->nodes[k].name, h->nodes[k - 1].name)) {
-            /* report the later one in file order */
-            const hv_node *second =
-                h->nodes[k].order > h->nodes[k - 1].order ? &h->nodes[k] : &h->nodes[k - 1];
-            return gs_yaml_err(h->d, second->at, GS_EEXIST,
-                               "node name '%s' (cellAddress) is used twice", second->name);
-        }
-    return 0;
+    return hv_check_nodes(h);
 }
 
-/* HiveD's start-up check: per chain, per level, enough cells for all VCs. */
+/*
+ * virtualClusters, with HiveD's start-up checks: a virtual cell's type is a dotted path from a
+ * chain down its hierarchy; pinned ids name a physical pinned cell, each used by one VC once;
+ * and per chain, per level, enough physical cells for all VCs.
+ */
 static int hv_parse_vcs(hv *h, struct fy_node *root, const int *top_types, size_t ntop)
 {
     struct fy_node *vcs = gs_yaml_get(root, "virtualClusters");
-    if (!vcs || fy_node_is_null(vcs)) return 0;
+    if (gs_yaml_is_null(vcs)) return 0;
     if (!fy_node_is_mapping(vcs))
         return gs_yaml_err(h->d, vcs, GS_EPARSE, "virtualClusters must be a mapping of VC names");
-    /* demand[chain type][cell type] summed over VCs */
+    /* demand[chain type][cell type] summed over VCs, and the last entry that added to it */
     size_t nt = h->nt;
     int64_t *demand = calloc(nt * nt, sizeof *demand);
-    if (!demand) return GS_ENOMEM;
+    struct fy_node **dwhere = calloc(nt * nt, sizeof *dwhere);
+    const char **pin_owner = calloc(h->npinned + 1, sizeof *pin_owner);
     int rc = 0;
+    if (!demand || !dwhere || !pin_owner) {
+        rc = GS_ENOMEM;
+        goto out;
+    }
     void *it = NULL;
     struct fy_node_pair *p;
-    const char **pin_owner = calloc(h->npinned + 1, sizeof *pin_owner);
-    if (!pin_owner) {
-        free(demand);
-        return GS_ENOMEM;
-    }
     while (!rc && (p = fy_node_mapping_iterate(vcs, &it))) {
         const char *vname = gs_yaml_str(fy_node_pair_key(p));
         struct fy_node *vdef = fy_node_pair_value(p);
@@ -644,12 +738,13 @@ static int hv_parse_vcs(hv *h, struct fy_node *root, const int *top_types, size_
             rc = gs_yaml_err(h->d, fy_node_pair_key(p), GS_EPARSE, "bad VC name");
             break;
         }
-        if ((rc = gs_yaml_check_keys(vdef, vkeys, "a virtual cluster", h->d))) break;
+        if (gs_yaml_is_null(vdef)) vdef = NULL; /* a VC with nothing (HiveD accepts it) */
+        if (vdef && (rc = gs_yaml_check_keys(vdef, vkeys, "a virtual cluster", h->d))) break;
         gs_vc_def vd = {.name = vname};
         gs_vc_cells cells[256];
         const char *pins[256];
         struct fy_node *vc_cells = gs_yaml_get(vdef, "virtualCells");
-        if (vc_cells && !fy_node_is_null(vc_cells)) {
+        if (!gs_yaml_is_null(vc_cells)) {
             if (!fy_node_is_sequence(vc_cells)) {
                 rc = gs_yaml_err(h->d, vc_cells, GS_EPARSE, "virtualCells must be a list");
                 break;
@@ -661,31 +756,49 @@ static int hv_parse_vcs(hv *h, struct fy_node *root, const int *top_types, size_
                 if ((rc = gs_yaml_check_keys(e, ek, "a virtual cell", h->d))) break;
                 struct fy_node *tn = gs_yaml_get(e, "cellType");
                 const char *path = gs_yaml_str(tn);
-                if (!path) {
-                    rc = gs_yaml_err(h->d, e, GS_EPARSE, "virtual cell needs 'cellType'");
+                if (!path || !*path) {
+                    rc = gs_yaml_err(h->d, tn ? tn : e, GS_EPARSE, "virtual cell needs 'cellType'");
                     break;
                 }
-                /* walk "chain.t1.t2": each element must be the child type of the previous */
+                /* "chain.t1.t2": HiveD takes the chain from the first element and the cell
+                 * type (hence the level) from the last; each element must also be the child
+                 * type of the one before, so that the path means what it says */
                 char buf[512];
-                snprintf(buf, sizeof buf, "%s", path);
-                char *save, *tok = strtok_r(buf, ".", &save);
-                int chain = tok ? hv_find(h, tok) : -1, cur = chain;
-                int is_top = 0;
-                for (size_t k = 0; k < ntop; k++) is_top |= top_types[k] == chain;
-                if (chain < 0 || !is_top) {
-                    rc = gs_yaml_err(h->d, tn, GS_EPARSE,
-                                     "VC '%s': cellType '%s' must start with the cell type of a "
-                                     "top-level physical cell (a chain)",
-                                     vname, path);
+                if (strlen(path) >= sizeof buf) {
+                    rc = gs_yaml_err(h->d, tn, GS_ERANGE, "VC '%s': cellType path is too long",
+                                     vname);
                     break;
                 }
+                snprintf(buf, sizeof buf, "%s", path);
+                const char *lastdot = strrchr(buf, '.');
+                const char *last = lastdot ? lastdot + 1 : buf;
+                int cur = hv_find(h, last);
+                if (cur < 0) {
+                    rc = gs_yaml_err(h->d, tn, GS_EPARSE,
+                                     "cellType %s in VirtualCells is not found in cell types "
+                                     "definition",
+                                     last);
+                    break;
+                }
+                char *save, *tok = strtok_r(buf, ".", &save);
+                int chain = tok ? hv_find(h, tok) : -1;
+                int is_top = 0;
+                for (size_t k = 0; chain >= 0 && k < ntop; k++) is_top |= top_types[k] == chain;
+                if (!is_top) {
+                    rc = gs_yaml_err(h->d, tn, GS_EPARSE,
+                                     "Illegal initial VC assignment: Chain %s does not exists in "
+                                     "physical cluster",
+                                     tok ? tok : "");
+                    break;
+                }
+                cur = chain;
                 while ((tok = strtok_r(NULL, ".", &save))) {
                     int nx = hv_find(h, tok);
                     if (nx < 0 || h->t[cur].child != nx) {
                         rc = gs_yaml_err(h->d, tn, GS_EPARSE,
-                                         "VC '%s': '%s' is not the child cell type of '%s' in "
-                                         "'%s'",
-                                         vname, tok, h->t[cur].name, path);
+                                         "VC '%s': cellType '%s': '%s' is not the child cell type "
+                                         "of '%s'",
+                                         vname, path, tok, h->t[cur].name);
                         break;
                     }
                     cur = nx;
@@ -706,11 +819,12 @@ static int hv_parse_vcs(hv *h, struct fy_node *root, const int *top_types, size_
                 cells[vd.ncells++] = (gs_vc_cells){h->t[chain].id, h->t[cur].id, (int32_t)num};
                 vd.gpus += num * ct->gpus;
                 demand[(size_t)chain * nt + (size_t)cur] += num;
+                if (num) dwhere[(size_t)chain * nt + (size_t)cur] = tn;
             }
             if (rc) break;
         }
         struct fy_node *pcells = gs_yaml_get(vdef, "pinnedCells");
-        if (pcells && !fy_node_is_null(pcells)) {
+        if (!gs_yaml_is_null(pcells)) {
             if (!fy_node_is_sequence(pcells)) {
                 rc = gs_yaml_err(h->d, pcells, GS_EPARSE, "pinnedCells must be a list");
                 break;
@@ -725,20 +839,22 @@ static int hv_parse_vcs(hv *h, struct fy_node *root, const int *top_types, size_
                 int cell = pid ? gs_cluster_find_pinned(h->c, pid) : -1;
                 if (cell < 0) {
                     rc = gs_yaml_err(h->d, idn ? idn : e, GS_EPARSE,
-                                     "VC '%s': pinnedCellId '%s' is not a pinnedCellId of any "
-                                     "physical cell",
-                                     vname, pid ? pid : "?");
+                                     "pinned cell not found in physicalCells: VC: %s, ID: %s",
+                                     vname, pid ? pid : "");
                     break;
                 }
                 for (size_t k = 0; k < h->npinned; k++)
                     if (!strcmp(h->pinned[k], pid)) {
-                        if (pin_owner[k]) {
+                        if (pin_owner[k] == vname)
+                            rc = gs_yaml_err(h->d, idn, GS_EPARSE,
+                                             "pinnedCellId '%s' is listed twice in VC '%s'", pid,
+                                             vname);
+                        else if (pin_owner[k])
                             rc = gs_yaml_err(h->d, idn, GS_EPARSE,
                                              "pinnedCellId '%s' is used by VC '%s' and VC '%s'",
                                              pid, pin_owner[k], vname);
-                            break;
-                        }
                         pin_owner[k] = vname;
+                        break;
                     }
                 if (rc) break;
                 if (vd.npinned == 256) {
@@ -746,18 +862,26 @@ static int hv_parse_vcs(hv *h, struct fy_node *root, const int *top_types, size_
                     break;
                 }
                 pins[vd.npinned++] = pid;
+                /* demand at the pinned cell's level of its chain; a pinned GPU is a cell of the
+                 * chain's leaf type */
                 const gs_cell *pcell = gs_cluster_cell(h->c, cell);
-                /* demand at the pinned cell's level of its chain */
-                int chain_cell = cell;
-                while (gs_cluster_cell(h->c, chain_cell)->parent > 0)
-                    chain_cell = gs_cluster_cell(h->c, chain_cell)->parent;
+                int top = cell;
+                while (gs_cluster_cell(h->c, top)->parent > 0)
+                    top = gs_cluster_cell(h->c, top)->parent;
                 int chain_t = -1, cell_t = -1;
                 for (size_t k = 0; k < nt; k++) {
-                    if (h->t[k].id == gs_cluster_cell(h->c, chain_cell)->type) chain_t = (int)k;
-                    if (h->t[k].id == pcell->type) cell_t = (int)k;
+                    if (h->t[k].id == gs_cluster_cell(h->c, top)->type) chain_t = (int)k;
+                    if (pcell->kind != GS_CELL_GPU && h->t[k].id == pcell->type) cell_t = (int)k;
                 }
-                if (chain_t >= 0 && cell_t >= 0) demand[(size_t)chain_t * nt + (size_t)cell_t]++;
-                if (cell_t >= 0) vd.gpus += gs_cluster_cell_type(h->c, h->t[cell_t].id)->gpus;
+                if (chain_t < 0) {
+                    rc = gs_yaml_err(h->d, idn, GS_EINTERNAL, "pinned cell '%s' has no chain", pid);
+                    break;
+                }
+                if (pcell->kind == GS_CELL_GPU)
+                    for (cell_t = chain_t; h->t[cell_t].child >= 0;) cell_t = h->t[cell_t].child;
+                demand[(size_t)chain_t * nt + (size_t)cell_t]++;
+                dwhere[(size_t)chain_t * nt + (size_t)cell_t] = idn;
+                vd.gpus += gs_cluster_cell_type(h->c, h->t[cell_t].id)->gpus;
             }
             if (rc) break;
         }
@@ -766,7 +890,7 @@ static int hv_parse_vcs(hv *h, struct fy_node *root, const int *top_types, size_
         if (!rc && (rc = gs_cluster_add_vc(h->c, &vd)) < 0) break;
         rc = 0;
     }
-    /* per chain, walk its levels top-down */
+    /* per chain (in the order of physicalCells), walk its levels top-down */
     for (size_t k = 0; !rc && k < ntop; k++) {
         int chain = top_types[k];
         int seen = 0;
@@ -778,24 +902,43 @@ static int hv_parse_vcs(hv *h, struct fy_node *root, const int *top_types, size_
             int64_t need = demand[(size_t)chain * nt + (size_t)lv];
             int64_t left = avail - need;
             if (left < 0) {
-                rc = gs_diag_set(h->d, GS_EINVAL, 0, 0,
-                                 "illegal initial VC assignment: insufficient physical cells at "
-                                 "chain %s level %d (%s): %lld needed, %lld available",
+                rc = gs_yaml_err(h->d, dwhere[(size_t)chain * nt + (size_t)lv], GS_EINVAL,
+                                 "Illegal initial VC assignment: Insufficient physical cells at "
+                                 "chain %s level %d: %lld needed, %lld available",
                                  h->t[chain].name, gs_cluster_cell_type(h->c, h->t[lv].id)->level,
-                                 h->t[lv].name, (long long)need, (long long)avail);
+                                 (long long)need, (long long)avail);
                 break;
             }
             if (h->t[lv].child >= 0) avail = left * h->t[lv].nchild;
         }
     }
+out:
     free(demand);
+    free(dwhere);
     free(pin_owner);
     return rc;
+}
+
+#define HV_EMPTY_MSG                                                                       \
+    "HiveD config: no 'physicalCluster' (HiveD would start with an empty cluster; gsched " \
+    "needs at least one GPU)"
+
+/* 1 when the text has nothing but blank lines and comments (HiveD's default config). */
+static int hv_only_comments(const char *buf, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r')) i++;
+        if (i < len && buf[i] != '\n' && buf[i] != '#') return 0;
+        while (i < len && buf[i] != '\n') i++;
+        i++;
+    }
+    return 1;
 }
 
 int gs_cluster_parse_hived(const char *file, const char *buf, size_t len, gs_cluster **out,
                            gs_diag *d)
 {
+    if (hv_only_comments(buf, len)) return gs_diag_set(d, GS_EPARSE, 1, 1, "%s", HV_EMPTY_MSG);
     gs_yaml y;
     int rc = gs_yaml_load(&y, file, buf, len, d);
     if (rc) return rc;
@@ -804,13 +947,15 @@ int gs_cluster_parse_hived(const char *file, const char *buf, size_t len, gs_clu
     h.d = d;
     int *top = NULL;
     size_t ntop = 0;
-    if (!fy_node_is_mapping(root)) {
-        rc = gs_yaml_err(d, root, GS_EPARSE, "HiveD config must be a mapping");
+    /* HiveD's default config has no physicalCluster (all of it is commented out): HiveD starts
+     * with an empty cluster, which gsched cannot schedule on */
+    struct fy_node *pc = gs_yaml_get(root, "physicalCluster");
+    if (gs_yaml_is_null(root) || (fy_node_is_mapping(root) && gs_yaml_is_null(pc))) {
+        rc = gs_yaml_err(d, pc ? pc : root, GS_EPARSE, "%s", HV_EMPTY_MSG);
         goto out;
     }
-    struct fy_node *pc = gs_yaml_get(root, "physicalCluster");
-    if (!pc) {
-        rc = gs_yaml_err(d, root, GS_EPARSE, "HiveD config: missing 'physicalCluster'");
+    if (!fy_node_is_mapping(root)) {
+        rc = gs_yaml_err(d, root, GS_EPARSE, "HiveD config must be a mapping");
         goto out;
     }
     static const char *const pkeys[] = {"skuTypes", "gpuTypes", "cellTypes", "physicalCells", NULL};
@@ -834,6 +979,12 @@ out:
 
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && !strcmp(s + n - m, suf);
+}
+
 int gs_cluster_load(const char *spec, gs_cluster **out, gs_diag *d)
 {
     struct stat st;
@@ -854,8 +1005,9 @@ int gs_cluster_load(const char *spec, gs_cluster **out, gs_diag *d)
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
     if (!strncmp(p, "num_switch", 10) || strstr(buf, "num_gpu_p_node"))
         rc = gs_cluster_parse_tiresias(spec, buf, len, out, d);
-    else if (strstr(buf, "physicalCluster"))
-        rc = gs_cluster_parse_hived(spec, buf, len, out, d);
+    else if (strstr(buf, "physicalCluster") || has_suffix(spec, ".yaml") ||
+             has_suffix(spec, ".yml"))
+        rc = gs_cluster_parse_hived(spec, buf, len, out, d); /* YAML: only HiveD configs */
     else
         rc = gs_diag_set(d, GS_EPARSE, 1, 1,
                          "unknown cluster spec format (expected a Tiresias cluster CSV with "

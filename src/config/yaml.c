@@ -153,6 +153,15 @@ struct fy_node *gs_yaml_get(struct fy_node *m, const char *key)
     return fy_node_mapping_lookup_by_string(m, key, strlen(key));
 }
 
+int gs_yaml_is_null(struct fy_node *n)
+{
+    if (!n || fy_node_is_null(n)) return 1;
+    if (!fy_node_is_scalar(n) || fy_node_get_style(n) != FYNS_PLAIN) return 0;
+    const char *s = fy_node_get_scalar0(n);
+    return !s || !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
+           !strcmp(s, "NULL");
+}
+
 const char *gs_yaml_str(struct fy_node *n)
 {
     if (!n || !fy_node_is_scalar(n)) return NULL;

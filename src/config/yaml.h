@@ -39,6 +39,11 @@ int gs_yaml_err(gs_diag *d, struct fy_node *n, int err, const char *fmt, ...)
 
 /* Value of key in mapping m, or NULL. */
 struct fy_node *gs_yaml_get(struct fy_node *m, const char *key);
+/*
+ * 1 when n is absent or a YAML null: an empty value, or a plain (unquoted) scalar
+ * null, Null, NULL or ~ (what YAML 1.1/1.2 core schemas and Go's yaml read as nil).
+ */
+int gs_yaml_is_null(struct fy_node *n);
 /* Scalar text (NUL-terminated, borrowed) or NULL if n is not a scalar. */
 const char *gs_yaml_str(struct fy_node *n);
 /* Typed scalars; errors name the key and position. */

@@ -547,7 +547,12 @@ const gs_gpu *gs_cluster_gpu(const gs_cluster *c, int idx)
 }
 int gs_cluster_find_node(const gs_cluster *c, const char *name)
 {
-    for (size_t i = 0; i < c->nnodes; i++)
+    return gs_cluster_find_node_next(c, name, -1);
+}
+
+int gs_cluster_find_node_next(const gs_cluster *c, const char *name, int after)
+{
+    for (size_t i = after < 0 ? 0 : (size_t)after + 1; i < c->nnodes; i++)
         if (strcmp(c->nodes[i].name, name) == 0) return (int)i;
     return -1;
 }

@@ -308,7 +308,9 @@ int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_d
             int node = gs_cluster_find_node(res->cluster, ev->node);
             if (node < 0)
                 return gs_diag_set(d, GS_EUNKNOWN, 0, 0, "events: unknown node '%s'", ev->node);
-            if ((rc = gs_engine_add_node_event(res->engine, ev->t, node, ev->down))) return rc;
+            /* a machine in several HiveD chains is one node per chain: the event hits each */
+            for (; node >= 0; node = gs_cluster_find_node_next(res->cluster, ev->node, node))
+                if ((rc = gs_engine_add_node_event(res->engine, ev->t, node, ev->down))) return rc;
         }
     }
     size_t steps = 0;

@@ -142,8 +142,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < ev.n; i++) {
         int node = gs_cluster_find_node(c, ev.v[i].node);
         if (node < 0) goto out; /* the CLI refuses unknown nodes */
-        if (gs_engine_add_node_event(e, ev.v[i].t, node, ev.v[i].down))
-            fuzz_die("node event refused");
+        for (; node >= 0; node = gs_cluster_find_node_next(c, ev.v[i].node, node))
+            if (gs_engine_add_node_event(e, ev.v[i].t, node, ev.v[i].down))
+                fuzz_die("node event refused");
     }
     fuzz_run_engine(e, 1000000, 0, ops->name);
     if (!any_down(c)) {
