@@ -320,6 +320,47 @@ static void t_node_failure_requeues(void)
     gs_cluster_destroy(c);
 }
 
+/* gs_engine_add_cancel_event: a running job frees its GPUs, a waiting one stops waiting, one
+ * not yet arrived never arrives, one arriving at that instant is cancelled before the pass,
+ * one that ended is untouched; unknown ids are refused */
+static void t_cancel_events(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("2x4", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    g_last->hook = start_all;
+    const gs_job *run = add(e, 1, 0, 4, 1, 100), *wait = add(e, 2, 0, 2, 4, 50),
+                 *early = add(e, 3, 50, 1, 1, 10), *same = add(e, 4, 60, 1, 1, 10),
+                 *done = add(e, 5, 0, 1, 1, 10);
+    ASSERT(run && wait && early && same && done);
+    ASSERT_OK(gs_engine_add_cancel_event(e, 30 * GS_SEC, 1, "stop it"));
+    ASSERT_OK(gs_engine_add_cancel_event(e, 20 * GS_SEC, 2, NULL));
+    ASSERT_OK(gs_engine_add_cancel_event(e, 10 * GS_SEC, 3, NULL));
+    ASSERT_OK(gs_engine_add_cancel_event(e, 60 * GS_SEC, 4, NULL));
+    ASSERT_OK(gs_engine_add_cancel_event(e, 200 * GS_SEC, 5, NULL));
+    ASSERT_EQ(gs_engine_add_cancel_event(e, 5 * GS_SEC, 99, NULL), GS_EUNKNOWN);
+    while (gs_engine_now(e) < 30 * GS_SEC) ASSERT(gs_engine_step(e) > 0);
+    ASSERT_EQ(run->state, GS_JOB_CANCELLED);
+    ASSERT_EQ(run->end, 30 * GS_SEC);
+    ASSERT_STR(run->reason, "stop it");
+    ASSERT_EQ(gs_cluster_free(c), 8); /* its GPUs are free again */
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(wait->state, GS_JOB_CANCELLED);
+    ASSERT_EQ(wait->first_start, GS_TIME_NONE);
+    ASSERT_EQ(wait->queued, 20 * GS_SEC);
+    ASSERT_STR(wait->reason, "cancelled");
+    ASSERT_EQ(early->state, GS_JOB_CANCELLED);
+    ASSERT_EQ(early->arrived, 0);
+    ASSERT_EQ(same->state, GS_JOB_CANCELLED);
+    ASSERT_EQ(same->arrived, 1);
+    ASSERT_EQ(same->first_start, GS_TIME_NONE);
+    ASSERT_EQ(done->state, GS_JOB_DONE);
+    ASSERT_EQ(done->end, 10 * GS_SEC);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 static void live_hook(scripted *s)
 {
     start_all(s);
@@ -1240,6 +1281,7 @@ static const test_case tests[] = {
     {"preempt_keeps_progress", t_preempt_keeps_progress},
     {"reject_never_fits", t_reject_never_fits},
     {"simultaneous_order", t_simultaneous_order},
+    {"cancel_events", t_cancel_events},
     {"node_failure_requeues", t_node_failure_requeues},
     {"live_mode", t_live_mode},
     {"live_drain", t_live_drain},

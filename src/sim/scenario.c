@@ -33,15 +33,22 @@ typedef struct interval {
     gs_time from, to; /* to = GS_TIME_MAX while open */
 } interval;
 
-/* A job's GPUs from time t on (n = 0: none), GPUs at pool[off .. off + n). */
+/*
+ * A job's GPUs from time t on (n = 0: none), GPUs at pool[off .. off + n),
+ * indices of cluster c (the engine's cluster then: a reconfiguration
+ * replaces it, and the indices of a placement are only meaningful in its
+ * own cluster).
+ */
 typedef struct snap {
     int32_t slot;
     gs_time t;
     size_t off;
     int32_t n;
+    const gs_cluster *c;
 } snap;
 
 typedef struct run_log {
+    const gs_engine *e;
     interval *v;
     size_t n, cap;
     int32_t *open; /* by slot: index of the open interval or -1 */
@@ -71,7 +78,8 @@ static void log_alloc(run_log *l, const gs_record *r)
     int32_t s = j->slot, n = j->alloc ? j->nalloc : 0;
     if (l->last[s] >= 0) {
         const snap *p = &l->s[l->last[s]];
-        if (p->n == n && (!n || !memcmp(l->pool + p->off, j->alloc, (size_t)n * sizeof *j->alloc)))
+        if (p->n == n && p->c == gs_engine_cluster(l->e) &&
+            (!n || !memcmp(l->pool + p->off, j->alloc, (size_t)n * sizeof *j->alloc)))
             return;
     } else if (!n) {
         return;
@@ -79,7 +87,7 @@ static void log_alloc(run_log *l, const gs_record *r)
     l->s = grow_or_die(l->s, &l->caps, l->ns + 1, sizeof *l->s);
     l->pool = grow_or_die(l->pool, &l->cappool, l->npool + (size_t)n, sizeof *l->pool);
     if (n) memcpy(l->pool + l->npool, j->alloc, (size_t)n * sizeof *l->pool);
-    l->s[l->ns] = (snap){s, r->t, l->npool, n};
+    l->s[l->ns] = (snap){s, r->t, l->npool, n, gs_engine_cluster(l->e)};
     l->last[s] = (int32_t)l->ns++;
     l->npool += (size_t)n;
 }
@@ -118,15 +126,22 @@ static int running_at(const run_log *l, int32_t slot, gs_time t)
     return 0;
 }
 
-/* The GPUs slot held at t: after the last snapshot taken at or before t (n = 0: none). */
-static void placement_at(const run_log *l, int32_t slot, gs_time t, const int32_t **g, int *n)
+/*
+ * The GPUs slot held at t: after the last snapshot taken at or before t
+ * (n = 0: none); with final, its last placement (the current one if it
+ * holds GPUs at the end, else its last run's).  *c: their cluster.
+ */
+static void placement_at(const run_log *l, int32_t slot, gs_time t, int final, const int32_t **g,
+                         int *n, const gs_cluster **c)
 {
     *g = NULL;
     *n = 0;
-    for (size_t i = 0; i < l->ns && l->s[i].t <= t; i++)
-        if (l->s[i].slot == slot) {
+    *c = gs_engine_cluster(l->e);
+    for (size_t i = 0; i < l->ns && (final || l->s[i].t <= t); i++)
+        if (l->s[i].slot == slot && (!final || l->s[i].n)) {
             *g = l->pool + l->s[i].off;
             *n = l->s[i].n;
+            *c = l->s[i].c;
         }
 }
 
@@ -252,10 +267,17 @@ static int parse_job(struct fy_node *n, gs_job_spec *s, char **strs, int *nstr, 
 /* ---- expectations ------------------------------------------------------------------------------
  */
 
+typedef struct clusters {
+    gs_cluster **v; /* the scenario's cluster, then each reconfiguration's: alive until the
+                       engine is gone */
+    size_t n, cap;
+} clusters;
+
 typedef struct report {
     FILE *out;
     const char *name;
     int pass, fail;
+    const clusters *all; /* names in expectations are checked against every one */
 } report;
 
 static void verdict(report *r, int ok, struct fy_node *n, const char *fmt, ...)
@@ -328,11 +350,23 @@ static const char *gpu_node_name(const gs_cluster *c, int32_t g)
     return gs_cluster_node(c, gs_cluster_gpu(c, g)->node)->name;
 }
 
-/* 1 when some node of the cluster is called 'name' (several node cells may share it). */
-static int node_known(const gs_cluster *c, const char *name)
+/* 1 when some node of a cluster of the scenario is called 'name' (several node cells may
+ * share it). */
+static int node_known(const report *r, const char *name)
 {
-    for (size_t i = 0; i < gs_cluster_nnodes(c); i++)
-        if (!strcmp(gs_cluster_node(c, (int)i)->name, name)) return 1;
+    for (size_t k = 0; k < r->all->n; k++) {
+        const gs_cluster *c = r->all->v[k];
+        for (size_t i = 0; i < gs_cluster_nnodes(c); i++)
+            if (!strcmp(gs_cluster_node(c, (int)i)->name, name)) return 1;
+    }
+    return 0;
+}
+
+/* 1 when some cluster of the scenario has cell type 'name'. */
+static int type_known(const report *r, const char *name)
+{
+    for (size_t k = 0; k < r->all->n; k++)
+        if (gs_cluster_find_cell_type(r->all->v[k], name) >= 0) return 1;
     return 0;
 }
 
@@ -415,13 +449,13 @@ static void cell_label(const gs_cluster *c, int cell, char *b, size_t cap)
 typedef struct place {
     const int32_t *g;
     int n;
+    const gs_cluster *c; /* the cluster of g's indices */
     int timed;
     gs_time at;
     char at_s[48]; /* " at T" or "" */
 } place;
 
-static void place_of(gs_engine *e, const run_log *lg, const gs_job *j, int timed, gs_time at,
-                     place *p)
+static void place_of(const run_log *lg, const gs_job *j, int timed, gs_time at, place *p)
 {
     p->timed = timed;
     p->at = at;
@@ -430,16 +464,12 @@ static void place_of(gs_engine *e, const run_log *lg, const gs_job *j, int timed
         char ts[32];
         gs_fmt_sec(ts, sizeof ts, at);
         snprintf(p->at_s, sizeof p->at_s, " at %s", ts);
-        placement_at(lg, j->slot, at, &p->g, &p->n);
-    } else {
-        p->g = j->alloc ? j->alloc : j->last_alloc;
-        p->n = j->alloc ? j->nalloc : j->nlast_alloc;
     }
-    (void)e;
+    placement_at(lg, j->slot, at, !timed, &p->g, &p->n, &p->c);
 }
 
 /* A list of node names, each known to the cluster; "a,b" in out. */
-static int name_list(const gs_cluster *c, struct fy_node *x, const char *key, char *out, size_t cap,
+static int name_list(const report *r, struct fy_node *x, const char *key, char *out, size_t cap,
                      gs_diag *d)
 {
     if (!fy_node_is_sequence(x)) return gs_yaml_err(d, x, GS_EPARSE, "'%s' must be a list", key);
@@ -448,7 +478,7 @@ static int name_list(const gs_cluster *c, struct fy_node *x, const char *key, ch
     struct fy_node *e2;
     while ((e2 = fy_node_sequence_iterate(x, &it))) {
         const char *nm = gs_yaml_str(e2);
-        if (!nm || !node_known(c, nm))
+        if (!nm || !node_known(r, nm))
             return gs_yaml_err(d, e2, GS_EUNKNOWN, "unknown node '%s'", nm ? nm : "?");
         cat(out, cap, "%s%s", out[0] ? "," : "", nm);
     }
@@ -462,11 +492,11 @@ static int cmp_int(const void *a, const void *b)
 }
 
 /* tasks: [{node: X, gpus: [i, ...]}, ...] - every task, in task order. */
-static int check_tasks(report *r, const gs_cluster *c, const gs_job *j, const place *p,
-                       struct fy_node *x, gs_diag *d)
+static int check_tasks(report *r, const gs_job *j, const place *p, struct fy_node *x, gs_diag *d)
 {
     if (!fy_node_is_sequence(x))
         return gs_yaml_err(d, x, GS_EPARSE, "'tasks' must be a list of {node, gpus}");
+    const gs_cluster *c = p->c;
     char want[1024] = "", got[1024] = "";
     int want_n = fy_node_sequence_item_count(x);
     int ok = want_n ? p->n > 0 : p->n == 0; /* tasks: [] = holds no GPUs */
@@ -484,7 +514,7 @@ static int check_tasks(report *r, const gs_cluster *c, const gs_job *j, const pl
         struct fy_node *nn = gs_yaml_get(tn, "node"), *gn = gs_yaml_get(tn, "gpus");
         const char *nm = gs_yaml_str(nn);
         if (!nm) return gs_yaml_err(d, tn, GS_EPARSE, "a task placement needs 'node'");
-        if (!node_known(c, nm)) return gs_yaml_err(d, nn, GS_EUNKNOWN, "unknown node '%s'", nm);
+        if (!node_known(r, nm)) return gs_yaml_err(d, nn, GS_EUNKNOWN, "unknown node '%s'", nm);
         cat(want, sizeof want, "%s%s", want[0] ? " " : "", nm);
         int wg[256], nwg = 0;
         if (gn) {
@@ -541,7 +571,7 @@ static int check_tasks(report *r, const gs_cluster *c, const gs_job *j, const pl
 static int check_not_with(report *r, gs_engine *e, const run_log *lg, const gs_job *j,
                           const place *p, struct fy_node *x, gs_diag *d)
 {
-    const gs_cluster *c = gs_engine_cluster(e);
+    const gs_cluster *c = p->c;
     if (!fy_node_is_sequence(x)) return gs_yaml_err(d, x, GS_EPARSE, "'not_with' must be a list");
     char ids[256] = "", shared[512] = "";
     void *it = NULL;
@@ -554,10 +584,10 @@ static int check_not_with(report *r, gs_engine *e, const run_log *lg, const gs_j
         if (!o) return gs_yaml_err(d, v, GS_EUNKNOWN, "no job with id %lld", (long long)id);
         cat(ids, sizeof ids, "%s%lld", ids[0] ? "," : "", (long long)id);
         place q;
-        place_of(e, lg, o, p->timed, p->at, &q);
+        place_of(lg, o, p->timed, p->at, &q);
         for (int k = 0; k < p->n; k++) {
             const char *nm = gpu_node_name(c, p->g[k]);
-            if (on_node(c, q.g, q.n, nm)) {
+            if (on_node(q.c, q.g, q.n, nm)) {
                 char tag[160];
                 snprintf(tag, sizeof tag, "%s with job %lld", nm, (long long)id);
                 if (!strstr(shared, tag))
@@ -577,17 +607,19 @@ static int check_not_with(report *r, gs_engine *e, const run_log *lg, const gs_j
 static int check_placement(report *r, gs_engine *e, const run_log *lg, const gs_job *j,
                            const place *p, struct fy_node *n, gs_diag *d)
 {
-    const gs_cluster *c = gs_engine_cluster(e);
+    const gs_cluster *c = p->c;
     long long id = (long long)j->id;
     const int *gi = (const int *)p->g;
     struct fy_node *x;
     int rc;
     char have[512];
     node_names(c, p->g, p->n, have, sizeof have);
+    int nhave = have[0] != 0; /* distinct node names */
+    for (const char *s = have; *s; s++) nhave += *s == ',';
     if ((x = gs_yaml_get(n, "nodes"))) {
         /* exact set of node names of the placement */
         char wanted[512];
-        if ((rc = name_list(c, x, "nodes", wanted, sizeof wanted, d))) return rc;
+        if ((rc = name_list(r, x, "nodes", wanted, sizeof wanted, d))) return rc;
         int ok = p->n > 0, want = 0;
         void *it = NULL;
         struct fy_node *e2;
@@ -595,18 +627,14 @@ static int check_placement(report *r, gs_engine *e, const run_log *lg, const gs_
             ok &= on_node(c, p->g, p->n, gs_yaml_str(e2));
             want++;
         }
-        int got = 0;
-        for (const char *s = have; *s; s++) got += *s == ',';
-        got += have[0] != 0;
-        ok &= got == want;
+        ok &= nhave == want;
         verdict(r, ok, x, "job %lld placed on nodes [%s]%s (got [%s])", id, wanted, p->at_s, have);
     }
     if ((x = gs_yaml_get(n, "node_count"))) {
         int64_t v;
         if ((rc = gs_yaml_int(x, "node_count", 0, 1 << 20, &v, d))) return rc;
-        int got = gs_cluster_count_nodes(c, gi, p->n);
-        verdict(r, got == v, x, "job %lld spans %lld nodes%s (got %d)", id, (long long)v, p->at_s,
-                got);
+        verdict(r, nhave == v, x, "job %lld spans %lld nodes%s (got %d)", id, (long long)v, p->at_s,
+                nhave);
     }
     if ((x = gs_yaml_get(n, "spread"))) {
         const char *s = gs_yaml_str(x);
@@ -615,10 +643,10 @@ static int check_placement(report *r, gs_engine *e, const run_log *lg, const gs_
         verdict(r, ok, x, "job %lld's GPUs share one %s%s (got %s)", id, s ? s : "?", p->at_s,
                 p->n ? gs_cell_kind_name(k) : "no placement");
     }
-    if ((x = gs_yaml_get(n, "tasks")) && (rc = check_tasks(r, c, j, p, x, d))) return rc;
+    if ((x = gs_yaml_get(n, "tasks")) && (rc = check_tasks(r, j, p, x, d))) return rc;
     if ((x = gs_yaml_get(n, "chain"))) {
         const char *s = gs_yaml_str(x);
-        if (!s || gs_cluster_find_cell_type(c, s) < 0)
+        if (!s || !type_known(r, s))
             return gs_yaml_err(d, x, GS_EUNKNOWN, "'chain': unknown cell type '%s'", s ? s : "?");
         char got[512] = "";
         int ok = p->n > 0;
@@ -640,10 +668,10 @@ static int check_placement(report *r, gs_engine *e, const run_log *lg, const gs_
     if ((x = gs_yaml_get(n, "within"))) {
         const char *s = gs_yaml_str(x);
         int kind = -1;
-        if (s && gs_cluster_find_cell_type(c, s) < 0)
+        if (s && !type_known(r, s))
             for (int k = GS_CELL_GPU; k <= GS_CELL_ROOT; k++)
                 if (!strcmp(s, gs_cell_kind_name((gs_cell_kind)k))) kind = k;
-        if (!s || (gs_cluster_find_cell_type(c, s) < 0 && kind < 0))
+        if (!s || (!type_known(r, s) && kind < 0))
             return gs_yaml_err(d, x, GS_EUNKNOWN,
                                "'within': unknown cell type '%s' (a cellTypes name of the "
                                "cluster, or node, rack, pcie, socket, pool)",
@@ -665,7 +693,7 @@ static int check_placement(report *r, gs_engine *e, const run_log *lg, const gs_
     }
     if ((x = gs_yaml_get(n, "nodes_subset"))) {
         char wanted[512];
-        if ((rc = name_list(c, x, "nodes_subset", wanted, sizeof wanted, d))) return rc;
+        if ((rc = name_list(r, x, "nodes_subset", wanted, sizeof wanted, d))) return rc;
         int ok = p->n > 0;
         for (int k = 0; k < p->n && ok; k++) {
             const char *nm = gpu_node_name(c, p->g[k]);
@@ -681,7 +709,7 @@ static int check_placement(report *r, gs_engine *e, const run_log *lg, const gs_
     }
     if ((x = gs_yaml_get(n, "not_nodes"))) {
         char wanted[512];
-        if ((rc = name_list(c, x, "not_nodes", wanted, sizeof wanted, d))) return rc;
+        if ((rc = name_list(r, x, "not_nodes", wanted, sizeof wanted, d))) return rc;
         int ok = p->n > 0;
         void *it = NULL;
         struct fy_node *e2;
@@ -762,7 +790,7 @@ static int check_job(report *r, gs_engine *e, const run_log *lg, struct fy_node 
                 (long long)v, j->restarts);
     }
     place p;
-    place_of(e, lg, j, atn != NULL, at, &p);
+    place_of(lg, j, atn != NULL, at, &p);
     if ((rc = check_placement(r, e, lg, j, &p, n, d))) return rc;
     if ((x = gs_yaml_get(n, "reason"))) {
         const char *s = gs_yaml_str(x);
@@ -973,11 +1001,6 @@ static int nodes_named(const gs_cluster *c, const char *name, int *out, int cap)
     return n;
 }
 
-typedef struct clusters {
-    gs_cluster **v; /* reconfigured clusters: alive until the engine is gone */
-    size_t n, cap;
-} clusters;
-
 static int event_err(gs_diag *d, struct fy_node *en, int rc, const char *what)
 {
     if (rc == GS_EUNSUPPORTED)
@@ -1077,6 +1100,8 @@ static int setup_and_run(const char *path, struct fy_node *root, gs_cluster **cl
     struct fy_node *cn = gs_yaml_get(root, "cluster");
     if (!cn) return gs_yaml_err(d, root, GS_EPARSE, "a scenario needs 'cluster'");
     if ((rc = load_cluster(path, cn, "cluster", cl, d))) return rc;
+    rcl->v = grow_or_die(rcl->v, &rcl->cap, 1, sizeof *rcl->v);
+    rcl->v[rcl->n++] = *cl; /* destroyed with the reconfigurations' */
     const char *policy = gs_yaml_str(gs_yaml_get(root, "policy"));
     if (!policy) return gs_yaml_err(d, root, GS_EPARSE, "a scenario needs 'policy'");
     struct fy_node *sets = gs_yaml_get(root, "set");
@@ -1121,6 +1146,7 @@ static int setup_and_run(const char *path, struct fy_node *root, gs_cluster **cl
     if (unused)
         return gs_yaml_err(d, sets, GS_EINVAL, "parameter '%s' is not used by policy %s", unused,
                            policy);
+    lg->e = e;
     gs_engine_set_observer(e, log_record, lg);
     struct fy_node *jobs = gs_yaml_get(root, "jobs");
     if (!jobs || !fy_node_is_sequence(jobs))
@@ -1197,7 +1223,7 @@ int gs_scenario_run(const char *path, FILE *out, int *passed, int *failed, gs_di
                                        "expect", "expect_error", NULL};
     if ((rc = gs_yaml_check_keys(root, keys, "a scenario", d))) goto out;
     const char *name = gs_yaml_str(gs_yaml_get(root, "name"));
-    report rep = {out, name ? name : path, 0, 0};
+    report rep = {out, name ? name : path, 0, 0, &rcl};
     struct fy_node *exp = gs_yaml_get(root, "expect"), *xerr = gs_yaml_get(root, "expect_error");
     const char *want_err = gs_yaml_str(xerr);
     if (xerr && (!want_err || !*want_err)) {
@@ -1251,9 +1277,8 @@ out:
     run_log_release(&lg);
     free(pr.v);
     gs_engine_destroy(e);
-    for (size_t i = 0; i < rcl.n; i++) gs_cluster_destroy(rcl.v[i]);
+    for (size_t i = 0; i < rcl.n; i++) gs_cluster_destroy(rcl.v[i]); /* cl is the first */
     free(rcl.v);
-    gs_cluster_destroy(cl);
     gs_params_release(&params);
     gs_yaml_release(&y);
     free(buf);
