@@ -4,7 +4,9 @@
  * priorities, durations, COUNTxGPUS, positioned errors naming the field,
  * limits, and the canonical JSON round trip restart recovery relies on;
  * elastic jobs' fields (issue 13): range, sizes, budgets, deadline, their
- * validation and their core spec.
+ * validation and their core spec; members of different sizes and nested
+ * withinOneCell groups (issue 14): parsing, the core spec, the canonical
+ * round trip, and bad inputs with their messages and positions.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -349,6 +351,181 @@ static void json_round_trip(void)
     gsd_spec_release(&b);
 }
 
+/* issue 14: `members` of different sizes, nested `groups` with `within`. */
+static void members_and_groups(void)
+{
+    gsd_spec s, b;
+    gs_diag d;
+    const char *f;
+    /* members 1x2 + 1x1: tasks of different sizes, gpus_per_task the largest */
+    ASSERT_OK(parse("command: true\nmembers: [{tasks: 1, gpus_per_task: 2}, {tasks: 1, "
+                    "gpus_per_task: 1}]\n",
+                    &s, &d, &f));
+    ASSERT_EQ(s.ntasks, 2);
+    ASSERT_EQ(s.gpus_per_task, 2);
+    ASSERT(s.task_gpus != NULL);
+    ASSERT_EQ(s.task_gpus[0], 2);
+    ASSERT_EQ(s.task_gpus[1], 1);
+    ASSERT_EQ(s.ngroups, 0);
+    ASSERT_EQ(gsd_spec_total_gpus(&s), 3);
+    char txt[64];
+    gsd_spec_gpus_text(&s, txt, sizeof txt);
+    ASSERT_STR(txt, "2+1");
+    gs_job_spec js;
+    gsd_spec_job(&s, GS_SEC, &js);
+    ASSERT(js.task_gpus == s.task_gpus);
+    ASSERT_EQ(js.ntasks, 2);
+    ASSERT_EQ(js.hived_strict, 0);
+    char *j = gsd_spec_to_json(&s);
+    ASSERT_CONTAINS(j, "\"members\":[{\"tasks\":1,\"gpus_per_task\":2},{\"tasks\":1,"
+                       "\"gpus_per_task\":1}]");
+    ASSERT(!strstr(j, "\"tasks\":2"));
+    free(j);
+    gsd_spec_release(&s);
+
+    /* equal members are a plain job (any policy runs it) */
+    ASSERT_OK(
+        parse("command: true\nmembers: [{tasks: 2, gpus: 4}, {tasks: 1, gpus: 4}]\n", &s, &d, &f));
+    ASSERT_EQ(s.ntasks, 3);
+    ASSERT_EQ(s.gpus_per_task, 4);
+    ASSERT(s.task_gpus == NULL);
+    ASSERT(!gsd_spec_grouped(&s));
+    gsd_spec_release(&s);
+
+    /* nested groups, pre-order, with top-level members first; JSON gives the same */
+    const char *y = "command: true\n"
+                    "members: [{tasks: 1, gpus_per_task: 8}]\n"
+                    "groups:\n"
+                    "  - within: V100-RACK\n"
+                    "    groups:\n"
+                    "      - {within: V100-NODE, members: [{tasks: 2, gpus_per_task: 4}]}\n"
+                    "      - members: [{tasks: 1, gpus_per_task: 2}, {tasks: 2, gpus_per_task: "
+                    "1}]\n"
+                    "  - {within: K80-NODE, members: [{tasks: 1, gpus_per_task: 1}]}\n";
+    ASSERT_OK(parse(y, &s, &d, &f));
+    ASSERT_EQ(s.ntasks, 7);
+    ASSERT_EQ(s.gpus_per_task, 8);
+    static const int32_t want[] = {8, 4, 4, 2, 1, 1, 1};
+    for (int t = 0; t < 7; t++) ASSERT_EQ(s.task_gpus[t], want[t]);
+    ASSERT_EQ(s.ngroups, 4);
+    ASSERT_EQ(s.groups[0].lo, 1);
+    ASSERT_EQ(s.groups[0].hi, 6);
+    ASSERT_EQ(s.groups[0].parent, -1);
+    ASSERT_STR(s.groups[0].within, "V100-RACK");
+    ASSERT_EQ(s.groups[1].lo, 1);
+    ASSERT_EQ(s.groups[1].hi, 3);
+    ASSERT_EQ(s.groups[1].parent, 0);
+    ASSERT_STR(s.groups[1].within, "V100-NODE");
+    ASSERT_EQ(s.groups[2].lo, 3);
+    ASSERT_EQ(s.groups[2].hi, 6);
+    ASSERT_EQ(s.groups[2].parent, 0);
+    ASSERT(s.groups[2].within == NULL);
+    ASSERT_EQ(s.groups[3].lo, 6);
+    ASSERT_EQ(s.groups[3].hi, 7);
+    ASSERT_EQ(s.groups[3].parent, -1);
+    gsd_spec_gpus_text(&s, txt, sizeof txt);
+    ASSERT_STR(txt, "8+2x4+2+3x1");
+    gsd_spec_job(&s, GS_SEC, &js);
+    ASSERT(js.groups == s.groups);
+    ASSERT_EQ(js.ngroups, 4);
+    j = gsd_spec_to_json(&s);
+    gs_diag_init(&d, "json");
+    if (gsd_spec_parse("json", j, strlen(j), &b, &d, &f)) T_FAIL("re-parse: %s in %s", d.msg, j);
+    char *j2 = gsd_spec_to_json(&b);
+    ASSERT_STR(j, j2);
+    ASSERT_EQ(b.ngroups, 4);
+    for (int i = 0; i < 4; i++) {
+        ASSERT_EQ(b.groups[i].lo, s.groups[i].lo);
+        ASSERT_EQ(b.groups[i].hi, s.groups[i].hi);
+        ASSERT_EQ(b.groups[i].parent, s.groups[i].parent);
+    }
+    free(j);
+    free(j2);
+    gsd_spec_release(&b);
+    gsd_spec_release(&s);
+
+    /* a group of equal tasks: grouped without task_gpus */
+    ASSERT_OK(parse("{\"command\": \"true\", \"groups\": [{\"within\": \"V100-NODE\", "
+                    "\"members\": [{\"tasks\": 4, \"gpus_per_task\": 1}]}]}",
+                    &s, &d, &f));
+    ASSERT(s.task_gpus == NULL);
+    ASSERT(gsd_spec_grouped(&s));
+    ASSERT_EQ(s.ntasks, 4);
+    j = gsd_spec_to_json(&s);
+    ASSERT_CONTAINS(j, "\"groups\":[{\"within\":\"V100-NODE\",\"members\":[{\"tasks\":4,"
+                       "\"gpus_per_task\":1}]}]");
+    free(j);
+    gsd_spec_release(&s);
+
+    static const struct {
+        const char *text, *field;
+        int line, col;
+        const char *msg;
+    } bad[] = {
+        {"command: true\ntasks: 2\nmembers: [{tasks: 1, gpus: 1}]\n", "tasks", 2, 8,
+         "give either 'tasks' or 'members'"},
+        {"command: true\nmembers: []\n", "members", 2, 1, "non-empty list"},
+        {"command: true\nmembers: [{tasks: 1}]\n", "members", 2, 12, "needs 'gpus_per_task'"},
+        {"command: true\nmembers: [{tasks: 1, gpus_per_task: 0}]\n", "members", 2, 37,
+         "between 1 and 4096"},
+        {"command: true\nmembers: [{tasks: 1, gpu: 2}]\n", "members", 2, 22, "did you mean"},
+        {"command: true\nmembers: [{tasks: 1, gpus: \"2\"}]\n", "members", 2, 29, "not a string"},
+        {"command: true\nmembers: [{tasks: 4000, gpus: 1}, {tasks: 100, gpus: 2}]\n", "members", 2,
+         43, "more than 4096 tasks"},
+        {"command: true\nmembers: [{tasks: 2048, gpus: 2}, {tasks: 1, gpus: 1}]\n", "members", 0, 0,
+         "more than the limit of 4096"},
+        {"command: true\ngroups: [{within: X}]\n", "groups", 2, 11, "needs 'members' or"},
+        {"command: true\ngroups: [{within: \"\", members: [{gpus: 1}]}]\n", "groups", 2, 20,
+         "cell type name"},
+        {"command: true\ngroups: [{withinOneCell: X, members: [{gpus: 1}]}]\n", "groups", 2, 11,
+         "unknown field"},
+        {"command: true\ngroups: {within: X}\n", "groups", 2, 10, "non-empty list"},
+        {"command: true\ngang: false\nmembers: [{gpus: 2}, {gpus: 1}]\n", "gang", 0, 0,
+         "is a gang"},
+        {"command: true\nmax_gpus: 8\nmembers: [{gpus: 2}, {gpus: 1}]\n", "max_gpus", 0, 0,
+         "not elastic"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *ff = "?";
+        int rc = parse(bad[i].text, &s, &d, &ff);
+        if (rc == 0) T_FAIL("bad case %zu parsed: %s", i, bad[i].text);
+        if (strcmp(ff, bad[i].field))
+            T_FAIL("bad case %zu: field '%s', want '%s' (%s)", i, ff, bad[i].field, d.msg);
+        if (d.line != bad[i].line || d.col != bad[i].col)
+            T_FAIL("bad case %zu: at %d:%d, want %d:%d (%s)", i, d.line, d.col, bad[i].line,
+                   bad[i].col, d.msg);
+        if (!strstr(d.msg, bad[i].msg))
+            T_FAIL("bad case %zu: message '%s' lacks '%s'", i, d.msg, bad[i].msg);
+    }
+
+    /* specs built by hand (the CLI) are validated to the same shape */
+    gsd_spec_init(&s);
+    s.shell = strdup("true");
+    int32_t tg[3] = {2, 1, 1};
+    gs_task_group gr[2] = {{0, 3, -1, NULL, -1}, {0, 2, 0, NULL, -1}};
+    s.task_gpus = tg;
+    s.ntasks = 3;
+    s.gpus_per_task = 2;
+    ASSERT_OK(gsd_spec_validate(&s, &d, &f));
+    s.gpus_per_task = 1;
+    ASSERT_EQ(gsd_spec_validate(&s, &d, &f), GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "the largest");
+    s.gpus_per_task = 2;
+    s.groups = gr;
+    s.ngroups = 2;
+    ASSERT_EQ(gsd_spec_validate(&s, &d, &f), GS_EINVAL); /* the child ends before its parent */
+    ASSERT_CONTAINS(d.msg, "last child group must end with it");
+    gr[1].hi = 3;
+    ASSERT_OK(gsd_spec_validate(&s, &d, &f));
+    gr[1].parent = 1;
+    ASSERT_EQ(gsd_spec_validate(&s, &d, &f), GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "parent must come before it");
+    s.task_gpus = NULL;
+    s.groups = NULL;
+    s.ngroups = 0;
+    gsd_spec_release(&s);
+}
+
 static void elastic_fields(void)
 {
     const char *y = "command: train\ntasks: 2\nmin_gpus: 1\nmax_gpus: 8\nsizes: [1, 2, 4, 8]\n"
@@ -564,6 +741,7 @@ static const test_case tests[] = {
     {"durations_and_priorities", durations_and_priorities},
     {"json_round_trip", json_round_trip},
     {"elastic_fields", elastic_fields},
+    {"members_and_groups", members_and_groups},
     {"reserved_env_names", reserved_env_names},
     {"slurm_time_limits", slurm_time_limits},
 };

@@ -65,7 +65,67 @@ void gsd_spec_release(gsd_spec *s)
     free(s->external);
     free(s->sizes);
     free(s->app);
+    free(s->task_gpus);
+    for (int i = 0; i < s->ngroups; i++) free((char *)s->groups[i].within);
+    free(s->groups);
+    free(s->hived);
     gsd_spec_init(s);
+}
+
+int gsd_spec_total_gpus(const gsd_spec *s)
+{
+    if (!s->task_gpus) return s->ntasks * s->gpus_per_task;
+    int n = 0;
+    for (int t = 0; t < s->ntasks; t++) n += s->task_gpus[t];
+    return n;
+}
+
+char *gsd_spec_task_gpus_col(const gsd_spec *s)
+{
+    if (!s->task_gpus) return NULL;
+    size_t cap = (size_t)s->ntasks * 6 + 1, n = 0;
+    char *p = malloc(cap);
+    if (!p) abort();
+    p[0] = '\0';
+    for (int t = 0; t < s->ntasks; t++)
+        n += (size_t)snprintf(p + n, cap - n, t ? ",%d" : "%d", (int)s->task_gpus[t]);
+    return p;
+}
+
+char *gsd_spec_groups_col(const gsd_spec *s)
+{
+    if (!s->ngroups) return NULL;
+    json_t *a = json_array();
+    for (int i = 0; i < s->ngroups; i++) {
+        const gs_task_group *g = &s->groups[i];
+        json_t *o = json_pack("{s:i,s:i,s:i}", "lo", g->lo, "hi", g->hi, "parent", g->parent);
+        if (g->within) json_object_set_new(o, "within", json_string(g->within));
+        json_array_append_new(a, o);
+    }
+    char *out = json_dumps(a, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(a);
+    if (!out) abort();
+    return out;
+}
+
+void gsd_spec_gpus_text(const gsd_spec *s, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    if (!s->task_gpus) {
+        snprintf(buf, cap, "%d", s->ntasks * s->gpus_per_task);
+        return;
+    }
+    for (int t = 0; t < s->ntasks && n < cap;) {
+        int k = t;
+        while (k < s->ntasks && s->task_gpus[k] == s->task_gpus[t]) k++;
+        if (k - t > 1)
+            n +=
+                (size_t)snprintf(buf + n, cap - n, "%s%dx%d", t ? "+" : "", k - t, s->task_gpus[t]);
+        else
+            n += (size_t)snprintf(buf + n, cap - n, "%s%d", t ? "+" : "", s->task_gpus[t]);
+        t = k;
+    }
 }
 
 static char *xstrdup(const char *s)
@@ -317,6 +377,110 @@ int gsd_spec_size_valid(const gsd_spec *s, int n)
     return 0;
 }
 
+/*
+ * Members of different sizes and nested groups (issue 14): the shape `members` / `groups`
+ * write (spec.h), so that the canonical JSON gives the same spec back.  Group g's own members
+ * are the tasks [lo, first child's lo); its children follow one another up to its hi.
+ */
+static int validate_groups(const gsd_spec *s, gs_diag *d, const char **field)
+{
+    if (s->task_gpus) {
+        int mx = 0, same = 1;
+        long long sum = 0;
+        for (int t = 0; t < s->ntasks; t++) {
+            int v = s->task_gpus[t];
+            if (v < 1 || v > GSD_MAX_GPUS) {
+                FIELD("members");
+                return gs_diag_set(d, GS_ERANGE, 0, 0,
+                                   "'members': GPUs per task must be between 1 and %d, got %d "
+                                   "(task %d)",
+                                   GSD_MAX_GPUS, v, t);
+            }
+            if (v > mx) mx = v;
+            if (v != s->task_gpus[0]) same = 0;
+            sum += v;
+        }
+        if (sum > GSD_MAX_GPUS) {
+            FIELD("members");
+            return gs_diag_set(d, GS_ERANGE, 0, 0,
+                               "job asks for %lld GPUs, more than the limit of %d", sum,
+                               GSD_MAX_GPUS);
+        }
+        if (same || mx != s->gpus_per_task) {
+            FIELD("members");
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "'members': per-task GPUs must differ and gpus_per_task be the "
+                               "largest (%d, got %d)",
+                               mx, s->gpus_per_task);
+        }
+    }
+    if (s->ngroups < 0 || s->ngroups > GSD_MAX_GROUPS || (s->ngroups && !s->groups)) {
+        FIELD("groups");
+        return gs_diag_set(d, GS_ETOOBIG, 0, 0, "'groups': more than %d groups", GSD_MAX_GROUPS);
+    }
+    for (int i = 0; i < s->ngroups; i++) {
+        const gs_task_group *g = &s->groups[i];
+        int depth = 0;
+        for (int p = g->parent; p >= 0 && depth <= GSD_MAX_GROUP_DEPTH; p = s->groups[p].parent)
+            depth++;
+        const char *bad = NULL;
+        if (g->lo < 0 || g->hi <= g->lo || g->hi > s->ntasks)
+            bad = "a group's tasks must be a non-empty range of the job's tasks";
+        else if (g->parent < -1 || g->parent >= i)
+            bad = "a group's parent must come before it";
+        else if (depth > GSD_MAX_GROUP_DEPTH)
+            bad = "groups nest too deep";
+        else if (g->parent >= 0 &&
+                 (g->lo < s->groups[g->parent].lo || g->hi > s->groups[g->parent].hi))
+            bad = "a group's tasks must lie inside its parent's";
+        if (!bad) {
+            /* where it must start: after its previous sibling, else anywhere inside its parent
+             * after the parent's own members (checked by the sibling chain reaching its hi) */
+            int prev = -1;
+            for (int k = i - 1; k >= 0; k--)
+                if (s->groups[k].parent == g->parent) {
+                    prev = k;
+                    break;
+                }
+            if (prev >= 0 && g->lo != s->groups[prev].hi)
+                bad = "sibling groups must follow one another";
+            /* pre-order: everything between its parent and it lies in its parent */
+            for (int k = g->parent + 1; k < i && !bad && g->parent >= 0; k++) {
+                int a = s->groups[k].parent;
+                while (a >= 0 && a != g->parent) a = s->groups[a].parent;
+                if (a != g->parent) bad = "groups must be listed parent first (pre-order)";
+            }
+            /* the last child of a group ends where the group does */
+            int last = 1;
+            for (int k = i + 1; k < s->ngroups; k++)
+                if (s->groups[k].parent == g->parent) last = 0;
+            if (!bad && last && g->parent >= 0 && g->hi != s->groups[g->parent].hi)
+                bad = "a group's last child group must end with it";
+            if (!bad && last && g->parent < 0 && g->hi != s->ntasks)
+                bad = "the last top-level group must end with the job's last task";
+        }
+        if (!bad && g->within &&
+            (!*g->within || strlen(g->within) > GSD_MAX_NAME || bad_text(g->within, 0) ||
+             strchr(g->within, '\t')))
+            bad = "'within' must be a cell type name (1-128 characters, no control characters)";
+        if (bad) {
+            FIELD("groups");
+            return gs_diag_set(d, GS_EINVAL, 0, 0, "'groups': group %d: %s", i + 1, bad);
+        }
+    }
+    if (gsd_spec_grouped(s)) {
+        const char *f = !s->gang ? "gang" : gsd_spec_elastic(s) ? "max_gpus" : NULL;
+        if (f) {
+            FIELD(f);
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "a job with members of different sizes or groups is a gang and "
+                               "not elastic ('%s' cannot be given with 'members' / 'groups')",
+                               s->gang ? "max_gpus" : "gang: false");
+        }
+    }
+    return 0;
+}
+
 int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
 {
     if (s->dependency) {
@@ -337,7 +501,7 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
         return gs_diag_set(d, GS_ERANGE, 0, 0, "'gpus' (per task) must be between 1 and %d, got %d",
                            GSD_MAX_GPUS, s->gpus_per_task);
     }
-    if ((long long)s->ntasks * s->gpus_per_task > GSD_MAX_GPUS) {
+    if (!s->task_gpus && (long long)s->ntasks * s->gpus_per_task > GSD_MAX_GPUS) {
         FIELD("tasks");
         return gs_diag_set(d, GS_ERANGE, 0, 0, "job asks for %lld GPUs, more than the limit of %d",
                            (long long)s->ntasks * s->gpus_per_task, GSD_MAX_GPUS);
@@ -466,7 +630,8 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
         FIELD("cpus");
         return gs_diag_set(d, GS_ERANGE, 0, 0, "'cpus' and 'memory' must not be negative");
     }
-    return validate_elastic(s, d, field);
+    int rc = validate_groups(s, d, field);
+    return rc ? rc : validate_elastic(s, d, field);
 }
 
 /* ---- parsing -------------------------------------------------------------------------------- */
@@ -772,6 +937,151 @@ static int parse_elastic(pctx *c, struct fy_node *root, gsd_spec *s)
     return 0;
 }
 
+/* ---- members and groups (issue 14) ---- */
+
+typedef struct gbuild {
+    int32_t *gpus; /* per task, in task order */
+    int n, cap;
+    gs_task_group *g;
+    int ng;
+} gbuild;
+
+/* `members: [{tasks: N, gpus_per_task: G}, ...]`: N tasks of G GPUs each, appended. */
+static int parse_members(pctx *c, struct fy_node *n, const char *field, gbuild *b)
+{
+    static const char *const mk[] = {"tasks", "gpus_per_task", "gpus", NULL};
+    if (!fy_node_is_sequence(n) || fy_node_sequence_item_count(n) < 1)
+        return perr(c, n, field, GS_EPARSE,
+                    "'%s' must be a non-empty list of {tasks: N, gpus_per_task: G}", field);
+    void *it = NULL;
+    struct fy_node *m;
+    while ((m = fy_node_sequence_iterate(n, &it))) {
+        if (!fy_node_is_mapping(m))
+            return perr(c, m, field, GS_EPARSE,
+                        "'%s' entries must be mappings {tasks: N, gpus_per_task: G}", field);
+        int rc = gs_yaml_check_keys(m, mk, "members entry", c->d);
+        if (rc) {
+            if (c->field) *c->field = field;
+            return rc;
+        }
+        struct fy_node *t = gs_yaml_get(m, "tasks"), *g1 = gs_yaml_get(m, "gpus_per_task"),
+                       *g2 = gs_yaml_get(m, "gpus");
+        int nt = 1, g = 1;
+        if (g1 && g2)
+            return perr(c, g2, field, GS_EINVAL, "'%s': give either 'gpus' or 'gpus_per_task'",
+                        field);
+        if ((t && (rc = get_int(c, t, "tasks", 1, GSD_MAX_GPUS, &nt))) ||
+            ((g1 || g2) &&
+             (rc = get_int(c, g1 ? g1 : g2, g1 ? "gpus_per_task" : "gpus", 1, GSD_MAX_GPUS, &g)))) {
+            if (c->field) *c->field = field; /* the entry's key named the message */
+            return rc;
+        }
+        if (!g1 && !g2)
+            return perr(c, m, field, GS_EINVAL, "'%s': an entry needs 'gpus_per_task'", field);
+        if (b->n + nt > GSD_MAX_GPUS)
+            return perr(c, t ? t : m, field, GS_ERANGE, "'%s': more than %d tasks in all", field,
+                        GSD_MAX_GPUS);
+        if (b->n + nt > b->cap) {
+            b->cap = b->n + nt > 2 * b->cap ? b->n + nt : 2 * b->cap;
+            b->gpus = realloc(b->gpus, (size_t)b->cap * sizeof *b->gpus);
+            if (!b->gpus) abort();
+        }
+        for (int k = 0; k < nt; k++) b->gpus[b->n++] = g;
+    }
+    return 0;
+}
+
+/* `groups: [{within: CELLTYPE, members: [...], groups: [...]}, ...]`, pre-order. */
+static int parse_groups(pctx *c, struct fy_node *n, int parent, int depth, gbuild *b)
+{
+    static const char *const gk[] = {"within", "members", "groups", NULL};
+    if (!fy_node_is_sequence(n) || fy_node_sequence_item_count(n) < 1)
+        return perr(c, n, "groups", GS_EPARSE,
+                    "'groups' must be a non-empty list of {within: CELLTYPE, members: [...] "
+                    "and/or groups: [...]}");
+    if (depth > GSD_MAX_GROUP_DEPTH)
+        return perr(c, n, "groups", GS_ERANGE, "'groups' nest more than %d deep",
+                    GSD_MAX_GROUP_DEPTH);
+    void *it = NULL;
+    struct fy_node *m;
+    while ((m = fy_node_sequence_iterate(n, &it))) {
+        if (!fy_node_is_mapping(m))
+            return perr(c, m, "groups", GS_EPARSE,
+                        "a group must be a mapping {within: CELLTYPE, members: [...]}");
+        int rc = gs_yaml_check_keys(m, gk, "group", c->d);
+        if (rc) {
+            if (c->field) *c->field = "groups";
+            return rc;
+        }
+        if (b->ng >= GSD_MAX_GROUPS)
+            return perr(c, m, "groups", GS_ETOOBIG, "more than %d groups", GSD_MAX_GROUPS);
+        int me = b->ng++;
+        b->g = realloc(b->g, (size_t)b->ng * sizeof *b->g);
+        if (!b->g) abort();
+        memset(&b->g[me], 0, sizeof b->g[me]);
+        b->g[me].parent = parent;
+        b->g[me].lo = b->n;
+        b->g[me].within_type = -1;
+        struct fy_node *w = gs_yaml_get(m, "within"), *mm = gs_yaml_get(m, "members"),
+                       *cg = gs_yaml_get(m, "groups");
+        if (w) {
+            char *ws = NULL;
+            if (get_str(c, w, "groups", &ws)) return GS_EPARSE;
+            b->g[me].within = ws;
+            if (!*ws || strlen(ws) > GSD_MAX_NAME || bad_text(ws, 0) || strchr(ws, '\t'))
+                return perr(c, w, "groups", GS_EINVAL,
+                            "'within' must be a cell type name (1-%d characters, "
+                            "no control characters)",
+                            GSD_MAX_NAME);
+        }
+        if (!mm && !cg)
+            return perr(c, m, "groups", GS_EINVAL, "a group needs 'members' or 'groups'");
+        if (mm && (rc = parse_members(c, mm, "groups", b))) return rc;
+        if (cg && (rc = parse_groups(c, cg, me, depth + 1, b))) return rc;
+        b->g[me].hi = b->n;
+    }
+    return 0;
+}
+
+/* Members and groups into s (after tasks / gpus were read: they may not be given too). */
+static int parse_grouping(pctx *c, struct fy_node *root, gsd_spec *s)
+{
+    struct fy_node *mm = gs_yaml_get(root, "members"), *gg = gs_yaml_get(root, "groups");
+    if (!mm && !gg) return 0;
+    const char *clash = gs_yaml_get(root, "tasks")           ? "tasks"
+                        : gs_yaml_get(root, "gpus")          ? "gpus"
+                        : gs_yaml_get(root, "gpus_per_task") ? "gpus_per_task"
+                                                             : NULL;
+    if (clash)
+        return perr(c, gs_yaml_get(root, clash), clash, GS_EINVAL,
+                    "give either '%s' or 'members' / 'groups': the members set the tasks and "
+                    "their GPUs",
+                    clash);
+    gbuild b = {0};
+    int rc = mm ? parse_members(c, mm, "members", &b) : 0;
+    if (!rc && gg) rc = parse_groups(c, gg, -1, 1, &b);
+    if (rc) {
+        for (int i = 0; i < b.ng; i++) free((char *)b.g[i].within);
+        free(b.g);
+        free(b.gpus);
+        return rc;
+    }
+    int mx = 0, same = 1;
+    for (int t = 0; t < b.n; t++) {
+        if (b.gpus[t] > mx) mx = b.gpus[t];
+        if (b.gpus[t] != b.gpus[0]) same = 0;
+    }
+    s->ntasks = b.n;
+    s->gpus_per_task = mx;
+    if (same)
+        free(b.gpus);
+    else
+        s->task_gpus = b.gpus;
+    s->groups = b.g;
+    s->ngroups = b.ng;
+    return 0;
+}
+
 static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
 {
     static const char *const keys[] = {"name",
@@ -809,6 +1119,8 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
                                        "max_failures",
                                        "drain_timeout",
                                        "app",
+                                       "members",
+                                       "groups",
                                        NULL};
     if (!fy_node_is_mapping(root))
         return perr(c, root, "", GS_EPARSE,
@@ -858,6 +1170,7 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
                           &s->gpus_per_task)))
             return rc;
     }
+    if ((rc = parse_grouping(c, root, s))) return rc;
     if ((n = gs_yaml_get(root, "gang")) && (rc = get_bool(c, n, "gang", &s->gang))) return rc;
     if ((n = gs_yaml_get(root, "gpu_type")) && get_str(c, n, "gpu_type", &s->gpu_type))
         return GS_EPARSE;
@@ -1030,6 +1343,42 @@ int gsd_spec_check_host(const gsd_spec *s, const gsd_spec_as *as, char *msg, siz
     return 0;
 }
 
+/* [{"tasks": N, "gpus_per_task": G}, ...] for the tasks [lo, hi), runs of equal sizes as one. */
+static json_t *members_json(const gsd_spec *s, int lo, int hi)
+{
+    json_t *a = json_array();
+    for (int t = lo; t < hi;) {
+        int k = t, g = gsd_spec_task_gpus(s, t);
+        while (k < hi && gsd_spec_task_gpus(s, k) == g) k++;
+        json_array_append_new(a, json_pack("{s:i,s:i}", "tasks", k - t, "gpus_per_task", g));
+        t = k;
+    }
+    return a;
+}
+
+/* The groups whose parent is 'parent', as the spec writes them (validate_groups: a group's own
+ * members, then its children up to its end). */
+static json_t *groups_json(const gsd_spec *s, int parent)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < s->ngroups; i++) {
+        const gs_task_group *g = &s->groups[i];
+        if (g->parent != parent) continue;
+        json_t *o = json_object();
+        if (g->within) json_object_set_new(o, "within", json_string(g->within));
+        int first = g->hi;
+        for (int k = i + 1; k < s->ngroups; k++)
+            if (s->groups[k].parent == i) {
+                first = s->groups[k].lo;
+                break;
+            }
+        if (first > g->lo) json_object_set_new(o, "members", members_json(s, g->lo, first));
+        if (first < g->hi) json_object_set_new(o, "groups", groups_json(s, i));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 char *gsd_spec_to_json(const gsd_spec *s)
 {
     json_t *o = json_object();
@@ -1039,8 +1388,14 @@ char *gsd_spec_to_json(const gsd_spec *s)
     if (s->user) json_object_set_new(o, "user", json_string(s->user));
     if (s->run_as) json_object_set_new(o, "run_as", json_string(s->run_as));
     json_object_set_new(o, "priority", json_integer(s->priority));
-    json_object_set_new(o, "tasks", json_integer(s->ntasks));
-    json_object_set_new(o, "gpus", json_integer(s->gpus_per_task));
+    if (gsd_spec_grouped(s)) {
+        int top = s->ngroups ? s->groups[0].lo : s->ntasks;
+        if (top > 0) json_object_set_new(o, "members", members_json(s, 0, top));
+        if (s->ngroups) json_object_set_new(o, "groups", groups_json(s, -1));
+    } else {
+        json_object_set_new(o, "tasks", json_integer(s->ntasks));
+        json_object_set_new(o, "gpus", json_integer(s->gpus_per_task));
+    }
     json_object_set_new(o, "gang", json_boolean(s->gang));
     if (s->gpu_type) json_object_set_new(o, "gpu_type", json_string(s->gpu_type));
     if (s->shell) {
@@ -1142,4 +1497,8 @@ void gsd_spec_job(const gsd_spec *s, gs_time default_duration, gs_job_spec *out)
     out->deadline = s->deadline ? s->deadline : GS_TIME_NONE;
     out->batch_size = s->batch_size;
     out->app = s->app;
+    out->task_gpus = s->task_gpus;
+    out->groups = s->groups;
+    out->ngroups = s->ngroups;
+    out->hived_strict = s->hived != NULL;
 }

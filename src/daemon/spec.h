@@ -18,7 +18,12 @@
  * those); an elastic job (max_gpus > 0) is a gang whose sizes are multiples of
  * gpus_per_task in [max(min_gpus, gpus_per_task), max_gpus] (and in 'sizes',
  * ascending, when given), and its initial size ntasks * gpus_per_task is one of
- * them.
+ * them.  Members and groups (issue 14): task_gpus, when set, has ntasks entries in
+ * 1..GSD_MAX_GPUS that are not all equal, gpus_per_task is the largest and their sum is at most
+ * GSD_MAX_GPUS; groups are nested task ranges in pre-order in the shape the spec's `members` /
+ * `groups` keys write them (a range's own members first, then its child groups, contiguous up to
+ * its end; the top-level groups contiguous up to the last task); such a job is a gang and not
+ * elastic.
  *
  * Ownership: a gsd_spec owns all its strings; gsd_spec_release() frees them
  * (and accepts a zeroed spec).  gsd_spec_job() fills a gs_job_spec whose
@@ -89,7 +94,38 @@ typedef struct gsd_spec {
     int max_failures;        /* failed generations tolerated (requeued) before FAILED */
     gs_time drain_timeout;   /* SIGTERM -> SIGKILL of a drain; 0 = the engine's drain_timeout */
     char *app;               /* goodput-model application name; NULL = none */
+    /* ---- affinity groups (issue 14, docs/job-spec.md#members-and-groups) ---- */
+    int32_t *task_gpus;    /* GPUs of each task (ntasks entries) when they differ; NULL = each
+                              task has gpus_per_task (then gpus_per_task is the largest entry) */
+    gs_task_group *groups; /* nested withinOneCell groups, pre-order (gs_task_group; 'within'
+                              owned, within_type unused); NULL when ngroups is 0 */
+    int ngroups;
+    char *hived; /* the `hived:` block (HiveD's pod-scheduling spec) as compact JSON, verbatim;
+                    NULL = none.  vc, priority, tasks and groups then come from it */
 } gsd_spec;
+
+/* Largest number of groups in a spec, and how deep they nest. */
+#define GSD_MAX_GROUPS      256
+#define GSD_MAX_GROUP_DEPTH 16
+/* 1 when the spec has tasks of different sizes or groups (a policy with groups must place it:
+ * hived). */
+static inline int gsd_spec_grouped(const gsd_spec *s)
+{
+    return s->task_gpus != NULL || s->ngroups > 0;
+}
+/* GPUs of task t of s, and of the whole job. */
+static inline int gsd_spec_task_gpus(const gsd_spec *s, int t)
+{
+    return s->task_gpus ? s->task_gpus[t] : s->gpus_per_task;
+}
+int gsd_spec_total_gpus(const gsd_spec *s);
+/* The store's columns (store.h jobs.task_gpus, jobs.groups), malloc'ed: "2,1" and
+ * [{"lo":0,"hi":2,"parent":-1,"within":"V100-NODE"}, ...]; NULL when the spec has none. */
+char *gsd_spec_task_gpus_col(const gsd_spec *s);
+char *gsd_spec_groups_col(const gsd_spec *s);
+/* "2+1" (tasks of different sizes, in task order; runs of equal ones as "2x4") or "8"
+ * (ntasks x gpus_per_task) into buf. */
+void gsd_spec_gpus_text(const gsd_spec *s, char *buf, size_t cap);
 
 /* Largest number of entries in an elastic job's 'sizes'. */
 #define GSD_MAX_SIZES 64
