@@ -23,6 +23,7 @@
 
 #include "daemon_schema_v1.h"
 #include "daemon_schema_v2.h"
+#include "daemon_schema_v3.h"
 #include "harness.h"
 #include "store.h"
 
@@ -412,6 +413,64 @@ static void version2_upgraded_with_elastic(void)
     gsd_store_close(s);
 }
 
+/* Version 3 -> 4: jobs.task_gpus and jobs.groups added (issue 14); an old row has neither, a new
+ * grouped job's are written at insert and read back (lists and single rows). */
+static void version3_upgraded_with_groups(void)
+{
+    const char *p = dbpath("v3.db");
+    sqlite3 *db;
+    ASSERT_EQ(sqlite3_open(p, &db), SQLITE_OK);
+    exec1(db, "PRAGMA journal_mode=WAL");
+    exec1(db, gsd_test_schema_v3);
+    exec1(db, "PRAGMA user_version = 3");
+    exec1(db, "INSERT INTO jobs(id, grp, task_index, user, vc, name, priority, ntasks, "
+              "gpus_per_task, gang, state, reason, exit_code, submit_us, first_start_us, "
+              "last_start_us, end_us, queued_us, executed_us, preemptions, runs, alloc, "
+              "placement, stop, cancel_by, spec, idem_key, idem_hash, elastic) VALUES "
+              "(3, 3, 0, 'alice', 'default', 'old', 0, 2, 1, 1, 'PENDING', NULL, NULL, 1000, "
+              "NULL, NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, "
+              "'{\"command\":\"true\"}', NULL, NULL, NULL)");
+    sqlite3_close(db);
+    gsd_store *s;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gsd_store_open(p, 1, &s, &d));
+    ASSERT_EQ(gsd_store_upgraded_from(s), 3);
+    gsd_jobrow r = row(4, "alice", "PENDING");
+    r.ntasks = 2;
+    r.gpus_per_task = 2;
+    r.task_gpus = (char *)"2,1";
+    r.groups = (char *)"[{\"lo\":0,\"hi\":2,\"parent\":-1,\"within\":\"V100-NODE\"}]";
+    ASSERT_OK(gsd_store_begin(s));
+    ASSERT_OK(gsd_store_insert_job(s, &r));
+    r.state = (char *)"RUNNING"; /* an update keeps them (immutable columns) */
+    ASSERT_OK(gsd_store_update_job(s, &r));
+    ASSERT_OK(gsd_store_commit(s));
+    gsd_reader *rd = gsd_store_reader(s);
+    gsd_jobrow got;
+    ASSERT_OK(gsd_reader_job(rd, 3, &got));
+    ASSERT(got.task_gpus == NULL && got.groups == NULL);
+    gsd_jobrow_release(&got);
+    ASSERT_OK(gsd_reader_job(rd, 4, &got));
+    ASSERT_STR(got.task_gpus, "2,1");
+    ASSERT_CONTAINS(got.groups, "\"within\":\"V100-NODE\"");
+    ASSERT_STR(got.state, "RUNNING");
+    gsd_jobrow_release(&got);
+    gsd_jobrow *rows;
+    size_t n;
+    int64_t total;
+    ASSERT_OK(gsd_reader_list(rd, 0, NULL, NULL, 0, 10, &rows, &n, &total));
+    ASSERT_EQ(n, 2);
+    ASSERT_STR(rows[1].task_gpus, "2,1");
+    gsd_jobrows_free(rows, n);
+    gsd_store_reader_put(s, rd);
+    gsd_store_close(s);
+    ASSERT_EQ(query_int(p, "PRAGMA user_version"), GSD_SCHEMA_VERSION);
+    ASSERT_OK(gsd_store_open(p, 1, &s, &d));
+    ASSERT_EQ(gsd_store_upgraded_from(s), 0);
+    gsd_store_close(s);
+}
+
 static void list_filters_and_pages(void)
 {
     gsd_store *s;
@@ -463,6 +522,7 @@ static const test_case tests[] = {
     {"newer_schema_refused", newer_schema_refused},
     {"version1_upgraded_in_place", version1_upgraded_in_place},
     {"version2_upgraded_with_elastic", version2_upgraded_with_elastic},
+    {"version3_upgraded_with_groups", version3_upgraded_with_groups},
     {"list_filters_and_pages", list_filters_and_pages},
     {"cleanup", cleanup},
 };

@@ -135,6 +135,19 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
         c->result = json_pack("{s:s}", "field", "app");
         return;
     }
+    /* tasks of different sizes need an executor that gives each its own GPU count */
+    if (sp->task_gpus && !gsd_exec_can(g->x, GSD_XCAP_MIXED)) {
+        gsd_cmd_fail(c, 400, GS_EUNSUPPORTED,
+                     "'members': the %s executor cannot run tasks of different GPU counts in "
+                     "one job%s; give every member the same gpus_per_task",
+                     gsd_exec_name(g->x),
+                     strcmp(gsd_exec_name(g->x), "slurm")
+                         ? ""
+                         : " (a Slurm step asks one GRES count per node or per task; a "
+                           "heterogeneous Slurm job is not used yet)");
+        c->result = json_pack("{s:s}", "field", "members");
+        return;
+    }
     gs_job_spec js;
     gsd_spec_job(sp, g->sh.o.default_duration, &js);
     if (!g->goodput) js.app = NULL; /* no model: nothing progresses by one */
@@ -180,10 +193,8 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
         }
         /* INSERT now, inside the cycle's transaction: a second submit with the same
          * Idempotency-Key later in this cycle finds this row */
-        gsd_jobrow row;
-        gsd_fill_row(g, j, x, &row);
         gsd_pin(g, (int32_t)s); /* pending until committed (its idempotency key with it) */
-        if (!g->store_failed && gsd_store_insert_job(g->sh.store, &row)) {
+        if (!g->store_failed && gsd_insert_row(g, j, x)) {
             /* the commit fails and the daemon goes read-only; nothing more is written in this
              * transaction (SQLite may have ended it) */
             gsd_log("cannot insert job %lld: %s", (long long)j->id, gsd_store_errmsg(g->sh.store));
@@ -226,11 +237,14 @@ void gsd_do_dryrun(gsd_sched *g, gsd_cmd *c)
     }
     int fits = pr.verdict == GS_PROBE_NOW, feasible = pr.verdict != GS_PROBE_NEVER;
     json_t *pl = json_array();
-    for (int t = 0; fits && t < pr.ntasks; t++) {
+    for (int t = 0, off = 0; fits && t < pr.ntasks; t++) {
         json_t *gl = json_array();
-        const int *tg = pr.placement + t * pr.gpus_per_task;
+        /* tasks may differ in size (issue 14): the spec's counts, in task order */
+        int n = t < sp->ntasks ? gsd_spec_task_gpus(sp, t) : pr.gpus_per_task;
+        const int *tg = pr.placement + off;
+        off += n;
         int node = gs_cluster_gpu(g->c, tg[0])->node;
-        for (int k = 0; k < pr.gpus_per_task; k++)
+        for (int k = 0; k < n; k++)
             json_array_append_new(gl, json_integer(gs_cluster_gpu(g->c, tg[k])->local));
         json_array_append_new(pl, json_pack("{s:i,s:s,s:o}", "task", t, "node",
                                             gs_cluster_node(g->c, node)->name, "gpus", gl));

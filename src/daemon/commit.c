@@ -167,6 +167,19 @@ void gsd_fill_row(gsd_sched *g, const gs_job *j, gsd_jobx *x, gsd_jobrow *r)
     (void)g;
 }
 
+int gsd_insert_row(gsd_sched *g, const gs_job *j, gsd_jobx *x)
+{
+    gsd_jobrow row;
+    gsd_fill_row(g, j, x, &row);
+    /* the immutable columns of a grouped job (issue 14), from its spec */
+    row.task_gpus = gsd_spec_task_gpus_col(&x->spec);
+    row.groups = gsd_spec_groups_col(&x->spec);
+    int rc = gsd_store_insert_job(g->sh.store, &row);
+    free(row.task_gpus);
+    free(row.groups);
+    return rc;
+}
+
 static const char *event_name(int type, const gsd_jobx *x)
 {
     switch (type) {
@@ -202,9 +215,7 @@ static int write_changes(gsd_sched *g, int reinsert)
         int32_t s = g->pins[i];
         gsd_jobx *x = gsd_jx(g, s);
         if (!x->spec_json) continue;
-        gsd_jobrow row;
-        gsd_fill_row(g, gs_engine_job(g->e, (size_t)s), x, &row);
-        rc = gsd_store_insert_job(g->sh.store, &row);
+        rc = gsd_insert_row(g, gs_engine_job(g->e, (size_t)s), x);
     }
     for (size_t i = 0; i < g->nrecs && !rc; i++) {
         gsd_rec *r = &g->recs[i];
@@ -306,14 +317,19 @@ static void launch(gsd_sched *g, const gs_job *j, gs_time now)
 
     char **cuda = calloc((size_t)nt, sizeof *cuda), **gl = calloc((size_t)nt, sizeof *gl);
     if (!node || !cuda || !gl) abort();
+    int *ng = j->task_gpus ? calloc((size_t)nt, sizeof *ng) : NULL;
+    if (j->task_gpus && !ng) abort();
     for (int t = 0; t < nt; t++) {
-        size_t cap = (size_t)j->gpus_per_task * 12 + 1;
+        /* tasks may differ in size (issue 14): each gets its own GPUs, in alloc from its offset */
+        int tg = gs_job_task_gpus(j, t), first = gs_job_task_first(j, t);
+        if (ng) ng[t] = tg;
+        size_t cap = (size_t)tg * 12 + 1;
         cuda[t] = malloc(cap);
         gl[t] = malloc(cap);
         if (!cuda[t] || !gl[t]) abort();
         size_t a = 0, b = 0;
-        for (int k = 0; k < j->gpus_per_task; k++) {
-            int gi = j->alloc[t * j->gpus_per_task + k];
+        for (int k = 0; k < tg; k++) {
+            int gi = j->alloc[first + k];
             const gs_gpu *gp = gs_cluster_gpu(g->c, gi);
             a += (size_t)snprintf(cuda[t] + a, cap - a, k ? ",%d" : "%d", gp->local);
             b += (size_t)snprintf(gl[t] + b, cap - b, k ? ",%d" : "%d", gi);
@@ -330,6 +346,7 @@ static void launch(gsd_sched *g, const gs_job *j, gs_time now)
                     .task_node = node,
                     .task_cuda = (const char *const *)cuda,
                     .task_gpus = (const char *const *)gl,
+                    .task_ngpus = ng,
                     .spec = &x->spec,
                     .group = j->group,
                     .master_port = x->master_port,
@@ -344,6 +361,7 @@ static void launch(gsd_sched *g, const gs_job *j, gs_time now)
     free(node);
     free(cuda);
     free(gl);
+    free(ng);
 }
 
 void gsd_act(gsd_sched *g, gs_time now)

@@ -166,6 +166,11 @@ int gsd_exec_can(const gsd_exec *x, unsigned caps)
     return (x->ops->caps & caps) == caps;
 }
 
+const char *gsd_exec_name(const gsd_exec *x)
+{
+    return x->ops->name;
+}
+
 int gsd_exec_launch(gsd_exec *x, const gsd_launch *l, gs_time now, gsd_xev_fn fn, void *ud)
 {
     return x->ops->launch(x->b, l, now, fn, ud);
@@ -334,7 +339,8 @@ void gsd_exec_env_common(gsd_envv *env, const gsd_launch *l, const char *const *
     envv_pushf(env, "GSCHED_VC=%s", sp->vc ? sp->vc : "default");
     envv_pushf(env, "GSCHED_WORLD_SIZE=%d", l->world_size);
     envv_pushf(env, "GSCHED_NUM_TASKS=%d", l->world_size);
-    envv_pushf(env, "GSCHED_GPUS=%d", sp->gpus_per_task);
+    /* tasks of different sizes: each task's own count, pushed with its per-task variables */
+    if (!l->task_ngpus) envv_pushf(env, "GSCHED_GPUS=%d", sp->gpus_per_task);
     envv_pushf(env, "GSCHED_JOB_DIR=%s", jobdir);
     if (sp->checkpoint_dir) envv_pushf(env, "GSCHED_CHECKPOINT_DIR=%s", sp->checkpoint_dir);
     if (gsd_spec_elastic(sp)) {

@@ -67,6 +67,8 @@ typedef struct gsd_launch {
     const char *const *task_node; /* node name per task */
     const char *const *task_cuda; /* CUDA_VISIBLE_DEVICES per task */
     const char *const *task_gpus; /* global GPU indices per task ("3,4"), for the task rows */
+    const int *task_ngpus;        /* GPUs of each task when tasks differ in size (issue 14:
+                                     GSCHED_GPUS per task); NULL = the spec's gpus_per_task */
     const gsd_spec *spec;
     int64_t group;   /* id of the job it belongs to (non-gang parts) */
     int master_port; /* MASTER_PORT for the job */
@@ -165,6 +167,9 @@ enum {
                                      reports node states and outside use (NODE, OUTSIDE) */
     GSD_XCAP_EXTERNAL = 1u << 5,  /* jobs submitted outside gsched are adopted (ADOPT, GONE,
                                      bind) and final jobs are retired */
+    GSD_XCAP_MIXED = 1u << 6,     /* a run's tasks may have different GPU counts (issue 14:
+                                     gsd_launch.task_ngpus); without it such a job is refused
+                                     at submit */
 };
 
 /* ---- the ops table a backend provides ------------------------------------------------------- */
@@ -300,6 +305,8 @@ void gsd_exec_destroy(gsd_exec *x);
 const gsd_exec_ops *gsd_exec_backend(const gsd_exec *x);
 /* 1 if the executor has every capability in caps (GSD_XCAP_*). */
 int gsd_exec_can(const gsd_exec *x, unsigned caps);
+/* The backend's name ("local", "slurm"). */
+const char *gsd_exec_name(const gsd_exec *x);
 
 /*
  * Start every task of a run.  A task that cannot be started is reported as

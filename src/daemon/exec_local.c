@@ -842,6 +842,7 @@ static void build_env(strv *env, const xlocal *x, const gsd_launch *l, int i, co
     strv_pushf(env, "GSCHED_GRACE_SECONDS=%lld", (long long)(l->grace / GS_SEC));
     strv_pushf(env, "GSCHED_LOG=%s", log);
     strv_pushf(env, "CUDA_VISIBLE_DEVICES=%s", l->task_cuda[i]);
+    if (l->task_ngpus) strv_pushf(env, "GSCHED_GPUS=%d", l->task_ngpus[i]);
     strv_pushf(env, "MASTER_ADDR=127.0.0.1");
     strv_pushf(env, "MASTER_PORT=%d", l->master_port);
     strv_pushf(env, "RANK=%d", rank);
@@ -1766,7 +1767,7 @@ static int local_check(void *b, char *why, size_t cap)
 const gsd_exec_ops gsd_exec_local = {
     .name = "local",
     .desc = "every task a process tree on this machine, under a shim; survives daemon restarts",
-    .caps = GSD_XCAP_SUSPEND | GSD_XCAP_ADOPT,
+    .caps = GSD_XCAP_SUSPEND | GSD_XCAP_ADOPT | GSD_XCAP_MIXED,
     .create = local_create,
     .destroy = local_destroy,
     .launch = local_launch,

@@ -77,7 +77,9 @@
  *  - the backend aborts only when out of memory (its OOM helpers sx_realloc / sx_strdup, the
  *    daemon's rule); libslurm errors come back as GS_E* codes, log lines or run outcomes.
  * Capabilities: MULTINODE, ADOPT (recover / sweep), CLUSTER, EXTERNAL; no SUSPEND (Slurm keeps
- * GRES allocated while a job is suspended) and no RESIZE.
+ * GRES allocated while a job is suspended) and no RESIZE.  Nor GSD_XCAP_MIXED: a job whose tasks
+ * have different GPU counts (issue 14 members) is refused at submit, naming why (one srun step
+ * asks one GRES count for every node or task; a heterogeneous Slurm job would be needed).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -105,6 +107,11 @@ extern char *slurm_job_reason_string(enum job_state_reason inx);
 
 #define TAG_PREFIX "gsched:"
 #define EXT_PREFIX "slurm:"
+/* Tasks of different sizes (issue 14): one srun step's GRES request is one count per node or per
+ * task, so such a job would need a heterogeneous Slurm job; not done yet, refused instead. */
+#define GSD_SLURM_NO_MIXED                                                                       \
+    "the slurm executor cannot run tasks of different GPU counts in one job (a Slurm step asks " \
+    "one GRES count per node or per task; a heterogeneous job is not used yet)"
 
 /* ---- small helpers -------------------------------------------------------------------------- */
 
@@ -1822,6 +1829,11 @@ static int slurm_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
             ok = 0;
         }
         free(text);
+    }
+    if (ok && l->task_ngpus) {
+        /* the submit refuses such jobs (no GSD_XCAP_MIXED); one stored under another executor */
+        snprintf(msg, sizeof msg, "%s", GSD_SLURM_NO_MIXED);
+        ok = 0;
     }
     if (dfd >= 0) close(dfd);
     if (!ok) {

@@ -261,6 +261,8 @@ gs_time gsd_job_grace(gsd_sched *g, const gsd_jobx *x);
 /* commit.c */
 void gsd_observe(void *ud, const gs_record *r);
 void gsd_fill_row(gsd_sched *g, const gs_job *j, gsd_jobx *x, gsd_jobrow *r);
+/* INSERT the job's row: gsd_fill_row plus its immutable task_gpus / groups columns. */
+int gsd_insert_row(gsd_sched *g, const gs_job *j, gsd_jobx *x);
 int gsd_commit(gsd_sched *g);
 void gsd_act(gsd_sched *g, gs_time now);
 

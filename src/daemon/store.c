@@ -76,9 +76,9 @@ static const char *const sql_text[ST_N] = {
         "INSERT INTO jobs(id, grp, task_index, user, vc, name, priority, ntasks, "
         "gpus_per_task, gang, state, reason, exit_code, submit_us, first_start_us, "
         "last_start_us, end_us, queued_us, executed_us, preemptions, runs, alloc, "
-        "placement, stop, cancel_by, spec, idem_key, idem_hash, elastic) VALUES (?1, ?2, ?3, "
-        "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-        "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+        "placement, stop, cancel_by, spec, idem_key, idem_hash, elastic, task_gpus, groups) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+        "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)",
     [ST_UPDATE] = "UPDATE jobs SET state = ?11, reason = ?12, exit_code = ?13, first_start_us = "
                   "?15, last_start_us = ?16, end_us = ?17, queued_us = ?18, executed_us = ?19, "
                   "preemptions = ?20, runs = ?21, alloc = ?22, placement = ?23, stop = ?24, "
@@ -105,7 +105,7 @@ static const char *schema =
     "  end_us INTEGER, queued_us INTEGER NOT NULL, executed_us INTEGER NOT NULL,\n"
     "  preemptions INTEGER NOT NULL, runs INTEGER NOT NULL, alloc TEXT, placement TEXT,\n"
     "  stop TEXT, cancel_by TEXT, spec TEXT NOT NULL, idem_key TEXT, idem_hash TEXT,\n"
-    "  elastic TEXT) STRICT;\n"
+    "  elastic TEXT, task_gpus TEXT, groups TEXT) STRICT;\n"
     "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);\n"
     "CREATE UNIQUE INDEX IF NOT EXISTS jobs_idem ON jobs(user, idem_key)\n"
     "  WHERE idem_key IS NOT NULL;\n"
@@ -122,6 +122,8 @@ static const char *schema =
  * executor's pid and process start time (the only executor then).
  * 2 -> 3: jobs.elastic, the live state of an elastic job (issue 13) as JSON
  * (generation, drain target and reservation, rescales, failures, hints read).
+ * 3 -> 4: jobs.task_gpus and jobs.groups (issue 14: members of different sizes,
+ * withinOneCell groups); NULL in older rows, whose jobs have neither.
  */
 static const char *const upgrade[GSD_SCHEMA_VERSION + 1] = {
     [2] = "CREATE TABLE tasks_v2(job_id INTEGER NOT NULL, run INTEGER NOT NULL,\n"
@@ -134,12 +136,15 @@ static const char *const upgrade[GSD_SCHEMA_VERSION + 1] = {
           "DROP TABLE tasks;\n"
           "ALTER TABLE tasks_v2 RENAME TO tasks;\n",
     [3] = "ALTER TABLE jobs ADD COLUMN elastic TEXT;\n",
+    [4] = "ALTER TABLE jobs ADD COLUMN task_gpus TEXT;\n"
+          "ALTER TABLE jobs ADD COLUMN groups TEXT;\n",
 };
 
 static const char *job_cols =
     "id, grp, task_index, user, vc, name, priority, ntasks, gpus_per_task, gang, state, reason, "
     "exit_code, submit_us, first_start_us, last_start_us, end_us, queued_us, executed_us, "
-    "preemptions, runs, alloc, placement, stop, cancel_by, spec, idem_key, idem_hash, elastic";
+    "preemptions, runs, alloc, placement, stop, cancel_by, spec, idem_key, idem_hash, elastic, "
+    "task_gpus, groups";
 
 static char *dupcol(sqlite3_stmt *st, int i)
 {
@@ -171,6 +176,8 @@ void gsd_jobrow_release(gsd_jobrow *r)
     free(r->idem_key);
     free(r->idem_hash);
     free(r->elastic);
+    free(r->task_gpus);
+    free(r->groups);
     memset(r, 0, sizeof *r);
 }
 
@@ -206,6 +213,8 @@ static void read_row(sqlite3_stmt *st, gsd_jobrow *r)
     r->idem_key = dupcol(st, 26);
     r->idem_hash = dupcol(st, 27);
     r->elastic = dupcol(st, 28);
+    r->task_gpus = dupcol(st, 29);
+    r->groups = dupcol(st, 30);
 }
 
 static int fail(gsd_store *s, gs_diag *d, const char *what)
@@ -561,6 +570,8 @@ static void bind_row(sqlite3_stmt *st, const gsd_jobrow *r, int all)
         sqlite3_bind_text(st, 26, r->spec ? r->spec : "{}", -1, SQLITE_STATIC);
         bind_opt_text(st, 27, r->idem_key);
         bind_opt_text(st, 28, r->idem_hash);
+        bind_opt_text(st, 30, r->task_gpus);
+        bind_opt_text(st, 31, r->groups);
     }
     sqlite3_bind_text(st, 11, r->state, -1, SQLITE_STATIC);
     bind_opt_text(st, 12, r->reason);

@@ -10,7 +10,8 @@
  * refused, an older one is upgraded in place, in one transaction, when it
  * is opened (version 1 -> 2: the tasks table's pid / start_ticks columns
  * become handle = "local:PID:STARTTICKS", the local executor's handle;
- * 2 -> 3: jobs.elastic, an elastic job's live state as JSON).
+ * 2 -> 3: jobs.elastic, an elastic job's live state as JSON; 3 -> 4: jobs.task_gpus and
+ * jobs.groups, the members of different sizes and the withinOneCell groups of issue 14).
  *
  * Writer: one connection, used only by the scheduler thread, inside
  * gsd_store_begin() / gsd_store_commit() (one transaction per scheduling
@@ -36,7 +37,7 @@
 typedef struct gsd_store gsd_store;
 typedef struct gsd_reader gsd_reader;
 
-#define GSD_SCHEMA_VERSION 3
+#define GSD_SCHEMA_VERSION 4
 #define GSD_NONE           INT64_MIN /* NULL integer columns */
 
 typedef struct gsd_jobrow {
@@ -56,8 +57,12 @@ typedef struct gsd_jobrow {
     char *cancel_by; /* who asked to cancel */
     char *spec;      /* canonical JSON */
     char *idem_key, *idem_hash;
-    char *elastic; /* elastic jobs (issue 13): {"generation", "target_gpus", "resv", "kind",
-                      "rescales", "failures", "drain_since_us", "hints_off", ...}; NULL else */
+    char *elastic;   /* elastic jobs (issue 13): {"generation", "target_gpus", "resv", "kind",
+                        "rescales", "failures", "drain_since_us", "hints_off", ...}; NULL else */
+    char *task_gpus; /* issue 14: GPUs of each task when they differ, "2,1"; NULL = ntasks x
+                        gpus_per_task (written at insert, immutable) */
+    char *groups;    /* issue 14: the withinOneCell groups as JSON, [{"lo": 0, "hi": 2, "parent":
+                        -1, "within": "V100-NODE"}, ...] in pre-order; NULL = none */
 } gsd_jobrow;
 
 void gsd_jobrow_release(gsd_jobrow *r);
