@@ -398,6 +398,35 @@ static int evsort_cmp(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* issue 14: "Group 1:  tasks 0-1 within V100-NODE" per withinOneCell group, nested ones indented
+ * under their parent (the list is in pre-order). */
+static void describe_groups(json_t *j)
+{
+    json_t *gr = json_object_get(j, "groups"), *e;
+    size_t i;
+    if (!json_is_array(gr)) return;
+    int depth[256] = {0};
+    json_array_foreach(gr, i, e)
+    {
+        json_t *t = json_object_get(e, "tasks");
+        long long lo = json_integer_value(json_array_get(t, 0)),
+                  hi = json_integer_value(json_array_get(t, 1));
+        long long par = json_integer_value(json_object_get(e, "parent"));
+        int d = par >= 0 && par < (long long)i && i < 256 ? depth[par] + 1 : 0;
+        if (i < 256) depth[i] = d;
+        const char *w = json_string_value(json_object_get(e, "within"));
+        char key[32], val[256];
+        snprintf(key, sizeof key, "Group %zu:", i + 1);
+        if (hi - lo > 1)
+            snprintf(val, sizeof val, "%*stasks %lld-%lld%s%s", 2 * d, "", lo, hi - 1,
+                     w ? " within one " : "", w ? w : "");
+        else
+            snprintf(val, sizeof val, "%*stask %lld%s%s", 2 * d, "", lo, w ? " within one " : "",
+                     w ? w : "");
+        kv(key, val);
+    }
+}
+
 static int describe_job(cli_conn *k, const char *id)
 {
     if (!valid_id(id)) {
@@ -441,11 +470,18 @@ static int describe_job(cli_conn *k, const char *id)
     kv("Reason:", cli_jstr(j, "reason", "-"));
     if (json_is_integer(json_object_get(j, "position")))
         kvi("Position:", cli_jint(j, "position", 0));
-    snprintf(buf, sizeof buf, "%lld x %lld GPU(s)%s", cli_jint(j, "tasks", 1),
-             cli_jint(j, "gpus_per_task", 1),
-             json_is_true(json_object_get(j, "gang")) ? ", gang (all tasks start together)"
-                                                      : ", incremental");
+    const char *gang = json_is_true(json_object_get(j, "gang"))
+                           ? ", gang (all tasks start together)"
+                           : ", incremental";
+    const char *mem = cli_jstr(j, "members", NULL);
+    if (mem)
+        snprintf(buf, sizeof buf, "%lld, of %s GPU(s) = %lld%s", cli_jint(j, "tasks", 1), mem,
+                 cli_jint(j, "gpus", 0), gang);
+    else
+        snprintf(buf, sizeof buf, "%lld x %lld GPU(s)%s", cli_jint(j, "tasks", 1),
+                 cli_jint(j, "gpus_per_task", 1), gang);
     kv("Tasks:", buf);
+    describe_groups(j);
     kv("GPU type:", spec ? cli_jstr(spec, "gpu_type", "any") : "any");
     json_t *cmd = spec ? json_object_get(spec, "command") : NULL;
     if (json_is_string(cmd)) {

@@ -245,9 +245,14 @@ static void print_table(json_t *all, int headers, long long now)
     json_t *j;
     json_array_foreach(all, i, j)
     {
-        char id[32], gpus[32], age[32], pos[32], name[40], reason[80];
+        char id[32], gpus[52], age[32], pos[32], name[40], reason[80];
         snprintf(id, sizeof id, "%lld", cli_jint(j, "id", 0));
-        snprintf(gpus, sizeof gpus, "%lld", cli_jint(j, "gpus", 0));
+        /* tasks of different sizes (issue 14): per task, "2+1" */
+        const char *mem = cli_jstr(j, "members", NULL);
+        if (mem)
+            snprintf(gpus, sizeof gpus, "%s", mem);
+        else
+            snprintf(gpus, sizeof gpus, "%lld", cli_jint(j, "gpus", 0));
         cli_age(now - cli_jint(j, "submit_us", now), age, sizeof age);
         long long p = cli_jint(j, "position", 0);
         snprintf(pos, sizeof pos, "%s", p > 0 ? "" : "-");

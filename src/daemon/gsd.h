@@ -106,6 +106,8 @@ typedef struct gsd_jview {
     gs_time time_limit; /* the spec's; 0 = none */
     gs_time executed;   /* time holding GPUs over the closed runs */
     char where[64];     /* placement summary "n0:0-3 n1:0-3" (truncated with "...") */
+    char members[48];   /* tasks of different sizes (issue 14): "2+1" (gsd_spec_gpus_text); ""
+                           when every task has gpus_per_task */
     /* elastic jobs (max_gpus > 0; issue 13) */
     int32_t min_gpus, max_gpus;
     int32_t generation, rescales, failures;

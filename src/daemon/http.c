@@ -321,6 +321,7 @@ static json_t *job_from_view(const gsd_jview *v, int pos)
     json_object_set_new(o, "tasks", json_integer(v->ntasks));
     json_object_set_new(o, "gpus_per_task", json_integer(v->gpus_per_task));
     json_object_set_new(o, "gpus", json_integer(v->gpus));
+    if (v->members[0]) json_object_set_new(o, "members", json_string(v->members));
     json_object_set_new(o, "gang", json_boolean(v->gang));
     put_time(o, "submit_time", "submit_us", v->submit);
     put_time(o, "start_time", "start_us", v->first_start);
@@ -356,6 +357,54 @@ static json_t *opt_int(int64_t v)
     return v == GSD_NONE ? json_null() : json_integer(v);
 }
 
+/* "gpus", and for a grouped job (issue 14) "members" ("2+1"), "task_gpus" ([2, 1]) and "groups"
+ * ([{"tasks": [lo, hi], "parent", "within"}]), from the row's immutable columns. */
+static void groups_json(json_t *o, const gsd_jobrow *r, int ntasks)
+{
+    int64_t gpus = (int64_t)ntasks * r->gpus_per_task;
+    if (r->task_gpus) {
+        json_t *a = json_array();
+        gsd_spec tmp;
+        gsd_spec_init(&tmp);
+        int32_t tg[GSD_MAX_GPUS];
+        int n = 0;
+        gpus = 0;
+        for (const char *p = r->task_gpus; *p && n < GSD_MAX_GPUS;) {
+            char *end;
+            long v = strtol(p, &end, 10);
+            if (end == p) break;
+            tg[n++] = (int32_t)v;
+            gpus += v;
+            json_array_append_new(a, json_integer(v));
+            p = *end == ',' ? end + 1 : end;
+        }
+        tmp.ntasks = n;
+        tmp.task_gpus = tg;
+        char txt[64];
+        gsd_spec_gpus_text(&tmp, txt, sizeof txt);
+        json_object_set_new(o, "members", json_string(txt));
+        json_object_set_new(o, "task_gpus", a);
+    }
+    json_object_set_new(o, "gpus", json_integer(gpus));
+    json_t *gr = r->groups ? json_loads(r->groups, 0, NULL) : NULL;
+    if (json_is_array(gr)) {
+        json_t *a = json_array(), *e;
+        size_t i;
+        json_array_foreach(gr, i, e)
+        {
+            json_t *g =
+                json_pack("{s:[I,I],s:O}", "tasks", json_integer_value(json_object_get(e, "lo")),
+                          json_integer_value(json_object_get(e, "hi")), "parent",
+                          json_object_get(e, "parent"));
+            json_t *w = json_object_get(e, "within");
+            json_object_set(g, "within", w ? w : json_null());
+            json_array_append_new(a, g);
+        }
+        json_object_set_new(o, "groups", a);
+    }
+    json_decref(gr);
+}
+
 static json_t *job_from_row(const gsd_jobrow *r, const gsd_jview *v, int pos)
 {
     json_t *o = json_object();
@@ -373,7 +422,7 @@ static json_t *job_from_row(const gsd_jobrow *r, const gsd_jview *v, int pos)
     int ntasks = v ? v->ntasks : r->ntasks; /* an elastic job's size changes */
     json_object_set_new(o, "tasks", json_integer(ntasks));
     json_object_set_new(o, "gpus_per_task", json_integer(r->gpus_per_task));
-    json_object_set_new(o, "gpus", json_integer((int64_t)ntasks * r->gpus_per_task));
+    groups_json(o, r, ntasks);
     json_object_set_new(o, "gang", json_boolean(r->gang));
     put_time(o, "submit_time", "submit_us", r->submit);
     put_time(o, "start_time", "start_us", r->first_start);

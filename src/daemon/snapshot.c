@@ -132,6 +132,8 @@ static void fill_view(gsd_sched *g, const gs_job *j, const gsd_jobx *x, gsd_jvie
     v->ntasks = j->ntasks;
     v->gpus_per_task = j->gpus_per_task;
     v->gpus = j->gpus;
+    v->members[0] = '\0';
+    if (x->spec.task_gpus) gsd_spec_gpus_text(&x->spec, v->members, sizeof v->members);
     v->gang = x->spec.gang;
     v->runs = x->runs;
     v->preemptions = j->preemptions;
