@@ -116,6 +116,11 @@ static void submit_usage(FILE *f)
             "seconds)\n"
             "      --grace DUR         SIGTERM -> SIGKILL grace period (bare seconds)\n"
             "      --checkpoint-dir D  exported to the job as GSCHED_CHECKPOINT_DIR\n"
+            "      --members LIST      tasks of different sizes: TASKSxGPUS,... in task order\n"
+            "                          (1x2,1x1: a task of 2 GPUs and one of 1; a gang; the\n"
+            "                          policy must support groups: hived)\n"
+            "      --within TYPE       all tasks inside one cell of this cell type (HiveD's\n"
+            "                          withinOneCell, e.g. V100-NODE; hived only)\n"
             "\n"
             "Elastic jobs (docs/elastic.md; the job runs at a size in [MIN, MAX] GPUs that\n"
             "the policy or `gsched resize` changes through checkpoint and relaunch):\n"
@@ -181,7 +186,9 @@ enum {
     O_DRAINTO,
     O_DEADLINE,
     O_BATCH,
-    O_APP
+    O_APP,
+    O_MEMBERS,
+    O_WITHIN
 };
 
 static const struct option longopts[] = {{"job-name", required_argument, NULL, 'J'},
@@ -235,6 +242,8 @@ static const struct option longopts[] = {{"job-name", required_argument, NULL, '
                                          {"deadline", required_argument, NULL, O_DEADLINE},
                                          {"batch-size", required_argument, NULL, O_BATCH},
                                          {"app", required_argument, NULL, O_APP},
+                                         {"members", required_argument, NULL, O_MEMBERS},
+                                         {"within", required_argument, NULL, O_WITHIN},
                                          {"dry-run", no_argument, NULL, O_DRY},
                                          {"idempotency-key", required_argument, NULL, O_IDEM},
                                          {"parsable", no_argument, NULL, O_PARSABLE},
@@ -263,6 +272,9 @@ typedef struct over {
     int has_rgap, has_drain_to;
     int64_t batch;
     const char *app;
+    /* tasks of different sizes and one withinOneCell group (issue 14) */
+    int nmembers, member_tasks[GSD_MAX_GPUS], member_gpus[GSD_MAX_GPUS];
+    const char *within;
     char **own; /* strings this struct owns (parsed types, #SBATCH tokens) */
     size_t nown;
 } over;
@@ -457,6 +469,38 @@ static int handle(over *o, cli_conn *k, int opt, const char *arg)
         return 0;
     }
     case O_APP: o->app = arg; return 0;
+    case O_MEMBERS: {
+        /* NxG[,NxG...]: N tasks of G GPUs each, in task order */
+        o->nmembers = 0;
+        int total = 0;
+        for (const char *p = arg; *p;) {
+            char *e, *e2;
+            long n = strtol(p, &e, 10), g = 0;
+            int ok = e != p && n >= 1 && (*e == 'x' || *e == 'X');
+            if (ok) {
+                g = strtol(e + 1, &e2, 10);
+                ok = e2 != e + 1 && g >= 1 && g <= GSD_MAX_GPUS && (!*e2 || *e2 == ',');
+            }
+            if (!ok || total + n > GSD_MAX_GPUS) {
+                oerr("--members: expected TASKSxGPUS[,TASKSxGPUS...] (e.g. 1x2,1x1; at most %d "
+                     "tasks), got '%s'",
+                     GSD_MAX_GPUS, arg);
+                return -1;
+            }
+            total += (int)n;
+            o->member_tasks[o->nmembers] = (int)n;
+            o->member_gpus[o->nmembers++] = (int)g;
+            p = *e2 ? e2 + 1 : e2;
+        }
+        return 0;
+    }
+    case O_WITHIN:
+        if (!*arg) {
+            oerr("--within: give a cell type of the cluster (e.g. V100-NODE)");
+            return -1;
+        }
+        o->within = arg;
+        return 0;
     case O_DEADLINE: {
         gs_time t = 0;
         char *e;
@@ -632,6 +676,31 @@ static int handle(over *o, cli_conn *k, int opt, const char *arg)
     }
 }
 
+/* --members: the tasks and their GPUs (replacing the spec's members and groups). */
+static int apply_members(gsd_spec *s, const over *o)
+{
+    int n = 0, mx = 0, same = 1;
+    for (int i = 0; i < o->nmembers; i++) {
+        n += o->member_tasks[i];
+        if (o->member_gpus[i] > mx) mx = o->member_gpus[i];
+        if (o->member_gpus[i] != o->member_gpus[0]) same = 0;
+    }
+    free(s->task_gpus);
+    s->task_gpus = NULL;
+    for (int i = 0; i < s->ngroups; i++) free((char *)s->groups[i].within);
+    free(s->groups);
+    s->groups = NULL;
+    s->ngroups = 0;
+    s->ntasks = n;
+    s->gpus_per_task = mx;
+    if (same) return 0;
+    s->task_gpus = calloc((size_t)n, sizeof *s->task_gpus);
+    if (!s->task_gpus) abort();
+    for (int i = 0, t = 0; i < o->nmembers; i++)
+        for (int k = 0; k < o->member_tasks[i]; k++) s->task_gpus[t++] = o->member_gpus[i];
+    return 0;
+}
+
 static void set_kv(gsd_spec *s, const char *key, const char *val)
 {
     for (size_t i = 0; i < s->nenv; i++)
@@ -783,6 +852,13 @@ static int apply(gsd_spec *s, const over *o)
                 o->nodes, o->ntasks, o->nodes, o->ntasks);
         return -1;
     }
+    if ((o->ntasks || o->nodes || o->gpt || o->gpus_total) &&
+        (o->nmembers || gsd_spec_grouped(s))) {
+        cli_err("-n, -N, -g and -G give every task the same GPUs: with members of different sizes "
+                "or groups (--members, 'members' / 'groups' in the spec) use --members");
+        return -1;
+    }
+    if (o->nmembers && apply_members(s, o)) return -1;
     if (o->ntasks) s->ntasks = o->ntasks;
     if (o->nodes) s->ntasks = o->nodes;
     if (o->gpt) s->gpus_per_task = o->gpt;
@@ -808,6 +884,16 @@ static int apply(gsd_spec *s, const over *o)
             }
             s->gpus_per_task = o->gpus_total / s->ntasks;
         }
+    }
+    if (o->within) { /* after the tasks are known */
+        if (s->ngroups) {
+            cli_err("--within puts all tasks in one group, but the spec has 'groups' already");
+            return -1;
+        }
+        s->groups = calloc(1, sizeof *s->groups);
+        if (!s->groups) abort();
+        s->groups[0] = (gs_task_group){0, s->ntasks, -1, xstrdup(o->within), -1};
+        s->ngroups = 1;
     }
     if (o->nogang) s->gang = 0;
     /* elastic: --gpus MIN-MAX (or --min-gpus / --max-gpus) starts at MIN unless tasks say */
