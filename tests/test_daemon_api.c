@@ -30,6 +30,7 @@
 #include "daemon_schema_v1.h"
 #include "exec.h"
 #include "harness.h"
+#include "store.h"
 
 #ifndef GSCHED_BIN
 #define GSCHED_BIN "gsched"
@@ -1187,7 +1188,9 @@ static void version1_database_upgraded(void)
     const char *extra[] = {"--cluster", "1x2", NULL};
     if (start(&dm, "old", extra))
         T_FAIL("daemon did not start on a version 1 database: %s", slurp(dm.log));
-    ASSERT_CONTAINS(slurp(dm.log), "upgraded from schema version 1 to 3");
+    char up[64]; /* to the current version, whatever later steps add */
+    snprintf(up, sizeof up, "upgraded from schema version 1 to %d", GSD_SCHEMA_VERSION);
+    ASSERT_CONTAINS(slurp(dm.log), up);
     res r = req(&dm, NULL, "GET", "/v1/jobs/2", NULL, NULL, NULL);
     ASSERT_EQ(r.status, 200);
     ASSERT_STR(js(&r, "state"), "DONE");
