@@ -14,6 +14,7 @@
 
 #include "gsched/cluster.h"
 #include "gsched/error.h"
+#include "gsched/job.h"
 
 /* Read a whole file (NUL-terminated, max 1 GiB).  *buf is malloc'ed. */
 int gs_read_file(const char *path, char **buf, size_t *len, gs_diag *d);
@@ -69,6 +70,53 @@ int gs_cluster_parse_tiresias(const char *file, const char *buf, size_t len, gs_
                               gs_diag *d);
 int gs_cluster_parse_hived(const char *file, const char *buf, size_t len, gs_cluster **out,
                            gs_diag *d);
+
+/* ---- job shapes (hived_spec.c) ------------------------------------------------------- */
+
+struct fy_node;
+
+/*
+ * What a parsed gs_job_spec points to: task sizes, withinOneCell groups and
+ * strings.  Zero-initialise; release after gs_engine_add_job (which copies
+ * them).  One buffer per spec.
+ */
+typedef struct gs_spec_buf {
+    int32_t *task_gpus;
+    int ntasks, captasks;
+    gs_task_group *groups;
+    int ngroups, capgroups;
+    char **strs;
+    int nstrs, capstrs;
+} gs_spec_buf;
+void gs_spec_buf_release(gs_spec_buf *b);
+
+/*
+ * A HiveD pod-scheduling spec (a YAML mapping: v1 with virtualCluster,
+ * priority, leafCellType, leafCellNumber, affinityGroup ...; or version: v2
+ * with cellType, cellNumber, podRootGroup ...) into s: vc, priority,
+ * pinned_cell, gpu_type, lazy_preemption, name (the group's, when s has
+ * none), the tasks and groups, gang = 1, hived_strict = 1; other fields of s
+ * are left as they are.  Validated as HiveD validates a pod's spec, with its
+ * messages, as file:line:col.  c resolves cell types (cellsPerPod, cellType,
+ * withinOneCell); NULL accepts leaf types only.  Mapping and approximations:
+ * the header of src/config/hived_spec.c and docs/job-spec.md.
+ */
+int gs_hived_spec_parse(struct fy_node *n, const gs_cluster *c, gs_job_spec *s, gs_spec_buf *b,
+                        gs_diag *d);
+/* The same from YAML text (a daemon's submission); 'file' names it in errors. */
+int gs_hived_spec_parse_text(const char *file, const char *buf, size_t len, const gs_cluster *c,
+                             gs_job_spec *s, gs_spec_buf *b, gs_diag *d);
+/*
+ * gsched's plain form in a job mapping: 'members' ([{tasks, gpus_per_task}],
+ * tasks of different sizes in order), 'groups' (nested {within, members,
+ * groups}: a group's own members first, then its groups') and 'within' (the
+ * whole job inside one cell of that type).  Sets s's tasks and groups when
+ * any of the three is there (0 and nothing changed otherwise); with 'within'
+ * alone the job keeps its tasks x gpus_per_task.  c (may be NULL) checks the
+ * cell types.
+ */
+int gs_job_groups_parse(struct fy_node *job, const gs_cluster *c, gs_job_spec *s, gs_spec_buf *b,
+                        gs_diag *d);
 
 /* Parse a memory size such as "54Gi", "32G", "512M", "1024" (MiB). -1 on error. */
 int64_t gs_parse_mem_mb(const char *s);
