@@ -8,10 +8,13 @@
  * A HiveD spec describes one pod of a group and the group around it; gsched
  * schedules the whole group as one gang job.  The spec is checked by the
  * rules HiveD applies when a pod arrives (its ExtractPodSchedulingSpec and
- * the v2 spec's validation): the same conditions, in the same order, with
- * HiveD's messages, each at file:line:col of the offending node.  Unknown
- * keys are refused (with a suggestion); a spec HiveD would refuse is never
- * accepted.
+ * the v2 spec's validation): the same conditions, with HiveD's messages,
+ * each at file:line:col of the offending node, the spec-wide ones in HiveD's
+ * order (pod groups are walked depth-first, so of several faulty groups the
+ * first one reported may differ from HiveD's breadth-first walk).  gsched
+ * adds its own checks: unknown keys (with a suggestion), cell types that the
+ * cluster does not have, withinOneCell groups without pods.  A spec HiveD
+ * would refuse is never accepted.
  *
  * Mapping (docs/job-spec.md, "HiveD pod-scheduling spec"):
  *   v1  affinityGroup.members[i] = podNumber tasks of leafCellNumber GPUs,
@@ -120,11 +123,32 @@ static void finish(gs_job_spec *s, gs_spec_buf *b)
     s->ngroups = b->ngroups;
 }
 
+/* YAML's null: no node, an empty value, or a plain null / Null / NULL / ~. */
+static int ynull(struct fy_node *n)
+{
+    if (!n || fy_node_is_null(n)) return 1;
+    if (!fy_node_is_scalar(n) || fy_node_get_style(n) != FYNS_PLAIN) return 0;
+    const char *t = gs_yaml_str(n);
+    return t && (!strcmp(t, "null") || !strcmp(t, "Null") || !strcmp(t, "NULL") || !strcmp(t, "~"));
+}
+
+/* Where to report about the value of key in m: the value, or its key when the value is an
+ * empty collection (which has no position of its own). */
+static struct fy_node *at_val(struct fy_node *m, const char *key)
+{
+    struct fy_node *v = gs_yaml_get(m, key);
+    int line, col;
+    gs_yaml_pos(v, &line, &col);
+    if (line) return v;
+    struct fy_node *k = fy_node_mapping_lookup_key_by_string(m, key, strlen(key));
+    return k ? k : m;
+}
+
 /* Scalar text of n (NULL node: ""); GS_EPARSE when n is not a scalar. */
 static int str_of(struct fy_node *n, const char *what, const char **out, gs_diag *d)
 {
     *out = "";
-    if (!n || fy_node_is_null(n)) return 0;
+    if (!n || ynull(n)) return 0;
     const char *t = gs_yaml_str(n);
     if (!t) return gs_yaml_err(d, n, GS_EPARSE, "'%s' must be a string", what);
     *out = t;
@@ -136,14 +160,14 @@ static int i32_of(struct fy_node *m, const char *key, int64_t *out, gs_diag *d)
 {
     *out = 0;
     struct fy_node *x = gs_yaml_get(m, key);
-    if (!x || fy_node_is_null(x)) return 0;
+    if (!x || ynull(x)) return 0;
     return gs_yaml_int(x, key, INT32_MIN, INT32_MAX, out, d);
 }
 
 static int bool_of(struct fy_node *m, const char *key, int *out, gs_diag *d)
 {
     struct fy_node *x = gs_yaml_get(m, key);
-    if (!x || fy_node_is_null(x)) return 0;
+    if (!x || ynull(x)) return 0;
     return gs_yaml_bool(x, key, out, d);
 }
 
@@ -173,7 +197,7 @@ static int v1_int(struct fy_node *m, const char *key, const char *legacy, int64_
 {
     *out = 0;
     struct fy_node *x = get_v1(m, key, legacy);
-    if (!x || fy_node_is_null(x)) return 0;
+    if (!x || ynull(x)) return 0;
     return gs_yaml_int(x, gs_yaml_get(m, key) ? key : legacy, INT32_MIN, INT32_MAX, out, d);
 }
 
@@ -207,7 +231,7 @@ static int parse_v1(struct fy_node *n, gs_job_spec *s, gs_spec_buf *b, gs_diag *
         (rc = bool_of(n, "ignoreK8sSuggestedNodes", &ignore, d)))
         return rc;
     struct fy_node *ag = gs_yaml_get(n, "affinityGroup");
-    if (ag && fy_node_is_null(ag)) ag = NULL;
+    if (ag && ynull(ag)) ag = NULL;
     if (ag && !fy_node_is_mapping(ag))
         return gs_yaml_err(d, ag, GS_EPARSE, "'affinityGroup' must be a mapping");
     static const char *const agk[] = {"name", "members", NULL};
@@ -230,7 +254,7 @@ static int parse_v1(struct fy_node *n, gs_job_spec *s, gs_spec_buf *b, gs_diag *
         if (!*gname)
             return gs_yaml_err(d, at_key(ag, "name"), GS_EINVAL, "AffinityGroup.Name is empty");
         struct fy_node *ms = gs_yaml_get(ag, "members");
-        if (ms && !fy_node_is_null(ms) && !fy_node_is_sequence(ms))
+        if (ms && !ynull(ms) && !fy_node_is_sequence(ms))
             return gs_yaml_err(d, ms, GS_EPARSE, "'members' must be a list");
         int in_group = 0;
         void *it = NULL;
@@ -311,7 +335,7 @@ static int parse_group(v2 *v, struct fy_node *g, int parent, const char *top_typ
     int rc = gs_yaml_check_keys(g, gk, "a pod group", d);
     if (rc) return rc;
     struct fy_node *pods = gs_yaml_get(g, "pods");
-    if (pods && !fy_node_is_null(pods) &&
+    if (pods && !ynull(pods) &&
         (!fy_node_is_sequence(pods) || fy_node_sequence_item_count(pods) > 0))
         return gs_yaml_err(d, pods, GS_EINVAL,
                            "Do not support PodGroup.Pods field, please specify PodGroup.Pod");
@@ -329,7 +353,7 @@ static int parse_group(v2 *v, struct fy_node *g, int parent, const char *top_typ
         if ((rc = open_group(v->b, g, within, parent, &me, d))) return rc;
     }
     struct fy_node *p = gs_yaml_get(g, "pod");
-    if (p && !fy_node_is_null(p)) {
+    if (p && !ynull(p)) {
         if (!fy_node_is_mapping(p)) return gs_yaml_err(d, p, GS_EPARSE, "'pod' must be a mapping");
         static const char *const pk[] = {"podMinNumber", "podMaxNumber", "cellsPerPod",
                                          "containsCurrentPod", NULL};
@@ -338,7 +362,7 @@ static int parse_group(v2 *v, struct fy_node *g, int parent, const char *top_typ
         int cur = 0;
         const char *ctype = "";
         struct fy_node *cp = gs_yaml_get(p, "cellsPerPod");
-        if (cp && !fy_node_is_null(cp)) {
+        if (cp && !ynull(cp)) {
             if (!fy_node_is_mapping(cp))
                 return gs_yaml_err(d, cp, GS_EPARSE, "'cellsPerPod' must be a mapping");
             static const char *const ck[] = {"cellType", "cellNumber", NULL};
@@ -388,7 +412,7 @@ static int parse_group(v2 *v, struct fy_node *g, int parent, const char *top_typ
         }
     }
     struct fy_node *kids = gs_yaml_get(g, "childGroups");
-    if (kids && !fy_node_is_null(kids)) {
+    if (kids && !ynull(kids)) {
         if (!fy_node_is_sequence(kids))
             return gs_yaml_err(d, kids, GS_EPARSE, "'childGroups' must be a list");
         void *it = NULL;
@@ -427,7 +451,7 @@ static int parse_v2(struct fy_node *n, const gs_cluster *c, gs_job_spec *s, gs_s
         (rc = bool_of(n, "lazyPreemptionEnable", &lazy, d)))
         return rc;
     struct fy_node *root = gs_yaml_get(n, "podRootGroup");
-    if (root && fy_node_is_null(root)) root = NULL;
+    if (root && ynull(root)) root = NULL;
     if (!*vc)
         return gs_yaml_err(d, at_key(n, "virtualCluster"), GS_EINVAL, "VirtualCluster is empty");
     if (prio < GS_PRIO_OPPORTUNISTIC)
@@ -514,11 +538,12 @@ int gs_hived_spec_parse_text(const char *file, const char *buf, size_t len, cons
 
 /* ---- the plain form --------------------------------------------------------------------- */
 
-/* members: [{tasks: N, gpus_per_task: G}, ...] of one level */
-static int plain_members(struct fy_node *ms, gs_spec_buf *b, gs_diag *d)
+/* members: [{tasks: N, gpus_per_task: G}, ...] of one level (in mapping 'in') */
+static int plain_members(struct fy_node *in, gs_spec_buf *b, gs_diag *d)
 {
+    struct fy_node *ms = gs_yaml_get(in, "members");
     if (!fy_node_is_sequence(ms) || fy_node_sequence_item_count(ms) == 0)
-        return gs_yaml_err(d, ms, GS_EPARSE,
+        return gs_yaml_err(d, at_val(in, "members"), GS_EPARSE,
                            "'members' must be a non-empty list of {tasks, gpus_per_task}");
     void *it = NULL;
     struct fy_node *m;
@@ -564,7 +589,7 @@ static int plain_group(struct fy_node *g, int parent, int depth, const gs_cluste
                                within);
         if ((rc = open_group(b, g, within, parent, &me, d))) return rc;
     }
-    if (ms && (rc = plain_members(ms, b, d))) return rc;
+    if (ms && (rc = plain_members(g, b, d))) return rc;
     if (sub && (rc = plain_groups(sub, me, depth + 1, c, b, d))) return rc;
     if (me != parent) b->groups[me].hi = b->ntasks;
     return 0;
@@ -575,7 +600,8 @@ static int plain_groups(struct fy_node *gs, int parent, int depth, const gs_clus
 {
     if (depth > 64) return gs_yaml_err(d, gs, GS_ERANGE, "groups nested deeper than 64");
     if (!fy_node_is_sequence(gs) || fy_node_sequence_item_count(gs) == 0)
-        return gs_yaml_err(d, gs, GS_EPARSE, "'groups' must be a non-empty list");
+        return gs_yaml_err(d, at_val(fy_node_get_parent(gs), "groups"), GS_EPARSE,
+                           "'groups' must be a non-empty list");
     void *it = NULL;
     struct fy_node *g;
     while ((g = fy_node_sequence_iterate(gs, &it))) {
@@ -602,7 +628,7 @@ int gs_job_groups_parse(struct fy_node *job, const gs_cluster *c, gs_job_spec *s
                                within);
         if ((rc = open_group(b, w, within, -1, &root, d))) return rc;
     }
-    if (ms && (rc = plain_members(ms, b, d))) return rc;
+    if (ms && (rc = plain_members(job, b, d))) return rc;
     if (gs && (rc = plain_groups(gs, root, 1, c, b, d))) return rc;
     if (!ms && !gs) {                   /* within alone: the job's own tasks x gpus_per_task */
         b->groups[root].hi = s->ntasks; /* sizes stay as they are: only the group is new */

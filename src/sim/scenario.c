@@ -185,17 +185,33 @@ static int prio_of(struct fy_node *n, int *out, gs_diag *d)
     return 0;
 }
 
-/* A job entry: the gsched job fields (docs/trace-format.md) in YAML. */
-static int parse_job(struct fy_node *n, gs_job_spec *s, char **strs, int *nstr, gs_diag *d)
+/* A job entry: the gsched job fields (docs/trace-format.md) in YAML; tasks of different sizes
+ * and withinOneCell groups as 'members' / 'groups' / 'within', or a HiveD pod-scheduling spec
+ * under 'hived' (src/config/hived_spec.c; what it holds lives in b). */
+static int parse_job(struct fy_node *n, const gs_cluster *c, gs_job_spec *s, char **strs, int *nstr,
+                     gs_spec_buf *b, gs_diag *d)
 {
     static const char *const keys[] = {"id",       "submit",        "duration",        "gpus",
                                        "tasks",    "gpus_per_task", "gpu_type",        "user",
                                        "vc",       "priority",      "model",           "name",
                                        "gang",     "pinned_cell",   "lazy_preemption", "cpus",
-                                       "min_gpus", "max_gpus",      "gpu_mem",         NULL};
+                                       "min_gpus", "max_gpus",      "gpu_mem",         "members",
+                                       "groups",   "within",        "hived",           NULL};
     int rc = gs_yaml_check_keys(n, keys, "a job", d);
     if (rc) return rc;
     gs_job_spec_init(s);
+    /* the job's shape comes from one place: its HiveD spec, its members, or gpus/tasks */
+    static const char *const hived_owns[] = {
+        "gpus",        "tasks",           "gpus_per_task", "gpu_type", "vc",     "priority", "gang",
+        "pinned_cell", "lazy_preemption", "members",       "groups",   "within", NULL};
+    static const char *const members_own[] = {"gpus", "tasks", "gpus_per_task", NULL};
+    struct fy_node *hv = gs_yaml_get(n, "hived");
+    int shaped = hv || gs_yaml_get(n, "members") || gs_yaml_get(n, "groups");
+    for (const char *const *k = hv ? hived_owns : members_own; shaped && *k; k++)
+        if (gs_yaml_get(n, *k))
+            return gs_yaml_err(
+                d, gs_yaml_get(n, *k), GS_EPARSE, "'%s' and '%s' both given: the job's %s says it",
+                *k, hv ? "hived" : "members/groups", hv ? "HiveD spec" : "members and groups");
     int64_t v;
     struct fy_node *x;
 #define STR(key, field)                                                            \
@@ -261,7 +277,8 @@ static int parse_job(struct fy_node *n, gs_job_spec *s, char **strs, int *nstr, 
         s->gpu_mem_mb = (int)mb;
     }
 #undef STR
-    return 0;
+    if (hv) return gs_hived_spec_parse(hv, c, s, b, d);
+    return gs_job_groups_parse(n, c, s, b, d);
 }
 
 /* ---- expectations ------------------------------------------------------------------------------
@@ -1167,10 +1184,16 @@ static int setup_and_run(const char *path, struct fy_node *root, gs_cluster **cl
     it = NULL;
     while ((jn = fy_node_sequence_iterate(jobs, &it))) {
         gs_job_spec s;
-        if ((rc = parse_job(jn, &s, strs, nstr, d))) return rc;
+        gs_spec_buf sb = {0};
+        if ((rc = parse_job(jn, *cl, &s, strs, nstr, &sb, d))) {
+            gs_spec_buf_release(&sb);
+            return rc;
+        }
         gs_diag jd;
         gs_diag_init(&jd, NULL);
-        if ((rc = gs_engine_add_job(e, &s, NULL, &jd))) return gs_yaml_err(d, jn, rc, "%s", jd.msg);
+        rc = gs_engine_add_job(e, &s, NULL, &jd);
+        gs_spec_buf_release(&sb);
+        if (rc) return gs_yaml_err(d, jn, rc, "%s", jd.msg);
     }
     struct fy_node *evs = gs_yaml_get(root, "events");
     if (evs && !fy_node_is_null(evs) && !fy_node_is_sequence(evs))

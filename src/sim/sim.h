@@ -34,6 +34,8 @@ typedef struct gs_trace {
     size_t n, cap;
     char **strs; /* owned strings the specs point into */
     size_t nstrs, capstrs;
+    void **blobs; /* owned arrays the specs point into (task_gpus, groups) */
+    size_t nblobs, capblobs;
     gs_trace_format format;
     char sha256[65];
     char *path;

@@ -38,6 +38,8 @@ void gs_trace_release(gs_trace *t)
     if (!t) return;
     for (size_t i = 0; i < t->nstrs; i++) free(t->strs[i]);
     free(t->strs);
+    for (size_t i = 0; i < t->nblobs; i++) free(t->blobs[i]);
+    free(t->blobs);
     free(t->jobs);
     free(t->path);
     gs_goodput_destroy(t->goodput);
@@ -401,6 +403,7 @@ static const char *const native_cols[] = {"id",          "submit",
                                           "gpu_mem",     "gang",
                                           "min_gpus",    "max_gpus",
                                           "pinned_cell", "lazy_preemption",
+                                          "task_gpus",   "within",
                                           NULL};
 
 enum {
@@ -426,8 +429,60 @@ enum {
     N_MAX,
     N_PIN,
     N_LAZY,
+    N_TASK_GPUS,
+    N_WITHIN,
     N_NCOLS
 };
+
+/* An allocation the trace owns (freed by gs_trace_release), or NULL. */
+static void *own(gs_trace *t, size_t size)
+{
+    if (t->nblobs == t->capblobs) {
+        size_t nc = t->capblobs ? t->capblobs * 2 : 64;
+        void **nb = realloc(t->blobs, nc * sizeof *nb);
+        if (!nb) return NULL;
+        t->blobs = nb;
+        t->capblobs = nc;
+    }
+    void *p = malloc(size);
+    if (p) t->blobs[t->nblobs++] = p;
+    return p;
+}
+
+/* task_gpus: "16,8,8,8,4" (commas, semicolons or spaces between), each task's GPUs in task
+ * order; the spec's tasks and sizes (the trace owns the array).  *sum gets the GPUs. */
+static int parse_task_gpus(const gs_csv *r, size_t i, gs_trace *t, gs_job_spec *s, int64_t *sum,
+                           gs_diag *d)
+{
+    const char *f = r->f[i], *p = f;
+    int n = 0;
+    for (const char *q = f; *q; q++) n += *q == ',' || *q == ';' || *q == ' ';
+    int32_t *v = own(t, ((size_t)n + 1) * sizeof *v);
+    if (!v) return GS_ENOMEM;
+    n = 0;
+    *sum = 0;
+    while (*p) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        char *end;
+        errno = 0;
+        long long x = strtoll(p, &end, 10);
+        if (end == p || errno || x < 1 || x > 4096 || (*end && !strchr(",; ", *end)))
+            return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[i],
+                               "task_gpus: '%s' is not a list of GPU counts (1..4096) such as "
+                               "\"16,8,8,8,4\"",
+                               f);
+        v[n++] = (int32_t)x;
+        *sum += x;
+        p = end;
+        while (*p == ' ') p++;
+        if (*p == ',' || *p == ';') p++;
+    }
+    if (!n) return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[i], "task_gpus: empty list");
+    s->task_gpus = v;
+    s->ntasks = n;
+    return 0;
+}
 
 static int parse_priority(const gs_csv *r, size_t i, int *out, gs_diag *d)
 {
@@ -477,9 +532,10 @@ static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
     if (col[N_SUBMIT] < 0 || col[N_DURATION] < 0)
         return gs_diag_set(d, GS_EPARSE, r->rec_line, 1,
                            "a gsched trace needs 'submit' and 'duration' columns");
-    if (col[N_GPUS] < 0 && col[N_TASKS] < 0)
+    if (col[N_GPUS] < 0 && col[N_TASKS] < 0 && col[N_TASK_GPUS] < 0)
         return gs_diag_set(d, GS_EPARSE, r->rec_line, 1,
-                           "a gsched trace needs 'gpus' or 'tasks' (with 'gpus_per_task')");
+                           "a gsched trace needs 'gpus' or 'tasks' (with 'gpus_per_task') or "
+                           "'task_gpus'");
     if (col[N_VC] >= 0 && col[N_QUEUE] >= 0)
         return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[col[N_QUEUE]],
                            "use either 'vc' or 'queue', not both");
@@ -500,6 +556,34 @@ static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
         if ((rc = parse_sec(r, C(N_SUBMIT), "submit", &s->submit, d))) return rc;
         if ((rc = parse_sec(r, C(N_DURATION), "duration", &s->duration, d))) return rc;
         int64_t gpus = 0, tasks = 0, gpt = 0;
+        if (HAS(N_TASK_GPUS)) {
+            /* tasks of different sizes: gpus and tasks, when given too, must agree */
+            int64_t sum;
+            if ((rc = parse_task_gpus(r, C(N_TASK_GPUS), t, s, &sum, d))) return rc;
+            if (HAS(N_GPT))
+                return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[col[N_GPT]],
+                                   "give either task_gpus or gpus_per_task, not both");
+            if (HAS(N_GPUS) && (rc = parse_i64(r, C(N_GPUS), "gpus", 1, 1 << 20, &gpus, d)))
+                return rc;
+            if (HAS(N_TASKS) && (rc = parse_i64(r, C(N_TASKS), "tasks", 1, 1 << 20, &tasks, d)))
+                return rc;
+            if (gpus && gpus != sum)
+                return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[col[N_GPUS]],
+                                   "gpus (%lld) != the sum of task_gpus (%lld)", (long long)gpus,
+                                   (long long)sum);
+            if (tasks && tasks != s->ntasks)
+                return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[col[N_TASKS]],
+                                   "tasks (%lld) != the number of task_gpus (%d)", (long long)tasks,
+                                   s->ntasks);
+            if (sum > (1 << 20))
+                return gs_diag_set(d, GS_ERANGE, r->rec_line, r->col[col[N_TASK_GPUS]],
+                                   "task_gpus add up to more than %d GPUs", 1 << 20);
+            int max = 1;
+            for (int k = 0; k < s->ntasks; k++)
+                if (s->task_gpus[k] > max) max = s->task_gpus[k];
+            s->gpus_per_task = max;
+            goto shaped;
+        }
         if (HAS(N_GPUS) && (rc = parse_i64(r, C(N_GPUS), "gpus", 1, 1 << 20, &gpus, d))) return rc;
         if (HAS(N_TASKS) && (rc = parse_i64(r, C(N_TASKS), "tasks", 1, 1 << 20, &tasks, d)))
             return rc;
@@ -536,6 +620,19 @@ static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
                                (long long)tasks, (long long)gpt, 1 << 20);
         s->ntasks = (int)tasks;
         s->gpus_per_task = (int)gpt;
+    shaped:
+        if (HAS(N_WITHIN)) {
+            /* the whole job inside one cell of that type (checked against the cluster when the
+             * job is added) */
+            gs_task_group *g = own(t, sizeof *g);
+            if (!g || !(g->within = keep(t, r->f[col[N_WITHIN]]))) return GS_ENOMEM;
+            g->lo = 0;
+            g->hi = s->ntasks;
+            g->parent = -1;
+            g->within_type = -1;
+            s->groups = g;
+            s->ngroups = 1;
+        }
         if (HAS(N_TYPE)) s->gpu_type = keep(t, r->f[col[N_TYPE]]);
         if (HAS(N_USER)) s->user = keep(t, r->f[col[N_USER]]);
         if (HAS(N_VC)) s->vc = keep(t, r->f[col[N_VC]]);
