@@ -898,7 +898,7 @@ static int collect_probes(struct fy_node *exp, probes *pr, gs_diag *d)
             pr->n++;
         }
     }
-    qsort(pr->v, pr->n, sizeof *pr->v, cmp_probe);
+    if (pr->n) qsort(pr->v, pr->n, sizeof *pr->v, cmp_probe);
     return 0;
 }
 
