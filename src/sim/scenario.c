@@ -9,12 +9,13 @@
  *
  * Invariants: a scenario is simulated exactly like `gsched sim` would run
  * it (inspect probes only pause between engine steps, never change them);
- * every expectation is checked and reported, in file order; run intervals
- * and placements come from the engine's records, so "running at time t"
- * means holding GPUs at t (a run [start, end) covers t when start <= t <
- * end) and "the placement at t" is the job's GPUs after the last record at
- * or before t; node names are compared as names (several node cells of
- * different chains may share one: events apply to each of them).
+ * every expectation is checked and reported, in file order; runs and
+ * placements come from the engine's records: "the placement at t" is the
+ * job's GPUs after its last record at or before t, and "running at t"
+ * means holding GPUs then (a run [start, end) covers t when start <= t <
+ * end; a suspended job holds none); node names are compared as names
+ * (several node cells of different chains may share one: events apply to
+ * each of them).
  */
 #include <errno.h>
 #include <math.h>
@@ -27,11 +28,6 @@
 #include "config.h"
 #include "scenario.h"
 #include "yaml.h"
-
-typedef struct interval {
-    int32_t slot;
-    gs_time from, to; /* to = GS_TIME_MAX while open */
-} interval;
 
 /*
  * A job's GPUs from time t on (n = 0: none), GPUs at pool[off .. off + n),
@@ -49,11 +45,8 @@ typedef struct snap {
 
 typedef struct run_log {
     const gs_engine *e;
-    interval *v;
-    size_t n, cap;
-    int32_t *open; /* by slot: index of the open interval or -1 */
     int32_t *last; /* by slot: index of the latest snapshot or -1 */
-    size_t capopen;
+    size_t caplast;
     snap *s;
     size_t ns, caps;
     int32_t *pool;
@@ -92,38 +85,19 @@ static void log_alloc(run_log *l, const gs_record *r)
     l->npool += (size_t)n;
 }
 
+/* Every record of a job: its GPUs may have changed (start, resume, migration, resize,
+ * rescale, pack, or the end of a run). */
 static void log_record(void *ud, const gs_record *r)
 {
     run_log *l = ud;
     if (!r->job) return;
     int32_t s = r->job->slot;
-    if ((size_t)s >= l->capopen) {
-        size_t old = l->capopen;
-        size_t c1 = old, c2 = old;
-        l->open = grow_or_die(l->open, &c1, (size_t)s + 1, sizeof *l->open);
-        l->last = grow_or_die(l->last, &c2, (size_t)s + 1, sizeof *l->last);
-        for (size_t i = old; i < c1; i++) l->open[i] = l->last[i] = -1;
-        l->capopen = c1;
+    if ((size_t)s >= l->caplast) {
+        size_t old = l->caplast;
+        l->last = grow_or_die(l->last, &l->caplast, (size_t)s + 1, sizeof *l->last);
+        for (size_t i = old; i < l->caplast; i++) l->last[i] = -1;
     }
     log_alloc(l, r);
-    if (r->type == GS_REC_START) {
-        l->v = grow_or_die(l->v, &l->cap, l->n + 1, sizeof *l->v);
-        l->open[s] = (int32_t)l->n;
-        l->v[l->n++] = (interval){s, r->t, GS_TIME_MAX};
-    } else if (r->type == GS_REC_PREEMPT || r->type == GS_REC_REQUEUE || r->type == GS_REC_FINISH ||
-               r->type == GS_REC_FAIL || r->type == GS_REC_CANCEL) {
-        if (l->open[s] >= 0) {
-            l->v[l->open[s]].to = r->t;
-            l->open[s] = -1;
-        }
-    }
-}
-
-static int running_at(const run_log *l, int32_t slot, gs_time t)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (l->v[i].slot == slot && l->v[i].from <= t && t < l->v[i].to) return 1;
-    return 0;
 }
 
 /*
@@ -145,10 +119,18 @@ static void placement_at(const run_log *l, int32_t slot, gs_time t, int final, c
         }
 }
 
+/* Whether slot held GPUs at t (runs are half-open: [start, end)). */
+static int running_at(const run_log *l, int32_t slot, gs_time t)
+{
+    const int32_t *g;
+    int n;
+    const gs_cluster *c;
+    placement_at(l, slot, t, 0, &g, &n, &c);
+    return n > 0;
+}
+
 static void run_log_release(run_log *l)
 {
-    free(l->v);
-    free(l->open);
     free(l->last);
     free(l->s);
     free(l->pool);
