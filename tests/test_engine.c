@@ -21,6 +21,7 @@ typedef struct scripted {
     gs_job_state requeued_as;       /* the job's state when on_requeue saw it */
     int arrival_rc, requeue_rc;     /* what those hooks return */
     int preempt_rc, requeues_after; /* set by reentry_hook */
+    int nodes_down, nodes_up;       /* on_node calls */
 } scripted;
 
 static scripted *g_last; /* test-only: the policy instance of the current engine */
@@ -65,6 +66,15 @@ static int s_timer(void *st, uint64_t tag)
     ((scripted *)st)->last_tag = tag;
     return 0;
 }
+static int s_node(void *st, int node, int down)
+{
+    (void)node;
+    if (down)
+        ((scripted *)st)->nodes_down++;
+    else
+        ((scripted *)st)->nodes_up++;
+    return 0;
+}
 static int s_schedule(void *st)
 {
     scripted *s = st;
@@ -85,6 +95,7 @@ static const gs_policy_ops scripted_ops = {
     .on_requeue = s_requeue,
     .on_finish = s_finish,
     .on_timer = s_timer,
+    .on_node = s_node,
     .schedule = s_schedule,
 };
 
@@ -413,6 +424,118 @@ static void t_live_drain(void)
     e = mk("2x2", GS_ENGINE_SIM, &c);
     ASSERT(e);
     ASSERT_EQ(gs_engine_drain_node(e, 0, 1, "sim"), GS_ESTATE); /* SIM: node events instead */
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
+/* node records, as "type@second:node" */
+typedef struct nrec {
+    char buf[512];
+} nrec;
+static void node_obs(void *ud, const gs_record *r)
+{
+    nrec *n = ud;
+    if (r->node < 0) return;
+    size_t l = strlen(n->buf);
+    snprintf(n->buf + l, sizeof n->buf - l, "%s%s@%lld:%d", l ? " " : "", gs_rec_type_name(r->type),
+             (long long)(r->t / GS_SEC), r->node);
+}
+
+/* A bad node takes no new job while its running job runs on (a failure requeues); a failure
+ * and its recovery on a bad node leave it bad; only good again returns it. */
+static void t_node_bad(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("2x2", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    nrec rec = {{0}};
+    gs_engine_set_observer(e, node_obs, &rec);
+    g_last->hook = start_all;
+    const gs_job *a = add(e, 1, 0, 1, 2, 100);  /* node 0 */
+    const gs_job *b = add(e, 2, 20, 1, 2, 500); /* node 1: node 0 is bad */
+    const gs_job *x = add(e, 3, 30, 1, 2, 10);  /* waits for node 0 to be good */
+    ASSERT(a && b && x);
+    ASSERT_OK(gs_engine_add_node_bad_event(e, 10 * GS_SEC, 0, 1));
+    ASSERT_OK(gs_engine_add_node_bad_event(e, 11 * GS_SEC, 0, 1)); /* already bad: nothing */
+    ASSERT_OK(gs_engine_add_node_event(e, 150 * GS_SEC, 0, 1));
+    ASSERT_OK(gs_engine_add_node_event(e, 200 * GS_SEC, 0, 0));
+    ASSERT_OK(gs_engine_add_node_bad_event(e, 300 * GS_SEC, 0, 0));
+    ASSERT_EQ(gs_engine_add_node_bad_event(e, 0, 2, 1), GS_EINVAL);
+    ASSERT_EQ(gs_engine_node_state(e, 0), 0u);
+    while (gs_engine_next_event_time(e) < 250 * GS_SEC && gs_engine_step(e) > 0)
+        ASSERT_OK(gs_engine_check(e, NULL));
+    ASSERT(gs_engine_node_bad(e, 0));
+    ASSERT_EQ(gs_engine_node_state(e, 0), GS_NODE_BAD);
+    ASSERT_STR(gs_node_state_name(gs_engine_node_state(e, 0)), "bad");
+    ASSERT_STR(gs_node_state_name(GS_NODE_BAD | GS_NODE_FAILED), "down");
+    ASSERT_STR(gs_node_state_name(GS_NODE_BAD | GS_NODE_DRAINED), "drained");
+    ASSERT_STR(gs_node_state_name(0), "ok");
+    ASSERT_EQ(x->state, GS_JOB_PENDING);
+    ASSERT_EQ(gs_cluster_free(c), 0); /* node 0's GPUs freed by a stay out of service */
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(a->end, 100 * GS_SEC); /* ran on, never requeued */
+    ASSERT_EQ(a->restarts, 0);
+    ASSERT_EQ(g_last->requeues, 0);
+    ASSERT_EQ(gs_cluster_gpu(c, b->alloc ? b->alloc[0] : b->last_alloc[0])->node, 1);
+    ASSERT_EQ(x->first_start, 300 * GS_SEC);
+    ASSERT_EQ(gs_cluster_gpu(c, x->last_alloc[0])->node, 0);
+    ASSERT(!gs_engine_node_bad(e, 0));
+    /* the policy heard of node 0 leaving and coming back once each */
+    ASSERT_EQ(g_last->nodes_down, 1);
+    ASSERT_EQ(g_last->nodes_up, 1);
+    ASSERT_STR(rec.buf, "node_bad@10:0 node_down@150:0 node_up@200:0 node_good@300:0");
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
+/* LIVE: set now; a dry run sees a bad node's GPUs unusable; drain and bad are independent */
+static void t_live_node_bad(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("2x2", GS_ENGINE_LIVE, &c);
+    ASSERT(e);
+    g_last->hook = live_hook;
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.ntasks = 1;
+    s.gpus_per_task = 2;
+    s.duration = 0;
+    gs_time t0 = 1700000000LL * GS_SEC;
+    const gs_job *a;
+    ASSERT_OK(gs_engine_submit(e, &s, t0, &a, NULL));
+    ASSERT_OK(gs_engine_advance(e, t0));
+    ASSERT_EQ(a->state, GS_JOB_RUNNING);
+    int na = gs_cluster_gpu(c, a->alloc[0])->node;
+    ASSERT_OK(gs_engine_set_node_bad(e, 1 - na, 1, "ECC errors"));
+    ASSERT_OK(gs_engine_set_node_bad(e, na, 1, "ECC errors"));
+    ASSERT_EQ(a->state, GS_JOB_RUNNING); /* keeps its GPUs */
+    gs_probe p;
+    ASSERT_OK(gs_engine_probe(e, &s, &p));
+    ASSERT_EQ(p.verdict, GS_PROBE_WAIT);
+    gs_probe_release(&p);
+    /* drained too, then undrained: still bad */
+    ASSERT_OK(gs_engine_drain_node(e, 1 - na, 1, "maintenance"));
+    ASSERT_EQ(gs_engine_node_state(e, 1 - na), GS_NODE_BAD | GS_NODE_DRAINED);
+    ASSERT_OK(gs_engine_drain_node(e, 1 - na, 0, "back"));
+    ASSERT_EQ(gs_engine_node_state(e, 1 - na), GS_NODE_BAD);
+    ASSERT_OK(gs_engine_probe(e, &s, &p));
+    ASSERT_EQ(p.verdict, GS_PROBE_WAIT);
+    gs_probe_release(&p);
+    /* drained and good again: still drained */
+    ASSERT_OK(gs_engine_drain_node(e, 1 - na, 1, "maintenance"));
+    ASSERT_OK(gs_engine_set_node_bad(e, 1 - na, 0, "repaired"));
+    ASSERT_EQ(gs_engine_node_state(e, 1 - na), GS_NODE_DRAINED);
+    ASSERT_EQ(gs_cluster_node(c, 1 - na)->down, 1);
+    ASSERT_OK(gs_engine_drain_node(e, 1 - na, 0, "back"));
+    ASSERT_EQ(gs_engine_node_state(e, 1 - na), 0u);
+    ASSERT_OK(gs_engine_probe(e, &s, &p));
+    ASSERT_EQ(p.verdict, GS_PROBE_NOW);
+    ASSERT_EQ(gs_cluster_gpu(c, p.placement[0])->node, 1 - na);
+    gs_probe_release(&p);
+    ASSERT_EQ(gs_engine_set_node_bad(e, 2, 1, "no such node"), GS_ERANGE);
+    ASSERT_EQ(gs_engine_set_node_bad(e, -1, 1, "no such node"), GS_ERANGE);
+    ASSERT_OK(gs_engine_check(e, NULL));
     gs_engine_destroy(e);
     gs_cluster_destroy(c);
 }
@@ -1285,6 +1408,8 @@ static const test_case tests[] = {
     {"node_failure_requeues", t_node_failure_requeues},
     {"live_mode", t_live_mode},
     {"live_drain", t_live_drain},
+    {"node_bad", t_node_bad},
+    {"live_node_bad", t_live_node_bad},
     {"live_outside", t_live_outside},
     {"live_deferred", t_live_deferred},
     {"restart_overhead_charged", t_restart_overhead_charged},

@@ -192,17 +192,23 @@ static void t_events_file(void)
     ASSERT(fd >= 0);
     FILE *f = fdopen(fd, "w");
     ASSERT(f);
-    fputs("time,node,state\n# maintenance\n10,n0,down\n20.5,n0,up\n", f);
+    fputs("time,node,state\n# maintenance\n10,n0,down\n20.5,n0,up\n30,n1,bad\n40,n1,good\n", f);
     fclose(f);
     gs_events ev;
     gs_diag d;
     gs_diag_init(&d, path);
     int rc = gs_events_load(path, &ev, &d);
     if (rc) T_FAIL("%s", d.msg);
-    ASSERT_EQ(ev.n, 2);
+    ASSERT_EQ(ev.n, 4);
     ASSERT_EQ(ev.v[1].t, 20500000);
     ASSERT_EQ(ev.v[1].down, 0);
+    ASSERT_EQ(ev.v[1].bad, 0);
     ASSERT_STR(ev.v[0].node, "n0");
+    ASSERT_EQ(ev.v[0].bad, 0);
+    ASSERT_EQ(ev.v[2].down, 1); /* bad */
+    ASSERT_EQ(ev.v[2].bad, 1);
+    ASSERT_EQ(ev.v[3].down, 0); /* good */
+    ASSERT_EQ(ev.v[3].bad, 1);
     gs_events_release(&ev);
     /* an event time beyond the clock's safe range, found by fuzz_events */
     f = fopen(path, "w");

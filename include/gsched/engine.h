@@ -690,12 +690,24 @@ const char *gs_engine_pending_reason(const gs_engine *e, const gs_job *j);
  * down or drained).  NODE_BAD / NODE_GOOD records with 'reason'.  Nothing
  * happens when the node already is in that state.
  */
-/* SIM: at time t. */
+/* SIM: at time t (GS_EINVAL for a bad node index). */
 int gs_engine_add_node_bad_event(gs_engine *e, gs_time t, int node, int bad);
 /* LIVE (and SIM tests): now.  0, GS_ERANGE for a bad node index, or a hook's error. */
 int gs_engine_set_node_bad(gs_engine *e, int node, int bad, const char *reason);
 /* 1 when node 'node' is marked bad. */
 int gs_engine_node_bad(const gs_engine *e, int node);
+/*
+ * Why a node is out of service: GS_NODE_* bits, 0 when it is in service.
+ * Each reason is set and cleared on its own (a failure by node events, a
+ * drain by gs_engine_drain_node, a bad mark by the two calls above); the
+ * node's GPUs are usable only when none holds.
+ */
+#define GS_NODE_FAILED  1u /* failed (node event, down): its jobs were requeued */
+#define GS_NODE_DRAINED 2u /* drained (LIVE): its jobs run on */
+#define GS_NODE_BAD     4u /* marked bad: its jobs run on */
+unsigned gs_engine_node_state(const gs_engine *e, int node);
+/* "down" (failed), else "drained", else "bad", else "ok" for a GS_NODE_* set. */
+const char *gs_node_state_name(unsigned st);
 
 /*
  * SIM: cancel job 'id' at time t, after that instant's arrivals (running,

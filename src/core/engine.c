@@ -157,6 +157,10 @@ struct gs_engine {
     int32_t *out_want, *out_have;
     uint8_t *out_mark;
     int out_short; /* nodes with out_have < out_want */
+    /* why each node is out of service (GS_NODE_* bits; NULL until the first one is): a
+     * node is down in the cluster iff some bit is set.  A failure requeues its jobs; a
+     * drain (LIVE) or a bad mark leaves them running; each ends on its own. */
+    uint8_t *nstate;
     /* elastic jobs (issue 13) */
     gs_time rescale_gap;   /* default min gap between policy rescales (rescale_gap=) */
     gs_time drain_timeout; /* LIVE: a drain is forced after this (drain_timeout=) */
@@ -2463,11 +2467,47 @@ static int tr_arrive(gs_engine *e, gs_job *j)
     return hook_job(e, e->pol->on_arrival, j);
 }
 
+/* Room for the node states (all clear until the first node leaves service). */
+static int nstate_ready(gs_engine *e)
+{
+    if (e->nstate) return 0;
+    e->nstate = calloc(gs_cluster_nnodes(e->c) + 1, 1);
+    return e->nstate ? 0 : GS_ENOMEM;
+}
+
+/*
+ * Set or clear one reason (GS_NODE_*) for node to be out of service; the
+ * node is down in the cluster while any reason holds.  Returns 1 when it
+ * left service, 2 when it came back (its GPUs are usable again, except those
+ * given to outside work), 0 when its usability did not change.  The caller
+ * made e->nstate ready.
+ */
+static int node_set_state(gs_engine *e, int node, unsigned bit, int on)
+{
+    uint8_t was = e->nstate[node];
+    uint8_t now = on ? (uint8_t)(was | bit) : (uint8_t)(was & ~bit);
+    e->nstate[node] = now;
+    if (!was == !now) return 0;
+    gs_cluster_set_node_down(e->c, node, now != 0);
+    if (now) return 1;
+    e->epoch++; /* GPUs came back: cached placement failures are stale */
+    outside_redown(e, node);
+    return 2;
+}
+
+/* The policy learns that a node's usability changed (changed: node_set_state's answer). */
+static int node_tell(gs_engine *e, int node, int changed)
+{
+    if (!changed || !e->pol->on_node) return 0;
+    return latch(e, e->pol->on_node(e->pst, node, changed == 1));
+}
+
 static int node_event(gs_engine *e, int node, int down)
 {
     int rc;
+    if ((rc = nstate_ready(e)) != 0) return latch(e, rc);
+    if (!(e->nstate[node] & GS_NODE_FAILED) == !down) return 0;
     const gs_node *nd = gs_cluster_node(e->c, node);
-    if (nd->down == down) return 0;
     if (down) {
         /* requeue every job with a GPU on the node, in GPU order; when the owner of a
          * shared GPU goes, its partner owns it next and goes too */
@@ -2492,13 +2532,26 @@ static int node_event(gs_engine *e, int node, int down)
             if ((rc = tr_requeue(e, j, GS_REC_REQUEUE, "node failed", 0, 1)) != 0) return rc;
         }
     }
-    gs_cluster_set_node_down(e->c, node, down);
-    if (!down) {
-        e->epoch++;
-        outside_redown(e, node);
-    }
+    int changed = node_set_state(e, node, GS_NODE_FAILED, down);
     emit(e, down ? GS_REC_NODE_DOWN : GS_REC_NODE_UP, NULL, node, NULL);
-    return e->pol->on_node ? latch(e, e->pol->on_node(e->pst, node, down)) : 0;
+    return node_tell(e, node, changed);
+}
+
+/* Mark node bad or good again (gs_engine_set_node_bad; SIM events). */
+static int node_bad(gs_engine *e, int node, int bad, const char *reason)
+{
+    int rc;
+    if ((rc = nstate_ready(e)) != 0) return latch(e, rc);
+    bad = !!bad;
+    if (!(e->nstate[node] & GS_NODE_BAD) == !bad) return 0;
+    /* unlike a failure: the jobs on it keep their GPUs and run on (the cluster keeps owners
+     * of GPUs that go down, and a GPU freed while down does not become free) */
+    int changed = node_set_state(e, node, GS_NODE_BAD, bad);
+    emit(e, bad ? GS_REC_NODE_BAD : GS_REC_NODE_GOOD, NULL, node,
+         reason ? reason
+         : bad  ? "marked bad"
+                : "marked good");
+    return node_tell(e, node, changed);
 }
 
 static int handle(gs_engine *e, const ev *x)
@@ -2523,7 +2576,11 @@ static int handle(gs_engine *e, const ev *x)
         if (j->state != GS_JOB_DRAINING || j->gen != x->gen) return 0; /* stale */
         e->events++;
         return tr_resized(e, j, (int)x->tag); /* tag: forced at the drain timeout */
-    case EV_NODE: e->events++; return node_event(e, x->key, (int)x->gen);
+    case EV_NODE:
+        e->events++;
+        /* gen: 0 up, 1 down (failure); 2 good, 3 bad */
+        return x->gen >= 2 ? node_bad(e, x->key, (int)(x->gen & 1), NULL)
+                           : node_event(e, x->key, (int)x->gen);
     case EV_ARRIVAL: e->events++; return tr_arrive(e, job_at(e, (size_t)x->key));
     case EV_CANCEL:
         j = job_at(e, (size_t)x->key);
@@ -2742,6 +2799,7 @@ void gs_engine_destroy(gs_engine *e)
     free(e->out_want);
     free(e->out_have);
     free(e->out_mark);
+    free(e->nstate);
     for (size_t i = 0; i < e->njobs; i++) {
         free(job_at(e, i)->alloc);
         free(job_at(e, i)->last_alloc);
@@ -2853,6 +2911,17 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
             return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
                                "node %zu: %d GPU(s) marked outside, %d counted, %d asked", n, have,
                                e->out_have[n], e->out_want[n]);
+    }
+    for (size_t n = 0; n < gs_cluster_nnodes(e->c); n++) {
+        const gs_node *nd = gs_cluster_node(e->c, (int)n);
+        unsigned st = gs_engine_node_state(e, (int)n);
+        if (!nd->down != !st)
+            return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "node %zu is %s in the cluster but %s", n,
+                               nd->down ? "down" : "up", gs_node_state_name(st));
+        for (int32_t g = nd->gpu_lo; (st & GS_NODE_FAILED) && g < nd->gpu_hi; g++)
+            if (gs_cluster_gpu(e->c, g)->owner >= 0)
+                return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                                   "GPU %d of failed node %zu is still held by a job", (int)g, n);
     }
     int alloc = 0, packed = 0, reserved = 0;
     size_t pend = 0, run = 0, susp = 0;
@@ -2990,18 +3059,14 @@ int gs_engine_drain_node(gs_engine *e, int node, int drain, const char *reason)
     if (e->err) return e->err;
     if (e->opts.mode != GS_ENGINE_LIVE) return GS_ESTATE;
     if (node < 0 || (size_t)node >= gs_cluster_nnodes(e->c)) return GS_ERANGE;
-    drain = !!drain;
-    if (gs_cluster_node(e->c, node)->down == drain) return 0;
-    /* unlike node_event: the jobs on it keep their GPUs (the cluster keeps owners of GPUs that
-     * go down, and a GPU freed while down does not become free) */
-    int rc = gs_cluster_set_node_down(e->c, node, drain);
+    int rc = nstate_ready(e);
     if (rc) return rc;
-    if (!drain) {
-        e->epoch++; /* GPUs came back: cached placement failures are stale */
-        outside_redown(e, node);
-    }
+    drain = !!drain;
+    if (!(e->nstate[node] & GS_NODE_DRAINED) == !drain) return 0;
+    /* unlike node_event: the jobs on it keep their GPUs (as on a bad node) */
+    int changed = node_set_state(e, node, GS_NODE_DRAINED, drain);
     emit(e, drain ? GS_REC_NODE_DOWN : GS_REC_NODE_UP, NULL, node, reason);
-    rc = e->pol->on_node ? latch(e, e->pol->on_node(e->pst, node, drain)) : 0;
+    rc = node_tell(e, node, changed);
     return rc ? rc : outside_settle(e);
 }
 
@@ -3374,23 +3439,41 @@ int gs_engine_probe(gs_engine *e, const gs_job_spec *spec, gs_probe *p)
 
 /* ---- HiveD conformance (issue 14) ------------------------------------------------------ */
 
-/* Stubs replaced by the issue-14 lanes (bad nodes, reconfiguration). */
+/* Bad nodes (node_bad() above); the reconfiguration stubs below await their lane. */
 int gs_engine_add_node_bad_event(gs_engine *e, gs_time t, int node, int bad)
 {
-    (void)e, (void)t, (void)node, (void)bad;
-    return GS_EUNSUPPORTED;
+    if (e->err) return e->err;
+    if (node < 0 || (size_t)node >= gs_cluster_nnodes(e->c)) return GS_EINVAL;
+    return heap_push(e, (ev){.t = t, .kind = EV_NODE, .key = node, .gen = 2u | (uint32_t) !!bad});
 }
 
 int gs_engine_set_node_bad(gs_engine *e, int node, int bad, const char *reason)
 {
-    (void)e, (void)node, (void)bad, (void)reason;
-    return GS_EUNSUPPORTED;
+    if (e->err) return e->err;
+    if (node < 0 || (size_t)node >= gs_cluster_nnodes(e->c)) return GS_ERANGE;
+    int rc = node_bad(e, node, bad, reason);
+    if (rc) return rc;
+    return e->opts.mode == GS_ENGINE_LIVE ? outside_settle(e) : 0;
 }
 
 int gs_engine_node_bad(const gs_engine *e, int node)
 {
-    (void)e, (void)node;
-    return 0;
+    return (gs_engine_node_state(e, node) & GS_NODE_BAD) != 0;
+}
+
+unsigned gs_engine_node_state(const gs_engine *e, int node)
+{
+    if (!e->nstate || node < 0 || (size_t)node >= gs_cluster_nnodes(e->c)) return 0;
+    return e->nstate[node];
+}
+
+const char *gs_node_state_name(unsigned st)
+{
+    /* the strongest reason: a failure, then a drain, then a bad mark */
+    return st & GS_NODE_FAILED    ? "down"
+           : st & GS_NODE_DRAINED ? "drained"
+           : st & GS_NODE_BAD     ? "bad"
+                                  : "ok";
 }
 
 /*

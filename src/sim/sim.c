@@ -309,8 +309,11 @@ int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_d
             if (node < 0)
                 return gs_diag_set(d, GS_EUNKNOWN, 0, 0, "events: unknown node '%s'", ev->node);
             /* a machine in several HiveD chains is one node per chain: the event hits each */
-            for (; node >= 0; node = gs_cluster_find_node_next(res->cluster, ev->node, node))
-                if ((rc = gs_engine_add_node_event(res->engine, ev->t, node, ev->down))) return rc;
+            for (; node >= 0; node = gs_cluster_find_node_next(res->cluster, ev->node, node)) {
+                rc = ev->bad ? gs_engine_add_node_bad_event(res->engine, ev->t, node, ev->down)
+                             : gs_engine_add_node_event(res->engine, ev->t, node, ev->down);
+                if (rc) return rc;
+            }
         }
     }
     size_t steps = 0;

@@ -83,11 +83,16 @@ int gs_tput_parse(const char *file, const char *model, const char *buf, size_t l
                   gs_diag *d);
 int gs_trace_apply_tput(gs_trace *t, const gs_tput *tp, const char *dir, gs_diag *d);
 
-/* Cluster events file: "time,node,down|up" (time in seconds). */
+/*
+ * Cluster events file: "time,node,down|up|bad|good" (time in seconds).  down / up: a node
+ * failure (its jobs are requeued) and the recovery; bad / good: the node is marked bad (no
+ * new job goes there, its jobs run on) and good again.
+ */
 typedef struct gs_node_event {
     gs_time t;
     char *node;
-    int down;
+    int down; /* 1: down (bad), 0: up (good) */
+    int bad;  /* 1: a bad / good mark, 0: a failure / recovery */
 } gs_node_event;
 
 typedef struct gs_events {

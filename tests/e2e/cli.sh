@@ -86,5 +86,21 @@ else
   fail=$((fail+1)); echo "not ok - outputs differ between runs"
 fi
 
+# --events: a bad node takes no new job while its jobs run on (a failure requeues); down/up on
+# a bad node leave it bad, good returns it
+printf 'submit,duration,gpus\n0,100,2\n20,10,2\n30,10,2\n' > "$tmp/bad.csv"
+printf 'time,node,state\n10,n0,bad\n25,n1,bad\n35,n1,down\n50,n1,up\n60,n1,good\n' > "$tmp/bad-ev.csv"
+"$bin" sim --cluster 2x2 --trace "$tmp/bad.csv" --policy fifo --events "$tmp/bad-ev.csv" \
+  --out "$tmp/bad-out" -q
+got=$(cut -d, -f1-4,8 "$tmp/bad-out/jobs.csv" | tail -n +2 | paste -sd' ')
+if [ "$got" = "0,0,0,100,0 1,20,20,30,0 2,30,60,70,0" ]; then
+  pass=$((pass+1)); echo "ok - events bad/good"
+else
+  fail=$((fail+1)); echo "not ok - events bad/good: $got"
+fi
+printf '10,n0,broken\n' > "$tmp/bad-ev2.csv"
+expect 2 "expected 'down', 'up', 'bad' or 'good', got 'broken'" -- "$bin" sim --cluster 2x2 \
+  --trace "$tmp/bad.csv" --policy fifo --events "$tmp/bad-ev2.csv" --out "$tmp/bad-out2" -q
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
