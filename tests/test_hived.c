@@ -10,12 +10,18 @@
  *     total_left >= all_vc_free at every chain and level; every guaranteed
  *     job inside its VC's bound cells; cell usage counts exact);
  *   - after every instant every running job (guaranteed or opportunistic)
- *     holds GPUs of one chain and one GPU type only;
- *   - every job ends;
+ *     holds GPUs of one chain and one GPU type only, and every running
+ *     grouped job (tasks of 1-3 GPUs, withinOneCell groups of a switch, node
+ *     or rack, nested) has each task on one node and each group inside one
+ *     cell of its type;
+ *   - every job ends (or is rejected at arrival);
  *   - (no failures, 1-GPU tasks, no lazy jobs) after every instant, the
  *     first waiting guaranteed job of a VC does not fit the VC's own GPUs
  *     left at its priority: a VC's guaranteed jobs never wait on GPUs that
- *     other VCs or opportunistic jobs hold.
+ *     other VCs or opportunistic jobs hold;
+ * plus fixed cases: a pinned cell that is a single GPU (config built in
+ * code), and grouped jobs (tasks of different sizes, groups within a switch,
+ * a node, a rack) placed as HiveD places them.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -150,6 +156,53 @@ static int check_one_chain(const gs_cluster *c, const gen *g, gs_engine *e, char
     return 0;
 }
 
+/* The cell of cell type 'type' holding GPU g: an ancestor of its node or a cell inside it. */
+static int cell_of_type(const gs_cluster *c, int g, int type)
+{
+    int nc = gs_cluster_node(c, gs_cluster_gpu(c, g)->node)->cell;
+    for (int a = nc; a >= 0; a = gs_cluster_cell(c, a)->parent)
+        if (gs_cluster_cell(c, a)->type == type) return a;
+    for (size_t x = (size_t)nc + 1; x < gs_cluster_ncells(c); x++) {
+        const gs_cell *cx = gs_cluster_cell(c, (int)x);
+        if (cx->depth <= gs_cluster_cell(c, nc)->depth) break;
+        if (cx->type == type && g >= cx->gpu_lo && g < cx->gpu_hi) return (int)x;
+    }
+    return -1;
+}
+
+/* Every running job's withinOneCell groups lie inside one cell of their type, each task on
+ * one node. */
+static int check_groups(const gs_cluster *c, gs_engine *e, char *err, size_t cap)
+{
+    for (size_t i = 0; i < gs_engine_njobs(e); i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        if (j->state != GS_JOB_RUNNING || !j->nalloc) continue;
+        for (int t = 0; t < j->ntasks; t++) {
+            const int *g = j->alloc + gs_job_task_first(j, t);
+            for (int k = 1; k < gs_job_task_gpus(j, t); k++)
+                if (gs_cluster_gpu(c, g[k])->node != gs_cluster_gpu(c, g[0])->node) {
+                    snprintf(err, cap, "job %lld: task %d spans nodes", (long long)j->id, t);
+                    return -1;
+                }
+        }
+        for (int k = 0; k < j->ngroups; k++) {
+            const gs_task_group *gr = &j->groups[k];
+            if (gr->within_type < 0) continue;
+            int lo = gs_job_task_first(j, gr->lo), hi = gs_job_task_first(j, gr->hi);
+            int cell = cell_of_type(c, j->alloc[lo], gr->within_type);
+            const gs_cell *x = cell >= 0 ? gs_cluster_cell(c, cell) : NULL;
+            for (int q = lo; q < hi; q++)
+                if (!x || j->alloc[q] < x->gpu_lo || j->alloc[q] >= x->gpu_hi) {
+                    snprintf(err, cap, "job %lld: group %d (tasks %d-%d) not within one %s",
+                             (long long)j->id, k, gr->lo, gr->hi - 1,
+                             gs_cluster_cell_type(c, gr->within_type)->name);
+                    return -1;
+                }
+        }
+    }
+    return 0;
+}
+
 static void dbg_obs(void *ud, const gs_record *r)
 {
     (void)ud;
@@ -226,6 +279,33 @@ static int run_one(uint64_t seed, int strict, char *err, size_t cap)
         s.lazy_preemption = !strict && gs_rng_below(&r, 3) == 0;
         if ((ngt > 1 && gs_rng_below(&r, 4)) || gs_rng_below(&r, 2))
             s.gpu_type = w.g.types[gs_rng_below(&r, (uint64_t)w.g.nchain)];
+        /* grouped (not strict): tasks of 1-3 GPUs, maybe a withinOneCell group of a switch,
+         * node or rack of one chain, maybe a group nested in it */
+        int32_t tg[4];
+        gs_task_group grp[2];
+        char wt[2][8];
+        if (!strict && gs_rng_below(&r, 3) == 0) {
+            s.ntasks = 2 + (int)gs_rng_below(&r, 3);
+            for (int t = 0; t < s.ntasks; t++) tg[t] = 1 + (int32_t)gs_rng_below(&r, 3);
+            s.task_gpus = tg;
+            s.gang = 1;
+            int c = (int)gs_rng_below(&r, (uint64_t)w.g.nchain);
+            static const char *lv[] = {"SW", "N", "R"};
+            if (gs_rng_below(&r, 4)) {
+                int l0 = (int)gs_rng_below(&r, 3), lo = (int)gs_rng_below(&r, (uint64_t)s.ntasks);
+                int hi = lo + 1 + (int)gs_rng_below(&r, (uint64_t)(s.ntasks - lo));
+                snprintf(wt[0], sizeof wt[0], "%s%d", lv[l0], c);
+                grp[0] = (gs_task_group){lo, hi, -1, wt[0], -1};
+                s.groups = grp;
+                s.ngroups = 1;
+                if (hi - lo > 1 && gs_rng_below(&r, 2)) {
+                    snprintf(wt[1], sizeof wt[1], "%s%d", lv[gs_rng_below(&r, (uint64_t)l0 + 1)],
+                             c);
+                    grp[1] = (gs_task_group){lo + 1, hi, 0, wt[1], -1};
+                    s.ngroups = 2;
+                }
+            }
+        }
         if (!strict && w.g.pinned_vc >= 0 && gs_rng_below(&r, 8) == 0) {
             s.pinned_cell = "PIN";
             snprintf(vc, sizeof vc, "v%d", w.g.pinned_vc);
@@ -253,7 +333,7 @@ static int run_one(uint64_t seed, int strict, char *err, size_t cap)
             snprintf(err, cap, "t=%.0f: %s", gs_time_to_sec(gs_engine_now(w.e)), d.msg);
             goto fail;
         }
-        if (check_one_chain(w.c, &w.g, w.e, err, cap)) {
+        if (check_one_chain(w.c, &w.g, w.e, err, cap) || check_groups(w.c, w.e, err, cap)) {
             char msg[256];
             snprintf(msg, sizeof msg, "t=%.0f: ", gs_time_to_sec(gs_engine_now(w.e)));
             size_t n = strlen(msg), m = strlen(err);
@@ -314,6 +394,15 @@ static int run_one(uint64_t seed, int strict, char *err, size_t cap)
     for (size_t i = 0; i < gs_engine_njobs(w.e); i++) {
         const gs_job *j = gs_engine_job(w.e, i);
         if (j->state != GS_JOB_DONE && j->state != GS_JOB_REJECTED) {
+            if (getenv("HIVED_DEBUG")) {
+                fprintf(stderr, "%s\njob %lld vc %s prio %d tasks %d:", w.g.yaml, (long long)j->id,
+                        j->vc_name, j->priority, j->ntasks);
+                for (int t = 0; t < j->ntasks; t++) fprintf(stderr, " %d", gs_job_task_gpus(j, t));
+                for (int k = 0; k < j->ngroups; k++)
+                    fprintf(stderr, " [%d,%d) within %d parent %d", j->groups[k].lo,
+                            j->groups[k].hi, j->groups[k].within_type, j->groups[k].parent);
+                fprintf(stderr, " type %d\n", j->gpu_type);
+            }
             snprintf(err, cap, "job %lld ended %s (%s)", (long long)j->id,
                      gs_job_state_name(j->state), j->reason ? j->reason : "");
             goto fail;
@@ -330,7 +419,9 @@ fail:
 
 static void t_properties(void)
 {
+    const char *only = getenv("HIVED_SEED"); /* debugging: run one seed */
     for (uint64_t seed = 1; seed <= 1000; seed++) {
+        if (only && (uint64_t)atoll(only) != seed) continue;
         char err[8192] = "";
         if (run_one(seed, 0, err, sizeof err))
             T_FAIL("seed %llu: %s", (unsigned long long)seed, err);
@@ -472,7 +563,115 @@ static void t_pinned_leaf(void)
     gs_cluster_destroy(c);
 }
 
+/*
+ * Grouped jobs on two racks of two 4-GPU nodes (two PCIe switches of two GPUs
+ * each); v0 owns two nodes, v1 a rack.  HiveD's placement: members of
+ * different sizes first-fit smallest first on the fullest node (job 1: 1 + 1
+ * + 2 GPUs, one node, the 2-GPU task on one switch); a group within a rack
+ * (job 2: 4 + 4 GPUs on one rack); a group within a switch (job 3: its two
+ * 1-GPU tasks share a switch, its 2-GPU task takes the other); an
+ * opportunistic group within a node waits for room (job 4); a group larger
+ * than any cell of its type in the VC's view is rejected (job 5: within a
+ * rack, v0 has only single nodes).
+ */
+static void t_grouped(void)
+{
+    static const char cfg[] =
+        "physicalCluster:\n"
+        "  cellTypes:\n"
+        "    SW: {childCellType: A, childCellNumber: 2}\n"
+        "    N: {childCellType: SW, childCellNumber: 2, isNodeLevel: true}\n"
+        "    R: {childCellType: N, childCellNumber: 2}\n"
+        "  physicalCells:\n"
+        "  - {cellType: R, cellChildren: [{cellAddress: a0}, {cellAddress: a1}]}\n"
+        "  - {cellType: R, cellChildren: [{cellAddress: b0}, {cellAddress: b1}]}\n"
+        "virtualClusters:\n"
+        "  v0: {virtualCells: [{cellType: R.N, cellNumber: 2}]}\n"
+        "  v1: {virtualCells: [{cellType: R, cellNumber: 1}]}\n";
+    gs_cluster *c = NULL;
+    gs_diag d;
+    gs_diag_init(&d, "grouped.yaml");
+    if (gs_cluster_parse_hived("grouped.yaml", cfg, strlen(cfg), &c, &d)) T_FAIL("%s", d.msg);
+    gs_engine *e = NULL;
+    gs_params p;
+    gs_params_init(&p);
+    gs_params_set(&p, "slowdown", "off");
+    gs_params_set(&p, "preempt_cost", "0");
+    int rc = gs_engine_create(c, "hived", &p, NULL, &e, &d);
+    gs_params_release(&p);
+    ASSERT_OK(rc);
+    static const int32_t t1[] = {2, 1, 1}, t2[] = {4, 4}, t3[] = {1, 1, 2}, t4[] = {2, 1},
+                         t5[] = {4, 4};
+    static const gs_task_group g2[] = {{0, 2, -1, "R", -1}}, g3[] = {{0, 2, -1, "SW", -1}},
+                               g4[] = {{0, 2, -1, "N", -1}}, g5[] = {{0, 2, -1, "R", -1}};
+    static const struct {
+        const char *vc;
+        int prio, ntasks;
+        const int32_t *tg;
+        const gs_task_group *gr;
+    } js[] = {{"v0", 100, 3, t1, NULL},
+              {"v1", 100, 2, t2, g2},
+              {"v0", 100, 3, t3, g3},
+              {"v0", -1, 2, t4, g4},
+              {"v0", 100, 2, t5, g5}};
+    for (int i = 0; i < 5; i++) {
+        gs_job_spec s;
+        gs_job_spec_init(&s);
+        s.id = i + 1;
+        s.submit = 0;
+        s.duration = 100 * GS_SEC;
+        s.vc = js[i].vc;
+        s.priority = js[i].prio;
+        s.ntasks = js[i].ntasks;
+        s.task_gpus = js[i].tg;
+        s.groups = js[i].gr;
+        s.ngroups = js[i].gr ? 1 : 0;
+        ASSERT_OK(gs_engine_add_job(e, &s, NULL, &d));
+    }
+    char err[512];
+    while ((rc = gs_engine_step(e)) > 0) {
+        if (gs_engine_check(e, &d)) T_FAIL("t=%.0f: %s", gs_time_to_sec(gs_engine_now(e)), d.msg);
+        if (check_groups(c, e, err, sizeof err)) T_FAIL("%s", err);
+        for (size_t i = 0; i < gs_engine_njobs(e); i++) {
+            const gs_job *j = gs_engine_job(e, i);
+            if (j->state != GS_JOB_RUNNING) continue;
+            const int *a = j->alloc;
+#define NODE_OF(g) gs_cluster_gpu(c, (g))->node
+#define CELL_UP(g) gs_cluster_cell(c, gs_cluster_node(c, NODE_OF(g))->cell)->parent
+            if (j->id == 1) { /* one node; the 2-GPU task (task 0) on one switch */
+                for (int k = 1; k < 4; k++) ASSERT_EQ(NODE_OF(a[k]), NODE_OF(a[0]));
+                ASSERT_EQ(a[0] / 2, a[1] / 2);
+            }
+            if (j->id == 2) ASSERT_EQ(CELL_UP(a[0]), CELL_UP(a[4]));
+            if (j->id == 3) { /* tasks 0 and 1 on one switch, task 2 on the other */
+                ASSERT_EQ(a[0] / 2, a[1] / 2);
+                ASSERT_EQ(a[2] / 2, a[3] / 2);
+                ASSERT_NE(a[0] / 2, a[2] / 2);
+            }
+            if (j->id == 4) {
+                ASSERT_EQ(NODE_OF(a[0]), NODE_OF(a[2]));
+                ASSERT_EQ(gs_engine_now(e), 100 * GS_SEC); /* the cluster was full until then */
+            }
+#undef NODE_OF
+#undef CELL_UP
+        }
+    }
+    ASSERT_EQ(rc, 0);
+    for (size_t i = 0; i < gs_engine_njobs(e); i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        if (j->id == 5) {
+            ASSERT_EQ(j->state, GS_JOB_REJECTED);
+        } else {
+            ASSERT_EQ(j->state, GS_JOB_DONE);
+            ASSERT_EQ(j->first_start, j->id == 4 ? 100 * GS_SEC : 0);
+        }
+    }
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 static const test_case tests[] = {
+    {"grouped", t_grouped},
     {"pinned_leaf", t_pinned_leaf},
     {"properties", t_properties},
     {"vc_never_waits_on_others", t_vc_never_waits_on_others},

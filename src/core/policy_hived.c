@@ -41,7 +41,9 @@
  * physical GPUs of one chain (staying away from guaranteed jobs), never
  * preempts, is preempted first.  A gang larger than its VC's guarantee is
  * rejected at arrival, as OpenPAI does.  overflow=on: guaranteed jobs that
- * do not fit their VC are also tried as opportunistic jobs.
+ * do not fit their VC are also tried as opportunistic jobs.  Grouped jobs
+ * (tasks of different sizes, nested withinOneCell groups) are placed as
+ * HiveD places affinity groups and v2 pod groups: see assign_grouped().
  *
  * Order.  Per VC, waiting jobs are tried by priority, then by the intra-VC
  * order (intra=fifo: arrival; intra=las / tiresias-las: least attained
@@ -92,6 +94,7 @@ typedef struct chain {
     int32_t gpus_at[MAXLV + 1]; /* GPUs per cell of that level */
     int32_t gpu_type;
     int32_t nnodes, node_gpus; /* physical nodes, GPUs of the largest */
+    int node_lv;               /* level of its node cells */
     int32_t *fl[MAXLV + 1];    /* free lists */
     int nfl[MAXLV + 1], capfl[MAXLV + 1];
     int64_t all_vc_free[MAXLV + 1];
@@ -223,6 +226,8 @@ typedef struct hived {
     uint64_t *ord; /* candidate nodes of an opportunistic placement (sort keys) */
     size_t capord;
     uint32_t *tgen;
+    int *tslot, *gpos; /* grouped jobs: by task, its slot and its GPUs' place in gsel */
+    size_t captslot, capgpos;
 } hived;
 
 /* ---- helpers ------------------------------------------------------------------------- */
@@ -232,6 +237,15 @@ static int level_of_type(const hived *h, int ch, int32_t type)
     for (int l = 1; l <= h->ch[ch].nlv; l++)
         if (h->ch[ch].type_at[l] == type) return l;
     return 0;
+}
+
+/* Smallest task of j. */
+static int min_task(const gs_job *j)
+{
+    int m = gs_job_task_gpus(j, 0);
+    for (int t = 1; t < j->ntasks; t++)
+        if (gs_job_task_gpus(j, t) < m) m = gs_job_task_gpus(j, t);
+    return m;
 }
 
 /* Record an allocation failure; every hook then returns it (policy.h, "Errors"). */
@@ -536,7 +550,7 @@ static int build_slots(hived *h, const gs_job *j, int v, int ch, gs_time now, in
 {
     int n = 0;
     vcst *vc = &h->vc[v];
-    const int32_t p = j->priority, gpt = j->gpus_per_task;
+    const int32_t p = j->priority, gpt = gs_job_grouped(j) ? min_task(j) : j->gpus_per_task;
     const int las = h->intra == I_LAS || h->intra == I_TLAS;
     const int64_t rj = las ? rank_of(h, j, now) : 0;
     /* a node may hold a preemptible job only if its lowest priority is below pthr */
@@ -1016,6 +1030,376 @@ static int collect_victims(hived *h, const int *gpus, int n, gs_job *self)
     return nv;
 }
 
+/* ---- grouped jobs: tasks of different sizes, withinOneCell groups ------------------------------
+ */
+
+/*
+ * A grouped job (gs_job_grouped) is placed as HiveD places an affinity group
+ * of members of different sizes (v1) or a pod group with nested
+ * withinOneCell child groups (v2, its cell-as-sku branch): per group, the
+ * candidate cells of its 'within' type are tried in preference order (the
+ * order of their best node); inside one, the group's own tasks go first-fit
+ * over its nodes in preference order without going back (v1: smallest task
+ * first; v2: largest first), then its child groups (largest first), each
+ * inside that cell.  A 'within' type at or above node level is a cell of the
+ * VC's view (a VC cell below that level counts as one such cell, as in
+ * HiveD); below node level the group's tasks share a node and their GPUs
+ * are picked inside one cell of that type there.
+ */
+
+/* GPUs of tasks [lo, hi) of j. */
+static int span_gpus(const gs_job *j, int lo, int hi)
+{
+    return gs_job_task_first(j, hi) - gs_job_task_first(j, lo);
+}
+
+/* Level in chain ch of group gi's within type: 0 = no within, -1 = not a type of the chain. */
+static int group_level(const hived *h, const gs_job *j, int ch, int gi)
+{
+    if (gi < 0 || j->groups[gi].within_type < 0) return 0;
+    int l = level_of_type(h, ch, j->groups[gi].within_type);
+    return l ? l : -1;
+}
+
+/*
+ * Which cell of level L (above node level) slot i lies in, as a key: the
+ * physical cell for a bound slot (the VC cell itself when it is lower than
+ * L), the VC cell and the index of its virtual level-L cell for an unbound
+ * one.  At or below node level: the slot itself.
+ */
+static int64_t unit_key(const hived *h, int ch, int i, int L)
+{
+    const chain *c = &h->ch[ch];
+    const vslot *s = &h->sl[i];
+    if (L <= c->node_lv) return i;
+    if (s->node >= 0) {
+        if (s->pa >= 0 && h->pa[s->pa].level < L) return h->pa[s->pa].cell;
+        int32_t x = gs_cluster_node(h->c, s->node)->cell;
+        while (x > 0 && h->cell_level[x] < L) x = gs_cluster_cell(h->c, x)->parent;
+        return x;
+    }
+    const pa *a = &h->pa[s->pa];
+    if (a->level < L) return -1 - ((int64_t)s->pa << 24);
+    int per = c->gpus_at[L] / (a->vper ? a->vper : 1);
+    return -1 - ((int64_t)s->pa << 24) - (per > 0 ? s->vidx / per : s->vidx);
+}
+
+/* Stable merge sort of slot indices by slot_cmp (or by the opportunistic key in h->ord). */
+static void sort_slots(hived *h, int *v, int *tmp, int n, int opp)
+{
+    for (int w = 1; w < n; w *= 2)
+        for (int lo = 0; lo < n; lo += 2 * w) {
+            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int a = lo, b = mid, k = lo;
+            while (a < mid && b < hi) {
+                int first_b =
+                    opp ? h->ord[v[b]] < h->ord[v[a]] : slot_cmp(&h->sl[v[b]], &h->sl[v[a]]) < 0;
+                tmp[k++] = first_b ? v[b++] : v[a++];
+            }
+            while (a < mid) tmp[k++] = v[a++];
+            while (b < hi) tmp[k++] = v[b++];
+            memcpy(v + lo, tmp + lo, (size_t)(hi - lo) * sizeof *v);
+        }
+}
+
+typedef struct gplace {
+    const gs_job *j;
+    int ch, desc;
+    int *room;  /* by slot: GPUs left for this job */
+    int *tslot; /* by task: its slot */
+    int *order; /* scratch: tasks or groups being sorted */
+} gplace;
+
+/* Task t of j lies in a child group of gi (a group whose parent is gi). */
+static int in_child(const gs_job *j, int gi, int t)
+{
+    for (int k = gi + 1; k < j->ngroups; k++)
+        if (j->groups[k].parent == gi && t >= j->groups[k].lo && t < j->groups[k].hi) return 1;
+    return 0;
+}
+
+/*
+ * Place group gi (-1: the whole job) on slots[0..m) (in preference order).
+ * Returns 1 with room and tslot updated, 0 with them as they were.
+ */
+static int place_group(hived *h, gplace *g, int gi, const int *slots, int m)
+{
+    const gs_job *j = g->j;
+    int L = group_level(h, j, g->ch, gi);
+    if (L < 0) return 0;
+    int lo = gi < 0 ? 0 : j->groups[gi].lo, hi = gi < 0 ? j->ntasks : j->groups[gi].hi;
+    /* own tasks, sorted (stable) by size: ascending without groups (v1), else descending */
+    int nt = 0, *tasks = malloc((size_t)(hi - lo) * sizeof *tasks);
+    int nkid = 0, *kids = malloc((size_t)(j->ngroups + 1) * sizeof *kids);
+    int *sub = malloc((size_t)(m ? m : 1) * sizeof *sub);
+    int *saved = malloc((size_t)(m ? m : 1) * sizeof *saved);
+    int64_t *keys = malloc((size_t)(m ? m : 1) * sizeof *keys);
+    int ok = 0;
+    if (!tasks || !kids || !sub || !saved || !keys) {
+        oom(h);
+        goto out;
+    }
+    for (int t = lo; t < hi; t++) {
+        if (in_child(j, gi, t)) continue;
+        int k = nt++;
+        int sz = gs_job_task_gpus(j, t);
+        while (k > 0 && (g->desc ? gs_job_task_gpus(j, tasks[k - 1]) < sz
+                                 : gs_job_task_gpus(j, tasks[k - 1]) > sz))
+            tasks[k] = tasks[k - 1], k--;
+        tasks[k] = t;
+    }
+    for (int k = gi + 1; k < j->ngroups; k++) {
+        if (j->groups[k].parent != gi) continue;
+        int q = nkid++, sz = span_gpus(j, j->groups[k].lo, j->groups[k].hi);
+        while (q > 0 && span_gpus(j, j->groups[kids[q - 1]].lo, j->groups[kids[q - 1]].hi) < sz)
+            kids[q] = kids[q - 1], q--;
+        kids[q] = k;
+    }
+    for (int i = 0; i < m; i++) keys[i] = L ? unit_key(h, g->ch, slots[i], L) : 0;
+    /* candidate cells in the order of their best slot */
+    for (int i = 0; i < m && !ok && !h->err; i++) {
+        int seen = 0;
+        for (int q = 0; q < i && !seen; q++) seen = keys[q] == keys[i];
+        if (seen) continue;
+        int ms = 0;
+        for (int q = i; q < m; q++)
+            if (keys[q] == keys[i]) sub[ms++] = slots[q];
+        for (int q = 0; q < ms; q++) saved[q] = g->room[sub[q]];
+        /* the group's own tasks: first fit, never going back */
+        int idx = 0, fit = 1;
+        for (int k = 0; k < nt && fit; k++) {
+            int sz = gs_job_task_gpus(j, tasks[k]);
+            while (idx < ms && g->room[sub[idx]] < sz) idx++;
+            if (idx == ms) {
+                fit = 0;
+                break;
+            }
+            g->room[sub[idx]] -= sz;
+            g->tslot[tasks[k]] = sub[idx];
+        }
+        for (int k = 0; k < nkid && fit; k++) fit = place_group(h, g, kids[k], sub, ms);
+        if (fit) {
+            ok = 1;
+            break;
+        }
+        for (int q = 0; q < ms; q++) g->room[sub[q]] = saved[q];
+        if (!L) break; /* no within: one candidate, the slots given */
+    }
+out:
+    free(tasks);
+    free(kids);
+    free(sub);
+    free(saved);
+    free(keys);
+    return ok;
+}
+
+/*
+ * Assign the tasks of grouped job j to the n slots in h->sl (room: avail1 /
+ * avail2, or h->sl[i].avail1 for opportunistic slots ordered by h->ord) in
+ * chain ch.  Fills h->tslot (by task), each used slot's take, and h->chosen
+ * with the slots used in order; returns their number, 0 if it does not fit.
+ */
+static int assign_grouped(hived *h, const gs_job *j, int ch, int n, int pass2, int opp)
+{
+    if (n > h->capch) {
+        int nc = h->capch ? h->capch : 64;
+        while (nc < n) nc *= 2;
+        int *c = realloc(h->chosen, (size_t)nc * sizeof *c);
+        if (!c) return oom(h), 0;
+        h->chosen = c;
+        h->capch = nc;
+    }
+    if ((size_t)j->ntasks > h->captslot) {
+        int *t = realloc(h->tslot, (size_t)j->ntasks * sizeof *t);
+        if (!t) return oom(h), 0;
+        h->tslot = t;
+        h->captslot = (size_t)j->ntasks;
+    }
+    int *v = malloc((size_t)(n ? n : 1) * sizeof *v),
+        *tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
+    int *room = malloc((size_t)(n ? n : 1) * sizeof *room);
+    if (!v || !tmp || !room) {
+        free(v), free(tmp), free(room);
+        return oom(h), 0;
+    }
+    for (int i = 0; i < n; i++) {
+        v[i] = i;
+        room[i] = pass2 ? h->sl[i].avail2 : h->sl[i].avail1;
+        h->sl[i].take = 0;
+    }
+    sort_slots(h, v, tmp, n, opp);
+    gplace g = {j, ch, j->ngroups > 0, room, h->tslot, NULL};
+    int k = 0;
+    if (place_group(h, &g, -1, v, n)) {
+        for (int t = 0; t < j->ntasks; t++) {
+            vslot *s = &h->sl[h->tslot[t]];
+            if (!s->take++) h->chosen[k++] = h->tslot[t];
+        }
+    }
+    free(v);
+    free(tmp);
+    free(room);
+    return k;
+}
+
+/* GPU g is inside one cell of level L of chain ch together with [lo, hi): the cell's range. */
+static int level_range(const hived *h, int32_t g, int L, int32_t *clo, int32_t *chi)
+{
+    /* the cells of the node in pre-order: the deepest one of level L holding g */
+    const gs_node *nd = gs_cluster_node(h->c, gs_cluster_gpu(h->c, g)->node);
+    int32_t end = h->cell_end[nd->cell];
+    for (int32_t x = nd->cell; x < end; x++) {
+        const gs_cell *cx = gs_cluster_cell(h->c, x);
+        if (h->cell_level[x] != L || g < cx->gpu_lo || g >= cx->gpu_hi) continue;
+        *clo = cx->gpu_lo;
+        *chi = cx->gpu_hi;
+        return 1;
+    }
+    return 0;
+}
+
+/* The innermost group of j below node level that holds task t in chain ch (-1: none). */
+static int subnode_group(const hived *h, const gs_job *j, int ch, int t)
+{
+    int best = -1;
+    for (int k = 0; k < j->ngroups; k++) {
+        const gs_task_group *gr = &j->groups[k];
+        if (t < gr->lo || t >= gr->hi) continue;
+        int L = group_level(h, j, ch, k);
+        if (L > 1 && L < h->ch[ch].node_lv) best = k; /* pre-order: later = deeper */
+    }
+    return best;
+}
+
+/* Free GPUs (not held, not down, of j's type) of [lo, hi) not in out[0..n): k of them. */
+static int opp_pick(hived *h, const gs_job *j, int32_t lo, int32_t hi, int k, int *out, int n)
+{
+    int got = 0;
+    for (int32_t g = lo; g < hi && got < k; g++) {
+        const gs_gpu *gp = gs_cluster_gpu(h->c, g);
+        if (gp->users || gp->down || picked(out, n + got, g)) continue;
+        if (j->gpu_type >= 0 && gp->type != j->gpu_type) continue;
+        out[n + got++] = g;
+    }
+    return got == k ? 0 : GS_ENOFIT;
+}
+
+/*
+ * Pick the GPUs of grouped job j's tasks on the slots chosen (h->tslot):
+ * per slot, the tasks of each group below node level inside one cell of its
+ * type, then the others, each set under the lowest cell that holds it, as
+ * for equal tasks.  GPUs go to h->gsel in pick order, task t's at
+ * h->gpos[t].  Returns 0, or GS_ENOFIT.
+ */
+static int pick_grouped(hived *h, const gs_job *j, int ch, int pass2, gs_time now, int nch, int opp)
+{
+    if ((size_t)j->ntasks > h->capgpos) {
+        int *p = realloc(h->gpos, (size_t)j->ntasks * sizeof *p);
+        if (!p) return oom(h);
+        h->gpos = p;
+        h->capgpos = (size_t)j->ntasks;
+    }
+    int nout = 0;
+    for (int i = 0; i < nch; i++) {
+        int si = h->chosen[i];
+        const vslot *s = &h->sl[si];
+        /* sets of tasks on this slot: one per group below node level, then the rest (-1) */
+        for (int pass = 0; pass < 2; pass++)
+            for (int t0 = 0; t0 < j->ntasks; t0++) {
+                if (h->tslot[t0] != si) continue;
+                int grp = subnode_group(h, j, ch, t0);
+                if ((pass == 0) != (grp >= 0)) continue;
+                /* t0 is the first task of its set on this slot? */
+                int first = 1;
+                for (int t = 0; t < t0 && first; t++)
+                    first = !(h->tslot[t] == si && subnode_group(h, j, ch, t) == grp);
+                if (!first) continue;
+                int k = 0;
+                for (int t = t0; t < j->ntasks; t++)
+                    if (h->tslot[t] == si && subnode_group(h, j, ch, t) == grp)
+                        k += gs_job_task_gpus(j, t);
+                int32_t lo = s->lo, hi = s->hi;
+                int L = grp >= 0 ? group_level(h, j, ch, grp) : 0;
+                if (opp) {
+                    if (L) { /* the first cell of level L with room for the set */
+                        int found = 0;
+                        int32_t end = h->cell_end[gs_cluster_node(h->c, s->node)->cell];
+                        for (int32_t x = gs_cluster_node(h->c, s->node)->cell; x < end && !found;
+                             x++) {
+                            if (h->cell_level[x] != L) continue;
+                            const gs_cell *cx = gs_cluster_cell(h->c, x);
+                            if (opp_pick(h, j, cx->gpu_lo, cx->gpu_hi, k, h->gsel, nout) == 0)
+                                found = 1, lo = cx->gpu_lo, hi = cx->gpu_hi;
+                        }
+                        if (!found) return GS_ENOFIT;
+                    }
+                } else if (pick_task(h, j, pass2, now, s->lo, s->hi, k, h->gsel, nout) == 0) {
+                    lo = hi = h->gsel[nout];
+                    for (int q = 0; q < k; q++) {
+                        if (h->gsel[nout + q] < lo) lo = h->gsel[nout + q];
+                        if (h->gsel[nout + q] + 1 > hi) hi = h->gsel[nout + q] + 1;
+                    }
+                    lo = common_range_lo(h, lo, hi, s->lo, s->hi, &hi);
+                    int32_t clo, chi;
+                    if (L && (!level_range(h, lo, L, &clo, &chi) || hi > chi || lo < clo))
+                        return GS_ENOFIT; /* no cell of the group's type has room for it */
+                } else if (L) {
+                    return GS_ENOFIT;
+                }
+                for (int t = t0; t < j->ntasks; t++) {
+                    if (h->tslot[t] != si || subnode_group(h, j, ch, t) != grp) continue;
+                    int sz = gs_job_task_gpus(j, t);
+                    int rc = opp ? opp_pick(h, j, lo, hi, sz, h->gsel, nout)
+                                 : pick_task(h, j, pass2, now, lo, hi, sz, h->gsel, nout);
+                    if (rc) return rc == GS_ENOMEM ? oom(h) : GS_ENOFIT;
+                    h->gpos[t] = nout;
+                    nout += sz;
+                }
+            }
+    }
+    return 0;
+}
+
+/* h->gsel (picked by pick_grouped) in task order into pl, GPUs ascending inside each task. */
+static void grouped_alloc(const hived *h, const gs_job *j, int *pl)
+{
+    for (int t = 0; t < j->ntasks; t++) {
+        int *x = pl + gs_job_task_first(j, t), sz = gs_job_task_gpus(j, t);
+        memcpy(x, h->gsel + h->gpos[t], (size_t)sz * sizeof *x);
+        for (int i = 1; i < sz; i++) {
+            int v = x[i], k = i;
+            while (k > 0 && x[k - 1] > v) x[k] = x[k - 1], k--;
+            x[k] = v;
+        }
+    }
+}
+
+/* Every withinOneCell group of j inside one cell of its type on alloc pl (task order). */
+static int groups_hold(const hived *h, const gs_job *j, const int *pl)
+{
+    for (int k = 0; k < j->ngroups; k++) {
+        const gs_task_group *gr = &j->groups[k];
+        if (gr->within_type < 0) continue;
+        int lo = gs_job_task_first(j, gr->lo), hi = gs_job_task_first(j, gr->hi);
+        /* the cell of that type holding the first GPU: an ancestor of its node, or below it */
+        int32_t cell = -1;
+        int32_t nc = gs_cluster_node(h->c, gs_cluster_gpu(h->c, pl[lo])->node)->cell;
+        for (int32_t a = nc; a >= 0 && cell < 0; a = gs_cluster_cell(h->c, a)->parent)
+            if (gs_cluster_cell(h->c, a)->type == gr->within_type) cell = a;
+        for (int32_t x = nc; x < h->cell_end[nc] && cell < 0; x++) {
+            const gs_cell *cx = gs_cluster_cell(h->c, x);
+            if (cx->type == gr->within_type && pl[lo] >= cx->gpu_lo && pl[lo] < cx->gpu_hi)
+                cell = x;
+        }
+        if (cell < 0) return 0;
+        const gs_cell *cx = gs_cluster_cell(h->c, cell);
+        for (int q = lo; q < hi; q++)
+            if (pl[q] < cx->gpu_lo || pl[q] >= cx->gpu_hi) return 0;
+    }
+    return 1;
+}
+
 /*
  * Try to start guaranteed job j of VC v inside chain ch: pass 1 without
  * preempting the VC's own jobs, then pass 2.  Returns 1 if started (or
@@ -1041,7 +1425,8 @@ static int try_in_chain(hived *h, gs_job *j, int v, int ch, gs_time now, int *pu
                     return 0;
                 }
                 if (iter == 0 && attempt == 0 && !pass2) more2 = differ;
-                nch = assign_tasks(h, j, n, pass2);
+                nch = gs_job_grouped(j) ? assign_grouped(h, j, ch, n, pass2, 0)
+                                        : assign_tasks(h, j, n, pass2);
                 if (!nch) {
                     ok = 0;
                     if (iter || attempt) cpure = 0, *pure = 0;
@@ -1068,6 +1453,17 @@ static int try_in_chain(hived *h, gs_job *j, int v, int ch, gs_time now, int *pu
             cpure = 0, *pure = 0;
             if (ensure_g(h, j->gpus)) return 0;
             int nout = 0;
+            if (gs_job_grouped(j)) {
+                if (pick_grouped(h, j, ch, pass2, now, nch, 0)) break;
+                int *tmp = malloc((size_t)j->gpus * sizeof *tmp);
+                if (!tmp) return oom(h), 0;
+                grouped_alloc(h, j, tmp);
+                int held = groups_hold(h, j, tmp);
+                free(tmp);
+                if (!held) break; /* a group below node level found no cell with room */
+                nout = j->gpus;
+                nch = 0; /* picked */
+            }
             for (int i = 0; i < nch && ok; i++) {
                 vslot *s = &h->sl[h->chosen[i]];
                 /* all tasks of this node under the lowest cell that holds them together */
@@ -1112,8 +1508,12 @@ static int try_in_chain(hived *h, gs_job *j, int v, int ch, gs_time now, int *pu
             }
             int *pl = malloc((size_t)j->gpus * sizeof *pl);
             if (!pl) return oom(h), 0;
-            memcpy(pl, h->gsel, (size_t)j->gpus * sizeof *pl);
-            sort_tasks(pl, j->ntasks, j->gpus_per_task);
+            if (gs_job_grouped(j)) {
+                grouped_alloc(h, j, pl);
+            } else {
+                memcpy(pl, h->gsel, (size_t)j->gpus * sizeof *pl);
+                sort_tasks(pl, j->ntasks, j->gpus_per_task);
+            }
             int rc = gs_engine_start(h->e, j, pl, j->gpus);
             free(pl);
             if (rc == 0) {
@@ -1156,10 +1556,53 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Tasks of j that chain c could hold if it were idle. */
-static int64_t opp_tasks(const hived *h, int c, const gs_job *j)
+/* Every within type of j's groups is a cell type of chain c. */
+static int groups_in_chain(const hived *h, int c, const gs_job *j)
 {
-    return (int64_t)h->ch[c].nnodes * (h->ch[c].node_gpus / j->gpus_per_task);
+    for (int k = 0; k < j->ngroups; k++)
+        if (j->groups[k].within_type >= 0 && !level_of_type(h, c, j->groups[k].within_type))
+            return 0;
+    return 1;
+}
+
+/* Could chain c hold j if it were idle?  (Grouped jobs: its GPUs and its largest task.) */
+static int opp_fits(const hived *h, int c, const gs_job *j)
+{
+    const chain *x = &h->ch[c];
+    if (j->gpu_type >= 0 && x->gpu_type != j->gpu_type) return 0;
+    if (!gs_job_grouped(j))
+        return (int64_t)x->nnodes * (x->node_gpus / j->gpus_per_task) >= j->ntasks;
+    return groups_in_chain(h, c, j) && x->node_gpus >= j->gpus_per_task &&
+           (int64_t)x->nnodes * x->node_gpus >= j->gpus;
+}
+
+/*
+ * A grouped opportunistic job on the m candidate nodes of chain ch in h->ord
+ * (sorted): as a guaranteed one on its VC's view (assign_grouped), with
+ * free GPUs only.
+ */
+static int opp_grouped(hived *h, gs_job *j, int ch, int m)
+{
+    if (ensure_slots(h, m)) return 0;
+    for (int i = 0; i < m; i++) {
+        int32_t nd = (int32_t)(uint32_t)h->ord[i];
+        const gs_node *node = gs_cluster_node(h->c, nd);
+        vslot *s = &h->sl[i];
+        *s = (vslot){-1, nd, -1, node->gpu_lo, node->gpu_hi, 0, 0, 0, 0, 0, 0};
+        s->avail1 = s->avail2 = gs_cluster_cell(h->c, node->cell)->free;
+        h->ord[i] = (uint64_t)i; /* keep this order */
+    }
+    int nch = assign_grouped(h, j, ch, m, 0, 1);
+    if (!nch || pick_grouped(h, j, ch, 0, 0, nch, 1)) return 0;
+    int *pl = malloc((size_t)j->gpus * sizeof *pl);
+    if (!pl) return oom(h), 0;
+    grouped_alloc(h, j, pl);
+    int rc = groups_hold(h, j, pl) ? gs_engine_start(h->e, j, pl, j->gpus) : GS_ENOFIT;
+    free(pl);
+    if (rc == GS_ENOMEM) oom(h);
+    if (rc) return 0;
+    account_start(h, j, K_OPP);
+    return 1;
 }
 
 /*
@@ -1171,7 +1614,7 @@ static int64_t opp_tasks(const hived *h, int c, const gs_job *j)
  */
 static int opp_in_chain(hived *h, gs_job *j, int ch)
 {
-    const int gpt = j->gpus_per_task;
+    const int gpt = gs_job_grouped(j) ? min_task(j) : j->gpus_per_task;
     size_t m = 0, ncell = gs_cluster_ncells(h->c);
     for (size_t x = 1; x < ncell;) {
         const gs_cell *cx = gs_cluster_cell(h->c, (int)x);
@@ -1200,6 +1643,7 @@ static int opp_in_chain(hived *h, gs_job *j, int ch)
         x = (size_t)h->cell_end[x];
     }
     if (m > 1) qsort(h->ord, m, sizeof *h->ord, cmp_u64); /* h->ord may be NULL when m == 0 */
+    if (gs_job_grouped(j)) return opp_grouped(h, j, ch, (int)m);
     int nout = 0, left = j->ntasks;
     for (size_t i = 0; i < m && left; i++) {
         const gs_node *node = gs_cluster_node(h->c, (int)(uint32_t)h->ord[i]);
@@ -1238,8 +1682,7 @@ static int try_opportunistic(hived *h, gs_job *j)
 {
     if (ensure_g(h, j->gpus)) return 0;
     for (int c = 0; c < h->nch && !h->err; c++) {
-        if (j->gpu_type >= 0 && h->ch[c].gpu_type != j->gpu_type) continue;
-        if (opp_tasks(h, c, j) < j->ntasks) continue; /* never fits this chain */
+        if (!opp_fits(h, c, j)) continue; /* never fits this chain */
         if (opp_in_chain(h, j, c)) return 1;
     }
     return 0;
@@ -1343,18 +1786,62 @@ static void dequeue(wq *w, const gs_job *j)
  * ever hold (a task inside one of the VC's nodes, or one of its cells below
  * node level), and their GPUs in *gpus.
  */
-static int64_t vc_chain_tasks(const hived *h, int v, int c, const gs_job *j, int64_t *gpus)
+static int64_t vc_chain_tasks(const hived *h, int v, int c, const gs_job *j, int64_t *gpus,
+                              int *maxv)
 {
     int64_t t = 0;
     *gpus = 0;
+    *maxv = 0;
     for (int i = 0; i < h->vc[v].npas; i++) {
         const pa *a = &h->pa[h->vc[v].pas[i]];
         if (a->chain != c || (j->pinned_cell >= 0) != (a->pinned != 0)) continue;
         if (j->pinned_cell >= 0 && a->cell != j->pinned_cell) continue;
         t += (int64_t)a->vnodes * (a->vper / j->gpus_per_task);
         *gpus += a->gpus;
+        if (a->vper > *maxv) *maxv = a->vper;
     }
     return t;
+}
+
+/*
+ * Does grouped job j fit chain c when it is idle: VC v's view of it with no
+ * cell bound (v >= 0), or every node of the chain free (v < 0, an
+ * opportunistic job)?  The placement itself (assign_grouped) on that view:
+ * a job it cannot place there is never placed.
+ */
+static int fits_idle(hived *h, const gs_job *j, int c, int v)
+{
+    int n = 0;
+    if (v >= 0) {
+        int want = 0;
+        for (int i = 0; i < h->vc[v].npas; i++) want += h->pa[h->vc[v].pas[i]].vnodes;
+        if (ensure_slots(h, want)) return 0;
+        for (int i = 0; i < h->vc[v].npas; i++) {
+            int32_t pi = h->vc[v].pas[i];
+            const pa *a = &h->pa[pi];
+            if (a->chain != c || (j->pinned_cell >= 0) != (a->pinned != 0)) continue;
+            if (j->pinned_cell >= 0 && a->cell != j->pinned_cell) continue;
+            for (int k = 0; k < a->vnodes; k++)
+                h->sl[n++] = (vslot){pi, -1, k, -1, -1, a->vper, a->vper, 0, 0, 0, 0};
+        }
+    } else {
+        size_t nn = gs_cluster_nnodes(h->c);
+        if (ensure_slots(h, (int)nn)) return 0;
+        if (nn > h->capord) {
+            uint64_t *o = realloc(h->ord, nn * sizeof *o);
+            if (!o) return oom(h), 0;
+            h->ord = o;
+            h->capord = nn;
+        }
+        for (size_t nd = 0; nd < nn; nd++) {
+            const gs_node *node = gs_cluster_node(h->c, (int)nd);
+            if (h->cell_chain[node->cell] != c) continue;
+            int g = node->gpu_hi - node->gpu_lo;
+            h->ord[n] = (uint64_t)n;
+            h->sl[n++] = (vslot){-1, (int32_t)nd, -1, node->gpu_lo, node->gpu_hi, g, g, 0, 0, 0, 0};
+        }
+    }
+    return assign_grouped(h, j, c, n, 0, v < 0) > 0;
 }
 
 /* Rejected on arrival: an unknown VC, a pinned cell not the VC's (or for an opportunistic
@@ -1362,7 +1849,7 @@ static int64_t vc_chain_tasks(const hived *h, int v, int c, const gs_job *j, int
  * (of the VC's cells; of the cluster for an opportunistic job). */
 static int h_rejects(void *st, const gs_job *j, char *why, size_t cap)
 {
-    const hived *h = st;
+    hived *h = st; /* fits_idle uses the placement's scratch */
     int v = job_vc(h, j);
     if (v < 0) {
         snprintf(why, cap, "unknown virtual cluster '%s'", j->vc_name);
@@ -1381,9 +1868,7 @@ static int h_rejects(void *st, const gs_job *j, char *why, size_t cap)
     }
     if (opp) {
         for (int c = 0; c < h->nch; c++)
-            if ((j->gpu_type < 0 || h->ch[c].gpu_type == j->gpu_type) &&
-                opp_tasks(h, c, j) >= j->ntasks)
-                return 0;
+            if (opp_fits(h, c, j) && (!gs_job_grouped(j) || fits_idle(h, j, c, -1))) return 0;
         snprintf(why, cap,
                  "job's %d tasks of %d GPUs%s%s fit in no single chain of the cluster (a gang runs "
                  "inside one chain)",
@@ -1413,7 +1898,13 @@ static int h_rejects(void *st, const gs_job *j, char *why, size_t cap)
         if (j->gpu_type >= 0 && h->ch[c].gpu_type != j->gpu_type) continue;
         if (j->pinned_cell >= 0 && c != h->cell_chain[j->pinned_cell]) continue;
         int64_t g;
-        if (vc_chain_tasks(h, v, c, j, &g) >= j->ntasks) return 0;
+        int maxv;
+        int64_t t = vc_chain_tasks(h, v, c, j, &g, &maxv);
+        /* a grouped job: its GPUs, its largest task, each group in one cell of the view */
+        if (gs_job_grouped(j) ? g >= j->gpus && maxv >= j->gpus_per_task &&
+                                    groups_in_chain(h, c, j) && fits_idle(h, j, c, v)
+                              : t >= j->ntasks)
+            return 0;
         if (g > most) most = g;
     }
     if (j->gpus > most)
@@ -1672,13 +2163,13 @@ static void overflow_walk(hived *h)
         h->ovcur[best] = gs_jobq_next(&h->vc[best].waiting.q, j->slot);
         if (j->state != GS_JOB_PENDING || j->pinned_cell >= 0 || j->gpus > gs_cluster_free(h->c))
             continue;
-        if (opp_fail_cached(h, j)) continue;
+        if (!gs_job_grouped(j) && opp_fail_cached(h, j)) continue;
         if (try_opportunistic(h, j)) {
             dequeue(&h->vc[best].waiting, j);
             gs_engine_note(h->e, j, "runs opportunistically beyond its VC's guarantee (overflow)");
             continue;
         }
-        fc_add(&h->oppfc, &h->noppfc, &h->capoppfc, j, INT32_MAX, 0);
+        if (!gs_job_grouped(j)) fc_add(&h->oppfc, &h->noppfc, &h->capoppfc, j, INT32_MAX, 0);
     }
 }
 
@@ -1703,7 +2194,7 @@ static void pass_once(hived *h)
             if (j->state != GS_JOB_PENDING) continue;
             int64_t rank = las ? rank_of(h, j, now) : 0;
             int pure = 1;
-            if (!fail_cached(h, v, j, rank)) {
+            if (gs_job_grouped(j) || !fail_cached(h, v, j, rank)) {
                 uint64_t gen = vc->gen;
                 if (try_guaranteed(h, j, v, now, &pure)) {
                     if (j->state == GS_JOB_RUNNING) {
@@ -1714,7 +2205,7 @@ static void pass_once(hived *h)
                     }
                     continue;
                 }
-                if (pure && gen == vc->gen)
+                if (pure && gen == vc->gen && !gs_job_grouped(j))
                     fc_add(&vc->fc, &vc->nfc, &vc->capfc, j, j->priority, rank);
                 else if (!pure)
                     vc->walk = 1; /* not a capacity failure: try again next pass */
@@ -1729,12 +2220,13 @@ static void pass_once(hived *h)
             int32_t s = h->walkv[i];
             gs_job *j = gs_policy_job(h->e, (size_t)s);
             if (j->state != GS_JOB_PENDING) continue;
-            if (!opp_fail_cached(h, j)) {
+            if (gs_job_grouped(j) || !opp_fail_cached(h, j)) {
                 if (gs_cluster_free(h->c) >= j->gpus && try_opportunistic(h, j)) {
                     dequeue(&h->opp, j);
                     continue;
                 }
-                fc_add(&h->oppfc, &h->noppfc, &h->capoppfc, j, INT32_MAX, 0);
+                if (!gs_job_grouped(j))
+                    fc_add(&h->oppfc, &h->noppfc, &h->capoppfc, j, INT32_MAX, 0);
             }
             gs_engine_set_reason(h->e, j, "no free GPUs for opportunistic jobs");
         }
@@ -1878,6 +2370,8 @@ static void h_destroy(void *st)
     free(h->tgen);
     free(h->sl);
     free(h->gsel);
+    free(h->tslot);
+    free(h->gpos);
     free(h->okg);
     free(h->ovcur);
     free(h->vict);
@@ -2014,6 +2508,7 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
             h->cell_chain[x] = c;
             if (cx->kind == GS_CELL_NODE) {
                 h->ch[c].nnodes++;
+                h->ch[c].node_lv = gs_cluster_cell_type(cl, cx->type)->level;
                 if (cx->gpu_hi - cx->gpu_lo > h->ch[c].node_gpus)
                     h->ch[c].node_gpus = cx->gpu_hi - cx->gpu_lo;
             }
@@ -2192,7 +2687,7 @@ const gs_policy_ops gs_policy_hived = {
     .name = "hived",
     .summary = "HiveD: virtual clusters of topology cells with guarantees, buddy allocation, "
                "priorities, opportunistic jobs (needs a HiveD config)",
-    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID,
+    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID | GS_POLICY_GROUPS,
     .create = hived_create,
     .destroy = h_destroy,
     .on_arrival = h_arrival,
@@ -2213,7 +2708,7 @@ const gs_policy_ops gs_policy_hived = {
 const gs_policy_ops gs_policy_private = {
     .name = "private",
     .summary = "baseline: each VC gets a private, quota-sized slice of the cluster (HiveD config)",
-    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID, /* by priority inside a VC */
+    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID | GS_POLICY_GROUPS, /* by priority in a VC */
     .create = private_create,
     .destroy = h_destroy,
     .on_arrival = h_arrival,
