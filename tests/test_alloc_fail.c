@@ -103,6 +103,7 @@ typedef struct jobdef {
     int ntasks, gpt;
     const char *model, *vc;
     int priority;
+    int grouped; /* 1: two tasks of gpt and 1 GPUs (hived cluster: both on one K80-NODE) */
 } jobdef;
 
 /* Plain clusters: overloaded 2x4 GPUs, packable model pairs, gangs, one node failing. */
@@ -114,15 +115,17 @@ static const jobdef plain_jobs[] = {
     {60, 300, 1, 1, "resnet18-bs16", NULL, 0}, {70, 350, 1, 1, "lm-bs20", NULL, 0},
     {90, 200, 2, 4, "vgg16", NULL, 0},         {120, 250, 1, 2, "resnet50", NULL, 0},
     {130, 90, 1, 1, "lm-bs20", NULL, 0},       {400, 100, 1, 1, "resnet18-bs16", NULL, 0},
+    {410, 100, 2, 2, "resnet50", NULL, 0, 1},
 };
 
 /* HiveD's basic example (3 nodes of 4 GPUs, VC1 and VC2): priorities, opportunistic jobs. */
 static const jobdef hived_jobs[] = {
-    {0, 600, 1, 4, "resnet50", "VC1", 100}, {0, 900, 1, 4, "vgg16", "VC2", -1},
-    {10, 500, 1, 1, "bert", "VC2", 10},     {20, 800, 1, 4, "vgg16", "VC2", 100},
-    {30, 700, 1, 4, "vgg16", "VC1", -1},    {40, 300, 2, 1, "resnet50", "VC1", 10},
-    {50, 400, 1, 2, "bert", "VC2", 100},    {200, 200, 1, 4, "resnet50", "VC1", 100},
-    {250, 150, 1, 1, "bert", "VC1", -1},    {300, 100, 1, 2, "resnet50", "VC2", 10},
+    {0, 600, 1, 4, "resnet50", "VC1", 100},     {0, 900, 1, 4, "vgg16", "VC2", -1},
+    {10, 500, 1, 1, "bert", "VC2", 10},         {20, 800, 1, 4, "vgg16", "VC2", 100},
+    {30, 700, 1, 4, "vgg16", "VC1", -1},        {40, 300, 2, 1, "resnet50", "VC1", 10},
+    {50, 400, 1, 2, "bert", "VC2", 100},        {200, 200, 1, 4, "resnet50", "VC1", 100},
+    {250, 150, 1, 1, "bert", "VC1", -1},        {300, 100, 1, 2, "resnet50", "VC2", 10},
+    {310, 100, 2, 2, "resnet50", "VC1", 10, 1},
 };
 
 static int hived_cluster(const gs_policy_ops *ops)
@@ -259,6 +262,14 @@ static outcome run_once(const gs_policy_ops *ops, long fail, int probing)
         s.model = jobs[i].model;
         s.vc = jobs[i].vc;
         s.priority = jobs[i].priority;
+        /* tasks of different sizes (and a withinOneCell group): the engine's copies */
+        int32_t tg[2] = {jobs[i].gpt, 1};
+        gs_task_group g = {0, 2, -1, "K80-NODE", -1};
+        if (jobs[i].grouped) {
+            s.task_gpus = tg;
+            s.groups = hv ? &g : NULL;
+            s.ngroups = hv;
+        }
         rc = gs_engine_add_job(e, &s, NULL, &d);
     }
     if (!rc) rc = gs_engine_add_node_event(e, gs_time_from_sec(150 * scale), 1, 1);
