@@ -200,6 +200,9 @@ static void test_validation(void)
     ASSERT_OK(gs_engine_add_job(e, &s, NULL, &d));
     s.priority = -1;
     ASSERT_OK(gs_engine_add_job(e, &s, NULL, &d));
+    s.pinned_cell = "PIN";
+    ASSERT(
+        refused(e, &s, "opportunistic pod not supported to use pinned cell PIN", msg, sizeof msg));
     gs_engine_destroy(e);
     gs_cluster_destroy(c);
 }

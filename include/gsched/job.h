@@ -226,8 +226,9 @@ typedef struct gs_job_spec {
                                     ignored (the job's is the largest entry) */
     const gs_task_group *groups; /* nested withinOneCell groups (see gs_task_group); NULL/0 */
     int ngroups;
-    int hived_strict; /* validate as HiveD's pod-scheduling spec does (priority in -1..1000,
-                         ...): set by readers of a HiveD-format spec */
+    int hived_strict; /* validate as HiveD's pod-scheduling spec does: a VC named, priority in
+                         -1..GS_HIVED_MAX_PRIORITY, no pinned cell for an opportunistic job
+                         (HiveD's messages); set by readers of a HiveD-format spec */
 } gs_job_spec;
 
 void gs_job_spec_init(gs_job_spec *s);

@@ -570,6 +570,10 @@ static int check_groups(const gs_engine *e, const gs_job_spec *s, gs_diag *diag)
         if (s->priority > GS_HIVED_MAX_PRIORITY)
             return gs_diag_set(diag, GS_EINVAL, 0, 0, "Priority is greater than %d (got %d)",
                                GS_HIVED_MAX_PRIORITY, s->priority);
+        if (s->priority == GS_PRIO_OPPORTUNISTIC && s->pinned_cell && *s->pinned_cell)
+            return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                               "opportunistic pod not supported to use pinned cell %s",
+                               s->pinned_cell);
     }
     if (!s->task_gpus && s->ngroups <= 0) return 0;
     if (!s->gang)
