@@ -326,6 +326,14 @@ static int run_one(uint64_t seed, int strict, char *err, size_t cap)
             gs_engine_add_node_event(w.e, t + (gs_time)(1 + gs_rng_below(&r, 200)) * GS_SEC, node,
                                      0);
         }
+        /* nodes marked bad: their jobs run on, doomed cells come and go (check() verifies) */
+        for (int k = 0; k < 3; k++) {
+            int node = (int)gs_rng_below(&r, (uint64_t)nn);
+            gs_time t = (gs_time)gs_rng_below(&r, 400) * GS_SEC;
+            gs_engine_add_node_bad_event(w.e, t, node, 1);
+            gs_engine_add_node_bad_event(w.e, t + (gs_time)(1 + gs_rng_below(&r, 300)) * GS_SEC,
+                                         node, 0);
+        }
     }
     int steps = 0;
     while ((rc = gs_engine_step(w.e)) > 0) {
@@ -670,12 +678,279 @@ static void t_grouped(void)
     gs_cluster_destroy(c);
 }
 
+/* ---- bad hardware and doomed cells (HiveD section 3.10) ---------------------------------- */
+
+typedef struct hw {
+    gs_cluster *c;
+    gs_engine *e;
+} hw;
+
+static int hw_open(hw *w, const char *yaml)
+{
+    gs_diag d;
+    gs_diag_init(&d, "t.yaml");
+    memset(w, 0, sizeof *w);
+    if (gs_cluster_parse_hived("t.yaml", yaml, strlen(yaml), &w->c, &d)) {
+        fprintf(stderr, "  config: %s (line %d)\n", d.msg, d.line);
+        return t_failed_now = 1, -1;
+    }
+    gs_params p;
+    gs_params_init(&p);
+    gs_params_set(&p, "slowdown", "off");
+    gs_params_set(&p, "preempt_cost", "0");
+    int rc = gs_engine_create(w->c, "hived", &p, NULL, &w->e, &d);
+    gs_params_release(&p);
+    if (rc) {
+        fprintf(stderr, "  create: %s\n", d.msg);
+        gs_cluster_destroy(w->c);
+        return t_failed_now = 1, -1;
+    }
+    return 0;
+}
+
+static void hw_close(hw *w)
+{
+    gs_engine_destroy(w->e);
+    gs_cluster_destroy(w->c);
+}
+
+static const gs_job *hw_job(hw *w, int64_t id, double submit, double dur, const char *vc,
+                            int ntasks, int gpt)
+{
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = id;
+    s.submit = gs_time_from_sec(submit);
+    s.duration = gs_time_from_sec(dur);
+    s.vc = vc;
+    s.priority = 10;
+    s.ntasks = ntasks;
+    s.gpus_per_task = gpt;
+    s.gang = 1;
+    const gs_job *j = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_engine_add_job(w->e, &s, &j, &d))
+        fprintf(stderr, "  add %lld: %s\n", (long long)id, d.msg);
+    return j;
+}
+
+/* run every instant before t (checking the engine and the policy after each) */
+static void hw_until(hw *w, double t)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    while (gs_engine_next_event_time(w->e) < gs_time_from_sec(t) && gs_engine_step(w->e) > 0)
+        if (gs_engine_check(w->e, &d))
+            T_FAIL("t=%.0f: %s", gs_time_to_sec(gs_engine_now(w->e)), d.msg);
+}
+
+/* the policy's inspect answer for key, "?" when it has none */
+static const char *hw_inspect(hw *w, const char *key)
+{
+    static char buf[128];
+    if (gs_engine_inspect(w->e, key, buf, sizeof buf)) snprintf(buf, sizeof buf, "?");
+    return buf;
+}
+
+static int node_of(hw *w, const gs_job *j)
+{
+    const int32_t *a = j->alloc ? j->alloc : j->last_alloc;
+    return gs_cluster_gpu(w->c, a[0])->node;
+}
+
+/* two racks of two 4-GPU nodes; VC1 has two node cells, VC2 one rack */
+static const char two_racks[] = "physicalCluster:\n"
+                                "  cellTypes:\n"
+                                "    N: {childCellType: G, childCellNumber: 4, isNodeLevel: true}\n"
+                                "    R: {childCellType: N, childCellNumber: 2}\n"
+                                "  physicalCells:\n"
+                                "  - cellType: R\n"
+                                "    cellChildren: [{cellAddress: r0n0}, {cellAddress: r0n1}]\n"
+                                "  - cellType: R\n"
+                                "    cellChildren: [{cellAddress: r1n0}, {cellAddress: r1n1}]\n"
+                                "virtualClusters:\n"
+                                "  VC1:\n"
+                                "    virtualCells: [{cellType: R.N, cellNumber: 2}]\n"
+                                "  VC2:\n"
+                                "    virtualCells: [{cellType: R, cellNumber: 1}]\n";
+
+/*
+ * The issue's translated case: one node of a rack is bad; VC1's one-node job must take its
+ * node from the partly bad rack so that the healthy rack stays whole for VC2's two-node
+ * gang, which then starts at once (it waited for VC1's job to end, 1,010 s, when the
+ * healthy rack went to VC1).  Whichever rack holds the bad node.
+ */
+static void t_bad_rack_goes_to_vc1(void)
+{
+    for (int bad_rack = 0; bad_rack < 2; bad_rack++) {
+        hw w;
+        if (hw_open(&w, two_racks)) return;
+        char bad[8];
+        snprintf(bad, sizeof bad, "r%dn1", bad_rack);
+        int nb = gs_cluster_find_node(w.c, bad);
+        ASSERT(nb >= 0);
+        ASSERT_OK(gs_engine_add_node_bad_event(w.e, 0, nb, 1));
+        const gs_job *a = hw_job(&w, 1, 10, 1000, "VC1", 1, 4);
+        const gs_job *b = hw_job(&w, 2, 20, 100, "VC2", 2, 4);
+        ASSERT(a && b);
+        hw_until(&w, 25);
+        ASSERT_EQ(a->state, GS_JOB_RUNNING);
+        ASSERT_EQ(gs_cluster_node(w.c, node_of(&w, a))->rack,
+                  gs_cluster_node(w.c, nb)->rack); /* the partly bad rack */
+        ASSERT_EQ(b->state, GS_JOB_RUNNING);
+        ASSERT_EQ(b->first_start, gs_time_from_sec(20));
+        ASSERT_STR(hw_inspect(&w, "vc.VC2.doomed"), "0");
+        ASSERT_STR(hw_inspect(&w, "vc.VC1.bound"), "1");
+        ASSERT_STR(hw_inspect(&w, "vc.VC2.bound"), "1");
+        /* VC1's other node cell can only be the bad node now: doomed */
+        ASSERT_STR(hw_inspect(&w, "vc.VC1.free_cells"), "0");
+        ASSERT_STR(hw_inspect(&w, "vc.VC1.doomed"), "1");
+        ASSERT_STR(hw_inspect(&w, "vc.VC2.free_cells"), "0");
+        char key[64];
+        snprintf(key, sizeof key, "node.%s.state", bad);
+        ASSERT_STR(hw_inspect(&w, key), "bad");
+        ASSERT_STR(hw_inspect(&w, bad_rack ? "node.r0n0.state" : "node.r1n0.state"), "ok");
+        hw_until(&w, 2000);
+        ASSERT_EQ(a->end, gs_time_from_sec(1010));
+        ASSERT_EQ(b->end, gs_time_from_sec(120));
+        hw_close(&w);
+    }
+}
+
+/*
+ * HiveD's testBadNodes on a three-node rack: VC1 has two node cells, VC2 one.  A VC's free
+ * cells are doomed (bound to bad nodes ahead of time) exactly when it has more free cells
+ * than healthy free nodes are left, and released when healthy nodes return.
+ */
+static void t_doomed_cells(void)
+{
+    static const char yaml[] = "physicalCluster:\n"
+                               "  cellTypes:\n"
+                               "    N: {childCellType: G, childCellNumber: 4, isNodeLevel: true}\n"
+                               "    R3: {childCellType: N, childCellNumber: 3}\n"
+                               "  physicalCells:\n"
+                               "  - cellType: R3\n"
+                               "    cellChildren: [{cellAddress: n0}, {cellAddress: n1}, "
+                               "{cellAddress: n2}]\n"
+                               "virtualClusters:\n"
+                               "  VC1:\n"
+                               "    virtualCells: [{cellType: R3.N, cellNumber: 2}]\n"
+                               "  VC2:\n"
+                               "    virtualCells: [{cellType: R3.N, cellNumber: 1}]\n";
+    hw w;
+    if (hw_open(&w, yaml)) return;
+    int n0 = gs_cluster_find_node(w.c, "n0"), n1 = gs_cluster_find_node(w.c, "n1"),
+        n2 = gs_cluster_find_node(w.c, "n2");
+    const gs_job *a = hw_job(&w, 42, 0, 70, "VC1", 1, 4);
+    const gs_job *b = hw_job(&w, 43, 20, 10, "VC2", 1, 4);
+    ASSERT(a && b);
+    ASSERT_OK(gs_engine_add_node_bad_event(w.e, gs_time_from_sec(10), n1, 1));
+    ASSERT_OK(gs_engine_add_node_bad_event(w.e, gs_time_from_sec(40), n2, 1));
+    ASSERT_OK(gs_engine_add_node_bad_event(w.e, gs_time_from_sec(50), n2, 0));
+    ASSERT_OK(gs_engine_add_node_bad_event(w.e, gs_time_from_sec(60), n0, 1));
+    ASSERT_OK(gs_engine_add_node_bad_event(w.e, gs_time_from_sec(60), n2, 1));
+    ASSERT_OK(gs_engine_add_node_bad_event(w.e, gs_time_from_sec(80), n0, 0));
+    ASSERT_OK(gs_engine_add_node_bad_event(w.e, gs_time_from_sec(80), n1, 0));
+    ASSERT_OK(gs_engine_add_node_bad_event(w.e, gs_time_from_sec(80), n2, 0));
+    hw_until(&w, 15);
+    ASSERT_EQ(node_of(&w, a), n0);
+    /* n1 bad: one healthy free node for one free cell in each VC: nothing doomed */
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.doomed"), "0");
+    ASSERT_STR(hw_inspect(&w, "vc.VC2.doomed"), "0");
+    ASSERT_STR(hw_inspect(&w, "cell.n1.state"), "bad");
+    hw_until(&w, 25);
+    /* VC2 took the healthy n2: VC1's last free cell can only be n1 */
+    ASSERT_EQ(node_of(&w, b), n2);
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.doomed"), "1");
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.free_cells"), "0");
+    ASSERT_STR(hw_inspect(&w, "vc.VC2.doomed"), "0");
+    ASSERT_STR(hw_inspect(&w, "cell.n1.state"), "doomed:VC1");
+    ASSERT_STR(hw_inspect(&w, "cell.n2.state"), "bound:VC2");
+    ASSERT_STR(hw_inspect(&w, "cell.n0.state"), "bound:VC1");
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.used_gpus"), "4");
+    hw_until(&w, 35);
+    /* VC2's job ended: n2 is free again, VC1's doomed cell is released */
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.doomed"), "0");
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.free_cells"), "1");
+    ASSERT_STR(hw_inspect(&w, "cell.n1.state"), "bad");
+    hw_until(&w, 45);
+    /* n2 bad too: no healthy free node, both VCs' free cells are doomed */
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.doomed"), "1");
+    ASSERT_STR(hw_inspect(&w, "vc.VC2.doomed"), "1");
+    hw_until(&w, 55);
+    /* n2 good: one healthy node for one free cell each: nothing doomed */
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.doomed"), "0");
+    ASSERT_STR(hw_inspect(&w, "vc.VC2.doomed"), "0");
+    hw_until(&w, 65);
+    /* n0 (VC1's job runs on) and n2 bad: the job runs on; free cells doomed */
+    ASSERT_EQ(a->state, GS_JOB_RUNNING);
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.doomed"), "1");
+    ASSERT_STR(hw_inspect(&w, "vc.VC2.doomed"), "1");
+    ASSERT_STR(hw_inspect(&w, "node.n0.state"), "bad");
+    hw_until(&w, 75);
+    /* the job ended on bad n0: VC1's released cell is doomed at once */
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_EQ(a->restarts, 0);
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.doomed"), "2");
+    ASSERT_STR(hw_inspect(&w, "vc.VC2.doomed"), "1");
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.used_gpus"), "0");
+    hw_until(&w, 85);
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.doomed"), "0");
+    ASSERT_STR(hw_inspect(&w, "vc.VC2.doomed"), "0");
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.free_cells"), "2");
+    ASSERT_STR(hw_inspect(&w, "cell.n1.state"), "free");
+    ASSERT_STR(hw_inspect(&w, "cell.0.state"), "free"); /* the rack, merged again */
+    hw_close(&w);
+}
+
+/* A VC whose free cells are doomed sees them bad: its job waits for a healthy node rather
+ * than binding a bad one, and starts when a node is good again. */
+static void t_doomed_view(void)
+{
+    hw w;
+    if (hw_open(&w, two_racks)) return;
+    for (int k = 0; k < 4; k++)
+        if (k != 0) ASSERT_OK(gs_engine_add_node_bad_event(w.e, 0, k, 1));
+    ASSERT_OK(gs_engine_add_node_bad_event(w.e, gs_time_from_sec(100), 3, 0));
+    const gs_job *a = hw_job(&w, 1, 0, 50, "VC1", 1, 4);
+    const gs_job *b = hw_job(&w, 2, 10, 50, "VC1", 1, 4);
+    ASSERT(a && b);
+    hw_until(&w, 20);
+    if (getenv("HIVED_DEBUG")) {
+        static const char *keys[] = {"vc.VC1.doomed", "vc.VC1.free_cells", "vc.VC1.bound",
+                                     "vc.VC2.doomed", "cell.r0n0.state",   "cell.r0n1.state",
+                                     "cell.0.state",  "cell.1.state",      "job.1.state"};
+        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+            fprintf(stderr, "%s=%s\n", keys[k], hw_inspect(&w, keys[k]));
+    }
+    ASSERT_EQ(a->state, GS_JOB_RUNNING);
+    ASSERT_EQ(node_of(&w, a), 0);
+    ASSERT_EQ(b->state, GS_JOB_PENDING);
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.doomed"), "1");
+    ASSERT_STR(hw_inspect(&w, "vc.VC2.doomed"), "1");
+    ASSERT_STR(hw_inspect(&w, "job.1.state"), "guaranteed");
+    ASSERT_STR(hw_inspect(&w, "job.2.state"), "waiting");
+    ASSERT_STR(hw_inspect(&w, "job.9.state"), "?");
+    ASSERT_STR(hw_inspect(&w, "vc.VC9.doomed"), "?");
+    ASSERT_STR(hw_inspect(&w, "node.nowhere.state"), "?");
+    ASSERT_STR(hw_inspect(&w, "cell.5.state"), "?");
+    ASSERT_STR(hw_inspect(&w, "bogus"), "?");
+    hw_until(&w, 200);
+    ASSERT_EQ(b->first_start, gs_time_from_sec(50)); /* on node 0 once a ended */
+    ASSERT_STR(hw_inspect(&w, "job.1.state"), "ended");
+    hw_close(&w);
+}
+
 static const test_case tests[] = {
     {"grouped", t_grouped},
     {"pinned_leaf", t_pinned_leaf},
     {"properties", t_properties},
     {"vc_never_waits_on_others", t_vc_never_waits_on_others},
     {"reject_without_config", t_reject_without_config},
+    {"bad_rack_goes_to_vc1", t_bad_rack_goes_to_vc1},
+    {"doomed_cells", t_doomed_cells},
+    {"doomed_view", t_doomed_view},
 };
 
 TEST_MAIN(tests)

@@ -22,6 +22,19 @@
  * at that level), so every VC can always bind all of its cells, whatever the
  * other VCs do.  Ties are broken by cell index, never by map order.
  *
+ * Bad hardware (HiveD section 3.10).  A cell is bad when any of its GPUs is
+ * out of service (a node failed, drained or marked bad; LIVE: GPUs taken by
+ * outside work).  Binding takes a healthy cell of the level; when it must
+ * split a higher cell, it splits a bad one that still holds a healthy cell of
+ * the level first (the healthy cells obtainable at the split level stay
+ * whole).  Doomed cells: per VC and level, when the VC's unbound cells
+ * outnumber the healthy cells still obtainable, that many of them are bound
+ * ahead of time to bad free cells (doom_sync(); the fewest healthy GPUs
+ * first), so that its view shows them bad and its jobs go elsewhere; the
+ * set is recomputed after every binding change and hardware event and
+ * released as healthy cells return.  Jobs on a bad node run on.  inspect()
+ * answers vc.*, node.*, cell.* and job.* state keys (docs/hived.md).
+ *
  * Jobs.  Every job (HiveD's affinity group: all its tasks) runs inside ONE
  * chain, hence on one GPU type: the chains of its GPU type (any type: all),
  * in config order, are tried in turn and the first that holds it wins; a job
@@ -66,9 +79,13 @@
  *
  * Invariants (checked by check()): the safety inequality above; pa.used =
  * GPUs of the VC's guaranteed jobs inside the pa's cell; a pa with used = 0
- * is unbound unless pinned (or static in private mode); gpu_pa[g] is the pa
- * bound around GPU g or -1; gkey, node_g, node_o, node_free and node_minp
- * equal a recount from the GPUs and the jobs.
+ * is unbound unless pinned (or static in private mode) or doomed; a doomed
+ * pa is bound to a bad cell, unused, not pinned, counted in its chain's
+ * ndoomed, and a VC never has more doomed cells at a level than its unbound
+ * cells exceed the healthy cells obtainable there; a chain's nbad counts its
+ * GPUs out of service; gpu_pa[g] is the pa bound around GPU g or -1; gkey,
+ * node_g, node_o, node_free and node_minp equal a recount from the GPUs and
+ * the jobs.
  */
 #include <math.h>
 #include <stdint.h>
@@ -98,6 +115,8 @@ typedef struct chain {
     int32_t *fl[MAXLV + 1];    /* free lists */
     int nfl[MAXLV + 1], capfl[MAXLV + 1];
     int64_t all_vc_free[MAXLV + 1];
+    int32_t nbad;    /* GPUs of the chain out of service (gkey GK_DOWN) */
+    int32_t ndoomed; /* pa of the chain bound as doomed */
 } chain;
 
 typedef struct pa {
@@ -106,6 +125,7 @@ typedef struct pa {
     int32_t used; /* GPUs of guaranteed jobs of the VC inside */
     int32_t gpus;
     int8_t pinned, fixed; /* fixed: never unbound (pinned, or private mode) */
+    int8_t doomed;        /* bound ahead of time to bad hardware, unused (doom_sync()) */
     int32_t vnodes, vper; /* unbound: the VC sees vnodes whole nodes of vper GPUs */
 } pa;
 
@@ -182,6 +202,7 @@ typedef struct hived {
     /* per job, by vslot */
     int32_t *jvc;  /* hived VC or -1 */
     int8_t *jkind; /* K_* while holding GPUs */
+    int8_t *jlazy; /* 1: a guaranteed job downgraded to opportunistic (lazy preemption) */
     size_t capj;
     wq opp; /* waiting opportunistic jobs, arrival order */
     int dirty;
@@ -228,9 +249,19 @@ typedef struct hived {
     uint32_t *tgen;
     int *tslot, *gpos; /* grouped jobs: by task, its slot and its GPUs' place in gsel */
     size_t captslot, capgpos;
+    uint64_t *dcand; /* doom_sync: candidate bad cells (sort keys) */
+    int32_t *dprev;  /* doom_sync: the doomed (pa, cell) pairs before it ran */
+    size_t capdc;
+    int in_doom; /* doom_sync is running (its binds do not call it again) */
 } hived;
 
 /* ---- helpers ------------------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
 
 static int level_of_type(const hived *h, int ch, int32_t type)
 {
@@ -269,7 +300,11 @@ static int grow_jobs(hived *h, int32_t slot)
     uint32_t *t = realloc(h->tgen, nc * sizeof *t);
     if (!t) return oom(h);
     h->tgen = t;
-    for (size_t i = h->capj; i < nc; i++) h->jvc[i] = -1, h->jkind[i] = K_NONE, h->tgen[i] = 0;
+    int8_t *z = realloc(h->jlazy, nc);
+    if (!z) return oom(h);
+    h->jlazy = z;
+    for (size_t i = h->capj; i < nc; i++)
+        h->jvc[i] = -1, h->jkind[i] = K_NONE, h->tgen[i] = 0, h->jlazy[i] = 0;
     h->capj = nc;
     return 0;
 }
@@ -332,21 +367,48 @@ static void cell_usage(const hived *h, int32_t cell, int *used, int *bad)
     *bad = (x->gpu_hi - x->gpu_lo) - x->healthy;
 }
 
-/* Best free cell at level lv: healthy first, fewest GPUs in use, lowest index. */
-static int32_t best_free(const hived *h, int ch, int lv)
+/* Some GPU of the cell is out of service (HiveD: a cell is bad if any leaf is). */
+static int cell_bad(const hived *h, int32_t cell)
+{
+    const gs_cell *x = gs_cluster_cell(h->c, cell);
+    return x->healthy < x->gpu_hi - x->gpu_lo;
+}
+
+/* The (free) cell holds a healthy cell of level lv. */
+static int has_healthy_at(const hived *h, int32_t cell, int lv)
+{
+    for (int32_t y = cell; y < h->cell_end[cell]; y++) {
+        if (h->cell_level[y] < lv) continue;
+        if (h->cell_level[y] == lv && !cell_bad(h, y)) return 1;
+    }
+    return 0;
+}
+
+/*
+ * Best free cell at level lv to bind a cell of level target (lv == target) or
+ * to split for one (lv > target).  Binding: healthy first.  Splitting: a bad
+ * cell that still holds a healthy cell of the target level first (splitting
+ * it leaves the healthy cells obtainable at its level untouched, so they stay
+ * whole for the VCs that need them: HiveD's doomed-bad-cell reasoning), then
+ * healthy cells, then bad ones.  Then fewest GPUs in use, lowest index.
+ */
+static int32_t best_free(const hived *h, int ch, int lv, int target)
 {
     const chain *c = &h->ch[ch];
     int32_t best = -1;
-    int bu = 0, bb = 0;
+    int bu = 0, br = 0;
     for (int i = 0; i < c->nfl[lv]; i++) {
         int32_t cell = c->fl[lv][i];
-        int u, b;
+        int u, b, r;
         cell_usage(h, cell, &u, &b);
-        if (best < 0 || (b > 0) < (bb > 0) ||
-            ((b > 0) == (bb > 0) && (u < bu || (u == bu && cell < best)))) {
+        if (lv == target || !b)
+            r = b > 0;
+        else
+            r = has_healthy_at(h, cell, target) ? -1 : 1;
+        if (best < 0 || r < br || (r == br && (u < bu || (u == bu && cell < best)))) {
             best = cell;
             bu = u;
-            bb = b;
+            br = r;
         }
     }
     return best;
@@ -419,8 +481,23 @@ static void count_gpus(hived *h, const int32_t *gpus, int n, int kind, int delta
     if (last >= 0) node_refresh(h, last);
 }
 
+static void doom_sync(hived *h, int ch);
+
+/* Bind pa p to free cell 'cell' of its level (taken out of its free list). */
+static void bind_cell(hived *h, int32_t p, int32_t cell)
+{
+    pa *a = &h->pa[p];
+    chain *c = &h->ch[a->chain];
+    fl_remove(c, a->level, cell);
+    h->cell_st[cell] = C_BOUND;
+    h->cell_pa[cell] = p;
+    a->cell = cell;
+    set_gpu_pa(h, cell, p);
+    c->all_vc_free[a->level]--;
+}
+
 /* Buddy allocation: bind pa p to a physical cell of its type.  Returns 0 or GS_ENOFIT. */
-static int bind_pa(hived *h, int32_t p)
+static int bind_raw(hived *h, int32_t p)
 {
     pa *a = &h->pa[p];
     chain *c = &h->ch[a->chain];
@@ -433,7 +510,7 @@ static int bind_pa(hived *h, int32_t p)
         if (fl_reserve(c, k - 1, c->kids_at[k])) return oom(h);
     /* split down to the requested level */
     while (l > lv) {
-        int32_t cell = best_free(h, a->chain, l);
+        int32_t cell = best_free(h, a->chain, l, lv);
         fl_remove(c, l, cell);
         h->cell_st[cell] = C_SPLIT;
         for (int k = 0; k < gs_cluster_cell(h->c, cell)->nkids; k++) {
@@ -443,18 +520,19 @@ static int bind_pa(hived *h, int32_t p)
         }
         l--;
     }
-    int32_t cell = best_free(h, a->chain, lv);
-    fl_remove(c, lv, cell);
-    h->cell_st[cell] = C_BOUND;
-    h->cell_pa[cell] = p;
-    a->cell = cell;
-    set_gpu_pa(h, cell, p);
-    c->all_vc_free[lv]--;
+    bind_cell(h, p, best_free(h, a->chain, lv, lv));
     return 0;
 }
 
+static int bind_pa(hived *h, int32_t p)
+{
+    int rc = bind_raw(h, p);
+    if (!rc) doom_sync(h, h->pa[p].chain);
+    return rc;
+}
+
 /* Release pa p's binding and merge buddies. */
-static void unbind_pa(hived *h, int32_t p)
+static void unbind_raw(hived *h, int32_t p)
 {
     pa *a = &h->pa[p];
     if (a->cell < 0 || a->fixed) return;
@@ -465,6 +543,10 @@ static void unbind_pa(hived *h, int32_t p)
             oom(h);
             return;
         }
+    if (a->doomed) {
+        a->doomed = 0;
+        c->ndoomed--;
+    }
     int32_t cell = a->cell;
     set_gpu_pa(h, cell, -1);
     h->cell_pa[cell] = -1;
@@ -495,6 +577,193 @@ static void unbind_pa(hived *h, int32_t p)
         cell = par;
         lv++;
     }
+}
+
+static void unbind_pa(hived *h, int32_t p)
+{
+    if (h->pa[p].cell < 0 || h->pa[p].fixed) return;
+    unbind_raw(h, p);
+    doom_sync(h, h->pa[p].chain);
+}
+
+/* ---- bad hardware: doomed cells (HiveD section 3.10) ---------------------------------------- */
+
+/*
+ * Every VC can still bind all its unbound cells from the free lists (HiveD's
+ * start-up check, top level down; the safety inequality level by level is
+ * implied).  Doomed bindings are made only when this stays true.
+ */
+static int chain_feasible(const hived *h, int ch)
+{
+    const chain *c = &h->ch[ch];
+    int64_t avail = 0;
+    for (int l = c->nlv; l >= 1; l--) {
+        avail += c->nfl[l];
+        if (avail < c->all_vc_free[l]) return 0;
+        avail -= c->all_vc_free[l];
+        if (l > 1) avail *= c->kids_at[l];
+        if (avail > ((int64_t)1 << 40)) avail = (int64_t)1 << 40;
+    }
+    return 1;
+}
+
+/* bl[l]: bad cells of level l obtainable from the free lists (free cells or inside one). */
+static void bad_left(const hived *h, int ch, int64_t *bl)
+{
+    const chain *c = &h->ch[ch];
+    for (int l = 0; l <= MAXLV; l++) bl[l] = 0;
+    for (int lv = 1; lv <= c->nlv; lv++)
+        for (int i = 0; i < c->nfl[lv]; i++) {
+            int32_t x = c->fl[lv][i];
+            for (int32_t y = x; y < h->cell_end[x]; y++) {
+                if (!cell_bad(h, y)) {
+                    y = h->cell_end[y] - 1; /* a healthy subtree */
+                    continue;
+                }
+                int l = h->cell_level[y];
+                if (l >= 1 && l <= MAXLV) bl[l]++;
+            }
+        }
+}
+
+/* Unbound pa of VC v at (chain, level), doomed ones counted as unbound (*doomed: those). */
+static int vc_free_at(const hived *h, int v, int ch, int lv, int *doomed)
+{
+    int n = 0, d = 0;
+    for (int i = 0; i < h->vc[v].npas; i++) {
+        const pa *a = &h->pa[h->vc[v].pas[i]];
+        if (a->chain != ch || a->level != lv || a->pinned || a->fixed) continue;
+        if (a->cell < 0)
+            n++;
+        else if (a->doomed)
+            n++, d++;
+    }
+    *doomed = d;
+    return n;
+}
+
+/* Bind pa p (unbound, level lv) to a bad cell obtainable at lv, keeping every VC's cells
+ * bindable.  1 when bound. */
+static int doom_bind(hived *h, int32_t p)
+{
+    pa *a = &h->pa[p];
+    chain *c = &h->ch[a->chain];
+    int lv = a->level;
+    /* candidates: bad level-lv cells inside free cells; keys: direct (in the list) first,
+     * then fewest healthy GPUs, then index */
+    size_t n = 0;
+    for (int l = lv; l <= c->nlv; l++)
+        for (int i = 0; i < c->nfl[l]; i++) {
+            int32_t x = c->fl[l][i];
+            for (int32_t y = x; y < h->cell_end[x]; y++) {
+                if (!cell_bad(h, y)) {
+                    y = h->cell_end[y] - 1;
+                    continue;
+                }
+                if (h->cell_level[y] != lv) continue;
+                if (n == h->capdc) {
+                    size_t nc = h->capdc ? h->capdc * 2 : 64;
+                    uint64_t *k = realloc(h->dcand, nc * sizeof *k);
+                    if (!k) return oom(h), 0;
+                    h->dcand = k;
+                    h->capdc = nc;
+                }
+                h->dcand[n++] = ((uint64_t)(l != lv) << 62) |
+                                ((uint64_t)(uint32_t)gs_cluster_cell(h->c, y)->healthy << 32) |
+                                (uint32_t)y;
+                y = h->cell_end[y] - 1;
+            }
+        }
+    if (n > 1) qsort(h->dcand, n, sizeof *h->dcand, cmp_u64);
+    for (size_t k = 0; k < n; k++) {
+        int32_t x = (int32_t)(uint32_t)h->dcand[k];
+        /* split its free ancestors, top down */
+        int32_t path[MAXLV + 2];
+        int np = 0;
+        for (int32_t y = x; h->cell_st[y] != C_FREE; y = gs_cluster_cell(h->c, y)->parent)
+            path[np++] = gs_cluster_cell(h->c, y)->parent;
+        for (int i = 0; i < np; i++)
+            if (fl_reserve(c, h->cell_level[path[i]] - 1, c->kids_at[h->cell_level[path[i]]]))
+                return oom(h), 0;
+        for (int i = np - 1; i >= 0; i--) {
+            int32_t y = path[i];
+            int l = h->cell_level[y];
+            fl_remove(c, l, y);
+            h->cell_st[y] = C_SPLIT;
+            for (int q = 0; q < gs_cluster_cell(h->c, y)->nkids; q++) {
+                int32_t kid = gs_cluster_cell_kid(h->c, y, q);
+                h->cell_st[kid] = C_FREE;
+                fl_push(c, l - 1, kid); /* reserved */
+            }
+        }
+        bind_cell(h, p, x);
+        a->doomed = 1;
+        c->ndoomed++;
+        if (chain_feasible(h, a->chain)) return 1;
+        unbind_raw(h, p); /* merges the split back */
+    }
+    return 0;
+}
+
+/*
+ * HiveD's doomed bad cells.  For each VC and level of the chain: when the
+ * VC's unbound cells (doomed ones included) outnumber the healthy cells
+ * still obtainable there, that many of them can only ever be bound to bad
+ * hardware: bind them to bad free cells now ("doomed"), so that the VC's
+ * view shows them bad and its jobs are placed elsewhere.  Release doomed
+ * bindings when healthy cells come back or their cell is healthy again.  The
+ * comparison is per VC (as HiveD's), not against all VCs together.  Runs
+ * after every binding change and hardware event; nothing to do on a chain
+ * without bad GPUs or doomed cells.
+ */
+static void doom_sync(hived *h, int ch)
+{
+    chain *c = &h->ch[ch];
+    if ((!c->nbad && !c->ndoomed) || h->in_doom || h->err) return;
+    h->in_doom = 1;
+    /* the doomed set is a function of the bindings for use and the bad GPUs: recomputed
+     * from scratch (so that it never depends on the order hardware went bad), and the
+     * VCs are told only when it changed */
+    int nprev = 0;
+    for (int p = 0; p < h->npa; p++)
+        if (h->pa[p].doomed && h->pa[p].chain == ch) {
+            h->dprev[2 * nprev] = p;
+            h->dprev[2 * nprev + 1] = h->pa[p].cell;
+            nprev++;
+            unbind_raw(h, p);
+        }
+    for (int round = 0; round < 4 * h->npa + 8 && !h->err; round++) {
+        int changed = 0;
+        int64_t bl[MAXLV + 1];
+        bad_left(h, ch, bl);
+        /* top level first: a doomed cell binds its bad children with it */
+        for (int l = c->nlv; l >= 1 && !changed; l--) {
+            int64_t healthy = total_left(h, ch, l) - bl[l];
+            for (int v = 0; v < h->nvc && !changed; v++) {
+                int dm, fr = vc_free_at(h, v, ch, l, &dm);
+                if (fr - dm <= 0 || dm >= fr - healthy) continue;
+                for (int i = 0; i < h->vc[v].npas; i++) {
+                    int32_t p = h->vc[v].pas[i];
+                    const pa *a = &h->pa[p];
+                    if (a->chain != ch || a->level != l || a->cell >= 0 || a->pinned) continue;
+                    changed = doom_bind(h, p);
+                    break;
+                }
+            }
+        }
+        if (!changed) break;
+    }
+    /* tell the VCs whose doomed cells changed */
+    int same = 1;
+    for (int k = 0; k < nprev && same; k++)
+        same = h->pa[h->dprev[2 * k]].doomed && h->pa[h->dprev[2 * k]].cell == h->dprev[2 * k + 1];
+    if (same && nprev != c->ndoomed) same = 0;
+    if (!same) {
+        for (int k = 0; k < nprev; k++) vc_changed(h, h->pa[h->dprev[2 * k]].vc);
+        for (int p = 0; p < h->npa; p++)
+            if (h->pa[p].doomed && h->pa[p].chain == ch) vc_changed(h, h->pa[p].vc);
+    }
+    h->in_doom = 0;
 }
 
 /* ---- intra-VC order --------------------------------------------------------------------- */
@@ -964,11 +1233,19 @@ static void sort_tasks(int *g, int ntasks, int gpt)
 static void account_start(hived *h, gs_job *j, int kind)
 {
     h->jkind[j->slot] = (int8_t)kind;
+    h->jlazy[j->slot] = 0;
     count_gpus(h, j->alloc, j->nalloc, kind, 1);
     if (kind != K_GUAR) return;
     for (int i = 0; i < j->nalloc; i++) {
         int32_t p = h->gpu_pa[j->alloc[i]];
-        if (p >= 0) h->pa[p].used++;
+        if (p < 0) continue;
+        h->pa[p].used++;
+        if (h->pa[p].doomed) {
+            /* a job uses the healthy part of a doomed cell: it is simply bound now */
+            h->pa[p].doomed = 0;
+            h->ch[h->pa[p].chain].ndoomed--;
+            doom_sync(h, h->pa[p].chain);
+        }
     }
 }
 
@@ -977,6 +1254,7 @@ static void account_stop(hived *h, gs_job *j, const int32_t *gpus, int n)
 {
     int kind = h->jkind[j->slot];
     h->jkind[j->slot] = K_NONE;
+    h->jlazy[j->slot] = 0;
     count_gpus(h, gpus, n, kind, -1);
     if (kind != K_GUAR) return;
     vc_changed(h, h->jvc[j->slot]);
@@ -993,7 +1271,8 @@ static void account_stop(hived *h, gs_job *j, const int32_t *gpus, int n)
 static void sweep(hived *h, int v)
 {
     for (int p = 0; p < h->npa; p++)
-        if ((v < 0 || h->pa[p].vc == v) && h->pa[p].cell >= 0 && !h->pa[p].used && !h->pa[p].fixed)
+        if ((v < 0 || h->pa[p].vc == v) && h->pa[p].cell >= 0 && !h->pa[p].used &&
+            !h->pa[p].fixed && !h->pa[p].doomed)
             unbind_pa(h, p);
 }
 
@@ -1002,6 +1281,7 @@ static void downgrade(hived *h, gs_job *j)
 {
     account_stop(h, j, j->alloc, j->nalloc);
     h->jkind[j->slot] = K_OPP;
+    h->jlazy[j->slot] = 1;
     count_gpus(h, j->alloc, j->nalloc, K_OPP, 1);
     /* its cells may now be free for the VC to take elsewhere */
     sweep(h, h->jvc[j->slot]);
@@ -1550,12 +1830,6 @@ static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now, int *pure)
     return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Every within type of j's groups is a cell type of chain c. */
 static int groups_in_chain(const hived *h, int c, const gs_job *j)
 {
@@ -2003,6 +2277,7 @@ static int h_adopt(void *st, gs_job *j)
         }
     }
     account_start(h, j, guar ? K_GUAR : K_OPP);
+    for (int c = 0; c < h->nch; c++) doom_sync(h, c); /* the cells bound above */
     for (int w = 0; w < h->nvc; w++) h->vc[w].walk = 1;
     h->opp_walk = 1;
     h->dirty = 1;
@@ -2014,8 +2289,18 @@ static int h_node(void *st, int node, int down)
     hived *h = st;
     (void)down;
     const gs_node *nd = gs_cluster_node(h->c, node);
-    for (int32_t g = nd->gpu_lo; g < nd->gpu_hi; g++) gkey_refresh(h, g);
+    int delta = 0;
+    for (int32_t g = nd->gpu_lo; g < nd->gpu_hi; g++) {
+        delta -= h->gkey[g] == GK_DOWN;
+        gkey_refresh(h, g);
+        delta += h->gkey[g] == GK_DOWN;
+    }
     node_refresh(h, node);
+    int ch = h->cell_chain[nd->cell];
+    if (ch >= 0) {
+        h->ch[ch].nbad += delta;
+        doom_sync(h, ch); /* cells turned bad or healthy: doomed bindings follow */
+    }
     for (int v = 0; v < h->nvc; v++) vc_changed(h, v);
     gpus_freed(h);
     return h->err;
@@ -2257,6 +2542,53 @@ static int h_requeue_wrap(void *st, gs_job *j)
 /* ---- invariants ---------------------------------------------------------------------------------
  */
 
+/*
+ * Doomed cells: bound, unused, not pinned, on bad hardware; counted per
+ * chain; never more per VC and level than its unbound cells exceed the
+ * healthy cells obtainable there (doom_sync() releases the others).
+ */
+static int check_doomed(const hived *h, gs_diag *d)
+{
+    for (int c = 0; c < h->nch; c++) {
+        int nd = 0, bad = 0;
+        for (int p = 0; p < h->npa; p++) {
+            const pa *a = &h->pa[p];
+            if (a->chain != c || !a->doomed) continue;
+            nd++;
+            if (a->cell < 0 || a->used || a->fixed || !cell_bad(h, a->cell))
+                return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                                   "hived: doomed pa %d: cell %d, used %d, fixed %d, bad %d", p,
+                                   a->cell, a->used, a->fixed,
+                                   a->cell >= 0 ? cell_bad(h, a->cell) : -1);
+        }
+        if (nd != h->ch[c].ndoomed)
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                               "hived: chain %d has %d doomed pa, counted %d", c, nd,
+                               h->ch[c].ndoomed);
+        size_t ng = gs_cluster_ngpus(h->c);
+        for (size_t g = 0; g < ng; g++)
+            bad +=
+                h->gkey[g] == GK_DOWN &&
+                h->cell_chain[gs_cluster_node(h->c, gs_cluster_gpu(h->c, (int)g)->node)->cell] == c;
+        if (bad != h->ch[c].nbad)
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "hived: chain %d has %d bad GPUs, counted %d",
+                               c, bad, h->ch[c].nbad);
+        int64_t bl[MAXLV + 1];
+        bad_left(h, c, bl);
+        for (int v = 0; v < h->nvc; v++)
+            for (int l = 1; l <= h->ch[c].nlv; l++) {
+                int dm, fr = vc_free_at(h, v, c, l, &dm);
+                int64_t healthy = total_left(h, c, l) - bl[l];
+                if (dm > 0 && dm > fr - healthy)
+                    return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                                       "hived: VC %s has %d doomed cells at chain %d level %d, but "
+                                       "only %d unbound for %lld healthy",
+                                       h->vc[v].name, dm, c, l, fr, (long long)healthy);
+            }
+    }
+    return 0;
+}
+
 static int h_check(void *st, gs_diag *d)
 {
     hived *h = st;
@@ -2317,7 +2649,8 @@ static int h_check(void *st, gs_diag *d)
         cnt[p]++;
     }
     for (int p = 0; p < h->npa; p++) {
-        if (cnt[p] != h->pa[p].used || (h->pa[p].cell >= 0 && !h->pa[p].fixed && !cnt[p])) {
+        if (cnt[p] != h->pa[p].used ||
+            (h->pa[p].cell >= 0 && !h->pa[p].fixed && !cnt[p] && !h->pa[p].doomed)) {
             int u = h->pa[p].used, held = cnt[p];
             free(cnt);
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "pa %d: used %d, jobs hold %d, bound %d", p,
@@ -2325,7 +2658,7 @@ static int h_check(void *st, gs_diag *d)
         }
     }
     free(cnt);
-    return 0;
+    return check_doomed(h, d);
 }
 
 /* ---- construction -------------------------------------------------------------------------------
@@ -2367,6 +2700,9 @@ static void h_destroy(void *st)
     free(h->gpu_pa);
     free(h->jvc);
     free(h->jkind);
+    free(h->jlazy);
+    free(h->dcand);
+    free(h->dprev);
     free(h->tgen);
     free(h->sl);
     free(h->gsel);
@@ -2526,8 +2862,9 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
         npa += vd->npinned;
     }
     h->pa = calloc(npa ? npa : 1, sizeof *h->pa);
+    h->dprev = malloc((npa ? npa : 1) * 2 * sizeof *h->dprev);
     h->ovcur = calloc((size_t)h->nvc + 1, sizeof *h->ovcur);
-    if (!h->vc || !h->pa || !h->ovcur) {
+    if (!h->vc || !h->pa || !h->ovcur || !h->dprev) {
         rc = GS_ENOMEM;
         goto fail;
     }
@@ -2637,6 +2974,17 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
                 h->pa[pi].fixed = 1;
             }
     if (rc) goto fail;
+    /* GPUs already out of service (a policy created again under a running engine) */
+    for (size_t g = 0; g < gs_cluster_ngpus(cl); g++) {
+        if (h->gkey[g] != GK_DOWN) continue;
+        int c = h->cell_chain[gs_cluster_node(cl, gs_cluster_gpu(cl, (int)g)->node)->cell];
+        if (c >= 0) h->ch[c].nbad++;
+    }
+    for (int c = 0; c < h->nch; c++) doom_sync(h, c);
+    if (h->err) {
+        rc = h->err;
+        goto fail;
+    }
     if (private_mode)
         gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
     else
@@ -2683,6 +3031,121 @@ static int64_t h_vc_guarantee(void *st, const char *vc)
     return v >= 0 ? gs_cluster_vc(h->c, v)->gpus : -1;
 }
 
+/* ---- inspect (docs/hived.md, "State keys") -------------------------------------------------- */
+
+/* Cell of an address: a node name, a pinned cell id or a top cell's position among the
+ * cluster's top cells, then '/'-separated child positions.  -1 if none. */
+static int32_t cell_at(const hived *h, const char *addr, size_t len)
+{
+    char buf[256];
+    size_t k = 0;
+    while (k < len && addr[k] != '/') k++;
+    if (k >= sizeof buf || !k) return -1;
+    memcpy(buf, addr, k);
+    buf[k] = '\0';
+    int32_t x = -1;
+    int nd = gs_cluster_find_node(h->c, buf);
+    if (nd >= 0)
+        x = gs_cluster_node(h->c, nd)->cell;
+    else if ((x = gs_cluster_find_pinned(h->c, buf)) < 0) {
+        char *end;
+        long i = strtol(buf, &end, 10);
+        if (*end || i < 0 || i >= gs_cluster_cell(h->c, 0)->nkids) return -1;
+        x = gs_cluster_cell_kid(h->c, 0, (int)i);
+    }
+    while (k < len) {
+        size_t s0 = ++k;
+        while (k < len && addr[k] != '/') k++;
+        if (k == s0 || k - s0 >= 12) return -1;
+        memcpy(buf, addr + s0, k - s0);
+        buf[k - s0] = '\0';
+        char *end;
+        long i = strtol(buf, &end, 10);
+        if (*end || i < 0 || i >= gs_cluster_cell(h->c, x)->nkids) return -1;
+        x = gs_cluster_cell_kid(h->c, x, (int)i);
+    }
+    return x;
+}
+
+/* A cell's state: bound:VC / doomed:VC (it or an ancestor is bound to a VC's cell), else
+ * bad (a GPU out of service), split (part of it is bound), used (a job on it), free. */
+static int cell_state(const hived *h, int32_t x, char *buf, size_t cap)
+{
+    for (int32_t y = x; y > 0; y = gs_cluster_cell(h->c, y)->parent)
+        if (h->cell_pa[y] >= 0) {
+            const pa *a = &h->pa[h->cell_pa[y]];
+            return snprintf(buf, cap, "%s:%s", a->doomed ? "doomed" : "bound", h->vc[a->vc].name);
+        }
+    if (cell_bad(h, x)) return snprintf(buf, cap, "bad");
+    if (h->cell_st[x] == C_SPLIT) return snprintf(buf, cap, "split");
+    const gs_cell *cx = gs_cluster_cell(h->c, x);
+    if (cx->free < cx->healthy) return snprintf(buf, cap, "used");
+    return snprintf(buf, cap, "free");
+}
+
+/*
+ * Keys: vc.<VC>.{doomed,bound,free_cells,used_gpus}, node.<name>.state,
+ * cell.<address>.state, job.<id>.state (docs/hived.md lists the values).
+ */
+static int h_inspect(void *st, const char *key, char *buf, size_t cap)
+{
+    const hived *h = st;
+    const char *d1 = strchr(key, '.'), *d2 = strrchr(key, '.');
+    if (!d1 || d2 == d1) return GS_ENOENT;
+    size_t kl = (size_t)(d1 - key), nl = (size_t)(d2 - d1 - 1);
+    const char *name = d1 + 1, *field = d2 + 1;
+    char nm[256];
+    if (nl >= sizeof nm) return GS_ENOENT;
+    memcpy(nm, name, nl);
+    nm[nl] = '\0';
+    int n = -1;
+    if (kl == 2 && !strncmp(key, "vc", 2)) {
+        int v = 0;
+        while (v < h->nvc && strcmp(h->vc[v].name, nm)) v++;
+        if (v == h->nvc) return GS_ENOENT;
+        int64_t doomed = 0, bound = 0, fr = 0, used = 0;
+        for (int i = 0; i < h->vc[v].npas; i++) {
+            const pa *a = &h->pa[h->vc[v].pas[i]];
+            doomed += a->doomed;
+            bound += a->cell >= 0 && !a->doomed;
+            fr += a->cell < 0;
+            used += a->used;
+        }
+        int64_t x = !strcmp(field, "doomed")       ? doomed
+                    : !strcmp(field, "bound")      ? bound
+                    : !strcmp(field, "free_cells") ? fr
+                    : !strcmp(field, "used_gpus")  ? used
+                                                   : -1;
+        if (x < 0) return GS_ENOENT;
+        n = snprintf(buf, cap, "%lld", (long long)x);
+    } else if (kl == 4 && !strncmp(key, "node", 4) && !strcmp(field, "state")) {
+        int nd = gs_cluster_find_node(h->c, nm);
+        if (nd < 0) return GS_ENOENT;
+        n = snprintf(buf, cap, "%s", gs_node_state_name(gs_engine_node_state(h->e, nd)));
+    } else if (kl == 4 && !strncmp(key, "cell", 4) && !strcmp(field, "state")) {
+        int32_t x = cell_at(h, nm, nl);
+        if (x < 0 || h->cell_chain[x] < 0) return GS_ENOENT;
+        n = cell_state(h, x, buf, cap);
+    } else if (kl == 3 && !strncmp(key, "job", 3) && !strcmp(field, "state")) {
+        char *end;
+        long long id = strtoll(nm, &end, 10);
+        const gs_job *j = *nm && !*end ? gs_engine_find_job(h->e, id) : NULL;
+        if (!j) return GS_ENOENT;
+        int k = (size_t)j->slot < h->capj ? h->jkind[j->slot] : K_NONE;
+        const char *w = k == K_GUAR                       ? "guaranteed"
+                        : k == K_OPP && h->jlazy[j->slot] ? "downgraded"
+                        : k == K_OPP && j->priority >= 0  ? "overflow"
+                        : k == K_OPP                      ? "opportunistic"
+                        : j->state == GS_JOB_PENDING      ? "waiting"
+                        : gs_job_state_final(j->state)    ? "ended"
+                                                          : gs_job_state_name(j->state);
+        n = snprintf(buf, cap, "%s", w);
+    } else {
+        return GS_ENOENT;
+    }
+    return n < 0 || (size_t)n >= cap ? GS_ERANGE : 0;
+}
+
 const gs_policy_ops gs_policy_hived = {
     .name = "hived",
     .summary = "HiveD: virtual clusters of topology cells with guarantees, buddy allocation, "
@@ -2703,6 +3166,7 @@ const gs_policy_ops gs_policy_hived = {
     .rejects = h_rejects,
     .queue_describe = h_queue_describe,
     .vc_guarantee = h_vc_guarantee,
+    .inspect = h_inspect,
 };
 
 const gs_policy_ops gs_policy_private = {
@@ -2723,4 +3187,5 @@ const gs_policy_ops gs_policy_private = {
     .rejects = h_rejects,
     .queue_describe = h_queue_describe,
     .vc_guarantee = h_vc_guarantee,
+    .inspect = h_inspect,
 };
