@@ -457,11 +457,42 @@ static void members_and_groups(void)
     free(j);
     gsd_spec_release(&s);
 
+    /* 'within' alone: tasks x gpus in one group; with groups: they nest in it */
+    ASSERT_OK(parse("command: true\ntasks: 2x4\nwithin: V100-NODE\n", &s, &d, &f));
+    ASSERT(s.task_gpus == NULL);
+    ASSERT_EQ(s.ngroups, 1);
+    ASSERT_EQ(s.groups[0].lo, 0);
+    ASSERT_EQ(s.groups[0].hi, 2);
+    ASSERT_STR(s.groups[0].within, "V100-NODE");
+    gsd_spec_release(&s);
+    ASSERT_OK(parse("command: true\nwithin: V100-RACK\nmembers: [{tasks: 1, gpus: 2}]\n"
+                    "groups: [{within: V100-NODE, members: [{tasks: 2, gpus: 1}]}]\n",
+                    &s, &d, &f));
+    ASSERT_EQ(s.ngroups, 2);
+    ASSERT_EQ(s.groups[0].lo, 0);
+    ASSERT_EQ(s.groups[0].hi, 3);
+    ASSERT_EQ(s.groups[0].parent, -1);
+    ASSERT_STR(s.groups[0].within, "V100-RACK");
+    ASSERT_EQ(s.groups[1].lo, 1);
+    ASSERT_EQ(s.groups[1].parent, 0);
+    j = gsd_spec_to_json(&s);
+    ASSERT_CONTAINS(j, "\"groups\":[{\"within\":\"V100-RACK\",\"members\":[{\"tasks\":1,"
+                       "\"gpus_per_task\":2}],\"groups\":[{\"within\":\"V100-NODE\"");
+    ASSERT_OK(gsd_spec_parse("json", j, strlen(j), &b, &d, &f));
+    j2 = gsd_spec_to_json(&b);
+    ASSERT_STR(j, j2);
+    free(j);
+    free(j2);
+    gsd_spec_release(&b);
+    gsd_spec_release(&s);
+
     static const struct {
         const char *text, *field;
         int line, col;
         const char *msg;
     } bad[] = {
+        {"command: true\nwithin: [a]\n", "within", 2, 10, "must be a string"},
+        {"command: true\ngang: false\ntasks: 2\nwithin: X\n", "gang", 0, 0, "is a gang"},
         {"command: true\ntasks: 2\nmembers: [{tasks: 1, gpus: 1}]\n", "tasks", 2, 8,
          "give either 'tasks' or 'members'"},
         {"command: true\nmembers: []\n", "members", 2, 1, "non-empty list"},

@@ -120,7 +120,8 @@ static void submit_usage(FILE *f)
             "                          (1x2,1x1: a task of 2 GPUs and one of 1; a gang; the\n"
             "                          policy must support groups: hived)\n"
             "      --within TYPE       all tasks inside one cell of this cell type (HiveD's\n"
-            "                          withinOneCell, e.g. V100-NODE; hived only)\n"
+            "                          withinOneCell, e.g. V100-NODE; the spec's groups nest\n"
+            "                          in it; hived only)\n"
             "\n"
             "Elastic jobs (docs/elastic.md; the job runs at a size in [MIN, MAX] GPUs that\n"
             "the policy or `gsched resize` changes through checkpoint and relaunch):\n"
@@ -885,16 +886,7 @@ static int apply(gsd_spec *s, const over *o)
             s->gpus_per_task = o->gpus_total / s->ntasks;
         }
     }
-    if (o->within) { /* after the tasks are known */
-        if (s->ngroups) {
-            cli_err("--within puts all tasks in one group, but the spec has 'groups' already");
-            return -1;
-        }
-        s->groups = calloc(1, sizeof *s->groups);
-        if (!s->groups) abort();
-        s->groups[0] = (gs_task_group){0, s->ntasks, -1, xstrdup(o->within), -1};
-        s->ngroups = 1;
-    }
+    if (o->within) gsd_spec_wrap_within(s, o->within); /* after the tasks are known */
     if (o->nogang) s->gang = 0;
     /* elastic: --gpus MIN-MAX (or --min-gpus / --max-gpus) starts at MIN unless tasks say */
     if (o->min_gpus) s->min_gpus = o->min_gpus;

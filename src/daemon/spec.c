@@ -939,6 +939,8 @@ static int parse_elastic(pctx *c, struct fy_node *root, gsd_spec *s)
 
 /* ---- members and groups (issue 14) ---- */
 
+static int parse_members_groups(pctx *c, struct fy_node *root, gsd_spec *s);
+
 typedef struct gbuild {
     int32_t *gpus; /* per task, in task order */
     int n, cap;
@@ -1043,8 +1045,45 @@ static int parse_groups(pctx *c, struct fy_node *n, int parent, int depth, gbuil
     return 0;
 }
 
-/* Members and groups into s (after tasks / gpus were read: they may not be given too). */
+void gsd_spec_wrap_within(gsd_spec *s, const char *within)
+{
+    gs_task_group *ng = calloc((size_t)s->ngroups + 1, sizeof *ng);
+    if (!ng) abort();
+    ng[0] = (gs_task_group){0, s->ntasks, -1, xstrdup(within), -1};
+    for (int i = 0; i < s->ngroups; i++) {
+        ng[i + 1] = s->groups[i];
+        ng[i + 1].parent = s->groups[i].parent + 1; /* top-level ones: inside the new one */
+    }
+    free(s->groups);
+    s->groups = ng;
+    s->ngroups++;
+}
+
+/* Members and groups into s (after tasks / gpus were read: they may not be given too), then
+ * 'within' around all the tasks. */
 static int parse_grouping(pctx *c, struct fy_node *root, gsd_spec *s)
+{
+    struct fy_node *w = gs_yaml_get(root, "within");
+    int rc = parse_members_groups(c, root, s);
+    if (rc || !w) return rc;
+    char *ws = NULL;
+    if (get_str(c, w, "within", &ws)) return GS_EPARSE;
+    if (!*ws || strlen(ws) > GSD_MAX_NAME || bad_text(ws, 0) || strchr(ws, '\t')) {
+        free(ws);
+        return perr(c, w, "within", GS_EINVAL,
+                    "'within' must be a cell type name (1-%d characters, no control characters)",
+                    GSD_MAX_NAME);
+    }
+    if (s->ngroups >= GSD_MAX_GROUPS) {
+        free(ws);
+        return perr(c, w, "within", GS_ETOOBIG, "more than %d groups", GSD_MAX_GROUPS);
+    }
+    gsd_spec_wrap_within(s, ws);
+    free(ws);
+    return 0;
+}
+
+static int parse_members_groups(pctx *c, struct fy_node *root, gsd_spec *s)
 {
     struct fy_node *mm = gs_yaml_get(root, "members"), *gg = gs_yaml_get(root, "groups");
     if (!mm && !gg) return 0;
@@ -1121,6 +1160,7 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
                                        "app",
                                        "members",
                                        "groups",
+                                       "within",
                                        NULL};
     if (!fy_node_is_mapping(root))
         return perr(c, root, "", GS_EPARSE,

@@ -119,6 +119,9 @@ static inline int gsd_spec_task_gpus(const gsd_spec *s, int t)
     return s->task_gpus ? s->task_gpus[t] : s->gpus_per_task;
 }
 int gsd_spec_total_gpus(const gsd_spec *s);
+/* Put all of s's tasks in one new top-level group within that cell type (the spec's `within`,
+ * submit --within); its groups so far become its children. */
+void gsd_spec_wrap_within(gsd_spec *s, const char *within);
 /* The store's columns (store.h jobs.task_gpus, jobs.groups), malloc'ed: "2,1" and
  * [{"lo":0,"hi":2,"parent":-1,"within":"V100-NODE"}, ...]; NULL when the spec has none. */
 char *gsd_spec_task_gpus_col(const gsd_spec *s);
