@@ -6,12 +6,15 @@
  * elastic jobs' fields (issue 13): range, sizes, budgets, deadline, their
  * validation and their core spec; members of different sizes and nested
  * withinOneCell groups (issue 14): parsing, the core spec, the canonical
- * round trip, and bad inputs with their messages and positions.
+ * round trip, and bad inputs with their messages and positions; the
+ * hived: block (HiveD's pod-scheduling spec, v1 and v2) kept verbatim,
+ * checked as HiveD checks it and resolved against a HiveD cluster.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "config.h"
 #include "spec.h"
 
 static int parse(const char *text, gsd_spec *s, gs_diag *d, const char **field)
@@ -557,6 +560,136 @@ static void members_and_groups(void)
     gsd_spec_release(&s);
 }
 
+static const char rack_cfg[] =
+    "physicalCluster:\n"
+    "  skuTypes: {V100: {gpu: 1, cpu: 2, memory: 4096Mi}}\n"
+    "  cellTypes:\n"
+    "    V100-NODE: {childCellType: V100, childCellNumber: 4, isNodeLevel: true}\n"
+    "    V100-RACK: {childCellType: V100-NODE, childCellNumber: 2}\n"
+    "  physicalCells:\n"
+    "  - {cellType: V100-RACK, cellChildren: [{cellAddress: n0}, {cellAddress: n1}]}\n"
+    "virtualClusters:\n"
+    "  vc1: {virtualCells: [{cellType: V100-RACK, cellNumber: 1}]}\n";
+
+/* issue 14: `hived:` carries HiveD's pod-scheduling spec verbatim. */
+static void hived_block(void)
+{
+    gsd_spec s, b;
+    gs_diag d;
+    const char *f;
+    gs_cluster *c = NULL;
+    gs_diag_init(&d, "rack.yaml");
+    ASSERT_OK(gs_cluster_parse_hived("rack.yaml", rack_cfg, strlen(rack_cfg), &c, &d));
+
+    /* v1: an affinity group of a 2-GPU and a 1-GPU pod (the current pod: 2 GPUs) */
+    const char *v1 = "name: ag\ncommand: true\nhived:\n"
+                     "  virtualCluster: vc1\n  priority: 1000\n  leafCellType: V100\n"
+                     "  leafCellNumber: 2\n  lazyPreemptionEnable: true\n"
+                     "  affinityGroup:\n    name: ag\n    members:\n"
+                     "    - {podNumber: 1, leafCellNumber: 2}\n"
+                     "    - {podNumber: 1, leafCellNumber: 1}\n";
+    ASSERT_OK(parse(v1, &s, &d, &f));
+    ASSERT(s.hived != NULL);
+    ASSERT(s.vc == NULL); /* until resolved */
+    char *j = gsd_spec_to_json(&s);
+    ASSERT_CONTAINS(j, "\"hived\":{\"virtualCluster\":\"vc1\",\"priority\":1000,");
+    ASSERT(!strstr(j, "\"vc\""));
+    ASSERT(!strstr(j, "\"tasks\""));
+    gs_diag_init(&d, "json");
+    if (gsd_spec_parse("json", j, strlen(j), &b, &d, &f)) T_FAIL("re-parse: %s in %s", d.msg, j);
+    char *j2 = gsd_spec_to_json(&b);
+    ASSERT_STR(j, j2);
+    free(j2);
+    ASSERT_OK(gsd_spec_resolve_hived(&b, c, &d));
+    ASSERT_STR(b.vc, "vc1");
+    ASSERT_EQ(b.priority, 1000);
+    ASSERT_STR(b.gpu_type, "V100");
+    ASSERT_EQ(b.lazy_preemption, 1);
+    ASSERT_EQ(b.ntasks, 2);
+    ASSERT_EQ(b.gpus_per_task, 2);
+    ASSERT(b.task_gpus && b.task_gpus[0] == 2 && b.task_gpus[1] == 1);
+    gs_job_spec js;
+    gsd_spec_job(&b, GS_SEC, &js);
+    ASSERT_EQ(js.hived_strict, 1);
+    /* the canonical form after resolving is still the block alone */
+    j2 = gsd_spec_to_json(&b);
+    ASSERT_STR(j, j2);
+    free(j);
+    free(j2);
+    gsd_spec_release(&b);
+    gsd_spec_release(&s);
+
+    /* v2: a group within one node of a 2-GPU pod and a child group of one 1-GPU pod; the
+     * cell types resolve only against the cluster */
+    const char *v2 = "{\"command\": \"true\", \"hived\": {\"version\": \"v2\", "
+                     "\"virtualCluster\": \"vc1\", \"priority\": 10, \"cellType\": \"V100\", "
+                     "\"cellNumber\": 2, \"podRootGroup\": {\"name\": \"g\", \"withinOneCell\": "
+                     "\"V100-NODE\", \"pod\": {\"podMinNumber\": 1, \"podMaxNumber\": 1, "
+                     "\"cellsPerPod\": {\"cellType\": \"V100\", \"cellNumber\": 2}, "
+                     "\"containsCurrentPod\": true}, \"childGroups\": [{\"name\": \"c\", "
+                     "\"withinOneCell\": \"\", \"pod\": {\"podMinNumber\": 1, \"podMaxNumber\": 1, "
+                     "\"cellsPerPod\": {\"cellType\": \"V100\", \"cellNumber\": 1}}}]}}}";
+    ASSERT_OK(parse(v2, &s, &d, &f));
+    ASSERT_OK(gsd_spec_resolve_hived(&s, c, &d));
+    ASSERT_EQ(s.ntasks, 2);
+    ASSERT(s.task_gpus && s.task_gpus[0] == 2 && s.task_gpus[1] == 1);
+    ASSERT_EQ(s.ngroups, 1);
+    ASSERT_EQ(s.groups[0].lo, 0);
+    ASSERT_EQ(s.groups[0].hi, 2);
+    ASSERT_STR(s.groups[0].within, "V100-NODE");
+    ASSERT_STR(s.name, "g"); /* the group's name when the spec has none */
+    gsd_spec_release(&s);
+    /* a cell type the cluster lacks: refused when resolved, with the field */
+    const char *v2bad = "command: true\nhived: {version: v2, virtualCluster: vc1, priority: 1, "
+                        "cellType: K80, cellNumber: 1}\n";
+    ASSERT_OK(parse(v2bad, &s, &d, &f));
+    ASSERT_EQ(gsd_spec_resolve_hived(&s, c, &d), GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "'hived': ");
+    ASSERT_CONTAINS(d.msg, "'K80' is not a cell type of the cluster");
+    gsd_spec_release(&s);
+
+    /* checked as HiveD checks a pod's spec, at its position in the file */
+    static const struct {
+        const char *text, *field;
+        int line, col;
+        const char *msg;
+    } bad[] = {
+        {"command: true\nhived: {virtualCluster: vc1, priority: 1001, leafCellType: V100, "
+         "leafCellNumber: 1}\n",
+         "hived", 2, 40, "Priority is greater than 1000"},
+        {"command: true\nhived: {virtualCluster: vc1, priority: -2, leafCellType: V100, "
+         "leafCellNumber: 1}\n",
+         "hived", 2, 40, "Priority is less than -1"},
+        {"command: true\nhived: {virtualCluster: \"\", priority: 1, leafCellNumber: 1}\n", "hived",
+         2, 26, "VirtualCluster is empty"},
+        {"command: true\nhived: {virtualCluster: vc1, leafCellNumber: 0}\n", "hived", 2, 46,
+         "LeafCellNumber is non-positive"},
+        {"command: true\nhived: {virtualCluster: vc1, leafCellNumber: 1, gpuTyp: V100}\n", "hived",
+         2, 49, "unknown field"},
+        {"command: true\nhived: {version: v3, virtualCluster: vc1}\n", "hived", 2, 18,
+         "Unknown version"},
+        {"command: true\nvc: a\nhived: {virtualCluster: vc1, leafCellNumber: 1}\n", "vc", 2, 5,
+         "'vc' and 'hived' both given"},
+        {"command: true\nmembers: [{gpus: 1}]\nhived: {virtualCluster: vc1, leafCellNumber: "
+         "1}\n",
+         "members", 2, 12, "'members' and 'hived' both given"},
+        {"command: true\nhived: [a]\n", "hived", 2, 9, "must be a mapping"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *ff = "?";
+        int rc = parse(bad[i].text, &s, &d, &ff);
+        if (rc == 0) T_FAIL("bad case %zu parsed: %s", i, bad[i].text);
+        if (strcmp(ff, bad[i].field))
+            T_FAIL("bad case %zu: field '%s', want '%s' (%s)", i, ff, bad[i].field, d.msg);
+        if (d.line != bad[i].line || d.col != bad[i].col)
+            T_FAIL("bad case %zu: at %d:%d, want %d:%d (%s)", i, d.line, d.col, bad[i].line,
+                   bad[i].col, d.msg);
+        if (!strstr(d.msg, bad[i].msg))
+            T_FAIL("bad case %zu: message '%s' lacks '%s'", i, d.msg, bad[i].msg);
+    }
+    gs_cluster_destroy(c);
+}
+
 static void elastic_fields(void)
 {
     const char *y = "command: train\ntasks: 2\nmin_gpus: 1\nmax_gpus: 8\nsizes: [1, 2, 4, 8]\n"
@@ -773,6 +906,7 @@ static const test_case tests[] = {
     {"json_round_trip", json_round_trip},
     {"elastic_fields", elastic_fields},
     {"members_and_groups", members_and_groups},
+    {"hived_block", hived_block},
     {"reserved_env_names", reserved_env_names},
     {"slurm_time_limits", slurm_time_limits},
 };

@@ -823,6 +823,22 @@ static void replace(char **dst, const char *v)
 
 static int apply(gsd_spec *s, const over *o)
 {
+    /* a HiveD spec (hived:) says these itself; a flag would be dropped silently */
+    const char *clash = !s->hived                 ? NULL
+                        : o->vc                   ? "-p/--vc"
+                        : o->prio                 ? "-q/--priority"
+                        : o->gpu_type             ? "-C/--gpu-type"
+                        : o->ntasks || o->nodes   ? "-n/-N"
+                        : o->gpt || o->gpus_total ? "-g/-G"
+                        : o->nmembers             ? "--members"
+                        : o->within               ? "--within"
+                        : o->nogang               ? "--no-gang"
+                                                  : NULL;
+    if (clash) {
+        cli_err("%s: the spec's 'hived' block (HiveD's pod-scheduling spec) sets this itself",
+                clash);
+        return -1;
+    }
     if (o->name) replace(&s->name, o->name);
     if (o->vc) replace(&s->vc, o->vc);
     if (o->gpu_type) replace(&s->gpu_type, o->gpu_type);

@@ -72,6 +72,19 @@ static json_t *submit_result(gsd_sched *g, const gs_job *head)
     return o;
 }
 
+/* gsd_spec_resolve_hived on the scheduler thread (the cluster is its own): 0, or the command
+ * failed with 400 naming the field 'hived'. */
+static int resolve_hived(gsd_sched *g, gsd_cmd *c, gsd_spec *sp)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    int rc = gsd_spec_resolve_hived(sp, g->c, &d);
+    if (!rc) return 0;
+    gsd_cmd_fail(c, rc == GS_ENOMEM ? 500 : 400, rc, "%s", d.msg);
+    c->result = json_pack("{s:s}", "field", "hived");
+    return -1;
+}
+
 void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
 {
     c->job_id = -1;
@@ -115,6 +128,8 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
             return;
         }
     }
+    /* a HiveD spec (hived:) says the VC, priority, tasks and groups, read against the cluster */
+    if (resolve_hived(g, c, sp)) return;
     /* every VC name an accepted job uses becomes a row in listings and a metrics label:
      * bound how many a (possibly hostile) client can create. Only VCs with an accepted job
      * count (vcstat.jobs, kept by gsd_track): a rejected submit consumes nothing. */
@@ -224,7 +239,8 @@ void gsd_finish_submit(gsd_sched *g, gsd_cmd *c)
 
 void gsd_do_dryrun(gsd_sched *g, gsd_cmd *c)
 {
-    const gsd_spec *sp = &c->spec;
+    gsd_spec *sp = &c->spec;
+    if (resolve_hived(g, c, sp)) return;
     json_t *o = json_object();
     gs_job_spec js;
     gsd_spec_job(sp, g->sh.o.default_duration, &js);

@@ -152,6 +152,22 @@ static int recover_row(void *ud, gsd_jobrow *r)
         rc->failed++;
         return 0;
     }
+    /* a HiveD spec is read against the cluster again (its cell types give the tasks) */
+    if (gsd_spec_resolve_hived(&sp, g->c, &d)) {
+        gsd_log("job %lld: its HiveD spec does not fit this cluster (%s): marking it FAILED",
+                (long long)r->id, d.msg);
+        gsd_spec_release(&sp);
+        char why[300];
+        snprintf(why, sizeof why, "after a restart: %s", d.msg);
+        gsd_jobrow u = *r;
+        u.state = (char *)"FAILED";
+        u.reason = why;
+        u.end = rc->now;
+        u.alloc = NULL;
+        if (!g->store_failed) gsd_store_update_job(g->sh.store, &u);
+        rc->failed++;
+        return 0;
+    }
     gs_job_spec js;
     gsd_spec_job(&sp, g->sh.o.default_duration, &js);
     if (!sp.gang && sp.ntasks > 1) js.ntasks = 1; /* one part of a non-gang job */

@@ -1121,6 +1121,91 @@ static int parse_members_groups(pctx *c, struct fy_node *root, gsd_spec *s)
     return 0;
 }
 
+/* ---- the hived: block (issue 14) ---- */
+
+/* A YAML node as JSON, for the spec's canonical form: mappings and sequences as they are, a
+ * quoted scalar a string, a plain one an integer, a number, true/false, null (~, empty) or
+ * else a string - as YAML's core schema reads them, so the JSON parses back to the same. */
+static json_t *node_json(struct fy_node *n, int depth)
+{
+    if (!n || depth > 64) return json_null();
+    if (fy_node_is_mapping(n)) {
+        json_t *o = json_object();
+        void *it = NULL;
+        struct fy_node_pair *p;
+        while ((p = fy_node_mapping_iterate(n, &it))) {
+            const char *k = gs_yaml_str(fy_node_pair_key(p));
+            json_object_set_new(o, k ? k : "", node_json(fy_node_pair_value(p), depth + 1));
+        }
+        return o;
+    }
+    if (fy_node_is_sequence(n)) {
+        json_t *a = json_array();
+        void *it = NULL;
+        struct fy_node *item;
+        while ((item = fy_node_sequence_iterate(n, &it)))
+            json_array_append_new(a, node_json(item, depth + 1));
+        return a;
+    }
+    const char *v = gs_yaml_str(n);
+    if (!v) return json_null();
+    if (quoted(n)) return json_string(v);
+    if (!*v || !strcmp(v, "~") || !strcasecmp(v, "null")) return json_null();
+    if (!strcmp(v, "true") || !strcmp(v, "True") || !strcmp(v, "TRUE")) return json_true();
+    if (!strcmp(v, "false") || !strcmp(v, "False") || !strcmp(v, "FALSE")) return json_false();
+    char *end;
+    errno = 0;
+    long long i = strtoll(v, &end, 10);
+    if (!*end && !errno && end != v && (isdigit((unsigned char)*v) || *v == '-' || *v == '+'))
+        return json_integer(i);
+    errno = 0;
+    double dv = strtod(v, &end);
+    if (!*end && !errno && end != v && (isdigit((unsigned char)*v) || *v == '-' || *v == '.'))
+        return json_real(dv);
+    return json_string(v);
+}
+
+/* The keys a hived: block sets (refused beside it, as in scenario files). */
+static const char *const hived_owns[] = {
+    "vc",       "queue",       "priority",        "tasks",   "gpus",   "gpus_per_task", "gang",
+    "gpu_type", "pinned_cell", "lazy_preemption", "members", "groups", "within",        NULL};
+
+/*
+ * `hived:` - HiveD's pod-scheduling spec (v1 or v2), kept verbatim (as JSON) in s->hived; the
+ * job's VC, priority, tasks and groups come from it when the daemon resolves it against its
+ * cluster (gsd_spec_resolve_hived).  A v1 spec needs no cluster: it is checked here as HiveD
+ * checks it, at its file:line:col; a v2 spec names cell types, checked at submit.
+ */
+static int parse_hived(pctx *c, struct fy_node *root, struct fy_node *n, gsd_spec *s)
+{
+    if (!fy_node_is_mapping(n))
+        return perr(c, n, "hived", GS_EPARSE,
+                    "'hived' must be a mapping: HiveD's pod-scheduling spec (virtualCluster, "
+                    "priority, leafCellType, ... or version: v2, cellType, podRootGroup, ...)");
+    for (const char *const *k = hived_owns; *k; k++)
+        if (gs_yaml_get(root, *k))
+            return perr(c, gs_yaml_get(root, *k), *k, GS_EINVAL,
+                        "'%s' and 'hived' both given: the job's HiveD spec says it", *k);
+    const char *ver = gs_yaml_str(gs_yaml_get(n, "version"));
+    if (!ver || strcmp(ver, "v2")) { /* v1, or a version HiveD refuses: checked now */
+        gs_job_spec js;
+        gs_spec_buf b = {0};
+        gs_job_spec_init(&js);
+        int rc = gs_hived_spec_parse(n, NULL, &js, &b, c->d);
+        gs_spec_buf_release(&b);
+        if (rc) {
+            if (c->field) *c->field = "hived";
+            return rc;
+        }
+    }
+    json_t *j = node_json(n, 0);
+    free(s->hived);
+    s->hived = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(j);
+    if (!s->hived) abort();
+    return 0;
+}
+
 static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
 {
     static const char *const keys[] = {"name",
@@ -1161,6 +1246,7 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
                                        "members",
                                        "groups",
                                        "within",
+                                       "hived",
                                        NULL};
     if (!fy_node_is_mapping(root))
         return perr(c, root, "", GS_EPARSE,
@@ -1210,6 +1296,7 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
                           &s->gpus_per_task)))
             return rc;
     }
+    if ((n = gs_yaml_get(root, "hived")) && (rc = parse_hived(c, root, n, s))) return rc;
     if ((rc = parse_grouping(c, root, s))) return rc;
     if ((n = gs_yaml_get(root, "gang")) && (rc = get_bool(c, n, "gang", &s->gang))) return rc;
     if ((n = gs_yaml_get(root, "gpu_type")) && get_str(c, n, "gpu_type", &s->gpu_type))
@@ -1424,11 +1511,16 @@ char *gsd_spec_to_json(const gsd_spec *s)
     json_t *o = json_object();
     char b[64];
     if (s->name) json_object_set_new(o, "name", json_string(s->name));
-    if (s->vc) json_object_set_new(o, "vc", json_string(s->vc));
+    if (s->vc && !s->hived) json_object_set_new(o, "vc", json_string(s->vc));
     if (s->user) json_object_set_new(o, "user", json_string(s->user));
     if (s->run_as) json_object_set_new(o, "run_as", json_string(s->run_as));
-    json_object_set_new(o, "priority", json_integer(s->priority));
-    if (gsd_spec_grouped(s)) {
+    if (!s->hived) json_object_set_new(o, "priority", json_integer(s->priority));
+    if (s->hived) {
+        /* the HiveD spec says the VC, priority, tasks and groups: only it is written */
+        json_t *h = json_loads(s->hived, 0, NULL);
+        if (!h) abort(); /* written by parse_hived */
+        json_object_set_new(o, "hived", h);
+    } else if (gsd_spec_grouped(s)) {
         int top = s->ngroups ? s->groups[0].lo : s->ntasks;
         if (top > 0) json_object_set_new(o, "members", members_json(s, 0, top));
         if (s->ngroups) json_object_set_new(o, "groups", groups_json(s, -1));
@@ -1436,8 +1528,8 @@ char *gsd_spec_to_json(const gsd_spec *s)
         json_object_set_new(o, "tasks", json_integer(s->ntasks));
         json_object_set_new(o, "gpus", json_integer(s->gpus_per_task));
     }
-    json_object_set_new(o, "gang", json_boolean(s->gang));
-    if (s->gpu_type) json_object_set_new(o, "gpu_type", json_string(s->gpu_type));
+    if (!s->hived) json_object_set_new(o, "gang", json_boolean(s->gang));
+    if (s->gpu_type && !s->hived) json_object_set_new(o, "gpu_type", json_string(s->gpu_type));
     if (s->shell) {
         json_object_set_new(o, "command", json_string(s->shell));
     } else {
@@ -1474,8 +1566,9 @@ char *gsd_spec_to_json(const gsd_spec *s)
         }
         json_object_set_new(o, "checkpoint", ck);
     }
-    if (s->pinned_cell) json_object_set_new(o, "pinned_cell", json_string(s->pinned_cell));
-    if (s->lazy_preemption) json_object_set_new(o, "lazy_preemption", json_true());
+    if (s->pinned_cell && !s->hived)
+        json_object_set_new(o, "pinned_cell", json_string(s->pinned_cell));
+    if (s->lazy_preemption && !s->hived) json_object_set_new(o, "lazy_preemption", json_true());
     if (s->hold) json_object_set_new(o, "hold", json_true());
     if (s->dependency) json_object_set_new(o, "dependency", json_string(s->dependency));
     if (s->kill_invalid_dep) json_object_set_new(o, "kill_on_invalid_dep", json_true());
@@ -1507,6 +1600,70 @@ char *gsd_spec_to_json(const gsd_spec *s)
     char *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     return out;
+}
+
+static void set_str(char **dst, const char *v)
+{
+    free(*dst);
+    *dst = v && *v ? xstrdup(v) : NULL;
+}
+
+int gsd_spec_resolve_hived(gsd_spec *s, const gs_cluster *c, gs_diag *d)
+{
+    if (!s->hived) return 0;
+    gs_job_spec js;
+    gs_spec_buf b = {0};
+    gs_job_spec_init(&js);
+    gs_diag sub;
+    gs_diag_init(&sub, "hived");
+    int rc = gs_hived_spec_parse_text("hived", s->hived, strlen(s->hived), c, &js, &b, &sub);
+    if (rc) {
+        gs_spec_buf_release(&b);
+        /* the block is the stored JSON, one line: its message is what helps */
+        return gs_diag_set(d, rc == GS_ENOMEM ? GS_ENOMEM : GS_EINVAL, 0, 0, "'hived': %s",
+                           sub.msg);
+    }
+    set_str(&s->vc, js.vc);
+    s->priority = js.priority;
+    set_str(&s->pinned_cell, js.pinned_cell);
+    set_str(&s->gpu_type, js.gpu_type);
+    s->lazy_preemption = js.lazy_preemption;
+    if (!s->name && js.name && *js.name) s->name = xstrdup(js.name);
+    s->gang = 1;
+    s->ntasks = js.ntasks;
+    s->gpus_per_task = js.gpus_per_task;
+    free(s->task_gpus);
+    s->task_gpus = NULL;
+    for (int t = 1; js.task_gpus && t < js.ntasks; t++)
+        if (js.task_gpus[t] != js.task_gpus[0]) {
+            s->task_gpus = calloc((size_t)js.ntasks, sizeof *s->task_gpus);
+            if (!s->task_gpus) abort();
+            memcpy(s->task_gpus, js.task_gpus, (size_t)js.ntasks * sizeof *s->task_gpus);
+            break;
+        }
+    for (int i = 0; i < s->ngroups; i++) free((char *)s->groups[i].within);
+    free(s->groups);
+    s->groups = NULL;
+    s->ngroups = 0;
+    if (js.ngroups > 0) {
+        s->groups = calloc((size_t)js.ngroups, sizeof *s->groups);
+        if (!s->groups) abort();
+        for (int i = 0; i < js.ngroups; i++) {
+            s->groups[i] = js.groups[i];
+            s->groups[i].within =
+                js.groups[i].within && *js.groups[i].within ? xstrdup(js.groups[i].within) : NULL;
+            s->groups[i].within_type = -1;
+        }
+        s->ngroups = js.ngroups;
+    }
+    gs_spec_buf_release(&b);
+    /* gsched's limits (4096 GPUs, 256 groups, ...) and the shape its canonical form writes */
+    const char *f = NULL;
+    gs_diag vd;
+    gs_diag_init(&vd, NULL);
+    rc = gsd_spec_validate(s, &vd, &f);
+    if (rc) return gs_diag_set(d, rc, 0, 0, "'hived': %s", vd.msg);
+    return 0;
 }
 
 void gsd_spec_job(const gsd_spec *s, gs_time default_duration, gs_job_spec *out)

@@ -182,6 +182,16 @@ char *gsd_spec_to_json(const gsd_spec *s);
  */
 void gsd_spec_job(const gsd_spec *s, gs_time default_duration, gs_job_spec *out);
 
+/*
+ * A spec with a `hived:` block: its VC, priority, pinned cell, GPU type, lazy preemption, name
+ * (when the spec has none), tasks and groups from HiveD's spec, read as HiveD reads it against
+ * the cluster c (its cell types: cellsPerPod, withinOneCell; src/config/hived_spec.c).  The
+ * canonical JSON still writes only the block, so a stored spec is resolved again after a
+ * restart.  0 (nothing to do without a block), or GS_EINVAL with "'hived': HiveD's message" in
+ * d (field "hived").  The daemon calls it on the scheduler thread, before gsd_spec_job.
+ */
+int gsd_spec_resolve_hived(gsd_spec *s, const gs_cluster *c, gs_diag *d);
+
 /* Helpers shared with the CLI. */
 /*
  * A spec duration: the core grammar (gs_parse_duration: "90", "90s", "1h30m", "2d", "500ms",
