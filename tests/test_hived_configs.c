@@ -270,6 +270,39 @@ static void t_null_children(void)
     }
 }
 
+/* Null VC parts, as HiveD (Go's YAML) reads them: no VCs, a VC with nothing, null lists. */
+static void t_null_vcs(void)
+{
+    static const char head[] = "physicalCluster:\n  cellTypes:\n"
+                               "    N: {childCellType: G, childCellNumber: 2, isNodeLevel: true}\n"
+                               "  physicalCells:\n  - {cellType: N, cellAddress: a}\n"
+                               "  - {cellType: N, cellAddress: b, pinnedCellId: P}\n";
+    static const struct {
+        const char *vcs;
+        size_t nvcs;
+        int64_t gpus0;
+    } cases[] = {
+        {"virtualClusters:\n", 0, 0},
+        {"virtualClusters: ~\n", 0, 0},
+        {"virtualClusters:\n  V1:\n  V2: {}\n", 2, 0},
+        {"virtualClusters:\n  V1: {virtualCells: null, pinnedCells: [{pinnedCellId: P}]}\n", 1, 2},
+        {"virtualClusters:\n  V1: {virtualCells: [{cellType: N, cellNumber: 1}], pinnedCells: ~}\n",
+         1, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char y[1024];
+        snprintf(y, sizeof y, "%s%s", head, cases[i].vcs);
+        gs_cluster *c = NULL;
+        gs_diag d;
+        gs_diag_init(&d, "v.yaml");
+        if (gs_cluster_parse_hived("v.yaml", y, strlen(y), &c, &d))
+            T_FAIL("case %zu: %d:%d: %s", i, d.line, d.col, d.msg);
+        ASSERT_EQ(gs_cluster_nvcs(c), cases[i].nvcs);
+        if (cases[i].nvcs) ASSERT_EQ(gs_cluster_vc(c, 0)->gpus, cases[i].gpus0);
+        gs_cluster_destroy(c);
+    }
+}
+
 /* A node event by name (the sim --events file) applies to every node cell of that name. */
 static void t_events_shared_node(void)
 {
@@ -382,9 +415,13 @@ static void t_all_listed(void)
 }
 
 static const test_case tests[] = {
-    {"all_listed", t_all_listed},           {"every_config", t_every_config},
-    {"default_config", t_default_config},   {"design", t_design},
-    {"null_children", t_null_children},     {"events_shared_node", t_events_shared_node},
+    {"all_listed", t_all_listed},
+    {"every_config", t_every_config},
+    {"default_config", t_default_config},
+    {"design", t_design},
+    {"null_children", t_null_children},
+    {"null_vcs", t_null_vcs},
+    {"events_shared_node", t_events_shared_node},
     {"invalid_configs", t_invalid_configs},
 };
 

@@ -49,7 +49,10 @@ for s in 8 4x8 2x16x8:V100 1x1x1 "3X2:K80"; do text cluster "sh-$s" 000 "$s"; do
 for f in "$src"/data/tiresias/cluster_spec.csv "$src"/data/philly-1day/n*.csv "$src"/data/tiresias/n256g8.csv; do
     put cluster 001 "$f"
 done
-for f in "$src"/data/examples/hived-basic.yaml "$src"/tests/scenarios/clusters/*.yaml; do put hived - "$f" 16384; done
+for f in "$src"/data/examples/hived-basic.yaml "$src"/tests/scenarios/clusters/*.yaml \
+  "$src"/tests/hived-configs/*/*.yaml "$src"/tests/hived-configs/*/*/*.yaml; do
+  put hived - "$f" 16384
+done
 text events plain - '0,n0,down
 3600,n0,up
 '
