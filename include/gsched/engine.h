@@ -720,20 +720,44 @@ int gs_engine_add_cancel_event(gs_engine *e, gs_time t, int64_t id, const char *
 /*
  * Work-preserving reconfiguration (HiveD section 3.11): the cluster becomes
  * 'c' (a finished cluster the caller owns and keeps alive until the engine is
- * destroyed).  GPUs are matched by node name, GPU index in the node and chain
- * (cell type of the node's top cell), else node name and index alone.
- * Running jobs keep running: the GPUs they hold that 'c' still has stay
- * theirs; the usage of GPUs that 'c' lacks is ignored (the job runs on, its
- * work counted as before).  The policy is created again on 'c' with the same
- * parameters; it learns of the running jobs through on_adopt (hived maps
- * their placement onto their VC's cells, and lazy-preempts - downgrades to
- * opportunistic - those whose cells vanished) and of the waiting ones through
- * on_arrival; a waiting job that can never fit 'c' is rejected with the
- * reason.  Never leaves a job stuck.  A RECONFIG record says what changed.
+ * destroyed; the engine allocates on it, and may add to it the name of a GPU
+ * type its jobs ask for that it lacks - no GPU has it).
+ *   GPUs are matched by node name, chain (the cell type, else the name, of
+ *   the node's top cell) and GPU index in the node; a node whose chain
+ *   changed is matched by name and index alone (each new node takes at most
+ *   one old one).  Node events scheduled for a vanished node are dropped;
+ *   nodes out of service stay so; LIVE outside counts carry over by node.
+ *   Running jobs (RUNNING, PREEMPTED, DRAINING, packed pairs) keep running:
+ *   the GPUs they hold that 'c' still has stay theirs; those 'c' lacks are
+ *   dropped from alloc and counted in gs_job.vanished - the job runs on, its
+ *   work, speed and predicted end unchanged, its use of them no longer
+ *   counted (service counts the GPUs it still has from then on); alloc stays
+ *   non-NULL even when every GPU vanished.  Such a job's CPU/memory are not
+ *   charged (gs_job.uncharged); it cannot be migrated, resized, rescaled or
+ *   packed onto (GS_ESTATE); when its run ends it is an ordinary job again.
+ *   A draining job whose next generation's GPUs vanished drains to PENDING.
+ *   Suspended jobs are requeued (REQUEUE "reconfigured").
+ *   The policy is destroyed and created again on 'c' with the engine's
+ *   parameters; its timers are dropped.  It learns of down nodes (on_node),
+ *   then of every job holding GPUs through on_adopt (slot order; hived maps
+ *   their placement onto their VC's cells and lazy-preempts - downgrades to
+ *   opportunistic - those whose cells vanished), then of every waiting job
+ *   through on_arrival (slot order); a waiting job that can never fit 'c'
+ *   (placement on the empty cluster, its GPU type or pinned cell gone) is
+ *   rejected "after reconfiguration: <reason>".  From then on a job requeued
+ *   (preempted, node failure) that can never fit the cluster, or that the
+ *   policy's rejects op refuses, is rejected the same way at the end of the
+ *   instant.  Never leaves a job stuck.  A RECONFIG record says what changed
+ *   (then a NOTE per job with vanished GPUs).
+ * GS_EINVAL (+ diag) when 'c' is the engine's own cluster, has no GPU, or the
+ * policy refuses it (e.g. hived without a HiveD config); GS_ENOMEM.  On these
+ * errors nothing changed and the engine is not failed.  Errors of the hooks
+ * once the change is made fail the engine (see "Errors").
  */
-/* SIM: at time t. */
+/* SIM: at time t (with the cluster events: after that instant's completions, before its
+ * arrivals).  The policy is tried on 'c' now, so a cluster it refuses is GS_EINVAL here. */
 int gs_engine_add_reconfig_event(gs_engine *e, gs_time t, gs_cluster *c);
-/* Now (LIVE; SIM tests).  0, GS_EINVAL (+ diag) if 'c' is unusable, GS_ENOMEM. */
+/* Now (LIVE; SIM tests). */
 int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d);
 
 /* The policy's inspect op (see gsched/policy.h); GS_ENOENT when it has none. */

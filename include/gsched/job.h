@@ -278,6 +278,14 @@ typedef struct gs_job {
     int32_t restarts;
     int32_t *alloc; /* current GPUs (grouped by task), NULL when none */
     int32_t nalloc;
+    /* Work-preserving reconfiguration (gs_engine_reconfigure): GPUs of the current run that
+     * the cluster no longer has.  The job runs on there unaccounted; alloc lists the others
+     * (nalloc = gpus - vanished, possibly 0 - alloc stays non-NULL), no longer grouped by
+     * task.  0 for every other job; back to 0 when the run ends. */
+    int32_t vanished;
+    /* 1 while the current run's CPU/memory are not charged to nodes (its GPUs vanished in
+     * part, or a reconfigured node cannot hold them): nothing is refunded either */
+    int32_t uncharged;
     int32_t *last_alloc; /* GPUs of the most recent ended run (kept for reports) */
     int32_t nlast_alloc;
     uint32_t gen;       /* bumps on every run change; stale events are dropped */

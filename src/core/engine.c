@@ -2,17 +2,18 @@
 /*
  * engine.c - event queue, job lifecycle (elastic DRAINING/RESIZING included),
  * request validation, policy driver, progress-model hook, dry run
- * (gs_engine_probe).
+ * (gs_engine_probe), work-preserving reconfiguration (gs_engine_reconfigure).
  *
  * Invariants:
  *  - events pop in total order (time, kind, key, seq); kinds at one instant:
  *    completions, progress-model boundaries and drain ends, then cluster
- *    events, then arrivals, then cancellations (SIM cancel events: a job
- *    submitted and cancelled at one instant arrives first), then timers;
- *    then one policy pass.  No decision depends on hash order or memory
- *    addresses.
+ *    events (node events, then reconfigurations), then arrivals, then cancellations (SIM cancel
+ * events: a job submitted and cancelled at one instant arrives first), then timers; then one policy
+ * pass.  No decision depends on hash order or memory addresses.
  *  - a job holds GPUs (alloc != NULL) iff it is RUNNING, PREEMPTED (LIVE) or
- *    DRAINING - never PENDING, SUSPENDED or final; the cluster's owner of each
+ *    DRAINING - never PENDING, SUSPENDED or final - and then nalloc + vanished
+ *    == gpus (vanished > 0 only after a reconfiguration dropped GPUs of the
+ *    run; such a run is uncharged); the cluster's owner of each
  *    of its GPUs is its slot, except for a packed guest, whose GPUs are owned
  *    by its host (pack_with) and shared by exactly the two of them;
  *    e->allocated equals the sum of nalloc over owners plus the GPUs reserved
@@ -48,6 +49,10 @@
  *  - gs_engine_probe leaves everything as it was: GPUs it releases
  *    tentatively are taken back before it returns; it interns nothing; its
  *    errors (GS_ENOMEM included) fail only the dry run, never latched.
+ *  - a reconfiguration changes the engine only once nothing can fail (maps,
+ *    arrays and the new policy made first); after one, a job requeued that can
+ *    never fit is rejected at the end of its instant (recheck_requeued), so no
+ *    job waits for ever.
  *  - the first hook error or allocation failure is latched in e->err (engine.h,
  *    "Errors"): the transition under way is completed or not started, never
  *    half-made, so the counters and allocations stay consistent; after that
@@ -70,16 +75,18 @@ enum ev_kind {
     EV_BOUNDARY = 1,
     EV_DRAINED = 2,
     EV_NODE = 3,
-    EV_ARRIVAL = 4,
-    EV_CANCEL = 5,
-    EV_PROTECT = 6,
-    EV_TIMER = 7
+    EV_RECONFIG = 4,
+    EV_ARRIVAL = 5,
+    EV_CANCEL = 6,
+    EV_PROTECT = 7,
+    EV_TIMER = 8
 };
 
 typedef struct ev {
     gs_time t;
     int32_t kind;
-    int32_t key;  /* job slot (FINISH, BOUNDARY, DRAINED, ARRIVAL, CANCEL), node (NODE), 0 */
+    int32_t key;  /* job slot (FINISH, BOUNDARY, DRAINED, ARRIVAL, CANCEL), node (NODE),
+                     index in e->rcl (RECONFIG), 0 (TIMER) */
     uint32_t gen; /* FINISH, BOUNDARY, DRAINED: job gen; NODE: 1 = down, 0 = up */
     uint64_t seq;
     uint64_t tag; /* TIMER: the policy's tag; DRAINED: 1 = forced at the drain timeout;
@@ -169,6 +176,14 @@ struct gs_engine {
     int adopting; /* gs_engine_adopt: the placement is taken as it is (no withinOneCell check) */
     const gs_progress_ops *prog; /* progress model for jobs with app set, NULL = none */
     void *prog_st;
+    /* work-preserving reconfiguration (issue 14): the parameters the policy is created again
+     * with, and the clusters of scheduled reconfigurations (borrowed) */
+    gs_params params;
+    gs_cluster **rcl;
+    size_t nrcl;
+    int reconfigured; /* the cluster changed once: a requeued job may never fit again */
+    int32_t *recheck; /* slots requeued since, to be checked at the end of the instant */
+    size_t nrecheck, caprecheck;
 };
 
 /* ---- names ------------------------------------------------------------------ */
@@ -981,7 +996,7 @@ int gs_engine_try_start(gs_engine *e, const gs_job *cj, gs_locality level)
 
 static int refund_and_release(gs_engine *e, gs_job *v)
 {
-    for (int t = 0; t < v->ntasks && (v->cpus_per_task || v->mem_mb_per_task); t++)
+    for (int t = 0; t < v->ntasks && (v->cpus_per_task || v->mem_mb_per_task) && !v->uncharged; t++)
         gs_cluster_node_refund(e->c, gs_cluster_gpu(e->c, v->alloc[gs_job_task_first(v, t)])->node,
                                v->cpus_per_task, v->mem_mb_per_task);
     return gs_cluster_release(e->c, v->alloc, v->nalloc, v->slot);
@@ -991,7 +1006,7 @@ static void recharge_and_alloc(gs_engine *e, gs_job *v)
 {
     /* undoing a tentative release of GPUs nobody else touched cannot fail */
     gs_cluster_alloc(e->c, v->alloc, v->nalloc, v->slot);
-    for (int t = 0; t < v->ntasks && (v->cpus_per_task || v->mem_mb_per_task); t++)
+    for (int t = 0; t < v->ntasks && (v->cpus_per_task || v->mem_mb_per_task) && !v->uncharged; t++)
         gs_cluster_node_charge(e->c, gs_cluster_gpu(e->c, v->alloc[gs_job_task_first(v, t)])->node,
                                v->cpus_per_task, v->mem_mb_per_task);
 }
@@ -1140,7 +1155,7 @@ static int validate_gpus(gs_engine *e, const gs_job *j, const int *gpus, int n)
 
 static void refund_tasks(gs_engine *e, const gs_job *j, const int *gpus, int ntasks)
 {
-    if (!j->cpus_per_task && !j->mem_mb_per_task) return;
+    if ((!j->cpus_per_task && !j->mem_mb_per_task) || j->uncharged) return;
     for (int t = 0; t < ntasks; t++) {
         int node = gs_cluster_gpu(e->c, gpus[gs_job_task_first(j, t)])->node;
         gs_cluster_node_refund(e->c, node, j->cpus_per_task, j->mem_mb_per_task);
@@ -1227,8 +1242,9 @@ static const char *job_gpu_type(const gs_engine *e, const gs_job *j)
 /* GPU type id j runs (or last ran) on; -1 when unknown. */
 static int job_gpu_type_id(const gs_engine *e, const gs_job *j)
 {
-    const int32_t *a = j->alloc ? j->alloc : j->last_alloc;
-    if (a) return gs_cluster_gpu(e->c, a[0])->type;
+    if (j->alloc && j->nalloc > 0) return gs_cluster_gpu(e->c, j->alloc[0])->type;
+    if (!j->alloc && j->last_alloc && j->nlast_alloc > 0)
+        return gs_cluster_gpu(e->c, j->last_alloc[0])->type;
     return j->gpu_type;
 }
 
@@ -1379,6 +1395,8 @@ static int drop_gpus(gs_engine *e, gs_job *j, const char *why)
     j->nlast_alloc = j->nalloc;
     j->alloc = NULL;
     j->nalloc = 0;
+    j->vanished = 0;
+    j->uncharged = 0;
     j->gen++;
     if (packed) emit(e, GS_REC_UNPACK, j, -1, why);
     return freed;
@@ -1526,6 +1544,18 @@ static int tr_requeue(gs_engine *e, gs_job *j, gs_rec_type rec, const char *why,
     if (set_reason) j->reason = why;
     model_release(e, j);
     emit(e, rec, j, -1, why);
+    if (e->reconfigured) {
+        /* it may never fit the reconfigured cluster: checked once the instant's hooks and
+         * pass are over (recheck_requeued) */
+        if (e->nrecheck == e->caprecheck) {
+            size_t nc = e->caprecheck ? 2 * e->caprecheck : 16;
+            int32_t *n = realloc(e->recheck, nc * sizeof *n);
+            if (!n) return latch(e, GS_ENOMEM);
+            e->recheck = n;
+            e->caprecheck = nc;
+        }
+        e->recheck[e->nrecheck++] = j->slot;
+    }
     return hook_job(e, e->pol->on_requeue, j);
 }
 
@@ -1762,7 +1792,9 @@ int gs_engine_pack(gs_engine *e, const gs_job *cj, const gs_job *chost)
     if (e->mech_off & GS_MECH_BIT(GS_MECH_PACK)) return GS_EUNSUPPORTED;
     int from_pending = j->state == GS_JOB_PENDING;
     if (!(from_pending && j->arrived) && j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
-    if (host == j || host->state != GS_JOB_RUNNING || host->pack_with >= 0) return GS_ESTATE;
+    if (host == j || host->state != GS_JOB_RUNNING || host->pack_with >= 0 || host->vanished ||
+        host->uncharged)
+        return GS_ESTATE;
     if (host->gpus != j->gpus) return GS_EINVAL;
     if (!from_pending && (e->mech_off & GS_MECH_BIT(GS_MECH_MIGRATE)) &&
         !same_nodes(e, j, host->alloc, host->nalloc))
@@ -1867,7 +1899,7 @@ int gs_engine_migrate(gs_engine *e, const gs_job *cj, const int *gpus, int n, co
     gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (e->mech_off & GS_MECH_BIT(GS_MECH_MIGRATE)) return GS_EUNSUPPORTED;
-    if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
+    if (j->state != GS_JOB_RUNNING || j->vanished || j->uncharged) return GS_ESTATE;
     int rc = validate_gpus(e, j, gpus, n);
     if (rc) return rc;
     int *dst = malloc((size_t)n * sizeof *dst);
@@ -1932,7 +1964,8 @@ int gs_engine_resize(gs_engine *e, const gs_job *cj, const int *gpus, int n, con
     gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (e->mech_off & GS_MECH_BIT(GS_MECH_RESIZE)) return GS_EUNSUPPORTED;
-    if (j->state != GS_JOB_RUNNING || j->pack_with >= 0) return GS_ESTATE;
+    if (j->state != GS_JOB_RUNNING || j->pack_with >= 0 || j->vanished || j->uncharged)
+        return GS_ESTATE;
     int gpt = j->gpus_per_task;
     if (!gs_job_size_valid(j, n)) return GS_EINVAL; /* range, multiple of gpt, sizes list */
     int oldn = j->nalloc;
@@ -1992,7 +2025,7 @@ static int node_tasks(const gs_engine *e, const int32_t *g, int ntasks, int gpt,
 static int tasks_delta(gs_engine *e, const gs_job *j, const int32_t *a, int ta, const int32_t *b,
                        int tb, int charge)
 {
-    if (!j->cpus_per_task && !j->mem_mb_per_task) return 0;
+    if ((!j->cpus_per_task && !j->mem_mb_per_task) || j->uncharged) return 0;
     int gpt = j->gpus_per_task, cpt = j->cpus_per_task, mem = j->mem_mb_per_task;
     for (int t = 0; t < ta; t++) {
         int node = gs_cluster_gpu(e->c, a[t * gpt])->node;
@@ -2108,6 +2141,7 @@ static int tr_resized(gs_engine *e, gs_job *j, int forced)
     j->nlast_alloc = nold;
     j->alloc = j->resv;
     j->nalloc = n;
+    j->vanished = 0; /* the new generation runs where the cluster is */
     j->resv = NULL;
     j->nresv = 0;
     j->gpus = n;
@@ -2223,7 +2257,9 @@ int gs_engine_rescale(gs_engine *e, const gs_job *cj, const int *gpus, int n, gs
     if (e->opts.mode == GS_ENGINE_SIM && (e->mech_off & GS_MECH_BIT(GS_MECH_RESIZE)))
         return GS_EUNSUPPORTED;
     if (e->pol->flags & GS_POLICY_RIGID) return GS_EUNSUPPORTED; /* its state would go stale */
-    if (j->state != GS_JOB_RUNNING || j->max_gpus <= 0 || j->pack_with >= 0) return GS_ESTATE;
+    if (j->state != GS_JOB_RUNNING || j->max_gpus <= 0 || j->pack_with >= 0 || j->vanished ||
+        j->uncharged)
+        return GS_ESTATE;
     if (n < 0 || (n > 0 && !gs_job_size_valid(j, n))) return GS_ERANGE;
     if (kind == GS_RESCALE_POLICY) {
         gs_time at = gs_engine_rescale_allowed_at(e, j);
@@ -2581,10 +2617,19 @@ static int handle(gs_engine *e, const ev *x)
         e->events++;
         return tr_resized(e, j, (int)x->tag); /* tag: forced at the drain timeout */
     case EV_NODE:
+        if (x->key < 0) return 0; /* its node vanished in a reconfiguration */
         e->events++;
         /* gen: 0 up, 1 down (failure); 2 good, 3 bad */
         return x->gen >= 2 ? node_bad(e, x->key, (int)(x->gen & 1), NULL)
                            : node_event(e, x->key, (int)x->gen);
+    case EV_RECONFIG: {
+        e->events++;
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        /* checked when it was scheduled (gs_engine_add_reconfig_event): what fails now is an
+         * allocation or a policy hook, which fails the engine */
+        return latch(e, gs_engine_reconfigure(e, e->rcl[x->key], &d));
+    }
     case EV_ARRIVAL: e->events++; return tr_arrive(e, job_at(e, (size_t)x->key));
     case EV_CANCEL:
         j = job_at(e, (size_t)x->key);
@@ -2625,6 +2670,23 @@ static int pass(gs_engine *e)
     return e->err;
 }
 
+static int recheck_requeued(gs_engine *e);
+
+/* The policy pass, then (after a reconfiguration) the requeued jobs that can never fit are
+ * rejected, and the policy passes again when that changed something. */
+static int pass_and_recheck(gs_engine *e)
+{
+    int rc = pass(e);
+    while (!rc && e->nrecheck) {
+        int n = recheck_requeued(e);
+        if (n < 0)
+            rc = n;
+        else if (n > 0)
+            rc = pass(e);
+    }
+    return rc;
+}
+
 int gs_engine_step(gs_engine *e)
 {
     if (e->err) return e->err;
@@ -2633,7 +2695,7 @@ int gs_engine_step(gs_engine *e)
     if (t > e->now || !e->started) e->now = t;
     e->started = 1;
     int rc = handle_due(e);
-    if (!rc) rc = pass(e);
+    if (!rc) rc = pass_and_recheck(e);
     return rc ? rc : 1;
 }
 
@@ -2652,7 +2714,7 @@ int gs_engine_advance(gs_engine *e, gs_time now)
     e->started = 1;
     int rc = handle_due(e);
     if (!rc) rc = outside_settle(e);
-    return rc ? rc : pass(e);
+    return rc ? rc : pass_and_recheck(e);
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
@@ -2756,6 +2818,11 @@ int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *par
     gs_costs_init(&e->costs);
     gs_params empty;
     gs_params_init(&empty);
+    gs_params_init(&e->params);
+    if (params && gs_params_copy(&e->params, params)) {
+        gs_engine_destroy(e);
+        return GS_ENOMEM;
+    }
     rc = gs_costs_from_params(&e->costs, params ? params : &empty, diag);
     if (rc) {
         gs_engine_destroy(e);
@@ -2822,6 +2889,9 @@ void gs_engine_destroy(gs_engine *e)
     strtab_release(&e->models);
     free(e->heap);
     free(e->scratch);
+    gs_params_release(&e->params);
+    free(e->rcl);
+    free(e->recheck);
     free(e);
 }
 
@@ -2934,6 +3004,11 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
         if ((j->alloc != NULL) != holds_gpus(j))
             return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "job %lld: state %s but %d GPUs held",
                                (long long)j->id, gs_job_state_name(j->state), j->nalloc);
+        if (j->vanished < 0 || (j->vanished && !j->uncharged) ||
+            ((j->vanished || j->uncharged) && !holds_gpus(j)))
+            return gs_diag_set(
+                diag, GS_EINTERNAL, 0, 0, "job %lld: state %s, %d GPUs vanished, uncharged %d",
+                (long long)j->id, gs_job_state_name(j->state), j->vanished, j->uncharged);
         int owner = j->slot;
         if (j->pack_with >= 0) {
             const gs_job *s = job_at(e, (size_t)j->pack_with);
@@ -2965,10 +3040,10 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
                                        (long long)j->id);
             }
         }
-        if (j->nalloc && j->nalloc != j->gpus)
+        if (holds_gpus(j) && j->nalloc + j->vanished != j->gpus)
             return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
-                               "job %lld holds %d of %d GPUs (gang split)", (long long)j->id,
-                               j->nalloc, j->gpus);
+                               "job %lld holds %d of %d GPUs (%d vanished; gang split)",
+                               (long long)j->id, j->nalloc, j->gpus, j->vanished);
         if (gs_job_grouped(j)) {
             /* tasks of different sizes / groups: offsets add up, tasks whole on one node, and
              * only a policy that places such jobs has them */
@@ -2982,7 +3057,7 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
                                    "job %lld has tasks of different sizes or groups and waits "
                                    "under a policy that cannot place it",
                                    (long long)j->id);
-            for (int t = 0; j->alloc && t < j->ntasks; t++) {
+            for (int t = 0; j->alloc && !j->vanished && t < j->ntasks; t++) {
                 int f = gs_job_task_first(j, t), node = gs_cluster_gpu(e->c, j->alloc[f])->node;
                 for (int k = 1; k < gs_job_task_gpus(j, t); k++)
                     if (gs_cluster_gpu(e->c, j->alloc[f + k])->node != node)
@@ -2991,7 +3066,7 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
                                            t);
             }
         }
-        if (j->max_gpus > 0 && j->nalloc && !gs_job_size_valid(j, j->nalloc))
+        if (j->max_gpus > 0 && holds_gpus(j) && !gs_job_size_valid(j, j->nalloc + j->vanished))
             return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
                                "job %lld holds %d GPUs, not a valid size (%d..%d)",
                                (long long)j->id, j->nalloc, j->min_gpus, j->max_gpus);
@@ -3441,9 +3516,446 @@ int gs_engine_probe(gs_engine *e, const gs_job_spec *spec, gs_probe *p)
     return 0;
 }
 
+/* ---- work-preserving reconfiguration (issue 14; HiveD section 3.11) ---------------------- */
+
+/* Name of the chain a node belongs to: the cell type (else the name) of its top cell. */
+static const char *node_chain(const gs_cluster *c, int node)
+{
+    int32_t x = gs_cluster_node(c, node)->cell;
+    while (x > 0 && gs_cluster_cell(c, x)->parent > 0) x = gs_cluster_cell(c, x)->parent;
+    const gs_cell *top = gs_cluster_cell(c, x);
+    const gs_cell_type *ct = top->type >= 0 ? gs_cluster_cell_type(c, top->type) : NULL;
+    return ct ? ct->name : top->name ? top->name : "";
+}
+
+/*
+ * Match the nodes of the engine's cluster to those of c: by name and chain first, then
+ * by name alone among the nodes still unmatched (a node moved to another chain); each new
+ * node takes at most one old one.  nmap[old node] = new node or -1; gmap[old GPU] = the
+ * GPU of the same local index on the matched node, or -1.
+ */
+static int reconf_map(const gs_cluster *o, const gs_cluster *c, int32_t *nmap, int32_t *gmap)
+{
+    size_t non = gs_cluster_nnodes(o), nnn = gs_cluster_nnodes(c);
+    strtab names;
+    strtab_init(&names);
+    int32_t *head = NULL, *next = malloc((nnn ? nnn : 1) * sizeof *next);
+    int8_t *taken = calloc(nnn ? nnn : 1, 1);
+    int rc = next && taken ? 0 : GS_ENOMEM;
+    /* new nodes by name: head[name id] -> next[] chain, in node order */
+    for (size_t n = 0; !rc && n < nnn; n++) {
+        int id = strtab_intern(&names, gs_cluster_node(c, (int)n)->name);
+        if (id < 0) {
+            rc = GS_ENOMEM;
+            break;
+        }
+        if ((size_t)id >= names.n - 1 || !head) {
+            int32_t *h2 = realloc(head, names.n * sizeof *h2);
+            if (!h2) {
+                rc = GS_ENOMEM;
+                break;
+            }
+            head = h2;
+            if ((size_t)id == names.n - 1) head[id] = -1;
+        }
+        /* append, keeping node order */
+        next[n] = -1;
+        if (head[id] < 0) {
+            head[id] = (int32_t)n;
+        } else {
+            int32_t k = head[id];
+            while (next[k] >= 0) k = next[k];
+            next[k] = (int32_t)n;
+        }
+    }
+    for (size_t n = 0; n < non; n++) nmap[n] = -1;
+    for (int pass = 0; !rc && pass < 2; pass++)
+        for (size_t n = 0; n < non; n++) {
+            if (nmap[n] >= 0) continue;
+            int id = strtab_find(&names, gs_cluster_node(o, (int)n)->name);
+            if (id < 0) continue;
+            const char *ch = node_chain(o, (int)n);
+            for (int32_t k = head[id]; k >= 0; k = next[k]) {
+                if (taken[k] || (pass == 0 && strcmp(node_chain(c, k), ch) != 0)) continue;
+                nmap[n] = k;
+                taken[k] = 1;
+                break;
+            }
+        }
+    for (size_t g = 0; !rc && g < gs_cluster_ngpus(o); g++) {
+        const gs_gpu *gp = gs_cluster_gpu(o, (int)g);
+        gmap[g] = -1;
+        if (nmap[gp->node] < 0) continue;
+        const gs_node *nd = gs_cluster_node(c, nmap[gp->node]);
+        for (int32_t k = nd->gpu_lo; k < nd->gpu_hi; k++)
+            if (gs_cluster_gpu(c, k)->local == gp->local) {
+                gmap[g] = k;
+                break;
+            }
+    }
+    strtab_release(&names);
+    free(head);
+    free(next);
+    free(taken);
+    return rc;
+}
+
+/* Rewrite a GPU list through gmap, dropping the GPUs that vanished; returns how many did. */
+static int remap_list(int32_t *l, int32_t *n, const int32_t *gmap)
+{
+    int k = 0, lost = 0;
+    for (int i = 0; i < *n; i++) {
+        if (gmap[l[i]] < 0) {
+            lost++;
+            continue;
+        }
+        l[k++] = gmap[l[i]];
+    }
+    *n = k;
+    return lost;
+}
+
+/*
+ * Create the engine's policy again, on cluster c, with the engine's parameters (keep = 1:
+ * the engine is on c from then on).  On error, or with keep = 0 (a trial: the caller
+ * destroys *pst), the engine is exactly as before (timers the create set are dropped).
+ */
+static int policy_on(gs_engine *e, gs_cluster *c, void **pst, int keep, gs_diag *d)
+{
+    gs_cluster *old = e->c;
+    gs_locality lv = e->max_level;
+    int err0 = e->err;
+    uint64_t seq0 = e->seq;
+    e->c = c;
+    e->max_level = GS_LOCALITY_STRICT;
+    gs_params_reset_used(&e->params);
+    *pst = NULL;
+    int rc = e->pol->create(e, &e->params, pst, d);
+    if (rc || !keep) {
+        if (rc) *pst = NULL;
+        size_t k = 0;
+        for (size_t i = 0; i < e->nheap; i++)
+            if (e->heap[i].seq < seq0) e->heap[k++] = e->heap[i];
+        e->nheap = k;
+        for (size_t i = k / 2; i-- > 0;) { /* heapify again: sift down */
+            size_t p = i;
+            ev x = e->heap[p];
+            for (;;) {
+                size_t l = 2 * p + 1, r = l + 1, m = p;
+                const ev *mv = &x;
+                if (l < k && ev_less(&e->heap[l], mv)) m = l, mv = &e->heap[l];
+                if (r < k && ev_less(&e->heap[r], mv)) m = r;
+                if (m == p) break;
+                e->heap[p] = e->heap[m];
+                p = m;
+            }
+            e->heap[p] = x;
+        }
+        e->c = old;
+        e->max_level = lv;
+        e->err = err0; /* a refused (or out-of-memory) create is an answer, not a failure */
+    }
+    return rc;
+}
+
+/* Keep the heap entries 'keep' accepts (rewriting their keys), then heapify. */
+static void heap_filter(gs_engine *e, uint64_t seq0, const int32_t *nmap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < e->nheap; i++) {
+        ev x = e->heap[i];
+        if (x.kind == EV_TIMER && x.seq < seq0) continue; /* the old policy's */
+        if (x.kind == EV_NODE && x.key >= 0) x.key = nmap[x.key];
+        e->heap[k++] = x;
+    }
+    e->nheap = k;
+    for (size_t i = k / 2; i-- > 0;) {
+        size_t p = i;
+        ev x = e->heap[p];
+        for (;;) {
+            size_t l = 2 * p + 1, r = l + 1, m = p;
+            const ev *mv = &x;
+            if (l < k && ev_less(&e->heap[l], mv)) m = l, mv = &e->heap[l];
+            if (r < k && ev_less(&e->heap[r], mv)) m = r;
+            if (m == p) break;
+            e->heap[p] = e->heap[m];
+            p = m;
+        }
+        e->heap[p] = x;
+    }
+}
+
+/* Why waiting job j can never run on the engine's cluster (the arrival rules: placement on
+ * the empty cluster, then the policy's rejects op), into why; NULL when it can. */
+static const char *never_fits(gs_engine *e, const gs_job *j, char *why, size_t cap)
+{
+    const char *bad = infeasible(e, j);
+    if (bad) return bad;
+    if (e->pol->rejects && e->pol->rejects(e->pst, j, why, cap)) return why;
+    return NULL;
+}
+
+/*
+ * After a reconfiguration: the jobs requeued since the last check (preempted, node failed,
+ * stopped) that can never fit the cluster now are rejected with the reason - they would
+ * wait for ever - and the policy forgets them (on_finish, as for a cancelled waiting job).
+ * Returns how many, or an error.
+ */
+static int recheck_requeued(gs_engine *e)
+{
+    int n = 0;
+    for (size_t i = 0; i < e->nrecheck && !e->err; i++) {
+        gs_job *j = job_at(e, (size_t)e->recheck[i]);
+        if (j->state != GS_JOB_PENDING || !j->arrived) continue;
+        char why[256], r[320];
+        const char *bad = never_fits(e, j, why, sizeof why);
+        if (!bad || e->err) continue;
+        snprintf(r, sizeof r, "after reconfiguration: %s", bad);
+        if (tr_reject(e, j, r) || hook_job(e, e->pol->on_finish, j)) break;
+        n++;
+    }
+    e->nrecheck = 0;
+    return e->err ? e->err : n;
+}
+
+int gs_engine_add_reconfig_event(gs_engine *e, gs_time t, gs_cluster *c)
+{
+    if (e->err) return e->err;
+    if (!c || c == e->c || !gs_cluster_ngpus(c)) return GS_EINVAL;
+    /* the policy must accept the cluster: try it now, so the event itself cannot be refused */
+    void *pst;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    int rc = policy_on(e, c, &pst, 0, &d);
+    if (rc) return rc;
+    if (e->pol->destroy) e->pol->destroy(pst);
+    gs_cluster **n = realloc(e->rcl, (e->nrcl + 1) * sizeof *n);
+    if (!n) return latch(e, GS_ENOMEM);
+    e->rcl = n;
+    e->rcl[e->nrcl] = c;
+    rc = heap_push(e, (ev){.t = t, .kind = EV_RECONFIG, .key = (int32_t)e->nrcl});
+    if (!rc) e->nrcl++;
+    return rc;
+}
+
+int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d)
+{
+    if (e->err) return e->err;
+    if (!c || c == e->c)
+        return gs_diag_set(d, GS_EINVAL, 0, 0,
+                           "reconfiguration needs another cluster than the engine's own");
+    if (!gs_cluster_ngpus(c)) return gs_diag_set(d, GS_EINVAL, 0, 0, "the new cluster has no GPU");
+    gs_cluster *o = e->c;
+    size_t non = gs_cluster_nnodes(o), nng = gs_cluster_ngpus(c), nnn = gs_cluster_nnodes(c);
+    /* everything that can fail first: the engine changes only once nothing can */
+    int32_t *nmap = malloc((non ? non : 1) * sizeof *nmap);
+    int32_t *gmap = malloc((gs_cluster_ngpus(o) ? gs_cluster_ngpus(o) : 1) * sizeof *gmap);
+    int32_t *ntype = malloc((e->njobs ? e->njobs : 1) * sizeof *ntype);
+    int32_t *npin = malloc((e->njobs ? e->njobs : 1) * sizeof *npin);
+    gs_time *busy = calloc(nng, sizeof *busy);
+    int32_t *ow = NULL, *oh = NULL;
+    uint8_t *om = NULL, *ns = e->nstate ? calloc(nnn + 1, 1) : NULL;
+    if (e->out_want) {
+        ow = calloc(nnn, sizeof *ow);
+        oh = calloc(nnn, sizeof *oh);
+        om = calloc(nng, sizeof *om);
+    }
+    int rc = nmap && gmap && ntype && npin && busy && (!e->out_want || (ow && oh && om)) &&
+                     (!e->nstate || ns)
+                 ? reconf_map(o, c, nmap, gmap)
+                 : GS_ENOMEM;
+    /* GPU types and pinned cells by name: a type the new cluster lacks is added to it (no GPU
+     * has it, so nothing waiting for it fits); a vanished pinned cell is -1 */
+    for (size_t s = 0; !rc && s < e->njobs; s++) {
+        const gs_job *j = job_at(e, s);
+        ntype[s] = j->gpu_type;
+        if (j->gpu_type >= 0) {
+            const char *tn = gs_cluster_gpu_type_name(o, j->gpu_type);
+            ntype[s] = gs_cluster_find_gpu_type(c, tn);
+            if (ntype[s] < 0) ntype[s] = gs_cluster_gpu_type(c, tn);
+            if (ntype[s] == GS_ENOMEM) rc = GS_ENOMEM;
+            if (ntype[s] < 0) ntype[s] = -2; /* GS_ERANGE: too many types; it cannot run */
+        }
+        npin[s] = j->pinned_cell;
+        if (j->pinned_cell >= 0) {
+            npin[s] = gs_cluster_find_pinned(c, gs_cluster_cell_pinned(o, j->pinned_cell));
+            if (npin[s] < 0) npin[s] = -2; /* vanished */
+        }
+        if (j->nresv && !scratch(e, (size_t)j->nresv)) rc = GS_ENOMEM;
+    }
+    void *pst = NULL;
+    uint64_t seq0 = e->seq;
+    if (!rc) rc = policy_on(e, c, &pst, 1, d); /* e->c is c from here on */
+    if (rc) {
+        free(nmap), free(gmap), free(ntype), free(npin), free(busy), free(ow), free(oh), free(om);
+        free(ns);
+        if (rc == GS_ENOMEM) gs_diag_set(d, rc, 0, 0, "out of memory");
+        return rc;
+    }
+    /* ---- no way back: the old policy goes, the jobs move to c ---- */
+    void *old_pst = e->pst;
+    e->pst = pst;
+    if (e->pol->destroy) e->pol->destroy(old_pst);
+    heap_filter(e, seq0, nmap);
+    for (size_t g = 0; e->busy && g < gs_cluster_ngpus(o); g++)
+        if (gmap[g] >= 0) busy[gmap[g]] = e->busy[g];
+    free(e->busy);
+    e->busy = busy;
+    free(e->pcache); /* by GPU type id */
+    e->pcache = NULL;
+    e->pcache_models = 0;
+    for (unsigned i = 0; i < FEAS_CACHE; i++) e->feas[i].valid = 0;
+    e->epoch++;
+    e->allocated = e->reserved = e->packed = e->stopping = 0;
+    int degraded = 0, lost = 0, requeued = 0;
+    for (size_t s = 0; s < e->njobs; s++) {
+        gs_job *j = job_at(e, s);
+        j->gpu_type = ntype[s] == -2 ? -1 : ntype[s];
+        j->pinned_cell = npin[s] >= 0 ? npin[s] : -1;
+        if (j->last_alloc) remap_list(j->last_alloc, &j->nlast_alloc, gmap);
+        if (gs_job_state_final(j->state)) continue;
+        if (!j->arrived && (ntype[s] == -2 || npin[s] == -2))
+            j->reason = ntype[s] == -2 ? "unknown GPU type" : "unknown pinned cell";
+        if (j->state == GS_JOB_SUSPENDED) {
+            requeued++; /* below, once the cluster is reported */
+            continue;
+        }
+        if (!holds_gpus(j)) {
+            if (j->arrived) j->reason = NULL; /* the old policy's text */
+            continue;
+        }
+        int gone = remap_list(j->alloc, &j->nalloc, gmap);
+        if (gone) {
+            /* the run's accounting so far is closed on the GPUs it had; from now on only
+             * those the cluster still has count */
+            j->executed += e->now - j->last_start;
+            j->service += (double)(j->nalloc + gone) * gs_time_to_sec(e->now - j->last_start);
+            j->last_start = e->now;
+            j->vanished += gone;
+            j->uncharged = 1;
+            degraded++;
+            lost += gone;
+        }
+        if (j->resv) {
+            int32_t n = j->nresv;
+            if (remap_list(j->resv, &n, gmap)) {
+                /* its next generation's GPUs vanished: the drain ends in PENDING */
+                free(j->resv);
+                j->resv = NULL;
+                j->nresv = 0;
+                j->target_gpus = 0;
+            } else {
+                j->nresv = n;
+            }
+        }
+        if (j->state == GS_JOB_DRAINING && (j->cpus_per_task || j->mem_mb_per_task))
+            j->uncharged = 1; /* it holds max(old, new) tasks' worth: not re-charged */
+    }
+    /* owners first, then packed guests on their hosts' GPUs */
+    for (size_t s = 0; s < e->njobs; s++) {
+        gs_job *j = job_at(e, s);
+        if (!holds_gpus(j) || j->pack_guest) continue;
+        gs_cluster_alloc(c, j->alloc, j->nalloc, j->slot); /* distinct, free, healthy */
+        e->allocated += j->nalloc;
+        if (j->state == GS_JOB_PREEMPTED) e->stopping += j->nalloc;
+        if (!j->uncharged && charge_tasks(e, j, j->alloc)) j->uncharged = 1;
+        int nx = j->resv ? resv_extra(j, scratch(e, (size_t)j->nresv)) : 0;
+        if (nx) {
+            gs_cluster_alloc(c, e->scratch, nx, j->slot);
+            e->allocated += nx;
+            e->reserved += nx;
+        }
+    }
+    for (size_t s = 0; s < e->njobs; s++) {
+        gs_job *j = job_at(e, s);
+        if (!holds_gpus(j) || !j->pack_guest) continue;
+        for (int k = 0; k < j->nalloc; k++)
+            gs_cluster_share(c, j->alloc[k], gs_engine_job_gpu_mem(e, j), 0);
+        e->packed += j->nalloc;
+        if (!j->uncharged && charge_tasks(e, j, j->alloc)) j->uncharged = 1;
+    }
+    /* nodes out of service (failed, drained, bad) stay so; GPUs used outside gsched are
+     * counted again */
+    if (e->nstate) {
+        for (size_t n = 0; n < non; n++)
+            if (nmap[n] >= 0) ns[nmap[n]] = e->nstate[n];
+        free(e->nstate);
+        e->nstate = ns;
+        for (size_t n = 0; n < nnn; n++)
+            if (ns[n]) gs_cluster_set_node_down(c, (int)n, 1);
+    }
+    if (e->out_want) {
+        for (size_t n = 0; n < non; n++)
+            if (nmap[n] >= 0) ow[nmap[n]] = e->out_want[n];
+        free(e->out_want), free(e->out_have), free(e->out_mark);
+        e->out_want = ow, e->out_have = oh, e->out_mark = om;
+        e->out_short = 0;
+        for (size_t n = 0; n < nnn; n++)
+            if (ow[n]) {
+                e->out_short++; /* out_have 0 < out_want */
+                outside_sync(e, (int)n);
+            }
+    }
+    char why[256];
+    snprintf(why, sizeof why,
+             "cluster reconfigured: %zu nodes, %zu GPUs (was %zu, %zu); %d GPU(s) of %d running "
+             "job(s) vanished, %d suspended job(s) requeued",
+             nnn, nng, non, gs_cluster_ngpus(o), lost, degraded, requeued);
+    emit(e, GS_REC_RECONFIG, NULL, -1, why);
+    for (size_t s = 0; s < e->njobs && requeued; s++) {
+        gs_job *j = job_at(e, s);
+        if (j->state != GS_JOB_SUSPENDED) continue;
+        /* its state is in host memory; the new policy sees it wait like any other */
+        leave_suspended(e, j);
+        j->stop_saved = 1;
+        to_pending(e, j);
+        j->reason = NULL;
+        model_release(e, j);
+        emit(e, GS_REC_REQUEUE, j, -1, "reconfigured");
+    }
+    for (size_t s = 0; s < e->njobs && degraded; s++) {
+        gs_job *j = job_at(e, s);
+        if (!holds_gpus(j) || !j->vanished) continue;
+        snprintf(why, sizeof why,
+                 "%d of its %d GPU(s) are not in the reconfigured cluster: it runs on, their use "
+                 "is not counted",
+                 j->vanished, j->gpus);
+        emit(e, GS_REC_NOTE, j, -1, why);
+    }
+    free(nmap), free(gmap);
+    /* the new policy learns the cluster's state, then the jobs: running ones in slot order,
+     * then the waiting ones (a waiting job that can never fit c is rejected) */
+    for (size_t n = 0; n < nnn && !e->err; n++)
+        if (gs_cluster_node(c, (int)n)->down && e->pol->on_node)
+            latch(e, e->pol->on_node(e->pst, (int)n, 1));
+    for (size_t s = 0; s < e->njobs && !e->err; s++) {
+        gs_job *j = job_at(e, s);
+        if (holds_gpus(j)) hook_job(e, e->pol->on_adopt, j);
+    }
+    for (size_t s = 0; s < e->njobs && !e->err; s++) {
+        gs_job *j = job_at(e, s);
+        if (j->state != GS_JOB_PENDING || !j->arrived) continue;
+        const char *bad = ntype[s] == -2  ? "its GPU type is not in the cluster"
+                          : npin[s] == -2 ? "its pinned cell is not in the cluster"
+                                          : infeasible(e, j);
+        if (e->err) break;
+        if (bad) {
+            char r[320];
+            snprintf(r, sizeof r, "after reconfiguration: %s", bad);
+            tr_reject(e, j, r);
+            continue;
+        }
+        hook_job(e, e->pol->on_arrival, j);
+    }
+    free(ntype), free(npin);
+    e->reconfigured = 1;
+    e->want_pass = 1;
+    return e->err;
+}
+
 /* ---- HiveD conformance (issue 14) ------------------------------------------------------ */
 
-/* Bad nodes (node_bad() above); the reconfiguration stubs below await their lane. */
+/* Bad nodes (node_bad() above). */
 int gs_engine_add_node_bad_event(gs_engine *e, gs_time t, int node, int bad)
 {
     if (e->err) return e->err;
@@ -3494,18 +4006,6 @@ int gs_engine_add_cancel_event(gs_engine *e, gs_time t, int64_t id, const char *
     int32_t why;
     if (!intern(e, &e->strs, reason ? reason : "cancelled", &why)) return e->err;
     return heap_push(e, (ev){.t = t, .kind = EV_CANCEL, .key = j->slot, .tag = (uint64_t)why});
-}
-
-int gs_engine_add_reconfig_event(gs_engine *e, gs_time t, gs_cluster *c)
-{
-    (void)e, (void)t, (void)c;
-    return GS_EUNSUPPORTED;
-}
-
-int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d)
-{
-    (void)e, (void)c;
-    return gs_diag_set(d, GS_EUNSUPPORTED, 0, 0, "reconfiguration is not implemented yet");
 }
 
 int gs_engine_inspect(const gs_engine *e, const char *key, char *buf, size_t cap)

@@ -1079,9 +1079,13 @@ static int gd_adopt(void *st, gs_job *j)
 {
     gandiva *g = st;
     if (J(g, j->slot) == &g->spare) return g->err;
-    /* a job that survived a daemon restart: make it a member of its node */
-    if (j->gpus <= g->maxg && j->alloc)
-        mem_add(g, gs_cluster_gpu(g->c, j->alloc[0])->node, j->slot);
+    /* a job that survived a daemon restart or a reconfiguration: make it a member of its
+     * node (one whose GPUs all vanished in a reconfiguration has none) */
+    if (j->gpus > g->maxg || !j->alloc || j->nalloc <= 0) return g->err;
+    int32_t n = gs_cluster_gpu(g->c, j->alloc[0])->node;
+    for (int k = 1; k < j->nalloc; k++)
+        if (gs_cluster_gpu(g->c, j->alloc[k])->node != n) return g->err; /* spans nodes */
+    mem_add(g, n, j->slot);
     return g->err;
 }
 

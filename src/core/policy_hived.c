@@ -69,6 +69,13 @@
  * run only there, ordered and preempted by priority inside the VC as above;
  * no opportunistic sharing.
  *
+ * Adoption (daemon restart, reconfiguration; HiveD section 3.11; h_adopt): a
+ * running job's GPUs are mapped onto its VC's cells (an existing binding, else
+ * an unbound pa bound at that very physical cell, else a pa taken from the
+ * VC's lower-priority jobs, which are lazily preempted), keeping VC safety;
+ * when a GPU finds no cell the job is lazily preempted (opportunistic, still
+ * running).
+ *
  * Queue view (daemon POS, "why pending", VC listing): one queue per VC by
  * priority, then submission; a VC's guarantee is the GPUs of its cells.
  *
@@ -2245,39 +2252,162 @@ static int h_finish(void *st, gs_job *j)
     return h->err;
 }
 
+/*
+ * Adoption (a daemon restart, or a reconfiguration: gs_engine_reconfigure), HiveD section
+ * 3.11.  A running job's GPUs are mapped onto its VC's cells one by one: a GPU inside a
+ * cell already bound to one of the VC's pa keeps it; otherwise a pa of the VC that is
+ * unbound (largest level first) is bound to the physical cell of its level around the GPU,
+ * splitting the free cell that contains it (buddy allocation, as bind_pa, but at that very
+ * cell; a doomed binding gives way); failing that, a pa of the VC bound elsewhere whose
+ * guaranteed jobs all rank below this one is taken: they are lazily preempted.  A binding
+ * that would leave some VC unable to bind all its cells (chain_feasible) is undone.  When some GPU
+ * finds no cell (its VC shrank or is gone, the cell type moved, the chain changed), the job is
+ * lazily preempted: it keeps running as opportunistic and may be preempted later.  A job whose GPUs
+ * all vanished runs on unaccounted.
+ */
+
+/* The free cell that x lies in (x itself, or the ancestor it was not split out of), or -1
+ * when x is bound, split or inside a bound cell. */
+static int32_t free_around(const hived *h, int32_t x)
+{
+    int ch = h->cell_chain[x];
+    while (x > 0 && h->cell_chain[x] == ch) {
+        if (h->cell_st[x] == C_FREE) return x;
+        if (h->cell_st[x] != C_INSIDE) return -1;
+        x = gs_cluster_cell(h->c, x)->parent;
+    }
+    return -1;
+}
+
+/* Bind unbound pa p to cell x (its level and chain; free_around(x) >= 0): split the free
+ * cell around x down to it.  0, or GS_ENOMEM (nothing changed). */
+static int bind_pa_at(hived *h, int32_t p, int32_t x)
+{
+    pa *a = &h->pa[p];
+    chain *c = &h->ch[a->chain];
+    int32_t y = free_around(h, x);
+    int ly = h->cell_level[y];
+    for (int k = ly; k > a->level; k--)
+        if (fl_reserve(c, k - 1, c->kids_at[k])) return oom(h);
+    while (y != x) {
+        int l = h->cell_level[y];
+        fl_remove(c, l, y);
+        h->cell_st[y] = C_SPLIT;
+        int32_t next = -1;
+        const gs_cell *cy = gs_cluster_cell(h->c, y);
+        for (int k = 0; k < cy->nkids; k++) {
+            int32_t kid = gs_cluster_cell_kid(h->c, y, k);
+            h->cell_st[kid] = C_FREE;
+            fl_push(c, l - 1, kid); /* reserved */
+            const gs_cell *ck = gs_cluster_cell(h->c, kid);
+            if (ck->gpu_lo <= gs_cluster_cell(h->c, x)->gpu_lo &&
+                gs_cluster_cell(h->c, x)->gpu_hi <= ck->gpu_hi)
+                next = kid;
+        }
+        y = next;
+    }
+    bind_cell(h, p, x);
+    return 0;
+}
+
+/* The cell of chain ch at level lv around GPU g, or -1. */
+static int32_t gpu_cell_at(const hived *h, int32_t g, int ch, int lv)
+{
+    int32_t x = gs_cluster_node(h->c, gs_cluster_gpu(h->c, g)->node)->cell;
+    if (h->cell_chain[x] != ch) return -1;
+    if (h->cell_level[x] > lv) { /* below node level: walk down to the cell holding g */
+        while (x >= 0 && h->cell_level[x] > lv) {
+            const gs_cell *cx = gs_cluster_cell(h->c, x);
+            int32_t next = -1;
+            for (int k = 0; k < cx->nkids && next < 0; k++) {
+                int32_t kid = gs_cluster_cell_kid(h->c, x, k);
+                const gs_cell *ck = gs_cluster_cell(h->c, kid);
+                if (ck->gpu_lo <= g && g < ck->gpu_hi) next = kid;
+            }
+            x = next;
+        }
+        return x >= 0 && h->cell_level[x] == lv ? x : -1;
+    }
+    while (x > 0 && h->cell_chain[x] == ch && h->cell_level[x] < lv)
+        x = gs_cluster_cell(h->c, x)->parent;
+    return x > 0 && h->cell_chain[x] == ch && h->cell_level[x] == lv ? x : -1;
+}
+
+/* Take pa q of VC v (bound elsewhere) from its guaranteed jobs when they all rank below j:
+ * they are lazily preempted (downgrade) and q is unbound.  1 when q is free now. */
+static int take_pa_from_lower(hived *h, int32_t q, const gs_job *j)
+{
+    pa *a = &h->pa[q];
+    if (a->cell < 0 || a->fixed) return a->cell < 0;
+    const gs_cell *cx = gs_cluster_cell(h->c, a->cell);
+    for (int32_t g = cx->gpu_lo; g < cx->gpu_hi; g++) {
+        int32_t o = gs_cluster_gpu(h->c, g)->owner;
+        if (o < 0 || o == j->slot || h->jkind[o] != K_GUAR) continue;
+        if (gs_policy_job(h->e, (size_t)o)->priority >= j->priority) return 0;
+    }
+    for (int32_t g = cx->gpu_lo; g < cx->gpu_hi && a->cell >= 0; g++) {
+        int32_t o = gs_cluster_gpu(h->c, g)->owner;
+        if (o >= 0 && o != j->slot && h->jkind[o] == K_GUAR)
+            downgrade(h, gs_policy_job(h->e, (size_t)o));
+    }
+    return a->cell < 0;
+}
+
+/* Map GPU g of job j onto a cell of VC v (see above).  1 mapped, 0 not. */
+static int adopt_gpu(hived *h, const gs_job *j, int v, int32_t g)
+{
+    int32_t p = h->gpu_pa[g];
+    if (p >= 0 && h->pa[p].vc == v && h->pa[p].doomed) {
+        /* doomed to bad hardware ahead of time, now used: an ordinary binding */
+        h->pa[p].doomed = 0;
+        h->ch[h->pa[p].chain].ndoomed--;
+    }
+    if (p >= 0) return h->pa[p].vc == v; /* bound: to one of its VC's cells or not */
+    for (int pass = 0; pass < 2; pass++)
+        for (int lv = MAXLV; lv >= 1; lv--)
+            for (int k = 0; k < h->vc[v].npas; k++) {
+                int32_t q = h->vc[v].pas[k];
+                pa *a = &h->pa[q];
+                if (a->level != lv || a->pinned || a->fixed) continue;
+                if ((pass == 0) != (a->cell < 0 || a->doomed)) continue;
+                int32_t x = gpu_cell_at(h, g, a->chain, lv);
+                if (x < 0) continue;
+                if (a->doomed)
+                    unbind_raw(h, q); /* its doomed binding gives way (doom_sync
+                                         binds again what must be) */
+                if (free_around(h, x) < 0) continue;
+                if (pass == 1 && !take_pa_from_lower(h, q, j)) continue;
+                if (pass == 1 && free_around(h, x) < 0) continue; /* the downgrades moved it */
+                if (bind_pa_at(h, q, x)) return 0;
+                if (chain_feasible(h, a->chain)) return 1;
+                unbind_raw(h, q); /* another VC could no longer bind all its cells */
+            }
+    return 0;
+}
+
 static int h_adopt(void *st, gs_job *j)
 {
     hived *h = st;
     if (grow_jobs(h, j->slot)) return h->err;
     int v = job_vc(h, j);
     h->jvc[j->slot] = v;
-    /* adopted jobs keep running; guaranteed ones bind the cells they sit in */
-    int guar = v >= 0 && j->priority >= 0;
-    for (int i = 0; guar && i < j->nalloc; i++) {
-        int32_t g = j->alloc[i];
-        if (h->gpu_pa[g] >= 0) continue;
-        /* find one of the VC's unbound pa whose type contains this GPU's free cell */
-        guar = 0;
-        for (int k = 0; k < h->vc[v].npas && !guar; k++) {
-            pa *a = &h->pa[h->vc[v].pas[k]];
-            if (a->cell >= 0) continue;
-            /* the ancestor of g at the pa's level, if it is in a free list */
-            int32_t x = gs_cluster_gpu(h->c, g)->node;
-            x = gs_cluster_node(h->c, x)->cell;
-            while (x > 0 && h->cell_level[x] < a->level) x = gs_cluster_cell(h->c, x)->parent;
-            if (x <= 0 || h->cell_level[x] != a->level || h->cell_chain[x] != a->chain) continue;
-            if (h->cell_st[x] != C_FREE) continue;
-            fl_remove(&h->ch[a->chain], a->level, x);
-            h->cell_st[x] = C_BOUND;
-            h->cell_pa[x] = h->vc[v].pas[k];
-            a->cell = x;
-            set_gpu_pa(h, x, h->vc[v].pas[k]);
-            h->ch[a->chain].all_vc_free[a->level]--;
-            guar = 1;
-        }
-    }
+    int want = j->priority >= 0 || h->private_mode; /* a guaranteed job */
+    int guar = want && v >= 0 && j->nalloc > 0;
+    for (int i = 0; guar && i < j->nalloc && !h->err; i++) guar = adopt_gpu(h, j, v, j->alloc[i]);
+    if (h->err) return h->err;
     account_start(h, j, guar ? K_GUAR : K_OPP);
+    if (!guar && v >= 0) sweep(h, v);                 /* cells it bound before a GPU found none */
     for (int c = 0; c < h->nch; c++) doom_sync(h, c); /* the cells bound above */
+    if (want && !guar) {
+        h->jlazy[j->slot] = 1; /* inspect: "downgraded" */
+        char why[256];
+        snprintf(why, sizeof why,
+                 "lazily preempted: %s; downgraded to opportunistic, keeps running",
+                 j->nalloc == 0 ? "none of its GPUs is in the cluster"
+                 : v < 0        ? "its virtual cluster is not in the configuration"
+                                : "its VC has no cell for its GPUs");
+        gs_engine_note(h->e, j, why);
+    }
     for (int w = 0; w < h->nvc; w++) h->vc[w].walk = 1;
     h->opp_walk = 1;
     h->dirty = 1;
