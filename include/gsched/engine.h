@@ -422,8 +422,9 @@ int gs_engine_resume(gs_engine *e, const gs_job *j, const int *gpus, int n);
  * only if both jobs' GPU memory fits one GPU (profile or the job's gpu_mem)
  * and their measured pair rate is not 0.  Both then progress at their pair
  * rates (gsched/profiles.h) until one of them stops.  GS_ENOFIT when memory
- * or the pair does not allow it; GS_EUNSUPPORTED in LIVE mode or when the
- * program cannot pack (see above).
+ * or the pair does not allow it; GS_ECONFLICT when the host's node is out of
+ * service (bad, failed or drained: it takes no new job); GS_EUNSUPPORTED in
+ * LIVE mode or when the program cannot pack (see above).
  */
 int gs_engine_pack(gs_engine *e, const gs_job *j, const gs_job *host);
 /*

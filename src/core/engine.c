@@ -1796,6 +1796,8 @@ int gs_engine_pack(gs_engine *e, const gs_job *cj, const gs_job *chost)
         host->uncharged)
         return GS_ESTATE;
     if (host->gpus != j->gpus) return GS_EINVAL;
+    for (int k = 0; k < host->nalloc; k++) /* a bad or drained node takes nobody new */
+        if (gs_cluster_gpu(e->c, host->alloc[k])->down) return GS_ECONFLICT;
     if (!from_pending && (e->mech_off & GS_MECH_BIT(GS_MECH_MIGRATE)) &&
         !same_nodes(e, j, host->alloc, host->nalloc))
         return GS_EUNSUPPORTED; /* a resume on other nodes is a migration */
