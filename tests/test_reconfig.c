@@ -14,7 +14,8 @@
  *   - randomized: random HiveD-format clusters, reconfigured at random
  *     instants to random sub- and super-clusters (nodes removed, added,
  *     moved between chains, with fewer or more GPUs; VCs redrawn), under
- *     several policies: after every instant gs_engine_check passes, no job
+ *     several policies, with node failures and bad marks: after every instant
+ *     gs_engine_check passes, no job
  *     running before a reconfiguration is stopped by it, and every job ends.
  */
 #include <stdarg.h>
@@ -613,6 +614,11 @@ static int run_random(uint64_t seed, const char *policy, char *err, size_t cap)
         gs_time t = (gs_time)gs_rng_below(&r, 400) * GS_SEC;
         gs_engine_add_node_event(e, t, node, 1);
         gs_engine_add_node_event(e, t + (gs_time)(1 + gs_rng_below(&r, 200)) * GS_SEC, node, 0);
+        /* a bad mark too: it carries over a reconfiguration like a failure */
+        node = (int)gs_rng_below(&r, (uint64_t)nn);
+        t = (gs_time)gs_rng_below(&r, 400) * GS_SEC;
+        gs_engine_add_node_bad_event(e, t, node, 1);
+        gs_engine_add_node_bad_event(e, t + (gs_time)(1 + gs_rng_below(&r, 200)) * GS_SEC, node, 0);
     }
     int steps = 0, st;
     while ((st = gs_engine_step(e)) > 0) {
