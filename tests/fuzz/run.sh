@@ -88,7 +88,7 @@ gpu_time
     done
     i=$((i + 1))
 done
-for f in "$src"/tests/scenarios/*.yaml; do put scenario - "$f" 16384; done
+for f in "$src"/tests/scenarios/*.yaml "$src"/tests/scenario-format/*.yaml "$src"/tests/scenario-format/fail/*.yaml; do put scenario - "$f" 16384; done
 tir="$(mktemp)" # the first jobs of the 1-day Philly window, whole lines
 head -c 1500 "$src"/data/philly-1day/philly_20171002_tiresias.csv | sed '$d' > "$tir"
 for b in 000 001 002 003 004 005 006 007 010 011 012 013 014 015 016 017 200 240 300 340; do
