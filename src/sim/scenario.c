@@ -13,9 +13,9 @@
  * placements come from the engine's records: "the placement at t" is the
  * job's GPUs after its last record at or before t, and "running at t"
  * means holding GPUs then (a run [start, end) covers t when start <= t <
- * end; a suspended job holds none); node names are compared as names
- * (several node cells of different chains may share one: events apply to
- * each of them).
+ * end; a suspended job holds none; GPUs a reconfiguration removed from
+ * under a running job count as held, though no placement names them); node names are compared as
+ * names (several node cells of different chains may share one: events apply to each of them).
  */
 #include <errno.h>
 #include <math.h>
@@ -40,6 +40,7 @@ typedef struct snap {
     gs_time t;
     size_t off;
     int32_t n;
+    int32_t gone; /* GPUs it ran on that a reconfiguration removed (gs_job.vanished) */
     const gs_cluster *c;
 } snap;
 
@@ -68,19 +69,19 @@ static void *grow_or_die(void *p, size_t *cap, size_t need, size_t size)
 static void log_alloc(run_log *l, const gs_record *r)
 {
     const gs_job *j = r->job;
-    int32_t s = j->slot, n = j->alloc ? j->nalloc : 0;
+    int32_t s = j->slot, n = j->alloc ? j->nalloc : 0, gone = j->alloc ? j->vanished : 0;
     if (l->last[s] >= 0) {
         const snap *p = &l->s[l->last[s]];
-        if (p->n == n && p->c == gs_engine_cluster(l->e) &&
+        if (p->n == n && p->gone == gone && p->c == gs_engine_cluster(l->e) &&
             (!n || !memcmp(l->pool + p->off, j->alloc, (size_t)n * sizeof *j->alloc)))
             return;
-    } else if (!n) {
+    } else if (!n && !gone) {
         return;
     }
     l->s = grow_or_die(l->s, &l->caps, l->ns + 1, sizeof *l->s);
     l->pool = grow_or_die(l->pool, &l->cappool, l->npool + (size_t)n, sizeof *l->pool);
     if (n) memcpy(l->pool + l->npool, j->alloc, (size_t)n * sizeof *l->pool);
-    l->s[l->ns] = (snap){s, r->t, l->npool, n, gs_engine_cluster(l->e)};
+    l->s[l->ns] = (snap){s, r->t, l->npool, n, gone, gs_engine_cluster(l->e)};
     l->last[s] = (int32_t)l->ns++;
     l->npool += (size_t)n;
 }
@@ -119,14 +120,14 @@ static void placement_at(const run_log *l, int32_t slot, gs_time t, int final, c
         }
 }
 
-/* Whether slot held GPUs at t (runs are half-open: [start, end)). */
+/* Whether slot held GPUs at t (runs are half-open: [start, end)); a job whose GPUs a
+ * reconfiguration removed, running on there, holds them still. */
 static int running_at(const run_log *l, int32_t slot, gs_time t)
 {
-    const int32_t *g;
-    int n;
-    const gs_cluster *c;
-    placement_at(l, slot, t, 0, &g, &n, &c);
-    return n > 0;
+    int held = 0;
+    for (size_t i = 0; i < l->ns && l->s[i].t <= t; i++)
+        if (l->s[i].slot == slot) held = l->s[i].n > 0 || l->s[i].gone > 0;
+    return held;
 }
 
 static void run_log_release(run_log *l)
