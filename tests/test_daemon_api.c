@@ -782,6 +782,148 @@ static void tokens_and_visibility(void)
     ASSERT_EQ(stop(&A), 0);
 }
 
+/* The state of job id, "" if none. */
+static const char *job_state(daemon_t *dm, const char *tok, long long id, char *buf, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
+    res r = req(dm, tok, "GET", path, NULL, NULL, NULL);
+    snprintf(buf, cap, "%s", js(&r, "state"));
+    res_free(&r);
+    return buf;
+}
+
+/* Wait until job id is in state st (about 20 s at most); 0 when it is. */
+static int wait_job(daemon_t *dm, const char *tok, long long id, const char *st)
+{
+    char b[32];
+    for (int i = 0; i < 400; i++) {
+        if (!strcmp(job_state(dm, tok, id, b, sizeof b), st)) return 0;
+        sleep_ms(50);
+    }
+    return -1;
+}
+
+/* gsched node bad|good through the API: admins only (403 for others), the node takes no new job
+ * while its running job runs on, the mark and its reason survive a restart, good returns it. */
+static void nodes_bad_and_good(void)
+{
+    char err[600];
+    snprintf(err, sizeof err, "%s", tmp("bad.err"));
+    const char *tokfile = tmp("bad-tokens");
+    FILE *f = fopen(tokfile, "w");
+    ASSERT(f);
+    fclose(f);
+    const char *users[][3] = {{"alice", "alice.a-secret-a-secret", ""},
+                              {"root", "root.r-secret-r-secret", "--admin"}};
+    for (int i = 0; i < 2; i++) {
+        const char *args[] = {"token",
+                              "hash",
+                              "--user",
+                              users[i][0],
+                              "--token",
+                              users[i][1],
+                              "--iterations",
+                              "1000",
+                              users[i][2][0] ? users[i][2] : NULL,
+                              NULL};
+        ASSERT_EQ(run_gsched(args, err), 0);
+        char *line = slurp(err);
+        f = fopen(tokfile, "a");
+        fputs(line, f);
+        fclose(f);
+    }
+    ASSERT_OK(chmod(tokfile, 0600));
+    const char *al = "alice.a-secret-a-secret", *rt = "root.r-secret-r-secret";
+    daemon_t B;
+    const char *extra[] = {"--cluster", "2x2", "--tokens", tokfile, NULL};
+    if (start(&B, "bad", extra)) T_FAIL("daemon did not start: %s", slurp(B.log));
+    const char *two = "{\"command\": [\"sleep\", \"1\"], \"gpus\": 2}";
+    res r = req(&B, al, "POST", "/v1/jobs", two, "application/json", NULL);
+    ASSERT_EQ(r.status, 201);
+    long long a = ji(&r, "id");
+    res_free(&r);
+    if (wait_job(&B, al, a, "RUNNING")) T_FAIL("job a did not start: %s", slurp(B.log));
+    r = req(&B, al, "GET", "/v1/jobs/1", NULL, NULL, NULL);
+    ASSERT_CONTAINS(js(&r, "placement"), "n0");
+    res_free(&r);
+    /* not an admin: 403; a bad body: 400; no such node: 404 */
+    r = req(&B, al, "POST", "/v1/nodes/n0/bad", "{\"reason\": \"ECC\"}", "application/json", NULL);
+    EXPECT_PROBLEM(r, 403, "GS_EPERM");
+    res_free(&r);
+    r = req(&B, rt, "POST", "/v1/nodes/n0/bad", "{\"why\": \"ECC\"}", "application/json", NULL);
+    EXPECT_PROBLEM(r, 400, "GS_EPARSE");
+    res_free(&r);
+    r = req(&B, rt, "POST", "/v1/nodes/n9/bad", NULL, NULL, NULL);
+    EXPECT_PROBLEM(r, 404, "GS_ENOENT");
+    res_free(&r);
+    r = req(&B, rt, "POST", "/v1/nodes/n0/bad", "{\"reason\": \"ECC errors\"}", "application/json",
+            NULL);
+    ASSERT_EQ(r.status, 200);
+    ASSERT(json_is_true(json_object_get(r.j, "changed")));
+    res_free(&r);
+    r = req(&B, rt, "POST", "/v1/nodes/n0/bad", NULL, NULL, NULL); /* already: nothing */
+    ASSERT_EQ(r.status, 200);
+    ASSERT(json_is_false(json_object_get(r.j, "changed")));
+    res_free(&r);
+    r = req(&B, al, "GET", "/v1/nodes/n0", NULL, NULL, NULL);
+    ASSERT_STR(js(&r, "state"), "bad");
+    ASSERT(json_is_true(json_object_get(r.j, "bad")));
+    ASSERT_CONTAINS(js(&r, "bad_reason"), "ECC errors (by root)");
+    res_free(&r);
+    /* a runs on; b goes to n1; c (both nodes) waits */
+    r = req(&B, al, "POST", "/v1/jobs", two, "application/json", NULL);
+    long long b = ji(&r, "id");
+    res_free(&r);
+    r = req(&B, al, "POST", "/v1/jobs",
+            "{\"command\": [\"sleep\", \"30\"], \"tasks\": 2, \"gpus_per_task\": 2}",
+            "application/json", NULL);
+    ASSERT_EQ(r.status, 201);
+    long long c = ji(&r, "id");
+    res_free(&r);
+    if (wait_job(&B, al, a, "DONE")) T_FAIL("job a did not run on: %s", slurp(B.log));
+    r = req(&B, al, "GET", "/v1/jobs/1", NULL, NULL, NULL);
+    ASSERT_EQ(ji(&r, "runs"), 1); /* never requeued */
+    res_free(&r);
+    if (wait_job(&B, al, b, "DONE")) T_FAIL("job b did not run: %s", slurp(B.log));
+    char path[64], st[32];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", b);
+    r = req(&B, al, "GET", path, NULL, NULL, NULL);
+    ASSERT_CONTAINS(js(&r, "placement"), "n1");
+    res_free(&r);
+    ASSERT_STR(job_state(&B, al, c, st, sizeof st), "PENDING");
+    /* the mark survives a restart */
+    ASSERT_EQ(stop(&B), 0);
+    if (start(&B, "bad", extra)) T_FAIL("daemon did not restart: %s", slurp(B.log));
+    r = req(&B, al, "GET", "/v1/nodes", NULL, NULL, NULL);
+    json_t *n0 = json_array_get(json_object_get(r.j, "nodes"), 0);
+    ASSERT_STR(json_string_value(json_object_get(n0, "state")), "bad");
+    ASSERT_CONTAINS(json_string_value(json_object_get(n0, "bad_reason")), "ECC errors");
+    res_free(&r);
+    sleep_ms(300);
+    ASSERT_STR(job_state(&B, al, c, st, sizeof st), "PENDING");
+    ASSERT_CONTAINS(slurp(B.log), "node n0 stays bad");
+    /* good again: c starts */
+    r = req(&B, al, "POST", "/v1/nodes/n0/good", NULL, NULL, NULL);
+    EXPECT_PROBLEM(r, 403, "GS_EPERM");
+    res_free(&r);
+    r = req(&B, rt, "POST", "/v1/nodes/n0/good", "{\"reason\": \"DIMM replaced\"}",
+            "application/json", NULL);
+    ASSERT_EQ(r.status, 200);
+    res_free(&r);
+    if (wait_job(&B, al, c, "RUNNING")) T_FAIL("job c did not start: %s", slurp(B.log));
+    r = req(&B, al, "GET", "/v1/nodes/n0", NULL, NULL, NULL);
+    ASSERT(json_is_false(json_object_get(r.j, "bad")));
+    ASSERT(strcmp(js(&r, "state"), "bad"));
+    res_free(&r);
+    snprintf(path, sizeof path, "/v1/jobs/%lld", c);
+    r = req(&B, al, "DELETE", path, NULL, NULL, NULL);
+    res_free(&r);
+    wait_job(&B, al, c, "CANCELLED");
+    ASSERT_CONTAINS(slurp(B.log), "node n0 marked bad by root: ECC errors");
+    ASSERT_EQ(stop(&B), 0);
+}
+
 static void startup_refusals(void)
 {
     const char *err = tmp("refuse.err");
@@ -1524,6 +1666,7 @@ static const test_case tests[] = {
     {"graceful_shutdown", graceful_shutdown},
     {"idempotent_replays_across_restarts", idempotent_replays_across_restarts},
     {"tokens_and_visibility", tokens_and_visibility},
+    {"nodes_bad_and_good", nodes_bad_and_good},
     {"startup_refusals", startup_refusals},
     {"nvml_discovery", nvml_discovery},
     {"unknown_policy_views", unknown_policy_views},

@@ -471,6 +471,51 @@ static void version3_upgraded_with_groups(void)
     gsd_store_close(s);
 }
 
+static int each_bad(void *ud, const char *name, const char *reason, gs_time t)
+{
+    char *out = ud;
+    size_t l = strlen(out);
+    snprintf(out + l, 256 - l, "%s%s=%s@%lld", l ? " " : "", name, reason ? reason : "-",
+             (long long)t);
+    return 0;
+}
+
+/* Version 4 -> 5: the nodes table (bad marks, issue 14).  A version-4 database is the current
+ * one without it; after the upgrade marks are written, replaced and read back (bad ones only). */
+static void version4_upgraded_with_node_marks(void)
+{
+    const char *p = dbpath("v4.db");
+    gsd_store *s;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gsd_store_open(p, 1, &s, &d));
+    gsd_store_close(s);
+    sqlite3 *db;
+    ASSERT_EQ(sqlite3_open(p, &db), SQLITE_OK);
+    exec1(db, "DROP TABLE nodes");
+    exec1(db, "PRAGMA user_version = 4");
+    sqlite3_close(db);
+    ASSERT_OK(gsd_store_open(p, 1, &s, &d));
+    ASSERT_EQ(gsd_store_upgraded_from(s), 4);
+    ASSERT_OK(gsd_store_begin(s));
+    ASSERT_OK(gsd_store_put_node(s, "n1", 1, "ECC errors", 5));
+    ASSERT_OK(gsd_store_put_node(s, "n0", 1, NULL, 6));
+    ASSERT_OK(gsd_store_put_node(s, "n2", 1, "fan", 7));
+    ASSERT_OK(gsd_store_put_node(s, "n2", 0, "fixed", 8)); /* good again */
+    ASSERT_OK(gsd_store_commit(s));
+    char got[256] = "";
+    ASSERT_OK(gsd_store_each_bad_node(s, each_bad, got));
+    ASSERT_STR(got, "n0=-@6 n1=ECC errors@5");
+    gsd_store_close(s);
+    ASSERT_EQ(query_int(p, "PRAGMA user_version"), GSD_SCHEMA_VERSION);
+    ASSERT_OK(gsd_store_open(p, 1, &s, &d));
+    ASSERT_EQ(gsd_store_upgraded_from(s), 0);
+    got[0] = '\0';
+    ASSERT_OK(gsd_store_each_bad_node(s, each_bad, got));
+    ASSERT_STR(got, "n0=-@6 n1=ECC errors@5");
+    gsd_store_close(s);
+}
+
 static void list_filters_and_pages(void)
 {
     gsd_store *s;
@@ -523,6 +568,7 @@ static const test_case tests[] = {
     {"version1_upgraded_in_place", version1_upgraded_in_place},
     {"version2_upgraded_with_elastic", version2_upgraded_with_elastic},
     {"version3_upgraded_with_groups", version3_upgraded_with_groups},
+    {"version4_upgraded_with_node_marks", version4_upgraded_with_node_marks},
     {"list_filters_and_pages", list_filters_and_pages},
     {"cleanup", cleanup},
 };

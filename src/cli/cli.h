@@ -35,6 +35,7 @@ int cmd_vcs(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_hold(int argc, char **argv); /* argv[0]: "hold" or "release" */
 int cmd_resize(int argc, char **argv);
+int cmd_node(int argc, char **argv); /* gsched node bad|good NAME */
 int cmd_describe(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 

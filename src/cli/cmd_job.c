@@ -2,6 +2,7 @@
 /*
  * cmd_job.c - commands about one job or node: `gsched cancel ID... | selectors` (scancel's
  * -u/--me/-n/-p/-t/-q, jobsel.c), `gsched hold ID...` / `gsched release ID...` (scontrol's),
+ * `gsched node bad|good NAME [--reason TEXT]` (an admin's bad mark on a node),
  * `gsched describe job ID | node NAME` (key: value lines, an Events table in time order
  * and why a pending job waits, like kubectl describe) and `gsched logs ID
  * [--task N] [--follow]` (a job of several tasks: every task's log, lines prefixed
@@ -104,6 +105,91 @@ int cmd_hold(int argc, char **argv)
     if (k.json) print_json(all);
     json_decref(all);
     return worst;
+}
+
+/* ---- node bad / good --------------------------------------------------------------------------
+ */
+
+static void node_usage(FILE *f)
+{
+    fprintf(f, "usage: gsched node bad NAME [--reason TEXT]\n"
+               "       gsched node good NAME [--reason TEXT]\n"
+               "\n"
+               "Mark a node bad (HiveD's bad hardware): no new job is placed there, while the\n"
+               "jobs already on it run on; `good` returns it to service (unless it is also\n"
+               "down or drained).  The mark, its reason and time are kept across restarts and\n"
+               "shown by `gsched nodes` (state bad) and `gsched describe node NAME`.  Admins\n"
+               "only.\n"
+               "\n"
+               "  -r, --reason TEXT  why (logged and shown; under 256 bytes)\n" CLI_CONN_HELP);
+}
+
+/* Append name to path, percent-encoding what is not unreserved. */
+static void path_name(char *path, size_t cap, const char *name)
+{
+    size_t n = strlen(path);
+    for (const unsigned char *p = (const unsigned char *)name; *p && n + 4 < cap; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            *p == '-' || *p == '_' || *p == '.')
+            path[n++] = (char)*p;
+        else
+            n += (size_t)snprintf(path + n, cap - n, "%%%02X", *p);
+    }
+    path[n] = '\0';
+}
+
+/* `gsched node bad|good NAME [--reason TEXT]`: POST /v1/nodes/NAME/bad|good. */
+int cmd_node(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"reason", required_argument, NULL, 'r'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             CLI_CONN_LONGOPTS,
+                                             {NULL, 0, NULL, 0}};
+    cli_conn k;
+    cli_conn_init(&k);
+    const char *reason = NULL;
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "r:h", longopts, NULL)) != -1) {
+        if (cli_conn_opt(&k, opt, optarg)) continue;
+        if (opt == 'r') {
+            reason = optarg;
+            continue;
+        }
+        if (opt == 'h') {
+            node_usage(stdout);
+            return EXIT_OK;
+        }
+        node_usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (argc - optind != 2 || (strcmp(argv[optind], "bad") && strcmp(argv[optind], "good"))) {
+        cli_err("usage: gsched node bad|good NAME [--reason TEXT]");
+        return EXIT_USAGE;
+    }
+    if (reason && strlen(reason) >= 256) {
+        cli_err("node: --reason is longer than 255 bytes");
+        return EXIT_USAGE;
+    }
+    const char *verb = argv[optind], *name = argv[optind + 1];
+    char path[600] = "/v1/nodes/", what[300];
+    path_name(path, sizeof path - 8, name);
+    snprintf(path + strlen(path), sizeof path - strlen(path), "/%s", verb);
+    snprintf(what, sizeof what, "node %s", name);
+    json_t *body = reason ? json_pack("{s:s}", "reason", reason) : NULL;
+    char *b = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    json_t *r;
+    int rc = cli_call(&k, "POST", path, b, b ? "application/json" : NULL, NULL, what, &r);
+    free(b);
+    if (rc) return rc;
+    if (k.json)
+        print_json(r);
+    else
+        printf("Node %s %s %s\n", name,
+               json_is_true(json_object_get(r, "changed")) ? "marked" : "already", verb);
+    json_decref(r);
+    return EXIT_OK;
 }
 
 /* ---- resize -------------------------------------------------------------------------------- */
@@ -643,6 +729,12 @@ static int describe_node(cli_conn *k, const char *name)
     kv("Node:", cli_jstr(o, "name", "?"));
     kv("State:", cli_jstr(o, "state", "?"));
     if (cli_jstr(o, "reason", NULL)) kv("Reason:", cli_jstr(o, "reason", NULL));
+    if (json_is_true(json_object_get(o, "bad"))) {
+        char b[600];
+        snprintf(b, sizeof b, "since %s: %s", cli_jstr(o, "bad_since", "?"),
+                 cli_jstr(o, "bad_reason", ""));
+        kv("Bad:", b);
+    }
     kvi("GPUs:", cli_jint(o, "gpus", 0));
     kvi("Allocated:", cli_jint(o, "allocated", 0));
     kvi("Free:", cli_jint(o, "free", 0));

@@ -476,13 +476,13 @@ int cmd_nodes(int argc, char **argv)
         json_decref(r);
         return EXIT_OK;
     }
-    /* a REASON column (as sinfo -R) only when a node has one: a drained node */
+    /* a REASON column (as sinfo -R) only when a node has one: a drained or bad node */
     size_t i;
     json_t *n;
     int reasons = 0, outside = 0;
     json_array_foreach(json_object_get(r, "nodes"), i, n)
     {
-        reasons |= !!cli_jstr(n, "reason", NULL);
+        reasons |= cli_jstr(n, "reason", NULL) || cli_jstr(n, "bad_reason", NULL);
         outside |= cli_jint(n, "outside", 0) > 0; /* GPUs foreign jobs use (cluster backends) */
     }
     cli_table t;
@@ -515,11 +515,25 @@ int cmd_nodes(int argc, char **argv)
         }
         char o[16];
         snprintf(o, sizeof o, "%lld", cli_jint(n, "outside", 0));
-        const char *row[] = {cli_jstr(n, "name", "?"), cli_jstr(n, "state", "?"), g, a, f, d, types,
-                             *jobs ? jobs : "-",       cli_jstr(n, "reason", "-")};
-        const char *row_out[] = {
-            cli_jstr(n, "name", "?"), cli_jstr(n, "state", "?"), g, a, f, d, o, types,
-            *jobs ? jobs : "-",       cli_jstr(n, "reason", "-")};
+        const char *row[] = {cli_jstr(n, "name", "?"),
+                             cli_jstr(n, "state", "?"),
+                             g,
+                             a,
+                             f,
+                             d,
+                             types,
+                             *jobs ? jobs : "-",
+                             cli_jstr(n, "reason", cli_jstr(n, "bad_reason", "-"))};
+        const char *row_out[] = {cli_jstr(n, "name", "?"),
+                                 cli_jstr(n, "state", "?"),
+                                 g,
+                                 a,
+                                 f,
+                                 d,
+                                 o,
+                                 types,
+                                 *jobs ? jobs : "-",
+                                 cli_jstr(n, "reason", cli_jstr(n, "bad_reason", "-"))};
         cli_table_add(&t, outside ? row_out : row);
     }
     cli_table_print(&t, headers);

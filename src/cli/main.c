@@ -71,6 +71,7 @@ static void usage(FILE *f)
                "  resize     resize a running elastic job (--gpus N)\n"
                "  describe   details of a job or node, with events and why it waits\n"
                "  nodes      nodes and their GPUs\n"
+               "  node       mark a node bad or good again (admin: node bad|good NAME)\n"
                "  vcs        virtual clusters: guarantee, usage, queue\n"
                "  logs       output of a job's task\n"
                "  token      make tokens-file lines ('token hash')\n"
@@ -111,6 +112,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "submit")) return cmd_submit(argc - 1, argv + 1);
     if (!strcmp(cmd, "queue") || !strcmp(cmd, "ls")) return cmd_queue(argc - 1, argv + 1);
     if (!strcmp(cmd, "nodes")) return cmd_nodes(argc - 1, argv + 1);
+    if (!strcmp(cmd, "node")) return cmd_node(argc - 1, argv + 1);
     if (!strcmp(cmd, "vcs")) return cmd_vcs(argc - 1, argv + 1);
     if (!strcmp(cmd, "cancel")) return cmd_cancel(argc - 1, argv + 1);
     if (!strcmp(cmd, "hold") || !strcmp(cmd, "release")) return cmd_hold(argc - 1, argv + 1);

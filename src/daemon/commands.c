@@ -3,7 +3,8 @@
  * commands.c - the command queue between HTTP threads and the scheduler
  * thread, and the commands themselves: submit (with Idempotency-Key
  * replay; a held job or one with dependencies is submitted deferred and
- * handed to wait.c), dry run, cancel, hold / release.
+ * handed to wait.c), dry run, cancel, hold / release, and an admin's node
+ * bad / good mark (stored in the nodes table in the cycle's transaction).
  *
  * HTTP threads call gsd_post (and gsd_cmd_free); everything else runs on
  * the scheduler thread inside a cycle.  Invariants: the queue, cmd->done
@@ -400,6 +401,54 @@ void gsd_do_hold(gsd_sched *g, gsd_cmd *c, gs_time now)
     }
     c->status = 200;
     c->result = json_pack("{s:I,s:o,s:b}", "id", (json_int_t)j->id, "ids", ids, "held", hold);
+}
+
+int gsd_node_mark(gsd_sched *g, const char *name, int bad, const char *why, gs_time t)
+{
+    int found = 0;
+    for (int n = gs_cluster_find_node(g->c, name); n >= 0;
+         n = gs_cluster_find_node_next(g->c, name, n)) {
+        found++;
+        gsd_nodest *ns = &g->nodest[n];
+        ns->bad = (int8_t)bad;
+        ns->bad_why = why && *why ? gsd_intern(g, why) : NULL;
+        ns->bad_since = t;
+        gs_engine_set_node_bad(g->e, n, bad, why && *why ? why : NULL);
+    }
+    if (found) g->changed = 1;
+    return found;
+}
+
+/* Mark a node bad (no new job goes there, its jobs run on) or good again: admins only.  The
+ * mark is stored (a restart keeps it) and logged. */
+void gsd_do_node(gsd_sched *g, gsd_cmd *c, gs_time now)
+{
+    int bad = c->kind == GSD_CMD_NODE_BAD;
+    if (!c->admin) {
+        gsd_cmd_fail(c, 403, GS_EPERM, "only an admin may mark nodes %s", bad ? "bad" : "good");
+        return;
+    }
+    int n = gs_cluster_find_node(g->c, c->node);
+    if (n < 0) {
+        gsd_cmd_fail(c, 404, GS_ENOENT, "no node '%s'", c->node);
+        return;
+    }
+    int was = g->nodest[n].bad;
+    char why[512];
+    snprintf(why, sizeof why, "%s%s(by %s)", c->why, c->why[0] ? " " : "", c->user);
+    if (was != bad) {
+        if (gsd_store_put_node(g->sh.store, c->node, bad, why, now)) {
+            g->store_failed = 1;
+            gsd_cmd_fail(c, 503, GS_EIO, "the daemon cannot write its database");
+            return;
+        }
+        gsd_node_mark(g, c->node, bad, why, now);
+        gsd_log("node %s marked %s by %s%s%s", c->node, bad ? "bad" : "good", c->user,
+                c->why[0] ? ": " : "", c->why);
+    }
+    c->status = 200;
+    c->result = json_pack("{s:s,s:b,s:b,s:s}", "node", c->node, "bad", bad, "changed", was != bad,
+                          "reason", why);
 }
 
 gsd_cmd *gsd_take_commands(gsd_sched *g)

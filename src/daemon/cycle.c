@@ -90,6 +90,8 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
         case GSD_CMD_HOLD:
         case GSD_CMD_RELEASE: gsd_do_hold(g, c, now); break;
         case GSD_CMD_RESIZE: gsd_do_resize(g, c, now); break;
+        case GSD_CMD_NODE_BAD:
+        case GSD_CMD_NODE_GOOD: gsd_do_node(g, c, now); break;
         }
     }
     if (g->ngone) gsd_gone_run(g, now); /* adopted jobs whose external job was gone at bind */

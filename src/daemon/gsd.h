@@ -127,6 +127,8 @@ typedef struct gsd_nview {
     const char *mgr;       /* the cluster manager's state ("up", "drained", "down"); NULL
                               without a cluster backend */
     const char *mgr_why;   /* its reason, NULL = none */
+    const char *bad;       /* marked bad (gsched node bad): the reason; NULL = not bad */
+    gs_time bad_since;     /* when it was marked bad */
 } gsd_nview;
 
 typedef struct gsd_gview {
@@ -196,7 +198,9 @@ typedef enum gsd_cmd_kind {
     GSD_CMD_CANCEL,
     GSD_CMD_HOLD,
     GSD_CMD_RELEASE,
-    GSD_CMD_RESIZE
+    GSD_CMD_RESIZE,
+    GSD_CMD_NODE_BAD, /* an admin marks a node bad / good (gsched node bad|good) */
+    GSD_CMD_NODE_GOOD
 } gsd_cmd_kind;
 
 typedef struct gsd_cmd {
@@ -209,6 +213,8 @@ typedef struct gsd_cmd {
     char idem_hash[65];
     int64_t job_id; /* CANCEL, HOLD, RELEASE, RESIZE: the job; SUBMIT: the new job's id */
     int gpus;       /* RESIZE: the size asked for */
+    char node[256]; /* NODE_BAD, NODE_GOOD: the node's name */
+    char why[256];  /* NODE_BAD, NODE_GOOD: the reason given ("" none) */
     char user[GSD_USER_MAX];
     int admin;
     int authn;   /* how user was established: GSD_AUTHN_* */

@@ -139,11 +139,15 @@ typedef struct gsd_vcstat {
 } gsd_vcstat;
 
 /* A cluster backend's view of a node (events.c): kept so that every reason a node is out of
- * service composes (drain.c, gsd_node_sync) and the node views can show it. */
+ * service composes (drain.c, gsd_node_sync) and the node views can show it; and an admin's
+ * bad mark (commands.c, gsd_do_node; stored in the nodes table, set again at recovery). */
 typedef struct gsd_nodest {
     int8_t mgr;          /* GSD_XNODE_* as the cluster manager last said (UP until it speaks) */
+    int8_t bad;          /* marked bad (gsched node bad): no new job, its jobs run on */
     int32_t outside;     /* GPUs used outside gsched, as the manager last said */
     const char *mgr_why; /* interned: the manager's reason for mgr, NULL = none */
+    const char *bad_why; /* interned: the bad mark's reason (or the last good one's) */
+    gs_time bad_since;   /* when the mark was set (or cleared), 0 = never */
 } gsd_nodest;
 
 /* A call to the executor made only once what it follows is committed (events.c). */
@@ -293,6 +297,10 @@ void gsd_finish_submit(gsd_sched *g, gsd_cmd *c);
 void gsd_do_dryrun(gsd_sched *g, gsd_cmd *c);
 void gsd_do_cancel(gsd_sched *g, gsd_cmd *c, gs_time now);
 void gsd_do_hold(gsd_sched *g, gsd_cmd *c, gs_time now); /* HOLD and RELEASE */
+void gsd_do_node(gsd_sched *g, gsd_cmd *c, gs_time now); /* NODE_BAD and NODE_GOOD */
+/* Mark every node cell named 'name' bad or good in the engine and g->nodest (no storing);
+ * the number of nodes found. */
+int gsd_node_mark(gsd_sched *g, const char *name, int bad, const char *why, gs_time t);
 gsd_cmd *gsd_take_commands(gsd_sched *g);
 void gsd_answer(gsd_sched *g, gsd_cmd *list);
 

@@ -1168,10 +1168,56 @@ static enum MHD_Result h_resize(hctx *h, const char *ids, const char *sub)
     return job_cmd(h, ids, GSD_CMD_RESIZE, gpus);
 }
 
+/* POST /v1/nodes/{name}/bad and /good {"reason": "..."} (optional): an admin marks a node bad
+ * (no new job goes there, the jobs on it run on) or good again; 403 for others. */
+static enum MHD_Result node_cmd(hctx *h, const char *name, gsd_cmd_kind kind)
+{
+    if (!h->id.admin)
+        return problem(h, 403, GS_EPERM, NULL, "only an admin may mark nodes %s",
+                       kind == GSD_CMD_NODE_BAD ? "bad" : "good");
+    json_error_t err;
+    json_t *b = h->rq->len ? json_loadb(h->rq->body, h->rq->len, 0, &err) : NULL;
+    json_t *r = b ? json_object_get(b, "reason") : NULL;
+    if ((h->rq->len && !json_is_object(b)) || (r && !json_is_string(r)) ||
+        (b && json_object_size(b) != (r ? 1u : 0u)) ||
+        (r && strlen(json_string_value(r)) >= sizeof((gsd_cmd *)0)->why) ||
+        strlen(name) >= sizeof((gsd_cmd *)0)->node) {
+        json_decref(b);
+        return problem(h, 400, GS_EPARSE, json_pack("{s:s}", "field", "reason"),
+                       "expected no body or a JSON body {\"reason\": \"text\"} (under 256 "
+                       "bytes)");
+    }
+    gsd_cmd *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    gsd_spec_init(&c->spec);
+    c->kind = kind;
+    snprintf(c->node, sizeof c->node, "%s", name);
+    snprintf(c->why, sizeof c->why, "%s", r ? json_string_value(r) : "");
+    json_decref(b);
+    memcpy(c->user, h->id.user, sizeof c->user);
+    c->admin = h->id.admin;
+    c->authn = h->id.authn;
+    c->uid = h->id.uid;
+    return post_and_reply(h, c);
+}
+
+static enum MHD_Result h_node_bad(hctx *h, const char *name, const char *sub)
+{
+    (void)sub;
+    return node_cmd(h, name, GSD_CMD_NODE_BAD);
+}
+
+static enum MHD_Result h_node_good(hctx *h, const char *name, const char *sub)
+{
+    (void)sub;
+    return node_cmd(h, name, GSD_CMD_NODE_GOOD);
+}
+
 static const char *node_state(const gsd_nview *n)
 {
     if (n->mgr && !strcmp(n->mgr, "down")) return "down";   /* the cluster manager lost it */
     if (n->drain) return n->alloc ? "draining" : "drained"; /* jobs running there go on */
+    if (n->bad) return "bad";                               /* jobs running there go on */
     if (n->down == n->gpus) return "down";
     if (n->alloc == 0) return n->down ? "degraded" : "idle";
     if (n->alloc + n->down >= n->gpus) return "allocated";
@@ -1188,6 +1234,13 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
     json_object_set_new(o, "free", json_integer(n->gpus - n->alloc - n->down));
     json_object_set_new(o, "down", json_integer(n->down));
     json_object_set_new(o, "reason", n->drain ? json_string(n->drain) : json_null());
+    json_object_set_new(o, "bad", json_boolean(n->bad != NULL));
+    if (n->bad) {
+        char ts[40];
+        gsd_time_str(n->bad_since, ts, sizeof ts);
+        json_object_set_new(o, "bad_reason", json_string(n->bad));
+        json_object_set_new(o, "bad_since", json_string(ts));
+    }
     json_object_set_new(o, "outside", json_integer(n->outside));
     if (n->outside_asked != n->outside)
         json_object_set_new(o, "outside_asked", json_integer(n->outside_asked));
@@ -1228,6 +1281,7 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
                                             gv->local, "type", gv->type, "state",
                                             gv->outside            ? "outside"
                                             : gv->down && n->drain ? "drained"
+                                            : gv->down && n->bad   ? "bad"
                                             : gv->down             ? "down"
                                             : gv->job >= 0         ? "allocated"
                                                                    : "idle",
@@ -1373,6 +1427,9 @@ static const route routes[] = {
     {"GET", "/v1/jobs/{id}/logs", h_logs, "a task's log (?task=N&offset=&limit=), text/plain"},
     {"GET", "/v1/nodes", h_nodes, "nodes with GPU counts and state (?gpus=1: per GPU)"},
     {"GET", "/v1/nodes/{name}", h_node, "one node with its GPUs"},
+    {"POST", "/v1/nodes/{name}/bad", h_node_bad,
+     "mark a node bad: {\"reason\": \"...\"} (admin; no new job there, its jobs run on)"},
+    {"POST", "/v1/nodes/{name}/good", h_node_good, "mark a bad node good again (admin)"},
     {"GET", "/v1/vcs", h_vcs, "virtual clusters: guarantee, usage, queue"},
     {"GET", "/v1/health", h_health, "liveness, version, policy, cycle latency (no token needed)"},
     {"GET", "/metrics", h_metrics, "Prometheus metrics (text format; no token needed)"},

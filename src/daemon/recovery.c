@@ -22,7 +22,8 @@
  * waits forever for GPUs that no longer exist, blocking the queue;
  * a cluster backend is told every live job (gsd_exec_bind, with the external
  * job it was adopted from, if any), and a job whose external job is gone is
- * cancelled; processes no job claims are killed (gsd_exec_sweep).  The result is
+ * cancelled; processes no job claims are killed (gsd_exec_sweep); nodes stored
+ * as bad are marked bad again after the jobs are back (theirs run on).  The result is
  * committed before any process is started; what is signalled right after
  * (SIGCONT, a stop's SIGTERM again) is what the database already says.  A
  * recovery that cannot be committed leaves the daemon read-only (disk.c).
@@ -350,6 +351,17 @@ static void sweep_log(void *ud, const char *msg)
     gsd_log("%s", msg);
 }
 
+/* A node stored as bad: bad again (a node no longer in the cluster is skipped, logged). */
+static int remark(void *ud, const char *name, const char *why, gs_time t)
+{
+    gsd_sched *g = ud;
+    if (!gsd_node_mark(g, name, 1, why, t))
+        gsd_log("node %s is marked bad but is not in the cluster: mark ignored", name);
+    else
+        gsd_log("node %s stays bad: %s", name, why ? why : "(no reason)");
+    return 0;
+}
+
 int gsd_recover(gsd_sched *g, gs_diag *d)
 {
     rctx rc = {.g = g, .now = gsd_wall_now()};
@@ -376,6 +388,13 @@ int gsd_recover(gsd_sched *g, gs_diag *d)
         free(rc.stops);
         return gs_diag_set(d, gs_engine_error(g->e), 0, 0, "scheduling engine failed: %s",
                            gs_strerror(gs_engine_error(g->e)));
+    }
+    /* nodes marked bad stay bad (their jobs, adopted above, run on) */
+    if (gsd_store_each_bad_node(g->sh.store, remark, g)) {
+        gsd_store_rollback(g->sh.store);
+        free(rc.stops);
+        return gs_diag_set(d, GS_EIO, 0, 0, "cannot read node marks: %s",
+                           gsd_store_errmsg(g->sh.store));
     }
     int64_t next = 0;
     gsd_store_meta_get(g->sh.store, "next_id", 1, &next);

@@ -261,6 +261,10 @@ void gsd_publish(gsd_sched *g, gs_time now)
             v->mgr = names[g->nodest[n].mgr];
             v->mgr_why = g->nodest[n].mgr_why;
         }
+        if (g->nodest && g->nodest[n].bad) {
+            v->bad = g->nodest[n].bad_why ? g->nodest[n].bad_why : "";
+            v->bad_since = g->nodest[n].bad_since;
+        }
         for (int gi = nd->gpu_lo; gi < nd->gpu_hi; gi++) {
             const gs_gpu *gp = gs_cluster_gpu(g->c, gi);
             gsd_gview *gv = &s->gpus[gi];

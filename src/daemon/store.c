@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * store.c - SQLite persistence of jobs, events and tasks.
+ * store.c - SQLite persistence of jobs, events, tasks and node marks (bad nodes).
  *
  * Invariants: the writer connection is touched only by the scheduler thread;
  * every write happens inside gsd_store_begin()/gsd_store_commit(); prepared
@@ -38,6 +38,7 @@ enum {
     ST_IDEM,
     ST_STATE,
     ST_HELD,
+    ST_NODE_SET,
     ST_N
 };
 
@@ -92,6 +93,9 @@ static const char *const sql_text[ST_N] = {
     [ST_STATE] = "SELECT state, reason FROM jobs WHERE id = ?1",
     [ST_HELD] = "SELECT type FROM events WHERE job_id = ?1 AND type IN ('held', 'released') "
                 "ORDER BY seq DESC LIMIT 1",
+    [ST_NODE_SET] = "INSERT INTO nodes(name, bad, reason, t_us) VALUES (?1, ?2, ?3, ?4) "
+                    "ON CONFLICT(name) DO UPDATE SET bad = excluded.bad, reason = "
+                    "excluded.reason, t_us = excluded.t_us",
 };
 
 static const char *schema =
@@ -114,7 +118,9 @@ static const char *schema =
     "CREATE INDEX IF NOT EXISTS events_job ON events(job_id, seq);\n"
     "CREATE TABLE IF NOT EXISTS tasks(job_id INTEGER NOT NULL, run INTEGER NOT NULL,\n"
     "  idx INTEGER NOT NULL, handle TEXT, exit_code INTEGER, gpus TEXT,\n"
-    "  PRIMARY KEY(job_id, run, idx)) STRICT, WITHOUT ROWID;\n";
+    "  PRIMARY KEY(job_id, run, idx)) STRICT, WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS nodes(name TEXT PRIMARY KEY, bad INTEGER NOT NULL,\n"
+    "  reason TEXT, t_us INTEGER NOT NULL) STRICT;\n";
 
 /*
  * Upgrades, one per version step, each run inside the opening transaction.
@@ -124,6 +130,8 @@ static const char *schema =
  * (generation, drain target and reservation, rescales, failures, hints read).
  * 3 -> 4: jobs.task_gpus and jobs.groups (issue 14: members of different sizes,
  * withinOneCell groups); NULL in older rows, whose jobs have neither.
+ * 4 -> 5: the nodes table: a node's bad mark (issue 14: gsched node bad|good), its reason
+ * and when it was set or cleared; a node without a row is good.
  */
 static const char *const upgrade[GSD_SCHEMA_VERSION + 1] = {
     [2] = "CREATE TABLE tasks_v2(job_id INTEGER NOT NULL, run INTEGER NOT NULL,\n"
@@ -138,6 +146,8 @@ static const char *const upgrade[GSD_SCHEMA_VERSION + 1] = {
     [3] = "ALTER TABLE jobs ADD COLUMN elastic TEXT;\n",
     [4] = "ALTER TABLE jobs ADD COLUMN task_gpus TEXT;\n"
           "ALTER TABLE jobs ADD COLUMN groups TEXT;\n",
+    [5] = "CREATE TABLE nodes(name TEXT PRIMARY KEY, bad INTEGER NOT NULL,\n"
+          "  reason TEXT, t_us INTEGER NOT NULL) STRICT;\n",
 };
 
 static const char *job_cols =
@@ -710,6 +720,42 @@ int gsd_store_each_active(gsd_store *s, int (*fn)(void *ud, gsd_jobrow *r), void
         read_row(st, &r);
         ret = fn(ud, &r);
         gsd_jobrow_release(&r);
+        if (ret) break;
+    }
+    if (!ret && rc != SQLITE_DONE) ret = GS_EIO;
+    sqlite3_finalize(st);
+    return ret;
+}
+
+int gsd_store_put_node(gsd_store *s, const char *name, int bad, const char *reason, gs_time t)
+{
+    sqlite3_stmt *st = s->st[ST_NODE_SET];
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, bad ? 1 : 0);
+    if (reason)
+        sqlite3_bind_text(st, 3, reason, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 3);
+    sqlite3_bind_int64(st, 4, t);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+int gsd_store_each_bad_node(gsd_store *s,
+                            int (*fn)(void *ud, const char *name, const char *reason, gs_time t),
+                            void *ud)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT name, reason, t_us FROM nodes WHERE bad = 1 ORDER BY name", -1,
+                           &st, NULL) != SQLITE_OK)
+        return GS_EIO;
+    int rc, ret = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        ret = fn(ud, (const char *)sqlite3_column_text(st, 0),
+                 (const char *)sqlite3_column_text(st, 1), sqlite3_column_int64(st, 2));
         if (ret) break;
     }
     if (!ret && rc != SQLITE_DONE) ret = GS_EIO;

@@ -37,7 +37,7 @@
 typedef struct gsd_store gsd_store;
 typedef struct gsd_reader gsd_reader;
 
-#define GSD_SCHEMA_VERSION 4
+#define GSD_SCHEMA_VERSION 5
 #define GSD_NONE           INT64_MIN /* NULL integer columns */
 
 typedef struct gsd_jobrow {
@@ -127,6 +127,12 @@ int gsd_store_job_held(gsd_store *s, int64_t id, int *held);
 
 /* Call fn for every job not in a final state, in id order.  fn returns 0 or an error (stops). */
 int gsd_store_each_active(gsd_store *s, int (*fn)(void *ud, gsd_jobrow *r), void *ud);
+/* A node's bad mark (bad 1: marked bad, 0: good again), its reason (may be NULL) and when. */
+int gsd_store_put_node(gsd_store *s, const char *name, int bad, const char *reason, gs_time t);
+/* Call fn for every node marked bad, by name.  fn returns 0 or an error (stops). */
+int gsd_store_each_bad_node(gsd_store *s,
+                            int (*fn)(void *ud, const char *name, const char *reason, gs_time t),
+                            void *ud);
 /* Counts of final jobs by state (index gs_job_state) for metrics at startup. */
 int gsd_store_count_states(gsd_store *s, int64_t counts[GS_JOB_NSTATES]);
 

@@ -92,6 +92,17 @@ expect 0 "^[0-9]+ job\(s\) ahead of it in the queue \(by submission\); policy fi
 expect 2 "can never run here: needs 9 GPUs" -- "$bin" submit --dry-run --gpus 9 --server "$SERVER" -- true
 expect 2 "rejected: needs 8 GPUs but the cluster has 4" -- "$bin" submit --tasks 2 -g 4 --server "$SERVER" -- true
 
+# node bad|good (the socket's user, root, is an admin): shown by nodes and describe node
+expect 0 "^Node n0 marked bad$" -- "$bin" node bad n0 --reason "ECC errors" --server "$SERVER"
+expect 0 "^Node n0 already bad$" -- "$bin" node bad n0 --server "$SERVER"
+expect 0 "^n0 +bad .*ECC errors \(by " -- "$bin" nodes --server "$SERVER"
+expect 0 "^Bad: +since .*: ECC errors" -- "$bin" describe node n0 --server "$SERVER"
+expect 4 "no node 'n7'" -- "$bin" node bad n7 --server "$SERVER"
+expect 2 "usage: gsched node bad\|good NAME" -- "$bin" node sideways n0 --server "$SERVER"
+expect 0 "^Node n0 marked good$" -- "$bin" node good n0 --server "$SERVER"
+expect 0 "^n0 +(idle|mixed|allocated) " -- "$bin" nodes --server "$SERVER"
+check "node marks logged" grep -q "node n0 marked bad by .*: ECC errors" "$DDIR/daemon.log"
+
 # token hash: a valid tokens-file line; the token is printed on stderr
 line=$("$bin" token hash --user carol --iterations 1000 2> "$tmp/tok.err")
 check "token line format" sh -c "echo '$line' | grep -Eq '^carol:user:pbkdf2-sha256:1000:[0-9a-f]{32}:[0-9a-f]{64}$'"
