@@ -1009,8 +1009,8 @@ static int event_err(gs_diag *d, struct fy_node *en, int rc, const char *what)
 }
 
 /* One entry of 'events'. */
-static int add_event(const char *path, gs_engine *e, const gs_cluster *cl, clusters *rc_cl,
-                     struct fy_node *en, gs_diag *d)
+static int add_event(const char *path, gs_engine *e, gs_params *params, const gs_cluster *cl,
+                     clusters *rc_cl, struct fy_node *en, gs_diag *d)
 {
     static const char *const ek[] = {"time", "node", "state", "cancel", "reconfigure", NULL};
     int rc = gs_yaml_check_keys(en, ek, "an event", d);
@@ -1039,6 +1039,17 @@ static int add_event(const char *path, gs_engine *e, const gs_cluster *cl, clust
         gs_cluster *nc = NULL;
         if ((rc = load_cluster(path, rn, "reconfigure", &nc, d))) return rc;
         rc = gs_engine_add_reconfig_event(e, t, nc);
+        if (rc == GS_EINVAL) {
+            /* the policy refuses the new cluster: a policy created on it says why */
+            gs_engine *tmp = NULL;
+            gs_diag pd;
+            gs_diag_init(&pd, NULL);
+            int prc = gs_engine_create(nc, gs_engine_policy_name(e), params, NULL, &tmp, &pd);
+            gs_engine_destroy(tmp);
+            gs_cluster_destroy(nc);
+            return gs_yaml_err(d, rn, rc, "reconfigure: the new cluster is refused%s%s",
+                               prc ? ": " : "", prc ? pd.msg : " (it has no GPU)");
+        }
         if (rc) {
             gs_cluster_destroy(nc);
             return event_err(d, en, rc, "reconfiguration");
@@ -1185,7 +1196,7 @@ static int setup_and_run(const char *path, struct fy_node *root, gs_cluster **cl
         it = NULL;
         struct fy_node *en;
         while ((en = fy_node_sequence_iterate(evs, &it)))
-            if ((rc = add_event(path, e, *cl, rcl, en, d))) return rc;
+            if ((rc = add_event(path, e, params, *cl, rcl, en, d))) return rc;
     }
     struct fy_node *exp = gs_yaml_get(root, "expect");
     if (exp && (rc = collect_probes(exp, pr, d))) return rc;

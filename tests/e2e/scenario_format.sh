@@ -76,18 +76,13 @@ bad expect-both "expect-both.yaml:7:6: a scenario with 'expect_error' has no oth
   - {job: 1, state: DONE}
 expect_error: x
 "
-# bad and good node events, reconfiguration: until the engine implements them (lanes of
-# issue 14), a clear scenario error at the event, never a crash
-for ev in "{time: 5, node: n0, state: bad}" "{time: 5, reconfigure: 2x8}"; do
-  printf '%sevents:\n  - %s\nexpect: []\n' "$head" "$ev" > "$tmp/stub.yaml"
-  out=$("$abs" scenario "$tmp/stub.yaml" 2>&1); rc=$?
-  if [ $rc -eq 2 ] && printf '%s' "$out" | grep -qF "stub.yaml:7:6: event:" &&
-     printf '%s' "$out" | grep -qF "not supported by this build's engine"; then
-    echo "ok - $ev: not supported yet, reported at the event"
-  elif [ $rc -eq 0 ]; then
-    echo "ok - $ev: accepted"
-  else
-    echo "not ok - $ev: exit $rc: $out"; fails=1
-  fi
-done
+# a reconfiguration the policy refuses: its reason, at the event's value
+bad reconf-refused "reconf-refused.yaml:6:28: reconfigure: the new cluster is refused: policy 'hived' needs a HiveD cluster config" "name: x
+cluster: $src/tests/scenarios/clusters/hived-config-3.yaml
+policy: hived
+jobs: []
+events:
+  - {time: 5, reconfigure: 2x8}
+expect: []
+"
 exit $fails
