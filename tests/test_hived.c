@@ -904,41 +904,56 @@ static void t_doomed_cells(void)
     hw_close(&w);
 }
 
-/* A VC whose free cells are doomed sees them bad: its job waits for a healthy node rather
- * than binding a bad one, and starts when a node is good again. */
+/*
+ * Doomed cells seen from the VCs: r0n1, r1n0 and r1n1 are bad.  VC2's rack can only be a bad
+ * one: it is doomed to the rack with the most healthy GPUs (r0), where its job then runs;
+ * VC1's two node cells are doomed to r1's nodes, so its jobs wait rather than bind bad nodes,
+ * and start as r1n1 is good again, one after the other.
+ */
 static void t_doomed_view(void)
 {
     hw w;
     if (hw_open(&w, two_racks)) return;
-    for (int k = 0; k < 4; k++)
-        if (k != 0) ASSERT_OK(gs_engine_add_node_bad_event(w.e, 0, k, 1));
+    for (int k = 1; k < 4; k++) ASSERT_OK(gs_engine_add_node_bad_event(w.e, 0, k, 1));
     ASSERT_OK(gs_engine_add_node_bad_event(w.e, gs_time_from_sec(100), 3, 0));
     const gs_job *a = hw_job(&w, 1, 0, 50, "VC1", 1, 4);
     const gs_job *b = hw_job(&w, 2, 10, 50, "VC1", 1, 4);
-    ASSERT(a && b);
-    hw_until(&w, 20);
-    if (getenv("HIVED_DEBUG")) {
-        static const char *keys[] = {"vc.VC1.doomed", "vc.VC1.free_cells", "vc.VC1.bound",
-                                     "vc.VC2.doomed", "cell.r0n0.state",   "cell.r0n1.state",
-                                     "cell.0.state",  "cell.1.state",      "job.1.state"};
-        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
-            fprintf(stderr, "%s=%s\n", keys[k], hw_inspect(&w, keys[k]));
-    }
-    ASSERT_EQ(a->state, GS_JOB_RUNNING);
-    ASSERT_EQ(node_of(&w, a), 0);
-    ASSERT_EQ(b->state, GS_JOB_PENDING);
-    ASSERT_STR(hw_inspect(&w, "vc.VC1.doomed"), "1");
+    const gs_job *c = hw_job(&w, 3, 5, 1000, "VC2", 1, 4);
+    ASSERT(a && b && c);
+    hw_until(&w, 2);
     ASSERT_STR(hw_inspect(&w, "vc.VC2.doomed"), "1");
-    ASSERT_STR(hw_inspect(&w, "job.1.state"), "guaranteed");
-    ASSERT_STR(hw_inspect(&w, "job.2.state"), "waiting");
+    ASSERT_STR(hw_inspect(&w, "cell.0.state"), "doomed:VC2");
+    ASSERT_STR(hw_inspect(&w, "cell.r0n0.state"), "doomed:VC2");
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.doomed"), "2");
+    ASSERT_STR(hw_inspect(&w, "cell.r1n0.state"), "doomed:VC1");
+    ASSERT_STR(hw_inspect(&w, "cell.1.state"), "bad"); /* split into VC1's doomed nodes */
+    ASSERT_EQ(a->state, GS_JOB_PENDING);
+    hw_until(&w, 20);
+    /* VC2's job runs on the healthy node of its doomed rack, which is simply bound now */
+    ASSERT_EQ(c->state, GS_JOB_RUNNING);
+    ASSERT_EQ(node_of(&w, c), 0);
+    ASSERT_STR(hw_inspect(&w, "vc.VC2.doomed"), "0");
+    ASSERT_STR(hw_inspect(&w, "vc.VC2.bound"), "1");
+    ASSERT_STR(hw_inspect(&w, "cell.0.state"), "bound:VC2");
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.doomed"), "2");
+    ASSERT_EQ(b->state, GS_JOB_PENDING);
+    ASSERT_STR(hw_inspect(&w, "job.3.state"), "guaranteed");
+    ASSERT_STR(hw_inspect(&w, "job.1.state"), "waiting");
     ASSERT_STR(hw_inspect(&w, "job.9.state"), "?");
     ASSERT_STR(hw_inspect(&w, "vc.VC9.doomed"), "?");
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.nothing"), "?");
     ASSERT_STR(hw_inspect(&w, "node.nowhere.state"), "?");
     ASSERT_STR(hw_inspect(&w, "cell.5.state"), "?");
+    ASSERT_STR(hw_inspect(&w, "cell.r0n0/9.state"), "?");
+    ASSERT_STR(hw_inspect(&w, "cell.r0n0/1.state"), "bound:VC2"); /* a GPU inside */
     ASSERT_STR(hw_inspect(&w, "bogus"), "?");
-    hw_until(&w, 200);
-    ASSERT_EQ(b->first_start, gs_time_from_sec(50)); /* on node 0 once a ended */
+    hw_until(&w, 2000);
+    /* r1n1 good at 100: one of VC1's cells is no longer doomed, its jobs use it in turn */
+    ASSERT_EQ(a->first_start, gs_time_from_sec(100));
+    ASSERT_EQ(node_of(&w, a), 3);
+    ASSERT_EQ(b->first_start, gs_time_from_sec(150));
     ASSERT_STR(hw_inspect(&w, "job.1.state"), "ended");
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.doomed"), "1");
     hw_close(&w);
 }
 

@@ -29,8 +29,9 @@
  * the level first (the healthy cells obtainable at the split level stay
  * whole).  Doomed cells: per VC and level, when the VC's unbound cells
  * outnumber the healthy cells still obtainable, that many of them are bound
- * ahead of time to bad free cells (doom_sync(); the fewest healthy GPUs
- * first), so that its view shows them bad and its jobs go elsewhere; the
+ * ahead of time to bad free cells (doom_sync(); the most healthy GPUs
+ * first: its jobs use those before binding anything else), so that its view
+ * shows them bad and its jobs go elsewhere; the
  * set is recomputed after every binding change and hardware event and
  * released as healthy cells return.  Jobs on a bad node run on.  inspect()
  * answers vc.*, node.*, cell.* and job.* state keys (docs/hived.md).
@@ -657,7 +658,8 @@ static int doom_bind(hived *h, int32_t p)
     chain *c = &h->ch[a->chain];
     int lv = a->level;
     /* candidates: bad level-lv cells inside free cells; keys: direct (in the list) first,
-     * then fewest healthy GPUs, then index */
+     * then most healthy GPUs (the doomed VC's jobs use them first: bound cells come before
+     * unbound ones in its view, so the healthy cells stay for the others), then index */
     size_t n = 0;
     for (int l = lv; l <= c->nlv; l++)
         for (int i = 0; i < c->nfl[l]; i++) {
@@ -675,9 +677,10 @@ static int doom_bind(hived *h, int32_t p)
                     h->dcand = k;
                     h->capdc = nc;
                 }
-                h->dcand[n++] = ((uint64_t)(l != lv) << 62) |
-                                ((uint64_t)(uint32_t)gs_cluster_cell(h->c, y)->healthy << 32) |
-                                (uint32_t)y;
+                h->dcand[n++] =
+                    ((uint64_t)(l != lv) << 62) |
+                    ((uint64_t)(uint32_t)(INT32_MAX - gs_cluster_cell(h->c, y)->healthy) << 32) |
+                    (uint32_t)y;
                 y = h->cell_end[y] - 1;
             }
         }
