@@ -685,7 +685,14 @@ typedef struct hw {
     gs_engine *e;
 } hw;
 
+static int hw_open_set(hw *w, const char *yaml, const char *key, const char *val);
 static int hw_open(hw *w, const char *yaml)
+{
+    return hw_open_set(w, yaml, NULL, NULL);
+}
+
+/* With one more policy parameter (key = NULL: none). */
+static int hw_open_set(hw *w, const char *yaml, const char *key, const char *val)
 {
     gs_diag d;
     gs_diag_init(&d, "t.yaml");
@@ -698,6 +705,7 @@ static int hw_open(hw *w, const char *yaml)
     gs_params_init(&p);
     gs_params_set(&p, "slowdown", "off");
     gs_params_set(&p, "preempt_cost", "0");
+    if (key) gs_params_set(&p, key, val);
     int rc = gs_engine_create(w->c, "hived", &p, NULL, &w->e, &d);
     gs_params_release(&p);
     if (rc) {
@@ -957,6 +965,49 @@ static void t_doomed_view(void)
     hw_close(&w);
 }
 
+/* job.<id>.state: guaranteed, opportunistic, downgraded (lazily preempted), overflow. */
+static void t_inspect_job_states(void)
+{
+    hw w;
+    if (hw_open_set(&w, two_racks, "overflow", "on")) return;
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.ntasks = 1;
+    s.gpus_per_task = 4;
+    s.gang = 1;
+    s.duration = gs_time_from_sec(1000);
+    const gs_job *lazy = NULL, *opp = NULL, *high = NULL, *ovf = NULL;
+    s.id = 1, s.vc = "VC1", s.priority = 10, s.lazy_preemption = 1;
+    ASSERT_OK(gs_engine_add_job(w.e, &s, &lazy, NULL));
+    s.id = 2, s.vc = "VC2", s.priority = -1, s.lazy_preemption = 0;
+    s.duration = gs_time_from_sec(12);
+    ASSERT_OK(gs_engine_add_job(w.e, &s, &opp, NULL));
+    /* VC1's two node cells: a 2-node job of higher priority downgrades the lazy one */
+    s.duration = gs_time_from_sec(1000);
+    s.id = 3, s.vc = "VC1", s.priority = 100, s.ntasks = 2, s.submit = gs_time_from_sec(10);
+    ASSERT_OK(gs_engine_add_job(w.e, &s, &high, NULL));
+    /* VC1 is full: with overflow=on its next job runs opportunistically */
+    s.id = 4, s.vc = "VC1", s.priority = 50, s.ntasks = 1, s.submit = gs_time_from_sec(20);
+    ASSERT_OK(gs_engine_add_job(w.e, &s, &ovf, NULL));
+    hw_until(&w, 5);
+    ASSERT_STR(hw_inspect(&w, "job.1.state"), "guaranteed");
+    ASSERT_STR(hw_inspect(&w, "job.2.state"), "opportunistic");
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.used_gpus"), "4");
+    hw_until(&w, 15);
+    ASSERT_EQ(high->state, GS_JOB_RUNNING);
+    ASSERT_EQ(lazy->state, GS_JOB_RUNNING);
+    ASSERT_STR(hw_inspect(&w, "job.3.state"), "guaranteed");
+    ASSERT_STR(hw_inspect(&w, "job.1.state"), "downgraded");
+    ASSERT_STR(hw_inspect(&w, "vc.VC1.used_gpus"), "8");
+    hw_until(&w, 25);
+    /* the opportunistic job ended at 12: the overflow job took its GPUs */
+    ASSERT_EQ(opp->state, GS_JOB_DONE);
+    ASSERT_STR(hw_inspect(&w, "job.2.state"), "ended");
+    ASSERT_EQ(ovf->state, GS_JOB_RUNNING);
+    ASSERT_STR(hw_inspect(&w, "job.4.state"), "overflow");
+    hw_close(&w);
+}
+
 static const test_case tests[] = {
     {"grouped", t_grouped},
     {"pinned_leaf", t_pinned_leaf},
@@ -966,6 +1017,7 @@ static const test_case tests[] = {
     {"bad_rack_goes_to_vc1", t_bad_rack_goes_to_vc1},
     {"doomed_cells", t_doomed_cells},
     {"doomed_view", t_doomed_view},
+    {"inspect_job_states", t_inspect_job_states},
 };
 
 TEST_MAIN(tests)
