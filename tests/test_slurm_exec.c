@@ -425,6 +425,30 @@ static void gang(void)
     gsd_exec_destroy(x);
 }
 
+/* Issue 14: tasks of different GPU counts cannot be one Slurm step (one GRES count per node or
+ * per task): the executor lacks GSD_XCAP_MIXED (the daemon refuses such a job at submit), and a
+ * launch of one (a job stored under another executor) fails at once with the reason, submitting
+ * nothing. */
+static void mixed_sizes_refused(void)
+{
+    gsd_exec *x = make_exec();
+    ASSERT(x);
+    ASSERT(!gsd_exec_can(x, GSD_XCAP_MIXED));
+    job j;
+    make_job(&j, 111, 1, 2, 2, "true", "n1", "n1");
+    static const int ng[2] = {2, 1};
+    j.l.task_ngpus = ng;
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    ASSERT(wait_for(x, &s, c_done, 10));
+    ASSERT_EQ(s.started, 0);
+    ASSERT_EQ(s.last.exit_code, 126);
+    ASSERT_CONTAINS(s.last_msg, "cannot run tasks of different GPU counts");
+    gsd_exec_forget(x, 111);
+    gsd_spec_release(&j.spec);
+    gsd_exec_destroy(x);
+}
+
 /* The Slurm job's "STATE PRIORITY" (squeue). */
 static char *sq(const char *handle)
 {
@@ -964,6 +988,7 @@ static const test_case tests[] = {
     {"one_task", one_task},
     {"exit_code", exit_code},
     {"gang", gang},
+    {"mixed_sizes_refused", mixed_sizes_refused},
     {"stop_requeue_relaunch", stop_requeue_relaunch},
     {"retire_cancels_held_job", retire_cancels_held_job},
     {"adopt_sbatch_job", adopt_sbatch_job},
