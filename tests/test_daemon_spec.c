@@ -639,6 +639,30 @@ static void hived_block(void)
     ASSERT_STR(s.groups[0].within, "V100-NODE");
     ASSERT_STR(s.name, "g"); /* the group's name when the spec has none */
     gsd_spec_release(&s);
+    /* HiveD's shape: a withinOneCell group between tasks outside any (root pod, group a, b) */
+    const char *mid = "command: true\nhived:\n  version: v2\n  virtualCluster: vc1\n"
+                      "  priority: 1\n  cellType: V100\n  cellNumber: 1\n  podRootGroup:\n"
+                      "    name: r\n    pod: {podMinNumber: 1, podMaxNumber: 1, cellsPerPod: "
+                      "{cellType: V100, cellNumber: 1}, containsCurrentPod: true}\n"
+                      "    childGroups:\n"
+                      "    - {name: a, withinOneCell: V100-NODE, pod: {podMinNumber: 2, "
+                      "podMaxNumber: 2, cellsPerPod: {cellType: V100, cellNumber: 2}}}\n"
+                      "    - {name: b, pod: {podMinNumber: 1, podMaxNumber: 1, cellsPerPod: "
+                      "{cellType: V100, cellNumber: 1}}}\n";
+    ASSERT_OK(parse(mid, &s, &d, &f));
+    if (gsd_spec_resolve_hived(&s, c, &d)) T_FAIL("resolve: %s", d.msg);
+    ASSERT_EQ(s.ntasks, 4);
+    ASSERT(s.task_gpus && s.task_gpus[0] == 1 && s.task_gpus[1] == 2 && s.task_gpus[3] == 1);
+    ASSERT_EQ(s.ngroups, 1);
+    ASSERT_EQ(s.groups[0].lo, 1);
+    ASSERT_EQ(s.groups[0].hi, 3);
+    char gt[8];
+    gsd_spec_gpus_text(&s, gt, sizeof gt); /* "1+2x2+1" is 7 characters: it fits */
+    ASSERT_STR(gt, "1+2x2+1");
+    char small[6];
+    gsd_spec_gpus_text(&s, small, sizeof small); /* cut, and says so */
+    ASSERT_STR(small, "1+...");
+    gsd_spec_release(&s);
     /* a cell type the cluster lacks: refused when resolved, with the field */
     const char *v2bad = "command: true\nhived: {version: v2, virtualCluster: vc1, priority: 1, "
                         "cellType: K80, cellNumber: 1}\n";

@@ -126,6 +126,7 @@ void gsd_spec_gpus_text(const gsd_spec *s, char *buf, size_t cap)
             n += (size_t)snprintf(buf + n, cap - n, "%s%d", t ? "+" : "", s->task_gpus[t]);
         t = k;
     }
+    if (n >= cap && cap > 4) memcpy(buf + cap - 4, "...", 4); /* cut: say so */
 }
 
 static char *xstrdup(const char *s)
@@ -442,7 +443,8 @@ static int validate_groups(const gsd_spec *s, gs_diag *d, const char **field)
                     prev = k;
                     break;
                 }
-            if (prev >= 0 && g->lo != s->groups[prev].hi)
+            /* (a HiveD spec's groups keep HiveD's shape: its canonical form is the block) */
+            if (prev >= 0 && (s->hived ? g->lo < s->groups[prev].hi : g->lo != s->groups[prev].hi))
                 bad = "sibling groups must follow one another";
             /* pre-order: everything between its parent and it lies in its parent */
             for (int k = g->parent + 1; k < i && !bad && g->parent >= 0; k++) {
@@ -454,9 +456,9 @@ static int validate_groups(const gsd_spec *s, gs_diag *d, const char **field)
             int last = 1;
             for (int k = i + 1; k < s->ngroups; k++)
                 if (s->groups[k].parent == g->parent) last = 0;
-            if (!bad && last && g->parent >= 0 && g->hi != s->groups[g->parent].hi)
+            if (!bad && last && !s->hived && g->parent >= 0 && g->hi != s->groups[g->parent].hi)
                 bad = "a group's last child group must end with it";
-            if (!bad && last && g->parent < 0 && g->hi != s->ntasks)
+            if (!bad && last && !s->hived && g->parent < 0 && g->hi != s->ntasks)
                 bad = "the last top-level group must end with the job's last task";
         }
         if (!bad && g->within &&

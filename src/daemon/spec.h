@@ -22,8 +22,9 @@
  * 1..GSD_MAX_GPUS that are not all equal, gpus_per_task is the largest and their sum is at most
  * GSD_MAX_GPUS; groups are nested task ranges in pre-order in the shape the spec's `members` /
  * `groups` keys write them (a range's own members first, then its child groups, contiguous up to
- * its end; the top-level groups contiguous up to the last task); such a job is a gang and not
- * elastic.
+ * its end; the top-level groups contiguous up to the last task; a spec with a `hived:` block
+ * keeps HiveD's shape: nested, in pre-order, siblings not overlapping); such a job is a gang and
+ * not elastic.
  *
  * Ownership: a gsd_spec owns all its strings; gsd_spec_release() frees them
  * (and accepts a zeroed spec).  gsd_spec_job() fills a gs_job_spec whose
@@ -127,7 +128,7 @@ void gsd_spec_wrap_within(gsd_spec *s, const char *within);
 char *gsd_spec_task_gpus_col(const gsd_spec *s);
 char *gsd_spec_groups_col(const gsd_spec *s);
 /* "2+1" (tasks of different sizes, in task order; runs of equal ones as "2x4") or "8"
- * (ntasks x gpus_per_task) into buf. */
+ * (ntasks x gpus_per_task) into buf; a text longer than cap ends in "...". */
 void gsd_spec_gpus_text(const gsd_spec *s, char *buf, size_t cap);
 
 /* Largest number of entries in an elastic job's 'sizes'. */
