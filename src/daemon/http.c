@@ -1023,10 +1023,14 @@ static enum MHD_Result h_get(hctx *h, const char *ids, const char *sub)
         char why[768];
         int free_gpus = 0, total = (int)s->ngpus;
         for (size_t i = 0; i < s->ngpus; i++) free_gpus += s->gpus[i].job < 0 && !s->gpus[i].down;
-        snprintf(why, sizeof why,
-                 "%s: needs %d GPU(s) (%d x %d), %d of %d free now; position %d %s",
-                 v->reason ? v->reason : "waiting", v->gpus, v->ntasks, v->gpus_per_task, free_gpus,
-                 total, pos, v->qtext ? v->qtext : "in the queue");
+        char shape[64]; /* tasks of different sizes (issue 14): "2+1" */
+        if (v->members[0])
+            snprintf(shape, sizeof shape, "tasks of %s", v->members);
+        else
+            snprintf(shape, sizeof shape, "%d x %d", v->ntasks, v->gpus_per_task);
+        snprintf(why, sizeof why, "%s: needs %d GPU(s) (%s), %d of %d free now; position %d %s",
+                 v->reason ? v->reason : "waiting", v->gpus, shape, free_gpus, total, pos,
+                 v->qtext ? v->qtext : "in the queue");
         json_object_set_new(o, "why_pending", json_string(why));
     }
     gsd_snap_put(s);

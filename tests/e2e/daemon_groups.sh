@@ -69,6 +69,7 @@ q=$(gsub --vc vc1 --priority test --members 1x2,1x3 --within V100-RACK -- sh -c 
 for _ in $(seq 100); do [ "$(state "$q")" = PENDING ] && break; sleep 0.1; done
 check "a 4+3 job waits" [ "$(state "$p")" = PENDING ]
 check "pending job's GPUS column: 4+3" [ "$(qgpus "$p")" = "4+3" ]
+check "why it waits: 7 GPUs as tasks of 4+3" contains "$(g describe job "$p")" "needs 7 GPU(s) (tasks of 4+3)"
 check "pending 2+3 job within V100-RACK waits" [ "$(state "$q")" = PENDING ]
 bp=$(pick "$p") bq=$(pick "$q")
 d_kill9
