@@ -189,6 +189,8 @@ static int check_groups(const gs_cluster *c, gs_engine *e, char *err, size_t cap
             const gs_task_group *gr = &j->groups[k];
             if (gr->within_type < 0) continue;
             int lo = gs_job_task_first(j, gr->lo), hi = gs_job_task_first(j, gr->hi);
+            if (gs_cluster_cell_type(c, gr->within_type)->child < 0 && hi - lo == 1)
+                continue; /* within a leaf type: one GPU */
             int cell = cell_of_type(c, j->alloc[lo], gr->within_type);
             const gs_cell *x = cell >= 0 ? gs_cluster_cell(c, cell) : NULL;
             for (int q = lo; q < hi; q++)

@@ -1101,6 +1101,11 @@ static int cell_of_type(const gs_cluster *c, int g, int type)
         }
         if (next < 0) return -1;
         if (gs_cluster_cell(c, next)->type == type) return next;
+        if (gs_cluster_cell(c, next)->kind == GS_CELL_GPU) { /* a leaf: the type of its GPU */
+            const gs_cell_type *ct = gs_cluster_cell_type(c, type);
+            const char *gt = gs_cluster_gpu_type_name(c, gs_cluster_gpu(c, g)->type);
+            return ct && ct->child < 0 && gt && !strcmp(ct->name, gt) ? next : -1;
+        }
         cell = next;
     }
 }

@@ -1374,6 +1374,14 @@ static int64_t unit_key(const hived *h, int ch, int i, int L)
     return -1 - ((int64_t)s->pa << 24) - (per > 0 ? s->vidx / per : s->vidx);
 }
 
+/* The level of the cell unit_key() names for slot i: L, or that of a lower VC cell. */
+static int unit_level(const hived *h, int ch, int i, int L)
+{
+    const vslot *s = &h->sl[i];
+    if (L <= h->ch[ch].node_lv || s->pa < 0 || h->pa[s->pa].level >= L) return L;
+    return h->pa[s->pa].level;
+}
+
 /* Stable merge sort of slot indices by slot_cmp (or by the opportunistic key in h->ord). */
 static void sort_slots(hived *h, int *v, int *tmp, int n, int opp)
 {
@@ -1446,35 +1454,38 @@ static int place_group(hived *h, gplace *g, int gi, const int *slots, int m)
         kids[q] = k;
     }
     for (int i = 0; i < m; i++) keys[i] = L ? unit_key(h, g->ch, slots[i], L) : 0;
-    /* candidate cells in the order of their best slot */
-    for (int i = 0; i < m && !ok && !h->err; i++) {
-        int seen = 0;
-        for (int q = 0; q < i && !seen; q++) seen = keys[q] == keys[i];
-        if (seen) continue;
-        int ms = 0;
-        for (int q = i; q < m; q++)
-            if (keys[q] == keys[i]) sub[ms++] = slots[q];
-        for (int q = 0; q < ms; q++) saved[q] = g->room[sub[q]];
-        /* the group's own tasks: first fit, never going back */
-        int idx = 0, fit = 1;
-        for (int k = 0; k < nt && fit; k++) {
-            int sz = gs_job_task_gpus(j, tasks[k]);
-            while (idx < ms && g->room[sub[idx]] < sz) idx++;
-            if (idx == ms) {
-                fit = 0;
+    /* candidate cells, lower ones first (a VC cell below L), then in the order of their
+     * best slot (HiveD sorts them by health, level, then packing) */
+    for (int lv = L ? 1 : 0; lv <= L && !ok && !h->err; lv++)
+        for (int i = 0; i < m && !ok && !h->err; i++) {
+            if (L && unit_level(h, g->ch, slots[i], L) != lv) continue;
+            int seen = 0;
+            for (int q = 0; q < i && !seen; q++) seen = keys[q] == keys[i];
+            if (seen) continue;
+            int ms = 0;
+            for (int q = i; q < m; q++)
+                if (keys[q] == keys[i]) sub[ms++] = slots[q];
+            for (int q = 0; q < ms; q++) saved[q] = g->room[sub[q]];
+            /* the group's own tasks: first fit, never going back */
+            int idx = 0, fit = 1;
+            for (int k = 0; k < nt && fit; k++) {
+                int sz = gs_job_task_gpus(j, tasks[k]);
+                while (idx < ms && g->room[sub[idx]] < sz) idx++;
+                if (idx == ms) {
+                    fit = 0;
+                    break;
+                }
+                g->room[sub[idx]] -= sz;
+                g->tslot[tasks[k]] = sub[idx];
+            }
+            for (int k = 0; k < nkid && fit; k++) fit = place_group(h, g, kids[k], sub, ms);
+            if (fit) {
+                ok = 1;
                 break;
             }
-            g->room[sub[idx]] -= sz;
-            g->tslot[tasks[k]] = sub[idx];
+            for (int q = 0; q < ms; q++) g->room[sub[q]] = saved[q];
+            if (!L) break; /* no within: one candidate, the slots given */
         }
-        for (int k = 0; k < nkid && fit; k++) fit = place_group(h, g, kids[k], sub, ms);
-        if (fit) {
-            ok = 1;
-            break;
-        }
-        for (int q = 0; q < ms; q++) g->room[sub[q]] = saved[q];
-        if (!L) break; /* no within: one candidate, the slots given */
-    }
 out:
     free(tasks);
     free(kids);
@@ -1672,6 +1683,10 @@ static int groups_hold(const hived *h, const gs_job *j, const int *pl)
         const gs_task_group *gr = &j->groups[k];
         if (gr->within_type < 0) continue;
         int lo = gs_job_task_first(j, gr->lo), hi = gs_job_task_first(j, gr->hi);
+        if (gs_cluster_cell_type(h->c, gr->within_type)->child < 0) {
+            if (hi - lo > 1) return 0; /* within a leaf cell type: one GPU */
+            continue;
+        }
         /* the cell of that type holding the first GPU: an ancestor of its node, or below it */
         int32_t cell = -1;
         int32_t nc = gs_cluster_node(h->c, gs_cluster_gpu(h->c, pl[lo])->node)->cell;
