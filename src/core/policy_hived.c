@@ -168,7 +168,9 @@ typedef struct vcst {
     uint64_t gen;      /* bumped whenever the VC's capacity may have grown */
     int walk;          /* its queue must be walked at the next pass */
     int8_t *has;       /* by chain: the VC has non-pinned cells there */
-    fcent *fc;         /* failure cache, valid while fc_gen == gen */
+    int32_t *chpas;    /* its pa by chain (stable): chain c's are [choff[c], choff[c + 1]) */
+    int *choff;
+    fcent *fc; /* failure cache, valid while fc_gen == gen */
     int nfc, capfc;
     uint64_t fc_gen;
 } vcst;
@@ -804,10 +806,9 @@ static int ensure_slots(hived *h, int n)
     return 0;
 }
 
-/* pa usable by this job in chain ch: chain, leaf type and pinned cell must match. */
-static int pa_matches(const hived *h, const pa *a, const gs_job *j, int ch)
+/* pa (of the chain being tried) usable by this job: leaf type and pinned cell must match. */
+static int pa_matches(const hived *h, const pa *a, const gs_job *j)
 {
-    if (a->chain != ch) return 0;
     if (j->gpu_type >= 0 && h->ch[a->chain].gpu_type != j->gpu_type) return 0;
     if (j->pinned_cell >= 0) {
         int32_t pc = j->pinned_cell;
@@ -836,10 +837,10 @@ static int build_slots(hived *h, const gs_job *j, int v, int ch, gs_time now, in
     const int32_t pthr = las ? p + 1 : p;
     if (ensure_slots(h, vc->maxslots)) return -1;
     int dif = 0;
-    for (int i = 0; i < vc->npas; i++) {
-        int32_t pi = vc->pas[i];
+    for (int i = vc->choff[ch]; i < vc->choff[ch + 1]; i++) {
+        int32_t pi = vc->chpas[i];
         pa *a = &h->pa[pi];
-        if (!pa_matches(h, a, j, ch)) continue;
+        if (!pa_matches(h, a, j)) continue;
         if (a->cell < 0) {
             /* virtual nodes of an unbound pa: entirely free in the VC's view */
             for (int k = 0; k < a->vnodes; k++) {
@@ -2822,6 +2823,8 @@ static void h_destroy(void *st)
     for (int v = 0; h->vc && v < h->nvc; v++) {
         free(h->vc[v].pas);
         free(h->vc[v].has);
+        free(h->vc[v].chpas);
+        free(h->vc[v].choff);
         free(h->vc[v].fc);
         gs_jobq_release(&h->vc[v].waiting.q);
         free(h->vc[v].waiting.bk);
@@ -3061,6 +3064,23 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
                 vc->guarantee += a->gpus;
             }
         }
+    }
+    /* each VC's cells by chain, for build_slots() */
+    for (int v = 0; v < h->nvc; v++) {
+        vcst *vc = &h->vc[v];
+        vc->chpas = malloc(((size_t)vc->npas + 1) * sizeof *vc->chpas);
+        vc->choff = calloc((size_t)h->nch + 1, sizeof *vc->choff);
+        if (!vc->chpas || !vc->choff) {
+            rc = GS_ENOMEM;
+            goto fail;
+        }
+        int n = 0;
+        for (int c = 0; c < h->nch; c++) {
+            vc->choff[c] = n;
+            for (int i = 0; i < vc->npas; i++)
+                if (h->pa[vc->pas[i]].chain == c) vc->chpas[n++] = vc->pas[i];
+        }
+        vc->choff[h->nch] = n;
     }
     /* how a VC sees each of its cells: whole nodes (or one sub-node cell) */
     for (int pi = 0; pi < h->npa; pi++) {
