@@ -5,7 +5,8 @@
 # node's address, MASTER_PORT, GSCHED_JOB_ID, GSCHED_TASK_INDEX, GSCHED_WORLD_SIZE,
 # GSCHED_NODE, GSCHED_GPUS) plus Slurm's CUDA_VISIBLE_DEVICES for the GPUs it gave on its node;
 # checked from files the tasks write.  A 6-GPU job on n1 first makes gsched's choice differ
-# from "the first nodes"; 5 GPUs per task cannot share a node.
+# from "the first nodes"; 5 GPUs per task cannot share a node.  A job whose tasks differ in
+# size (members 1x2,1x1) is refused at submit (one GRES count per Slurm step).
 # usage: slurm_gang.sh GSCHED_BIN SOURCE_DIR
 bin=$1 src=$2
 SLURM_K=2
@@ -57,5 +58,8 @@ touch "$tmp/g-done" "$tmp/x-done"
 wait_state "$gj" DONE 30 || bad "the gang finishes"
 wait_state "$x" DONE 30 || bad "X finishes"
 check "Slurm's jobs are no longer running" wait_for 20 '[ -z "$(squeue -h -t R,CG)" ]'
+# tasks of different GPU counts (issue 14) cannot be one Slurm step: refused at submit, saying so
+expect 2 "the slurm executor cannot run tasks of different GPU counts" -- \
+  "$bin" submit --server "$SERVER" --members 1x2,1x1 -- true
 d_stop || bad "graceful stop"
 finish
