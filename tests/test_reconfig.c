@@ -11,6 +11,8 @@
  *     lazy-preempted (downgraded to opportunistic, still running) when its VC
  *     no longer has them, and a job of the VC that now owns the cells then
  *     preempts it at once;
+ *   - restart recovery on a changed cluster (LIVE): gs_engine_adopt with -1 for
+ *     GPUs the cluster lacks; a job requeued later that can never fit is rejected;
  *   - randomized: random HiveD-format clusters, reconfigured at random
  *     instants to random sub- and super-clusters (nodes removed, added,
  *     moved between chains, with fewer or more GPUs; VCs redrawn), under
@@ -426,6 +428,51 @@ static void t_hived_priority(void)
     gs_cluster_destroy(c6);
 }
 
+/* LIVE restart recovery with a changed config: gs_engine_adopt with -1 for GPUs the cluster
+ * no longer has; a job requeued later that can never fit is rejected, not left waiting. */
+static void t_adopt_vanished(void)
+{
+    gs_cluster *a = shorthand("1x2");
+    ASSERT(a);
+    gs_engine_opts o;
+    gs_engine_opts_init(&o);
+    o.mode = GS_ENGINE_LIVE;
+    gs_engine *e = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(create(a, "fifo", &o, &e, &d));
+    recs r = {0};
+    gs_engine_set_observer(e, obs, &r);
+    ASSERT_OK(gs_engine_advance(e, 10 * GS_SEC));
+    gs_job_spec s;
+    spec(&s, 1, 2, 2, 0, 0); /* ran on n0 and n1; n1 is gone */
+    int gpus[] = {0, 1, -1, -1};
+    const gs_job *j1 = NULL, *j2 = NULL;
+    ASSERT_OK(gs_engine_adopt(e, &s, gpus, 4, 5 * GS_SEC, 0, 5 * GS_SEC, &j1, &d));
+    ASSERT_EQ(j1->state, GS_JOB_RUNNING);
+    ASSERT_EQ(j1->nalloc, 2);
+    ASSERT_EQ(j1->vanished, 2);
+    ASSERT_EQ(gs_engine_allocated(e), 2);
+    ASSERT_CONTAINS(r.log, "2 of its 4 GPU(s) are not in this cluster");
+    ASSERT_OK(check(e));
+    /* refused like any adoption: a GPU given twice, a taken one */
+    spec(&s, 2, 1, 2, 0, 0);
+    int bad[] = {0, -1};
+    ASSERT_EQ(gs_engine_adopt(e, &s, bad, 2, 5 * GS_SEC, 0, 0, &j2, &d), GS_ECONFLICT);
+    ASSERT_EQ(j2->state, GS_JOB_PENDING);
+    ASSERT_OK(check(e));
+    /* preempted, it stops, and it can never fit a 2-GPU cluster again: rejected */
+    ASSERT_OK(gs_engine_preempt(e, j1, "test"));
+    ASSERT_OK(gs_engine_task_exited(e, j1, 143, "stopped", 11 * GS_SEC));
+    ASSERT_OK(gs_engine_advance(e, 11 * GS_SEC));
+    ASSERT_OK(check(e));
+    ASSERT_EQ(j1->state, GS_JOB_REJECTED);
+    ASSERT_CONTAINS(j1->reason, "after reconfiguration: needs 4 GPUs");
+    ASSERT_EQ(j2->state, GS_JOB_RUNNING); /* the one that fits runs */
+    gs_engine_destroy(e);
+    gs_cluster_destroy(a);
+}
+
 /* ---- randomized ------------------------------------------------------------------------- */
 
 typedef struct gen {
@@ -690,6 +737,7 @@ static const test_case tests[] = {
     {"hived_vc_moved", t_hived_vc_moved},
     {"hived_chain", t_hived_chain},
     {"hived_priority", t_hived_priority},
+    {"adopt_vanished", t_adopt_vanished},
     {"random", t_random},
 };
 

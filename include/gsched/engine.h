@@ -205,7 +205,11 @@ int gs_engine_release(gs_engine *e, const gs_job *j, gs_time now);
  * (grouped by task) since 'started' - its tasks survived a daemon restart.
  * The job arrives and is RUNNING at once; the policy learns of it through
  * on_adopt.  'queued' and 'executed' restore its accounting.  Validation is
- * that of gs_engine_start (GS_ECONFLICT if a GPU is taken).
+ * that of gs_engine_start (GS_ECONFLICT if a GPU is taken).  A GPU given as
+ * -1 is one the cluster no longer has (the daemon restarted with a changed
+ * config): the job runs on there unaccounted (gs_job.vanished, as after
+ * gs_engine_reconfigure); the GPUs it still has are checked one by one (in
+ * range, once, free, of its type), not by task.
  */
 int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int n, gs_time started,
                     gs_time queued, gs_time executed, const gs_job **out, gs_diag *diag);

@@ -853,6 +853,67 @@ static void to_pending(gs_engine *e, gs_job *j);
 static int tr_start(gs_engine *e, gs_job *j, const int *gpus, int n);
 static int tr_reject(gs_engine *e, gs_job *j, const char *reason);
 
+/*
+ * PENDING -> RUNNING on the gpus[0..n) of an adopted job of which some are -1: GPUs the
+ * cluster no longer has (a daemon restarted with a changed config).  It holds the others
+ * (each in range, given once, free and healthy, of its type; no task shape is checked: its
+ * tasks ran where they ran) and the -1 ones count as vanished, as after a reconfiguration
+ * (gs_engine_reconfigure): unaccounted, its CPU/memory not charged.  Nothing changes on error.
+ */
+static void leave_pending(gs_engine *e, gs_job *j);
+static double scale_rate(const gs_engine *e, const gs_job *j);
+static void set_speed(gs_engine *e, gs_job *j);
+
+static int tr_adopt_vanished(gs_engine *e, gs_job *j, const int *gpus, int n)
+{
+    if (n != j->gpus) return GS_EINVAL;
+    size_t ng = gs_cluster_ngpus(e->c);
+    int32_t *a = malloc((size_t)n * sizeof *a);
+    if (!a) return latch(e, GS_ENOMEM);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (gpus[i] < 0) continue;
+        int bad = (size_t)gpus[i] >= ng;
+        for (int q = 0; q < k && !bad; q++) bad = a[q] == gpus[i];
+        if (!bad && j->gpu_type >= 0) bad = gs_cluster_gpu(e->c, gpus[i])->type != j->gpu_type;
+        if (bad) {
+            free(a);
+            return GS_EINVAL;
+        }
+        a[k++] = gpus[i];
+    }
+    if (k && gs_cluster_alloc(e->c, a, k, j->slot)) {
+        free(a);
+        return GS_ECONFLICT;
+    }
+    j->alloc = a;
+    j->nalloc = k;
+    j->vanished = n - k;
+    j->uncharged = 1;
+    leave_pending(e, j);
+    j->generation++;
+    j->last_ckpt = j->progress;
+    if (j->first_start == GS_TIME_NONE) j->first_start = e->now;
+    j->last_start = e->now;
+    j->state = GS_JOB_RUNNING;
+    j->reason = NULL;
+    j->place_rate = j->pack_rate = 1.0;
+    j->scale_rate = scale_rate(e, j);
+    j->progress_from = e->now;
+    j->protect_until = e->now;
+    e->nrunning++;
+    e->allocated += k;
+    e->reconfigured = 1; /* a job requeued later may never fit this cluster: recheck it */
+    emit(e, GS_REC_START, j, -1, NULL);
+    char why[200];
+    snprintf(why, sizeof why,
+             "%d of its %d GPU(s) are not in this cluster: it runs on, their use is not counted",
+             j->vanished, j->gpus);
+    emit(e, GS_REC_NOTE, j, -1, why);
+    set_speed(e, j);
+    return e->err;
+}
+
 int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int n, gs_time started,
                     gs_time queued, gs_time executed, const gs_job **out, gs_diag *diag)
 {
@@ -866,8 +927,10 @@ int gs_engine_adopt(gs_engine *e, const gs_job_spec *spec, const int *gpus, int 
     j->submit = spec->submit;
     to_pending(e, j);
     j->pending_since = e->now;
+    int gone = 0;
+    for (int i = 0; i < n; i++) gone += gpus[i] < 0;
     e->adopting = 1;
-    rc = tr_start(e, j, gpus, n);
+    rc = gone ? tr_adopt_vanished(e, j, gpus, n) : tr_start(e, j, gpus, n);
     e->adopting = 0;
     if (rc) {
         /* leave it pending: the policy schedules it like any other job */
@@ -1549,9 +1612,10 @@ static int tr_requeue(gs_engine *e, gs_job *j, gs_rec_type rec, const char *why,
     if (set_reason) j->reason = why;
     model_release(e, j);
     emit(e, rec, j, -1, why);
-    if (e->reconfigured) {
-        /* it may never fit the reconfigured cluster: checked once the instant's hooks and
-         * pass are over (recheck_requeued) */
+    if (e->reconfigured || e->opts.mode == GS_ENGINE_LIVE) {
+        /* it may never fit the reconfigured cluster (LIVE: the daemon may have restarted on
+         * a changed one): checked once the instant's hooks and pass are over
+         * (recheck_requeued) */
         if (e->nrecheck == e->caprecheck) {
             size_t nc = e->caprecheck ? 2 * e->caprecheck : 16;
             int32_t *n = realloc(e->recheck, nc * sizeof *n);

@@ -16,10 +16,14 @@
  * caught RESIZING or LAUNCHING is RUNNING on its new GPUs, adopted if its
  * new generation's tasks started, else requeued like any run that never
  * started;
- * a RUNNING job that can never run on this cluster (the daemon restarted on a
- * smaller one) has its tasks killed and is resubmitted, so that the engine's
- * arrival rule rejects it with the reason, as it does pending ones - no job
- * waits forever for GPUs that no longer exist, blocking the queue;
+ * the daemon may restart with a changed config (HiveD's work-preserving
+ * reconfiguration): GPUs are matched to the stored cluster layout by chain,
+ * node name and index (meta "gpu..." rows, rewritten in the recovery's
+ * transaction); a RUNNING job keeps running, adopted on the GPUs the cluster
+ * still has, the others not counted (gs_engine_adopt with -1), even one that
+ * can never run here again; if it is ever requeued, the engine rejects it with
+ * the reason, as the arrival rule rejects pending jobs that can never fit -
+ * no job waits forever for GPUs that no longer exist, blocking the queue;
  * a cluster backend is told every live job (gsd_exec_bind, with the external
  * job it was adopted from, if any), and a job whose external job is gone is
  * cancelled; processes no job claims are killed (gsd_exec_sweep); nodes stored
@@ -48,14 +52,175 @@ typedef struct restop {
     int drain; /* that stop is an elastic job's drain: its control file again, then SIGTERM */
 } restop;
 
+/*
+ * The cluster layout (a restart with a changed config, HiveD's work-preserving
+ * reconfiguration): the jobs table records GPUs by index in the cluster the daemon ran;
+ * the meta table keeps, for each index, the GPU's identity - chain (cell type of its
+ * node's top cell, else its name), node name and index in the node - as a key
+ * "gpu<US>chain<US>node<US>local" whose value is the index.  At start-up the stored
+ * identities are matched to this cluster's GPUs (chain, node and index; else node and
+ * index: a node moved to another chain), giving map[old index] = new index or -1 (the GPU
+ * is gone); the current layout is written back in the recovery's transaction.
+ */
+#define LAYOUT_PREFIX "gpu\x1f"
+
+typedef struct lrow {
+    int64_t old;
+    char *key; /* chain US node US local */
+} lrow;
+
+typedef struct layout {
+    int32_t *map; /* old index -> new, -1; NULL: no layout stored (the same cluster) */
+    size_t nmap;
+    lrow *rows;
+    size_t nrows, caprows;
+    int changed; /* some stored GPU moved or is gone, or the cluster has others */
+} layout;
+
 typedef struct rctx {
     gsd_sched *g;
     gs_time now;
     int64_t max_id;
-    size_t pending, adopted, requeued, failed, never;
+    size_t pending, adopted, requeued, failed, never, shrunk;
     restop *stops;
     size_t nstops, capstops;
+    layout lay;
 } rctx;
+
+/* Identity of GPU gi of c ("chain US node US local"). */
+static void gpu_ident(const gs_cluster *c, int gi, char *buf, size_t cap)
+{
+    const gs_gpu *gp = gs_cluster_gpu(c, gi);
+    const gs_node *nd = gs_cluster_node(c, gp->node);
+    int32_t x = nd->cell;
+    while (x > 0 && gs_cluster_cell(c, x)->parent > 0) x = gs_cluster_cell(c, x)->parent;
+    const gs_cell *top = gs_cluster_cell(c, x);
+    const gs_cell_type *ct = top->type >= 0 ? gs_cluster_cell_type(c, top->type) : NULL;
+    snprintf(buf, cap, "%s\x1f%s\x1f%d",
+             ct          ? ct->name
+             : top->name ? top->name
+                         : "",
+             nd->name, (int)gp->local);
+}
+
+static int layout_row(void *ud, const char *key, int64_t v)
+{
+    layout *l = ud;
+    if (v < 0 || v > INT_MAX) return 0;
+    if (l->nrows == l->caprows) {
+        l->caprows = l->caprows ? 2 * l->caprows : 256;
+        l->rows = gsd_xrealloc(l->rows, l->caprows * sizeof *l->rows);
+    }
+    l->rows[l->nrows++] = (lrow){v, gsd_xstrdup(key + strlen(LAYOUT_PREFIX))};
+    return 0;
+}
+
+typedef struct kidx {
+    const char *k;
+    int32_t i;
+} kidx;
+
+static int kidx_cmp(const void *a, const void *b)
+{
+    const kidx *x = a, *y = b;
+    int c = strcmp(x->k, y->k);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* "node US local" of an identity (after its chain). */
+static const char *ident_nodepart(const char *id)
+{
+    const char *p = strchr(id, '\x1f');
+    return p ? p + 1 : id;
+}
+
+static const kidx *kidx_find(const kidx *v, size_t n, const char *k, const int8_t *taken)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (strcmp(v[m].k, k) < 0)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    for (; lo < n && !strcmp(v[lo].k, k); lo++)
+        if (!taken[v[lo].i]) return &v[lo];
+    return NULL;
+}
+
+/* Read the stored layout and match it to g->c (see above). */
+static void layout_load(gsd_sched *g, layout *l)
+{
+    memset(l, 0, sizeof *l);
+    gsd_store_meta_each(g->sh.store, LAYOUT_PREFIX, layout_row, l);
+    size_t ng = gs_cluster_ngpus(g->c);
+    if (!l->nrows) return;
+    /* this cluster's identities, whole and without the chain, sorted */
+    kidx *full = gsd_xrealloc(NULL, (ng ? ng : 1) * sizeof *full);
+    kidx *part = gsd_xrealloc(NULL, (ng ? ng : 1) * sizeof *part);
+    char **ids = gsd_xrealloc(NULL, (ng ? ng : 1) * sizeof *ids);
+    for (size_t i = 0; i < ng; i++) {
+        char b[512];
+        gpu_ident(g->c, (int)i, b, sizeof b);
+        ids[i] = gsd_xstrdup(b);
+        full[i] = (kidx){ids[i], (int32_t)i};
+        part[i] = (kidx){ident_nodepart(ids[i]), (int32_t)i};
+    }
+    qsort(full, ng, sizeof *full, kidx_cmp);
+    qsort(part, ng, sizeof *part, kidx_cmp);
+    int8_t *taken = calloc(ng ? ng : 1, 1);
+    if (!taken) abort();
+    for (size_t r = 0; r < l->nrows; r++)
+        if ((size_t)l->rows[r].old + 1 > l->nmap) l->nmap = (size_t)l->rows[r].old + 1;
+    l->map = gsd_xrealloc(NULL, l->nmap * sizeof *l->map);
+    for (size_t k = 0; k < l->nmap; k++) l->map[k] = -1;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t r = 0; r < l->nrows; r++) {
+            if (l->map[l->rows[r].old] >= 0) continue;
+            const kidx *m = pass == 0 ? kidx_find(full, ng, l->rows[r].key, taken)
+                                      : kidx_find(part, ng, ident_nodepart(l->rows[r].key), taken);
+            if (!m) continue;
+            l->map[l->rows[r].old] = m->i;
+            taken[m->i] = 1;
+        }
+    l->changed = l->nrows != ng;
+    for (size_t k = 0; k < l->nmap; k++)
+        if (l->map[k] != (int32_t)k) l->changed = 1;
+    for (size_t i = 0; i < ng; i++) free(ids[i]);
+    free(ids);
+    free(full);
+    free(part);
+    free(taken);
+}
+
+/* Old GPU indices -> this cluster's (-1: gone). */
+static void layout_apply(const layout *l, int *gpus, int n)
+{
+    if (!l->map) return;
+    for (int i = 0; i < n; i++)
+        gpus[i] = gpus[i] >= 0 && (size_t)gpus[i] < l->nmap ? l->map[gpus[i]] : -1;
+}
+
+/* Write this cluster's layout (in the recovery's transaction) when it is not the stored one. */
+static void layout_save(gsd_sched *g, layout *l)
+{
+    if (l->nrows && !l->changed) return;
+    if (gsd_store_meta_delete_prefix(g->sh.store, LAYOUT_PREFIX)) return;
+    for (size_t i = 0; i < gs_cluster_ngpus(g->c); i++) {
+        char b[512], key[560];
+        gpu_ident(g->c, (int)i, b, sizeof b);
+        snprintf(key, sizeof key, "%s%s", LAYOUT_PREFIX, b);
+        if (gsd_store_meta_set(g->sh.store, key, (int64_t)i)) return;
+    }
+}
+
+static void layout_release(layout *l)
+{
+    for (size_t r = 0; r < l->nrows; r++) free(l->rows[r].key);
+    free(l->rows);
+    free(l->map);
+}
 
 static int parse_alloc(const char *s, int **out, int *n)
 {
@@ -102,11 +267,15 @@ static int never_fits(gsd_sched *g, const gs_job_spec *js, char *why, size_t cap
  * the reservation is taken again before any other job can start.  The rescale is made as a
  * preemption (no budget applies a second time) and the counters are restored after it.  If the
  * reservation cannot be taken again, the job is stopped and requeued instead. */
-static void redrain(gsd_sched *g, const gs_job *j, gsd_jobx *x)
+static void redrain(gsd_sched *g, const layout *lay, const gs_job *j, gsd_jobx *x)
 {
     gsd_elastic *el = x->el;
-    int *gpus = NULL, n = 0, rc = GS_EINVAL;
-    if (el && el->resv && (el->target_gpus == 0 || !parse_alloc(el->resv, &gpus, &n))) {
+    int *gpus = NULL, n = 0, rc = GS_EINVAL, gone = 0;
+    if (el && el->resv && el->target_gpus != 0 && !parse_alloc(el->resv, &gpus, &n)) {
+        layout_apply(lay, gpus, n);
+        for (int i = 0; i < n; i++) gone |= gpus[i] < 0;
+    }
+    if (el && el->resv && !gone && (el->target_gpus == 0 || gpus)) {
         char why[400];
         snprintf(why, sizeof why, "%s (drain resumed after a daemon restart)",
                  el->reason && *el->reason ? el->reason : "rescale");
@@ -190,7 +359,7 @@ static int recover_row(void *ud, gsd_jobrow *r)
     const gs_job *j = NULL;
     int adopted = 0, alive = 0, exited = 0, lost = 0;
     const char *requeue_why = NULL;
-    char never[256], never_why[400];
+    char never[256];
     int held = 0, deferred = 0;
     if (st == GS_JOB_PENDING) {
         /* not yet eligible when it is held or has dependencies (evaluated again at the first
@@ -219,27 +388,28 @@ static int recover_row(void *ud, gsd_jobrow *r)
         requeue_why = "the daemon restarted and its executor cannot find running tasks again: "
                       "the job is requeued";
         rc->requeued++;
-    } else if (never_fits(g, &js, never, sizeof never)) {
-        /* restarted on a smaller (or different) cluster where this job can never run: adopting
-         * it would fail and leave it pending forever, ahead of jobs that fit.  Its tasks are
-         * killed and it is submitted again, so the engine's arrival rule rejects it with the
-         * reason ("needs 8 GPUs but the cluster has 4") at the first cycle */
-        gsd_exec_recover(g->x, r->id, r->runs, js.ntasks, rc->now, &alive, &exited, &lost);
-        gsd_exec_kill_now(g->x, r->id);
-        gsd_exec_forget(g->x, r->id);
-        gsd_log("job %lld: can never run on this cluster (%s): its tasks are killed and it is "
-                "rejected",
-                (long long)r->id, never);
-        if (gs_engine_submit(g->e, &js, rc->now, &j, &d)) j = NULL;
-        snprintf(never_why, sizeof never_why,
-                 "the daemon restarted on a cluster where the job can never run (%s): its tasks "
-                 "were killed",
-                 never);
-        requeue_why = never_why;
-        rc->never++;
     } else {
-        int *gpus = NULL, n = 0;
+        /* a running job keeps running, also on a changed cluster (HiveD's work-preserving
+         * reconfiguration): its GPUs the cluster no longer has are -1 for the engine, which
+         * adopts it on the others and does not count those (gs_engine_adopt); one that can
+         * never run here again is only logged - it is rejected if it is ever requeued */
+        int *gpus = NULL, n = 0, gone = 0;
         int pa = parse_alloc(r->alloc, &gpus, &n);
+        if (!pa) {
+            layout_apply(&rc->lay, gpus, n);
+            for (int i = 0; i < n; i++) gone += gpus[i] < 0;
+        }
+        if (gone) {
+            rc->shrunk++;
+            gsd_log("job %lld: %d of its %d GPU(s) are not in this cluster: it runs on, their use "
+                    "is not counted",
+                    (long long)r->id, gone, n);
+        }
+        if (never_fits(g, &js, never, sizeof never)) {
+            rc->never++;
+            gsd_log("job %lld: can never run on this cluster again (%s): it runs on to its end",
+                    (long long)r->id, never);
+        }
         gsd_exec_recover(g->x, r->id, r->runs, js.ntasks, rc->now, &alive, &exited, &lost);
         int arc = pa ? pa
                      : gs_engine_adopt(g->e, &js, gpus, n,
@@ -315,7 +485,7 @@ static int recover_row(void *ud, gsd_jobrow *r)
             gs_engine_preempt(g->e, j, "stop resumed after a daemon restart");
             if (x->stop == GSD_STOP_NONE) x->stop = GSD_STOP_PREEMPT;
         }
-        if (st == GS_JOB_DRAINING) redrain(g, j, x);
+        if (st == GS_JOB_DRAINING) redrain(g, &rc->lay, j, x);
         if (alive) {
             /* after the commit: SIGCONT (the engine adopts every job as running, and the old
              * daemon may have died between committing a resume and sending SIGCONT), then
@@ -365,19 +535,24 @@ static int remark(void *ud, const char *name, const char *why, gs_time t)
 int gsd_recover(gsd_sched *g, gs_diag *d)
 {
     rctx rc = {.g = g, .now = gsd_wall_now()};
+    layout_load(g, &rc.lay);
     g->last_now = rc.now;
     gs_engine_advance(g->e, rc.now); /* set the engine's clock */
     gsd_store_count_states(g->sh.store, g->final_counts);
     if (gsd_store_begin(g->sh.store)) {
         /* a database that cannot be written (opened read-only on a full disk): recover in
          * memory; the commit below fails and the daemon starts read-only (disk.c) */
-        if (!gsd_store_immutable(g->sh.store))
+        if (!gsd_store_immutable(g->sh.store)) {
+            layout_release(&rc.lay);
             return gs_diag_set(d, GS_EIO, 0, 0, "%s", gsd_store_errmsg(g->sh.store));
+        }
         g->store_failed = 1;
     }
     g->in_recovery = 1;
     int r = gsd_store_each_active(g->sh.store, recover_row, &rc);
     g->in_recovery = 0;
+    if (!r && !g->store_failed) layout_save(g, &rc.lay);
+    layout_release(&rc.lay);
     if (r) {
         gsd_store_rollback(g->sh.store);
         free(rc.stops);
@@ -446,7 +621,8 @@ int gsd_recover(gsd_sched *g, gs_diag *d)
     if (gone) gsd_log("cancelled %zu job(s) whose external job is gone", gone);
     if (rc.pending || rc.adopted || rc.requeued || killed || rc.failed || rc.never)
         gsd_log("recovered %zu pending and %zu running job(s) (%zu requeued, %zu unreadable, "
-                "%zu that can never run on this cluster); killed %d orphaned task(s)",
-                rc.pending, rc.adopted, rc.requeued, rc.failed, rc.never, killed);
+                "%zu running on GPUs this cluster lacks, %zu that can never run here again); "
+                "killed %d orphaned task(s)",
+                rc.pending, rc.adopted, rc.requeued, rc.failed, rc.shrunk, rc.never, killed);
     return 0;
 }

@@ -547,6 +547,36 @@ int gsd_store_meta_set(gsd_store *s, const char *key, int64_t v)
     return rc == SQLITE_DONE ? 0 : GS_EIO;
 }
 
+int gsd_store_meta_each(gsd_store *s, const char *prefix,
+                        int (*fn)(void *ud, const char *key, int64_t v), void *ud)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT key, value FROM meta WHERE substr(key, 1, length(?1)) = ?1 "
+                           "ORDER BY key",
+                           -1, &st, NULL) != SQLITE_OK)
+        return GS_EIO;
+    sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+    int rc, out = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && !out)
+        out = fn(ud, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1));
+    sqlite3_finalize(st);
+    if (out) return out;
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : GS_EIO;
+}
+
+int gsd_store_meta_delete_prefix(gsd_store *s, const char *prefix)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "DELETE FROM meta WHERE substr(key, 1, length(?1)) = ?1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return GS_EIO;
+    sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
 static void bind_opt_int(sqlite3_stmt *st, int i, int64_t v)
 {
     if (v == GSD_NONE)

@@ -107,6 +107,11 @@ const char *gsd_store_errmsg(const gsd_store *s);
 
 int gsd_store_meta_get(gsd_store *s, const char *key, int64_t def, int64_t *out);
 int gsd_store_meta_set(gsd_store *s, const char *key, int64_t v);
+/* Every meta row whose key starts with prefix, in key order (fn's non-zero answer stops
+ * and is returned), and deleting them: the cluster layout of recovery.c. */
+int gsd_store_meta_each(gsd_store *s, const char *prefix,
+                        int (*fn)(void *ud, const char *key, int64_t v), void *ud);
+int gsd_store_meta_delete_prefix(gsd_store *s, const char *prefix);
 
 /* Insert a new job (all columns). */
 int gsd_store_insert_job(gsd_store *s, const gsd_jobrow *r);
