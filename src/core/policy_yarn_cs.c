@@ -321,7 +321,7 @@ static int yarn_schedule(void *st)
             if ((rc = try_head(y, 0)) <= 0) return rc;
         return 0;
     }
-    memset(y->blocked, 0, y->nvc);
+    if (y->nvc) memset(y->blocked, 0, y->nvc);
     for (;;) {
         /* VCs with waiting jobs, most under-served first */
         size_t n = 0;
