@@ -10,6 +10,10 @@
  *    events (node events, then reconfigurations), then arrivals, then cancellations (SIM cancel
  * events: a job submitted and cancelled at one instant arrives first), then timers; then one policy
  * pass.  No decision depends on hash order or memory addresses.
+ *  - a node is down in the cluster iff some reason holds (e->nstate: failed,
+ *    drained, bad - each set and cleared on its own); a failure requeues the
+ *    jobs on the node, a drain or a bad mark leaves them running; the policy's
+ *    on_node hears of these only when the node's usability changes.
  *  - a job holds GPUs (alloc != NULL) iff it is RUNNING, PREEMPTED (LIVE) or
  *    DRAINING - never PENDING, SUSPENDED or final - and then nalloc + vanished
  *    == gpus (vanished > 0 only after a reconfiguration dropped GPUs of the

@@ -368,7 +368,8 @@ static int64_t total_left(const hived *h, int ch, int x)
 
 /*
  * GPUs in the cell that are in use (by anyone) / down, from the cluster's
- * aggregates (a failed GPU holds no job: the engine requeues its jobs).
+ * aggregates (healthy GPUs in use; a GPU out of service counts as down even
+ * while a job on a bad or drained node still holds it).
  */
 static void cell_usage(const hived *h, int32_t cell, int *used, int *bad)
 {
