@@ -13,7 +13,8 @@
  * placed on; an adopted job is created, committed, bound, scheduled and
  * launched, a refused one retired; GONE cancels; final jobs are retired; a
  * restart binds every live job and cancels one whose external job is gone;
- * clients cannot set spec.external.  Every wait is bounded.
+ * clients cannot set spec.external; a machine in two HiveD chains (two node
+ * cells of one name) is down, up and used outside as a whole.  Every wait is bounded.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -949,6 +950,140 @@ static void adoption_and_recovery(void)
     stop(&dm);
 }
 
+/* ---- a machine in two HiveD chains ---------------------------------------------------------- */
+
+/* n0 is in chain A-NODE (GPUs 2,3, type A) and in chain B-NODE (GPUs 0,1, type B); n1 only in
+ * B-NODE: three node cells, two named n0 (the fake's check sees n0 twice, 2 GPUs each). */
+static const char two_chains[] = "physicalCluster:\n"
+                                 "  cellTypes:\n"
+                                 "    A-NODE: {childCellType: A, childCellNumber: 2, "
+                                 "isNodeLevel: true}\n"
+                                 "    B-NODE: {childCellType: B, childCellNumber: 2, "
+                                 "isNodeLevel: true}\n"
+                                 "  physicalCells:\n"
+                                 "  - cellType: A-NODE\n"
+                                 "    cellAddress: n0\n"
+                                 "    cellChildren: [{cellAddress: 2}, {cellAddress: 3}]\n"
+                                 "  - cellType: B-NODE\n"
+                                 "    cellAddress: n0\n"
+                                 "  - cellType: B-NODE\n"
+                                 "    cellAddress: n1\n";
+
+static long long submit_type(const daemon_t *dm, const char *type)
+{
+    char body[200];
+    snprintf(body, sizeof body, "{\"gpus\": 2, \"gpu_type\": \"%s\", \"command\": \"true\"}", type);
+    long st;
+    json_t *j = req(dm, "POST", "/v1/jobs", body, &st);
+    long long id = st == 201 ? (long long)json_integer_value(json_object_get(j, "id")) : -1;
+    json_decref(j);
+    return id;
+}
+
+/* Field 'key' of the node cell of machine 'name' in chain 'chain' (GET /v1/nodes), as text
+ * (integers printed; "" when absent). */
+static const char *cell_field(const daemon_t *dm, const char *name, const char *chain,
+                              const char *key)
+{
+    static char out[512];
+    out[0] = '\0';
+    long st;
+    json_t *j = req(dm, "GET", "/v1/nodes", NULL, &st);
+    json_t *n;
+    size_t i;
+    json_array_foreach(json_object_get(j, "nodes"), i, n)
+    {
+        if (strcmp(json_string_value(json_object_get(n, "name")) ?: "", name) ||
+            strcmp(json_string_value(json_object_get(n, "chain")) ?: "", chain))
+            continue;
+        json_t *v = json_object_get(n, key);
+        if (json_is_string(v))
+            snprintf(out, sizeof out, "%s", json_string_value(v));
+        else if (json_is_integer(v))
+            snprintf(out, sizeof out, "%lld", (long long)json_integer_value(v));
+    }
+    json_decref(j);
+    return out;
+}
+
+static int wait_cell(const daemon_t *dm, const char *name, const char *chain, const char *key,
+                     const char *want)
+{
+    for (int i = 0; i < 200; i++) {
+        if (!strcmp(cell_field(dm, name, chain, key), want)) return 1;
+        sleep_ms(25);
+    }
+    return 0;
+}
+
+/* What the manager says of a machine applies to all its node cells: OUTSIDE is split among
+ * them (GPUs no job holds first, in config order, then the rest in the same order), DOWN stops
+ * the jobs on every cell of the machine and UP returns them all. */
+static void machine_in_two_chains(void)
+{
+    const char *cfg = tmp("two-chains.yaml");
+    FILE *f = fopen(cfg, "w");
+    ASSERT(f);
+    fputs(two_chains, f);
+    fclose(f);
+    daemon_t dm;
+    ASSERT_OK(start(&dm, "chains", cfg, NULL, 0));
+    ASSERT(wait_rec("check 3"));
+    long long a = submit_type(&dm, "A");
+    ASSERT(a > 0);
+    ASSERT(wait_state(&dm, a, "RUNNING"));
+    ASSERT_STR(job_str(&dm, a, "placement"), "n0:2-3");
+    ASSERT_STR(cell_field(&dm, "n0", "A-NODE", "node_cells"), "2");
+    /* 2 of n0's GPUs are used outside: not A's (its job holds them), so B's */
+    ASSERT_OK(control("outside n0 2\n"));
+    ASSERT(wait_cell(&dm, "n0", "B-NODE", "outside", "2"));
+    ASSERT_STR(cell_field(&dm, "n0", "A-NODE", "outside"), "0");
+    long long b = submit_type(&dm, "B");
+    ASSERT(wait_state(&dm, b, "RUNNING"));
+    ASSERT_STR(job_str(&dm, b, "placement"), "n1:0-1");
+    /* 3: the third goes to A, taken when its job frees the GPUs */
+    ASSERT_OK(control("outside n0 3\n"));
+    ASSERT(wait_cell(&dm, "n0", "A-NODE", "outside_asked", "1"));
+    ASSERT_STR(cell_field(&dm, "n0", "A-NODE", "outside"), "0");
+    ASSERT_STR(cell_field(&dm, "n0", "B-NODE", "outside"), "2");
+    ASSERT_OK(control("outside n0 0\n"));
+    ASSERT(wait_cell(&dm, "n0", "B-NODE", "outside", "0"));
+    ASSERT_STR(cell_field(&dm, "n0", "A-NODE", "outside_asked"), "");
+    long long c = submit_type(&dm, "B");
+    ASSERT(wait_state(&dm, c, "RUNNING"));
+    ASSERT_STR(job_str(&dm, c, "placement"), "n0:0-1");
+    /* n0 fails: the jobs on both its cells stop and wait; n1's runs on */
+    ASSERT_OK(control("node n0 down Not responding\n"));
+    char want[64];
+    snprintf(want, sizeof want, "stop %lld", a);
+    ASSERT(wait_rec(want));
+    snprintf(want, sizeof want, "stop %lld", c);
+    ASSERT(wait_rec(want));
+    ASSERT(wait_state(&dm, a, "PENDING"));
+    ASSERT(wait_state(&dm, c, "PENDING"));
+    ASSERT_STR(job_str(&dm, b, "state"), "RUNNING");
+    ASSERT_STR(cell_field(&dm, "n0", "A-NODE", "manager_state"), "down");
+    ASSERT_STR(cell_field(&dm, "n0", "B-NODE", "manager_state"), "down");
+    ASSERT_STR(cell_field(&dm, "n0", "B-NODE", "state"), "down");
+    ASSERT_STR(cell_field(&dm, "n1", "B-NODE", "manager_state"), "up");
+    /* the machine's own view: both cells, down */
+    long st;
+    json_t *m = req(&dm, "GET", "/v1/nodes/n0", NULL, &st);
+    ASSERT_EQ(st, 200);
+    ASSERT_STR(json_string_value(json_object_get(m, "state")), "down");
+    ASSERT_EQ(json_integer_value(json_object_get(m, "gpus")), 4);
+    ASSERT_EQ(json_array_size(json_object_get(m, "cells")), 2);
+    json_decref(m);
+    /* back: both run there again */
+    ASSERT_OK(control("node n0 up\n"));
+    ASSERT(wait_state(&dm, a, "RUNNING"));
+    ASSERT(wait_state(&dm, c, "RUNNING"));
+    ASSERT_STR(job_str(&dm, a, "placement"), "n0:2-3");
+    ASSERT_STR(job_str(&dm, c, "placement"), "n0:0-1");
+    ASSERT_STR(cell_field(&dm, "n0", "B-NODE", "manager_state"), "up");
+    stop(&dm);
+}
+
 static void cleanup(void)
 {
     if (!dir[0]) return;
@@ -963,6 +1098,7 @@ static const test_case tests[] = {
     {"nodes_outside_down_gone", nodes_outside_down_gone},
     {"drain_composes", drain_composes},
     {"adoption_and_recovery", adoption_and_recovery},
+    {"machine_in_two_chains", machine_in_two_chains},
     {"cleanup", cleanup},
 };
 

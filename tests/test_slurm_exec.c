@@ -305,6 +305,25 @@ static void cluster_from_slurm(void)
     ASSERT_CONTAINS(d.msg, "node 'n9' is not in Slurm");
     ASSERT_CONTAINS(d.msg, "node 'n1' has 8 GPUs in Slurm, the cluster says 9");
     gs_cluster_destroy(bad);
+    /* a machine in two HiveD chains (two node cells of one name) is checked with all its GPUs:
+     * n2 4 + 4 fits its 8, n3 5 + 4 does not (each cell alone would) */
+    gs_cluster *two;
+    ASSERT_OK(gs_cluster_create(&two));
+    t = gs_cluster_gpu_type(two, "v100");
+    const char *cname[] = {"n2", "n3", "n2", "n3"};
+    const int cgpus[] = {4, 5, 4, 4};
+    for (int k = 0; k < 4; k++) {
+        nd = gs_cluster_add_cell(two, 0, GS_CELL_NODE, cname[k], -1);
+        ASSERT(nd > 0);
+        ASSERT_OK(gs_cluster_set_node(two, nd, 0, 0));
+        for (int g = 0; g < cgpus[k]; g++)
+            ASSERT(gs_cluster_add_gpu(two, nd, k < 2 ? g : 5 + g, t) >= 0);
+    }
+    ASSERT_OK(gs_cluster_finish(two, &d));
+    ASSERT_EQ(gsd_exec_cluster(x, two, &out, &d), GS_EINVAL);
+    ASSERT_STR(d.msg, "cluster does not match Slurm: node 'n3' has 8 GPUs in Slurm, the cluster "
+                      "says 9");
+    gs_cluster_destroy(two);
     gs_cluster_destroy(c);
     gsd_exec_destroy(x);
 }

@@ -420,7 +420,8 @@ int gsd_node_mark(gsd_sched *g, const char *name, int bad, const char *why, gs_t
 }
 
 /* Mark a node bad (no new job goes there, its jobs run on) or good again: admins only.  The
- * mark is stored (a restart keeps it) and logged. */
+ * mark is stored by name (a restart keeps it) and logged; it applies to the machine, i.e. every
+ * node cell of that name (one per HiveD chain the machine is in). */
 void gsd_do_node(gsd_sched *g, gsd_cmd *c, gs_time now)
 {
     int bad = c->kind == GSD_CMD_NODE_BAD;
@@ -433,7 +434,10 @@ void gsd_do_node(gsd_sched *g, gsd_cmd *c, gs_time now)
         gsd_cmd_fail(c, 404, GS_ENOENT, "no node '%s'", c->node);
         return;
     }
-    int was = g->nodest[n].bad;
+    /* a machine in several chains is several node cells: marked together, so they agree */
+    int was = bad;
+    for (; n >= 0; n = gs_cluster_find_node_next(g->c, c->node, n))
+        if (g->nodest[n].bad != bad) was = !bad;
     char why[512];
     snprintf(why, sizeof why, "%s%s(by %s)", c->why, c->why[0] ? " " : "", c->user);
     if (was != bad) {

@@ -23,6 +23,10 @@
  * gsd_node_sync composes them, and a node returns to service only when no
  * reason remains.
  *
+ * gsd_node_chain / gsd_node_cell_type say where a node cell sits in a HiveD
+ * config (the views show them: a machine in several chains is one node cell
+ * per chain, all with its name).
+ *
  * Invariants: scheduler thread only, inside a cycle (the engine's records
  * are committed with the cycle); the engine performs the node changes, the
  * daemon only asks; the drained state is not stored - a restart checks the
@@ -102,4 +106,20 @@ gs_time gsd_drain_recheck(gsd_sched *g, gs_time now)
     g->drain_why[0] = '\0';
     set_all(g); /* nodes the cluster manager drained stay out of service */
     return GS_TIME_MAX;
+}
+
+/* ---- a node cell's place in a HiveD config --------------------------------------------------- */
+
+const char *gsd_node_chain(const gs_cluster *c, int n)
+{
+    int32_t x = gs_cluster_node(c, n)->cell;
+    while (x > 0 && gs_cluster_cell(c, x)->parent > 0) x = gs_cluster_cell(c, x)->parent;
+    int t = x > 0 ? gs_cluster_cell(c, x)->type : -1;
+    return t >= 0 ? gs_cluster_cell_type(c, t)->name : NULL;
+}
+
+const char *gsd_node_cell_type(const gs_cluster *c, int n)
+{
+    int t = gs_cluster_cell(c, gs_cluster_node(c, n)->cell)->type;
+    return t >= 0 ? gs_cluster_cell_type(c, t)->name : NULL;
 }

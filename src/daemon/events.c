@@ -20,8 +20,11 @@
  * (OUTSIDE: gs_engine_set_outside), a job to adopt (ADOPT: submitted like a
  * client's, with spec.external; bound after the commit, or retired with the
  * reason when refused) and an external job gone (GONE: the job is
- * cancelled).  Calls back into the executor (bind, retire) are queued and
- * made after the commit (gsd_xq_run), never from inside its poll.
+ * cancelled).  The manager names machines: a machine in several HiveD
+ * chains is one node cell per chain with its name, and NODE applies to every
+ * one of them, OUTSIDE is split among them (outside(), in config order).  Calls back into the
+ * executor (bind, retire) are queued and made after the commit (gsd_xq_run), never from inside its
+ * poll.
  *
  * Invariants: the executor never calls the engine; this file does, on the
  * scheduler thread, inside the cycle (so the outcome is committed with the
@@ -239,6 +242,9 @@ void gsd_gone_run(gsd_sched *g, gs_time now)
     g->ngone = 0;
 }
 
+/* The first node cell of the machine the executor names (a machine in several HiveD chains is
+ * one node cell per chain, all with its name: gs_cluster_find_node_next walks the others), or
+ * -1 after a log line. */
 static int node_of(gsd_sched *g, const gsd_xev *ev)
 {
     int n = ev->node ? gs_cluster_find_node(g->c, ev->node) : -1;
@@ -248,52 +254,94 @@ static int node_of(gsd_sched *g, const gsd_xev *ev)
     return n;
 }
 
-/* The cluster manager's node state: DOWN stops the jobs there (requeued once their tasks are
- * gone) and takes the node out of service; DRAIN takes it out, its jobs go on; UP returns it
- * when no other reason remains (drain.c). */
+/* The cluster manager's node state, for every node cell of the machine: DOWN stops the jobs
+ * there (requeued once their tasks are gone) and takes the cells out of service; DRAIN takes
+ * them out, their jobs go on; UP returns them when no other reason remains (drain.c). */
 static void node_state(gsd_sched *g, const gsd_xev *ev, gs_time now)
 {
-    int n = node_of(g, ev);
-    if (n < 0) return;
-    gsd_nodest *ns = &g->nodest[n];
+    int first = node_of(g, ev);
+    if (first < 0) return;
     int st = ev->node_state;
     if (st != GSD_XNODE_DOWN && st != GSD_XNODE_DRAIN) st = GSD_XNODE_UP;
     const char *why = ev->msg && *ev->msg ? gsd_intern(g, ev->msg) : NULL;
-    if (ns->mgr == st && ns->mgr_why == why) return;
+    int same = 1;
+    for (int n = first; n >= 0; n = gs_cluster_find_node_next(g->c, ev->node, n))
+        same &= g->nodest[n].mgr == st && g->nodest[n].mgr_why == why;
+    if (same) return;
     static const char *const names[] = {"up", "drained", "down"};
     gsd_log("node %s: %s says %s%s%s", ev->node, gsd_exec_backend(g->x)->name, names[st],
             why ? ": " : "", why ? why : "");
-    ns->mgr = (int8_t)st;
-    ns->mgr_why = why;
-    if (st == GSD_XNODE_DOWN) {
-        /* its work is lost: stop every job holding a GPU there (GPUs stay held until their
-         * runs end, so none is given twice); the job is requeued when its run is done */
-        char r[300];
-        snprintf(r, sizeof r, "node %s failed (%s%s%s): requeued", ev->node,
-                 gsd_exec_backend(g->x)->name, why ? ": " : "", why ? why : "down");
-        const gs_node *nd = gs_cluster_node(g->c, n);
-        for (int32_t gi = nd->gpu_lo; gi < nd->gpu_hi; gi++) {
-            int32_t owner = gs_cluster_gpu(g->c, gi)->owner;
-            if (owner < 0) continue;
-            const gs_job *j = gs_engine_job(g->e, (size_t)owner);
-            if (j->state == GS_JOB_RUNNING) gs_engine_preempt(g->e, j, gsd_intern(g, r));
+    char r[300];
+    snprintf(r, sizeof r, "node %s failed (%s%s%s): requeued", ev->node,
+             gsd_exec_backend(g->x)->name, why ? ": " : "", why ? why : "down");
+    for (int n = first; n >= 0; n = gs_cluster_find_node_next(g->c, ev->node, n)) {
+        gsd_nodest *ns = &g->nodest[n];
+        ns->mgr = (int8_t)st;
+        ns->mgr_why = why;
+        if (st == GSD_XNODE_DOWN) {
+            /* its work is lost: stop every job holding a GPU there (GPUs stay held until their
+             * runs end, so none is given twice); the job is requeued when its run is done */
+            const gs_node *nd = gs_cluster_node(g->c, n);
+            for (int32_t gi = nd->gpu_lo; gi < nd->gpu_hi; gi++) {
+                int32_t owner = gs_cluster_gpu(g->c, gi)->owner;
+                if (owner < 0) continue;
+                const gs_job *j = gs_engine_job(g->e, (size_t)owner);
+                if (j->state == GS_JOB_RUNNING) gs_engine_preempt(g->e, j, gsd_intern(g, r));
+            }
         }
+        gsd_node_sync(g, n);
     }
-    gsd_node_sync(g, n);
     (void)now;
 }
 
+/* GPUs of a machine used outside gsched.  The manager counts them per machine, without saying
+ * which GPUs; a machine in several chains is several node cells, so the count is split among
+ * them in config order: each cell first takes as many as it has GPUs no gsched job holds (a
+ * foreign job cannot sit on GPUs gsched's jobs hold), then what is left goes to the cells in the
+ * same order up to their size (taken there as their jobs free GPUs); a count above the
+ * machine's GPUs counts as all.  Repeating a count gives the same split. */
 static void outside(gsd_sched *g, const gsd_xev *ev)
 {
-    int n = node_of(g, ev);
-    if (n < 0) return;
+    int first = node_of(g, ev);
+    if (first < 0) return;
     int count = ev->count < 0 ? 0 : ev->count;
-    if (g->nodest[n].outside == count) return;
-    gsd_log("node %s: %d GPU(s) used outside gsched%s%s", ev->node, count, ev->msg ? ": " : "",
-            ev->msg ? ev->msg : "");
-    g->nodest[n].outside = count;
-    gs_engine_set_outside(g->e, n, count, ev->msg);
-    g->changed = 1;
+    int ncell = 0;
+    for (int n = first; n >= 0; n = gs_cluster_find_node_next(g->c, ev->node, n)) ncell++;
+    int stack[8], *share = ncell <= 8 ? stack : calloc((size_t)ncell, sizeof *share);
+    if (!share) abort();
+    int rem = count, k = 0;
+    for (int n = first; n >= 0; n = gs_cluster_find_node_next(g->c, ev->node, n), k++) {
+        const gs_node *nd = gs_cluster_node(g->c, n);
+        int unheld = 0;
+        for (int32_t gi = nd->gpu_lo; gi < nd->gpu_hi; gi++)
+            unheld += gs_cluster_gpu(g->c, gi)->owner < 0;
+        share[k] = rem < unheld ? rem : unheld;
+        rem -= share[k];
+    }
+    k = 0;
+    for (int n = first; n >= 0 && rem > 0; n = gs_cluster_find_node_next(g->c, ev->node, n), k++) {
+        const gs_node *nd = gs_cluster_node(g->c, n);
+        int room = nd->gpu_hi - nd->gpu_lo - share[k];
+        int add = rem < room ? rem : room;
+        share[k] += add;
+        rem -= add;
+    }
+    int changed = 0;
+    k = 0;
+    for (int n = first; n >= 0; n = gs_cluster_find_node_next(g->c, ev->node, n), k++)
+        changed |= g->nodest[n].outside != share[k];
+    if (changed) {
+        gsd_log("node %s: %d GPU(s) used outside gsched%s%s", ev->node, count, ev->msg ? ": " : "",
+                ev->msg ? ev->msg : "");
+        k = 0;
+        for (int n = first; n >= 0; n = gs_cluster_find_node_next(g->c, ev->node, n), k++) {
+            if (g->nodest[n].outside == share[k]) continue;
+            g->nodest[n].outside = share[k];
+            gs_engine_set_outside(g->e, n, share[k], ev->msg);
+        }
+        g->changed = 1;
+    }
+    if (share != stack) free(share);
 }
 
 static void adopt_refused(gsd_sched *g, const gsd_adopt *a, const char *why)

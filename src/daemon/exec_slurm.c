@@ -2624,8 +2624,13 @@ static int slurm_cluster(void *b, const gs_cluster *given, gs_cluster **out, gs_
         size_t m = 0;
         for (size_t i = 0; i < gs_cluster_nnodes(given); i++) {
             const gs_node *gn = gs_cluster_node(given, (int)i);
+            /* a machine in several HiveD chains is one node cell per chain, all with its name
+             * (the name jobs are submitted to Slurm with): checked once, with all its GPUs */
+            if (gs_cluster_find_node(given, gn->name) != (int)i) continue;
             const snode *sn = snap_node(s, gn->name);
-            int want = gn->gpu_hi - gn->gpu_lo;
+            int want = 0;
+            for (int k = (int)i; k >= 0; k = gs_cluster_find_node_next(given, gn->name, k))
+                want += gs_cluster_node(given, k)->gpu_hi - gs_cluster_node(given, k)->gpu_lo;
             int have = sn ? node_gpus(sn->gres, type, sizeof type) : 0;
             if (sn && sn->managed && have >= want) continue;
             m += (size_t)snprintf(msg + m, sizeof msg > m ? sizeof msg - m : 0, "%s%s",

@@ -129,6 +129,11 @@ typedef struct gsd_nview {
     const char *mgr_why;   /* its reason, NULL = none */
     const char *bad;       /* marked bad (gsched node bad): the reason; NULL = not bad */
     gs_time bad_since;     /* when it was marked bad */
+    const char *chain;     /* HiveD: the chain (top cell type) of this node cell; else NULL */
+    const char *cell_type; /* HiveD: its cell type; else NULL */
+    int32_t first;         /* index of the first node cell with this name (a machine in several
+                              chains is one node cell per chain); itself for the first */
+    int32_t ncells;        /* node cells with this name (1 unless in several chains) */
 } gsd_nview;
 
 typedef struct gsd_gview {

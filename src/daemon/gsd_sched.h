@@ -216,6 +216,9 @@ typedef struct gsd_sched {
      * retires waiting for the commit; adopted jobs whose external job was gone at bind (they
      * are cancelled at the next cycle) */
     gsd_nodest *nodest;
+    /* per node cell: the first node cell of its machine's name (itself unless the machine is
+     * in several HiveD chains, one node cell per chain; serve.c, gsd_node_names) */
+    int32_t *node_first;
     gsd_xcall *xq;
     size_t nxq, capxq;
     int64_t *gone;
@@ -379,5 +382,9 @@ gs_time gsd_drain_recheck(gsd_sched *g, gs_time now);
 void gsd_node_sync(gsd_sched *g, int n);
 /* Why node n takes no new job (interned; NULL when it is in service). */
 const char *gsd_node_why(gsd_sched *g, int n);
+/* A node cell's HiveD chain (the cell type of its top-level cell) and its own cell type, NULL
+ * when the cluster has none (drain.c). */
+const char *gsd_node_chain(const gs_cluster *c, int n);
+const char *gsd_node_cell_type(const gs_cluster *c, int n);
 
 #endif

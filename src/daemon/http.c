@@ -1232,6 +1232,9 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
 {
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(n->name));
+    if (n->chain) json_object_set_new(o, "chain", json_string(n->chain));
+    if (n->cell_type) json_object_set_new(o, "cell_type", json_string(n->cell_type));
+    if (n->ncells > 1) json_object_set_new(o, "node_cells", json_integer(n->ncells));
     json_object_set_new(o, "state", json_string(node_state(n)));
     json_object_set_new(o, "gpus", json_integer(n->gpus));
     json_object_set_new(o, "allocated", json_integer(n->alloc));
@@ -1279,17 +1282,19 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
                 dup = json_integer_value(json_array_get(jobs, k)) == gv->job;
             if (!dup) json_array_append_new(jobs, json_integer(gv->job));
         }
-        if (detail)
-            json_array_append_new(gl,
-                                  json_pack("{s:i,s:i,s:s,s:s,s:o}", "index", gi, "local",
-                                            gv->local, "type", gv->type, "state",
-                                            gv->outside            ? "outside"
-                                            : gv->down && n->drain ? "drained"
-                                            : gv->down && n->bad   ? "bad"
-                                            : gv->down             ? "down"
-                                            : gv->job >= 0         ? "allocated"
-                                                                   : "idle",
-                                            "job", visible ? json_integer(gv->job) : json_null()));
+        if (detail) {
+            json_t *e = json_pack("{s:i,s:i,s:s,s:s,s:o}", "index", gi, "local", gv->local, "type",
+                                  gv->type, "state",
+                                  gv->outside            ? "outside"
+                                  : gv->down && n->drain ? "drained"
+                                  : gv->down && n->bad   ? "bad"
+                                  : gv->down             ? "down"
+                                  : gv->job >= 0         ? "allocated"
+                                                         : "idle",
+                                  "job", visible ? json_integer(gv->job) : json_null());
+            if (n->chain) json_object_set_new(e, "chain", json_string(n->chain));
+            json_array_append_new(gl, e);
+        }
     }
     json_object_set_new(o, "gpu_types", types);
     json_object_set_new(o, "jobs", jobs);
@@ -1308,6 +1313,53 @@ static json_t *read_only_json(gs_time since, const char *why)
     return json_pack("{s:s,s:s,s:s}", "since", ts, "reason", why, "effect",
                      "the database cannot be written: submits and cancels get 503, nothing new "
                      "starts, running jobs go on");
+}
+
+/* Append the strings or integers of array 'from' to 'to' that it does not have yet. */
+static void json_union(json_t *to, const json_t *from)
+{
+    size_t i, k;
+    json_t *x, *y;
+    json_array_foreach(from, i, x)
+    {
+        int seen = 0;
+        json_array_foreach(to, k, y) seen |= json_equal(x, y);
+        if (!seen) json_array_append(to, x);
+    }
+}
+
+/* A machine in several HiveD chains (node cells s->nodes[i] with first == 'first'): the sums
+ * of its cells (GPUs, allocated, free, down, outside), their GPU types, jobs and GPUs (each
+ * GPU with its chain), and "cells": every cell's own object (chain, cell type, its GPUs). */
+static json_t *machine_json(hctx *h, const gsd_snap *s, size_t first)
+{
+    gsd_nview m = s->nodes[first];
+    m.gpus = m.alloc = m.down = m.outside = m.outside_asked = 0;
+    m.cpus = m.free_cpus = m.mem_mb = m.free_mem_mb = 0; /* each cell's own, in "cells" */
+    m.gpu_lo = m.gpu_hi = 0;
+    m.chain = m.cell_type = NULL;
+    json_t *cells = json_array(), *types = json_array(), *jobs = json_array(), *gl = json_array();
+    for (size_t i = first; i < s->nnodes; i++) {
+        const gsd_nview *c = &s->nodes[i];
+        if ((size_t)c->first != first) continue;
+        m.gpus += c->gpus;
+        m.alloc += c->alloc;
+        m.down += c->down;
+        m.outside += c->outside;
+        m.outside_asked += c->outside_asked;
+        if (!m.drain) m.drain = c->drain;
+        json_t *co = node_json(h, s, c, 1);
+        json_union(types, json_object_get(co, "gpu_types"));
+        json_union(jobs, json_object_get(co, "jobs"));
+        json_array_extend(gl, json_object_get(co, "gpu_list"));
+        json_array_append_new(cells, co);
+    }
+    json_t *o = node_json(h, s, &m, 1);
+    json_object_set_new(o, "gpu_types", types);
+    json_object_set_new(o, "jobs", jobs);
+    json_object_set_new(o, "gpu_list", gl);
+    json_object_set_new(o, "cells", cells);
+    return o;
 }
 
 static enum MHD_Result h_nodes(hctx *h, const char *a, const char *sub)
@@ -1334,7 +1386,9 @@ static enum MHD_Result h_node(hctx *h, const char *name, const char *sub)
     if (!s) return problem(h, 503, GS_ESTATE, NULL, "not ready");
     for (size_t i = 0; i < s->nnodes; i++) {
         if (strcmp(s->nodes[i].name, name)) continue;
-        json_t *o = node_json(h, s, &s->nodes[i], 1);
+        /* the machine: its only node cell, or all of them (one per chain it is in) */
+        json_t *o =
+            s->nodes[i].ncells > 1 ? machine_json(h, s, i) : node_json(h, s, &s->nodes[i], 1);
         gsd_snap_put(s);
         return send_json(h, 200, o, NULL);
     }

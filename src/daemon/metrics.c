@@ -195,14 +195,25 @@ char *gsd_metrics_text(const gsd *g, const gsd_snap *s, size_t *len)
     bput(&b, "gsched_gpus{state=\"allocated\"} %d\n", alloc);
     bput(&b, "gsched_gpus{state=\"idle\"} %d\n", (int)s->ngpus - alloc - down);
     bput(&b, "gsched_gpus{state=\"down\"} %d\n", down);
+    /* per machine: a machine in several HiveD chains (one node cell per chain, all with its
+     * name) is one series, the sum of its cells */
+    int32_t *mg = calloc(s->nnodes ? s->nnodes : 1, 2 * sizeof *mg);
+    if (!mg) abort();
+    for (size_t i = 0; i < s->nnodes; i++) {
+        mg[2 * s->nodes[i].first] += s->nodes[i].gpus;
+        mg[2 * s->nodes[i].first + 1] += s->nodes[i].alloc;
+    }
     family(&b, "gsched_node_gpus", "gauge", "GPUs per node.");
     for (size_t i = 0; i < s->nnodes; i++)
-        bput(&b, "gsched_node_gpus{node=\"%s\"} %d\n", esc(s->nodes[i].name, e1, sizeof e1),
-             s->nodes[i].gpus);
+        if ((size_t)s->nodes[i].first == i)
+            bput(&b, "gsched_node_gpus{node=\"%s\"} %d\n", esc(s->nodes[i].name, e1, sizeof e1),
+                 mg[2 * i]);
     family(&b, "gsched_node_gpus_allocated", "gauge", "Allocated GPUs per node.");
     for (size_t i = 0; i < s->nnodes; i++)
-        bput(&b, "gsched_node_gpus_allocated{node=\"%s\"} %d\n",
-             esc(s->nodes[i].name, e1, sizeof e1), s->nodes[i].alloc);
+        if ((size_t)s->nodes[i].first == i)
+            bput(&b, "gsched_node_gpus_allocated{node=\"%s\"} %d\n",
+                 esc(s->nodes[i].name, e1, sizeof e1), mg[2 * i + 1]);
+    free(mg);
     family(&b, "gsched_vc_gpus_allocated", "gauge", "GPUs held by each VC's running jobs.");
     for (size_t i = 0; i < s->nvcs; i++)
         bput(&b, "gsched_vc_gpus_allocated{vc=\"%s\"} %lld\n", esc(s->vcs[i].name, e2, sizeof e2),

@@ -159,6 +159,36 @@ static int load_goodput(gsd_sched *g, const char *dir)
     return 0;
 }
 
+typedef struct nodename {
+    const char *name;
+    int32_t ix;
+} nodename;
+
+static int by_name(const void *a, const void *b)
+{
+    const nodename *x = a, *y = b;
+    int d = strcmp(x->name, y->name);
+    return d ? d : (x->ix > y->ix) - (x->ix < y->ix);
+}
+
+/* g->node_first: a machine in several HiveD chains is one node cell per chain, all with its
+ * name; every cell gets the index of the first (lowest) of its name.  Sorted by name, so
+ * O(n log n) for large clusters. */
+static void node_names(gsd_sched *g)
+{
+    size_t nn = gs_cluster_nnodes(g->c);
+    nodename *v = calloc(nn ? nn : 1, sizeof *v);
+    g->node_first = calloc(nn ? nn : 1, sizeof *g->node_first);
+    if (!v || !g->node_first) abort();
+    for (size_t i = 0; i < nn; i++)
+        v[i] = (nodename){gs_cluster_node(g->c, (int)i)->name, (int32_t)i};
+    qsort(v, nn, sizeof *v, by_name);
+    for (size_t i = 0; i < nn; i++)
+        g->node_first[v[i].ix] =
+            i && !strcmp(v[i].name, v[i - 1].name) ? g->node_first[v[i - 1].ix] : v[i].ix;
+    free(v);
+}
+
 /* The engine on g->c: LIVE mode, the same policies as the simulator, told what the executor's
  * backend cannot carry out (so that no policy is allowed a mechanism, suspend, the backend
  * lacks: engine.h, "when the program cannot carry out a mechanism").  0, or -1 after a log
@@ -202,6 +232,7 @@ static int make_engine(gsd_sched *g, const gsd_opts *o, const gsd_exec_ops *xops
     g->sh.o.policy = gs_engine_policy_name(g->e); /* what /v1/health reports */
     g->nodest = calloc(gs_cluster_nnodes(g->c) ? gs_cluster_nnodes(g->c) : 1, sizeof *g->nodest);
     if (!g->nodest) abort();
+    node_names(g);
     return 0;
 }
 
@@ -292,6 +323,7 @@ static void release_all(gsd_sched *g)
     free(g->forget);
     free(g->pins);
     free(g->nodest);
+    free(g->node_first);
     for (size_t i = 0; i < g->nxq; i++) {
         free(g->xq[i].ext);
         free(g->xq[i].why);
@@ -421,10 +453,13 @@ int gsd_serve(const gsd_opts *o)
     }
     g.sh.xlog = g.x;
     if (cluster_exec && (exec_cluster(&g, o) || make_engine(&g, o, xops))) goto out;
-    if (gs_cluster_nnodes(g.c) > 1 && !gsd_exec_can(g.x, GSD_XCAP_MULTINODE))
+    size_t machines = 0; /* node names: a machine in several HiveD chains is one per chain */
+    for (size_t i = 0; g.node_first && i < gs_cluster_nnodes(g.c); i++)
+        machines += g.node_first[i] == (int32_t)i;
+    if (machines > 1 && !gsd_exec_can(g.x, GSD_XCAP_MULTINODE))
         gsd_log("executor %s runs every task on this machine: the %zu nodes of the cluster are "
                 "a model",
-                gsd_exec_backend(g.x)->name, gs_cluster_nnodes(g.c));
+                gsd_exec_backend(g.x)->name, machines);
     char *abs = realpath(g.state_dir, NULL);
     if (abs) {
         free(g.state_dir);

@@ -247,6 +247,10 @@ void gsd_publish(gsd_sched *g, gs_time now)
         const gs_node *nd = gs_cluster_node(g->c, (int)n);
         gsd_nview *v = &s->nodes[n];
         v->name = nd->name;
+        v->chain = gsd_node_chain(g->c, (int)n);
+        v->cell_type = gsd_node_cell_type(g->c, (int)n);
+        v->first = g->node_first ? g->node_first[n] : (int32_t)n;
+        s->nodes[v->first].ncells++; /* on the first; copied to the others below */
         v->gpu_lo = nd->gpu_lo;
         v->gpu_hi = nd->gpu_hi;
         v->gpus = nd->gpu_hi - nd->gpu_lo;
@@ -280,6 +284,7 @@ void gsd_publish(gsd_sched *g, gs_time now)
             if (gv->down) v->down++;
         }
     }
+    for (size_t n = 0; n < nn; n++) s->nodes[n].ncells = s->nodes[s->nodes[n].first].ncells;
     /* VCs: declared (the cluster's HiveD config, then the policy's, e.g. quotas=), then the
      * others accepted jobs used (never one only rejected jobs named); guarantees as the policy
      * promises them; counters kept by gsd_track(). Linear in the number of VCs: engine VC names are
