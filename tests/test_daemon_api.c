@@ -9,7 +9,9 @@
  * the daemon has never heard of (queue positions, reasons, VC guarantees come
  * from the policy, not from names in the daemon); a database of schema
  * version 1 upgraded at start with its jobs recovered; an executor that
- * cannot suspend is not asked to.  Every wait is bounded.
+ * cannot suspend is not asked to; a machine in two HiveD chains (two node
+ * cells of one name) is shown, marked and run on as one machine.  Every
+ * wait is bounded.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -924,6 +926,158 @@ static void nodes_bad_and_good(void)
     ASSERT_EQ(stop(&B), 0);
 }
 
+/*
+ * A machine in two HiveD chains (m0: K-NODE with K80 GPUs 4,5 and P-NODE with P100 GPUs 0-3):
+ * one node cell per chain, both named m0.  The local executor runs both cells' jobs here with
+ * disjoint CUDA indices (the HiveD leaf addresses); the node list has a row per cell with its
+ * chain, `describe node m0` and GET /v1/nodes/m0 show the machine with every cell; /metrics has
+ * one series per machine; a bad mark by name covers every cell and survives a restart.
+ */
+static void machine_in_two_chains(void)
+{
+    const char *cfg = tmp("two-chains.yaml");
+    FILE *f = fopen(cfg, "w");
+    ASSERT(f);
+    fputs("physicalCluster:\n"
+          "  cellTypes:\n"
+          "    K-NODE: {childCellType: K80, childCellNumber: 2, isNodeLevel: true}\n"
+          "    P-NODE: {childCellType: P100, childCellNumber: 4, isNodeLevel: true}\n"
+          "  physicalCells:\n"
+          "  - cellType: K-NODE\n"
+          "    cellAddress: m0\n"
+          "    cellChildren: [{cellAddress: 4}, {cellAddress: 5}]\n"
+          "  - cellType: P-NODE\n"
+          "    cellAddress: m0\n"
+          "  - cellType: P-NODE\n"
+          "    cellAddress: m1\n"
+          "virtualClusters:\n"
+          "  VC1:\n"
+          "    virtualCells:\n"
+          "    - {cellType: K-NODE, cellNumber: 1}\n"
+          "    - {cellType: P-NODE, cellNumber: 2}\n",
+          f);
+    fclose(f);
+    char cfgarg[600];
+    snprintf(cfgarg, sizeof cfgarg, "%s", cfg);
+    const char *extra[] = {"--cluster", cfgarg, "--policy", "hived", NULL};
+    daemon_t M;
+    if (start(&M, "chains", extra)) T_FAIL("daemon did not start: %s", slurp(M.log));
+    const char *jk = "{\"command\": [\"sh\", \"-c\", \"echo CVD=$CUDA_VISIBLE_DEVICES; sleep 1\"], "
+                     "\"gpus\": 2, \"gpu_type\": \"K80\", \"vc\": \"VC1\"}";
+    const char *jp = "{\"command\": [\"sh\", \"-c\", \"echo CVD=$CUDA_VISIBLE_DEVICES; sleep 1\"], "
+                     "\"gpus\": 4, \"gpu_type\": \"P100\", \"vc\": \"VC1\"}";
+    res r = req(&M, NULL, "POST", "/v1/jobs", jk, "application/json", NULL);
+    ASSERT_EQ(r.status, 201);
+    long long k = ji(&r, "id");
+    res_free(&r);
+    r = req(&M, NULL, "POST", "/v1/jobs", jp, "application/json", NULL);
+    ASSERT_EQ(r.status, 201);
+    long long p = ji(&r, "id");
+    res_free(&r);
+    if (wait_job(&M, NULL, k, "RUNNING") || wait_job(&M, NULL, p, "RUNNING"))
+        T_FAIL("jobs did not start: %s", slurp(M.log));
+    char path[80];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", k);
+    r = req(&M, NULL, "GET", path, NULL, NULL, NULL);
+    ASSERT_STR(js(&r, "placement"), "m0:4-5");
+    res_free(&r);
+    snprintf(path, sizeof path, "/v1/jobs/%lld", p);
+    r = req(&M, NULL, "GET", path, NULL, NULL, NULL);
+    ASSERT_STR(js(&r, "placement"), "m0:0-3");
+    res_free(&r);
+    /* a row per node cell, with its chain */
+    r = req(&M, NULL, "GET", "/v1/nodes", NULL, NULL, NULL);
+    json_t *nodes = json_object_get(r.j, "nodes");
+    ASSERT_EQ(json_array_size(nodes), 3);
+    const char *want[][3] = {{"m0", "K-NODE", "2"}, {"m0", "P-NODE", "2"}, {"m1", "P-NODE", ""}};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *n = json_array_get(nodes, i);
+        ASSERT_STR(json_string_value(json_object_get(n, "name")), want[i][0]);
+        ASSERT_STR(json_string_value(json_object_get(n, "chain")), want[i][1]);
+        ASSERT_STR(json_string_value(json_object_get(n, "cell_type")), want[i][1]);
+        ASSERT_EQ(json_integer_value(json_object_get(n, "node_cells")), want[i][2][0] ? 2 : 0);
+    }
+    res_free(&r);
+    /* the machine: both cells, its GPUs with their chains */
+    r = req(&M, NULL, "GET", "/v1/nodes/m0", NULL, NULL, NULL);
+    ASSERT_EQ(r.status, 200);
+    ASSERT_EQ(ji(&r, "gpus"), 6);
+    ASSERT_EQ(ji(&r, "allocated"), 6);
+    ASSERT_STR(js(&r, "state"), "allocated");
+    json_t *cells = json_object_get(r.j, "cells");
+    ASSERT_EQ(json_array_size(cells), 2);
+    ASSERT_STR(json_string_value(json_object_get(json_array_get(cells, 1), "chain")), "P-NODE");
+    ASSERT_EQ(json_array_size(json_object_get(r.j, "gpu_list")), 6);
+    ASSERT_EQ(json_array_size(json_object_get(r.j, "jobs")), 2);
+    res_free(&r);
+    char out[600];
+    snprintf(out, sizeof out, "%s", tmp("chains.out"));
+    const char *desc[] = {"describe", "node", "m0", "--server", M.url, NULL};
+    ASSERT_EQ(run_gsched(desc, out), 0);
+    const char *d = slurp(out);
+    ASSERT_CONTAINS(d, "Cells (one per chain):");
+    ASSERT_CONTAINS(d, "  K-NODE  K-NODE     allocated     2      2     0  4,5");
+    ASSERT_CONTAINS(d, "  P-NODE  P-NODE     allocated     4      4     0  0,1,2,3");
+    ASSERT_CONTAINS(d, "GPUs:          6");
+    const char *nl[] = {"nodes", "--server", M.url, NULL};
+    ASSERT_EQ(run_gsched(nl, out), 0);
+    d = slurp(out);
+    ASSERT_CONTAINS(d, "NODE  CHAIN   STATE");
+    ASSERT_CONTAINS(d, "m0    K-NODE  allocated     2");
+    ASSERT_CONTAINS(d, "m0    P-NODE  allocated     4");
+    r = req(&M, NULL, "GET", "/metrics", NULL, NULL, NULL);
+    ASSERT_CONTAINS(r.body, "gsched_node_gpus{node=\"m0\"} 6\n");
+    ASSERT_CONTAINS(r.body, "gsched_node_gpus_allocated{node=\"m0\"} 6\n");
+    res_free(&r);
+    /* both on this machine, with disjoint CUDA indices */
+    if (wait_job(&M, NULL, k, "DONE") || wait_job(&M, NULL, p, "DONE"))
+        T_FAIL("jobs did not end: %s", slurp(M.log));
+    snprintf(path, sizeof path, "/v1/jobs/%lld/logs", k);
+    r = req(&M, NULL, "GET", path, NULL, NULL, NULL);
+    ASSERT_CONTAINS(r.body ? r.body : "", "CVD=4,5\n");
+    res_free(&r);
+    snprintf(path, sizeof path, "/v1/jobs/%lld/logs", p);
+    r = req(&M, NULL, "GET", path, NULL, NULL, NULL);
+    ASSERT_CONTAINS(r.body ? r.body : "", "CVD=0,1,2,3\n");
+    res_free(&r);
+    /* bad by name: every cell of the machine; kept at restart */
+    r = req(&M, NULL, "POST", "/v1/nodes/m0/bad", "{\"reason\": \"PSU\"}", "application/json",
+            NULL);
+    ASSERT_EQ(r.status, 200);
+    res_free(&r);
+    r = req(&M, NULL, "POST", "/v1/jobs", jk, "application/json", NULL);
+    long long k2 = ji(&r, "id");
+    res_free(&r);
+    ASSERT_EQ(stop(&M), 0);
+    if (start(&M, "chains", extra)) T_FAIL("daemon did not restart: %s", slurp(M.log));
+    r = req(&M, NULL, "GET", "/v1/nodes", NULL, NULL, NULL);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *n = json_array_get(json_object_get(r.j, "nodes"), i);
+        ASSERT_STR(json_string_value(json_object_get(n, "state")), "bad");
+        ASSERT_CONTAINS(json_string_value(json_object_get(n, "bad_reason")), "PSU");
+    }
+    res_free(&r);
+    r = req(&M, NULL, "GET", "/v1/nodes/m0", NULL, NULL, NULL);
+    ASSERT_STR(js(&r, "state"), "bad");
+    ASSERT_EQ(ji(&r, "down"), 6);
+    res_free(&r);
+    char st[32];
+    sleep_ms(300);
+    ASSERT_STR(job_state(&M, NULL, k2, st, sizeof st), "PENDING"); /* the only K80s are m0's */
+    /* good again, by name: both cells; the K80 job starts */
+    r = req(&M, NULL, "POST", "/v1/nodes/m0/good", NULL, NULL, NULL);
+    ASSERT_EQ(r.status, 200);
+    ASSERT(json_is_true(json_object_get(r.j, "changed")));
+    res_free(&r);
+    if (wait_job(&M, NULL, k2, "DONE")) T_FAIL("job did not run: %s", slurp(M.log));
+    r = req(&M, NULL, "GET", "/v1/nodes", NULL, NULL, NULL);
+    for (size_t i = 0; i < 2; i++)
+        ASSERT(json_is_false(
+            json_object_get(json_array_get(json_object_get(r.j, "nodes"), i), "bad")));
+    res_free(&r);
+    ASSERT_EQ(stop(&M), 0);
+}
+
 static void startup_refusals(void)
 {
     const char *err = tmp("refuse.err");
@@ -1667,6 +1821,7 @@ static const test_case tests[] = {
     {"idempotent_replays_across_restarts", idempotent_replays_across_restarts},
     {"tokens_and_visibility", tokens_and_visibility},
     {"nodes_bad_and_good", nodes_bad_and_good},
+    {"machine_in_two_chains", machine_in_two_chains},
     {"startup_refusals", startup_refusals},
     {"nvml_discovery", nvml_discovery},
     {"unknown_policy_views", unknown_policy_views},

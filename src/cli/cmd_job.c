@@ -727,6 +727,8 @@ static int describe_node(cli_conn *k, const char *name)
         return EXIT_OK;
     }
     kv("Node:", cli_jstr(o, "name", "?"));
+    if (cli_jstr(o, "chain", NULL)) kv("Chain:", cli_jstr(o, "chain", NULL));
+    if (cli_jstr(o, "cell_type", NULL)) kv("Cell type:", cli_jstr(o, "cell_type", NULL));
     kv("State:", cli_jstr(o, "state", "?"));
     if (cli_jstr(o, "reason", NULL)) kv("Reason:", cli_jstr(o, "reason", NULL));
     if (json_is_true(json_object_get(o, "bad"))) {
@@ -745,13 +747,42 @@ static int describe_node(cli_conn *k, const char *name)
     if (json_object_get(o, "memory_mb"))
         printf("%-14s %lld of %lld MiB free\n", "Memory:", cli_jint(o, "free_memory_mb", 0),
                cli_jint(o, "memory_mb", 0));
+    size_t i;
+    json_t *g, *cells = json_object_get(o, "cells");
+    if (json_array_size(cells)) {
+        /* a machine in several HiveD chains: one node cell per chain */
+        printf("\nCells (one per chain):\n");
+        cli_table ct;
+        cli_table_init(&ct, 7, 1u << 3 | 1u << 4 | 1u << 5);
+        const char *chdr[] = {"  CHAIN", "CELL TYPE", "STATE", "GPUS", "ALLOC", "FREE", "LOCAL"};
+        cli_table_add(&ct, chdr);
+        json_array_foreach(cells, i, g)
+        {
+            char ch[200], gn[16], a[16], f[16], loc[256] = "";
+            snprintf(ch, sizeof ch, "  %s", cli_jstr(g, "chain", "-"));
+            snprintf(gn, sizeof gn, "%lld", cli_jint(g, "gpus", 0));
+            snprintf(a, sizeof a, "%lld", cli_jint(g, "allocated", 0));
+            snprintf(f, sizeof f, "%lld", cli_jint(g, "free", 0));
+            size_t q;
+            json_t *x;
+            json_array_foreach(json_object_get(g, "gpu_list"), q, x)
+            {
+                size_t l = strlen(loc);
+                snprintf(loc + l, sizeof loc - l, "%s%lld", l ? "," : "", cli_jint(x, "local", 0));
+            }
+            const char *row[] = {
+                ch, cli_jstr(g, "cell_type", "-"), cli_jstr(g, "state", "?"), gn, a, f, loc};
+            cli_table_add(&ct, row);
+        }
+        cli_table_print(&ct, 1);
+        cli_table_release(&ct);
+    }
+    int chains = json_array_size(cells) > 0;
     printf("\nGPUs:\n");
     cli_table t;
-    cli_table_init(&t, 5, 1u << 0 | 1u << 1);
-    const char *hdr[] = {"  LOCAL", "INDEX", "TYPE", "STATE", "JOB"};
+    cli_table_init(&t, 5 + chains, 1u << 0 | 1u << 1);
+    const char *hdr[] = {"  LOCAL", "INDEX", "TYPE", "STATE", "JOB", "CHAIN"};
     cli_table_add(&t, hdr);
-    size_t i;
-    json_t *g;
     json_array_foreach(json_object_get(o, "gpu_list"), i, g)
     {
         char l[16], ix[16], job[32] = "-";
@@ -759,7 +790,12 @@ static int describe_node(cli_conn *k, const char *name)
         snprintf(ix, sizeof ix, "%lld", cli_jint(g, "index", 0));
         if (json_is_integer(json_object_get(g, "job")))
             snprintf(job, sizeof job, "%lld", cli_jint(g, "job", 0));
-        const char *row[] = {l, ix, cli_jstr(g, "type", "?"), cli_jstr(g, "state", "?"), job};
+        const char *row[] = {l,
+                             ix,
+                             cli_jstr(g, "type", "?"),
+                             cli_jstr(g, "state", "?"),
+                             job,
+                             cli_jstr(g, "chain", "-")};
         cli_table_add(&t, row);
     }
     cli_table_print(&t, 1);

@@ -479,20 +479,25 @@ int cmd_nodes(int argc, char **argv)
     /* a REASON column (as sinfo -R) only when a node has one: a drained or bad node */
     size_t i;
     json_t *n;
-    int reasons = 0, outside = 0;
+    int reasons = 0, outside = 0, chains = 0;
     json_array_foreach(json_object_get(r, "nodes"), i, n)
     {
         reasons |= cli_jstr(n, "reason", NULL) || cli_jstr(n, "bad_reason", NULL);
         outside |= cli_jint(n, "outside", 0) > 0; /* GPUs foreign jobs use (cluster backends) */
+        /* a machine in several HiveD chains: a row per node cell, each saying its chain */
+        chains |= cli_jint(n, "node_cells", 1) > 1;
     }
     cli_table t;
-    cli_table_init(&t, 8 + reasons + outside,
-                   1u << 2 | 1u << 3 | 1u << 4 | 1u << 5 | (outside ? 1u << 6 : 0));
+    cli_table_init(&t, 8 + reasons + outside + chains,
+                   (1u << 2 | 1u << 3 | 1u << 4 | 1u << 5 | (outside ? 1u << 6 : 0)) << chains);
     const char *hdr[] = {"NODE", "STATE", "GPUS", "ALLOC",  "FREE",
                          "DOWN", "TYPE",  "JOBS", "REASON", NULL};
     const char *hdr_out[] = {"NODE", "STATE",   "GPUS", "ALLOC", "FREE",
                              "DOWN", "OUTSIDE", "TYPE", "JOBS",  "REASON"};
-    cli_table_add(&t, outside ? hdr_out : hdr);
+    const char *const *h = outside ? hdr_out : hdr;
+    const char *hc[11] = {"NODE", "CHAIN"};
+    for (int c = 1; c < 10; c++) hc[c + 1] = h[c];
+    cli_table_add(&t, chains ? hc : h);
     json_array_foreach(json_object_get(r, "nodes"), i, n)
     {
         char g[16], a[16], f[16], d[16], types[128] = "", jobs[256] = "";
@@ -534,7 +539,10 @@ int cmd_nodes(int argc, char **argv)
                                  types,
                                  *jobs ? jobs : "-",
                                  cli_jstr(n, "reason", cli_jstr(n, "bad_reason", "-"))};
-        cli_table_add(&t, outside ? row_out : row);
+        const char *const *rw = outside ? row_out : row;
+        const char *rc2[11] = {rw[0], cli_jstr(n, "chain", "-")};
+        for (int c = 1; c < 10 - !outside; c++) rc2[c + 1] = rw[c];
+        cli_table_add(&t, chains ? rc2 : rw);
     }
     cli_table_print(&t, headers);
     cli_table_release(&t);
