@@ -319,6 +319,7 @@ const gs_policy_ops gs_policy_afs = {
     .create = afs_create,
     .destroy = afs_destroy,
     .on_arrival = afs_arrival,
+    .on_adopt = afs_arrival, /* every active job, running or not, is in act */
     .on_requeue = afs_requeue,
     .on_finish = afs_finish,
     .on_node = afs_node,

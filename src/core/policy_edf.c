@@ -111,6 +111,16 @@ static int edf_arrival(void *st, gs_job *j)
     return rc ? rc : arm(f);
 }
 
+/* A running job adopted (daemon restart, reconfiguration): elastic mode keeps every active job
+ * in act; the rigid mode queues waiting jobs only. */
+static int edf_adopt(void *st, gs_job *j)
+{
+    edf *f = st;
+    if (!f->max) return 0;
+    int rc = insert(f, &f->act, j);
+    return rc ? rc : arm(f);
+}
+
 static int edf_finish(void *st, gs_job *j)
 {
     edf *f = st;
@@ -218,6 +228,7 @@ const gs_policy_ops gs_policy_edf = {
     .create = edf_create,
     .destroy = edf_destroy,
     .on_arrival = edf_arrival,
+    .on_adopt = edf_adopt,
     .on_requeue = edf_requeue,
     .on_finish = edf_finish,
     .on_timer = edf_timer,

@@ -437,6 +437,22 @@ static int arm(ef *f)
     return gs_engine_set_timer(f->e, f->timer_at, TAG_SLOT);
 }
 
+/* A running job adopted (daemon restart, reconfiguration): it joins the active jobs in their
+ * order without admission control (it runs already). */
+static int ef_adopt(void *st, gs_job *j)
+{
+    ef *f = st;
+    int rc = ensure_cap(f, f->nact + 1);
+    if (rc) return rc;
+    size_t at = 0;
+    while (at < f->nact && before(gs_engine_job(f->e, (size_t)f->act[at]), j)) at++;
+    memmove(&f->act[at + 1], &f->act[at], (f->nact - at) * sizeof *f->act);
+    f->act[at] = j->slot;
+    f->nact++;
+    f->dirty = 1;
+    return arm(f);
+}
+
 static int ef_arrival(void *st, gs_job *j)
 {
     ef *f = st;
@@ -551,6 +567,7 @@ const gs_policy_ops gs_policy_elasticflow = {
     .create = ef_create,
     .destroy = ef_destroy,
     .on_arrival = ef_arrival,
+    .on_adopt = ef_adopt,
     .on_requeue = ef_requeue,
     .on_finish = ef_finish,
     .on_node = ef_node,

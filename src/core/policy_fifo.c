@@ -57,6 +57,14 @@ static int fifo_arrival(void *st, gs_job *j)
     return gs_jobq_push_back(&f->q, j->slot);
 }
 
+/* A running job adopted (daemon restart, reconfiguration): fifo keeps no state for running
+ * jobs. */
+static int fifo_adopt(void *st, gs_job *j)
+{
+    (void)st, (void)j;
+    return 0;
+}
+
 /* Put a requeued job back at its arrival position (slots follow arrival order). */
 static int fifo_requeue(void *st, gs_job *j)
 {
@@ -101,6 +109,7 @@ const gs_policy_ops gs_policy_fifo = {
     .create = fifo_create,
     .destroy = fifo_destroy,
     .on_arrival = fifo_arrival,
+    .on_adopt = fifo_adopt,
     .on_requeue = fifo_requeue,
     .on_finish = fifo_finish,
     .schedule = fifo_schedule,
@@ -113,6 +122,7 @@ const gs_policy_ops gs_policy_fifo_backfill = {
     .create = backfill_create,
     .destroy = fifo_destroy,
     .on_arrival = fifo_arrival,
+    .on_adopt = fifo_adopt,
     .on_requeue = fifo_requeue,
     .on_finish = fifo_finish,
     .schedule = fifo_schedule,

@@ -518,6 +518,7 @@ const gs_policy_ops gs_policy_optimus = {
     .create = opt_create,
     .destroy = opt_destroy,
     .on_arrival = opt_arrival,
+    .on_adopt = opt_arrival, /* every active job, running or not, is counted */
     .on_requeue = opt_requeue,
     .on_finish = opt_finish,
     .on_timer = opt_timer,

@@ -261,6 +261,7 @@ const gs_policy_ops gs_policy_tiresias_tj = {
     .create = ttj_create,
     .destroy = ttj_destroy,
     .on_arrival = ttj_arrival,
+    .on_adopt = ttj_arrival, /* every active job, running or not, is in a queue */
     .on_requeue = ttj_requeue,
     .on_finish = ttj_finish,
     .on_timer = ttj_timer,
