@@ -7,7 +7,7 @@
  * through the wrappers below, which count them while armed and fail exactly
  * the N-th.  For every policy in the registry, on a small trace that makes it
  * use its mechanisms (queues, preemption, time-slicing, packing, migration,
- * a node failure and recovery), the test runs the simulation once unarmed
+ * a node failure and recovery, two reconfigurations), the test runs the simulation once unarmed
  * (the reference: a digest of every observer record and of every job's final
  * accounting), then again failing allocation N = 1, 2, ... until a run
  * completes without reaching its N-th allocation.  Each failed run must
@@ -25,6 +25,7 @@
 
 #include "config.h"
 #include "gsched/gsched.h"
+#include "gsched/policy.h"
 #include "harness.h"
 
 /* ---- the failing allocator ------------------------------------------------------------------ */
@@ -134,13 +135,15 @@ static int hived_cluster(const gs_policy_ops *ops)
            !strcmp(ops->name, "quota");
 }
 
-static gs_cluster *make_cluster(const gs_policy_ops *ops)
+/* The cluster of the run (second = 0), and the one it is reconfigured to (second = 1: one node
+ * of the two, then the full cluster again; HiveD's basic example read again). */
+static gs_cluster *make_cluster(const gs_policy_ops *ops, int second)
 {
     gs_diag d;
     gs_diag_init(&d, NULL);
     gs_cluster *c = NULL;
     if (!hived_cluster(ops)) {
-        if (gs_cluster_parse_shorthand("2x4:V100", &c, &d)) return NULL;
+        if (gs_cluster_parse_shorthand(second == 1 ? "1x4:V100" : "2x4:V100", &c, &d)) return NULL;
         return c;
     }
     const char *path = test_src("data/examples/hived-basic.yaml");
@@ -209,8 +212,11 @@ static void probe_failing(gs_engine *e, const char *vc)
 static outcome run_once(const gs_policy_ops *ops, long fail, int probing)
 {
     outcome o = {0};
-    gs_cluster *c = make_cluster(ops);
-    if (!c) {
+    gs_cluster *c = make_cluster(ops, 0), *c1 = make_cluster(ops, 1), *c2 = make_cluster(ops, 2);
+    if (!c || !c1 || !c2) {
+        gs_cluster_destroy(c);
+        gs_cluster_destroy(c1);
+        gs_cluster_destroy(c2);
         o.rc = GS_EINTERNAL;
         snprintf(o.msg, sizeof o.msg, "cannot build the cluster");
         return o;
@@ -274,6 +280,13 @@ static outcome run_once(const gs_policy_ops *ops, long fail, int probing)
     }
     if (!rc) rc = gs_engine_add_node_event(e, gs_time_from_sec(150 * scale), 1, 1);
     if (!rc) rc = gs_engine_add_node_event(e, gs_time_from_sec(450 * scale), 1, 0);
+    /* work-preserving reconfigurations (issue 14): jobs running on GPUs that vanish, the policy
+     * created again and told of every job */
+    int rcf = ops->on_adopt != NULL; /* a policy without it cannot be reconfigured */
+    /* (gandiva: after its migration, which an earlier re-creation would change) */
+    double rt = strncmp(ops->name, "gandiva", 7) ? 200 : 1300;
+    if (!rc && rcf) rc = gs_engine_add_reconfig_event(e, gs_time_from_sec(rt * scale), c1);
+    if (!rc && rcf) rc = gs_engine_add_reconfig_event(e, gs_time_from_sec((rt + 100) * scale), c2);
     if (!rc && !probing) rc = gs_engine_run(e);
     while (!rc && probing && !probe_err[0] && (rc = gs_engine_step(e)) == 1) {
         probe_failing(e, hv ? "VC1" : NULL);
@@ -316,6 +329,8 @@ static outcome run_once(const gs_policy_ops *ops, long fail, int probing)
     o.digest = h;
     gs_engine_destroy(e);
     gs_cluster_destroy(c);
+    gs_cluster_destroy(c1);
+    gs_cluster_destroy(c2);
     gs_params_release(&p);
     return o;
 }

@@ -16,7 +16,7 @@
  *   - randomized: random HiveD-format clusters, reconfigured at random
  *     instants to random sub- and super-clusters (nodes removed, added,
  *     moved between chains, with fewer or more GPUs; VCs redrawn), under
- *     several policies, with node failures and bad marks: after every instant
+ *     eleven policies, with node failures and bad marks: after every instant
  *     gs_engine_check passes, no job
  *     running before a reconfiguration is stopped by it, and every job ends.
  */
@@ -193,6 +193,15 @@ static void t_refused(void)
     ASSERT_EQ(gs_engine_add_reconfig_event(e, 0, a), GS_EINVAL);
     ASSERT_EQ(gs_engine_add_reconfig_event(e, 0, NULL), GS_EINVAL);
     gs_engine_destroy(e);
+    /* a policy that cannot be told of running jobs (no on_adopt) cannot be reconfigured */
+    gs_cluster *b = shorthand("1x4");
+    ASSERT(b);
+    ASSERT_OK(create(a, "gandiva-emul", NULL, &e, &d));
+    ASSERT_EQ(gs_engine_add_reconfig_event(e, 0, b), GS_EUNSUPPORTED);
+    ASSERT_EQ(gs_engine_reconfigure(e, b, &d), GS_EUNSUPPORTED);
+    ASSERT_CONTAINS(d.msg, "no on_adopt");
+    gs_engine_destroy(e);
+    gs_cluster_destroy(b);
     /* hived refuses a cluster without a HiveD config: the engine stays on its own */
     gs_cluster *h = hived_file("hived-config-2.yaml");
     ASSERT(h);
@@ -650,6 +659,7 @@ static int run_random(uint64_t seed, const char *policy, char *err, size_t cap)
     }
     for (int i = 1; i < NCFG; i++) {
         gs_time t = (gs_time)gs_rng_below(&r, 400) * GS_SEC;
+        if (getenv("RECONF_NONE")) continue; /* debugging: the same run, never reconfigured */
         if (gs_engine_add_reconfig_event(e, t, cl[i])) {
             snprintf(err, cap, "reconfig event %d refused", i);
             goto out;
@@ -715,8 +725,11 @@ out:
 
 static void t_random(void)
 {
+    /* afs, elasticflow and pollux are left out: on these clusters of two GPU types some of
+     * their jobs wait for ever even when never reconfigured (RECONF_NONE=1 shows it) */
     static const char *pols[] = {"fifo",    "fifo-backfill", "tiresias-las", "gandiva",
-                                 "yarn-cs", "hived",         "private"};
+                                 "yarn-cs", "hived",         "private",      "edf",
+                                 "optimus", "tiresias-tj",   "srtf"};
     const char *only = getenv("RECONF_SEED"), *pol = getenv("RECONF_POLICY"); /* debugging */
     for (uint64_t seed = 1; seed <= 300; seed++) {
         if (only && (uint64_t)atoll(only) != seed) continue;

@@ -755,7 +755,8 @@ int gs_engine_add_cancel_event(gs_engine *e, gs_time t, int64_t id, const char *
  *   instant.  Never leaves a job stuck.  A RECONFIG record says what changed
  *   (then a NOTE per job with vanished GPUs).
  * GS_EINVAL (+ diag) when 'c' is the engine's own cluster, has no GPU, or the
- * policy refuses it (e.g. hived without a HiveD config); GS_ENOMEM.  On these
+ * policy refuses it (e.g. hived without a HiveD config); GS_EUNSUPPORTED when
+ * the policy has no on_adopt op (gandiva-emul); GS_ENOMEM.  On these
  * errors nothing changed and the engine is not failed.  Errors of the hooks
  * once the change is made fail the engine (see "Errors").
  */

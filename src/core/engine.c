@@ -186,6 +186,8 @@ struct gs_engine {
     gs_cluster **rcl;
     size_t nrcl;
     int reconfigured; /* the cluster changed once: a requeued job may never fit again */
+    int pol_partial;  /* a hook failed while the new policy was being told of the jobs: it does
+                         not know them all, so its check() is not asked (the engine's is) */
     int32_t *recheck; /* slots requeued since, to be checked at the end of the instant */
     size_t nrecheck, caprecheck;
 };
@@ -1061,6 +1063,16 @@ int gs_engine_try_start(gs_engine *e, const gs_job *cj, gs_locality level)
     return gs_engine_start(e, j, out, j->gpus);
 }
 
+/* 1 when one of v's GPUs is out of service (a bad or drained node): releasing them gives no
+ * room, and gs_cluster_alloc could not take them back - such a job is never a tentative
+ * victim (gs_engine_start_preempting, the dry run). */
+static int holds_down_gpu(const gs_engine *e, const gs_job *v)
+{
+    for (int k = 0; k < v->nalloc; k++)
+        if (gs_cluster_gpu(e->c, v->alloc[k])->down) return 1;
+    return 0;
+}
+
 static int refund_and_release(gs_engine *e, gs_job *v)
 {
     for (int t = 0; t < v->ntasks && (v->cpus_per_task || v->mem_mb_per_task) && !v->uncharged; t++)
@@ -1093,7 +1105,7 @@ int gs_engine_start_preempting(gs_engine *e, const gs_job *cj, gs_locality level
     int k = 0, found = 0, prc = 0;
     for (; k < ncands && !found; k++) {
         gs_job *v = mut(e, cands[k]);
-        if (v->state != GS_JOB_RUNNING || !v->alloc) continue;
+        if (v->state != GS_JOB_RUNNING || !v->alloc || holds_down_gpu(e, v)) continue;
         if (refund_and_release(e, v)) break;
         prc = gs_place_find(e->c, &r, out);
         found = prc == 0;
@@ -1104,7 +1116,7 @@ int gs_engine_start_preempting(gs_engine *e, const gs_job *cj, gs_locality level
     }
     /* undo every tentative release, then preempt only the jobs the placement uses */
     for (int i = 0; i < k; i++)
-        if (cands[i]->state == GS_JOB_RUNNING && cands[i]->alloc)
+        if (cands[i]->state == GS_JOB_RUNNING && cands[i]->alloc && !holds_down_gpu(e, cands[i]))
             recharge_and_alloc(e, mut(e, cands[i]));
     if (prc == GS_ENOMEM) return latch(e, prc);
     if (!found) return GS_ENOFIT;
@@ -3199,7 +3211,7 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
     if (run != e->nrunning)
         return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "nrunning %zu but %zu jobs hold GPUs",
                            e->nrunning, run);
-    if (e->pol->check) return e->pol->check(e->pst, diag);
+    if (e->pol->check && !e->pol_partial) return e->pol->check(e->pst, diag);
     return 0;
 }
 
@@ -3414,7 +3426,7 @@ static int probe_preempt(gs_engine *e, const gs_job *t, const gs_place_req *r, i
     for (size_t s = 0; s < e->njobs && n < e->nrunning; s++) {
         gs_job *v = job_at(e, s);
         if (v->state != GS_JOB_RUNNING || !v->alloc || v->pack_with >= 0 ||
-            v->protect_until > e->now)
+            v->protect_until > e->now || holds_down_gpu(e, v))
             continue;
         gs_queue_key k;
         if ((rc = e->pol->rank(e->pst, v, &k)) != 0) {
@@ -3699,7 +3711,7 @@ static int policy_on(gs_engine *e, gs_cluster *c, void **pst, int keep, gs_diag 
 {
     gs_cluster *old = e->c;
     gs_locality lv = e->max_level;
-    int err0 = e->err;
+    int err0 = e->err, want0 = e->want_pass;
     uint64_t seq0 = e->seq;
     e->c = c;
     e->max_level = GS_LOCALITY_STRICT;
@@ -3728,7 +3740,8 @@ static int policy_on(gs_engine *e, gs_cluster *c, void **pst, int keep, gs_diag 
         }
         e->c = old;
         e->max_level = lv;
-        e->err = err0; /* a refused (or out-of-memory) create is an answer, not a failure */
+        e->want_pass = want0; /* a create asking for a pass (request_pass) asked for nothing */
+        e->err = err0;        /* a refused (or out-of-memory) create is an answer, not a failure */
     }
     return rc;
 }
@@ -3796,6 +3809,7 @@ static int recheck_requeued(gs_engine *e)
 int gs_engine_add_reconfig_event(gs_engine *e, gs_time t, gs_cluster *c)
 {
     if (e->err) return e->err;
+    if (!e->pol->on_adopt) return GS_EUNSUPPORTED; /* it could not learn of running jobs */
     if (!c || c == e->c || !gs_cluster_ngpus(c)) return GS_EINVAL;
     /* the policy must accept the cluster: try it now, so the event itself cannot be refused */
     void *pst;
@@ -3816,6 +3830,11 @@ int gs_engine_add_reconfig_event(gs_engine *e, gs_time t, gs_cluster *c)
 int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d)
 {
     if (e->err) return e->err;
+    if (!e->pol->on_adopt)
+        return gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
+                           "policy '%s' cannot be told of running jobs (no on_adopt): it cannot "
+                           "be reconfigured under them",
+                           e->pol->name);
     if (!c || c == e->c)
         return gs_diag_set(d, GS_EINVAL, 0, 0,
                            "reconfiguration needs another cluster than the engine's own");
@@ -4023,6 +4042,7 @@ int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d)
         hook_job(e, e->pol->on_arrival, j);
     }
     free(ntype), free(npin);
+    if (e->err) e->pol_partial = 1;
     e->reconfigured = 1;
     e->want_pass = 1;
     return e->err;
