@@ -66,7 +66,7 @@ void gsd_observe(void *ud, const gs_record *r)
         x->stop = GSD_STOP_NONE;
         x->exit_code = INT32_MIN;
         free(x->alloc);
-        gsd_describe_alloc(g->c, j->alloc, j->nalloc, x->where, sizeof x->where, &x->alloc);
+        gsd_describe_job_alloc(g->c, j, x->where, sizeof x->where, &x->alloc);
         if (x->runs == 1) gsd_hist_observe(&g->m.wait, gs_time_to_sec(r->t - x->submit));
         g->m.launches++;
         gsd_push_rec(g, r->type, j->slot, r->t, "run %d on %s", x->runs, x->where);
@@ -104,7 +104,7 @@ void gsd_observe(void *ud, const gs_record *r)
         return;
     case GS_REC_RESUME:
         free(x->alloc);
-        gsd_describe_alloc(g->c, j->alloc, j->nalloc, x->where, sizeof x->where, &x->alloc);
+        gsd_describe_job_alloc(g->c, j, x->where, sizeof x->where, &x->alloc);
         gsd_push_rec(g, r->type, j->slot, r->t, "%s%sSIGCONT on %s", r->reason ? r->reason : "",
                      r->reason ? ": " : "", x->where);
         return;

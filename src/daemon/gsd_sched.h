@@ -263,6 +263,9 @@ void gsd_track(gsd_sched *g, const gs_job *j, gsd_jobx *x);
 int gsd_vc_known(const gsd_sched *g, const char *vc);
 void gsd_describe_alloc(const gs_cluster *c, const int32_t *gpus, int n, char *where, size_t wcap,
                         char **list);
+/* The same for a job's current GPUs, those the cluster lacks (gs_job.vanished) as -1. */
+void gsd_describe_job_alloc(const gs_cluster *c, const gs_job *j, char *where, size_t wcap,
+                            char **list);
 gs_time gsd_job_grace(gsd_sched *g, const gsd_jobx *x);
 
 /* commit.c */

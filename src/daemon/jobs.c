@@ -208,6 +208,24 @@ void gsd_describe_alloc(const gs_cluster *c, const int32_t *gpus, int n, char *w
     }
 }
 
+/* The same for job j, whose GPUs the cluster lacks (gs_job.vanished: a restart with a changed
+ * config) are -1 in the list - so that the next start adopts it again on the GPUs it has,
+ * the others still not counted - and "(+N gone)" in the summary. */
+void gsd_describe_job_alloc(const gs_cluster *c, const gs_job *j, char *where, size_t wcap,
+                            char **list)
+{
+    gsd_describe_alloc(c, j->alloc, j->nalloc, where, wcap, list);
+    if (j->vanished <= 0) return;
+    size_t ln = strlen(*list), cap = ln + (size_t)j->vanished * 3 + 1;
+    char *l = realloc(*list, cap);
+    if (!l) abort();
+    for (int k = 0; k < j->vanished; k++)
+        ln += (size_t)snprintf(l + ln, cap - ln, ln ? ",-1" : "-1");
+    *list = l;
+    size_t w = strlen(where);
+    if (w + 16 < wcap) snprintf(where + w, wcap - w, "%s(+%d gone)", w ? " " : "", j->vanished);
+}
+
 gs_time gsd_job_grace(gsd_sched *g, const gsd_jobx *x)
 {
     return x->spec.grace > 0 ? x->spec.grace : g->sh.o.grace;

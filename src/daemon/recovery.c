@@ -235,7 +235,7 @@ static int parse_alloc(const char *s, int **out, int *n)
     while (*p) {
         char *e;
         long x = strtol(p, &e, 10);
-        if (e == p || x < 0 || x > INT_MAX) {
+        if (e == p || x < -1 || x > INT_MAX) { /* -1: a GPU the cluster lacked already */
             free(v);
             return GS_EINVAL;
         }
@@ -480,7 +480,7 @@ static int recover_row(void *ud, gsd_jobrow *r)
         }
     } else {
         free(x->alloc);
-        gsd_describe_alloc(g->c, j->alloc, j->nalloc, x->where, sizeof x->where, &x->alloc);
+        gsd_describe_job_alloc(g->c, j, x->where, sizeof x->where, &x->alloc);
         if (st == GS_JOB_PREEMPTED) {
             gs_engine_preempt(g->e, j, "stop resumed after a daemon restart");
             if (x->stop == GSD_STOP_NONE) x->stop = GSD_STOP_PREEMPT;

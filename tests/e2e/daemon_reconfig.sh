@@ -11,7 +11,8 @@
 #   hived: HiveD-format configs, the M60 chain and node k0 deleted, the default VC shrunk to
 #         one node: the M60 job runs on unaccounted, the 2-node default job runs on with its
 #         remaining node guaranteed (a same-priority default job waits for it), a waiting M60
-#         job is rejected, a vc1 K80 job starts on the free node.
+#         job is rejected, a vc1 K80 job starts on the free node; restarted once more on the
+#         same config, the jobs on GPUs that are gone are adopted again (stored as -1).
 # Every wait is bounded; daemons are stopped by pid (lib/daemon.sh).
 # usage: daemon_reconfig.sh GSCHED_BIN SOURCE_DIR
 set -u
@@ -100,6 +101,13 @@ d2=$(gsub --vc default --priority test -C K80 -g 2 -- sh -c "$(task hd)")
 v=$(gsub --vc vc1 --priority test -C K80 -g 2 -- sh -c "$(task hv)")
 wait_state "$v" RUNNING 30 || bad "a vc1 K80 job starts on the free node"
 check "a default job of the same priority waits for the adopted one" [ "$(state "$d2")" = PENDING ]
+check "its placement says what is gone ($(field "$k" Placement))" contains "$(field "$k" Placement)" "(+2 gone)"
+echo "# restarted again on the same config: the jobs on GPUs that are gone are adopted again"
+d_kill9
+d_start hived --cluster "$tmp/b.yaml" --policy hived --grace 2s || { bad "second restart"; finish; }
+check "the M60 job is still running" [ "$(state "$m")" = RUNNING ]
+check "the 2-node K80 job is still running" [ "$(state "$k")" = RUNNING ]
+check "the default job still waits" [ "$(state "$d2")" = PENDING ]
 release hk
 wait_state "$k" DONE 30 || bad "the 2-node job ends when its tasks end (tracked on a vanished node too)"
 wait_state "$d2" RUNNING 30 || bad "the default job runs once it ended"
@@ -107,7 +115,6 @@ release hm
 wait_state "$m" DONE 30 || bad "the M60 job ends when its tasks end (tracked though its chain is gone)"
 release hd; release hv
 wait_idle 30 || bad "hived idle"
-echo "# a third start on the same config keeps everything as it is"
 d_stop || bad "hived stop"
 d_start hived --cluster "$tmp/b.yaml" --policy hived --grace 2s || { bad "restart on the same config"; finish; }
 check "final states kept" [ "$(state "$m")" = DONE ] && [ "$(state "$w")" = REJECTED ]
