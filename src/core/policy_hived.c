@@ -70,8 +70,8 @@
  * run only there, ordered and preempted by priority inside the VC as above;
  * no opportunistic sharing.
  *
- * Adoption (daemon restart, reconfiguration; HiveD section 3.11; h_adopt): a
- * running job's GPUs are mapped onto its VC's cells (an existing binding, else
+ * Adoption (daemon restart, reconfiguration; HiveD section 3.11; h_adopt): each
+ * task of a running job is mapped into one of its VC's cells (an existing binding, else
  * an unbound pa bound at that very physical cell, else a pa taken from the
  * VC's lower-priority jobs, which are lazily preempted), keeping VC safety;
  * when a GPU finds no cell the job is lazily preempted (opportunistic, still
@@ -2274,9 +2274,11 @@ static int h_finish(void *st, gs_job *j)
 
 /*
  * Adoption (a daemon restart, or a reconfiguration: gs_engine_reconfigure), HiveD section
- * 3.11.  A running job's GPUs are mapped onto its VC's cells one by one: a GPU inside a
- * cell already bound to one of the VC's pa keeps it; otherwise a pa of the VC that is
- * unbound (largest level first) is bound to the physical cell of its level around the GPU,
+ * 3.11.  A running job's tasks are mapped onto its VC's cells one by one, each task into ONE
+ * cell (as HiveD maps a pod into one preassigned cell; after GPUs vanished, GPU by GPU): a
+ * task inside a cell already bound to one of the VC's pa keeps it; otherwise a pa of the VC
+ * that is unbound (largest level first) is bound to the physical cell of its level around
+ * the task's GPUs,
  * splitting the free cell that contains it (buddy allocation, as bind_pa, but at that very
  * cell; a doomed binding gives way); failing that, a pa of the VC bound elsewhere whose
  * guaranteed jobs all rank below this one is taken: they are lazily preempted.  A binding
@@ -2373,10 +2375,13 @@ static int take_pa_from_lower(hived *h, int32_t q, const gs_job *j)
     return a->cell < 0;
 }
 
-/* Map GPU g of job j onto a cell of VC v (see above).  1 mapped, 0 not. */
-static int adopt_gpu(hived *h, const gs_job *j, int v, int32_t g)
+/* Map the GPUs g[0..n) of one task of job j (or one GPU) onto ONE cell of VC v, as HiveD
+ * maps a pod into one preassigned cell (see above).  1 mapped, 0 not. */
+static int adopt_task(hived *h, const gs_job *j, int v, const int32_t *g, int n)
 {
-    int32_t p = h->gpu_pa[g];
+    int32_t p = h->gpu_pa[g[0]];
+    for (int i = 1; i < n; i++)
+        if (h->gpu_pa[g[i]] != p) return 0; /* across cells (or partly outside one) */
     if (p >= 0 && h->pa[p].vc == v && h->pa[p].doomed) {
         /* doomed to bad hardware ahead of time, now used: an ordinary binding */
         h->pa[p].doomed = 0;
@@ -2390,8 +2395,13 @@ static int adopt_gpu(hived *h, const gs_job *j, int v, int32_t g)
                 pa *a = &h->pa[q];
                 if (a->level != lv || a->pinned || a->fixed) continue;
                 if ((pass == 0) != (a->cell < 0 || a->doomed)) continue;
-                int32_t x = gpu_cell_at(h, g, a->chain, lv);
+                int32_t x = gpu_cell_at(h, g[0], a->chain, lv);
                 if (x < 0) continue;
+                const gs_cell *cx = gs_cluster_cell(h->c, x);
+                int inside = 1;
+                for (int i = 1; i < n && inside; i++)
+                    inside = g[i] >= cx->gpu_lo && g[i] < cx->gpu_hi;
+                if (!inside) continue; /* the task does not fit one cell of this level */
                 if (a->doomed)
                     unbind_raw(h, q); /* its doomed binding gives way (doom_sync
                                          binds again what must be) */
@@ -2413,7 +2423,15 @@ static int h_adopt(void *st, gs_job *j)
     h->jvc[j->slot] = v;
     int want = j->priority >= 0 || h->private_mode; /* a guaranteed job */
     int guar = want && v >= 0 && j->nalloc > 0;
-    for (int i = 0; guar && i < j->nalloc && !h->err; i++) guar = adopt_gpu(h, j, v, j->alloc[i]);
+    if (!j->vanished) {
+        /* task by task: each task's GPUs in one cell of the VC */
+        for (int t = 0; guar && t < j->ntasks && !h->err; t++)
+            guar = adopt_task(h, j, v, j->alloc + gs_job_task_first(j, t), gs_job_task_gpus(j, t));
+    } else {
+        /* some GPUs vanished: alloc is no longer grouped by task, each GPU on its own */
+        for (int i = 0; guar && i < j->nalloc && !h->err; i++)
+            guar = adopt_task(h, j, v, j->alloc + i, 1);
+    }
     if (h->err) return h->err;
     account_start(h, j, guar ? K_GUAR : K_OPP);
     if (!guar && v >= 0) sweep(h, v);                 /* cells it bound before a GPU found none */
