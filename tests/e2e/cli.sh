@@ -102,5 +102,18 @@ printf '10,n0,broken\n' > "$tmp/bad-ev2.csv"
 expect 2 "expected 'down', 'up', 'bad' or 'good', got 'broken'" -- "$bin" sim --cluster 2x2 \
   --trace "$tmp/bad.csv" --policy fifo --events "$tmp/bad-ev2.csv" --out "$tmp/bad-out2" -q
 
+# the README's HiveD example: HiveD's design config as it is, the bundled trace with the design
+# request's 16+8+8+8+4 gang; every job ends, each inside one chain; fifo refuses the grouped ones
+design=$src/tests/hived-configs/config/design/hivedscheduler.yaml
+"$bin" sim --cluster "$design" --trace "$src/data/examples/hived-design.csv" --policy hived,fifo \
+  --out "$tmp/design" -q
+got=$(awk -F, 'NR>1 && $9=="DONE"' "$tmp/design/hived/jobs.csv" | wc -l)
+rj=$(grep -c 'need a policy that places them: hived' "$tmp/design/fifo/jobs.csv")
+if [ "$got" -eq 7 ] && [ "$rj" -eq 2 ]; then
+  pass=$((pass+1)); echo "ok - HiveD design config and trace: 7 done under hived, 2 refused by fifo"
+else
+  fail=$((fail+1)); echo "not ok - HiveD design config and trace: $got done, $rj refused"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
