@@ -153,7 +153,8 @@ static char *xstrdup(const char *s)
 }
 
 enum {
-    O_GPUTYPE = 1,
+    O_GPUTYPE = 256, /* past every char: getopt_long returns 1 for a non-option word (shortopts
+                        starts with -) */
     O_NOGANG,
     O_DURATION,
     O_GRACE,

@@ -35,6 +35,9 @@ for f in "$src"/docs/examples/*.yaml; do
   expect 3 "cannot reach" -- "$bin" submit "$f" --server "http://127.0.0.1:$port"
 done
 
+# --gpu-type takes its value (it was read as the FILE: "V100: cannot open")
+expect 3 "cannot reach" -- "$bin" submit --gpu-type V100 --server "http://127.0.0.1:$port" -- true
+
 d_start cli --cluster 2x2 --grace 1s || { bad "daemon start"; finish; }
 
 # submit forms
