@@ -1033,6 +1033,9 @@ static void machine_in_two_chains(void)
     ASSERT(a > 0);
     ASSERT(wait_state(&dm, a, "RUNNING"));
     ASSERT_STR(job_str(&dm, a, "placement"), "n0:2-3");
+    char want[64];
+    snprintf(want, sizeof want, "launch %lld 1 n0", a); /* the machine's name, for the manager */
+    ASSERT(wait_rec(want));
     ASSERT_STR(cell_field(&dm, "n0", "A-NODE", "node_cells"), "2");
     /* 2 of n0's GPUs are used outside: not A's (its job holds them), so B's */
     ASSERT_OK(control("outside n0 2\n"));
@@ -1054,7 +1057,6 @@ static void machine_in_two_chains(void)
     ASSERT_STR(job_str(&dm, c, "placement"), "n0:0-1");
     /* n0 fails: the jobs on both its cells stop and wait; n1's runs on */
     ASSERT_OK(control("node n0 down Not responding\n"));
-    char want[64];
     snprintf(want, sizeof want, "stop %lld", a);
     ASSERT(wait_rec(want));
     snprintf(want, sizeof want, "stop %lld", c);
