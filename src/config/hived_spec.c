@@ -201,6 +201,20 @@ static int v1_int(struct fy_node *m, const char *key, const char *legacy, int64_
     return gs_yaml_int(x, gs_yaml_get(m, key) ? key : legacy, INT32_MIN, INT32_MAX, out, d);
 }
 
+/* HiveD's first two checks of every spec version: a VC is named, the priority is in range. */
+static int check_vc_prio(struct fy_node *n, const char *vc, int64_t prio, gs_diag *d)
+{
+    if (!*vc)
+        return gs_yaml_err(d, at_key(n, "virtualCluster"), GS_EINVAL, "VirtualCluster is empty");
+    if (prio < GS_PRIO_OPPORTUNISTIC)
+        return gs_yaml_err(d, at_key(n, "priority"), GS_EINVAL, "Priority is less than %d",
+                           GS_PRIO_OPPORTUNISTIC);
+    if (prio > GS_HIVED_MAX_PRIORITY)
+        return gs_yaml_err(d, at_key(n, "priority"), GS_EINVAL, "Priority is greater than %d",
+                           GS_HIVED_MAX_PRIORITY);
+    return 0;
+}
+
 static int parse_v1(struct fy_node *n, gs_job_spec *s, gs_spec_buf *b, gs_diag *d)
 {
     static const char *const keys[] = {"version",
@@ -237,14 +251,7 @@ static int parse_v1(struct fy_node *n, gs_job_spec *s, gs_spec_buf *b, gs_diag *
     static const char *const agk[] = {"name", "members", NULL};
     if (ag && (rc = gs_yaml_check_keys(ag, agk, "affinityGroup", d))) return rc;
     /* HiveD's order of checks */
-    if (!*vc)
-        return gs_yaml_err(d, at_key(n, "virtualCluster"), GS_EINVAL, "VirtualCluster is empty");
-    if (prio < GS_PRIO_OPPORTUNISTIC)
-        return gs_yaml_err(d, at_key(n, "priority"), GS_EINVAL, "Priority is less than %d",
-                           GS_PRIO_OPPORTUNISTIC);
-    if (prio > GS_HIVED_MAX_PRIORITY)
-        return gs_yaml_err(d, at_key(n, "priority"), GS_EINVAL, "Priority is greater than %d",
-                           GS_HIVED_MAX_PRIORITY);
+    if ((rc = check_vc_prio(n, vc, prio, d))) return rc;
     if (leaf <= 0)
         return gs_yaml_err(d, at_v1(n, "leafCellNumber", "gpuNumber"), GS_EINVAL,
                            "LeafCellNumber is non-positive");
@@ -452,14 +459,7 @@ static int parse_v2(struct fy_node *n, const gs_cluster *c, gs_job_spec *s, gs_s
         return rc;
     struct fy_node *root = gs_yaml_get(n, "podRootGroup");
     if (root && ynull(root)) root = NULL;
-    if (!*vc)
-        return gs_yaml_err(d, at_key(n, "virtualCluster"), GS_EINVAL, "VirtualCluster is empty");
-    if (prio < GS_PRIO_OPPORTUNISTIC)
-        return gs_yaml_err(d, at_key(n, "priority"), GS_EINVAL, "Priority is less than %d",
-                           GS_PRIO_OPPORTUNISTIC);
-    if (prio > GS_HIVED_MAX_PRIORITY)
-        return gs_yaml_err(d, at_key(n, "priority"), GS_EINVAL, "Priority is greater than %d",
-                           GS_HIVED_MAX_PRIORITY);
+    if ((rc = check_vc_prio(n, vc, prio, d))) return rc;
     if (cells <= 0)
         return gs_yaml_err(d, at_key(n, "cellNumber"), GS_EINVAL, "CellNumber is non-positive");
     v2 v = {c, b, d, 0, 0};

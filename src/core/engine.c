@@ -384,22 +384,34 @@ static int heap_push(gs_engine *e, ev x)
     return 0;
 }
 
-static ev heap_pop(gs_engine *e)
+/* Put x into the hole at i and sift it down to its place among the nheap entries. */
+static void heap_sift(gs_engine *e, size_t i, ev x)
 {
-    ev top = e->heap[0];
-    ev last = e->heap[--e->nheap];
-    size_t i = 0, n = e->nheap;
+    size_t n = e->nheap;
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
-        const ev *mv = &last;
+        const ev *mv = &x;
         if (l < n && ev_less(&e->heap[l], mv)) m = l, mv = &e->heap[l];
         if (r < n && ev_less(&e->heap[r], mv)) m = r;
         if (m == i) break;
         e->heap[i] = e->heap[m];
         i = m;
     }
-    if (n) e->heap[i] = last;
+    e->heap[i] = x;
+}
+
+static ev heap_pop(gs_engine *e)
+{
+    ev top = e->heap[0];
+    ev last = e->heap[--e->nheap];
+    if (e->nheap) heap_sift(e, 0, last);
     return top;
+}
+
+/* Heap order again over every entry (after entries were dropped or rekeyed in place). */
+static void heap_rebuild(gs_engine *e)
+{
+    for (size_t i = e->nheap / 2; i-- > 0;) heap_sift(e, i, e->heap[i]);
 }
 
 /* ---- jobs ------------------------------------------------------------------------ */
@@ -3724,20 +3736,7 @@ static int policy_on(gs_engine *e, gs_cluster *c, void **pst, int keep, gs_diag 
         for (size_t i = 0; i < e->nheap; i++)
             if (e->heap[i].seq < seq0) e->heap[k++] = e->heap[i];
         e->nheap = k;
-        for (size_t i = k / 2; i-- > 0;) { /* heapify again: sift down */
-            size_t p = i;
-            ev x = e->heap[p];
-            for (;;) {
-                size_t l = 2 * p + 1, r = l + 1, m = p;
-                const ev *mv = &x;
-                if (l < k && ev_less(&e->heap[l], mv)) m = l, mv = &e->heap[l];
-                if (r < k && ev_less(&e->heap[r], mv)) m = r;
-                if (m == p) break;
-                e->heap[p] = e->heap[m];
-                p = m;
-            }
-            e->heap[p] = x;
-        }
+        heap_rebuild(e);
         e->c = old;
         e->max_level = lv;
         e->want_pass = want0; /* a create asking for a pass (request_pass) asked for nothing */
@@ -3757,20 +3756,7 @@ static void heap_filter(gs_engine *e, uint64_t seq0, const int32_t *nmap)
         e->heap[k++] = x;
     }
     e->nheap = k;
-    for (size_t i = k / 2; i-- > 0;) {
-        size_t p = i;
-        ev x = e->heap[p];
-        for (;;) {
-            size_t l = 2 * p + 1, r = l + 1, m = p;
-            const ev *mv = &x;
-            if (l < k && ev_less(&e->heap[l], mv)) m = l, mv = &e->heap[l];
-            if (r < k && ev_less(&e->heap[r], mv)) m = r;
-            if (m == p) break;
-            e->heap[p] = e->heap[m];
-            p = m;
-        }
-        e->heap[p] = x;
-    }
+    heap_rebuild(e);
 }
 
 /* Why waiting job j can never run on the engine's cluster (the arrival rules: placement on

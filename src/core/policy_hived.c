@@ -921,6 +921,19 @@ static int slot_cmp(const vslot *a, const vslot *b)
     return a->node >= 0 ? a->node - b->node : a->vidx - b->vidx;
 }
 
+/* Room for n entries in h->chosen; GS_ENOMEM (latched by oom()) when it cannot grow. */
+static int ensure_chosen(hived *h, int n)
+{
+    if (n <= h->capch) return 0;
+    int nc = h->capch ? h->capch : 64;
+    while (nc < n) nc *= 2;
+    int *c = realloc(h->chosen, (size_t)nc * sizeof *c);
+    if (!c) return oom(h);
+    h->chosen = c;
+    h->capch = nc;
+    return 0;
+}
+
 /*
  * HiveD's greedy first fit of the job's tasks over the slots in slot_cmp
  * order: each slot in turn takes as many tasks as its room allows.  Only
@@ -936,14 +949,7 @@ static int assign_tasks(hived *h, const gs_job *j, int n, int pass2)
     int64_t cap = 0;
     for (int i = 0; i < n; i++) cap += (pass2 ? h->sl[i].avail2 : h->sl[i].avail1) / gpt;
     if (cap < j->ntasks) return 0;
-    if (n > h->capch) {
-        int nc = h->capch ? h->capch : 64;
-        while (nc < n) nc *= 2;
-        int *c = realloc(h->chosen, (size_t)nc * sizeof *c);
-        if (!c) return oom(h), 0;
-        h->chosen = c;
-        h->capch = nc;
-    }
+    if (ensure_chosen(h, n)) return 0;
     int left = j->ntasks, k = 0;
     while (left > 0) {
         int best = -1;
@@ -1505,14 +1511,7 @@ out:
  */
 static int assign_grouped(hived *h, const gs_job *j, int ch, int n, int pass2, int opp)
 {
-    if (n > h->capch) {
-        int nc = h->capch ? h->capch : 64;
-        while (nc < n) nc *= 2;
-        int *c = realloc(h->chosen, (size_t)nc * sizeof *c);
-        if (!c) return oom(h), 0;
-        h->chosen = c;
-        h->capch = nc;
-    }
+    if (ensure_chosen(h, n)) return 0;
     if ((size_t)j->ntasks > h->captslot) {
         int *t = realloc(h->tslot, (size_t)j->ntasks * sizeof *t);
         if (!t) return oom(h), 0;

@@ -306,6 +306,13 @@ int gsd_log_open(const char *path, char *err, size_t cap);
 gs_time gsd_wall_now(void);
 /* Format a wall-clock time as RFC 3339 UTC into buf. */
 void gsd_time_str(gs_time t, char *buf, size_t cap);
+/* A name with an index; gsd_named_cmp orders them by name, then index (qsort), so equal names
+ * sit together (node cells of one machine, GPUs of one identity). */
+typedef struct gsd_named {
+    const char *name;
+    int32_t ix;
+} gsd_named;
+int gsd_named_cmp(const void *a, const void *b);
 
 /* local.c: the Unix socket.  A listening socket at path (mode 0666 when world, else 0600),
  * or < 0 with d set; the peer's uid of a connected Unix socket (0 or -1).  (A peer's user

@@ -1112,6 +1112,20 @@ static enum MHD_Result h_logs(hctx *h, const char *ids, const char *sub)
     return send_buf(h, 200, "text/plain; charset=utf-8", buf, (size_t)got, hdrs);
 }
 
+/* A new command of 'kind' on behalf of the request's caller (who, admin, how authenticated). */
+static gsd_cmd *caller_cmd(hctx *h, gsd_cmd_kind kind)
+{
+    gsd_cmd *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    gsd_spec_init(&c->spec);
+    c->kind = kind;
+    memcpy(c->user, h->id.user, sizeof c->user);
+    c->admin = h->id.admin;
+    c->authn = h->id.authn;
+    c->uid = h->id.uid;
+    return c;
+}
+
 /* A command on one job by its owner or an admin: DELETE /v1/jobs/{id} (cancel),
  * POST /v1/jobs/{id}/hold and /release (like scontrol hold / release, cancel's rules) and
  * /resize (gpus: the size asked for; 0 for the others). */
@@ -1122,16 +1136,9 @@ static enum MHD_Result job_cmd(hctx *h, const char *ids, gsd_cmd_kind kind, int 
     if (load_job(h, ids, &row, &ret)) return ret;
     int64_t id = row.id;
     gsd_jobrow_release(&row);
-    gsd_cmd *c = calloc(1, sizeof *c);
-    if (!c) abort();
-    gsd_spec_init(&c->spec);
-    c->kind = kind;
+    gsd_cmd *c = caller_cmd(h, kind);
     c->job_id = id;
     c->gpus = gpus;
-    memcpy(c->user, h->id.user, sizeof c->user);
-    c->admin = h->id.admin;
-    c->authn = h->id.authn;
-    c->uid = h->id.uid;
     return post_and_reply(h, c);
 }
 
@@ -1191,17 +1198,10 @@ static enum MHD_Result node_cmd(hctx *h, const char *name, gsd_cmd_kind kind)
                        "expected no body or a JSON body {\"reason\": \"text\"} (under 256 "
                        "bytes)");
     }
-    gsd_cmd *c = calloc(1, sizeof *c);
-    if (!c) abort();
-    gsd_spec_init(&c->spec);
-    c->kind = kind;
+    gsd_cmd *c = caller_cmd(h, kind);
     snprintf(c->node, sizeof c->node, "%s", name);
     snprintf(c->why, sizeof c->why, "%s", r ? json_string_value(r) : "");
     json_decref(b);
-    memcpy(c->user, h->id.user, sizeof c->user);
-    c->admin = h->id.admin;
-    c->authn = h->id.authn;
-    c->uid = h->id.uid;
     return post_and_reply(h, c);
 }
 

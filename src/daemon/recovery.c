@@ -115,18 +115,6 @@ static int layout_row(void *ud, const char *key, int64_t v)
     return 0;
 }
 
-typedef struct kidx {
-    const char *k;
-    int32_t i;
-} kidx;
-
-static int kidx_cmp(const void *a, const void *b)
-{
-    const kidx *x = a, *y = b;
-    int c = strcmp(x->k, y->k);
-    return c ? c : (x->i > y->i) - (x->i < y->i);
-}
-
 /* "node US local" of an identity (after its chain). */
 static const char *ident_nodepart(const char *id)
 {
@@ -134,18 +122,18 @@ static const char *ident_nodepart(const char *id)
     return p ? p + 1 : id;
 }
 
-static const kidx *kidx_find(const kidx *v, size_t n, const char *k, const int8_t *taken)
+static const gsd_named *named_find(const gsd_named *v, size_t n, const char *k, const int8_t *taken)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t m = lo + (hi - lo) / 2;
-        if (strcmp(v[m].k, k) < 0)
+        if (strcmp(v[m].name, k) < 0)
             lo = m + 1;
         else
             hi = m;
     }
-    for (; lo < n && !strcmp(v[lo].k, k); lo++)
-        if (!taken[v[lo].i]) return &v[lo];
+    for (; lo < n && !strcmp(v[lo].name, k); lo++)
+        if (!taken[v[lo].ix]) return &v[lo];
     return NULL;
 }
 
@@ -157,18 +145,18 @@ static void layout_load(gsd_sched *g, layout *l)
     size_t ng = gs_cluster_ngpus(g->c);
     if (!l->nrows) return;
     /* this cluster's identities, whole and without the chain, sorted */
-    kidx *full = gsd_xrealloc(NULL, (ng ? ng : 1) * sizeof *full);
-    kidx *part = gsd_xrealloc(NULL, (ng ? ng : 1) * sizeof *part);
+    gsd_named *full = gsd_xrealloc(NULL, (ng ? ng : 1) * sizeof *full);
+    gsd_named *part = gsd_xrealloc(NULL, (ng ? ng : 1) * sizeof *part);
     char **ids = gsd_xrealloc(NULL, (ng ? ng : 1) * sizeof *ids);
     for (size_t i = 0; i < ng; i++) {
         char b[512];
         gpu_ident(g->c, (int)i, b, sizeof b);
         ids[i] = gsd_xstrdup(b);
-        full[i] = (kidx){ids[i], (int32_t)i};
-        part[i] = (kidx){ident_nodepart(ids[i]), (int32_t)i};
+        full[i] = (gsd_named){ids[i], (int32_t)i};
+        part[i] = (gsd_named){ident_nodepart(ids[i]), (int32_t)i};
     }
-    qsort(full, ng, sizeof *full, kidx_cmp);
-    qsort(part, ng, sizeof *part, kidx_cmp);
+    qsort(full, ng, sizeof *full, gsd_named_cmp);
+    qsort(part, ng, sizeof *part, gsd_named_cmp);
     int8_t *taken = calloc(ng ? ng : 1, 1);
     if (!taken) abort();
     for (size_t r = 0; r < l->nrows; r++)
@@ -178,11 +166,12 @@ static void layout_load(gsd_sched *g, layout *l)
     for (int pass = 0; pass < 2; pass++)
         for (size_t r = 0; r < l->nrows; r++) {
             if (l->map[l->rows[r].old] >= 0) continue;
-            const kidx *m = pass == 0 ? kidx_find(full, ng, l->rows[r].key, taken)
-                                      : kidx_find(part, ng, ident_nodepart(l->rows[r].key), taken);
+            const gsd_named *m = pass == 0
+                                     ? named_find(full, ng, l->rows[r].key, taken)
+                                     : named_find(part, ng, ident_nodepart(l->rows[r].key), taken);
             if (!m) continue;
-            l->map[l->rows[r].old] = m->i;
-            taken[m->i] = 1;
+            l->map[l->rows[r].old] = m->ix;
+            taken[m->ix] = 1;
         }
     l->changed = l->nrows != ng;
     for (size_t k = 0; k < l->nmap; k++)

@@ -159,30 +159,18 @@ static int load_goodput(gsd_sched *g, const char *dir)
     return 0;
 }
 
-typedef struct nodename {
-    const char *name;
-    int32_t ix;
-} nodename;
-
-static int by_name(const void *a, const void *b)
-{
-    const nodename *x = a, *y = b;
-    int d = strcmp(x->name, y->name);
-    return d ? d : (x->ix > y->ix) - (x->ix < y->ix);
-}
-
 /* g->node_first: a machine in several HiveD chains is one node cell per chain, all with its
  * name; every cell gets the index of the first (lowest) of its name.  Sorted by name, so
  * O(n log n) for large clusters. */
 static void node_names(gsd_sched *g)
 {
     size_t nn = gs_cluster_nnodes(g->c);
-    nodename *v = calloc(nn ? nn : 1, sizeof *v);
+    gsd_named *v = calloc(nn ? nn : 1, sizeof *v);
     g->node_first = calloc(nn ? nn : 1, sizeof *g->node_first);
     if (!v || !g->node_first) abort();
     for (size_t i = 0; i < nn; i++)
-        v[i] = (nodename){gs_cluster_node(g->c, (int)i)->name, (int32_t)i};
-    qsort(v, nn, sizeof *v, by_name);
+        v[i] = (gsd_named){gs_cluster_node(g->c, (int)i)->name, (int32_t)i};
+    qsort(v, nn, sizeof *v, gsd_named_cmp);
     for (size_t i = 0; i < nn; i++)
         g->node_first[v[i].ix] =
             i && !strcmp(v[i].name, v[i - 1].name) ? g->node_first[v[i - 1].ix] : v[i].ix;

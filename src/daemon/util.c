@@ -158,3 +158,10 @@ void gsd_strset_release(gsd_strset *t)
     free(t->v);
     memset(t, 0, sizeof *t);
 }
+
+int gsd_named_cmp(const void *a, const void *b)
+{
+    const gsd_named *x = a, *y = b;
+    int d = strcmp(x->name, y->name);
+    return d ? d : (x->ix > y->ix) - (x->ix < y->ix);
+}

@@ -389,6 +389,18 @@ static void node_names(const gs_cluster *c, const int32_t *g, int n, char *b, si
     }
 }
 
+/* The child of cell 'cur' holding GPUs lo..hi (inclusive), or -1 when none holds them all. */
+static int kid_holding(const gs_cluster *c, int cur, int32_t lo, int32_t hi)
+{
+    const gs_cell *p = gs_cluster_cell(c, cur);
+    for (int i = 0; i < p->nkids; i++) {
+        int k = gs_cluster_cell_kid(c, cur, i);
+        const gs_cell *kc = gs_cluster_cell(c, k);
+        if (kc->gpu_lo <= lo && hi < kc->gpu_hi) return k;
+    }
+    return -1;
+}
+
 /* The lowest cell holding all of g (cells are in pre-order: each covers a GPU range). */
 static int lowest_cell(const gs_cluster *c, const int32_t *g, int n)
 {
@@ -399,13 +411,7 @@ static int lowest_cell(const gs_cluster *c, const int32_t *g, int n)
     }
     int cur = 0;
     for (;;) {
-        const gs_cell *p = gs_cluster_cell(c, cur);
-        int next = -1;
-        for (int i = 0; i < p->nkids && next < 0; i++) {
-            int k = gs_cluster_cell_kid(c, cur, i);
-            const gs_cell *kc = gs_cluster_cell(c, k);
-            if (kc->gpu_lo <= lo && hi < kc->gpu_hi) next = k;
-        }
+        int next = kid_holding(c, cur, lo, hi);
         if (next < 0) return cur;
         cur = next;
     }
@@ -422,13 +428,7 @@ static const char *chain_of(const gs_cluster *c, int32_t g)
 {
     int cur = 0;
     for (;;) {
-        const gs_cell *p = gs_cluster_cell(c, cur);
-        int next = -1;
-        for (int i = 0; i < p->nkids && next < 0; i++) {
-            int k = gs_cluster_cell_kid(c, cur, i);
-            const gs_cell *kc = gs_cluster_cell(c, k);
-            if (kc->gpu_lo <= g && g < kc->gpu_hi) next = k;
-        }
+        int next = kid_holding(c, cur, g, g);
         if (next < 0) return NULL;
         const char *t = cell_type_name(c, next);
         if (t) return t;
