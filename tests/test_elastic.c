@@ -1854,6 +1854,114 @@ static int iterations(int dflt)
     return n > 0 ? n : dflt;
 }
 
+/* ---- the elastic policies on a cluster of two GPU types ----------------------------------- */
+
+/* Node 0: 4 M60 GPUs, node 1: 4 K80 GPUs (the M60 node first: a choice over GPUs of every type
+ * finds it first). */
+static const char two_types_yaml[] =
+    "physicalCluster:\n  skuTypes:\n    K80: {gpu: 1}\n    M60: {gpu: 1}\n"
+    "  cellTypes:\n"
+    "    M60-N: {childCellType: M60, childCellNumber: 4, isNodeLevel: true}\n"
+    "    K80-N: {childCellType: K80, childCellNumber: 4, isNodeLevel: true}\n"
+    "  physicalCells:\n  - cellType: M60-N\n    cellAddress: B0\n"
+    "  - cellType: K80-N\n    cellAddress: A0\n"
+    "virtualClusters:\n  v0:\n    virtualCells:\n    - {cellType: M60-N, cellNumber: 1}\n"
+    "    - {cellType: K80-N, cellNumber: 1}\n";
+
+typedef struct typed_watch {
+    int bad;    /* a typed job started on a GPU of another type */
+    int maxk80; /* most GPUs the elastic K80 job (id 2) held */
+} typed_watch;
+
+static void typed_observe(void *ud, const gs_record *r)
+{
+    typed_watch *w = ud;
+    if (r->type != GS_REC_START || !r->job) return;
+    const gs_job *j = r->job;
+    if (j->id == 2 && j->nalloc > w->maxk80) w->maxk80 = j->nalloc;
+}
+
+/*
+ * afs, elasticflow and pollux on two GPU types, never reconfigured: every job runs to its end.
+ * Job 1 (rigid, one task of 4 K80s) used to be given the M60 node (afs and elasticflow: the GPU
+ * choice took any type; pollux: its nodes' free counts ignored the type), which the engine
+ * refuses, for ever; job 2 (elastic K80, up to 8 GPUs) used to be given a share of 8 of the 8
+ * GPUs (afs, elasticflow: shares counted GPUs of every type), which 4 K80s never hold.
+ */
+static void typed_run(const char *pol)
+{
+    gs_diag d;
+    gs_diag_init(&d, "two.yaml");
+    gs_cluster *c = NULL;
+    ASSERT_OK(gs_cluster_parse_hived("two.yaml", two_types_yaml, strlen(two_types_yaml), &c, &d));
+    gs_params p;
+    gs_params_init(&p);
+    gs_params_set(&p, "slowdown", "off");
+    gs_params_set(&p, "preempt_cost", "0");
+    gs_engine *e = NULL;
+    ASSERT_OK(gs_engine_create(c, pol, &p, NULL, &e, &d));
+    gs_params_release(&p);
+    typed_watch w = {0, 0};
+    gs_engine_set_observer(e, typed_observe, &w);
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = 1;
+    s.ntasks = 1;
+    s.gpus_per_task = 4;
+    s.gpu_type = "K80";
+    s.duration = gs_time_from_sec(100);
+    ASSERT_OK(gs_engine_add_job(e, &s, NULL, &d));
+    spec_elastic(&s, 2, 0, 1, 1, 8, 300);
+    s.gpu_type = "K80";
+    ASSERT_OK(gs_engine_add_job(e, &s, NULL, &d));
+    gs_job_spec_init(&s); /* one of any type */
+    s.id = 3;
+    s.ntasks = 2;
+    s.gpus_per_task = 1;
+    s.duration = gs_time_from_sec(50);
+    ASSERT_OK(gs_engine_add_job(e, &s, NULL, &d));
+    int steps = 0, st;
+    while ((st = gs_engine_step(e)) > 0 && steps++ < 10000) {
+        for (size_t i = 0; i < gs_engine_njobs(e); i++) {
+            const gs_job *j = gs_engine_job(e, i);
+            for (int g = 0; j->gpu_type >= 0 && g < j->nalloc; g++)
+                if (j->alloc[g] >= 0 && gs_cluster_gpu(c, j->alloc[g])->type != j->gpu_type)
+                    w.bad = 1;
+        }
+        ASSERT_OK(check(e));
+    }
+    ASSERT(st >= 0);
+    if (st > 0) printf("# %s: does not end\n", pol);
+    ASSERT_EQ(st, 0);
+    for (size_t i = 0; i < gs_engine_njobs(e); i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        if (j->state != GS_JOB_DONE)
+            printf("# %s: job %lld %s (%s)\n", pol, (long long)j->id, gs_job_state_name(j->state),
+                   j->reason ? j->reason : "");
+        ASSERT_EQ(j->state, GS_JOB_DONE);
+    }
+    ASSERT_EQ(w.bad, 0);
+    ASSERT(w.maxk80 >= 1 && w.maxk80 <= 4);
+    ASSERT_EQ(gs_engine_allocated(e), 0);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
+static void t_typed_afs(void)
+{
+    typed_run("afs");
+}
+
+static void t_typed_elasticflow(void)
+{
+    typed_run("elasticflow");
+}
+
+static void t_typed_pollux(void)
+{
+    typed_run("pollux");
+}
+
 static void t_property_sim(void)
 {
     int n = iterations(10000);
@@ -1926,6 +2034,9 @@ static const test_case tests[] = {
     {"launch_cost", t_launch_cost},
     {"cost_presets", t_cost_presets},
     {"progress_model", t_progress_model},
+    {"typed_afs", t_typed_afs},
+    {"typed_elasticflow", t_typed_elasticflow},
+    {"typed_pollux", t_typed_pollux},
     {"property_sim", t_property_sim},
     {"property_live", t_property_live},
 };

@@ -4,9 +4,9 @@
  * the engine (elastic_util.h), shared by the elastic policies.
  *
  * Invariants: a choice only names GPUs that are free and healthy or held by
- * the job itself, n of them, grouped by task with each task on one node; ties
- * are broken by node and GPU index (no hash order); nothing here changes a job
- * except through gs_engine_start / gs_engine_rescale.
+ * the job itself, and of the job's GPU type when it names one, n of them, grouped by task with each
+ * task on one node; ties are broken by node and GPU index (no hash order); nothing here changes a
+ * job except through gs_engine_start / gs_engine_rescale.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,21 +21,55 @@ int eu_floor_pow2(int n)
     return p;
 }
 
-static int avail(const gs_cluster *c, int g, int slot)
+int eu_healthy(const gs_cluster *c, int t)
+{
+    if (t < 0 || gs_cluster_ngpu_types(c) <= 1) return gs_cluster_cell(c, 0)->healthy;
+    int k = 0;
+    for (size_t g = 0; g < gs_cluster_ngpus(c); g++) {
+        const gs_gpu *u = gs_cluster_gpu(c, (int)g);
+        k += u->type == t && !u->down;
+    }
+    return k;
+}
+
+void eu_budget_init(eu_budget *b, const gs_cluster *c)
+{
+    b->all = gs_cluster_cell(c, 0)->healthy;
+    size_t nt = gs_cluster_ngpu_types(c);
+    b->ntypes = nt < EU_MAX_TYPES ? (int)nt : EU_MAX_TYPES;
+    for (int t = 0; t < b->ntypes; t++) b->type[t] = eu_healthy(c, t);
+}
+
+int eu_budget_left(const eu_budget *b, const gs_job *j)
+{
+    int t = j->gpu_type;
+    if (t < 0 || t >= b->ntypes || b->type[t] >= b->all) return b->all;
+    return b->type[t];
+}
+
+void eu_budget_take(eu_budget *b, const gs_job *j, int k)
+{
+    b->all -= k;
+    if (j->gpu_type >= 0 && j->gpu_type < b->ntypes) b->type[j->gpu_type] -= k;
+}
+
+/* 2: the job's own GPU; 1: free, healthy and of its type (type < 0: any); 0: neither. */
+static int avail(const gs_cluster *c, int g, int slot, int type)
 {
     const gs_gpu *u = gs_cluster_gpu(c, g);
     if (u->owner == slot && slot >= 0) return 2; /* its own */
+    if (type >= 0 && u->type != type) return 0;
     return !u->down && u->owner < 0 && u->users == 0 && !gs_cluster_node(c, u->node)->down;
 }
 
 /* Take up to 'want' GPUs (a multiple of gpt) on node nd, its own first, then in index order
  * within [lo, hi); returns the count written. */
-static int take_node(const gs_cluster *c, int slot, int lo, int hi, int want, int *out)
+static int take_node(const gs_cluster *c, int slot, int type, int lo, int hi, int want, int *out)
 {
     int k = 0;
     for (int pass = 2; pass >= 1 && k < want; pass--)
         for (int g = lo; g < hi && k < want; g++)
-            if (avail(c, g, slot) == pass) out[k++] = g;
+            if (avail(c, g, slot, type) == pass) out[k++] = g;
     return k;
 }
 
@@ -56,7 +90,7 @@ int eu_pick(gs_engine *e, const gs_job *j, int n, int buddy, int *out)
     for (size_t i = 0; i < nn; i++) {
         const gs_node *nd = gs_cluster_node(c, (int)i);
         for (int g = nd->gpu_lo; g < nd->gpu_hi; g++) {
-            int v = avail(c, g, slot);
+            int v = avail(c, g, slot, j->gpu_type);
             if (v) a[i]++;
             if (v == 2) own[i]++;
         }
@@ -77,7 +111,7 @@ int eu_pick(gs_engine *e, const gs_job *j, int n, int buddy, int *out)
             for (int lo = 0; lo + n <= size; lo += n) {
                 int ok = 1, o = 0;
                 for (int g = nd->gpu_lo + lo; g < nd->gpu_lo + lo + n && ok; g++) {
-                    int v = avail(c, g, slot);
+                    int v = avail(c, g, slot, j->gpu_type);
                     ok = shrink ? v == 2 : v != 0;
                     o += v == 2;
                 }
@@ -95,7 +129,7 @@ int eu_pick(gs_engine *e, const gs_job *j, int n, int buddy, int *out)
             for (int k = 0; k < n; k++) out[k] = bestlo + k;
         } else {
             const gs_node *nd = gs_cluster_node(c, best);
-            take_node(c, slot, nd->gpu_lo, nd->gpu_hi, n, out);
+            take_node(c, slot, j->gpu_type, nd->gpu_lo, nd->gpu_hi, n, out);
         }
         rc = 0;
         goto out;
@@ -122,7 +156,7 @@ int eu_pick(gs_engine *e, const gs_job *j, int n, int buddy, int *out)
         if (want > cap) want = cap;
         if (want <= 0) continue;
         const gs_node *nd = gs_cluster_node(c, nd_i);
-        got += take_node(c, slot, nd->gpu_lo, nd->gpu_hi, want, out + got);
+        got += take_node(c, slot, j->gpu_type, nd->gpu_lo, nd->gpu_hi, want, out + got);
     }
     rc = got == n ? 0 : GS_ENOFIT;
 out:

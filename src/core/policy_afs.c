@@ -22,7 +22,9 @@
  * Parameters: afs_mode=l|p.
  * Invariants: 'act' holds exactly the arrived jobs that are not final, in
  * slot order; targets are valid sizes (or 0) summing to at most the healthy
- * GPUs; each job's target is at most its max_gpus (its request when rigid).
+ * GPUs, those of jobs naming a GPU type to at most the healthy GPUs of that
+ * type (elastic_util.c's budget: a typed job's share can be placed); each job's target is at most
+ * its max_gpus (its request when rigid).
  */
 #include <math.h>
 #include <stdio.h>
@@ -111,7 +113,8 @@ static void refresh(afs *a, size_t i)
 static void shares(afs *a)
 {
     gs_time now = gs_engine_now(a->e);
-    int left = gs_cluster_cell(gs_engine_cluster(a->e), 0)->healthy;
+    eu_budget left; /* healthy GPUs, in all and per type */
+    eu_budget_init(&left, gs_engine_cluster(a->e));
     for (size_t i = 0; i < a->nact; i++) {
         const gs_job *j = gs_engine_job(a->e, (size_t)a->act[i]);
         a->n[i] = 0;
@@ -125,10 +128,12 @@ static void shares(afs *a)
         a->rlen[i] = r > 1 ? r : 1;
         refresh(a, i);
     }
-    while (left > 0) {
+    while (left.all > 0) {
         long cand = -1;
         for (size_t m = 0; m < a->nact; m++) {
-            if (a->nx[m] <= 0 || a->nx[m] - a->n[m] > left) continue;
+            if (a->nx[m] <= 0) continue;
+            const gs_job *jm = gs_engine_job(a->e, (size_t)a->act[m]);
+            if (a->nx[m] - a->n[m] > eu_budget_left(&left, jm)) continue;
             if (cand < 0) {
                 cand = (long)m;
                 continue;
@@ -148,7 +153,7 @@ static void shares(afs *a)
                 cand = (long)((sl1 - sl0) / sl0 > (sh1 > 0 ? (sh1 - sh0) / sh1 : 0) ? l : h);
         }
         if (cand < 0) break;
-        left -= a->nx[cand] - a->n[cand];
+        eu_budget_take(&left, gs_engine_job(a->e, (size_t)a->act[cand]), a->nx[cand] - a->n[cand]);
         a->n[cand] = a->nx[cand];
         refresh(a, (size_t)cand);
     }

@@ -37,8 +37,10 @@
  * Invariants: 'act' holds exactly the admitted arrived jobs that are not
  * final, sorted by (deadline, slot) with best-effort jobs last; targets are
  * powers of two within each job's levels (or its requested size for a rigid
- * job) and sum to at most the healthy GPUs; the timeline's free counts are
- * never negative.
+ * job) and sum to at most the healthy GPUs, those of the jobs naming a GPU
+ * type to at most the healthy GPUs of that type (the plan's timeline counts
+ * GPUs of every type together: a typed job's level is capped by its type's); the timeline's free
+ * counts are never negative.
  */
 #include <math.h>
 #include <stdio.h>
@@ -122,10 +124,19 @@ static int rigid(const gs_job *j)
     return j->max_gpus <= 0;
 }
 
+/* The GPUs j may ever hold of 'total': no more than the healthy ones of its type. */
+static int total_for(const ef *f, const gs_job *j, int total)
+{
+    if (j->gpu_type < 0) return total;
+    int t = eu_healthy(gs_engine_cluster(f->e), j->gpu_type);
+    return t < total ? t : total;
+}
+
 /* Largest level of j: a power of two (or its size when rigid). */
 static int cap_of(const ef *f, const gs_job *j, int total)
 {
     if (rigid(j)) return j->req_gpus;
+    total = total_for(f, j, total);
     int cap = j->max_gpus;
     const gs_tput *t = gs_tput_of(f->e);
     if (t) {
@@ -141,7 +152,7 @@ static int cap_of(const ef *f, const gs_job *j, int total)
 static int next_level(const ef *f, const gs_job *j, int k, int total)
 {
     int cap = cap_of(f, j, total);
-    if (rigid(j)) return k == 0 && cap <= total ? cap : 0;
+    if (rigid(j)) return k == 0 && cap <= total_for(f, j, total) ? cap : 0;
     for (int q = k ? k * 2 : 1; q <= cap; q *= 2)
         if (gs_job_size_valid(j, q)) return q;
     return 0;
@@ -300,23 +311,30 @@ static int plan(ef *f, long skip)
     return bad;
 }
 
-/* Levels now: plan, keep running sizes the total allows, leftovers by marginal return. */
+/* Levels now: plan, keep running sizes the total allows, leftovers by marginal return; the
+ * levels taken fit the healthy GPUs, and those of jobs naming a GPU type the healthy GPUs of
+ * that type (a level beyond them could never be placed: the job would wait for ever). */
 static int decide(ef *f)
 {
     int bad = plan(f, -1);
     if (bad < 0) return bad;
-    int total = healthy(f), used = 0;
+    int total = healthy(f);
+    eu_budget b;
+    eu_budget_init(&b, gs_engine_cluster(f->e));
     for (size_t i = 0; i < f->nact; i++) {
-        f->target[i] = f->plan_now[i] > 0 ? f->plan_now[i] : 0;
-        used += f->target[i];
+        const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
+        int k = f->plan_now[i] > 0 ? f->plan_now[i] : 0, left = eu_budget_left(&b, j);
+        if (k > left) k = level_below(f, j, left, total); /* typed: the plan spans every type */
+        f->target[i] = k;
+        eu_budget_take(&b, j, k);
     }
     /* every job without GPUs in its plan now gets its smallest level, in deadline order */
     for (size_t i = 0; i < f->nact; i++) {
         const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
         int k = f->target[i] ? 0 : next_level(f, j, 0, total);
-        if (k > 0 && used + k <= total) {
+        if (k > 0 && k <= eu_budget_left(&b, j)) {
             f->target[i] = k;
-            used += k;
+            eu_budget_take(&b, j, k);
         }
     }
     /* a running job keeps a larger size while the total allows it (no churn), in deadline
@@ -325,8 +343,8 @@ static int decide(ef *f)
         const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
         int cur = j->state == GS_JOB_RUNNING ? j->gpus : 0;
         if (j->state == GS_JOB_DRAINING) cur = j->target_gpus;
-        if (cur > f->target[i] && used + cur - f->target[i] <= total) {
-            used += cur - f->target[i];
+        if (cur > f->target[i] && cur - f->target[i] <= eu_budget_left(&b, j)) {
+            eu_budget_take(&b, j, cur - f->target[i]);
             f->target[i] = cur;
         }
     }
@@ -337,13 +355,13 @@ static int decide(ef *f)
         for (size_t i = 0; i < f->nact; i++) {
             const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
             int k = f->target[i], nx = next_level(f, j, k, total);
-            if (nx <= 0 || nx - k > total - used) continue;
+            if (nx <= 0 || nx - k > eu_budget_left(&b, j)) continue;
             double m = k == 0 ? INFINITY : (time_at(f, j, k) - time_at(f, j, nx)) / (nx - k);
             if (!(m > 0)) continue;
             if (best < 0 || m > bm) best = (long)i, bm = m, bnext = nx;
         }
         if (best < 0) break;
-        used += bnext - f->target[best];
+        eu_budget_take(&b, gs_engine_job(f->e, (size_t)f->act[best]), bnext - f->target[best]);
         f->target[best] = bnext;
     }
     return 0;

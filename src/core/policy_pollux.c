@@ -24,7 +24,9 @@
  *     replicas <= min(max(2 x most profiled, 1), max_replicas (64),
  *     max batch / min local batch, max_gpus), one replica for the
  *     single_replica_apps (ncf), sizes valid for the job (gs_job_size_valid),
- *     any job may drop to 0 GPUs (min_replicas 0: back to PENDING).
+ *     any job may drop to 0 GPUs (min_replicas 0: back to PENDING); a job
+ *     naming a GPU type only on nodes whose GPUs are all of that type (the
+ *     engine starts it on no other GPU; a node mixing types is not used).
  *
  * Search (deterministic; no randomness at all): the seed is the current
  * allocation (repaired in job order against the caps above); then
@@ -60,7 +62,8 @@
  * Invariants: the policy keeps no job lists between decisions (the engine's
  * jobs are the truth; speedups are memoised by the goodput model itself,
  * which forgets them whenever a job's learned state changes).  A decision never gives a GPU to two
- * jobs, never more than a node's usable GPUs, and never leaves two distributed jobs on one node
+ * jobs, never more than a node's usable GPUs, never a GPU of another type to a job naming a type,
+ * and never leaves two distributed jobs on one node
  * when interference_avoid is on.
  */
 #include <math.h>
@@ -128,6 +131,7 @@ typedef struct pollux {
     int32_t nnodes, maxg; /* nodes, most GPUs of a node */
     int32_t *ncap;        /* usable GPUs per node */
     int32_t *nfree;       /* free GPUs per node in the plan */
+    int32_t *ntype;       /* GPU type of each node (-2 when it mixes types) */
     int32_t *ndist;       /* distributed job on the node (index into jobs), -1 */
     int32_t *ndc;         /* distributed jobs on the node (interference_avoid=off: several) */
     int32_t *rdn, *rdo;   /* acting: distributed jobs on the node now, one of their slots */
@@ -445,9 +449,18 @@ static int px_set(pollux *P, int x, const px_ent *ents, int n)
     return 0;
 }
 
+/* 1 when job x may use node nd's GPUs: any node for a job naming no GPU type, else a node
+ * whose GPUs are all of its type (the engine starts a typed job on no other GPU). */
+static int px_type_ok(const pollux *P, int x, int nd)
+{
+    int t = P->jobs[x].j->gpu_type;
+    return t < 0 || P->ntype[nd] == t;
+}
+
 /* Replicas job x may hold on node nd (its own there plus free). */
 static int px_avail(pollux *P, int x, int nd, int own)
 {
+    if (!px_type_ok(P, x, nd)) return own;
     return P->nfree[nd] / P->jobs[x].gpt + own;
 }
 
@@ -555,7 +568,7 @@ static int px_place(pollux *P, int x, int rn, px_ent *out)
     }
     int bestn = -1, bestf = 0;
     for (int nd = 0; nd < P->nnodes; nd++) {
-        int a = P->nfree[nd] / gpt;
+        int a = px_type_ok(P, x, nd) ? P->nfree[nd] / gpt : 0;
         if (a >= rn && (bestn < 0 || a < bestf)) bestn = nd, bestf = a;
     }
     if (bestn >= 0) {
@@ -578,6 +591,7 @@ static int px_place(pollux *P, int x, int rn, px_ent *out)
         int bn = -1, ba = 0, bs = 1;
         for (int nd = 0; nd < P->nnodes; nd++) {
             if (P->avoid && P->ndist[nd] >= 0) continue;
+            if (!px_type_ok(P, x, nd)) continue;
             int a = P->nfree[nd] / gpt;
             int sh = P->ndc[nd] > 0;
             if (a <= 0 || sh > bs || (sh == bs && a <= ba)) continue;
@@ -859,8 +873,8 @@ static int px_node_arrays(pollux *P)
 {
     size_t nn = (size_t)P->nnodes;
     size_t nh = (size_t)P->maxg + 1;
-    int32_t **arrs[] = {&P->ncap, &P->nfree, &P->ndist, &P->ndc, &P->rdn, &P->rdo};
-    for (size_t i = 0; i < 6; i++) {
+    int32_t **arrs[] = {&P->ncap, &P->nfree, &P->ndist, &P->ndc, &P->rdn, &P->rdo, &P->ntype};
+    for (size_t i = 0; i < 7; i++) {
         int32_t *a = realloc(*arrs[i], (nn ? nn : 1) * sizeof *a);
         if (!a) return GS_ENOMEM;
         *arrs[i] = a;
@@ -1048,6 +1062,7 @@ static int px_act(pollux *P)
                 for (int g0 = nd->gpu_lo; g0 < nd->gpu_hi && want > 0; g0++) {
                     const gs_gpu *gp = gs_cluster_gpu(c, g0);
                     if (P->claim[g0] >= 0 || gp->down || gp->owner >= 0) continue;
+                    if (j->gpu_type >= 0 && gp->type != j->gpu_type) continue;
                     if (gs_engine_gpu_outside(e, g0)) continue;
                     P->gpus[n++] = g0;
                     want--;
@@ -1191,6 +1206,9 @@ static int px_decide(pollux *P)
         }
         P->ncap[nd] = cap;
         P->nfree[nd] = cap;
+        P->ntype[nd] = n->gpu_hi > n->gpu_lo ? gs_cluster_gpu(c, n->gpu_lo)->type : -2;
+        for (int g0 = n->gpu_lo; g0 < n->gpu_hi; g0++)
+            if (gs_cluster_gpu(c, g0)->type != P->ntype[nd]) P->ntype[nd] = -2;
         P->ndist[nd] = -1;
         P->ndc[nd] = 0;
     }
@@ -1470,6 +1488,7 @@ static void px_destroy(void *st)
     free(P->base);
     free(P->ncap);
     free(P->nfree);
+    free(P->ntype);
     free(P->ndist);
     free(P->ndc);
     free(P->rdn);
