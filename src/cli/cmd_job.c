@@ -568,7 +568,20 @@ static int describe_job(cli_conn *k, const char *id)
                  cli_jint(j, "gpus_per_task", 1), gang);
     kv("Tasks:", buf);
     describe_groups(j);
-    kv("GPU type:", spec ? cli_jstr(spec, "gpu_type", "any") : "any");
+    /* a job given as a HiveD spec (hived:) names its type there: v1 leafCellType (legacy
+     * gpuType), v2 cellType (which may be a cell above the GPUs) */
+    const char *gtype = spec ? cli_jstr(spec, "gpu_type", NULL) : NULL;
+    json_t *hv = spec ? json_object_get(spec, "hived") : NULL;
+    if (!gtype && json_is_object(hv)) {
+        gtype = cli_jstr(hv, "leafCellType", NULL);
+        if (!gtype || !*gtype) gtype = cli_jstr(hv, "gpuType", NULL);
+        const char *ct = cli_jstr(hv, "cellType", NULL);
+        if ((!gtype || !*gtype) && ct && *ct) {
+            snprintf(buf, sizeof buf, "%s (HiveD cellType)", ct);
+            gtype = buf;
+        }
+    }
+    kv("GPU type:", gtype && *gtype ? gtype : "any");
     json_t *cmd = spec ? json_object_get(spec, "command") : NULL;
     if (json_is_string(cmd)) {
         kv("Command:", json_string_value(cmd));

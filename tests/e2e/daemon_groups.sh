@@ -130,6 +130,7 @@ check "hived v2: withinOneCell V100-NODE: one node" [ -n "$(taskline "$h" 0)" ] 
 api=$(dcurl -s "$URL/v1/jobs/$h")
 check "hived v2: VC and priority from the spec, stored verbatim" contains "$api" '"vc": "vc1"' && contains "$api" '"priority": 1000' && contains "$api" '"podRootGroup": {"name": "hv2"'
 check "hived v2: members 2+1, group within V100-NODE" contains "$api" '"members": "2+1"' && contains "$api" '"within": "V100-NODE"'
+check "hived v2: describe shows the spec's cell type" contains "$(field "$h" 'GPU type')" "V100 (HiveD cellType)"
 release g4
 wait_state "$h" DONE 30 || bad "hived v2 job done"
 # HiveD's own checks: v1 in the CLI (file:line:col), v2 by the daemon (its cluster's cell types)
