@@ -457,16 +457,26 @@ static int arm(ef *f)
 
 /* A running job adopted (daemon restart, reconfiguration): it joins the active jobs in their
  * order without admission control (it runs already). */
+/* Insert j among the active jobs in their order; its position in *at.  0 or GS_ENOMEM. */
+static int act_insert(ef *f, const gs_job *j, size_t *at)
+{
+    int rc = ensure_cap(f, f->nact + 1);
+    if (rc) return rc;
+    size_t k = 0;
+    while (k < f->nact && before(gs_engine_job(f->e, (size_t)f->act[k]), j)) k++;
+    memmove(&f->act[k + 1], &f->act[k], (f->nact - k) * sizeof *f->act);
+    f->act[k] = j->slot;
+    f->nact++;
+    *at = k;
+    return 0;
+}
+
 static int ef_adopt(void *st, gs_job *j)
 {
     ef *f = st;
-    int rc = ensure_cap(f, f->nact + 1);
+    size_t at;
+    int rc = act_insert(f, j, &at);
     if (rc) return rc;
-    size_t at = 0;
-    while (at < f->nact && before(gs_engine_job(f->e, (size_t)f->act[at]), j)) at++;
-    memmove(&f->act[at + 1], &f->act[at], (f->nact - at) * sizeof *f->act);
-    f->act[at] = j->slot;
-    f->nact++;
     f->dirty = 1;
     return arm(f);
 }
@@ -474,13 +484,9 @@ static int ef_adopt(void *st, gs_job *j)
 static int ef_arrival(void *st, gs_job *j)
 {
     ef *f = st;
-    int rc = ensure_cap(f, f->nact + 1);
+    size_t at;
+    int rc = act_insert(f, j, &at);
     if (rc) return rc;
-    size_t at = 0;
-    while (at < f->nact && before(gs_engine_job(f->e, (size_t)f->act[at]), j)) at++;
-    memmove(&f->act[at + 1], &f->act[at], (f->nact - at) * sizeof *f->act);
-    f->act[at] = j->slot;
-    f->nact++;
     if (j->deadline != GS_TIME_NONE) {
         int without = plan(f, (long)at);
         if (without < 0) return without;
