@@ -68,6 +68,7 @@
 #include "costs.h"
 #include "error.h"
 #include "job.h"
+#include "lp.h"
 #include "params.h"
 #include "placement.h"
 #include "profiles.h"
@@ -106,6 +107,11 @@ typedef struct gs_engine_opts {
      * mechanism the mode allows.
      */
     unsigned mech_unsupported;
+    /*
+     * LP solver for optimisation-based policies (Gavel, Themis' LP mode; lp.h), supplied by
+     * the program: the core links none.  NULL: those policies refuse to run (GS_EUNSUPPORTED).
+     */
+    const gs_lp_solver *lp;
 } gs_engine_opts;
 
 void gs_engine_opts_init(gs_engine_opts *o);
@@ -527,6 +533,16 @@ const gs_progress_ops *gs_engine_progress_ops(const gs_engine *e);
  * gs_costs_scale(req_gpus); 1 at req_gpus).  0 for gpus <= 0.
  */
 double gs_engine_job_speed(const gs_engine *e, const gs_job *j, int gpus);
+/*
+ * Rate (work-us per us) job j would progress at alone on 'gpus' GPUs of cluster GPU type
+ * 'gpu_type' (-1 = the reference type), well placed: gs_engine_job_speed(e, j, gpus) times the
+ * job's throughput on that type relative to the reference type, from the profiles
+ * (docs/heterogeneity.md).  A job's work is measured on the reference type, so this is what
+ * the progress model charges on those GPUs.  0 when j cannot run there (zero throughput).
+ */
+double gs_engine_job_rate(const gs_engine *e, const gs_job *j, int gpu_type, int gpus);
+/* The LP solver the program passed in (gs_engine_opts.lp), NULL when none. */
+const gs_lp_solver *gs_engine_lp(const gs_engine *e);
 
 /* Profiles the engine charges mechanisms from (read-only; never NULL). */
 const gs_profiles *gs_engine_profiles(const gs_engine *e);

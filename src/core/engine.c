@@ -2438,6 +2438,18 @@ double gs_engine_job_speed(const gs_engine *e, const gs_job *j, int gpus)
            gs_costs_scale(&e->costs, j->model, j->req_gpus);
 }
 
+/* Lane hetcore (issue 15) replaces this: the GPU type's relative throughput is not applied yet. */
+double gs_engine_job_rate(const gs_engine *e, const gs_job *j, int gpu_type, int gpus)
+{
+    (void)gpu_type;
+    return gs_engine_job_speed(e, j, gpus);
+}
+
+const gs_lp_solver *gs_engine_lp(const gs_engine *e)
+{
+    return e->opts.lp;
+}
+
 int gs_engine_cancel(gs_engine *e, const gs_job *cj, const char *reason, gs_time now)
 {
     gs_job *j = cj ? mut(e, cj) : NULL;
