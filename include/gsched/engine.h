@@ -541,6 +541,13 @@ double gs_engine_job_speed(const gs_engine *e, const gs_job *j, int gpus);
  * the progress model charges on those GPUs.  0 when j cannot run there (zero throughput).
  */
 double gs_engine_job_rate(const gs_engine *e, const gs_job *j, int gpu_type, int gpus);
+/*
+ * Ideal run time of j: its work at the best rate it could have alone on this cluster at its
+ * requested size, over the cluster's GPU types (gs_engine_job_rate; the work itself where no
+ * type is faster than the reference).  The denominator of slowdown and finish-time
+ * fairness (docs/heterogeneity.md).
+ */
+gs_time gs_engine_job_ideal(const gs_engine *e, const gs_job *j);
 /* The LP solver the program passed in (gs_engine_opts.lp), NULL when none. */
 const gs_lp_solver *gs_engine_lp(const gs_engine *e);
 

@@ -2445,6 +2445,21 @@ double gs_engine_job_rate(const gs_engine *e, const gs_job *j, int gpu_type, int
     return gs_engine_job_speed(e, j, gpus);
 }
 
+gs_time gs_engine_job_ideal(const gs_engine *e, const gs_job *j)
+{
+    double best = 0;
+    size_t nt = gs_cluster_ngpu_types(e->c);
+    for (size_t t = 0; t < nt; t++) {
+        if (j->gpu_type >= 0 && (int)t != j->gpu_type) continue;
+        double r = gs_engine_job_rate(e, j, (int)t, j->req_gpus);
+        if (r > best) best = r;
+    }
+    if (nt == 0 || !(best > 0)) best = gs_engine_job_rate(e, j, -1, j->req_gpus);
+    if (!(best > 0)) best = 1.0;
+    double t = ceil((double)j->work / best);
+    return t < 3.2e16 ? (gs_time)t : (gs_time)3.2e16;
+}
+
 const gs_lp_solver *gs_engine_lp(const gs_engine *e)
 {
     return e->opts.lp;
