@@ -27,7 +27,8 @@ BUILD_ASAN ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 DEPS       := cmake gcc make pkg-config libjansson-dev libfyaml-dev nettle-dev \
-              libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libslurm-dev
+              libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libslurm-dev \
+              libglpk-dev
 
 DAY  := data/philly-1day/philly_20171002_tiresias.csv
 SPEC := data/philly-1day/n32g8_2sw.csv

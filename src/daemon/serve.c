@@ -36,6 +36,7 @@
 #include "config.h"
 #include "gsd_sched.h"
 #include "sim.h"
+#include "solver.h"
 #include "nvml.h"
 
 /* Signal flags: the only process-wide state (set by handlers, read by the loop). */
@@ -198,6 +199,7 @@ static int make_engine(gsd_sched *g, const gsd_opts *o, const gsd_exec_ops *xops
     eo.placement = o->placement;
     eo.placement_set = o->placement_set;
     eo.read_file = gs_read_data_file;
+    eo.lp = gs_lp_glpk(); /* NULL without GLPK: LP policies refuse */
     eo.mech_unsupported = gsd_exec_mech_unsupported(xops);
     gs_diag_init(&d, NULL);
     if (gs_engine_opts_from_params(params, &eo, &d) ||

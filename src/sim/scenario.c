@@ -27,6 +27,7 @@
 
 #include "config.h"
 #include "scenario.h"
+#include "solver.h"
 #include "yaml.h"
 
 /*
@@ -1139,6 +1140,7 @@ static int setup_and_run(const char *path, struct fy_node *root, gs_cluster **cl
     gs_engine_opts eo;
     gs_engine_opts_init(&eo);
     eo.read_file = read_engine_file;
+    eo.lp = gs_lp_glpk();
     const char *pl = gs_yaml_str(gs_yaml_get(root, "placement"));
     if (pl) {
         int m = gs_place_mode_parse(pl);

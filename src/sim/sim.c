@@ -21,6 +21,7 @@
 
 #include "config.h"
 #include "sim.h"
+#include "solver.h"
 
 static int same_row(const gs_tl_row *a, const gs_tl_row *b)
 {
@@ -90,6 +91,7 @@ int gs_sim_prepare(const gs_sim_opts *o, gs_sim_result *res, gs_diag *d)
     if (rc) return rc;
     gs_engine_opts eo = o->eopts;
     if (!eo.read_file) eo.read_file = gs_read_data_file;
+    if (!eo.lp) eo.lp = gs_lp_glpk(); /* NULL without GLPK: LP policies refuse */
     rc = gs_engine_opts_from_params(o->params, &eo, d);
     if (rc) return rc;
     d->file = NULL;
