@@ -136,6 +136,10 @@ static int write_run(const char *dir, gs_sim_result *r, const gs_run_info *info)
     if (gs_write_timeline(path, r)) goto fail;
     snprintf(path, sizeof path, "%s/vcs.csv", dir);
     if (gs_write_vcs(path, &r, 1)) goto fail;
+    snprintf(path, sizeof path, "%s/users.csv", dir);
+    if (gs_write_users(path, &r, 1)) goto fail;
+    snprintf(path, sizeof path, "%s/sizes.csv", dir);
+    if (gs_write_sizes(path, &r, 1)) goto fail;
     return EXIT_OK;
 fail:
     cli_err("cannot write '%s': %s", path, strerror(errno));
@@ -415,6 +419,18 @@ int cmd_sim(int argc, char **argv)
                             &params};
         snprintf(path, sizeof path, "%s/compare-vcs.csv", out);
         if (gs_write_vcs(path, rp, np)) {
+            cli_err("cannot write '%s': %s", path, strerror(errno));
+            rc = EXIT_RUNTIME;
+            goto cleanup;
+        }
+        snprintf(path, sizeof path, "%s/compare-users.csv", out);
+        if (gs_write_users(path, rp, np)) {
+            cli_err("cannot write '%s': %s", path, strerror(errno));
+            rc = EXIT_RUNTIME;
+            goto cleanup;
+        }
+        snprintf(path, sizeof path, "%s/compare-sizes.csv", out);
+        if (gs_write_sizes(path, rp, np)) {
             cli_err("cannot write '%s': %s", path, strerror(errno));
             rc = EXIT_RUNTIME;
             goto cleanup;

@@ -83,6 +83,24 @@ static double mech_cost(const double *v)
     return c;
 }
 
+/* GPU types of gpus[0..n), '+'-joined in type order ("V100", "K80+V100"); nothing if n == 0. */
+static void gpu_types(FILE *f, const gs_cluster *c, const int32_t *gpus, int n)
+{
+    uint64_t seen = 0;
+    for (int k = 0; k < n; k++) {
+        int t = gs_cluster_gpu(c, gpus[k])->type;
+        if (t >= 0 && t < 64) seen |= (uint64_t)1 << t;
+    }
+    int first = 1;
+    for (int t = 0; t < 64; t++) {
+        if (!(seen >> t & 1)) continue;
+        if (!first) fputc('+', f);
+        first = 0;
+        const char *name = gs_cluster_gpu_type_name(c, t);
+        csv_field(f, name ? name : "");
+    }
+}
+
 int gs_write_jobs(const char *path, const gs_sim_result *r)
 {
     char tmp[4096];
@@ -94,7 +112,8 @@ int gs_write_jobs(const char *path, const gs_sim_result *r)
           "group",
           f);
     mech_header(f);
-    fputs(",suspended_s,packed_s,cost_gpu_s\n", f);
+    fputs(",suspended_s,packed_s,cost_gpu_s,pending_s,ideal_s,slowdown,rho,model,user,gpu_type\n",
+          f);
     char a[32], b[32], cc[32], dd[32], q[32];
     size_t capp = 256;
     char *pl = malloc(capp);
@@ -115,7 +134,7 @@ int gs_write_jobs(const char *path, const gs_sim_result *r)
         if (j->state == GS_JOB_REJECTED)
             q[0] = '\0';
         else
-            gs_fmt_sec(q, sizeof q, j->queued);
+            gs_fmt_sec(q, sizeof q, r->jm[i].queue);
         /* placement of the last run: "node:gpu node:gpu ..." */
         pl[0] = '\0';
         size_t len = 0;
@@ -152,7 +171,27 @@ int gs_write_jobs(const char *path, const gs_sim_result *r)
             if (gs_mech_get((gs_mech)m)->listed)
                 fprintf(f, ",%llu", (unsigned long long)gs_job_mech_count(j, (gs_mech)m));
         }
-        fprintf(f, ",%s,%s,%.3f\n", su, pk, mech_cost(costs));
+        fprintf(f, ",%s,%s,%.3f", su, pk, mech_cost(costs));
+        /* issue 15 (docs/metrics.md): queue_s above is pending + suspended, pending_s the
+         * pending intervals alone; slowdown and rho for DONE jobs */
+        const gs_job_metrics *m = &r->jm[i];
+        if (j->state == GS_JOB_REJECTED)
+            q[0] = '\0';
+        else
+            gs_fmt_sec(q, sizeof q, gs_job_queued(j, j->end != GS_TIME_NONE ? j->end : 0));
+        gs_fmt_sec(a, sizeof a, m->ideal);
+        fprintf(f, ",%s,%s,", q, a);
+        if (j->state == GS_JOB_DONE)
+            fprintf(f, "%.6f,%.6f", m->slowdown, m->rho);
+        else
+            fputc(',', f);
+        fputc(',', f);
+        csv_field(f, j->model ? j->model : "-");
+        fputc(',', f);
+        csv_field(f, j->user ? j->user : "-");
+        fputc(',', f);
+        gpu_types(f, c, g, ng);
+        fputc('\n', f);
     }
     free(pl);
     return close_tmp(f, tmp, path);
@@ -183,6 +222,33 @@ static json_t *jreal(double v)
     return json_real(v);
 }
 
+/* The users or sizes breakdown as a JSON array (docs/metrics.md). */
+static json_t *groups_json(const gs_group_stats *g, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const gs_group_stats *s = &g[i];
+        json_t *v = json_object();
+        if (s->name)
+            json_object_set_new(v, "user", json_string(s->name));
+        else
+            json_object_set_new(v, "gpus", json_integer(s->gpus));
+        json_object_set_new(v, "jobs", json_integer((json_int_t)s->jobs));
+        json_object_set_new(v, "jobs_done", json_integer((json_int_t)s->done));
+        json_object_set_new(v, "jobs_rejected", json_integer((json_int_t)s->rejected));
+        json_object_set_new(v, "gpu_h", jreal(s->gpu_h));
+        json_object_set_new(v, "avg_jct_s", jreal(s->avg_jct_s));
+        json_object_set_new(v, "avg_queue_s", jreal(s->avg_queue_s));
+        json_object_set_new(v, "avg_slowdown", jreal(s->avg_slowdown));
+        json_object_set_new(v, "median_slowdown", jreal(s->median_slowdown));
+        json_object_set_new(v, "p95_slowdown", jreal(s->p95_slowdown));
+        json_object_set_new(v, "avg_rho", jreal(s->avg_rho));
+        json_object_set_new(v, "max_rho", jreal(s->max_rho));
+        json_array_append_new(a, v);
+    }
+    return a;
+}
+
 int gs_write_summary(const char *path, const gs_sim_result *r, const gs_run_info *info)
 {
     json_t *o = json_object();
@@ -202,9 +268,27 @@ int gs_write_summary(const char *path, const gs_sim_result *r, const gs_run_info
     json_object_set_new(o, "p99_jct_s", jreal(r->p99_jct_s));
     json_object_set_new(o, "avg_queue_s", jreal(r->avg_queue_s));
     json_object_set_new(o, "median_queue_s", jreal(r->median_queue_s));
+    json_object_set_new(o, "avg_pending_s", jreal(r->avg_pending_s));
+    json_object_set_new(o, "median_pending_s", jreal(r->median_pending_s));
     json_object_set_new(o, "makespan_s", jreal(r->makespan_s));
     json_object_set_new(o, "gpu_util", jreal(r->gpu_util));
     json_object_set_new(o, "gpu_job_util", jreal(r->gpu_job_util));
+    json_object_set_new(o, "gpu_util_busy", jreal(r->gpu_util_busy));
+    char b0[32], b1[32];
+    gs_fmt_sec(b0, sizeof b0, r->busy_from);
+    gs_fmt_sec(b1, sizeof b1, r->busy_to);
+    json_t *bw = json_object();
+    json_object_set_new(bw, "from_s", json_string(b0));
+    json_object_set_new(bw, "to_s", json_string(b1));
+    json_object_set_new(o, "busy_window", bw);
+    json_object_set_new(o, "avg_slowdown", jreal(r->avg_slowdown));
+    json_object_set_new(o, "median_slowdown", jreal(r->median_slowdown));
+    json_object_set_new(o, "p95_slowdown", jreal(r->p95_slowdown));
+    json_object_set_new(o, "avg_rho", jreal(r->avg_rho));
+    json_object_set_new(o, "p95_rho", jreal(r->p95_rho));
+    json_object_set_new(o, "max_rho", jreal(r->max_rho));
+    json_object_set_new(o, "jain_rho", jreal(r->jain_rho));
+    json_object_set_new(o, "jain_user_slowdown", jreal(r->jain_user_slowdown));
     json_object_set_new(o, "avg_first_start_s", jreal(r->avg_first_s));
     json_object_set_new(o, "median_first_start_s", jreal(r->median_first_s));
     json_object_set_new(o, "p95_first_start_s", jreal(r->p95_first_s));
@@ -243,9 +327,14 @@ int gs_write_summary(const char *path, const gs_sim_result *r, const gs_run_info
         json_object_set_new(v, "avg_queue_s", jreal(s->avg_queue_s));
         json_object_set_new(v, "median_queue_s", jreal(s->median_queue_s));
         json_object_set_new(v, "p95_queue_s", jreal(s->p95_queue_s));
+        json_object_set_new(v, "avg_slowdown", jreal(s->avg_slowdown));
+        json_object_set_new(v, "avg_rho", jreal(s->avg_rho));
+        json_object_set_new(v, "max_rho", jreal(s->max_rho));
         json_array_append_new(vcs, v);
     }
     json_object_set_new(o, "vcs", vcs);
+    json_object_set_new(o, "users", groups_json(r->users, r->nusers));
+    json_object_set_new(o, "sizes", groups_json(r->sizes, r->nsizes));
     if (info) {
         json_object_set_new(o, "seed", json_integer((json_int_t)info->seed));
         json_t *params = json_object();
@@ -304,9 +393,10 @@ int gs_write_compare(const char *path, gs_sim_result *const *rs, size_t n)
     mech_header(f);
     int el = 0;
     for (size_t i = 0; i < n; i++) el |= rs[i]->elastic;
-    fputs(el ? ",cost_gpu_s,deadline_met_ratio,rescales_per_job,rescale_gpu_s,avg_goodput\n"
-             : ",cost_gpu_s\n",
+    fputs(",cost_gpu_s,avg_pending_s,avg_slowdown,p95_slowdown,avg_rho,p95_rho,max_rho,jain_rho,"
+          "jain_user_slowdown,gpu_util_busy",
           f);
+    fputs(el ? ",deadline_met_ratio,rescales_per_job,rescale_gpu_s,avg_goodput\n" : "\n", f);
     for (size_t i = 0; i < n; i++) {
         const gs_sim_result *r = rs[i];
         fprintf(f, "%s,%s,%zu,%zu,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.6f,%llu,%llu", r->policy,
@@ -318,6 +408,9 @@ int gs_write_compare(const char *path, gs_sim_result *const *rs, size_t n)
             if (gs_mech_get((gs_mech)m)->listed)
                 fprintf(f, ",%llu", (unsigned long long)r->mech[m]);
         fprintf(f, ",%.3f", mech_cost(r->mech_gpu_s));
+        fprintf(f, ",%.3f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f", r->avg_pending_s,
+                r->avg_slowdown, r->p95_slowdown, r->avg_rho, r->p95_rho, r->max_rho, r->jain_rho,
+                r->jain_user_slowdown, r->gpu_util_busy);
         if (el)
             fprintf(f, ",%.6f,%.6f,%.3f,%.6f", r->deadline_met_ratio, r->rescales_per_job,
                     r->rescale_gpu_s, r->avg_goodput);
@@ -331,18 +424,57 @@ int gs_write_vcs(const char *path, gs_sim_result *const *rs, size_t n)
     char tmp[4096];
     FILE *f = open_tmp(path, tmp, sizeof tmp);
     if (!f) return GS_EIO;
-    fputs(
-        "policy,vc,jobs,jobs_done,jobs_rejected,avg_jct_s,avg_queue_s,median_queue_s,p95_queue_s\n",
-        f);
+    fputs("policy,vc,jobs,jobs_done,jobs_rejected,avg_jct_s,avg_queue_s,median_queue_s,p95_queue_s,"
+          "avg_slowdown,avg_rho,max_rho\n",
+          f);
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < rs[i]->nvcs; k++) {
             const gs_vc_stats *s = &rs[i]->vcs[k];
             fprintf(f, "%s,", rs[i]->policy);
             csv_field(f, s->name);
-            fprintf(f, ",%zu,%zu,%zu,%.3f,%.3f,%.3f,%.3f\n", s->jobs, s->done, s->rejected,
-                    s->avg_jct_s, s->avg_queue_s, s->median_queue_s, s->p95_queue_s);
+            fprintf(f, ",%zu,%zu,%zu,%.3f,%.3f,%.3f,%.3f,%.6f,%.6f,%.6f\n", s->jobs, s->done,
+                    s->rejected, s->avg_jct_s, s->avg_queue_s, s->median_queue_s, s->p95_queue_s,
+                    s->avg_slowdown, s->avg_rho, s->max_rho);
         }
     return close_tmp(f, tmp, path);
+}
+
+/* users.csv / sizes.csv rows: the group's key column, then its statistics. */
+static int write_groups(const char *path, gs_sim_result *const *rs, size_t n, int users)
+{
+    char tmp[4096];
+    FILE *f = open_tmp(path, tmp, sizeof tmp);
+    if (!f) return GS_EIO;
+    fprintf(f,
+            "policy,%s,jobs,jobs_done,jobs_rejected,gpu_h,avg_jct_s,avg_queue_s,avg_slowdown,"
+            "median_slowdown,p95_slowdown,avg_rho,max_rho\n",
+            users ? "user" : "gpus");
+    for (size_t i = 0; i < n; i++) {
+        size_t ng = users ? rs[i]->nusers : rs[i]->nsizes;
+        for (size_t k = 0; k < ng; k++) {
+            const gs_group_stats *s = users ? &rs[i]->users[k] : &rs[i]->sizes[k];
+            csv_field(f, rs[i]->policy);
+            fputc(',', f);
+            if (users)
+                csv_field(f, s->name ? s->name : "-");
+            else
+                fprintf(f, "%d", s->gpus);
+            fprintf(f, ",%zu,%zu,%zu,%.3f,%.3f,%.3f,%.6f,%.6f,%.6f,%.6f,%.6f\n", s->jobs, s->done,
+                    s->rejected, s->gpu_h, s->avg_jct_s, s->avg_queue_s, s->avg_slowdown,
+                    s->median_slowdown, s->p95_slowdown, s->avg_rho, s->max_rho);
+        }
+    }
+    return close_tmp(f, tmp, path);
+}
+
+int gs_write_users(const char *path, gs_sim_result *const *rs, size_t n)
+{
+    return write_groups(path, rs, n, 1);
+}
+
+int gs_write_sizes(const char *path, gs_sim_result *const *rs, size_t n)
+{
+    return write_groups(path, rs, n, 0);
 }
 
 void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n)
@@ -358,6 +490,15 @@ void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n)
                 r->avg_queue_s, r->avg_first_s, 100.0 * r->gpu_util,
                 (unsigned long long)r->preemptions, r->wall_s);
         for (int m = 0; m < GS_MECH_N; m++) mech |= gs_mech_get((gs_mech)m)->listed && r->mech[m];
+    }
+    /* fairness and honest queueing (issue 15, docs/metrics.md) */
+    fprintf(f, "\n%-18s %8s %8s %8s %8s %8s %9s %11s %6s\n", "FAIRNESS", "SLOWDOWN", "P95_SLOW",
+            "AVG_RHO", "MAX_RHO", "JAIN_RHO", "JAIN_USER", "PENDING_S", "BUSY%");
+    for (size_t i = 0; i < n; i++) {
+        const gs_sim_result *r = rs[i];
+        fprintf(f, "%-18s %8.2f %8.2f %8.2f %8.2f %8.3f %9.3f %11.1f %5.1f%%\n", r->policy,
+                r->avg_slowdown, r->p95_slowdown, r->avg_rho, r->max_rho, r->jain_rho,
+                r->jain_user_slowdown, r->avg_pending_s, 100.0 * r->gpu_util_busy);
     }
     int el = 0;
     for (size_t i = 0; i < n; i++) el |= rs[i]->elastic;

@@ -13,6 +13,14 @@
  * running or pending jobs changed (the state after everything at that
  * instant); metrics are computed from the final job records only, in slot
  * order, so they do not depend on event interleaving details.
+ *
+ * Fairness metrics (docs/metrics.md): per job the ideal duration
+ * (gs_engine_job_ideal), slowdown, finish-time fairness rho, whose n-bar (jobs
+ * in the system, averaged over the job's life) comes from exact prefix
+ * integrals over the sorted arrivals and ends (O(n log n) for the run), and
+ * the queue time pending + suspended; per run their averages and percentiles,
+ * Jain's index, the busy-window utilisation and the per-user / per-size
+ * breakdowns.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -80,6 +88,9 @@ void gs_sim_result_release(gs_sim_result *r)
     gs_cluster_destroy(r->cluster);
     free(r->tl);
     free(r->vcs);
+    free(r->jm);
+    free(r->users);
+    free(r->sizes);
     memset(r, 0, sizeof *r);
 }
 
@@ -130,21 +141,285 @@ static double ms_round(double x)
     return round(x * 1000.0) / 1000.0;
 }
 
+double gs_jain(const double *x, size_t n)
+{
+    double s = 0, s2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        s += x[i];
+        s2 += x[i] * x[i];
+    }
+    return n && s2 > 0 ? s * s / ((double)n * s2) : 0;
+}
+
+/* Six decimals, for ratios. */
+static double r6(double x)
+{
+    return round(x * 1e6) / 1e6;
+}
+
+double gs_sim_util_over(const gs_sim_result *r, gs_time from, gs_time to)
+{
+    if (to <= from || !r->total_gpus) return 0;
+    double area = 0;
+    for (size_t i = 0; i < r->ntl; i++) {
+        gs_time a = r->tl[i].t, b = i + 1 < r->ntl ? r->tl[i + 1].t : to;
+        if (a < from) a = from;
+        if (b > to) b = to;
+        if (b > a) area += (double)r->tl[i].alloc * gs_time_to_sec(b - a);
+    }
+    return r6(area / ((double)r->total_gpus * gs_time_to_sec(to - from)));
+}
+
+/* ---- jobs in the system over time (finish-time fairness) ------------------------------ */
+
+#ifdef __SIZEOF_INT128__
+typedef __int128 wide; /* job-microseconds: exact */
+#else
+typedef long double wide;
+#endif
+
+/*
+ * The number of jobs in the system (arrived, not final) as a step function: cnt[k] jobs on
+ * [bt[k], bt[k+1]), and cum[k] = the exact integral of that count from bt[0] to bt[k] in
+ * job-microseconds.  A job is in the system on [submit, end); one never final stays to the
+ * end.  Built from the sorted arrivals and ends in O(n log n); each query is a binary search.
+ */
+typedef struct occupancy {
+    gs_time *bt;
+    int64_t *cnt;
+    wide *cum;
+    size_t nb;
+} occupancy;
+
+static int cmp_time(const void *a, const void *b)
+{
+    gs_time x = *(const gs_time *)a, y = *(const gs_time *)b;
+    return (x > y) - (x < y);
+}
+
+static void *xcalloc(size_t n, size_t sz)
+{
+    void *p = calloc(n ? n : 1, sz);
+    if (!p) abort(); /* programs abort on out-of-memory */
+    return p;
+}
+
+static void occ_build(const gs_engine *e, occupancy *o)
+{
+    size_t n = gs_engine_njobs(e), ni = 0, no = 0;
+    gs_time *in = xcalloc(n, sizeof *in), *out = xcalloc(n, sizeof *out);
+    for (size_t i = 0; i < n; i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        if (!j->arrived) continue;
+        in[ni++] = j->submit;
+        if (gs_job_state_final(j->state) && j->end != GS_TIME_NONE) out[no++] = j->end;
+    }
+    qsort(in, ni, sizeof *in, cmp_time);
+    qsort(out, no, sizeof *out, cmp_time);
+    o->bt = xcalloc(ni + no, sizeof *o->bt);
+    o->cnt = xcalloc(ni + no, sizeof *o->cnt);
+    o->cum = xcalloc(ni + no, sizeof *o->cum);
+    o->nb = 0;
+    size_t a = 0, b = 0;
+    int64_t c = 0;
+    while (a < ni || b < no) {
+        gs_time t = a < ni && (b >= no || in[a] <= out[b]) ? in[a] : out[b];
+        for (; a < ni && in[a] == t; a++) c++;
+        for (; b < no && out[b] == t; b++) c--;
+        size_t k = o->nb++;
+        o->bt[k] = t;
+        o->cnt[k] = c;
+        o->cum[k] = k ? o->cum[k - 1] + (wide)o->cnt[k - 1] * (wide)(t - o->bt[k - 1]) : 0;
+    }
+    free(in);
+    free(out);
+}
+
+/* The integral of the count from the first breakpoint to t. */
+static wide occ_integral(const occupancy *o, gs_time t)
+{
+    if (!o->nb || t <= o->bt[0]) return 0;
+    size_t lo = 0, hi = o->nb; /* the last breakpoint <= t is in [lo, hi) */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->bt[mid] <= t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return o->cum[lo] + (wide)o->cnt[lo] * (wide)(t - o->bt[lo]);
+}
+
+static void occ_free(occupancy *o)
+{
+    free(o->bt);
+    free(o->cnt);
+    free(o->cum);
+}
+
+/* ---- breakdowns ------------------------------------------------------------------------ */
+
+typedef struct gval {
+    int32_t g;
+    double v;
+} gval;
+
+static int cmp_gval(const void *a, const void *b)
+{
+    const gval *x = a, *y = b;
+    if (x->g != y->g) return (x->g > y->g) - (x->g < y->g);
+    return (x->v > y->v) - (x->v < y->v);
+}
+
+/* Fill gs[0..ng) from the jobs, job i in group key[i]. */
+static void group_stats(const gs_engine *e, const gs_job_metrics *jm, const int32_t *key, size_t ng,
+                        gs_group_stats *gs)
+{
+    size_t n = gs_engine_njobs(e), m = 0;
+    gval *v = xcalloc(n, sizeof *v);
+    double *sj = xcalloc(ng, sizeof *sj), *sq = xcalloc(ng, sizeof *sq);
+    double *ss = xcalloc(ng, sizeof *ss), *sr = xcalloc(ng, sizeof *sr);
+    gs_time now = gs_engine_now(e);
+    for (size_t i = 0; i < n; i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        size_t g = (size_t)key[i];
+        gs_group_stats *s = &gs[g];
+        s->jobs++;
+        s->gpu_h += gs_job_service(j, now) / 3600.0;
+        if (j->state == GS_JOB_REJECTED) s->rejected++;
+        if (j->state != GS_JOB_DONE) continue;
+        s->done++;
+        sj[g] += gs_time_to_sec(j->end - j->submit);
+        sq[g] += gs_time_to_sec(jm[i].queue);
+        ss[g] += jm[i].slowdown;
+        sr[g] += jm[i].rho;
+        if (jm[i].rho > s->max_rho) s->max_rho = jm[i].rho;
+        v[m++] = (gval){(int32_t)g, jm[i].slowdown};
+    }
+    qsort(v, m, sizeof *v, cmp_gval);
+    double *vals = xcalloc(m, sizeof *vals);
+    for (size_t i = 0; i < m; i++) vals[i] = v[i].v;
+    for (size_t i = 0, g = 0; g < ng; g++) {
+        gs_group_stats *s = &gs[g];
+        s->gpu_h = round(s->gpu_h * 1e3) / 1e3;
+        if (!s->done) continue;
+        double k = (double)s->done;
+        s->avg_jct_s = ms_round(sj[g] / k);
+        s->avg_queue_s = ms_round(sq[g] / k);
+        s->avg_slowdown = r6(ss[g] / k);
+        s->avg_rho = r6(sr[g] / k);
+        s->max_rho = r6(s->max_rho);
+        s->median_slowdown = r6(median(vals + i, s->done));
+        s->p95_slowdown = r6(pct(vals + i, s->done, 0.95));
+        i += s->done;
+    }
+    free(vals);
+    free(v);
+    free(sj);
+    free(sq);
+    free(ss);
+    free(sr);
+}
+
+static int cmp_int32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Per-user (in order of first appearance) and per-size (requested GPUs) breakdowns. */
+static void breakdowns(gs_sim_result *r)
+{
+    const gs_engine *e = r->engine;
+    size_t n = gs_engine_njobs(e);
+    int32_t *key = xcalloc(n, sizeof *key);
+    /* users: the engine's interned ids are dense, in order of first appearance */
+    size_t nu = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        key[i] = j->user_id;
+        if ((size_t)j->user_id + 1 > nu) nu = (size_t)j->user_id + 1;
+    }
+    r->users = xcalloc(nu, sizeof *r->users);
+    r->nusers = nu;
+    for (size_t i = n; i-- > 0;) r->users[key[i]].name = gs_engine_job(e, i)->user;
+    group_stats(e, r->jm, key, nu, r->users);
+    double *avg = xcalloc(nu, sizeof *avg);
+    size_t na = 0;
+    for (size_t u = 0; u < nu; u++)
+        if (r->users[u].done) avg[na++] = r->users[u].avg_slowdown;
+    r->jain_user_slowdown = r6(gs_jain(avg, na));
+    free(avg);
+    /* sizes: the distinct requested GPU counts, ascending */
+    int32_t *sz = xcalloc(n, sizeof *sz);
+    for (size_t i = 0; i < n; i++) sz[i] = gs_engine_job(e, i)->req_gpus;
+    qsort(sz, n, sizeof *sz, cmp_int32);
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!ns || sz[ns - 1] != sz[i]) sz[ns++] = sz[i];
+    for (size_t i = 0; i < n; i++) {
+        int32_t g = gs_engine_job(e, i)->req_gpus;
+        const int32_t *f = bsearch(&g, sz, ns, sizeof *sz, cmp_int32);
+        key[i] = (int32_t)(f - sz);
+    }
+    r->sizes = xcalloc(ns, sizeof *r->sizes);
+    r->nsizes = ns;
+    for (size_t k = 0; k < ns; k++) r->sizes[k].gpus = sz[k];
+    group_stats(e, r->jm, key, ns, r->sizes);
+    free(sz);
+    free(key);
+}
+
+/*
+ * Per-job metrics (docs/metrics.md): ideal duration, queue time (pending + suspended), and
+ * for DONE jobs nbar, slowdown and rho.
+ */
+static void job_metrics(gs_sim_result *r)
+{
+    const gs_engine *e = r->engine;
+    size_t n = gs_engine_njobs(e);
+    r->jm = xcalloc(n, sizeof *r->jm);
+    occupancy o;
+    occ_build(e, &o);
+    gs_time now = gs_engine_now(e);
+    double G = (double)r->total_gpus;
+    for (size_t i = 0; i < n; i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        gs_job_metrics *m = &r->jm[i];
+        gs_time t = gs_job_state_final(j->state) && j->end != GS_TIME_NONE ? j->end : now;
+        m->ideal = gs_engine_job_ideal(e, j);
+        m->queue = gs_job_queued(j, t) + gs_job_suspended(j, t);
+        if (j->state != GS_JOB_DONE || j->end <= j->submit) continue;
+        double jct = gs_time_to_sec(j->end - j->submit);
+        double ideal = gs_time_to_sec(m->ideal > 0 ? m->ideal : 1);
+        m->nbar = (double)(occ_integral(&o, j->end) - occ_integral(&o, j->submit)) /
+                  (double)(j->end - j->submit);
+        double share = G > 0 ? (double)j->req_gpus * m->nbar / G : 1;
+        m->slowdown = jct / ideal;
+        m->rho = jct / (ideal * (share > 1 ? share : 1));
+    }
+    occ_free(&o);
+}
+
 static void compute_metrics(gs_sim_result *r)
 {
     gs_engine *e = r->engine;
     size_t n = gs_engine_njobs(e);
-    double *jct = malloc((n ? n : 1) * sizeof *jct);
-    double *queue = malloc((n ? n : 1) * sizeof *queue);
-    double *first = malloc((n ? n : 1) * sizeof *first);
-    if (!jct || !queue || !first) abort(); /* programs abort on out-of-memory */
+    job_metrics(r);
+    double *jct = xcalloc(n, sizeof *jct);
+    double *queue = xcalloc(n, sizeof *queue);
+    double *pend = xcalloc(n, sizeof *pend);
+    double *first = xcalloc(n, sizeof *first);
+    double *sd = xcalloc(n, sizeof *sd);
+    double *rho = xcalloc(n, sizeof *rho);
     size_t k = 0;
-    double sum_jct = 0, sum_q = 0, sum_first = 0;
-    gs_time tmin = GS_TIME_MAX, tmax = GS_TIME_NONE;
+    double sum_jct = 0, sum_q = 0, sum_p = 0, sum_first = 0, sum_sd = 0, sum_rho = 0;
+    gs_time tmin = GS_TIME_MAX, tmax = GS_TIME_NONE, amax = GS_TIME_NONE;
     r->jobs = n;
     for (size_t i = 0; i < n; i++) {
         const gs_job *j = gs_engine_job(e, i);
         if (j->submit < tmin) tmin = j->submit;
+        if (j->submit > amax) amax = j->submit;
         r->preemptions += (uint64_t)j->preemptions;
         for (int m = 0; m < GS_MECH_N; m++) {
             r->mech[m] += gs_job_mech_count(j, (gs_mech)m);
@@ -160,20 +435,31 @@ static void compute_metrics(gs_sim_result *r)
         if (j->end > tmax) tmax = j->end;
         if (j->state != GS_JOB_DONE) continue;
         double jc = gs_time_to_sec(j->end - j->submit);
-        double q = gs_time_to_sec(j->queued);
+        double q = gs_time_to_sec(r->jm[i].queue);
+        double pq = gs_time_to_sec(j->queued);
         double fs = gs_time_to_sec(j->first_start - j->submit);
         jct[k] = jc;
         queue[k] = q;
+        pend[k] = pq;
         first[k] = fs;
+        sd[k] = r->jm[i].slowdown;
+        rho[k] = r->jm[i].rho;
         k++;
         sum_jct += jc;
         sum_q += q;
+        sum_p += pq;
         sum_first += fs;
+        sum_sd += r->jm[i].slowdown;
+        sum_rho += r->jm[i].rho;
     }
     if (k) {
+        r->jain_rho = r6(gs_jain(rho, k));
         qsort(jct, k, sizeof *jct, cmp_double);
         qsort(queue, k, sizeof *queue, cmp_double);
+        qsort(pend, k, sizeof *pend, cmp_double);
         qsort(first, k, sizeof *first, cmp_double);
+        qsort(sd, k, sizeof *sd, cmp_double);
+        qsort(rho, k, sizeof *rho, cmp_double);
         r->avg_first_s = ms_round(sum_first / (double)k);
         r->median_first_s = ms_round(median(first, k));
         r->p95_first_s = ms_round(pct(first, k, 0.95));
@@ -183,10 +469,21 @@ static void compute_metrics(gs_sim_result *r)
         r->p99_jct_s = ms_round(pct(jct, k, 0.99));
         r->avg_queue_s = ms_round(sum_q / (double)k);
         r->median_queue_s = ms_round(median(queue, k));
+        r->avg_pending_s = ms_round(sum_p / (double)k);
+        r->median_pending_s = ms_round(median(pend, k));
+        r->avg_slowdown = r6(sum_sd / (double)k);
+        r->median_slowdown = r6(median(sd, k));
+        r->p95_slowdown = r6(pct(sd, k, 0.95));
+        r->avg_rho = r6(sum_rho / (double)k);
+        r->p95_rho = r6(pct(rho, k, 0.95));
+        r->max_rho = r6(rho[k - 1]);
     }
     free(jct);
     free(queue);
+    free(pend);
     free(first);
+    free(sd);
+    free(rho);
     for (int m = 0; m < GS_MECH_N; m++) r->mech_gpu_s[m] = ms_round(r->mech_gpu_s[m]);
     if (tmax != GS_TIME_NONE && tmax > tmin) {
         r->makespan_s = ms_round(gs_time_to_sec(tmax - tmin));
@@ -204,6 +501,12 @@ static void compute_metrics(gs_sim_result *r)
         double denom = (double)r->total_gpus * gs_time_to_sec(tmax - tmin);
         r->gpu_util = denom > 0 ? round(area / denom * 1e6) / 1e6 : 0;
         r->gpu_job_util = denom > 0 ? round(jarea / denom * 1e6) / 1e6 : 0;
+    }
+    /* the busy window: while the workload is offered (the makespan's if all arrive at once) */
+    if (n) {
+        r->busy_from = tmin;
+        r->busy_to = amax > tmin ? amax : tmax != GS_TIME_NONE ? tmax : tmin;
+        r->gpu_util_busy = gs_sim_util_over(r, r->busy_from, r->busy_to);
     }
     r->events = gs_engine_events(e);
     if (r->elastic) {
@@ -236,15 +539,14 @@ static void compute_metrics(gs_sim_result *r)
     }
     /* per VC */
     size_t nv = gs_engine_nvcs(e);
-    r->vcs = calloc(nv ? nv : 1, sizeof *r->vcs);
-    double *q = malloc((n ? n : 1) * sizeof *q);
-    if (!r->vcs || !q) abort();
+    r->vcs = xcalloc(nv, sizeof *r->vcs);
+    double *q = xcalloc(n, sizeof *q);
     r->nvcs = nv;
     for (size_t v = 0; v < nv; v++) {
         gs_vc_stats *s = &r->vcs[v];
         snprintf(s->name, sizeof s->name, "%s", gs_engine_vc_name(e, (int)v));
         size_t nk = 0;
-        double sj = 0, sq = 0;
+        double sj = 0, sq = 0, ss = 0, sr = 0;
         for (size_t i = 0; i < n; i++) {
             const gs_job *j = gs_engine_job(e, i);
             if ((size_t)j->vc != v) continue;
@@ -253,7 +555,10 @@ static void compute_metrics(gs_sim_result *r)
             if (j->state != GS_JOB_DONE) continue;
             s->done++;
             sj += gs_time_to_sec(j->end - j->submit);
-            q[nk] = gs_time_to_sec(j->queued);
+            ss += r->jm[i].slowdown;
+            sr += r->jm[i].rho;
+            if (r->jm[i].rho > s->max_rho) s->max_rho = r->jm[i].rho;
+            q[nk] = gs_time_to_sec(r->jm[i].queue);
             sq += q[nk++];
         }
         if (nk) {
@@ -262,9 +567,13 @@ static void compute_metrics(gs_sim_result *r)
             s->avg_queue_s = ms_round(sq / (double)nk);
             s->median_queue_s = ms_round(median(q, nk));
             s->p95_queue_s = ms_round(pct(q, nk, 0.95));
+            s->avg_slowdown = r6(ss / (double)nk);
+            s->avg_rho = r6(sr / (double)nk);
+            s->max_rho = r6(s->max_rho);
         }
     }
     free(q);
+    breakdowns(r);
 }
 
 int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_diag *d)

@@ -118,7 +118,35 @@ typedef struct gs_vc_stats {
     char name[64];
     size_t jobs, done, rejected;
     double avg_jct_s, avg_queue_s, median_queue_s, p95_queue_s;
+    double avg_slowdown, avg_rho, max_rho; /* done jobs (docs/metrics.md) */
 } gs_vc_stats;
+
+/*
+ * Per-job derived metrics (docs/metrics.md), one per engine slot, computed at the end of a
+ * run.  Slowdown, rho and nbar are those of DONE jobs (0 for the others).
+ */
+typedef struct gs_job_metrics {
+    gs_time ideal;   /* gs_engine_job_ideal: the best alone run time at the requested size */
+    gs_time queue;   /* runnable without GPUs of its own: pending + suspended (time-sliced out) */
+    double nbar;     /* time-average number of jobs in the system over [submit, end] */
+    double slowdown; /* JCT / ideal */
+    double rho;      /* finish-time fairness: JCT / (ideal * max(1, gpus * nbar / G)) */
+} gs_job_metrics;
+
+/*
+ * A breakdown row: the jobs of one user (by name, in order of first appearance) or of one
+ * size (requested GPUs, ascending).  Averages over DONE jobs; gpu_h is the GPU-hours they
+ * held (all jobs of the group).
+ */
+typedef struct gs_group_stats {
+    const char *name; /* user name (borrowed from the engine; "-" = none given) or NULL */
+    int gpus;         /* sizes: the requested GPU count; users: 0 */
+    size_t jobs, done, rejected;
+    double gpu_h;
+    double avg_jct_s, avg_queue_s;
+    double avg_slowdown, median_slowdown, p95_slowdown;
+    double avg_rho, max_rho;
+} gs_group_stats;
 
 typedef struct gs_sim_result {
     char policy[64];
@@ -150,6 +178,20 @@ typedef struct gs_sim_result {
     double avg_goodput; /* time average of the timeline's goodput over the makespan */
     gs_vc_stats *vcs;   /* per virtual cluster, in order of first appearance */
     size_t nvcs;
+    /* fairness and honest queueing (issue 15, docs/metrics.md); done jobs.  avg_queue_s and
+     * median_queue_s above count every interval runnable without GPUs of its own (pending and
+     * suspended); avg_pending_s / median_pending_s the pending intervals only */
+    double avg_pending_s, median_pending_s;
+    double avg_slowdown, median_slowdown, p95_slowdown;
+    double avg_rho, p95_rho, max_rho, jain_rho; /* finish-time fairness, Jain's index over it */
+    double jain_user_slowdown;                  /* Jain's index over the users' average slowdowns */
+    /* allocated GPU-time / (GPUs x busy window); the window is [first arrival, last arrival]
+     * (the makespan's when every job arrives at once) */
+    double gpu_util_busy;
+    gs_time busy_from, busy_to;
+    gs_job_metrics *jm; /* per engine slot */
+    gs_group_stats *users, *sizes;
+    size_t nusers, nsizes;
     /* per run data, kept for the writers */
     gs_tl_row *tl;
     size_t ntl, captl;
@@ -180,6 +222,12 @@ typedef struct gs_sim_opts {
 int gs_sim_prepare(const gs_sim_opts *o, gs_sim_result *res, gs_diag *d);
 /* Prepare (if not yet) and replay the trace to the end. */
 int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_diag *d);
+/* Allocated GPU-time over [from, to] divided by (cluster GPUs x (to - from)), from the
+ * timeline (0 when the window is empty). */
+double gs_sim_util_over(const gs_sim_result *r, gs_time from, gs_time to);
+/* Jain's fairness index (sum x)^2 / (n sum x^2) of x[0..n): 1 when all are equal, 1/n when
+ * one has everything; 0 when n == 0 or every x is 0. */
+double gs_jain(const double *x, size_t n);
 void gs_sim_result_release(gs_sim_result *r);
 
 /* ---- output ------------------------------------------------------------------------------ */
@@ -201,6 +249,10 @@ int gs_write_timeline(const char *path, const gs_sim_result *r);
 int gs_write_compare(const char *path, gs_sim_result *const *rs, size_t n);
 /* Per-VC statistics of one or several runs: policy,vc,jobs,done,rejected,avg_jct_s,... */
 int gs_write_vcs(const char *path, gs_sim_result *const *rs, size_t n);
+/* Per-user and per-size (requested GPUs) breakdowns of one or several runs
+ * (docs/metrics.md): policy,user,... and policy,gpus,... */
+int gs_write_users(const char *path, gs_sim_result *const *rs, size_t n);
+int gs_write_sizes(const char *path, gs_sim_result *const *rs, size_t n);
 void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n);
 
 #endif
