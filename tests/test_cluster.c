@@ -477,6 +477,218 @@ static void t_hived_design_like(void)
     gs_cluster_destroy(c);
 }
 
+/* GPU type name of node n's first GPU. */
+static const char *node_type(const gs_cluster *c, int n)
+{
+    return gs_cluster_gpu_type_name(c, gs_cluster_gpu(c, gs_cluster_node(c, n)->gpu_lo)->type);
+}
+
+static void t_shorthand_types(void)
+{
+    gs_cluster *c = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_cluster_parse_shorthand("9x4:V100,9x4:P100,9x4:K80", &c, &d));
+    ASSERT_EQ(gs_cluster_ngpus(c), 108);
+    ASSERT_EQ(gs_cluster_nnodes(c), 27);
+    ASSERT_EQ(gs_cluster_ngpu_types(c), 3);
+    ASSERT_STR(node_type(c, 8), "V100");
+    ASSERT_STR(node_type(c, 9), "P100");
+    ASSERT_STR(node_type(c, 26), "K80");
+    ASSERT_STR(gs_cluster_node(c, 9)->name, "n9"); /* numbered on across the parts */
+    ASSERT_EQ(gs_cluster_find_node_next(c, "n9", 9), -1);
+    ASSERT_EQ(gs_cluster_type_gpus(c, gs_cluster_find_gpu_type(c, "K80")), 36);
+    ASSERT_OK(gs_cluster_check(c, &d));
+    gs_cluster_destroy(c);
+    /* a plain count is one server of that many GPUs (Gavel's simulator has no topology) */
+    ASSERT_OK(gs_cluster_parse_shorthand("36:V100,36:P100,36:K80", &c, &d));
+    ASSERT_EQ(gs_cluster_ngpus(c), 108);
+    ASSERT_EQ(gs_cluster_nnodes(c), 3);
+    ASSERT_EQ(gs_cluster_max_node_gpus(c, gs_cluster_find_gpu_type(c, "P100")), 36);
+    gs_cluster_destroy(c);
+    /* G/S: servers of S GPUs */
+    ASSERT_OK(gs_cluster_parse_shorthand("36/4:V100,16/8:K80", &c, &d));
+    ASSERT_EQ(gs_cluster_nnodes(c), 11);
+    ASSERT_EQ(gs_cluster_max_node_gpus(c, gs_cluster_find_gpu_type(c, "V100")), 4);
+    ASSERT_STR(node_type(c, 10), "K80");
+    gs_cluster_destroy(c);
+    /* racks numbered on; a part without racks sits under the root */
+    ASSERT_OK(gs_cluster_parse_shorthand("2x2x2:A,1x2x2:B,3x2", &c, &d));
+    ASSERT_EQ(gs_cluster_ngpus(c), 18);
+    ASSERT_STR(gs_cluster_cell(c, gs_cluster_node(c, 4)->rack)->name, "r2");
+    ASSERT_EQ(gs_cluster_node(c, 6)->rack, 0);
+    ASSERT_STR(node_type(c, 6), "gpu"); /* untyped */
+    ASSERT_OK(gs_cluster_check(c, &d));
+    gs_cluster_destroy(c);
+    /* one part: exactly the old single-type tree */
+    ASSERT_OK(gs_cluster_parse_shorthand("2x16x8:V100", &c, &d));
+    gs_cluster *u;
+    ASSERT_OK(gs_cluster_create(&u));
+    ASSERT_OK(gs_cluster_build_uniform(u, 2, 16, 8, "V100", 0, 0));
+    ASSERT_OK(gs_cluster_finish(u, NULL));
+    ASSERT_EQ(gs_cluster_ncells(c), gs_cluster_ncells(u));
+    for (size_t i = 0; i < gs_cluster_ncells(c); i++) {
+        ASSERT_STR(gs_cluster_cell(c, (int)i)->name, gs_cluster_cell(u, (int)i)->name);
+        ASSERT_EQ(gs_cluster_cell(c, (int)i)->kind, gs_cluster_cell(u, (int)i)->kind);
+        ASSERT_EQ(gs_cluster_cell(c, (int)i)->parent, gs_cluster_cell(u, (int)i)->parent);
+    }
+    gs_cluster_destroy(u);
+    gs_cluster_destroy(c);
+}
+
+static void t_shorthand_errors(void)
+{
+    static const struct {
+        const char *spec;
+        int err, col;
+        const char *msg;
+    } bad[] = {
+        {"4x8:V100:X", GS_EPARSE, 9, "a second ':' after GPU type 'V100'"},
+        {"4x8:V100,2x8:K80:Y", GS_EPARSE, 17, "second ':'"},
+        {"4x8,,2x8", GS_EPARSE, 5, "empty part"},
+        {"4x8,", GS_EPARSE, 5, "empty part"},
+        {",4x8", GS_EPARSE, 1, "empty part"},
+        {"4x8:", GS_EPARSE, 5, "empty GPU type"},
+        {"4x8:,2", GS_EPARSE, 5, "empty GPU type"},
+        {"4x8:V1 00", GS_EPARSE, 7, "unexpected ' ' in a GPU type"},
+        {"4x8:V100;2", GS_EPARSE, 9, "unexpected ';'"},
+        {"36/8:V100", GS_EINVAL, 4, "36 GPUs are not a whole number of 8-GPU servers"},
+        {"4x8/2", GS_EPARSE, 4, "'/S' (GPUs per server) follows a plain GPU count"},
+        {"36/0", GS_ERANGE, 4, "between 1 and 1000000"},
+        {"36/4x2", GS_EPARSE, 5, "unexpected 'x'"},
+        {"4x8V100", GS_EPARSE, 4, "unexpected 'V'"},
+        {"V100", GS_EPARSE, 1, "expected a number"},
+        {"2048x2048:A,2048x2048:B", GS_ERANGE, 0, "too large"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        gs_cluster *c = NULL;
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        int rc = gs_cluster_parse_shorthand(bad[i].spec, &c, &d);
+        if (rc != bad[i].err)
+            T_FAIL("'%s': rc %d, want %d (%s)", bad[i].spec, rc, bad[i].err, d.msg);
+        ASSERT(c == NULL);
+        ASSERT_CONTAINS(d.msg, bad[i].msg);
+        if (d.col != bad[i].col) T_FAIL("'%s': col %d, want %d", bad[i].spec, d.col, bad[i].col);
+    }
+    /* 33 GPU types */
+    char spec[512] = "1:T0";
+    for (int k = 1; k < 33; k++)
+        snprintf(spec + strlen(spec), sizeof spec - strlen(spec), ",1:T%d", k);
+    gs_cluster *c = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_EQ(gs_cluster_parse_shorthand(spec, &c, &d), GS_ERANGE);
+    ASSERT_CONTAINS(d.msg, "too many GPU types");
+    /* through gs_cluster_load too (the CLI's path) */
+    ASSERT_EQ(gs_cluster_load("4x8:V100:X", &c, &d), GS_EPARSE);
+    ASSERT(c == NULL);
+}
+
+static void t_tiresias_typed(void)
+{
+    const char *s =
+        "num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node,gpu_type\n"
+        "2,4,8,64,256,V100\n"
+        "# a second group of racks\n"
+        "1,2,4,32,128,K80\n";
+    gs_cluster *c = NULL;
+    gs_diag d;
+    gs_diag_init(&d, "x.csv");
+    int rc = gs_cluster_parse_tiresias("x.csv", s, strlen(s), &c, &d);
+    if (rc) T_FAIL("parse: %s", d.msg);
+    ASSERT_EQ(gs_cluster_ngpus(c), 72);
+    ASSERT_EQ(gs_cluster_nnodes(c), 10);
+    ASSERT_STR(node_type(c, 7), "V100");
+    ASSERT_STR(node_type(c, 8), "K80");
+    ASSERT_EQ(gs_cluster_node(c, 8)->cpus, 32);
+    ASSERT_EQ(gs_cluster_node(c, 8)->mem_mb, 128 * 1024);
+    ASSERT_STR(gs_cluster_cell(c, gs_cluster_node(c, 9)->rack)->name, "r2");
+    ASSERT_STR(gs_cluster_node(c, 9)->name, "n9");
+    ASSERT_OK(gs_cluster_check(c, &d));
+    gs_cluster_destroy(c);
+    c = NULL;
+    const char *bad =
+        "num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node,gpu_type\n"
+        "1,1,8,64,256,V100:X\n";
+    ASSERT_EQ(gs_cluster_parse_tiresias("x.csv", bad, strlen(bad), &c, &d), GS_EPARSE);
+    ASSERT_EQ(d.line, 2);
+    ASSERT_EQ(d.col, 14);
+    ASSERT_CONTAINS(d.msg, "not a GPU type name");
+    const char *none = "num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node\n";
+    ASSERT_EQ(gs_cluster_parse_tiresias("x.csv", none, strlen(none), &c, &d), GS_EPARSE);
+    ASSERT_CONTAINS(d.msg, "no data row");
+    ASSERT(c == NULL);
+}
+
+static void t_gavel_specs(void)
+{
+    gs_cluster *c = NULL;
+    gs_diag d;
+    gs_diag_init(&d, "s.json");
+    const char *one = "{\n    \"philly\": [\"300:200:100\"]\n}\n";
+    ASSERT_OK(gs_cluster_parse_gavel("s.json", one, strlen(one), NULL, &c, &d));
+    ASSERT_EQ(gs_cluster_ngpus(c), 600);
+    ASSERT_EQ(gs_cluster_type_gpus(c, gs_cluster_find_gpu_type(c, "V100")), 300);
+    ASSERT_EQ(gs_cluster_type_gpus(c, gs_cluster_find_gpu_type(c, "P100")), 200);
+    ASSERT_EQ(gs_cluster_type_gpus(c, gs_cluster_find_gpu_type(c, "K80")), 100);
+    gs_cluster_destroy(c);
+    const char *two = "{\"a\": [\"8:0:0\"], \"b\": \"0:4:2\"}";
+    ASSERT_OK(gs_cluster_parse_gavel("s.json", two, strlen(two), "b", &c, &d));
+    ASSERT_EQ(gs_cluster_ngpus(c), 6);
+    ASSERT_EQ(gs_cluster_find_gpu_type(c, "V100"), -1); /* no V100 at all */
+    gs_cluster_destroy(c);
+    c = NULL;
+    ASSERT_EQ(gs_cluster_parse_gavel("s.json", two, strlen(two), NULL, &c, &d), GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "several clusters (a, b): choose one with FILE.json#KEY");
+    ASSERT_EQ(gs_cluster_parse_gavel("s.json", two, strlen(two), "c", &c, &d), GS_ENOENT);
+    ASSERT_CONTAINS(d.msg, "no cluster 'c' in Gavel cluster specs (keys: a, b)");
+    static const struct {
+        const char *json, *msg;
+        int line, col;
+    } bad[] = {
+        {"{\"p\": [\"1:2\"]}", "'1:2' is not a Gavel cluster spec", 1, 9},
+        {"{\"p\": [\"1:2:3:4\"]}", "not a Gavel cluster spec", 1, 9},
+        {"{\"p\": [\"a:2:3\"]}", "not a Gavel cluster spec", 1, 9},
+        {"{\"p\": [\"0:0:0\"]}", "no GPUs", 1, 9},
+        {"{\"p\": [\"1:0:0\", \"2:0:0\"]}", "lists 2 specs", 1, 9},
+        {"{\"p\": [\"1:0:0\"]", "", 0, 0}, /* syntax error: libfyaml's message */
+        {"[1]", "expected a JSON object", 1, 2},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        gs_diag_init(&d, "s.json");
+        int rc = gs_cluster_parse_gavel("s.json", bad[i].json, strlen(bad[i].json), NULL, &c, &d);
+        if (!rc) T_FAIL("'%s' accepted", bad[i].json);
+        ASSERT(c == NULL);
+        ASSERT_CONTAINS(d.msg, bad[i].msg);
+        if (bad[i].line && (d.line != bad[i].line || d.col != bad[i].col))
+            T_FAIL("'%s': at %d:%d, want %d:%d", bad[i].json, d.line, d.col, bad[i].line,
+                   bad[i].col);
+    }
+    /* Gavel's own files, through the loader: the only key, or #KEY */
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(
+        gs_cluster_load(GSCHED_SOURCE_DIR "/data/gavel/traces/msr/cluster_specs.json", &c, &d));
+    ASSERT_EQ(gs_cluster_ngpus(c), 500);
+    gs_cluster_destroy(c);
+    ASSERT_OK(gs_cluster_load(GSCHED_SOURCE_DIR
+                              "/data/gavel/traces/msr/cluster_specs_heterogeneous.json#philly",
+                              &c, &d));
+    ASSERT_EQ(gs_cluster_ngpus(c), 900);
+    ASSERT_EQ(gs_cluster_ngpu_types(c), 3);
+    gs_cluster_destroy(c);
+    c = NULL;
+    ASSERT_EQ(
+        gs_cluster_load(GSCHED_SOURCE_DIR "/data/gavel/traces/msr/cluster_specs.json#x", &c, &d),
+        GS_ENOENT);
+    ASSERT_CONTAINS(d.msg, "keys: philly");
+    ASSERT_EQ(gs_cluster_load(GSCHED_SOURCE_DIR "/data/tiresias/cluster_spec.csv#x", &c, &d),
+              GS_EPARSE);
+    ASSERT_CONTAINS(d.msg, "is not one");
+    ASSERT_EQ(gs_cluster_load("nowhere.json#philly", &c, &d), GS_ENOENT);
+    ASSERT(c == NULL);
+}
+
 static const test_case tests[] = {
     {"uniform_shape", t_uniform_shape},
     {"alloc_release_aggregates", t_alloc_release_aggregates},
@@ -490,6 +702,10 @@ static const test_case tests[] = {
     {"hived_design_like", t_hived_design_like},
     {"hived_fuzz_regressions", t_hived_fuzz_regressions},
     {"shorthand_large", t_shorthand_large},
+    {"shorthand_types", t_shorthand_types},
+    {"shorthand_errors", t_shorthand_errors},
+    {"tiresias_typed", t_tiresias_typed},
+    {"gavel_specs", t_gavel_specs},
 };
 
 TEST_MAIN(tests)

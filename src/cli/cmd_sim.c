@@ -38,8 +38,11 @@ static void sim_usage(FILE *f)
         f,
         "usage: gsched sim --cluster SPEC --trace FILE --policy NAME[,NAME...] [options]\n"
         "\n"
-        "  --cluster SPEC      cluster: shorthand (8, 4x8, 2x16x8, with optional :TYPE),\n"
-        "                      a Tiresias cluster CSV, or a HiveD config YAML\n"
+        "  --cluster SPEC      cluster: shorthand (8, 4x8, 2x16x8, 36/4 = 9x4, with optional\n"
+        "                      :TYPE; several types as parts: 9x4:V100,9x4:P100,9x4:K80;\n"
+        "                      36:V100 is one 36-GPU server), a Tiresias cluster CSV, a\n"
+        "                      HiveD config YAML, or Gavel's cluster_specs.json\n"
+        "                      (FILE.json#KEY; docs/cluster-format.md)\n"
         "  --trace FILE        trace: Tiresias CSV, Philly CSV (timestamp,duration,num_gpus,...),\n"
         "                      Pollux workload CSV "
         "(name,time,application,num_replicas,batch_size),\n"
@@ -330,14 +333,16 @@ int cmd_sim(int argc, char **argv)
             goto done;
         }
     }
-    /* cluster checksum when the spec is a file */
+    /* cluster checksum when the spec is a file (FILE.json#KEY: the file's) */
     char csha[65] = "";
     {
-        char *buf;
+        char *buf, cpath[4096];
         size_t len;
         gs_diag dd;
-        gs_diag_init(&dd, cluster);
-        if (access(cluster, R_OK) == 0 && gs_read_file(cluster, &buf, &len, &dd) == 0) {
+        snprintf(cpath, sizeof cpath, "%s", cluster);
+        if (access(cpath, R_OK) != 0 && strrchr(cpath, '#')) *strrchr(cpath, '#') = 0;
+        gs_diag_init(&dd, cpath);
+        if (access(cpath, R_OK) == 0 && gs_read_file(cpath, &buf, &len, &dd) == 0) {
             gs_sha256_hex(buf, len, csha);
             free(buf);
         }

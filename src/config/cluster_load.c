@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * cluster_load.c - clusters from a shorthand, a Tiresias cluster spec CSV or
- * a HiveD scheduler config (physicalCluster + virtualClusters).
+ * cluster_load.c - clusters from a shorthand (several GPU types as
+ * comma-separated parts), a Tiresias cluster spec CSV (optionally typed, one
+ * row per group of racks), Gavel's cluster_specs.json or a HiveD scheduler
+ * config (physicalCluster + virtualClusters).
  *
  * HiveD configs are read as HiveD reads them (docs/cluster-format.md): null or
  * empty cellChildren is the full default hierarchy; a machine whose GPUs are in
@@ -10,6 +12,9 @@
  * HiveD's start-up message where it has one, at the entry's line and column.
  *
  * Invariants: a returned cluster is finished (gs_cluster_finish succeeded);
+ * the parts of a shorthand or the rows of a Tiresias spec are built in order,
+ * racks and nodes numbered on across them (r0.., n0..: unique names); a spec
+ * holds at most 4M GPUs; every malformed shorthand is refused with its column;
  * HiveD cell types form a forest; a node name is used once per chain, and the
  * node cells of one name never share a GPU index; every VC assignment passed
  * HiveD's per-chain, per-level check (enough physical cells at every level).
@@ -50,62 +55,190 @@ int64_t gs_parse_mem_mb(const char *s)
 
 /* ---- shorthand ---------------------------------------------------------------- */
 
-int gs_cluster_parse_shorthand(const char *spec, gs_cluster **out, gs_diag *d)
+/* Largest cluster any spec may describe (the core's limit is higher; keeps loads fast). */
+#define MAX_SPEC_GPUS (1L << 22)
+
+/*
+ * Add 'racks' x 'nodes' x 'gpus' GPUs of 'type' under the root (racks 0 = nodes directly
+ * under the root), numbering racks and nodes on from *rack_no / *node_no, so that the parts of
+ * a cluster with several GPU types get distinct names (r0, r1, ...; n0, n1, ...).  The same
+ * tree as gs_cluster_build_uniform for a single part.
+ */
+static int add_uniform(gs_cluster *c, long racks, long nodes, long gpus, const char *type, int cpus,
+                       int mem_mb, long *rack_no, long *node_no)
+{
+    int t = gs_cluster_gpu_type(c, type);
+    if (t < 0) return t;
+    char name[32];
+    for (long r = 0; r < (racks ? racks : 1); r++) {
+        int parent = 0;
+        if (racks) {
+            snprintf(name, sizeof name, "r%ld", (*rack_no)++);
+            parent = gs_cluster_add_cell(c, 0, GS_CELL_RACK, name, -1);
+            if (parent < 0) return parent;
+        }
+        for (long k = 0; k < nodes; k++) {
+            snprintf(name, sizeof name, "n%ld", (*node_no)++);
+            int nd = gs_cluster_add_cell(c, parent, GS_CELL_NODE, name, -1);
+            if (nd < 0) return nd;
+            int rc = gs_cluster_set_node(c, nd, cpus, mem_mb);
+            if (rc) return rc;
+            for (long g = 0; g < gpus; g++)
+                if ((rc = gs_cluster_add_gpu(c, nd, (int)g, t)) < 0) return rc;
+        }
+    }
+    return 0;
+}
+
+#define SH_FORMS                                                                                \
+    "forms: G, NxG, RxNxG (racks x nodes x GPUs per node), G/S (G GPUs on servers of S), each " \
+    "optionally :TYPE; several types as comma-separated parts, e.g. 9x4:V100,9x4:P100"
+
+/* One part of a shorthand: [R x] [N x] G, or G/S, then optionally :TYPE. */
+typedef struct sh_part {
+    long racks, nodes, gpus; /* racks 0 = no rack level */
+    char type[64];           /* "" = untyped */
+} sh_part;
+
+static int sh_num(const char *spec, const char **p, long *out, gs_diag *d)
+{
+    if (!isdigit((unsigned char)**p))
+        return gs_diag_set(d, GS_EPARSE, 0, (int)(*p - spec) + 1,
+                           "cluster shorthand '%s': expected a number (" SH_FORMS ")", spec);
+    errno = 0;
+    char *end;
+    long v = strtol(*p, &end, 10);
+    if (errno || v < 1 || v > 1000000)
+        return gs_diag_set(d, GS_ERANGE, 0, (int)(*p - spec) + 1,
+                           "cluster shorthand '%s': dimensions must be between 1 and 1000000",
+                           spec);
+    *p = end;
+    *out = v;
+    return 0;
+}
+
+/* Parse one part starting at *p (up to ',' or the end); *p is left on the ',' or NUL. */
+static int sh_part_parse(const char *spec, const char **p, sh_part *pt, gs_diag *d)
 {
     long dims[3];
-    int nd = 0;
-    const char *p = spec;
-    const char *type = NULL;
-    while (*p) {
-        if (!isdigit((unsigned char)*p))
-            return gs_diag_set(d, GS_EPARSE, 0, (int)(p - spec) + 1,
-                               "cluster shorthand '%s': expected a number (forms: G, NxG, RxNxG, "
-                               "optionally :TYPE)",
-                               spec);
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (v < 1 || v > 1000000)
-            return gs_diag_set(d, GS_ERANGE, 0, (int)(p - spec) + 1,
-                               "cluster shorthand '%s': dimensions must be between 1 and 1000000",
-                               spec);
+    int nd = 0, rc;
+    memset(pt, 0, sizeof *pt);
+    for (;;) {
         if (nd == 3)
             return gs_diag_set(
-                d, GS_EPARSE, 0, (int)(p - spec) + 1,
+                d, GS_EPARSE, 0, (int)(*p - spec) + 1,
                 "cluster shorthand '%s': at most 3 dimensions (racks x nodes x GPUs)", spec);
-        dims[nd++] = v;
-        p = end;
-        if (*p == 'x' || *p == 'X') {
-            p++;
-            continue;
-        }
-        if (*p == ':') {
-            type = p + 1;
-            if (!*type)
-                return gs_diag_set(d, GS_EPARSE, 0, (int)(p - spec) + 2,
-                                   "cluster shorthand '%s': empty GPU type after ':'", spec);
-            break;
-        }
-        if (*p)
-            return gs_diag_set(d, GS_EPARSE, 0, (int)(p - spec) + 1,
-                               "cluster shorthand '%s': unexpected '%c'", spec, *p);
+        if ((rc = sh_num(spec, p, &dims[nd++], d))) return rc;
+        if (**p != 'x' && **p != 'X') break;
+        (*p)++;
     }
-    if (nd == 0) return gs_diag_set(d, GS_EPARSE, 0, 1, "empty cluster spec");
-    long racks = nd == 3 ? dims[0] : 0;
-    long nodes = nd == 1 ? 1 : dims[nd - 2];
-    long gpus = dims[nd - 1];
-    if ((racks ? racks : 1) * nodes * gpus > (1L << 22))
-        return gs_diag_set(d, GS_ERANGE, 0, 0, "cluster '%s' is too large (max 4M GPUs)", spec);
+    pt->racks = nd == 3 ? dims[0] : 0;
+    pt->nodes = nd == 1 ? 1 : dims[nd - 2];
+    pt->gpus = dims[nd - 1];
+    if (**p == '/') {
+        /* G/S: G GPUs on servers of S GPUs each */
+        const char *at = *p;
+        long per;
+        (*p)++;
+        if (nd != 1)
+            return gs_diag_set(d, GS_EPARSE, 0, (int)(at - spec) + 1,
+                               "cluster shorthand '%s': '/S' (GPUs per server) follows a plain GPU "
+                               "count (36/4 = 9x4); NxG already gives the servers",
+                               spec);
+        if ((rc = sh_num(spec, p, &per, d))) return rc;
+        if (dims[0] % per)
+            return gs_diag_set(d, GS_EINVAL, 0, (int)(at - spec) + 2,
+                               "cluster shorthand '%s': %ld GPUs are not a whole number of "
+                               "%ld-GPU servers",
+                               spec, dims[0], per);
+        pt->nodes = dims[0] / per;
+        pt->gpus = per;
+    }
+    if (**p == ':') {
+        const char *t = ++(*p);
+        size_t n = strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+");
+        if (!n && (!*t || *t == ','))
+            return gs_diag_set(d, GS_EPARSE, 0, (int)(t - spec) + 1,
+                               "cluster shorthand '%s': empty GPU type after ':'", spec);
+        if (t[n] == ':')
+            return gs_diag_set(d, GS_EPARSE, 0, (int)(t + n - spec) + 1,
+                               "cluster shorthand '%s': a second ':' after GPU type '%.*s' (one "
+                               "type per part; parts with other types go after a ',', as in "
+                               "4x8:V100,4x8:K80)",
+                               spec, (int)n, t);
+        if (!n || (t[n] && t[n] != ','))
+            return gs_diag_set(d, GS_EPARSE, 0, (int)(t + n - spec) + 1,
+                               "cluster shorthand '%s': unexpected '%c' in a GPU type (letters, "
+                               "digits, '_', '-', '.', '+')",
+                               spec, t[n]);
+        if (n >= sizeof pt->type)
+            return gs_diag_set(d, GS_ERANGE, 0, (int)(t - spec) + 1,
+                               "cluster shorthand '%s': GPU type longer than %zu characters", spec,
+                               sizeof pt->type - 1);
+        memcpy(pt->type, t, n);
+        pt->type[n] = 0;
+        *p = t + n;
+    }
+    if (**p && **p != ',')
+        return gs_diag_set(d, GS_EPARSE, 0, (int)(*p - spec) + 1,
+                           "cluster shorthand '%s': unexpected '%c' (" SH_FORMS ")", spec, **p);
+    return 0;
+}
+
+int gs_cluster_parse_shorthand(const char *spec, gs_cluster **out, gs_diag *d)
+{
+    if (!*spec) return gs_diag_set(d, GS_EPARSE, 0, 1, "empty cluster spec");
+    sh_part *parts = NULL;
+    size_t np = 0, cap = 0;
+    long total = 0;
+    int rc = 0;
+    const char *p = spec;
+    for (;;) {
+        if (*p == ',' || !*p) {
+            rc = gs_diag_set(d, GS_EPARSE, 0, (int)(p - spec) + 1,
+                             "cluster shorthand '%s': empty part (" SH_FORMS ")", spec);
+            goto out;
+        }
+        if (np == cap) {
+            size_t nc = cap ? cap * 2 : 4;
+            sh_part *n = realloc(parts, nc * sizeof *n);
+            if (!n) {
+                rc = GS_ENOMEM;
+                goto out;
+            }
+            parts = n;
+            cap = nc;
+        }
+        sh_part *pt = &parts[np++];
+        if ((rc = sh_part_parse(spec, &p, pt, d))) goto out;
+        total += (pt->racks ? pt->racks : 1) * pt->nodes * pt->gpus;
+        if ((pt->racks ? pt->racks : 1) * pt->nodes * pt->gpus > MAX_SPEC_GPUS ||
+            total > MAX_SPEC_GPUS) {
+            rc = gs_diag_set(d, GS_ERANGE, 0, 0, "cluster '%s' is too large (max 4M GPUs)", spec);
+            goto out;
+        }
+        if (!*p) break;
+        p++; /* ',' */
+    }
     gs_cluster *c;
-    int rc = gs_cluster_create(&c);
-    if (rc) return rc;
-    rc = gs_cluster_build_uniform(c, (int)racks, (int)nodes, (int)gpus, type, 0, 0);
+    if ((rc = gs_cluster_create(&c))) goto out;
+    long rack_no = 0, node_no = 0;
+    for (size_t i = 0; i < np && !rc; i++) {
+        rc = add_uniform(c, parts[i].racks, parts[i].nodes, parts[i].gpus, parts[i].type, 0, 0,
+                         &rack_no, &node_no);
+        if (rc == GS_ERANGE)
+            rc = gs_diag_set(d, GS_ERANGE, 0, 0, "cluster '%s': too many GPU types (at most 32)",
+                             spec);
+    }
     if (!rc) rc = gs_cluster_finish(c, d);
     if (rc) {
         gs_cluster_destroy(c);
-        return rc;
+        goto out;
     }
     *out = c;
-    return 0;
+out:
+    free(parts);
+    return rc;
 }
 
 /* ---- Tiresias cluster spec CSV ----------------------------------------------------- */
@@ -135,6 +268,7 @@ int gs_cluster_parse_tiresias(const char *file, const char *buf, size_t len, gs_
                                  "num_cpu_p_node", "mem_p_node"};
     gs_csv r;
     gs_csv_init(&r, buf, len, 1);
+    gs_cluster *c = NULL;
     int rc = gs_csv_next(&r, d);
     int idx[5];
     long val[5];
@@ -152,45 +286,59 @@ int gs_cluster_parse_tiresias(const char *file, const char *buf, size_t len, gs_
             goto out;
         }
     }
+    /* gsched's extension: an optional gpu_type column, and one row per group of racks */
+    int ctype = -1;
+    for (size_t i = 0; i < r.nf; i++)
+        if (!strcmp(r.f[i], "gpu_type")) ctype = (int)i;
     size_t ncols = r.nf;
-    rc = gs_csv_next(&r, d);
-    if (rc <= 0) {
-        if (rc == 0) rc = gs_diag_set(d, GS_EPARSE, r.line, 1, "cluster spec has no data row");
-        goto out;
-    }
-    if (r.nf != ncols) {
-        rc =
-            gs_diag_set(d, GS_EPARSE, r.rec_line, 1, "expected %zu fields, found %zu", ncols, r.nf);
-        goto out;
-    }
+    if ((rc = gs_cluster_create(&c))) goto out;
     static const long hi[5] = {100000, 100000, 1024, 1 << 20, 1 << 30};
     static const long lo[5] = {1, 1, 1, 0, 0};
-    for (int k = 0; k < 5; k++)
-        if ((rc = csv_int(&r, (size_t)idx[k], cols[k], lo[k], hi[k], &val[k], d))) goto out;
-    if (val[0] * val[1] * val[2] > (1L << 22)) {
-        rc = gs_diag_set(d, GS_ERANGE, r.rec_line, 1, "cluster too large (max 4M GPUs)");
+    long total = 0, rack_no = 0, node_no = 0;
+    int rows = 0;
+    while ((rc = gs_csv_next(&r, d)) > 0) {
+        if (r.nf != ncols) {
+            rc = gs_diag_set(d, GS_EPARSE, r.rec_line, 1, "expected %zu fields, found %zu", ncols,
+                             r.nf);
+            goto out;
+        }
+        for (int k = 0; k < 5; k++)
+            if ((rc = csv_int(&r, (size_t)idx[k], cols[k], lo[k], hi[k], &val[k], d))) goto out;
+        total += val[0] * val[1] * val[2];
+        if (total > MAX_SPEC_GPUS) {
+            rc = gs_diag_set(d, GS_ERANGE, r.rec_line, 1, "cluster too large (max 4M GPUs)");
+            goto out;
+        }
+        const char *type = ctype >= 0 ? r.f[ctype] : NULL;
+        if (type && *type &&
+            strspn(type, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+") !=
+                strlen(type)) {
+            rc = gs_diag_set(d, GS_EPARSE, r.rec_line, r.col[ctype],
+                             "gpu_type: '%s' is not a GPU type name (letters, digits, '_', '-', "
+                             "'.', '+')",
+                             type);
+            goto out;
+        }
+        /* Tiresias' switches are ToR switches above nodes: racks in our model.
+         * mem_p_node is in GB. */
+        rc = add_uniform(c, val[0], val[1], val[2], type, (int)val[3], (int)(val[4] * 1024),
+                         &rack_no, &node_no);
+        if (rc == GS_ERANGE)
+            rc = gs_diag_set(d, GS_ERANGE, r.rec_line, ctype >= 0 ? r.col[ctype] : 1,
+                             "too many GPU types (at most 32)");
+        if (rc) goto out;
+        rows++;
+    }
+    if (rc < 0) goto out;
+    if (!rows) {
+        rc = gs_diag_set(d, GS_EPARSE, r.line, 1, "cluster spec has no data row");
         goto out;
     }
-    int extra = gs_csv_next(&r, d);
-    if (extra != 0) {
-        rc = extra < 0 ? extra
-                       : gs_diag_set(d, GS_EPARSE, r.rec_line, 1,
-                                     "cluster spec must have exactly one data row");
-        goto out;
-    }
-    gs_cluster *c;
-    if ((rc = gs_cluster_create(&c))) goto out;
-    /* Tiresias' switches are ToR switches above nodes: racks in our model.
-     * mem_p_node is in GB. */
-    rc = gs_cluster_build_uniform(c, (int)val[0], (int)val[1], (int)val[2], NULL, (int)val[3],
-                                  (int)(val[4] * 1024));
-    if (!rc) rc = gs_cluster_finish(c, d);
-    if (rc) {
-        gs_cluster_destroy(c);
-        goto out;
-    }
+    if ((rc = gs_cluster_finish(c, d))) goto out;
     *out = c;
+    c = NULL;
 out:
+    gs_cluster_destroy(c);
     gs_csv_release(&r);
     (void)file;
     return rc;
@@ -977,6 +1125,106 @@ out:
     return rc;
 }
 
+/* ---- Gavel's cluster_specs.json ------------------------------------------------------------ */
+
+/*
+ * {"philly": ["500:0:0"]}: per cluster name a list of specs "V100:P100:K80" (GPU counts per
+ * type, Gavel's -c order).  The key is 'key', or the only one; the list must hold one spec.
+ * The cluster is the shorthand "A:V100,B:P100,C:K80" (zero counts left out): one server per
+ * type, as Gavel's simulator charges nothing for spreading a job over servers.
+ */
+int gs_cluster_parse_gavel(const char *file, const char *buf, size_t len, const char *key,
+                           gs_cluster **out, gs_diag *d)
+{
+    gs_yaml y; /* JSON is YAML: libfyaml reads it with positions */
+    int rc = gs_yaml_load(&y, file, buf, len, d);
+    if (rc) return rc;
+    struct fy_node *root = gs_yaml_root(&y), *val = NULL;
+    char keys[256] = "";
+    const char *chosen = NULL;
+    if (!root || !fy_node_is_mapping(root) || fy_node_mapping_item_count(root) < 1) {
+        rc = gs_yaml_err(d, root, GS_EPARSE,
+                         "Gavel cluster specs: expected a JSON object of cluster names, e.g. "
+                         "{\"philly\": [\"500:0:0\"]} (counts of V100:P100:K80)");
+        goto out;
+    }
+    void *it = NULL;
+    struct fy_node_pair *pr;
+    int nkeys = 0;
+    while ((pr = fy_node_mapping_iterate(root, &it))) {
+        const char *k = gs_yaml_str(fy_node_pair_key(pr));
+        if (!k) k = "?";
+        size_t used = strlen(keys);
+        if (used < sizeof keys - 8)
+            snprintf(keys + used, sizeof keys - used, "%s%s", nkeys ? ", " : "", k);
+        nkeys++;
+        if ((key && !strcmp(k, key)) || (!key && nkeys == 1)) {
+            chosen = k;
+            val = fy_node_pair_value(pr);
+        }
+    }
+    if (key && !val) {
+        rc = gs_yaml_err(d, root, GS_ENOENT, "no cluster '%s' in Gavel cluster specs (keys: %s)",
+                         key, keys);
+        goto out;
+    }
+    if (!key && nkeys > 1) {
+        rc = gs_yaml_err(d, root, GS_EINVAL,
+                         "Gavel cluster specs with several clusters (%s): choose one with "
+                         "FILE.json#KEY",
+                         keys);
+        goto out;
+    }
+    struct fy_node *spec = val;
+    if (val && fy_node_is_sequence(val)) {
+        int n = fy_node_sequence_item_count(val);
+        if (n != 1) {
+            rc = gs_yaml_err(d, val, GS_EINVAL,
+                             "cluster '%s' lists %d specs; gsched reads one (write the one you "
+                             "want as a shorthand, e.g. 36:V100,36:P100,36:K80)",
+                             chosen, n);
+            goto out;
+        }
+        spec = fy_node_sequence_get_by_index(val, 0);
+    }
+    const char *txt = gs_yaml_str(spec);
+    static const char *const types[3] = {"V100", "P100", "K80"};
+    long cnt[3];
+    const char *q = txt;
+    for (int i = 0; q && i < 3; i++) {
+        char *end;
+        errno = 0;
+        cnt[i] = isdigit((unsigned char)*q) ? strtol(q, &end, 10) : -1;
+        if (cnt[i] < 0 || errno || cnt[i] > MAX_SPEC_GPUS || *end != (i < 2 ? ':' : '\0')) {
+            q = NULL;
+            break;
+        }
+        q = end + 1;
+    }
+    if (!q) {
+        rc = gs_yaml_err(d, spec ? spec : val, GS_EPARSE,
+                         "cluster '%s': '%s' is not a Gavel cluster spec (V100:P100:K80 GPU "
+                         "counts, e.g. 36:36:36)",
+                         chosen, txt ? txt : "");
+        goto out;
+    }
+    char sh[128] = "";
+    for (int i = 0; i < 3; i++)
+        if (cnt[i]) {
+            size_t used = strlen(sh);
+            snprintf(sh + used, sizeof sh - used, "%s%ld:%s", used ? "," : "", cnt[i], types[i]);
+        }
+    if (!sh[0] || cnt[0] + cnt[1] + cnt[2] > MAX_SPEC_GPUS) {
+        rc = gs_yaml_err(d, spec, GS_ERANGE, "cluster '%s': %s GPUs (at least 1, at most 4M)",
+                         chosen, sh[0] ? "too many" : "no");
+        goto out;
+    }
+    rc = gs_cluster_parse_shorthand(sh, out, d);
+out:
+    gs_yaml_release(&y);
+    return rc;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static int has_suffix(const char *s, const char *suf)
@@ -985,33 +1233,59 @@ static int has_suffix(const char *s, const char *suf)
     return n >= m && !strcmp(s + n - m, suf);
 }
 
-int gs_cluster_load(const char *spec, gs_cluster **out, gs_diag *d)
+/* The JSON object's first non-blank byte (Gavel's cluster_specs.json). */
+static int looks_json(const char *buf)
 {
-    struct stat st;
-    if (stat(spec, &st) != 0) {
-        /* not a file: a shorthand, unless it looks like a path */
-        if (strchr(spec, '/') || strstr(spec, ".csv") || strstr(spec, ".yaml") ||
-            strstr(spec, ".yml"))
-            return gs_diag_set(d, GS_ENOENT, 0, 0, "cannot open cluster spec: %s",
-                               strerror(ENOENT));
-        d->file = NULL;
-        return gs_cluster_parse_shorthand(spec, out, d);
-    }
+    while (*buf == ' ' || *buf == '\t' || *buf == '\r' || *buf == '\n') buf++;
+    return *buf == '{';
+}
+
+static int load_file(const char *spec, const char *path, const char *key, gs_cluster **out,
+                     gs_diag *d)
+{
     char *buf;
     size_t len;
-    int rc = gs_read_file(spec, &buf, &len, d);
+    int rc = gs_read_file(path, &buf, &len, d);
     if (rc) return rc;
     const char *p = buf;
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
-    if (!strncmp(p, "num_switch", 10) || strstr(buf, "num_gpu_p_node"))
+    if (key && !looks_json(buf))
+        rc = gs_diag_set(d, GS_EPARSE, 1, 1,
+                         "'#%s' chooses a cluster of a Gavel cluster_specs.json; %s is not one",
+                         key, path);
+    else if (key || (looks_json(buf) && !strstr(buf, "physicalCluster")))
+        rc = gs_cluster_parse_gavel(spec, buf, len, key, out, d);
+    else if (!strncmp(p, "num_switch", 10) || strstr(buf, "num_gpu_p_node"))
         rc = gs_cluster_parse_tiresias(spec, buf, len, out, d);
-    else if (strstr(buf, "physicalCluster") || has_suffix(spec, ".yaml") ||
-             has_suffix(spec, ".yml"))
+    else if (strstr(buf, "physicalCluster") || has_suffix(path, ".yaml") ||
+             has_suffix(path, ".yml"))
         rc = gs_cluster_parse_hived(spec, buf, len, out, d); /* YAML: only HiveD configs */
     else
         rc = gs_diag_set(d, GS_EPARSE, 1, 1,
                          "unknown cluster spec format (expected a Tiresias cluster CSV with "
-                         "num_switch,... or a HiveD config with physicalCluster)");
+                         "num_switch,..., a HiveD config with physicalCluster, or Gavel's "
+                         "cluster_specs.json)");
     free(buf);
     return rc;
+}
+
+int gs_cluster_load(const char *spec, gs_cluster **out, gs_diag *d)
+{
+    struct stat st;
+    if (stat(spec, &st) == 0) return load_file(spec, spec, NULL, out, d);
+    /* FILE#KEY: one cluster of a Gavel cluster_specs.json */
+    const char *hash = strrchr(spec, '#');
+    if (hash && hash > spec) {
+        char *path = strndup(spec, (size_t)(hash - spec));
+        if (!path) return GS_ENOMEM;
+        int rc = stat(path, &st) == 0 ? load_file(spec, path, hash + 1, out, d) : 1;
+        free(path);
+        if (rc != 1) return rc;
+    }
+    /* not a file: a shorthand, unless it looks like a path */
+    if ((strchr(spec, '/') && !isdigit((unsigned char)spec[0])) || strstr(spec, ".csv") ||
+        strstr(spec, ".yaml") || strstr(spec, ".yml") || strstr(spec, ".json"))
+        return gs_diag_set(d, GS_ENOENT, 0, 0, "cannot open cluster spec: %s", strerror(ENOENT));
+    d->file = NULL;
+    return gs_cluster_parse_shorthand(spec, out, d);
 }

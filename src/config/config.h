@@ -58,16 +58,26 @@ int gs_csv_next(gs_csv *r, gs_diag *d);
  *   - a shorthand:  "8"        one node of 8 GPUs
  *                   "4x8"      4 nodes x 8 GPUs
  *                   "2x16x8"   2 racks x 16 nodes x 8 GPUs
+ *                   "36/4"     36 GPUs on servers of 4 (= 9x4)
  *                   "...:V100" any of these with a GPU type
- *   - a Tiresias cluster spec CSV (num_switch,num_node_p_switch,...)
+ *                   "9x4:V100,9x4:K80"  several parts (GPU types), racks and nodes
+ *                              numbered on across the parts
+ *   - a Tiresias cluster spec CSV (num_switch,num_node_p_switch,...; gsched adds an
+ *     optional gpu_type column and one row per group of racks)
  *   - a HiveD scheduler config YAML (physicalCluster / virtualClusters)
+ *   - Gavel's cluster_specs.json ({"philly": ["500:0:0"]}, V100:P100:K80 counts);
+ *     "FILE.json#KEY" chooses a cluster, else the file must have one
  * A spec that names an existing file is read as a file; its format is
  * detected from the content.  On success *out is a finished cluster.
+ * docs/cluster-format.md has every form.
  */
 int gs_cluster_load(const char *spec, gs_cluster **out, gs_diag *d);
 int gs_cluster_parse_shorthand(const char *spec, gs_cluster **out, gs_diag *d);
 int gs_cluster_parse_tiresias(const char *file, const char *buf, size_t len, gs_cluster **out,
                               gs_diag *d);
+/* Gavel's cluster_specs.json; key NULL = the only cluster of the file. */
+int gs_cluster_parse_gavel(const char *file, const char *buf, size_t len, const char *key,
+                           gs_cluster **out, gs_diag *d);
 int gs_cluster_parse_hived(const char *file, const char *buf, size_t len, gs_cluster **out,
                            gs_diag *d);
 

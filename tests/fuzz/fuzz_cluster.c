@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * fuzz_cluster.c - libFuzzer harness for the cluster shorthand ("2x16x8:V100")
- * and the Tiresias cluster spec CSV (src/config/cluster_load.c).
+ * fuzz_cluster.c - libFuzzer harness for the cluster shorthand ("2x16x8:V100",
+ * "9x4:V100,36/4:K80"), the Tiresias cluster spec CSV and Gavel's
+ * cluster_specs.json (src/config/cluster_load.c).
  *
- * The first byte picks the reader (even: shorthand, odd: Tiresias CSV); the
- * rest is the spec.  A cluster that loads must pass gs_cluster_check() and
- * have GPUs; an error must carry a message.
+ * The first byte picks the reader (even: shorthand; odd: Tiresias CSV, or
+ * Gavel's JSON when bit 1 is set too); the rest is the spec.  A cluster that loads must pass
+ * gs_cluster_check() and have GPUs; an error must carry a message.
  */
 #include "config.h"
 #include "fuzz_util.h"
@@ -15,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
-    int mode = data[0] & 1;
+    int mode = data[0] & 1 ? 1 + ((data[0] >> 1) & 1) : 0;
     data++, size--;
     gs_cluster *c = NULL;
     gs_diag d;
@@ -35,8 +36,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         rc = gs_cluster_parse_shorthand(s, &c, &d);
         free(s);
-    } else {
+    } else if (mode == 1) {
         rc = gs_cluster_parse_tiresias("fuzz.csv", (const char *)data, size, &c, &d);
+    } else {
+        /* {"x": ["4000000:0:0"]} is a valid 4M-GPU cluster: keep runs fast (< 10,000 per type) */
+        char *s = fuzz_strndup(data, size);
+        int run = 0, big = 0;
+        for (char *p = s; *p; p++) {
+            run = *p >= '0' && *p <= '9' ? run + 1 : 0;
+            big |= run > 4;
+        }
+        free(s);
+        if (big) return 0;
+        rc = gs_cluster_parse_gavel("fuzz.json", (const char *)data, size, NULL, &c, &d);
     }
     fuzz_check_diag(&d, rc);
     if (rc) {

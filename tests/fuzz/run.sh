@@ -45,7 +45,16 @@ text trace native-all - 'id,submit,duration,gpus,tasks,gpus_per_task,gpu_type,us
 1,0,3600,8,2,4,V100,alice,VC1,prod,resnet50,10,"a, ""b""",4,32G,16G,true,4,8,VC2-K80,false
 2,1.5,60,,3,,,,VC2,oppo,,,,,,,false,,,,true
 '
-for s in 8 4x8 2x16x8:V100 1x1x1 "3X2:K80"; do text cluster "sh-$s" 000 "$s"; done
+for s in 8 4x8 2x16x8:V100 1x1x1 "3X2:K80" "9x4:V100,9x4:P100,9x4:K80" "36/4:V100,2x2x2:K80,8"; do
+    text cluster "sh-${s//\//_}" 000 "$s"
+done
+for f in "$src"/data/gavel/traces/msr/cluster_specs*.json; do put cluster 003 "$f"; done
+text cluster gavel-two 003 '{"a": ["8:0:0"], "b": "0:4:2"}
+'
+text cluster tiresias-typed 001 'num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node,gpu_type
+2,4,8,64,256,V100
+1,2,4,32,128,K80
+'
 for f in "$src"/data/tiresias/cluster_spec.csv "$src"/data/philly-1day/n*.csv "$src"/data/tiresias/n256g8.csv; do
     put cluster 001 "$f"
 done
