@@ -86,6 +86,23 @@ static void test_infeasible(void)
     ASSERT_EQ(st, GS_LP_INFEASIBLE);
 }
 
+/* x1 >= 0.4460935924..., x2 >= 0.5549073726..., x1 + x2 <= 1: infeasible by 0.001, which
+ * GLPK's presolver alone calls optimal (a finish-time-fairness bisection step met it) */
+static void test_presolve_tolerance(void)
+{
+    const double obj[] = {2, 2}, clo[] = {0, 0}, chi[] = {1, 1};
+    const double rlo[] = {0.446093592458693, 0.554907372641848, -GS_LP_INF};
+    const double rhi[] = {GS_LP_INF, GS_LP_INF, 1};
+    const int ia[] = {0, 1, 2, 2}, ja[] = {0, 1, 0, 1};
+    const double ar[] = {1, 1, 1, 1};
+    gs_lp_problem p = {1, 3, 2, obj, clo, chi, rlo, rhi, 4, ia, ja, ar};
+    double x[2];
+    gs_lp_status st = GS_LP_OPTIMAL;
+    gs_diag d;
+    ASSERT_OK(solve(&p, x, NULL, &st, &d));
+    ASSERT_EQ(st, GS_LP_INFEASIBLE);
+}
+
 /* max x + y  s.t.  x - y <= 1, x, y >= 0: unbounded along (1, 1) */
 static void test_unbounded(void)
 {
@@ -225,6 +242,7 @@ int main(int argc, char **argv)
         {"optimal", test_optimal},
         {"minimise_bounds", test_minimise_bounds},
         {"infeasible", test_infeasible},
+        {"presolve_tolerance", test_presolve_tolerance},
         {"unbounded", test_unbounded},
         {"malformed", test_malformed},
         {"deterministic", test_deterministic},

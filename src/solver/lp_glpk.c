@@ -23,7 +23,10 @@
  *    malformed problems return GS_EINVAL with the offending row/column.
  *  - With presolve GLPK cannot say why a problem has no dual feasible
  *    solution (unbounded or infeasible); it is then solved again without
- *    presolve, whose final status tells the two apart.
+ *    presolve, whose final status tells the two apart.  An "optimal" answer
+ *    of the presolver is checked against every bound of the problem (GLPK's
+ *    presolver accepts some slightly infeasible problems): one that misses
+ *    a bound is solved again without presolve, which decides.
  */
 #include <glpk.h>
 #include <limits.h>
@@ -99,6 +102,35 @@ static int check(const gs_lp_problem *p, gs_diag *d)
                                p->ia[k], p->ja[k]);
     }
     return 0;
+}
+
+/* Whether GLPK's current primal solution meets every bound of p, the row activities
+ * computed from the columns (relative tolerance 1e-7).  Returns -1 when out of memory. */
+static int feasible(glp_prob *lp, const gs_lp_problem *p)
+{
+    const double tol = 1e-7;
+    double *act = calloc((size_t)p->nrows + 1, sizeof *act);
+    double *x = malloc(((size_t)p->ncols + 1) * sizeof *x);
+    int ok = 1;
+    if (!act || !x) {
+        free(act);
+        free(x);
+        return -1;
+    }
+    for (int c = 0; c < p->ncols && ok; c++) {
+        double v = x[c] = glp_get_col_prim(lp, c + 1);
+        double lo = p->col_lo ? p->col_lo[c] : 0, hi = p->col_hi ? p->col_hi[c] : GS_LP_INF;
+        if (v < lo - tol * (1 + fabs(lo)) || v > hi + tol * (1 + fabs(hi))) ok = 0;
+    }
+    for (size_t k = 0; k < p->nnz && ok; k++) act[p->ia[k]] += p->ar[k] * x[p->ja[k]];
+    for (int r = 0; r < p->nrows && ok; r++) {
+        double lo = p->row_lo ? p->row_lo[r] : -GS_LP_INF;
+        double hi = p->row_hi ? p->row_hi[r] : GS_LP_INF;
+        if (act[r] < lo - tol * (1 + fabs(lo)) || act[r] > hi + tol * (1 + fabs(hi))) ok = 0;
+    }
+    free(act);
+    free(x);
+    return ok;
 }
 
 static gs_lp_status status_of(int st)
@@ -193,6 +225,20 @@ static int glpk_solve(void *ud, const gs_lp_problem *p, double *x, double *objva
         goto out;
     }
     *status = status_of(glp_get_status(lp));
+    int fits = *status == GS_LP_OPTIMAL && parm.presolve == GLP_ON ? feasible(lp, p) : 1;
+    if (fits < 0) {
+        ret = gs_diag_set(d, GS_ENOMEM, 0, 0, "LP: out of memory");
+        goto out;
+    }
+    if (!fits) {
+        /* GLPK's presolver accepts some slightly infeasible problems as optimal (its
+         * tolerances are loose: an x1 + x2 <= 1 row at 1.001 was seen); check the answer
+         * against the problem and let the full simplex decide when it does not fit */
+        parm.presolve = GLP_OFF;
+        glp_adv_basis(lp, 0);
+        sr = glp_simplex(lp, &parm);
+        *status = sr == 0 ? status_of(glp_get_status(lp)) : GS_LP_FAILED;
+    }
     if (*status == GS_LP_OPTIMAL) {
         for (int c = 0; c < p->ncols; c++) x[c] = glp_get_col_prim(lp, c + 1);
         if (objval) *objval = glp_get_obj_val(lp);
