@@ -234,6 +234,8 @@ static outcome run_once(const gs_policy_ops *ops, long fail, int probing)
         gs_params_set(&p, "tj_threshold", "300s"); /* demoted after minutes: preemptions */
     else if (!strcmp(ops->name, "las") || !strncmp(ops->name, "tiresias", 8))
         gs_params_set(&p, "queues", "60,200"); /* short queues: jobs of minutes are demoted */
+    else if (!strcmp(ops->name, "themis"))
+        gs_params_set(&p, "lease", "60s"); /* leases of a minute: jobs of minutes lose theirs */
     if (!strncmp(ops->name, "gandiva", 7)) {
         scale = 0.25;
         if (!strcmp(ops->name, "gandiva")) {

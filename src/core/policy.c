@@ -27,6 +27,7 @@ extern const gs_policy_ops gs_policy_elasticflow;
 extern const gs_policy_ops gs_policy_edf;
 extern const gs_policy_ops gs_policy_afs;
 extern const gs_policy_ops gs_policy_pollux;
+extern const gs_policy_ops gs_policy_themis;
 
 /* clang-format off */
 static const gs_policy_ops *const registry[] = {
@@ -50,6 +51,7 @@ static const gs_policy_ops *const registry[] = {
     &gs_policy_edf,
     &gs_policy_afs,
     &gs_policy_pollux,
+    &gs_policy_themis,
 };
 /* clang-format on */
 

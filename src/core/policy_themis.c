@@ -1,0 +1,922 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * policy_themis.c - Themis (NSDI'20): finish-time fairness with
+ * partial-allocation auctions and leases (algorithms.md section 4;
+ * docs/heterogeneity.md, "Themis").
+ *
+ * Apps are jobs (app=job, the default) or the active jobs of one user
+ * (app=user).  An app's finish-time fairness estimate is
+ *     rho = T_sh / T_id
+ *     T_sh = (now - start) + the time from now to its last job's end, each job
+ *            ending after remaining work / gs_engine_job_rate(type, GPUs) -
+ *            a job without GPUs now is counted as waiting one lease first
+ *     T_id = ideal x max(1, g x N / G)           (app=job; N active apps)
+ *            max(max ideal, sum g x ideal x N / G) over its jobs (app=user)
+ * (ideal = gs_engine_job_ideal, G = the cluster's GPUs): the run time alone
+ * on an equal 1/N share, as the output metric of docs/heterogeneity.md.
+ * Remaining work is the job's true one: Themis' agents know their progress,
+ * so the policy is flagged as an oracle.
+ *
+ * An auction round runs at a pass when GPUs are on offer: free GPUs and
+ * those of expired leases.  Bidders are the waiting jobs and the jobs whose
+ * lease expired (they keep running while nobody else wants their GPUs).  Apps
+ * with bidders are sorted by rho without new GPUs (worst first, then start,
+ * then first job id); the first ceil((1 - f) N) of them (at least one) form
+ * the fairness set P.  GPU types are auctioned one after another, the type
+ * the bidders of P run fastest on first: each app of P bids a few
+ * consolidated GPU counts on that type (its waiting jobs in order of
+ * estimated end, latest first: prefixes of at most 8 jobs; one job for
+ * app=job) valued 1 / rho; the PA mechanism (themis.h: Nash social welfare by
+ * DP over GPU counts, the N + 1 maximisations, hidden payments c_i) grants
+ * each the option nearest to c_i of its optimal share.  Leftover GPUs go to
+ * the apps outside P, worst rho first, then to the apps of P that the
+ * payments cut, work-conservingly: every bidder that fits starts, on its
+ * fastest type with room.  Each start (or a renewal: an expired lease won
+ * again on the same GPU type keeps its GPUs) is a lease of 'lease'; at its
+ * end the GPUs go back to the auction; a job that loses them is preempted
+ * then (never during a lease, never inside the engine's restart protection).
+ *
+ * Parameters: f=0.8 (fairness knob in [0, 1]), lease=10min, app=job|user.
+ * Ties are broken by job id everywhere: no decision comes
+ * from hash or address order.
+ *
+ * Invariants: js[slot].active exactly for the arrived jobs not final;
+ * js[slot].expired only for RUNNING jobs (nexpired counts them); a RUNNING
+ * job has a lease (lease_end set) and one live timer (tag generation tgen).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gsched/jobq.h"
+#include "gsched/policy.h"
+#include "themis.h"
+
+/* ---- the PA mechanism ---------------------------------------------------------------------- */
+
+void gs_themis_pa_release(gs_themis_pa_ws *ws)
+{
+    if (!ws) return;
+    free(ws->pre);
+    free(ws->suf);
+    free(ws->choice);
+    memset(ws, 0, sizeof *ws);
+}
+
+#define PA_EPS 1e-12
+
+int gs_themis_pa(const gs_themis_bid *bids, int n, int R, gs_themis_pa_ws *ws, int *star,
+                 double *pay, int *grant, double *welfare)
+{
+    if (n < 0 || R < 0) return GS_EINVAL;
+    long demand = 0;
+    for (int i = 0; i < n; i++) {
+        const gs_themis_bid *b = &bids[i];
+        if (b->nopt < 1 || b->nopt > 255 || b->opt[0].gpus != 0) return GS_EINVAL;
+        int mx = 0;
+        for (int o = 0; o < b->nopt; o++) {
+            if (b->opt[o].gpus < 0 || !(b->opt[o].value > 0) || !isfinite(b->opt[o].value))
+                return GS_EINVAL;
+            if (b->opt[o].gpus > mx) mx = b->opt[o].gpus;
+        }
+        demand += mx;
+    }
+    if (demand < R) R = (int)demand; /* more GPUs than anyone can use: same answer */
+    size_t w = (size_t)R + 1, cells = ((size_t)n + 1) * w;
+    if (cells > ws->cap) {
+        double *p = realloc(ws->pre, cells * sizeof *p);
+        if (!p) return GS_ENOMEM;
+        ws->pre = p;
+        double *s = realloc(ws->suf, cells * sizeof *s);
+        if (!s) return GS_ENOMEM;
+        ws->suf = s;
+        ws->cap = cells;
+    }
+    if ((size_t)n * w > ws->capc) {
+        unsigned char *c = realloc(ws->choice, (size_t)n * w);
+        if (!c) return GS_ENOMEM;
+        ws->choice = c;
+        ws->capc = (size_t)n * w;
+    }
+    double *pre = ws->pre, *suf = ws->suf;
+    unsigned char *ch = ws->choice;
+    /* pre[i][r]: best log-welfare of apps 0..i-1 with at most r GPUs */
+    for (size_t r = 0; r < w; r++) pre[r] = 0;
+    for (int i = 0; i < n; i++) {
+        const gs_themis_bid *b = &bids[i];
+        double *in = pre + (size_t)i * w, *out = pre + (size_t)(i + 1) * w;
+        unsigned char *c = ch + (size_t)i * w;
+        for (size_t r = 0; r < w; r++) {
+            double best = in[r] + log(b->opt[0].value);
+            int bo = 0;
+            for (int o = 1; o < b->nopt; o++) {
+                size_t k = (size_t)b->opt[o].gpus;
+                if (k > r) continue;
+                double v = in[r - k] + log(b->opt[o].value);
+                if (v > best + PA_EPS) best = v, bo = o;
+            }
+            out[r] = best;
+            c[r] = (unsigned char)bo;
+        }
+    }
+    /* suf[i][r]: best log-welfare of apps i..n-1 with at most r GPUs */
+    double *last = suf + (size_t)n * w;
+    for (size_t r = 0; r < w; r++) last[r] = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        const gs_themis_bid *b = &bids[i];
+        double *in = suf + (size_t)(i + 1) * w, *out = suf + (size_t)i * w;
+        for (size_t r = 0; r < w; r++) {
+            double best = in[r] + log(b->opt[0].value);
+            for (int o = 1; o < b->nopt; o++) {
+                size_t k = (size_t)b->opt[o].gpus;
+                if (k <= r && in[r - k] + log(b->opt[o].value) > best)
+                    best = in[r - k] + log(b->opt[o].value);
+            }
+            out[r] = best;
+        }
+    }
+    double wstar = pre[(size_t)n * w + (size_t)R];
+    size_t r = (size_t)R;
+    for (int i = n - 1; i >= 0; i--) {
+        star[i] = ch[(size_t)i * w + r];
+        r -= (size_t)bids[i].opt[star[i]].gpus;
+    }
+    for (int i = 0; i < n; i++) {
+        const gs_themis_bid *b = &bids[i];
+        /* the others' best without i: a split of the R GPUs between those before and after */
+        double wo = -INFINITY;
+        for (size_t q = 0; q < w; q++) {
+            double v = pre[(size_t)i * w + q] + suf[(size_t)(i + 1) * w + (size_t)R - q];
+            if (v > wo) wo = v;
+        }
+        double others = wstar - log(b->opt[star[i]].value);
+        double c = exp(others - wo);
+        if (!(c <= 1)) c = 1; /* rounding: the others' share in G* cannot beat their optimum */
+        pay[i] = c;
+        int k = b->opt[star[i]].gpus, g = 0;
+        double target = c * k, bd = INFINITY;
+        for (int o = 0; o < b->nopt; o++) {
+            int ko = b->opt[o].gpus;
+            if (ko > k) continue;
+            double d = fabs((double)ko - target);
+            if (d < bd - PA_EPS || (d <= bd + PA_EPS && ko > b->opt[g].gpus)) bd = d, g = o;
+        }
+        grant[i] = g;
+    }
+    if (welfare) *welfare = wstar;
+    return 0;
+}
+
+/* ---- state ----------------------------------------------------------------------------------- */
+
+typedef struct thj {
+    gs_time lease_end; /* GS_TIME_NONE: holds no lease */
+    uint32_t tgen;
+    int8_t active, expired;
+} thj;
+
+typedef struct bidder {
+    gs_job *j;
+    int app;
+    double fin0; /* us from now to its end if it gets nothing now: a lease, then its best rate */
+    double best; /* best rate over its types */
+    int gtype;   /* type granted this pass, -1 */
+    int ctype;   /* expired holder: the type it runs on (-1 mixed) */
+} bidder;
+
+typedef struct app {
+    int64_t key;   /* slot (app=job) or user id (app=user) */
+    gs_time start; /* earliest submit of its active jobs */
+    double sum_gi, max_i, tid;
+    double base; /* us from now to the end of its jobs that hold a lease */
+    int b0, nb;  /* its bidders: bid[b0 .. b0+nb) */
+    double rho0;
+    int inP;
+    int64_t first_id;
+} app;
+
+#define MAXOPT     8
+#define DP_BUDGET  ((size_t)1 << 20) /* (apps of P + 1) x (GPUs + 1) cells per auction */
+#define MAX_TYPES  32
+#define LOG_PREFIX "themis"
+
+typedef struct themis {
+    gs_engine *e;
+    double f;
+    gs_time lease;
+    int by_user;
+    thj *js;
+    size_t cap;
+    gs_jobq act; /* active jobs, in arrival order */
+    size_t nexpired;
+    int dirty, in_pass;
+    uint64_t auctions;
+    /* scratch of a pass */
+    bidder *bid;
+    size_t capbid;
+    app *ap;
+    size_t capap;
+    int32_t *appof; /* by slot (app=job) or user id (app=user): app index + 1 this pass */
+    size_t capappof;
+    int *order; /* apps by rho */
+    size_t caporder;
+    gs_themis_bid *bids;
+    gs_themis_opt *opts;
+    int *star, *grant, *pidx;
+    double *pay;
+    int8_t *with; /* one app's bidders in an option */
+    size_t capwith;
+    size_t capbids, capopts, capstar, capgrant, cappidx, cappay;
+    int *place;
+    size_t capplace;
+    gs_themis_pa_ws ws;
+} themis;
+
+static int grow(themis *t, int32_t slot)
+{
+    if ((size_t)slot < t->cap) return 0;
+    size_t nc = t->cap ? t->cap : 256;
+    while (nc <= (size_t)slot) nc *= 2;
+    thj *n = realloc(t->js, nc * sizeof *n);
+    if (!n) return GS_ENOMEM;
+    t->js = n;
+    for (size_t i = t->cap; i < nc; i++) t->js[i] = (thj){GS_TIME_NONE, 0, 0, 0};
+    t->cap = nc;
+    return 0;
+}
+
+/* Grow *p (elements of size sz, capacity *cap) to hold n. */
+static int need(void **p, size_t *cap, size_t n, size_t sz)
+{
+    if (n <= *cap) return 0;
+    size_t nc = *cap ? *cap : 64;
+    while (nc < n) nc *= 2;
+    void *q = realloc(*p, nc * sz);
+    if (!q) return GS_ENOMEM;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+static void th_destroy(void *st)
+{
+    themis *t = st;
+    if (!t) return;
+    gs_jobq_release(&t->act);
+    free(t->js);
+    free(t->bid);
+    free(t->ap);
+    free(t->appof);
+    free(t->order);
+    free(t->bids);
+    free(t->opts);
+    free(t->star);
+    free(t->grant);
+    free(t->pidx);
+    free(t->pay);
+    free(t->place);
+    free(t->with);
+    gs_themis_pa_release(&t->ws);
+    free(t);
+}
+
+static int th_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
+{
+    themis *t = calloc(1, sizeof *t);
+    if (!t) return GS_ENOMEM;
+    t->e = e;
+    gs_jobq_init(&t->act);
+    int64_t lease = 0;
+    int rc = gs_params_get_double(p, "f", 0.8, 0, 1, &t->f, d);
+    if (!rc) rc = gs_params_get_duration(p, "lease", 600 * GS_SEC, &lease, d);
+    if (!rc && lease < GS_SEC)
+        rc = gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'lease': at least 1 second");
+    t->lease = lease;
+    const char *a = rc ? NULL : gs_params_get(p, "app");
+    if (a && !strcmp(a, "user"))
+        t->by_user = 1;
+    else if (a && strcmp(a, "job"))
+        rc = gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'app': job or user, not '%s'", a);
+    if (rc) {
+        th_destroy(t);
+        return rc;
+    }
+    *state = t;
+    return 0;
+}
+
+/* ---- rates and estimates ------------------------------------------------------------------------
+ */
+
+static int ntypes(const themis *t)
+{
+    size_t n = gs_cluster_ngpu_types(gs_engine_cluster(t->e));
+    return n ? (int)(n > MAX_TYPES ? MAX_TYPES : n) : 1;
+}
+
+/* Rate of j on its requested GPUs of type ty (0 when it cannot run there). */
+static double rate_on(const themis *t, const gs_job *j, int ty)
+{
+    if (j->gpu_type >= 0 && ty != j->gpu_type) return 0;
+    if (gs_cluster_ngpu_types(gs_engine_cluster(t->e)) == 0) ty = -1;
+    double r = gs_engine_job_rate(t->e, j, ty, j->gpus);
+    return r > 0 && isfinite(r) ? r : 0;
+}
+
+static double best_rate(const themis *t, const gs_job *j)
+{
+    double b = 0;
+    for (int ty = 0; ty < ntypes(t); ty++) {
+        double r = rate_on(t, j, ty);
+        if (r > b) b = r;
+    }
+    return b > 0 ? b : 1;
+}
+
+/* Type of the GPUs j holds, -1 when they are of several types (or none). */
+static int held_type(const themis *t, const gs_job *j)
+{
+    const gs_cluster *c = gs_engine_cluster(t->e);
+    int ty = -1;
+    for (int k = 0; k < j->nalloc; k++) {
+        int g = gs_cluster_gpu(c, j->alloc[k])->type;
+        if (k == 0)
+            ty = g;
+        else if (g != ty)
+            return -1;
+    }
+    return ty;
+}
+
+/* Rate of a job holding GPUs: the slowest type it holds. */
+static double held_rate(const themis *t, const gs_job *j)
+{
+    const gs_cluster *c = gs_engine_cluster(t->e);
+    double r = INFINITY;
+    for (int k = 0; k < j->nalloc; k++) {
+        double x = rate_on(t, j, gs_cluster_gpu(c, j->alloc[k])->type);
+        if (x < r) r = x;
+    }
+    return r > 0 && isfinite(r) ? r : best_rate(t, j);
+}
+
+static double remaining(const themis *t, const gs_job *j)
+{
+    return (double)gs_job_remaining(j, gs_engine_now(t->e));
+}
+
+/* ---- leases -------------------------------------------------------------------------------------
+ */
+
+static uint64_t tag_of(const themis *t, int32_t slot)
+{
+    return ((uint64_t)(uint32_t)slot << 32) | t->js[slot].tgen;
+}
+
+static void drop_lease(themis *t, int32_t slot)
+{
+    thj *s = &t->js[slot];
+    if (s->expired) t->nexpired--;
+    s->expired = 0;
+    s->lease_end = GS_TIME_NONE;
+    s->tgen++;
+}
+
+static int new_lease(themis *t, const gs_job *j)
+{
+    drop_lease(t, j->slot);
+    thj *s = &t->js[j->slot];
+    s->lease_end = gs_engine_now(t->e) + t->lease;
+    return gs_engine_set_timer(t->e, s->lease_end, tag_of(t, j->slot));
+}
+
+/* ---- the auction round
+ * ---------------------------------------------------------------------------- */
+
+/* rho of app a when the bidders flagged in 'with' (or already granted) get GPUs of type ty. */
+static double app_rho(const themis *t, const app *a, const int8_t *with, int ty)
+{
+    double fin = a->base;
+    for (int k = 0; k < a->nb; k++) {
+        const bidder *b = &t->bid[a->b0 + k];
+        double x;
+        if (b->gtype >= 0)
+            x = remaining(t, b->j) / rate_on(t, b->j, b->gtype);
+        else if (with && with[k])
+            x = remaining(t, b->j) / rate_on(t, b->j, ty);
+        else
+            x = b->fin0;
+        if (x > fin) fin = x;
+    }
+    double tsh = (double)(gs_engine_now(t->e) - a->start) + fin;
+    return tsh / a->tid;
+}
+
+static int cmp_double_desc(double a, double b)
+{
+    return (a < b) - (a > b);
+}
+
+/* Apps by rho, worst first, then by start, then by first job id (a total order). */
+static int app_before(const app *a, const app *b)
+{
+    if (a->rho0 != b->rho0) return a->rho0 > b->rho0;
+    if (a->start != b->start) return a->start < b->start;
+    return a->first_id < b->first_id;
+}
+
+/* Sort idx[0..n) by app_before (merge sort into tmp: qsort has no context argument). */
+static void sort_apps(const app *ap, int *idx, int *tmp, int n)
+{
+    if (n < 2) return;
+    int h = n / 2;
+    sort_apps(ap, idx, tmp, h);
+    sort_apps(ap, idx + h, tmp, n - h);
+    int i = 0, k = h, o = 0;
+    while (i < h && k < n) tmp[o++] = app_before(&ap[idx[k]], &ap[idx[i]]) ? idx[k++] : idx[i++];
+    while (i < h) tmp[o++] = idx[i++];
+    while (k < n) tmp[o++] = idx[k++];
+    memcpy(idx, tmp, (size_t)n * sizeof *idx);
+}
+
+static int cmp_bidder(const void *x, const void *y)
+{
+    const bidder *a = x, *b = y;
+    if (a->app != b->app) return a->app - b->app;
+    int c = cmp_double_desc(a->fin0, b->fin0);
+    if (c) return c;
+    return (a->j->id > b->j->id) - (a->j->id < b->j->id);
+}
+
+/* Free healthy GPUs per type, plus those of expired leases (the GPUs on offer). */
+static void offered(const themis *t, long *R)
+{
+    const gs_cluster *c = gs_engine_cluster(t->e);
+    int nt = ntypes(t);
+    for (int ty = 0; ty < nt; ty++) R[ty] = 0;
+    if (gs_cluster_ngpu_types(c) <= 1) {
+        R[0] = gs_cluster_free(c);
+    } else {
+        for (size_t n = 0; n < gs_cluster_nnodes(c); n++) {
+            const gs_node *nd = gs_cluster_node(c, (int)n);
+            const gs_cell *cell = gs_cluster_cell(c, nd->cell);
+            if (!cell->free) continue;
+            uint32_t m = cell->gpu_types;
+            if (m && !(m & (m - 1))) {
+                int ty = 0;
+                while (!(m & 1u)) m >>= 1, ty++;
+                if (ty < nt) R[ty] += cell->free;
+                continue;
+            }
+            for (int g = nd->gpu_lo; g < nd->gpu_hi; g++) {
+                const gs_gpu *gp = gs_cluster_gpu(c, g);
+                if (gp->owner < 0 && !gp->down && !gp->users && !nd->down && gp->type < nt)
+                    R[gp->type]++;
+            }
+        }
+    }
+    for (int32_t s = gs_jobq_first(&t->act); s >= 0; s = gs_jobq_next(&t->act, s)) {
+        if (!t->js[s].expired) continue;
+        const gs_job *j = gs_engine_job(t->e, (size_t)s);
+        for (int k = 0; k < j->nalloc; k++) {
+            int ty = gs_cluster_gpu(c, j->alloc[k])->type;
+            if (ty >= 0 && ty < nt) R[ty]++;
+        }
+    }
+}
+
+/* Start pending j on GPUs of type ty (-1: any its request allows).  0, GS_ENOFIT or an error. */
+static int start_on(themis *t, gs_job *j, int ty)
+{
+    gs_place_req r;
+    gs_engine_place_req(t->e, j, GS_LOCALITY_STRICT, &r);
+    if (gs_cluster_ngpu_types(gs_engine_cluster(t->e)) > 1 && ty >= 0) r.gpu_type = ty;
+    int rc = need((void **)&t->place, &t->capplace, (size_t)j->gpus, sizeof *t->place);
+    if (rc) return rc;
+    rc = gs_place_find(gs_engine_cluster(t->e), &r, t->place);
+    if (rc) return rc;
+    rc = gs_engine_start(t->e, j, t->place, j->gpus);
+    if (rc == GS_ENOMEM || gs_engine_error(t->e)) return rc ? rc : gs_engine_error(t->e);
+    if (rc) return GS_ENOFIT;
+    return new_lease(t, j);
+}
+
+/* Types by how fast the given bidders run there (mean rate, fastest first; ties by id). */
+static void type_order(const themis *t, const int *apps, int napps, const long *R, int *tord,
+                       int *ntord)
+{
+    int nt = ntypes(t);
+    double score[MAX_TYPES];
+    int n = 0;
+    for (int ty = 0; ty < nt; ty++) {
+        if (R[ty] <= 0) continue;
+        double sum = 0;
+        long cnt = 0;
+        for (int i = 0; i < napps; i++) {
+            const app *a = &t->ap[apps[i]];
+            for (int k = 0; k < a->nb; k++, cnt++) sum += rate_on(t, t->bid[a->b0 + k].j, ty);
+        }
+        score[ty] = cnt ? sum / (double)cnt : 0;
+        int p = n++;
+        while (p > 0 && score[tord[p - 1]] < score[ty]) tord[p] = tord[p - 1], p--;
+        tord[p] = ty;
+    }
+    *ntord = n;
+}
+
+/* The fastest type with room for b (its own type first when it is an expired holder). */
+static int leftover_type(const themis *t, const bidder *b, const long *R)
+{
+    int g = b->j->gpus;
+    if (b->ctype >= 0 && R[b->ctype] >= g && rate_on(t, b->j, b->ctype) > 0) return b->ctype;
+    int best = -1;
+    double br = 0;
+    for (int ty = 0; ty < ntypes(t); ty++) {
+        double r = rate_on(t, b->j, ty);
+        if (R[ty] >= g && r > br) br = r, best = ty;
+    }
+    return best;
+}
+
+static int th_schedule(void *st)
+{
+    themis *t = st;
+    if (!t->dirty) return 0;
+    t->dirty = 0;
+    gs_engine *e = t->e;
+    gs_cluster *c = gs_engine_cluster(e);
+    if (gs_cluster_free(c) <= 0 && t->nexpired == 0) return 0;
+    int nt = ntypes(t);
+    long R[MAX_TYPES];
+    offered(t, R);
+    double G = (double)gs_cluster_ngpus(c);
+    if (G < 1) G = 1;
+
+    /* ---- apps and bidders ---- */
+    size_t nact = gs_jobq_len(&t->act);
+    int rc = need((void **)&t->bid, &t->capbid, nact, sizeof *t->bid);
+    if (!rc) rc = need((void **)&t->ap, &t->capap, nact, sizeof *t->ap);
+    if (!rc) rc = need((void **)&t->order, &t->caporder, 2 * nact, sizeof *t->order);
+    if (!rc) rc = need((void **)&t->with, &t->capwith, nact, sizeof *t->with);
+    if (rc) return rc;
+    int nap = 0, nb = 0;
+    for (int32_t s = gs_jobq_first(&t->act); s >= 0; s = gs_jobq_next(&t->act, s)) {
+        gs_job *j = gs_policy_job(e, (size_t)s);
+        int64_t key = t->by_user ? j->user_id : s;
+        if ((rc = need((void **)&t->appof, &t->capappof, (size_t)key + 1, sizeof *t->appof)))
+            return rc;
+    }
+    /* appof entries are cleared after use: zero the part first used now */
+    for (int32_t s = gs_jobq_first(&t->act); s >= 0; s = gs_jobq_next(&t->act, s)) {
+        gs_job *j = gs_policy_job(e, (size_t)s);
+        int64_t key = t->by_user ? j->user_id : s;
+        t->appof[key] = 0;
+    }
+    for (int32_t s = gs_jobq_first(&t->act); s >= 0; s = gs_jobq_next(&t->act, s)) {
+        gs_job *j = gs_policy_job(e, (size_t)s);
+        int64_t key = t->by_user ? j->user_id : s;
+        int ai = t->appof[key] - 1;
+        if (ai < 0) {
+            ai = nap++;
+            t->appof[key] = ai + 1;
+            t->ap[ai] = (app){.key = key, .start = j->submit, .first_id = j->id};
+        }
+        app *a = &t->ap[ai];
+        if (j->submit < a->start) a->start = j->submit;
+        if (j->id < a->first_id) a->first_id = j->id;
+        double ideal = (double)gs_engine_job_ideal(e, j);
+        a->sum_gi += ideal * j->gpus;
+        if (ideal > a->max_i) a->max_i = ideal;
+        int bidding =
+            j->state == GS_JOB_PENDING || (j->state == GS_JOB_RUNNING && t->js[s].expired);
+        if (bidding) {
+            bidder *b = &t->bid[nb++];
+            b->j = j;
+            b->app = ai;
+            b->best = best_rate(t, j);
+            b->fin0 = (double)t->lease + remaining(t, j) / b->best;
+            b->gtype = -1;
+            b->ctype = j->state == GS_JOB_RUNNING ? held_type(t, j) : -1;
+        } else if (j->state == GS_JOB_RUNNING) {
+            double x = remaining(t, j) / held_rate(t, j);
+            if (x > a->base) a->base = x;
+        }
+    }
+    for (int32_t s = gs_jobq_first(&t->act); s >= 0; s = gs_jobq_next(&t->act, s)) {
+        gs_job *j = gs_policy_job(e, (size_t)s);
+        t->appof[t->by_user ? j->user_id : s] = 0;
+    }
+    if (nb == 0) return 0;
+    double N = nap;
+    for (int i = 0; i < nap; i++) {
+        app *a = &t->ap[i];
+        a->tid = a->sum_gi * N / G;
+        if (a->tid < a->max_i) a->tid = a->max_i;
+        if (!(a->tid > 0)) a->tid = 1;
+    }
+    qsort(t->bid, (size_t)nb, sizeof *t->bid, cmp_bidder);
+    for (int k = 0; k < nb; k++) {
+        app *a = &t->ap[t->bid[k].app];
+        if (!a->nb) a->b0 = k;
+        a->nb++;
+    }
+    int napps = 0; /* apps with bidders, by rho (worst first) */
+    for (int i = 0; i < nap; i++) {
+        app *a = &t->ap[i];
+        if (!a->nb) continue;
+        a->rho0 = app_rho(t, a, NULL, -1);
+        t->order[napps++] = i;
+    }
+    sort_apps(t->ap, t->order, t->order + nact, napps);
+    t->auctions++;
+
+    {
+        /* ---- the fairness set P and its auctions, one GPU type at a time ---- */
+        long Rtot = 0;
+        for (int ty = 0; ty < nt; ty++) Rtot += R[ty];
+        int np = (int)ceil((1 - t->f) * napps - 1e-9);
+        if (np < 1) np = 1;
+        if (np > napps) np = napps;
+        while (np > 1 && ((size_t)np + 1) * ((size_t)Rtot + 1) > DP_BUDGET) np--;
+        for (int i = 0; i < napps; i++) t->ap[t->order[i]].inP = i < np;
+        int tord[MAX_TYPES], ntord;
+        type_order(t, t->order, np, R, tord, &ntord);
+        if ((rc = need((void **)&t->bids, &t->capbids, (size_t)np, sizeof *t->bids)) ||
+            (rc = need((void **)&t->star, &t->capstar, (size_t)np, sizeof *t->star)) ||
+            (rc = need((void **)&t->grant, &t->capgrant, (size_t)np, sizeof *t->grant)) ||
+            (rc = need((void **)&t->pidx, &t->cappidx, (size_t)np, sizeof *t->pidx)) ||
+            (rc = need((void **)&t->pay, &t->cappay, (size_t)np, sizeof *t->pay)) ||
+            (rc = need((void **)&t->opts, &t->capopts, (size_t)np * (MAXOPT + 1), sizeof *t->opts)))
+            return rc;
+        for (int ti = 0; ti < ntord; ti++) {
+            int ty = tord[ti];
+            if (R[ty] <= 0) continue;
+            int n = 0;
+            for (int i = 0; i < np; i++) {
+                app *a = &t->ap[t->order[i]];
+                gs_themis_opt *o = t->opts + (size_t)i * (MAXOPT + 1);
+                int no = 0;
+                o[no++] = (gs_themis_opt){0, 1 / app_rho(t, a, NULL, ty)};
+                int8_t *with = t->with;
+                memset(with, 0, (size_t)a->nb);
+                long cum = 0;
+                for (int k = 0; k < a->nb && no <= MAXOPT; k++) {
+                    const bidder *b = &t->bid[a->b0 + k];
+                    if (b->gtype >= 0 || rate_on(t, b->j, ty) <= 0) continue;
+                    if (cum + b->j->gpus > R[ty]) break;
+                    cum += b->j->gpus;
+                    with[k] = 1;
+                    o[no++] = (gs_themis_opt){(int)cum, 1 / app_rho(t, a, with, ty)};
+                }
+                if (no < 2) continue;
+                t->bids[n] = (gs_themis_bid){o, no};
+                t->pidx[n++] = i;
+            }
+            if (!n) continue;
+            rc = gs_themis_pa(t->bids, n, (int)R[ty], &t->ws, t->star, t->pay, t->grant, NULL);
+            if (rc) return rc;
+            for (int q = 0; q < n; q++) {
+                int m = t->grant[q]; /* the number of its eligible bidders granted */
+                app *a = &t->ap[t->order[t->pidx[q]]];
+                for (int k = 0; k < a->nb && m > 0; k++) {
+                    bidder *b = &t->bid[a->b0 + k];
+                    if (b->gtype >= 0 || rate_on(t, b->j, ty) <= 0) continue;
+                    b->gtype = ty;
+                    R[ty] -= b->j->gpus;
+                    m--;
+                }
+            }
+        }
+        /* ---- leftovers: apps outside P (worst first), then those of P the payments cut ---- */
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < napps; i++) {
+                app *a = &t->ap[t->order[i]];
+                if (a->inP != pass) continue;
+                for (int k = 0; k < a->nb; k++) {
+                    bidder *b = &t->bid[a->b0 + k];
+                    if (b->gtype >= 0) continue;
+                    int ty = leftover_type(t, b, R);
+                    if (ty < 0) continue;
+                    b->gtype = ty;
+                    R[ty] -= b->j->gpus;
+                }
+            }
+    }
+
+    /* ---- carry it out: expired leases first (renewed or ended), then the starts ---- */
+    t->in_pass = 1;
+    for (int k = 0; k < nb && !rc; k++) {
+        bidder *b = &t->bid[k];
+        if (b->j->state != GS_JOB_RUNNING) continue;
+        if (b->gtype >= 0 && b->gtype == b->ctype) {
+            rc = new_lease(t, b->j);
+            b->gtype = -2; /* done */
+            continue;
+        }
+        drop_lease(t, b->j->slot);
+        rc = gs_engine_preempt(e, b->j, "lease expired: its GPUs went to others (themis auction)");
+    }
+    /* granted jobs in the order of the apps, then of their bids */
+    for (int i = 0; i < napps && !rc; i++) {
+        app *a = &t->ap[t->order[i]];
+        for (int k = 0; k < a->nb && !rc; k++) {
+            bidder *b = &t->bid[a->b0 + k];
+            if (b->gtype < 0 || b->j->state != GS_JOB_PENDING) continue;
+            rc = start_on(t, b->j, b->gtype);
+            if (rc == GS_ENOFIT) rc = 0;
+        }
+    }
+    /* work conservation on real placements: whoever still fits, in the leftover order */
+    for (int pass = 0; pass < 2 && !rc; pass++)
+        for (int i = 0; i < napps && !rc && gs_cluster_free(c) > 0; i++) {
+            app *a = &t->ap[t->order[i]];
+            if (a->inP != pass) continue;
+            for (int k = 0; k < a->nb && !rc; k++) {
+                bidder *b = &t->bid[a->b0 + k];
+                if (b->j->state != GS_JOB_PENDING || b->j->gpus > gs_cluster_free(c)) {
+                    if (b->j->state == GS_JOB_PENDING) gs_engine_set_reason(e, b->j, "Resources");
+                    continue;
+                }
+                int tried = 0;
+                while (!rc) {
+                    int best = -1;
+                    double br = 0;
+                    for (int ty = 0; ty < nt; ty++) {
+                        double r = rate_on(t, b->j, ty);
+                        if (!(tried & (1 << ty)) && r > br) br = r, best = ty;
+                    }
+                    if (best < 0) break;
+                    tried |= 1 << best;
+                    rc = start_on(t, b->j, nt > 1 ? best : -1);
+                    if (rc == GS_ENOFIT) {
+                        rc = 0;
+                        continue;
+                    }
+                    break;
+                }
+                if (!rc && b->j->state == GS_JOB_PENDING)
+                    gs_engine_set_reason(e, b->j, "Resources");
+            }
+        }
+    t->in_pass = 0;
+    return rc;
+}
+
+/* ---- hooks
+ * ---------------------------------------------------------------------------------------- */
+
+static int th_arrival(void *st, gs_job *j)
+{
+    themis *t = st;
+    int rc = grow(t, j->slot);
+    if (rc) return rc;
+    if ((rc = gs_jobq_push_back(&t->act, j->slot))) return rc;
+    t->js[j->slot].active = 1;
+    t->dirty = 1;
+    return 0;
+}
+
+/* A running job adopted (daemon restart, reconfiguration): a fresh lease from now. */
+static int th_adopt(void *st, gs_job *j)
+{
+    themis *t = st;
+    int rc = th_arrival(st, j);
+    return rc ? rc : new_lease(t, j);
+}
+
+static int th_requeue(void *st, gs_job *j)
+{
+    themis *t = st;
+    if ((size_t)j->slot >= t->cap) return 0;
+    drop_lease(t, j->slot);
+    if (!t->in_pass) t->dirty = 1;
+    return 0;
+}
+
+static int th_finish(void *st, gs_job *j)
+{
+    themis *t = st;
+    if ((size_t)j->slot >= t->cap || !t->js[j->slot].active) return 0;
+    drop_lease(t, j->slot);
+    t->js[j->slot].active = 0;
+    gs_jobq_remove(&t->act, j->slot);
+    t->dirty = 1;
+    return 0;
+}
+
+static int th_timer(void *st, uint64_t tag)
+{
+    themis *t = st;
+    int32_t slot = (int32_t)(tag >> 32);
+    if ((size_t)slot >= t->cap || t->js[slot].tgen != (uint32_t)tag) return 0; /* stale */
+    gs_job *j = gs_policy_job(t->e, (size_t)slot);
+    thj *s = &t->js[slot];
+    gs_time now = gs_engine_now(t->e);
+    if (j->state != GS_JOB_RUNNING || s->expired || s->lease_end == GS_TIME_NONE) return 0;
+    if (j->protect_until > now) /* the engine's restart protection outlasts the lease */
+        return gs_engine_set_timer(t->e, j->protect_until, tag);
+    s->expired = 1;
+    t->nexpired++;
+    t->dirty = 1;
+    gs_engine_request_pass(t->e);
+    return 0;
+}
+
+static int th_dirty(void *st, gs_job *j)
+{
+    (void)j;
+    ((themis *)st)->dirty = 1;
+    return 0;
+}
+
+static int th_node(void *st, int node, int down)
+{
+    (void)node, (void)down;
+    ((themis *)st)->dirty = 1;
+    return 0;
+}
+
+/* What it tracks is consistent (after a failed hook it need not know every job: policy.h). */
+static int th_check(void *st, gs_diag *d)
+{
+    const themis *t = st;
+    size_t nexp = 0, nact = 0;
+    for (size_t s = 0; s < t->cap && s < gs_engine_njobs(t->e); s++) {
+        const gs_job *j = gs_engine_job(t->e, s);
+        const thj *x = &t->js[s];
+        if (x->active != gs_jobq_contains(&t->act, (int32_t)s))
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "themis: job %lld active %d, listed %d",
+                               (long long)j->id, x->active, gs_jobq_contains(&t->act, (int32_t)s));
+        if (!x->active) continue;
+        nact++;
+        if (!j->arrived || gs_job_state_final(j->state))
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "themis: job %lld tracked but %s",
+                               (long long)j->id, gs_job_state_name(j->state));
+        if (x->expired && j->state != GS_JOB_RUNNING)
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "themis: job %lld %s with an expired lease",
+                               (long long)j->id, gs_job_state_name(j->state));
+        nexp += x->expired;
+    }
+    if (nexp != t->nexpired || nact != gs_jobq_len(&t->act))
+        return gs_diag_set(d, GS_EINTERNAL, 0, 0, "themis: counts (expired %zu/%zu, active %zu)",
+                           nexp, t->nexpired, nact);
+    return 0;
+}
+
+static int th_qtext(void *st, int queue, char *buf, size_t cap)
+{
+    (void)st, (void)queue;
+    snprintf(buf, cap,
+             "in the queue (by submission; themis auctions GPUs by finish-time fairness)");
+    return 0;
+}
+
+/* Keys: "auctions" (rounds so far), "lease.ID" (end of job ID's lease in seconds, "none"),
+ * "expired.ID" (1 while its lease is over and its GPUs are on offer). */
+static int th_inspect(void *st, const char *key, char *buf, size_t cap)
+{
+    const themis *t = st;
+    if (!strcmp(key, "auctions")) {
+        int n = snprintf(buf, cap, "%llu", (unsigned long long)t->auctions);
+        return n < 0 || (size_t)n >= cap ? GS_ERANGE : 0;
+    }
+    const char *dot = strchr(key, '.');
+    if (!dot) return GS_ENOENT;
+    char *end;
+    long long id = strtoll(dot + 1, &end, 10);
+    if (*end || end == dot + 1) return GS_ENOENT;
+    const gs_job *j = gs_engine_find_job(t->e, id);
+    if (!j || (size_t)j->slot >= t->cap) return GS_ENOENT;
+    const thj *x = &t->js[j->slot];
+    int n;
+    if ((size_t)(dot - key) == 5 && !strncmp(key, "lease", 5))
+        n = x->lease_end == GS_TIME_NONE
+                ? snprintf(buf, cap, "none")
+                : snprintf(buf, cap, "%.6f", (double)x->lease_end / (double)GS_SEC);
+    else if ((size_t)(dot - key) == 7 && !strncmp(key, "expired", 7))
+        n = snprintf(buf, cap, "%d", x->expired);
+    else
+        return GS_ENOENT;
+    return n < 0 || (size_t)n >= cap ? GS_ERANGE : 0;
+}
+
+const gs_policy_ops gs_policy_themis = {
+    .name = "themis",
+    .summary =
+        "Themis: finish-time fairness, partial-allocation auctions of GPU leases; preemptive",
+    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_ORACLE,
+    .create = th_create,
+    .destroy = th_destroy,
+    .on_arrival = th_arrival,
+    .on_adopt = th_adopt,
+    .on_requeue = th_requeue,
+    .on_finish = th_finish,
+    .on_preemptible = th_dirty,
+    .on_timer = th_timer,
+    .on_node = th_node,
+    .schedule = th_schedule,
+    .check = th_check,
+    .queue_describe = th_qtext,
+    .inspect = th_inspect,
+};
