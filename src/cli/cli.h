@@ -24,6 +24,7 @@ int cmd_sim(int argc, char **argv);
 int cmd_policies(int argc, char **argv);
 int cmd_scenario(int argc, char **argv);
 int cmd_vcgen(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
 /* Live scheduler commands (cmd_serve.c, cmd_submit.c, cmd_queue.c, cmd_job.c). */
 int cmd_serve(int argc, char **argv);
 int cmd_shim(int argc, char **argv);

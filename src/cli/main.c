@@ -60,6 +60,7 @@ static void usage(FILE *f)
                "  policies   list the scheduling policies\n"
                "  scenario   run scenario files and check their expectations\n"
                "  vcgen      write a HiveD config whose VCs are a trace's VCs\n"
+               "  gen        generate a workload (Poisson arrivals at a load, Gavel's job mix)\n"
                "\n"
                "Live scheduler (docs/daemon.md):\n"
                "  serve      run the scheduler daemon (REST API, SQLite state, executors)\n"
@@ -106,6 +107,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "policies")) return cmd_policies(argc - 1, argv + 1);
     if (!strcmp(cmd, "scenario")) return cmd_scenario(argc - 1, argv + 1);
     if (!strcmp(cmd, "vcgen")) return cmd_vcgen(argc - 1, argv + 1);
+    if (!strcmp(cmd, "gen")) return cmd_gen(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve")) return cmd_serve(argc - 1, argv + 1);
     if (!strcmp(cmd, "__shim")) return cmd_shim(argc - 1, argv + 1);
     if (!strcmp(cmd, "token")) return cmd_token(argc - 1, argv + 1);
