@@ -129,7 +129,7 @@ static void t_report_two_policies(void)
     ASSERT_CONTAINS(x, "<title>gsched simulation report</title>");
     ASSERT_CONTAINS(x, ">fifo<");
     ASSERT_CONTAINS(x, ">fifo-backfill<");
-    ASSERT_EQ(count(x, "<svg"), 5);
+    ASSERT_EQ(count(x, "<svg"), 7); /* 5 CDFs (JCT, queue, first start, slowdown, rho), 2 series */
     ASSERT_CONTAINS(x, "Job completion time (JCT), CDF");
     ASSERT_CONTAINS(x, "Queuing delay, CDF");
     ASSERT_CONTAINS(x, "Time to first start, CDF");
@@ -148,7 +148,24 @@ static void t_report_two_policies(void)
     ASSERT(!strstr(x, "note=<b>"));
     /* the table: fifo-backfill has the lowest average JCT on this day (11,191.9 s) */
     ASSERT_CONTAINS(x, "1,353");
-    ASSERT_EQ(count(x, "class=\"best\""), 2); /* the avg JCT cell and "best" */
+    /* the avg JCT cell and "best", then the fairness table's lowest average slowdown and max
+     * rho and highest Jain's index (all fifo-backfill's here) */
+    ASSERT_EQ(count(x, "class=\"best\""), 5);
+    ASSERT(res[1].avg_slowdown < res[0].avg_slowdown && res[1].max_rho < res[0].max_rho);
+    ASSERT(res[1].jain_rho > res[0].jain_rho);
+    /* fairness (docs/metrics.md): the table, its CDFs, the per-size breakdown; one user and
+     * one VC here, so no per-user table nor VC section */
+    ASSERT_CONTAINS(x, "<h2>Fairness</h2>");
+    ASSERT_CONTAINS(x, "Slowdown, CDF");
+    ASSERT_CONTAINS(x, "Finish-time fairness &rho;, CDF");
+    ASSERT_CONTAINS(x, ">fair share</text>");
+    ASSERT_CONTAINS(x, "<h3 style=\"margin-top:18px\">Per job size</h3>");
+    ASSERT(!strstr(x, "Per user</h3>"));
+    ASSERT(!strstr(x, "<h2>Virtual clusters</h2>"));
+    ASSERT_CONTAINS(x, "time runnable without GPUs");
+    char cell[64];
+    snprintf(cell, sizeof cell, "<td class=\"best\">%.2f</td>", res[1].avg_slowdown);
+    ASSERT_CONTAINS(x, cell);
     ASSERT(res[1].avg_jct_s < res[0].avg_jct_s);
     const char *best = strstr(x, "class=\"best\"");
     ASSERT(best > strstr(x, ">fifo-backfill<"));
@@ -175,6 +192,51 @@ static void t_report_two_policies(void)
     remove(a);
 
     gs_params_release(&p);
+    gs_sim_result_release(&res[0]);
+    gs_sim_result_release(&res[1]);
+    gs_trace_release(&t);
+}
+
+/* A trace with users and VCs: the per-user table with its Jain row, and the VC section. */
+static void t_report_users_vcs(void)
+{
+    char trace[128];
+    snprintf(trace, sizeof trace, "/tmp/gsched-report-%d-users.csv", (int)getpid());
+    FILE *f = fopen(trace, "w");
+    ASSERT(f);
+    fputs("submit,duration,gpus,user,vc\n", f);
+    for (int i = 0; i < 40; i++)
+        fprintf(f, "%d,%d,%d,u%d,%s\n", i * 30, 100 + 37 * (i % 9), 1 << (i % 3), i % 3,
+                i % 2 ? "research" : "prod");
+    fclose(f);
+    gs_trace t;
+    gs_diag d;
+    gs_diag_init(&d, trace);
+    ASSERT_OK(gs_trace_load(trace, &t, &d));
+    gs_sim_result res[2];
+    ASSERT_OK(run(&t, "fifo", &res[0]));
+    ASSERT_OK(run(&t, "tiresias-las", &res[1]));
+    gs_sim_result *rp[2] = {&res[0], &res[1]};
+    char a[128];
+    tmp_path(a, sizeof a, "users");
+    ASSERT_OK(gs_write_report(a, rp, 2, NULL));
+    char *x = slurp(a, NULL);
+    ASSERT(x);
+    const char *bad = check_page(x);
+    if (bad) T_FAIL("report with users: %s", bad);
+    ASSERT_EQ(res[0].nusers, 3);
+    ASSERT_CONTAINS(x, "Per user</h3>");
+    ASSERT_CONTAINS(x, "<tr><td class=\"l\">u1</td>");
+    ASSERT_CONTAINS(x, "<b>Jain&rsquo;s index</b>");
+    char cell[64];
+    snprintf(cell, sizeof cell, "<td>%.3f</td>", res[1].jain_user_slowdown);
+    ASSERT_CONTAINS(x, cell);
+    ASSERT_CONTAINS(x, "<h2>Virtual clusters</h2>");
+    ASSERT_CONTAINS(x, "<tr><td class=\"l\">research</td>");
+    ASSERT_EQ(count(x, ">research</td>"), 1); /* the VC named once for its rows */
+    free(x);
+    remove(a);
+    remove(trace);
     gs_sim_result_release(&res[0]);
     gs_sim_result_release(&res[1]);
     gs_trace_release(&t);
@@ -240,6 +302,7 @@ static void t_report_empty(void)
 
 static const test_case tests[] = {
     {"report_two_policies", t_report_two_policies},
+    {"report_users_vcs", t_report_users_vcs},
     {"report_synthetic", t_report_synthetic},
     {"report_empty", t_report_empty},
 };

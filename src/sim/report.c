@@ -3,9 +3,11 @@
  * report.c - the self-contained HTML comparison report (see report.h).
  *
  * The page is written straight to the file: a header with the run
- * parameters and input checksums, a per-policy table, and four inline SVG
- * plots drawn by the small plotting helpers below (frame, axes, legend, step
- * lines).
+ * parameters and input checksums, a per-policy table, the fairness table with
+ * the slowdown and finish-time fairness CDFs, the JCT / queue / first-start
+ * CDFs, per-VC, per-user and per-size tables (docs/metrics.md), and the time
+ * series, as inline SVG drawn by the small plotting helpers below (frame,
+ * axes, legend, step lines).
  *
  * Invariants:
  *   - self-contained: inline CSS and SVG, no JavaScript, no fonts or links;
@@ -131,6 +133,18 @@ static void fmt_pow10_s(char *buf, size_t cap, int k)
         return;
     }
     snprintf(buf, cap, "%s%s s", k % 3 == 0 ? "1" : k % 3 == 1 ? "10" : "100", unit[k / 3]);
+}
+
+/* Label of a power of ten as a plain number: "0.01", "1", "100", "10k". */
+static void fmt_pow10(char *buf, size_t cap, int k)
+{
+    static const char *const unit[] = {"", "k", "M", "G", "T"};
+    if (k < -6 || k >= 15)
+        snprintf(buf, cap, "1e%d", k);
+    else if (k < 0)
+        snprintf(buf, cap, "%.*f", -k, pow(10, k));
+    else
+        snprintf(buf, cap, "%s%s", k % 3 == 0 ? "1" : k % 3 == 1 ? "10" : "100", unit[k / 3]);
 }
 
 /* ---- series ------------------------------------------------------------------------------- */
@@ -396,13 +410,17 @@ static void ticks_linear(ticks *tk, double lo, double hi, double step)
     }
 }
 
-static void ticks_log_s(ticks *tk, double lo, double hi)
+/* Powers of ten over [lo, hi], labelled in seconds or (ratio) as plain numbers. */
+static void ticks_log(ticks *tk, double lo, double hi, int ratio)
 {
     tk->n = 0;
     int k0 = (int)lround(log10(lo)), k1 = (int)floor(log10(hi) + 1e-9);
     for (int k = k0; k <= k1 && tk->n < 64; k++) {
         tk->v[tk->n] = pow(10, k);
-        fmt_pow10_s(tk->lab[tk->n], sizeof tk->lab[0], k);
+        if (ratio)
+            fmt_pow10(tk->lab[tk->n], sizeof tk->lab[0], k);
+        else
+            fmt_pow10_s(tk->lab[tk->n], sizeof tk->lab[0], k);
         tk->n++;
     }
 }
@@ -525,13 +543,16 @@ static void caption_repeats(FILE *f, gs_sim_result *const *rs, const series *ss,
     if (groups) fputc('.', f);
 }
 
-/* CDF with a log-seconds x axis over [lo, hi] (powers of ten). */
+/*
+ * CDF with a log x axis over [lo, hi] (powers of ten): seconds with guides at familiar
+ * durations, or (one_label given) a ratio with a guide at 1 labelled one_label.
+ */
 static void svg_cdf(FILE *f, gs_sim_result *const *rs, const series *ss, size_t n, double lo,
-                    double hi, const char *xtitle, const char *label)
+                    double hi, const char *xtitle, const char *label, const char *one_label)
 {
     frame fr;
     ticks xt, yt;
-    ticks_log_s(&xt, lo, hi);
+    ticks_log(&xt, lo, hi, one_label != NULL);
     ticks_linear(&yt, 0, 1, 0.2);
     for (size_t i = 0; i < yt.n; i++) snprintf(yt.lab[i], sizeof yt.lab[0], "%.1f", yt.v[i]);
     frame_init(&fr, 560, 390, 54, rs, n, 16, &yt); /* right: room for "median" */
@@ -544,14 +565,18 @@ static void svg_cdf(FILE *f, gs_sim_result *const *rs, const series *ss, size_t 
         double s;
         const char *lab;
     } ref[] = {{60, "1 min"}, {3600, "1 h"}, {86400, "1 d"}, {604800, "1 wk"}, {2592000, "30 d"}};
-    for (size_t i = 0; i < sizeof ref / sizeof *ref; i++) {
-        if (ref[i].s <= lo || ref[i].s >= hi) continue;
-        double x = fx(&fr, ref[i].s);
+    for (size_t i = 0; i < sizeof ref / sizeof *ref + (one_label != NULL); i++) {
+        int one = i == sizeof ref / sizeof *ref;
+        if (one_label && !one) continue; /* a ratio: only the guide at 1 */
+        double gx = one ? 1.0 : ref[i].s;
+        if (gx <= lo || gx >= hi) continue;
+        double x = fx(&fr, gx);
         fprintf(f,
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" COLOR_AXIS
                 "\" stroke-dasharray=\"2 3\"/>\n",
                 x, fr.t, x, fr.b);
-        svg_text(f, x, fr.t - 5, "middle", "font-size=\"11\" fill=\"#7b8794\"", ref[i].lab);
+        svg_text(f, x, fr.t - 5, "middle", "font-size=\"11\" fill=\"#7b8794\"",
+                 one ? one_label : ref[i].lab);
     }
     /* median and p95 guides */
     static const struct {
@@ -965,7 +990,10 @@ static void write_run_info(FILE *f, gs_sim_result *const *rs, size_t n, const gs
     fputs("</dl></section>\n", f);
 }
 
-/* Sorted JCTs (what = 0), queuing delays (1) or times to first start (2) of r's finished jobs. */
+/*
+ * Sorted JCTs (what = 0), queue times (1: pending + suspended), times to first start (2),
+ * slowdowns (3) or finish-time fairness rho (4) of r's finished jobs.
+ */
 static double *done_values(const gs_sim_result *r, int what, size_t *k)
 {
     size_t nj = gs_engine_njobs(r->engine);
@@ -974,8 +1002,12 @@ static double *done_values(const gs_sim_result *r, int what, size_t *k)
     for (size_t i = 0; i < nj; i++) {
         const gs_job *j = gs_engine_job(r->engine, i);
         if (j->state != GS_JOB_DONE) continue;
+        if (what >= 3) {
+            v[(*k)++] = r->jm ? (what == 3 ? r->jm[i].slowdown : r->jm[i].rho) : 0;
+            continue;
+        }
         v[(*k)++] = gs_time_to_sec(what == 2   ? j->first_start - j->submit
-                                   : what == 1 ? j->queued
+                                   : what == 1 ? (r->jm ? r->jm[i].queue : j->queued)
                                                : j->end - j->submit);
     }
     qsort(v, *k, sizeof *v, cmp_double);
@@ -1020,8 +1052,10 @@ static void write_cdfs(FILE *f, gs_sim_result *const *rs, size_t n)
          "submission. Further left and higher is better; the dotted lines mark the median and "
          "the 95th percentile.",
          NULL},
-        {"Queuing delay, CDF", "time spent pending (log scale)", "CDF of queuing delay per policy",
-         "Total time each finished job spent waiting for GPUs (all pending intervals). The x "
+        {"Queuing delay, CDF", "time runnable without GPUs (log scale)",
+         "CDF of queuing delay per policy",
+         "Total time each finished job was runnable but held no GPUs of its own: pending (the "
+         "first wait, after a preemption or a requeue) and suspended (time-sliced out). The x "
          "axis is logarithmic and starts at 1 s: delays under 1 s, including jobs that started "
          "at once, are drawn at 1 s, so a line's height at the left edge is the share of jobs "
          "that hardly waited.",
@@ -1035,7 +1069,7 @@ static void write_cdfs(FILE *f, gs_sim_result *const *rs, size_t n)
     };
     for (int w = 0; w < 3; w++) {
         fprintf(f, "<figure><h3>%s</h3>\n", fig[w].title);
-        if (any[w]) svg_cdf(f, rs, ss[w], n, lo[w], hi[w], fig[w].xlabel, fig[w].aria);
+        if (any[w]) svg_cdf(f, rs, ss[w], n, lo[w], hi[w], fig[w].xlabel, fig[w].aria, NULL);
         fprintf(f, "<figcaption>%s", fig[w].caption);
         if (w == 0 && clamped[0]) fputs(" JCTs under 1 s are drawn at 1 s.", f);
         if (!any[w]) fputs(" No job finished.", f);
@@ -1048,6 +1082,300 @@ static void write_cdfs(FILE *f, gs_sim_result *const *rs, size_t n)
         for (size_t i = 0; i < n; i++) free(ss[w][i].v);
         free(ss[w]);
     }
+}
+
+/* ---- fairness and breakdowns (docs/metrics.md) ------------------------------------------- */
+
+/* "2.97" with its JCT for people under it. */
+static void td_ratio(FILE *f, double v, int dec, int best, const char *small)
+{
+    char a[48];
+    fmt_num(a, sizeof a, v, dec);
+    fprintf(f, "<td%s>%s", best ? " class=\"best\"" : "", a);
+    if (small) fprintf(f, "<small>%s</small>", small);
+    fputs("</td>", f);
+}
+
+/* Index of the run with the best value of column c (lowest, or highest when 'high'), -1 if
+ * there are fewer than two runs with finished jobs or they all tie. */
+static long best_of(gs_sim_result *const *rs, size_t n, double (*col)(const gs_sim_result *),
+                    int high)
+{
+    long b = -1;
+    size_t with = 0, ties = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!rs[i]->jobs_done) continue;
+        with++;
+        double v = col(rs[i]);
+        if (b < 0 || (high ? v > col(rs[b]) : v < col(rs[b]))) b = (long)i;
+    }
+    for (size_t i = 0; b >= 0 && i < n; i++) ties += rs[i]->jobs_done && col(rs[i]) == col(rs[b]);
+    return with > 1 && ties == 1 ? b : -1;
+}
+
+static double col_slowdown(const gs_sim_result *r)
+{
+    return r->avg_slowdown;
+}
+static double col_max_rho(const gs_sim_result *r)
+{
+    return r->max_rho;
+}
+static double col_jain(const gs_sim_result *r)
+{
+    return r->jain_rho;
+}
+
+/* CDF of slowdown (what = 3) or rho (4) per policy on a log axis of plain numbers. */
+static void ratio_cdf(FILE *f, gs_sim_result *const *rs, size_t n, int what, const char *title,
+                      const char *xlabel, const char *aria, const char *caption,
+                      const char *one_label)
+{
+    series *ss = xmalloc(n * sizeof *ss);
+    double mn = INFINITY, mx = 0;
+    int any = 0;
+    const double floor_x = 1e-3;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        double *v = rs[i]->engine ? done_values(rs[i], what, &k) : NULL;
+        if (k) {
+            any = 1;
+            if (v[0] < mn) mn = v[0];
+            if (v[k - 1] > mx) mx = v[k - 1];
+        }
+        free(v);
+    }
+    double lo = pow(10, floor(log10(mn > floor_x && isfinite(mn) ? mn : floor_x) + 1e-9));
+    double hi = nice_ceil(mx > 1 ? mx : 1);
+    if (hi < lo * 10) hi = lo * 10;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        double *v = rs[i]->engine ? done_values(rs[i], what, &k) : NULL;
+        cdf_series(v, k, CDF_POINTS, lo, &ss[i]);
+        free(v);
+    }
+    fprintf(f, "<figure><h3>%s</h3>\n", title);
+    if (any) svg_cdf(f, rs, ss, n, lo, hi, xlabel, aria, one_label);
+    fprintf(f, "<figcaption>%s", caption);
+    if (!any) fputs(" No job finished.", f);
+    caption_repeats(f, rs, ss, n);
+    fputs("</figcaption></figure>\n", f);
+    for (size_t i = 0; i < n; i++) free(ss[i].v);
+    free(ss);
+}
+
+/* Slowdown, finish-time fairness and honest queueing per policy, then their CDFs. */
+static void write_fairness(FILE *f, gs_sim_result *const *rs, size_t n)
+{
+    long bs = best_of(rs, n, col_slowdown, 0), bm = best_of(rs, n, col_max_rho, 0),
+         bj = best_of(rs, n, col_jain, 1);
+    fputs("<section class=\"card\"><h2>Fairness</h2>\n<div class=\"scroll\"><table>\n<thead><tr>"
+          "<th class=\"l\">Policy</th><th>Avg slowdown</th><th>Median slowdown</th>"
+          "<th>p95 slowdown</th><th>Avg &rho;</th><th>p95 &rho;</th><th>Max &rho;</th>"
+          "<th>Jain&rsquo;s index (&rho;)</th><th>Jain&rsquo;s index (users&rsquo; slowdown)</th>"
+          "<th>Avg queue (s)</th><th>Avg pending (s)</th><th>GPU util (busy window)</th>"
+          "</tr></thead>\n<tbody>\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        const gs_sim_result *r = rs[i];
+        fprintf(f, "<tr><td class=\"l pol\"><span class=\"sw\" style=\"background:%s\"></span>",
+                color_of(i));
+        esc(f, r->policy);
+        fputs("</td>", f);
+        if (!r->jobs_done) {
+            fputs("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>"
+                  "<td>-</td><td>-</td>",
+                  f);
+        } else {
+            td_ratio(f, r->avg_slowdown, 2, (long)i == bs, NULL);
+            td_ratio(f, r->median_slowdown, 2, 0, NULL);
+            td_ratio(f, r->p95_slowdown, 2, 0, NULL);
+            td_ratio(f, r->avg_rho, 2, 0, NULL);
+            td_ratio(f, r->p95_rho, 2, 0, NULL);
+            td_ratio(f, r->max_rho, 2, (long)i == bm, NULL);
+            td_ratio(f, r->jain_rho, 3, (long)i == bj, NULL);
+            if (r->nusers > 1)
+                td_ratio(f, r->jain_user_slowdown, 3, 0, NULL);
+            else
+                fputs("<td>-</td>", f); /* one user (or none named): nothing to compare */
+            td_time(f, r->avg_queue_s, 0);
+            td_time(f, r->avg_pending_s, 0);
+        }
+        fprintf(f, "<td>%.1f%%</td></tr>\n", 100.0 * r->gpu_util_busy);
+    }
+    fputs("</tbody></table></div>\n<p class=\"note\">Slowdown: JCT / the job's ideal duration "
+          "(alone on the best GPU type at its requested size). &rho; (finish-time fairness, "
+          "Themis): JCT / (ideal &times; max(1, GPUs &times; n&#772; / cluster GPUs)), n&#772; the "
+          "average number of jobs in the system over the job's life: &rho; &le; 1 is at least "
+          "as good as an equal share of the cluster. Jain's index (&Sigma;x)&sup2; / "
+          "(n&Sigma;x&sup2;): 1 when all are equal. Avg queue counts the time pending and "
+          "suspended (time-sliced out); avg pending the pending intervals only. GPU util (busy "
+          "window): allocated GPU-time from the first to the last arrival. Lowest average "
+          "slowdown and max &rho;, highest Jain's index highlighted (docs/metrics.md).</p>\n",
+          f);
+    fputs("<div class=\"plots\" style=\"margin-top:16px\">\n", f);
+    ratio_cdf(f, rs, n, 3, "Slowdown, CDF", "slowdown = JCT / ideal duration (log scale)",
+              "CDF of slowdown per policy",
+              "Share of each policy's finished jobs whose completion time was within a given "
+              "multiple of their ideal duration. Further left and higher is better.",
+              "ideal");
+    ratio_cdf(f, rs, n, 4, "Finish-time fairness &rho;, CDF",
+              "\xcf\x81 = JCT / fair-share time (log scale)",
+              "CDF of finish-time fairness per policy",
+              "Share of each policy's finished jobs with at most a given &rho;; left of the dotted "
+              "line at 1, jobs did at least as well as with an equal share of the cluster. A "
+              "long tail to the right is unfairness.",
+              "fair share");
+    fputs("</div></section>\n", f);
+}
+
+/* Per-VC statistics (only when some run has several VCs). */
+static void write_vc_section(FILE *f, gs_sim_result *const *rs, size_t n)
+{
+    int many = 0;
+    for (size_t i = 0; i < n; i++) many |= rs[i]->nvcs > 1;
+    if (!many) return;
+    fputs("<section class=\"card\"><h2>Virtual clusters</h2>\n<div class=\"scroll\"><table>\n"
+          "<thead><tr><th class=\"l\">VC</th><th class=\"l\">Policy</th><th>Jobs</th>"
+          "<th>Done</th><th>Rejected</th><th>Avg JCT (s)</th><th>Avg queue (s)</th>"
+          "<th>p95 queue (s)</th><th>Avg slowdown</th><th>Avg &rho;</th><th>Max &rho;</th>"
+          "</tr></thead>\n<tbody>\n",
+          f);
+    /* VCs in order of first appearance over the runs, each with every run that has it */
+    for (size_t i = 0; i < n; i++)
+        for (size_t v = 0; v < rs[i]->nvcs; v++) {
+            const char *name = rs[i]->vcs[v].name;
+            int seen = 0;
+            for (size_t p = 0; p < i && !seen; p++)
+                for (size_t w = 0; w < rs[p]->nvcs && !seen; w++)
+                    seen = !strcmp(rs[p]->vcs[w].name, name);
+            if (seen) continue;
+            int first = 1;
+            for (size_t p = i; p < n; p++)
+                for (size_t w = 0; w < rs[p]->nvcs; w++) {
+                    const gs_vc_stats *s = &rs[p]->vcs[w];
+                    if (strcmp(s->name, name)) continue;
+                    fputs("<tr><td class=\"l\">", f);
+                    if (first) esc(f, name); /* once per VC */
+                    first = 0;
+                    fprintf(f,
+                            "</td><td class=\"l pol\"><span class=\"sw\" "
+                            "style=\"background:%s\"></span>",
+                            color_of(p));
+                    esc(f, rs[p]->policy);
+                    fputs("</td>", f);
+                    td_count(f, s->jobs);
+                    td_count(f, s->done);
+                    td_count(f, s->rejected);
+                    if (s->done) {
+                        td_time(f, s->avg_jct_s, 0);
+                        td_time(f, s->avg_queue_s, 0);
+                        td_time(f, s->p95_queue_s, 0);
+                        td_ratio(f, s->avg_slowdown, 2, 0, NULL);
+                        td_ratio(f, s->avg_rho, 2, 0, NULL);
+                        td_ratio(f, s->max_rho, 2, 0, NULL);
+                    } else {
+                        fputs("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>", f);
+                    }
+                    fputs("</tr>\n", f);
+                }
+        }
+    fputs("</tbody></table></div>\n<p class=\"note\">Per virtual cluster (queue): queue time "
+          "and slowdown as above, over the VC's finished jobs (compare-vcs.csv).</p></section>\n",
+          f);
+}
+
+#define TOP_USERS 20 /* users shown in the report (users.csv has all) */
+
+static const gs_group_stats *find_group(const gs_sim_result *r, int users, const gs_group_stats *g)
+{
+    size_t ng = users ? r->nusers : r->nsizes;
+    const gs_group_stats *v = users ? r->users : r->sizes;
+    for (size_t k = 0; k < ng; k++)
+        if (users ? v[k].name && g->name && !strcmp(v[k].name, g->name) : v[k].gpus == g->gpus)
+            return &v[k];
+    return NULL;
+}
+
+/* One breakdown table: a row per user (the TOP_USERS with most jobs) or per size, a column
+ * per policy with the group's average slowdown (its average JCT under it). */
+static void breakdown_table(FILE *f, gs_sim_result *const *rs, size_t n, int users)
+{
+    const gs_sim_result *r0 = rs[0];
+    size_t ng = users ? r0->nusers : r0->nsizes, shown = ng;
+    const gs_group_stats *g0 = users ? r0->users : r0->sizes;
+    size_t *ord = xmalloc(ng * sizeof *ord);
+    for (size_t k = 0; k < ng; k++) ord[k] = k;
+    if (users) { /* most jobs first, first appearance among equals (stable insertion) */
+        for (size_t k = 1; k < ng; k++)
+            for (size_t m = k; m > 0 && g0[ord[m]].jobs > g0[ord[m - 1]].jobs; m--) {
+                size_t t = ord[m];
+                ord[m] = ord[m - 1];
+                ord[m - 1] = t;
+            }
+        if (shown > TOP_USERS) shown = TOP_USERS;
+    }
+    fprintf(f, "<h3 style=\"margin-top:18px\">%s</h3>\n<div class=\"scroll\"><table>\n<thead><tr>",
+            users ? "Per user" : "Per job size");
+    fprintf(f, "<th class=\"l\">%s</th><th>Jobs</th>", users ? "User" : "GPUs");
+    for (size_t i = 0; i < n; i++) {
+        fputs("<th>", f);
+        esc(f, rs[i]->policy);
+        fputs("</th>", f);
+    }
+    fputs("</tr></thead>\n<tbody>\n", f);
+    for (size_t k = 0; k < shown; k++) {
+        const gs_group_stats *g = &g0[ord[k]];
+        fputs("<tr><td class=\"l\">", f);
+        if (users)
+            esc(f, g->name);
+        else
+            fprintf(f, "%d", g->gpus);
+        fputs("</td>", f);
+        td_count(f, g->jobs);
+        for (size_t i = 0; i < n; i++) {
+            const gs_group_stats *s = find_group(rs[i], users, g);
+            if (!s || !s->done) {
+                fputs("<td>-</td>", f);
+                continue;
+            }
+            char h[32];
+            fmt_human(h, sizeof h, s->avg_jct_s);
+            td_ratio(f, s->avg_slowdown, 2, 0, h);
+        }
+        fputs("</tr>\n", f);
+    }
+    if (users) {
+        fputs("<tr><td class=\"l\"><b>Jain&rsquo;s index</b></td><td></td>", f);
+        for (size_t i = 0; i < n; i++) td_ratio(f, rs[i]->jain_user_slowdown, 3, 0, NULL);
+        fputs("</tr>\n", f);
+    }
+    fputs("</tbody></table></div>\n", f);
+    if (shown < ng)
+        fprintf(f,
+                "<p class=\"note\">The %zu users with the most jobs, of %zu "
+                "(compare-users.csv has them all).</p>\n",
+                shown, ng);
+    free(ord);
+}
+
+/* Per-user (when the trace names several users) and per-size breakdowns. */
+static void write_breakdowns(FILE *f, gs_sim_result *const *rs, size_t n)
+{
+    fputs("<section class=\"card\"><h2>Breakdowns</h2>\n<p class=\"note\" style=\"margin:0\">"
+          "Average slowdown of each group's finished jobs per policy, their average JCT "
+          "under it.",
+          f);
+    if (rs[0]->nusers > 1)
+        fputs(" Jain&rsquo;s index over the users&rsquo; average slowdowns: 1 when every user "
+              "is slowed down alike.",
+              f);
+    else
+        fputs(" The trace names no users (or one), so there is no per-user table.", f);
+    fputs("</p>\n", f);
+    if (rs[0]->nusers > 1) breakdown_table(f, rs, n, 1);
+    breakdown_table(f, rs, n, 0);
+    fputs("</section>\n", f);
 }
 
 static void write_timelines(FILE *f, gs_sim_result *const *rs, size_t n)
@@ -1152,7 +1480,8 @@ static void write_page(FILE *f, gs_sim_result *const *rs, size_t n, const gs_run
     if (n) write_table(f, rs, n);
     fputs("<p class=\"note\">JCT (job completion time) = end &minus; submit, over finished jobs; "
           "percentiles are <code>sorted[floor(p&middot;n)]</code> as in the Tiresias simulator. "
-          "Avg queue: time spent pending. Makespan: last end &minus; first submit. GPU util: "
+          "Avg queue: time runnable without GPUs of its own (pending, suspended or time-sliced "
+          "out; docs/metrics.md). Makespan: last end &minus; first submit. GPU util: "
           "allocated / total GPUs, averaged over the makespan. Avg 1st start: time from "
           "submission to first start (early feedback). The lowest average JCT is "
           "highlighted.</p>\n",
@@ -1162,7 +1491,10 @@ static void write_page(FILE *f, gs_sim_result *const *rs, size_t n, const gs_run
     fputs("</section>\n", f);
 
     if (n) {
+        write_fairness(f, rs, n);
         write_cdfs(f, rs, n);
+        write_vc_section(f, rs, n);
+        write_breakdowns(f, rs, n);
         write_timelines(f, rs, n);
     }
     fputs("<footer>Generated by gsched " GSCHED_VERSION
