@@ -3,13 +3,21 @@
  * cmd_sim.c - `gsched sim`: replay a trace under one or more policies.
  *
  * Contract (docs/cli.md; extend, never change):
- *   gsched sim --cluster SPEC --trace FILE --policy NAME[,NAME...]
- *              [--placement count|consolidate] [--out DIR] [--seed N]
+ *   gsched sim --cluster SPEC --trace FILE|gen:SPEC --policy ITEM[,ITEM...]
+ *              [--placement count|consolidate] [--out DIR] [--seed N] [--seeds N]
+ *              [--window START:END] [--sweep KEY=V1,V2,...]
  *              [--set key=value]... [--events FILE] [--progress auto|always|never]
- * One policy: DIR/summary.json, jobs.csv, timeline.csv.  Several: the same
- * under DIR/<policy>/, plus DIR/compare.csv and a table on stdout.
- * Invariant: every parameter given with --set is read by the engine or some
- * policy, else the run is refused before it starts (exit 2).
+ * ITEM = NAME[:KEY=VALUE...] (experiment.h), labelled as typed.  One run:
+ * DIR/summary.json, jobs.csv, timeline.csv.  Several policies: the same under
+ * DIR/<label>/, plus DIR/compare.csv, report.html and a table on stdout.  With
+ * --seeds N (seeds seed..seed+N-1) the runs go to DIR/<label>/seed-<S>/ and
+ * compare.csv holds the mean and the 95 % confidence half-width of every metric
+ * (aggregate.c), runs.csv every run; with --sweep to DIR/KEY=VALUE/<label>/...,
+ * sweep.csv the aggregates per value (docs/experiments.md).
+ * Invariants: every parameter given with --set or --sweep is read by the engine
+ * or some policy, and every item's own parameter by its run, else the run is
+ * refused before any simulation (exit 2); every run is prepared (parameter
+ * checks) before the first one starts.
  *
  * Pollux workloads (trace format POLLUX) run in parity mode unless
  * elastic_mode=event is set (docs/elastic.md, "Pollux parity"): the policies
@@ -29,6 +37,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "experiment.h"
 #include "report.h"
 #include "sim.h"
 
@@ -36,7 +45,8 @@ static void sim_usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: gsched sim --cluster SPEC --trace FILE --policy NAME[,NAME...] [options]\n"
+        "usage: gsched sim --cluster SPEC --trace FILE --policy NAME[:KEY=VALUE...][,...] "
+        "[options]\n"
         "\n"
         "  --cluster SPEC      cluster: shorthand (8, 4x8, 2x16x8, 36/4 = 9x4, with optional\n"
         "                      :TYPE; several types as parts: 9x4:V100,9x4:P100,9x4:K80;\n"
@@ -47,12 +57,22 @@ static void sim_usage(FILE *f)
         "                      Pollux workload CSV "
         "(name,time,application,num_replicas,batch_size),\n"
         "                      ElasticFlow CSV (job_id,submit_time,iteration,model_name,ddl,...)\n"
-        "                      or gsched native CSV (see docs/trace-format.md)\n"
-        "  --policy LIST       comma-separated policies (see 'gsched policies')\n"
+        "                      or gsched native CSV (see docs/trace-format.md);\n"
+        "                      gen:SPEC generates the workload for each seed\n"
+        "  --policy LIST       comma-separated policies (see 'gsched policies'); an item\n"
+        "                      NAME[:KEY=VALUE[:KEY=VALUE...]] has its own parameters and is\n"
+        "                      labelled as typed (gandiva,gandiva:pack=off)\n"
         "  --placement MODE    count (any free GPUs) or consolidate (default)\n"
         "  --out DIR           output directory (default: sim-out)\n"
-        "  --seed N            seed for any randomness (default 1)\n"
-        "  --set KEY=VALUE     policy/engine parameter, repeatable (docs/policies.md)\n"
+        "  --seed N            seed for any randomness (default 1; a non-negative integer)\n"
+        "  --seeds N           run every policy with seeds seed..seed+N-1; compare.csv gets\n"
+        "                      the mean and 95%% confidence half-width (*_ci95) per metric\n"
+        "  --window START:END  measure the jobs submitted in [START, END) only (durations:\n"
+        "                      2h:10h; either side may be empty); utilisation over it\n"
+        "  --sweep KEY=V1,V2   one run per value of a --set parameter (or gen.KEY of a\n"
+        "                      gen: trace): sweep.csv and one report\n"
+        "  --set KEY=VALUE     policy/engine parameter for every policy, repeatable\n"
+        "                      (docs/policies.md); an item's own KEY=VALUE wins\n"
         "  --events FILE       node events: time,node,down|up|bad|good (down: fails, its\n"
         "                      jobs requeued; bad: takes no new job, its jobs run on)\n"
         "  --progress WHEN     auto (stderr is a terminal), always or never\n"
@@ -199,23 +219,86 @@ static int sim_elastic_defaults(gs_params *p, const gs_trace *tr, const char *co
     return 0;
 }
 
+/* A non-negative decimal integer (no sign, no blanks) up to max; 0 or -1. */
+static int parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+    if (!*s) return -1;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9') return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, NULL, 10);
+    if (errno || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+/* The parameters of one run: --set, then the swept KEY=VALUE, then the item's own. */
+static void run_params(const gs_params *global, const gs_sweep *sw, size_t v, int sweep_param,
+                       const gs_policy_item *it, gs_params *out)
+{
+    if (gs_params_copy(out, global)) abort(); /* programs abort on out-of-memory */
+    if (sweep_param && gs_params_set(out, sw->key, sw->values[v])) abort();
+    for (size_t k = 0; k < it->params.n; k++)
+        if (gs_params_set(out, it->params.v[k].key, it->params.v[k].val)) abort();
+}
+
+/* Was key read in p? */
+static int key_used(const gs_params *p, const char *key)
+{
+    for (size_t k = 0; k < p->n; k++)
+        if (!strcmp(p->v[k].key, key)) return p->v[k].used;
+    return 0;
+}
+
+/* Print d, as the old driver did (no file name when the message has none). */
+static void print_diag(const gs_diag *d, const char *label, size_t np)
+{
+    gs_diag tmp = *d;
+    if (np > 1 && label) {
+        char msg[sizeof tmp.msg];
+        snprintf(msg, sizeof msg, "policy %s: %s", label, d->msg);
+        snprintf(tmp.msg, sizeof tmp.msg, "%s", msg);
+    }
+    cli_diag(&tmp);
+}
+
+/* The workload of one run: the trace file (read once), or gen:SPEC generated for a seed. */
+static int gen_trace(const char *spec, size_t gpus, uint64_t seed, gs_trace *t)
+{
+    (void)gpus;
+    (void)seed;
+    (void)t;
+    cli_err("--trace gen:%s: the workload generator (src/sim/gen.c) is not part of this build "
+            "yet; write the trace with a file instead",
+            spec);
+    return EXIT_USAGE;
+}
+
 int cmd_sim(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"cluster", required_argument, NULL, 'c'},  {"trace", required_argument, NULL, 't'},
-        {"policy", required_argument, NULL, 'p'},   {"placement", required_argument, NULL, 'P'},
-        {"out", required_argument, NULL, 'o'},      {"seed", required_argument, NULL, 's'},
-        {"set", required_argument, NULL, 'S'},      {"events", required_argument, NULL, 'e'},
-        {"progress", required_argument, NULL, 'g'}, {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"cluster", required_argument, NULL, 'c'},
+                                             {"trace", required_argument, NULL, 't'},
+                                             {"policy", required_argument, NULL, 'p'},
+                                             {"placement", required_argument, NULL, 'P'},
+                                             {"out", required_argument, NULL, 'o'},
+                                             {"seed", required_argument, NULL, 's'},
+                                             {"seeds", required_argument, NULL, 'n'},
+                                             {"window", required_argument, NULL, 'w'},
+                                             {"sweep", required_argument, NULL, 'W'},
+                                             {"set", required_argument, NULL, 'S'},
+                                             {"events", required_argument, NULL, 'e'},
+                                             {"progress", required_argument, NULL, 'g'},
+                                             {"quiet", no_argument, NULL, 'q'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     const char *cluster = NULL, *trace = NULL, *policies = NULL, *out = "sim-out",
-               *events_path = NULL, *progress = "auto";
+               *events_path = NULL, *progress = "auto", *window = NULL, *sweep_arg = NULL;
     gs_engine_opts eopts;
     gs_engine_opts_init(&eopts);
     gs_params params;
     gs_params_init(&params);
     int quiet = 0, rc = EXIT_USAGE, opt;
-    uint64_t seed = 1;
+    uint64_t seed = 1, nseeds = 1;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "c:t:p:o:s:S:e:qh", longopts, NULL)) != -1) {
         switch (opt) {
@@ -225,6 +308,14 @@ int cmd_sim(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'e': events_path = optarg; break;
         case 'g': progress = optarg; break;
+        case 'w': window = optarg; break;
+        case 'W':
+            if (sweep_arg) {
+                cli_err("--sweep: one sweep per run (given twice)");
+                goto done;
+            }
+            sweep_arg = optarg;
+            break;
         case 'q': quiet = 1; break;
         case 'P': {
             int m = gs_place_mode_parse(optarg);
@@ -236,17 +327,18 @@ int cmd_sim(int argc, char **argv)
             eopts.placement_set = 1;
             break;
         }
-        case 's': {
-            char *end;
-            errno = 0;
-            unsigned long long v = strtoull(optarg, &end, 10);
-            if (errno || *end || end == optarg) {
+        case 's':
+            if (parse_uint(optarg, UINT64_MAX, &seed)) {
                 cli_err("--seed: '%s' is not a non-negative integer", optarg);
                 goto done;
             }
-            seed = v;
             break;
-        }
+        case 'n':
+            if (parse_uint(optarg, 10000, &nseeds) || nseeds < 1) {
+                cli_err("--seeds: '%s' is not a number of seeds (1 to 10000)", optarg);
+                goto done;
+            }
+            break;
         case 'S':
             if (gs_params_set_kv(&params, optarg)) {
                 cli_err("--set: expected KEY=VALUE, got '%s'", optarg);
@@ -274,63 +366,102 @@ int cmd_sim(int argc, char **argv)
         cli_err("--progress: expected auto, always or never, got '%s'", progress);
         goto done;
     }
+    if (nseeds > 1 && seed > UINT64_MAX - (nseeds - 1)) {
+        cli_err("--seed %llu with --seeds %llu: the seeds would pass 2^64 - 1",
+                (unsigned long long)seed, (unsigned long long)nseeds);
+        goto done;
+    }
     eopts.seed = seed;
     eopts.mode = GS_ENGINE_SIM;
 
-    /* split the policy list */
-    char *plist = strdup(policies);
-    if (!plist) abort();
-    const char *names[64];
-    size_t np = 0;
-    for (char *save, *tok = strtok_r(plist, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (np == 64) {
-            cli_err("--policy: at most 64 policies");
-            free(plist);
-            goto done;
-        }
-        for (size_t k = 0; k < np; k++)
-            if (!strcmp(names[k], tok)) {
-                cli_err("--policy: '%s' listed twice", tok);
-                free(plist);
-                goto done;
-            }
-        names[np++] = tok;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    gs_policy_items items = {0};
+    gs_sweep sw = {0};
+    gs_trace tr = {0};
+    gs_events ev = {0};
+    gs_time win_start = 0, win_end = 0;
+    int have_window = 0, sweep_param = 0, gen = !strncmp(trace, "gen:", 4);
+    const char *gen_spec = gen ? trace + 4 : NULL;
+    gs_sim_result *res = NULL;
+    gs_sim_result **rp = NULL;
+    uint64_t *seeds = NULL;
+    char **specs = NULL; /* per sweep value: the generator spec */
+    size_t np = 0, nv = 1, ns = (size_t)nseeds, nr = 0;
+    const char **names = NULL, **runas = NULL;
+    if (gs_policy_items_parse(policies, &items, &d)) {
+        cli_diag(&d);
+        goto cleanup;
     }
-    if (!np) {
-        cli_err("--policy: empty list");
-        free(plist);
-        goto done;
+    np = items.n;
+    if (np > 64) {
+        cli_err("--policy: at most 64 policies");
+        goto cleanup;
+    }
+    if (window) {
+        if (gs_window_parse(window, &win_start, &win_end, &d)) {
+            cli_diag(&d);
+            goto cleanup;
+        }
+        have_window = 1;
+    }
+    if (sweep_arg) {
+        if (gs_sweep_parse(sweep_arg, &sw, &d)) {
+            cli_diag(&d);
+            goto cleanup;
+        }
+        nv = sw.n;
+        if (!strncmp(sw.key, "gen.", 4)) {
+            if (!gen) {
+                cli_err("--sweep %s: a generator key needs --trace gen:SPEC", sw.key);
+                goto cleanup;
+            }
+        } else {
+            sweep_param = 1;
+            if (gs_params_get(&params, sw.key)) {
+                cli_err("--sweep %s: also given with --set", sw.key);
+                goto cleanup;
+            }
+            for (size_t p = 0; p < np; p++)
+                if (gs_params_get(&items.v[p].params, sw.key)) {
+                    cli_err("--sweep %s: also given in --policy item '%s'", sw.key,
+                            items.v[p].label);
+                    goto cleanup;
+                }
+            gs_params_reset_used(&params);
+            for (size_t p = 0; p < np; p++) gs_params_reset_used(&items.v[p].params);
+        }
+    }
+    names = calloc(np, sizeof *names);
+    runas = calloc(np, sizeof *runas); /* registry name each run uses */
+    specs = calloc(nv, sizeof *specs);
+    if (!names || !runas || !specs) abort();
+    for (size_t p = 0; p < np; p++) names[p] = items.v[p].name;
+    for (size_t v = 0; v < nv; v++) {
+        if (!gen) continue;
+        specs[v] = sweep_arg && !sweep_param ? gs_spec_with(gen_spec, sw.key + 4, sw.values[v])
+                                             : strdup(gen_spec);
+        if (!specs[v]) abort();
     }
 
-    gs_diag d;
-    gs_diag_init(&d, trace);
-    gs_trace tr;
-    if (gs_trace_load_ex(trace, gs_params_get(&params, "pollux_traces"), &tr, &d)) {
-        cli_diag(&d);
-        free(plist);
-        goto done;
+    if (gen) {
+        tr.format = GS_TRACE_NATIVE; /* what the generator writes */
+    } else {
+        gs_diag_init(&d, trace);
+        if (gs_trace_load_ex(trace, gs_params_get(&params, "pollux_traces"), &tr, &d)) {
+            cli_diag(&d);
+            goto cleanup;
+        }
+        if (load_tput(&params, &tr, trace)) goto cleanup;
     }
-    if (load_tput(&params, &tr, trace)) {
-        gs_trace_release(&tr);
-        free(plist);
-        goto done;
-    }
-    const char *runas[64]; /* registry name each run uses */
     double interference = 0;
     gs_time retune = 0;
-    if (sim_elastic_defaults(&params, &tr, names, runas, np, &interference, &retune)) {
-        gs_trace_release(&tr);
-        free(plist);
-        goto done;
-    }
-    gs_events ev = {0};
+    if (sim_elastic_defaults(&params, &tr, names, runas, np, &interference, &retune)) goto cleanup;
     if (events_path) {
         gs_diag_init(&d, events_path);
         if (gs_events_load(events_path, &ev, &d)) {
             cli_diag(&d);
-            gs_trace_release(&tr);
-            free(plist);
-            goto done;
+            goto cleanup;
         }
     }
     /* cluster checksum when the spec is a file (FILE.json#KEY: the file's) */
@@ -348,114 +479,206 @@ int cmd_sim(int argc, char **argv)
         }
     }
 
-    gs_sim_result *res = calloc(np, sizeof *res);
-    gs_sim_result **rp = calloc(np, sizeof *rp);
-    if (!res || !rp) abort();
     /* prepare every run first: bad parameters fail before any simulation */
-    for (size_t i = 0; i < np; i++) {
-        rp[i] = &res[i];
-        gs_sim_opts o = {cluster, runas[i], &params,  eopts,        events_path ? &ev : NULL,
-                         NULL,    NULL,     names[i], interference, retune};
-        gs_diag_init(&d, cluster);
-        if (gs_sim_prepare(&o, &res[i], &d)) {
-            if (d.file == NULL && d.msg[0]) {
-                gs_diag tmp = d;
-                tmp.file = NULL;
-                cli_diag(&tmp);
-            } else {
-                cli_diag(&d);
+    size_t gpus = 0;
+    for (size_t v = 0; v < nv; v++)
+        for (size_t p = 0; p < np; p++) {
+            gs_params rpar;
+            run_params(&params, &sw, v, sweep_param, &items.v[p], &rpar);
+            gs_sim_opts o = {cluster,
+                             runas[p],
+                             &rpar,
+                             eopts,
+                             events_path ? &ev : NULL,
+                             NULL,
+                             NULL,
+                             items.v[p].label,
+                             interference,
+                             retune,
+                             have_window,
+                             win_start,
+                             win_end};
+            gs_sim_result tmp = {0};
+            gs_diag_init(&d, cluster);
+            if (gs_sim_prepare(&o, &tmp, &d)) {
+                if (d.file == NULL && d.msg[0])
+                    print_diag(&d, items.v[p].label, np);
+                else
+                    cli_diag(&d);
+                gs_sim_result_release(&tmp);
+                gs_params_release(&rpar);
+                goto cleanup;
             }
-            goto cleanup;
+            gpus = tmp.total_gpus;
+            gs_sim_result_release(&tmp);
+            /* an item's own keys must be read by its run; --set and swept keys by some run */
+            for (size_t k = 0; k < items.v[p].params.n; k++)
+                if (!key_used(&rpar, items.v[p].params.v[k].key)) {
+                    cli_err("--policy item '%s': parameter '%s' is not used by the engine or by "
+                            "policy %s",
+                            items.v[p].label, items.v[p].params.v[k].key, items.v[p].name);
+                    gs_params_release(&rpar);
+                    goto cleanup;
+                }
+            for (size_t k = 0; k < params.n; k++)
+                if (key_used(&rpar, params.v[k].key)) params.v[k].used = 1;
+            if (sweep_param && key_used(&rpar, sw.key)) sweep_param = 2;
+            gs_params_release(&rpar);
         }
-    }
     const char *unused = gs_params_unused(&params);
     if (unused) {
         cli_err("parameter '%s' is not used by the engine or by policy %s", unused, policies);
         goto cleanup;
     }
+    if (sweep_param == 1) {
+        cli_err("--sweep: parameter '%s' is not used by the engine or by policy %s", sw.key,
+                policies);
+        goto cleanup;
+    }
+
+    nr = nv * np * ns;
+    res = calloc(nr, sizeof *res);
+    rp = calloc(nr, sizeof *rp);
+    seeds = calloc(nr, sizeof *seeds);
+    if (!res || !rp || !seeds) abort();
+    for (size_t i = 0; i < nr; i++) rp[i] = &res[i];
     int tty = isatty(fileno(stderr));
-    for (size_t i = 0; i < np; i++) {
-        progress_ctx pc = {names[i],
-                           !strcmp(progress, "always") || (!strcmp(progress, "auto") && tty)};
-        gs_sim_opts o = {cluster,     runas[i], &params,  eopts,        events_path ? &ev : NULL,
-                         on_progress, &pc,      names[i], interference, retune};
-        gs_diag_init(&d, trace);
-        if (gs_sim_run(&o, &tr, &res[i], &d)) {
-            if (pc.on) fputc('\n', stderr);
-            cli_diag(&d);
-            rc = EXIT_USAGE;
-            goto cleanup;
+    int single = nr == 1;
+    for (size_t v = 0; v < nv; v++)
+        for (size_t s = 0; s < ns; s++) {
+            uint64_t sd = seed + s;
+            if (gen) {
+                gs_trace_release(&tr);
+                memset(&tr, 0, sizeof tr);
+                if ((rc = gen_trace(specs[v], gpus, sd, &tr))) goto cleanup;
+                rc = EXIT_USAGE;
+            }
+            for (size_t p = 0; p < np; p++) {
+                size_t i = (v * np + p) * ns + s;
+                seeds[i] = sd;
+                gs_params rpar;
+                run_params(&params, &sw, v, sweep_param, &items.v[p], &rpar);
+                progress_ctx pc = {items.v[p].label, !strcmp(progress, "always") ||
+                                                         (!strcmp(progress, "auto") && tty)};
+                gs_engine_opts eo = eopts;
+                eo.seed = sd;
+                gs_sim_opts o = {cluster,
+                                 runas[p],
+                                 &rpar,
+                                 eo,
+                                 events_path ? &ev : NULL,
+                                 on_progress,
+                                 &pc,
+                                 items.v[p].label,
+                                 interference,
+                                 retune,
+                                 have_window,
+                                 win_start,
+                                 win_end};
+                gs_diag_init(&d, trace);
+                if (gs_sim_run(&o, &tr, &res[i], &d)) {
+                    if (pc.on) fputc('\n', stderr);
+                    cli_diag(&d);
+                    gs_params_release(&rpar);
+                    rc = EXIT_USAGE;
+                    goto cleanup;
+                }
+                if (pc.on) fprintf(stderr, "\r%-70s\r", "");
+                gs_run_info info = {gen ? trace : tr.path,
+                                    tr.sha256,
+                                    gs_trace_format_name(tr.format),
+                                    cluster,
+                                    csha[0] ? csha : NULL,
+                                    events_path,
+                                    events_path ? ev.sha256 : NULL,
+                                    sd,
+                                    &rpar};
+                char dir[4096];
+                size_t o_len = (size_t)snprintf(dir, sizeof dir, "%s", out);
+                if (sweep_arg)
+                    o_len += (size_t)snprintf(dir + o_len, sizeof dir - o_len, "/%s=%s", sw.key,
+                                              sw.values[v]);
+                if (!single && (np > 1 || ns == 1))
+                    o_len +=
+                        (size_t)snprintf(dir + o_len, sizeof dir - o_len, "/%s", items.v[p].label);
+                if (ns > 1)
+                    snprintf(dir + o_len, sizeof dir - o_len, "/seed-%llu", (unsigned long long)sd);
+                rc = write_run(dir, &res[i], &info);
+                gs_params_release(&rpar);
+                if (rc) goto cleanup;
+                rc = EXIT_USAGE;
+                /* the report draws the first seed's (and first value's) runs in full */
+                if (v || s) gs_sim_result_shrink(&res[i]);
+            }
         }
-        if (pc.on) fprintf(stderr, "\r%-70s\r", "");
-        gs_run_info info = {tr.path,
-                            tr.sha256,
-                            gs_trace_format_name(tr.format),
-                            cluster,
-                            csha[0] ? csha : NULL,
-                            events_path,
-                            events_path ? ev.sha256 : NULL,
-                            seed,
-                            &params};
-        char dir[4096];
-        if (np == 1)
-            snprintf(dir, sizeof dir, "%s", out);
-        else
-            snprintf(dir, sizeof dir, "%s/%s", out, names[i]);
-        rc = write_run(dir, &res[i], &info);
-        if (rc) goto cleanup;
-        /* keep memory low for long policy lists: the writers are done with the engine */
-    }
-    if (np > 1) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/compare.csv", out);
-        if (gs_write_compare(path, rp, np)) {
-            cli_err("cannot write '%s': %s", path, strerror(errno));
-            rc = EXIT_RUNTIME;
-            goto cleanup;
+
+    gs_run_info info = {gen ? trace : tr.path,
+                        tr.sha256,
+                        gs_trace_format_name(tr.format),
+                        cluster,
+                        csha[0] ? csha : NULL,
+                        events_path,
+                        events_path ? ev.sha256 : NULL,
+                        seed,
+                        &params};
+    char path[4096];
+    if (ns == 1 && !sweep_arg) {
+        if (np > 1) {
+            snprintf(path, sizeof path, "%s/compare.csv", out);
+            if (gs_write_compare(path, rp, np)) goto io_fail;
+            snprintf(path, sizeof path, "%s/compare-vcs.csv", out);
+            if (gs_write_vcs(path, rp, np)) goto io_fail;
+            snprintf(path, sizeof path, "%s/compare-users.csv", out);
+            if (gs_write_users(path, rp, np)) goto io_fail;
+            snprintf(path, sizeof path, "%s/compare-sizes.csv", out);
+            if (gs_write_sizes(path, rp, np)) goto io_fail;
+            snprintf(path, sizeof path, "%s/report.html", out);
+            if (gs_write_report(path, rp, np, &info)) goto io_fail;
         }
-        gs_run_info info = {tr.path,
-                            tr.sha256,
-                            gs_trace_format_name(tr.format),
-                            cluster,
-                            csha[0] ? csha : NULL,
-                            events_path,
-                            events_path ? ev.sha256 : NULL,
-                            seed,
-                            &params};
-        snprintf(path, sizeof path, "%s/compare-vcs.csv", out);
-        if (gs_write_vcs(path, rp, np)) {
-            cli_err("cannot write '%s': %s", path, strerror(errno));
-            rc = EXIT_RUNTIME;
-            goto cleanup;
+        if (!quiet) gs_print_compare(stdout, rp, np);
+    } else {
+        gs_agg agg;
+        if (gs_agg_build(rp, nv, np, ns, &agg)) abort();
+        const char *const *vals = (const char *const *)sw.values;
+        snprintf(path, sizeof path, "%s/%s", out, sweep_arg ? "sweep.csv" : "compare.csv");
+        if (gs_write_agg(path, &agg, sweep_arg ? sw.key : NULL, vals)) {
+            gs_agg_release(&agg);
+            goto io_fail;
         }
-        snprintf(path, sizeof path, "%s/compare-users.csv", out);
-        if (gs_write_users(path, rp, np)) {
-            cli_err("cannot write '%s': %s", path, strerror(errno));
-            rc = EXIT_RUNTIME;
-            goto cleanup;
+        snprintf(path, sizeof path, "%s/runs.csv", out);
+        if (gs_write_runs(path, rp, nr, seeds, sweep_arg ? sw.key : NULL, vals, np * ns)) {
+            gs_agg_release(&agg);
+            goto io_fail;
         }
-        snprintf(path, sizeof path, "%s/compare-sizes.csv", out);
-        if (gs_write_sizes(path, rp, np)) {
-            cli_err("cannot write '%s': %s", path, strerror(errno));
-            rc = EXIT_RUNTIME;
-            goto cleanup;
-        }
+        /* the first value's first seed, one run per policy, for the distributions */
+        gs_sim_result **first = calloc(np, sizeof *first);
+        if (!first) abort();
+        for (size_t p = 0; p < np; p++) first[p] = rp[p * ns];
         snprintf(path, sizeof path, "%s/report.html", out);
-        if (gs_write_report(path, rp, np, &info)) {
-            cli_err("cannot write '%s': %s", path, strerror(errno));
-            rc = EXIT_RUNTIME;
-            goto cleanup;
-        }
+        int bad = gs_write_report(path, first, np, &info) != 0;
+        free(first);
+        if (!quiet) gs_print_agg(stdout, &agg, sweep_arg ? sw.key : NULL, vals);
+        gs_agg_release(&agg);
+        if (bad) goto io_fail;
     }
-    if (!quiet) gs_print_compare(stdout, rp, np);
     rc = EXIT_OK;
+    goto cleanup;
+io_fail:
+    cli_err("cannot write '%s': %s", path, strerror(errno));
+    rc = EXIT_RUNTIME;
 cleanup:
-    for (size_t i = 0; i < np; i++) gs_sim_result_release(&res[i]);
+    for (size_t i = 0; i < nr; i++) gs_sim_result_release(&res[i]);
     free(res);
     free(rp);
+    free(seeds);
+    for (size_t v = 0; specs && v < nv; v++) free(specs[v]);
+    free(specs);
+    free(names);
+    free(runas);
     gs_events_release(&ev);
     gs_trace_release(&tr);
-    free(plist);
+    gs_sweep_release(&sw);
+    gs_policy_items_release(&items);
 done:
     gs_params_release(&params);
     return rc;

@@ -312,6 +312,15 @@ int gs_write_summary(const char *path, const gs_sim_result *r, const gs_run_info
         json_object_set_new(o, "lost_work_gpu_s", jreal(r->lost_work_gpu_s));
         json_object_set_new(o, "avg_goodput", jreal(r->avg_goodput));
     }
+    if (r->window) { /* --window: the metrics above count the jobs submitted in it */
+        json_t *w = json_object();
+        json_object_set_new(w, "start_s", jreal(gs_time_to_sec(r->win_start)));
+        json_object_set_new(w, "end_s",
+                            r->win_end == GS_TIME_MAX ? json_null()
+                                                      : jreal(gs_time_to_sec(r->win_end)));
+        json_object_set_new(w, "by", json_string("arrival"));
+        json_object_set_new(o, "window", w);
+    }
     json_object_set_new(o, "events", json_integer((json_int_t)r->events));
     json_object_set_new(o, "cluster_gpus", json_integer((json_int_t)r->total_gpus));
     json_object_set_new(o, "wall_s", jreal(round(r->wall_s * 1e4) / 1e4));
@@ -383,39 +392,30 @@ int gs_write_summary(const char *path, const gs_sim_result *r, const gs_run_info
 
 int gs_write_compare(const char *path, gs_sim_result *const *rs, size_t n)
 {
+    /* the columns of aggregate.c's metric table */
+    size_t nc = gs_metric_cols(rs, n, NULL, 0);
+    gs_metric_col *cols = malloc((nc ? nc : 1) * sizeof *cols);
+    if (!cols) abort(); /* programs abort on out-of-memory */
+    gs_metric_cols(rs, n, cols, nc);
     char tmp[4096];
     FILE *f = open_tmp(path, tmp, sizeof tmp);
-    if (!f) return GS_EIO;
-    fputs("policy,placement,jobs,jobs_done,jobs_rejected,avg_jct_s,median_jct_s,p95_jct_s,"
-          "p99_jct_s,avg_queue_s,makespan_s,gpu_util,preemptions,events,avg_first_start_s,"
-          "gpu_job_util",
-          f);
-    mech_header(f);
-    int el = 0;
-    for (size_t i = 0; i < n; i++) el |= rs[i]->elastic;
-    fputs(",cost_gpu_s,avg_pending_s,avg_slowdown,p95_slowdown,avg_rho,p95_rho,max_rho,jain_rho,"
-          "jain_user_slowdown,gpu_util_busy",
-          f);
-    fputs(el ? ",deadline_met_ratio,rescales_per_job,rescale_gpu_s,avg_goodput\n" : "\n", f);
+    if (!f) {
+        free(cols);
+        return GS_EIO;
+    }
+    fputs("policy,placement", f);
+    for (size_t c = 0; c < nc; c++) fprintf(f, ",%s", cols[c].key);
+    fputc('\n', f);
     for (size_t i = 0; i < n; i++) {
-        const gs_sim_result *r = rs[i];
-        fprintf(f, "%s,%s,%zu,%zu,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.6f,%llu,%llu", r->policy,
-                r->placement, r->jobs, r->jobs_done, r->jobs_rejected, r->avg_jct_s,
-                r->median_jct_s, r->p95_jct_s, r->p99_jct_s, r->avg_queue_s, r->makespan_s,
-                r->gpu_util, (unsigned long long)r->preemptions, (unsigned long long)r->events);
-        fprintf(f, ",%.3f,%.6f", r->avg_first_s, r->gpu_job_util);
-        for (int m = 0; m < GS_MECH_N; m++)
-            if (gs_mech_get((gs_mech)m)->listed)
-                fprintf(f, ",%llu", (unsigned long long)r->mech[m]);
-        fprintf(f, ",%.3f", mech_cost(r->mech_gpu_s));
-        fprintf(f, ",%.3f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f", r->avg_pending_s,
-                r->avg_slowdown, r->p95_slowdown, r->avg_rho, r->p95_rho, r->max_rho, r->jain_rho,
-                r->jain_user_slowdown, r->gpu_util_busy);
-        if (el)
-            fprintf(f, ",%.6f,%.6f,%.3f,%.6f", r->deadline_met_ratio, r->rescales_per_job,
-                    r->rescale_gpu_s, r->avg_goodput);
+        csv_field(f, rs[i]->policy);
+        fprintf(f, ",%s", rs[i]->placement);
+        for (size_t c = 0; c < nc; c++) {
+            fputc(',', f);
+            gs_metric_print(f, &cols[c], gs_metric_value(&cols[c], rs[i]));
+        }
         fputc('\n', f);
     }
+    free(cols);
     return close_tmp(f, tmp, path);
 }
 
@@ -430,7 +430,8 @@ int gs_write_vcs(const char *path, gs_sim_result *const *rs, size_t n)
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < rs[i]->nvcs; k++) {
             const gs_vc_stats *s = &rs[i]->vcs[k];
-            fprintf(f, "%s,", rs[i]->policy);
+            csv_field(f, rs[i]->policy);
+            fputc(',', f);
             csv_field(f, s->name);
             fprintf(f, ",%zu,%zu,%zu,%.3f,%.3f,%.3f,%.3f,%.6f,%.6f,%.6f\n", s->jobs, s->done,
                     s->rejected, s->avg_jct_s, s->avg_queue_s, s->median_queue_s, s->p95_queue_s,

@@ -12,7 +12,13 @@
  * Invariants: the timeline has one row per instant at which allocated GPUs,
  * running or pending jobs changed (the state after everything at that
  * instant); metrics are computed from the final job records only, in slot
- * order, so they do not depend on event interleaving details.
+ * order, so they do not depend on event interleaving details; every job metric
+ * goes through counted().
+ *
+ * A measurement window (--window, gs_sim_opts.window) restricts every metric to the jobs
+ * submitted in it (counted()); utilisation, the busy-window utilisation and goodput are
+ * averaged over the window itself, clipped to the run.  Jobs outside it still run, hold
+ * GPUs and count in the jobs-in-system average of rho.
  *
  * Fairness metrics (docs/metrics.md): per job the ideal duration
  * (gs_engine_job_ideal), slowdown, finish-time fairness rho, whose n-bar (jobs
@@ -94,6 +100,27 @@ void gs_sim_result_release(gs_sim_result *r)
     memset(r, 0, sizeof *r);
 }
 
+void gs_sim_result_shrink(gs_sim_result *r)
+{
+    if (!r) return;
+    gs_engine_destroy(r->engine);
+    gs_cluster_destroy(r->cluster);
+    free(r->tl);
+    free(r->vcs);
+    free(r->jm);
+    free(r->users);
+    free(r->sizes);
+    r->engine = NULL;
+    r->cluster = NULL;
+    r->tl = NULL;
+    r->ntl = r->captl = 0;
+    r->vcs = NULL;
+    r->nvcs = 0;
+    r->jm = NULL;
+    r->users = r->sizes = NULL;
+    r->nusers = r->nsizes = 0;
+}
+
 int gs_sim_prepare(const gs_sim_opts *o, gs_sim_result *res, gs_diag *d)
 {
     if (res->engine) return 0;
@@ -109,6 +136,9 @@ int gs_sim_prepare(const gs_sim_opts *o, gs_sim_result *res, gs_diag *d)
     rc = gs_engine_create(res->cluster, o->policy, o->params, &eo, &res->engine, d);
     if (rc) return rc;
     snprintf(res->policy, sizeof res->policy, "%s", o->label ? o->label : o->policy);
+    res->window = o->window;
+    res->win_start = o->win_start;
+    res->win_end = o->win_end;
     snprintf(res->placement, sizeof res->placement, "%s", gs_place_mode_name(eo.placement));
     res->total_gpus = gs_cluster_ngpus(res->cluster);
     gs_engine_set_observer(res->engine, observe, res);
@@ -139,6 +169,29 @@ static double median(const double *v, size_t n)
 static double ms_round(double x)
 {
     return round(x * 1000.0) / 1000.0;
+}
+
+/* Is j one of the measured jobs (submitted inside the window, when there is one)? */
+static int counted(const gs_sim_result *r, const gs_job *j)
+{
+    return !r->window || (j->submit >= r->win_start && j->submit < r->win_end);
+}
+
+/* Time integral of the timeline's value (alloc, alloc + packed, goodput) over [t0, t1). */
+static double tl_area(const gs_sim_result *r, gs_time t0, gs_time t1, int what)
+{
+    double area = 0;
+    for (size_t i = 0; i < r->ntl; i++) {
+        gs_time a = r->tl[i].t, b = i + 1 < r->ntl ? r->tl[i + 1].t : t1;
+        if (a < t0) a = t0;
+        if (b > t1) b = t1;
+        if (b <= a) continue;
+        double v = what == 0   ? (double)r->tl[i].alloc
+                   : what == 1 ? (double)(r->tl[i].alloc + r->tl[i].packed)
+                               : r->tl[i].goodput;
+        area += v * gs_time_to_sec(b - a);
+    }
+    return area;
 }
 
 double gs_jain(const double *x, size_t n)
@@ -272,9 +325,10 @@ static int cmp_gval(const void *a, const void *b)
 }
 
 /* Fill gs[0..ng) from the jobs, job i in group key[i]. */
-static void group_stats(const gs_engine *e, const gs_job_metrics *jm, const int32_t *key, size_t ng,
-                        gs_group_stats *gs)
+static void group_stats(const gs_sim_result *r, const gs_job_metrics *jm, const int32_t *key,
+                        size_t ng, gs_group_stats *gs)
 {
+    const gs_engine *e = r->engine;
     size_t n = gs_engine_njobs(e), m = 0;
     gval *v = xcalloc(n, sizeof *v);
     double *sj = xcalloc(ng, sizeof *sj), *sq = xcalloc(ng, sizeof *sq);
@@ -282,6 +336,7 @@ static void group_stats(const gs_engine *e, const gs_job_metrics *jm, const int3
     gs_time now = gs_engine_now(e);
     for (size_t i = 0; i < n; i++) {
         const gs_job *j = gs_engine_job(e, i);
+        if (!counted(r, j)) continue;
         size_t g = (size_t)key[i];
         gs_group_stats *s = &gs[g];
         s->jobs++;
@@ -343,7 +398,7 @@ static void breakdowns(gs_sim_result *r)
     r->users = xcalloc(nu, sizeof *r->users);
     r->nusers = nu;
     for (size_t i = n; i-- > 0;) r->users[key[i]].name = gs_engine_job(e, i)->user;
-    group_stats(e, r->jm, key, nu, r->users);
+    group_stats(r, r->jm, key, nu, r->users);
     double *avg = xcalloc(nu, sizeof *avg);
     size_t na = 0;
     for (size_t u = 0; u < nu; u++)
@@ -365,7 +420,7 @@ static void breakdowns(gs_sim_result *r)
     r->sizes = xcalloc(ns, sizeof *r->sizes);
     r->nsizes = ns;
     for (size_t k = 0; k < ns; k++) r->sizes[k].gpus = sz[k];
-    group_stats(e, r->jm, key, ns, r->sizes);
+    group_stats(r, r->jm, key, ns, r->sizes);
     free(sz);
     free(key);
 }
@@ -415,9 +470,18 @@ static void compute_metrics(gs_sim_result *r)
     size_t k = 0;
     double sum_jct = 0, sum_q = 0, sum_p = 0, sum_first = 0, sum_sd = 0, sum_rho = 0;
     gs_time tmin = GS_TIME_MAX, tmax = GS_TIME_NONE, amax = GS_TIME_NONE;
-    r->jobs = n;
+    /* the run's own span (utilisation over a window is clipped to it) */
+    gs_time rmin = GS_TIME_MAX, rmax = GS_TIME_NONE;
     for (size_t i = 0; i < n; i++) {
         const gs_job *j = gs_engine_job(e, i);
+        if (j->submit < rmin) rmin = j->submit;
+        if (j->state != GS_JOB_REJECTED && gs_job_state_final(j->state) && j->end > rmax)
+            rmax = j->end;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const gs_job *j = gs_engine_job(e, i);
+        if (!counted(r, j)) continue;
+        r->jobs++;
         if (j->submit < tmin) tmin = j->submit;
         if (j->submit > amax) amax = j->submit;
         r->preemptions += (uint64_t)j->preemptions;
@@ -485,25 +549,25 @@ static void compute_metrics(gs_sim_result *r)
     free(sd);
     free(rho);
     for (int m = 0; m < GS_MECH_N; m++) r->mech_gpu_s[m] = ms_round(r->mech_gpu_s[m]);
-    if (tmax != GS_TIME_NONE && tmax > tmin) {
-        r->makespan_s = ms_round(gs_time_to_sec(tmax - tmin));
-        /* integrate allocated GPUs over [tmin, tmax] from the timeline */
-        double area = 0, jarea = 0;
-        for (size_t i = 0; i < r->ntl; i++) {
-            gs_time a = r->tl[i].t, b = i + 1 < r->ntl ? r->tl[i + 1].t : tmax;
-            if (a < tmin) a = tmin;
-            if (b > tmax) b = tmax;
-            if (b > a) {
-                area += (double)r->tl[i].alloc * gs_time_to_sec(b - a);
-                jarea += (double)(r->tl[i].alloc + r->tl[i].packed) * gs_time_to_sec(b - a);
-            }
-        }
-        double denom = (double)r->total_gpus * gs_time_to_sec(tmax - tmin);
-        r->gpu_util = denom > 0 ? round(area / denom * 1e6) / 1e6 : 0;
-        r->gpu_job_util = denom > 0 ? round(jarea / denom * 1e6) / 1e6 : 0;
+    if (tmax != GS_TIME_NONE && tmax > tmin) r->makespan_s = ms_round(gs_time_to_sec(tmax - tmin));
+    /* utilisation: over the makespan of the measured jobs, or over the window */
+    gs_time u0 = tmin, u1 = tmax;
+    if (r->window) {
+        u0 = r->win_start > rmin ? r->win_start : rmin;
+        u1 = r->win_end < rmax ? r->win_end : rmax;
     }
-    /* the busy window: while the workload is offered (the makespan's if all arrive at once) */
-    if (n) {
+    if (u1 != GS_TIME_NONE && u0 != GS_TIME_MAX && u1 > u0) {
+        double denom = (double)r->total_gpus * gs_time_to_sec(u1 - u0);
+        r->gpu_util = denom > 0 ? round(tl_area(r, u0, u1, 0) / denom * 1e6) / 1e6 : 0;
+        r->gpu_job_util = denom > 0 ? round(tl_area(r, u0, u1, 1) / denom * 1e6) / 1e6 : 0;
+    }
+    /* the busy window: while the workload is offered (the makespan's if all arrive at once),
+     * or the measurement window */
+    if (r->window && u1 != GS_TIME_NONE && u0 != GS_TIME_MAX && u1 > u0) {
+        r->busy_from = u0;
+        r->busy_to = u1;
+        r->gpu_util_busy = gs_sim_util_over(r, r->busy_from, r->busy_to);
+    } else if (!r->window && n) {
         r->busy_from = tmin;
         r->busy_to = amax > tmin ? amax : tmax != GS_TIME_NONE ? tmax : tmin;
         r->gpu_util_busy = gs_sim_util_over(r, r->busy_from, r->busy_to);
@@ -511,8 +575,11 @@ static void compute_metrics(gs_sim_result *r)
     r->events = gs_engine_events(e);
     if (r->elastic) {
         double rg = 0, lw = 0;
+        size_t nc = 0;
         for (size_t i = 0; i < n; i++) {
             const gs_job *j = gs_engine_job(e, i);
+            if (!counted(r, j)) continue;
+            nc++;
             r->rescales += (uint64_t)j->rescales;
             rg += j->rescale_gpu_s;
             lw += j->lost_work_gpu_s;
@@ -522,20 +589,12 @@ static void compute_metrics(gs_sim_result *r)
         }
         r->rescale_gpu_s = ms_round(rg);
         r->lost_work_gpu_s = ms_round(lw);
-        r->rescales_per_job = n ? round((double)r->rescales / (double)n * 1e6) / 1e6 : 0;
+        r->rescales_per_job = nc ? round((double)r->rescales / (double)nc * 1e6) / 1e6 : 0;
         r->deadline_met_ratio =
             r->deadline_jobs ? round((double)r->deadline_met / (double)r->deadline_jobs * 1e6) / 1e6
                              : 0;
-        if (tmax != GS_TIME_NONE && tmax > tmin) {
-            double area = 0;
-            for (size_t i = 0; i < r->ntl; i++) {
-                gs_time a = r->tl[i].t, b = i + 1 < r->ntl ? r->tl[i + 1].t : tmax;
-                if (a < tmin) a = tmin;
-                if (b > tmax) b = tmax;
-                if (b > a) area += r->tl[i].goodput * gs_time_to_sec(b - a);
-            }
-            r->avg_goodput = round(area / gs_time_to_sec(tmax - tmin) * 1e6) / 1e6;
-        }
+        if (u1 != GS_TIME_NONE && u0 != GS_TIME_MAX && u1 > u0)
+            r->avg_goodput = round(tl_area(r, u0, u1, 2) / gs_time_to_sec(u1 - u0) * 1e6) / 1e6;
     }
     /* per VC */
     size_t nv = gs_engine_nvcs(e);
@@ -549,7 +608,7 @@ static void compute_metrics(gs_sim_result *r)
         double sj = 0, sq = 0, ss = 0, sr = 0;
         for (size_t i = 0; i < n; i++) {
             const gs_job *j = gs_engine_job(e, i);
-            if ((size_t)j->vc != v) continue;
+            if ((size_t)j->vc != v || !counted(r, j)) continue;
             s->jobs++;
             if (j->state == GS_JOB_REJECTED) s->rejected++;
             if (j->state != GS_JOB_DONE) continue;

@@ -176,7 +176,11 @@ typedef struct gs_sim_result {
     double rescales_per_job;            /* rescales / jobs */
     double rescale_gpu_s, lost_work_gpu_s; /* GPU-seconds lost to rescaling; of which lost work */
     double avg_goodput; /* time average of the timeline's goodput over the makespan */
-    gs_vc_stats *vcs;   /* per virtual cluster, in order of first appearance */
+    /* --window: the metrics count the jobs submitted in [win_start, win_end) only, and
+     * utilisation is over that interval (clipped to the run) */
+    int window;
+    gs_time win_start, win_end; /* win_end GS_TIME_MAX: open */
+    gs_vc_stats *vcs;           /* per virtual cluster, in order of first appearance */
     size_t nvcs;
     /* fairness and honest queueing (issue 15, docs/metrics.md); done jobs.  avg_queue_s and
      * median_queue_s above count every interval runnable without GPUs of its own (pending and
@@ -216,6 +220,8 @@ typedef struct gs_sim_opts {
                             distributed jobs sharing a node with another (0 = none) */
     gs_time retune;      /* goodput model: re-tune every job at each multiple of this (the
                             parity mode's interval, as the artifact's steps), 0 = never */
+    int window;          /* 1: measure over the jobs submitted in [win_start, win_end) */
+    gs_time win_start, win_end;
 } gs_sim_opts;
 
 /* Load the cluster and create the engine without running (parameter checks). */
@@ -229,6 +235,9 @@ double gs_sim_util_over(const gs_sim_result *r, gs_time from, gs_time to);
  * one has everything; 0 when n == 0 or every x is 0. */
 double gs_jain(const double *x, size_t n);
 void gs_sim_result_release(gs_sim_result *r);
+/* Keep a finished run's scalar metrics only: its engine, cluster, timeline, per-job metrics
+ * and breakdowns are freed (the writers that need them are done). */
+void gs_sim_result_shrink(gs_sim_result *r);
 
 /* ---- output ------------------------------------------------------------------------------ */
 
@@ -254,5 +263,77 @@ int gs_write_vcs(const char *path, gs_sim_result *const *rs, size_t n);
 int gs_write_users(const char *path, gs_sim_result *const *rs, size_t n);
 int gs_write_sizes(const char *path, gs_sim_result *const *rs, size_t n);
 void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n);
+
+/* ---- comparison metrics and their aggregation over seeds (aggregate.c) ----------------- */
+
+/*
+ * The scalar metrics a comparison reports, one row each in aggregate.c's METRICS table
+ * (compare.csv's column order): a new metric of gs_sim_result is listed by adding its row.
+ */
+typedef enum gs_metric_kind {
+    GS_MK_DOUBLE, /* double field at 'off' */
+    GS_MK_SIZE,   /* size_t field */
+    GS_MK_U64,    /* uint64_t field */
+    GS_MK_MECH,   /* expands to the listed mechanisms' counts (GS_MECH_MAP) */
+    GS_MK_FN,     /* computed by fn */
+} gs_metric_kind;
+
+#define GS_MF_ELASTIC 1u /* listed only when a run is elastic (elastic jobs or deadlines) */
+#define GS_MF_TABLE   2u /* shown in the stdout table of an aggregated comparison */
+#define GS_MF_PERCENT 4u /* a ratio shown as a percentage in that table */
+
+typedef struct gs_metric_def {
+    const char *key;                      /* column name */
+    gs_metric_kind kind;                  /* where the value lives */
+    size_t off;                           /* offsetof(gs_sim_result, field) */
+    int dec;                              /* decimals in compare.csv, -1 = an integer */
+    unsigned flags;                       /* GS_MF_* */
+    double (*fn)(const gs_sim_result *r); /* GS_MK_FN */
+} gs_metric_def;
+
+typedef struct gs_metric_col { /* one column: a row, or one mechanism of a GS_MK_MECH row */
+    const char *key;
+    const gs_metric_def *def;
+    int mech; /* GS_MK_MECH: the mechanism, else -1 */
+} gs_metric_col;
+
+/* The columns for these runs (flagged rows when some run needs them); returns how many,
+ * writing at most cap into out (out may be NULL with cap 0). */
+size_t gs_metric_cols(gs_sim_result *const *rs, size_t n, gs_metric_col *out, size_t cap);
+double gs_metric_value(const gs_metric_col *c, const gs_sim_result *r);
+/* The value as compare.csv writes it (the row's decimals). */
+void gs_metric_print(FILE *f, const gs_metric_col *c, double v);
+
+/* Student t quantile t_{0.975} with dof degrees of freedom (NAN for 0). */
+double gs_t975(size_t dof);
+/* Mean and 95 % confidence half-width (Student t, n - 1 dof; 0 when n < 2) of x[0..n). */
+void gs_mean_ci95(const double *x, size_t n, double *mean, double *ci);
+
+/*
+ * Aggregated runs: runs[(v * np + p) * ns + s] is sweep value v, policy p, seed s (nv = 1
+ * without a sweep).  mean / ci[(v * np + p) * ncols + c] per column over the seeds.  The
+ * runs are borrowed (their scalar metrics are read; engines may be gone).
+ */
+typedef struct gs_agg {
+    gs_metric_col *cols;
+    size_t ncols, nv, np, ns;
+    gs_sim_result *const *runs;
+    double *mean, *ci;
+} gs_agg;
+
+int gs_agg_build(gs_sim_result *const *runs, size_t nv, size_t np, size_t ns, gs_agg *a);
+void gs_agg_release(gs_agg *a);
+/* Column index of metric 'key', or -1. */
+long gs_agg_col(const gs_agg *a, const char *key);
+/* compare.csv of seeded runs (sweep_key NULL) or sweep.csv (key,value first): policy,
+ * placement,seeds, then every metric and its _ci95. */
+int gs_write_agg(const char *path, const gs_agg *a, const char *sweep_key,
+                 const char *const *values);
+/* runs.csv: one row per run, [key,value,]policy,placement,seed, every metric (runs in the
+ * order above; values[i / per_value] is run i's sweep value). */
+int gs_write_runs(const char *path, gs_sim_result *const *runs, size_t n, const uint64_t *seeds,
+                  const char *sweep_key, const char *const *values, size_t per_value);
+/* The stdout table of an aggregated comparison: MEAN ± CI95 of the GS_MF_TABLE metrics. */
+void gs_print_agg(FILE *f, const gs_agg *a, const char *sweep_key, const char *const *values);
 
 #endif
