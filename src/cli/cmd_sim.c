@@ -38,6 +38,7 @@
 #include "cli.h"
 #include "config.h"
 #include "experiment.h"
+#include "gen.h"
 #include "report.h"
 #include "sim.h"
 
@@ -262,16 +263,18 @@ static void print_diag(const gs_diag *d, const char *label, size_t np)
     cli_diag(&tmp);
 }
 
-/* The workload of one run: the trace file (read once), or gen:SPEC generated for a seed. */
-static int gen_trace(const char *spec, size_t gpus, uint64_t seed, gs_trace *t)
+/* A gen:SPEC workload for one seed (gen.h); 0 or EXIT_USAGE after a message. */
+static int gen_trace(const gs_gen_spec *spec, size_t gpus, uint64_t seed, gs_trace *t)
 {
-    (void)gpus;
-    (void)seed;
-    (void)t;
-    cli_err("--trace gen:%s: the workload generator (src/sim/gen.c) is not part of this build "
-            "yet; write the trace with a file instead",
-            spec);
-    return EXIT_USAGE;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    gs_trace_release(t);
+    memset(t, 0, sizeof *t);
+    if (gs_gen_generate(spec, gpus, seed, t, &d)) {
+        cli_diag(&d);
+        return EXIT_USAGE;
+    }
+    return 0;
 }
 
 int cmd_sim(int argc, char **argv)
@@ -386,7 +389,8 @@ int cmd_sim(int argc, char **argv)
     gs_sim_result *res = NULL;
     gs_sim_result **rp = NULL;
     uint64_t *seeds = NULL;
-    char **specs = NULL; /* per sweep value: the generator spec */
+    char **specs = NULL;         /* per sweep value: the generator spec */
+    gs_gen_spec **gspecs = NULL; /* ... parsed */
     size_t np = 0, nv = 1, ns = (size_t)nseeds, nr = 0;
     const char **names = NULL, **runas = NULL;
     if (gs_policy_items_parse(policies, &items, &d)) {
@@ -435,13 +439,19 @@ int cmd_sim(int argc, char **argv)
     names = calloc(np, sizeof *names);
     runas = calloc(np, sizeof *runas); /* registry name each run uses */
     specs = calloc(nv, sizeof *specs);
-    if (!names || !runas || !specs) abort();
+    gspecs = calloc(nv, sizeof *gspecs);
+    if (!names || !runas || !specs || !gspecs) abort();
     for (size_t p = 0; p < np; p++) names[p] = items.v[p].name;
     for (size_t v = 0; v < nv; v++) {
         if (!gen) continue;
         specs[v] = sweep_arg && !sweep_param ? gs_spec_with(gen_spec, sw.key + 4, sw.values[v])
                                              : strdup(gen_spec);
         if (!specs[v]) abort();
+        gs_diag_init(&d, NULL);
+        if (gs_gen_spec_parse("gen", specs[v], &gspecs[v], &d)) {
+            cli_diag(&d);
+            goto cleanup;
+        }
     }
 
     if (gen) {
@@ -547,12 +557,7 @@ int cmd_sim(int argc, char **argv)
     for (size_t v = 0; v < nv; v++)
         for (size_t s = 0; s < ns; s++) {
             uint64_t sd = seed + s;
-            if (gen) {
-                gs_trace_release(&tr);
-                memset(&tr, 0, sizeof tr);
-                if ((rc = gen_trace(specs[v], gpus, sd, &tr))) goto cleanup;
-                rc = EXIT_USAGE;
-            }
+            if (gen && gen_trace(gspecs[v], gpus, sd, &tr)) goto cleanup;
             for (size_t p = 0; p < np; p++) {
                 size_t i = (v * np + p) * ns + s;
                 seeds[i] = sd;
@@ -584,7 +589,7 @@ int cmd_sim(int argc, char **argv)
                     goto cleanup;
                 }
                 if (pc.on) fprintf(stderr, "\r%-70s\r", "");
-                gs_run_info info = {gen ? trace : tr.path,
+                gs_run_info info = {tr.path,
                                     tr.sha256,
                                     gs_trace_format_name(tr.format),
                                     cluster,
@@ -671,8 +676,12 @@ cleanup:
     free(res);
     free(rp);
     free(seeds);
-    for (size_t v = 0; specs && v < nv; v++) free(specs[v]);
+    for (size_t v = 0; specs && v < nv; v++) {
+        free(specs[v]);
+        gs_gen_spec_destroy(gspecs[v]);
+    }
     free(specs);
+    free(gspecs);
     free(names);
     free(runas);
     gs_events_release(&ev);

@@ -311,56 +311,69 @@ int gs_write_runs(const char *path, gs_sim_result *const *runs, size_t n, const 
     return close_file(f, tmp, path);
 }
 
-/* "12345.6 ± 78.9" in a field of width w (mean and half-width with 'dec' decimals); the
- * value alone for one seed. */
-static void pm(FILE *f, double mean, double ci, int dec, int w, size_t ns)
+/* One cell of the aggregated table: "12345.6 ± 78.9", the value alone for one seed; seconds
+ * and percentages with 1 decimal, other ratios with 3. */
+static void agg_cell(char *b, size_t cap, const gs_agg *a, size_t k, const gs_metric_col *c)
 {
-    char b[96];
-    if (ns < 2) {
-        fprintf(f, " %*.*f", w, dec, mean);
-        return;
-    }
-    snprintf(b, sizeof b, "%.*f \xc2\xb1 %.*f", dec, mean, dec, ci);
-    /* the '±' is two bytes but one column */
-    fprintf(f, " %*s", w + 1, b);
+    int pc = (c->def->flags & GS_MF_PERCENT) != 0;
+    int dec = pc || c->def->dec < 6 ? 1 : 3;
+    double sc = pc ? 100 : 1;
+    if (a->ns < 2)
+        snprintf(b, cap, "%.*f", dec, a->mean[k] * sc);
+    else
+        snprintf(b, cap, "%.*f \xc2\xb1 %.*f", dec, a->mean[k] * sc, dec, a->ci[k] * sc);
+}
+
+/* Display width of a UTF-8 string (the '±' is two bytes, one column). */
+static size_t cols_of(const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++) w += ((unsigned char)*s & 0xc0) != 0x80;
+    return w;
 }
 
 void gs_print_agg(FILE *f, const gs_agg *a, const char *sweep_key, const char *const *values)
 {
-    /* the metrics marked for the table, each as MEAN ± CI95 */
+    /* the metrics marked for the table, each as MEAN ± CI95, columns as wide as needed */
     size_t show[32], ns = 0;
     for (size_t c = 0; c < a->ncols && ns < 32; c++)
         if (a->cols[c].def->flags & GS_MF_TABLE) show[ns++] = c;
+    char head[32][48];
+    size_t w[32];
+    for (size_t i = 0; i < ns; i++) {
+        size_t k = 0;
+        const char *key = a->cols[show[i]].key;
+        for (; key[k] && k + 2 < sizeof head[i]; k++)
+            head[i][k] = (char)(key[k] >= 'a' && key[k] <= 'z' ? key[k] - 32 : key[k]);
+        if (a->cols[show[i]].def->flags & GS_MF_PERCENT) head[i][k++] = '%';
+        head[i][k] = '\0';
+        w[i] = k;
+    }
+    char cell[96];
+    size_t nrow = a->nv * a->np;
+    for (size_t r = 0; r < nrow; r++)
+        for (size_t i = 0; i < ns; i++) {
+            agg_cell(cell, sizeof cell, a, r * a->ncols + show[i], &a->cols[show[i]]);
+            if (cols_of(cell) > w[i]) w[i] = cols_of(cell);
+        }
     size_t wv = sweep_key ? strlen(sweep_key) : 0;
     for (size_t v = 0; sweep_key && v < a->nv; v++)
         if (strlen(values[v]) > wv) wv = strlen(values[v]);
     size_t wp = 18;
-    for (size_t i = 0; i < a->nv * a->np; i++)
-        if (strlen(a->runs[i * a->ns]->policy) > wp) wp = strlen(a->runs[i * a->ns]->policy);
+    for (size_t r = 0; r < nrow; r++)
+        if (strlen(a->runs[r * a->ns]->policy) > wp) wp = strlen(a->runs[r * a->ns]->policy);
     if (sweep_key) fprintf(f, "%-*s ", (int)wv, sweep_key);
     fprintf(f, "%-*s %5s", (int)wp, "POLICY", "SEEDS");
-    for (size_t i = 0; i < ns; i++) {
-        char up[48];
-        size_t k = 0;
-        const char *key = a->cols[show[i]].key;
-        for (; key[k] && k + 1 < sizeof up; k++)
-            up[k] = (char)(key[k] >= 'a' && key[k] <= 'z' ? key[k] - 32 : key[k]);
-        up[k] = '\0';
-        if (a->cols[show[i]].def->flags & GS_MF_PERCENT) strncat(up, "%", sizeof up - k - 1);
-        fprintf(f, " %19s", up);
-    }
+    for (size_t i = 0; i < ns; i++) fprintf(f, "  %*s", (int)w[i], head[i]);
     fputc('\n', f);
     for (size_t v = 0; v < a->nv; v++)
         for (size_t p = 0; p < a->np; p++) {
+            size_t r = v * a->np + p;
             if (sweep_key) fprintf(f, "%-*s ", (int)wv, values[v]);
-            fprintf(f, "%-*s %5zu", (int)wp, a->runs[(v * a->np + p) * a->ns]->policy, a->ns);
+            fprintf(f, "%-*s %5zu", (int)wp, a->runs[r * a->ns]->policy, a->ns);
             for (size_t i = 0; i < ns; i++) {
-                size_t k = (v * a->np + p) * a->ncols + show[i];
-                const gs_metric_col *c = &a->cols[show[i]];
-                int pc = (c->def->flags & GS_MF_PERCENT) != 0;
-                /* seconds and percentages with 1 decimal, other ratios with 3 */
-                int dec = pc || c->def->dec < 6 ? 1 : 3;
-                pm(f, a->mean[k] * (pc ? 100 : 1), a->ci[k] * (pc ? 100 : 1), dec, 19, a->ns);
+                agg_cell(cell, sizeof cell, a, r * a->ncols + show[i], &a->cols[show[i]]);
+                fprintf(f, "  %*s%s", (int)(w[i] - cols_of(cell)), "", cell);
             }
             fputc('\n', f);
         }

@@ -96,10 +96,26 @@ check "one policy: OUT/seed-N" test -f "$tmp/s1/seed-1/summary.json" -a -f "$tmp
 jct=$(col "$tmp/s/compare.csv" "fifo," avg_jct_s); ci=$(col "$tmp/s/compare.csv" "fifo," avg_jct_s_ci95)
 check "fifo's mean JCT ($jct ± $ci)" test "$jct" = 14119.804 -a "$ci" = 0.000
 
-# --- the generator as a trace (its own lane): a clear message while it is missing
-if ! "$bin" sim --cluster 8 --trace gen:jobs=20 --policy fifo --out "$tmp/g" -q 2> "$tmp/g.err"; then
-  check "gen: without the generator says so" grep -q 'gen:jobs=20' "$tmp/g.err"
-fi
+# --- a generated workload: a new one per seed, the same as `gsched gen` writes
+"$bin" sim --cluster 4x8 --trace gen:jobs=200,load=0.9 --policy fifo,tiresias-las --seeds 4 \
+  --out "$tmp/g" -q
+s1=$(grep -o '"sha256": "[0-9a-f]*"' "$tmp/g/fifo/seed-1/summary.json" | head -1)
+s2=$(grep -o '"sha256": "[0-9a-f]*"' "$tmp/g/fifo/seed-2/summary.json" | head -1)
+check "gen: one workload per seed" test -n "$s1" -a "$s1" != "$s2"
+check "gen: every policy of a seed gets the same workload" grep -q "$s2" "$tmp/g/tiresias-las/seed-2/summary.json"
+ci=$(col "$tmp/g/compare.csv" "fifo," avg_jct_s_ci95)
+check "gen: the seeds spread, the interval is not 0 ($ci)" test -n "$ci" -a "$ci" != 0.000
+"$bin" gen jobs=200,load=0.9 --cluster 4x8 --seed 3 -o "$tmp/g3.csv" -q
+"$bin" sim --cluster 4x8 --trace "$tmp/g3.csv" --policy fifo --out "$tmp/g3" -q
+a=$(awk -F, '$1=="fifo" && $3==3 {print $7}' "$tmp/g/runs.csv")
+b=$(grep -o '"avg_jct_s": [0-9.]*' "$tmp/g3/summary.json" | head -1 | awk '{print $2}')
+check "gen: seed 3's run is the run of gsched gen --seed 3 ($a vs $b)" awk -v a="$a" -v b="$b" 'BEGIN{exit !(a!="" && a+0==b+0)}'
+"$bin" sim --cluster 4x8 --trace gen:jobs=200 --policy fifo --sweep gen.load=0.5,0.9 --out "$tmp/gs" -q
+a=$(col "$tmp/gs/sweep.csv" "gen.load,0.5," avg_queue_s); b=$(col "$tmp/gs/sweep.csv" "gen.load,0.9," avg_queue_s)
+check "gen: --sweep gen.load regenerates the workload (queue $a vs $b)" awk -v a="$a" -v b="$b" 'BEGIN{exit !(a+0 < b+0)}'
+check "gen: the swept spec is recorded" grep -q '"path": "gen:jobs=200,load=0.9"' "$tmp/gs/gen.load=0.9/fifo/summary.json"
+expect 2 "gen:1:1: unknown key 'jbs'" -- "$bin" sim --cluster 4x8 --trace gen:jbs=2 --policy fifo
+expect 2 "gen:.*unknown key 'lod'" -- "$bin" sim --cluster 4x8 --trace gen:jobs=2 --policy fifo --sweep gen.lod=1,2
 
 # --- measurement window
 "$bin" sim --cluster "$spec" --trace "$day" --policy fifo,tiresias-las --window 2h:10h \
