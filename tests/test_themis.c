@@ -17,6 +17,7 @@
 #include "gsched/gsched.h"
 #include "gsched/policy.h"
 #include "harness.h"
+#include "solver.h"
 
 /* ---- the mechanism --------------------------------------------------------------------------- */
 
@@ -158,6 +159,8 @@ typedef struct world {
     gs_params p;
 } world;
 
+static const gs_lp_solver *use_lp; /* the solver the next mk_on passes (NULL: none) */
+
 static int mk_on(world *w, gs_cluster *c, const char *const *sets, gs_place_mode mode)
 {
     gs_params_init(&w->p);
@@ -171,6 +174,7 @@ static int mk_on(world *w, gs_cluster *c, const char *const *sets, gs_place_mode
     gs_engine_opts o;
     gs_engine_opts_init(&o);
     o.placement = mode;
+    o.lp = use_lp;
     int rc = gs_engine_create(w->c, "themis", &w->p, &o, &w->e, &d);
     if (rc) {
         fprintf(stderr, "  %s\n", d.msg);
@@ -391,8 +395,9 @@ static void t_app_user(void)
     done(&w);
 }
 
-/* Two GPU types (one node of each): jobs naming a type run there, the others anywhere. */
-static void t_heterogeneous(void)
+/* Two GPU types (one node of each): jobs naming a type run there, the others anywhere; both
+ * modes (mode=lp where GLPK is built in). */
+static void hetero_run(const char *mode)
 {
     gs_cluster *c = NULL;
     ASSERT_OK(gs_cluster_create(&c));
@@ -407,8 +412,11 @@ static void t_heterogeneous(void)
     ASSERT_OK(gs_cluster_finish(c, NULL));
     world w;
     memset(&w, 0, sizeof w);
-    const char *sets[] = {"lease=200s", NULL};
-    ASSERT_OK(mk_on(&w, c, sets, GS_PLACE_CONSOLIDATE));
+    const char *sets[] = {"lease=200s", mode, NULL};
+    use_lp = gs_lp_glpk();
+    int made = mk_on(&w, c, sets, GS_PLACE_CONSOLIDATE);
+    use_lp = NULL;
+    ASSERT_OK(made);
     uint64_t rs = 0x243f6a8885a308d3u;
     for (int i = 0; i < 40; i++) {
         rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17;
@@ -442,6 +450,60 @@ static void t_heterogeneous(void)
     done(&w);
 }
 
+static void t_heterogeneous(void)
+{
+    hetero_run("mode=auction");
+    if (t_failed_now) return;
+    if (gs_lp_glpk()) hetero_run("mode=lp");
+}
+
+/*
+ * mode=lp: Gavel's finish-time-fairness LP decides.  The case of t_fairness_knob at 599 s
+ * (thr_iso = 1/2, no isolated time accumulated): rho_L(x) = (598 + 100/x) / 200, rho_S(y) =
+ * (1 + 60/y) / 120, x + y <= 1: the min-max has x ~ 0.85 (rho ~ 3.6; at x = 1/2 rho_L would be
+ * 3.99): L gets the larger share and starts first, whatever f.  Then a lease lost to the LP:
+ * A (2000 s) alone from 0, B (100 s) at 10 s: at A's lease end (600 s) the LP gives B ~ 0.88.
+ * Without a solver mode=lp is refused, naming GLPK.
+ */
+static void t_mode_lp(void)
+{
+    world w;
+    const char *sets[] = {"mode=lp", "f=0", "lease=600s", NULL};
+    use_lp = NULL;
+    memset(&w, 0, sizeof w);
+    gs_cluster *c0 = NULL;
+    ASSERT_OK(gs_cluster_parse_shorthand("1", &c0, NULL));
+    gs_params_init(&w.p);
+    gs_params_set(&w.p, "mode", "lp");
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_EQ(gs_engine_create(c0, "themis", &w.p, NULL, &w.e, &d), GS_EUNSUPPORTED);
+    ASSERT_CONTAINS(d.msg, "GLPK");
+    gs_params_release(&w.p);
+    gs_cluster_destroy(c0);
+    if (!gs_lp_glpk()) {
+        printf("  (built without GLPK: mode=lp runs not checked)\n");
+        return;
+    }
+    use_lp = gs_lp_glpk();
+    ASSERT_OK(mk(&w, "1", sets));
+    job(&w, 1, 0, 1, 599, NULL);
+    const gs_job *l = job(&w, 2, 1, 1, 100, NULL), *s = job(&w, 3, 598, 1, 60, NULL);
+    ASSERT_OK(gs_engine_run(w.e));
+    ASSERT_EQ(l->first_start, 599 * GS_SEC);
+    ASSERT_EQ(s->first_start, 699 * GS_SEC);
+    ASSERT_OK(gs_engine_check(w.e, NULL));
+    done(&w);
+    ASSERT_OK(mk(&w, "1", sets));
+    const gs_job *a = job(&w, 1, 0, 1, 2000, NULL), *b = job(&w, 2, 10, 1, 100, NULL);
+    ASSERT_OK(gs_engine_run(w.e));
+    ASSERT_EQ(b->first_start, 600 * GS_SEC);
+    ASSERT_EQ(a->preemptions, 1);
+    ASSERT_EQ(a->end, 2100 * GS_SEC);
+    done(&w);
+    use_lp = NULL;
+}
+
 static const test_case tests[] = {
     {"PA: Nash welfare and payments by hand", t_pa_nash_welfare_and_payments},
     {"PA: a payment cuts a gang to a usable option", t_pa_payment_cuts_a_gang},
@@ -454,6 +516,7 @@ static const test_case tests[] = {
     {"deterministic", t_deterministic},
     {"app=user", t_app_user},
     {"two GPU types", t_heterogeneous},
+    {"mode=lp: Gavel's FTF LP decides", t_mode_lp},
 };
 
 TEST_MAIN(tests)

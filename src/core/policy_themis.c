@@ -36,8 +36,15 @@
  * end the GPUs go back to the auction; a job that loses them is preempted
  * then (never during a lease, never inside the engine's restart protection).
  *
- * Parameters: f=0.8 (fairness knob in [0, 1]), lease=10min, app=job|user.
- * Ties are broken by job id everywhere: no decision comes
+ * mode=lp: instead of the auction, Gavel's finish-time-fairness LP
+ * (algorithms.md section 4.8; gs_gavel_ftf in gavel_lp.c) over every active
+ * job, through the engine's LP solver, decides: bidders in order of the share
+ * of time X_j the LP gives them (then by rho), each on the type with the
+ * largest X[j][k] that has room; then work conservation and leases as above.
+ * Gavel's T_iso_cum is kept per job across solves.  Refused without a solver.
+ *
+ * Parameters: f=0.8 (fairness knob in [0, 1]), lease=10min, app=job|user,
+ * mode=auction|lp.  Ties are broken by job id everywhere: no decision comes
  * from hash or address order.
  *
  * Invariants: js[slot].active exactly for the arrived jobs not final;
@@ -49,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gavel_lp.h"
 #include "gsched/jobq.h"
 #include "gsched/policy.h"
 #include "themis.h"
@@ -171,7 +179,8 @@ int gs_themis_pa(const gs_themis_bid *bids, int n, int R, gs_themis_pa_ws *ws, i
 /* ---- state ----------------------------------------------------------------------------------- */
 
 typedef struct thj {
-    gs_time lease_end; /* GS_TIME_NONE: holds no lease */
+    gs_time lease_end;                  /* GS_TIME_NONE: holds no lease */
+    double iso_cum, last_rem, last_iso; /* mode=lp: Gavel's T_iso_cum and what it grows from */
     uint32_t tgen;
     int8_t active, expired;
 } thj;
@@ -192,6 +201,7 @@ typedef struct app {
     double base; /* us from now to the end of its jobs that hold a lease */
     int b0, nb;  /* its bidders: bid[b0 .. b0+nb) */
     double rho0;
+    double order; /* order of service: rho0 (auction), the LP share (mode=lp) */
     int inP;
     int64_t first_id;
 } app;
@@ -205,7 +215,7 @@ typedef struct themis {
     gs_engine *e;
     double f;
     gs_time lease;
-    int by_user;
+    int by_user, lp;
     thj *js;
     size_t cap;
     gs_jobq act; /* active jobs, in arrival order */
@@ -231,6 +241,11 @@ typedef struct themis {
     int *place;
     size_t capplace;
     gs_themis_pa_ws ws;
+    /* mode=lp scratch */
+    double *lpd;
+    size_t caplpd;
+    int *lpi;
+    size_t caplpi;
 } themis;
 
 static int grow(themis *t, int32_t slot)
@@ -241,7 +256,7 @@ static int grow(themis *t, int32_t slot)
     thj *n = realloc(t->js, nc * sizeof *n);
     if (!n) return GS_ENOMEM;
     t->js = n;
-    for (size_t i = t->cap; i < nc; i++) t->js[i] = (thj){GS_TIME_NONE, 0, 0, 0};
+    for (size_t i = t->cap; i < nc; i++) t->js[i] = (thj){.lease_end = GS_TIME_NONE};
     t->cap = nc;
     return 0;
 }
@@ -277,6 +292,8 @@ static void th_destroy(void *st)
     free(t->pay);
     free(t->place);
     free(t->with);
+    free(t->lpd);
+    free(t->lpi);
     gs_themis_pa_release(&t->ws);
     free(t);
 }
@@ -298,6 +315,14 @@ static int th_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
         t->by_user = 1;
     else if (a && strcmp(a, "job"))
         rc = gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'app': job or user, not '%s'", a);
+    const char *m = rc ? NULL : gs_params_get(p, "mode");
+    if (m && !strcmp(m, "lp"))
+        t->lp = 1;
+    else if (m && strcmp(m, "auction"))
+        rc = gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'mode': auction or lp, not '%s'", m);
+    if (!rc && t->lp && t->by_user)
+        rc = gs_diag_set(d, GS_EINVAL, 0, 0, "themis mode=lp allocates to jobs: app=job only");
+    if (!rc && t->lp && !gs_engine_lp(e)) rc = gs_gavel_no_solver("themis (mode=lp)", d);
     if (rc) {
         th_destroy(t);
         return rc;
@@ -421,6 +446,7 @@ static int cmp_double_desc(double a, double b)
 /* Apps by rho, worst first, then by start, then by first job id (a total order). */
 static int app_before(const app *a, const app *b)
 {
+    if (a->order != b->order) return a->order > b->order;
     if (a->rho0 != b->rho0) return a->rho0 > b->rho0;
     if (a->start != b->start) return a->start < b->start;
     return a->first_id < b->first_id;
@@ -539,6 +565,89 @@ static int leftover_type(const themis *t, const bidder *b, const long *R)
     return best;
 }
 
+/*
+ * mode=lp: Gavel's finish-time-fairness LP over every active job (holders bound the room left
+ * to the others), then the bidders in order of their share of time, each given the type with
+ * the largest share that still has room (count level; placement follows in th_schedule).
+ */
+static int lp_decide(themis *t, int napps, long *R)
+{
+    gs_engine *e = t->e;
+    const gs_cluster *c = gs_engine_cluster(e);
+    gs_time now = gs_engine_now(e);
+    int K = ntypes(t), J = (int)gs_jobq_len(&t->act);
+    size_t nd = (size_t)J * (size_t)(3 * K + 6) + (size_t)K;
+    int rc = need((void **)&t->lpd, &t->caplpd, nd, sizeof *t->lpd);
+    if (!rc) rc = need((void **)&t->lpi, &t->caplpi, (size_t)J + t->cap, sizeof *t->lpi);
+    if (rc) return rc;
+    double *tput = t->lpd, *x = tput + (size_t)J * K, *rem = x + (size_t)J * K, *el = rem + J,
+           *iso = el + J, *thr_iso = iso + J, *ngpus = thr_iso + J, *share = ngpus + K,
+           *spare = share + J;
+    (void)spare;
+    int *scale = t->lpi, *rowof = t->lpi + J; /* rowof: by slot */
+    int i = 0;
+    for (int32_t s = gs_jobq_first(&t->act); s >= 0; s = gs_jobq_next(&t->act, s), i++) {
+        const gs_job *j = gs_engine_job(e, (size_t)s);
+        thj *h = &t->js[s];
+        for (int k = 0; k < K; k++) tput[(size_t)i * K + k] = rate_on(t, j, k);
+        scale[i] = j->gpus;
+        rem[i] = remaining(t, j) / (double)GS_SEC;
+        el[i] = (double)(now - j->submit) / (double)GS_SEC;
+        /* Gavel: T_iso_cum += (S at the last solve - S now) / thr_iso at the last solve */
+        if (h->last_iso > 0) h->iso_cum += (h->last_rem - rem[i]) / h->last_iso;
+        iso[i] = h->iso_cum;
+        rowof[s] = i;
+    }
+    for (int k = 0; k < K; k++)
+        ngpus[k] = gs_cluster_ngpu_types(c) ? (double)gs_cluster_type_gpus(c, k)
+                                            : (double)gs_cluster_ngpus(c);
+    gs_gavel_in in = {.J = J,
+                      .K = K,
+                      .tput = tput,
+                      .scale = scale,
+                      .ngpus = ngpus,
+                      .remaining = rem,
+                      .elapsed = el,
+                      .iso_cum = iso};
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    rc = gs_gavel_ftf(gs_engine_lp(e), &in, 0, x, NULL, &d);
+    if (rc) return rc;
+    gs_gavel_isolated(&in, thr_iso);
+    i = 0;
+    for (int32_t s = gs_jobq_first(&t->act); s >= 0; s = gs_jobq_next(&t->act, s), i++) {
+        t->js[s].last_rem = rem[i];
+        t->js[s].last_iso = thr_iso[i];
+        share[i] = 0;
+        for (int k = 0; k < K; k++) share[i] += x[(size_t)i * K + k];
+    }
+    for (int q = 0; q < napps; q++) {
+        app *a = &t->ap[t->order[q]]; /* app=job: one bidder each */
+        /* to 1e-6: shares equal but for the solver's rounding are ties (then by rho) */
+        a->order = floor(share[rowof[t->bid[a->b0].j->slot]] * 1e6 + 0.5);
+        a->inP = 0;
+    }
+    sort_apps(t->ap, t->order, t->order + gs_jobq_len(&t->act), napps);
+    for (int q = 0; q < napps; q++) {
+        bidder *b = &t->bid[t->ap[t->order[q]].b0];
+        const double *xr = x + (size_t)rowof[b->j->slot] * K;
+        int best = -1;
+        /* an expired lease the LP gives time on its own type: kept there (no restart) */
+        int keep = b->ctype >= 0 && R[b->ctype] >= b->j->gpus && xr[b->ctype] > 0;
+        if (keep) best = b->ctype;
+        for (int k = 0; k < K && !keep; k++) {
+            if (R[k] < b->j->gpus || rate_on(t, b->j, k) <= 0) continue;
+            if (best < 0 || xr[k] > xr[best] ||
+                (xr[k] == xr[best] && rate_on(t, b->j, k) > rate_on(t, b->j, best)))
+                best = k;
+        }
+        if (best < 0) continue;
+        b->gtype = best;
+        R[best] -= b->j->gpus;
+    }
+    return 0;
+}
+
 static int th_schedule(void *st)
 {
     themis *t = st;
@@ -625,16 +734,24 @@ static int th_schedule(void *st)
     for (int i = 0; i < nap; i++) {
         app *a = &t->ap[i];
         if (!a->nb) continue;
-        a->rho0 = app_rho(t, a, NULL, -1);
+        a->rho0 = a->order = app_rho(t, a, NULL, -1);
         t->order[napps++] = i;
     }
     sort_apps(t->ap, t->order, t->order + nact, napps);
     t->auctions++;
+    long Rtot = 0, demand = 0;
+    for (int ty = 0; ty < nt; ty++) Rtot += R[ty];
+    for (int k = 0; k < nb; k++) demand += t->bid[k].j->gpus;
 
-    {
+    if (demand <= Rtot) {
+        /* no contention: every bidder's best bid wins whole (c_i = 1), no LP needed either -
+         * each takes its fastest type with room (an expired lease its own), worst rho first */
+        for (int i = 0; i < napps; i++) t->ap[t->order[i]].inP = 0;
+    } else if (t->lp) {
+        rc = lp_decide(t, napps, R);
+        if (rc) return rc;
+    } else {
         /* ---- the fairness set P and its auctions, one GPU type at a time ---- */
-        long Rtot = 0;
-        for (int ty = 0; ty < nt; ty++) Rtot += R[ty];
         int np = (int)ceil((1 - t->f) * napps - 1e-9);
         if (np < 1) np = 1;
         if (np > napps) np = napps;
@@ -688,21 +805,22 @@ static int th_schedule(void *st)
                 }
             }
         }
-        /* ---- leftovers: apps outside P (worst first), then those of P the payments cut ---- */
-        for (int pass = 0; pass < 2; pass++)
-            for (int i = 0; i < napps; i++) {
-                app *a = &t->ap[t->order[i]];
-                if (a->inP != pass) continue;
-                for (int k = 0; k < a->nb; k++) {
-                    bidder *b = &t->bid[a->b0 + k];
-                    if (b->gtype >= 0) continue;
-                    int ty = leftover_type(t, b, R);
-                    if (ty < 0) continue;
-                    b->gtype = ty;
-                    R[ty] -= b->j->gpus;
-                }
-            }
     }
+    /* ---- leftovers: apps outside P (worst first), then those of P the payments cut (mode=lp:
+     * those the LP left without a type) ---- */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < napps; i++) {
+            app *a = &t->ap[t->order[i]];
+            if (a->inP != pass) continue;
+            for (int k = 0; k < a->nb; k++) {
+                bidder *b = &t->bid[a->b0 + k];
+                if (b->gtype >= 0) continue;
+                int ty = leftover_type(t, b, R);
+                if (ty < 0) continue;
+                b->gtype = ty;
+                R[ty] -= b->j->gpus;
+            }
+        }
 
     /* ---- carry it out: expired leases first (renewed or ended), then the starts ---- */
     t->in_pass = 1;
