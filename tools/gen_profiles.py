@@ -21,7 +21,9 @@ by its header line.  How each column is derived (documented in docs/gandiva.md t
 Only 1-GPU jobs and pairs are written: Gavel's co-location entries for multi-GPU jobs are
 all 0 (not measured), so packs of n-GPU jobs use the 1-GPU pair rates (per-GPU interference).  Aliases map plain
 family names (resnet50, lm, ...) to the middle measured batch size.  The 'default' row and
-pair (used for models without a profile) are medians over the V100 1-GPU data.
+pair (used for models without a profile) are medians over the V100 1-GPU data; the P100 and
+K80 'default' rows take the V100 one's iteration time divided by the median over models of
+their throughput ratio to V100 (so jobs without a model slow down there too).
 """
 import ast
 import json
@@ -93,8 +95,18 @@ def main():
                 dflt.setdefault("mem", []).append(mem)
                 dflt.setdefault("util", []).append(util)
     med = statistics.median
-    out.write(f"default,any,1,{med(dflt['iter']):.6f},{int(med(dflt['mem']))},"
-              f"{med(dflt['util']):.3f}\n")
+    dl = f"{int(med(dflt['mem']))},{med(dflt['util']):.3f}"
+    out.write(f"default,any,1,{med(dflt['iter']):.6f},{dl}\n")
+    # per-type 'default' rows: models without rows of their own progress on P100 / K80 at the
+    # median over Gavel's models of their throughput there relative to V100 (1 GPU)
+    for typ in ("p100", "k80"):
+        ratios = []
+        for k, v in d[typ].items():
+            jt, sf = ast.literal_eval(k)
+            ref = d["v100"].get(k)
+            if sf == 1 and ref and v["null"] > 0 and ref["null"] > 0:
+                ratios.append(v["null"] / ref["null"])
+        out.write(f"default,{typ.upper()},1,{med(dflt['iter']) / med(ratios):.6f},{dl}\n")
     out.write("model_a,model_b,gpu_type,gpus,rate_a,rate_b\n")
     seen = set()
     v1 = []

@@ -535,12 +535,20 @@ const gs_progress_ops *gs_engine_progress_ops(const gs_engine *e);
 double gs_engine_job_speed(const gs_engine *e, const gs_job *j, int gpus);
 /*
  * Rate (work-us per us) job j would progress at alone on 'gpus' GPUs of cluster GPU type
- * 'gpu_type' (-1 = the reference type), well placed: gs_engine_job_speed(e, j, gpus) times the
- * job's throughput on that type relative to the reference type, from the profiles
- * (docs/heterogeneity.md).  A job's work is measured on the reference type, so this is what
- * the progress model charges on those GPUs.  0 when j cannot run there (zero throughput).
+ * 'gpu_type' (-1 = the reference type), well placed: gs_engine_job_speed(e, j, gpus) times
+ * gs_engine_job_type_rate(e, j, gpu_type, gpus).  A job's work is measured on the reference
+ * type, so this is what the engine charges on those GPUs (j->speed = placement x packing x
+ * this).  0 for gpus <= 0.
  */
 double gs_engine_job_rate(const gs_engine *e, const gs_job *j, int gpu_type, int gpus);
+/*
+ * The type rate alone: j's throughput on 'gpus' GPUs of cluster GPU type 'gpu_type' relative
+ * to the reference type (gs_profiles_rate of its model; 1 for -1, for a type without profile
+ * rows, and with type_speed=off; docs/heterogeneity.md).  Always > 0.
+ */
+double gs_engine_job_type_rate(const gs_engine *e, const gs_job *j, int gpu_type, int gpus);
+/* Name of the reference GPU type (ref_gpu_type=, else the profiles'); NULL when none. */
+const char *gs_engine_ref_gpu_type(const gs_engine *e);
 /*
  * Ideal run time of j: its work at the best rate it could have alone on this cluster at its
  * requested size, over the cluster's GPU types (gs_engine_job_rate; the work itself where no

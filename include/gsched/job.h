@@ -299,6 +299,9 @@ typedef struct gs_job {
     double place_rate;  /* 1 / placement slowdown of the current GPUs */
     double pack_rate;   /* progress rate while packed (1 = alone), from the profiles */
     double scale_rate;  /* progress rate at 'gpus' relative to 'req_gpus' (scaling curve) */
+    double type_rate;   /* progress rate on the GPU type(s) of the current GPUs relative to the
+                           reference type (the slowest type's when they span several; 1 with
+                           type_speed=off; docs/heterogeneity.md) */
     gs_time ready_at;   /* SUSPENDED: its GPU state is in host memory from then on */
     gs_time owed;       /* SUSPENDED: no-progress time of a restart or move it was still
                            paying when suspended; paid on resume */

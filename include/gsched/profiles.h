@@ -27,6 +27,13 @@
  * means the two cannot share a GPU (they did not fit when measured).  The
  * built-in file is Gavel's measured throughputs (data/profiles/gavel.csv).
  *
+ * Speeds by GPU type (docs/heterogeneity.md, "Speed model"): every model row,
+ * at every GPU count, is also a throughput, 1 / iter_time_s steps/s of the
+ * whole job (gs_profiles_tput).  A job's progress rate on type k relative to
+ * the reference type is tput(model, k, gpus) / tput(model, ref, gpus)
+ * (gs_profiles_rate); the 'default' rows of each type stand for models
+ * without rows of their own.
+ *
  * Ownership: gs_profiles_parse() returns an object owned by the caller, freed
  * by gs_profiles_destroy() (NULL is fine).  Returned pointers are borrowed for
  * the object's lifetime.  No I/O: the caller reads the file.
@@ -77,6 +84,31 @@ int gs_profiles_pair(const gs_profiles *p, const char *a, const char *b, const c
                      double *rate_a, double *rate_b);
 /* Memory of one GPU of this type in MiB (table 4; 'default' row; else 16384). */
 int gs_profiles_gpu_mem(const gs_profiles *p, const char *gpu_type);
+/*
+ * The reference GPU type: the first of the gpu_type table (not 'default'),
+ * else the type of the first model row written (unless "any"); NULL when
+ * neither exists.  Work is measured on it (docs/heterogeneity.md).
+ */
+const char *gs_profiles_ref_type(const gs_profiles *p);
+/* 1 when some model row is of GPU type 'gpu_type' (case-insensitive; "any" is no type). */
+int gs_profiles_has_type(const gs_profiles *p, const char *gpu_type);
+/*
+ * Throughput of 'model' (its own rows, else the 'default' ones) on 'gpus'
+ * GPUs of 'gpu_type' (a type without rows, or NULL: the reference type's
+ * rows; then "any" rows), in steps/s of the whole job: the row at 'gpus',
+ * else the 1-GPU row times 'gpus'.  0 when there is no such row (not
+ * measured, or it cannot run there).
+ */
+double gs_profiles_tput(const gs_profiles *p, const char *model, const char *gpu_type, int gpus);
+/*
+ * Progress rate of 'model' on 'gpus' GPUs of 'gpu_type' relative to the same
+ * on 'ref' (NULL: gs_profiles_ref_type()): tput(type) / tput(ref) at 'gpus'
+ * when both rows exist, else at 1 GPU; for a model measured on only one of
+ * the two, the 'default' model's ratio; else 1.  1 when gpu_type is NULL, is
+ * 'ref', or has no rows.  Always > 0.
+ */
+double gs_profiles_rate(const gs_profiles *p, const char *model, const char *gpu_type,
+                        const char *ref, int gpus);
 /* Number of model rows / pairs (tests, reports). */
 size_t gs_profiles_nrows(const gs_profiles *p);
 size_t gs_profiles_npairs(const gs_profiles *p);

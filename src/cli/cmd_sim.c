@@ -91,7 +91,13 @@ static void sim_usage(FILE *f)
         "ElasticFlow traces (job_id,submit_time,iteration,model_name,ddl,batch_size,num_gpu,...;\n"
         "deadlines; docs/trace-format.md):\n"
         "  --set throughputs=DIR         throughput tables DIR/<model>.csv (default: the\n"
-        "                      folder 'throughputs' next to the trace)\n");
+        "                      folder 'throughputs' next to the trace)\n"
+        "\n"
+        "GPU types (docs/heterogeneity.md): a job's duration is its run time on the reference\n"
+        "type; on another type it runs at its profile's throughput ratio:\n"
+        "  --set ref_gpu_type=TYPE       the reference type (default: the profiles', V100)\n"
+        "  --set type_speed=on|off       off: every type runs at the reference speed (on)\n"
+        "  --set profiles=FILE           profiles (default: built in, Gavel's measurements)\n");
 }
 
 typedef struct progress_ctx {

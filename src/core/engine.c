@@ -106,7 +106,8 @@ typedef struct feas_entry {
     const char *why; /* interned reason, NULL when feasible */
 } feas_entry;
 
-#define FEAS_CACHE 32
+#define FEAS_CACHE       32
+#define ENGINE_MAX_TYPES 32 /* GPU types a cluster may have (gs_cluster_gpu_type) */
 
 typedef struct fail_entry {
     int ntasks, gpt, type, cpt, mem, level, scope;
@@ -162,6 +163,18 @@ struct gs_engine {
     /* profile of (model id, GPU type + 1), looked up once: profiles are immutable */
     const gs_profile **pcache;
     size_t pcache_models;
+    /* speed by GPU type (docs/heterogeneity.md): type_speed=on|off, ref_gpu_type= (NULL:
+     * the profiles' reference type); tsame: per GPU type of the current cluster, 1 when every
+     * model runs there at the reference speed (speed_types()); rcache: per (model id, GPU
+     * type) the last rate computed and its GPU count (0 = none) */
+    int type_speed;
+    char *ref_type;
+    uint8_t tsame[ENGINE_MAX_TYPES];
+    struct rate_slot {
+        int32_t gpus; /* 0 = empty */
+        double rate;
+    } * rcache;
+    size_t rcache_models;
     /* LIVE, gs_engine_set_outside: GPUs used by work gsched does not schedule (NULL until the
      * first call).  Per node the count asked for and the count taken (marked GPUs, down in
      * the cluster); per GPU the mark.  A node with taken < asked takes GPUs as they free. */
@@ -804,7 +817,7 @@ static int add_one(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **ou
     j->reason = NULL;
     j->req_gpus = j->gpus;
     j->pack_with = -1;
-    j->place_rate = j->pack_rate = j->scale_rate = 1.0;
+    j->place_rate = j->pack_rate = j->scale_rate = j->type_rate = 1.0;
     if (copy_elastic(e, j, s) || copy_groups(e, j, s)) return GS_ENOMEM; /* latched */
     /* resolve cluster names; a miss is a rejection at arrival, not an input error */
     if (s->gpu_type && *s->gpu_type) {
@@ -880,6 +893,7 @@ static int tr_reject(gs_engine *e, gs_job *j, const char *reason);
  */
 static void leave_pending(gs_engine *e, gs_job *j);
 static double scale_rate(const gs_engine *e, const gs_job *j);
+static double alloc_type_rate(const gs_engine *e, const gs_job *j);
 static void set_speed(gs_engine *e, gs_job *j);
 
 static int tr_adopt_vanished(gs_engine *e, gs_job *j, const int *gpus, int n)
@@ -917,6 +931,7 @@ static int tr_adopt_vanished(gs_engine *e, gs_job *j, const int *gpus, int n)
     j->reason = NULL;
     j->place_rate = j->pack_rate = 1.0;
     j->scale_rate = scale_rate(e, j);
+    j->type_rate = alloc_type_rate(e, j);
     j->progress_from = e->now;
     j->protect_until = e->now;
     e->nrunning++;
@@ -1378,6 +1393,57 @@ static void bank(gs_engine *e, gs_job *j)
     j->progress_from = e->now;
 }
 
+/*
+ * Speed by GPU type (docs/heterogeneity.md, "Speed model").  The rate of j on 'gpus' GPUs of
+ * cluster type t relative to the reference type (t < 0: the reference, 1): from the
+ * profiles (gs_profiles_rate), 1 with type_speed=off or on a type every model runs on at the
+ * reference speed.  Allocates nothing the engine needs (a failed growth of the cache only
+ * recomputes), so it is safe inside a transition.
+ */
+static double type_rate_of(const gs_engine *e, const gs_job *j, int t, int gpus)
+{
+    gs_engine *m = (gs_engine *)e;
+    size_t nt = gs_cluster_ngpu_types(e->c);
+    if (!e->type_speed || t < 0 || (size_t)t >= nt || gpus <= 0 || e->tsame[t]) return 1.0;
+    const char *name = gs_cluster_gpu_type_name(e->c, t);
+    size_t mid = (size_t)j->model_id;
+    if (j->model_id < 0 || mid >= m->rcache_models) {
+        size_t nc = m->rcache_models ? m->rcache_models : 16;
+        while (j->model_id >= 0 && nc <= mid) nc *= 2;
+        struct rate_slot *r = j->model_id < 0 ? NULL : realloc(m->rcache, nc * nt * sizeof *r);
+        if (!r) return gs_profiles_rate(profiles(e), j->model, name, e->ref_type, gpus);
+        memset(r + m->rcache_models * nt, 0, (nc - m->rcache_models) * nt * sizeof *r);
+        m->rcache = r;
+        m->rcache_models = nc;
+    }
+    struct rate_slot *slot = &m->rcache[mid * nt + (size_t)t];
+    if (slot->gpus != gpus) {
+        slot->rate = gs_profiles_rate(profiles(e), j->model, name, e->ref_type, gpus);
+        slot->gpus = gpus;
+    }
+    return slot->rate;
+}
+
+/* Type rate of j on its current GPUs: the slowest of their types' (a gang spanning several
+ * types runs at the slowest one's pace); its requested type (or 1) when it holds none. */
+static double alloc_type_rate(const gs_engine *e, const gs_job *j)
+{
+    if (!e->type_speed) return 1.0;
+    if (!j->alloc || j->nalloc <= 0) return type_rate_of(e, j, j->gpu_type, j->gpus);
+    uint32_t seen = 0;
+    double r = 0;
+    for (int k = 0; k < j->nalloc; k++) {
+        int t = gs_cluster_gpu(e->c, j->alloc[k])->type;
+        if (t >= 0 && t < ENGINE_MAX_TYPES) {
+            if (seen & (1u << t)) continue;
+            seen |= 1u << t;
+        }
+        double x = type_rate_of(e, j, t, j->gpus);
+        if (k == 0 || x < r) r = x;
+    }
+    return r;
+}
+
 static double scale_rate(const gs_engine *e, const gs_job *j)
 {
     if (j->gpus == j->req_gpus) return 1.0;
@@ -1428,9 +1494,9 @@ static void set_speed(gs_engine *e, gs_job *j)
             r = 1.0;
             next = GS_TIME_NONE;
         }
-        j->speed = r * j->pack_rate;
+        j->speed = r * j->pack_rate * j->type_rate;
     } else {
-        j->speed = j->place_rate * j->pack_rate * j->scale_rate;
+        j->speed = j->place_rate * j->pack_rate * j->scale_rate * j->type_rate;
     }
     j->gen++;
     schedule_finish(e, j);
@@ -1570,6 +1636,7 @@ static int tr_start(gs_engine *e, gs_job *j, const int *gpus, int n)
     j->place_rate = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, j->alloc, n);
     j->pack_rate = 1.0;
     j->scale_rate = scale_rate(e, j);
+    j->type_rate = alloc_type_rate(e, j);
     j->progress_from = e->now + stall + j->overhead;
     /* a restarted job runs productively at least as long as its restart took
      * before a preemptive policy may stop it again: bounds thrashing waste */
@@ -1840,6 +1907,7 @@ static void run_again(gs_engine *e, gs_job *j, gs_time cost, gs_time stall, int 
     j->reason = NULL;
     j->place_rate = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, j->alloc, j->nalloc);
     j->scale_rate = scale_rate(e, j);
+    j->type_rate = alloc_type_rate(e, j);
     j->progress_from = e->now + stall + cost;
     e->nrunning++;
 }
@@ -2051,6 +2119,7 @@ int gs_engine_migrate(gs_engine *e, const gs_job *cj, const int *gpus, int n, co
     j->mech_time += stall + cost;
     j->place_rate = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, j->alloc, n);
     j->pack_rate = 1.0;
+    j->type_rate = alloc_type_rate(e, j);
     if (j->progress_from < e->now + stall + cost) j->progress_from = e->now + stall + cost;
     model_placed(e, j);
     emit(e, GS_REC_MIGRATE, j, -1, reason);
@@ -2091,6 +2160,7 @@ int gs_engine_resize(gs_engine *e, const gs_job *cj, const int *gpus, int n, con
     j->mech_time += stall + cost;
     j->place_rate = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, j->alloc, n);
     j->scale_rate = scale_rate(e, j);
+    j->type_rate = alloc_type_rate(e, j);
     if (j->progress_from < e->now + stall + cost) j->progress_from = e->now + stall + cost;
     model_placed(e, j);
     emit(e, GS_REC_RESIZE, j, -1, reason);
@@ -2257,6 +2327,7 @@ static int tr_resized(gs_engine *e, gs_job *j, int forced)
     j->place_rate = 1.0 / gs_costs_slowdown(&e->costs, e->c, j->model, j->alloc, n);
     j->pack_rate = 1.0;
     j->scale_rate = scale_rate(e, j);
+    j->type_rate = alloc_type_rate(e, j);
     j->progress_from = e->now + stall + cost;
     j->protect_until = e->now + 2 * cost;
     j->last_ckpt = j->progress; /* the new generation restores from here */
@@ -2438,11 +2509,20 @@ double gs_engine_job_speed(const gs_engine *e, const gs_job *j, int gpus)
            gs_costs_scale(&e->costs, j->model, j->req_gpus);
 }
 
-/* Lane hetcore (issue 15) replaces this: the GPU type's relative throughput is not applied yet. */
 double gs_engine_job_rate(const gs_engine *e, const gs_job *j, int gpu_type, int gpus)
 {
-    (void)gpu_type;
-    return gs_engine_job_speed(e, j, gpus);
+    double s = gs_engine_job_speed(e, j, gpus);
+    return s > 0 ? s * type_rate_of(e, j, gpu_type, gpus) : s;
+}
+
+double gs_engine_job_type_rate(const gs_engine *e, const gs_job *j, int gpu_type, int gpus)
+{
+    return type_rate_of(e, j, gpu_type, gpus);
+}
+
+const char *gs_engine_ref_gpu_type(const gs_engine *e)
+{
+    return e->ref_type ? e->ref_type : gs_profiles_ref_type(profiles(e));
 }
 
 gs_time gs_engine_job_ideal(const gs_engine *e, const gs_job *j)
@@ -2917,6 +2997,64 @@ int gs_engine_mech_supported(const gs_engine *e, gs_mech m)
     return !(e->mech_off & GS_MECH_BIT(m));
 }
 
+/* The profiles, parsed now if the type rates of cluster c may need them (a GPU type other
+ * than the untyped "gpu"): so that no transition has to parse them.  0 or GS_ENOMEM. */
+static int speed_ready(gs_engine *e, const gs_cluster *c)
+{
+    if (!e->type_speed || e->profiles) return 0;
+    size_t nt = gs_cluster_ngpu_types(c);
+    for (size_t k = 0; k < nt; k++)
+        if (strcasecmp(gs_cluster_gpu_type_name(c, (int)k), "gpu")) {
+            gs_diag d;
+            gs_diag_init(&d, NULL);
+            return gs_profiles_builtin(&e->profiles, &d) ? GS_ENOMEM : 0;
+        }
+    return 0;
+}
+
+/* tsame[] for the current cluster (after speed_ready). */
+static void speed_types(gs_engine *e)
+{
+    size_t nt = gs_cluster_ngpu_types(e->c);
+    const gs_profiles *p = e->profiles;
+    const char *ref = !p ? NULL : e->ref_type ? e->ref_type : gs_profiles_ref_type(p);
+    for (size_t k = 0; k < nt && k < ENGINE_MAX_TYPES; k++) {
+        const char *name = gs_cluster_gpu_type_name(e->c, (int)k);
+        e->tsame[k] = !ref || !strcasecmp(name, ref) || !gs_profiles_has_type(p, name);
+    }
+}
+
+/*
+ * type_speed=on|off (default on): a job progresses at its type rate on each GPU type;
+ * ref_gpu_type=NAME (default: the profiles' reference type): the type work is measured on; it
+ * must be a type the profiles have rows of.
+ */
+static int speed_params(gs_engine *e, gs_params *p, gs_diag *diag)
+{
+    int rc = gs_params_get_bool(p, "type_speed", 1, &e->type_speed, diag);
+    const char *ref = gs_params_get(p, "ref_gpu_type");
+    if (rc || !ref) return rc;
+    const gs_profiles *pr = profiles(e);
+    if (e->err) return e->err;
+    if (!gs_profiles_has_type(pr, ref))
+        return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                           "ref_gpu_type '%s': the profiles have no rows of that GPU type "
+                           "(their reference type is %s)",
+                           ref, gs_profiles_ref_type(pr) ? gs_profiles_ref_type(pr) : "none");
+    if (!(e->ref_type = strdup(ref))) return GS_ENOMEM;
+    return 0;
+}
+
+/* speed_params, then the profiles and tsame[] for the engine's cluster. */
+static int speed_init(gs_engine *e, gs_params *p, gs_diag *diag)
+{
+    int rc = speed_params(e, p, diag);
+    if (!rc) rc = speed_ready(e, e->c);
+    if (rc) return rc;
+    speed_types(e);
+    return 0;
+}
+
 int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *params,
                          const gs_engine_opts *opts, gs_engine **out, gs_diag *diag)
 {
@@ -2963,6 +3101,7 @@ int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *par
                                     &e->drain_timeout, diag);
     if (!rc)
         rc = gs_params_get_bool(params ? params : &empty, "launch_cost", 0, &e->launch_cost, diag);
+    if (!rc) rc = speed_init(e, params ? params : &empty, diag);
     if (!rc && (e->rescale_gap < 0 || e->drain_timeout < 0))
         rc = gs_diag_set(diag, GS_EINVAL, 0, 0,
                          "parameters 'rescale_gap' and 'drain_timeout' must not be negative");
@@ -2992,6 +3131,8 @@ void gs_engine_destroy(gs_engine *e)
     gs_costs_release(&e->costs);
     gs_profiles_destroy(e->profiles);
     free(e->pcache);
+    free(e->rcache);
+    free(e->ref_type);
     free(e->busy);
     free(e->out_want);
     free(e->out_have);
@@ -3892,6 +4033,7 @@ int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d)
     }
     void *pst = NULL;
     uint64_t seq0 = e->seq;
+    if (!rc) rc = speed_ready(e, c);           /* the profiles its GPU types' rates need */
     if (!rc) rc = policy_on(e, c, &pst, 1, d); /* e->c is c from here on */
     if (rc) {
         free(nmap), free(gmap), free(ntype), free(npin), free(busy), free(ow), free(oh), free(om);
@@ -3911,6 +4053,10 @@ int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d)
     free(e->pcache); /* by GPU type id */
     e->pcache = NULL;
     e->pcache_models = 0;
+    speed_types(e); /* by GPU type id too (speed_ready made the profiles ready above) */
+    free(e->rcache);
+    e->rcache = NULL;
+    e->rcache_models = 0;
     for (unsigned i = 0; i < FEAS_CACHE; i++) e->feas[i].valid = 0;
     e->epoch++;
     e->allocated = e->reserved = e->packed = e->stopping = 0;

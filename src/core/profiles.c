@@ -33,6 +33,14 @@ typedef struct mem_row {
     int mb;
 } mem_row;
 
+/* One measured throughput: every row of the model table, at every GPU count. */
+typedef struct tput_row {
+    char *model, *type;
+    int gpus;
+    double tput; /* steps/s of the whole job (1 / iter_time_s) */
+    size_t ord;  /* position in the file (repeated keys: the first one wins) */
+} tput_row;
+
 struct gs_profiles {
     gs_profile *rows;
     size_t nrows, caprows;
@@ -42,6 +50,11 @@ struct gs_profiles {
     size_t naliases, capaliases;
     mem_row *mems;
     size_t nmems, capmems;
+    tput_row *tputs; /* sorted by (model, type case-insensitively, gpus) */
+    size_t ntputs, captputs;
+    char **types; /* distinct GPU types of the throughput rows ("any" excluded), sorted */
+    size_t ntypes;
+    char *first_type;    /* type of the first model row in file order (reference without table 4) */
     gs_profile fallback; /* used when the file has no 'default' row */
 };
 
@@ -127,6 +140,19 @@ static int cmp_pair(const void *x, const void *y)
     return c ? c : (a->gpus > b->gpus) - (a->gpus < b->gpus);
 }
 
+static int cmp_tput(const void *x, const void *y)
+{
+    const tput_row *a = x, *b = y;
+    int c = strcmp(a->model, b->model);
+    if (!c) c = strcasecmp(a->type, b->type);
+    return c ? c : (a->gpus > b->gpus) - (a->gpus < b->gpus);
+}
+
+static int cmp_str_case(const void *x, const void *y)
+{
+    return strcasecmp(*(char *const *)x, *(char *const *)y);
+}
+
 static int cmp_alias(const void *x, const void *y)
 {
     return strcmp(((const alias_row *)x)->alias, ((const alias_row *)y)->alias);
@@ -149,11 +175,74 @@ void gs_profiles_destroy(gs_profiles *p)
         free(p->aliases[i].model);
     }
     for (size_t i = 0; i < p->nmems; i++) free(p->mems[i].type);
+    for (size_t i = 0; i < p->ntputs; i++) {
+        free(p->tputs[i].model);
+        free(p->tputs[i].type);
+    }
+    free(p->tputs);
+    free(p->types); /* borrowed from tputs */
+    free(p->first_type);
     free(p->rows);
     free(p->pairs);
     free(p->aliases);
     free(p->mems);
     free(p);
+}
+
+/* Append a throughput row (model normalised, type as written). */
+static int add_tput(gs_profiles *p, const char *model, const char *type, int gpus, double tput)
+{
+    if (grow((void **)&p->tputs, &p->captputs, p->ntputs, sizeof *p->tputs)) return GS_ENOMEM;
+    tput_row *r = &p->tputs[p->ntputs];
+    r->model = dupnorm(model);
+    r->type = strdup(type);
+    r->gpus = gpus;
+    r->tput = tput;
+    r->ord = p->ntputs;
+    if (!r->model || !r->type || (!p->first_type && !(p->first_type = strdup(type)))) {
+        free(r->model);
+        free(r->type);
+        return GS_ENOMEM;
+    }
+    p->ntputs++;
+    return 0;
+}
+
+/* (key, file order): sorting on it is stable, so of repeated keys the first written wins. */
+static int cmp_tput_ord(const void *x, const void *y)
+{
+    const tput_row *a = x, *b = y;
+    int c = cmp_tput(a, b);
+    return c ? c : (a->ord > b->ord) - (a->ord < b->ord);
+}
+
+/* Sort the throughput rows, drop repeated (model, type, gpus) keys but the first written,
+ * list the distinct types. */
+static int index_tputs(gs_profiles *p)
+{
+    if (!p->ntputs) return 0;
+    qsort(p->tputs, p->ntputs, sizeof *p->tputs, cmp_tput_ord);
+    size_t m = 0;
+    for (size_t i = 0; i < p->ntputs; i++) {
+        tput_row *r = &p->tputs[i];
+        if (m && !cmp_tput(&p->tputs[m - 1], r)) {
+            free(r->model);
+            free(r->type);
+            continue;
+        }
+        p->tputs[m++] = *r;
+    }
+    p->ntputs = m;
+    p->types = malloc(m * sizeof *p->types);
+    if (!p->types) return GS_ENOMEM;
+    for (size_t i = 0; i < m; i++)
+        if (strcasecmp(p->tputs[i].type, "any")) p->types[p->ntypes++] = p->tputs[i].type;
+    if (p->ntypes) qsort(p->types, p->ntypes, sizeof *p->types, cmp_str_case);
+    size_t k = 0;
+    for (size_t i = 0; i < p->ntypes; i++)
+        if (!k || strcasecmp(p->types[k - 1], p->types[i])) p->types[k++] = p->types[i];
+    p->ntypes = k;
+    return 0;
 }
 
 int gs_profiles_parse(const char *file, const char *buf, size_t len, gs_profiles **out, gs_diag *d)
@@ -238,7 +327,8 @@ int gs_profiles_parse(const char *file, const char *buf, size_t len, gs_profiles
                                  "gpu_util: expected a number in [0, 1], got '%s'", f[5]);
             }
             if (rc) break;
-            if ((int)g != 1) continue; /* only 1-GPU rows are used; others are informative */
+            if ((rc = add_tput(p, f[0], f[1], (int)g, 1.0 / x))) break;
+            if ((int)g != 1) continue; /* multi-GPU rows: throughputs only */
             if ((rc = grow((void **)&p->rows, &p->caprows, p->nrows, sizeof *p->rows))) break;
             gs_profile *r = &p->rows[p->nrows];
             r->model = dupnorm(f[0]);
@@ -327,6 +417,10 @@ int gs_profiles_parse(const char *file, const char *buf, size_t len, gs_profiles
     if (p->nrows) qsort(p->rows, p->nrows, sizeof *p->rows, cmp_row);
     if (p->npairs) qsort(p->pairs, p->npairs, sizeof *p->pairs, cmp_pair);
     if (p->naliases) qsort(p->aliases, p->naliases, sizeof *p->aliases, cmp_alias);
+    if ((rc = index_tputs(p))) {
+        gs_profiles_destroy(p);
+        return rc;
+    }
     *out = p;
     return 0;
 }
@@ -473,4 +567,86 @@ size_t gs_profiles_nrows(const gs_profiles *p)
 size_t gs_profiles_npairs(const gs_profiles *p)
 {
     return p->npairs;
+}
+
+/* ---- throughputs by (model, GPU type, GPU count) ---------------------------------------- */
+
+const char *gs_profiles_ref_type(const gs_profiles *p)
+{
+    const char *t = ref_type(p);
+    if (t) return t;
+    return p->first_type && strcasecmp(p->first_type, "any") ? p->first_type : NULL;
+}
+
+int gs_profiles_has_type(const gs_profiles *p, const char *gpu_type)
+{
+    if (!gpu_type || !p->ntypes) return 0;
+    return bsearch(&gpu_type, p->types, p->ntypes, sizeof *p->types, cmp_str_case) != NULL;
+}
+
+/* Throughput row (m, type, gpus), else (m, "any", gpus); NULL when neither exists. */
+static const tput_row *tput_of(const gs_profiles *p, const char *m, const char *type, int gpus)
+{
+    const char *ts[2] = {type, "any"};
+    for (int i = 0; i < 2; i++) {
+        if (!ts[i]) continue;
+        tput_row key = {(char *)m, (char *)ts[i], gpus, 0, 0};
+        const tput_row *r =
+            p->ntputs ? bsearch(&key, p->tputs, p->ntputs, sizeof *p->tputs, cmp_tput) : NULL;
+        if (r) return r;
+    }
+    return NULL;
+}
+
+/* The profile name of 'model' in the throughput table: its own (directly or through an
+ * alias), else "default"; NULL when neither has throughput rows. */
+static const char *tput_model(const gs_profiles *p, const char *model, char *buf, size_t cap)
+{
+    const char *m = resolve(p, model, buf, cap);
+    return m ? m : "default";
+}
+
+/* The type whose rows stand for 'type': itself when the profiles have rows of it, else the
+ * reference type (NULL: only "any" rows apply). */
+static const char *row_type(const gs_profiles *p, const char *type)
+{
+    return gs_profiles_has_type(p, type) ? type : gs_profiles_ref_type(p);
+}
+
+double gs_profiles_tput(const gs_profiles *p, const char *model, const char *gpu_type, int gpus)
+{
+    if (gpus <= 0) return 0;
+    char b[128];
+    const char *m = tput_model(p, model, b, sizeof b);
+    const char *t = row_type(p, gpu_type);
+    const tput_row *r = tput_of(p, m, t, gpus);
+    if (r) return r->tput;
+    r = gpus != 1 ? tput_of(p, m, t, 1) : NULL;
+    return r ? r->tput * gpus : 0;
+}
+
+/* tput(m, type, g) / tput(m, ref, g) when both rows exist; 0 when not. */
+static double ratio_at(const gs_profiles *p, const char *m, const char *type, const char *ref,
+                       int gpus)
+{
+    const tput_row *k = tput_of(p, m, type, gpus), *r = tput_of(p, m, ref, gpus);
+    return k && r && r->tput > 0 ? k->tput / r->tput : 0;
+}
+
+double gs_profiles_rate(const gs_profiles *p, const char *model, const char *gpu_type,
+                        const char *ref_type_name, int gpus)
+{
+    const char *ref = ref_type_name ? ref_type_name : gs_profiles_ref_type(p);
+    if (!gpu_type || !ref || !strcasecmp(gpu_type, ref) || !gs_profiles_has_type(p, gpu_type))
+        return 1.0;
+    char b[128];
+    const char *m = tput_model(p, model, b, sizeof b);
+    for (int pass = 0; pass < 2; pass++) {
+        double r = gpus > 1 ? ratio_at(p, m, gpu_type, ref, gpus) : 0;
+        if (!(r > 0)) r = ratio_at(p, m, gpu_type, ref, 1);
+        if (r > 0) return r;
+        if (!strcmp(m, "default")) break;
+        m = "default"; /* the model was not measured on one of the two types */
+    }
+    return 1.0;
 }

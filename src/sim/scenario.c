@@ -1116,6 +1116,9 @@ static int setup_and_run(const char *path, struct fy_node *root, gs_cluster **cl
     rcl->v[rcl->n++] = *cl; /* destroyed with the reconfigurations' */
     const char *policy = gs_yaml_str(gs_yaml_get(root, "policy"));
     if (!policy) return gs_yaml_err(d, root, GS_EPARSE, "a scenario needs 'policy'");
+    /* HiveD's demos give times on K80 / P100 clusters whose SKU does not change a job's speed
+     * (HiveD models none): GPU types do not change speeds unless 'set' turns it on */
+    if ((rc = gs_params_set(params, "type_speed", "off"))) return rc;
     struct fy_node *sets = gs_yaml_get(root, "set");
     if (sets) {
         if (!fy_node_is_mapping(sets))

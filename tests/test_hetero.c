@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_hetero.c - the speed model of heterogeneous clusters (docs/heterogeneity.md, "Speed
+ * model"): a job's work is measured on the reference GPU type and progresses on type k at
+ * tput(model, k, gpus) / tput(model, ref, gpus) from the profiles; jobs without a model use
+ * the per-type 'default' rows; a gang over several types runs at the slowest one's rate;
+ * type_speed=off and clusters of the reference type (or untyped) keep the old speeds.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "gsched/gsched.h"
+#include "harness.h"
+
+/* A policy that does nothing: tests place jobs themselves. */
+static int m_create(gs_engine *e, gs_params *p, void **st, gs_diag *d)
+{
+    (void)e, (void)p, (void)d;
+    *st = NULL;
+    return 0;
+}
+static void m_destroy(void *st)
+{
+    (void)st;
+}
+static const gs_policy_ops manual = {.name = "manual", .create = m_create, .destroy = m_destroy};
+
+typedef struct rig {
+    gs_cluster *c;
+    gs_engine *e;
+    gs_params p;
+} rig;
+
+/* kv: NULL or "key=value,key=value"; policy NULL = manual.  costs=off always (no placement
+ * slowdown, free restarts): the speed of a type is all that changes a run. */
+static int rig_open_c(rig *r, gs_cluster *c, const char *policy, const char *kv, gs_diag *d)
+{
+    memset(r, 0, sizeof *r);
+    r->c = c;
+    gs_params_init(&r->p);
+    char buf[256];
+    snprintf(buf, sizeof buf, "costs=off%s%s", kv ? "," : "", kv ? kv : "");
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","))
+        if (gs_params_set_kv(&r->p, t)) return -1;
+    gs_engine_opts o;
+    gs_engine_opts_init(&o);
+    if (policy) return gs_engine_create(r->c, policy, &r->p, &o, &r->e, d);
+    return gs_engine_create_ops(r->c, &manual, &r->p, &o, &r->e, d);
+}
+
+static int rig_open(rig *r, const char *cluster, const char *policy, const char *kv)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    gs_cluster *c = NULL;
+    if (gs_cluster_parse_shorthand(cluster, &c, &d)) return -1;
+    return rig_open_c(r, c, policy, kv, &d);
+}
+
+static void rig_close(rig *r)
+{
+    gs_engine_destroy(r->e);
+    gs_cluster_destroy(r->c);
+    gs_params_release(&r->p);
+}
+
+static const gs_job *add(rig *r, int64_t id, int ntasks, int gpt, double dur_s, const char *model)
+{
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = id;
+    s.ntasks = ntasks;
+    s.gpus_per_task = gpt;
+    s.duration = gs_time_from_sec(dur_s);
+    s.model = model;
+    const gs_job *j = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_engine_add_job(r->e, &s, &j, &d)) return NULL;
+    return j;
+}
+
+/* Run time of a lone job of 'model' (NULL: none) on 'cluster' under fifo. */
+static gs_time alone(const char *cluster, const char *model, int gpus, const char *kv)
+{
+    rig r;
+    if (rig_open(&r, cluster, "fifo", kv)) return -1;
+    const gs_job *j = add(&r, 1, 1, gpus, 3600, model);
+    gs_time t = -1;
+    if (j && !gs_engine_run(r.e) && j->state == GS_JOB_DONE) t = j->end - j->first_start;
+    rig_close(&r);
+    return t;
+}
+
+/* Isolated iteration time of 'model' on one GPU of 'type', from the built-in profiles. */
+static double iter_s(const char *model, const char *type)
+{
+    gs_profiles *p = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_profiles_builtin(&p, &d)) return -1;
+    double t = gs_profiles_get(p, model, type)->iter_s;
+    gs_profiles_destroy(p);
+    return t;
+}
+
+/* work / rate, as the engine rounds it (ceil of us). */
+static gs_time at_rate(double dur_s, double rate)
+{
+    return (gs_time)ceil((double)gs_time_from_sec(dur_s) / rate);
+}
+
+/* A resnet50 job takes the profiles' K80 / V100 iteration-time ratio longer on K80. */
+static void test_resnet50_k80_slower(void)
+{
+    double ratio = iter_s("resnet50", "K80") / iter_s("resnet50", "V100");
+    ASSERT(ratio > 2.0); /* Gavel measured ResNet-50 (bs 64) about 7x slower on a K80 */
+    ASSERT_EQ(alone("1x4:V100", "resnet50", 1, NULL), gs_time_from_sec(3600));
+    ASSERT_EQ(alone("1x4:K80", "resnet50", 1, NULL), at_rate(3600, 1.0 / ratio));
+    double rp = iter_s("resnet50", "V100") / iter_s("resnet50", "P100");
+    ASSERT(rp < 1.0);
+    ASSERT_EQ(alone("1x4:P100", "resnet50", 1, NULL), at_rate(3600, rp));
+}
+
+/* A job without a model (or with an unknown one) uses the per-type 'default' rows. */
+static void test_default_rows(void)
+{
+    double r = iter_s(NULL, "V100") / iter_s(NULL, "K80");
+    ASSERT(r < 0.5); /* the median of Gavel's K80/V100 throughput ratios is about 0.25 */
+    ASSERT_EQ(alone("1x4:K80", NULL, 1, NULL), at_rate(3600, r));
+    ASSERT_EQ(alone("1x4:K80", "no-such-model", 1, NULL), at_rate(3600, r));
+    double rp = iter_s(NULL, "V100") / iter_s(NULL, "P100");
+    ASSERT(rp < 1.0);
+    ASSERT_EQ(alone("1x4:P100", NULL, 1, NULL), at_rate(3600, rp));
+    /* a type the profiles have no rows of runs at the reference speed; so do untyped GPUs */
+    ASSERT_EQ(alone("1x4:M60", NULL, 1, NULL), gs_time_from_sec(3600));
+    ASSERT_EQ(alone("1x4", "resnet50", 1, NULL), gs_time_from_sec(3600));
+    ASSERT_EQ(alone("1x4", NULL, 4, NULL), gs_time_from_sec(3600));
+}
+
+/* type_speed=off: every type runs at the reference speed (the behaviour before issue 15). */
+static void test_type_speed_off(void)
+{
+    ASSERT_EQ(alone("1x4:K80", "resnet50", 1, "type_speed=off"), gs_time_from_sec(3600));
+    ASSERT_EQ(alone("1x4:K80", NULL, 2, "type_speed=off"), gs_time_from_sec(3600));
+    ASSERT_EQ(alone("1x4:P100", "transformer", 1, "type_speed=off"), gs_time_from_sec(3600));
+}
+
+/* ref_gpu_type=K80: work is measured on K80, so a K80 run takes the work and V100 is faster. */
+static void test_ref_gpu_type(void)
+{
+    ASSERT_EQ(alone("1x4:K80", "resnet50", 1, "ref_gpu_type=K80"), gs_time_from_sec(3600));
+    double ratio = iter_s("resnet50", "K80") / iter_s("resnet50", "V100");
+    ASSERT_EQ(alone("1x4:V100", "resnet50", 1, "ref_gpu_type=k80"), at_rate(3600, ratio));
+    rig r;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    gs_cluster *c = NULL;
+    ASSERT_OK(gs_cluster_parse_shorthand("1x4:K80", &c, &d));
+    ASSERT_EQ(rig_open_c(&r, c, "fifo", "ref_gpu_type=A100", &d), GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "ref_gpu_type 'A100'");
+    ASSERT_CONTAINS(d.msg, "V100");
+    gs_cluster_destroy(c);
+    gs_params_release(&r.p);
+}
+
+/* One node of 2 V100 and one of 2 K80 (nodes n0, n1). */
+static gs_cluster *mixed(void)
+{
+    gs_cluster *c = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_cluster_create(&c)) return NULL;
+    int tv = gs_cluster_gpu_type(c, "V100"), tk = gs_cluster_gpu_type(c, "K80");
+    for (int n = 0; n < 2; n++) {
+        char name[8];
+        snprintf(name, sizeof name, "n%d", n);
+        int node = gs_cluster_add_cell(c, 0, GS_CELL_NODE, name, -1);
+        if (node < 0 || gs_cluster_set_node(c, node, 0, 0)) return NULL;
+        for (int g = 0; g < 2; g++)
+            if (gs_cluster_add_gpu(c, node, g, n ? tk : tv) < 0) return NULL;
+    }
+    if (gs_cluster_finish(c, &d)) {
+        gs_cluster_destroy(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* A gang spanning V100 and K80 GPUs progresses at the K80 rate; gs_engine_job_rate and
+ * gs_engine_job_ideal answer per type. */
+static void test_mixed_gang_slowest(void)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    gs_cluster *c = mixed();
+    ASSERT(c);
+    rig r;
+    ASSERT_OK(rig_open_c(&r, c, NULL, NULL, &d));
+    const gs_job *j = add(&r, 1, 2, 2, 3600, "resnet50");
+    ASSERT(j);
+    ASSERT_OK(gs_engine_advance(r.e, 0));
+    int tv = gs_cluster_find_gpu_type(c, "V100"), tk = gs_cluster_find_gpu_type(c, "K80");
+    double rk = iter_s("resnet50", "V100") / iter_s("resnet50", "K80");
+    ASSERT_NEAR(gs_engine_job_rate(r.e, j, tv, 4), 1.0, 1e-12);
+    ASSERT_NEAR(gs_engine_job_rate(r.e, j, -1, 4), 1.0, 1e-12);
+    ASSERT_NEAR(gs_engine_job_rate(r.e, j, tk, 4), rk, 1e-12);
+    ASSERT_NEAR(gs_engine_job_type_rate(r.e, j, tk, 4), rk, 1e-12);
+    ASSERT_STR(gs_engine_ref_gpu_type(r.e), "V100");
+    /* the ideal run time: on the best type of the cluster (V100) */
+    ASSERT_EQ(gs_engine_job_ideal(r.e, j), gs_time_from_sec(3600));
+    int gpus[4] = {0, 1, 2, 3}; /* tasks on n0 (V100) and n1 (K80) */
+    ASSERT_OK(gs_engine_start(r.e, j, gpus, 4));
+    ASSERT_NEAR(j->type_rate, rk, 1e-12);
+    ASSERT_OK(gs_engine_run(r.e));
+    ASSERT_EQ(j->state, GS_JOB_DONE);
+    ASSERT_EQ(j->end, at_rate(3600, rk));
+    rig_close(&r);
+
+    /* the same gang on the V100 node alone (2 tasks of 1 GPU) runs at the reference speed */
+    c = mixed();
+    ASSERT(c);
+    ASSERT_OK(rig_open_c(&r, c, NULL, NULL, &d));
+    j = add(&r, 1, 2, 1, 3600, "resnet50");
+    ASSERT_OK(gs_engine_advance(r.e, 0));
+    int v[2] = {0, 1};
+    ASSERT_OK(gs_engine_start(r.e, j, v, 2));
+    ASSERT_NEAR(j->type_rate, 1.0, 0);
+    ASSERT_OK(gs_engine_run(r.e));
+    ASSERT_EQ(j->end, gs_time_from_sec(3600));
+    rig_close(&r);
+
+    /* K80 only: the ideal run time is the work at the K80 rate */
+    ASSERT_OK(rig_open(&r, "1x4:K80", NULL, NULL));
+    j = add(&r, 1, 1, 1, 3600, "resnet50");
+    ASSERT_EQ(gs_engine_job_ideal(r.e, j), at_rate(3600, rk));
+    rig_close(&r);
+}
+
+/* A migration to another type changes the speed from then on; the work done is kept. */
+static void test_migrate_across_types(void)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    gs_cluster *c = mixed();
+    ASSERT(c);
+    rig r;
+    ASSERT_OK(rig_open_c(&r, c, NULL, NULL, &d));
+    const gs_job *j = add(&r, 1, 1, 1, 3600, NULL);
+    ASSERT_OK(gs_engine_advance(r.e, 0));
+    int g0 = 0, g2 = 2;
+    ASSERT_OK(gs_engine_start(r.e, j, &g0, 1));
+    ASSERT_NEAR(j->type_rate, 1.0, 0);
+    ASSERT_OK(gs_engine_advance(r.e, gs_time_from_sec(1800))); /* half the work done */
+    ASSERT_OK(gs_engine_migrate(r.e, j, &g2, 1, "test"));      /* costs=off: free */
+    double rk = iter_s(NULL, "V100") / iter_s(NULL, "K80");
+    ASSERT_NEAR(j->type_rate, rk, 1e-12);
+    ASSERT_OK(gs_engine_run(r.e));
+    ASSERT_EQ(j->end, gs_time_from_sec(1800) + at_rate(1800, rk));
+    rig_close(&r);
+}
+
+/* The profiles' lookups behind the rates. */
+static void test_profiles_rate(void)
+{
+    gs_profiles *p = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_profiles_builtin(&p, &d));
+    ASSERT_STR(gs_profiles_ref_type(p), "V100");
+    ASSERT(gs_profiles_has_type(p, "k80"));
+    ASSERT(!gs_profiles_has_type(p, "A100"));
+    ASSERT(!gs_profiles_has_type(p, "any"));
+    const gs_profile *v = gs_profiles_get(p, "resnet50", "V100"),
+                     *k = gs_profiles_get(p, "resnet50", "K80");
+    ASSERT_NEAR(gs_profiles_tput(p, "resnet50", "V100", 1), 1.0 / v->iter_s, 1e-9);
+    ASSERT_NEAR(gs_profiles_rate(p, "resnet50", "K80", NULL, 1), v->iter_s / k->iter_s, 1e-12);
+    ASSERT_NEAR(gs_profiles_rate(p, "resnet50", "V100", "K80", 1), k->iter_s / v->iter_s, 1e-12);
+    ASSERT_NEAR(gs_profiles_rate(p, "resnet50", "A100", NULL, 1), 1.0, 0);
+    ASSERT_NEAR(gs_profiles_rate(p, "resnet50", NULL, NULL, 1), 1.0, 0);
+    ASSERT_NEAR(gs_profiles_tput(p, "resnet50", "A100", 1), 1.0 / v->iter_s, 1e-9);
+    gs_profiles_destroy(p);
+
+    /* a model measured on the reference only takes the 'default' model's ratio there */
+    static const char csv[] = "model,gpu_type,gpus,iter_time_s,gpu_mem_mb,gpu_util\n"
+                              "default,V100,1,1.0,100,0.5\n"
+                              "default,K80,1,4.0,100,0.5\n"
+                              "solo,V100,1,2.0,100,0.5\n"
+                              "both,V100,1,1.0,100,0.5\n"
+                              "both,K80,1,2.0,100,0.5\n"
+                              "both,V100,2,0.5,100,0.5\n"
+                              "both,K80,2,2.0,100,0.5\n"
+                              "both,K80,2,9.0,100,0.5\n"; /* repeated: the first one wins */
+    ASSERT_OK(gs_profiles_parse("t.csv", csv, sizeof csv - 1, &p, &d));
+    ASSERT_STR(gs_profiles_ref_type(p), "V100"); /* no gpu_type table: the first row's */
+    ASSERT_NEAR(gs_profiles_rate(p, "solo", "K80", NULL, 1), 0.25, 1e-12);
+    ASSERT_NEAR(gs_profiles_rate(p, "both", "K80", NULL, 1), 0.5, 1e-12);
+    ASSERT_NEAR(gs_profiles_rate(p, "both", "K80", NULL, 2), 0.25, 1e-12);
+    ASSERT_NEAR(gs_profiles_rate(p, "both", "K80", NULL, 4), 0.5, 1e-12); /* no 4: 1-GPU */
+    ASSERT_NEAR(gs_profiles_tput(p, "both", "K80", 2), 0.5, 1e-12);
+    ASSERT_NEAR(gs_profiles_tput(p, "both", "K80", 4), 2.0, 1e-12); /* 1-GPU x 4 */
+    ASSERT_NEAR(gs_profiles_tput(p, "solo", "K80", 1), 0, 0);       /* not measured */
+    gs_profiles_destroy(p);
+}
+
+static const test_case tests[] = {
+    {"resnet50_k80_slower", test_resnet50_k80_slower},
+    {"default_rows", test_default_rows},
+    {"type_speed_off", test_type_speed_off},
+    {"ref_gpu_type", test_ref_gpu_type},
+    {"mixed_gang_slowest", test_mixed_gang_slowest},
+    {"migrate_across_types", test_migrate_across_types},
+    {"profiles_rate", test_profiles_rate},
+};
+
+TEST_MAIN(tests)
