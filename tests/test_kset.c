@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "../src/core/internal.h"
+#include "gsched/plan.h"
 #include "config.h"
 #include "gsched/gsched.h"
 #include "gsched/policy.h"

@@ -112,6 +112,13 @@ typedef struct gs_engine_opts {
      * the program: the core links none.  NULL: those policies refuse to run (GS_EUNSUPPORTED).
      */
     const gs_lp_solver *lp;
+    /*
+     * Policies the program adds to the compiled-in ones (plugins it loaded; policy.h,
+     * "Plugins"): gs_engine_create() looks a name up among these first.  Borrowed: they
+     * must outlive every engine made with them.  NULL / 0: the compiled-in ones only.
+     */
+    const gs_policy_ops *const *policies;
+    size_t npolicies;
 } gs_engine_opts;
 
 void gs_engine_opts_init(gs_engine_opts *o);
@@ -165,7 +172,8 @@ typedef void (*gs_observer_fn)(void *ud, const gs_record *r);
 /* ---- lifecycle ----------------------------------------------------------- */
 
 /*
- * Create an engine running policy 'policy' (see gs_policy_find()).  The
+ * Create an engine running policy 'policy' (opts->policies, then the compiled-in
+ * ones: gs_policy_find_ex()).  The
  * policy and the engine read their parameters from 'params' (marking them
  * used; the caller then checks gs_params_unused()).  On error returns a
  * negative code and explains in diag.

@@ -19,6 +19,7 @@
 #include "gsched/jobq.h"
 #include "gsched/params.h"
 #include "gsched/placement.h"
+#include "gsched/plan.h"
 #include "gsched/policy.h"
 #include "gsched/profiles.h"
 #include "gsched/types.h"

@@ -76,6 +76,17 @@ int gs_place_find(const gs_cluster *c, const gs_place_req *r, int *out);
  */
 int gs_place_feasible(const gs_cluster *c, const gs_place_req *r, char *why, size_t cap);
 
+/*
+ * mostfree: the placement of the Pollux artifact's rigid baselines (Tiresias+TunedJobs,
+ * Optimus; src/core/util.c): take the node with the most free GPUs (the lowest index on ties), as
+ * many whole tasks of 'gpt' GPUs as it has room for up to what is still needed, and repeat.  GPUs
+ * of a node are taken lowest local index first; out[] lists the n GPUs in the order taken, so the
+ * node order of the job's placement is the artifact's.  Only free, healthy GPUs of type
+ * 'gpu_type' (-1 = any) count.  Returns 0, or GS_ENOFIT when they cannot hold the n GPUs
+ * (out[] is then meaningless; nothing is allocated either way).
+ */
+int gs_mostfree_place(const gs_cluster *c, int n, int gpt, int gpu_type, int *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gsched/policy.h - the policy ops table and the compiled-in registry.
+ * gsched/policy.h - the policy ops table, the compiled-in registry and the
+ * plugin interface: everything a policy needs, with engine.h (its requests),
+ * job.h, cluster.h, placement.h, jobq.h and plan.h (helpers of priority
+ * policies).  A policy never includes libgsched's private headers; a policy
+ * outside gsched is a shared object (below, "Plugins"; docs/writing-a-policy.md).
  *
  * A policy decides who runs and where; the engine decides nothing.  It is a
- * const table of callbacks, one table per file (src/core/policy_*.c),
- * looked up by name.  Callbacks run on the engine's thread with the engine's
- * clock (gs_engine_now()); they act only through the gs_engine_* requests.
+ * const table of callbacks, compiled in from one file src/core/policy_STEM.c
+ * (which may define a family of tables, e.g. srtf/srsf/sjf) or loaded from a
+ * plugin, looked up by name.  Callbacks run on the engine's thread with the
+ * engine's clock (gs_engine_now()); they act only through the gs_engine_* requests.
  *
  * Order of calls at one instant: the event hooks (on_arrival, on_finish,
  * on_requeue, on_node, on_preemptible, on_timer, in event order), then at
@@ -137,10 +142,62 @@ struct gs_policy_ops {
  */
 gs_job *gs_policy_job(gs_engine *e, size_t slot);
 
-/* Look a policy up by name; NULL if unknown. */
+/*
+ * The compiled-in registry needs no hand edit: CMake lists every
+ * src/core/policy_STEM.c (STEM a C identifier) and the generated registry
+ * refers to one array per file, named by that rule:
+ *
+ *     const gs_policy_entry gs_policy_file_STEM[] = {{10, &fifo_ops}, {0, NULL}};
+ *
+ * (its tables static in the file, the array ending with a NULL ops).  'order'
+ * places a table in the listing (`gsched policies`, gs_policy_at): smaller
+ * first, equal orders by name.  The compiled-in ones use 10..139 (docs/
+ * writing-a-policy.md lists them); names are unique (tests/test_policies.c).
+ */
+typedef struct gs_policy_entry {
+    int order;
+    const gs_policy_ops *ops;
+} gs_policy_entry;
+
+/* Look a compiled-in policy up by name; NULL if unknown. */
 const gs_policy_ops *gs_policy_find(const char *name);
-/* Registry iteration: i = 0, 1, ... until NULL. */
+/* The same among 'extra' (n tables a program adds, e.g. plugins; searched first) and then
+ * the compiled-in ones. */
+const gs_policy_ops *gs_policy_find_ex(const gs_policy_ops *const *extra, size_t n,
+                                       const char *name);
+/* Registry iteration in listing order: i = 0, 1, ... until NULL. */
 const gs_policy_ops *gs_policy_at(size_t i);
+
+/*
+ * Plugins: a shared object (cc -shared -fPIC, against these headers) that
+ * defines one function,
+ *
+ *     const gs_policy_plugin *gsched_policy_plugin(void);
+ *
+ * returning a pointer to a static const gs_policy_plugin: { GS_POLICY_ABI,
+ * sizeof(gs_policy_ops), sizeof(gs_job), &its_ops }.  The program loads it
+ * (`gsched sim|serve --policy-plugin FILE.so`: dlopen in the CLI, never in
+ * the core) and refuses it, saying why, when the symbol is missing, 'abi' or
+ * the two sizes differ from its own (built against other headers: rebuild
+ * it), the table lacks a name, create() or schedule(), or its name is taken.
+ * The table then goes to the engine through gs_engine_opts.policies; the
+ * plugin calls the public gs_* functions, which the gsched program exports.
+ * 'abi' is the first member in every version, so any plugin's can be read;
+ * GS_POLICY_ABI changes whenever a public type a policy reads changes layout.
+ */
+#define GS_POLICY_ABI           1
+#define GS_POLICY_PLUGIN_SYMBOL "gsched_policy_plugin"
+
+typedef struct gs_policy_plugin {
+    uint32_t abi;      /* GS_POLICY_ABI the plugin was compiled with */
+    uint32_t ops_size; /* sizeof(gs_policy_ops) */
+    uint32_t job_size; /* sizeof(gs_job) */
+    const gs_policy_ops *ops;
+} gs_policy_plugin;
+
+/* What a plugin defines (declared here for it; the program finds it with dlsym). */
+const gs_policy_plugin *gsched_policy_plugin(void);
+typedef const gs_policy_plugin *(*gs_policy_plugin_fn)(void);
 
 #ifdef __cplusplus
 }

@@ -2928,13 +2928,17 @@ int gs_engine_advance(gs_engine *e, gs_time now)
 int gs_engine_create(gs_cluster *c, const char *policy, gs_params *params,
                      const gs_engine_opts *opts, gs_engine **out, gs_diag *diag)
 {
-    const gs_policy_ops *ops = gs_policy_find(policy);
+    const gs_policy_ops *const *extra = opts ? opts->policies : NULL;
+    size_t nextra = opts && opts->policies ? opts->npolicies : 0;
+    const gs_policy_ops *ops = gs_policy_find_ex(extra, nextra, policy);
     if (!ops) {
-        /* suggest the closest name */
+        /* suggest the closest name (the program's policies, then the compiled-in ones) */
         const char *best = NULL;
         size_t bl = 0;
-        for (size_t i = 0; gs_policy_at(i); i++) {
-            const char *n = gs_policy_at(i)->name;
+        for (size_t i = 0;; i++) {
+            const gs_policy_ops *o = i < nextra ? extra[i] : gs_policy_at(i - nextra);
+            if (!o) break;
+            const char *n = o->name;
             size_t k = 0;
             while (n[k] && policy[k] && n[k] == policy[k]) k++;
             if (k > bl) bl = k, best = n;

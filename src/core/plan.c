@@ -2,7 +2,7 @@
 /*
  * plan.c - count-based target set and its application, and the ordered job
  * sets (kset) that let a pass visit only the waiting jobs it can admit (see
- * internal.h).
+ * gsched/plan.h, public: plugins use them too).
  * Invariants: the target set is the greedy prefix of the priority order by
  * GPU count; a victim is preempted only when a higher-priority start uses
  * one of its GPUs; jobs are started and preempted only through the engine;
@@ -15,7 +15,7 @@
 #include "gsched/engine.h"
 #include "gsched/policy.h"
 #include "gsched/jobq.h"
-#include "internal.h"
+#include "gsched/plan.h"
 
 void gs_plan_init(gs_plan *p)
 {

@@ -316,7 +316,7 @@ static int afs_check(void *st, gs_diag *d)
     return 0;
 }
 
-const gs_policy_ops gs_policy_afs = {
+static const gs_policy_ops gs_policy_afs = {
     .name = "afs",
     .summary = "elastic shares by AFS's pairwise rule on every arrival and completion "
                "(afs_mode=l: length-agnostic, p: known remaining work)",
@@ -332,3 +332,6 @@ const gs_policy_ops gs_policy_afs = {
     .schedule = afs_schedule,
     .check = afs_check,
 };
+
+/* The registry's entry for this file (gsched/policy.h: order in the listing, table). */
+const gs_policy_entry gs_policy_file_afs[] = {{120, &gs_policy_afs}, {0, NULL}};

@@ -583,7 +583,7 @@ static int ef_check(void *st, gs_diag *d)
     return 0;
 }
 
-const gs_policy_ops gs_policy_elasticflow = {
+static const gs_policy_ops gs_policy_elasticflow = {
     .name = "elasticflow",
     .summary = "deadline-aware elastic (ElasticFlow): admission by minimum satisfactory share, "
                "leftovers by marginal return, power-of-two buddy placement",
@@ -599,3 +599,6 @@ const gs_policy_ops gs_policy_elasticflow = {
     .schedule = ef_schedule,
     .check = ef_check,
 };
+
+/* The registry's entry for this file (gsched/policy.h: order in the listing, table). */
+const gs_policy_entry gs_policy_file_elasticflow[] = {{100, &gs_policy_elasticflow}, {0, NULL}};

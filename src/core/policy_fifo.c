@@ -102,7 +102,7 @@ static int fifo_schedule(void *st)
     return 0;
 }
 
-const gs_policy_ops gs_policy_fifo = {
+static const gs_policy_ops gs_policy_fifo = {
     .name = "fifo",
     .summary = "strict arrival order; the first waiting job blocks all behind it",
     .flags = 0,
@@ -115,7 +115,7 @@ const gs_policy_ops gs_policy_fifo = {
     .schedule = fifo_schedule,
 };
 
-const gs_policy_ops gs_policy_fifo_backfill = {
+static const gs_policy_ops gs_policy_fifo_backfill = {
     .name = "fifo-backfill",
     .summary = "arrival order, but any waiting job that fits starts (fit-job-first)",
     .flags = 0,
@@ -127,3 +127,7 @@ const gs_policy_ops gs_policy_fifo_backfill = {
     .on_finish = fifo_finish,
     .schedule = fifo_schedule,
 };
+
+/* The registry's entry for this file (gsched/policy.h: order in the listing, table). */
+const gs_policy_entry gs_policy_file_fifo[] = {
+    {10, &gs_policy_fifo}, {11, &gs_policy_fifo_backfill}, {0, NULL}};

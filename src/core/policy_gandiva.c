@@ -1283,7 +1283,7 @@ static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     return 0;
 }
 
-const gs_policy_ops gs_policy_gandiva = {
+static const gs_policy_ops gs_policy_gandiva = {
     .name = "gandiva",
     .summary = "Gandiva: affinity placement, time-slicing, packing, migration, grow-shrink; "
                "mechanism costs charged",
@@ -1299,3 +1299,6 @@ const gs_policy_ops gs_policy_gandiva = {
     .schedule = gd_schedule,
     .check = gd_check,
 };
+
+/* The registry's entry for this file (gsched/policy.h: order in the listing, table). */
+const gs_policy_entry gs_policy_file_gandiva[] = {{60, &gs_policy_gandiva}, {0, NULL}};

@@ -733,7 +733,7 @@ static int em_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     return 0;
 }
 
-const gs_policy_ops gs_policy_gandiva_emul = {
+static const gs_policy_ops gs_policy_gandiva_emul = {
     .name = "gandiva-emul",
     .summary = "the Tiresias simulator's Gandiva emulation: node sets per job size, 10-s steps, "
                "60-s rotation (for comparison with its published result)",
@@ -747,3 +747,6 @@ const gs_policy_ops gs_policy_gandiva_emul = {
     .schedule = em_schedule,
     .check = em_check,
 };
+
+/* The registry's entry for this file (gsched/policy.h: order in the listing, table). */
+const gs_policy_entry gs_policy_file_gandiva_emul[] = {{70, &gs_policy_gandiva_emul}, {0, NULL}};

@@ -103,7 +103,6 @@
 
 #include "gsched/jobq.h"
 #include "gsched/policy.h"
-#include "internal.h"
 
 enum { C_INSIDE = 0, C_FREE = 1, C_SPLIT = 2, C_BOUND = 3 };
 enum { K_NONE = 0, K_GUAR = 1, K_OPP = 2 };
@@ -3332,7 +3331,7 @@ static int h_inspect(void *st, const char *key, char *buf, size_t cap)
     return n < 0 || (size_t)n >= cap ? GS_ERANGE : 0;
 }
 
-const gs_policy_ops gs_policy_hived = {
+static const gs_policy_ops gs_policy_hived = {
     .name = "hived",
     .summary = "HiveD: virtual clusters of topology cells with guarantees, buddy allocation, "
                "priorities, opportunistic jobs (needs a HiveD config)",
@@ -3355,7 +3354,7 @@ const gs_policy_ops gs_policy_hived = {
     .inspect = h_inspect,
 };
 
-const gs_policy_ops gs_policy_private = {
+static const gs_policy_ops gs_policy_private = {
     .name = "private",
     .summary = "baseline: each VC gets a private, quota-sized slice of the cluster (HiveD config)",
     .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID | GS_POLICY_GROUPS, /* by priority in a VC */
@@ -3375,3 +3374,7 @@ const gs_policy_ops gs_policy_private = {
     .vc_guarantee = h_vc_guarantee,
     .inspect = h_inspect,
 };
+
+/* The registry's entry for this file (gsched/policy.h: order in the listing, table). */
+const gs_policy_entry gs_policy_file_hived[] = {
+    {50, &gs_policy_hived}, {52, &gs_policy_private}, {0, NULL}};

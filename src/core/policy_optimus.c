@@ -44,7 +44,7 @@
 
 #include "gsched/goodput.h"
 #include "gsched/policy.h"
-#include "internal.h"
+#include "gsched/placement.h"
 
 typedef struct opt {
     gs_engine *e;
@@ -510,7 +510,7 @@ static int opt_check(void *st, gs_diag *d)
     return 0;
 }
 
-const gs_policy_ops gs_policy_optimus = {
+static const gs_policy_ops gs_policy_optimus = {
     .name = "optimus",
     .summary = "GPUs by marginal gain every interval (Optimus; with elastic_mode=parity the "
                "Pollux artifact's Optimus+Oracle+TunedJobs)",
@@ -525,3 +525,6 @@ const gs_policy_ops gs_policy_optimus = {
     .schedule = opt_schedule,
     .check = opt_check,
 };
+
+/* The registry's entry for this file (gsched/policy.h: order in the listing, table). */
+const gs_policy_entry gs_policy_file_optimus[] = {{90, &gs_policy_optimus}, {0, NULL}};

@@ -18,7 +18,7 @@
  *
  * A pass costs the running jobs and the waiting jobs it admits, not the
  * queue: a waiting job's key cannot change while it waits, so waiting jobs
- * sit in a kset (internal.h) keyed once, and the walk skips those that need
+ * sit in a kset (gsched/plan.h) keyed once, and the walk skips those that need
  * more GPUs than are left.  Running jobs are re-keyed at every contended pass
  * and kept in the order of the last one (nearly sorted for the next).
  *
@@ -38,7 +38,7 @@
 
 #include "gsched/jobq.h"
 #include "gsched/policy.h"
-#include "internal.h"
+#include "gsched/plan.h"
 
 enum okind { O_SRTF, O_SRSF, O_SJF };
 
@@ -358,7 +358,7 @@ static int o_rank(void *st, const gs_job *j, gs_queue_key *k)
 }
 
 #define ORACLE_OPS(var, nm, createfn, fl, sum) \
-    const gs_policy_ops var = {                \
+    static const gs_policy_ops var = {         \
         .name = nm,                            \
         .summary = sum,                        \
         .flags = GS_POLICY_ORACLE | (fl),      \
@@ -381,3 +381,7 @@ ORACLE_OPS(gs_policy_srsf, "srsf", srsf_create, GS_POLICY_PREEMPTIVE,
            "shortest remaining service (GPUs x remaining time) first; preemptive");
 ORACLE_OPS(gs_policy_sjf, "sjf", sjf_create, 0,
            "shortest job first by total duration; non-preemptive, no head-of-line blocking");
+
+/* The registry's entry for this file (gsched/policy.h: order in the listing, table). */
+const gs_policy_entry gs_policy_file_oracle[] = {
+    {40, &gs_policy_srtf}, {41, &gs_policy_srsf}, {42, &gs_policy_sjf}, {0, NULL}};

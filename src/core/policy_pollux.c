@@ -1592,7 +1592,7 @@ static int px_check(void *st, gs_diag *d)
     return 0;
 }
 
-const gs_policy_ops gs_policy_pollux = {
+static const gs_policy_ops gs_policy_pollux = {
     .name = "pollux",
     .summary = "Pollux: elastic GPU counts by goodput (power mean p=-1 of restart-discounted "
                "speedups), deterministic search",
@@ -1608,3 +1608,6 @@ const gs_policy_ops gs_policy_pollux = {
     .schedule = px_schedule,
     .check = px_check,
 };
+
+/* The registry's entry for this file (gsched/policy.h: order in the listing, table). */
+const gs_policy_entry gs_policy_file_pollux[] = {{130, &gs_policy_pollux}, {0, NULL}};

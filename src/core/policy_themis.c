@@ -1019,7 +1019,7 @@ static int th_inspect(void *st, const char *key, char *buf, size_t cap)
     return n < 0 || (size_t)n >= cap ? GS_ERANGE : 0;
 }
 
-const gs_policy_ops gs_policy_themis = {
+static const gs_policy_ops gs_policy_themis = {
     .name = "themis",
     .summary =
         "Themis: finish-time fairness, partial-allocation auctions of GPU leases; preemptive",
@@ -1038,3 +1038,6 @@ const gs_policy_ops gs_policy_themis = {
     .queue_describe = th_qtext,
     .inspect = th_inspect,
 };
+
+/* The registry's entry for this file (gsched/policy.h: order in the listing, table). */
+const gs_policy_entry gs_policy_file_themis[] = {{140, &gs_policy_themis}, {0, NULL}};

@@ -26,7 +26,7 @@
  *
  * Tiresias-G orders each queue by Gittins index instead.  A waiting job's
  * index is constant (its attained service does not grow), so each queue's
- * waiting jobs sit in a kset (internal.h) keyed once, when they join P; only
+ * waiting jobs sit in a kset (gsched/plan.h) keyed once, when they join P; only
  * running jobs are re-keyed at a pass (at most one per GPU), sorted from the
  * last pass's order kept in R, and merged with the waiting jobs that can be
  * admitted: a pass never looks at a waiting job that cannot start.
@@ -56,7 +56,7 @@
 
 #include "gsched/jobq.h"
 #include "gsched/policy.h"
-#include "internal.h"
+#include "gsched/plan.h"
 
 enum variant { V_LAS, V_TLAS, V_GITTINS };
 
@@ -819,7 +819,7 @@ static int tir_rank(void *st, const gs_job *j, gs_queue_key *k)
 }
 
 #define TIRESIAS_OPS(var, nm, createfn, sum)             \
-    const gs_policy_ops var = {                          \
+    static const gs_policy_ops var = {                   \
         .name = nm,                                      \
         .summary = sum,                                  \
         .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID, \
@@ -843,3 +843,9 @@ TIRESIAS_OPS(gs_policy_tiresias_las, "tiresias-las", tlas_create,
              "Tiresias-L: 2-D attained service (GPUs x time), multi-level queues; preemptive");
 TIRESIAS_OPS(gs_policy_tiresias_gittins, "tiresias-gittins", tgit_create,
              "Tiresias-G: 2-D Gittins index over a GPU-time distribution; preemptive");
+
+/* The registry's entry for this file (gsched/policy.h: order in the listing, table). */
+const gs_policy_entry gs_policy_file_tiresias[] = {{30, &gs_policy_las},
+                                                   {31, &gs_policy_tiresias_las},
+                                                   {32, &gs_policy_tiresias_gittins},
+                                                   {0, NULL}};

@@ -42,7 +42,7 @@
 #include "gsched/goodput.h"
 #include "gsched/jobq.h"
 #include "gsched/policy.h"
-#include "internal.h"
+#include "gsched/placement.h"
 
 typedef struct ttj {
     gs_engine *e;
@@ -253,7 +253,7 @@ static int ttj_check(void *st, gs_diag *d)
     return 0;
 }
 
-const gs_policy_ops gs_policy_tiresias_tj = {
+static const gs_policy_ops gs_policy_tiresias_tj = {
     .name = "tiresias-tj",
     .summary = "Tiresias + TunedJobs as the Pollux artifact runs it: 2 queues (16 GPU-h), "
                "most-free nodes, every interval",
@@ -268,3 +268,6 @@ const gs_policy_ops gs_policy_tiresias_tj = {
     .schedule = ttj_schedule,
     .check = ttj_check,
 };
+
+/* The registry's entry for this file (gsched/policy.h: order in the listing, table). */
+const gs_policy_entry gs_policy_file_tiresias_tj[] = {{80, &gs_policy_tiresias_tj}, {0, NULL}};

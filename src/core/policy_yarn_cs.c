@@ -400,7 +400,7 @@ static const char *yarn_vc_declared(void *st, size_t i)
     return i < y->nq ? y->qnames[i] : NULL;
 }
 
-const gs_policy_ops gs_policy_quota = {
+static const gs_policy_ops gs_policy_quota = {
     .name = "quota",
     .summary = "baseline: per-VC GPU quotas on a shared cluster, consolidated placement, no "
                "borrowing (needs VC quotas)",
@@ -420,7 +420,7 @@ const gs_policy_ops gs_policy_quota = {
     .rejects = yarn_rejects,
 };
 
-const gs_policy_ops gs_policy_yarn_cs = {
+static const gs_policy_ops gs_policy_yarn_cs = {
     .name = "yarn-cs",
     .summary = "YARN capacity scheduler: per-VC FIFO by quota share, consolidated placement, "
                "optional locality relaxation",
@@ -439,3 +439,7 @@ const gs_policy_ops gs_policy_yarn_cs = {
     .vc_declared = yarn_vc_declared,
     .rejects = yarn_rejects,
 };
+
+/* The registry's entry for this file (gsched/policy.h: order in the listing, table). */
+const gs_policy_entry gs_policy_file_yarn_cs[] = {
+    {20, &gs_policy_yarn_cs}, {51, &gs_policy_quota}, {0, NULL}};

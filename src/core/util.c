@@ -10,6 +10,7 @@
 
 #include "gsched/cluster.h"
 #include "gsched/error.h"
+#include "gsched/placement.h"
 #include "internal.h"
 
 static uint64_t hash_str(const char *s)
