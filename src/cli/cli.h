@@ -51,4 +51,16 @@ void cli_err(const char *fmt, ...)
 /* mkdir -p; 0 or -1 (errno set). */
 int cli_mkdirs(const char *path);
 
+/* Policy plugins loaded with --policy-plugin (plugin.c): ops[i] from path[i]. */
+typedef struct cli_plugins {
+    void **handle;
+    const gs_policy_ops **ops;
+    const char **path; /* borrowed (argv) */
+    size_t n;
+} cli_plugins;
+/* Load FILE (dlopen), check it and add its table.  0, or -1 after a message. */
+int cli_plugin_load(cli_plugins *p, const char *path);
+/* Unload every plugin (after the engines using them are gone). */
+void cli_plugins_release(cli_plugins *p);
+
 #endif

@@ -5,7 +5,7 @@
  *
  * Contract (docs/daemon.md):
  *   gsched serve [--cluster SPEC] [--db FILE] [--socket PATH] [--listen ADDR:PORT]
- *                [--tokens FILE | --insecure-tcp] [--policy NAME]
+ *                [--tokens FILE | --insecure-tcp] [--policy NAME] [--policy-plugin FILE.so]...
  *                [--state-dir DIR] [--set KEY=VALUE]...
  *                [--placement count|consolidate] [--grace DUR] [--default-duration DUR]
  *                [--sync full|normal] [--max-body BYTES] [--max-connections N]
@@ -63,6 +63,9 @@ static void serve_usage(FILE *f)
             "                        its user in X-Gsched-User, unchecked (any local user may\n"
             "                        act as any other, root included); loopback only\n"
             "  --policy NAME         scheduling policy (default fifo; see 'gsched policies')\n"
+            "  --policy-plugin FILE.so  load a policy from a shared object (repeatable); it\n"
+            "                        runs inside the daemon, with its privileges: --policy\n"
+            "                        NAME then serves it (docs/writing-a-policy.md)\n"
             "  --set KEY=VALUE       policy/engine parameter, repeatable (docs/policies.md);\n"
             "                        pollux_traces=DIR: the goodput model of elastic jobs\n"
             "  --placement MODE      consolidate (default) or count\n"
@@ -226,6 +229,7 @@ int cmd_serve(int argc, char **argv)
                                              {"log-file", required_argument, NULL, 'F'},
                                              {"launch-attempts", required_argument, NULL, 'A'},
                                              {"verbose", no_argument, NULL, 'v'},
+                                             {"policy-plugin", required_argument, NULL, 'Z'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     gsd_opts o;
@@ -237,6 +241,7 @@ int cmd_serve(int argc, char **argv)
     size_t npass = 0;
     const char **xopts = NULL; /* --executor-opt KEY=VALUE (argv strings) */
     size_t nxopts = 0;
+    cli_plugins plugins = {0};
     optind = 1;
     while ((opt = getopt_long(argc, argv, "c:d:l:p:S:vh", longopts, NULL)) != -1) {
         switch (opt) {
@@ -288,6 +293,9 @@ int cmd_serve(int argc, char **argv)
             break;
         }
         case 'p': o.policy = optarg; break;
+        case 'Z':
+            if (cli_plugin_load(&plugins, optarg)) goto done;
+            break;
         case 't': o.tokens = optarg; break;
         case 'f': o.port_file = optarg; break;
         case 'x': o.executor = optarg; break;
@@ -430,6 +438,10 @@ int cmd_serve(int argc, char **argv)
     }
     o.self_exe = NULL;
     o.params = &params;
+    /* a plugin's policy is served as an embedder's own table (names never clash) */
+    for (size_t i = 0; i < plugins.n; i++)
+        if (!strcmp(plugins.ops[i]->name, o.policy ? o.policy : "fifo"))
+            o.policy_ops = plugins.ops[i];
     o.pass_env = (const char *const *)pass;
     o.npass_env = npass;
     o.executor_opts = xopts;
@@ -441,6 +453,7 @@ done:
     for (size_t i = 0; i < npass; i++) free(pass[i]);
     free(pass);
     free(xopts);
+    cli_plugins_release(&plugins); /* gsd_serve destroyed its engine */
     return rc;
 }
 

@@ -7,6 +7,7 @@
  *              [--placement count|consolidate] [--out DIR] [--seed N] [--seeds N]
  *              [--window START:END] [--sweep KEY=V1,V2,...]
  *              [--set key=value]... [--events FILE] [--progress auto|always|never]
+ *              [--policy-plugin FILE.so]...
  * ITEM = NAME[:KEY=VALUE...] (experiment.h), labelled as typed.  One run:
  * DIR/summary.json, jobs.csv, timeline.csv.  Several policies: the same under
  * DIR/<label>/, plus DIR/compare.csv, report.html and a table on stdout.  With
@@ -63,6 +64,8 @@ static void sim_usage(FILE *f)
         "  --policy LIST       comma-separated policies (see 'gsched policies'); an item\n"
         "                      NAME[:KEY=VALUE[:KEY=VALUE...]] has its own parameters and is\n"
         "                      labelled as typed (gandiva,gandiva:pack=off)\n"
+        "  --policy-plugin FILE.so  load a policy from a shared object, repeatable; its\n"
+        "                      name can then be listed in --policy (docs/writing-a-policy.md)\n"
         "  --placement MODE    count (any free GPUs) or consolidate (default)\n"
         "  --out DIR           output directory (default: sim-out)\n"
         "  --seed N            seed for any randomness (default 1; a non-negative integer)\n"
@@ -298,6 +301,7 @@ int cmd_sim(int argc, char **argv)
                                              {"events", required_argument, NULL, 'e'},
                                              {"progress", required_argument, NULL, 'g'},
                                              {"quiet", no_argument, NULL, 'q'},
+                                             {"policy-plugin", required_argument, NULL, 'Y'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *cluster = NULL, *trace = NULL, *policies = NULL, *out = "sim-out",
@@ -306,6 +310,7 @@ int cmd_sim(int argc, char **argv)
     gs_engine_opts_init(&eopts);
     gs_params params;
     gs_params_init(&params);
+    cli_plugins plugins = {0};
     int quiet = 0, rc = EXIT_USAGE, opt;
     uint64_t seed = 1, nseeds = 1;
     optind = 1;
@@ -326,6 +331,9 @@ int cmd_sim(int argc, char **argv)
             sweep_arg = optarg;
             break;
         case 'q': quiet = 1; break;
+        case 'Y':
+            if (cli_plugin_load(&plugins, optarg)) goto done;
+            break;
         case 'P': {
             int m = gs_place_mode_parse(optarg);
             if (m < 0) {
@@ -382,6 +390,8 @@ int cmd_sim(int argc, char **argv)
     }
     eopts.seed = seed;
     eopts.mode = GS_ENGINE_SIM;
+    eopts.policies = plugins.ops;
+    eopts.npolicies = plugins.n;
 
     gs_diag d;
     gs_diag_init(&d, NULL);
@@ -696,5 +706,6 @@ cleanup:
     gs_policy_items_release(&items);
 done:
     gs_params_release(&params);
+    cli_plugins_release(&plugins); /* after every engine */
     return rc;
 }

@@ -85,15 +85,38 @@ static void usage(FILE *f)
                "unreachable, 4 not found.\n");
 }
 
+static void print_policy(const gs_policy_ops *p, const char *plugin)
+{
+    printf("%-18s %s%s", p->name, p->summary,
+           p->flags & GS_POLICY_ORACLE ? " [oracle: reads true durations]" : "");
+    if (plugin) printf(" [plugin: %s]", plugin);
+    putchar('\n');
+}
+
+/* gsched policies [--policy-plugin FILE.so]...: the compiled-in ones, then the plugins' */
 int cmd_policies(int argc, char **argv)
 {
-    (void)argc, (void)argv;
-    for (size_t i = 0; gs_policy_at(i); i++) {
-        const gs_policy_ops *p = gs_policy_at(i);
-        printf("%-18s %s%s\n", p->name, p->summary,
-               p->flags & GS_POLICY_ORACLE ? " [oracle: reads true durations]" : "");
+    cli_plugins plugins = {0};
+    int rc = EXIT_OK;
+    for (int i = 1; i < argc && rc == EXIT_OK; i++) {
+        const char *v = !strncmp(argv[i], "--policy-plugin=", 16)             ? argv[i] + 16
+                        : !strcmp(argv[i], "--policy-plugin") && i + 1 < argc ? argv[++i]
+                                                                              : NULL;
+        if (!v) {
+            cli_err("policies: unexpected argument '%s' (usage: gsched policies "
+                    "[--policy-plugin FILE.so]...)",
+                    argv[i]);
+            rc = EXIT_USAGE;
+        } else if (cli_plugin_load(&plugins, v)) {
+            rc = EXIT_USAGE;
+        }
     }
-    return EXIT_OK;
+    if (rc == EXIT_OK) {
+        for (size_t i = 0; gs_policy_at(i); i++) print_policy(gs_policy_at(i), NULL);
+        for (size_t i = 0; i < plugins.n; i++) print_policy(plugins.ops[i], plugins.path[i]);
+    }
+    cli_plugins_release(&plugins);
+    return rc;
 }
 
 int main(int argc, char **argv)
