@@ -431,7 +431,7 @@ static void t_registry(void)
         ASSERT(gs_policy_find(a->name) == a);
         for (size_t k = 0; k < i; k++) ASSERT(strcmp(gs_policy_at(k)->name, a->name) != 0);
     }
-    /* the listing order (orders 10..139 in the files): families together, fifo first */
+    /* the listing order (the orders in the files): families together, fifo first */
     static const char *const first[] = {
         "fifo",    "fifo-backfill", "yarn-cs", "las",   "tiresias-las", "tiresias-gittins",
         "srtf",    "srsf",          "sjf",     "hived", "quota",        "private",

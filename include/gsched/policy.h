@@ -151,8 +151,8 @@ gs_job *gs_policy_job(gs_engine *e, size_t slot);
  *
  * (its tables static in the file, the array ending with a NULL ops).  'order'
  * places a table in the listing (`gsched policies`, gs_policy_at): smaller
- * first, equal orders by name.  The compiled-in ones use 10..139 (docs/
- * writing-a-policy.md lists them); names are unique (tests/test_policies.c).
+ * first, equal orders by name (docs/writing-a-policy.md lists the orders
+ * taken); names are unique (tests/test_policies.c).
  */
 typedef struct gs_policy_entry {
     int order;
