@@ -288,22 +288,15 @@ static int gen_trace(const gs_gen_spec *spec, size_t gpus, uint64_t seed, gs_tra
 
 int cmd_sim(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"cluster", required_argument, NULL, 'c'},
-                                             {"trace", required_argument, NULL, 't'},
-                                             {"policy", required_argument, NULL, 'p'},
-                                             {"placement", required_argument, NULL, 'P'},
-                                             {"out", required_argument, NULL, 'o'},
-                                             {"seed", required_argument, NULL, 's'},
-                                             {"seeds", required_argument, NULL, 'n'},
-                                             {"window", required_argument, NULL, 'w'},
-                                             {"sweep", required_argument, NULL, 'W'},
-                                             {"set", required_argument, NULL, 'S'},
-                                             {"events", required_argument, NULL, 'e'},
-                                             {"progress", required_argument, NULL, 'g'},
-                                             {"quiet", no_argument, NULL, 'q'},
-                                             {"policy-plugin", required_argument, NULL, 'Y'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"cluster", required_argument, NULL, 'c'}, {"trace", required_argument, NULL, 't'},
+        {"policy", required_argument, NULL, 'p'},  {"placement", required_argument, NULL, 'P'},
+        {"out", required_argument, NULL, 'o'},     {"seed", required_argument, NULL, 's'},
+        {"seeds", required_argument, NULL, 'n'},   {"window", required_argument, NULL, 'w'},
+        {"sweep", required_argument, NULL, 'W'},   {"set", required_argument, NULL, 'S'},
+        {"events", required_argument, NULL, 'e'},  {"progress", required_argument, NULL, 'g'},
+        {"quiet", no_argument, NULL, 'q'},         {"policy-plugin", required_argument, NULL, 'Y'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
     const char *cluster = NULL, *trace = NULL, *policies = NULL, *out = "sim-out",
                *events_path = NULL, *progress = "auto", *window = NULL, *sweep_arg = NULL;
     gs_engine_opts eopts;
