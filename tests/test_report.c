@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <glob.h>
+#include <math.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -54,9 +57,28 @@ static size_t count(const char *hay, const char *needle)
     return k;
 }
 
+/* DIR/report.html in a fresh directory per tag (the figures' SVG files go beside it). */
 static void tmp_path(char *buf, size_t cap, const char *tag)
 {
-    snprintf(buf, cap, "/tmp/gsched-report-%d-%s.html", (int)getpid(), tag);
+    snprintf(buf, cap, "/tmp/gsched-report-%d-%s", (int)getpid(), tag);
+    mkdir(buf, 0700);
+    strncat(buf, "/report.html", cap - strlen(buf) - 1);
+}
+
+/* Remove a report and its figures' files (report-NN-*.svg), then its directory. */
+static void rm_report(const char *path)
+{
+    char pat[256], dir[256];
+    snprintf(pat, sizeof pat, "%.*s-[0-9][0-9]-*.svg", (int)(strlen(path) - 5), path);
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; i++) remove(g.gl_pathv[i]);
+    globfree(&g);
+    remove(path);
+    snprintf(dir, sizeof dir, "%s", path);
+    char *sl = strrchr(dir, '/');
+    if (sl) *sl = '\0';
+    rmdir(dir);
 }
 
 /* The structural checks every report must pass; returns a message or NULL. */
@@ -129,7 +151,32 @@ static void t_report_two_policies(void)
     ASSERT_CONTAINS(x, "<title>gsched simulation report</title>");
     ASSERT_CONTAINS(x, ">fifo<");
     ASSERT_CONTAINS(x, ">fifo-backfill<");
-    ASSERT_EQ(count(x, "<svg"), 7); /* 5 CDFs (JCT, queue, first start, slowdown, rho), 2 series */
+    /* 5 CDFs (JCT, queue, first start, slowdown, rho); 2 series in each of 3 views of the time
+     * axis (whole run, the arrivals - a day of a 13-day run -, the whole run 4x wide) */
+    ASSERT_EQ(count(x, "<svg"), 11);
+    ASSERT_CONTAINS(x, "id=\"tv-all\" checked>");
+    ASSERT_CONTAINS(x, "id=\"tv-arr\">");
+    ASSERT_CONTAINS(x, "id=\"tv-zoom\">");
+    ASSERT(!strstr(x, "id=\"tv-win\"")); /* no measurement window */
+    /* every figure is also a file beside the report, linked under it */
+    ASSERT_EQ(count(x, "<a class=\"svg\" href=\"report-"), 11);
+    for (const char *h = x; (h = strstr(h, "<a class=\"svg\" href=\"")); h++) {
+        char file[256], fp[512];
+        const char *q = h + 21, *e = strchr(q, '"');
+        snprintf(file, sizeof file, "%.*s", (int)(e - q), q);
+        snprintf(fp, sizeof fp, "%.*s%s", (int)(strrchr(a, '/') + 1 - a), a, file);
+        char *sv = slurp(fp, NULL);
+        if (!sv) T_FAIL("figure file '%s' missing", fp);
+        ASSERT(!strncmp(sv, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=", 49));
+        ASSERT_EQ(count(sv, "<svg"), 1);
+        ASSERT_EQ(count(sv, "</svg>"), 1);
+        ASSERT(strstr(sv, "</svg>")[6] == '\0');
+        /* the same drawing as inline */
+        size_t fl = strlen(sv) - 39;
+        ASSERT(fl < 1000000);
+        ASSERT(strstr(x, sv + 39) != NULL);
+        free(sv);
+    }
     ASSERT_CONTAINS(x, "Job completion time (JCT), CDF");
     ASSERT_CONTAINS(x, "Queuing delay, CDF");
     ASSERT_CONTAINS(x, "Time to first start, CDF");
@@ -176,10 +223,11 @@ static void t_report_two_policies(void)
     ASSERT(!strstr(x, "wall"));
     free(x);
     free(y);
-    remove(a);
-    remove(b);
+    rm_report(a);
+    rm_report(b);
 
     /* without run info: still a complete page, with no run parameters */
+    tmp_path(a, sizeof a, "a");
     ASSERT_OK(gs_write_report(a, rp, 2, NULL));
     x = slurp(a, NULL);
     ASSERT(x);
@@ -189,7 +237,7 @@ static void t_report_two_policies(void)
     ASSERT(!strstr(x, "SHA-256"));
     ASSERT_CONTAINS(x, ">fifo-backfill<");
     free(x);
-    remove(a);
+    rm_report(a);
 
     gs_params_release(&p);
     gs_sim_result_release(&res[0]);
@@ -235,7 +283,7 @@ static void t_report_users_vcs(void)
     ASSERT_CONTAINS(x, "<tr><td class=\"l\">research</td>");
     ASSERT_EQ(count(x, ">research</td>"), 1); /* the VC named once for its rows */
     free(x);
-    remove(a);
+    rm_report(a);
     remove(trace);
     gs_sim_result_release(&res[0]);
     gs_sim_result_release(&res[1]);
@@ -281,7 +329,7 @@ static void t_report_synthetic(void)
     /* the spike sets the pending axis: its top tick is 1,000 */
     ASSERT_CONTAINS(x, ">1,000</text>");
     free(x);
-    remove(a);
+    rm_report(a);
     for (int k = 0; k < 2; k++) free(r[k].tl);
 }
 
@@ -296,11 +344,100 @@ static void t_report_empty(void)
     const char *bad = check_page(x);
     if (bad) T_FAIL("empty report: %s", bad);
     free(x);
-    remove(a);
+    rm_report(a);
     ASSERT_EQ(gs_write_report("/nonexistent-dir/report.html", NULL, 0, NULL), GS_EIO);
 }
 
+/*
+ * Runs over seeds and a sweep (experiments.md): the aggregated table and the error bars; the
+ * measurement window in the run info and as a view of the time axis.
+ */
+static void t_report_agg(void)
+{
+    gs_trace t;
+    gs_diag d;
+    gs_diag_init(&d, DAY);
+    ASSERT_OK(gs_trace_load(test_src(DAY), &t, &d));
+    gs_sim_result res[2];
+    ASSERT_OK(run(&t, "fifo", &res[0]));
+    ASSERT_OK(run(&t, "fifo-backfill", &res[1]));
+    /* a second "seed" of each: the same run with another average JCT (scalars only) */
+    gs_sim_result other[2] = {res[0], res[1]};
+    other[0].avg_jct_s += 1000;
+    other[1].avg_jct_s -= 500;
+    gs_sim_result *runs[4] = {&res[0], &other[0], &res[1], &other[1]};
+    gs_agg agg;
+    ASSERT_OK(gs_agg_build(runs, 1, 2, 2, &agg));
+    gs_run_info info = {test_src(DAY), t.sha256, "tiresias", test_src(SPEC), NULL, NULL,
+                        NULL,          7,        NULL};
+    gs_report_agg ra = {&agg, NULL, NULL, 7};
+    gs_sim_result *rp[2] = {&res[0], &res[1]};
+    /* a measurement window from 2 h to 10 h */
+    for (int i = 0; i < 2; i++) {
+        res[i].window = 1;
+        res[i].win_start = 2 * 3600 * GS_SEC;
+        res[i].win_end = 10 * 3600 * GS_SEC;
+    }
+    char a[128];
+    tmp_path(a, sizeof a, "agg");
+    ASSERT_OK(gs_write_report_ex(a, rp, 2, &info, &ra));
+    char *x = slurp(a, NULL);
+    ASSERT(x);
+    const char *bad = check_page(x);
+    if (bad) T_FAIL("report: %s", bad);
+    ASSERT_CONTAINS(x, "<h2>Across seeds</h2>");
+    ASSERT_CONTAINS(x, "<dt>Seeds</dt><dd>7 to 8 (2 runs per policy)</dd>");
+    ASSERT_CONTAINS(x, "Student t, 1 degrees of freedom");
+    /* fifo's mean JCT and its half-width t(0.975, 1) * 1000 / sqrt 2 * sqrt 2 / ... */
+    char cell[96], m[32], h[32];
+    double mean = res[0].avg_jct_s + 500, hw = 12.706205 * 1000 / sqrt(2.0) / sqrt(2.0);
+    snprintf(m, sizeof m, "%.1f", mean);
+    snprintf(h, sizeof h, "%.1f", hw);
+    snprintf(cell, sizeof cell, "%c%c,%s<small>&plusmn; %c,%s</small>", m[0], m[1], m + 2, h[0],
+             h + 1);
+    ASSERT_CONTAINS(x, cell);
+    /* six metrics with error bars: only the average JCT differs between the seeds, so it
+     * alone has bars, one per policy */
+    ASSERT_CONTAINS(x, "<h3>Average JCT (s)</h3>");
+    ASSERT_CONTAINS(x, "<h3>GPU utilisation (%)</h3>");
+    ASSERT_EQ(count(x, "class=\"err\""), 2);
+    /* the window: in the run info, shaded on the time series, and a view of its own */
+    ASSERT_CONTAINS(x, "<dt>Measurement window</dt><dd>jobs submitted from 2.0 h to 10.0 h");
+    ASSERT_CONTAINS(x, "id=\"tv-win\">");
+    ASSERT_CONTAINS(x, ">measurement window</text>");
+    free(x);
+    rm_report(a);
+
+    /* a sweep over two values: metric against the value, one line per policy */
+    gs_sim_result *sw[8] = {&res[0], &other[0], &res[1], &other[1],
+                            &res[0], &res[0],   &res[1], &res[1]};
+    gs_agg_release(&agg);
+    ASSERT_OK(gs_agg_build(sw, 2, 2, 2, &agg));
+    const char *vals[] = {"0.5", "0.9"};
+    gs_report_agg rs = {&agg, "gen.load", vals, 7};
+    tmp_path(a, sizeof a, "sweep");
+    ASSERT_OK(gs_write_report_ex(a, rp, 2, &info, &rs));
+    x = slurp(a, NULL);
+    ASSERT(x);
+    bad = check_page(x);
+    if (bad) T_FAIL("sweep report: %s", bad);
+    ASSERT_CONTAINS(x, "<h2>Sweep over <code>gen.load</code></h2>");
+    ASSERT_CONTAINS(x, "<dt>Seeds</dt><dd>7 to 8 (2 runs per policy and value)</dd>");
+    /* 6 figures x 2 policies x 2 values; bars where the seeds differ (value 0.5, JCT) */
+    ASSERT_EQ(count(x, "<circle "), 24);
+    ASSERT_EQ(count(x, "class=\"err\""), 2);
+    ASSERT_CONTAINS(x, ">0.9</text>");
+    ASSERT_CONTAINS(x, "href=\"report-01-average-jct-s-against-gen-load-per-policy.svg\"");
+    free(x);
+    rm_report(a);
+    gs_agg_release(&agg);
+    gs_sim_result_release(&res[0]);
+    gs_sim_result_release(&res[1]);
+    gs_trace_release(&t);
+}
+
 static const test_case tests[] = {
+    {"report_agg", t_report_agg},
     {"report_two_policies", t_report_two_policies},
     {"report_users_vcs", t_report_users_vcs},
     {"report_synthetic", t_report_synthetic},

@@ -669,7 +669,8 @@ int cmd_sim(int argc, char **argv)
         if (!first) abort();
         for (size_t p = 0; p < np; p++) first[p] = rp[p * ns];
         snprintf(path, sizeof path, "%s/report.html", out);
-        int bad = gs_write_report(path, first, np, &info) != 0;
+        gs_report_agg ra = {&agg, sweep_arg ? sw.key : NULL, vals, seed};
+        int bad = gs_write_report_ex(path, first, np, &info, &ra) != 0;
         free(first);
         if (!quiet) gs_print_agg(stdout, &agg, sweep_arg ? sw.key : NULL, vals);
         gs_agg_release(&agg);

@@ -2,24 +2,32 @@
 /*
  * report.c - the self-contained HTML comparison report (see report.h).
  *
- * The page is written straight to the file: a header with the run
- * parameters and input checksums, a per-policy table, the fairness table with
- * the slowdown and finish-time fairness CDFs, the JCT / queue / first-start
- * CDFs, per-VC, per-user and per-size tables (docs/metrics.md), and the time
- * series, as inline SVG drawn by the small plotting helpers below (frame,
- * axes, legend, step lines).
+ * The page is built in memory: a header with the run parameters and input
+ * checksums, for runs over seeds or a sweep the aggregates with error bars
+ * (write_agg: bars per policy, or lines against the swept value), a
+ * per-policy table, the fairness table with the slowdown and finish-time
+ * fairness CDFs, the JCT / queue / first-start CDFs, per-VC, per-user and
+ * per-size tables (docs/metrics.md), and the time series in views of the
+ * time axis (write_timelines: whole run, arrivals, measurement window, 4x
+ * wide; radio buttons and CSS, no script), as inline SVG drawn by the small
+ * plotting helpers below (frame, axes, legend, step lines, error bars).  Then
+ * export_figures copies it to the file and writes every <svg> figure beside
+ * it as <report name>-NN-<aria label>.svg, linked under the figure.
  *
  * Invariants:
- *   - self-contained: inline CSS and SVG, no JavaScript, no fonts or links;
- *     the only URL in the file is the SVG namespace;
- *   - deterministic: the file depends only on the results and the run info,
- *     through fixed printf formats; no pointers, no clock, no wall_s;
+ *   - self-contained: inline CSS and SVG, no JavaScript, no fonts; the only
+ *     URL in the file is the SVG namespace; the only links are the relative
+ *     ones to its own figures' SVG files, which hold the same drawings;
+ *   - deterministic: the page and the figures depend only on the results,
+ *     the run info and the report's file name, through fixed printf formats;
+ *     no pointers, no clock, no wall_s;
  *   - bounded: a CDF keeps at most CDF_POINTS quantile points per policy and
- *     a time series at most 2 * TS_BUCKETS vertices (the maximum of each
- *     interval), so the 82,247-job Philly trace gives a few hundred KB;
+ *     a time series at most 2 * TS_BUCKETS vertices per view (the maximum of
+ *     each interval; 4x that in the 4x wide view);
  *   - every string that comes from the user (paths, parameters, policy
- *     names) goes through esc();
- *   - written to "<path>.tmp" then renamed, like the other writers.
+ *     names, swept values) goes through esc();
+ *   - written to "<path>.tmp" then renamed, like the other writers (each
+ *     figure file too).
  */
 #include <math.h>
 #include <ctype.h>
@@ -246,17 +254,23 @@ static size_t bucket_of(gs_time t, gs_time t0, uint64_t span, size_t nb, int exa
  * every change; else nb equal intervals, each drawn at the maximum the
  * value reached in it.
  */
-static void ts_series(const gs_sim_result *r, int what, gs_time t0, gs_time t1, size_t nb,
-                      series *s)
+static void ts_series(const gs_sim_result *r, int what, gs_time base, gs_time t0, gs_time t1,
+                      size_t nb, series *s)
 {
     memset(s, 0, sizeof *s);
-    double span_h = gs_time_to_sec(t1 - t0) / 3600.0;
-    s->x_end = span_h;
+    double span_h = gs_time_to_sec(t1 - t0) / 3600.0, x0 = gs_time_to_sec(t0 - base) / 3600.0;
+    s->x_end = x0 + span_h;
     if (!r->ntl || t1 <= t0) return;
     if (!nb) {
-        if (r->tl[0].t > t0) series_push(s, 0, 0);
-        for (size_t i = 0; i < r->ntl; i++)
-            series_push(s, gs_time_to_sec(r->tl[i].t - t0) / 3600.0, tl_val(&r->tl[i], what));
+        /* every change inside [t0, t1], starting from the value holding at t0 */
+        size_t i = 0;
+        while (i + 1 < r->ntl && r->tl[i + 1].t <= t0) i++;
+        if (r->tl[i].t > t0)
+            series_push(s, x0, 0);
+        else
+            series_push(s, x0, tl_val(&r->tl[i++], what));
+        for (; i < r->ntl && r->tl[i].t <= t1; i++)
+            series_push(s, gs_time_to_sec(r->tl[i].t - base) / 3600.0, tl_val(&r->tl[i], what));
         return;
     }
     double *mx = calloc(nb, sizeof *mx);
@@ -274,7 +288,7 @@ static void ts_series(const gs_sim_result *r, int what, gs_time t0, gs_time t1, 
         for (size_t k = ba; k <= bb; k++)
             if (v > mx[k]) mx[k] = v;
     }
-    for (size_t k = 0; k < nb; k++) series_push(s, span_h * (double)k / (double)nb, mx[k]);
+    for (size_t k = 0; k < nb; k++) series_push(s, x0 + span_h * (double)k / (double)nb, mx[k]);
     free(mx);
 }
 
@@ -596,21 +610,41 @@ static void svg_cdf(FILE *f, gs_sim_result *const *rs, const series *ss, size_t 
     fputs("</svg>\n", f);
 }
 
-/* Time series over [0, span_h] hours; hline > 0 draws the capacity line. */
-static void svg_ts(FILE *f, gs_sim_result *const *rs, const series *ss, size_t n, double span_h,
+/* A view of the time axis: hours [x0, x1] since the first submission, drawn zoom times as
+ * wide as the page; wa..wb the measurement window (NAN: none). */
+typedef struct tview {
+    double x0, x1;
+    int zoom;
+    double wa, wb;
+} tview;
+
+/* Time series over a view; hline > 0 draws the capacity line. */
+static void svg_ts(FILE *f, gs_sim_result *const *rs, const series *ss, size_t n, const tview *tv,
                    double ymax, double hline, const char *ytitle, const char *label)
 {
     frame fr;
-    double xs = nice_step(span_h, 10, 0), ys = nice_step(ymax > 0 ? ymax : 1, 5, 1);
+    double x0 = tv->x0, x1 = tv->x1 > tv->x0 ? tv->x1 : tv->x0 + 1;
+    double xs = nice_step(x1 - x0, 10 * tv->zoom, 0), ys = nice_step(ymax > 0 ? ymax : 1, 5, 1);
     double top = ceil((ymax > 0 ? ymax : 1) / ys) * ys;
     if (hline > 0 && top - hline < 0.06 * top) top += ys; /* room for the capacity label */
     ticks xt, yt;
-    ticks_linear(&xt, 0, span_h > 0 ? span_h : 1, xs);
+    ticks_linear(&xt, x0, x1, xs);
     ticks_linear(&yt, 0, top, ys);
-    frame_init(&fr, 1100, 340, 32, rs, n, 6, &yt);
-    fr.x = (axis){0, span_h > 0 ? span_h : 1, 0};
+    frame_init(&fr, 1100.0 * tv->zoom, 340, 32, rs, n, 6, &yt);
+    fr.x = (axis){x0, x1, 0};
     fr.y = (axis){0, top, 0};
     svg_open(f, &fr, label);
+    if (!isnan(tv->wa)) { /* the measurement window, shaded */
+        double a = tv->wa < x0 ? x0 : tv->wa, b = tv->wb > x1 ? x1 : tv->wb;
+        if (b > a) {
+            fprintf(f,
+                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                    "fill=\"#fff3c4\"/>\n",
+                    fx(&fr, a), fr.t, fx(&fr, b) - fx(&fr, a), fr.b - fr.t);
+            svg_text(f, fx(&fr, a) + 4, fr.t + 12, NULL, "font-size=\"11\" fill=\"#8d6a00\"",
+                     "measurement window");
+        }
+    }
     draw_axes(f, &fr, &xt, &yt, "hours since the first submission", ytitle);
     draw_lines(f, &fr, rs, ss, n);
     if (hline > 0) {
@@ -684,6 +718,14 @@ static const char CSS[] =
     ".plots svg{max-width:720px}\n"
     "figcaption{color:#616e7c;font-size:12.5px;margin-top:6px}\n"
     "footer{color:#7b8794;font-size:12px;text-align:center}\n"
+    ".tvsel{font-size:13px;color:#52606d;margin-right:10px}\n"
+    ".tv{display:none;margin-top:12px}\n"
+    "#tv-all:checked~.tv-all,#tv-arr:checked~.tv-arr,#tv-win:checked~.tv-win,"
+    "#tv-zoom:checked~.tv-zoom{display:block}\n"
+    ".zoom{overflow-x:auto}\n"
+    ".zoom svg{width:400%;max-width:none}\n"
+    "a.svg{font-size:12px;color:#52606d;margin-left:4px}\n"
+    "@media print{.tv{display:block}}\n"
     "@media print{body{background:#fff}.card{box-shadow:none;break-inside:avoid}}\n";
 
 /* Lowest average JCT among runs that finished jobs (INFINITY if none). */
@@ -914,7 +956,8 @@ static void write_lead(FILE *f, gs_sim_result *const *rs, size_t n)
     fputs(".</p>\n", f);
 }
 
-static void write_run_info(FILE *f, gs_sim_result *const *rs, size_t n, const gs_run_info *info)
+static void write_run_info(FILE *f, gs_sim_result *const *rs, size_t n, const gs_run_info *info,
+                           const gs_report_agg *ra)
 {
     char num[48];
     size_t gpus = n ? rs[0]->total_gpus : 0, jobs = n ? rs[0]->jobs : 0;
@@ -964,7 +1007,25 @@ static void write_run_info(FILE *f, gs_sim_result *const *rs, size_t n, const gs
     }
     fputs("</dd>\n", f);
     if (info) {
-        fprintf(f, "<dt>Seed</dt><dd>%llu</dd>\n", (unsigned long long)info->seed);
+        if (ra && ra->agg && ra->agg->ns > 1)
+            fprintf(f, "<dt>Seeds</dt><dd>%llu to %llu (%zu runs per policy%s)</dd>\n",
+                    (unsigned long long)info->seed,
+                    (unsigned long long)(info->seed + ra->agg->ns - 1), ra->agg->ns,
+                    ra->sweep_key ? " and value" : "");
+        else
+            fprintf(f, "<dt>Seed</dt><dd>%llu</dd>\n", (unsigned long long)info->seed);
+        if (n && rs[0]->window) {
+            char a[32], b[32];
+            fmt_human(a, sizeof a, gs_time_to_sec(rs[0]->win_start));
+            if (rs[0]->win_end == GS_TIME_MAX)
+                snprintf(b, sizeof b, "the end");
+            else
+                fmt_human(b, sizeof b, gs_time_to_sec(rs[0]->win_end));
+            fprintf(f,
+                    "<dt>Measurement window</dt><dd>jobs submitted from %s to %s (every metric "
+                    "counts these jobs; utilisation is over the window)</dd>\n",
+                    a, b);
+        }
         fputs("<dt>Parameters</dt><dd>", f);
         if (!info->params || !info->params->n) fputs("none (defaults)", f);
         for (size_t i = 0; info->params && i < info->params->n; i++) {
@@ -1378,32 +1439,292 @@ static void write_breakdowns(FILE *f, gs_sim_result *const *rs, size_t n)
     fputs("</section>\n", f);
 }
 
-static void write_timelines(FILE *f, gs_sim_result *const *rs, size_t n)
+/* ---- runs over seeds and sweeps --------------------------------------------------------- */
+
+/* The metrics drawn with error bars (when the metric table has them). */
+static const char *const AGG_FIGS[][2] = {
+    {"avg_jct_s", "Average JCT (s)"},
+    {"p95_jct_s", "p95 JCT (s)"},
+    {"avg_queue_s", "Average queue (s)"},
+    {"avg_slowdown", "Average slowdown"},
+    {"max_rho", "Max finish-time fairness \xcf\x81"},
+    {"gpu_util", "GPU utilisation (%)"},
+};
+
+static double agg_scale(const gs_agg *a, long c)
 {
-    gs_time t0 = GS_TIME_MAX, t1 = GS_TIME_NONE;
-    size_t maxrows = 0;
-    double cap = 0;
-    for (size_t i = 0; i < n; i++) {
-        const gs_sim_result *r = rs[i];
-        if (r->total_gpus > cap) cap = (double)r->total_gpus;
-        if (!r->ntl) continue;
-        if (r->tl[0].t < t0) t0 = r->tl[0].t;
-        if (r->tl[r->ntl - 1].t > t1) t1 = r->tl[r->ntl - 1].t;
-        if (r->ntl > maxrows) maxrows = r->ntl;
-    }
-    fputs("<section class=\"card\"><h2>Over time</h2>\n", f);
-    if (t1 == GS_TIME_NONE || t1 <= t0) {
-        fputs("<p class=\"note\">The runs have no timeline to plot.</p></section>\n", f);
+    return (a->cols[c].def->flags & GS_MF_PERCENT) ? 100 : 1;
+}
+
+/* "12,345.6 ± 78.9" (the value alone for one seed). */
+static void agg_cell(FILE *f, const gs_agg *a, size_t row, long c)
+{
+    size_t k = row * a->ncols + (size_t)c;
+    double sc = agg_scale(a, c);
+    int dec = (a->cols[c].def->flags & GS_MF_PERCENT) || a->cols[c].def->dec < 6 ? 1 : 3;
+    char m[48], h[48];
+    fmt_num(m, sizeof m, a->mean[k] * sc, dec);
+    if (a->ns < 2) {
+        fprintf(f, "<td>%s</td>", m);
         return;
     }
-    size_t nb = maxrows > TS_MAX_POINTS ? TS_BUCKETS : 0;
-    double span_h = gs_time_to_sec(t1 - t0) / 3600.0;
+    fmt_num(h, sizeof h, a->ci[k] * sc, dec);
+    fprintf(f, "<td>%s<small>&plusmn; %s</small></td>", m, h);
+}
+
+/* Do all values parse as numbers?  Then the x axis is numeric. */
+static int values_numeric(const char *const *v, size_t n, double *x)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *e;
+        x[i] = strtod(v[i], &e);
+        if (e == v[i] || *e || !isfinite(x[i])) return 0;
+    }
+    return 1;
+}
+
+/* An error bar from lo to hi at x (vertical) or y (horizontal), with caps. */
+static void whisker(FILE *f, double x0, double y0, double x1, double y1, int vertical,
+                    const char *color)
+{
+    fprintf(f,
+            "<path class=\"err\" stroke=\"%s\" stroke-width=\"1.3\" fill=\"none\" "
+            "d=\"M%.1f %.1f%c%.1f",
+            color, x0, y0, vertical ? 'V' : 'H', vertical ? y1 : x1);
+    if (vertical)
+        fprintf(f, "M%.1f %.1fh8M%.1f %.1fh8\"/>\n", x0 - 4, y0, x0 - 4, y1);
+    else
+        fprintf(f, "M%.1f %.1fv8M%.1f %.1fv8\"/>\n", x0, y0 - 4, x1, y1 - 4);
+}
+
+/* Metric c against the swept value, one line per policy, error bars = 95 % CI. */
+static void svg_sweep(FILE *f, gs_sim_result *const *rs, const gs_report_agg *ra, long c,
+                      const char *title)
+{
+    const gs_agg *a = ra->agg;
+    double *xv = xmalloc(a->nv * sizeof *xv);
+    int num = values_numeric(ra->values, a->nv, xv);
+    if (!num)
+        for (size_t v = 0; v < a->nv; v++) xv[v] = (double)v;
+    double sc = agg_scale(a, c), ymax = 0, xlo = xv[0], xhi = xv[0];
+    for (size_t v = 0; v < a->nv; v++) {
+        if (xv[v] < xlo) xlo = xv[v];
+        if (xv[v] > xhi) xhi = xv[v];
+        for (size_t p = 0; p < a->np; p++) {
+            size_t k = (v * a->np + p) * a->ncols + (size_t)c;
+            double top = (a->mean[k] + a->ci[k]) * sc;
+            if (top > ymax) ymax = top;
+        }
+    }
+    if (xhi <= xlo) xhi = xlo + 1;
+    double pad = num ? 0.05 * (xhi - xlo) : 0.5;
+    ticks xt, yt;
+    double ys = nice_step(ymax > 0 ? ymax : 1, 5, 0);
+    double top = ceil((ymax > 0 ? ymax : 1) / ys) * ys;
+    ticks_linear(&yt, 0, top, ys);
+    xt.n = 0;
+    for (size_t v = 0; v < a->nv && xt.n < 64; v++) {
+        xt.v[xt.n] = xv[v];
+        snprintf(xt.lab[xt.n], sizeof xt.lab[0], "%s", ra->values[v]);
+        xt.n++;
+    }
+    frame fr;
+    frame_init(&fr, 560, 390, 24, rs, a->np, 6, &yt);
+    fr.x = (axis){xlo - pad, xhi + pad, 0};
+    fr.y = (axis){0, top, 0};
+    char aria[160];
+    snprintf(aria, sizeof aria, "%s against %s per policy", title, ra->sweep_key);
+    svg_open(f, &fr, aria);
+    draw_axes(f, &fr, &xt, &yt, ra->sweep_key, title);
+    for (size_t p = 0; p < a->np; p++) {
+        const char *d = dash_of(p);
+        fprintf(f, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\"%s%s%s d=\"", color_of(p),
+                d ? " stroke-dasharray=\"" : "", d ? d : "", d ? "\"" : "");
+        for (size_t v = 0; v < a->nv; v++) {
+            size_t k = (v * a->np + p) * a->ncols + (size_t)c;
+            fprintf(f, "%c%.1f %.1f", v ? 'L' : 'M',
+                    fx(&fr, xv[v]) + 5.0 * ((double)p - (double)(a->np - 1) / 2),
+                    fy(&fr, a->mean[k] * sc));
+        }
+        fputs("\"><title>", f);
+        esc(f, rs[p]->policy);
+        fputs("</title></path>\n", f);
+        for (size_t v = 0; v < a->nv; v++) {
+            size_t k = (v * a->np + p) * a->ncols + (size_t)c;
+            /* policies side by side (dodged a few pixels) so their bars do not overlap */
+            double x = fx(&fr, xv[v]) + 5.0 * ((double)p - (double)(a->np - 1) / 2);
+            double y = fy(&fr, a->mean[k] * sc);
+            if (a->ns > 1 && a->ci[k] > 0) /* drawn from the axis at 0 up */
+                whisker(f, x, fy(&fr, fmax(a->mean[k] - a->ci[k], 0) * sc), x,
+                        fy(&fr, (a->mean[k] + a->ci[k]) * sc), 1, color_of(p));
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", x, y,
+                    color_of(p));
+        }
+    }
+    draw_legend(f, rs, a->np, fr.l, fr.r, 20);
+    fputs("</svg>\n", f);
+    free(xv);
+}
+
+/* Metric c per policy (the first value): bars at the mean, whiskers over the 95 % CI. */
+static void svg_bars(FILE *f, gs_sim_result *const *rs, const gs_report_agg *ra, long c,
+                     const char *title)
+{
+    const gs_agg *a = ra->agg;
+    double sc = agg_scale(a, c), xmax = 0;
+    size_t wide = 0;
+    for (size_t p = 0; p < a->np; p++) {
+        size_t k = p * a->ncols + (size_t)c;
+        if ((a->mean[k] + a->ci[k]) * sc > xmax) xmax = (a->mean[k] + a->ci[k]) * sc;
+        if (strlen(rs[p]->policy) > wide) wide = strlen(rs[p]->policy);
+    }
+    double xs = nice_step(xmax > 0 ? xmax : 1, 5, 0);
+    double right = ceil((xmax > 0 ? xmax : 1) / xs) * xs;
+    ticks xt, yt;
+    ticks_linear(&xt, 0, right, xs);
+    yt.n = 0;
+    frame fr;
+    double row = 30;
+    fr.w = 560;
+    fr.h = 70 + row * (double)a->np;
+    fr.l = 20 + CHAR_W * (double)(wide > 4 ? wide : 4);
+    if (fr.l > 260) fr.l = 260;
+    fr.r = fr.w - 30;
+    fr.t = 10;
+    fr.b = fr.h - 50;
+    fr.x = (axis){0, right, 0};
+    fr.y = (axis){0, (double)a->np, 0};
+    char aria[160];
+    snprintf(aria, sizeof aria, "%s per policy over seeds", title);
+    svg_open(f, &fr, aria);
+    draw_axes(f, &fr, &xt, &yt, title, "");
+    for (size_t p = 0; p < a->np; p++) {
+        size_t k = p * a->ncols + (size_t)c;
+        double yc = fr.t + row * ((double)p + 0.5), m = a->mean[k] * sc;
+        fprintf(f,
+                "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
+                "fill-opacity=\"0.8\"><title>",
+                fr.l, yc - 9, fx(&fr, m) - fr.l, 18.0, color_of(p));
+        esc(f, rs[p]->policy);
+        fputs("</title></rect>\n", f);
+        if (a->ns > 1 && a->ci[k] > 0) /* drawn from the axis at 0 on */
+            whisker(f, fx(&fr, fmax(a->mean[k] - a->ci[k], 0) * sc), yc,
+                    fx(&fr, (a->mean[k] + a->ci[k]) * sc), yc, 0, "#1f2933");
+        svg_text(f, fr.l - 8, yc + 4, "end", NULL, rs[p]->policy);
+    }
+    fputs("</svg>\n", f);
+}
+
+static void write_agg(FILE *f, gs_sim_result *const *rs, size_t n, const gs_report_agg *ra)
+{
+    const gs_agg *a = ra->agg;
+    (void)n;
+    fputs("<section class=\"card\"><h2>", f);
+    if (ra->sweep_key) {
+        fputs("Sweep over <code>", f);
+        esc(f, ra->sweep_key);
+        fputs("</code>", f);
+    } else {
+        fputs("Across seeds", f);
+    }
+    fputs("</h2>\n<p class=\"lead\">", f);
+    if (a->ns > 1)
+        fprintf(f,
+                "%zu seeds per point (%llu to %llu): means with their 95%% confidence intervals "
+                "(Student t, %zu degrees of freedom; &plusmn; the half-width). ",
+                a->ns, (unsigned long long)ra->seed, (unsigned long long)(ra->seed + a->ns - 1),
+                a->ns - 1);
+    if (ra->sweep_key) {
+        fprintf(f, "%zu values of <code>", a->nv);
+        esc(f, ra->sweep_key);
+        fputs("</code>. ", f);
+    }
+    fprintf(f, "The sections below show the run with seed %llu", (unsigned long long)ra->seed);
+    if (ra->sweep_key) {
+        fputs(" and <code>", f);
+        esc(f, ra->sweep_key);
+        fputc('=', f);
+        esc(f, ra->values[0]);
+        fputs("</code>", f);
+    }
+    fputs("; every run is in <code>runs.csv</code>.</p>\n", f);
+    /* the table: the metrics marked for tables */
+    fputs("<div class=\"scroll\"><table>\n<thead><tr>", f);
+    if (ra->sweep_key) {
+        fputs("<th class=\"l\">", f);
+        esc(f, ra->sweep_key);
+        fputs("</th>", f);
+    }
+    fputs("<th class=\"l\">Policy</th>", f);
+    for (size_t c = 0; c < a->ncols; c++)
+        if (a->cols[c].def->flags & GS_MF_TABLE) {
+            fputs("<th>", f);
+            esc(f, a->cols[c].key);
+            fputs(a->cols[c].def->flags & GS_MF_PERCENT ? " (%)</th>" : "</th>", f);
+        }
+    fputs("</tr></thead>\n<tbody>\n", f);
+    for (size_t v = 0; v < a->nv; v++)
+        for (size_t p = 0; p < a->np; p++) {
+            fputs("<tr>", f);
+            if (ra->sweep_key) {
+                fputs("<td class=\"l\">", f);
+                esc(f, ra->values[v]);
+                fputs("</td>", f);
+            }
+            fprintf(f, "<td class=\"l pol\"><span class=\"sw\" style=\"background:%s\"></span>",
+                    color_of(p));
+            esc(f, rs[p]->policy);
+            fputs("</td>", f);
+            for (size_t c = 0; c < a->ncols; c++)
+                if (a->cols[c].def->flags & GS_MF_TABLE) agg_cell(f, a, v * a->np + p, (long)c);
+            fputs("</tr>\n", f);
+        }
+    fputs("</tbody></table></div>\n<div class=\"plots\" style=\"margin-top:16px\">\n", f);
+    for (size_t i = 0; i < sizeof AGG_FIGS / sizeof *AGG_FIGS; i++) {
+        long c = gs_agg_col(a, AGG_FIGS[i][0]);
+        if (c < 0) continue;
+        fputs("<figure><h3>", f);
+        esc(f, AGG_FIGS[i][1]);
+        fputs("</h3>\n", f);
+        if (ra->sweep_key)
+            svg_sweep(f, rs, ra, c, AGG_FIGS[i][1]);
+        else
+            svg_bars(f, rs, ra, c, AGG_FIGS[i][1]);
+        fputs("<figcaption>", f);
+        if (a->ns > 1)
+            fputs("Mean over the seeds; the error bars span the 95% confidence interval.", f);
+        else
+            fputs("One seed: no interval.", f);
+        fputs("</figcaption></figure>\n", f);
+    }
+    fputs("</div></section>\n", f);
+}
+
+/* The time series of one view: allocated GPUs, pending jobs (and goodput). */
+static void write_view(FILE *f, gs_sim_result *const *rs, size_t n, gs_time base, gs_time t0,
+                       gs_time t1, const char *vname, const tview *tv)
+{
+    char lab[3][96];
+    snprintf(lab[0], sizeof lab[0], "allocated GPUs over time per policy, %s", vname);
+    snprintf(lab[1], sizeof lab[1], "pending jobs over time per policy, %s", vname);
+    snprintf(lab[2], sizeof lab[2], "goodput over time per policy, %s", vname);
+    double cap = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rs[i]->total_gpus > cap) cap = (double)rs[i]->total_gpus;
+    /* rows inside the view decide whether it is bucketed */
+    size_t rows = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        for (size_t j = 0; j < rs[i]->ntl; j++) k += rs[i]->tl[j].t >= t0 && rs[i]->tl[j].t <= t1;
+        if (k > rows) rows = k;
+    }
+    size_t nb = rows > TS_MAX_POINTS * (size_t)tv->zoom ? TS_BUCKETS * (size_t)tv->zoom : 0;
     char how[200];
     if (nb)
         snprintf(how, sizeof how,
-                 " Each line shows the maximum within each of %d equal intervals (max per "
+                 " Each line shows the maximum within each of %zu equal intervals (max per "
                  "interval), so short peaks stay visible.",
-                 TS_BUCKETS);
+                 nb);
     else
         snprintf(how, sizeof how, " Every change is drawn.");
     series *ss = xmalloc(n * sizeof *ss);
@@ -1412,40 +1733,110 @@ static void write_timelines(FILE *f, gs_sim_result *const *rs, size_t n)
     for (int w = 0; w < (el ? 3 : 2); w++) {
         double ymax = w == TS_ALLOC ? cap : 0;
         for (size_t i = 0; i < n; i++) {
-            ts_series(rs[i], w, t0, t1, nb, &ss[i]);
+            ts_series(rs[i], w, base, t0, t1, nb, &ss[i]);
             for (size_t k = 0; k < ss[i].n; k++)
                 if (ss[i].v[k].y > ymax) ymax = ss[i].v[k].y;
         }
+        fputs(tv->zoom > 1 ? "<figure class=\"wide\"" : "<figure", f);
+        fputs(w ? " style=\"margin-top:20px\">" : ">", f);
         if (w == TS_ALLOC) {
-            fputs("<figure><h3>Allocated GPUs</h3>\n", f);
-            svg_ts(f, rs, ss, n, span_h, ymax, cap, "allocated GPUs",
-                   "allocated GPUs over time per policy");
+            fputs("<h3>Allocated GPUs</h3>\n", f);
+            svg_ts(f, rs, ss, n, tv, ymax, cap, "allocated GPUs", lab[0]);
             fputs("<figcaption>GPUs held by running jobs; the dashed line is the cluster's "
                   "capacity.",
                   f);
         } else if (w == TS_PENDING) {
-            fputs("<figure style=\"margin-top:20px\"><h3>Pending jobs</h3>\n", f);
-            svg_ts(f, rs, ss, n, span_h, ymax, 0, "pending jobs",
-                   "pending jobs over time per policy");
+            fputs("<h3>Pending jobs</h3>\n", f);
+            svg_ts(f, rs, ss, n, tv, ymax, 0, "pending jobs", lab[1]);
             fputs("<figcaption>Jobs that have arrived and wait for GPUs.", f);
         } else {
-            fputs("<figure style=\"margin-top:20px\"><h3>Goodput</h3>\n", f);
-            svg_ts(f, rs, ss, n, span_h, ymax, 0, "goodput", "goodput over time per policy");
+            fputs("<h3>Goodput</h3>\n", f);
+            svg_ts(f, rs, ss, n, tv, ymax, 0, "goodput", lab[2]);
             fputs("<figcaption>Sum of the progress rates of the running jobs that are "
                   "progressing (not restarting), in jobs' worth at their reference rate: a job "
                   "at its requested size counts 1 (docs/elastic.md).",
                   f);
         }
         fputs(how, f);
+        if (!isnan(tv->wa)) fputs(" The shaded band is the measurement window (--window).", f);
         caption_repeats(f, rs, ss, n);
         fputs("</figcaption></figure>\n", f);
         for (size_t i = 0; i < n; i++) free(ss[i].v);
     }
     free(ss);
+}
+
+/*
+ * The time series, in views of the time axis chosen with radio buttons (CSS only, no
+ * script): the whole run, the arrivals (first to last submission: the busy period, not the
+ * long tail), the measurement window when there is one, and the whole run 4 times as wide
+ * in a scrolling box.
+ */
+static void write_timelines(FILE *f, gs_sim_result *const *rs, size_t n)
+{
+    gs_time t0 = GS_TIME_MAX, t1 = GS_TIME_NONE, a0 = GS_TIME_MAX, a1 = GS_TIME_NONE;
+    for (size_t i = 0; i < n; i++) {
+        const gs_sim_result *r = rs[i];
+        if (!r->ntl) continue;
+        if (r->tl[0].t < t0) t0 = r->tl[0].t;
+        if (r->tl[r->ntl - 1].t > t1) t1 = r->tl[r->ntl - 1].t;
+        for (size_t k = 0; r->engine && k < gs_engine_njobs(r->engine); k++) {
+            gs_time s = gs_engine_job(r->engine, k)->submit;
+            if (s < a0) a0 = s;
+            if (s > a1) a1 = s;
+        }
+    }
+    fputs("<section class=\"card\"><h2>Over time</h2>\n", f);
+    if (t1 == GS_TIME_NONE || t1 <= t0) {
+        fputs("<p class=\"note\">The runs have no timeline to plot.</p></section>\n", f);
+        return;
+    }
+    const gs_sim_result *r0 = rs[0];
+    double wa = NAN, wb = NAN;
+    gs_time w0 = 0, w1 = 0;
+    if (r0->window) {
+        w0 = r0->win_start > t0 ? r0->win_start : t0;
+        w1 = r0->win_end < t1 ? r0->win_end : t1;
+        if (w1 > w0) {
+            wa = gs_time_to_sec(w0 - t0) / 3600.0;
+            wb = gs_time_to_sec(w1 - t0) / 3600.0;
+        }
+    }
+    double span = gs_time_to_sec(t1 - t0) / 3600.0;
+    struct tv_def {
+        const char *id, *name, *vname; /* radio id, its label, the figures' label */
+        gs_time a, b;
+        int zoom;
+    } v[4];
+    size_t nv = 0;
+    v[nv++] = (struct tv_def){"tv-all", "Whole run", "whole run", t0, t1, 1};
+    if (a0 != GS_TIME_MAX && a1 > a0 && (a0 > t0 || a1 < t1) &&
+        gs_time_to_sec(a1 - a0) < 0.9 * gs_time_to_sec(t1 - t0))
+        v[nv++] = (struct tv_def){"tv-arr", "Arrivals", "arrivals", a0 < t0 ? t0 : a0, a1, 1};
+    if (!isnan(wa)) v[nv++] = (struct tv_def){"tv-win", "Measurement window", "window", w0, w1, 1};
+    v[nv++] = (struct tv_def){"tv-zoom", "Whole run, 4\xc3\x97 wide", "4x wide", t0, t1, 4};
+    /* the radio buttons are the views' siblings: the CSS shows the checked one's view */
+    fputs("<span class=\"tvsel\">Time axis:</span>", f);
+    for (size_t k = 0; k < nv; k++)
+        fprintf(f,
+                " <input type=\"radio\" name=\"tv\" id=\"%s\"%s><label class=\"tvsel\" "
+                "for=\"%s\">%s</label>",
+                v[k].id, k ? "" : " checked", v[k].id, v[k].name);
+    fputs("\n", f);
+    for (size_t k = 0; k < nv; k++) {
+        tview tv = {gs_time_to_sec(v[k].a - t0) / 3600.0, gs_time_to_sec(v[k].b - t0) / 3600.0,
+                    v[k].zoom, wa, wb};
+        if (k == 0) tv.x0 = 0, tv.x1 = span;
+        if (!strcmp(v[k].id, "tv-win")) tv.wa = tv.wb = NAN; /* the window is the whole view */
+        fprintf(f, "<div class=\"tv %s%s\">\n", v[k].id, v[k].zoom > 1 ? " zoom" : "");
+        write_view(f, rs, n, t0, v[k].a, v[k].b, v[k].vname, &tv);
+        fputs("</div>\n", f);
+    }
     fputs("</section>\n", f);
 }
 
-static void write_page(FILE *f, gs_sim_result *const *rs, size_t n, const gs_run_info *info)
+static void write_page(FILE *f, gs_sim_result *const *rs, size_t n, const gs_run_info *info,
+                       const gs_report_agg *ra)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -1473,7 +1864,8 @@ static void write_page(FILE *f, gs_sim_result *const *rs, size_t n, const gs_run
     }
     fputs("</p>\n</header>\n", f);
 
-    write_run_info(f, rs, n, info);
+    write_run_info(f, rs, n, info, ra);
+    if (ra && ra->agg && n) write_agg(f, rs, n, ra);
 
     fputs("<section class=\"card\"><h2>Results</h2>\n", f);
     write_lead(f, rs, n);
@@ -1503,16 +1895,105 @@ static void write_page(FILE *f, gs_sim_result *const *rs, size_t n, const gs_run
           f);
 }
 
-int gs_write_report(const char *path, gs_sim_result *const *rs, size_t n, const gs_run_info *info)
+/* Write text[0..len) to path (through path.tmp). */
+static int write_whole(const char *path, const char *head, const char *text, size_t len)
 {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (!f) return GS_EIO;
+    fputs(head, f);
+    fwrite(text, 1, len, f);
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    if (bad || rename(tmp, path) != 0) {
+        remove(tmp);
+        return GS_EIO;
+    }
+    return 0;
+}
+
+/*
+ * Copy the page to out; every figure (an <svg> element) is also written as a file beside
+ * the report, <report name>-NN-<what it shows>.svg, and linked under the figure.
+ */
+static int export_figures(FILE *out, const char *page, size_t len, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *name = path + dl;
+    size_t bl = strlen(name);
+    if (bl > 5 && !strcmp(name + bl - 5, ".html")) bl -= 5;
+    const char *p = page, *end = page + len;
+    int k = 0, rc = 0;
+    for (;;) {
+        const char *a = strstr(p, "<svg xmlns=");
+        const char *b = a ? strstr(a, "</svg>") : NULL;
+        if (!a || !b) break;
+        b += 6;
+        fwrite(p, 1, (size_t)(a - p), out);
+        /* the file name: the aria-label, lower case, words joined by '-' */
+        char slug[48] = "";
+        const char *lab = strstr(a, "aria-label=\"");
+        size_t sl = 0;
+        if (lab && lab < b)
+            for (lab += 12; *lab && *lab != '"' && sl + 1 < sizeof slug; lab++) {
+                char c = (char)tolower((unsigned char)*lab);
+                if (isalnum((unsigned char)c))
+                    slug[sl++] = c;
+                else if (sl && slug[sl - 1] != '-')
+                    slug[sl++] = '-';
+            }
+        if (lab && *lab != '"' && *lab) /* cut: end at the last whole word */
+            while (sl && slug[sl - 1] != '-') sl--;
+        while (sl && slug[sl - 1] == '-') sl--;
+        slug[sl] = '\0';
+        char file[512], fpath[4096];
+        snprintf(file, sizeof file, "%.*s-%02d-%s.svg", (int)(bl > 400 ? 400 : bl), name, ++k,
+                 sl ? slug : "figure");
+        snprintf(fpath, sizeof fpath, "%.*s%s", (int)dl, path, file);
+        if (!rc)
+            rc = write_whole(fpath, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", a,
+                             (size_t)(b - a));
+        fwrite(a, 1, (size_t)(b - a), out);
+        fputs("<a class=\"svg\" href=\"", out);
+        esc(out, file);
+        fputs("\" download>SVG</a>", out);
+        p = b;
+    }
+    fwrite(p, 1, (size_t)(end - p), out);
+    return rc;
+}
+
+int gs_write_report(const char *path, gs_sim_result *const *rs, size_t n, const gs_run_info *info)
+{
+    return gs_write_report_ex(path, rs, n, info, NULL);
+}
+
+int gs_write_report_ex(const char *path, gs_sim_result *const *rs, size_t n,
+                       const gs_run_info *info, const gs_report_agg *ra)
+{
+    char *page = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&page, &len);
+    if (!m) return GS_ENOMEM;
+    write_page(m, rs, n, info, ra);
+    if (fclose(m) != 0) {
+        free(page);
+        return GS_ENOMEM;
+    }
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        free(page);
+        return GS_EIO;
+    }
     /* the page is written in many small pieces: a large buffer keeps that cheap */
     setvbuf(f, NULL, _IOFBF, 1 << 16);
-    write_page(f, rs, n, info);
-    int bad = ferror(f);
+    int rc = export_figures(f, page, len, path);
+    free(page);
+    int bad = ferror(f) || rc;
     if (fclose(f) != 0) bad = 1;
     if (bad || rename(tmp, path) != 0) {
         remove(tmp);

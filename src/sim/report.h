@@ -20,7 +20,24 @@
 
 #include "sim.h"
 
-/* Write the report for n finished runs.  Returns 0 or GS_EIO / GS_ENOMEM. */
+/* Write the report for n finished runs.  Returns 0 or GS_EIO / GS_ENOMEM.  Every figure is
+ * also written beside it as an SVG file (<name>-NN-<figure>.svg, linked under the figure). */
 int gs_write_report(const char *path, gs_sim_result *const *rs, size_t n, const gs_run_info *info);
+
+/*
+ * Runs over seeds and sweep values (experiments.md): the aggregates (means and 95 %
+ * confidence half-widths, aggregate.c) drawn with error bars - per policy for seeds, against
+ * the swept value for a sweep - beside the first run's distributions and time series (rs:
+ * one run per policy, the first value's first seed).
+ */
+typedef struct gs_report_agg {
+    const gs_agg *agg;
+    const char *sweep_key;     /* NULL: no sweep */
+    const char *const *values; /* agg->nv swept values */
+    uint64_t seed;             /* the first seed */
+} gs_report_agg;
+
+int gs_write_report_ex(const char *path, gs_sim_result *const *rs, size_t n,
+                       const gs_run_info *info, const gs_report_agg *ra);
 
 #endif

@@ -89,6 +89,11 @@ check "runs.csv: one row per run" test "$(wc -l < "$tmp/s/runs.csv")" = 7
 check "runs.csv names the seeds" grep -q '^tiresias-las,consolidate,9,' "$tmp/s/runs.csv"
 check "the table shows mean ± ci" grep -q '^fifo .* 3 .*±' "$tmp/s.txt"
 check "report.html beside them" test -s "$tmp/s/report.html"
+check "the report's error-bar figures" grep -q '<h2>Across seeds</h2>' "$tmp/s/report.html"
+nsvg=$(grep -o '<svg xmlns=' "$tmp/s/report.html" | wc -l)
+nfile=$(ls "$tmp/s"/report-[0-9][0-9]-*.svg | wc -l)
+check "every figure is an SVG file beside the report ($nsvg figures, $nfile files)" test "$nsvg" -gt 5 -a "$nsvg" = "$nfile"
+check "the figures are linked" grep -q '<a class="svg" href="report-01-' "$tmp/s/report.html"
 # one policy, several seeds
 "$bin" sim --cluster "$spec" --trace "$day" --policy fifo --seeds 2 --out "$tmp/s1" -q
 check "one policy: OUT/seed-N" test -f "$tmp/s1/seed-1/summary.json" -a -f "$tmp/s1/seed-2/summary.json" -a -f "$tmp/s1/compare.csv"
@@ -140,6 +145,7 @@ b=$(awk -F, 'NR>1 && $2==120 && $3=="tiresias-las"' "$tmp/sw/sweep.csv" | cut -d
 check "the values give different runs ($a vs $b)" test -n "$a" -a "$a" != "$b"
 check "runs.csv: values x policies x seeds" test "$(wc -l < "$tmp/sw/runs.csv")" = 9
 check "one report" test -s "$tmp/sw/report.html"
+check "the report plots the metrics against the value" grep -q 'aria-label="Average JCT (s) against preempt_cost per policy"' "$tmp/sw/report.html"
 expect 2 "--sweep: parameter 'queues' is not used" -- \
   "$bin" sim --cluster "$spec" --trace "$day" --policy fifo --sweep queues=1,2
 expect 2 "--sweep preempt_cost: also given with --set" -- "$bin" sim --cluster "$spec" \
