@@ -214,6 +214,61 @@ static void t_gandiva_queue(void)
     gs_sim_result_release(&r);
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * Thousands of jobs (the radix-sorted path and the occupancy's search hints): percentiles
+ * equal those of a plain sort of the per-job values, and n-bar equals a brute-force integral
+ * of the jobs in the system for a sample of jobs.
+ */
+static void t_many_jobs(void)
+{
+    size_t cap = 1 << 20, len = 0;
+    char *text = malloc(cap);
+    ASSERT(text);
+    len += (size_t)snprintf(text + len, cap - len, "submit,duration,gpus,user\n");
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 9000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        len += (size_t)snprintf(text + len, cap - len, "%d,%d,%d,u%d\n", i * 7 + (int)(x % 5),
+                                20 + (int)(x % 3000), 1 << (int)(x % 4), (int)(x % 37));
+    }
+    gs_sim_result r;
+    ASSERT_OK(run_text(text, "4x8", "tiresias-las", NULL, &r));
+    free(text);
+    size_t n = gs_engine_njobs(r.engine), k = 0;
+    ASSERT_EQ(r.jobs_done, n);
+    double *sd = malloc(n * sizeof *sd), *q = malloc(n * sizeof *q);
+    ASSERT(sd && q);
+    for (size_t i = 0; i < n; i++) {
+        sd[k] = r.jm[i].slowdown;
+        q[k++] = gs_time_to_sec(r.jm[i].queue);
+    }
+    qsort(sd, k, sizeof *sd, cmp_dbl);
+    qsort(q, k, sizeof *q, cmp_dbl);
+    ASSERT_NEAR(r.p95_slowdown, round(sd[(size_t)(0.95 * (double)k)] * 1e6) / 1e6, 0);
+    ASSERT_NEAR(r.median_slowdown, round((sd[k / 2 - 1] + sd[k / 2]) / 2 * 1e6) / 1e6, 0);
+    ASSERT_NEAR(r.median_queue_s, round((q[k / 2 - 1] + q[k / 2]) / 2 * 1e3) / 1e3, 0);
+    free(sd);
+    free(q);
+    for (size_t s = 0; s < n; s += 397) {
+        const gs_job *j = gs_engine_job(r.engine, s);
+        double area = 0; /* job-seconds of every job's overlap with [submit, end) */
+        for (size_t i = 0; i < n; i++) {
+            const gs_job *o = gs_engine_job(r.engine, i);
+            gs_time a = o->submit > j->submit ? o->submit : j->submit;
+            gs_time b = o->end < j->end ? o->end : j->end;
+            if (b > a) area += (double)(b - a);
+        }
+        ASSERT_NEAR(r.jm[s].nbar, area / (double)(j->end - j->submit), 1e-9);
+    }
+    gs_sim_result_release(&r);
+}
+
 static char *slurp(const char *path)
 {
     char *b;
@@ -286,6 +341,7 @@ static const test_case tests[] = {
     {"busy_util", t_busy_util},
     {"breakdowns", t_breakdowns},
     {"gandiva_queue", t_gandiva_queue},
+    {"many_jobs", t_many_jobs},
     {"outputs", t_outputs},
 };
 

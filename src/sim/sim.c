@@ -151,6 +151,58 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/*
+ * Sorting a million values with qsort's callbacks costs about 0.1 s each, and a run sorts a
+ * dozen such arrays: values are sorted here by LSD radix on order-preserving 64-bit keys
+ * (16-bit digits, a pass skipped where every key has the same digit); short arrays by qsort.
+ */
+static void radix_u64(uint64_t *k, size_t n)
+{
+    uint64_t *tmp = malloc(n * sizeof *tmp);
+    size_t *cnt = malloc(65536 * sizeof *cnt);
+    if (!tmp || !cnt) abort(); /* programs abort on out-of-memory */
+    for (int shift = 0; shift < 64; shift += 16) {
+        memset(cnt, 0, 65536 * sizeof *cnt);
+        for (size_t i = 0; i < n; i++) cnt[(k[i] >> shift) & 0xffff]++;
+        if (cnt[(k[0] >> shift) & 0xffff] == n) continue; /* one digit: the order stays */
+        size_t sum = 0;
+        for (size_t d = 0; d < 65536; d++) {
+            size_t c = cnt[d];
+            cnt[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) tmp[cnt[(k[i] >> shift) & 0xffff]++] = k[i];
+        memcpy(k, tmp, n * sizeof *k);
+    }
+    free(tmp);
+    free(cnt);
+}
+
+#define RADIX_MIN 4096 /* below this qsort is as fast */
+#define SIGN64    ((uint64_t)1 << 63)
+
+/* v ascending (finite values). */
+static void sort_doubles(double *v, size_t n)
+{
+    if (n < RADIX_MIN) {
+        qsort(v, n, sizeof *v, cmp_double);
+        return;
+    }
+    uint64_t *k = malloc(n * sizeof *k);
+    if (!k) abort();
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, &v[i], sizeof u);
+        k[i] = u & SIGN64 ? ~u : u | SIGN64; /* negatives reversed below positives */
+    }
+    radix_u64(k, n);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u = k[i] & SIGN64 ? k[i] & ~SIGN64 : ~k[i];
+        memcpy(&v[i], &u, sizeof u);
+    }
+    free(k);
+}
+
 /* Percentile as in the Tiresias reference table: sorted[floor(p * n)], clamped. */
 static double pct(const double *v, size_t n, double p)
 {
@@ -250,6 +302,19 @@ static int cmp_time(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* t ascending. */
+static void sort_times(gs_time *t, size_t n)
+{
+    if (n < RADIX_MIN) {
+        qsort(t, n, sizeof *t, cmp_time);
+        return;
+    }
+    uint64_t *k = (uint64_t *)t; /* same size: keys in place */
+    for (size_t i = 0; i < n; i++) k[i] = (uint64_t)t[i] ^ SIGN64;
+    radix_u64(k, n);
+    for (size_t i = 0; i < n; i++) t[i] = (gs_time)(k[i] ^ SIGN64);
+}
+
 static void *xcalloc(size_t n, size_t sz)
 {
     void *p = calloc(n ? n : 1, sz);
@@ -267,8 +332,8 @@ static void occ_build(const gs_engine *e, occupancy *o)
         in[ni++] = j->submit;
         if (gs_job_state_final(j->state) && j->end != GS_TIME_NONE) out[no++] = j->end;
     }
-    qsort(in, ni, sizeof *in, cmp_time);
-    qsort(out, no, sizeof *out, cmp_time);
+    sort_times(in, ni);
+    sort_times(out, no);
     o->bt = xcalloc(ni + no, sizeof *o->bt);
     o->cnt = xcalloc(ni + no, sizeof *o->cnt);
     o->cum = xcalloc(ni + no, sizeof *o->cum);
@@ -288,11 +353,20 @@ static void occ_build(const gs_engine *e, occupancy *o)
     free(out);
 }
 
-/* The integral of the count from the first breakpoint to t. */
-static wide occ_integral(const occupancy *o, gs_time t)
+/*
+ * The integral of the count from the first breakpoint to t; *hint: a breakpoint index at or
+ * before t's (0 will do), updated to t's, so queries in rising order cost O(1) each.
+ */
+static wide occ_integral(const occupancy *o, gs_time t, size_t *hint)
 {
     if (!o->nb || t <= o->bt[0]) return 0;
-    size_t lo = 0, hi = o->nb; /* the last breakpoint <= t is in [lo, hi) */
+    size_t lo = *hint < o->nb && o->bt[*hint] <= t ? *hint : 0, hi = lo + 1, step = 1;
+    while (hi < o->nb && o->bt[hi] <= t) { /* gallop: the answer is in [lo, hi) */
+        lo = hi;
+        hi += step;
+        step *= 2;
+    }
+    if (hi > o->nb) hi = o->nb;
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
         if (o->bt[mid] <= t)
@@ -300,6 +374,7 @@ static wide occ_integral(const occupancy *o, gs_time t)
         else
             hi = mid;
     }
+    *hint = lo;
     return o->cum[lo] + (wide)o->cnt[lo] * (wide)(t - o->bt[lo]);
 }
 
@@ -312,50 +387,57 @@ static void occ_free(occupancy *o)
 
 /* ---- breakdowns ------------------------------------------------------------------------ */
 
-typedef struct gval {
-    int32_t g;
-    double v;
-} gval;
+/* What the aggregations need of each job, gathered in one pass (job records are large). */
+typedef struct jfact {
+    double jct_s, gpu_h; /* JCT of a DONE job; GPU-hours it held */
+    int32_t state;       /* its gs_job_state; -1 when it is not counted (outside the window) */
+    int32_t vc, user, gpus;
+} jfact;
 
-static int cmp_gval(const void *a, const void *b)
+/*
+ * Sort the DONE jobs' values val(i) by group key[i] (counting sort) and each group's
+ * ascending; returns them, group g's starting at the sum of the done counts before it.
+ */
+static double *by_group(const jfact *jf, const gs_job_metrics *jm, size_t n, const int32_t *key,
+                        const size_t *done, size_t ng, int queue)
 {
-    const gval *x = a, *y = b;
-    if (x->g != y->g) return (x->g > y->g) - (x->g < y->g);
-    return (x->v > y->v) - (x->v < y->v);
+    size_t *off = xcalloc(ng + 1, sizeof *off);
+    for (size_t g = 0; g < ng; g++) off[g + 1] = off[g] + done[g];
+    double *vals = xcalloc(off[ng], sizeof *vals);
+    for (size_t i = 0; i < n; i++)
+        if (jf[i].state == GS_JOB_DONE)
+            vals[off[key[i]]++] = queue ? gs_time_to_sec(jm[i].queue) : jm[i].slowdown;
+    for (size_t g = 0, i = 0; g < ng; i += done[g++]) sort_doubles(vals + i, done[g]);
+    free(off);
+    return vals;
 }
 
 /* Fill gs[0..ng) from the jobs, job i in group key[i]. */
-static void group_stats(const gs_sim_result *r, const gs_job_metrics *jm, const int32_t *key,
+static void group_stats(const jfact *jf, const gs_job_metrics *jm, size_t n, const int32_t *key,
                         size_t ng, gs_group_stats *gs)
 {
-    const gs_engine *e = r->engine;
-    size_t n = gs_engine_njobs(e), m = 0;
-    gval *v = xcalloc(n, sizeof *v);
     double *sj = xcalloc(ng, sizeof *sj), *sq = xcalloc(ng, sizeof *sq);
     double *ss = xcalloc(ng, sizeof *ss), *sr = xcalloc(ng, sizeof *sr);
-    gs_time now = gs_engine_now(e);
+    size_t *done = xcalloc(ng, sizeof *done);
     for (size_t i = 0; i < n; i++) {
-        const gs_job *j = gs_engine_job(e, i);
-        if (!counted(r, j)) continue;
+        if (jf[i].state < 0) continue;
         size_t g = (size_t)key[i];
         gs_group_stats *s = &gs[g];
         s->jobs++;
-        s->gpu_h += gs_job_service(j, now) / 3600.0;
-        if (j->state == GS_JOB_REJECTED) s->rejected++;
-        if (j->state != GS_JOB_DONE) continue;
-        s->done++;
-        sj[g] += gs_time_to_sec(j->end - j->submit);
+        s->gpu_h += jf[i].gpu_h;
+        if (jf[i].state == GS_JOB_REJECTED) s->rejected++;
+        if (jf[i].state != GS_JOB_DONE) continue;
+        done[g]++;
+        sj[g] += jf[i].jct_s;
         sq[g] += gs_time_to_sec(jm[i].queue);
         ss[g] += jm[i].slowdown;
         sr[g] += jm[i].rho;
         if (jm[i].rho > s->max_rho) s->max_rho = jm[i].rho;
-        v[m++] = (gval){(int32_t)g, jm[i].slowdown};
     }
-    qsort(v, m, sizeof *v, cmp_gval);
-    double *vals = xcalloc(m, sizeof *vals);
-    for (size_t i = 0; i < m; i++) vals[i] = v[i].v;
+    double *vals = by_group(jf, jm, n, key, done, ng, 0);
     for (size_t i = 0, g = 0; g < ng; g++) {
         gs_group_stats *s = &gs[g];
+        s->done = done[g];
         s->gpu_h = round(s->gpu_h * 1e3) / 1e3;
         if (!s->done) continue;
         double k = (double)s->done;
@@ -369,7 +451,56 @@ static void group_stats(const gs_sim_result *r, const gs_job_metrics *jm, const 
         i += s->done;
     }
     free(vals);
-    free(v);
+    free(done);
+    free(sj);
+    free(sq);
+    free(ss);
+    free(sr);
+}
+
+/* Per VC (engine order): counts, averages, the queue's median and p95. */
+static void vc_stats(gs_sim_result *r, const jfact *jf, size_t n)
+{
+    const gs_engine *e = r->engine;
+    size_t nv = gs_engine_nvcs(e);
+    r->vcs = xcalloc(nv, sizeof *r->vcs);
+    r->nvcs = nv;
+    int32_t *key = xcalloc(n, sizeof *key);
+    double *sj = xcalloc(nv, sizeof *sj), *sq = xcalloc(nv, sizeof *sq);
+    double *ss = xcalloc(nv, sizeof *ss), *sr = xcalloc(nv, sizeof *sr);
+    size_t *done = xcalloc(nv, sizeof *done);
+    for (size_t i = 0; i < n; i++) {
+        size_t v = (size_t)(key[i] = jf[i].vc);
+        if (jf[i].state < 0) continue;
+        gs_vc_stats *s = &r->vcs[v];
+        s->jobs++;
+        if (jf[i].state == GS_JOB_REJECTED) s->rejected++;
+        if (jf[i].state != GS_JOB_DONE) continue;
+        done[v]++;
+        sj[v] += jf[i].jct_s;
+        sq[v] += gs_time_to_sec(r->jm[i].queue);
+        ss[v] += r->jm[i].slowdown;
+        sr[v] += r->jm[i].rho;
+        if (r->jm[i].rho > s->max_rho) s->max_rho = r->jm[i].rho;
+    }
+    double *q = by_group(jf, r->jm, n, key, done, nv, 1);
+    for (size_t v = 0, i = 0; v < nv; v++) {
+        gs_vc_stats *s = &r->vcs[v];
+        snprintf(s->name, sizeof s->name, "%s", gs_engine_vc_name(e, (int)v));
+        size_t nk = s->done = done[v];
+        if (!nk) continue;
+        s->avg_jct_s = ms_round(sj[v] / (double)nk);
+        s->avg_queue_s = ms_round(sq[v] / (double)nk);
+        s->median_queue_s = ms_round(median(q + i, nk));
+        s->p95_queue_s = ms_round(pct(q + i, nk, 0.95));
+        s->avg_slowdown = r6(ss[v] / (double)nk);
+        s->avg_rho = r6(sr[v] / (double)nk);
+        s->max_rho = r6(s->max_rho);
+        i += nk;
+    }
+    free(q);
+    free(key);
+    free(done);
     free(sj);
     free(sq);
     free(ss);
@@ -383,22 +514,21 @@ static int cmp_int32(const void *a, const void *b)
 }
 
 /* Per-user (in order of first appearance) and per-size (requested GPUs) breakdowns. */
-static void breakdowns(gs_sim_result *r)
+static void breakdowns(gs_sim_result *r, const jfact *jf, size_t n)
 {
     const gs_engine *e = r->engine;
-    size_t n = gs_engine_njobs(e);
     int32_t *key = xcalloc(n, sizeof *key);
     /* users: the engine's interned ids are dense, in order of first appearance */
     size_t nu = 0;
     for (size_t i = 0; i < n; i++) {
-        const gs_job *j = gs_engine_job(e, i);
-        key[i] = j->user_id;
-        if ((size_t)j->user_id + 1 > nu) nu = (size_t)j->user_id + 1;
+        key[i] = jf[i].user;
+        if ((size_t)jf[i].user + 1 > nu) nu = (size_t)jf[i].user + 1;
     }
     r->users = xcalloc(nu, sizeof *r->users);
     r->nusers = nu;
-    for (size_t i = n; i-- > 0;) r->users[key[i]].name = gs_engine_job(e, i)->user;
-    group_stats(r, r->jm, key, nu, r->users);
+    for (size_t i = 0; i < n; i++) /* interned: every job of a user has the same string */
+        if (!r->users[key[i]].name) r->users[key[i]].name = gs_engine_job(e, i)->user;
+    group_stats(jf, r->jm, n, key, nu, r->users);
     double *avg = xcalloc(nu, sizeof *avg);
     size_t na = 0;
     for (size_t u = 0; u < nu; u++)
@@ -406,33 +536,34 @@ static void breakdowns(gs_sim_result *r)
     r->jain_user_slowdown = r6(gs_jain(avg, na));
     free(avg);
     /* sizes: the distinct requested GPU counts, ascending */
+    gs_time *all = xcalloc(n, sizeof *all);
+    for (size_t i = 0; i < n; i++) all[i] = jf[i].gpus;
+    sort_times(all, n);
     int32_t *sz = xcalloc(n, sizeof *sz);
-    for (size_t i = 0; i < n; i++) sz[i] = gs_engine_job(e, i)->req_gpus;
-    qsort(sz, n, sizeof *sz, cmp_int32);
     size_t ns = 0;
     for (size_t i = 0; i < n; i++)
-        if (!ns || sz[ns - 1] != sz[i]) sz[ns++] = sz[i];
+        if (!ns || sz[ns - 1] != (int32_t)all[i]) sz[ns++] = (int32_t)all[i];
+    free(all);
     for (size_t i = 0; i < n; i++) {
-        int32_t g = gs_engine_job(e, i)->req_gpus;
-        const int32_t *f = bsearch(&g, sz, ns, sizeof *sz, cmp_int32);
+        const int32_t *f = bsearch(&jf[i].gpus, sz, ns, sizeof *sz, cmp_int32);
         key[i] = (int32_t)(f - sz);
     }
     r->sizes = xcalloc(ns, sizeof *r->sizes);
     r->nsizes = ns;
     for (size_t k = 0; k < ns; k++) r->sizes[k].gpus = sz[k];
-    group_stats(r, r->jm, key, ns, r->sizes);
+    group_stats(jf, r->jm, n, key, ns, r->sizes);
     free(sz);
     free(key);
 }
 
 /*
  * Per-job metrics (docs/metrics.md): ideal duration, queue time (pending + suspended), and
- * for DONE jobs nbar, slowdown and rho.
+ * for DONE jobs nbar, slowdown and rho; and what the aggregations need (jf).
  */
-static void job_metrics(gs_sim_result *r)
+static void job_metrics(gs_sim_result *r, jfact *jf)
 {
     const gs_engine *e = r->engine;
-    size_t n = gs_engine_njobs(e);
+    size_t n = gs_engine_njobs(e), hint = 0;
     r->jm = xcalloc(n, sizeof *r->jm);
     occupancy o;
     occ_build(e, &o);
@@ -442,14 +573,23 @@ static void job_metrics(gs_sim_result *r)
         const gs_job *j = gs_engine_job(e, i);
         gs_job_metrics *m = &r->jm[i];
         gs_time t = gs_job_state_final(j->state) && j->end != GS_TIME_NONE ? j->end : now;
+        jf[i] = (jfact){0,
+                        gs_job_service(j, now) / 3600.0,
+                        counted(r, j) ? (int32_t)j->state : -1,
+                        j->vc,
+                        j->user_id,
+                        j->req_gpus};
         m->ideal = gs_engine_job_ideal(e, j);
         m->queue = gs_job_queued(j, t) + gs_job_suspended(j, t);
         if (j->state != GS_JOB_DONE || j->end <= j->submit) continue;
         double jct = gs_time_to_sec(j->end - j->submit);
         double ideal = gs_time_to_sec(m->ideal > 0 ? m->ideal : 1);
-        m->nbar = (double)(occ_integral(&o, j->end) - occ_integral(&o, j->submit)) /
-                  (double)(j->end - j->submit);
+        /* submits come in (nearly) rising order: the hint makes that query O(1) */
+        wide from = occ_integral(&o, j->submit, &hint);
+        size_t h2 = hint;
+        m->nbar = (double)(occ_integral(&o, j->end, &h2) - from) / (double)(j->end - j->submit);
         double share = G > 0 ? (double)j->req_gpus * m->nbar / G : 1;
+        jf[i].jct_s = jct;
         m->slowdown = jct / ideal;
         m->rho = jct / (ideal * (share > 1 ? share : 1));
     }
@@ -460,7 +600,8 @@ static void compute_metrics(gs_sim_result *r)
 {
     gs_engine *e = r->engine;
     size_t n = gs_engine_njobs(e);
-    job_metrics(r);
+    jfact *jf = xcalloc(n, sizeof *jf);
+    job_metrics(r, jf);
     double *jct = xcalloc(n, sizeof *jct);
     double *queue = xcalloc(n, sizeof *queue);
     double *pend = xcalloc(n, sizeof *pend);
@@ -518,12 +659,12 @@ static void compute_metrics(gs_sim_result *r)
     }
     if (k) {
         r->jain_rho = r6(gs_jain(rho, k));
-        qsort(jct, k, sizeof *jct, cmp_double);
-        qsort(queue, k, sizeof *queue, cmp_double);
-        qsort(pend, k, sizeof *pend, cmp_double);
-        qsort(first, k, sizeof *first, cmp_double);
-        qsort(sd, k, sizeof *sd, cmp_double);
-        qsort(rho, k, sizeof *rho, cmp_double);
+        sort_doubles(jct, k);
+        sort_doubles(queue, k);
+        sort_doubles(pend, k);
+        sort_doubles(first, k);
+        sort_doubles(sd, k);
+        sort_doubles(rho, k);
         r->avg_first_s = ms_round(sum_first / (double)k);
         r->median_first_s = ms_round(median(first, k));
         r->p95_first_s = ms_round(pct(first, k, 0.95));
@@ -596,43 +737,9 @@ static void compute_metrics(gs_sim_result *r)
         if (u1 != GS_TIME_NONE && u0 != GS_TIME_MAX && u1 > u0)
             r->avg_goodput = round(tl_area(r, u0, u1, 2) / gs_time_to_sec(u1 - u0) * 1e6) / 1e6;
     }
-    /* per VC */
-    size_t nv = gs_engine_nvcs(e);
-    r->vcs = xcalloc(nv, sizeof *r->vcs);
-    double *q = xcalloc(n, sizeof *q);
-    r->nvcs = nv;
-    for (size_t v = 0; v < nv; v++) {
-        gs_vc_stats *s = &r->vcs[v];
-        snprintf(s->name, sizeof s->name, "%s", gs_engine_vc_name(e, (int)v));
-        size_t nk = 0;
-        double sj = 0, sq = 0, ss = 0, sr = 0;
-        for (size_t i = 0; i < n; i++) {
-            const gs_job *j = gs_engine_job(e, i);
-            if ((size_t)j->vc != v || !counted(r, j)) continue;
-            s->jobs++;
-            if (j->state == GS_JOB_REJECTED) s->rejected++;
-            if (j->state != GS_JOB_DONE) continue;
-            s->done++;
-            sj += gs_time_to_sec(j->end - j->submit);
-            ss += r->jm[i].slowdown;
-            sr += r->jm[i].rho;
-            if (r->jm[i].rho > s->max_rho) s->max_rho = r->jm[i].rho;
-            q[nk] = gs_time_to_sec(r->jm[i].queue);
-            sq += q[nk++];
-        }
-        if (nk) {
-            qsort(q, nk, sizeof *q, cmp_double);
-            s->avg_jct_s = ms_round(sj / (double)nk);
-            s->avg_queue_s = ms_round(sq / (double)nk);
-            s->median_queue_s = ms_round(median(q, nk));
-            s->p95_queue_s = ms_round(pct(q, nk, 0.95));
-            s->avg_slowdown = r6(ss / (double)nk);
-            s->avg_rho = r6(sr / (double)nk);
-            s->max_rho = r6(s->max_rho);
-        }
-    }
-    free(q);
-    breakdowns(r);
+    vc_stats(r, jf, n);
+    breakdowns(r, jf, n);
+    free(jf);
 }
 
 int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_diag *d)
