@@ -504,6 +504,33 @@ static void t_mode_lp(void)
     use_lp = NULL;
 }
 
+/*
+ * Gang reservation: 2 nodes of 4 GPUs, eight 1-GPU jobs of 20000 s started 30 s apart (leases
+ * of 300 s ending 30 s apart), a 4-GPU gang of 1000 s at 250 s.  Every lease end frees one GPU:
+ * without reservation the gang never finds a free node before the small jobs end; with it,
+ * once the gang is the worst off, the node whose leases end first is held and it starts
+ * within a lease.
+ */
+static void t_gang_reservation(void)
+{
+    gs_time start[2];
+    for (int r = 0; r < 2; r++) {
+        world w;
+        const char *sets[] = {"lease=300s", r ? "reserve=on" : "reserve=off", NULL};
+        ASSERT_OK(mk(&w, "2x4", sets));
+        for (int i = 0; i < 8; i++) job(&w, i + 1, i * 30, 1, 20000, NULL);
+        const gs_job *g = job(&w, 9, 250, 4, 1000, NULL);
+        ASSERT_OK(gs_engine_run(w.e));
+        start[r] = g->first_start;
+        ASSERT_OK(gs_engine_check(w.e, NULL));
+        done(&w);
+    }
+    printf("  gang starts at %.0f s without reservation, %.0f s with\n", gs_time_to_sec(start[0]),
+           gs_time_to_sec(start[1]));
+    ASSERT(start[0] >= 20000 * GS_SEC);
+    ASSERT(start[1] < 5000 * GS_SEC);
+}
+
 static const test_case tests[] = {
     {"PA: Nash welfare and payments by hand", t_pa_nash_welfare_and_payments},
     {"PA: a payment cuts a gang to a usable option", t_pa_payment_cuts_a_gang},
@@ -517,6 +544,7 @@ static const test_case tests[] = {
     {"app=user", t_app_user},
     {"two GPU types", t_heterogeneous},
     {"mode=lp: Gavel's FTF LP decides", t_mode_lp},
+    {"gang reservation against fragmentation", t_gang_reservation},
 };
 
 TEST_MAIN(tests)

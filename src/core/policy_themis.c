@@ -43,8 +43,13 @@
  * largest X[j][k] that has room; then work conservation and leases as above.
  * Gavel's T_iso_cum is kept per job across solves.  Refused without a solver.
  *
+ * Gang reservation (reserve=on, consolidated placement): when the worst-off
+ * app's first waiting job is a gang that cannot be placed on what is free,
+ * the nodes that come free soonest are held for it (reserve_for): no other
+ * start there, no renewal of an expired lease there.
+ *
  * Parameters: f=0.8 (fairness knob in [0, 1]), lease=10min, app=job|user,
- * mode=auction|lp.  Ties are broken by job id everywhere: no decision comes
+ * mode=auction|lp, reserve=on|off.  Ties are broken by job id everywhere: no decision comes
  * from hash or address order.
  *
  * Invariants: js[slot].active exactly for the arrived jobs not final;
@@ -192,6 +197,7 @@ typedef struct bidder {
     double best; /* best rate over its types */
     int gtype;   /* type granted this pass, -1 */
     int ctype;   /* expired holder: the type it runs on (-1 mixed) */
+    int holder;  /* 1: an expired holder (RUNNING when the round began) */
 } bidder;
 
 typedef struct app {
@@ -215,7 +221,7 @@ typedef struct themis {
     gs_engine *e;
     double f;
     gs_time lease;
-    int by_user, lp;
+    int by_user, lp, reserve;
     thj *js;
     size_t cap;
     gs_jobq act; /* active jobs, in arrival order */
@@ -241,6 +247,13 @@ typedef struct themis {
     int *place;
     size_t capplace;
     gs_themis_pa_ws ws;
+    /* gang reservation during a pass (reserve_for) */
+    uint8_t *resv; /* by node */
+    size_t capresv;
+    int64_t *nodeat;
+    size_t capnodeat;
+    int resv_on;
+    gs_job *resv_job;
     /* mode=lp scratch */
     double *lpd;
     size_t caplpd;
@@ -292,6 +305,8 @@ static void th_destroy(void *st)
     free(t->pay);
     free(t->place);
     free(t->with);
+    free(t->resv);
+    free(t->nodeat);
     free(t->lpd);
     free(t->lpi);
     gs_themis_pa_release(&t->ws);
@@ -315,6 +330,7 @@ static int th_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
         t->by_user = 1;
     else if (a && strcmp(a, "job"))
         rc = gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'app': job or user, not '%s'", a);
+    if (!rc) rc = gs_params_get_bool(p, "reserve", 1, &t->reserve, d);
     const char *m = rc ? NULL : gs_params_get(p, "mode");
     if (m && !strcmp(m, "lp"))
         t->lp = 1;
@@ -522,10 +538,102 @@ static int start_on(themis *t, gs_job *j, int ty)
     if (rc) return rc;
     rc = gs_place_find(gs_engine_cluster(t->e), &r, t->place);
     if (rc) return rc;
+    if (t->resv_on && j != t->resv_job)
+        for (int k = 0; k < j->gpus; k++)
+            if (t->resv[gs_cluster_gpu(gs_engine_cluster(t->e), t->place[k])->node])
+                return GS_ENOFIT;
     rc = gs_engine_start(t->e, j, t->place, j->gpus);
     if (rc == GS_ENOMEM || gs_engine_error(t->e)) return rc ? rc : gs_engine_error(t->e);
     if (rc) return GS_ENOFIT;
     return new_lease(t, j);
+}
+
+/* Start pending j on its fastest type where it can be placed now.  0 (started or not), or an
+ * error. */
+static int start_any(themis *t, gs_job *j)
+{
+    int nt = ntypes(t), tried = 0;
+    for (;;) {
+        int best = -1;
+        double br = 0;
+        for (int ty = 0; ty < nt; ty++) {
+            double r = rate_on(t, j, ty);
+            if (!(tried & (1 << ty)) && r > br) br = r, best = ty;
+        }
+        if (best < 0) return 0;
+        tried |= 1 << best;
+        int rc = start_on(t, j, nt > 1 ? best : -1);
+        if (rc != GS_ENOFIT) return rc;
+    }
+}
+
+/*
+ * Gang reservation (consolidated placement): the worst-off app's gang j cannot start on what is
+ * free, so nodes are held for it - those of its fastest type (with room for it in all) that
+ * come free soonest (every GPU free, else the latest lease end of their holders; ties by
+ * index), until they hold j's GPUs.  While held, no other job starts there and no expired
+ * lease there is renewed: j starts when the last lease there ends, instead of being starved by
+ * smaller jobs taking every GPU that frees.  Sets t->resv[node] and t->resv_on.
+ */
+static int reserve_for(themis *t, gs_job *j)
+{
+    gs_engine *e = t->e;
+    const gs_cluster *c = gs_engine_cluster(e);
+    size_t nn = gs_cluster_nnodes(c);
+    int rc = need((void **)&t->resv, &t->capresv, nn, sizeof *t->resv);
+    if (!rc) rc = need((void **)&t->nodeat, &t->capnodeat, 2 * nn, sizeof *t->nodeat);
+    if (rc) return rc;
+    memset(t->resv, 0, nn * sizeof *t->resv);
+    int ty = -1;
+    double br = 0;
+    for (int k = 0; k < ntypes(t); k++) {
+        double r = rate_on(t, j, k);
+        int cap = gs_cluster_ngpu_types(c) ? gs_cluster_type_gpus(c, k) : (int)gs_cluster_ngpus(c);
+        if (r > br && cap >= j->gpus) br = r, ty = k;
+    }
+    if (ty < 0) return 0;
+    int typed = gs_cluster_ngpu_types(c) > 1;
+    gs_time now = gs_engine_now(e);
+    size_t m = 0;
+    for (size_t n = 0; n < nn; n++) {
+        const gs_node *nd = gs_cluster_node(c, (int)n);
+        if (nd->down || gs_engine_node_state(e, (int)n)) continue;
+        gs_time at = now;
+        int cap = 0;
+        for (int g = nd->gpu_lo; g < nd->gpu_hi; g++) {
+            const gs_gpu *gp = gs_cluster_gpu(c, g);
+            if (gp->down || (typed && gp->type != ty)) continue;
+            cap++;
+            gs_time x = now;
+            if (gp->owner >= 0) {
+                const thj *h = (size_t)gp->owner < t->cap ? &t->js[gp->owner] : NULL;
+                x = !h || h->lease_end == GS_TIME_NONE ? GS_TIME_MAX
+                    : h->expired                       ? now
+                                                       : h->lease_end;
+            }
+            if (x > at) at = x;
+        }
+        if (!cap || at == GS_TIME_MAX) continue;
+        t->nodeat[2 * m] = at;
+        t->nodeat[2 * m + 1] = ((int64_t)cap << 32) | (int64_t)n;
+        m++;
+    }
+    /* by (time free, index): insertion into the sorted prefix is enough for the few taken */
+    long got = 0;
+    while (got < j->gpus) {
+        size_t bi = m;
+        for (size_t q = 0; q < m; q++) {
+            if (t->resv[t->nodeat[2 * q + 1] & 0xffffffff]) continue;
+            if (bi == m || t->nodeat[2 * q] < t->nodeat[2 * bi]) bi = q;
+        }
+        if (bi == m) break;
+        t->resv[t->nodeat[2 * bi + 1] & 0xffffffff] = 1;
+        got += t->nodeat[2 * bi + 1] >> 32;
+    }
+    if (got < j->gpus) return 0; /* no set of nodes can ever hold it: nothing held */
+    t->resv_on = 1;
+    t->resv_job = j;
+    return 0;
 }
 
 /* Types by how fast the given bidders run there (mean rate, fastest first; ties by id). */
@@ -706,7 +814,8 @@ static int th_schedule(void *st)
             b->best = best_rate(t, j);
             b->fin0 = (double)t->lease + remaining(t, j) / b->best;
             b->gtype = -1;
-            b->ctype = j->state == GS_JOB_RUNNING ? held_type(t, j) : -1;
+            b->holder = j->state == GS_JOB_RUNNING;
+            b->ctype = b->holder ? held_type(t, j) : -1;
         } else if (j->state == GS_JOB_RUNNING) {
             double x = remaining(t, j) / held_rate(t, j);
             if (x > a->base) a->base = x;
@@ -824,17 +933,36 @@ static int th_schedule(void *st)
 
     /* ---- carry it out: expired leases first (renewed or ended), then the starts ---- */
     t->in_pass = 1;
+    t->resv_on = 0;
+    t->resv_job = NULL;
+    /* the worst-off app's first waiting gang, if it cannot start now: nodes held for it */
+    gs_job *head = NULL;
+    if (t->reserve && napps && gs_engine_opts_get(e)->placement == GS_PLACE_CONSOLIDATE) {
+        const app *a = &t->ap[t->order[0]];
+        for (int k = 0; k < a->nb && !head; k++)
+            if (t->bid[a->b0 + k].j->state == GS_JOB_PENDING) head = t->bid[a->b0 + k].j;
+        if (head && head->gpus < 2) head = NULL;
+    }
+    if (head && !(rc = start_any(t, head)) && head->state == GS_JOB_PENDING)
+        rc = reserve_for(t, head);
     for (int k = 0; k < nb && !rc; k++) {
         bidder *b = &t->bid[k];
-        if (b->j->state != GS_JOB_RUNNING) continue;
-        if (b->gtype >= 0 && b->gtype == b->ctype) {
+        if (!b->holder || b->j->state != GS_JOB_RUNNING) continue;
+        int held = 0;
+        for (int q = 0; t->resv_on && q < b->j->nalloc; q++)
+            held |= t->resv[gs_cluster_gpu(c, b->j->alloc[q])->node];
+        if (b->gtype >= 0 && b->gtype == b->ctype && !held) {
             rc = new_lease(t, b->j);
             b->gtype = -2; /* done */
             continue;
         }
         drop_lease(t, b->j->slot);
-        rc = gs_engine_preempt(e, b->j, "lease expired: its GPUs went to others (themis auction)");
+        rc = gs_engine_preempt(e, b->j,
+                               held ? "lease expired: its node is held for a waiting gang (themis)"
+                                    : "lease expired: its GPUs went to others (themis auction)");
     }
+    if (!rc && t->resv_on && (rc = start_any(t, head)) == 0 && head->state != GS_JOB_PENDING)
+        t->resv_on = 0; /* the expired leases there made room */
     /* granted jobs in the order of the apps, then of their bids */
     for (int i = 0; i < napps && !rc; i++) {
         app *a = &t->ap[t->order[i]];
@@ -856,28 +984,13 @@ static int th_schedule(void *st)
                     if (b->j->state == GS_JOB_PENDING) gs_engine_set_reason(e, b->j, "Resources");
                     continue;
                 }
-                int tried = 0;
-                while (!rc) {
-                    int best = -1;
-                    double br = 0;
-                    for (int ty = 0; ty < nt; ty++) {
-                        double r = rate_on(t, b->j, ty);
-                        if (!(tried & (1 << ty)) && r > br) br = r, best = ty;
-                    }
-                    if (best < 0) break;
-                    tried |= 1 << best;
-                    rc = start_on(t, b->j, nt > 1 ? best : -1);
-                    if (rc == GS_ENOFIT) {
-                        rc = 0;
-                        continue;
-                    }
-                    break;
-                }
+                rc = start_any(t, b->j);
                 if (!rc && b->j->state == GS_JOB_PENDING)
                     gs_engine_set_reason(e, b->j, "Resources");
             }
         }
     t->in_pass = 0;
+    t->resv_on = 0;
     return rc;
 }
 
