@@ -278,6 +278,40 @@ static char *slurp(const char *path)
     return gs_read_file(path, &b, &n, &d) ? NULL : b;
 }
 
+/*
+ * Two GPU types: the ideal duration is the job's work at the best type's rate (V100, the
+ * reference, here), so a job run on K80s has a slowdown of the profiles' V100/K80 ratio;
+ * jobs.csv names the type(s) a job ran on, '+'-joined for a gang over both.
+ */
+static void t_gpu_types(void)
+{
+    gs_sim_result r;
+    /* 4 V100 + 4 K80: a 4-GPU job takes the V100s, the next the K80s; then a 6-GPU gang
+     * spans both types */
+    ASSERT_OK(run_text("submit,duration,gpus,model\n0,1000,4,resnet50\n0,1000,4,resnet50\n"
+                       "1,1000,6,resnet50\n",
+                       "1x4:V100,1x4:K80", "fifo", NULL, &r));
+    const gs_job_metrics *a = jm_of(&r, 0), *b = jm_of(&r, 1);
+    ASSERT_EQ(a->ideal, 1000 * GS_SEC);
+    ASSERT_EQ(b->ideal, 1000 * GS_SEC);
+    ASSERT_NEAR(a->slowdown, 1.0, 1e-9);
+    const gs_job *jb = gs_engine_find_job(r.engine, 1);
+    double ratio = gs_engine_job_rate(r.engine, jb, 0, 4) / gs_engine_job_rate(r.engine, jb, 1, 4);
+    ASSERT(ratio > 1.5);
+    ASSERT_NEAR(b->slowdown, ratio, 1e-3);
+    char f[128];
+    snprintf(f, sizeof f, "/tmp/gsched-metrics-types-%d.csv", (int)getpid());
+    ASSERT_OK(gs_write_jobs(f, &r));
+    char *s = slurp(f);
+    ASSERT(s);
+    ASSERT_CONTAINS(s, ",resnet50,-,V100\n");
+    ASSERT_CONTAINS(s, ",resnet50,-,K80\n");
+    ASSERT_CONTAINS(s, ",resnet50,-,V100+K80\n");
+    free(s);
+    remove(f);
+    gs_sim_result_release(&r);
+}
+
 /* The writers carry the new columns and sections. */
 static void t_outputs(void)
 {
@@ -343,6 +377,7 @@ static const test_case tests[] = {
     {"gandiva_queue", t_gandiva_queue},
     {"many_jobs", t_many_jobs},
     {"outputs", t_outputs},
+    {"gpu_types", t_gpu_types},
 };
 
 TEST_MAIN(tests)
