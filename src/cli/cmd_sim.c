@@ -286,6 +286,17 @@ static int gen_trace(const gs_gen_spec *spec, size_t gpus, uint64_t seed, gs_tra
     return 0;
 }
 
+/* Append "/a b c" to dir as one folder: a '/' in it becomes '_' (labels and swept values
+ * may hold paths). */
+static void path_add(char *dir, size_t cap, const char *a, const char *b, const char *c)
+{
+    size_t n = strlen(dir);
+    if (n + 1 >= cap) return;
+    snprintf(dir + n, cap - n, "/%s%s%s", a, b, c);
+    for (char *q = dir + n + 1; *q; q++)
+        if (*q == '/') *q = '_';
+}
+
 int cmd_sim(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -608,15 +619,15 @@ int cmd_sim(int argc, char **argv)
                                     sd,
                                     &rpar};
                 char dir[4096];
-                size_t o_len = (size_t)snprintf(dir, sizeof dir, "%s", out);
-                if (sweep_arg)
-                    o_len += (size_t)snprintf(dir + o_len, sizeof dir - o_len, "/%s=%s", sw.key,
-                                              sw.values[v]);
+                snprintf(dir, sizeof dir, "%s", out);
+                if (sweep_arg) path_add(dir, sizeof dir, sw.key, "=", sw.values[v]);
                 if (!single && (np > 1 || ns == 1))
-                    o_len +=
-                        (size_t)snprintf(dir + o_len, sizeof dir - o_len, "/%s", items.v[p].label);
-                if (ns > 1)
-                    snprintf(dir + o_len, sizeof dir - o_len, "/seed-%llu", (unsigned long long)sd);
+                    path_add(dir, sizeof dir, items.v[p].label, "", "");
+                if (ns > 1) {
+                    char sn[32];
+                    snprintf(sn, sizeof sn, "seed-%llu", (unsigned long long)sd);
+                    path_add(dir, sizeof dir, sn, "", "");
+                }
                 rc = write_run(dir, &res[i], &info);
                 gs_params_release(&rpar);
                 if (rc) goto cleanup;

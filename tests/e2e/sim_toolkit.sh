@@ -53,6 +53,10 @@ check "--set for all, the item overrides (packs $p1 vs $p2)" test "${p1:-x}" = 0
 "$bin" sim --cluster "$spec" --trace "$day" --policy tiresias-las:queues=3250,7200,fifo \
   --out "$tmp/pq" -q
 check "a value with a comma stays in its item" test -f "$tmp/pq/tiresias-las:queues=3250,7200/summary.json" -a -f "$tmp/pq/fifo/summary.json"
+prof=$src/data/profiles/gavel.csv
+"$bin" sim --cluster "$spec" --trace "$day" --policy "fifo,gandiva:profiles=$prof" --out "$tmp/slash" -q
+lab="gandiva:profiles=$prof"
+check "a '/' in a label's folder name becomes '_'" test -f "$tmp/slash/${lab//\//_}/summary.json"
 check "such a label is quoted in compare.csv" grep -q '^"tiresias-las:queues=3250,7200",' "$tmp/pq/compare.csv"
 expect 2 "item 'gandiva:pakc=off': parameter 'pakc' is not used" -- \
   "$bin" sim --cluster "$spec" --trace "$day" --policy fifo,gandiva:pakc=off
