@@ -27,6 +27,7 @@
 #include "gsched/gsched.h"
 #include "gsched/policy.h"
 #include "harness.h"
+#include "solver.h"
 
 /* ---- the failing allocator ------------------------------------------------------------------ */
 
@@ -236,6 +237,8 @@ static outcome run_once(const gs_policy_ops *ops, long fail, int probing)
         gs_params_set(&p, "queues", "60,200"); /* short queues: jobs of minutes are demoted */
     else if (!strcmp(ops->name, "themis"))
         gs_params_set(&p, "lease", "60s"); /* leases of a minute: jobs of minutes lose theirs */
+    else if (!strcmp(ops->name, "gavel"))
+        gs_params_set(&p, "round", "60s"); /* rounds of a minute: jobs of minutes are preempted */
     if (!strncmp(ops->name, "gandiva", 7)) {
         scale = 0.25;
         if (!strcmp(ops->name, "gandiva")) {
@@ -246,6 +249,7 @@ static outcome run_once(const gs_policy_ops *ops, long fail, int probing)
     }
     gs_engine_opts eo;
     gs_engine_opts_init(&eo);
+    eo.lp = gs_lp_glpk(); /* gavel's LPs (its allocations in the adapter fail too) */
     gs_diag d;
     gs_diag_init(&d, NULL);
     uint64_t h = 1469598103934665603ULL;

@@ -186,6 +186,207 @@ static void test_no_solver_message(void)
     ASSERT_CONTAINS(d.msg, "gavel");
 }
 
+/* ---- the policy ------------------------------------------------------------------------------ */
+
+typedef struct world {
+    gs_cluster *c;
+    gs_engine *e;
+    gs_params p;
+} world;
+
+/* A cluster shorthand, gavel with the parameters 'sets' (NULL-terminated), no restart cost. */
+static int mk(world *w, const char *spec, const char *const *sets, const gs_lp_solver *lp)
+{
+    memset(w, 0, sizeof *w);
+    gs_params_init(&w->p);
+    gs_params_set(&w->p, "preempt_cost", "0");
+    for (; sets && *sets; sets++)
+        if (gs_params_set_kv(&w->p, *sets)) return -1;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_cluster_load(spec, &w->c, &d)) return -1;
+    gs_engine_opts eo;
+    gs_engine_opts_init(&eo);
+    eo.lp = lp;
+    int rc = gs_engine_opts_from_params(&w->p, &eo, &d);
+    if (!rc) rc = gs_engine_create(w->c, "gavel", &w->p, &eo, &w->e, &d);
+    if (rc) fprintf(stderr, "  %s\n", d.msg);
+    return rc;
+}
+
+static void rm(world *w)
+{
+    gs_engine_destroy(w->e);
+    gs_cluster_destroy(w->c);
+    gs_params_release(&w->p);
+}
+
+static int add(world *w, int64_t id, double submit_s, double work_s, int gpus, const char *model)
+{
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = id;
+    s.ntasks = 1;
+    s.gpus_per_task = gpus;
+    s.submit = (gs_time)(submit_s * GS_SEC);
+    s.duration = (gs_time)(work_s * GS_SEC);
+    s.model = model;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    int rc = gs_engine_add_job(w->e, &s, NULL, &d);
+    if (rc) fprintf(stderr, "  %s\n", d.msg);
+    return rc;
+}
+
+static double inspect_d(world *w, const char *key)
+{
+    char buf[64];
+    if (gs_engine_inspect(w->e, key, buf, sizeof buf)) return -1;
+    return atof(buf);
+}
+
+/* Step the engine until 'until' (seconds) has passed or nothing is left. */
+static int run_until(world *w, double until_s)
+{
+    int rc;
+    while (gs_engine_now(w->e) < (gs_time)(until_s * GS_SEC) && (rc = gs_engine_step(w->e)) > 0) {
+    }
+    return gs_engine_error(w->e);
+}
+
+/*
+ * Shares converge to X: 4 GPUs of one type, six 1-GPU and two 2-GPU jobs that outlive the
+ * window.  Max-min over s_j x_j equalises GPU-time: 6z + 2z = 4, z = 1/2, so X = 1/2 for a
+ * 1-GPU job and 1/4 for a 2-GPU job.  Over 60 rounds each job's time holding GPUs divided
+ * by the elapsed time is its X, to within a round's worth.
+ */
+static void test_shares_converge(void)
+{
+    world w;
+    ASSERT_OK(mk(&w, "4", NULL, gs_lp_glpk()));
+    for (int i = 1; i <= 8; i++) ASSERT_OK(add(&w, i, 0, 1e6, i <= 6 ? 1 : 2, NULL));
+    double T = 60 * 360;
+    ASSERT_OK(run_until(&w, T));
+    gs_diag d;
+    ASSERT_OK(gs_engine_check(w.e, &d));
+    for (int i = 1; i <= 8; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "x.%d", i);
+        double x = inspect_d(&w, key), want = i <= 6 ? 0.5 : 0.25;
+        ASSERT_NEAR(x, want, 1e-6);
+        const gs_job *j = gs_engine_find_job(w.e, i);
+        double share = (double)gs_job_executed(j, gs_engine_now(w.e)) / (double)gs_engine_now(w.e);
+        if (!(fabs(share - want) <= 0.02)) T_FAIL("job %d: share %.4f, X %.4f", i, share, want);
+    }
+    ASSERT(inspect_d(&w, "rounds") >= 59);
+    rm(&w);
+}
+
+/* A job chosen again keeps its GPUs: with no more jobs than GPUs every job runs every round,
+ * started once, never preempted; then one more job than GPUs: preemptions at round ends. */
+static void test_lease_extension(void)
+{
+    world w;
+    ASSERT_OK(mk(&w, "4", NULL, gs_lp_glpk()));
+    for (int i = 1; i <= 4; i++) ASSERT_OK(add(&w, i, 0, 3600, 1, NULL));
+    ASSERT_OK(gs_engine_run(w.e));
+    for (int i = 1; i <= 4; i++) {
+        const gs_job *j = gs_engine_find_job(w.e, i);
+        ASSERT_EQ(j->preemptions, 0);
+        ASSERT_EQ(j->end, 3600 * GS_SEC);
+    }
+    rm(&w);
+    ASSERT_OK(mk(&w, "4", NULL, gs_lp_glpk()));
+    for (int i = 1; i <= 5; i++) ASSERT_OK(add(&w, i, 0, 3600, 1, NULL));
+    ASSERT_OK(gs_engine_run(w.e));
+    int pre = 0;
+    gs_time last = 0;
+    for (int i = 1; i <= 5; i++) {
+        const gs_job *j = gs_engine_find_job(w.e, i);
+        pre += j->preemptions;
+        if (j->end > last) last = j->end;
+    }
+    ASSERT(pre > 0);
+    /* 5 h of work on 4 GPUs, shared in 6-minute rounds: done within 5 h / 4 + 2 rounds */
+    ASSERT_LE(last, (gs_time)(5 * 3600 / 4 + 720) * GS_SEC);
+    rm(&w);
+}
+
+/* Same inputs, same schedule (job end times), for each objective. */
+static void test_deterministic(void)
+{
+    static const char *const objs[] = {"objective=las", "objective=ftf", "objective=makespan",
+                                       "objective=throughput", "objective=fifo"};
+    for (size_t o = 0; o < sizeof objs / sizeof *objs; o++) {
+        gs_time ends[2][12];
+        for (int run = 0; run < 2; run++) {
+            world w;
+            const char *sets[] = {objs[o], NULL};
+            ASSERT_OK(mk(&w, "2x4", sets, gs_lp_glpk()));
+            for (int i = 1; i <= 12; i++)
+                ASSERT_OK(add(&w, i, 100.0 * (i % 5), 600.0 * (1 + i % 7), 1 << (i % 3), NULL));
+            ASSERT_OK(gs_engine_run(w.e));
+            for (int i = 1; i <= 12; i++) {
+                const gs_job *j = gs_engine_find_job(w.e, i);
+                ASSERT_EQ(j->state, GS_JOB_DONE);
+                ends[run][i - 1] = j->end;
+            }
+            rm(&w);
+        }
+        if (memcmp(ends[0], ends[1], sizeof ends[0])) T_FAIL("%s: two runs differ", objs[o]);
+    }
+}
+
+/* Without a solver the LP objectives refuse, naming GLPK; fifo needs none. */
+static void test_no_solver(void)
+{
+    world w;
+    ASSERT_EQ(mk(&w, "4", NULL, NULL), GS_EUNSUPPORTED);
+    gs_cluster_destroy(w.c);
+    gs_params_release(&w.p);
+    const char *sets[] = {"objective=fifo", NULL};
+    ASSERT_OK(mk(&w, "4", sets, NULL));
+    rm(&w);
+    const char *bad[] = {"objective=fair", NULL};
+    ASSERT_EQ(mk(&w, "4", bad, gs_lp_glpk()), GS_EINVAL);
+    gs_cluster_destroy(w.c);
+    gs_params_release(&w.p);
+}
+
+/* fifo: jobs in arrival order hold their GPUs until done (priority 0 waits). */
+static void test_fifo(void)
+{
+    world w;
+    const char *sets[] = {"objective=fifo", NULL};
+    ASSERT_OK(mk(&w, "2", sets, gs_lp_glpk()));
+    ASSERT_OK(add(&w, 1, 0, 3600, 1, NULL));
+    ASSERT_OK(add(&w, 2, 0, 3600, 1, NULL));
+    ASSERT_OK(add(&w, 3, 10, 600, 1, NULL));
+    ASSERT_OK(gs_engine_run(w.e));
+    const gs_job *j3 = gs_engine_find_job(w.e, 3);
+    ASSERT_EQ(gs_engine_find_job(w.e, 1)->preemptions, 0);
+    ASSERT_EQ(gs_engine_find_job(w.e, 1)->end, 3600 * GS_SEC);
+    ASSERT(j3->first_start >= 3600 * GS_SEC);
+    rm(&w);
+}
+
+/* pack=on: two jobs of co-locatable models on one GPU share it (the pair's combined rate
+ * beats time-sharing), so both finish before time-sharing alone would let them. */
+static void test_pack(void)
+{
+    world w;
+    const char *sets[] = {"pack=on", NULL};
+    ASSERT_OK(mk(&w, "1:V100", sets, gs_lp_glpk()));
+    ASSERT_OK(add(&w, 1, 0, 3600, 1, "resnet18-bs128"));
+    ASSERT_OK(add(&w, 2, 0, 3600, 1, "a3c"));
+    ASSERT_OK(gs_engine_run(w.e));
+    const gs_job *a = gs_engine_find_job(w.e, 1), *b = gs_engine_find_job(w.e, 2);
+    ASSERT(a->packs + b->packs > 0);
+    gs_time last = a->end > b->end ? a->end : b->end;
+    ASSERT(last < 7200 * GS_SEC); /* time-sharing one GPU: 2 h */
+    rm(&w);
+}
+
 int main(int argc, char **argv)
 {
     if (!gs_lp_glpk()) {
@@ -200,6 +401,12 @@ int main(int argc, char **argv)
         {"ftf", test_ftf},
         {"pairs", test_pairs},
         {"no_solver_message", test_no_solver_message},
+        {"shares_converge", test_shares_converge},
+        {"lease_extension", test_lease_extension},
+        {"deterministic", test_deterministic},
+        {"no_solver", test_no_solver},
+        {"fifo", test_fifo},
+        {"pack", test_pack},
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }

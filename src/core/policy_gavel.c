@@ -1,0 +1,1049 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * policy_gavel.c - Gavel (OSDI'20): heterogeneity-aware allocations solved as LPs
+ * (gavel_lp.c, through the program's solver) and carried out by Gavel's round-based
+ * mechanism (algorithms.md §5.4).
+ *
+ * Allocation X[e][k]: the fraction of time entry e (a job alone, or a pair of jobs
+ * co-located with pack=on) should run on GPU type k, from the objective's LP
+ * (objective=las|ftf|makespan|throughput, or fifo without an LP) over the
+ * throughputs of the active jobs (gs_engine_job_rate per type at the requested
+ * size; hetero=agnostic: every type at the reference type's rate).
+ *
+ * Mechanism, one round (round=360 s) at a time:
+ *   - time received: each entry that ran the last round gets the round's length on
+ *     its type (time_received[e][k], and the type's total); an entry whose job
+ *     finished in the round is gone (as in Gavel);
+ *   - X is recomputed when jobs arrived or finished since the last solve (parity=on:
+ *     only inside a counter reset, i.e. at most once per reset=1920 s, Gavel's
+ *     simulator quirk); the counters are reset when X changed and reset= elapsed:
+ *     deficit += X * (now - last reset) - (received - round/2), received = round/2;
+ *   - priorities: per type, X / (received / type total) (X * 1e9 while the type has
+ *     no time yet), 0 when X or the throughput is 0; entries sorted by (priority,
+ *     deficit, X) descending, per type in type order (fastest first; shuffled per
+ *     round by the engine's seed for hetero=agnostic, as Gavel shuffles), and taken
+ *     greedily while their GPUs fit the type's remaining count (fifo: priority > 0);
+ *   - placement per type, largest jobs first: a job chosen again on the type it runs
+ *     on keeps its GPUs (a lease extension: no restart), others are preempted and
+ *     the chosen ones started on free GPUs of the type (engine placement, any
+ *     locality); a pair packs its second job onto the first (gs_engine_pack, pair
+ *     rates from the profiles); a start that fragmentation prevents is skipped and
+ *     the GPUs offered to the next entries in order (work-conserving);
+ *   - the round ends after round= or as soon as every job it runs has finished;
+ *     with no round running, an arrival starts one at once.
+ * Jobs progress at the engine's rates on the type they run on (no policy model).
+ *
+ * Invariants: the active set is exactly the arrived, non-final jobs, in arrival
+ * order, each with one single entry; pair entries only join two active jobs of equal
+ * size; a job is in at most one entry chosen per round; every decision is a function
+ * of the engine's state, the clock and the seed (sorts have total orders).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gavel_lp.h"
+#include "gsched/policy.h"
+#include "gsched/types.h"
+
+enum { OBJ_LAS, OBJ_FTF, OBJ_MAKESPAN, OBJ_THROUGHPUT, OBJ_FIFO };
+static const char *const obj_names[] = {"las", "ftf", "makespan", "throughput", "fifo"};
+
+typedef struct gent {
+    int32_t a, b;  /* job slots; b = -1 for a job alone */
+    int32_t dead;  /* a member finished: dropped at the next compaction */
+    int32_t mark;  /* scratch */
+    double *x;     /* K: allocation */
+    double *recv;  /* K: time received since the last reset, seconds */
+    double *defic; /* K: deficit */
+} gent;
+
+typedef struct gjs {
+    int32_t active;  /* arrived and not final */
+    int32_t ent;     /* index of its single entry */
+    int32_t fifo_k;  /* fifo: the type it was given, -1 */
+    int32_t sched;   /* this round: index in 'cand' of its chosen entry, -1 */
+    int32_t keep;    /* this round: keeps its GPUs */
+    double s_prev;   /* ftf: remaining work at the last solve (s), < 0 none */
+    double iso_prev; /* ftf: isolated throughput at the last solve */
+    double iso_cum;  /* ftf: T_iso_cum */
+} gjs;
+
+typedef struct cand {
+    int32_t e, k;
+    double prio, defic, x;
+} cand;
+
+typedef struct gavel {
+    gs_engine *e;
+    gs_cluster *c;
+    int K;
+    int objective, agnostic, pack, parity, partners;
+    gs_time round, reset_every;
+    gs_rng rng;
+    /* jobs */
+    gjs *js;
+    size_t njs;
+    int32_t *act; /* active slots in arrival order */
+    size_t nact, capact;
+    /* entries */
+    gent *ents;
+    size_t nents, capents;
+    /* mechanism state */
+    double *wtime; /* K: total time received per type since the last reset */
+    int stale, x_changed, due, in_round, ever_reset;
+    gs_time last_reset, round_start;
+    uint64_t round_tag;
+    int32_t *ran_e, *ran_k; /* entries run this round and their types */
+    size_t nran, capran;
+    uint64_t rounds, solves;
+    /* scratch */
+    cand *cands;
+    size_t capcands;
+    int32_t *order; /* type order */
+    double *typerate;
+} gavel;
+
+static int grow(void **p, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need) n *= 2;
+    void *q = realloc(*p, n * sz);
+    if (!q) return GS_ENOMEM;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static gs_job *job(gavel *g, int32_t slot)
+{
+    return gs_policy_job(g->e, (size_t)slot);
+}
+
+/* ---- entries ---------------------------------------------------------------- */
+
+static int ent_new(gavel *g, int32_t a, int32_t b, int32_t *out)
+{
+    if (grow((void **)&g->ents, &g->capents, g->nents + 1, sizeof *g->ents)) return GS_ENOMEM;
+    double *v = calloc((size_t)g->K * 3, sizeof *v);
+    if (!v) return GS_ENOMEM;
+    gent *en = &g->ents[g->nents];
+    memset(en, 0, sizeof *en);
+    en->a = a, en->b = b;
+    en->x = v, en->recv = v + g->K, en->defic = v + 2 * g->K;
+    *out = (int32_t)g->nents++;
+    return 0;
+}
+
+/* Drop dead entries, keeping the order; job -> single entry links follow. */
+static void ent_compact(gavel *g)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < g->nents; i++) {
+        gent *en = &g->ents[i];
+        if (en->dead) {
+            free(en->x);
+            continue;
+        }
+        g->ents[w] = *en;
+        if (en->b < 0) g->js[en->a].ent = (int32_t)w;
+        w++;
+    }
+    g->nents = w;
+}
+
+static int ensure_js(gavel *g, int32_t slot)
+{
+    size_t need = (size_t)slot + 1;
+    if (need <= g->njs) return 0;
+    size_t n = g->njs ? g->njs : 64;
+    while (n < need) n *= 2;
+    gjs *q = realloc(g->js, n * sizeof *q);
+    if (!q) return GS_ENOMEM;
+    memset(q + g->njs, 0, (n - g->njs) * sizeof *q);
+    g->js = q;
+    g->njs = n;
+    return 0;
+}
+
+/* ---- throughputs ------------------------------------------------------------ */
+
+static int gpu_free(const gs_cluster *c, int i)
+{
+    const gs_gpu *u = gs_cluster_gpu(c, i);
+    return u->owner < 0 && u->users == 0 && !u->down && !gs_cluster_node(c, u->node)->down;
+}
+
+/* Healthy GPUs per type (n[K]); free ones too when fr != NULL. */
+static void type_counts(gavel *g, double *n, int *fr)
+{
+    for (int k = 0; k < g->K; k++) {
+        n[k] = 0;
+        if (fr) fr[k] = 0;
+    }
+    size_t ng = gs_cluster_ngpus(g->c);
+    for (size_t i = 0; i < ng; i++) {
+        const gs_gpu *u = gs_cluster_gpu(g->c, (int)i);
+        if (u->down || gs_cluster_node(g->c, u->node)->down || u->type < 0 || u->type >= g->K)
+            continue;
+        n[u->type] += 1;
+        if (fr && gpu_free(g->c, (int)i)) fr[u->type]++;
+    }
+}
+
+/* The real throughput of j alone on type k (0 where it cannot run). */
+static double tput(gavel *g, const gs_job *j, int k, const double *ngpus)
+{
+    if (j->gpu_type >= 0 && j->gpu_type != k) return 0;
+    if (ngpus && ngpus[k] < j->req_gpus) return 0;
+    double r = gs_engine_job_rate(g->e, j, k, j->req_gpus);
+    return r > 0 ? r : 0;
+}
+
+/* The throughput the LP sees (hetero=agnostic: the reference type's everywhere). */
+static double lp_tput(gavel *g, const gs_job *j, int k, const double *ngpus)
+{
+    double t = tput(g, j, k, ngpus);
+    if (!g->agnostic || !(t > 0)) return t;
+    double r = gs_engine_job_rate(g->e, j, -1, j->req_gpus);
+    return r > 0 ? r : 1.0;
+}
+
+/* Pair rates of a and b co-located on type k (0, 0 when they cannot share). */
+static void pair_rates(gavel *g, const gs_job *a, const gs_job *b, int k, double *ra, double *rb)
+{
+    *ra = *rb = 0;
+    if (!a->model || !b->model) return;
+    const gs_profiles *pr = gs_engine_profiles(g->e);
+    const char *tn = gs_cluster_gpu_type_name(g->c, k);
+    if (gs_engine_job_gpu_mem(g->e, a) + gs_engine_job_gpu_mem(g->e, b) >
+        gs_profiles_gpu_mem(pr, tn))
+        return;
+    double x, y;
+    gs_profiles_pair(pr, a->model, b->model, tn, &x, &y);
+    if (x > 0 && y > 0) *ra = x, *rb = y;
+}
+
+/* ---- solving ------------------------------------------------------------------- */
+
+typedef struct pcand {
+    int32_t a, b; /* slots, a < b */
+    double gain;
+} pcand;
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const pcand *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    return (p->b > q->b) - (p->b < q->b);
+}
+
+/*
+ * Candidate pairs: for every active job, its best 'partners' co-location partners of
+ * the same size whose normalised packed throughput (sum of both pair rates) exceeds 1
+ * on some type; deduplicated, in (a, b) slot order.
+ */
+static int find_pairs(gavel *g, const double *ngpus, pcand **out, size_t *nout)
+{
+    size_t n = 0, cap = 0;
+    pcand *v = NULL;
+    int m = g->partners;
+    pcand *best = malloc((size_t)(m > 0 ? m : 1) * sizeof *best);
+    if (!best) return GS_ENOMEM;
+    for (size_t i = 0; i < g->nact; i++) {
+        const gs_job *a = job(g, g->act[i]);
+        if (!a->model) continue;
+        int nb = 0;
+        for (size_t l = 0; l < g->nact; l++) {
+            if (l == i) continue;
+            const gs_job *b = job(g, g->act[l]);
+            if (!b->model || b->req_gpus != a->req_gpus) continue;
+            double gain = 0;
+            for (int k = 0; k < g->K; k++) {
+                if (!(tput(g, a, k, ngpus) > 0 && tput(g, b, k, ngpus) > 0)) continue;
+                double ra, rb;
+                pair_rates(g, a, b, k, &ra, &rb);
+                if (ra + rb > gain) gain = ra + rb;
+            }
+            if (!(gain > 1)) continue;
+            /* insert into the top m (by gain, then arrival order) */
+            int pos = nb;
+            while (pos > 0 && best[pos - 1].gain < gain) pos--;
+            if (pos >= m) continue;
+            if (nb < m) nb++;
+            memmove(best + pos + 1, best + pos, (size_t)(nb - 1 - pos) * sizeof *best);
+            best[pos].a = a->slot < b->slot ? a->slot : b->slot;
+            best[pos].b = a->slot < b->slot ? b->slot : a->slot;
+            best[pos].gain = gain;
+        }
+        if (grow((void **)&v, &cap, n + (size_t)nb, sizeof *v)) {
+            free(v);
+            free(best);
+            return GS_ENOMEM;
+        }
+        memcpy(v + n, best, (size_t)nb * sizeof *v);
+        n += (size_t)nb;
+    }
+    free(best);
+    if (n) qsort(v, n, sizeof *v, cmp_pair);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!w || v[w - 1].a != v[i].a || v[w - 1].b != v[i].b) v[w++] = v[i];
+    *out = v;
+    *nout = w;
+    return 0;
+}
+
+static int cmp_ent_pair(const void *x, const void *y, const gavel *g)
+{
+    const gent *p = &g->ents[*(const int32_t *)x], *q = &g->ents[*(const int32_t *)y];
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    return (p->b > q->b) - (p->b < q->b);
+}
+
+/* Pair entries matching the candidates (existing ones keep their counters); others die. */
+static int sync_pairs(gavel *g, const pcand *pc, size_t np, int32_t *pent)
+{
+    /* existing pair entries are in creation order; match by a linear merge over both
+     * lists sorted by (a, b): sort an index of the existing ones */
+    size_t ne = 0;
+    for (size_t i = 0; i < g->nents; i++)
+        if (g->ents[i].b >= 0 && !g->ents[i].dead) ne++;
+    int32_t *idx = malloc((ne ? ne : 1) * sizeof *idx);
+    if (!idx) return GS_ENOMEM;
+    ne = 0;
+    for (size_t i = 0; i < g->nents; i++)
+        if (g->ents[i].b >= 0 && !g->ents[i].dead) idx[ne++] = (int32_t)i;
+    /* insertion-free merge: entries were created in (a, b) order per solve, but several
+     * solves interleave; a simple sort by (a, b) with the entries array as context */
+    for (size_t i = 1; i < ne; i++) { /* insertion sort: pair lists are short */
+        int32_t t = idx[i];
+        size_t j = i;
+        while (j > 0 && cmp_ent_pair(&idx[j - 1], &t, g) > 0) idx[j] = idx[j - 1], j--;
+        idx[j] = t;
+    }
+    size_t i = 0;
+    for (size_t p = 0; p < np; p++) {
+        while (i < ne && (g->ents[idx[i]].a < pc[p].a ||
+                          (g->ents[idx[i]].a == pc[p].a && g->ents[idx[i]].b < pc[p].b))) {
+            g->ents[idx[i]].dead = 1; /* no longer a candidate */
+            i++;
+        }
+        if (i < ne && g->ents[idx[i]].a == pc[p].a && g->ents[idx[i]].b == pc[p].b) {
+            pent[p] = idx[i++];
+            continue;
+        }
+        int32_t ei;
+        int rc = ent_new(g, pc[p].a, pc[p].b, &ei);
+        if (rc) {
+            free(idx);
+            return rc;
+        }
+        pent[p] = ei;
+    }
+    for (; i < ne; i++) g->ents[idx[i]].dead = 1;
+    free(idx);
+    return 0;
+}
+
+/* fifo: jobs keep the type they were given; new ones, in arrival order, take one. */
+static void solve_fifo(gavel *g, const double *ngpus)
+{
+    double *left = g->typerate; /* scratch K */
+    for (int k = 0; k < g->K; k++) left[k] = ngpus[k];
+    for (size_t i = 0; i < g->nact; i++) {
+        gjs *s = &g->js[g->act[i]];
+        if (s->fifo_k >= 0) left[s->fifo_k] -= job(g, g->act[i])->req_gpus;
+    }
+    for (size_t i = 0; i < g->nact; i++) {
+        gs_job *j = job(g, g->act[i]);
+        gjs *s = &g->js[j->slot];
+        gent *en = &g->ents[s->ent];
+        if (s->fifo_k < 0) {
+            int best = -1;
+            double bv = 0;
+            for (int k = 0; k < g->K; k++) {
+                if (left[k] < j->req_gpus || !(tput(g, j, k, ngpus) > 0)) continue;
+                double v = g->agnostic ? left[k] : tput(g, j, k, ngpus);
+                if (best < 0 || v > bv) best = k, bv = v;
+            }
+            if (best >= 0) {
+                s->fifo_k = best;
+                left[best] -= j->req_gpus;
+            }
+        }
+        for (int k = 0; k < g->K; k++) en->x[k] = k == s->fifo_k ? 1.0 : 0.0;
+    }
+}
+
+static int solve(gavel *g, gs_diag *d)
+{
+    int K = g->K, J = (int)g->nact, rc = 0;
+    double *ngpus = calloc((size_t)K, sizeof *ngpus);
+    if (!ngpus) return GS_ENOMEM;
+    type_counts(g, ngpus, NULL);
+    for (size_t i = 0; i < g->nents; i++)
+        for (int k = 0; k < K; k++) g->ents[i].x[k] = 0;
+    g->solves++;
+    if (g->objective == OBJ_FIFO) {
+        solve_fifo(g, ngpus);
+        free(ngpus);
+        return 0;
+    }
+    if (J == 0) {
+        free(ngpus);
+        return 0;
+    }
+    gs_time now = gs_engine_now(g->e);
+    size_t nj = (size_t)J;
+    double *T = malloc(nj * (size_t)K * sizeof *T), *S = malloc(nj * sizeof *S);
+    double *t = malloc(nj * sizeof *t), *cum = malloc(nj * sizeof *cum);
+    int *sc = malloc(nj * sizeof *sc);
+    pcand *pc = NULL;
+    size_t np = 0;
+    int32_t *pent = NULL;
+    double *pta = NULL, *ptb = NULL, *x = NULL;
+    int *pa = NULL, *pb = NULL;
+    if (!T || !S || !t || !cum || !sc) {
+        rc = GS_ENOMEM;
+        goto out;
+    }
+    for (int i = 0; i < J; i++) {
+        const gs_job *j = job(g, g->act[i]);
+        for (int k = 0; k < K; k++) T[i * K + k] = lp_tput(g, j, k, ngpus);
+        S[i] = (double)gs_job_remaining(j, now) / GS_SEC;
+        t[i] = (double)(now - j->submit) / GS_SEC;
+        sc[i] = j->req_gpus;
+        gjs *s = &g->js[j->slot];
+        if (g->objective == OBJ_FTF && s->s_prev >= 0 && s->iso_prev > 0)
+            s->iso_cum += (s->s_prev - S[i]) / s->iso_prev;
+        cum[i] = s->iso_cum;
+    }
+    if (g->pack) {
+        if ((rc = find_pairs(g, ngpus, &pc, &np))) goto out;
+        size_t n1 = np ? np : 1;
+        pent = malloc(n1 * sizeof *pent);
+        pta = calloc(n1 * (size_t)K, sizeof *pta);
+        ptb = calloc(n1 * (size_t)K, sizeof *ptb);
+        pa = malloc(n1 * sizeof *pa);
+        pb = malloc(n1 * sizeof *pb);
+        if (!pent || !pta || !ptb || !pa || !pb) {
+            rc = GS_ENOMEM;
+            goto out;
+        }
+        if ((rc = sync_pairs(g, pc, np, pent))) goto out;
+        /* job slot -> row: act is in arrival order, rows follow it */
+        for (int i = 0; i < J; i++) g->js[g->act[i]].sched = i;
+        for (size_t p = 0; p < np; p++) {
+            const gs_job *a = job(g, pc[p].a), *b = job(g, pc[p].b);
+            pa[p] = g->js[a->slot].sched;
+            pb[p] = g->js[b->slot].sched;
+            for (int k = 0; k < K; k++) {
+                double ra, rb;
+                pair_rates(g, a, b, k, &ra, &rb);
+                pta[p * K + k] = T[pa[p] * K + k] * ra;
+                ptb[p * K + k] = T[pb[p] * K + k] * rb;
+            }
+        }
+    }
+    gs_gavel_in in = {.J = J,
+                      .K = K,
+                      .tput = T,
+                      .scale = sc,
+                      .ngpus = ngpus,
+                      .remaining = S,
+                      .elapsed = t,
+                      .iso_cum = cum,
+                      .P = (int)np,
+                      .pa = pa,
+                      .pb = pb,
+                      .ptput_a = pta,
+                      .ptput_b = ptb};
+    x = malloc((size_t)gs_gavel_nx(&in) * sizeof *x);
+    if (!x) {
+        rc = GS_ENOMEM;
+        goto out;
+    }
+    const gs_lp_solver *lp = gs_engine_lp(g->e);
+    switch (g->objective) {
+    case OBJ_LAS: rc = gs_gavel_maxmin(lp, &in, x, NULL, d); break;
+    case OBJ_MAKESPAN: rc = gs_gavel_makespan(lp, &in, x, NULL, d); break;
+    case OBJ_THROUGHPUT: rc = gs_gavel_throughput(lp, &in, x, NULL, d); break;
+    default: rc = gs_gavel_ftf(lp, &in, 0, x, NULL, d); break;
+    }
+    if (rc) goto out;
+    if (g->objective == OBJ_FTF) {
+        double *iso = t; /* elapsed no longer needed */
+        gs_gavel_isolated(&in, iso);
+        for (int i = 0; i < J; i++) {
+            gjs *s = &g->js[g->act[i]];
+            s->s_prev = S[i];
+            s->iso_prev = iso[i];
+        }
+    }
+    for (int i = 0; i < J; i++)
+        memcpy(g->ents[g->js[g->act[i]].ent].x, x + (size_t)i * K, (size_t)K * sizeof *x);
+    for (size_t p = 0; p < np; p++)
+        memcpy(g->ents[pent[p]].x, x + (size_t)(J + (int)p) * K, (size_t)K * sizeof *x);
+out:
+    free(ngpus), free(T), free(S), free(t), free(cum), free(sc), free(pc), free(pent);
+    free(pta), free(ptb), free(pa), free(pb), free(x);
+    return rc;
+}
+
+/* ---- the mechanism ------------------------------------------------------------------ */
+
+static void reset_counters(gavel *g, gs_time now)
+{
+    double el = g->ever_reset ? (double)(now - g->last_reset) / GS_SEC : 0;
+    double half = (double)g->round / GS_SEC / 2;
+    for (int k = 0; k < g->K; k++) g->wtime[k] = 0;
+    for (size_t i = 0; i < g->nents; i++) {
+        gent *en = &g->ents[i];
+        if (en->dead) continue;
+        for (int k = 0; k < g->K; k++) {
+            en->defic[k] += en->x[k] * el - (en->recv[k] - half);
+            en->recv[k] = half;
+            g->wtime[k] += half;
+        }
+    }
+    g->last_reset = now;
+    g->ever_reset = 1;
+    g->x_changed = 0;
+}
+
+static int cmp_cand(const void *x, const void *y)
+{
+    const cand *p = x, *q = y;
+    if (p->prio != q->prio) return p->prio > q->prio ? -1 : 1;
+    if (p->defic != q->defic) return p->defic > q->defic ? -1 : 1;
+    if (p->x != q->x) return p->x > q->x ? -1 : 1;
+    return (p->e > q->e) - (p->e < q->e);
+}
+
+static int ent_gpus(gavel *g, const gent *en)
+{
+    return job(g, en->a)->req_gpus;
+}
+
+static int ent_runnable(gavel *g, const gent *en, int k)
+{
+    const gs_job *a = job(g, en->a);
+    if (!(tput(g, a, k, NULL) > 0)) return 0;
+    if (en->b < 0) return 1;
+    const gs_job *b = job(g, en->b);
+    if (!(tput(g, b, k, NULL) > 0)) return 0;
+    double ra, rb;
+    pair_rates(g, a, b, k, &ra, &rb);
+    return ra > 0 && rb > 0;
+}
+
+/* Type of the GPUs j holds, -1 when none. */
+static int cur_type(gavel *g, const gs_job *j)
+{
+    if (j->state != GS_JOB_RUNNING || !j->alloc || j->nalloc <= 0) return -1;
+    return gs_cluster_gpu(g->c, j->alloc[0])->type;
+}
+
+static int engine_err(gavel *g, int rc)
+{
+    int le = gs_engine_error(g->e);
+    if (le) return le;
+    return rc == GS_ENOMEM ? rc : 0;
+}
+
+/* Start pending job j on free GPUs of type k.  1 started, 0 not now, < 0 error. */
+static int start_on(gavel *g, gs_job *j, int k, int *gpus)
+{
+    if (j->state != GS_JOB_PENDING) return 0;
+    gs_place_req r;
+    gs_engine_place_req(g->e, j, GS_LOCALITY_ANY, &r);
+    r.gpu_type = k;
+    int rc = gs_place_find(g->c, &r, gpus);
+    if (rc) return rc == GS_ENOMEM ? rc : 0;
+    rc = gs_engine_start(g->e, j, gpus, j->gpus);
+    if (rc) return engine_err(g, rc);
+    return 1;
+}
+
+static int ran_add(gavel *g, int32_t e, int32_t k)
+{
+    if (grow((void **)&g->ran_e, &g->capran, g->nran + 1, sizeof *g->ran_e)) return GS_ENOMEM;
+    /* ran_k shares the capacity of ran_e: grown together */
+    int32_t *q = realloc(g->ran_k, g->capran * sizeof *q);
+    if (!q) return GS_ENOMEM;
+    g->ran_k = q;
+    g->ran_e[g->nran] = e;
+    g->ran_k[g->nran++] = k;
+    return 0;
+}
+
+static int do_round(gavel *g)
+{
+    gs_time now = gs_engine_now(g->e);
+    int K = g->K, rc;
+    /* 1. time received in the round that ends */
+    double dt = g->in_round ? (double)(now - g->round_start) / GS_SEC : 0;
+    for (size_t i = 0; i < g->nran; i++) {
+        gent *en = &g->ents[g->ran_e[i]];
+        if (en->dead || dt <= 0) continue;
+        en->recv[g->ran_k[i]] += dt;
+        g->wtime[g->ran_k[i]] += dt;
+    }
+    g->nran = 0;
+    ent_compact(g);
+    g->rounds++;
+    /* 2. allocation and counters */
+    int reset_due = !g->ever_reset || now - g->last_reset >= g->reset_every;
+    if (g->parity) {
+        if (g->stale && reset_due) {
+            reset_counters(g, now);
+            gs_diag d;
+            gs_diag_init(&d, NULL);
+            if ((rc = solve(g, &d))) return rc;
+            g->stale = 0;
+        }
+    } else {
+        if ((g->stale || g->x_changed) && reset_due) reset_counters(g, now);
+        if (g->stale) {
+            gs_diag d;
+            gs_diag_init(&d, NULL);
+            if ((rc = solve(g, &d))) return rc;
+            g->stale = 0;
+            g->x_changed = 1;
+        }
+    }
+    if (g->nact == 0) {
+        g->in_round = 0;
+        return 0;
+    }
+    /* 3. priorities, per type in type order */
+    size_t nc = 0;
+    if (grow((void **)&g->cands, &g->capcands, g->nents * (size_t)K + 1, sizeof *g->cands))
+        return GS_ENOMEM;
+    for (int k = 0; k < K; k++) g->order[k] = k;
+    if (g->agnostic) {
+        for (int k = K - 1; k > 0; k--) { /* Fisher-Yates with the engine's seed */
+            int r = (int)gs_rng_below(&g->rng, (uint64_t)k + 1), t = g->order[k];
+            g->order[k] = g->order[r], g->order[r] = t;
+        }
+    } else {
+        /* fastest first: mean throughput of the active jobs on the type */
+        for (int k = 0; k < K; k++) g->typerate[k] = 0;
+        for (size_t i = 0; i < g->nact; i++)
+            for (int k = 0; k < K; k++) g->typerate[k] += tput(g, job(g, g->act[i]), k, NULL);
+        for (int a = 1; a < K; a++) {
+            int t = g->order[a], b = a;
+            while (b > 0 && g->typerate[g->order[b - 1]] < g->typerate[t]) {
+                g->order[b] = g->order[b - 1];
+                b--;
+            }
+            g->order[b] = t;
+        }
+    }
+    for (int oi = 0; oi < K; oi++) {
+        int k = g->order[oi];
+        size_t first = nc;
+        for (size_t i = 0; i < g->nents; i++) {
+            gent *en = &g->ents[i];
+            double x = en->x[k], prio;
+            if (en->dead || !ent_runnable(g, en, k)) continue;
+            double frac = g->wtime[k] > 0 ? en->recv[k] / g->wtime[k] : 0;
+            if (x <= 0)
+                prio = 0;
+            else if (frac <= 0)
+                prio = x * 1e9;
+            else
+                prio = x / frac;
+            g->cands[nc++] = (cand){(int32_t)i, k, prio, en->defic[k], x};
+        }
+        qsort(g->cands + first, nc - first, sizeof *g->cands, cmp_cand);
+    }
+    /* 4. greedy selection by GPU counts */
+    int *left = calloc((size_t)K, sizeof *left);
+    double *cap = calloc((size_t)K, sizeof *cap);
+    int *gpus = malloc(((size_t)gs_cluster_ngpus(g->c) + 1) * sizeof *gpus);
+    if (!left || !cap || !gpus) {
+        free(left), free(cap), free(gpus);
+        return GS_ENOMEM;
+    }
+    type_counts(g, cap, NULL);
+    for (int k = 0; k < K; k++) left[k] = (int)cap[k];
+    for (size_t i = 0; i < g->nact; i++) {
+        g->js[g->act[i]].sched = -1;
+        g->js[g->act[i]].keep = 0;
+    }
+    for (size_t i = 0; i < nc; i++) {
+        cand *cd = &g->cands[i];
+        gent *en = &g->ents[cd->e];
+        if (g->js[en->a].sched >= 0 || (en->b >= 0 && g->js[en->b].sched >= 0)) continue;
+        if (g->objective == OBJ_FIFO && cd->prio <= 0) continue;
+        int s = ent_gpus(g, en);
+        if (s > left[cd->k]) continue;
+        left[cd->k] -= s;
+        g->js[en->a].sched = (int32_t)i;
+        if (en->b >= 0) g->js[en->b].sched = (int32_t)i;
+    }
+    /* 5. lease extensions: chosen again on the type it runs on */
+    for (size_t i = 0; i < g->nact; i++) {
+        gs_job *j = job(g, g->act[i]);
+        gjs *s = &g->js[j->slot];
+        int ct = cur_type(g, j);
+        if (s->sched < 0 || ct < 0) continue;
+        cand *cd = &g->cands[s->sched];
+        gent *en = &g->ents[cd->e];
+        if (cd->k != ct) continue;
+        if (en->b < 0) {
+            s->keep = 1;
+        } else {
+            int32_t other = en->a == j->slot ? en->b : en->a;
+            if (j->pack_with == other || j->pack_with < 0) s->keep = 1;
+        }
+    }
+    /* a kept job sharing its GPUs with a job not kept with it in the same entry: the
+     * partner leaves; two jobs of one pair entry each running alone: the later one moves */
+    for (size_t i = 0; i < g->nact; i++) {
+        gs_job *j = job(g, g->act[i]);
+        gjs *s = &g->js[j->slot];
+        if (!s->keep) continue;
+        gent *en = &g->ents[g->cands[s->sched].e];
+        if (en->b >= 0) {
+            int32_t other = en->a == j->slot ? en->b : en->a;
+            if (j->pack_with < 0 && g->js[other].keep && job(g, other)->pack_with < 0 &&
+                other < j->slot)
+                s->keep = 0;
+        }
+    }
+    for (size_t i = 0; i < g->nact; i++) {
+        gs_job *j = job(g, g->act[i]);
+        gjs *s = &g->js[j->slot];
+        if (!s->keep || j->pack_with < 0) continue;
+        gs_job *p = job(g, j->pack_with);
+        gjs *ps = &g->js[p->slot];
+        if (!ps->keep || ps->sched != s->sched) ps->keep = 0;
+    }
+    /* 6. preempt what is not kept */
+    for (size_t i = 0; i < g->nact; i++) {
+        gs_job *j = job(g, g->act[i]);
+        if (j->state != GS_JOB_RUNNING || g->js[j->slot].keep) continue;
+        rc = gs_engine_preempt(g->e, j, "gavel round: not chosen on these GPUs");
+        if (rc && (rc = engine_err(g, rc))) goto fail;
+    }
+    /* 7. starts, per type largest first (in rank order among equals); then backfill */
+    int *fr = left; /* free GPUs per type now */
+    type_counts(g, cap, fr);
+    for (size_t i = 0; i < nc; i++) g->cands[i].x = -1; /* reuse: -1 = not placed */
+    int maxs = 0;
+    for (size_t i = 0; i < g->nact; i++)
+        if (job(g, g->act[i])->req_gpus > maxs) maxs = job(g, g->act[i])->req_gpus;
+    for (int sz = maxs; sz >= 1; sz--) {
+        for (size_t i = 0; i < nc; i++) {
+            cand *cd = &g->cands[i];
+            gent *en = &g->ents[cd->e];
+            if (g->js[en->a].sched != (int32_t)i || ent_gpus(g, en) != sz) continue;
+            gs_job *a = job(g, en->a), *b = en->b >= 0 ? job(g, en->b) : NULL;
+            int ka = g->js[a->slot].keep, kb = b && g->js[b->slot].keep;
+            int ok = 0;
+            if (!b) {
+                if (ka) {
+                    ok = 1;
+                } else {
+                    if ((rc = start_on(g, a, cd->k, gpus)) < 0) goto fail;
+                    ok = rc > 0;
+                }
+            } else if (ka && kb) {
+                ok = 1;
+            } else {
+                gs_job *host = ka ? a : kb ? b : a, *guest = host == a ? b : a;
+                int hok = g->js[host->slot].keep;
+                if (!hok) {
+                    if ((rc = start_on(g, host, cd->k, gpus)) < 0) goto fail;
+                    hok = rc > 0;
+                }
+                if (hok && guest->state == GS_JOB_PENDING) {
+                    rc = gs_engine_pack(g->e, guest, host);
+                    if (rc && (rc = engine_err(g, rc))) goto fail;
+                }
+                ok = hok;
+            }
+            rc = 0;
+            if (ok) {
+                cd->x = 1;
+                if ((rc = ran_add(g, cd->e, cd->k))) goto fail;
+            } else {
+                g->js[en->a].sched = -1;
+                if (en->b >= 0) g->js[en->b].sched = -1;
+            }
+        }
+    }
+    type_counts(g, cap, fr);
+    for (size_t i = 0; i < nc; i++) { /* backfill: jobs alone, in rank order */
+        cand *cd = &g->cands[i];
+        gent *en = &g->ents[cd->e];
+        if (en->b >= 0 || g->js[en->a].sched >= 0 || fr[cd->k] < ent_gpus(g, en)) continue;
+        if (g->objective == OBJ_FIFO && cd->prio <= 0) continue;
+        gs_job *a = job(g, en->a);
+        if ((rc = start_on(g, a, cd->k, gpus)) < 0) goto fail;
+        if (rc > 0) {
+            g->js[en->a].sched = (int32_t)i;
+            fr[cd->k] -= a->gpus;
+            if ((rc = ran_add(g, cd->e, cd->k))) goto fail;
+        }
+        rc = 0;
+    }
+    for (size_t i = 0; i < g->nact; i++) {
+        gs_job *j = job(g, g->act[i]);
+        if (j->state == GS_JOB_PENDING) gs_engine_set_reason(g->e, j, "Priority (gavel round)");
+    }
+    free(left), free(cap), free(gpus);
+    /* 8. the next round */
+    g->in_round = 1;
+    g->round_start = now;
+    g->round_tag++;
+    return gs_engine_set_timer(g->e, now + g->round, g->round_tag);
+fail:
+    free(left), free(cap), free(gpus);
+    return rc;
+}
+
+/* ---- hooks ---------------------------------------------------------------------------- */
+
+static int add_active(gavel *g, gs_job *j)
+{
+    int rc = ensure_js(g, j->slot);
+    if (rc) return rc;
+    if (grow((void **)&g->act, &g->capact, g->nact + 1, sizeof *g->act)) return GS_ENOMEM;
+    int32_t ei;
+    if ((rc = ent_new(g, j->slot, -1, &ei))) return rc;
+    double half = (double)g->round / GS_SEC / 2;
+    for (int k = 0; k < g->K; k++) g->ents[ei].recv[k] = half; /* as Gavel: not in wtime */
+    gjs *s = &g->js[j->slot];
+    memset(s, 0, sizeof *s);
+    s->active = 1;
+    s->ent = ei;
+    s->fifo_k = -1;
+    s->sched = -1;
+    s->s_prev = -1;
+    g->act[g->nact++] = j->slot;
+    g->stale = 1;
+    if (!g->in_round) {
+        g->due = 1;
+        gs_engine_request_pass(g->e);
+    }
+    return 0;
+}
+
+static int gv_arrival(void *st, gs_job *j)
+{
+    return add_active(st, j);
+}
+
+static int gv_adopt(void *st, gs_job *j)
+{
+    return add_active(st, j);
+}
+
+static int gv_requeue(void *st, gs_job *j)
+{
+    (void)st, (void)j; /* still active: it competes again at the next round */
+    return 0;
+}
+
+static int gv_finish(void *st, gs_job *j)
+{
+    gavel *g = st;
+    if ((size_t)j->slot >= g->njs || !g->js[j->slot].active) return 0;
+    g->js[j->slot].active = 0;
+    size_t w = 0;
+    for (size_t i = 0; i < g->nact; i++)
+        if (g->act[i] != j->slot) g->act[w++] = g->act[i];
+    g->nact = w;
+    for (size_t i = 0; i < g->nents; i++)
+        if (g->ents[i].a == j->slot || g->ents[i].b == j->slot) g->ents[i].dead = 1;
+    g->stale = 1;
+    /* the round ends early when every job it runs has finished */
+    int live = 0;
+    for (size_t i = 0; i < g->nact && !live; i++) live = job(g, g->act[i])->state == GS_JOB_RUNNING;
+    if (!live) {
+        g->due = 1;
+        gs_engine_request_pass(g->e);
+    }
+    return 0;
+}
+
+static int gv_node(void *st, int node, int down)
+{
+    gavel *g = st;
+    (void)node, (void)down;
+    g->stale = 1; /* capacities changed */
+    return 0;
+}
+
+static int gv_timer(void *st, uint64_t tag)
+{
+    gavel *g = st;
+    if (tag != g->round_tag || !g->in_round) return 0; /* an earlier round's */
+    g->due = 1;
+    gs_engine_request_pass(g->e);
+    return 0;
+}
+
+static int gv_schedule(void *st)
+{
+    gavel *g = st;
+    if (!g->due) return 0;
+    g->due = 0;
+    return do_round(g);
+}
+
+static int gv_check(void *st, gs_diag *d)
+{
+    gavel *g = st;
+    for (size_t i = 0; i < g->nact; i++) {
+        const gs_job *j = job(g, g->act[i]);
+        if (!j->arrived || gs_job_state_final(j->state) || !g->js[j->slot].active)
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gavel: job %lld listed active",
+                               (long long)j->id);
+        const gent *en = &g->ents[g->js[j->slot].ent];
+        if (en->a != j->slot || en->b >= 0)
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gavel: job %lld has no entry",
+                               (long long)j->id);
+    }
+    return 0;
+}
+
+static int gv_inspect(void *st, const char *key, char *buf, size_t cap)
+{
+    gavel *g = st;
+    int n;
+    if (!strcmp(key, "rounds"))
+        n = snprintf(buf, cap, "%llu", (unsigned long long)g->rounds);
+    else if (!strcmp(key, "solves"))
+        n = snprintf(buf, cap, "%llu", (unsigned long long)g->solves);
+    else if (!strncmp(key, "x.", 2)) {
+        /* x.ID: the job's total allocation alone; x.ID.TYPE: on one type */
+        char *end;
+        long long id = strtoll(key + 2, &end, 10);
+        const gs_job *j = gs_engine_find_job(g->e, id);
+        if (end == key + 2 || !j || (size_t)j->slot >= g->njs || !g->js[j->slot].active)
+            return GS_ENOENT;
+        const gent *en = &g->ents[g->js[j->slot].ent];
+        double v = 0;
+        if (*end == '.') {
+            int k = gs_cluster_find_gpu_type(g->c, end + 1);
+            if (k < 0) return GS_ENOENT;
+            v = en->x[k];
+        } else if (*end) {
+            return GS_ENOENT;
+        } else {
+            for (int k = 0; k < g->K; k++) v += en->x[k];
+        }
+        n = snprintf(buf, cap, "%.6f", v);
+    } else {
+        return GS_ENOENT;
+    }
+    return n < 0 || (size_t)n >= cap ? GS_ERANGE : 0;
+}
+
+static void gv_destroy(void *st)
+{
+    gavel *g = st;
+    if (!g) return;
+    for (size_t i = 0; i < g->nents; i++) free(g->ents[i].x);
+    free(g->ents);
+    free(g->js);
+    free(g->act);
+    free(g->wtime);
+    free(g->ran_e);
+    free(g->ran_k);
+    free(g->cands);
+    free(g->order);
+    free(g->typerate);
+    free(g);
+}
+
+static int pick(gs_params *p, const char *key, const char *const *names, int n, int def, int *out,
+                gs_diag *d)
+{
+    const char *v = gs_params_get(p, key);
+    if (!v) {
+        *out = def;
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v, names[i])) {
+            *out = i;
+            return 0;
+        }
+    char list[128] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "|" : "", names[i]);
+    return gs_diag_set(d, GS_EINVAL, 0, 0, "parameter '%s': expected %s, got '%s'", key, list, v);
+}
+
+static int gv_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
+{
+    gavel *g = calloc(1, sizeof *g);
+    if (!g) return GS_ENOMEM;
+    g->e = e;
+    g->c = gs_engine_cluster(e);
+    g->K = (int)gs_cluster_ngpu_types(g->c);
+    if (g->K < 1) g->K = 1;
+    static const char *const het[] = {"aware", "agnostic"};
+    int64_t partners = 2;
+    int can_pack = gs_engine_mech_supported(e, GS_MECH_PACK);
+    int rc = gs_params_get_duration(p, "round", 360 * GS_SEC, &g->round, d);
+    if (!rc) rc = gs_params_get_duration(p, "reset", 1920 * GS_SEC, &g->reset_every, d);
+    if (!rc) rc = pick(p, "objective", obj_names, 5, OBJ_LAS, &g->objective, d);
+    if (!rc) rc = pick(p, "hetero", het, 2, 0, &g->agnostic, d);
+    if (!rc) rc = gs_params_get_bool(p, "pack", 0, &g->pack, d);
+    if (!rc) rc = gs_params_get_bool(p, "parity", 0, &g->parity, d);
+    if (!rc) rc = gs_params_get_i64(p, "partners", 2, 1, 64, &partners, d);
+    if (!rc && g->round <= 0) rc = gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'round' must be > 0");
+    if (!rc && g->pack && !can_pack)
+        rc = gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
+                         "gavel: this program cannot pack jobs (space sharing): set pack=off");
+    if (!rc && g->pack && g->objective == OBJ_FIFO)
+        rc = gs_diag_set(d, GS_EINVAL, 0, 0,
+                         "gavel: pack=on needs an LP objective (las, ftf, makespan, throughput)");
+    if (!rc && g->objective != OBJ_FIFO && !gs_engine_lp(e)) rc = gs_gavel_no_solver("gavel", d);
+    if (rc) {
+        free(g);
+        return rc;
+    }
+    g->partners = (int)partners;
+    gs_rng_seed(&g->rng, gs_engine_opts_get(e)->seed ^ 0x6761766c); /* "gavl" */
+    g->wtime = calloc((size_t)g->K, sizeof *g->wtime);
+    g->order = calloc((size_t)g->K, sizeof *g->order);
+    g->typerate = calloc((size_t)g->K, sizeof *g->typerate);
+    if (!g->wtime || !g->order || !g->typerate) {
+        gv_destroy(g);
+        return GS_ENOMEM;
+    }
+    gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
+    *state = g;
+    return 0;
+}
+
+static const gs_policy_ops gs_policy_gavel = {
+    .name = "gavel",
+    .summary = "Gavel: heterogeneity-aware LP allocations (objective=las|ftf|makespan|"
+               "throughput|fifo) in 6-minute rounds with lease extensions",
+    .flags = GS_POLICY_PREEMPTIVE,
+    .create = gv_create,
+    .destroy = gv_destroy,
+    .on_arrival = gv_arrival,
+    .on_adopt = gv_adopt,
+    .on_requeue = gv_requeue,
+    .on_finish = gv_finish,
+    .on_node = gv_node,
+    .on_timer = gv_timer,
+    .schedule = gv_schedule,
+    .check = gv_check,
+    .inspect = gv_inspect,
+};
+
+/* The registry's entry for this file (gsched/policy.h: order in the listing, table). */
+const gs_policy_entry gs_policy_file_gavel[] = {{150, &gs_policy_gavel}, {0, NULL}};
