@@ -222,8 +222,9 @@ forkrun() {
     echo "(no C compiler: the fork-runner part is not run)"
     return
   fi
-  # (1) the command exits 0 while the runner it started goes on
-  id=$(gsub --gpus 1 --env "SETSID_MARK=$MARK.${m}f1" -- sh -c "$RUNNER $tmp/hb-${m}1 $(($(date +%s) + 40)) & sleep 2; exit 0") || { bad "$m: submit runner"; return; }
+  # (1) the command exits 0 while the runner it started goes on (it waits for the runner's
+  # first heartbeat, up to 30 s, so a loaded machine cannot end it before the runner ran)
+  id=$(gsub --gpus 1 --env "SETSID_MARK=$MARK.${m}f1" -- sh -c "$RUNNER $tmp/hb-${m}1 $(($(date +%s) + 40)) & i=0; while [ ! -s $tmp/hb-${m}1 ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done; sleep 1; exit 0") || { bad "$m: submit runner"; return; }
   check "$m: fork-runner job $id ends DONE" wait_state "$id" DONE 60
   check "$m: ... its runner did run (heartbeat file written)" test -s "$tmp/hb-${m}1"
   check "$m: ... and runs no more (heartbeat: $(cat "$tmp/hb-${m}1" 2> /dev/null))" eval "! beating $tmp/hb-${m}1"
@@ -231,7 +232,7 @@ forkrun() {
   # the end of the grace period
   id=$(gsub --gpus 1 --grace 1s --env "SETSID_MARK=$MARK.${m}f2" -- sh -c "trap '' TERM; $RUNNER $tmp/hb-${m}2 $(($(date +%s) + 40)) & sleep 600") || { bad "$m: submit runner"; return; }
   wait_state "$id" RUNNING 30
-  for _ in $(seq 50); do [ -s "$tmp/hb-${m}2" ] && break; sleep 0.1; done
+  for _ in $(seq 300); do [ -s "$tmp/hb-${m}2" ] && break; sleep 0.1; done
   check "$m: cancelled fork-runner job $id: its runner runs" beating "$tmp/hb-${m}2"
   g cancel "$id" > /dev/null
   check "$m: ... the job ends CANCELLED" wait_state "$id" CANCELLED 60
