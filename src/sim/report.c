@@ -1193,28 +1193,30 @@ static void ratio_cdf(FILE *f, gs_sim_result *const *rs, size_t n, int what, con
                       const char *one_label)
 {
     series *ss = xmalloc(n * sizeof *ss);
+    double **vals = xmalloc(n * sizeof *vals);
+    size_t *nv = xmalloc(n * sizeof *nv);
     double mn = INFINITY, mx = 0;
     int any = 0;
     const double floor_x = 1e-3;
     for (size_t i = 0; i < n; i++) {
         size_t k = 0;
-        double *v = rs[i]->engine ? done_values(rs[i], what, &k) : NULL;
+        double *v = vals[i] = rs[i]->engine ? done_values(rs[i], what, &k) : NULL;
+        nv[i] = k;
         if (k) {
             any = 1;
             if (v[0] < mn) mn = v[0];
             if (v[k - 1] > mx) mx = v[k - 1];
         }
-        free(v);
     }
     double lo = pow(10, floor(log10(mn > floor_x && isfinite(mn) ? mn : floor_x) + 1e-9));
     double hi = nice_ceil(mx > 1 ? mx : 1);
     if (hi < lo * 10) hi = lo * 10;
     for (size_t i = 0; i < n; i++) {
-        size_t k = 0;
-        double *v = rs[i]->engine ? done_values(rs[i], what, &k) : NULL;
-        cdf_series(v, k, CDF_POINTS, lo, &ss[i]);
-        free(v);
+        cdf_series(vals[i], nv[i], CDF_POINTS, lo, &ss[i]);
+        free(vals[i]);
     }
+    free(vals);
+    free(nv);
     fprintf(f, "<figure><h3>%s</h3>\n", title);
     if (any) svg_cdf(f, rs, ss, n, lo, hi, xlabel, aria, one_label);
     fprintf(f, "<figcaption>%s", caption);
