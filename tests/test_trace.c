@@ -227,6 +227,220 @@ static void t_events_file(void)
     unlink(path);
 }
 
+static void t_gavel_model_name(void)
+{
+    static const char *const cases[][2] = {
+        {"ResNet-50 (batch size 64)", "resnet50-bs64"},
+        {"ResNet-18 (batch size 128)", "resnet18-bs128"},
+        {"LM (batch size 5)", "lm-bs5"},
+        {"Recommendation (batch size 8192)", "recommendation-bs8192"},
+        {"Transformer (batch size 16)", "transformer-bs16"},
+        {"A3C", "a3c"},
+        {"CycleGAN", "cyclegan"},
+        /* name_of's regex: the first " (batch size N)"; what follows it is dropped */
+        {"X (batch size y) (batch size 8) tail", "xbatchsizey-bs8"},
+        {"Big_Model v2 (batch size 0)", "bigmodelv2"},
+        {"Odd (batch size 12", "oddbatchsize12"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char out[64];
+        gs_gavel_model_name(cases[i][0], out, sizeof out);
+        ASSERT_STR(out, cases[i][1]);
+    }
+    char small[6];
+    gs_gavel_model_name("ResNet-50 (batch size 64)", small, sizeof small);
+    ASSERT_STR(small, "resne"); /* truncated, terminated */
+}
+
+static void t_gavel(void)
+{
+    gs_trace t;
+    gs_diag d;
+    /* the 10-field format, as in scheduler/traces/physical_cluster/ */
+    int rc =
+        parse("ResNet-50 (batch size 64)\tpython3 main.py --data_dir=%s/imagenet/\t"
+              "image_classification/imagenet\t--num_minibatches\t1\t2931\t4\t2.5\t-1.000000\t"
+              "120.5\n"
+              "A3C\tpython3 main.py --env PongDeterministic-v4\trl\t--max-steps\t0\t1000\t1\t1\t"
+              "-1\t0\r\n"
+              "\n"
+              "LM (batch size 20)\tpython main.py\tlanguage_modeling\t--steps\t1\t50\t2\t1\t1.2\t"
+              "60\n",
+              &t, &d);
+    if (rc) T_FAIL("%s at %d:%d", d.msg, d.line, d.col);
+    ASSERT_EQ(t.format, GS_TRACE_GAVEL);
+    ASSERT_STR(gs_trace_format_name(t.format), "gavel");
+    ASSERT_EQ(t.n, 3);
+    /* sorted by arrival; ids are line order among jobs */
+    ASSERT_EQ(t.jobs[0].id, 1);
+    ASSERT_STR(t.jobs[0].model, "a3c");
+    ASSERT_STR(t.jobs[0].name, "A3C");
+    ASSERT_EQ(t.jobs[0].submit, 0);
+    ASSERT_EQ(t.jobs[1].id, 2);
+    ASSERT_EQ(t.jobs[1].submit, 60 * GS_SEC);
+    ASSERT_STR(t.jobs[1].model, "lm-bs20");
+    ASSERT_EQ(t.jobs[1].ntasks, 2);
+    const gs_job_spec *r50 = &t.jobs[2];
+    ASSERT_EQ(r50->id, 0);
+    ASSERT_STR(r50->model, "resnet50-bs64");
+    ASSERT_STR(r50->name, "ResNet-50 (batch size 64)");
+    ASSERT_NEAR(r50->steps, 2931, 0);
+    ASSERT_EQ(r50->ntasks, 4); /* scale_factor workers of one GPU */
+    ASSERT_EQ(r50->gpus_per_task, 1);
+    ASSERT_NEAR(r50->weight, 2.5, 0);
+    ASSERT_EQ(r50->submit, 120500000);
+    ASSERT_EQ(r50->duration, 0);            /* the work is in steps */
+    ASSERT_EQ(r50->deadline, GS_TIME_NONE); /* SLOs ignored, as Gavel does for a trace */
+    ASSERT_NEAR(t.jobs[0].weight, 1, 0);
+    gs_trace_release(&t);
+    /* the legacy 7-field format of scheduler/traces/msr/ */
+    rc =
+        parse("Transformer (batch size 128)\tcd %s/translation && python3 train.py\t-step\t1\t"
+              "5352613\t0.000000\t4\n"
+              "Recommendation (batch size 8192)\tpython3 train.py\t-n\t1\t557847\t1456.000000\t1\n",
+              &t, &d);
+    if (rc) T_FAIL("%s at %d:%d", d.msg, d.line, d.col);
+    ASSERT_EQ(t.format, GS_TRACE_GAVEL);
+    ASSERT_EQ(t.n, 2);
+    ASSERT_STR(t.jobs[0].model, "transformer-bs128");
+    ASSERT_NEAR(t.jobs[0].steps, 5352613, 0);
+    ASSERT_EQ(t.jobs[0].ntasks, 4);
+    ASSERT_EQ(t.jobs[1].submit, 1456 * GS_SEC);
+    ASSERT_NEAR(t.jobs[1].weight, 1, 0);
+    gs_trace_release(&t);
+}
+
+static void t_gavel_files(void)
+{
+    /* Gavel's own files read unchanged */
+    static const struct {
+        const char *path;
+        size_t n;
+    } files[] = {
+        {"data/gavel/traces/physical_cluster/artifact_evaluation.trace", 15},
+        {"data/gavel/traces/physical_cluster/max_min_fairness.trace", 96},
+        {"data/gavel/traces/physical_cluster/minimize_makespan.trace", 100},
+        {"data/gavel/traces/physical_cluster/small_test.trace", 20},
+        {"data/gavel/traces/msr/seed=0/2869ce.trace", 533},
+        {"data/gavel/traces/msr/seed=0/51b7ef.trace", 18},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", GSCHED_SOURCE_DIR, files[i].path);
+        gs_trace t;
+        gs_diag d;
+        gs_diag_init(&d, path);
+        int rc = gs_trace_load(path, &t, &d);
+        if (rc) T_FAIL("%s: %s at %d:%d", files[i].path, d.msg, d.line, d.col);
+        ASSERT_EQ(t.format, GS_TRACE_GAVEL);
+        ASSERT_EQ(t.n, files[i].n);
+        for (size_t k = 0; k < t.n; k++) {
+            ASSERT(t.jobs[k].steps >= 1);
+            ASSERT(t.jobs[k].model && t.jobs[k].model[0]);
+            ASSERT(t.jobs[k].ntasks >= 1); /* up to 32 in the msr traces */
+        }
+        gs_trace_release(&t);
+    }
+    /* max_min_fairness: the last arrival at 46,317 s */
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", GSCHED_SOURCE_DIR,
+             "data/gavel/traces/physical_cluster/max_min_fairness.trace");
+    gs_trace t;
+    gs_diag d;
+    gs_diag_init(&d, path);
+    ASSERT_OK(gs_trace_load(path, &t, &d));
+    ASSERT_EQ(t.jobs[t.n - 1].submit / GS_SEC, 46317);
+    gs_trace_release(&t);
+}
+
+static void t_gavel_errors(void)
+{
+    gs_trace t;
+    gs_diag d;
+    static const char ok10[] = "A3C\tcmd\trl\t--s\t0\t1000\t1\t1\t-1\t0\n";
+    static const struct {
+        const char *line2; /* after a valid first line */
+        int err, col;
+        const char *msg;
+    } bad[] = {
+        {"A3C\tcmd\trl\t--s\t0\t1000\t1\t1\t-1\n", GS_EPARSE, 1,
+         "expected 10 tab-separated fields (Gavel's physical_cluster format), found 9"},
+        {"A3C\tcmd\t--s\t0\t1000\t0\t1\n", GS_EPARSE, 1, "expected 10 tab-separated fields"},
+        {"A3C\tcmd\trl\t--s\t0\t1e3\t1\t1\t-1\t0\n", GS_EPARSE, 18,
+         "total_steps: '1e3' is not an integer"},
+        {"A3C\tcmd\trl\t--s\t0\t0\t1\t1\t-1\t0\n", GS_ERANGE, 18, "total_steps must be between 1"},
+        {"A3C\tcmd\trl\t--s\t0\t10\t0\t1\t-1\t0\n", GS_ERANGE, 21,
+         "scale_factor must be between 1"},
+        {"A3C\tcmd\trl\t--s\t0\t10\tfour\t1\t-1\t0\n", GS_EPARSE, 21,
+         "scale_factor: 'four' is not an integer"},
+        {"A3C\tcmd\trl\t--s\t0\t10\t1\t0\t-1\t0\n", GS_ERANGE, 23,
+         "priority_weight must be positive"},
+        {"A3C\tcmd\trl\t--s\t0\t10\t1\tnan\t-1\t0\n", GS_EPARSE, 23,
+         "priority_weight: 'nan' is not a number"},
+        {"A3C\tcmd\trl\t--s\t0\t10\t1\t1\tsoon\t0\n", GS_EPARSE, 25, "SLO: 'soon' is not a number"},
+        {"A3C\tcmd\trl\t--s\t0\t10\t1\t1\t-1\t-5\n", GS_ERANGE, 28,
+         "arrival_time must not be negative"},
+        {"A3C\tcmd\trl\t--s\t0\t10\t1\t1\t-1\tlater\n", GS_EPARSE, 28,
+         "arrival_time: 'later' is not a number of seconds"},
+        {"A3C\tcmd\trl\t--s\t2\t10\t1\t1\t-1\t0\n", GS_ERANGE, 16,
+         "needs_data_dir must be between 0"},
+        {"\tcmd\trl\t--s\t0\t10\t1\t1\t-1\t0\n", GS_EPARSE, 1, "job_type: empty"},
+        {"()\tcmd\trl\t--s\t0\t10\t1\t1\t-1\t0\n", GS_EPARSE, 1, "has no letters or digits"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "# a comment\n%s%s", ok10, bad[i].line2);
+        int rc = parse(buf, &t, &d);
+        if (rc != bad[i].err) T_FAIL("case %zu: rc %d, want %d (%s)", i, rc, bad[i].err, d.msg);
+        ASSERT_CONTAINS(d.msg, bad[i].msg);
+        if (d.line != 3 || d.col != bad[i].col)
+            T_FAIL("case %zu: at %d:%d, want 3:%d (%s)", i, d.line, d.col, bad[i].col, d.msg);
+    }
+    /* a first line with 8 fields */
+    ASSERT_EQ(parse("A3C\tcmd\trl\t--s\t0\t1000\t1\t1\n", &t, &d), GS_EPARSE);
+    ASSERT_EQ(d.line, 1);
+    ASSERT_CONTAINS(d.msg, "expected 10 tab-separated fields");
+    /* legacy lines after a 10-field one, and the other way round */
+    ASSERT_EQ(
+        parse("A3C\tcmd\t--s\t0\t1000\t0\t1\nA3C\tcmd\trl\t--s\t0\t1000\t1\t1\t-1\t0\n", &t, &d),
+        GS_EPARSE);
+    ASSERT_EQ(d.line, 2);
+    ASSERT_CONTAINS(d.msg, "expected 7 tab-separated fields (Gavel's legacy msr format), found 10");
+}
+
+static void t_header_case(void)
+{
+    gs_trace t;
+    gs_diag d;
+    /* column names in any case */
+    int rc = parse("Job_ID,NUM_GPU,Submit_Time,Iterations,Model_Name,Duration,Interval\n"
+                   "0,2,30,606,vgg19,164,30\n",
+                   &t, &d);
+    if (rc) T_FAIL("%s", d.msg);
+    ASSERT_EQ(t.format, GS_TRACE_TIRESIAS);
+    ASSERT_EQ(t.jobs[0].ntasks, 2);
+    gs_trace_release(&t);
+    rc = parse("ID,Submit,DURATION,Gpus,GPU_Type\n3,1,10,2,V100\n", &t, &d);
+    if (rc) T_FAIL("%s", d.msg);
+    ASSERT_EQ(t.format, GS_TRACE_NATIVE);
+    ASSERT_EQ(t.jobs[0].id, 3);
+    ASSERT_STR(t.jobs[0].gpu_type, "V100");
+    gs_trace_release(&t);
+    ASSERT_EQ(parse("id,submit,duration,gpus,ID\n1,0,1,1,2\n", &t, &d), GS_EPARSE);
+    ASSERT_CONTAINS(d.msg, "appears twice");
+    /* the unknown-header message names every format, Gavel's tab-separated ones included */
+    ASSERT_EQ(parse("a,b,c\n1,2,3\n", &t, &d), GS_EPARSE);
+    ASSERT_CONTAINS(d.msg, "Tiresias");
+    ASSERT_CONTAINS(d.msg, "Philly");
+    ASSERT_CONTAINS(d.msg, "Pollux");
+    ASSERT_CONTAINS(d.msg, "ElasticFlow");
+    ASSERT_CONTAINS(d.msg, "gsched (submit,duration,gpus,...)");
+    ASSERT_CONTAINS(d.msg, "comma-separated columns (any case)");
+    ASSERT_CONTAINS(d.msg, "Gavel's tab-separated lines without a header (10 fields: job_type");
+    ASSERT_CONTAINS(d.msg, "legacy 7 of its msr traces)");
+    ASSERT(strlen(d.msg) < sizeof d.msg - 1); /* not cut */
+}
+
 static const test_case tests[] = {
     {"tiresias", t_tiresias},
     {"philly", t_philly},
@@ -234,6 +448,11 @@ static const test_case tests[] = {
     {"errors", t_errors},
     {"fuzz_regressions", t_fuzz_regressions},
     {"events_file", t_events_file},
+    {"gavel_model_name", t_gavel_model_name},
+    {"gavel", t_gavel},
+    {"gavel_files", t_gavel_files},
+    {"gavel_errors", t_gavel_errors},
+    {"header_case", t_header_case},
 };
 
 TEST_MAIN(tests)

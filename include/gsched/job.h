@@ -229,6 +229,9 @@ typedef struct gs_job_spec {
     int hived_strict; /* validate as HiveD's pod-scheduling spec does: a VC named, priority in
                          -1..GS_HIVED_MAX_PRIORITY, no pinned cell for an opportunistic job
                          (HiveD's messages); set by readers of a HiveD-format spec */
+    /* ---- heterogeneity (issue 15) ---- */
+    double steps;  /* work in training steps (Gavel's total_steps); 0 = 'duration' is the work */
+    double weight; /* priority weight (Gavel's priority_weight); default 1 */
 } gs_job_spec;
 
 void gs_job_spec_init(gs_job_spec *s);

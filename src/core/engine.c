@@ -252,6 +252,7 @@ void gs_job_spec_init(gs_job_spec *s)
     s->min_rescale_gap = GS_TIME_NONE;
     s->deadline = GS_TIME_NONE;
     s->max_rescales = -1;
+    s->weight = 1.0;
 }
 
 gs_time gs_job_remaining(const gs_job *j, gs_time now)

@@ -25,9 +25,13 @@ typedef enum gs_trace_format {
     GS_TRACE_NATIVE,
     GS_TRACE_POLLUX,      /* Pollux workload: name,time,application,num_replicas,batch_size */
     GS_TRACE_ELASTICFLOW, /* job_id,submit_time,iteration,model_name,ddl,batch_size,num_gpu,... */
+    GS_TRACE_GAVEL,       /* Gavel's tab-separated traces, 10 or 7 fields; work in steps */
 } gs_trace_format;
 
 const char *gs_trace_format_name(gs_trace_format f);
+/* Gavel's job type as a profile model name: "ResNet-50 (batch size 64)" -> "resnet50-bs64"
+ * (tools/gen_profiles.py's name_of).  out is always NUL-terminated. */
+void gs_gavel_model_name(const char *job_type, char *out, size_t size);
 
 typedef struct gs_trace {
     gs_job_spec *jobs; /* sorted by submit time, file order within ties */

@@ -3,13 +3,13 @@
  * trace.c - trace readers: Tiresias CSV, Philly per-job CSV (Pollux's
  * philly.csv), gsched's native CSV, the Pollux workload CSV (elastic jobs
  * of a goodput-model application, durations from the model: pollux.c) and
- * ElasticFlow's CSV (deadlines; its throughput tables are read by tput.c);
- * plus the cluster-events file.
+ * ElasticFlow's CSV (deadlines; its throughput tables are read by tput.c),
+ * Gavel's tab-separated traces (10-field and legacy 7-field; work in steps);
+ * plus the cluster-events file.  CSV column names match in any case.
  *
  * Invariants: every accepted job has >= 1 task of >= 1 GPU, a duration
- * >= 0 and a submit time >= 0; jobs come out sorted by submit time with ties
- * in file order; ids are unique; every rejection of the input names
- * file:line:col.
+ * >= 0 (0 with steps > 0 for Gavel's jobs) and a submit time >= 0; jobs come out sorted by submit
+ * time with ties in file order; ids are unique; every rejection of the input names file:line:col.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -29,6 +29,7 @@ const char *gs_trace_format_name(gs_trace_format f)
     case GS_TRACE_NATIVE: return "native";
     case GS_TRACE_POLLUX: return "pollux";
     case GS_TRACE_ELASTICFLOW: return "elasticflow";
+    case GS_TRACE_GAVEL: return "gavel";
     }
     return "?";
 }
@@ -198,10 +199,11 @@ static int parse_timestamp(const gs_csv *r, size_t i, gs_time *out, gs_diag *d)
     return 0;
 }
 
+/* Column names are matched case-insensitively ("Job_ID" is job_id). */
 static int col_of(const gs_csv *r, const char *name)
 {
     for (size_t i = 0; i < r->nf; i++)
-        if (!strcmp(r->f[i], name)) return (int)i;
+        if (!strcasecmp(r->f[i], name)) return (int)i;
     return -1;
 }
 
@@ -509,7 +511,7 @@ static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
     for (size_t i = 0; i < r->nf; i++) {
         int k = 0;
         for (; native_cols[k]; k++)
-            if (!strcmp(r->f[i], native_cols[k])) break;
+            if (!strcasecmp(r->f[i], native_cols[k])) break;
         if (!native_cols[k]) {
             const char *best = NULL;
             int bd = 3;
@@ -686,6 +688,201 @@ static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
     return rc;
 }
 
+/* ---- Gavel's traces ------------------------------------------------------------------------ */
+
+/*
+ * Gavel's job type as the profile table's model name (tools/gen_profiles.py's name_of):
+ * "ResNet-50 (batch size 64)" -> "resnet50-bs64", "A3C" -> "a3c": the family before the first
+ * " (batch size N)" lower-cased with everything but [a-z0-9] dropped, then "-bsN" when N > 0.
+ */
+void gs_gavel_model_name(const char *job_type, char *out, size_t size)
+{
+    static const char tag[] = " (batch size ";
+    const char *fam_end = job_type + strlen(job_type);
+    long long bs = 0;
+    for (const char *p = strstr(job_type, tag); p; p = strstr(p + 1, tag)) {
+        const char *q = p + sizeof tag - 1;
+        if (!isdigit((unsigned char)*q)) continue;
+        long long v = 0;
+        while (isdigit((unsigned char)*q) && v < 1000000000) v = v * 10 + (*q++ - '0');
+        if (*q != ')') continue;
+        fam_end = p;
+        bs = v;
+        break;
+    }
+    size_t n = 0;
+    for (const char *p = job_type; p < fam_end && n + 1 < size; p++) {
+        int c = tolower((unsigned char)*p);
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) out[n++] = (char)c;
+    }
+    out[n] = 0;
+    if (bs > 0 && n < size) snprintf(out + n, size - n, "-bs%lld", bs);
+}
+
+/* A tab-separated line split in place: fields, their 1-based columns. */
+typedef struct tabline {
+    char *f[16];
+    int col[16];
+    size_t nf;
+} tabline;
+
+/* Split [p, end) at tabs into tl (at most 16 fields; more are counted, not kept). */
+static size_t split_tabs(char *p, char *end, tabline *tl)
+{
+    char *line = p;
+    tl->nf = 0;
+    for (;;) {
+        char *q = p;
+        while (q < end && *q != '\t') q++;
+        if (tl->nf < 16) {
+            tl->f[tl->nf] = p;
+            tl->col[tl->nf] = (int)(p - line) + 1;
+        }
+        tl->nf++;
+        int last = q >= end;
+        *q = 0;
+        if (last) break;
+        p = q + 1;
+    }
+    return tl->nf;
+}
+
+/* Parse a non-negative number the way Python's float() reads Gavel's fields. */
+static int gv_double(const gs_csv *r, size_t i, const char *name, double lo, double *out,
+                     gs_diag *d)
+{
+    const char *s = r->f[i];
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    while (*end == ' ') end++;
+    if (end == s || *end || errno || !(v == v) || v > 1e300 || v < -1e300)
+        return ferr(d, r, i, GS_EPARSE, "%s: '%s' is not a number", name, s);
+    if (v < lo) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "%%s must be at least %g, got '%%s'", lo);
+        return ferr(d, r, i, GS_ERANGE, msg, name, s);
+    }
+    *out = v;
+    return 0;
+}
+
+/*
+ * Gavel's traces, tab-separated, no header, one job per line.  The current format
+ * (scheduler/traces/physical_cluster/, utils.parse_trace) has 10 fields:
+ *   job_type, command, working_directory, num_steps_arg, needs_data_dir, total_steps,
+ *   scale_factor, priority_weight, SLO, arrival_time
+ * the legacy one (scheduler/traces/msr/) 7:
+ *   job_type, command, num_steps_arg, needs_data_dir, total_steps, arrival_time, scale_factor
+ * A job: id = 0-based line number among jobs, name = job_type, model = its profile name,
+ * steps = total_steps, scale_factor GPUs as tasks of one GPU (Gavel's workers), weight =
+ * priority_weight, submit = arrival_time.  command, working_directory, num_steps_arg and
+ * needs_data_dir say how to launch the job (checked, not used); SLO is checked and ignored,
+ * as Gavel's simulator ignores a trace's SLOs (its deadlines, arrival + SLO x run time, exist
+ * for generated jobs only).  The work in steps becomes time with the profiles (the engine).
+ */
+static int read_gavel(const char *buf, size_t len, gs_trace *t, gs_diag *d, rowinfo **ri)
+{
+    char *copy = malloc(len + 1);
+    if (!copy) return GS_ENOMEM;
+    memcpy(copy, buf, len);
+    copy[len] = 0;
+    size_t capri = 0, want = 0;
+    int line = 0, rc = 0;
+    char *p = copy, *end = copy + len;
+    while (p < end && !rc) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *le = nl ? nl : end;
+        line++;
+        char *next = nl ? nl + 1 : end;
+        if (le > p && le[-1] == '\r') le--;
+        char *q = p;
+        while (q < le && (*q == ' ' || *q == '\t')) q++;
+        if (q == le || *p == '#') { /* blank or comment */
+            p = next;
+            continue;
+        }
+        tabline tl;
+        size_t nf = split_tabs(p, le, &tl);
+        if (!want) want = nf;
+        if (nf != want || (nf != 10 && nf != 7)) {
+            rc = gs_diag_set(d, GS_EPARSE, line, 1,
+                             "expected %zu tab-separated fields (Gavel's %s format), found %zu",
+                             nf != want ? want : (size_t)10,
+                             nf != want && want == 7 ? "legacy msr" : "physical_cluster", nf);
+            break;
+        }
+        gs_csv r = {0};
+        r.f = tl.f;
+        r.col = tl.col;
+        r.nf = nf;
+        r.rec_line = line;
+        int legacy = nf == 7;
+        size_t c_steps = legacy ? 4 : 5, c_sf = legacy ? 6 : 6, c_arr = legacy ? 5 : 9,
+               c_data = legacy ? 3 : 4;
+        gs_job_spec *s = add(t);
+        if (!s) {
+            rc = GS_ENOMEM;
+            break;
+        }
+        s->id = (int64_t)t->n - 1;
+        const char *jt = tl.f[0];
+        if (!*jt) {
+            rc = ferr(d, &r, 0, GS_EPARSE, "%s: empty%s", "job_type", "");
+            break;
+        }
+        char model[128];
+        gs_gavel_model_name(jt, model, sizeof model);
+        if (!model[0]) {
+            rc = ferr(d, &r, 0, GS_EPARSE, "%s: '%s' has no letters or digits", "job_type", jt);
+            break;
+        }
+        if (!(s->name = keep(t, jt)) || !(s->model = keep(t, model))) {
+            rc = GS_ENOMEM;
+            break;
+        }
+        int64_t v;
+        if ((rc = parse_i64(&r, c_data, "needs_data_dir", 0, 1, &v, d))) break;
+        if ((rc = parse_i64(&r, c_steps, "total_steps", 1, INT64_C(1) << 53, &v, d))) break;
+        s->steps = (double)v;
+        if ((rc = parse_i64(&r, c_sf, "scale_factor", 1, 1 << 20, &v, d))) break;
+        s->ntasks = (int)v;
+        s->gpus_per_task = 1;
+        s->duration = 0; /* the work is in steps */
+        if (!legacy) {
+            double w, slo;
+            if ((rc = gv_double(&r, 7, "priority_weight", 0, &w, d))) break;
+            if (!(w > 0)) {
+                rc = ferr(d, &r, 7, GS_ERANGE, "%s must be positive, got '%s'", "priority_weight",
+                          tl.f[7]);
+                break;
+            }
+            s->weight = w;
+            if ((rc = gv_double(&r, 8, "SLO", -1e300, &slo, d))) break;
+        }
+        if ((rc = parse_sec(&r, c_arr, "arrival_time", &s->submit, d))) break;
+        if ((rc = note_row(ri, &capri, t, line, 1))) break;
+        p = next;
+    }
+    free(copy);
+    return rc;
+}
+
+/* 1 when the first line that is not blank or a comment has a tab: Gavel's traces. */
+static int looks_gavel(const char *buf, size_t len)
+{
+    const char *p = buf, *end = buf + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        const char *q = p;
+        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
+        if (q < le && *p != '#') return memchr(p, '\t', (size_t)(le - p)) != NULL;
+        p = nl ? nl + 1 : end;
+    }
+    return 0;
+}
+
 /* ---- sorting and checks ----------------------------------------------------------------- */
 
 static int by_submit(const void *a, const void *b)
@@ -708,7 +905,14 @@ int gs_trace_parse(const char *file, const char *buf, size_t len, gs_trace *t, g
     gs_csv r;
     gs_csv_init(&r, buf, len, 1);
     rowinfo *ri = NULL;
-    int rc = gs_csv_next(&r, d);
+    int rc;
+    if (looks_gavel(buf, len)) {
+        t->format = GS_TRACE_GAVEL;
+        rc = read_gavel(buf, len, t, d, &ri);
+        r.line = 1;
+        goto read;
+    }
+    rc = gs_csv_next(&r, d);
     if (rc <= 0) {
         if (rc == 0) rc = gs_diag_set(d, GS_EPARSE, 1, 1, "empty trace (no header line)");
         goto out;
@@ -734,17 +938,22 @@ int gs_trace_parse(const char *file, const char *buf, size_t len, gs_trace *t, g
         rc = read_native(&r, t, d, &ri);
     } else {
         rc = gs_diag_set(d, GS_EPARSE, r.rec_line, 1,
-                         "unknown trace header: expected Tiresias "
-                         "(job_id,num_gpu,submit_time,...,duration), Philly "
-                         "(timestamp,duration,num_gpus,...), Pollux "
-                         "(name,time,application,num_replicas,batch_size), ElasticFlow "
-                         "(job_id,submit_time,iteration,model_name,ddl,...) or gsched "
-                         "(submit,duration,gpus,...) columns");
+                         "unknown trace header: expected the comma-separated columns (any "
+                         "case) of Tiresias (job_id,num_gpu,submit_time,...,duration), Philly "
+                         "(timestamp,duration,num_gpus,...), Pollux (name,time,application,...), "
+                         "ElasticFlow (job_id,...,ddl,iteration,...) or gsched "
+                         "(submit,duration,gpus,...), or Gavel's tab-separated lines without a "
+                         "header (10 fields: job_type,command,working_directory,num_steps_arg,"
+                         "needs_data_dir,total_steps,scale_factor,priority_weight,SLO,"
+                         "arrival_time; or the legacy 7 of its msr traces)");
     }
+read:
     if (rc < 0) goto out;
     rc = 0;
     if (t->n == 0) {
-        rc = gs_diag_set(d, GS_EPARSE, r.line, 1, "trace has a header but no jobs");
+        rc = gs_diag_set(d, GS_EPARSE, r.line, 1,
+                         t->format == GS_TRACE_GAVEL ? "trace has no jobs"
+                                                     : "trace has a header but no jobs");
         goto out;
     }
     /* unique ids */

@@ -2,13 +2,14 @@
 /*
  * fuzz_trace.c - libFuzzer harness for the trace readers (src/sim/trace.c):
  * Tiresias CSV, Philly per-job CSV, the Pollux workload CSV (parsed only: its
- * durations come from the application traces, gs_trace_attach_apps) and the
- * native gsched CSV, detected from the header exactly as `gsched sim --trace`
- * does.
+ * durations come from the application traces, gs_trace_attach_apps), the
+ * ElasticFlow CSV, Gavel's tab-separated traces and the native gsched CSV,
+ * detected from the header exactly as `gsched sim --trace` does.
  *
  * On success it checks the reader's documented invariants: every job has
  * >= 1 task of >= 1 GPU, non-negative submit and duration, sorted submit
- * times, unique ids.  On failure: a message and a line.
+ * times, unique ids; Gavel's jobs >= 1 step, a positive weight and a model.
+ * On failure: a message and a line.
  */
 #include "config.h"
 #include "fuzz_util.h"
@@ -36,6 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (s->submit < 0 || s->duration < 0) fuzz_die("job %zu: negative time", i);
         if (i && s->submit < t.jobs[i - 1].submit) fuzz_die("jobs not sorted");
         if (s->id < 0) fuzz_die("negative id");
+        if (t.format == GS_TRACE_GAVEL && (!(s->steps >= 1) || !(s->weight > 0) || !s->model))
+            fuzz_die("job %zu: Gavel job without steps, weight or model", i);
         for (size_t k = 0; k < i && t.n < 64; k++)
             if (t.jobs[k].id == s->id) fuzz_die("duplicate id %lld", (long long)s->id);
     }

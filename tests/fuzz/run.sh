@@ -36,7 +36,10 @@ for f in "${traces[@]}" "$src"/data/tiresias/cluster_spec.csv "$src"/data/philly
          "$src"/tests/golden/*/expected-jobs.csv; do
     put csv - "$f"
 done
-for f in "${traces[@]}"; do put trace - "$f"; done
+for f in "${traces[@]}" "$src"/data/gavel/traces/physical_cluster/*.trace \
+         "$src"/data/gavel/traces/msr/seed=0/51b7ef.trace; do
+    put trace - "$f"
+done
 put trace - "$src"/data/pollux/workloads/workload-1.csv
 put pollux 000 "$src"/data/pollux/traces/cifar10/placements.csv
 put pollux 001 "$src"/data/pollux/traces/cifar10/scalability.csv
