@@ -74,8 +74,31 @@ static void via_sim_run(const char *policy, int hived, gs_params *params, gs_eng
         gs_sim_result *rp = &res;
         snprintf(path, sizeof path, "%s/vcs.csv", fuzz_dir());
         if (gs_write_vcs(path, &rp, 1)) fuzz_die("vcs.csv");
+        snprintf(path, sizeof path, "%s/users.csv", fuzz_dir());
+        if (gs_write_users(path, &rp, 1)) fuzz_die("users.csv");
+        snprintf(path, sizeof path, "%s/sizes.csv", fuzz_dir());
+        if (gs_write_sizes(path, &rp, 1)) fuzz_die("sizes.csv");
         if (res.jobs_done + res.jobs_rejected + res.jobs_failed + res.jobs_unfinished != res.jobs)
             fuzz_die("job counts do not add up");
+        /* the metrics of docs/metrics.md: a job is itself in the system (n-bar >= 1), its
+         * fair-share time is never below its ideal one (rho <= slowdown), queue time holds
+         * pending time, Jain's index and utilisations are fractions, the breakdowns add up */
+        for (size_t i = 0; i < gs_engine_njobs(res.engine); i++) {
+            const gs_job *j = gs_engine_job(res.engine, i);
+            const gs_job_metrics *m = &res.jm[i];
+            if (j->state == GS_JOB_DONE &&
+                (m->nbar < 1 - 1e-9 || !(m->slowdown > 0) || m->rho > m->slowdown * (1 + 1e-12)))
+                fuzz_die("job %lld: nbar %f slowdown %f rho %f", (long long)j->id, m->nbar,
+                         m->slowdown, m->rho);
+        }
+        if (res.avg_queue_s < res.avg_pending_s || res.jain_rho < 0 || res.jain_rho > 1.000001 ||
+            res.gpu_util_busy < 0 || res.gpu_util_busy > 1.000001)
+            fuzz_die("queue %f < pending %f, jain %f or busy util %f", res.avg_queue_s,
+                     res.avg_pending_s, res.jain_rho, res.gpu_util_busy);
+        size_t nu = 0, ns = 0;
+        for (size_t k = 0; k < res.nusers; k++) nu += res.users[k].jobs;
+        for (size_t k = 0; k < res.nsizes; k++) ns += res.sizes[k].jobs;
+        if (nu != res.jobs || ns != res.jobs) fuzz_die("breakdowns: %zu, %zu jobs", nu, ns);
         if (res.gpu_util < 0 || res.gpu_util > 1.000001) fuzz_die("utilization %f", res.gpu_util);
     }
     gs_sim_result_release(&res);
