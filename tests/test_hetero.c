@@ -7,6 +7,7 @@
  * type_speed=off and clusters of the reference type (or untyped) keep the old speeds.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,18 @@ static double iter_s(const char *model, const char *type)
     gs_diag_init(&d, NULL);
     if (gs_profiles_builtin(&p, &d)) return -1;
     double t = gs_profiles_get(p, model, type)->iter_s;
+    gs_profiles_destroy(p);
+    return t;
+}
+
+/* Throughput (steps/s) of 'model' on 'gpus' GPUs of 'type', from the built-in profiles. */
+static double tput(const char *model, const char *type, int gpus)
+{
+    gs_profiles *p = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_profiles_builtin(&p, &d)) return -1;
+    double t = gs_profiles_tput(p, model, type, gpus);
     gs_profiles_destroy(p);
     return t;
 }
@@ -203,7 +216,10 @@ static void test_mixed_gang_slowest(void)
     ASSERT(j);
     ASSERT_OK(gs_engine_advance(r.e, 0));
     int tv = gs_cluster_find_gpu_type(c, "V100"), tk = gs_cluster_find_gpu_type(c, "K80");
-    double rk = iter_s("resnet50", "V100") / iter_s("resnet50", "K80");
+    /* at 4 GPUs: the 4-GPU rows (Gavel's consolidated throughputs), not the 1-GPU ratio */
+    double rk = tput("resnet50", "K80", 4) / tput("resnet50", "V100", 4);
+    double rk1 = iter_s("resnet50", "V100") / iter_s("resnet50", "K80");
+    ASSERT(fabs(rk - rk1) > 0.05);
     ASSERT_NEAR(gs_engine_job_rate(r.e, j, tv, 4), 1.0, 1e-12);
     ASSERT_NEAR(gs_engine_job_rate(r.e, j, -1, 4), 1.0, 1e-12);
     ASSERT_NEAR(gs_engine_job_rate(r.e, j, tk, 4), rk, 1e-12);
@@ -235,7 +251,7 @@ static void test_mixed_gang_slowest(void)
     /* K80 only: the ideal run time is the work at the K80 rate */
     ASSERT_OK(rig_open(&r, "1x4:K80", NULL, NULL));
     j = add(&r, 1, 1, 1, 3600, "resnet50");
-    ASSERT_EQ(gs_engine_job_ideal(r.e, j), at_rate(3600, rk));
+    ASSERT_EQ(gs_engine_job_ideal(r.e, j), at_rate(3600, rk1));
     rig_close(&r);
 }
 
@@ -305,6 +321,157 @@ static void test_profiles_rate(void)
     gs_profiles_destroy(p);
 }
 
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b) b[n] = 0;
+    *len = (size_t)n;
+    return b;
+}
+
+static int rel_close(double a, double b, double tol)
+{
+    return fabs(a - b) <= tol * fmax(fabs(a), fabs(b));
+}
+
+/* Gavel's simulation_throughputs.json read unchanged gives the rates of the CSV that
+ * tools/gen_profiles.py derives from it (to the CSV's printed precision). */
+static void test_json_equals_csv(void)
+{
+    size_t lj, lc;
+    char *js = slurp(test_src("data/gavel/simulation_throughputs.json"), &lj);
+    char *cs = slurp(test_src("data/profiles/gavel.csv"), &lc);
+    ASSERT(js && cs);
+    gs_profiles *pj = NULL, *pc = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_profiles_parse("simulation_throughputs.json", js, lj, &pj, &d));
+    ASSERT_OK(gs_profiles_builtin(&pc, &d));
+    ASSERT(!strcasecmp(gs_profiles_ref_type(pj), gs_profiles_ref_type(pc)));
+    ASSERT_EQ(gs_profiles_nrows(pj), gs_profiles_nrows(pc));
+    ASSERT_EQ(gs_profiles_npairs(pj), gs_profiles_npairs(pc));
+    static const char *types[] = {"V100", "P100", "K80"};
+    static const int sizes[] = {1, 2, 4, 8};
+    int models = 0, pairs = 0;
+    int table = 0;
+    for (char *line = strtok(cs, "\n"); line; line = strtok(NULL, "\n")) {
+        if (!strncmp(line, "model,", 6)) table = 0;
+        if (!strncmp(line, "model_a,", 8)) table = 1;
+        if (!strncmp(line, "alias,", 6)) table = 2;
+        if (!strncmp(line, "gpu_type,", 9)) table = 3;
+        char f[6][64];
+        if (table == 0 &&
+            sscanf(line, "%63[^,],%63[^,],%63[^,],%63[^,],%63[^,],%63s", f[0], f[1], f[2], f[3],
+                   f[4], f[5]) == 6 &&
+            !strcmp(f[2], "1") && !strcmp(f[1], "V100")) {
+            models++;
+            for (int t = 0; t < 3; t++) {
+                const gs_profile *a = gs_profiles_get(pj, f[0], types[t]),
+                                 *b = gs_profiles_get(pc, f[0], types[t]);
+                if (!rel_close(a->iter_s, b->iter_s, 5e-5) ||
+                    fabs(a->gpu_util - b->gpu_util) > 6e-4)
+                    T_FAIL("%s on %s: iteration %.9g vs %.9g, utilisation %.4f vs %.4f", f[0],
+                           types[t], a->iter_s, b->iter_s, a->gpu_util, b->gpu_util);
+                for (int g = 0; g < 4; g++) {
+                    double rj = gs_profiles_rate(pj, f[0], types[t], NULL, sizes[g]),
+                           rc = gs_profiles_rate(pc, f[0], types[t], NULL, sizes[g]);
+                    double tj = gs_profiles_tput(pj, f[0], types[t], sizes[g]),
+                           tc = gs_profiles_tput(pc, f[0], types[t], sizes[g]);
+                    if (!rel_close(rj, rc, 1.2e-4) || !rel_close(tj, tc, 6e-5))
+                        T_FAIL("%s on %d %s: rate %.9g vs %.9g, tput %.9g vs %.9g", f[0], sizes[g],
+                               types[t], rj, rc, tj, tc);
+                }
+            }
+        }
+        if (table == 1 &&
+            sscanf(line, "%63[^,],%63[^,],%63[^,],%63[^,],%63[^,],%63s", f[0], f[1], f[2], f[3],
+                   f[4], f[5]) == 6 &&
+            strcmp(f[0], "model_a")) {
+            pairs++;
+            double ja, jb, ca, cb;
+            int mj = gs_profiles_pair(pj, f[0], f[1], f[2], &ja, &jb);
+            int mc = gs_profiles_pair(pc, f[0], f[1], f[2], &ca, &cb);
+            if (mj != mc || fabs(ja - ca) > 6e-5 || fabs(jb - cb) > 6e-5)
+                T_FAIL("pair %s,%s on %s: %.5f,%.5f vs %.5f,%.5f", f[0], f[1], f[2], ja, jb, ca,
+                       cb);
+        }
+    }
+    ASSERT(models >= 26);
+    ASSERT(pairs >= 1000);
+    /* models without a profile, aliases, the default pair */
+    for (int t = 0; t < 3; t++)
+        for (int g = 0; g < 4; g++) {
+            ASSERT(rel_close(gs_profiles_rate(pj, NULL, types[t], NULL, sizes[g]),
+                             gs_profiles_rate(pc, NULL, types[t], NULL, sizes[g]), 1.2e-4));
+            ASSERT(rel_close(gs_profiles_rate(pj, "ResNet50", types[t], NULL, sizes[g]),
+                             gs_profiles_rate(pc, "resnet50", types[t], NULL, sizes[g]), 1.2e-4));
+            ASSERT(rel_close(gs_profiles_tput(pj, "unknown", types[t], sizes[g]),
+                             gs_profiles_tput(pc, "unknown", types[t], sizes[g]), 6e-5));
+        }
+    double a, b, c, e;
+    ASSERT_EQ(gs_profiles_pair(pj, "x", "y", "V100", &a, &b), 0);
+    gs_profiles_pair(pc, "x", "y", "V100", &c, &e);
+    ASSERT_NEAR(a, c, 6e-5);
+    ASSERT_NEAR(b, e, 6e-5);
+    gs_profiles_destroy(pj);
+    gs_profiles_destroy(pc);
+    free(js);
+    free(cs);
+}
+
+/* Malformed JSON: the line and column of the fault. */
+static void test_json_errors(void)
+{
+    static const struct {
+        const char *text, *msg;
+        int line;
+    } bad[] = {
+        {"{\n \"v100\": {\"('A', 1)\": {\"null\": x}}}", "expected a number", 2},
+        {"{\"v100\": {\"A\": {\"null\": 1}}}", "expected a job", 1},
+        {"{\"v100\": {\"('A', 1)\": {\"('B', 1)\": [1, 2]}}}", "without its \"null\"", 1},
+        {"{\"v100\": {\"('A', 1)\": {\"null\": 1}}", "expected '}'", 1},
+        {"{\"v100\": {\"('A', 1)\": {\"null\": -1}}}", "negative", 1},
+        {"{}", "no GPU types", 1},
+        {"{\"v100\": {}} x", "text after", 1},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        gs_profiles *p = NULL;
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        int rc = gs_profiles_parse("t.json", bad[i].text, strlen(bad[i].text), &p, &d);
+        if (rc != GS_EPARSE || !strstr(d.msg, bad[i].msg) || d.line != bad[i].line)
+            T_FAIL("%s: rc %d, line %d, '%s'", bad[i].text, rc, d.line, d.msg);
+    }
+    /* a small valid one: the unconsolidated types are skipped, v100 is the reference */
+    static const char ok[] =
+        "{\"k80\": {\"('M (batch size 8)', 1)\": {\"null\": 1.0}},\n"
+        " \"k80_unconsolidated\": {\"('M (batch size 8)', 1)\": {\"null\": 9}},\n"
+        " \"v100\": {\"('M (batch size 8)', 1)\": {\"null\": 4.0,\n"
+        "   \"('M (batch size 8)', 1)\": [1.0, 1.0]}}}";
+    gs_profiles *p = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_profiles_parse("t.json", ok, sizeof ok - 1, &p, &d));
+    ASSERT_STR(gs_profiles_ref_type(p), "v100");
+    ASSERT_NEAR(gs_profiles_rate(p, "m-bs8", "K80", NULL, 1), 0.25, 1e-12);
+    ASSERT_NEAR(gs_profiles_rate(p, "m", "K80", NULL, 1), 0.25, 1e-12); /* family alias */
+    ASSERT(!gs_profiles_has_type(p, "k80_unconsolidated"));
+    double ra, rb;
+    ASSERT_EQ(gs_profiles_pair(p, "m", "m", "V100", &ra, &rb), 1);
+    ASSERT_NEAR(ra, 0.25, 1e-12);
+    gs_profiles_destroy(p);
+}
+
 static const test_case tests[] = {
     {"resnet50_k80_slower", test_resnet50_k80_slower},
     {"default_rows", test_default_rows},
@@ -313,6 +480,8 @@ static const test_case tests[] = {
     {"mixed_gang_slowest", test_mixed_gang_slowest},
     {"migrate_across_types", test_migrate_across_types},
     {"profiles_rate", test_profiles_rate},
+    {"json_equals_csv", test_json_equals_csv},
+    {"json_errors", test_json_errors},
 };
 
 TEST_MAIN(tests)

@@ -18,8 +18,10 @@ by its header line.  How each column is derived (documented in docs/gandiva.md t
                 (how much of the GPU this job takes from others), clamped to [0.05, 1]
   gpu_mem_mb    a rough estimate, base + per-sample x batch size per model family (Gavel
                 does not publish memory); only used for pairs without a measured rate
-Only 1-GPU jobs and pairs are written: Gavel's co-location entries for multi-GPU jobs are
-all 0 (not measured), so packs of n-GPU jobs use the 1-GPU pair rates (per-GPU interference).  Aliases map plain
+Model rows are written for 1, 2, 4 and 8 GPUs (the consolidated throughputs; the
+multi-GPU rows only feed the speed of each GPU type, docs/heterogeneity.md).  Only 1-GPU
+pairs are written: Gavel's co-location entries for multi-GPU jobs are all 0 (not measured),
+so packs of n-GPU jobs use the 1-GPU pair rates (per-GPU interference).  Aliases map plain
 family names (resnet50, lm, ...) to the middle measured batch size.  The 'default' row and
 pair (used for models without a profile) are medians over the V100 1-GPU data; the P100 and
 K80 'default' rows take the V100 one's iteration time divided by the median over models of
@@ -56,6 +58,7 @@ def main():
     out.write("model,gpu_type,gpus,iter_time_s,gpu_mem_mb,gpu_util\n")
     pairs = []
     dflt = {}
+    info = {}  # (type, job type) -> (gpu_mem_mb, gpu_util) of its 1-GPU row
     for typ in ("v100", "p100", "k80"):
         t = d[typ]
         keys = {ast.literal_eval(k): k for k in t}
@@ -89,6 +92,7 @@ def main():
             rw = rates_with.get((jt, sf), [])
             util = 1.0 - (sum(rw) / len(rw)) if rw else 0.5
             util = min(1.0, max(0.05, util))
+            info[(typ, jt)] = (mem, util)
             out.write(f"{nm},{typ.upper()},{sf},{1.0 / tput:.6f},{mem},{util:.3f}\n")
             if typ == "v100":
                 dflt.setdefault("iter", []).append(1.0 / tput)
@@ -107,6 +111,32 @@ def main():
             if sf == 1 and ref and v["null"] > 0 and ref["null"] > 0:
                 ratios.append(v["null"] / ref["null"])
         out.write(f"default,{typ.upper()},1,{med(dflt['iter']) / med(ratios):.6f},{dl}\n")
+    # multi-GPU rows (Gavel's consolidated throughputs: all GPUs of a job on one server): the
+    # throughput of the whole job at that scale factor; memory and utilisation are the 1-GPU
+    # row's.  Measured zeros are left out (the 1-GPU ratio stands in for them).
+    def tput(typ, jt, sf):
+        v = d[typ].get(str((jt, sf)))
+        return v["null"] if v and v["null"] > 0 else 0
+
+    models = sorted({ast.literal_eval(k)[0] for k in d["v100"]}, key=lambda jt: name_of(jt)[2])
+    for typ in ("v100", "p100", "k80"):
+        for jt in models:
+            for sf in (2, 4, 8):
+                x = tput(typ, jt, sf)
+                if x > 0 and (typ, jt) in info:
+                    mem, util = info[(typ, jt)]
+                    out.write(f"{name_of(jt)[2]},{typ.upper()},{sf},{1.0 / x:.9g},{mem},{util:.3f}\n")
+    # 'default' rows at 2, 4 and 8 GPUs: V100 ('any') the 1-GPU one sped up by the median
+    # scaling of Gavel's models on V100; P100 / K80 slowed down from it by the median ratio
+    for sf in (2, 4, 8):
+        scale = [tput("v100", jt, sf) / tput("v100", jt, 1) for jt in models
+                 if tput("v100", jt, sf) > 0 and tput("v100", jt, 1) > 0]
+        ref_iter = med(dflt['iter']) / med(scale)
+        out.write(f"default,any,{sf},{ref_iter:.9g},{dl}\n")
+        for typ in ("p100", "k80"):
+            ratios = [tput(typ, jt, sf) / tput("v100", jt, sf) for jt in models
+                      if tput(typ, jt, sf) > 0 and tput("v100", jt, sf) > 0]
+            out.write(f"default,{typ.upper()},{sf},{ref_iter / med(ratios):.9g},{dl}\n")
     out.write("model_a,model_b,gpu_type,gpus,rate_a,rate_b\n")
     seen = set()
     v1 = []

@@ -18,6 +18,11 @@
  *   alias,model
  *   gpu_type,gpu_mem_mb
  *
+ * gs_profiles_parse() also reads Gavel's simulation_throughputs.json unchanged
+ * (a buffer whose first character is '{'): the same tables derived as
+ * tools/gen_profiles.py derives data/profiles/gavel.csv from it, without GPU
+ * memory (0), reference type v100 (docs/gandiva.md, "Profiles").
+ *
  * Model names are matched after normalisation (lower case, letters, digits
  * and '-' kept: "ResNet-50" and "resnet50" differ, "RESNET50" and "resnet50"
  * do not), first directly, then through the alias table; anything else uses

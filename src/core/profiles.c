@@ -5,11 +5,16 @@
  * Invariants: rows are sorted by (model, gpu_type) and pairs by (a, b,
  * gpu_type) with a <= b, so lookups are binary searches and never depend on
  * hash or file order; every stored number was range-checked at parse time
- * (iter_s > 0, rates in [0, 1], util in [0, 1], memory >= 0).  No I/O.
+ * (iter_s > 0, rates in [0, 1], util in [0, 1], memory >= 0).  Throughputs
+ * (every model row at every GPU count) are sorted by (model, type, gpus) with
+ * one row per key (the first written).  Two readers fill the same tables: the
+ * CSV format and Gavel's JSON (a small reader of that one shape: no JSON
+ * library in the core).  No I/O.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -55,6 +60,7 @@ struct gs_profiles {
     char **types; /* distinct GPU types of the throughput rows ("any" excluded), sorted */
     size_t ntypes;
     char *first_type;    /* type of the first model row in file order (reference without table 4) */
+    char *ref;           /* the reference type when the source names it (Gavel's JSON: v100) */
     gs_profile fallback; /* used when the file has no 'default' row */
 };
 
@@ -182,6 +188,7 @@ void gs_profiles_destroy(gs_profiles *p)
     free(p->tputs);
     free(p->types); /* borrowed from tputs */
     free(p->first_type);
+    free(p->ref);
     free(p->rows);
     free(p->pairs);
     free(p->aliases);
@@ -245,8 +252,14 @@ static int index_tputs(gs_profiles *p)
     return 0;
 }
 
+static int parse_json(const char *file, const char *buf, size_t len, gs_profiles **out, gs_diag *d);
+
 int gs_profiles_parse(const char *file, const char *buf, size_t len, gs_profiles **out, gs_diag *d)
 {
+    size_t lead = 0;
+    if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3)) lead = 3; /* a UTF-8 byte order mark */
+    while (lead < len && strchr(" \t\r\n", buf[lead]) && buf[lead]) lead++;
+    if (lead < len && buf[lead] == '{') return parse_json(file, buf, len, out, d);
     gs_profiles *p = calloc(1, sizeof *p);
     if (!p) return GS_ENOMEM;
     p->fallback = (gs_profile){"default", "any", 0.1, 2048, 0.5};
@@ -468,6 +481,7 @@ static const char *resolve(const gs_profiles *p, const char *model, char *buf, s
 /* The reference GPU type: the first of the gpu_type table (rows for unknown types). */
 static const char *ref_type(const gs_profiles *p)
 {
+    if (p->ref) return p->ref;
     for (size_t i = 0; i < p->nmems; i++)
         if (strcasecmp(p->mems[i].type, "default")) return p->mems[i].type;
     return NULL;
@@ -649,4 +663,527 @@ double gs_profiles_rate(const gs_profiles *p, const char *model, const char *gpu
         m = "default"; /* the model was not measured on one of the two types */
     }
     return 1.0;
+}
+
+/* ---- Gavel's simulation_throughputs.json ------------------------------------------------ */
+/*
+ * The shape read (stanford-futuredata/gavel, scheduler/simulation_throughputs.json, as
+ * published): { GPU_TYPE: { JOB: { "null": steps/s alone, JOB2: [steps/s of JOB, of JOB2]
+ * packed, ... }, ... }, ... } with JOB a Python tuple "('ResNet-50 (batch size 64)', 2)"
+ * (job type, scale factor = GPUs).  Types named *_unconsolidated (a job's GPUs spread over
+ * servers) are skipped: gsched's placement slowdown models spreading.  The same table as
+ * tools/gen_profiles.py derives from the file (docs/gandiva.md, "Profiles"), except GPU
+ * memory, which Gavel does not publish (0: unknown).
+ */
+
+typedef struct jrd {
+    const char *b;
+    size_t n, i;
+    int line;
+    size_t lstart; /* offset of the current line's first byte */
+    gs_diag *d;
+} jrd;
+
+static int jerr(jrd *r, const char *what)
+{
+    return gs_diag_set(r->d, GS_EPARSE, r->line, (int)(r->i - r->lstart) + 1, "%s", what);
+}
+
+static void jws(jrd *r)
+{
+    while (r->i < r->n) {
+        char c = r->b[r->i];
+        if (c == '\n') {
+            r->line++;
+            r->lstart = r->i + 1;
+        } else if (c != ' ' && c != '\t' && c != '\r') {
+            break;
+        }
+        r->i++;
+    }
+}
+
+/* Expect the character c (after white space). */
+static int jchar(jrd *r, char c)
+{
+    jws(r);
+    if (r->i < r->n && r->b[r->i] == c) {
+        r->i++;
+        return 0;
+    }
+    char m[48];
+    snprintf(m, sizeof m, "expected '%c'", c);
+    return jerr(r, m);
+}
+
+/* A JSON string into out (escapes decoded; \u only below 0x80), at most cap - 1 bytes. */
+static int jstr(jrd *r, char *out, size_t cap)
+{
+    jws(r);
+    if (r->i >= r->n || r->b[r->i] != '"') return jerr(r, "expected a string");
+    r->i++;
+    size_t k = 0;
+    while (r->i < r->n && r->b[r->i] != '"') {
+        char c = r->b[r->i++];
+        if ((unsigned char)c < 0x20) return jerr(r, "control character in a string");
+        if (c == '\\') {
+            if (r->i >= r->n) break;
+            char e = r->b[r->i++];
+            static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+            const char *f = strchr(from, e);
+            if (e && f) {
+                c = to[f - from];
+            } else if (e == 'u' && r->i + 4 <= r->n) {
+                unsigned v = 0;
+                for (int q = 0; q < 4; q++) {
+                    char h = r->b[r->i++];
+                    v = v * 16 + (unsigned)(isdigit((unsigned char)h) ? h - '0'
+                                            : isxdigit((unsigned char)h)
+                                                ? (tolower((unsigned char)h) - 'a' + 10)
+                                                : 99);
+                }
+                if (v >= 0x80) return jerr(r, "\\u escape beyond ASCII in a name");
+                c = (char)v;
+            } else {
+                return jerr(r, "bad escape in a string");
+            }
+        }
+        if (k + 1 >= cap) return jerr(r, "string too long");
+        out[k++] = c;
+    }
+    if (r->i >= r->n) return jerr(r, "unterminated string");
+    r->i++;
+    out[k] = 0;
+    return 0;
+}
+
+static int jnum(jrd *r, double *v)
+{
+    jws(r);
+    size_t s = r->i;
+    while (r->i < r->n && strchr("+-0123456789.eE", r->b[r->i])) r->i++;
+    char t[64];
+    if (r->i == s || r->i - s >= sizeof t) {
+        r->i = s;
+        return jerr(r, "expected a number");
+    }
+    memcpy(t, r->b + s, r->i - s);
+    t[r->i - s] = 0;
+    if (num(t, -1e300, 1e300, v)) {
+        r->i = s;
+        return jerr(r, "expected a number");
+    }
+    return 0;
+}
+
+/* Skip any JSON value (nesting bounded). */
+static int jskip(jrd *r, int depth)
+{
+    jws(r);
+    if (depth > 64) return jerr(r, "nested too deep");
+    if (r->i >= r->n) return jerr(r, "unexpected end of file");
+    char c = r->b[r->i];
+    char buf[512];
+    if (c == '"') return jstr(r, buf, sizeof buf);
+    if (c == '{' || c == '[') {
+        char close = c == '{' ? '}' : ']';
+        r->i++;
+        jws(r);
+        if (r->i < r->n && r->b[r->i] == close) {
+            r->i++;
+            return 0;
+        }
+        for (;;) {
+            int rc = 0;
+            if (c == '{' && ((rc = jstr(r, buf, sizeof buf)) || (rc = jchar(r, ':')))) return rc;
+            if ((rc = jskip(r, depth + 1))) return rc;
+            jws(r);
+            if (r->i < r->n && r->b[r->i] == ',') {
+                r->i++;
+                continue;
+            }
+            return jchar(r, close);
+        }
+    }
+    static const char *words[] = {"true", "false", "null"};
+    for (int w = 0; w < 3; w++)
+        if (r->n - r->i >= strlen(words[w]) && !memcmp(r->b + r->i, words[w], strlen(words[w]))) {
+            r->i += strlen(words[w]);
+            return 0;
+        }
+    double v;
+    return jnum(r, &v);
+}
+
+/* One job of the file: a type's entry. */
+typedef struct jjob {
+    int type;       /* index in the type list */
+    char name[128]; /* gsched profile name ("resnet50-bs64") */
+    char fam[128];  /* family ("resnet50") */
+    int bs, gpus;
+    double iso; /* steps/s alone */
+} jjob;
+
+typedef struct jpack {
+    size_t a;    /* the jjob whose entry lists it */
+    char b[128]; /* the partner's profile name */
+    int bgpus;
+    double va, vb; /* steps/s of a and of b, packed */
+} jpack;
+
+/* "('ResNet-50 (batch size 64)', 2)" -> profile name, family, batch size, GPUs. */
+static int job_key(const char *k, jjob *j)
+{
+    while (*k == ' ') k++;
+    if (*k++ != '(') return -1;
+    while (*k == ' ') k++;
+    char q = *k++;
+    if (q != '\'' && q != '"') return -1;
+    const char *e = strchr(k, q);
+    if (!e || (size_t)(e - k) >= sizeof j->fam) return -1;
+    char raw[128];
+    memcpy(raw, k, (size_t)(e - k));
+    raw[e - k] = 0;
+    k = e + 1;
+    while (*k == ' ') k++;
+    if (*k++ != ',') return -1;
+    char *end;
+    long g = strtol(k, &end, 10);
+    while (*end == ' ') end++;
+    if (end == k || g < 1 || g > (1 << 20) || *end != ')' || end[1]) return -1;
+    j->gpus = (int)g;
+    /* "Family (batch size N)" as tools/gen_profiles.py reads it; the family keeps [a-z0-9] */
+    j->bs = 0;
+    char *bsz = strstr(raw, " (batch size ");
+    if (bsz) {
+        long b = strtol(bsz + 13, &end, 10);
+        if (end != bsz + 13 && *end == ')' && b > 0 && b < 1000000) {
+            j->bs = (int)b;
+            *bsz = 0;
+        }
+    }
+    size_t f = 0;
+    for (const char *c = raw; *c; c++)
+        if (isalnum((unsigned char)*c)) j->fam[f++] = (char)tolower((unsigned char)*c);
+    j->fam[f] = 0;
+    if (!f) return -1;
+    if (j->bs)
+        snprintf(j->name, sizeof j->name, "%s-bs%d", j->fam, j->bs);
+    else
+        snprintf(j->name, sizeof j->name, "%s", j->fam);
+    return 0;
+}
+
+static int cmp_dbl(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* Median of v[0..n) (sorted in place; the mean of the middle two for even n); 0 for n = 0. */
+static double median(double *v, size_t n)
+{
+    if (!n) return 0;
+    qsort(v, n, sizeof *v, cmp_dbl);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+typedef struct jset {
+    char types[8][32];
+    int ntypes;
+    jjob *jobs;
+    size_t njobs, capjobs;
+    jpack *packs;
+    size_t npacks, cappacks;
+} jset;
+
+/* The job of 'type' named 'name' at 'gpus' GPUs, or NULL. */
+static const jjob *jfind(const jset *s, int type, const char *name, int gpus)
+{
+    for (size_t i = 0; i < s->njobs; i++)
+        if (s->jobs[i].type == type && s->jobs[i].gpus == gpus && !strcmp(s->jobs[i].name, name))
+            return &s->jobs[i];
+    return NULL;
+}
+
+/* Read the file into s. */
+static int jread(jrd *r, jset *s)
+{
+    int rc;
+    char key[512];
+    if ((rc = jchar(r, '{'))) return rc;
+    jws(r);
+    if (r->i < r->n && r->b[r->i] == '}') return jerr(r, "no GPU types");
+    for (;;) {
+        if ((rc = jstr(r, key, sizeof key)) || (rc = jchar(r, ':'))) return rc;
+        size_t kl = strlen(key);
+        if ((kl >= 15 && !strcasecmp(key + kl - 15, "_unconsolidated")) || !kl) {
+            if ((rc = jskip(r, 1))) return rc;
+        } else {
+            if (s->ntypes == 8 || kl >= sizeof s->types[0]) return jerr(r, "too many GPU types");
+            int t = s->ntypes++;
+            snprintf(s->types[t], sizeof s->types[t], "%s", key);
+            if ((rc = jchar(r, '{'))) return rc;
+            jws(r);
+            int empty = r->i < r->n && r->b[r->i] == '}';
+            if (empty) r->i++;
+            while (!empty) {
+                jjob j = {.type = t};
+                if ((rc = jstr(r, key, sizeof key))) return rc;
+                if (job_key(key, &j))
+                    return jerr(r, "expected a job such as \"('ResNet-50 (batch size 64)', 1)\"");
+                if ((rc = jchar(r, ':')) || (rc = jchar(r, '{'))) return rc;
+                size_t me = s->njobs;
+                if (grow((void **)&s->jobs, &s->capjobs, s->njobs, sizeof *s->jobs))
+                    return GS_ENOMEM;
+                s->jobs[s->njobs++] = j;
+                int have_iso = 0;
+                for (;;) {
+                    if ((rc = jstr(r, key, sizeof key)) || (rc = jchar(r, ':'))) return rc;
+                    if (!strcmp(key, "null")) {
+                        double v;
+                        if ((rc = jnum(r, &v))) return rc;
+                        if (v < 0) return jerr(r, "a throughput must not be negative");
+                        s->jobs[me].iso = v;
+                        have_iso = 1;
+                    } else {
+                        jpack pk = {.a = me};
+                        jjob o;
+                        if (job_key(key, &o)) return jerr(r, "expected a job as the partner");
+                        snprintf(pk.b, sizeof pk.b, "%s", o.name);
+                        pk.bgpus = o.gpus;
+                        if ((rc = jchar(r, '[')) || (rc = jnum(r, &pk.va)) ||
+                            (rc = jchar(r, ',')) || (rc = jnum(r, &pk.vb)) || (rc = jchar(r, ']')))
+                            return rc;
+                        if (pk.va < 0 || pk.vb < 0)
+                            return jerr(r, "a throughput must not be negative");
+                        if (grow((void **)&s->packs, &s->cappacks, s->npacks, sizeof *s->packs))
+                            return GS_ENOMEM;
+                        s->packs[s->npacks++] = pk;
+                    }
+                    jws(r);
+                    if (r->i < r->n && r->b[r->i] == ',') {
+                        r->i++;
+                        continue;
+                    }
+                    if ((rc = jchar(r, '}'))) return rc;
+                    break;
+                }
+                if (!have_iso) return jerr(r, "a job without its \"null\" (alone) throughput");
+                jws(r);
+                if (r->i < r->n && r->b[r->i] == ',') {
+                    r->i++;
+                    continue;
+                }
+                if ((rc = jchar(r, '}'))) return rc;
+                break;
+            }
+        }
+        jws(r);
+        if (r->i < r->n && r->b[r->i] == ',') {
+            r->i++;
+            continue;
+        }
+        if ((rc = jchar(r, '}'))) return rc;
+        break;
+    }
+    jws(r);
+    if (r->i < r->n) return jerr(r, "text after the JSON object");
+    if (!s->ntypes) return jerr(r, "no consolidated GPU types");
+    return 0;
+}
+
+static int add_row(gs_profiles *p, const char *model, const char *type, double iter, int mem,
+                   double util)
+{
+    if (grow((void **)&p->rows, &p->caprows, p->nrows, sizeof *p->rows)) return GS_ENOMEM;
+    gs_profile *r = &p->rows[p->nrows];
+    r->model = dupnorm(model);
+    r->gpu_type = strdup(type);
+    r->iter_s = iter;
+    r->gpu_mem_mb = mem;
+    r->gpu_util = util;
+    if (!r->model || !r->gpu_type) {
+        free((char *)r->model);
+        free((char *)r->gpu_type);
+        return GS_ENOMEM;
+    }
+    p->nrows++;
+    return 0;
+}
+
+static int add_pair(gs_profiles *p, const char *a, const char *b, const char *type, double ra,
+                    double rb)
+{
+    if (grow((void **)&p->pairs, &p->cappairs, p->npairs, sizeof *p->pairs)) return GS_ENOMEM;
+    pair_row *r = &p->pairs[p->npairs];
+    int sw = strcmp(a, b) > 0;
+    r->a = strdup(sw ? b : a);
+    r->b = strdup(sw ? a : b);
+    r->type = strdup(type);
+    r->gpus = 1;
+    r->ra = sw ? rb : ra;
+    r->rb = sw ? ra : rb;
+    if (!r->a || !r->b || !r->type) {
+        free(r->a);
+        free(r->b);
+        free(r->type);
+        return GS_ENOMEM;
+    }
+    p->npairs++;
+    return 0;
+}
+
+/* A 'default' model row of 'type' at g GPUs: a throughput, and a profile when g = 1. */
+static int add_row_or_tput(gs_profiles *p, const char *type, int g, double iter, double util)
+{
+    int rc = add_tput(p, "default", type, g, 1.0 / iter);
+    return !rc && g == 1 ? add_row(p, "default", type, iter, 0, util) : rc;
+}
+
+/* Build the profile tables from the file's jobs, as tools/gen_profiles.py does. */
+static int jbuild(const jset *s, gs_profiles *p)
+{
+    int rc = 0, ref = 0;
+    for (int t = 0; t < s->ntypes; t++)
+        if (!strcasecmp(s->types[t], "v100")) ref = t;
+    if (!(p->ref = strdup(s->types[ref]))) return GS_ENOMEM;
+    size_t n = s->njobs + 1, nw = 2 * s->npacks + s->njobs + 1;
+    double *v = malloc((n + nw) * sizeof *v), *w = v ? v + n : NULL;
+    double *util = calloc(s->njobs ? s->njobs : 1, sizeof *util);
+    if (!v || !util) {
+        free(v);
+        free(util);
+        return GS_ENOMEM;
+    }
+    /* pairs (1-GPU jobs), and each job's utilisation: 1 - mean partner rate beside it */
+    size_t nv1 = 0;
+    for (size_t i = 0; i < s->njobs && !rc; i++) {
+        const jjob *a = &s->jobs[i];
+        double sum = 0;
+        int cnt = 0;
+        for (size_t k = 0; k < s->npacks && !rc; k++) {
+            const jpack *pk = &s->packs[k];
+            if (pk->a != i || a->gpus != 1 || pk->bgpus != 1) continue;
+            const jjob *b = jfind(s, a->type, pk->b, 1);
+            if (!b) continue;
+            double ra = a->iso > 0 ? pk->va / a->iso : 0, rb = b->iso > 0 ? pk->vb / b->iso : 0;
+            if (ra > 0 && rb > 0) sum += rb, cnt++;
+            if (strcmp(a->name, b->name) > 0) continue; /* the other one's entry says it */
+            ra = ra < 1 ? ra : 1;
+            rb = rb < 1 ? rb : 1;
+            rc = add_pair(p, a->name, b->name, s->types[a->type], ra, rb);
+            if (a->type == ref && ra > 0 && rb > 0) w[nv1++] = ra, w[nv1++] = rb;
+        }
+        double u = cnt ? 1.0 - sum / cnt : 0.5;
+        util[i] = u < 0.05 ? 0.05 : u > 1 ? 1 : u;
+    }
+    double dpair = nv1 ? median(w, nv1) : 0.5;
+    /* model rows (1-GPU rows also as profiles) and the reference's medians */
+    size_t nv = 0, nu = 0;
+    for (size_t i = 0; i < s->njobs && !rc; i++) {
+        const jjob *j = &s->jobs[i];
+        if (!(j->iso > 0)) continue;
+        const jjob *one = j->gpus == 1 ? j : jfind(s, j->type, j->name, 1);
+        double u = one ? util[one - s->jobs] : 0.5;
+        rc = add_tput(p, j->name, s->types[j->type], j->gpus, j->iso);
+        if (!rc && j->gpus == 1) rc = add_row(p, j->name, s->types[j->type], 1.0 / j->iso, 0, u);
+        if (j->gpus == 1 && j->type == ref) v[nv++] = 1.0 / j->iso;
+    }
+    for (size_t i = 0; i < s->njobs; i++)
+        if (s->jobs[i].gpus == 1 && s->jobs[i].type == ref && s->jobs[i].iso > 0) w[nu++] = util[i];
+    double diter = nv ? median(v, nv) : 0.1, dutil = nu ? median(w, nu) : 0.5;
+    /* 'default' rows: the reference's medians, other types slowed by the median ratio */
+    static const int sizes[] = {1, 2, 4, 8};
+    for (int si = 0; si < 4 && !rc && nv; si++) {
+        int g = sizes[si];
+        double it = diter;
+        if (g > 1) {
+            size_t m = 0;
+            for (size_t i = 0; i < s->njobs; i++) {
+                const jjob *j = &s->jobs[i], *o;
+                if (j->type == ref && j->gpus == g && j->iso > 0 &&
+                    (o = jfind(s, ref, j->name, 1)) && o->iso > 0)
+                    v[m++] = j->iso / o->iso;
+            }
+            if (!m) continue;
+            it = diter / median(v, m);
+        }
+        rc = add_row_or_tput(p, "any", g, it, dutil);
+        for (int t = 0; t < s->ntypes && !rc; t++) {
+            if (t == ref) continue;
+            size_t m = 0;
+            for (size_t i = 0; i < s->njobs; i++) {
+                const jjob *j = &s->jobs[i], *o;
+                if (j->type == t && j->gpus == g && j->iso > 0 && (o = jfind(s, ref, j->name, g)) &&
+                    o->iso > 0)
+                    v[m++] = j->iso / o->iso;
+            }
+            if (m) rc = add_row_or_tput(p, s->types[t], g, it / median(v, m), dutil);
+        }
+    }
+    if (!rc) rc = add_pair(p, "default", "default", "any", dpair, dpair);
+    /* aliases: a family with batch sizes -> its middle measured one (gen_profiles.py's) */
+    for (size_t i = 0; i < s->njobs && !rc; i++) {
+        const jjob *j = &s->jobs[i];
+        if (j->type != ref || j->gpus != 1 || !j->bs) continue;
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = s->jobs[k].type == ref && s->jobs[k].gpus == 1 && s->jobs[k].bs &&
+                   !strcmp(s->jobs[k].fam, j->fam);
+        if (seen) continue;
+        size_t m = 0;
+        for (size_t k = i; k < s->njobs; k++)
+            if (s->jobs[k].type == ref && s->jobs[k].gpus == 1 && s->jobs[k].bs &&
+                !strcmp(s->jobs[k].fam, j->fam))
+                v[m++] = s->jobs[k].bs;
+        qsort(v, m, sizeof *v, cmp_dbl);
+        char to[160];
+        snprintf(to, sizeof to, "%s-bs%d", j->fam, (int)v[m / 2]);
+        if (grow((void **)&p->aliases, &p->capaliases, p->naliases, sizeof *p->aliases)) {
+            rc = GS_ENOMEM;
+            break;
+        }
+        alias_row *a = &p->aliases[p->naliases];
+        a->alias = strdup(j->fam);
+        a->model = strdup(to);
+        if (!a->alias || !a->model) {
+            free(a->alias);
+            free(a->model);
+            rc = GS_ENOMEM;
+            break;
+        }
+        p->naliases++;
+    }
+    free(v);
+    free(util);
+    return rc;
+}
+
+static int parse_json(const char *file, const char *buf, size_t len, gs_profiles **out, gs_diag *d)
+{
+    jrd r = {.b = buf, .n = len, .line = 1, .d = d};
+    jset s = {0};
+    gs_profiles *p = calloc(1, sizeof *p);
+    int rc = p ? jread(&r, &s) : GS_ENOMEM;
+    if (!rc) {
+        p->fallback = (gs_profile){"default", "any", 0.1, 2048, 0.5};
+        rc = jbuild(&s, p);
+    }
+    if (!rc) {
+        if (p->nrows) qsort(p->rows, p->nrows, sizeof *p->rows, cmp_row);
+        if (p->npairs) qsort(p->pairs, p->npairs, sizeof *p->pairs, cmp_pair);
+        if (p->naliases) qsort(p->aliases, p->naliases, sizeof *p->aliases, cmp_alias);
+        rc = index_tputs(p);
+    }
+    free(s.jobs);
+    free(s.packs);
+    if (rc) {
+        if (rc == GS_ENOMEM) gs_diag_set(d, rc, 0, 0, "out of memory");
+        if (d && !d->file) d->file = file;
+        gs_profiles_destroy(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
 }
