@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * output.c - summary.json, jobs.csv, timeline.csv, compare.csv and the
- * comparison table on stdout.
+ * output.c - summary.json, jobs.csv, timeline.csv, compare.csv, the per-VC,
+ * per-user and per-size breakdowns (vcs.csv, users.csv, sizes.csv; metrics in
+ * docs/metrics.md) and the comparison table on stdout.
  *
  * Invariants: output depends only on the results (wall_s in summary.json is
  * the single exception); numbers are formatted with fixed rules (times as

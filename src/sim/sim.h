@@ -4,9 +4,11 @@
  *
  * A trace is read whole into job specs sorted by submit time (stable: file
  * order breaks ties).  gs_sim_run() replays it through one engine/policy and
- * collects per-job results, a timeline and summary metrics; the writers turn
- * those into summary.json, jobs.csv, timeline.csv and compare.csv.  Same
- * inputs give byte-identical files (wall_s in summary.json excepted).
+ * collects per-job results, a timeline, per-job metrics (slowdown, rho, queue
+ * time: docs/metrics.md) and summary metrics with their per-VC, per-user and
+ * per-size breakdowns; the writers turn those into summary.json, jobs.csv,
+ * timeline.csv, vcs/users/sizes.csv and compare.csv.  Same inputs give
+ * byte-identical files (wall_s in summary.json excepted).
  */
 #ifndef GSCHED_SIM_H
 #define GSCHED_SIM_H
