@@ -3,8 +3,9 @@
  * test_experiment.c - the experiment toolkit (docs/experiments.md): Student t quantiles
  * and confidence intervals, the metric table and its aggregation over seeds, policy items
  * with their own parameters, the measurement window (parsing and its effect on the
- * metrics), sweeps and generator specs.
+ * metrics), sweeps and generator specs, the comparison table's column widths.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,10 +283,68 @@ static void t_window_metrics(void)
     gs_trace_release(&t);
 }
 
+/* The plain comparison table (gs_print_compare): every block's columns line up whatever the
+ * labels' lengths - the label column is as wide as the longest label (an item such as
+ * gavel:hetero=agnostic is longer than the old fixed 18 columns and shifted its row). */
+static void t_compare_table_width(void)
+{
+    gs_sim_result res[3];
+    fake(&res[0], "gavel", 10, 4);
+    fake(&res[1], "gavel:hetero=agnostic:round=10m", 14, 6);
+    fake(&res[2], "fifo", 20, 5);
+    res[2].elastic = 1; /* the ELASTIC block too */
+    gs_sim_result *rp[3] = {&res[0], &res[1], &res[2]};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ASSERT(f != NULL);
+    gs_print_compare(f, rp, 3);
+    ASSERT_EQ(fclose(f), 0);
+    /* each block: a header line and one row per run; every line of a block has the same
+     * length (its columns are fixed-width), and in the first block a row's placement (left
+     * aligned) starts where the header's PLACEMENT does */
+    int blocks = 0;
+    char *save = NULL;
+    size_t hlen = 0, hcol = 0;
+    int rows = -1;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        size_t l = strlen(line), col = strcspn(line, " ");
+        col += strspn(line + col, " ");
+        if (rows < 0 || rows == 3) { /* a header */
+            ASSERT(isupper((unsigned char)line[0]));
+            hlen = l;
+            if (!blocks) hcol = col;
+            rows = 0;
+            blocks++;
+            continue;
+        }
+        if (blocks == 1) ASSERT_EQ(col, hcol);
+        ASSERT_EQ(l, hlen);
+        rows++;
+    }
+    ASSERT_EQ(rows, 3);
+    ASSERT_EQ(blocks, 4); /* results, FAIRNESS, ELASTIC, MECHANISMS */
+    /* the label column is as wide as the longest label plus one space */
+    ASSERT_EQ(hcol, strlen("gavel:hetero=agnostic:round=10m") + 1);
+    free(buf);
+    /* short labels keep the 18-column layout */
+    res[1].policy[5] = '\0';
+    f = open_memstream(&buf, &len);
+    ASSERT(f != NULL);
+    gs_print_compare(f, rp, 3);
+    ASSERT_EQ(fclose(f), 0);
+    ASSERT(!strncmp(buf, "POLICY             PLACEMENT", 28));
+    free(buf);
+}
+
 static const test_case tests[] = {
-    {"student_t", t_student_t},           {"metric_table_and_agg", t_metric_table_and_agg},
-    {"policy_items", t_policy_items},     {"window_parse", t_window_parse},
-    {"sweep_and_spec", t_sweep_and_spec}, {"window_metrics", t_window_metrics},
+    {"student_t", t_student_t},
+    {"metric_table_and_agg", t_metric_table_and_agg},
+    {"policy_items", t_policy_items},
+    {"window_parse", t_window_parse},
+    {"sweep_and_spec", t_sweep_and_spec},
+    {"window_metrics", t_window_metrics},
+    {"compare_table_width", t_compare_table_width},
 };
 
 TEST_MAIN(tests)

@@ -481,31 +481,38 @@ int gs_write_sizes(const char *path, gs_sim_result *const *rs, size_t n)
 
 void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n)
 {
-    fprintf(f, "%-18s %-11s %6s %11s %11s %11s %11s %11s %6s %8s %8s\n", "POLICY", "PLACEMENT",
+    /* the label column fits the longest label (an item such as gavel:hetero=agnostic), at
+     * least 18 wide so that short labels keep the table's historical layout */
+    int w = 18;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(rs[i]->policy);
+        if (l > (size_t)w) w = (int)l;
+    }
+    fprintf(f, "%-*s %-11s %6s %11s %11s %11s %11s %11s %6s %8s %8s\n", w, "POLICY", "PLACEMENT",
             "DONE", "AVG_JCT_S", "MEDIAN_S", "P95_S", "AVG_QUEUE_S", "1ST_START_S", "UTIL",
             "PREEMPT", "WALL_S");
     int mech = 0;
     for (size_t i = 0; i < n; i++) {
         const gs_sim_result *r = rs[i];
-        fprintf(f, "%-18s %-11s %6zu %11.1f %11.1f %11.1f %11.1f %11.1f %5.1f%% %8llu %8.3f\n",
+        fprintf(f, "%-*s %-11s %6zu %11.1f %11.1f %11.1f %11.1f %11.1f %5.1f%% %8llu %8.3f\n", w,
                 r->policy, r->placement, r->jobs_done, r->avg_jct_s, r->median_jct_s, r->p95_jct_s,
                 r->avg_queue_s, r->avg_first_s, 100.0 * r->gpu_util,
                 (unsigned long long)r->preemptions, r->wall_s);
         for (int m = 0; m < GS_MECH_N; m++) mech |= gs_mech_get((gs_mech)m)->listed && r->mech[m];
     }
     /* fairness and honest queueing (issue 15, docs/metrics.md) */
-    fprintf(f, "\n%-18s %8s %8s %8s %8s %8s %9s %11s %6s\n", "FAIRNESS", "SLOWDOWN", "P95_SLOW",
+    fprintf(f, "\n%-*s %8s %8s %8s %8s %8s %9s %11s %6s\n", w, "FAIRNESS", "SLOWDOWN", "P95_SLOW",
             "AVG_RHO", "MAX_RHO", "JAIN_RHO", "JAIN_USER", "PENDING_S", "BUSY%");
     for (size_t i = 0; i < n; i++) {
         const gs_sim_result *r = rs[i];
-        fprintf(f, "%-18s %8.2f %8.2f %8.2f %8.2f %8.3f %9.3f %11.1f %5.1f%%\n", r->policy,
+        fprintf(f, "%-*s %8.2f %8.2f %8.2f %8.2f %8.3f %9.3f %11.1f %5.1f%%\n", w, r->policy,
                 r->avg_slowdown, r->p95_slowdown, r->avg_rho, r->max_rho, r->jain_rho,
                 r->jain_user_slowdown, r->avg_pending_s, 100.0 * r->gpu_util_busy);
     }
     int el = 0;
     for (size_t i = 0; i < n; i++) el |= rs[i]->elastic;
     if (el) { /* elastic jobs or deadlines (issue 13) */
-        fprintf(f, "\n%-18s %9s %8s %9s %12s %13s %9s\n", "ELASTIC", "DEADLINES", "MET%",
+        fprintf(f, "\n%-*s %9s %8s %9s %12s %13s %9s\n", w, "ELASTIC", "DEADLINES", "MET%",
                 "REJECTED", "RESCALES/JOB", "RESCALE_GPU_H", "GOODPUT");
         for (size_t i = 0; i < n; i++) {
             const gs_sim_result *r = rs[i];
@@ -513,7 +520,7 @@ void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n)
             /* no job with a deadline: nothing to meet, '-' rather than "0/0 0.0%" */
             snprintf(met, sizeof met, "%zu/%zu", r->deadline_met, r->deadline_jobs);
             snprintf(pct, sizeof pct, "%.1f%%", 100.0 * r->deadline_met_ratio);
-            fprintf(f, "%-18s %9s %8s %9zu %12.2f %13.2f %9.2f\n", r->policy,
+            fprintf(f, "%-*s %9s %8s %9zu %12.2f %13.2f %9.2f\n", w, r->policy,
                     r->deadline_jobs ? met : "-", r->deadline_jobs ? pct : "-", r->jobs_rejected,
                     r->rescales_per_job, r->rescale_gpu_s / 3600.0, r->avg_goodput);
         }
@@ -528,7 +535,7 @@ void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n)
             if (gs_mech_get((gs_mech)m)->tcol == c) col[c] = (gs_mech)m;
         if (col[c] != GS_MECH_N || c == 2) ncol = c + 1;
     }
-    fprintf(f, "\n%-18s", "MECHANISMS");
+    fprintf(f, "\n%-*s", w, "MECHANISMS");
     for (int c = 0; c < ncol; c++) {
         if (col[c] == GS_MECH_N) {
             fprintf(f, " %8s", "PACKED%");
@@ -546,7 +553,7 @@ void gs_print_compare(FILE *f, gs_sim_result *const *rs, size_t n)
     for (size_t i = 0; i < n; i++) {
         const gs_sim_result *r = rs[i];
         double packed = r->gpu_util > 0 ? 100.0 * (r->gpu_job_util - r->gpu_util) / r->gpu_util : 0;
-        fprintf(f, "%-18s", r->policy);
+        fprintf(f, "%-*s", w, r->policy);
         for (int c = 0; c < ncol; c++) {
             if (col[c] == GS_MECH_N)
                 fprintf(f, " %7.1f%%", packed);
