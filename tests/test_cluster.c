@@ -615,6 +615,17 @@ static void t_tiresias_typed(void)
     ASSERT_EQ(d.line, 2);
     ASSERT_EQ(d.col, 14);
     ASSERT_CONTAINS(d.msg, "not a GPU type name");
+    /* column names in any case, in any order */
+    const char *upper =
+        "NUM_GPU_P_NODE,Num_Switch,num_node_p_switch,num_cpu_p_node,mem_p_node,GPU_Type\n"
+        "4,1,2,8,16,A100\n";
+    gs_diag_init(&d, NULL);
+    rc = gs_cluster_parse_tiresias("x.csv", upper, strlen(upper), &c, &d);
+    if (rc) T_FAIL("parse: %s", d.msg);
+    ASSERT_EQ(gs_cluster_ngpus(c), 8);
+    ASSERT_STR(node_type(c, 1), "A100");
+    gs_cluster_destroy(c);
+    c = NULL;
     const char *none = "num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node\n";
     ASSERT_EQ(gs_cluster_parse_tiresias("x.csv", none, strlen(none), &c, &d), GS_EPARSE);
     ASSERT_CONTAINS(d.msg, "no data row");

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "config.h"
@@ -279,7 +280,7 @@ int gs_cluster_parse_tiresias(const char *file, const char *buf, size_t len, gs_
     for (int k = 0; k < 5; k++) {
         idx[k] = -1;
         for (size_t i = 0; i < r.nf; i++)
-            if (!strcmp(r.f[i], cols[k])) idx[k] = (int)i;
+            if (!strcasecmp(r.f[i], cols[k])) idx[k] = (int)i;
         if (idx[k] < 0) {
             rc = gs_diag_set(d, GS_EPARSE, r.rec_line, 1,
                              "Tiresias cluster spec: missing column '%s'", cols[k]);
@@ -289,7 +290,7 @@ int gs_cluster_parse_tiresias(const char *file, const char *buf, size_t len, gs_
     /* gsched's extension: an optional gpu_type column, and one row per group of racks */
     int ctype = -1;
     for (size_t i = 0; i < r.nf; i++)
-        if (!strcmp(r.f[i], "gpu_type")) ctype = (int)i;
+        if (!strcasecmp(r.f[i], "gpu_type")) ctype = (int)i;
     size_t ncols = r.nf;
     if ((rc = gs_cluster_create(&c))) goto out;
     static const long hi[5] = {100000, 100000, 1024, 1 << 20, 1 << 30};
@@ -1233,6 +1234,15 @@ static int has_suffix(const char *s, const char *suf)
     return n >= m && !strcmp(s + n - m, suf);
 }
 
+/* 1 when s contains w in any case (column names are matched in any case). */
+static int has_ci(const char *s, const char *w)
+{
+    size_t n = strlen(w);
+    for (; *s; s++)
+        if (!strncasecmp(s, w, n)) return 1;
+    return 0;
+}
+
 /* The JSON object's first non-blank byte (Gavel's cluster_specs.json). */
 static int looks_json(const char *buf)
 {
@@ -1255,7 +1265,7 @@ static int load_file(const char *spec, const char *path, const char *key, gs_clu
                          key, path);
     else if (key || (looks_json(buf) && !strstr(buf, "physicalCluster")))
         rc = gs_cluster_parse_gavel(spec, buf, len, key, out, d);
-    else if (!strncmp(p, "num_switch", 10) || strstr(buf, "num_gpu_p_node"))
+    else if (!strncasecmp(p, "num_switch", 10) || has_ci(buf, "num_gpu_p_node"))
         rc = gs_cluster_parse_tiresias(spec, buf, len, out, d);
     else if (strstr(buf, "physicalCluster") || has_suffix(path, ".yaml") ||
              has_suffix(path, ".yml"))

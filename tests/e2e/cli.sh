@@ -38,6 +38,19 @@ expect 2 "'relax': 'maybe' is not on/off" -- "$bin" sim --cluster "$spec" --trac
 expect 2 'placement: expected count or consolidate' -- "$bin" sim --cluster 4 --trace "$day" --policy fifo --placement spread
 expect 2 "cluster shorthand '4x0': dimensions" -- "$bin" sim --cluster 4x0 --trace "$day" --policy fifo
 expect 2 "cannot open cluster spec" -- "$bin" sim --cluster "$tmp/none.yaml" --trace "$day" --policy fifo
+# several GPU types, Gavel's files (docs/cluster-format.md, trace-format.md)
+expect 2 "cluster shorthand '4x8:V100:X': a second ':' after GPU type 'V100'" -- "$bin" sim --cluster 4x8:V100:X --trace "$day" --policy fifo
+expect 2 "choose one with FILE.json#KEY" -- sh -c "printf '{\"a\": [\"1:0:0\"], \"b\": [\"0:1:0\"]}' > '$tmp/cs.json' && exec '$bin' sim --cluster '$tmp/cs.json' --trace '$day' --policy fifo"
+gv=$src/data/gavel/traces/physical_cluster/small_test.trace
+if "$bin" sim --cluster "$src/data/gavel/traces/msr/cluster_specs_heterogeneous.json#philly" --trace "$gv" \
+    --policy fifo --out "$tmp/gv" -q && grep -q '"format": "gavel"' "$tmp/gv/summary.json" &&
+    grep -q ',recommendation-bs8192,' "$tmp/gv/jobs.csv"; then
+  pass=$((pass+1)); echo "ok - a Gavel trace on Gavel's cluster spec"
+else
+  fail=$((fail+1)); echo "not ok - a Gavel trace on Gavel's cluster spec"
+fi
+printf 'A3C\tcmd\trl\t--s\t0\t1000\t1\t1\t-1\t0\nA3C\tcmd\trl\t--s\t0\t10\tfour\t1\t-1\t0\n' > "$tmp/g.trace"
+expect 2 "g.trace:2:21: scale_factor: 'four' is not an integer" -- "$bin" sim --cluster 8 --trace "$tmp/g.trace" --policy fifo
 expect 2 "listed twice" -- "$bin" sim --cluster 4 --trace "$day" --policy fifo,fifo
 
 # a job larger than the cluster is rejected with a reason and counted, not a hang
