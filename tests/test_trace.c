@@ -441,6 +441,49 @@ static void t_header_case(void)
     ASSERT(strlen(d.msg) < sizeof d.msg - 1); /* not cut */
 }
 
+static void t_native_steps_weight(void)
+{
+    gs_trace t;
+    gs_diag d;
+    int rc = parse("submit,duration,steps,weight,gpus,model\n"
+                   "0,,2931,2.5,4,resnet50-bs64\n"
+                   "1,60,,,1,\n",
+                   &t, &d);
+    if (rc) T_FAIL("%s at %d:%d", d.msg, d.line, d.col);
+    ASSERT_NEAR(t.jobs[0].steps, 2931, 0);
+    ASSERT_EQ(t.jobs[0].duration, 0);
+    ASSERT_NEAR(t.jobs[0].weight, 2.5, 0);
+    ASSERT_NEAR(t.jobs[1].steps, 0, 0);
+    ASSERT_EQ(t.jobs[1].duration, 60 * GS_SEC);
+    ASSERT_NEAR(t.jobs[1].weight, 1, 0); /* default */
+    gs_trace_release(&t);
+    /* steps without a duration column */
+    ASSERT_OK(parse("submit,steps,gpus\n0,10.5,1\n", &t, &d));
+    ASSERT_NEAR(t.jobs[0].steps, 10.5, 0);
+    gs_trace_release(&t);
+    static const struct {
+        const char *csv, *msg;
+        int err, line, col;
+    } bad[] = {
+        {"submit,duration,steps,gpus\n0,10,5,1\n", "give either duration or steps, not both",
+         GS_EPARSE, 2, 6},
+        {"submit,duration,steps,gpus\n0,,,1\n", "job needs a 'duration' or 'steps'", GS_EPARSE, 2,
+         3},
+        {"submit,steps,gpus\n0,0,1\n", "steps must be positive", GS_ERANGE, 2, 3},
+        {"submit,steps,gpus\n0,many,1\n", "steps: 'many' is not a number", GS_EPARSE, 2, 3},
+        {"submit,duration,weight,gpus\n0,1,0,1\n", "weight must be positive", GS_ERANGE, 2, 5},
+        {"submit,duration,weight,gpus\n0,1,-2,1\n", "weight must be at least 0", GS_ERANGE, 2, 5},
+        {"submit,gpus\n0,1\n", "needs 'submit' and 'duration' (or 'steps')", GS_EPARSE, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        rc = parse(bad[i].csv, &t, &d);
+        if (rc != bad[i].err) T_FAIL("case %zu: rc %d, want %d (%s)", i, rc, bad[i].err, d.msg);
+        ASSERT_CONTAINS(d.msg, bad[i].msg);
+        if (d.line != bad[i].line || d.col != bad[i].col)
+            T_FAIL("case %zu: at %d:%d, want %d:%d", i, d.line, d.col, bad[i].line, bad[i].col);
+    }
+}
+
 static const test_case tests[] = {
     {"tiresias", t_tiresias},
     {"philly", t_philly},
@@ -453,6 +496,7 @@ static const test_case tests[] = {
     {"gavel_files", t_gavel_files},
     {"gavel_errors", t_gavel_errors},
     {"header_case", t_header_case},
+    {"native_steps_weight", t_native_steps_weight},
 };
 
 TEST_MAIN(tests)

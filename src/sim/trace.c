@@ -166,6 +166,26 @@ static int parse_sec(const gs_csv *r, size_t i, const char *name, gs_time *out, 
     return 0;
 }
 
+/* A finite decimal number >= lo (what Python's float() reads in Gavel's fields). */
+static int parse_double(const gs_csv *r, size_t i, const char *name, double lo, double *out,
+                        gs_diag *d)
+{
+    const char *s = r->f[i];
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    while (*end == ' ') end++;
+    if (end == s || *end || errno || !(v == v) || v > 1e300 || v < -1e300)
+        return ferr(d, r, i, GS_EPARSE, "%s: '%s' is not a number", name, s);
+    if (v < lo) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "%%s must be at least %g, got '%%s'", lo);
+        return ferr(d, r, i, GS_ERANGE, msg, name, s);
+    }
+    *out = v;
+    return 0;
+}
+
 /* days since 1970-01-01 of a proleptic Gregorian date */
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned dd)
 {
@@ -406,6 +426,7 @@ static const char *const native_cols[] = {"id",          "submit",
                                           "min_gpus",    "max_gpus",
                                           "pinned_cell", "lazy_preemption",
                                           "task_gpus",   "within",
+                                          "steps",       "weight",
                                           NULL};
 
 enum {
@@ -433,6 +454,8 @@ enum {
     N_LAZY,
     N_TASK_GPUS,
     N_WITHIN,
+    N_STEPS,
+    N_WEIGHT,
     N_NCOLS
 };
 
@@ -531,9 +554,9 @@ static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
                                r->f[i]);
         col[k] = (int)i;
     }
-    if (col[N_SUBMIT] < 0 || col[N_DURATION] < 0)
+    if (col[N_SUBMIT] < 0 || (col[N_DURATION] < 0 && col[N_STEPS] < 0))
         return gs_diag_set(d, GS_EPARSE, r->rec_line, 1,
-                           "a gsched trace needs 'submit' and 'duration' columns");
+                           "a gsched trace needs 'submit' and 'duration' (or 'steps') columns");
     if (col[N_GPUS] < 0 && col[N_TASKS] < 0 && col[N_TASK_GPUS] < 0)
         return gs_diag_set(d, GS_EPARSE, r->rec_line, 1,
                            "a gsched trace needs 'gpus' or 'tasks' (with 'gpus_per_task') or "
@@ -556,7 +579,29 @@ static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
             s->id = (int64_t)t->n - 1;
         }
         if ((rc = parse_sec(r, C(N_SUBMIT), "submit", &s->submit, d))) return rc;
-        if ((rc = parse_sec(r, C(N_DURATION), "duration", &s->duration, d))) return rc;
+        /* the work: a duration, or training steps (converted by the engine) */
+        if (HAS(N_STEPS)) {
+            if (HAS(N_DURATION))
+                return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[col[N_STEPS]],
+                                   "give either duration or steps, not both");
+            if ((rc = parse_double(r, C(N_STEPS), "steps", 0, &s->steps, d))) return rc;
+            if (!(s->steps > 0))
+                return ferr(d, r, C(N_STEPS), GS_ERANGE, "%s must be positive, got '%s'", "steps",
+                            r->f[col[N_STEPS]]);
+            s->duration = 0;
+        } else if (col[N_DURATION] < 0 || !r->f[col[N_DURATION]][0]) {
+            return gs_diag_set(d, GS_EPARSE, r->rec_line,
+                               col[N_DURATION] >= 0 ? r->col[col[N_DURATION]] : 1,
+                               "job needs a 'duration' or 'steps'");
+        } else if ((rc = parse_sec(r, C(N_DURATION), "duration", &s->duration, d))) {
+            return rc;
+        }
+        if (HAS(N_WEIGHT)) {
+            if ((rc = parse_double(r, C(N_WEIGHT), "weight", 0, &s->weight, d))) return rc;
+            if (!(s->weight > 0))
+                return ferr(d, r, C(N_WEIGHT), GS_ERANGE, "%s must be positive, got '%s'", "weight",
+                            r->f[col[N_WEIGHT]]);
+        }
         int64_t gpus = 0, tasks = 0, gpt = 0;
         if (HAS(N_TASK_GPUS)) {
             /* tasks of different sizes: gpus and tasks, when given too, must agree */
@@ -747,26 +792,6 @@ static size_t split_tabs(char *p, char *end, tabline *tl)
     return tl->nf;
 }
 
-/* Parse a non-negative number the way Python's float() reads Gavel's fields. */
-static int gv_double(const gs_csv *r, size_t i, const char *name, double lo, double *out,
-                     gs_diag *d)
-{
-    const char *s = r->f[i];
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    while (*end == ' ') end++;
-    if (end == s || *end || errno || !(v == v) || v > 1e300 || v < -1e300)
-        return ferr(d, r, i, GS_EPARSE, "%s: '%s' is not a number", name, s);
-    if (v < lo) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "%%s must be at least %g, got '%%s'", lo);
-        return ferr(d, r, i, GS_ERANGE, msg, name, s);
-    }
-    *out = v;
-    return 0;
-}
-
 /*
  * Gavel's traces, tab-separated, no header, one job per line.  The current format
  * (scheduler/traces/physical_cluster/, utils.parse_trace) has 10 fields:
@@ -851,14 +876,14 @@ static int read_gavel(const char *buf, size_t len, gs_trace *t, gs_diag *d, rowi
         s->duration = 0; /* the work is in steps */
         if (!legacy) {
             double w, slo;
-            if ((rc = gv_double(&r, 7, "priority_weight", 0, &w, d))) break;
+            if ((rc = parse_double(&r, 7, "priority_weight", 0, &w, d))) break;
             if (!(w > 0)) {
                 rc = ferr(d, &r, 7, GS_ERANGE, "%s must be positive, got '%s'", "priority_weight",
                           tl.f[7]);
                 break;
             }
             s->weight = w;
-            if ((rc = gv_double(&r, 8, "SLO", -1e300, &slo, d))) break;
+            if ((rc = parse_double(&r, 8, "SLO", -1e300, &slo, d))) break;
         }
         if ((rc = parse_sec(&r, c_arr, "arrival_time", &s->submit, d))) break;
         if ((rc = note_row(ri, &capri, t, line, 1))) break;
