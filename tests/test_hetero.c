@@ -225,8 +225,12 @@ static void test_mixed_gang_slowest(void)
     ASSERT_NEAR(gs_engine_job_rate(r.e, j, tk, 4), rk, 1e-12);
     ASSERT_NEAR(gs_engine_job_type_rate(r.e, j, tk, 4), rk, 1e-12);
     ASSERT_STR(gs_engine_ref_gpu_type(r.e), "V100");
-    /* the ideal run time: on the best type of the cluster (V100) */
-    ASSERT_EQ(gs_engine_job_ideal(r.e, j), gs_time_from_sec(3600));
+    /* the ideal run time: the cluster has only 2 V100s, so the best 4-GPU gang spans both
+     * types and runs at the K80 rate */
+    ASSERT_EQ(gs_engine_job_ideal(r.e, j), at_rate(3600, rk));
+    const gs_job *j2 = add(&r, 2, 1, 2, 3600, "resnet50"); /* 2 GPUs: fit on the V100s */
+    ASSERT(j2);
+    ASSERT_EQ(gs_engine_job_ideal(r.e, j2), gs_time_from_sec(3600));
     int gpus[4] = {0, 1, 2, 3}; /* tasks on n0 (V100) and n1 (K80) */
     ASSERT_OK(gs_engine_start(r.e, j, gpus, 4));
     ASSERT_NEAR(j->type_rate, rk, 1e-12);

@@ -559,9 +559,9 @@ double gs_engine_job_type_rate(const gs_engine *e, const gs_job *j, int gpu_type
 const char *gs_engine_ref_gpu_type(const gs_engine *e);
 /*
  * Ideal run time of j: its work at the best rate it could have alone on this cluster at its
- * requested size, over the cluster's GPU types (gs_engine_job_rate; the work itself where no
- * type is faster than the reference).  The denominator of slowdown and finish-time
- * fairness (docs/heterogeneity.md).
+ * requested size (gs_engine_job_rate): on the fastest type that has req_gpus GPUs, or, when
+ * it needs several types, on the fastest set of them (a gang runs at its slowest type's rate).  The
+ * denominator of slowdown and finish-time fairness (docs/heterogeneity.md).
  */
 gs_time gs_engine_job_ideal(const gs_engine *e, const gs_job *j);
 /* The LP solver the program passed in (gs_engine_opts.lp), NULL when none. */

@@ -2528,14 +2528,28 @@ const char *gs_engine_ref_gpu_type(const gs_engine *e)
 
 gs_time gs_engine_job_ideal(const gs_engine *e, const gs_job *j)
 {
+    /* The best gang: the fastest types first until they hold req_gpus GPUs; a gang runs at
+     * its slowest type's rate, so that is the rate of the last type taken. */
     double best = 0;
+    int have = 0;
     size_t nt = gs_cluster_ngpu_types(e->c);
-    for (size_t t = 0; t < nt; t++) {
-        if (j->gpu_type >= 0 && (int)t != j->gpu_type) continue;
-        double r = gs_engine_job_rate(e, j, (int)t, j->req_gpus);
-        if (r > best) best = r;
+    uint32_t used = 0;
+    while (have < j->req_gpus) {
+        int pick = -1;
+        double pr = 0;
+        for (size_t t = 0; t < nt && t < 32; t++) {
+            if (used & (1u << t)) continue;
+            if (j->gpu_type >= 0 && (int)t != j->gpu_type) continue;
+            if (gs_cluster_type_gpus(e->c, (int)t) <= 0) continue;
+            double r = gs_engine_job_rate(e, j, (int)t, j->req_gpus);
+            if (r > pr) pr = r, pick = (int)t;
+        }
+        if (pick < 0) break;
+        used |= 1u << pick;
+        have += gs_cluster_type_gpus(e->c, pick);
+        best = pr;
     }
-    if (nt == 0 || !(best > 0)) best = gs_engine_job_rate(e, j, -1, j->req_gpus);
+    if (have < j->req_gpus || !(best > 0)) best = gs_engine_job_rate(e, j, -1, j->req_gpus);
     if (!(best > 0)) best = 1.0;
     double t = ceil((double)j->work / best);
     return t < 3.2e16 ? (gs_time)t : (gs_time)3.2e16;
