@@ -275,12 +275,9 @@ int gs_write_summary(const char *path, const gs_sim_result *r, const gs_run_info
     json_object_set_new(o, "gpu_util", jreal(r->gpu_util));
     json_object_set_new(o, "gpu_job_util", jreal(r->gpu_job_util));
     json_object_set_new(o, "gpu_util_busy", jreal(r->gpu_util_busy));
-    char b0[32], b1[32];
-    gs_fmt_sec(b0, sizeof b0, r->busy_from);
-    gs_fmt_sec(b1, sizeof b1, r->busy_to);
     json_t *bw = json_object();
-    json_object_set_new(bw, "from_s", json_string(b0));
-    json_object_set_new(bw, "to_s", json_string(b1));
+    json_object_set_new(bw, "from_s", jreal(gs_time_to_sec(r->busy_from)));
+    json_object_set_new(bw, "to_s", jreal(gs_time_to_sec(r->busy_to)));
     json_object_set_new(o, "busy_window", bw);
     json_object_set_new(o, "avg_slowdown", jreal(r->avg_slowdown));
     json_object_set_new(o, "median_slowdown", jreal(r->median_slowdown));
