@@ -228,7 +228,64 @@ static void t_quotas(void)
     }
 }
 
+/* Whole numbers: exponents and zero fractions are numbers; too large ones are out of range. */
+static void t_whole_numbers(void)
+{
+    static const struct {
+        const char *s;
+        int64_t want;
+    } ok[] = {{"12", 12},
+              {" 7 ", 7},
+              {"8.0", 8},
+              {"1e3", 1000},
+              {"1E3", 1000},
+              {"2.5e2", 250},
+              {"-3", -3},
+              {"+4", 4},
+              {"1000e-3", 1},
+              {"0.0e5", 0},
+              {"9223372036854775807", INT64_MAX},
+              {"-9223372036854775808", INT64_MIN},
+              {"9.223372036854775807e18", INT64_MAX},
+              {"000000000000000000000000000001", 1},
+              {"100000000000000000000000000000e-28", 10}};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        int64_t v = 42;
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        if (gs_parse_int(ok[i].s, INT64_MIN, INT64_MAX, &v, &d)) T_FAIL("%s: %s", ok[i].s, d.msg);
+        ASSERT_EQ(v, ok[i].want);
+    }
+    static const struct {
+        const char *s;
+        int err;
+        const char *msg;
+    } bad[] = {{"1e30", GS_ERANGE, "1e30 is out of range [0, 100]"},
+               {"101", GS_ERANGE, "out of range"},
+               {"-1", GS_ERANGE, "out of range"},
+               {"9223372036854775808", GS_ERANGE, "out of range"},
+               {"1e99999999999", GS_ERANGE, "out of range"},
+               {"1.5", GS_EINVAL, "not a whole number"},
+               {"1e-3", GS_EINVAL, "not a whole number"},
+               {"1.0000000000000000000000001", GS_EINVAL, "not a whole number"},
+               {"x", GS_EINVAL, "not a number"},
+               {"", GS_EINVAL, "not a number"},
+               {"1e", GS_EINVAL, "not a number"},
+               {"0x10", GS_EINVAL, "not a number"},
+               {"inf", GS_EINVAL, "not a number"},
+               {"5 5", GS_EINVAL, "not a number"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int64_t v = 42;
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        ASSERT_EQ(gs_parse_int(bad[i].s, 0, 100, &v, &d), bad[i].err);
+        ASSERT_EQ(v, 42);
+        ASSERT_CONTAINS(d.msg, bad[i].msg);
+    }
+}
+
 static const test_case tests[] = {
+    {"whole_numbers", t_whole_numbers},
     {"duration_units", t_duration_units},
     {"duration_slurm", t_duration_slurm},
     {"duration_errors", t_duration_errors},

@@ -42,6 +42,23 @@ static void t_params(void)
     ASSERT_CONTAINS(d.msg, "'knob': 'x' is not an integer");
     ASSERT_OK(gs_params_set(&p, "knob", "1000"));
     ASSERT_EQ(gs_params_get_i64(&p, "knob", 0, 0, 100, &k, &d), GS_EINVAL);
+    /* numbers as people write them: 1e2 is 100; 1e30 is a number, out of range */
+    ASSERT_OK(gs_params_set(&p, "knob", "1e2"));
+    ASSERT_OK(gs_params_get_i64(&p, "knob", 0, 0, 100, &k, &d));
+    ASSERT_EQ(k, 100);
+    ASSERT_OK(gs_params_set(&p, "knob", "1e30"));
+    ASSERT_EQ(gs_params_get_i64(&p, "knob", 0, 0, 100, &k, &d), GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "'knob': 1e30 is out of range [0, 100]");
+    double x;
+    ASSERT_OK(gs_params_set(&p, "frac", "1e30"));
+    ASSERT_EQ(gs_params_get_double(&p, "frac", 0, 0, 1, &x, &d), GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "'frac': 1e+30 is outside [0, 1]");
+    ASSERT_OK(gs_params_set(&p, "frac", "1e400"));
+    ASSERT_EQ(gs_params_get_double(&p, "frac", 0, 0, 1, &x, &d), GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "'frac': 1e400 is out of range [0, 1]");
+    ASSERT_OK(gs_params_set(&p, "frac", "inf"));
+    ASSERT_EQ(gs_params_get_double(&p, "frac", 0, 0, 1, &x, &d), GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "'frac': 'inf' is not a number");
     ASSERT_OK(gs_params_set(&p, "wait", "5 parsecs"));
     ASSERT_EQ(gs_params_get_duration(&p, "wait", 0, &us, &d), GS_EINVAL);
     gs_params_release(&p);

@@ -37,6 +37,14 @@ extern "C" {
 int gs_parse_duration(const char *s, gs_time bare_unit, gs_time *out, gs_diag *diag);
 
 /*
+ * A whole number in [lo, hi], into *out: an optional sign, decimal digits with an optional
+ * fraction and exponent that together name a whole number (12, 8.0, 1e3, 2.5e2), blanks
+ * around it allowed.  GS_EINVAL when it is not a number or not whole ("1.5"), GS_ERANGE when
+ * it is outside [lo, hi] ("1e30": out of range), exactly (no rounding through a double).
+ */
+int gs_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out, gs_diag *diag);
+
+/*
  * Priority: prod (GS_PRIO_PROD), test (GS_PRIO_TEST), oppo or opportunistic
  * (GS_PRIO_OPPORTUNISTIC), case-insensitive; or an integer in [-1, max] (blanks around it and
  * a zero fraction, "8.0", are allowed: trace files write them).

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * grammar.c - the one parser of durations, priorities and VC quotas (gsched/grammar.h).
+ * grammar.c - the one parser of durations, whole numbers, priorities and VC quotas
+ * (gsched/grammar.h).
  * Invariants: a value is either fully consumed or rejected (no trailing garbage); every
  * rejection names the column where parsing stopped; *out is written only on success; no
  * locale- or state-dependent parsing beyond strtod/strtoll on an already validated span.
@@ -195,6 +196,74 @@ int gs_parse_duration(const char *s, gs_time bare_unit, gs_time *out, gs_diag *d
         slurm = isdigit((unsigned char)m[-1]);
     if (slurm) return slurm_form(s, out, d);
     return unit_form(s, bare_unit, out, d);
+}
+
+/* ---- whole numbers --------------------------------------------------------------------- */
+
+/*
+ * The whole number spelled by [p, end) (an optional sign, then number_span's form and nothing
+ * else), exactly: 0 and *v, 1 when it is not such a number, 2 not whole, 3 beyond int64.
+ */
+static int whole_value(const char *p, const char *end, int64_t *v)
+{
+    int neg = 0;
+    if (p < end && (*p == '+' || *p == '-')) neg = *p++ == '-';
+    if (p >= end || number_span(p) != (size_t)(end - p)) return 1;
+    char dig[24]; /* significant digits, leading zeros dropped */
+    int nd = 0, nfrac = 0, more = 0, frac = 0;
+    long exp = 0;
+    for (; p < end && *p != 'e' && *p != 'E'; p++) {
+        if (*p == '.') {
+            frac = 1;
+            continue;
+        }
+        nfrac += frac;
+        if (nd == 0 && *p == '0') continue;
+        if (nd < (int)sizeof dig) {
+            dig[nd++] = *p;
+        } else { /* a digit past 24, dropped: x10 before the point, nothing after it */
+            more |= *p != '0';
+            nfrac--;
+        }
+    }
+    if (p < end) { /* the exponent, clamped: far beyond int64 either way */
+        p++;
+        int eneg = *p == '-';
+        if (*p == '+' || *p == '-') p++;
+        for (; p < end; p++)
+            if (exp < 100000) exp = exp * 10 + (*p - '0');
+        if (eneg) exp = -exp;
+    }
+    long e10 = exp - nfrac;
+    while (nd > 0 && dig[nd - 1] == '0') nd--, e10++;
+    if (nd == 0) return *v = 0, 0;
+    if (more) return nd + e10 > 19 ? 3 : 2;
+    if (e10 < 0) return 2;
+    if (nd + e10 > 19) return 3;
+    uint64_t x = 0;
+    for (int i = 0; i < nd; i++) x = x * 10 + (uint64_t)(dig[i] - '0');
+    for (long i = 0; i < e10; i++) x *= 10; /* nd + e10 <= 19 digits: no overflow */
+    if (x > (uint64_t)INT64_MAX + (uint64_t)neg) return 3;
+    *v = neg ? (int64_t)(0 - x) : (int64_t)x;
+    return 0;
+}
+
+int gs_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out, gs_diag *d)
+{
+    const char *p = s, *end = s + strlen(s);
+    while (isspace((unsigned char)*p)) p++;
+    while (end > p && isspace((unsigned char)end[-1])) end--;
+    int64_t v;
+    int rc = whole_value(p, end, &v);
+    if (rc == 1)
+        return gs_diag_set(d, GS_EINVAL, 0, COL(p, s),
+                           "'%s' is not a number (a whole number such as 12, 8.0 or 1e3)", s);
+    if (rc == 2) return gs_diag_set(d, GS_EINVAL, 0, COL(p, s), "'%s' is not a whole number", s);
+    if (rc == 3 || v < lo || v > hi)
+        return gs_diag_set(d, GS_ERANGE, 0, COL(p, s), "%s is out of range [%lld, %lld]", s,
+                           (long long)lo, (long long)hi);
+    *out = v;
+    return 0;
 }
 
 /* ---- priorities ------------------------------------------------------------------------ */

@@ -4,6 +4,7 @@
  * Invariants: keys are unique (a later set replaces the value in place, so
  * the order of first appearance is kept); 'used' marks keys read by a getter.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -112,14 +113,16 @@ int gs_params_get_i64(const gs_params *p, const char *key, int64_t def, int64_t 
         *out = def;
         return 0;
     }
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end)
+    /* the grammar's whole numbers: 12, 8.0, 1e3; "1e30" is out of range, not "no number" */
+    gs_diag sub;
+    gs_diag_init(&sub, NULL);
+    int64_t v;
+    int rc = gs_parse_int(s, lo, hi, &v, &sub);
+    if (rc == GS_ERANGE)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "parameter '%s': %s is out of range [%lld, %lld]",
+                           key, s, (long long)lo, (long long)hi);
+    if (rc)
         return gs_diag_set(diag, GS_EINVAL, 0, 0, "parameter '%s': '%s' is not an integer", key, s);
-    if (v < lo || v > hi)
-        return gs_diag_set(diag, GS_EINVAL, 0, 0, "parameter '%s': %lld is outside [%lld, %lld]",
-                           key, v, (long long)lo, (long long)hi);
     *out = v;
     return 0;
 }
@@ -135,6 +138,10 @@ int gs_params_get_double(const gs_params *p, const char *key, double def, double
     char *end;
     errno = 0;
     double v = strtod(s, &end);
+    if (end != s && !*end && isinf(v) && !strpbrk(s, "iInN") && !isspace((unsigned char)*s))
+        /* a number too large for a double (1e400): out of range, not "no number" */
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "parameter '%s': %s is out of range [%g, %g]",
+                           key, s, lo, hi);
     if (errno || end == s || *end || !isfinite(v))
         return gs_diag_set(diag, GS_EINVAL, 0, 0, "parameter '%s': '%s' is not a number", key, s);
     if (v < lo || v > hi)
