@@ -65,6 +65,9 @@ enum gs_policy_flags {
     /* places jobs whose tasks differ in size or form withinOneCell groups (gs_job_grouped());
      * without it the engine rejects such jobs on arrival, saying why */
     GS_POLICY_GROUPS = 1 << 3,
+    /* runs only on a HiveD config (cells and virtual clusters): create() refuses any other
+     * cluster; a program comparing several policies may skip it there (gsched sim does) */
+    GS_POLICY_HIVED_ONLY = 1 << 4,
 };
 
 struct gs_policy_ops {

@@ -298,6 +298,43 @@ static void path_add(char *dir, size_t cap, const char *a, const char *b, const 
         if (*q == '/') *q = '_';
 }
 
+/*
+ * A run in which every job was rejected says nothing about its policy: name the policy, how
+ * many jobs and why (the most frequent reasons, with their counts).  1 if so (after the
+ * message), else 0.
+ */
+static int all_rejected(const gs_sim_result *r, const char *label)
+{
+    size_t n = r->engine ? gs_engine_njobs(r->engine) : 0, nrej = 0;
+    enum { NR = 3 };
+    const char *why[NR] = {0};
+    size_t cnt[NR] = {0}, other = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gs_job *j = gs_engine_job(r->engine, i);
+        if (j->state != GS_JOB_REJECTED) return 0;
+        nrej++;
+        const char *w = j->reason ? j->reason : "no reason given";
+        size_t k = 0;
+        while (k < NR && why[k] && strcmp(why[k], w)) k++;
+        if (k == NR) {
+            other++;
+        } else {
+            why[k] = w;
+            cnt[k]++;
+        }
+    }
+    if (!nrej) return 0;
+    char msg[1024];
+    size_t len = 0;
+    for (size_t k = 0; k < NR && why[k] && len < sizeof msg; k++)
+        len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%zu job%s: %s", k ? "; " : "",
+                                cnt[k], cnt[k] == 1 ? "" : "s", why[k]);
+    if (other && len < sizeof msg)
+        snprintf(msg + len, sizeof msg - len, "; %zu more with other reasons", other);
+    cli_err("policy %s rejected every job (%zu of %zu): %s", label, nrej, n, msg);
+    return 1;
+}
+
 int cmd_sim(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -414,6 +451,8 @@ int cmd_sim(int argc, char **argv)
     gs_gen_spec **gspecs = NULL; /* ... parsed */
     size_t np = 0, nv = 1, ns = (size_t)nseeds, nr = 0;
     const char **names = NULL, **runas = NULL;
+    char skip[64] = {0};           /* items that cannot run on this cluster (warned, left out) */
+    size_t nskip = 0, nallrej = 0; /* ... and runs whose every job was rejected */
     if (gs_policy_items_parse(policies, &items, &d)) {
         cli_diag(&d);
         goto cleanup;
@@ -531,7 +570,28 @@ int cmd_sim(int argc, char **argv)
                              win_end};
             gs_sim_result tmp = {0};
             gs_diag_init(&d, cluster);
-            if (gs_sim_prepare(&o, &tmp, &d)) {
+            if (skip[p]) {
+                gs_params_release(&rpar);
+                continue;
+            }
+            int prc = gs_sim_prepare(&o, &tmp, &d);
+            /* a policy that cannot run on this cluster (hived without a HiveD config, an LP
+             * policy without a solver): with others listed it is skipped, they run and write
+             * their outputs, and the exit status says something was left out */
+            const gs_policy_ops *ops = gs_policy_find_ex(plugins.ops, plugins.n, runas[p]);
+            int elsewhere =
+                prc == GS_EUNSUPPORTED ||
+                (prc && ops && (ops->flags & GS_POLICY_HIVED_ONLY) && tmp.cluster &&
+                 (!gs_cluster_ncell_types(tmp.cluster) || !gs_cluster_nvcs(tmp.cluster)));
+            if (elsewhere && np > 1) {
+                cli_err("warning: policy %s skipped, the others run: %s", items.v[p].label, d.msg);
+                skip[p] = 1;
+                nskip++;
+                gs_sim_result_release(&tmp);
+                gs_params_release(&rpar);
+                continue;
+            }
+            if (prc) {
                 if (d.file == NULL && d.msg[0])
                     print_diag(&d, items.v[p].label, np);
                 else
@@ -556,6 +616,27 @@ int cmd_sim(int argc, char **argv)
             if (sweep_param && key_used(&rpar, sw.key)) sweep_param = 2;
             gs_params_release(&rpar);
         }
+    if (nskip) { /* drop the skipped items; np > 0 is left */
+        if (nskip == np) {
+            cli_err("no policy of '%s' can run on this cluster", policies);
+            goto cleanup;
+        }
+        size_t w = 0;
+        for (size_t p = 0; p < np; p++) {
+            if (skip[p]) {
+                gs_policy_item *x = &items.v[p];
+                free(x->label);
+                free(x->name);
+                gs_params_release(&x->params);
+                continue;
+            }
+            items.v[w] = items.v[p];
+            names[w] = names[p];
+            runas[w] = runas[p];
+            w++;
+        }
+        items.n = np = w;
+    }
     const char *unused = gs_params_unused(&params);
     if (unused) {
         cli_err("parameter '%s' is not used by the engine or by policy %s", unused, policies);
@@ -610,6 +691,7 @@ int cmd_sim(int argc, char **argv)
                     goto cleanup;
                 }
                 if (pc.on) fprintf(stderr, "\r%-70s\r", "");
+                nallrej += all_rejected(&res[i], items.v[p].label);
                 gs_run_info info = {tr.path,
                                     tr.sha256,
                                     gs_trace_format_name(tr.format),
@@ -689,6 +771,13 @@ int cmd_sim(int argc, char **argv)
         if (bad) goto io_fail;
     }
     rc = EXIT_OK;
+    if (nskip || nallrej) {
+        /* the outputs are written, but the comparison is not what was asked for */
+        if (nskip)
+            cli_err("%zu policy item%s skipped (see the warning above)", nskip,
+                    nskip == 1 ? "" : "s");
+        rc = EXIT_USAGE;
+    }
     goto cleanup;
 io_fail:
     cli_err("cannot write '%s': %s", path, strerror(errno));

@@ -3335,7 +3335,7 @@ static const gs_policy_ops gs_policy_hived = {
     .name = "hived",
     .summary = "HiveD: virtual clusters of topology cells with guarantees, buddy allocation, "
                "priorities, opportunistic jobs (needs a HiveD config)",
-    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID | GS_POLICY_GROUPS,
+    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID | GS_POLICY_GROUPS | GS_POLICY_HIVED_ONLY,
     .create = hived_create,
     .destroy = h_destroy,
     .on_arrival = h_arrival,
@@ -3357,7 +3357,8 @@ static const gs_policy_ops gs_policy_hived = {
 static const gs_policy_ops gs_policy_private = {
     .name = "private",
     .summary = "baseline: each VC gets a private, quota-sized slice of the cluster (HiveD config)",
-    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID | GS_POLICY_GROUPS, /* by priority in a VC */
+    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID | GS_POLICY_GROUPS |
+             GS_POLICY_HIVED_ONLY, /* by priority in a VC */
     .create = private_create,
     .destroy = h_destroy,
     .on_arrival = h_arrival,

@@ -121,12 +121,28 @@ void gs_sim_result_shrink(gs_sim_result *r)
     r->nusers = r->nsizes = 0;
 }
 
+/* An event naming a node the cluster lacks: FILE:LINE:COL: unknown node, the nodes there are. */
+static int unknown_node(const gs_events *evs, const gs_node_event *ev, const gs_cluster *c,
+                        gs_diag *d)
+{
+    size_t nn = gs_cluster_nnodes(c);
+    d->file = evs->path;
+    return gs_diag_set(d, GS_EUNKNOWN, ev->line, ev->col,
+                       "unknown node '%s' (this cluster's %zu node%s: %s%s%s)", ev->node, nn,
+                       nn == 1 ? "" : "s", nn ? gs_cluster_node(c, 0)->name : "none",
+                       nn > 1 ? " ... " : "", nn > 1 ? gs_cluster_node(c, (int)nn - 1)->name : "");
+}
+
 int gs_sim_prepare(const gs_sim_opts *o, gs_sim_result *res, gs_diag *d)
 {
     if (res->engine) return 0;
     memset(res, 0, sizeof *res);
     int rc = gs_cluster_load(o->cluster_spec, &res->cluster, d);
     if (rc) return rc;
+    /* events naming nodes the cluster lacks fail here, before any run */
+    for (size_t i = 0; o->events && i < o->events->n; i++)
+        if (gs_cluster_find_node(res->cluster, o->events->v[i].node) < 0)
+            return unknown_node(o->events, &o->events->v[i], res->cluster, d);
     gs_engine_opts eo = o->eopts;
     if (!eo.read_file) eo.read_file = gs_read_data_file;
     if (!eo.lp) eo.lp = gs_lp_glpk(); /* NULL without GLPK: LP policies refuse */
@@ -783,8 +799,7 @@ int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_d
         for (size_t i = 0; i < o->events->n; i++) {
             const gs_node_event *ev = &o->events->v[i];
             int node = gs_cluster_find_node(res->cluster, ev->node);
-            if (node < 0)
-                return gs_diag_set(d, GS_EUNKNOWN, 0, 0, "events: unknown node '%s'", ev->node);
+            if (node < 0) return unknown_node(o->events, ev, res->cluster, d);
             /* a machine in several HiveD chains is one node per chain: the event hits each */
             for (; node >= 0; node = gs_cluster_find_node_next(res->cluster, ev->node, node)) {
                 rc = ev->bad ? gs_engine_add_node_bad_event(res->engine, ev->t, node, ev->down)

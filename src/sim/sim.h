@@ -97,14 +97,16 @@ int gs_trace_apply_tput(gs_trace *t, const gs_tput *tp, const char *dir, gs_diag
 typedef struct gs_node_event {
     gs_time t;
     char *node;
-    int down; /* 1: down (bad), 0: up (good) */
-    int bad;  /* 1: a bad / good mark, 0: a failure / recovery */
+    int down;      /* 1: down (bad), 0: up (good) */
+    int bad;       /* 1: a bad / good mark, 0: a failure / recovery */
+    int line, col; /* of the node field in the file (messages: file:line:col) */
 } gs_node_event;
 
 typedef struct gs_events {
     gs_node_event *v;
     size_t n;
     char sha256[65];
+    char *path; /* the file read (messages) */
 } gs_events;
 
 int gs_events_load(const char *path, gs_events *ev, gs_diag *d);

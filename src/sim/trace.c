@@ -1047,6 +1047,7 @@ void gs_events_release(gs_events *ev)
     if (!ev) return;
     for (size_t i = 0; i < ev->n; i++) free(ev->v[i].node);
     free(ev->v);
+    free(ev->path);
     memset(ev, 0, sizeof *ev);
 }
 
@@ -1058,6 +1059,11 @@ int gs_events_load(const char *path, gs_events *ev, gs_diag *d)
     int rc = gs_read_file(path, &buf, &len, d);
     if (rc) return rc;
     gs_sha256_hex(buf, len, ev->sha256);
+    ev->path = strdup(path);
+    if (!ev->path) {
+        free(buf);
+        return GS_ENOMEM;
+    }
     gs_csv r;
     gs_csv_init(&r, buf, len, 1);
     size_t cap = 0;
@@ -1099,7 +1105,7 @@ int gs_events_load(const char *path, gs_events *ev, gs_diag *d)
             rc = GS_ENOMEM;
             break;
         }
-        ev->v[ev->n++] = (gs_node_event){t, node, down, bad};
+        ev->v[ev->n++] = (gs_node_event){t, node, down, bad, r.rec_line, r.col[1]};
     }
     gs_csv_release(&r);
     free(buf);
