@@ -476,6 +476,74 @@ static void test_json_errors(void)
     gs_profiles_destroy(p);
 }
 
+/* A job whose work is given in steps: the engine makes it time at the reference type's
+ * throughput at the requested size; weight copied (1 by default); bad values refused. */
+static void test_steps_and_weight(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "1x8:K80", "fifo", NULL));
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    ASSERT_NEAR(s.weight, 1.0, 0);
+    s.id = 1;
+    s.steps = 1000;
+    s.model = "resnet50";
+    s.weight = 2.5;
+    const gs_job *j = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_engine_add_job(r.e, &s, &j, &d));
+    /* 1,000 steps at Gavel's V100 throughput of ResNet-50 (bs 64) on one GPU */
+    double t1 = tput("resnet50", "V100", 1);
+    ASSERT_EQ(j->work, (gs_time)ceil(1000 / t1 * 1e6));
+    ASSERT_NEAR(j->steps, 1000, 0);
+    ASSERT_NEAR(j->weight, 2.5, 0);
+    /* 4 GPUs: at the 4-GPU throughput; no model: the 'default' rows; weight 0 = 1 */
+    s.id = 2;
+    s.gpus_per_task = 4;
+    s.model = NULL;
+    s.weight = 0;
+    const gs_job *j2 = NULL;
+    ASSERT_OK(gs_engine_add_job(r.e, &s, &j2, &d));
+    ASSERT_EQ(j2->work, (gs_time)ceil(1000 / tput(NULL, "V100", 4) * 1e6));
+    ASSERT_NEAR(j2->weight, 1.0, 0);
+    /* on the K80 cluster each runs at its K80 rate */
+    ASSERT_OK(gs_engine_run(r.e));
+    ASSERT_EQ(j->state, GS_JOB_DONE);
+    double rk = tput("resnet50", "K80", 1) / t1;
+    ASSERT_EQ(j->end - j->first_start, (gs_time)ceil((double)j->work / rk));
+    rig_close(&r);
+
+    ASSERT_OK(rig_open(&r, "1x8:V100", NULL, "ref_gpu_type=K80"));
+    gs_job_spec_init(&s);
+    s.steps = 1000;
+    s.model = "resnet50";
+    ASSERT_OK(gs_engine_add_job(r.e, &s, &j, &d));
+    ASSERT_EQ(j->work, (gs_time)ceil(1000 / tput("resnet50", "K80", 1) * 1e6));
+    /* refused: steps and a duration, negative or non-finite steps or weight */
+    static const struct {
+        double steps, weight;
+        gs_time dur;
+        const char *msg;
+    } bad[] = {
+        {100, 1, 10 * GS_SEC, "not both"},    {-1, 1, 0, "steps must be"},
+        {NAN, 1, 0, "steps must be"},         {100, -2, 0, "weight must be"},
+        {100, INFINITY, 0, "weight must be"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        gs_job_spec_init(&s);
+        s.steps = bad[i].steps;
+        s.weight = bad[i].weight;
+        s.duration = bad[i].dur;
+        gs_diag_init(&d, NULL);
+        size_t n = gs_engine_njobs(r.e);
+        if (gs_engine_add_job(r.e, &s, NULL, &d) != GS_EINVAL || !strstr(d.msg, bad[i].msg))
+            T_FAIL("case %zu: '%s'", i, d.msg);
+        ASSERT_EQ(gs_engine_njobs(r.e), n); /* nothing added */
+    }
+    rig_close(&r);
+}
+
 static const test_case tests[] = {
     {"resnet50_k80_slower", test_resnet50_k80_slower},
     {"default_rows", test_default_rows},
@@ -486,6 +554,7 @@ static const test_case tests[] = {
     {"profiles_rate", test_profiles_rate},
     {"json_equals_csv", test_json_equals_csv},
     {"json_errors", test_json_errors},
+    {"steps_and_weight", test_steps_and_weight},
 };
 
 TEST_MAIN(tests)

@@ -230,8 +230,11 @@ typedef struct gs_job_spec {
                          -1..GS_HIVED_MAX_PRIORITY, no pinned cell for an opportunistic job
                          (HiveD's messages); set by readers of a HiveD-format spec */
     /* ---- heterogeneity (issue 15) ---- */
-    double steps;  /* work in training steps (Gavel's total_steps); 0 = 'duration' is the work */
-    double weight; /* priority weight (Gavel's priority_weight); default 1 */
+    double steps;  /* work in training steps (Gavel's total_steps), > 0: the engine makes it the
+                      work at the throughput of 'model' on the reference GPU type at the requested
+                      size (gs_profiles_tput; docs/heterogeneity.md) and 'duration' must be 0;
+                      0 = 'duration' is the work */
+    double weight; /* priority weight (Gavel's priority_weight), >= 0; 0 and the default = 1 */
 } gs_job_spec;
 
 void gs_job_spec_init(gs_job_spec *s);
@@ -253,8 +256,11 @@ typedef struct gs_job {
     int64_t group;       /* id of the job it was split from (non-gang jobs), else its own id */
     int32_t task_index;  /* index of this task in its group (0 for gang jobs) */
     gs_time submit;
-    gs_time work; /* total work (us at ideal speed) */
+    gs_time work; /* total work (us at ideal speed on the reference GPU type; from 'steps'
+                     when the spec gave them) */
     int64_t iterations;
+    double steps;  /* the spec's training steps (0: the work was given as a duration) */
+    double weight; /* priority weight (> 0; the spec's, 1 by default) */
 
     /* ---- lifecycle (maintained by the engine) ---- */
     gs_job_state state;       /* PENDING before arrival too, with arrived == 0 */

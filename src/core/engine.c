@@ -758,6 +758,49 @@ static int add_job(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **ou
     return 0;
 }
 
+static const gs_profiles *profiles(const gs_engine *e);
+
+/*
+ * The work of spec s in us: its duration, or its steps (> 0) at the throughput of its model
+ * on the reference GPU type at its requested size (gs_profiles_tput;
+ * docs/heterogeneity.md).  Validates steps and weight.  Nothing changes on error.
+ */
+static int spec_work(gs_engine *e, const gs_job_spec *s, gs_time *work, gs_diag *diag)
+{
+    *work = s->duration;
+    if (!isfinite(s->steps) || s->steps < 0)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job steps must be a number >= 0 (got %g)",
+                           s->steps);
+    if (!isfinite(s->weight) || s->weight < 0)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job weight must be a number >= 0 (got %g)",
+                           s->weight);
+    if (!(s->steps > 0)) return 0;
+    if (s->duration > 0)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                           "a job's work is its duration or its steps, not both (duration %.0f s, "
+                           "%.0f steps)",
+                           gs_time_to_sec(s->duration), s->steps);
+    int64_t g = (int64_t)s->ntasks * s->gpus_per_task;
+    if (s->task_gpus)
+        for (int k = g = 0; k < s->ntasks; k++) g += s->task_gpus[k];
+    const gs_profiles *p = profiles(e);
+    if (e->err) return e->err;
+    const char *ref = gs_engine_ref_gpu_type(e);
+    double tp = g > 0 && g <= (1 << 20) ? gs_profiles_tput(p, s->model, ref, (int)g) : 0;
+    if (!(tp > 0))
+        return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                           "job of %.0f steps: the profiles have no throughput of model '%s' on "
+                           "%lld GPU(s) of the reference type %s",
+                           s->steps, s->model && *s->model ? s->model : "default", (long long)g,
+                           ref ? ref : "(none)");
+    double us = ceil(s->steps / tp * 1e6);
+    if (!(us < 3.2e16))
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job of %.0f steps: its work is too long",
+                           s->steps);
+    *work = (gs_time)us;
+    return 0;
+}
+
 static int add_one(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **out, gs_diag *diag)
 {
     if (s->ntasks < 1)
@@ -776,6 +819,8 @@ static int add_one(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **ou
         return gs_diag_set(diag, GS_EINVAL, 0, 0, "job min_gpus/max_gpus are inconsistent");
     int erc = check_elastic(s, diag);
     if (erc) return erc;
+    gs_time work;
+    if ((erc = spec_work(e, s, &work, diag))) return erc;
     int64_t id = s->id >= 0 ? s->id : e->next_id;
     if (idmap_get(&e->ids, id) >= 0)
         return gs_diag_set(diag, GS_EEXIST, 0, 0, "duplicate job id %lld", (long long)id);
@@ -808,12 +853,14 @@ static int add_one(gs_engine *e, const gs_job_spec *s, int deferred, gs_job **ou
     j->max_gpus = s->max_gpus;
     j->pinned_cell = -1;
     j->submit = e->opts.mode == GS_ENGINE_LIVE ? e->now : s->submit;
-    j->work = s->duration;
+    j->work = work;
+    j->steps = s->steps;
+    j->weight = s->weight > 0 ? s->weight : 1.0;
     j->iterations = s->iterations;
     j->state = GS_JOB_PENDING; /* arrived == 0 until the arrival event */
     j->first_start = j->end = GS_TIME_NONE;
     j->last_start = GS_TIME_NONE;
-    j->remaining = s->duration;
+    j->remaining = work;
     j->speed = 1.0;
     j->reason = NULL;
     j->req_gpus = j->gpus;
@@ -3699,6 +3746,8 @@ int gs_engine_probe(gs_engine *e, const gs_job_spec *spec, gs_probe *p)
     t.submit = e->now;
     t.first_start = t.end = t.last_start = GS_TIME_NONE;
     t.work = t.remaining = spec->duration;
+    gs_time sw;
+    if (spec->steps > 0 && !spec_work(e, spec, &sw, NULL)) t.work = t.remaining = sw;
     int grouped = spec->gang && ((spec->task_gpus && spec->ntasks > 0) || spec->ngroups > 0);
     if (grouped && spec->task_gpus) { /* probed as its largest task and its sum (add_one) */
         t.gpus_per_task = t.gpus = 0;
