@@ -8,6 +8,7 @@
 #                then one hived scheduling pass on 16,384 GPUs (bench-hived)
 #   make bench-hived  one hived / quota pass: 16,384 GPUs, 10,000 pending jobs
 #   make bench-elastic  one pollux (and afs) decision: 1,000 elastic jobs on 2,048 GPUs
+#   make bench-gavel  one Gavel round (LP solve + mechanism): 1,000 jobs, 3 GPU types, 2,048 GPUs
 #   make bench-daemon  live scheduler benchmark: durable submits/s, cycle latency
 #   make bench-slurm   gsched on Slurm vs Slurm's own scheduler on a private Slurm
 #                fixture (root, Debian's Slurm packages; bench/bench_slurm.sh, a few minutes)
@@ -34,7 +35,7 @@ DAY  := data/philly-1day/philly_20171002_tiresias.csv
 SPEC := data/philly-1day/n32g8_2sw.csv
 DEMO_POLICIES ?= fifo,fifo-backfill,yarn-cs,tiresias-las,gandiva
 
-.PHONY: all deps build demo test test-asan bench bench-hived bench-elastic bench-daemon bench-slurm bench-elastic-live format format-check clean
+.PHONY: all deps build demo test test-asan bench bench-hived bench-elastic bench-gavel bench-daemon bench-slurm bench-elastic-live format format-check clean
 
 all: build
 
@@ -72,6 +73,9 @@ bench-hived: build
 
 bench-elastic: build
 	$(BUILD)/bench/bench_elastic $(BENCH_ARGS)
+
+bench-gavel: build
+	$(BUILD)/bench/bench_gavel $(BENCH_ARGS)
 
 bench-daemon: build
 	$(BUILD)/bench/bench_daemon

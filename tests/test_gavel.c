@@ -177,6 +177,37 @@ static void test_pairs(void)
     ASSERT_NEAR(gs_gavel_thr(&in, x, 1), 8.0 / 11, 1e-9);
 }
 
+/* Equal jobs get equal allocations (the LP is solved over classes of equal jobs): two jobs with
+ * T = (2, 1) on F and S (one GPU each).  Proportional throughput 1.5 each; any split with
+ * 2 a_F + a_S = 1.5 for both is optimal (z = 1), e.g. (0.75, 0) and (0.25, 1); the classes give
+ * both (0.5, 0.5).  A third, different job keeps its own row. */
+static void test_equal_jobs_equal_shares(void)
+{
+    const double T[] = {2, 1, 2, 1}, N[] = {1, 1};
+    const int s[] = {1, 1};
+    gs_gavel_in in = {.J = 2, .K = 2, .tput = T, .scale = s, .ngpus = N};
+    double x[6], z = 0;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_gavel_maxmin(gs_lp_glpk(), &in, x, &z, &d));
+    ASSERT_NEAR(z, 1, 1e-9);
+    ASSERT_NEAR(x[0], 0.5, 1e-9);
+    ASSERT_NEAR(x[1], 0.5, 1e-9);
+    ASSERT(x[0] == x[2] && x[1] == x[3]);
+    ASSERT_OK(gs_gavel_throughput(gs_lp_glpk(), &in, x, &z, &d));
+    ASSERT_NEAR(z, 3, 1e-9); /* F to either (2) and S to the other (1) */
+    ASSERT(x[0] == x[2] && x[1] == x[3]);
+    /* three jobs, the third slower: it is its own class */
+    const double T3[] = {2, 1, 1, 1, 2, 1};
+    const int s3[] = {1, 1, 1};
+    gs_gavel_in in3 = {.J = 3, .K = 2, .tput = T3, .scale = s3, .ngpus = N};
+    ASSERT_OK(gs_gavel_maxmin(gs_lp_glpk(), &in3, x, &z, &d));
+    ASSERT(x[0] == x[4] && x[1] == x[5]);
+    double prop[3];
+    gs_gavel_proportional(&in3, prop);
+    for (int j = 0; j < 3; j++) ASSERT(gs_gavel_thr(&in3, x, j) >= z * prop[j] - 1e-9);
+}
+
 static void test_no_solver_message(void)
 {
     gs_diag d;
@@ -431,6 +462,7 @@ int main(int argc, char **argv)
         {"throughput", test_throughput},
         {"ftf", test_ftf},
         {"pairs", test_pairs},
+        {"equal_jobs_equal_shares", test_equal_jobs_equal_shares},
         {"no_solver_message", test_no_solver_message},
         {"shares_converge", test_shares_converge},
         {"lease_extension", test_lease_extension},

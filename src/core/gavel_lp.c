@@ -12,6 +12,9 @@
  *    fixed to 0, so a job never gets time where it cannot run.
  *  - The solution handed back is clipped to [0, 1] (solver round-off), so callers
  *    can use it as shares directly.
+ *  - Max-min fairness and total throughput without pairs solve over classes of equal
+ *    jobs (size, weight, throughputs bit for bit; classes in order of their first job)
+ *    and give every job its class's row: equal jobs get equal allocations.
  *  - No state between calls; deterministic (the solver is); memory freed on every
  *    path (GS_ENOMEM when an allocation fails).
  */
@@ -34,16 +37,25 @@ static double wgt(const gs_gavel_in *in, int j)
     return in->weight && in->weight[j] > 0 ? in->weight[j] : 1.0;
 }
 
+/* The number of jobs the rows stand for. */
+static double njobs(const gs_gavel_in *in)
+{
+    if (!in->count) return in->J;
+    double n = 0;
+    for (int j = 0; j < in->J; j++) n += in->count[j];
+    return n;
+}
+
 void gs_gavel_proportional(const gs_gavel_in *in, double *out)
 {
     int J = in->J, K = in->K;
     if (J <= 0) return;
-    double rowsum = 0; /* every row is the same: N_k / J */
-    for (int k = 0; k < K; k++) rowsum += in->ngpus[k] / J;
+    double n = njobs(in), rowsum = 0; /* every row is the same: N_k / n */
+    for (int k = 0; k < K; k++) rowsum += in->ngpus[k] / n;
     double scale = rowsum > 0 ? 1.0 / rowsum : 0;
     for (int j = 0; j < J; j++) {
         double t = 0;
-        for (int k = 0; k < K; k++) t += in->tput[j * K + k] * in->ngpus[k] / J * scale;
+        for (int k = 0; k < K; k++) t += in->tput[j * K + k] * in->ngpus[k] / n * scale;
         out[j] = t;
     }
 }
@@ -51,11 +63,12 @@ void gs_gavel_proportional(const gs_gavel_in *in, double *out)
 void gs_gavel_isolated(const gs_gavel_in *in, double *out)
 {
     int J = in->J, K = in->K;
+    double n = njobs(in);
     for (int j = 0; j < J; j++) {
         double s = in->scale[j] > 0 ? in->scale[j] : 1, sum = 0, t = 0;
-        for (int k = 0; k < K; k++) sum += in->ngpus[k] / (J * s);
+        for (int k = 0; k < K; k++) sum += in->ngpus[k] / (n * s);
         double div = sum > 1 ? sum : 1;
-        for (int k = 0; k < K; k++) t += in->tput[j * K + k] * in->ngpus[k] / (J * s) / div;
+        for (int k = 0; k < K; k++) t += in->tput[j * K + k] * in->ngpus[k] / (n * s) / div;
         out[j] = t;
     }
 }
@@ -136,7 +149,7 @@ static int lpb_build(lpb *b, const gs_gavel_in *in, const double *mult, const do
             if (!(t > 0)) continue;
             put(b, j, c, m * t);
             put(b, J + j, c, 1.0);
-            put(b, 2 * J + k, c, in->scale[j]);
+            put(b, 2 * J + k, c, in->scale[j] * (in->count ? in->count[j] : 1));
         }
         if (extra) put(b, j, nx, -extra[j]);
         b->rlo[j] = -GS_LP_INF, b->rhi[j] = GS_LP_INF;
@@ -220,9 +233,130 @@ static int solve_into(const gs_lp_solver *s, lpb *b, const gs_gavel_in *in, doub
     return rc;
 }
 
+/* ---- merging equal jobs -------------------------------------------------------------------- */
+
+typedef struct merged {
+    gs_gavel_in in; /* the classes' problem */
+    int *cls;       /* J: class of each job */
+    double *tput, *weight;
+    int *scale, *count;
+    int n;
+} merged;
+
+static void merged_release(merged *m)
+{
+    free(m->cls), free(m->tput), free(m->weight), free(m->scale), free(m->count);
+}
+
+typedef struct mkey {
+    const gs_gavel_in *in;
+    int j;
+} mkey;
+
+static int cmp_job(const void *x, const void *y)
+{
+    const mkey *a = x, *b = y;
+    const gs_gavel_in *in = a->in;
+    if (in->scale[a->j] != in->scale[b->j]) return in->scale[a->j] < in->scale[b->j] ? -1 : 1;
+    double wa = wgt(in, a->j), wb = wgt(in, b->j);
+    if (wa != wb) return wa < wb ? -1 : 1;
+    int c = memcmp(in->tput + (size_t)a->j * in->K, in->tput + (size_t)b->j * in->K,
+                   (size_t)in->K * sizeof *in->tput);
+    if (c) return c;
+    return (a->j > b->j) - (a->j < b->j);
+}
+
+static int same_job(const gs_gavel_in *in, int a, int b)
+{
+    return in->scale[a] == in->scale[b] && wgt(in, a) == wgt(in, b) &&
+           !memcmp(in->tput + (size_t)a * in->K, in->tput + (size_t)b * in->K,
+                   (size_t)in->K * sizeof *in->tput);
+}
+
+/* Classes of equal jobs of 'in' (no pairs), numbered by their first job. */
+static int merge(const gs_gavel_in *in, merged *m)
+{
+    int J = in->J, K = in->K;
+    size_t n = (size_t)(J ? J : 1);
+    memset(m, 0, sizeof *m);
+    mkey *keys = malloc(n * sizeof *keys);
+    int *first = malloc(n * sizeof *first), *id = malloc(n * sizeof *id);
+    m->cls = malloc(n * sizeof *m->cls);
+    m->tput = malloc(n * (size_t)K * sizeof *m->tput);
+    m->weight = malloc(n * sizeof *m->weight);
+    m->scale = malloc(n * sizeof *m->scale);
+    m->count = calloc(n, sizeof *m->count);
+    if (!keys || !first || !id || !m->cls || !m->tput || !m->weight || !m->scale || !m->count) {
+        free(keys), free(first), free(id);
+        merged_release(m);
+        return GS_ENOMEM;
+    }
+    for (int j = 0; j < J; j++) keys[j] = (mkey){in, j};
+    if (J) qsort(keys, (size_t)J, sizeof *keys, cmp_job);
+    /* groups in sorted order; each job's group leader = its first (lowest) job */
+    for (int i = 0; i < J; i++) {
+        int j = keys[i].j;
+        first[j] = i > 0 && same_job(in, keys[i - 1].j, j) ? first[keys[i - 1].j] : j;
+    }
+    for (int j = 0; j < J; j++) id[j] = -1;
+    for (int j = 0; j < J; j++) { /* classes numbered in order of their first job */
+        int f = first[j];
+        if (id[f] < 0) {
+            id[f] = m->n++;
+            memcpy(m->tput + (size_t)id[f] * K, in->tput + (size_t)j * K,
+                   (size_t)K * sizeof *m->tput);
+            m->weight[id[f]] = wgt(in, j);
+            m->scale[id[f]] = in->scale[j];
+        }
+        m->cls[j] = id[f];
+        m->count[id[f]]++;
+    }
+    free(keys), free(first), free(id);
+    m->in = *in;
+    m->in.J = m->n;
+    m->in.tput = m->tput;
+    m->in.weight = m->weight;
+    m->in.scale = m->scale;
+    m->in.count = m->count;
+    return 0;
+}
+
+/* Each job's row from its class's. */
+static void unmerge(const gs_gavel_in *in, const merged *m, const double *xc, double *x)
+{
+    for (int j = 0; j < in->J; j++)
+        memcpy(x + (size_t)j * in->K, xc + (size_t)m->cls[j] * in->K, (size_t)in->K * sizeof *x);
+}
+
+typedef int (*lp_fn)(const gs_lp_solver *, const gs_gavel_in *, double *, double *, gs_diag *);
+
+/* Solve through the classes of equal jobs when there are no pairs (and not already merged). */
+static int via_classes(lp_fn fn, const gs_lp_solver *s, const gs_gavel_in *in, double *x,
+                       double *value, gs_diag *d, int *done)
+{
+    *done = 0;
+    if (in->P > 0 || in->count || in->J < 2) return 0;
+    merged m;
+    int rc = merge(in, &m);
+    if (rc) return rc;
+    *done = 1;
+    double *xc = malloc((size_t)(m.n ? m.n : 1) * (size_t)in->K * sizeof *xc);
+    if (!xc) {
+        merged_release(&m);
+        return GS_ENOMEM;
+    }
+    rc = fn(s, &m.in, xc, value, d);
+    if (!rc) unmerge(in, &m, xc, x);
+    free(xc);
+    merged_release(&m);
+    return rc;
+}
+
 int gs_gavel_maxmin(const gs_lp_solver *s, const gs_gavel_in *in, double *x, double *value,
                     gs_diag *d)
 {
+    int done, rc0 = via_classes(gs_gavel_maxmin, s, in, x, value, d, &done);
+    if (done || rc0) return rc0;
     int J = in->J;
     double *prop = malloc((size_t)(J ? J : 1) * sizeof *prop);
     double *mult = malloc((size_t)(J ? J : 1) * sizeof *mult);
@@ -287,11 +421,13 @@ int gs_gavel_makespan(const gs_lp_solver *s, const gs_gavel_in *in, double *x, d
 int gs_gavel_throughput(const gs_lp_solver *s, const gs_gavel_in *in, double *x, double *total,
                         gs_diag *d)
 {
+    int done, rc0 = via_classes(gs_gavel_throughput, s, in, x, total, d, &done);
+    if (done || rc0) return rc0;
     lpb b;
     int rc = lpb_build(&b, in, NULL, NULL);
     if (!rc) {
         int J = in->J, K = in->K;
-        for (int c = 0; c < J * K; c++) b.obj[c] = in->tput[c];
+        for (int c = 0; c < J * K; c++) b.obj[c] = in->tput[c] * (in->count ? in->count[c / K] : 1);
         for (int p = 0; p < in->P; p++)
             for (int k = 0; k < K; k++)
                 b.obj[(J + p) * K + k] = in->ptput_a[p * K + k] + in->ptput_b[p * K + k];

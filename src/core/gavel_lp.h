@@ -36,6 +36,9 @@ typedef struct gs_gavel_in {
     int P;
     const int *pa, *pb;
     const double *ptput_a, *ptput_b;
+    /* J: how many identical jobs row j stands for (its GPUs count that many times in the
+     * capacity rows); NULL = 1 each.  Set by the solvers themselves when they merge jobs. */
+    const int *count;
 } gs_gavel_in;
 
 /* Number of allocation entries: (J + P) * K. */
@@ -61,6 +64,11 @@ double gs_gavel_thr(const gs_gavel_in *in, const double *x, int j);
 
 /*
  * Max-min fairness (LAS): maximise min_j s_j thr_j(X) / (w_j thr_prop_j), one LP.
+ * Without pairs, jobs of equal size, weight and throughputs are merged into one row
+ * weighted by their number (the LP shrinks from J*K to classes*K columns; a job type mix
+ * has a few dozen classes): an optimal allocation exists that treats equal jobs equally
+ * (the problem is symmetric and convex), and that one is returned, as an interior-point
+ * solver (Gavel's ECOS) would.  gs_gavel_throughput merges the same way.
  * Jobs that can run nowhere are left out of the minimum.  x: gs_gavel_nx entries;
  * *value (may be NULL): the optimal minimum.  0, or a GS_E* code with d filled
  * (GS_EINTERNAL when the solver does not find the optimum of this feasible LP).

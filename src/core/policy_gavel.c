@@ -241,31 +241,58 @@ static int cmp_pair(const void *x, const void *y)
 }
 
 /*
- * Candidate pairs: for every active job, its best 'partners' co-location partners of
- * the same size whose normalised packed throughput (sum of both pair rates) exceeds 1
- * on some type; deduplicated, in (a, b) slot order.
+ * Candidate pairs: for every active job, its best 'partners' co-location partners of the
+ * same size whose normalised packed throughput (sum of both pair rates) exceeds 1 on some
+ * type; deduplicated, in (a, b) slot order.  Rates are looked up once per (model, model,
+ * type) and throughputs once per job (an O(J^2) scan of cached numbers).
  */
 static int find_pairs(gavel *g, const double *ngpus, pcand **out, size_t *nout)
 {
-    size_t n = 0, cap = 0;
+    size_t n = 0, cap = 0, J = g->nact;
+    int K = g->K, m = g->partners, M = 0;
     pcand *v = NULL;
-    int m = g->partners;
+    const gs_profiles *pr = gs_engine_profiles(g->e);
+    for (size_t i = 0; i < J; i++)
+        if (job(g, g->act[i])->model_id + 1 > M) M = job(g, g->act[i])->model_id + 1;
+    size_t mm = (size_t)M * (size_t)M * (size_t)K;
     pcand *best = malloc((size_t)(m > 0 ? m : 1) * sizeof *best);
-    if (!best) return GS_ENOMEM;
-    for (size_t i = 0; i < g->nact; i++) {
+    double *tr = malloc((J ? J : 1) * (size_t)K * sizeof *tr),
+           *gmem = malloc((size_t)K * sizeof *gmem);
+    double *rc = malloc((mm ? mm : 1) * 2 * sizeof *rc); /* (ra, rb); NaN = not looked up */
+    int *mem = malloc((J ? J : 1) * sizeof *mem);
+    if (!best || !tr || !gmem || !rc || !mem) {
+        free(best), free(tr), free(gmem), free(rc), free(mem);
+        return GS_ENOMEM;
+    }
+    for (size_t i = 0; i < mm * 2; i++) rc[i] = NAN;
+    for (int k = 0; k < K; k++)
+        gmem[k] = gs_profiles_gpu_mem(pr, gs_cluster_gpu_type_name(g->c, k));
+    for (size_t i = 0; i < J; i++) {
         const gs_job *a = job(g, g->act[i]);
-        if (!a->model) continue;
+        mem[i] = gs_engine_job_gpu_mem(g->e, a);
+        for (int k = 0; k < K; k++) tr[i * (size_t)K + (size_t)k] = tput(g, a, k, ngpus);
+    }
+    for (size_t i = 0; i < J; i++) {
+        const gs_job *a = job(g, g->act[i]);
+        if (!a->model || a->model_id < 0) continue;
         int nb = 0;
-        for (size_t l = 0; l < g->nact; l++) {
-            if (l == i) continue;
+        for (size_t l = 0; l < J; l++) {
             const gs_job *b = job(g, g->act[l]);
-            if (!b->model || b->req_gpus != a->req_gpus) continue;
+            if (l == i || !b->model || b->model_id < 0 || b->req_gpus != a->req_gpus) continue;
             double gain = 0;
-            for (int k = 0; k < g->K; k++) {
-                if (!(tput(g, a, k, ngpus) > 0 && tput(g, b, k, ngpus) > 0)) continue;
-                double ra, rb;
-                pair_rates(g, a, b, k, &ra, &rb);
-                if (ra + rb > gain) gain = ra + rb;
+            for (int k = 0; k < K; k++) {
+                if (!(tr[i * (size_t)K + (size_t)k] > 0 && tr[l * (size_t)K + (size_t)k] > 0) ||
+                    mem[i] + mem[l] > gmem[k])
+                    continue;
+                double *r =
+                    rc + 2 * (((size_t)a->model_id * (size_t)M + (size_t)b->model_id) * (size_t)K +
+                              (size_t)k);
+                if (isnan(r[0])) {
+                    gs_profiles_pair(pr, a->model, b->model, gs_cluster_gpu_type_name(g->c, k),
+                                     &r[0], &r[1]);
+                    if (!(r[0] > 0 && r[1] > 0)) r[0] = r[1] = 0;
+                }
+                if (r[0] + r[1] > gain) gain = r[0] + r[1];
             }
             if (!(gain > 1)) continue;
             /* insert into the top m (by gain, then arrival order) */
@@ -279,14 +306,13 @@ static int find_pairs(gavel *g, const double *ngpus, pcand **out, size_t *nout)
             best[pos].gain = gain;
         }
         if (grow((void **)&v, &cap, n + (size_t)nb, sizeof *v)) {
-            free(v);
-            free(best);
+            free(v), free(best), free(tr), free(gmem), free(rc), free(mem);
             return GS_ENOMEM;
         }
         memcpy(v + n, best, (size_t)nb * sizeof *v);
         n += (size_t)nb;
     }
-    free(best);
+    free(best), free(tr), free(gmem), free(rc), free(mem);
     if (n) qsort(v, n, sizeof *v, cmp_pair);
     size_t w = 0;
     for (size_t i = 0; i < n; i++)
