@@ -313,6 +313,34 @@ static void test_shares_converge(void)
     rm(&w);
 }
 
+/* Priority weights (gs_job_spec.weight, Gavel's priority_weight): one GPU, weights 1 and 3;
+ * max-min of x_j / w_j with x_0 + x_1 = 1 gives X = 1/4 and 3/4, and the realised shares
+ * follow over 40 rounds. */
+static void test_weights(void)
+{
+    world w;
+    ASSERT_OK(mk(&w, "1", NULL, gs_lp_glpk()));
+    for (int i = 1; i <= 2; i++) {
+        gs_job_spec s;
+        gs_job_spec_init(&s);
+        s.id = i;
+        s.ntasks = 1;
+        s.gpus_per_task = 1;
+        s.duration = (gs_time)1e6 * GS_SEC;
+        s.weight = i == 1 ? 1 : 3;
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        ASSERT_OK(gs_engine_add_job(w.e, &s, NULL, &d));
+    }
+    ASSERT_OK(run_until(&w, 40 * 360));
+    ASSERT_NEAR(inspect_d(&w, "x.1"), 0.25, 1e-6);
+    ASSERT_NEAR(inspect_d(&w, "x.2"), 0.75, 1e-6);
+    double now = (double)gs_engine_now(w.e);
+    ASSERT_NEAR((double)gs_job_executed(gs_engine_find_job(w.e, 2), gs_engine_now(w.e)) / now, 0.75,
+                0.03);
+    rm(&w);
+}
+
 /* A job chosen again keeps its GPUs: with no more jobs than GPUs every job runs every round,
  * started once, never preempted; then one more job than GPUs: preemptions at round ends. */
 static void test_lease_extension(void)
@@ -465,6 +493,7 @@ int main(int argc, char **argv)
         {"equal_jobs_equal_shares", test_equal_jobs_equal_shares},
         {"no_solver_message", test_no_solver_message},
         {"shares_converge", test_shares_converge},
+        {"weights", test_weights},
         {"lease_extension", test_lease_extension},
         {"deterministic", test_deterministic},
         {"no_solver", test_no_solver},

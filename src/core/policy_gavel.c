@@ -427,12 +427,13 @@ static int solve(gavel *g, gs_diag *d)
     double *T = malloc(nj * (size_t)K * sizeof *T), *S = malloc(nj * sizeof *S);
     double *t = malloc(nj * sizeof *t), *cum = malloc(nj * sizeof *cum);
     int *sc = malloc(nj * sizeof *sc);
+    double *W = malloc(nj * sizeof *W);
     pcand *pc = NULL;
     size_t np = 0;
     int32_t *pent = NULL;
     double *pta = NULL, *ptb = NULL, *x = NULL;
     int *pa = NULL, *pb = NULL;
-    if (!T || !S || !t || !cum || !sc) {
+    if (!T || !S || !t || !cum || !sc || !W) {
         rc = GS_ENOMEM;
         goto out;
     }
@@ -442,6 +443,7 @@ static int solve(gavel *g, gs_diag *d)
         S[i] = (double)gs_job_remaining(j, now) / GS_SEC;
         t[i] = (double)(now - j->submit) / GS_SEC;
         sc[i] = j->req_gpus;
+        W[i] = j->weight > 0 ? j->weight : 1.0;
         gjs *s = &g->js[j->slot];
         if (g->objective == OBJ_FTF && s->s_prev >= 0 && s->iso_prev > 0)
             s->iso_cum += (s->s_prev - S[i]) / s->iso_prev;
@@ -478,6 +480,7 @@ static int solve(gavel *g, gs_diag *d)
                       .K = K,
                       .tput = T,
                       .scale = sc,
+                      .weight = W,
                       .ngpus = ngpus,
                       .remaining = S,
                       .elapsed = t,
@@ -514,7 +517,7 @@ static int solve(gavel *g, gs_diag *d)
     for (size_t p = 0; p < np; p++)
         memcpy(g->ents[pent[p]].x, x + (size_t)(J + (int)p) * K, (size_t)K * sizeof *x);
 out:
-    free(ngpus), free(T), free(S), free(t), free(cum), free(sc), free(pc), free(pent);
+    free(ngpus), free(T), free(S), free(t), free(cum), free(sc), free(W), free(pc), free(pent);
     free(pta), free(ptb), free(pa), free(pb), free(x);
     return rc;
 }
