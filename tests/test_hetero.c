@@ -231,9 +231,13 @@ static void test_mixed_gang_slowest(void)
     const gs_job *j2 = add(&r, 2, 1, 2, 3600, "resnet50"); /* 2 GPUs: fit on the V100s */
     ASSERT(j2);
     ASSERT_EQ(gs_engine_job_ideal(r.e, j2), gs_time_from_sec(3600));
+    ASSERT_EQ(gs_engine_job_gpu_type(r.e, j), -1); /* waiting, any type: the reference */
+    ASSERT_NEAR(gs_engine_job_type_rate_now(r.e, j), 1.0, 0);
     int gpus[4] = {0, 1, 2, 3}; /* tasks on n0 (V100) and n1 (K80) */
     ASSERT_OK(gs_engine_start(r.e, j, gpus, 4));
     ASSERT_NEAR(j->type_rate, rk, 1e-12);
+    ASSERT_EQ(gs_engine_job_gpu_type(r.e, j), tk); /* the slowest of its types */
+    ASSERT_NEAR(gs_engine_job_type_rate_now(r.e, j), rk, 1e-12);
     ASSERT_OK(gs_engine_run(r.e));
     ASSERT_EQ(j->state, GS_JOB_DONE);
     ASSERT_EQ(j->end, at_rate(3600, rk));
@@ -544,6 +548,35 @@ static void test_steps_and_weight(void)
     rig_close(&r);
 }
 
+/* srtf orders by remaining time on the GPU type: a job with little work left that crawls on a
+ * K80 gives way to one with more work that runs fast there. */
+static void test_srtf_by_time(void)
+{
+    rig r;
+    ASSERT_OK(rig_open(&r, "1x1:K80", "srtf", NULL));
+    const gs_job *a = add(&r, 1, 1, 1, 100, "resnet18-bs256"); /* about 0.09 of V100 speed */
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = 2;
+    s.submit = 10 * GS_SEC;
+    s.duration = 300 * GS_SEC;
+    s.model = "recommendation-bs1024"; /* faster on a K80 than on a V100 in Gavel's data */
+    const gs_job *b = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_engine_add_job(r.e, &s, &b, &d));
+    double ra = tput("resnet18-bs256", "K80", 1) / tput("resnet18-bs256", "V100", 1);
+    double rb = tput("recommendation-bs1024", "K80", 1) / tput("recommendation-bs1024", "V100", 1);
+    ASSERT(100 / ra > 300 / rb && 100 < 300); /* by time b is shorter, by work a */
+    ASSERT_OK(gs_engine_run(r.e));
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_EQ(b->state, GS_JOB_DONE);
+    ASSERT_EQ(a->preemptions, 1);
+    ASSERT(b->end < a->end);
+    ASSERT_EQ(b->end, 10 * GS_SEC + at_rate(300, rb));
+    rig_close(&r);
+}
+
 static const test_case tests[] = {
     {"resnet50_k80_slower", test_resnet50_k80_slower},
     {"default_rows", test_default_rows},
@@ -555,6 +588,7 @@ static const test_case tests[] = {
     {"json_equals_csv", test_json_equals_csv},
     {"json_errors", test_json_errors},
     {"steps_and_weight", test_steps_and_weight},
+    {"srtf_by_time", test_srtf_by_time},
 };
 
 TEST_MAIN(tests)

@@ -555,6 +555,18 @@ double gs_engine_job_rate(const gs_engine *e, const gs_job *j, int gpu_type, int
  * rows, and with type_speed=off; docs/heterogeneity.md).  Always > 0.
  */
 double gs_engine_job_type_rate(const gs_engine *e, const gs_job *j, int gpu_type, int gpus);
+/*
+ * The GPU type a policy predicts j at: while it holds GPUs the slowest type among them (a gang
+ * over several types runs at that one's rate), else the type it asks for (-1: any type, which
+ * predictions take as the reference type).  For gs_engine_job_rate(e, j, type, n).
+ */
+int gs_engine_job_gpu_type(const gs_engine *e, const gs_job *j);
+/*
+ * The type rate j is predicted at now: j->type_rate while it holds GPUs, else the rate of the
+ * type it asks for (1: any type).  Remaining time = gs_job_remaining() / (this x the job's
+ * other factors).  Exactly 1 on clusters of the reference type.
+ */
+double gs_engine_job_type_rate_now(const gs_engine *e, const gs_job *j);
 /* Name of the reference GPU type (ref_gpu_type=, else the profiles'); NULL when none. */
 const char *gs_engine_ref_gpu_type(const gs_engine *e);
 /*

@@ -2568,6 +2568,26 @@ double gs_engine_job_type_rate(const gs_engine *e, const gs_job *j, int gpu_type
     return type_rate_of(e, j, gpu_type, gpus);
 }
 
+int gs_engine_job_gpu_type(const gs_engine *e, const gs_job *j)
+{
+    if (!j->alloc || j->nalloc <= 0) return j->gpu_type;
+    int best = gs_cluster_gpu(e->c, j->alloc[0])->type;
+    double r = type_rate_of(e, j, best, j->gpus);
+    for (int k = 1; k < j->nalloc; k++) {
+        int t = gs_cluster_gpu(e->c, j->alloc[k])->type;
+        if (t == best) continue;
+        double x = type_rate_of(e, j, t, j->gpus);
+        if (x < r) r = x, best = t;
+    }
+    return best;
+}
+
+double gs_engine_job_type_rate_now(const gs_engine *e, const gs_job *j)
+{
+    if (j->alloc && j->nalloc > 0) return j->type_rate;
+    return type_rate_of(e, j, j->gpu_type, j->gpus);
+}
+
 const char *gs_engine_ref_gpu_type(const gs_engine *e)
 {
     return e->ref_type ? e->ref_type : gs_profiles_ref_type(profiles(e));

@@ -10,8 +10,9 @@
  * share) wins if it holds nothing and gains more speed than the other, or if
  * its relative speed-up (s(n+1) - s(n)) / s(n) beats the longer one's gain
  * normalised by the longer one's new speed (s(n+1) - s(n)) / s(n+1).  Speeds
- * are the job's rate at n GPUs (gs_engine_job_speed: the progress model or
- * the scaling curve) over its remaining length:
+ * are the job's rate at n GPUs (gs_engine_job_rate on its GPU type: the
+ * progress model or the scaling curve, times the type rate) over its
+ * remaining length:
  *   afs_mode=p  AFS-P: the remaining work, as the simulator knows it;
  *   afs_mode=l  AFS-L (default): length-agnostic, the work done so far (at
  *               least one minute's) stands for the work left, as LAS does.
@@ -69,7 +70,7 @@ static double spd(const afs *a, size_t i, int n)
 {
     if (n <= 0) return 0;
     const gs_job *j = gs_engine_job(a->e, (size_t)a->act[i]);
-    return gs_engine_job_speed(a->e, j, n) / a->rlen[i];
+    return gs_engine_job_rate(a->e, j, gs_engine_job_gpu_type(a->e, j), n) / a->rlen[i];
 }
 
 static int ensure_cap(afs *a, size_t need)

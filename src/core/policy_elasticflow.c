@@ -170,7 +170,7 @@ static int level_below(const ef *f, const gs_job *j, int n, int total)
 
 static double speed(const ef *f, const gs_job *j, int k)
 {
-    return k > 0 ? gs_engine_job_speed(f->e, j, k) : 0;
+    return k > 0 ? gs_engine_job_rate(f->e, j, gs_engine_job_gpu_type(f->e, j), k) : 0;
 }
 
 /* Seconds j needs at k GPUs for its remaining work (inf at 0). */

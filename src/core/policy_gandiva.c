@@ -966,8 +966,8 @@ static void grow_shrink(gandiva *g)
             n -= n % gpt;
             if (n <= j->gpus) continue;
             /* worth a restart only if it still has a while to run */
-            gs_time left = gs_job_remaining(j, now);
-            if (left < g->grow_min) continue;
+            double left = (double)gs_job_remaining(j, now) / j->type_rate; /* on its type */
+            if (left < (double)g->grow_min) continue;
             int *gpus = scratch(g, (size_t)n);
             if (!gpus) return;
             for (int k = 0; k < j->nalloc; k++) gpus[k] = j->alloc[k];

@@ -784,7 +784,8 @@ static void doom_sync(hived *h, int ch)
 static int64_t rank_of(const hived *h, const gs_job *j, gs_time now)
 {
     if (h->intra == I_FIFO) return 0;
-    if (h->intra == I_SRTF) return gs_job_remaining(j, now);
+    if (h->intra == I_SRTF) /* remaining time on its GPU type (exact on the reference type) */
+        return (int64_t)((double)gs_job_remaining(j, now) / gs_engine_job_type_rate_now(h->e, j));
     int64_t a = gs_job_executed(j, now);
     if (h->intra == I_TLAS) a *= j->gpus;
     int q = 0;

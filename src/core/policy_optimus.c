@@ -24,8 +24,9 @@
  *
  * elastic_mode=event (native, the default): elastic jobs (max_gpus > 0) are
  * sized over their valid sizes, rigid jobs run at their size or wait; t(n) =
- * 1 / the rate the job would progress at on n GPUs (gs_engine_job_speed: the
- * progress model's what-if, else the scaling curve) and remaining = its
+ * 1 / the rate the job would progress at on n GPUs (gs_engine_job_rate on its
+ * GPU type: the progress model's what-if, else the scaling curve, times the
+ * type rate) and remaining = its
  * remaining work.
  * A running elastic job changes size through gs_engine_rescale (a POLICY
  * rescale: min_rescale_gap and max_rescales hold; when refused it keeps its
@@ -249,7 +250,8 @@ static double step_time(opt *o, const gs_job *j, int n)
         t = gs_goodput_step_time(g, j, n, j->batch_size); /* the Oracle: true tables */
         if (t < 0) t = 0;                                 /* unknown: no gain from it */
     } else {
-        double v = gs_engine_job_speed(o->e, j, n); /* time per unit of work: 1 / rate */
+        /* time per unit of work: 1 / rate (on its GPU type) */
+        double v = gs_engine_job_rate(o->e, j, gs_engine_job_gpu_type(o->e, j), n);
         t = v > 0 ? 1.0 / v : 0;
     }
     o->tc[s][n] = t;

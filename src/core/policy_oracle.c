@@ -3,11 +3,14 @@
  * policy_oracle.c - policies that read the true job durations (oracles), the
  * bounds any information-agnostic policy is measured against:
  *
- *   srtf  shortest remaining time first (remaining work at ideal speed);
- *         preemptive, as Tiresias' "shortest"
+ *   srtf  shortest remaining time first (remaining work at ideal speed on
+ *         its GPU type: over gs_engine_job_type_rate_now, the rate of the
+ *         type it runs on or, waiting, asks for); preemptive, as Tiresias'
+ *         "shortest"
  *   srsf  shortest remaining service first (GPUs x remaining time);
  *         preemptive, as Tiresias' "shortest-gpu"
- *   sjf   shortest job first by total duration; non-preemptive; every
+ *   sjf   shortest job first by total duration (on the type it asks for);
+ *         non-preemptive; every
  *         waiting job that fits starts, shortest first (no head-of-line
  *         blocking)
  *
@@ -120,10 +123,12 @@ static void o_destroy(void *st)
 static gs_kkey key_of(const oracle *o, const gs_job *j, gs_time now)
 {
     double key;
+    /* time, not work: over its type rate (its GPUs' while it runs, else its requested type's) */
+    double r = gs_engine_job_type_rate_now(o->e, j);
     if (o->k == O_SJF)
-        key = (double)j->work;
+        key = (double)j->work / r;
     else {
-        key = (double)gs_job_remaining(j, now);
+        key = (double)gs_job_remaining(j, now) / r;
         if (o->k == O_SRSF) key *= j->gpus;
     }
     return (gs_kkey){key, 0, j->slot};

@@ -309,8 +309,9 @@ static double px_speedup(pollux *P, const px_job *x, int nodes, int r)
     if (!px_model(P, j)) {
         if (!j->app || !gs_engine_progress_ops(P->e)) return (double)r;
         /* another progress model (throughput tables): its what-if rate, node-blind */
-        double one = gs_engine_job_speed(P->e, j, x->gpt);
-        return one > 0 ? gs_engine_job_speed(P->e, j, r * x->gpt) / one : (double)r;
+        int t = gs_engine_job_gpu_type(P->e, j);
+        double one = gs_engine_job_rate(P->e, j, t, x->gpt);
+        return one > 0 ? gs_engine_job_rate(P->e, j, t, r * x->gpt) / one : (double)r;
     }
     return gs_goodput_speedup(P->g, j, nodes, r * x->gpt);
 }
