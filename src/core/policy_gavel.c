@@ -309,7 +309,7 @@ static int find_pairs(gavel *g, const double *ngpus, pcand **out, size_t *nout)
             free(v), free(best), free(tr), free(gmem), free(rc), free(mem);
             return GS_ENOMEM;
         }
-        memcpy(v + n, best, (size_t)nb * sizeof *v);
+        if (nb) memcpy(v + n, best, (size_t)nb * sizeof *v);
         n += (size_t)nb;
     }
     free(best), free(tr), free(gmem), free(rc), free(mem);
@@ -1024,6 +1024,8 @@ static int gv_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     int64_t partners = 2;
     int can_pack = gs_engine_mech_supported(e, GS_MECH_PACK);
     int rc = gs_params_get_duration(p, "round", 360 * GS_SEC, &g->round, d);
+    if (!rc && g->round < GS_SEC)
+        rc = gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'round': at least 1 second");
     if (!rc) rc = gs_params_get_duration(p, "reset", 1920 * GS_SEC, &g->reset_every, d);
     if (!rc) rc = pick(p, "objective", obj_names, 5, OBJ_LAS, &g->objective, d);
     if (!rc) rc = pick(p, "hetero", het, 2, 0, &g->agnostic, d);
