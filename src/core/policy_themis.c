@@ -224,7 +224,8 @@ typedef struct themis {
     int by_user, lp, reserve;
     thj *js;
     size_t cap;
-    gs_jobq act; /* active jobs, in arrival order */
+    gs_jobq act;  /* active jobs, in arrival order */
+    gs_jobq bidq; /* bidders: waiting jobs and expired leases (and, LIVE, jobs still stopping) */
     size_t nexpired;
     int dirty, in_pass;
     uint64_t auctions;
@@ -292,6 +293,7 @@ static void th_destroy(void *st)
     themis *t = st;
     if (!t) return;
     gs_jobq_release(&t->act);
+    gs_jobq_release(&t->bidq);
     free(t->js);
     free(t->bid);
     free(t->ap);
@@ -319,6 +321,7 @@ static int th_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     if (!t) return GS_ENOMEM;
     t->e = e;
     gs_jobq_init(&t->act);
+    gs_jobq_init(&t->bidq);
     int64_t lease = 0;
     int rc = gs_params_get_double(p, "f", 0.8, 0, 1, &t->f, d);
     if (!rc) rc = gs_params_get_duration(p, "lease", 600 * GS_SEC, &lease, d);
@@ -427,6 +430,7 @@ static void drop_lease(themis *t, int32_t slot)
 static int new_lease(themis *t, const gs_job *j)
 {
     drop_lease(t, j->slot);
+    if (gs_jobq_contains(&t->bidq, j->slot)) gs_jobq_remove(&t->bidq, j->slot);
     thj *s = &t->js[j->slot];
     s->lease_end = gs_engine_now(t->e) + t->lease;
     return gs_engine_set_timer(t->e, s->lease_end, tag_of(t, j->slot));
@@ -518,7 +522,7 @@ static void offered(const themis *t, long *R)
             }
         }
     }
-    for (int32_t s = gs_jobq_first(&t->act); s >= 0; s = gs_jobq_next(&t->act, s)) {
+    for (int32_t s = gs_jobq_first(&t->bidq); s >= 0; s = gs_jobq_next(&t->bidq, s)) {
         if (!t->js[s].expired) continue;
         const gs_job *j = gs_engine_job(t->e, (size_t)s);
         for (int k = 0; k < j->nalloc; k++) {
@@ -764,6 +768,7 @@ static int th_schedule(void *st)
     gs_engine *e = t->e;
     gs_cluster *c = gs_engine_cluster(e);
     if (gs_cluster_free(c) <= 0 && t->nexpired == 0) return 0;
+    if (gs_engine_npending(e) == 0 && t->nexpired == 0) return 0;
     int nt = ntypes(t);
     long R[MAX_TYPES];
     offered(t, R);
@@ -778,26 +783,35 @@ static int th_schedule(void *st)
     if (!rc) rc = need((void **)&t->with, &t->capwith, nact, sizeof *t->with);
     if (rc) return rc;
     int nap = 0, nb = 0;
-    for (int32_t s = gs_jobq_first(&t->act); s >= 0; s = gs_jobq_next(&t->act, s)) {
-        gs_job *j = gs_policy_job(e, (size_t)s);
-        int64_t key = t->by_user ? j->user_id : s;
-        if ((rc = need((void **)&t->appof, &t->capappof, (size_t)key + 1, sizeof *t->appof)))
-            return rc;
+    /* app=job: only the bidders are apps of the round (the holders count in N alone);
+     * app=user: every active job (a holder's end is part of its user's rho) */
+    const gs_jobq *src = t->by_user ? &t->act : &t->bidq;
+    if (t->by_user) {
+        for (int32_t s = gs_jobq_first(src); s >= 0; s = gs_jobq_next(src, s)) {
+            gs_job *j = gs_policy_job(e, (size_t)s);
+            if ((rc = need((void **)&t->appof, &t->capappof, (size_t)j->user_id + 1,
+                           sizeof *t->appof)))
+                return rc;
+        }
+        for (int32_t s = gs_jobq_first(src); s >= 0; s = gs_jobq_next(src, s))
+            t->appof[gs_policy_job(e, (size_t)s)->user_id] = 0;
     }
-    /* appof entries are cleared after use: zero the part first used now */
-    for (int32_t s = gs_jobq_first(&t->act); s >= 0; s = gs_jobq_next(&t->act, s)) {
+    for (int32_t s = gs_jobq_first(src); s >= 0; s = gs_jobq_next(src, s)) {
         gs_job *j = gs_policy_job(e, (size_t)s);
-        int64_t key = t->by_user ? j->user_id : s;
-        t->appof[key] = 0;
-    }
-    for (int32_t s = gs_jobq_first(&t->act); s >= 0; s = gs_jobq_next(&t->act, s)) {
-        gs_job *j = gs_policy_job(e, (size_t)s);
-        int64_t key = t->by_user ? j->user_id : s;
-        int ai = t->appof[key] - 1;
-        if (ai < 0) {
+        int bidding =
+            j->state == GS_JOB_PENDING || (j->state == GS_JOB_RUNNING && t->js[s].expired);
+        if (!bidding && !t->by_user) continue; /* LIVE: a job still stopping */
+        int ai;
+        if (t->by_user) {
+            ai = t->appof[j->user_id] - 1;
+            if (ai < 0) {
+                ai = nap++;
+                t->appof[j->user_id] = ai + 1;
+                t->ap[ai] = (app){.key = j->user_id, .start = j->submit, .first_id = j->id};
+            }
+        } else {
             ai = nap++;
-            t->appof[key] = ai + 1;
-            t->ap[ai] = (app){.key = key, .start = j->submit, .first_id = j->id};
+            t->ap[ai] = (app){.key = s, .start = j->submit, .first_id = j->id};
         }
         app *a = &t->ap[ai];
         if (j->submit < a->start) a->start = j->submit;
@@ -805,8 +819,6 @@ static int th_schedule(void *st)
         double ideal = (double)gs_engine_job_ideal(e, j);
         a->sum_gi += ideal * j->gpus;
         if (ideal > a->max_i) a->max_i = ideal;
-        int bidding =
-            j->state == GS_JOB_PENDING || (j->state == GS_JOB_RUNNING && t->js[s].expired);
         if (bidding) {
             bidder *b = &t->bid[nb++];
             b->j = j;
@@ -821,12 +833,11 @@ static int th_schedule(void *st)
             if (x > a->base) a->base = x;
         }
     }
-    for (int32_t s = gs_jobq_first(&t->act); s >= 0; s = gs_jobq_next(&t->act, s)) {
-        gs_job *j = gs_policy_job(e, (size_t)s);
-        t->appof[t->by_user ? j->user_id : s] = 0;
-    }
+    if (t->by_user)
+        for (int32_t s = gs_jobq_first(src); s >= 0; s = gs_jobq_next(src, s))
+            t->appof[gs_policy_job(e, (size_t)s)->user_id] = 0;
     if (nb == 0) return 0;
-    double N = nap;
+    double N = t->by_user ? nap : (double)nact; /* active apps */
     for (int i = 0; i < nap; i++) {
         app *a = &t->ap[i];
         a->tid = a->sum_gi * N / G;
@@ -1003,6 +1014,10 @@ static int th_arrival(void *st, gs_job *j)
     int rc = grow(t, j->slot);
     if (rc) return rc;
     if ((rc = gs_jobq_push_back(&t->act, j->slot))) return rc;
+    if (j->state == GS_JOB_PENDING && (rc = gs_jobq_push_back(&t->bidq, j->slot))) {
+        gs_jobq_remove(&t->act, j->slot); /* not known at all rather than half */
+        return rc;
+    }
     t->js[j->slot].active = 1;
     t->dirty = 1;
     return 0;
@@ -1019,10 +1034,16 @@ static int th_adopt(void *st, gs_job *j)
 static int th_requeue(void *st, gs_job *j)
 {
     themis *t = st;
-    if ((size_t)j->slot >= t->cap) return 0;
+    if ((size_t)j->slot >= t->cap || !t->js[j->slot].active) return 0;
     drop_lease(t, j->slot);
     if (!t->in_pass) t->dirty = 1;
-    return 0;
+    if (gs_jobq_contains(&t->bidq, j->slot)) return 0;
+    int rc = gs_jobq_push_back(&t->bidq, j->slot);
+    if (rc) { /* forget it rather than know it half (policy.h, "Errors") */
+        gs_jobq_remove(&t->act, j->slot);
+        t->js[j->slot].active = 0;
+    }
+    return rc;
 }
 
 static int th_finish(void *st, gs_job *j)
@@ -1032,6 +1053,7 @@ static int th_finish(void *st, gs_job *j)
     drop_lease(t, j->slot);
     t->js[j->slot].active = 0;
     gs_jobq_remove(&t->act, j->slot);
+    if (gs_jobq_contains(&t->bidq, j->slot)) gs_jobq_remove(&t->bidq, j->slot);
     t->dirty = 1;
     return 0;
 }
@@ -1047,6 +1069,8 @@ static int th_timer(void *st, uint64_t tag)
     if (j->state != GS_JOB_RUNNING || s->expired || s->lease_end == GS_TIME_NONE) return 0;
     if (j->protect_until > now) /* the engine's restart protection outlasts the lease */
         return gs_engine_set_timer(t->e, j->protect_until, tag);
+    int rc = gs_jobq_contains(&t->bidq, slot) ? 0 : gs_jobq_push_back(&t->bidq, slot);
+    if (rc) return rc;
     s->expired = 1;
     t->nexpired++;
     t->dirty = 1;
@@ -1084,11 +1108,17 @@ static int th_check(void *st, gs_diag *d)
         if (!j->arrived || gs_job_state_final(j->state))
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "themis: job %lld tracked but %s",
                                (long long)j->id, gs_job_state_name(j->state));
+        if ((j->state == GS_JOB_PENDING || x->expired) && !gs_jobq_contains(&t->bidq, (int32_t)s))
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "themis: job %lld bids but is not listed",
+                               (long long)j->id);
         if (x->expired && j->state != GS_JOB_RUNNING)
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "themis: job %lld %s with an expired lease",
                                (long long)j->id, gs_job_state_name(j->state));
         nexp += x->expired;
     }
+    for (int32_t s = gs_jobq_first(&t->bidq); s >= 0; s = gs_jobq_next(&t->bidq, s))
+        if ((size_t)s >= t->cap || !t->js[s].active)
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "themis: slot %d listed, not active", s);
     if (nexp != t->nexpired || nact != gs_jobq_len(&t->act))
         return gs_diag_set(d, GS_EINTERNAL, 0, 0, "themis: counts (expired %zu/%zu, active %zu)",
                            nexp, t->nexpired, nact);
