@@ -33,10 +33,11 @@
  *     with no round running, an arrival starts one at once.
  * Jobs progress at the engine's rates on the type they run on (no policy model).
  *
- * Invariants: the active set is exactly the arrived, non-final jobs, in arrival
- * order, each with one single entry; pair entries only join two active jobs of equal
- * size; a job is in at most one entry chosen per round; every decision is a function
- * of the engine's state, the clock and the seed (sorts have total orders).
+ * Invariants: the active set (jobs with gjs.active) is exactly the arrived, non-final
+ * jobs, each with one single entry; the list 'act' holds them in arrival order, plus jobs
+ * finished since the round began (dropped at the next round, so a finish costs O(1)); pair entries
+ * only join two active jobs of equal size; a job is in at most one entry chosen per round; every
+ * decision is a function of the engine's state, the clock and the seed (sorts have total orders).
  */
 #include <math.h>
 #include <stdio.h>
@@ -613,6 +614,11 @@ static int do_round(gavel *g)
 {
     gs_time now = gs_engine_now(g->e);
     int K = g->K, rc;
+    /* 0. jobs that finished since the last round leave the active list (kept in order) */
+    size_t w = 0;
+    for (size_t i = 0; i < g->nact; i++)
+        if (g->js[g->act[i]].active) g->act[w++] = g->act[i];
+    g->nact = w;
     /* 1. time received in the round that ends */
     double dt = g->in_round ? (double)(now - g->round_start) / GS_SEC : 0;
     for (size_t i = 0; i < g->nran; i++) {
@@ -884,18 +890,16 @@ static int gv_finish(void *st, gs_job *j)
 {
     gavel *g = st;
     if ((size_t)j->slot >= g->njs || !g->js[j->slot].active) return 0;
-    g->js[j->slot].active = 0;
-    size_t w = 0;
-    for (size_t i = 0; i < g->nact; i++)
-        if (g->act[i] != j->slot) g->act[w++] = g->act[i];
-    g->nact = w;
-    for (size_t i = 0; i < g->nents; i++)
-        if (g->ents[i].a == j->slot || g->ents[i].b == j->slot) g->ents[i].dead = 1;
+    gjs *s = &g->js[j->slot];
+    s->active = 0; /* left in 'act' until the next round compacts it */
+    g->ents[s->ent].dead = 1;
+    if (g->pack)
+        for (size_t i = 0; i < g->nents; i++)
+            if (g->ents[i].b >= 0 && (g->ents[i].a == j->slot || g->ents[i].b == j->slot))
+                g->ents[i].dead = 1;
     g->stale = 1;
     /* the round ends early when every job it runs has finished */
-    int live = 0;
-    for (size_t i = 0; i < g->nact && !live; i++) live = job(g, g->act[i])->state == GS_JOB_RUNNING;
-    if (!live) {
+    if (gs_engine_nrunning(g->e) == 0) {
         g->due = 1;
         gs_engine_request_pass(g->e);
     }
@@ -932,7 +936,8 @@ static int gv_check(void *st, gs_diag *d)
     gavel *g = st;
     for (size_t i = 0; i < g->nact; i++) {
         const gs_job *j = job(g, g->act[i]);
-        if (!j->arrived || gs_job_state_final(j->state) || !g->js[j->slot].active)
+        if (!g->js[j->slot].active) continue; /* finished, not compacted yet */
+        if (!j->arrived || gs_job_state_final(j->state))
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gavel: job %lld listed active",
                                (long long)j->id);
         const gent *en = &g->ents[g->js[j->slot].ent];
