@@ -597,9 +597,15 @@ static void job_metrics(gs_sim_result *r, jfact *jf)
                         j->req_gpus};
         m->ideal = gs_engine_job_ideal(e, j);
         m->queue = gs_job_queued(j, t) + gs_job_suspended(j, t);
-        if (j->state != GS_JOB_DONE || j->end <= j->submit) continue;
+        if (j->state != GS_JOB_DONE) continue;
+        if (j->end <= j->submit) { /* done the instant it came: as fast as it could be */
+            m->nbar = 1;
+            m->slowdown = m->rho = 1;
+            continue;
+        }
         double jct = gs_time_to_sec(j->end - j->submit);
-        double ideal = gs_time_to_sec(m->ideal > 0 ? m->ideal : 1);
+        /* a job of no work that still waited: its ideal counts as 1 s, not 1 us */
+        double ideal = m->ideal > 0 ? gs_time_to_sec(m->ideal) : 1.0;
         /* submits come in (nearly) rising order: the hint makes that query O(1) */
         wide from = occ_integral(&o, j->submit, &hint);
         size_t h2 = hint;

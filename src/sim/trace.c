@@ -876,7 +876,7 @@ static int read_gavel(const char *buf, size_t len, gs_trace *t, gs_diag *d, rowi
         s->duration = 0; /* the work is in steps */
         if (!legacy) {
             double w, slo;
-            if ((rc = parse_double(&r, 7, "priority_weight", 0, &w, d))) break;
+            if ((rc = parse_double(&r, 7, "priority_weight", -1e300, &w, d))) break;
             if (!(w > 0)) {
                 rc = ferr(d, &r, 7, GS_ERANGE, "%s must be positive, got '%s'", "priority_weight",
                           tl.f[7]);
