@@ -879,6 +879,35 @@ static void t_emul_fidelity(void)
     gs_sim_result_release(&r);
 }
 
+/*
+ * The deal of re-balanced jobs to a class's node sets computed directly (equal utils) gives
+ * exactly the original's one-job-at-a-time loop (deal=loop): the same start, end, suspends
+ * and placement for every job of the 1-day window, where sets are re-dealt all the time.
+ */
+static void t_emul_deal(void)
+{
+    gs_sim_result a, b;
+    const char *fast[] = {"costs=off", NULL}, *loop[] = {"costs=off", "deal=loop", NULL};
+    const char *tr = test_src("data/philly-1day/philly_20171002_tiresias.csv");
+    ASSERT_OK(sim_run(test_src("data/philly-1day/n32g8_2sw.csv"), tr, "gandiva-emul",
+                      GS_PLACE_COUNT, fast, &a));
+    ASSERT_OK(sim_run(test_src("data/philly-1day/n32g8_2sw.csv"), tr, "gandiva-emul",
+                      GS_PLACE_COUNT, loop, &b));
+    ASSERT_EQ(gs_engine_njobs(a.engine), gs_engine_njobs(b.engine));
+    uint64_t susp = 0;
+    for (size_t i = 0; i < gs_engine_njobs(a.engine); i++) {
+        const gs_job *x = gs_engine_job(a.engine, i), *y = gs_engine_job(b.engine, i);
+        ASSERT_EQ(x->first_start, y->first_start);
+        ASSERT_EQ(x->end, y->end);
+        ASSERT_EQ(x->suspends, y->suspends);
+        ASSERT_EQ(x->nlast_alloc ? x->last_alloc[0] : -1, y->nlast_alloc ? y->last_alloc[0] : -1);
+        susp += x->suspends;
+    }
+    ASSERT(susp > 100000); /* sets were re-dealt all along */
+    gs_sim_result_release(&a);
+    gs_sim_result_release(&b);
+}
+
 /* Realistic mode on the 1-day window: mechanisms are used and paid for; it beats FIFO. */
 static void t_gandiva_day(void)
 {
@@ -1046,6 +1075,7 @@ static const test_case tests[] = {
     {"gandiva_quiet_when_alone", t_gandiva_quiet_when_alone},
     {"gandiva_without_suspend", t_gandiva_without_suspend},
     {"emul_fidelity", t_emul_fidelity},
+    {"emul_deal", t_emul_deal},
     {"gandiva_day", t_gandiva_day},
 };
 

@@ -29,7 +29,10 @@
  *    the job's min_rescale_gap and max_rescales; failures never count as
  *    rescales.
  *  - a completion event carries the job's gen at scheduling time; any run or
- *    speed change bumps gen, so stale completions are dropped, not handled.
+ *    speed change bumps gen, so stale completions are dropped, not handled;
+ *    when the heap is full they are dropped there first (heap_compact: a job's
+ *    gen only grows), so the heap holds O(live events), never every run a
+ *    time-slicing policy ever started.
  *  - remaining work never increases, except when a forced drain (LIVE: killed;
  *    SIM: a save longer than drain_timeout) throws away the work since the
  *    last checkpoint; it reaches 0 exactly at completion.
@@ -377,14 +380,47 @@ static int latch(gs_engine *e, int rc);
 static void outside_redown(gs_engine *e, int node);
 static int outside_settle(gs_engine *e);
 
+static gs_job *job_at(const gs_engine *e, size_t slot);
+static void heap_rebuild(gs_engine *e);
+
+/*
+ * Drop the job events that handle() would drop as stale when popped: those carrying a gen
+ * the job has left behind (gen only grows, so they stay stale).  Called when the heap is
+ * full, so its O(n) is paid once per n pushes at most; the events left pop in the same
+ * order (ev_less is a total order), so nothing decided changes.
+ */
+static void heap_compact(gs_engine *e)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < e->nheap; i++) {
+        const ev *x = &e->heap[i];
+        int job_ev = x->kind == EV_FINISH || x->kind == EV_BOUNDARY || x->kind == EV_DRAINED ||
+                     x->kind == EV_PROTECT;
+        if (job_ev && x->key >= 0 && job_at(e, (size_t)x->key) &&
+            job_at(e, (size_t)x->key)->gen != x->gen)
+            continue;
+        e->heap[k++] = *x;
+    }
+    if (k == e->nheap) return;
+    e->nheap = k;
+    heap_rebuild(e);
+}
+
 static int heap_push(gs_engine *e, ev x)
 {
     if (e->nheap == e->capheap) {
-        size_t nc = e->capheap ? e->capheap * 2 : 1024;
-        ev *nh = realloc(e->heap, nc * sizeof *nh);
-        if (!nh) return latch(e, GS_ENOMEM);
-        e->heap = nh;
-        e->capheap = nc;
+        heap_compact(e);
+        /* grow unless a quarter came free: the next compaction is cap/4 pushes away */
+        if (e->nheap >= e->capheap - e->capheap / 4) {
+            size_t nc = e->capheap ? e->capheap * 2 : 1024;
+            ev *nh = realloc(e->heap, nc * sizeof *nh);
+            if (nh) {
+                e->heap = nh;
+                e->capheap = nc;
+            } else if (e->nheap == e->capheap) {
+                return latch(e, GS_ENOMEM);
+            }
+        }
     }
     x.seq = e->seq++;
     size_t i = e->nheap++;

@@ -90,7 +90,8 @@ typedef struct emul {
      * that cannot allocate leave the lists consistent (a job is in no set
      * rather than half in one) and the engine is failed (engine.h, "Errors") */
     int err;
-    ejob spare; /* what EJ() hands out when it cannot grow */
+    ejob spare;    /* what EJ() hands out when it cannot grow */
+    int slow_deal; /* deal=loop: the original's loop even when utils are equal (tests) */
 } emul;
 
 static int oom(emul *m)
@@ -265,14 +266,44 @@ static void assign(emul *m, int ci, nset *s, int32_t slot)
     x->set_class = ci;
 }
 
-/* Hand every job of 'jobs' to the least-utilised set of the class, re-sorting each time. */
+/*
+ * Hand every job of 'jobs' to the least-utilised set of the class, re-sorting each time (the
+ * original's loop).  When every set of the class has the same util - always after expand()
+ * reset them - that loop deals in rounds whose direction alternates: the front set gets a
+ * job and, stably re-sorted, goes behind the others of its old util, so round 0 serves
+ * v[0..S-1] and leaves them reversed, round 1 serves them back, and so on.  The deal and the
+ * final order are then computed directly, O(n + S) instead of O(n x S) (gandiva-emul crawled
+ * on the full Philly trace re-dealing thousands of jobs at every 10-s step); the slow loop
+ * stays for unequal utils (after shrink()); deal=loop forces it (tests/test_gandiva.c,
+ * emul_deal: the same outputs both ways).
+ */
 static void redistribute(emul *m, int ci, const int32_t *jobs, size_t n)
 {
     sclass *c = &m->cls[ci];
-    for (size_t i = 0; i < n; i++) {
-        assign(m, ci, c->v[0], jobs[i]);
-        sort_sets(c);
+    size_t ns = (size_t)c->n;
+    int equal = ns > 0 && n > 0;
+    for (size_t k = 1; k < ns && equal; k++) equal = c->v[k]->util == c->v[0]->util;
+    nset **base = equal && !m->slow_deal ? malloc(ns * sizeof *base) : NULL;
+    if (!base) { /* unequal utils (or no memory for the fast path): the original's loop */
+        for (size_t i = 0; i < n; i++) {
+            assign(m, ci, c->v[0], jobs[i]);
+            sort_sets(c);
+        }
+        return;
     }
+    size_t q = n / ns, rem = n % ns;
+    for (size_t k = 0; k < n; k++) {
+        size_t r = k / ns, p = k % ns;
+        assign(m, ci, c->v[r & 1 ? ns - 1 - p : p], jobs[k]);
+    }
+    /* after q full rounds: v, reversed when q is odd; then the first rem of that order (one
+     * more job each) go behind the rest, the last of them first */
+    for (size_t k = 0; k < ns; k++) base[k] = c->v[q & 1 ? ns - 1 - k : k];
+    size_t w = 0;
+    for (size_t k = rem; k < ns; k++) c->v[w++] = base[k];
+    for (size_t k = rem; k-- > 0;) c->v[w++] = base[k];
+    free(base);
+    if (m->err) sort_sets(c); /* a job lost to a failed allocation left its set's util behind */
 }
 
 /* ---- the original's steps ------------------------------------------------------------------ */
@@ -699,9 +730,13 @@ static void em_destroy(void *st)
 
 static int em_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
 {
-    (void)p;
+    const char *deal = gs_params_get(p, "deal");
+    if (deal && strcmp(deal, "fast") && strcmp(deal, "loop"))
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "parameter 'deal': expected fast or loop, got '%s'",
+                           deal);
     emul *m = calloc(1, sizeof *m);
     if (!m) return GS_ENOMEM;
+    m->slow_deal = deal && !strcmp(deal, "loop");
     m->e = e;
     m->c = gs_engine_cluster(e);
     if (gs_engine_opts_get(e)->mode == GS_ENGINE_LIVE) {
