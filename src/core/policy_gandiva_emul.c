@@ -64,6 +64,8 @@ typedef struct ejob {
     nset *set;
     uint8_t ended;   /* finished in the engine, still listed until the next step */
     uint8_t arrived; /* arrived at the current instant */
+    uint8_t run;     /* RUNNING (this policy's starts and resumes are the only way in): the
+                        stop walk reads this array, not every listed job's gs_job */
 } ejob;
 
 typedef struct emul {
@@ -559,11 +561,18 @@ static void apply(emul *m)
         for (int k = 0; k < m->cls[ci].n; k++) {
             nset *s = m->cls[ci].v[k];
             for (int x = 0; x < s->njobs; x++) {
+                ejob *ej = EJ(m, s->jobs[x]);
+                if (!ej->run) continue; /* not RUNNING: nothing to stop */
                 gs_job *j = gs_policy_job(m->e, (size_t)s->jobs[x]);
-                if (j->state != GS_JOB_RUNNING) continue;
+                if (j->state != GS_JOB_RUNNING) {
+                    ej->run = 0;
+                    continue;
+                }
                 if (running_slot(s, s->jobs[x]) && in_set(m, j, s)) continue;
                 /* refused only when about to end */
-                if (gs_engine_suspend(m->e, j, "time slice") == GS_ENOMEM) oom(m);
+                int rc = gs_engine_suspend(m->e, j, "time slice");
+                if (rc == GS_ENOMEM) oom(m);
+                if (j->state != GS_JOB_RUNNING) ej->run = 0;
             }
         }
     /* 2) run the running set of every node set */
@@ -584,6 +593,7 @@ static void apply(emul *m)
                 else if (j->state == GS_JOB_SUSPENDED)
                     rc = gs_engine_resume(m->e, j, m->scratch, j->gpus);
                 if (rc == GS_ENOMEM) oom(m);
+                if (j->state == GS_JOB_RUNNING) EJ(m, s->jobs[x])->run = 1;
             }
         }
 }
@@ -655,6 +665,7 @@ static int em_finish(void *st, gs_job *j)
 {
     emul *m = st;
     ejob *x = EJ(m, j->slot);
+    x->run = 0;
     if (x->set) {
         x->ended = 1; /* leaves its set at the next step, as in the original */
         if (m->idle) {
@@ -680,6 +691,7 @@ static int em_requeue(void *st, gs_job *j)
     /* a failed node: the job leaves its set and is placed again at the next step */
     emul *m = st;
     ejob *x = EJ(m, j->slot);
+    x->run = 0;
     if (x->set) {
         nset *s = x->set;
         int w = 0;
@@ -700,11 +712,16 @@ static int em_check(void *st, gs_diag *d)
     for (int ci = 0; ci < m->ncls; ci++)
         for (int k = 0; k < m->cls[ci].n; k++) {
             nset *s = m->cls[ci].v[k];
-            for (int x = 0; x < s->njobs; x++)
+            for (int x = 0; x < s->njobs; x++) {
                 if (EJ(m, s->jobs[x])->set != s)
                     return gs_diag_set(d, GS_EINTERNAL, 0, 0,
                                        "gandiva-emul: slot %d listed in a set it is not in",
                                        s->jobs[x]);
+                const gs_job *j = gs_policy_job(m->e, (size_t)s->jobs[x]);
+                if (!EJ(m, s->jobs[x])->run && j->state == GS_JOB_RUNNING)
+                    return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                                       "gandiva-emul: job %lld runs unnoticed", (long long)j->id);
+            }
             if (k && m->cls[ci].v[k - 1]->util > s->util)
                 return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva-emul: sets not sorted");
         }
