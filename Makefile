@@ -7,6 +7,8 @@
 #   make bench   simulator benchmark on the full Philly trace (82,247 jobs),
 #                then one hived scheduling pass on 16,384 GPUs (bench-hived)
 #   make bench-hived  one hived / quota pass: 16,384 GPUs, 10,000 pending jobs
+#   make bench-scale  1,000,000 generated jobs (Gavel's mix) at 90 % load of 16,384 GPUs under
+#                every policy that is not an emulation (bench/bench_scale.sh; long: minutes)
 #   make bench-elastic  one pollux (and afs) decision: 1,000 elastic jobs on 2,048 GPUs
 #   make bench-gavel  one Gavel round (LP solve + mechanism): 1,000 jobs, 3 GPU types, 2,048 GPUs
 #   make bench-daemon  live scheduler benchmark: durable submits/s, cycle latency
@@ -35,7 +37,7 @@ DAY  := data/philly-1day/philly_20171002_tiresias.csv
 SPEC := data/philly-1day/n32g8_2sw.csv
 DEMO_POLICIES ?= fifo,fifo-backfill,yarn-cs,tiresias-las,gandiva
 
-.PHONY: all deps build demo test test-asan bench bench-hived bench-elastic bench-gavel bench-daemon bench-slurm bench-elastic-live format format-check clean
+.PHONY: all deps build demo test test-asan bench bench-hived bench-scale bench-elastic bench-gavel bench-daemon bench-slurm bench-elastic-live format format-check clean
 
 all: build
 
@@ -70,6 +72,9 @@ bench: build
 
 bench-hived: build
 	$(BUILD)/bench/bench_hived
+
+bench-scale: build
+	BUILD=$(BUILD) bench/bench_scale.sh $(BENCH_ARGS)
 
 bench-elastic: build
 	$(BUILD)/bench/bench_elastic $(BENCH_ARGS)
