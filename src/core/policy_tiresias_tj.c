@@ -30,8 +30,24 @@
  * (default event; `gsched sim` sets parity for Pollux workloads),
  * tj_threshold=DURATION of GPU time (default 16h).
  *
+ * Speed (the same decisions, byte for byte, at any scale): when the active
+ * jobs ask for no more GPUs than are healthy ('demand'), the walk admits
+ * every one of them and preempts none, so it only has to start the pending
+ * jobs, in queue order - they are kept in 'pend' (a superset: arrivals and
+ * requeued jobs; checked against their state) and ordered by their queue and
+ * position ('seq', from a counter at every push_back, so it is the queue's
+ * order); only when demand exceeds the healthy GPUs does the full walk run.
+ * Demotion looks only at the jobs of a heap of (instant their executed time
+ * reaches the threshold if they keep running, slot), pushed when a job of
+ * queue 0 starts: an instant is never later than the real crossing (a stop
+ * only delays it), every popped job is checked with the exact condition and
+ * pushed again when it has not crossed, and the jobs demoted at one tick are
+ * taken in slot order, as the scan over every slot took them.
+ *
  * Invariants: every arrived active job is in exactly one of the two queues
- * (nactive of them);
+ * (nactive of them), and 'demand' is the sum of their sizes; every pending
+ * active job is in 'pend'; every running job of queue 0 has a heap entry no
+ * later than the instant its executed time reaches the threshold;
  * at most one tick timer is armed (armed_at), at the next multiple of
  * interval, while an active job exists.
  */
@@ -53,9 +69,21 @@ typedef struct ttj {
     gs_time armed_at; /* GS_TIME_NONE: no tick timer armed */
     int tick_due;
     size_t nactive;
-    uint8_t *want; /* by slot: admitted at this tick */
-    int *gpus;     /* placement scratch */
+    int64_t demand; /* GPUs the active jobs ask for */
+    uint8_t *want;  /* by slot: admitted at this tick */
+    uint64_t *seq;  /* by slot: position in its queue (a push_back counter) */
+    uint64_t nseq;
+    int *gpus; /* placement scratch */
     size_t cap;
+    gs_jobq pend; /* active jobs that may be pending (a superset) */
+    int32_t *scratch;
+    size_t capscratch;
+    /* demotion candidates: a min-heap of (instant, slot) */
+    struct ttj_due {
+        gs_time at;
+        int32_t slot;
+    } * due;
+    size_t ndue, capdue;
 } ttj;
 
 static int ttj_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
@@ -82,6 +110,7 @@ static int ttj_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     t->armed_at = GS_TIME_NONE;
     gs_jobq_init(&t->q[0]);
     gs_jobq_init(&t->q[1]);
+    gs_jobq_init(&t->pend);
     gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
     *state = t;
     return 0;
@@ -93,7 +122,11 @@ static void ttj_destroy(void *st)
     if (!t) return;
     gs_jobq_release(&t->q[0]);
     gs_jobq_release(&t->q[1]);
+    gs_jobq_release(&t->pend);
     free(t->want);
+    free(t->seq);
+    free(t->scratch);
+    free(t->due);
     free(t->gpus);
     free(t);
 }
@@ -109,6 +142,84 @@ static int arm(ttj *t, gs_time from)
     return rc;
 }
 
+/* The size tiresias-tj runs a job at: what it asked for at submission. */
+static int size_of(const gs_job *j)
+{
+    return j->req_gpus;
+}
+
+/* Append slot to queue q, noting its position. */
+static int enqueue(ttj *t, int q, int32_t slot)
+{
+    int rc = gs_jobq_push_back(&t->q[q], slot);
+    if (!rc) t->seq[slot] = ++t->nseq;
+    return rc;
+}
+
+/* Note that j may be pending (no-op if already noted). */
+static int note_pending(ttj *t, const gs_job *j)
+{
+    int rc = gs_jobq_push_back(&t->pend, j->slot);
+    return rc == GS_EEXIST ? 0 : rc;
+}
+
+static int due_less(const struct ttj_due *a, const struct ttj_due *b)
+{
+    return a->at < b->at || (a->at == b->at && a->slot < b->slot);
+}
+
+static int due_push(ttj *t, gs_time at, int32_t slot)
+{
+    if (t->ndue == t->capdue) {
+        size_t nc = t->capdue ? t->capdue * 2 : 256;
+        struct ttj_due *n = realloc(t->due, nc * sizeof *n);
+        if (!n) return GS_ENOMEM;
+        t->due = n;
+        t->capdue = nc;
+    }
+    size_t i = t->ndue++;
+    struct ttj_due x = {at, slot};
+    while (i > 0 && due_less(&x, &t->due[(i - 1) / 2])) {
+        t->due[i] = t->due[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    t->due[i] = x;
+    return 0;
+}
+
+static struct ttj_due due_pop(ttj *t)
+{
+    struct ttj_due top = t->due[0], x = t->due[--t->ndue];
+    size_t i = 0, n = t->ndue;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && due_less(&t->due[c + 1], &t->due[c])) c++;
+        if (!due_less(&t->due[c], &x)) break;
+        t->due[i] = t->due[c];
+        i = c;
+    }
+    if (n) t->due[i] = x;
+    return top;
+}
+
+/* Executed time at which a job of this size reaches the threshold: the least E with
+ * (double)E * size >= threshold (exact: both sides are integers below 2^53). */
+static gs_time need_of(const ttj *t, const gs_job *j)
+{
+    int64_t th = (int64_t)t->threshold, n = size_of(j);
+    return n > 0 ? (th + n - 1) / n : th;
+}
+
+/* A running job of queue 0: the instant it reaches the threshold if it keeps running. */
+static int due_job(ttj *t, const gs_job *j, gs_time now)
+{
+    gs_time have = gs_job_executed(j, now), need = need_of(t, j);
+    gs_time at = have >= need ? now : now + (need - have);
+    if (at < now) at = now; /* overflow */
+    return due_push(t, at, j->slot);
+}
+
 static int ttj_arrival(void *st, gs_job *j)
 {
     ttj *t = st;
@@ -119,6 +230,10 @@ static int ttj_arrival(void *st, gs_job *j)
         if (!w) return GS_ENOMEM;
         memset(w + t->cap, 0, nc - t->cap);
         t->want = w;
+        uint64_t *q = realloc(t->seq, nc * sizeof *q);
+        if (!q) return GS_ENOMEM;
+        memset(q + t->cap, 0, (nc - t->cap) * sizeof *q);
+        t->seq = q;
         t->cap = nc;
     }
     gs_goodput *g = gs_goodput_of(t->e);
@@ -126,9 +241,12 @@ static int ttj_arrival(void *st, gs_job *j)
         int rc = gs_goodput_set_batch_mode(g, j, GS_BATCH_FIXED, j->batch_size);
         if (rc) return rc;
     }
-    int rc = gs_jobq_push_back(&t->q[0], j->slot);
+    int rc = enqueue(t, 0, j->slot);
     if (rc) return rc;
     t->nactive++;
+    t->demand += size_of(j);
+    rc = j->state == GS_JOB_RUNNING ? due_job(t, j, gs_engine_now(t->e)) : note_pending(t, j);
+    if (rc) return rc;
     gs_time now = gs_engine_now(t->e);
     /* a job arriving exactly at a tick is seen by that tick (the artifact's 'time <= now') */
     if (now > 0 && now % t->interval == 0) {
@@ -140,14 +258,17 @@ static int ttj_arrival(void *st, gs_job *j)
 
 static int ttj_requeue(void *st, gs_job *j)
 {
-    (void)st, (void)j; /* it keeps its place in its queue */
-    return 0;
+    return note_pending(st, j); /* it keeps its place in its queue */
 }
 
 static int ttj_finish(void *st, gs_job *j)
 {
     ttj *t = st;
-    if (gs_jobq_remove(&t->q[0], j->slot) || gs_jobq_remove(&t->q[1], j->slot)) t->nactive--;
+    if (gs_jobq_remove(&t->q[0], j->slot) || gs_jobq_remove(&t->q[1], j->slot)) {
+        t->nactive--;
+        t->demand -= size_of(j);
+    }
+    gs_jobq_remove(&t->pend, j->slot);
     return 0;
 }
 
@@ -160,26 +281,113 @@ static int ttj_timer(void *st, uint64_t tag)
     return 0;
 }
 
-/* The size tiresias-tj runs a job at: what it asked for at submission. */
-static int size_of(const gs_job *j)
+static int by_slot(const void *a, const void *b)
 {
-    return j->req_gpus;
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
 }
 
+static int grow_scratch(ttj *t, size_t n)
+{
+    if (n <= t->capscratch) return 0;
+    size_t nc = t->capscratch ? t->capscratch : 256;
+    while (nc < n) nc *= 2;
+    int32_t *v = realloc(t->scratch, nc * sizeof *v);
+    if (!v) return GS_ENOMEM;
+    t->scratch = v;
+    t->capscratch = nc;
+    return 0;
+}
+
+/* Running jobs of queue 0 whose executed time x size reached the threshold move to the tail of
+ * queue 1, in slot order (the heap names every candidate: see the file's comment). */
 static int demote(ttj *t, gs_time now)
 {
-    size_t n = gs_engine_njobs(t->e);
-    for (size_t s = 0; s < n; s++) {
-        const gs_job *j = gs_engine_job(t->e, s);
+    size_t n = 0;
+    while (t->ndue && t->due[0].at <= now) {
+        struct ttj_due d = due_pop(t);
+        const gs_job *j = gs_engine_job(t->e, (size_t)d.slot);
         if (j->state != GS_JOB_RUNNING || !gs_jobq_contains(&t->q[0], j->slot)) continue;
-        if ((double)gs_job_executed(j, now) * size_of(j) < t->threshold) continue;
-        gs_jobq_remove(&t->q[0], j->slot);
-        int rc = gs_jobq_push_back(&t->q[1], j->slot);
+        if ((double)gs_job_executed(j, now) * size_of(j) < t->threshold) {
+            /* stopped since: not there yet */
+            int rc = due_job(t, j, now);
+            if (rc) return rc;
+            continue;
+        }
+        int rc = grow_scratch(t, n + 1);
+        if (rc) return rc;
+        t->scratch[n++] = d.slot;
+    }
+    qsort(t->scratch, n, sizeof *t->scratch, by_slot);
+    for (size_t i = 0; i < n; i++) {
+        const gs_job *j = gs_engine_job(t->e, (size_t)t->scratch[i]);
+        if (!gs_jobq_remove(&t->q[0], j->slot)) continue; /* listed twice */
+        int rc = enqueue(t, 1, j->slot);
         if (rc) { /* out of memory: the engine fails, the job is in no queue */
             t->nactive--;
+            t->demand -= size_of(j);
             return rc;
         }
         gs_engine_note(t->e, j, "tiresias-tj: demoted to queue 1 (16 GPU-hours attained)");
+    }
+    return 0;
+}
+
+/* Start pending job j (wanted) on the most-free nodes; "Resources" if it does not fit. */
+static int start_one(ttj *t, gs_job *j, int q)
+{
+    gs_engine *e = t->e;
+    int n = size_of(j);
+    int rc = gs_mostfree_place(gs_engine_cluster(e), n, j->gpus_per_task, j->gpu_type, t->gpus);
+    if (!rc) rc = gs_engine_start(e, j, t->gpus, n);
+    if (rc == GS_ENOMEM || gs_engine_error(e)) return rc ? rc : gs_engine_error(e);
+    if (rc) {
+        gs_engine_set_reason(e, j, "Resources");
+        return 0;
+    }
+    gs_jobq_remove(&t->pend, j->slot);
+    return q == 0 ? due_job(t, j, gs_engine_now(e)) : 0;
+}
+
+static int by_queue_pos(const void *a, const void *b, void *ud)
+{
+    const ttj *t = ud;
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    int qx = gs_jobq_contains(&t->q[1], x), qy = gs_jobq_contains(&t->q[1], y);
+    if (qx != qy) return qx - qy;
+    return (t->seq[x] > t->seq[y]) - (t->seq[x] < t->seq[y]);
+}
+
+/* The walk when every active job fits the healthy GPUs: all are admitted, none preempted;
+ * the pending ones start in queue order. */
+static int walk_all_fit(ttj *t)
+{
+    size_t n = 0;
+    int rc = grow_scratch(t, gs_jobq_len(&t->pend));
+    if (rc) return rc;
+    for (int32_t s = gs_jobq_first(&t->pend), nx; s >= 0; s = nx) {
+        nx = gs_jobq_next(&t->pend, s);
+        const gs_job *j = gs_engine_job(t->e, (size_t)s);
+        if (j->state == GS_JOB_PENDING &&
+            (gs_jobq_contains(&t->q[0], s) || gs_jobq_contains(&t->q[1], s)))
+            t->scratch[n++] = s;
+        else
+            gs_jobq_remove(&t->pend, s);
+    }
+    /* n is small; an insertion sort keeps it free of qsort_r */
+    for (size_t i = 1; i < n; i++) {
+        int32_t x = t->scratch[i];
+        size_t k = i;
+        while (k > 0 && by_queue_pos(&t->scratch[k - 1], &x, t) > 0) {
+            t->scratch[k] = t->scratch[k - 1];
+            k--;
+        }
+        t->scratch[k] = x;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int32_t s = t->scratch[i];
+        if ((rc = start_one(t, gs_policy_job(t->e, (size_t)s), gs_jobq_contains(&t->q[1], s))))
+            return rc;
     }
     return 0;
 }
@@ -189,6 +397,7 @@ static int walk(ttj *t)
     gs_engine *e = t->e;
     gs_cluster *c = gs_engine_cluster(e);
     long left = gs_cluster_cell(c, 0)->healthy;
+    if (t->demand <= left) return walk_all_fit(t);
     for (int q = 0; q < 2; q++)
         for (int32_t s = gs_jobq_first(&t->q[q]); s >= 0; s = gs_jobq_next(&t->q[q], s)) {
             const gs_job *j = gs_engine_job(e, (size_t)s);
@@ -211,11 +420,8 @@ static int walk(ttj *t)
                 gs_engine_set_reason(e, j, q ? "Priority (tiresias-tj queue 1)" : "Priority");
                 continue;
             }
-            int n = size_of(j);
-            int rc = gs_mostfree_place(c, n, j->gpus_per_task, j->gpu_type, t->gpus);
-            if (!rc) rc = gs_engine_start(e, j, t->gpus, n);
-            if (rc == GS_ENOMEM || gs_engine_error(e)) return rc ? rc : gs_engine_error(e);
-            if (rc) gs_engine_set_reason(e, j, "Resources");
+            int rc = start_one(t, j, q);
+            if (rc) return rc;
         }
     return 0;
 }
