@@ -35,15 +35,26 @@
  *
  * Parameters: interval=DURATION (default 60s), elastic_mode=parity|event.
  *
- * Invariants: nactive counts the arrived active jobs; at most one tick timer
- * is armed (armed_at) while an active job exists; the per-job step-time cache
- * tc[slot] holds t(n) for n = 0..ntc[slot]-1 (< 0 = not computed yet).
+ * Speed (the same decisions at any scale): the active jobs are kept in slot
+ * order ('act'), so a tick never scans finished or future jobs; and when every
+ * active job is rigid (native mode) and they ask for no more GPUs than are
+ * healthy ('demand'), the tick gives each its size, no gain is positive and
+ * nothing changes size, so it only starts the pending jobs, in slot order (kept
+ * in 'pend', a superset checked against their state).  After an adoption
+ * (reconfiguration) the full tick always runs.
+ *
+ * Invariants: nactive counts the arrived active jobs; 'act' holds them in slot
+ * order, 'demand' is the GPUs its rigid ones ask for and 'nelastic' the number
+ * of elastic ones; every pending active job is in 'pend'; at most one tick
+ * timer is armed (armed_at) while an active job exists; the per-job step-time
+ * cache tc[slot] holds t(n) for n = 0..ntc[slot]-1 (< 0 = not computed yet).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gsched/goodput.h"
+#include "gsched/jobq.h"
 #include "gsched/policy.h"
 #include "gsched/placement.h"
 
@@ -63,6 +74,10 @@ typedef struct opt {
     int32_t *order;   /* active slots */
     int *gpus, *keep; /* placement scratch (cluster GPUs) */
     char reason[160];
+    gs_jobq act, pend; /* active jobs in slot order; jobs that may be pending */
+    int64_t demand;    /* GPUs the active rigid jobs ask for */
+    size_t nelastic;   /* active elastic jobs */
+    int adopted;       /* a reconfiguration told it of jobs: the full tick always */
 } opt;
 
 static int opt_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
@@ -87,6 +102,8 @@ static int opt_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     o->interval = iv;
     o->parity = m && !strcmp(m, "parity");
     o->armed_at = GS_TIME_NONE;
+    gs_jobq_init(&o->act);
+    gs_jobq_init(&o->pend);
     gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
     *state = o;
     return 0;
@@ -105,6 +122,8 @@ static void opt_destroy(void *st)
     free(o->order);
     free(o->gpus);
     free(o->keep);
+    gs_jobq_release(&o->act);
+    gs_jobq_release(&o->pend);
     free(o);
 }
 
@@ -144,11 +163,35 @@ static int arm(opt *o, gs_time from)
 
 static int compute_max_size(const opt *o, const gs_job *j);
 
+static int is_elastic(const opt *o, const gs_job *j);
+
+/* j joins the active jobs (slot order: nearly always at the tail). */
+static int activate(opt *o, const gs_job *j)
+{
+    int32_t s = j->slot, at = gs_jobq_first(&o->act);
+    if (gs_jobq_contains(&o->act, s)) return 0;
+    int rc;
+    if (o->act.tail < s) {
+        rc = gs_jobq_push_back(&o->act, s);
+    } else {
+        while (at >= 0 && at < s) at = gs_jobq_next(&o->act, at);
+        rc = at >= 0 ? gs_jobq_insert_before(&o->act, at, s) : gs_jobq_push_back(&o->act, s);
+    }
+    if (rc) return rc;
+    if (is_elastic(o, j))
+        o->nelastic++;
+    else
+        o->demand += j->req_gpus;
+    if (j->state == GS_JOB_PENDING) rc = gs_jobq_push_back(&o->pend, s);
+    return rc == GS_EEXIST ? 0 : rc;
+}
+
 static int opt_arrival(void *st, gs_job *j)
 {
     opt *o = st;
     o->nactive++; /* first: a failure below leaves the count right for check() */
     int rc = grow(o, (size_t)j->slot);
+    if (!rc) rc = activate(o, j);
     if (rc) return rc;
     o->maxn[j->slot] = compute_max_size(o, j);
     gs_goodput *g = gs_goodput_of(o->e);
@@ -163,16 +206,29 @@ static int opt_arrival(void *st, gs_job *j)
     return arm(o, now);
 }
 
+static int opt_adopt(void *st, gs_job *j)
+{
+    ((opt *)st)->adopted = 1;
+    return opt_arrival(st, j);
+}
+
 static int opt_requeue(void *st, gs_job *j)
 {
-    (void)st, (void)j;
-    return 0;
+    int rc = gs_jobq_push_back(&((opt *)st)->pend, j->slot);
+    return rc == GS_EEXIST ? 0 : rc;
 }
 
 static int opt_finish(void *st, gs_job *j)
 {
     opt *o = st;
     if (j->arrived) o->nactive--;
+    if (gs_jobq_remove(&o->act, j->slot)) {
+        if (is_elastic(o, j))
+            o->nelastic--;
+        else
+            o->demand -= j->req_gpus;
+    }
+    gs_jobq_remove(&o->pend, j->slot);
     free(o->tc[j->slot]);
     o->tc[j->slot] = NULL;
     o->ntc[j->slot] = 0;
@@ -286,12 +342,12 @@ static int next_gain(opt *o, const gs_job *j, int n, long left, double rem, doub
 static int size_all(opt *o, size_t *nact)
 {
     gs_engine *e = o->e;
-    size_t k = 0, nj = gs_engine_njobs(e);
+    size_t k = 0;
     long left = gs_cluster_cell(gs_engine_cluster(e), 0)->healthy;
-    for (size_t s = 0; s < nj; s++) {
-        const gs_job *j = gs_engine_job(e, s);
+    for (int32_t s = gs_jobq_first(&o->act); s >= 0; s = gs_jobq_next(&o->act, s)) {
+        const gs_job *j = gs_engine_job(e, (size_t)s);
         if (!j->arrived || gs_job_state_final(j->state)) continue;
-        o->order[k++] = (int32_t)s;
+        o->order[k++] = s;
     }
     *nact = k;
     /* the work left first (it does not depend on sizes) */
@@ -483,13 +539,51 @@ static int apply_native(opt *o, size_t k)
     return 0;
 }
 
+static int by_slot(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The tick when every active job is rigid and all fit the healthy GPUs (native mode): each
+ * gets its size, none changes, the pending ones start in slot order (apply_native's phase 2). */
+static int tick_all_fit(opt *o)
+{
+    gs_engine *e = o->e;
+    gs_cluster *c = gs_engine_cluster(e);
+    size_t k = 0;
+    for (int32_t s = gs_jobq_first(&o->pend), nx; s >= 0; s = nx) {
+        nx = gs_jobq_next(&o->pend, s);
+        const gs_job *j = gs_engine_job(e, (size_t)s);
+        if (j->state == GS_JOB_PENDING && gs_jobq_contains(&o->act, s))
+            o->order[k++] = s;
+        else
+            gs_jobq_remove(&o->pend, s);
+    }
+    qsort(o->order, k, sizeof *o->order, by_slot);
+    for (size_t i = 0; i < k; i++) {
+        gs_job *j = gs_policy_job(e, (size_t)o->order[i]);
+        int n = j->req_gpus;
+        o->n[j->slot] = n;
+        int rc = gs_mostfree_place(c, n, j->gpus_per_task, j->gpu_type, o->gpus);
+        if (!rc) rc = gs_engine_start(e, j, o->gpus, n);
+        if (rc && rc != GS_ENOMEM) gs_engine_set_reason(e, j, "Resources");
+        if (fail_rc(e, rc)) return fail_rc(e, rc);
+        if (!rc) gs_jobq_remove(&o->pend, j->slot);
+    }
+    return 0;
+}
+
 static int opt_schedule(void *st)
 {
     opt *o = st;
     gs_time now = gs_engine_now(o->e);
     int tick = o->tick_due, rc = 0;
     o->tick_due = 0;
-    if (tick) {
+    if (tick && !o->parity && !o->adopted && !o->nelastic &&
+        o->demand <= gs_cluster_cell(gs_engine_cluster(o->e), 0)->healthy) {
+        rc = tick_all_fit(o);
+    } else if (tick) {
         size_t k = 0;
         rc = size_all(o, &k);
         if (!rc) rc = o->parity ? apply_parity(o, k) : apply_native(o, k);
@@ -520,7 +614,7 @@ static const gs_policy_ops gs_policy_optimus = {
     .create = opt_create,
     .destroy = opt_destroy,
     .on_arrival = opt_arrival,
-    .on_adopt = opt_arrival, /* every active job, running or not, is counted */
+    .on_adopt = opt_adopt, /* every active job, running or not, is counted */
     .on_requeue = opt_requeue,
     .on_finish = opt_finish,
     .on_timer = opt_timer,
