@@ -663,16 +663,22 @@ static void type_order(const themis *t, const int *apps, int napps, const long *
     *ntord = n;
 }
 
-/* The fastest type with room for b (its own type first when it is an expired holder). */
+/* The fastest type with room for b; an expired lease stays on its own type unless one at least
+ * MOVE_GAIN times faster has room (a move costs a restart). */
+#define MOVE_GAIN 1.25
+
 static int leftover_type(const themis *t, const bidder *b, const long *R)
 {
     int g = b->j->gpus;
-    if (b->ctype >= 0 && R[b->ctype] >= g && rate_on(t, b->j, b->ctype) > 0) return b->ctype;
     int best = -1;
     double br = 0;
     for (int ty = 0; ty < ntypes(t); ty++) {
         double r = rate_on(t, b->j, ty);
         if (R[ty] >= g && r > br) br = r, best = ty;
+    }
+    if (b->ctype >= 0 && R[b->ctype] >= g) {
+        double own = rate_on(t, b->j, b->ctype);
+        if (own > 0 && !(br >= MOVE_GAIN * own)) return b->ctype;
     }
     return best;
 }
