@@ -287,6 +287,24 @@ static int gen_trace(const gs_gen_spec *spec, size_t gpus, uint64_t seed, gs_tra
     return 0;
 }
 
+/* --window must hold at least one of the workload's arrivals: an empty window measures
+ * nothing and every metric would read 0 (exit 2, saying where the arrivals are). */
+static int window_check(const gs_trace *t, const char *window, gs_time start, gs_time end, int gen,
+                        uint64_t seed)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->jobs[i].submit >= start && t->jobs[i].submit < end) return 0;
+    char a[32] = "-", b[32] = "-", w[48] = "";
+    if (t->n) {
+        gs_fmt_sec(a, sizeof a, t->jobs[0].submit);
+        gs_fmt_sec(b, sizeof b, t->jobs[t->n - 1].submit);
+    }
+    if (gen) snprintf(w, sizeof w, " (seed %llu's workload)", (unsigned long long)seed);
+    cli_err("--window '%s': no job arrives in it; the trace's %zu jobs%s arrive from %s s to %s s",
+            window, t->n, w, a, b);
+    return EXIT_USAGE;
+}
+
 /* Append "/a b c" to dir as one folder: a '/' in it becomes '_' (labels and swept values
  * may hold paths). */
 static void path_add(char *dir, size_t cap, const char *a, const char *b, const char *c)
@@ -523,6 +541,7 @@ int cmd_sim(int argc, char **argv)
             goto cleanup;
         }
         if (load_tput(&params, &tr, trace)) goto cleanup;
+        if (have_window && window_check(&tr, window, win_start, win_end, 0, seed)) goto cleanup;
     }
     double interference = 0;
     gs_time retune = 0;
@@ -654,12 +673,17 @@ int cmd_sim(int argc, char **argv)
     seeds = calloc(nr, sizeof *seeds);
     if (!res || !rp || !seeds) abort();
     for (size_t i = 0; i < nr; i++) rp[i] = &res[i];
+    char first_sha[65] = "";
     int tty = isatty(fileno(stderr));
     int single = nr == 1;
     for (size_t v = 0; v < nv; v++)
         for (size_t s = 0; s < ns; s++) {
             uint64_t sd = seed + s;
             if (gen && gen_trace(gspecs[v], gpus, sd, &tr)) goto cleanup;
+            if (gen && have_window && window_check(&tr, window, win_start, win_end, 1, sd))
+                goto cleanup;
+            /* the report names the workload of the runs it draws: the first value's first seed */
+            if (!v && !s) snprintf(first_sha, sizeof first_sha, "%s", tr.sha256);
             for (size_t p = 0; p < np; p++) {
                 size_t i = (v * np + p) * ns + s;
                 seeds[i] = sd;
@@ -721,7 +745,7 @@ int cmd_sim(int argc, char **argv)
         }
 
     gs_run_info info = {gen ? trace : tr.path,
-                        tr.sha256,
+                        first_sha,
                         gs_trace_format_name(tr.format),
                         cluster,
                         csha[0] ? csha : NULL,

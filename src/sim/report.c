@@ -1045,7 +1045,17 @@ static void write_run_info(FILE *f, gs_sim_result *const *rs, size_t n, const gs
             if (!val[i] || !*val[i]) continue;
             fprintf(f, "<dt>%s</dt><dd><code class=\"hash\">", what[i]);
             esc(f, val[i]);
-            fputs("</code></dd>\n", f);
+            fputs("</code>", f);
+            /* a generated workload differs per seed (and per swept generator value): the
+             * hash is that of the runs drawn below */
+            if (!i && ra && ra->agg && (ra->agg->ns > 1 || ra->sweep_key) && info->trace_path &&
+                !strncmp(info->trace_path, "gen:", 4))
+                fprintf(f,
+                        " (the workload of seed %llu%s, drawn below; every run's summary.json "
+                        "names its own)",
+                        (unsigned long long)info->seed,
+                        ra->sweep_key ? " and the first value" : "");
+            fputs("</dd>\n", f);
         }
     }
     fputs("</dl></section>\n", f);

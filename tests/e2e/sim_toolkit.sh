@@ -123,6 +123,11 @@ check "gen: seed 3's run is the run of gsched gen --seed 3 ($a vs $b)" awk -v a=
 a=$(col "$tmp/gs/sweep.csv" "gen.load,0.5," avg_queue_s); b=$(col "$tmp/gs/sweep.csv" "gen.load,0.9," avg_queue_s)
 check "gen: --sweep gen.load regenerates the workload (queue $a vs $b)" awk -v a="$a" -v b="$b" 'BEGIN{exit !(a+0 < b+0)}'
 check "gen: the swept spec is recorded" grep -q '"path": "gen:jobs=200,load=0.9"' "$tmp/gs/gen.load=0.9/fifo/summary.json"
+# the report names the workload it draws (seed 1's), not the last one generated
+h1=$(grep -o '"sha256": "[0-9a-f]*"' "$tmp/g/fifo/seed-1/summary.json" | head -1 | cut -d'"' -f4)
+check "gen: the report's trace SHA-256 is seed 1's workload" grep -q "class=\"hash\">$h1</code> (the workload of seed 1" "$tmp/g/report.html"
+h1=$(grep -o '"sha256": "[0-9a-f]*"' "$tmp/gs/gen.load=0.5/fifo/summary.json" | head -1 | cut -d'"' -f4)
+check "gen sweep: the report's trace SHA-256 is the first value's" grep -q "class=\"hash\">$h1</code>" "$tmp/gs/report.html"
 expect 2 "gen:1:1: unknown key 'jbs'" -- "$bin" sim --cluster 4x8 --trace gen:jbs=2 --policy fifo
 expect 2 "gen:.*unknown key 'lod'" -- "$bin" sim --cluster 4x8 --trace gen:jobs=2 --policy fifo --sweep gen.lod=1,2
 
@@ -135,6 +140,11 @@ check "jobs counted: those submitted in the window ($n)" test "$(col "$tmp/w/com
 check "jobs.csv keeps every job" test "$(wc -l < "$tmp/w/fifo/jobs.csv")" = 1354
 expect 2 "--window: expected START:END" -- "$bin" sim --cluster "$spec" --trace "$day" --policy fifo --window 2h
 expect 2 "END must be after START" -- "$bin" sim --cluster "$spec" --trace "$day" --policy fifo --window 5h:1h
+# a window no job arrives in measures nothing: refused, saying where the arrivals are
+expect 2 "--window '100h:': no job arrives in it; the trace's 1353 jobs arrive from 0 s to" -- \
+  "$bin" sim --cluster "$spec" --trace "$day" --policy fifo,las --window 100h:
+expect 2 "--window '100h:200h': no job arrives in it; the trace's 10 jobs \(seed 1's workload\)" -- \
+  "$bin" sim --cluster 4x8 --trace gen:jobs=10,load=9 --policy fifo --seeds 3 --window 100h:200h
 
 # --- sweep
 "$bin" sim --cluster "$spec" --trace "$day" --policy tiresias-las,gandiva \
