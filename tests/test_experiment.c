@@ -164,6 +164,23 @@ static void t_policy_items(void)
         ASSERT_CONTAINS(d.msg, bad[i].msg);
         ASSERT_EQ(it.n, 0);
     }
+    /* a label of GS_LABEL_MAX characters is kept whole (a result holds it), one more is
+     * refused rather than cut (two long items would read the same in every output) */
+    char lab[GS_LABEL_MAX + 2];
+    memset(lab, '0', sizeof lab);
+    memcpy(lab, "tiresias-las:queues=1", 21);
+    lab[GS_LABEL_MAX] = '\0';
+    ASSERT_OK(gs_policy_items_parse(lab, &it, &d));
+    ASSERT_EQ(strlen(it.v[0].label), GS_LABEL_MAX);
+    gs_sim_result r;
+    ASSERT(sizeof r.policy > GS_LABEL_MAX);
+    gs_policy_items_release(&it);
+    lab[GS_LABEL_MAX] = '0';
+    lab[GS_LABEL_MAX + 1] = '\0';
+    gs_diag_init(&d, NULL);
+    ASSERT(gs_policy_items_parse(lab, &it, &d) != 0);
+    ASSERT_CONTAINS(d.msg, "characters long (at most 255");
+    ASSERT_EQ(it.n, 0);
 }
 
 static void t_window_parse(void)

@@ -67,6 +67,11 @@ static int parse_item(const char *s, size_t len, gs_policy_item *it, gs_diag *d)
     gs_params_init(&it->params);
     it->label = xstrndup(s, len);
     if (!it->label) return GS_ENOMEM;
+    if (len > GS_LABEL_MAX)
+        return gs_diag_set(d, GS_EINVAL, 0, 0,
+                           "--policy: item '%.40s...' is %zu characters long (at most %d: its "
+                           "label names its outputs)",
+                           it->label, len, GS_LABEL_MAX);
     const char *colon = memchr(s, ':', len);
     size_t nl = colon ? (size_t)(colon - s) : len;
     if (!nl)

@@ -18,6 +18,10 @@
 
 #include "gsched/gsched.h"
 
+/* The longest item label (bytes, without the NUL): gs_sim_result.policy holds it whole, so
+ * every output tells the items apart. */
+#define GS_LABEL_MAX 255
+
 typedef struct gs_policy_item {
     char *label;      /* the item as typed */
     char *name;       /* the policy's name */
@@ -30,7 +34,8 @@ typedef struct gs_policy_items {
 } gs_policy_items;
 
 /* Split a --policy list.  Errors (GS_EINVAL with a message): an empty item or name, a pair
- * without '=', a key given twice in one item, an item listed twice. */
+ * without '=', a key given twice in one item, an item listed twice, an item longer than
+ * GS_LABEL_MAX. */
 int gs_policy_items_parse(const char *list, gs_policy_items *out, gs_diag *d);
 void gs_policy_items_release(gs_policy_items *it);
 

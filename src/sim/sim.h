@@ -157,7 +157,7 @@ typedef struct gs_group_stats {
 } gs_group_stats;
 
 typedef struct gs_sim_result {
-    char policy[64];
+    char policy[256]; /* the policy item's label, whole (GS_LABEL_MAX in experiment.h) */
     char placement[32];
     size_t jobs, jobs_done, jobs_rejected, jobs_failed, jobs_unfinished;
     double avg_jct_s, median_jct_s, p95_jct_s, p99_jct_s;

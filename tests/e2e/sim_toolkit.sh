@@ -58,6 +58,14 @@ prof=$src/data/profiles/gavel.csv
 lab="gandiva:profiles=$prof"
 check "a '/' in a label's folder name becomes '_'" test -f "$tmp/slash/${lab//\//_}/summary.json"
 check "such a label is quoted in compare.csv" grep -q '^"tiresias-las:queues=3250,7200",' "$tmp/pq/compare.csv"
+# long labels (a path in a value) are kept whole: two that differ only at the end stay apart
+q="tiresias-las:queues=1000,2000,3000,4000,5000,6000,7000,8000,9000"
+"$bin" sim --cluster "$spec" --trace "$day" --policy "$q,10000,$q,20000" --out "$tmp/long" \
+  > "$tmp/long.txt"
+check "long labels whole in compare.csv" test "$(grep -c -e "^\"$q,10000\"," -e "^\"$q,20000\"," "$tmp/long/compare.csv")" = 2
+check "long labels whole in the table" grep -q "^$q,20000 " "$tmp/long.txt"
+expect 2 "characters long \(at most 255" -- "$bin" sim --cluster "$spec" --trace "$day" \
+  --policy "fifo,gandiva:profiles=/$(printf 'x%.0s' $(seq 300))"
 expect 2 "item 'gandiva:pakc=off': parameter 'pakc' is not used" -- \
   "$bin" sim --cluster "$spec" --trace "$day" --policy fifo,gandiva:pakc=off
 expect 2 "item 'fifo:pack=off': parameter 'pack' is not used" -- \
