@@ -577,6 +577,29 @@ static void test_srtf_by_time(void)
     rig_close(&r);
 }
 
+/* On a mixed cluster srtf's order does not depend on where jobs run: jobs that all arrive at
+ * once are never preempted (keyed by where they ran, those on the K80s would swap places
+ * with the waiting ones, and back). */
+static void test_srtf_no_swap(void)
+{
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    gs_cluster *c = mixed();
+    ASSERT(c);
+    rig r;
+    ASSERT_OK(rig_open_c(&r, c, "srtf", NULL, &d));
+    const gs_job *j[8];
+    for (int i = 0; i < 8; i++) ASSERT(j[i] = add(&r, i + 1, 1, 1, 600 + 100 * i, "resnet50"));
+    ASSERT_OK(gs_engine_run(r.e));
+    for (int i = 0; i < 8; i++) {
+        ASSERT_EQ(j[i]->state, GS_JOB_DONE);
+        ASSERT_EQ(j[i]->preemptions, 0);
+    }
+    /* keyed at the best type rate: V100 here, 1 */
+    ASSERT_NEAR(gs_engine_job_best_type_rate(r.e, j[0]), 1.0, 0);
+    rig_close(&r);
+}
+
 static const test_case tests[] = {
     {"resnet50_k80_slower", test_resnet50_k80_slower},
     {"default_rows", test_default_rows},
@@ -589,6 +612,7 @@ static const test_case tests[] = {
     {"json_errors", test_json_errors},
     {"steps_and_weight", test_steps_and_weight},
     {"srtf_by_time", test_srtf_by_time},
+    {"srtf_no_swap", test_srtf_no_swap},
 };
 
 TEST_MAIN(tests)

@@ -567,6 +567,14 @@ int gs_engine_job_gpu_type(const gs_engine *e, const gs_job *j);
  * other factors).  Exactly 1 on clusters of the reference type.
  */
 double gs_engine_job_type_rate_now(const gs_engine *e, const gs_job *j);
+/*
+ * The type rate of j's ideal run (gs_engine_job_ideal): on the fastest GPU types of this
+ * cluster that can hold it at its requested size (1 when none can, and on clusters of the
+ * reference type).  Orders that must not depend on where a job happens to run (srtf: a job
+ * placed on a slow type would otherwise swap places with the waiting ones, and back) divide
+ * remaining work by it.
+ */
+double gs_engine_job_best_type_rate(const gs_engine *e, const gs_job *j);
 /* Name of the reference GPU type (ref_gpu_type=, else the profiles'); NULL when none. */
 const char *gs_engine_ref_gpu_type(const gs_engine *e);
 /*

@@ -111,6 +111,7 @@ typedef struct feas_entry {
 
 #define FEAS_CACHE       32
 #define ENGINE_MAX_TYPES 32 /* GPU types a cluster may have (gs_cluster_gpu_type) */
+#define RATE_SLOTS       9  /* type rates cached per (model, GPU type): GPU counts 1..8, other */
 
 typedef struct fail_entry {
     int ntasks, gpt, type, cpt, mem, level, scope;
@@ -169,7 +170,7 @@ struct gs_engine {
     /* speed by GPU type (docs/heterogeneity.md): type_speed=on|off, ref_gpu_type= (NULL:
      * the profiles' reference type); tsame: per GPU type of the current cluster, 1 when every
      * model runs there at the reference speed (speed_types()); rcache: per (model id, GPU
-     * type) the last rate computed and its GPU count (0 = none) */
+     * type) RATE_SLOTS rates by GPU count (gpus 0 = none) */
     int type_speed;
     char *ref_type;
     uint8_t tsame[ENGINE_MAX_TYPES];
@@ -1494,13 +1495,17 @@ static double type_rate_of(const gs_engine *e, const gs_job *j, int t, int gpus)
     if (j->model_id < 0 || mid >= m->rcache_models) {
         size_t nc = m->rcache_models ? m->rcache_models : 16;
         while (j->model_id >= 0 && nc <= mid) nc *= 2;
-        struct rate_slot *r = j->model_id < 0 ? NULL : realloc(m->rcache, nc * nt * sizeof *r);
+        struct rate_slot *r =
+            j->model_id < 0 ? NULL : realloc(m->rcache, nc * nt * RATE_SLOTS * sizeof *r);
         if (!r) return gs_profiles_rate(profiles(e), j->model, name, e->ref_type, gpus);
-        memset(r + m->rcache_models * nt, 0, (nc - m->rcache_models) * nt * sizeof *r);
+        memset(r + m->rcache_models * nt * RATE_SLOTS, 0,
+               (nc - m->rcache_models) * nt * RATE_SLOTS * sizeof *r);
         m->rcache = r;
         m->rcache_models = nc;
     }
-    struct rate_slot *slot = &m->rcache[mid * nt + (size_t)t];
+    /* one slot per GPU count 1..RATE_SLOTS-1, the last one shared by larger counts */
+    size_t k = gpus < RATE_SLOTS ? (size_t)gpus - 1 : RATE_SLOTS - 1;
+    struct rate_slot *slot = &m->rcache[(mid * nt + (size_t)t) * RATE_SLOTS + k];
     if (slot->gpus != gpus) {
         slot->rate = gs_profiles_rate(profiles(e), j->model, name, e->ref_type, gpus);
         slot->gpus = gpus;
@@ -2627,6 +2632,31 @@ double gs_engine_job_type_rate_now(const gs_engine *e, const gs_job *j)
 const char *gs_engine_ref_gpu_type(const gs_engine *e)
 {
     return e->ref_type ? e->ref_type : gs_profiles_ref_type(profiles(e));
+}
+
+double gs_engine_job_best_type_rate(const gs_engine *e, const gs_job *j)
+{
+    /* as gs_engine_job_ideal: the fastest types first until they hold req_gpus GPUs */
+    double best = 0;
+    int have = 0;
+    size_t nt = gs_cluster_ngpu_types(e->c);
+    uint32_t used = 0;
+    while (have < j->req_gpus) {
+        int pick = -1;
+        double pr = 0;
+        for (size_t t = 0; t < nt && t < 32; t++) {
+            if (used & (1u << t)) continue;
+            if (j->gpu_type >= 0 && (int)t != j->gpu_type) continue;
+            if (gs_cluster_type_gpus(e->c, (int)t) <= 0) continue;
+            double r = type_rate_of(e, j, (int)t, j->req_gpus);
+            if (r > pr) pr = r, pick = (int)t;
+        }
+        if (pick < 0) break;
+        used |= 1u << pick;
+        have += gs_cluster_type_gpus(e->c, pick);
+        best = pr;
+    }
+    return have >= j->req_gpus && best > 0 ? best : 1.0;
 }
 
 gs_time gs_engine_job_ideal(const gs_engine *e, const gs_job *j)

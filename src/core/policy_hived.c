@@ -785,7 +785,7 @@ static int64_t rank_of(const hived *h, const gs_job *j, gs_time now)
 {
     if (h->intra == I_FIFO) return 0;
     if (h->intra == I_SRTF) /* remaining time on its GPU type (exact on the reference type) */
-        return (int64_t)((double)gs_job_remaining(j, now) / gs_engine_job_type_rate_now(h->e, j));
+        return (int64_t)((double)gs_job_remaining(j, now) / gs_engine_job_best_type_rate(h->e, j));
     int64_t a = gs_job_executed(j, now);
     if (h->intra == I_TLAS) a *= j->gpus;
     int q = 0;

@@ -4,12 +4,12 @@
  * bounds any information-agnostic policy is measured against:
  *
  *   srtf  shortest remaining time first (remaining work at ideal speed on
- *         its GPU type: over gs_engine_job_type_rate_now, the rate of the
- *         type it runs on or, waiting, asks for); preemptive, as Tiresias'
+ *         the best GPU type of the cluster for it: over
+ *         gs_engine_job_best_type_rate); preemptive, as Tiresias'
  *         "shortest"
  *   srsf  shortest remaining service first (GPUs x remaining time);
  *         preemptive, as Tiresias' "shortest-gpu"
- *   sjf   shortest job first by total duration (on the type it asks for);
+ *   sjf   shortest job first by total duration (on its best type);
  *         non-preemptive; every
  *         waiting job that fits starts, shortest first (no head-of-line
  *         blocking)
@@ -123,8 +123,9 @@ static void o_destroy(void *st)
 static gs_kkey key_of(const oracle *o, const gs_job *j, gs_time now)
 {
     double key;
-    /* time, not work: over its type rate (its GPUs' while it runs, else its requested type's) */
-    double r = gs_engine_job_type_rate_now(o->e, j);
+    /* time, not work: at its best type rate on this cluster (not where it runs now, which
+     * would make a job placed on a slow type swap places with the waiting ones, and back) */
+    double r = gs_engine_job_best_type_rate(o->e, j);
     if (o->k == O_SJF)
         key = (double)j->work / r;
     else {
