@@ -103,9 +103,8 @@ cmp_out=$(join <(awk '{ print $2, $4 }' "$tmp/steps" | sort -k1,1) \
        END { print n + 0, bad + 0 }')
 echo "$cmp_out" | sed '$d' | sed 's/^/  /'
 check "the loss at each of the $N steps is the uninterrupted run's" [ "$(echo "$cmp_out" | tail -1)" = "$N 0" ]
-jumps=$(awk '{ if (NR > 1 && $8 != pg) { if ($4 > 1.5 * pl + 0.01) print "gen " $8 " step " $2 ": " $4 " after " pl }
-              pg = $8; pl = $4 }' "$tmp/steps")
-check "the first loss after each relaunch is no higher than before the drain ($jumps)" [ -z "$jumps" ]
+# (that check subsumes "no relaunch restarts the curve": a per-step jump of the loss at a relaunch
+# is mini-batch noise the uninterrupted run shows too; a check on the jump alone failed on it)
 check "the loss went down (last < first / 10)" \
   awk 'NR == 1 { f = $4 } END { exit !($4 < f / 10) }' "$tmp/steps"
 # the second rank ran in generation 2 only
