@@ -318,7 +318,7 @@ static int demote(ttj *t, gs_time now)
         if (rc) return rc;
         t->scratch[n++] = d.slot;
     }
-    qsort(t->scratch, n, sizeof *t->scratch, by_slot);
+    if (n) qsort(t->scratch, n, sizeof *t->scratch, by_slot);
     for (size_t i = 0; i < n; i++) {
         const gs_job *j = gs_engine_job(t->e, (size_t)t->scratch[i]);
         if (!gs_jobq_remove(&t->q[0], j->slot)) continue; /* listed twice */
