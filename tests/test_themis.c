@@ -579,6 +579,22 @@ static void t_gang_reservation(void)
     ASSERT(start[1] < 5000 * GS_SEC);
 }
 
+/* A job of no work bids with rho 0 the instant it arrives: the auction still runs (its value
+ * 1/rho was infinite and failed the run with GS_EINVAL). */
+static void t_zero_work(void)
+{
+    world w;
+    ASSERT_OK(mk(&w, "2", NULL));
+    const gs_job *a = job(&w, 1, 0, 1, 1000, NULL), *b = job(&w, 2, 0, 1, 0, NULL),
+                 *c = job(&w, 3, 0, 2, 500, NULL);
+    ASSERT_OK(gs_engine_run(w.e));
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_EQ(b->state, GS_JOB_DONE);
+    ASSERT_EQ(c->state, GS_JOB_DONE);
+    ASSERT_OK(gs_engine_check(w.e, NULL));
+    done(&w);
+}
+
 static const test_case tests[] = {
     {"PA: Nash welfare and payments by hand", t_pa_nash_welfare_and_payments},
     {"PA: a payment cuts a gang to a usable option", t_pa_payment_cuts_a_gang},
@@ -594,6 +610,7 @@ static const test_case tests[] = {
     {"the fastest type first", t_fastest_type},
     {"mode=lp: Gavel's FTF LP decides", t_mode_lp},
     {"gang reservation against fragmentation", t_gang_reservation},
+    {"a job of no work", t_zero_work},
 };
 
 TEST_MAIN(tests)

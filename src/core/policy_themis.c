@@ -455,7 +455,10 @@ static double app_rho(const themis *t, const app *a, const int8_t *with, int ty)
         if (x > fin) fin = x;
     }
     double tsh = (double)(gs_engine_now(t->e) - a->start) + fin;
-    return tsh / a->tid;
+    double rho = tsh / a->tid;
+    /* an app of no work that has not waited has rho 0: floor it so its value 1/rho stays
+     * finite */
+    return rho > 1e-9 ? rho : 1e-9;
 }
 
 static int cmp_double_desc(double a, double b)
