@@ -273,18 +273,22 @@ static void print_diag(const gs_diag *d, const char *label, size_t np)
     cli_diag(&tmp);
 }
 
-/* A gen:SPEC workload for one seed (gen.h); 0 or EXIT_USAGE after a message. */
+/* A gen:SPEC workload for one seed (gen.h); 0, or after a message EXIT_USAGE (a spec the
+ * cluster cannot take) or EXIT_RUNTIME (out of memory: the library says nothing then). */
 static int gen_trace(const gs_gen_spec *spec, size_t gpus, uint64_t seed, gs_trace *t)
 {
     gs_diag d;
     gs_diag_init(&d, NULL);
     gs_trace_release(t);
     memset(t, 0, sizeof *t);
-    if (gs_gen_generate(spec, gpus, seed, t, &d)) {
+    int rc = gs_gen_generate(spec, gpus, seed, t, &d);
+    if (!rc) return 0;
+    if (d.msg[0])
         cli_diag(&d);
-        return EXIT_USAGE;
-    }
-    return 0;
+    else
+        cli_err("gen: cannot generate the workload of seed %llu: %s", (unsigned long long)seed,
+                gs_strerror(rc));
+    return rc == GS_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
 }
 
 /* --window must hold at least one of the workload's arrivals: an empty window measures
@@ -679,7 +683,11 @@ int cmd_sim(int argc, char **argv)
     for (size_t v = 0; v < nv; v++)
         for (size_t s = 0; s < ns; s++) {
             uint64_t sd = seed + s;
-            if (gen && gen_trace(gspecs[v], gpus, sd, &tr)) goto cleanup;
+            int grc = gen ? gen_trace(gspecs[v], gpus, sd, &tr) : 0;
+            if (grc) {
+                rc = grc;
+                goto cleanup;
+            }
             if (gen && have_window && window_check(&tr, window, win_start, win_end, 1, sd))
                 goto cleanup;
             /* the report names the workload of the runs it draws: the first value's first seed */

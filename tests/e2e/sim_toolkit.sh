@@ -136,6 +136,16 @@ h1=$(grep -o '"sha256": "[0-9a-f]*"' "$tmp/g/fifo/seed-1/summary.json" | head -1
 check "gen: the report's trace SHA-256 is seed 1's workload" grep -q "class=\"hash\">$h1</code> (the workload of seed 1" "$tmp/g/report.html"
 h1=$(grep -o '"sha256": "[0-9a-f]*"' "$tmp/gs/gen.load=0.5/fifo/summary.json" | head -1 | cut -d'"' -f4)
 check "gen sweep: the report's trace SHA-256 is the first value's" grep -q "class=\"hash\">$h1</code>" "$tmp/gs/report.html"
+# a workload that does not fit in memory: a message and exit 1, not a bare "error" (skipped
+# under AddressSanitizer, whose shadow memory a ulimit -v refuses)
+out=$( (ulimit -v 400000; "$bin" sim --cluster 8 --trace gen:jobs=100000000 --policy fifo \
+  --out "$tmp/oom" -q) 2>&1); rc=$?
+if printf '%s' "$out" | grep -q AddressSanitizer; then
+  echo "ok - gen: out of memory # SKIP under AddressSanitizer"
+else
+  check "gen: out of memory says so, exit 1 ($rc: $out)" test "$rc" = 1 -a \
+    "$out" = "gsched: gen: cannot generate the workload of seed 1: out of memory"
+fi
 expect 2 "gen:1:1: unknown key 'jbs'" -- "$bin" sim --cluster 4x8 --trace gen:jbs=2 --policy fifo
 expect 2 "gen:.*unknown key 'lod'" -- "$bin" sim --cluster 4x8 --trace gen:jobs=2 --policy fifo --sweep gen.lod=1,2
 
