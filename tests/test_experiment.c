@@ -207,6 +207,12 @@ static void t_window_parse(void)
     ASSERT(gs_window_parse("soon", &a, &b, &d) != 0);
     ASSERT_CONTAINS(d.msg, "expected START:END");
     ASSERT(gs_window_parse("-1h:2h", &a, &b, &d) != 0);
+    ASSERT_CONTAINS(d.msg, "START '-1h': negative duration");
+    /* one split: the message says which side and why */
+    ASSERT(gs_window_parse("1e30:", &a, &b, &d) != 0);
+    ASSERT_CONTAINS(d.msg, "--window '1e30:': START '1e30': too large a duration");
+    ASSERT(gs_window_parse("2h:5x", &a, &b, &d) != 0);
+    ASSERT_CONTAINS(d.msg, "END '5x': unknown unit 'x'");
 }
 
 static void t_sweep_and_spec(void)

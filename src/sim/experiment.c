@@ -165,8 +165,8 @@ int gs_policy_items_parse(const char *list, gs_policy_items *out, gs_diag *d)
     return 0;
 }
 
-/* One side of a window: empty = 'def'. */
-static int side(const char *s, size_t n, gs_time def, gs_time *out)
+/* One side of a window: empty = 'def'.  The duration parser's message goes to dd. */
+static int side(const char *s, size_t n, gs_time def, gs_time *out, gs_diag *dd)
 {
     if (!n) {
         *out = def;
@@ -174,9 +174,8 @@ static int side(const char *s, size_t n, gs_time def, gs_time *out)
     }
     char *t = xstrndup(s, n);
     if (!t) return GS_ENOMEM;
-    gs_diag dd;
-    gs_diag_init(&dd, NULL);
-    int rc = gs_parse_duration(t, GS_SEC, out, &dd);
+    gs_diag_init(dd, NULL);
+    int rc = gs_parse_duration(t, GS_SEC, out, dd);
     free(t);
     return rc;
 }
@@ -187,11 +186,23 @@ int gs_window_parse(const char *s, gs_time *start, gs_time *end, gs_diag *d)
     gs_time a = 0, b = 0;
     for (const char *c = strchr(s, ':'); c; c = strchr(c + 1, ':')) {
         gs_time x, y;
-        if (side(s, (size_t)(c - s), 0, &x) || side(c + 1, strlen(c + 1), GS_TIME_MAX, &y))
+        gs_diag dd;
+        if (side(s, (size_t)(c - s), 0, &x, &dd) ||
+            side(c + 1, strlen(c + 1), GS_TIME_MAX, &y, &dd))
             continue;
         if (found++) break;
         a = x;
         b = y;
+    }
+    const char *c = strchr(s, ':');
+    if (!found && c && !strchr(c + 1, ':')) { /* one split: say what is wrong with its side */
+        gs_time x;
+        gs_diag dd;
+        int left = side(s, (size_t)(c - s), 0, &x, &dd) != 0;
+        if (left || side(c + 1, strlen(c + 1), GS_TIME_MAX, &x, &dd))
+            return gs_diag_set(d, GS_EINVAL, 0, 0, "--window '%s': %s '%.*s': %s", s,
+                               left ? "START" : "END", left ? (int)(c - s) : (int)strlen(c + 1),
+                               left ? s : c + 1, dd.msg);
     }
     if (!found)
         return gs_diag_set(d, GS_EINVAL, 0, 0,
