@@ -477,6 +477,43 @@ static void test_hetero_aware_beats_agnostic(void)
     ASSERT(a * 1.1 < b);
 }
 
+/*
+ * A gang larger than every GPU type (review R7): 64 GPUs on 36 V100 + 36 P100 + 36 K80.  Gavel
+ * places a job on one type, so the job is rejected on arrival with the reason, the 1-GPU job
+ * beside it runs, and the run ends (it failed with an internal error, and with
+ * objective=fifo it never ended).  A job larger than the whole cluster is rejected too.
+ */
+static void test_gang_larger_than_a_type(void)
+{
+    const char *objs[] = {"objective=las", "hetero=agnostic",    "objective=fifo",
+                          "objective=ftf", "objective=makespan", "objective=throughput"};
+    for (size_t o = 0; o < sizeof objs / sizeof *objs; o++) {
+        world w;
+        const char *sets[] = {objs[o], NULL};
+        ASSERT_OK(mk(&w, "36:V100,36:P100,36:K80", sets, gs_lp_glpk()));
+        for (int i = 1; i <= 3; i++) { /* one GPU per task: a gang may span nodes */
+            gs_job_spec s;
+            gs_job_spec_init(&s);
+            s.id = i;
+            s.submit = (i == 3 ? 10 : 0) * GS_SEC;
+            s.ntasks = i == 1 ? 64 : i == 2 ? 1 : 200;
+            s.duration = 100 * GS_SEC;
+            ASSERT_OK(gs_engine_add_job(w.e, &s, NULL, NULL));
+        }
+        ASSERT_OK(run_until(&w, 1e6));
+        const gs_job *big = gs_engine_find_job(w.e, 1), *huge = gs_engine_find_job(w.e, 3);
+        ASSERT_EQ(big->state, GS_JOB_REJECTED);
+        ASSERT(big->reason != NULL);
+        ASSERT_CONTAINS(big->reason, "64 GPUs: no GPU type of this cluster has that many");
+        ASSERT_CONTAINS(big->reason, "one type");
+        ASSERT_EQ(gs_engine_find_job(w.e, 2)->state, GS_JOB_DONE);
+        ASSERT_EQ(huge->state, GS_JOB_REJECTED);
+        ASSERT_EQ(gs_engine_npending(w.e), 0);
+        ASSERT_OK(gs_engine_check(w.e, NULL));
+        rm(&w);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (!gs_lp_glpk()) {
@@ -500,6 +537,7 @@ int main(int argc, char **argv)
         {"fifo", test_fifo},
         {"pack", test_pack},
         {"hetero_aware_beats_agnostic", test_hetero_aware_beats_agnostic},
+        {"gang_larger_than_a_type", test_gang_larger_than_a_type},
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }

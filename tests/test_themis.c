@@ -595,6 +595,52 @@ static void t_zero_work(void)
     done(&w);
 }
 
+/*
+ * A gang larger than every GPU type (review R7): 64 GPUs on 36 V100 + 36 P100 + 36 K80 runs
+ * across types at the slowest one's rate, as the engine defines it (it stayed pending, never
+ * started); a job larger than the whole cluster is rejected.  Under contention (4 V100 + 4 K80,
+ * eight 1-GPU jobs holding leases, an 8-GPU gang at 250 s) the gang reservation holds nodes of
+ * any type for it, so it starts within a few leases instead of after the small jobs end.
+ */
+static void t_gang_across_types(void)
+{
+    const char *modes[] = {"mode=auction", "mode=lp"};
+    for (int m = 0; m < 2; m++) {
+        if (m && !gs_lp_glpk()) break;
+        world w;
+        const char *sets[] = {modes[m], NULL};
+        use_lp = gs_lp_glpk();
+        ASSERT_OK(mk(&w, "36:V100,36:P100,36:K80", sets));
+        use_lp = NULL;
+        const gs_job *big = job(&w, 1, 0, 64, 100, NULL), *small = job(&w, 2, 0, 1, 100, NULL);
+        const gs_job *huge = job(&w, 3, 10, 200, 100, NULL);
+        ASSERT_OK(gs_engine_run(w.e));
+        ASSERT_EQ(big->state, GS_JOB_DONE);
+        ASSERT_EQ(small->state, GS_JOB_DONE);
+        ASSERT_EQ(huge->state, GS_JOB_REJECTED);
+        ASSERT_EQ(big->first_start, 0);
+        ASSERT(big->end > 100 * GS_SEC); /* no type of its gang is faster than V100 */
+        ASSERT_OK(gs_engine_check(w.e, NULL));
+        done(&w);
+    }
+    gs_time start[2];
+    for (int r = 0; r < 2; r++) {
+        world w;
+        const char *sets[] = {"lease=300s", r ? "reserve=on" : "reserve=off", NULL};
+        ASSERT_OK(mk(&w, "4:V100,4:K80", sets));
+        for (int i = 0; i < 8; i++) job(&w, i + 1, i * 30, 1, 20000, NULL);
+        const gs_job *g = job(&w, 9, 250, 8, 100, NULL);
+        ASSERT_OK(gs_engine_run(w.e));
+        ASSERT_EQ(g->state, GS_JOB_DONE);
+        start[r] = g->first_start;
+        ASSERT_OK(gs_engine_check(w.e, NULL));
+        done(&w);
+    }
+    printf("  8-GPU gang over 2 types starts at %.0f s without reservation, %.0f s with\n",
+           gs_time_to_sec(start[0]), gs_time_to_sec(start[1]));
+    ASSERT(start[1] < start[0]);
+}
+
 static const test_case tests[] = {
     {"PA: Nash welfare and payments by hand", t_pa_nash_welfare_and_payments},
     {"PA: a payment cuts a gang to a usable option", t_pa_payment_cuts_a_gang},
@@ -611,6 +657,7 @@ static const test_case tests[] = {
     {"mode=lp: Gavel's FTF LP decides", t_mode_lp},
     {"gang reservation against fragmentation", t_gang_reservation},
     {"a job of no work", t_zero_work},
+    {"a gang larger than every GPU type runs across types", t_gang_across_types},
 };
 
 TEST_MAIN(tests)

@@ -32,6 +32,8 @@
  *   - the round ends after round= or as soon as every job it runs has finished;
  *     with no round running, an arrival starts one at once.
  * Jobs progress at the engine's rates on the type they run on (no policy model).
+ * A job larger than every GPU type it may use is rejected on arrival (gv_rejects): Gavel
+ * places a job on one type only.
  *
  * Invariants: the active set (jobs with gjs.active) is exactly the arrived, non-final
  * jobs, each with one single entry; the list 'act' holds them in arrival order, plus jobs
@@ -870,9 +872,31 @@ static int add_active(gavel *g, gs_job *j)
     return 0;
 }
 
+/* Gavel places a job on GPUs of one type: a job larger than every type it may use would wait
+ * for ever (and its LP row would be all zero), so it is rejected on arrival. */
+static int gv_rejects(void *st, const gs_job *j, char *why, size_t cap)
+{
+    const gavel *g = st;
+    if (gs_cluster_ngpu_types(g->c) < 2) return 0; /* the engine's arrival rule covers it */
+    int most = 0;
+    for (int k = 0; k < g->K; k++) {
+        int n = gs_cluster_type_gpus(g->c, k);
+        if ((j->gpu_type < 0 || j->gpu_type == k) && n > most) most = n;
+    }
+    if (j->req_gpus <= most) return 0;
+    snprintf(why, cap,
+             "%d GPUs: no GPU type of this cluster has that many (at most %d); gavel places a job "
+             "on one type",
+             j->req_gpus, most);
+    return 1;
+}
+
 static int gv_arrival(void *st, gs_job *j)
 {
-    return add_active(st, j);
+    gavel *g = st;
+    char why[160];
+    if (gv_rejects(g, j, why, sizeof why)) return gs_engine_reject(g->e, j, why);
+    return add_active(g, j);
 }
 
 static int gv_adopt(void *st, gs_job *j)
@@ -1079,6 +1103,7 @@ static const gs_policy_ops gs_policy_gavel = {
     .schedule = gv_schedule,
     .check = gv_check,
     .inspect = gv_inspect,
+    .rejects = gv_rejects,
 };
 
 /* The registry's entry for this file (gsched/policy.h: order in the listing, table). */

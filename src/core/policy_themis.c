@@ -48,6 +48,10 @@
  * the nodes that come free soonest are held for it (reserve_for): no other
  * start there, no renewal of an expired lease there.
  *
+ * A gang larger than every GPU type it may use bids on no type: work
+ * conservation starts it on free GPUs of any types (start_any), where it runs
+ * at the slowest one's rate, and reservation holds nodes of any type for it.
+ *
  * Parameters: f=0.8 (fairness knob in [0, 1]), lease=10min, app=job|user,
  * mode=auction|lp, reserve=on|off.  Ties are broken by job id everywhere: no decision comes
  * from hash or address order.
@@ -555,11 +559,26 @@ static int start_on(themis *t, gs_job *j, int ty)
     return new_lease(t, j);
 }
 
-/* Start pending j on its fastest type where it can be placed now.  0 (started or not), or an
- * error. */
+/* Whether j's gang is larger than every GPU type it may use: it runs only across types (at the
+ * slowest one's rate, as the engine defines it). */
+static int spans_types(const themis *t, const gs_job *j)
+{
+    const gs_cluster *c = gs_engine_cluster(t->e);
+    if (gs_cluster_ngpu_types(c) < 2 || j->gpu_type >= 0) return 0;
+    for (int ty = 0; ty < ntypes(t); ty++)
+        if (gs_cluster_type_gpus(c, ty) >= j->gpus) return 0;
+    return 1;
+}
+
+/* Start pending j on its fastest type where it can be placed now (a gang larger than every
+ * type: on free GPUs of any types).  0 (started or not), or an error. */
 static int start_any(themis *t, gs_job *j)
 {
     int nt = ntypes(t), tried = 0;
+    if (spans_types(t, j)) {
+        int rc = start_on(t, j, -1);
+        return rc == GS_ENOFIT ? 0 : rc;
+    }
     for (;;) {
         int best = -1;
         double br = 0;
@@ -598,8 +617,11 @@ static int reserve_for(themis *t, gs_job *j)
         int cap = gs_cluster_ngpu_types(c) ? gs_cluster_type_gpus(c, k) : (int)gs_cluster_ngpus(c);
         if (r > br && cap >= j->gpus) br = r, ty = k;
     }
-    if (ty < 0) return 0;
     int typed = gs_cluster_ngpu_types(c) > 1;
+    if (ty < 0 && spans_types(t, j))
+        typed = 0; /* larger than every type: nodes of any type */
+    else if (ty < 0)
+        return 0;
     gs_time now = gs_engine_now(e);
     size_t m = 0;
     for (size_t n = 0; n < nn; n++) {
