@@ -50,7 +50,8 @@
  *
  * A gang larger than every GPU type it may use bids on no type: work
  * conservation starts it on free GPUs of any types (start_any), where it runs
- * at the slowest one's rate, and reservation holds nodes of any type for it.
+ * at the slowest one's rate, and reservation holds nodes of any type for it;
+ * its expired lease is renewed in place when nobody was granted its GPUs.
  *
  * Parameters: f=0.8 (fairness knob in [0, 1]), lease=10min, app=job|user,
  * mode=auction|lp, reserve=on|off.  Ties are broken by job id everywhere: no decision comes
@@ -199,7 +200,7 @@ typedef struct bidder {
     int app;
     double fin0; /* us from now to its end if it gets nothing now: a lease, then its best rate */
     double best; /* best rate over its types */
-    int gtype;   /* type granted this pass, -1 */
+    int gtype;   /* type granted this pass, -1 (GT_SPAN: a lease across types renewed) */
     int ctype;   /* expired holder: the type it runs on (-1 mixed) */
     int holder;  /* 1: an expired holder (RUNNING when the round began) */
 } bidder;
@@ -567,6 +568,28 @@ static int spans_types(const themis *t, const gs_job *j)
     if (gs_cluster_ngpu_types(c) < 2 || j->gpu_type >= 0) return 0;
     for (int ty = 0; ty < ntypes(t); ty++)
         if (gs_cluster_type_gpus(c, ty) >= j->gpus) return 0;
+    return 1;
+}
+
+/* gtype of an expired lease across types that keeps its GPUs (renewed in place) */
+#define GT_SPAN (-3)
+
+/* An expired lease of a gang across types (spans_types) is renewed in place when its GPUs of
+ * each type are still on offer after the grants (nobody else took them): 1, and they are taken
+ * from R; else 0 (it loses them, and starts again when enough are free). */
+static int keeps_across(const themis *t, bidder *b, long *R)
+{
+    const gs_cluster *c = gs_engine_cluster(t->e);
+    long need[MAX_TYPES] = {0};
+    if (!spans_types(t, b->j)) return 0;
+    for (int k = 0; k < b->j->nalloc; k++) {
+        int ty = gs_cluster_gpu(c, b->j->alloc[k])->type;
+        if (ty >= 0 && ty < MAX_TYPES) need[ty]++;
+    }
+    for (int ty = 0; ty < ntypes(t); ty++)
+        if (need[ty] > R[ty]) return 0;
+    for (int ty = 0; ty < ntypes(t); ty++) R[ty] -= need[ty];
+    b->gtype = GT_SPAN;
     return 1;
 }
 
@@ -965,8 +988,9 @@ static int th_schedule(void *st)
             if (a->inP != pass) continue;
             for (int k = 0; k < a->nb; k++) {
                 bidder *b = &t->bid[a->b0 + k];
-                if (b->gtype >= 0) continue;
+                if (b->gtype >= 0 || b->gtype == GT_SPAN) continue;
                 int ty = leftover_type(t, b, R);
+                if (ty < 0 && b->holder && b->ctype < 0 && keeps_across(t, b, R)) continue;
                 if (ty < 0) continue;
                 b->gtype = ty;
                 R[ty] -= b->j->gpus;
@@ -993,7 +1017,7 @@ static int th_schedule(void *st)
         int held = 0;
         for (int q = 0; t->resv_on && q < b->j->nalloc; q++)
             held |= t->resv[gs_cluster_gpu(c, b->j->alloc[q])->node];
-        if (b->gtype >= 0 && b->gtype == b->ctype && !held) {
+        if (((b->gtype >= 0 && b->gtype == b->ctype) || b->gtype == GT_SPAN) && !held) {
             rc = new_lease(t, b->j);
             b->gtype = -2; /* done */
             continue;
