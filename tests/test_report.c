@@ -366,6 +366,9 @@ static void t_report_agg(void)
     other[0].avg_jct_s += 1000;
     other[1].avg_jct_s -= 500;
     gs_sim_result *runs[4] = {&res[0], &other[0], &res[1], &other[1]};
+    /* a label longer than the bars' label column (policy items are labelled as typed) */
+    const char *lng = "fifo-backfill:objective=makespan:hetero=agnostic";
+    snprintf(res[1].policy, sizeof res[1].policy, "%s", lng);
     gs_agg agg;
     ASSERT_OK(gs_agg_build(runs, 1, 2, 2, &agg));
     gs_run_info info = {test_src(DAY), t.sha256, "tiresias", test_src(SPEC), NULL, NULL,
@@ -401,6 +404,13 @@ static void t_report_agg(void)
     ASSERT_CONTAINS(x, "<h3>Average JCT (s)</h3>");
     ASSERT_CONTAINS(x, "<h3>GPU utilisation (%)</h3>");
     ASSERT_EQ(count(x, "class=\"err\""), 2);
+    /* the long label is shortened around an ellipsis beside the bars, whole in the tooltip,
+     * never drawn whole past the figure's left edge */
+    char full[160];
+    snprintf(full, sizeof full, "<title>%s</title>%s</text>", lng, lng);
+    ASSERT(!strstr(x, full));
+    snprintf(full, sizeof full, "<title>%s</title>fifo-backfill:obj\xe2\x80\xa6", lng);
+    ASSERT_EQ(count(x, full), 6);
     /* the window: in the run info, shaded on the time series, and a view of its own */
     ASSERT_CONTAINS(x, "<dt>Measurement window</dt><dd>jobs submitted from 2.0 h to 10.0 h");
     ASSERT_CONTAINS(x, "id=\"tv-win\">");

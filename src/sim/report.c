@@ -1578,6 +1578,35 @@ static void svg_sweep(FILE *f, gs_sim_result *const *rs, const gs_report_agg *ra
     free(xv);
 }
 
+/* A label right-aligned at x in at most max characters: a longer one keeps its head and
+ * tail around an ellipsis (cut on UTF-8 character boundaries), the whole label in its
+ * tooltip - gavel:objective=makespan:hetero=agnostic ran off the figure's left edge. */
+static void bar_label(FILE *f, double x, double y, size_t max, const char *label)
+{
+    size_t n = strlen(label);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\"><title>", x, y);
+    esc(f, label);
+    fputs("</title>", f);
+    if (n <= max || max < 5) {
+        esc(f, label);
+    } else {
+        size_t head = (max - 1) / 2, tail = max - 1 - head;
+        while (head > 0 && ((unsigned char)label[head] & 0xc0) == 0x80) head--;
+        size_t from = n - tail;
+        while (from < n && ((unsigned char)label[from] & 0xc0) == 0x80) from++;
+        char *h = malloc(head + 1);
+        if (h) {
+            memcpy(h, label, head);
+            h[head] = '\0';
+            esc(f, h);
+            free(h);
+        }
+        fputs("\xe2\x80\xa6", f); /* ... */
+        esc(f, label + from);
+    }
+    fputs("</text>\n", f);
+}
+
 /* Metric c per policy (the first value): bars at the mean, whiskers over the 95 % CI. */
 static void svg_bars(FILE *f, gs_sim_result *const *rs, const gs_report_agg *ra, long c,
                      const char *title)
@@ -1622,7 +1651,7 @@ static void svg_bars(FILE *f, gs_sim_result *const *rs, const gs_report_agg *ra,
         if (a->ns > 1 && a->ci[k] > 0) /* drawn from the axis at 0 on */
             whisker(f, fx(&fr, fmax(a->mean[k] - a->ci[k], 0) * sc), yc,
                     fx(&fr, (a->mean[k] + a->ci[k]) * sc), yc, 0, "#1f2933");
-        svg_text(f, fr.l - 8, yc + 4, "end", NULL, rs[p]->policy);
+        bar_label(f, fr.l - 8, yc + 4, (size_t)((fr.l - 12) / CHAR_W), rs[p]->policy);
     }
     fputs("</svg>\n", f);
 }
