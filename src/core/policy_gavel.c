@@ -68,6 +68,7 @@ typedef struct gjs {
     int32_t fifo_k;  /* fifo: the type it was given, -1 */
     int32_t sched;   /* this round: index in 'cand' of its chosen entry, -1 */
     int32_t keep;    /* this round: keeps its GPUs */
+    int32_t rated;   /* its rates are in 'rates' (a job without a program model) */
     double s_prev;   /* ftf: remaining work at the last solve (s), < 0 none */
     double iso_prev; /* ftf: isolated throughput at the last solve */
     double iso_cum;  /* ftf: T_iso_cum */
@@ -88,7 +89,9 @@ typedef struct gavel {
     /* jobs */
     gjs *js;
     size_t njs;
-    int32_t *act; /* active slots in arrival order */
+    double *rates; /* njs x (K + 1): per slot, gs_engine_job_rate on each type at the requested
+                    * size (clamped at 0), then on the reference type; valid when 'rated' */
+    int32_t *act;  /* active slots in arrival order */
     size_t nact, capact;
     /* entries */
     gent *ents;
@@ -167,6 +170,9 @@ static int ensure_js(gavel *g, int32_t slot)
     if (!q) return GS_ENOMEM;
     memset(q + g->njs, 0, (n - g->njs) * sizeof *q);
     g->js = q;
+    double *r = realloc(g->rates, n * (size_t)(g->K + 1) * sizeof *r);
+    if (!r) return GS_ENOMEM; /* js grown, njs not: the next call grows rates again */
+    g->rates = r;
     g->njs = n;
     return 0;
 }
@@ -196,13 +202,39 @@ static void type_counts(gavel *g, double *n, int *fr)
     }
 }
 
+/* gs_engine_job_rate of j on type k (k = -1: the reference type) at its requested size,
+ * 0 where not positive.  A job without a program model (no 'app') has fixed rates: its own
+ * size, model and the profiles (gsched/engine.h), looked up once at its arrival (rate_fill);
+ * a modelled job's speed may change as its model learns: looked up every time. */
+static double rate_live(gavel *g, const gs_job *j, int k)
+{
+    double r = gs_engine_job_rate(g->e, j, k, j->req_gpus);
+    return r > 0 ? r : 0;
+}
+
+static double rate(gavel *g, const gs_job *j, int k)
+{
+    if (!g->js[j->slot].rated) return rate_live(g, j, k);
+    return g->rates[(size_t)j->slot * (size_t)(g->K + 1) + (size_t)(k < 0 ? g->K : k)];
+}
+
+static void rate_fill(gavel *g, const gs_job *j)
+{
+    gjs *s = &g->js[j->slot];
+    s->rated = 0;
+    if (j->app) return;
+    double *r = g->rates + (size_t)j->slot * (size_t)(g->K + 1);
+    for (int k = 0; k < g->K; k++) r[k] = rate_live(g, j, k);
+    r[g->K] = rate_live(g, j, -1);
+    s->rated = 1;
+}
+
 /* The real throughput of j alone on type k (0 where it cannot run). */
 static double tput(gavel *g, const gs_job *j, int k, const double *ngpus)
 {
     if (j->gpu_type >= 0 && j->gpu_type != k) return 0;
     if (ngpus && ngpus[k] < j->req_gpus) return 0;
-    double r = gs_engine_job_rate(g->e, j, k, j->req_gpus);
-    return r > 0 ? r : 0;
+    return rate(g, j, k);
 }
 
 /* The throughput the LP sees (hetero=agnostic: the reference type's everywhere). */
@@ -210,7 +242,7 @@ static double lp_tput(gavel *g, const gs_job *j, int k, const double *ngpus)
 {
     double t = tput(g, j, k, ngpus);
     if (!g->agnostic || !(t > 0)) return t;
-    double r = gs_engine_job_rate(g->e, j, -1, j->req_gpus);
+    double r = rate(g, j, -1);
     return r > 0 ? r : 1.0;
 }
 
@@ -863,6 +895,7 @@ static int add_active(gavel *g, gs_job *j)
     s->fifo_k = -1;
     s->sched = -1;
     s->s_prev = -1;
+    rate_fill(g, j);
     g->act[g->nact++] = j->slot;
     g->stale = 1;
     if (!g->in_round) {
@@ -1012,6 +1045,7 @@ static void gv_destroy(void *st)
     for (size_t i = 0; i < g->nents; i++) free(g->ents[i].x);
     free(g->ents);
     free(g->js);
+    free(g->rates);
     free(g->act);
     free(g->wtime);
     free(g->ran_e);
