@@ -79,6 +79,17 @@ typedef struct cand {
     double prio, defic, x;
 } cand;
 
+/* One type's candidates: cands[start, start + ranked) in rank order, the rest in
+ * heap[start, start + nheap) as a heap; 'minsz' is the fewest GPUs any of them needs. */
+typedef struct blk {
+    size_t start, ranked, nheap;
+    int minsz;
+} blk;
+
+typedef struct sel {
+    int32_t sz, i; /* GPUs, index in cands */
+} sel;
+
 typedef struct gavel {
     gs_engine *e;
     gs_cluster *c;
@@ -105,8 +116,13 @@ typedef struct gavel {
     size_t nran, capran;
     uint64_t rounds, solves;
     /* scratch */
-    cand *cands;
-    size_t capcands;
+    cand *cands; /* this round's candidates: a block per type in type order, each
+                  * block's prefix in rank order (popped from its heap as far as needed) */
+    cand *heap;  /* per block, the candidates not yet ranked: a binary heap (cmp_cand) */
+    size_t capcands, capheap;
+    blk *blks; /* K: the blocks */
+    sel *sels; /* chosen candidates, for the starts */
+    size_t capsels;
     int32_t *order; /* type order */
     double *typerate;
 } gavel;
@@ -592,6 +608,43 @@ static int ent_gpus(gavel *g, const gent *en)
     return job(g, en->a)->req_gpus;
 }
 
+static void heap_down(cand *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && cmp_cand(&h[l], &h[m]) < 0) m = l;
+        if (r < n && cmp_cand(&h[r], &h[m]) < 0) m = r;
+        if (m == i) return;
+        cand t = h[i];
+        h[i] = h[m], h[m] = t;
+        i = m;
+    }
+}
+
+/*
+ * The next candidate of block b in rank order, moved from its heap to the end of its ranked
+ * prefix (the order a full sort by cmp_cand gives: it is a total order); NULL when none is
+ * left.  A round ranks only as many as its choices need: a type's candidates stop
+ * mattering once its GPUs left are fewer than any of them needs.
+ */
+static cand *blk_next(gavel *g, blk *b)
+{
+    if (!b->nheap) return NULL;
+    cand *h = g->heap + b->start;
+    cand *out = &g->cands[b->start + b->ranked++];
+    *out = h[0];
+    h[0] = h[--b->nheap];
+    heap_down(h, b->nheap, 0);
+    return out;
+}
+
+static int cmp_sel(const void *x, const void *y)
+{
+    const sel *p = x, *q = y;
+    if (p->sz != q->sz) return p->sz > q->sz ? -1 : 1;
+    return (p->i > q->i) - (p->i < q->i);
+}
+
 static int ent_runnable(gavel *g, const gent *en, int k)
 {
     const gs_job *a = job(g, en->a);
@@ -644,6 +697,22 @@ static int ran_add(gavel *g, int32_t e, int32_t k)
     return 0;
 }
 
+/* Backfill candidate i (a job alone, not chosen, whose type has room): start it now.
+ * 0 or < 0 on an error. */
+static int backfill(gavel *g, size_t i, int *fr, int *gpus)
+{
+    cand *cd = &g->cands[i];
+    gent *en = &g->ents[cd->e];
+    if (en->b >= 0 || g->js[en->a].sched >= 0 || fr[cd->k] < ent_gpus(g, en)) return 0;
+    if (g->objective == OBJ_FIFO && cd->prio <= 0) return 0;
+    gs_job *a = job(g, en->a);
+    int rc = start_on(g, a, cd->k, gpus);
+    if (rc <= 0) return rc;
+    g->js[en->a].sched = (int32_t)i;
+    fr[cd->k] -= a->gpus;
+    return ran_add(g, cd->e, cd->k);
+}
+
 static int do_round(gavel *g)
 {
     gs_time now = gs_engine_now(g->e);
@@ -690,7 +759,8 @@ static int do_round(gavel *g)
     }
     /* 3. priorities, per type in type order */
     size_t nc = 0;
-    if (grow((void **)&g->cands, &g->capcands, g->nents * (size_t)K + 1, sizeof *g->cands))
+    if (grow((void **)&g->cands, &g->capcands, g->nents * (size_t)K + 1, sizeof *g->cands) ||
+        grow((void **)&g->heap, &g->capheap, g->nents * (size_t)K + 1, sizeof *g->heap))
         return GS_ENOMEM;
     for (int k = 0; k < K; k++) g->order[k] = k;
     if (g->agnostic) {
@@ -714,7 +784,8 @@ static int do_round(gavel *g)
     }
     for (int oi = 0; oi < K; oi++) {
         int k = g->order[oi];
-        size_t first = nc;
+        blk *b = &g->blks[oi];
+        b->start = nc, b->ranked = 0, b->minsz = INT32_MAX;
         for (size_t i = 0; i < g->nents; i++) {
             gent *en = &g->ents[i];
             double x = en->x[k], prio;
@@ -726,9 +797,11 @@ static int do_round(gavel *g)
                 prio = x * 1e9;
             else
                 prio = x / frac;
-            g->cands[nc++] = (cand){(int32_t)i, k, prio, en->defic[k], x};
+            g->heap[nc++] = (cand){(int32_t)i, k, prio, en->defic[k], x};
+            if (ent_gpus(g, en) < b->minsz) b->minsz = ent_gpus(g, en);
         }
-        qsort(g->cands + first, nc - first, sizeof *g->cands, cmp_cand);
+        b->nheap = nc - b->start;
+        for (size_t i = b->nheap / 2; i-- > 0;) heap_down(g->heap + b->start, b->nheap, i);
     }
     /* 4. greedy selection by GPU counts */
     int *left = calloc((size_t)K, sizeof *left);
@@ -744,16 +817,20 @@ static int do_round(gavel *g)
         g->js[g->act[i]].sched = -1;
         g->js[g->act[i]].keep = 0;
     }
-    for (size_t i = 0; i < nc; i++) {
-        cand *cd = &g->cands[i];
-        gent *en = &g->ents[cd->e];
-        if (g->js[en->a].sched >= 0 || (en->b >= 0 && g->js[en->b].sched >= 0)) continue;
-        if (g->objective == OBJ_FIFO && cd->prio <= 0) continue;
-        int s = ent_gpus(g, en);
-        if (s > left[cd->k]) continue;
-        left[cd->k] -= s;
-        g->js[en->a].sched = (int32_t)i;
-        if (en->b >= 0) g->js[en->b].sched = (int32_t)i;
+    for (int oi = 0; oi < K; oi++) { /* in rank order while the type has room */
+        blk *b = &g->blks[oi];
+        cand *cd;
+        while (left[g->order[oi]] >= b->minsz && (cd = blk_next(g, b))) {
+            size_t i = (size_t)(cd - g->cands);
+            gent *en = &g->ents[cd->e];
+            if (g->js[en->a].sched >= 0 || (en->b >= 0 && g->js[en->b].sched >= 0)) continue;
+            if (g->objective == OBJ_FIFO && cd->prio <= 0) continue;
+            int s = ent_gpus(g, en);
+            if (s > left[cd->k]) continue;
+            left[cd->k] -= s;
+            g->js[en->a].sched = (int32_t)i;
+            if (en->b >= 0) g->js[en->b].sched = (int32_t)i;
+        }
     }
     /* 5. lease extensions: chosen again on the type it runs on */
     for (size_t i = 0; i < g->nact; i++) {
@@ -803,65 +880,70 @@ static int do_round(gavel *g)
     /* 7. starts, per type largest first (in rank order among equals); then backfill */
     int *fr = left; /* free GPUs per type now */
     type_counts(g, cap, fr);
-    for (size_t i = 0; i < nc; i++) g->cands[i].x = -1; /* reuse: -1 = not placed */
-    int maxs = 0;
-    for (size_t i = 0; i < g->nact; i++)
-        if (job(g, g->act[i])->req_gpus > maxs) maxs = job(g, g->act[i])->req_gpus;
-    for (int sz = maxs; sz >= 1; sz--) {
-        for (size_t i = 0; i < nc; i++) {
-            cand *cd = &g->cands[i];
-            gent *en = &g->ents[cd->e];
-            if (g->js[en->a].sched != (int32_t)i || ent_gpus(g, en) != sz) continue;
-            gs_job *a = job(g, en->a), *b = en->b >= 0 ? job(g, en->b) : NULL;
-            int ka = g->js[a->slot].keep, kb = b && g->js[b->slot].keep;
-            int ok = 0;
-            if (!b) {
-                if (ka) {
-                    ok = 1;
-                } else {
-                    if ((rc = start_on(g, a, cd->k, gpus)) < 0) goto fail;
-                    ok = rc > 0;
-                }
-            } else if (ka && kb) {
+    /* the chosen candidates by size (largest first), then rank (their index) */
+    size_t ns = 0;
+    if (grow((void **)&g->sels, &g->capsels, g->nents + 1, sizeof *g->sels)) {
+        rc = GS_ENOMEM;
+        goto fail;
+    }
+    for (int oi = 0; oi < K; oi++) {
+        const blk *b = &g->blks[oi];
+        for (size_t i = b->start; i < b->start + b->ranked; i++) {
+            const gent *en = &g->ents[g->cands[i].e];
+            if (g->js[en->a].sched == (int32_t)i && ent_gpus(g, en) >= 1)
+                g->sels[ns++] = (sel){ent_gpus(g, en), (int32_t)i};
+        }
+    }
+    qsort(g->sels, ns, sizeof *g->sels, cmp_sel);
+    for (size_t si = 0; si < ns; si++) {
+        size_t i = (size_t)g->sels[si].i;
+        cand *cd = &g->cands[i];
+        gent *en = &g->ents[cd->e];
+        if (g->js[en->a].sched != (int32_t)i) continue;
+        gs_job *a = job(g, en->a), *b = en->b >= 0 ? job(g, en->b) : NULL;
+        int ka = g->js[a->slot].keep, kb = b && g->js[b->slot].keep;
+        int ok = 0;
+        if (!b) {
+            if (ka) {
                 ok = 1;
             } else {
-                gs_job *host = ka ? a : kb ? b : a, *guest = host == a ? b : a;
-                int hok = g->js[host->slot].keep;
-                if (!hok) {
-                    if ((rc = start_on(g, host, cd->k, gpus)) < 0) goto fail;
-                    hok = rc > 0;
-                }
-                if (hok && guest->state == GS_JOB_PENDING) {
-                    rc = gs_engine_pack(g->e, guest, host);
-                    if (rc && (rc = engine_err(g, rc))) goto fail;
-                }
-                ok = hok;
+                if ((rc = start_on(g, a, cd->k, gpus)) < 0) goto fail;
+                ok = rc > 0;
             }
-            rc = 0;
-            if (ok) {
-                cd->x = 1;
-                if ((rc = ran_add(g, cd->e, cd->k))) goto fail;
-            } else {
-                g->js[en->a].sched = -1;
-                if (en->b >= 0) g->js[en->b].sched = -1;
+        } else if (ka && kb) {
+            ok = 1;
+        } else {
+            gs_job *host = ka ? a : kb ? b : a, *guest = host == a ? b : a;
+            int hok = g->js[host->slot].keep;
+            if (!hok) {
+                if ((rc = start_on(g, host, cd->k, gpus)) < 0) goto fail;
+                hok = rc > 0;
             }
+            if (hok && guest->state == GS_JOB_PENDING) {
+                rc = gs_engine_pack(g->e, guest, host);
+                if (rc && (rc = engine_err(g, rc))) goto fail;
+            }
+            ok = hok;
+        }
+        rc = 0;
+        if (ok) {
+            if ((rc = ran_add(g, cd->e, cd->k))) goto fail;
+        } else {
+            g->js[en->a].sched = -1;
+            if (en->b >= 0) g->js[en->b].sched = -1;
         }
     }
     type_counts(g, cap, fr);
-    for (size_t i = 0; i < nc; i++) { /* backfill: jobs alone, in rank order */
-        cand *cd = &g->cands[i];
-        gent *en = &g->ents[cd->e];
-        if (en->b >= 0 || g->js[en->a].sched >= 0 || fr[cd->k] < ent_gpus(g, en)) continue;
-        if (g->objective == OBJ_FIFO && cd->prio <= 0) continue;
-        gs_job *a = job(g, en->a);
-        if ((rc = start_on(g, a, cd->k, gpus)) < 0) goto fail;
-        if (rc > 0) {
-            g->js[en->a].sched = (int32_t)i;
-            fr[cd->k] -= a->gpus;
-            if ((rc = ran_add(g, cd->e, cd->k))) goto fail;
+    for (int oi = 0; oi < K; oi++) { /* backfill: jobs alone, in rank order */
+        blk *b = &g->blks[oi];
+        int k = g->order[oi];
+        for (size_t r = 0;; r++) {
+            if (r == b->ranked && (fr[k] < b->minsz || !blk_next(g, b))) break;
+            size_t i = b->start + r;
+            if ((rc = backfill(g, i, fr, gpus)) < 0) goto fail;
         }
-        rc = 0;
     }
+    rc = 0;
     for (size_t i = 0; i < g->nact; i++) {
         gs_job *j = job(g, g->act[i]);
         if (j->state == GS_JOB_PENDING) gs_engine_set_reason(g->e, j, "Priority (gavel round)");
@@ -1051,6 +1133,9 @@ static void gv_destroy(void *st)
     free(g->ran_e);
     free(g->ran_k);
     free(g->cands);
+    free(g->heap);
+    free(g->blks);
+    free(g->sels);
     free(g->order);
     free(g->typerate);
     free(g);
@@ -1112,7 +1197,8 @@ static int gv_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     g->wtime = calloc((size_t)g->K, sizeof *g->wtime);
     g->order = calloc((size_t)g->K, sizeof *g->order);
     g->typerate = calloc((size_t)g->K, sizeof *g->typerate);
-    if (!g->wtime || !g->order || !g->typerate) {
+    g->blks = calloc((size_t)g->K, sizeof *g->blks);
+    if (!g->wtime || !g->order || !g->typerate || !g->blks) {
         gv_destroy(g);
         return GS_ENOMEM;
     }
