@@ -123,6 +123,7 @@ typedef struct gavel {
     blk *blks; /* K: the blocks */
     sel *sels; /* chosen candidates, for the starts */
     size_t capsels;
+    size_t unsched; /* this round: active jobs not chosen (sched < 0) */
     int32_t *order; /* type order */
     double *typerate;
 } gavel;
@@ -709,6 +710,7 @@ static int backfill(gavel *g, size_t i, int *fr, int *gpus)
     int rc = start_on(g, a, cd->k, gpus);
     if (rc <= 0) return rc;
     g->js[en->a].sched = (int32_t)i;
+    g->unsched--;
     fr[cd->k] -= a->gpus;
     return ran_add(g, cd->e, cd->k);
 }
@@ -817,10 +819,11 @@ static int do_round(gavel *g)
         g->js[g->act[i]].sched = -1;
         g->js[g->act[i]].keep = 0;
     }
+    g->unsched = g->nact; /* at 0 every candidate left is skipped: ranking them is moot */
     for (int oi = 0; oi < K; oi++) { /* in rank order while the type has room */
         blk *b = &g->blks[oi];
         cand *cd;
-        while (left[g->order[oi]] >= b->minsz && (cd = blk_next(g, b))) {
+        while (g->unsched && left[g->order[oi]] >= b->minsz && (cd = blk_next(g, b))) {
             size_t i = (size_t)(cd - g->cands);
             gent *en = &g->ents[cd->e];
             if (g->js[en->a].sched >= 0 || (en->b >= 0 && g->js[en->b].sched >= 0)) continue;
@@ -830,6 +833,7 @@ static int do_round(gavel *g)
             left[cd->k] -= s;
             g->js[en->a].sched = (int32_t)i;
             if (en->b >= 0) g->js[en->b].sched = (int32_t)i;
+            g->unsched -= en->b >= 0 ? 2 : 1;
         }
     }
     /* 5. lease extensions: chosen again on the type it runs on */
@@ -931,13 +935,14 @@ static int do_round(gavel *g)
         } else {
             g->js[en->a].sched = -1;
             if (en->b >= 0) g->js[en->b].sched = -1;
+            g->unsched += en->b >= 0 ? 2 : 1;
         }
     }
     type_counts(g, cap, fr);
     for (int oi = 0; oi < K; oi++) { /* backfill: jobs alone, in rank order */
         blk *b = &g->blks[oi];
         int k = g->order[oi];
-        for (size_t r = 0;; r++) {
+        for (size_t r = 0; g->unsched; r++) {
             if (r == b->ranked && (fr[k] < b->minsz || !blk_next(g, b))) break;
             size_t i = b->start + r;
             if ((rc = backfill(g, i, fr, gpus)) < 0) goto fail;
