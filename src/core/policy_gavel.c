@@ -23,6 +23,9 @@
  *     deficit, X) descending, per type in type order (fastest first; shuffled per
  *     round by the engine's seed for hetero=agnostic, as Gavel shuffles), and taken
  *     greedily while their GPUs fit the type's remaining count (fifo: priority > 0);
+ *     each type's candidates sit in a heap and are ranked only as far as the choices
+ *     need (blk_next: until the type's GPUs left fit none of them or every job is
+ *     chosen), which gives the order a full sort would;
  *   - placement per type, largest jobs first: a job chosen again on the type it runs
  *     on keeps its GPUs (a lease extension: no restart), others are preempted and
  *     the chosen ones started on free GPUs of the type (engine placement, any
@@ -31,7 +34,8 @@
  *     the GPUs offered to the next entries in order (work-conserving);
  *   - the round ends after round= or as soon as every job it runs has finished;
  *     with no round running, an arrival starts one at once.
- * Jobs progress at the engine's rates on the type they run on (no policy model).
+ * Jobs progress at the engine's rates on the type they run on (no policy model); a job
+ * without a program model has fixed rates, looked up once at its arrival ('rates').
  * A job larger than every GPU type it may use is rejected on arrival (gv_rejects): Gavel
  * places a job on one type only.
  *
