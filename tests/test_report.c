@@ -380,6 +380,7 @@ static void t_report_agg(void)
         res[i].window = 1;
         res[i].win_start = 2 * 3600 * GS_SEC;
         res[i].win_end = 10 * 3600 * GS_SEC;
+        res[i].jobs = 1000; /* the jobs submitted in the window (as the metrics count them) */
     }
     char a[128];
     tmp_path(a, sizeof a, "agg");
@@ -413,6 +414,10 @@ static void t_report_agg(void)
     ASSERT_EQ(count(x, full), 6);
     /* the window: in the run info, shaded on the time series, and a view of its own */
     ASSERT_CONTAINS(x, "<dt>Measurement window</dt><dd>jobs submitted from 2.0 h to 10.0 h");
+    /* the trace has all its jobs; the window's count (1,000 here) is said beside it */
+    ASSERT_CONTAINS(x, "(tiresias format) &middot; 1,353 jobs (1,000 submitted in the "
+                       "measurement window)</dd>");
+    ASSERT_CONTAINS(x, "&middot; 1,353 jobs (1,000 measured) &middot;");
     ASSERT_CONTAINS(x, "id=\"tv-win\">");
     ASSERT_CONTAINS(x, ">measurement window</text>");
     free(x);

@@ -961,6 +961,8 @@ static void write_run_info(FILE *f, gs_sim_result *const *rs, size_t n, const gs
 {
     char num[48];
     size_t gpus = n ? rs[0]->total_gpus : 0, jobs = n ? rs[0]->jobs : 0;
+    /* with --window, r->jobs counts the measured jobs; the trace has every job */
+    size_t all = n && rs[0]->window && rs[0]->engine ? gs_engine_njobs(rs[0]->engine) : jobs;
     fputs("<section class=\"card\"><h2>Run</h2><dl class=\"kv\">\n", f);
     if (info && info->cluster_spec) {
         fputs("<dt>Cluster</dt><dd><code>", f);
@@ -971,7 +973,12 @@ static void write_run_info(FILE *f, gs_sim_result *const *rs, size_t n, const gs
         fmt_count(num, sizeof num, gpus);
         fprintf(f, "<dt>Cluster</dt><dd>%s GPUs</dd>\n", num);
     }
-    fmt_count(num, sizeof num, jobs);
+    char win[96] = "";
+    if (all != jobs) {
+        fmt_count(num, sizeof num, jobs);
+        snprintf(win, sizeof win, " (%s submitted in the measurement window)", num);
+    }
+    fmt_count(num, sizeof num, all);
     if (info && info->trace_path) {
         fputs("<dt>Trace</dt><dd><code>", f);
         esc(f, info->trace_path);
@@ -981,9 +988,9 @@ static void write_run_info(FILE *f, gs_sim_result *const *rs, size_t n, const gs
             esc(f, info->trace_format);
             fputs(" format)", f);
         }
-        fprintf(f, " &middot; %s jobs</dd>\n", num);
+        fprintf(f, " &middot; %s jobs%s</dd>\n", num, win);
     } else {
-        fprintf(f, "<dt>Jobs</dt><dd>%s</dd>\n", num);
+        fprintf(f, "<dt>Jobs</dt><dd>%s%s</dd>\n", num, win);
     }
     if (info && info->events_path) {
         fputs("<dt>Cluster events</dt><dd><code>", f);
@@ -1888,14 +1895,20 @@ static void write_page(FILE *f, gs_sim_result *const *rs, size_t n, const gs_run
     fputs("</style>\n</head>\n<body>\n<main>\n<header>\n<h1>gsched simulation report</h1>\n"
           "<p class=\"sub\">",
           f);
-    char num[48];
-    fmt_count(num, sizeof num, n ? rs[0]->jobs : 0);
+    char num[48], meas[48] = "";
+    size_t jobs = n ? rs[0]->jobs : 0;
+    if (n && rs[0]->window && rs[0]->engine && gs_engine_njobs(rs[0]->engine) != jobs) {
+        fmt_count(num, sizeof num, jobs);
+        snprintf(meas, sizeof meas, " (%s measured)", num);
+        jobs = gs_engine_njobs(rs[0]->engine);
+    }
+    fmt_count(num, sizeof num, jobs);
     fprintf(f, "%zu polic%s", n, n == 1 ? "y" : "ies");
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ", " : ": ", f);
         esc(f, rs[i]->policy);
     }
-    fprintf(f, " &middot; %s jobs", num);
+    fprintf(f, " &middot; %s jobs%s", num, meas);
     fmt_count(num, sizeof num, n ? rs[0]->total_gpus : 0);
     fprintf(f, " &middot; %s GPUs", num);
     if (info && info->trace_path) {
