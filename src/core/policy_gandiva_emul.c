@@ -88,6 +88,8 @@ typedef struct emul {
     gs_time last_step;
     int *scratch;
     size_t capscratch;
+    int32_t *all; /* expand()'s list of a class's jobs, kept between steps */
+    size_t capall;
     /* the first allocation failure (GS_ENOMEM): every hook returns it.  Helpers
      * that cannot allocate leave the lists consistent (a job is in no set
      * rather than half in one) and the engine is failed (engine.h, "Errors") */
@@ -102,22 +104,28 @@ static int oom(emul *m)
     return GS_ENOMEM;
 }
 
-static ejob *EJ(emul *m, int32_t slot)
+/* EJ()'s slow path: grows the per-job array to hold slot. */
+static ejob *ej_grow(emul *m, int32_t slot)
 {
-    if ((size_t)slot >= m->capjobs) {
-        size_t nc = m->capjobs ? m->capjobs : 1024;
-        while (nc <= (size_t)slot) nc *= 2;
-        ejob *n = realloc(m->jobs, nc * sizeof *n);
-        if (!n) {
-            oom(m);
-            m->spare = (ejob){.set_class = -1};
-            return &m->spare;
-        }
-        for (size_t i = m->capjobs; i < nc; i++) n[i] = (ejob){.set_class = -1};
-        m->jobs = n;
-        m->capjobs = nc;
+    size_t nc = m->capjobs ? m->capjobs : 1024;
+    while (nc <= (size_t)slot) nc *= 2;
+    ejob *n = realloc(m->jobs, nc * sizeof *n);
+    if (!n) {
+        oom(m);
+        m->spare = (ejob){.set_class = -1};
+        return &m->spare;
     }
+    for (size_t i = m->capjobs; i < nc; i++) n[i] = (ejob){.set_class = -1};
+    m->jobs = n;
+    m->capjobs = nc;
     return &m->jobs[slot];
+}
+
+/* The policy's record of slot (called per listed job at every step: the common case inline). */
+static inline ejob *EJ(emul *m, int32_t slot)
+{
+    if ((size_t)slot < m->capjobs) return &m->jobs[slot];
+    return ej_grow(m, slot);
 }
 
 /* Room for element n of *p: 0, or GS_ENOMEM with *p and *cap unchanged. */
@@ -361,19 +369,17 @@ static void expand(emul *m, int ci, int num_ns)
         }
     }
     if (!rearrange) return;
-    size_t n = 0, cap = 0;
-    int32_t *all = NULL;
+    size_t n = 0;
     for (int k = 0; k < c->n; k++) {
         nset *s = c->v[k];
         for (int x = 0; x < s->njobs; x++)
-            if (push_i32(m, &all, &n, &cap, s->jobs[x])) EJ(m, s->jobs[x])->set = NULL;
+            if (push_i32(m, &m->all, &n, &m->capall, s->jobs[x])) EJ(m, s->jobs[x])->set = NULL;
         if (s->njobs) {
             s->njobs = 0;
             s->util = 0;
         }
     }
-    redistribute(m, ci, all, n);
-    free(all);
+    redistribute(m, ci, m->all, n);
 }
 
 static void shrink(emul *m, int ci, int num_ns)
@@ -526,14 +532,6 @@ static int in_set(emul *m, const gs_job *j, const nset *s)
     return 1;
 }
 
-static int running_slot(const nset *s, int32_t slot)
-{
-    int conc = s->njobs < s->capacity ? s->njobs : s->capacity;
-    for (int x = 0; x < conc; x++)
-        if (s->jobs[x] == slot) return 1;
-    return 0;
-}
-
 /* Free GPUs on the set's nodes for j, task by task on one node each. */
 static int pick(emul *m, const nset *s, const gs_job *j, int *out)
 {
@@ -560,6 +558,7 @@ static void apply(emul *m)
     for (int ci = 0; ci < m->ncls; ci++)
         for (int k = 0; k < m->cls[ci].n; k++) {
             nset *s = m->cls[ci].v[k];
+            int conc = s->njobs < s->capacity ? s->njobs : s->capacity;
             for (int x = 0; x < s->njobs; x++) {
                 ejob *ej = EJ(m, s->jobs[x]);
                 if (!ej->run) continue; /* not RUNNING: nothing to stop */
@@ -568,7 +567,8 @@ static void apply(emul *m)
                     ej->run = 0;
                     continue;
                 }
-                if (running_slot(s, s->jobs[x]) && in_set(m, j, s)) continue;
+                /* a slot is listed once in its set: it runs when among the first conc */
+                if (x < conc && in_set(m, j, s)) continue;
                 /* refused only when about to end */
                 int rc = gs_engine_suspend(m->e, j, "time slice");
                 if (rc == GS_ENOMEM) oom(m);
@@ -742,6 +742,7 @@ static void em_destroy(void *st)
     free(m->arrivals);
     free(m->jobs);
     free(m->scratch);
+    free(m->all);
     free(m);
 }
 
