@@ -514,6 +514,34 @@ static void test_gang_larger_than_a_type(void)
     }
 }
 
+/*
+ * The per-type GPU counts a round uses come from the cluster's cell aggregates (whole
+ * single-type subtrees): gv_check compares them with a walk over every GPU.  Two types on
+ * racks of mixed nodes, node failures and recoveries while jobs run and wait: every step
+ * passes gs_engine_check (the counts agree with the scan), and every job finishes.
+ */
+static void test_type_counts_follow_failures(void)
+{
+    world w;
+    ASSERT_OK(mk(&w, "3x4:V100,2x4:K80,1x8:V100", NULL, gs_lp_glpk()));
+    for (int i = 1; i <= 24; i++)
+        ASSERT_OK(add(&w, i, 60.0 * (i % 6), 1800.0 * (1 + i % 4), 1 << (i % 3), "resnet50"));
+    ASSERT_OK(gs_engine_add_node_event(w.e, gs_time_from_sec(400), 0, 1));
+    ASSERT_OK(gs_engine_add_node_event(w.e, gs_time_from_sec(500), 4, 1));
+    ASSERT_OK(gs_engine_add_node_event(w.e, gs_time_from_sec(2000), 0, 0));
+    ASSERT_OK(gs_engine_add_node_event(w.e, gs_time_from_sec(3000), 4, 0));
+    int rc, steps = 0;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    while ((rc = gs_engine_step(w.e)) > 0) {
+        steps++;
+        if (gs_engine_check(w.e, &d)) T_FAIL("step %d: %s", steps, d.msg);
+    }
+    ASSERT_OK(gs_engine_error(w.e));
+    for (int i = 1; i <= 24; i++) ASSERT_EQ(gs_engine_find_job(w.e, i)->state, GS_JOB_DONE);
+    rm(&w);
+}
+
 int main(int argc, char **argv)
 {
     if (!gs_lp_glpk()) {
@@ -538,6 +566,7 @@ int main(int argc, char **argv)
         {"pack", test_pack},
         {"hetero_aware_beats_agnostic", test_hetero_aware_beats_agnostic},
         {"gang_larger_than_a_type", test_gang_larger_than_a_type},
+        {"type_counts_follow_failures", test_type_counts_follow_failures},
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }

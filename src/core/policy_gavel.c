@@ -206,8 +206,9 @@ static int gpu_free(const gs_cluster *c, int i)
     return u->owner < 0 && u->users == 0 && !u->down && !gs_cluster_node(c, u->node)->down;
 }
 
-/* Healthy GPUs per type (n[K]); free ones too when fr != NULL. */
-static void type_counts(gavel *g, double *n, int *fr)
+/* Healthy GPUs per type (n[K]); free ones too when fr != NULL: a walk over every GPU (what
+ * type_counts must equal; gv_check compares them). */
+static void type_counts_scan(gavel *g, double *n, int *fr)
 {
     for (int k = 0; k < g->K; k++) {
         n[k] = 0;
@@ -221,6 +222,39 @@ static void type_counts(gavel *g, double *n, int *fr)
         n[u->type] += 1;
         if (fr && gpu_free(g->c, (int)i)) fr[u->type]++;
     }
+}
+
+/* Adds the cluster's aggregates of cell ci's subtree: a cell whose GPUs are all of one type
+ * counts as a whole (its 'healthy' and 'free': a down node's GPUs are down, an owned GPU has
+ * a user), a mixed one through its children. */
+static void type_walk(gavel *g, int ci, double *n, int *fr)
+{
+    const gs_cell *cl = gs_cluster_cell(g->c, ci);
+    uint32_t m = cl->gpu_types;
+    if (!m) return; /* GPUs without a type */
+    if (!(m & (m - 1))) {
+        int k = 0;
+        while (!(m & 1u)) m >>= 1, k++;
+        if (k >= g->K) return;
+        n[k] += cl->healthy;
+        if (fr) fr[k] += cl->free;
+        return;
+    }
+    for (int i = 0; i < cl->nkids; i++) type_walk(g, gs_cluster_cell_kid(g->c, ci, i), n, fr);
+}
+
+/* Healthy GPUs per type (n[K]); free ones too when fr != NULL. */
+static void type_counts(gavel *g, double *n, int *fr)
+{
+    if (g->K > 32 || !gs_cluster_ncells(g->c)) {
+        type_counts_scan(g, n, fr);
+        return;
+    }
+    for (int k = 0; k < g->K; k++) {
+        n[k] = 0;
+        if (fr) fr[k] = 0;
+    }
+    type_walk(g, 0, n, fr);
 }
 
 /* gs_engine_job_rate of j on type k (k = -1: the reference type) at its requested size,
@@ -1082,6 +1116,23 @@ static int gv_schedule(void *st)
 static int gv_check(void *st, gs_diag *d)
 {
     gavel *g = st;
+    double *n = calloc((size_t)g->K * 2, sizeof *n);
+    int *fr = calloc((size_t)g->K * 2, sizeof *fr);
+    if (!n || !fr) {
+        free(n), free(fr);
+        return GS_ENOMEM;
+    }
+    type_counts(g, n, fr);
+    type_counts_scan(g, n + g->K, fr + g->K);
+    int bad = -1;
+    for (int k = 0; k < g->K; k++)
+        if (n[k] != n[g->K + k] || fr[k] != fr[g->K + k]) bad = k;
+    int rc = bad < 0 ? 0
+                     : gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                                   "gavel: type %d counts %g healthy %d free, a scan %g and %d",
+                                   bad, n[bad], fr[bad], n[g->K + bad], fr[g->K + bad]);
+    free(n), free(fr);
+    if (rc) return rc;
     for (size_t i = 0; i < g->nact; i++) {
         const gs_job *j = job(g, g->act[i]);
         if (!g->js[j->slot].active) continue; /* finished, not compacted yet */
