@@ -349,6 +349,10 @@ static void t_errors(void)
     gs_trace_release(&t);
     ASSERT_OK(gen("jobs=10,arrivals=trace:" DAY, 0, 1, &t, &d));
     gs_trace_release(&t);
+    /* a rate so low that arrivals pass the largest time a trace holds: refused, not clamped */
+    rc = gen("jobs=5,rate=1e-300", 0, 1, &t, &d);
+    ASSERT_EQ(rc, GS_ERANGE);
+    ASSERT_CONTAINS(d.msg, "arrives after 1e11 s");
 }
 
 int main(int argc, char **argv)

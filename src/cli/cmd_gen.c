@@ -113,6 +113,8 @@ int cmd_gen(int argc, char **argv)
     if (rc) {
         if (rc == GS_EINVAL && !cluster)
             cli_err("%s: give --cluster (load= is a fraction of its GPUs) or rate=", text);
+        else if (!d.msg[0])
+            cli_err("%s: cannot generate the workload: %s", text, gs_strerror(rc));
         else
             cli_diag(&d);
         gs_gen_spec_destroy(s);

@@ -661,6 +661,13 @@ int gs_gen_generate(const gs_gen_spec *s, size_t total_gpus, uint64_t seed, gs_t
             else
                 now += -log(1.0 - gs_rng_double(&r[R_ARR])) * mean_gap;
         }
+        if (!(now <= 1e11)) {
+            rc = gs_diag_set(d, GS_ERANGE, 0, 0,
+                             "job %ld arrives after 1e11 s, the largest time a trace holds: the "
+                             "arrival rate is too low for %ld jobs",
+                             i, (long)s->jobs);
+            goto out;
+        }
         j->submit = to_ms(now);
         if (s->mix == MIX_GAVEL) {
             double u = gs_rng_double(&r[R_SIZE]);
