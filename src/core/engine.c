@@ -2634,9 +2634,12 @@ const char *gs_engine_ref_gpu_type(const gs_engine *e)
     return e->ref_type ? e->ref_type : gs_profiles_ref_type(profiles(e));
 }
 
-double gs_engine_job_best_type_rate(const gs_engine *e, const gs_job *j)
+/* The rate of j's best gang: the fastest types first (by 'rate') until they hold req_gpus
+ * GPUs; a gang runs at its slowest type's rate, so that is the rate of the last type taken.
+ * 0 when the types j may use cannot hold it. */
+static double best_gang_rate(const gs_engine *e, const gs_job *j,
+                             double (*rate)(const gs_engine *, const gs_job *, int, int))
 {
-    /* as gs_engine_job_ideal: the fastest types first until they hold req_gpus GPUs */
     double best = 0;
     int have = 0;
     size_t nt = gs_cluster_ngpu_types(e->c);
@@ -2648,7 +2651,7 @@ double gs_engine_job_best_type_rate(const gs_engine *e, const gs_job *j)
             if (used & (1u << t)) continue;
             if (j->gpu_type >= 0 && (int)t != j->gpu_type) continue;
             if (gs_cluster_type_gpus(e->c, (int)t) <= 0) continue;
-            double r = type_rate_of(e, j, (int)t, j->req_gpus);
+            double r = rate(e, j, (int)t, j->req_gpus);
             if (r > pr) pr = r, pick = (int)t;
         }
         if (pick < 0) break;
@@ -2656,33 +2659,19 @@ double gs_engine_job_best_type_rate(const gs_engine *e, const gs_job *j)
         have += gs_cluster_type_gpus(e->c, pick);
         best = pr;
     }
-    return have >= j->req_gpus && best > 0 ? best : 1.0;
+    return have >= j->req_gpus ? best : 0;
+}
+
+double gs_engine_job_best_type_rate(const gs_engine *e, const gs_job *j)
+{
+    double best = best_gang_rate(e, j, type_rate_of);
+    return best > 0 ? best : 1.0;
 }
 
 gs_time gs_engine_job_ideal(const gs_engine *e, const gs_job *j)
 {
-    /* The best gang: the fastest types first until they hold req_gpus GPUs; a gang runs at
-     * its slowest type's rate, so that is the rate of the last type taken. */
-    double best = 0;
-    int have = 0;
-    size_t nt = gs_cluster_ngpu_types(e->c);
-    uint32_t used = 0;
-    while (have < j->req_gpus) {
-        int pick = -1;
-        double pr = 0;
-        for (size_t t = 0; t < nt && t < 32; t++) {
-            if (used & (1u << t)) continue;
-            if (j->gpu_type >= 0 && (int)t != j->gpu_type) continue;
-            if (gs_cluster_type_gpus(e->c, (int)t) <= 0) continue;
-            double r = gs_engine_job_rate(e, j, (int)t, j->req_gpus);
-            if (r > pr) pr = r, pick = (int)t;
-        }
-        if (pick < 0) break;
-        used |= 1u << pick;
-        have += gs_cluster_type_gpus(e->c, pick);
-        best = pr;
-    }
-    if (have < j->req_gpus || !(best > 0)) best = gs_engine_job_rate(e, j, -1, j->req_gpus);
+    double best = best_gang_rate(e, j, gs_engine_job_rate);
+    if (!(best > 0)) best = gs_engine_job_rate(e, j, -1, j->req_gpus);
     if (!(best > 0)) best = 1.0;
     double t = ceil((double)j->work / best);
     return t < 3.2e16 ? (gs_time)t : (gs_time)3.2e16;
