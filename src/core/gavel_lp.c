@@ -21,6 +21,7 @@
 #include "gavel_lp.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -248,24 +249,6 @@ static void merged_release(merged *m)
     free(m->cls), free(m->tput), free(m->weight), free(m->scale), free(m->count);
 }
 
-typedef struct mkey {
-    const gs_gavel_in *in;
-    int j;
-} mkey;
-
-static int cmp_job(const void *x, const void *y)
-{
-    const mkey *a = x, *b = y;
-    const gs_gavel_in *in = a->in;
-    if (in->scale[a->j] != in->scale[b->j]) return in->scale[a->j] < in->scale[b->j] ? -1 : 1;
-    double wa = wgt(in, a->j), wb = wgt(in, b->j);
-    if (wa != wb) return wa < wb ? -1 : 1;
-    int c = memcmp(in->tput + (size_t)a->j * in->K, in->tput + (size_t)b->j * in->K,
-                   (size_t)in->K * sizeof *in->tput);
-    if (c) return c;
-    return (a->j > b->j) - (a->j < b->j);
-}
-
 static int same_job(const gs_gavel_in *in, int a, int b)
 {
     return in->scale[a] == in->scale[b] && wgt(in, a) == wgt(in, b) &&
@@ -273,45 +256,59 @@ static int same_job(const gs_gavel_in *in, int a, int b)
                    (size_t)in->K * sizeof *in->tput);
 }
 
-/* Classes of equal jobs of 'in' (no pairs), numbered by their first job. */
+/* FNV-1a over bytes, continuing from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+/* A hash of what same_job compares (weights are positive, so equal ones have equal bytes). */
+static uint64_t job_hash(const gs_gavel_in *in, int j)
+{
+    double w = wgt(in, j);
+    uint64_t h = fnv(1469598103934665603ull, &in->scale[j], sizeof in->scale[j]);
+    h = fnv(h, &w, sizeof w);
+    return fnv(h, in->tput + (size_t)j * in->K, (size_t)in->K * sizeof *in->tput);
+}
+
+/* Classes of equal jobs of 'in' (no pairs), numbered in order of their first job: one pass
+ * in job order over an open-addressing table of the classes' first jobs. */
 static int merge(const gs_gavel_in *in, merged *m)
 {
     int J = in->J, K = in->K;
-    size_t n = (size_t)(J ? J : 1);
+    size_t n = (size_t)(J ? J : 1), cap = 16;
+    while (cap < 2 * n) cap *= 2;
     memset(m, 0, sizeof *m);
-    mkey *keys = malloc(n * sizeof *keys);
-    int *first = malloc(n * sizeof *first), *id = malloc(n * sizeof *id);
+    int *tab = malloc(cap * sizeof *tab); /* class id, -1 = empty */
+    int *rep = malloc(n * sizeof *rep);   /* class -> its first job */
     m->cls = malloc(n * sizeof *m->cls);
     m->tput = malloc(n * (size_t)K * sizeof *m->tput);
     m->weight = malloc(n * sizeof *m->weight);
     m->scale = malloc(n * sizeof *m->scale);
     m->count = calloc(n, sizeof *m->count);
-    if (!keys || !first || !id || !m->cls || !m->tput || !m->weight || !m->scale || !m->count) {
-        free(keys), free(first), free(id);
+    if (!tab || !rep || !m->cls || !m->tput || !m->weight || !m->scale || !m->count) {
+        free(tab), free(rep);
         merged_release(m);
         return GS_ENOMEM;
     }
-    for (int j = 0; j < J; j++) keys[j] = (mkey){in, j};
-    if (J) qsort(keys, (size_t)J, sizeof *keys, cmp_job);
-    /* groups in sorted order; each job's group leader = its first (lowest) job */
-    for (int i = 0; i < J; i++) {
-        int j = keys[i].j;
-        first[j] = i > 0 && same_job(in, keys[i - 1].j, j) ? first[keys[i - 1].j] : j;
-    }
-    for (int j = 0; j < J; j++) id[j] = -1;
-    for (int j = 0; j < J; j++) { /* classes numbered in order of their first job */
-        int f = first[j];
-        if (id[f] < 0) {
-            id[f] = m->n++;
-            memcpy(m->tput + (size_t)id[f] * K, in->tput + (size_t)j * K,
-                   (size_t)K * sizeof *m->tput);
-            m->weight[id[f]] = wgt(in, j);
-            m->scale[id[f]] = in->scale[j];
+    for (size_t i = 0; i < cap; i++) tab[i] = -1;
+    for (int j = 0; j < J; j++) {
+        size_t i = (size_t)job_hash(in, j) & (cap - 1);
+        while (tab[i] >= 0 && !same_job(in, rep[tab[i]], j)) i = (i + 1) & (cap - 1);
+        if (tab[i] < 0) {
+            int c = m->n++;
+            tab[i] = c;
+            rep[c] = j;
+            memcpy(m->tput + (size_t)c * K, in->tput + (size_t)j * K, (size_t)K * sizeof *m->tput);
+            m->weight[c] = wgt(in, j);
+            m->scale[c] = in->scale[j];
         }
-        m->cls[j] = id[f];
-        m->count[id[f]]++;
+        m->cls[j] = tab[i];
+        m->count[tab[i]]++;
     }
-    free(keys), free(first), free(id);
+    free(tab), free(rep);
     m->in = *in;
     m->in.J = m->n;
     m->in.tput = m->tput;
