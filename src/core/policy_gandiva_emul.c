@@ -302,9 +302,28 @@ static void redistribute(emul *m, int ci, const int32_t *jobs, size_t n)
         return;
     }
     size_t q = n / ns, rem = n % ns;
-    for (size_t k = 0; k < n; k++) {
-        size_t r = k / ns, p = k % ns;
-        assign(m, ci, c->v[r & 1 ? ns - 1 - p : p], jobs[k]);
+    /* room first (a set gets q or q + 1 jobs), so the deal itself cannot fail */
+    int room = 1;
+    for (size_t k = 0; k < ns && room; k++) {
+        nset *s = c->v[k];
+        size_t cap = (size_t)s->capjobs;
+        void *p = s->jobs;
+        room = !grow(m, &p, &cap, (size_t)s->njobs + q, sizeof *s->jobs);
+        s->jobs = p;
+        s->capjobs = (int)cap;
+    }
+    for (size_t k = 0, r = 0, p = 0; k < n; k++) {
+        nset *s = c->v[r & 1 ? ns - 1 - p : p];
+        if (++p == ns) p = 0, r++;
+        ejob *x = EJ(m, jobs[k]);
+        if (!room || x == &m->spare) { /* assign()'s failure handling */
+            assign(m, ci, s, jobs[k]);
+            continue;
+        }
+        s->jobs[s->njobs++] = jobs[k];
+        s->util++;
+        x->set = s;
+        x->set_class = ci;
     }
     /* after q full rounds: v, reversed when q is odd; then the first rem of that order (one
      * more job each) go behind the rest, the last of them first */
@@ -369,11 +388,19 @@ static void expand(emul *m, int ci, int num_ns)
         }
     }
     if (!rearrange) return;
-    size_t n = 0;
+    size_t n = 0, total = 0;
+    for (int k = 0; k < c->n; k++) total += (size_t)c->v[k]->njobs;
+    void *p = m->all;
+    int room = !total || !grow(m, &p, &m->capall, total - 1, sizeof *m->all);
+    m->all = p;
     for (int k = 0; k < c->n; k++) {
         nset *s = c->v[k];
-        for (int x = 0; x < s->njobs; x++)
-            if (push_i32(m, &m->all, &n, &m->capall, s->jobs[x])) EJ(m, s->jobs[x])->set = NULL;
+        if (room && s->njobs) {
+            memcpy(m->all + n, s->jobs, (size_t)s->njobs * sizeof *m->all);
+            n += (size_t)s->njobs;
+        } else if (!room) {
+            for (int x = 0; x < s->njobs; x++) EJ(m, s->jobs[x])->set = NULL; /* lost */
+        }
         if (s->njobs) {
             s->njobs = 0;
             s->util = 0;
