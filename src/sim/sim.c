@@ -87,6 +87,12 @@ static void observe(void *ud, const gs_record *rec)
     r->tl[r->ntl++] = row;
 }
 
+static void free_users(gs_sim_result *r)
+{
+    for (size_t u = 0; r->users && u < r->nusers; u++) free(r->users[u].name);
+    free(r->users);
+}
+
 void gs_sim_result_release(gs_sim_result *r)
 {
     if (!r) return;
@@ -95,7 +101,7 @@ void gs_sim_result_release(gs_sim_result *r)
     free(r->tl);
     free(r->vcs);
     free(r->jm);
-    free(r->users);
+    free_users(r);
     free(r->sizes);
     memset(r, 0, sizeof *r);
 }
@@ -108,7 +114,7 @@ void gs_sim_result_shrink(gs_sim_result *r)
     free(r->tl);
     free(r->vcs);
     free(r->jm);
-    free(r->users);
+    free_users(r);
     free(r->sizes);
     r->engine = NULL;
     r->cluster = NULL;
@@ -338,6 +344,13 @@ static void *xcalloc(size_t n, size_t sz)
     return p;
 }
 
+static char *xstrdup(const char *v)
+{
+    char *c = strdup(v);
+    if (!c) abort(); /* a program may abort on out-of-memory */
+    return c;
+}
+
 static void occ_build(const gs_engine *e, occupancy *o)
 {
     size_t n = gs_engine_njobs(e), ni = 0, no = 0;
@@ -543,7 +556,8 @@ static void breakdowns(gs_sim_result *r, const jfact *jf, size_t n)
     r->users = xcalloc(nu, sizeof *r->users);
     r->nusers = nu;
     for (size_t i = 0; i < n; i++) /* interned: every job of a user has the same string */
-        if (!r->users[key[i]].name) r->users[key[i]].name = gs_engine_job(e, i)->user;
+        if (!r->users[key[i]].name && gs_engine_job(e, i)->user)
+            r->users[key[i]].name = xstrdup(gs_engine_job(e, i)->user);
     group_stats(jf, r->jm, n, key, nu, r->users);
     double *avg = xcalloc(nu, sizeof *avg);
     size_t na = 0;

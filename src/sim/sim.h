@@ -147,8 +147,8 @@ typedef struct gs_job_metrics {
  * held (all jobs of the group).
  */
 typedef struct gs_group_stats {
-    const char *name; /* user name (borrowed from the engine; "-" = none given) or NULL */
-    int gpus;         /* sizes: the requested GPU count; users: 0 */
+    char *name; /* user name (owned: the result outlives its engine; "-" = none given) or NULL */
+    int gpus;   /* sizes: the requested GPU count; users: 0 */
     size_t jobs, done, rejected;
     double gpu_h;
     double avg_jct_s, avg_queue_s;
