@@ -192,11 +192,14 @@ int main(int argc, char **argv)
         if (p < 0) continue;
         if (p > 0) _exit(0);
         setsid();
-        if (++n % 500 == 0) {
-            FILE *f = fopen(argv[1], "w");
+        if (++n % 500 == 0) { /* written aside and renamed: a kill never leaves it empty */
+            char tmp[4096];
+            snprintf(tmp, sizeof tmp, "%s.%d", argv[1], (int)getpid());
+            FILE *f = fopen(tmp, "w");
             if (f) {
                 fprintf(f, "%d %lu\n", (int)getpid(), n);
-                fclose(f);
+                if (fclose(f) == 0) rename(tmp, argv[1]);
+                else unlink(tmp);
             }
         }
     }
@@ -224,7 +227,7 @@ forkrun() {
   fi
   # (1) the command exits 0 while the runner it started goes on (it waits for the runner's
   # first heartbeat, up to 30 s, so a loaded machine cannot end it before the runner ran)
-  id=$(gsub --gpus 1 --env "SETSID_MARK=$MARK.${m}f1" -- sh -c "$RUNNER $tmp/hb-${m}1 $(($(date +%s) + 40)) & i=0; while [ ! -s $tmp/hb-${m}1 ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done; sleep 1; exit 0") || { bad "$m: submit runner"; return; }
+  id=$(gsub --gpus 1 --env "SETSID_MARK=$MARK.${m}f1" -- sh -c "$RUNNER $tmp/hb-${m}1 $(($(date +%s) + 40)) & i=0; while [ ! -s $tmp/hb-${m}1 ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((\$i + 1)); done; sleep 1; exit 0") || { bad "$m: submit runner"; return; }
   check "$m: fork-runner job $id ends DONE" wait_state "$id" DONE 60
   check "$m: ... its runner did run (heartbeat file written)" test -s "$tmp/hb-${m}1"
   check "$m: ... and runs no more (heartbeat: $(cat "$tmp/hb-${m}1" 2> /dev/null))" eval "! beating $tmp/hb-${m}1"
