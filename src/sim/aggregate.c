@@ -210,21 +210,6 @@ long gs_agg_col(const gs_agg *a, const char *key)
     return -1;
 }
 
-/* CSV field: quoted only when it contains a comma, quote or newline. */
-static void csv_str(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* Means of integer metrics are written with 3 decimals. */
 static int agg_dec(const gs_metric_col *c)
 {
@@ -257,12 +242,12 @@ int gs_write_agg(const char *path, const gs_agg *a, const char *sweep_key,
         for (size_t p = 0; p < a->np; p++) {
             const gs_sim_result *r0 = a->runs[(v * a->np + p) * a->ns];
             if (sweep_key) {
-                csv_str(f, sweep_key);
+                gs_csv_field(f, sweep_key);
                 fputc(',', f);
-                csv_str(f, values[v]);
+                gs_csv_field(f, values[v]);
                 fputc(',', f);
             }
-            csv_str(f, r0->policy);
+            gs_csv_field(f, r0->policy);
             fprintf(f, ",%s,%zu", r0->placement, a->ns);
             for (size_t c = 0; c < a->ncols; c++) {
                 size_t k = (v * a->np + p) * a->ncols + c;
@@ -294,12 +279,12 @@ int gs_write_runs(const char *path, gs_sim_result *const *runs, size_t n, const 
     fputc('\n', f);
     for (size_t i = 0; i < n; i++) {
         if (sweep_key) {
-            csv_str(f, sweep_key);
+            gs_csv_field(f, sweep_key);
             fputc(',', f);
-            csv_str(f, values[i / per_value]);
+            gs_csv_field(f, values[i / per_value]);
             fputc(',', f);
         }
-        csv_str(f, runs[i]->policy);
+        gs_csv_field(f, runs[i]->policy);
         fprintf(f, ",%s,%llu", runs[i]->placement, (unsigned long long)seeds[i]);
         for (size_t c = 0; c < nc; c++) {
             fputc(',', f);

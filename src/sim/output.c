@@ -54,8 +54,7 @@ static int close_tmp(FILE *f, const char *tmp, const char *path)
     return 0;
 }
 
-/* CSV field: quoted only when it contains a comma, quote or newline. */
-static void csv_field(FILE *f, const char *s)
+void gs_csv_field(FILE *f, const char *s)
 {
     if (!strpbrk(s, ",\"\n\r")) {
         fputs(s, f);
@@ -98,7 +97,7 @@ static void gpu_types(FILE *f, const gs_cluster *c, const int32_t *gpus, int n)
         if (!first) fputc('+', f);
         first = 0;
         const char *name = gs_cluster_gpu_type_name(c, t);
-        csv_field(f, name ? name : "");
+        gs_csv_field(f, name ? name : "");
     }
 }
 
@@ -155,13 +154,13 @@ int gs_write_jobs(const char *path, const gs_sim_result *r)
         }
         fprintf(f, "%lld,%s,%s,%s,%s,%s,%d,%d,%s,", (long long)j->id, a, b, cc, dd, q, j->gpus,
                 j->preemptions, gs_job_state_name(j->state));
-        csv_field(f, pl);
+        gs_csv_field(f, pl);
         fputc(',', f);
-        csv_field(f, j->vc_name);
+        gs_csv_field(f, j->vc_name);
         fputc(',', f);
-        csv_field(f, j->reason && gs_job_state_final(j->state) && j->state != GS_JOB_DONE
-                         ? j->reason
-                         : "");
+        gs_csv_field(f, j->reason && gs_job_state_final(j->state) && j->state != GS_JOB_DONE
+                            ? j->reason
+                            : "");
         char su[32], pk[32];
         gs_fmt_sec(su, sizeof su, gs_job_suspended(j, j->end != GS_TIME_NONE ? j->end : 0));
         gs_fmt_sec(pk, sizeof pk, gs_job_packed(j, j->end != GS_TIME_NONE ? j->end : 0));
@@ -187,9 +186,9 @@ int gs_write_jobs(const char *path, const gs_sim_result *r)
         else
             fputc(',', f);
         fputc(',', f);
-        csv_field(f, j->model ? j->model : "-");
+        gs_csv_field(f, j->model ? j->model : "-");
         fputc(',', f);
-        csv_field(f, j->user ? j->user : "-");
+        gs_csv_field(f, j->user ? j->user : "-");
         fputc(',', f);
         gpu_types(f, c, g, ng);
         fputc('\n', f);
@@ -405,7 +404,7 @@ int gs_write_compare(const char *path, gs_sim_result *const *rs, size_t n)
     for (size_t c = 0; c < nc; c++) fprintf(f, ",%s", cols[c].key);
     fputc('\n', f);
     for (size_t i = 0; i < n; i++) {
-        csv_field(f, rs[i]->policy);
+        gs_csv_field(f, rs[i]->policy);
         fprintf(f, ",%s", rs[i]->placement);
         for (size_t c = 0; c < nc; c++) {
             fputc(',', f);
@@ -428,9 +427,9 @@ int gs_write_vcs(const char *path, gs_sim_result *const *rs, size_t n)
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < rs[i]->nvcs; k++) {
             const gs_vc_stats *s = &rs[i]->vcs[k];
-            csv_field(f, rs[i]->policy);
+            gs_csv_field(f, rs[i]->policy);
             fputc(',', f);
-            csv_field(f, s->name);
+            gs_csv_field(f, s->name);
             fprintf(f, ",%zu,%zu,%zu,%.3f,%.3f,%.3f,%.3f,%.6f,%.6f,%.6f\n", s->jobs, s->done,
                     s->rejected, s->avg_jct_s, s->avg_queue_s, s->median_queue_s, s->p95_queue_s,
                     s->avg_slowdown, s->avg_rho, s->max_rho);
@@ -452,10 +451,10 @@ static int write_groups(const char *path, gs_sim_result *const *rs, size_t n, in
         size_t ng = users ? rs[i]->nusers : rs[i]->nsizes;
         for (size_t k = 0; k < ng; k++) {
             const gs_group_stats *s = users ? &rs[i]->users[k] : &rs[i]->sizes[k];
-            csv_field(f, rs[i]->policy);
+            gs_csv_field(f, rs[i]->policy);
             fputc(',', f);
             if (users)
-                csv_field(f, s->name ? s->name : "-");
+                gs_csv_field(f, s->name ? s->name : "-");
             else
                 fprintf(f, "%d", s->gpus);
             fprintf(f, ",%zu,%zu,%zu,%.3f,%.3f,%.3f,%.6f,%.6f,%.6f,%.6f,%.6f\n", s->jobs, s->done,

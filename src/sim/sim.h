@@ -249,6 +249,8 @@ void gs_sim_result_shrink(gs_sim_result *r);
 
 /* ---- output ------------------------------------------------------------------------------ */
 
+/* A CSV field, quoted only when it contains a comma, quote or newline. */
+void gs_csv_field(FILE *f, const char *s);
 /* Seconds with up to 6 decimals, trailing zeros trimmed ("12", "0.5"). */
 void gs_fmt_sec(char *buf, size_t cap, gs_time t);
 
