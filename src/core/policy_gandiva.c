@@ -53,6 +53,7 @@ typedef struct gnode {
     int32_t cell;
     int8_t dirty;
     int8_t cached;  /* demand and nwait below are current */
+    int8_t stale;   /* listed in g->stale (its counts were invalidated since) */
     int32_t demand; /* GPUs of members that are not packed guests */
     int32_t nwait;  /* members waiting (pending or suspended) */
     gs_time acct;   /* time of the last deficit accounting */
@@ -101,6 +102,10 @@ typedef struct gandiva {
     gs_jobq ranq; /* queued jobs that ran before (the only queued ones with a profile) */
     int32_t *dirty;
     size_t ndirty;
+    /* nodes whose cached counts were invalidated, to recount before g->nwaitnodes is read;
+     * nwaitnodes counts the cached nodes with waiting members */
+    int32_t *stale;
+    size_t nstale, nwaitnodes;
     bad_pair *bad;
     size_t nbad, capbad;
     int slice_armed, intro_armed, slice_due, intro_due;
@@ -165,10 +170,23 @@ static int *scratch(gandiva *g, size_t n)
     return g->scratch;
 }
 
+/* Something on node n changed: its cached demand and waiting count must be recounted. */
+static void invalidate(gandiva *g, int32_t n)
+{
+    gnode *nd = &g->nodes[n];
+    if (!nd->cached) return;
+    nd->cached = 0;
+    if (nd->nwait) g->nwaitnodes--;
+    if (!nd->stale) {
+        nd->stale = 1;
+        g->stale[g->nstale++] = n;
+    }
+}
+
 static void mark_dirty(gandiva *g, int32_t n)
 {
     if (n < 0) return;
-    g->nodes[n].cached = 0;
+    invalidate(g, n);
     if (g->nodes[n].dirty) return;
     g->nodes[n].dirty = 1;
     g->dirty[g->ndirty++] = n;
@@ -288,28 +306,45 @@ static int node_free(const gandiva *g, int32_t n)
     return gs_cluster_cell(g->c, nd->cell)->free;
 }
 
+/*
+ * The most free GPUs of one node, from the cluster's aggregates (O(1)): the root's
+ * max_node_free is the largest free count of a node cell; a node marked down has all its GPUs
+ * down, so its cell counts no free GPU, as node_free() says.  gs_cluster_free() is likewise
+ * the sum of node_free() over the nodes.
+ */
+static int most_free(const gandiva *g)
+{
+    return gs_cluster_cell(g->c, 0)->max_node_free;
+}
+
 static int waiting(const gs_job *j)
 {
     return j->state == GS_JOB_PENDING || j->state == GS_JOB_SUSPENDED;
 }
 
+static void node_count(gandiva *g, int32_t n, int *demand, int *nwait)
+{
+    int d = 0, w = 0;
+    for (int32_t s = g->nodes[n].head; s >= 0; s = J(g, s)->next) {
+        const gs_job *j = job(g, s);
+        if (!j->pack_guest) d += j->gpus;
+        w += waiting(j);
+    }
+    *demand = d;
+    *nwait = w;
+}
+
 /*
  * Members' GPU demand (not counting packed guests) and waiting count of a node,
- * recomputed only after something on the node changed (mark_dirty).
+ * recomputed only after something on the node changed (invalidate).
  */
 static void node_stats(gandiva *g, int32_t n)
 {
     gnode *nd = &g->nodes[n];
     if (nd->cached) return;
-    int d = 0, w = 0;
-    for (int32_t s = nd->head; s >= 0; s = J(g, s)->next) {
-        const gs_job *j = job(g, s);
-        if (!j->pack_guest) d += j->gpus;
-        w += waiting(j);
-    }
-    nd->demand = d;
-    nd->nwait = w;
+    node_count(g, n, &nd->demand, &nd->nwait);
     nd->cached = 1;
+    if (nd->nwait) g->nwaitnodes++;
 }
 
 static int node_demand(gandiva *g, int32_t n)
@@ -324,12 +359,16 @@ static int node_has_waiting(gandiva *g, int32_t n)
     return g->nodes[n].nwait > 0;
 }
 
-/* Does any node have waiting members? (cached per node: O(nodes)) */
+/* Does any node have waiting members?  Recounts the nodes invalidated since the last call:
+ * O(changed nodes' members), not O(nodes). */
 static int any_waiting(gandiva *g)
 {
-    for (size_t i = 0; i < g->nnodes; i++)
-        if (g->nodes[i].nmem && node_has_waiting(g, (int32_t)i)) return 1;
-    return 0;
+    while (g->nstale) {
+        int32_t n = g->stale[--g->nstale];
+        g->nodes[n].stale = 0;
+        node_stats(g, n);
+    }
+    return g->nwaitnodes > 0;
 }
 
 static double weight(const gandiva *g, const gs_job *j)
@@ -378,7 +417,7 @@ static int run_member(gandiva *g, gs_job *j, int32_t n)
     int *gpus = scratch(g, (size_t)j->gpus);
     if (!gpus) return GS_ENOMEM;
     if (!pick_gpus(g, n, j, gpus)) return GS_ENOFIT;
-    g->nodes[n].cached = 0;
+    invalidate(g, n);
     int rc = j->state == GS_JOB_PENDING ? gs_engine_start(g->e, j, gpus, j->gpus)
                                         : gs_engine_resume(g->e, j, gpus, j->gpus);
     return rc == GS_ENOMEM ? oom(g) : rc;
@@ -597,7 +636,7 @@ static void rotate(gandiva *g, int32_t n)
             gs_engine_suspend(g->e, j, "time slice") == GS_ENOMEM)
             oom(g);
     }
-    g->nodes[n].cached = 0;
+    invalidate(g, n);
     free(run);
     free(v);
     fill(g, n);
@@ -767,11 +806,7 @@ static int move_running(gandiva *g, gs_job *j, int32_t m, const char *why)
 /* Waiting members of crowded nodes go where GPUs are free (migration (a)). */
 static void balance(gandiva *g)
 {
-    int maxfree = 0;
-    for (size_t i = 0; i < g->nnodes; i++) {
-        int fr = node_free(g, (int32_t)i);
-        if (fr > maxfree) maxfree = fr;
-    }
+    int maxfree = most_free(g);
     if (!maxfree) return;
     unsigned char failed[65] = {0}; /* sizes with no node to go to in this pass */
     for (size_t i = 0; i < g->nnodes; i++) {
@@ -812,12 +847,7 @@ static void defrag(gandiva *g)
     if (!g->migrate || g->defrag == DEFRAG_OFF) return;
     if (g->defrag == DEFRAG_DEMAND) {
         /* only when a waiting job fits no node although enough GPUs are free in total */
-        int maxfree = 0, total = 0, want = 0;
-        for (size_t i = 0; i < g->nnodes; i++) {
-            int fr = node_free(g, (int32_t)i);
-            total += fr;
-            if (fr > maxfree) maxfree = fr;
-        }
+        int maxfree = most_free(g), total = gs_cluster_free(g->c), want = 0;
         for (int k = 0; k < g->nsq; k++) {
             int need = g->sq[k].gpus;
             if (gs_jobq_len(&g->sq[k].q) && need <= g->maxg && need > maxfree && need <= total)
@@ -932,19 +962,11 @@ static void defrag(gandiva *g)
 
 /* ---- introspection: grow-shrink ----------------------------------------------------------- */
 
-static int anyone_waits(gandiva *g)
-{
-    if (g->nqueued) return 1;
-    for (size_t i = 0; i < g->nnodes; i++)
-        if (node_has_waiting(g, (int32_t)i)) return 1;
-    return 0;
-}
-
 static void grow_shrink(gandiva *g)
 {
     if (!g->grow) return;
     gs_time now = gs_engine_now(g->e);
-    int waits = anyone_waits(g);
+    int waits = g->nqueued || any_waiting(g);
     for (size_t i = 0; i < g->nnodes; i++)
         for (int32_t s = g->nodes[i].head, nx; s >= 0; s = nx) {
             nx = J(g, s)->next;
@@ -1132,6 +1154,7 @@ static int gd_node(void *st, int node, int down)
 static int gd_check(void *st, gs_diag *d)
 {
     gandiva *g = st;
+    size_t nwn = 0;
     for (size_t i = 0; i < g->nnodes; i++) {
         int k = 0;
         for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next, k++) {
@@ -1151,18 +1174,24 @@ static int gd_check(void *st, gs_diag *d)
                                            (long long)j->id, i);
         }
         if (g->nodes[i].cached) {
-            int dem = g->nodes[i].demand, nw = g->nodes[i].nwait;
-            g->nodes[i].cached = 0;
-            node_stats(g, (int32_t)i);
+            int dem, nw;
+            node_count(g, (int32_t)i, &dem, &nw);
             if (dem != g->nodes[i].demand || nw != g->nodes[i].nwait)
                 return gs_diag_set(d, GS_EINTERNAL, 0, 0,
-                                   "gandiva: n%zu cached demand %d/%d waiting %d/%d", i, dem,
-                                   g->nodes[i].demand, nw, g->nodes[i].nwait);
+                                   "gandiva: n%zu cached demand %d/%d waiting %d/%d", i,
+                                   g->nodes[i].demand, dem, g->nodes[i].nwait, nw);
+            nwn += nw > 0;
+        } else if (!g->nodes[i].stale) {
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: n%zu invalidated, not listed", i);
         }
         if (k != g->nodes[i].nmem)
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: n%zu counts %d members, has %d", i,
                                g->nodes[i].nmem, k);
     }
+    if (nwn != g->nwaitnodes)
+        return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                           "gandiva: %zu nodes with waiting members, %zu counted", nwn,
+                           g->nwaitnodes);
     size_t nq = 0;
     for (int k = 0; k < g->nsq; k++)
         for (int32_t s = gs_jobq_first(&g->sq[k].q); s >= 0; s = gs_jobq_next(&g->sq[k].q, s)) {
@@ -1191,6 +1220,7 @@ static void gd_destroy(void *st)
     free(g->nodes);
     free(g->jobs);
     free(g->dirty);
+    free(g->stale);
     free(g->bad);
     free(g->scratch);
     free(g);
@@ -1269,14 +1299,19 @@ static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     g->nnodes = gs_cluster_nnodes(g->c);
     g->nodes = calloc(g->nnodes ? g->nnodes : 1, sizeof *g->nodes);
     g->dirty = calloc(g->nnodes ? g->nnodes : 1, sizeof *g->dirty);
-    if (!g->nodes || !g->dirty) {
+    g->stale = calloc(g->nnodes ? g->nnodes : 1, sizeof *g->stale);
+    if (!g->nodes || !g->dirty || !g->stale) {
         gd_destroy(g);
         return GS_ENOMEM;
     }
     for (size_t i = 0; i < g->nnodes; i++) {
         const gs_node *nd = gs_cluster_node(g->c, (int32_t)i);
-        g->nodes[i] =
-            (gnode){.head = -1, .tail = -1, .ngpus = nd->gpu_hi - nd->gpu_lo, .cell = nd->cell};
+        /* no members: demand and waiting count 0 are current */
+        g->nodes[i] = (gnode){.head = -1,
+                              .tail = -1,
+                              .ngpus = nd->gpu_hi - nd->gpu_lo,
+                              .cell = nd->cell,
+                              .cached = 1};
         if (g->nodes[i].ngpus > g->maxg) g->maxg = g->nodes[i].ngpus;
     }
     *state = g;
