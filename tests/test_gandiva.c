@@ -880,6 +880,39 @@ static void t_emul_fidelity(void)
 }
 
 /*
+ * Like the simulator it emulates, gandiva-emul charges nothing by default (its policy flag
+ * GS_POLICY_COSTS_OFF): with no parameters it gives the costs=off answer, job for job;
+ * costs=on still charges its suspends and migrations, and other policies keep charging.
+ */
+static void t_emul_costs_default(void)
+{
+    gs_sim_result a, b, c;
+    const char *cl = "data/philly-1day/n32g8_2sw.csv",
+               *tr = "data/philly-1day/philly_20171002_tiresias.csv";
+    ASSERT_OK(sim(cl, tr, "gandiva-emul", NULL, &a));
+    ASSERT_OK(sim(cl, tr, "gandiva-emul", "costs=off", &b));
+    ASSERT_OK(sim(cl, tr, "gandiva-emul", "costs=on", &c));
+    ASSERT_EQ(a.jobs_done, 1353);
+    ASSERT_EQ(gs_engine_njobs(a.engine), gs_engine_njobs(b.engine));
+    for (size_t i = 0; i < gs_engine_njobs(a.engine); i++) {
+        const gs_job *x = gs_engine_job(a.engine, i), *y = gs_engine_job(b.engine, i);
+        ASSERT_EQ(x->first_start, y->first_start);
+        ASSERT_EQ(x->end, y->end);
+        ASSERT_EQ(x->suspends, y->suspends);
+    }
+    ASSERT_NEAR(a.avg_jct_s, 13823.5, 13823.5 * 0.01); /* the simulator's figure, no --set */
+    ASSERT(a.mech_gpu_s[GS_MECH_SUSPEND] + a.mech_gpu_s[GS_MECH_MIGRATE] == 0);
+    ASSERT(c.mech_gpu_s[GS_MECH_SUSPEND] + c.mech_gpu_s[GS_MECH_MIGRATE] > 0);
+    ASSERT(c.avg_jct_s > a.avg_jct_s);
+    gs_sim_result_release(&a);
+    gs_sim_result_release(&b);
+    gs_sim_result_release(&c);
+    /* the flag is gandiva-emul's alone: gandiva still pays for its mechanisms by default */
+    ASSERT(!(gs_policy_find("gandiva")->flags & GS_POLICY_COSTS_OFF));
+    ASSERT(gs_policy_find("gandiva-emul")->flags & GS_POLICY_COSTS_OFF);
+}
+
+/*
  * The deal of re-balanced jobs to a class's node sets computed directly (equal utils) gives
  * exactly the original's one-job-at-a-time loop (deal=loop): the same start, end, suspends
  * and placement for every job of the 1-day window, where sets are re-dealt all the time.
@@ -1076,6 +1109,7 @@ static const test_case tests[] = {
     {"gandiva_without_suspend", t_gandiva_without_suspend},
     {"emul_fidelity", t_emul_fidelity},
     {"emul_deal", t_emul_deal},
+    {"emul_costs_default", t_emul_costs_default},
     {"gandiva_day", t_gandiva_day},
 };
 

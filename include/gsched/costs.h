@@ -123,6 +123,9 @@ void gs_costs_init(gs_costs *c);
 void gs_costs_release(gs_costs *c);
 /* Read the parameters above (marking them used). */
 int gs_costs_from_params(gs_costs *c, gs_params *p, gs_diag *d);
+/* The same with 'costs' defaulting to costs_default (0: as if costs=off were given; the
+ * engine passes 0 for a policy flagged GS_POLICY_COSTS_OFF). */
+int gs_costs_from_params_def(gs_costs *c, gs_params *p, int costs_default, gs_diag *d);
 
 gs_model_class gs_costs_class(const gs_costs *c, const char *model);
 /* Parameters of a model in millions (approximate; default 25.6, ResNet-50). */

@@ -68,6 +68,10 @@ enum gs_policy_flags {
     /* runs only on a HiveD config (cells and virtual clusters): create() refuses any other
      * cluster; a program comparing several policies may skip it there (gsched sim does) */
     GS_POLICY_HIVED_ONLY = 1 << 4,
+    /* emulates a published simulator that charges nothing for restarts, suspends and
+     * migrations and has no placement slowdown: the engine's 'costs' parameter defaults to
+     * off for it (docs/costs.md); costs=on still charges */
+    GS_POLICY_COSTS_OFF = 1 << 5,
 };
 
 struct gs_policy_ops {

@@ -100,8 +100,13 @@ static int read_factors(gs_params *p, const char *key, double out[GS_SPREAD_LEVE
 
 int gs_costs_from_params(gs_costs *c, gs_params *p, gs_diag *d)
 {
-    int on = 1;
-    int rc = gs_params_get_bool(p, "costs", 1, &on, d);
+    return gs_costs_from_params_def(c, p, 1, d);
+}
+
+int gs_costs_from_params_def(gs_costs *c, gs_params *p, int costs_default, gs_diag *d)
+{
+    int on = costs_default;
+    int rc = gs_params_get_bool(p, "costs", costs_default, &on, d);
     if (rc) return rc;
     if (!on) {
         /* the published simulators: no slowdown, free restarts and mechanisms;

@@ -3228,7 +3228,8 @@ int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *par
         gs_engine_destroy(e);
         return GS_ENOMEM;
     }
-    rc = gs_costs_from_params(&e->costs, params ? params : &empty, diag);
+    rc = gs_costs_from_params_def(&e->costs, params ? params : &empty,
+                                  !(ops->flags & GS_POLICY_COSTS_OFF), diag);
     if (rc) {
         gs_engine_destroy(e);
         return rc;

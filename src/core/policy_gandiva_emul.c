@@ -26,8 +26,10 @@
  * Differences that remain: progress is continuous in the engine (a job ends
  * when its work is done, not at the next 10-s step), and the engine runs
  * the set decided at a step until the next step (the original credits the
- * interval to the set decided at its end).  Mechanism costs are charged as
- * for any policy; compare with --set costs=off.
+ * interval to the set decided at its end).  Like the simulator it emulates it
+ * charges no mechanism costs by default (GS_POLICY_COSTS_OFF: 'costs' defaults
+ * to off; with costs=on its node-set re-deals owe a migration at nearly every
+ * resume and 16-GPU jobs starve, docs/gandiva.md).
  *
  * It needs suspend and resume (gs_engine_mech_supported): without them create
  * refuses (GS_EUNSUPPORTED), as in the daemon.
@@ -816,8 +818,8 @@ static int em_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
 static const gs_policy_ops gs_policy_gandiva_emul = {
     .name = "gandiva-emul",
     .summary = "the Tiresias simulator's Gandiva emulation: node sets per job size, 10-s steps, "
-               "60-s rotation (for comparison with its published result)",
-    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID,
+               "60-s rotation (for comparison with its published result; costs default to off)",
+    .flags = GS_POLICY_PREEMPTIVE | GS_POLICY_RIGID | GS_POLICY_COSTS_OFF,
     .create = em_create,
     .destroy = em_destroy,
     .on_arrival = em_arrival,
