@@ -266,6 +266,45 @@ static void t_trace_sampling(void)
     gs_trace_release(&src);
 }
 
+/*
+ * mix=trace: of a Gavel trace (jobs in steps, no durations): each job runs for its steps at
+ * its model's throughput on the built-in profiles' reference type (the engine's work for it),
+ * in whole milliseconds.
+ */
+static void t_trace_steps(void)
+{
+#define GAVEL GSCHED_SOURCE_DIR "/data/gavel/traces/physical_cluster/max_min_fairness.trace"
+    gs_trace src, t;
+    gs_diag d;
+    gs_diag_init(&d, GAVEL);
+    ASSERT_OK(gs_trace_load(GAVEL, &src, &d));
+    gs_profiles *p = NULL;
+    ASSERT_OK(gs_profiles_builtin(&p, &d));
+    ASSERT_OK(gen("jobs=500,rate=10,mix=trace:" GAVEL, 0, 3, &t, &d));
+    ASSERT_EQ(t.n, 500);
+    for (size_t i = 0; i < t.n; i++) {
+        const gs_job_spec *j = &t.jobs[i];
+        ASSERT(j->duration > 0 && j->duration % 1000 == 0);
+        int found = 0;
+        for (size_t q = 0; q < src.n && !found; q++) {
+            const gs_job_spec *s = &src.jobs[q];
+            ASSERT_EQ(s->duration, 0);
+            ASSERT(s->steps > 0);
+            if (s->ntasks * s->gpus_per_task != j->ntasks * j->gpus_per_task ||
+                strcmp(s->model, j->model))
+                continue;
+            double tp = gs_profiles_tput(p, s->model, gs_profiles_ref_type(p),
+                                         s->ntasks * s->gpus_per_task);
+            found = tp > 0 && j->duration == (gs_time)ceil(s->steps / tp * 1e3) * 1000;
+        }
+        ASSERT(found);
+    }
+    gs_profiles_destroy(p);
+    gs_trace_release(&t);
+    gs_trace_release(&src);
+#undef GAVEL
+}
+
 static void t_profiles(void)
 {
     /* a profile table with two models (and a default row): only those two */
@@ -358,10 +397,15 @@ static void t_errors(void)
 int main(int argc, char **argv)
 {
     static const test_case tests[] = {
-        {"deterministic", t_deterministic}, {"gavel_mix", t_gavel_mix},
-        {"offered_load", t_offered_load},   {"streams", t_streams},
-        {"roundtrip", t_roundtrip},         {"trace_sampling", t_trace_sampling},
-        {"profiles", t_profiles},           {"errors", t_errors},
+        {"deterministic", t_deterministic},
+        {"gavel_mix", t_gavel_mix},
+        {"offered_load", t_offered_load},
+        {"streams", t_streams},
+        {"roundtrip", t_roundtrip},
+        {"trace_sampling", t_trace_sampling},
+        {"trace_steps", t_trace_steps},
+        {"profiles", t_profiles},
+        {"errors", t_errors},
     };
     return test_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }

@@ -12,7 +12,9 @@
  *     mix) - the mix's mean is exact for gavel (its closed form), the trace's mean otherwise;
  *   - the mix: gavel (Gavel's artifact: 1/2/4/8 GPUs w.p. 70/10/15/5 %, 60 x 10^U(1.5,3) s
  *     w.p. 0.8 else 60 x 10^U(3,4) s, a model uniformly from the profile table's models), or
- *     one job of the trace drawn uniformly (its tasks, GPUs per task, duration and model);
+ *     one job of the trace drawn uniformly (its tasks, GPUs per task, duration and model; a
+ *     job given in steps, as in Gavel's traces, runs for its steps at its model's throughput
+ *     on the built-in profiles' reference type);
  *   - users=N / vcs=N: user "userK" / VC "vcK", K uniform in 0..N-1.
  *
  * Invariants: the output is a function of (spec, GPU count, seed) alone - every attribute
@@ -207,12 +209,42 @@ static int load_gaps(gs_gen_spec *s, gs_diag *d, int col)
     return 0;
 }
 
-/* mix=trace:FILE: every job with a positive duration, its shape and model. */
+/*
+ * The run time of a job given in training steps (Gavel's traces): its steps at its model's
+ * throughput on the reference GPU type at its size in the built-in profiles - the work the
+ * engine gives it with its default profiles (docs/heterogeneity.md) - rounded up to a whole
+ * millisecond.  0 when unknown.
+ */
+static gs_time steps_duration(const gs_profiles *p, const gs_job_spec *j)
+{
+    int64_t g = (int64_t)j->ntasks * j->gpus_per_task;
+    if (j->task_gpus)
+        for (int k = g = 0; k < j->ntasks; k++) g += j->task_gpus[k];
+    if (!p || !(j->steps > 0) || g <= 0 || g > (1 << 20)) return 0;
+    double tp = gs_profiles_tput(p, j->model, gs_profiles_ref_type(p), (int)g);
+    double ms = tp > 0 ? ceil(j->steps / tp * 1e3) : 0; /* whole ms, as every generated time */
+    return ms > 0 && ms <= 1e14 ? (gs_time)ms * 1000 : 0;
+}
+
+/*
+ * mix=trace:FILE: every job with a positive duration (or, in Gavel's traces, steps that the
+ * built-in profiles turn into one), its shape and model.
+ */
 static int load_mix(gs_gen_spec *s, gs_diag *d, int col)
 {
     gs_trace t;
     int rc = load_trace("mix", s->mix_path, &t, d, col);
     if (rc) return rc;
+    gs_profiles *prof = NULL;
+    for (size_t i = 0; i < t.n && !prof; i++)
+        if (t.jobs[i].duration <= 0 && t.jobs[i].steps > 0) {
+            gs_diag pd;
+            gs_diag_init(&pd, "gavel.csv (built in)");
+            if ((rc = gs_profiles_builtin(&prof, &pd))) {
+                gs_trace_release(&t);
+                return rc == GS_ENOMEM ? rc : sub_err(d, rc, col, "mix", &pd);
+            }
+        }
     s->smp = malloc(t.n * sizeof *s->smp);
     if (!s->smp) {
         gs_trace_release(&t);
@@ -230,7 +262,8 @@ static int load_mix(gs_gen_spec *s, gs_diag *d, int col)
     double sum = 0;
     for (size_t i = 0; i < t.n; i++) {
         const gs_job_spec *j = &t.jobs[i];
-        if (j->duration <= 0) continue;
+        gs_time dur = j->duration > 0 ? j->duration : steps_duration(prof, j);
+        if (dur <= 0) continue;
         gen_sample *x = &s->smp[s->nsmp++];
         if (j->task_gpus) { /* tasks of different sizes: their GPUs as 1-GPU tasks */
             int g = 0;
@@ -241,7 +274,7 @@ static int load_mix(gs_gen_spec *s, gs_diag *d, int col)
             x->ntasks = j->ntasks;
             x->gpt = j->gpus_per_task;
         }
-        x->duration = j->duration;
+        x->duration = dur;
         x->model = -1;
         if (j->model && j->model[0]) {
             const char *key = j->model;
@@ -251,8 +284,11 @@ static int load_mix(gs_gen_spec *s, gs_diag *d, int col)
         sum += (double)x->ntasks * x->gpt * gs_time_to_sec(x->duration);
     }
     gs_trace_release(&t);
+    gs_profiles_destroy(prof);
     if (!s->nsmp)
-        return gs_diag_set(d, GS_EINVAL, 1, col, "mix: %s has no job with a positive duration",
+        return gs_diag_set(d, GS_EINVAL, 1, col,
+                           "mix: %s has no job with a positive duration (or steps of a model "
+                           "the built-in profiles know)",
                            s->mix_path);
     s->mean_gpu_s = sum / (double)s->nsmp;
     return 0;
