@@ -336,6 +336,18 @@ static void submit_and_validation_errors(void)
     EXPECT_PROBLEM(r, 422, "GS_ENEVER");
     ASSERT_CONTAINS(js(&r, "detail"), "needs 3 GPUs but the cluster has 2");
     res_free(&r);
+    /* issue 15: a model the profiles do not know is a typo, not the 'default' speeds */
+    r = req(&D, NULL, "POST", "/v1/jobs", "command: true\nmodel: resnet5O-bs64\nsteps: 100\n",
+            "application/yaml", NULL);
+    EXPECT_PROBLEM(r, 400, "GS_EINVAL");
+    ASSERT_STR(js(&r, "field"), "model");
+    ASSERT_CONTAINS(js(&r, "detail"), "no model 'resnet5O-bs64'");
+    res_free(&r);
+    r = req(&D, NULL, "POST", "/v1/jobs", "command: true\nsteps: 100\nduration: 1h\n",
+            "application/yaml", NULL);
+    EXPECT_PROBLEM(r, 400, "GS_EINVAL");
+    ASSERT_STR(js(&r, "field"), "steps");
+    res_free(&r);
 }
 
 static void routing_errors(void)

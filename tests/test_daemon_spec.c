@@ -795,6 +795,58 @@ static void elastic_fields(void)
     }
 }
 
+/* model, steps and weight (issue 15): parsed, kept by the canonical JSON, given to the core */
+static void hetero_fields(void)
+{
+    gsd_spec a, b;
+    gs_diag d;
+    const char *f;
+    ASSERT_OK(parse("command: train\ngpus: 2\nmodel: resnet50-bs64\nsteps: 1e6\nweight: 2.5\n", &a,
+                    &d, &f));
+    ASSERT_STR(a.model, "resnet50-bs64");
+    ASSERT(a.steps == 1e6);
+    ASSERT(a.weight == 2.5);
+    char *j1 = gsd_spec_to_json(&a);
+    gs_diag_init(&d, "json");
+    if (gsd_spec_parse("json", j1, strlen(j1), &b, &d, &f)) T_FAIL("re-parse: %s in %s", d.msg, j1);
+    char *j2 = gsd_spec_to_json(&b);
+    ASSERT_STR(j1, j2);
+    ASSERT_CONTAINS(j1, "\"model\":\"resnet50-bs64\"");
+    gs_job_spec js;
+    gsd_spec_job(&b, 3600 * GS_SEC, &js); /* steps: no default duration */
+    ASSERT_STR(js.model, "resnet50-bs64");
+    ASSERT(js.steps == 1e6);
+    ASSERT(js.weight == 2.5);
+    ASSERT_EQ(js.duration, 0);
+    free(j1);
+    free(j2);
+    gsd_spec_release(&a);
+    gsd_spec_release(&b);
+    /* without steps the duration rules are unchanged */
+    ASSERT_OK(parse("command: x\nmodel: lm-bs40\n", &a, &d, &f));
+    gsd_spec_job(&a, 3600 * GS_SEC, &js);
+    ASSERT_EQ(js.duration, 3600 * GS_SEC);
+    ASSERT(js.steps == 0);
+    gsd_spec_release(&a);
+    static const struct {
+        const char *y, *field, *msg;
+    } bad[] = {
+        {"command: x\nsteps: -1\n", "steps", "between 0 and"},
+        {"command: x\nsteps: many\n", "steps", "must be a number"},
+        {"command: x\nsteps: \"5\"\n", "steps", "not a string"},
+        {"command: x\nweight: 1e7\n", "weight", "between 0 and"},
+        {"command: x\nweight: nan\n", "weight", "must be a number"},
+        {"command: x\nsteps: 100\nduration: 1h\n", "steps", "not both"},
+        {"command: x\nmodel: [a]\n", "model", ""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        gsd_spec s;
+        if (parse(bad[i].y, &s, &d, &f) == 0) T_FAIL("accepted: %s", bad[i].y);
+        ASSERT_STR(f, bad[i].field);
+        ASSERT_CONTAINS(d.msg, bad[i].msg);
+    }
+}
+
 static void reserved_env_names(void)
 {
     ASSERT(gsd_env_reserved("GSCHED_JOB_ID"));
@@ -929,6 +981,7 @@ static const test_case tests[] = {
     {"durations_and_priorities", durations_and_priorities},
     {"json_round_trip", json_round_trip},
     {"elastic_fields", elastic_fields},
+    {"hetero_fields", hetero_fields},
     {"members_and_groups", members_and_groups},
     {"hived_block", hived_block},
     {"reserved_env_names", reserved_env_names},

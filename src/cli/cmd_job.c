@@ -582,6 +582,20 @@ static int describe_job(cli_conn *k, const char *id)
         }
     }
     kv("GPU type:", gtype && *gtype ? gtype : "any");
+    /* heterogeneity (issue 15): the model whose per-type speed the policies use, its work in
+     * training steps and its priority weight, when the spec gives them */
+    const char *model = spec ? cli_jstr(spec, "model", NULL) : NULL;
+    json_t *steps = spec ? json_object_get(spec, "steps") : NULL;
+    json_t *weight = spec ? json_object_get(spec, "weight") : NULL;
+    if (model) kv("Model:", model);
+    if (json_is_number(steps)) {
+        snprintf(buf, sizeof buf, "%.15g", json_number_value(steps));
+        kv("Steps:", buf);
+    }
+    if (json_is_number(weight)) {
+        snprintf(buf, sizeof buf, "%.15g", json_number_value(weight));
+        kv("Weight:", buf);
+    }
     json_t *cmd = spec ? json_object_get(spec, "command") : NULL;
     if (json_is_string(cmd)) {
         kv("Command:", json_string_value(cmd));

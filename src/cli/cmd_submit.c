@@ -137,6 +137,11 @@ static void submit_usage(FILE *f)
             "                          +DUR from now (+2h)\n"
             "      --batch-size N      global batch size (goodput model)\n"
             "      --app NAME          goodput-model application (e.g. cifar10)\n"
+            "      --model NAME        the profiles' model: its speed on each GPU type\n"
+            "                          (docs/heterogeneity.md; e.g. resnet50-bs64)\n"
+            "      --steps N           work in training steps at the model's throughput (instead\n"
+            "                          of --duration)\n"
+            "      --weight W          priority weight (gavel, themis; default 1)\n"
             "      --user NAME         submit for another user (admin token only)\n"
             "      --dry-run           only say whether and where it would start now\n"
             "      --idempotency-key K retrying with the same key never submits twice (default: a\n"
@@ -190,7 +195,10 @@ enum {
     O_BATCH,
     O_APP,
     O_MEMBERS,
-    O_WITHIN
+    O_WITHIN,
+    O_MODEL,
+    O_STEPS,
+    O_WEIGHT
 };
 
 static const struct option longopts[] = {{"job-name", required_argument, NULL, 'J'},
@@ -244,6 +252,9 @@ static const struct option longopts[] = {{"job-name", required_argument, NULL, '
                                          {"deadline", required_argument, NULL, O_DEADLINE},
                                          {"batch-size", required_argument, NULL, O_BATCH},
                                          {"app", required_argument, NULL, O_APP},
+                                         {"model", required_argument, NULL, O_MODEL},
+                                         {"steps", required_argument, NULL, O_STEPS},
+                                         {"weight", required_argument, NULL, O_WEIGHT},
                                          {"members", required_argument, NULL, O_MEMBERS},
                                          {"within", required_argument, NULL, O_WITHIN},
                                          {"dry-run", no_argument, NULL, O_DRY},
@@ -274,6 +285,9 @@ typedef struct over {
     int has_rgap, has_drain_to;
     int64_t batch;
     const char *app;
+    /* heterogeneity (issue 15): 'model' NULL, steps/weight < 0 = not given */
+    const char *model;
+    double steps, weight;
     /* tasks of different sizes and one withinOneCell group (issue 14) */
     int nmembers, member_tasks[GSD_MAX_GPUS], member_gpus[GSD_MAX_GPUS];
     const char *within;
@@ -471,6 +485,21 @@ static int handle(over *o, cli_conn *k, int opt, const char *arg)
         return 0;
     }
     case O_APP: o->app = arg; return 0;
+    case O_MODEL: o->model = arg; return 0;
+    case O_STEPS:
+    case O_WEIGHT: {
+        const char *name = opt == O_STEPS ? "--steps" : "--weight";
+        double hi = opt == O_STEPS ? 1e15 : 1e6;
+        char *e;
+        errno = 0;
+        double v = strtod(arg, &e);
+        if (e == arg || *e || errno || !(v >= 0 && v <= hi)) {
+            oerr("%s: '%s' is not a number between 0 and %g", name, arg, hi);
+            return -1;
+        }
+        *(opt == O_STEPS ? &o->steps : &o->weight) = v;
+        return 0;
+    }
     case O_MEMBERS: {
         /* NxG[,NxG...]: N tasks of G GPUs each, in task order */
         o->nmembers = 0;
@@ -927,6 +956,9 @@ static int apply(gsd_spec *s, const over *o)
     if (o->deadline) s->deadline = o->deadline;
     if (o->batch) s->batch_size = o->batch;
     if (o->app) replace(&s->app, o->app);
+    if (o->model) replace(&s->model, o->model);
+    if (o->steps >= 0) s->steps = o->steps;
+    if (o->weight >= 0) s->weight = o->weight;
     if (o->has_time) s->time_limit = o->time;
     if (o->has_duration) s->duration = o->duration;
     if (o->has_grace) s->grace = o->grace;
@@ -1496,6 +1528,7 @@ int cmd_submit(int argc, char **argv)
     cli_conn_init(&k);
     over o;
     memset(&o, 0, sizeof o);
+    o.steps = o.weight = -1; /* not given */
     g_where[0] = '\0';
     int opt, rc = EXIT_USAGE;
     gsd_spec spec;

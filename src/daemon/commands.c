@@ -151,6 +151,16 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
         c->result = json_pack("{s:s}", "field", "app");
         return;
     }
+    /* a model the profiles do not know would silently get their 'default' speeds (fine for a
+     * trace's arbitrary names, a typo in a submit) */
+    if (sp->model && !gs_profiles_known(gs_engine_profiles(g->e), sp->model)) {
+        gsd_cmd_fail(c, 400, GS_EINVAL,
+                     "'model': the profiles have no model '%s' (serve --set profiles=FILE; "
+                     "docs/heterogeneity.md lists the built-in ones)",
+                     sp->model);
+        c->result = json_pack("{s:s}", "field", "model");
+        return;
+    }
     /* tasks of different sizes need an executor that gives each its own GPU count */
     if (sp->task_gpus && !gsd_exec_can(g->x, GSD_XCAP_MIXED)) {
         gsd_cmd_fail(c, 400, GS_EUNSUPPORTED,

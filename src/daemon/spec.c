@@ -14,6 +14,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,7 @@ void gsd_spec_release(gsd_spec *s)
     free(s->external);
     free(s->sizes);
     free(s->app);
+    free(s->model);
     free(s->task_gpus);
     for (int i = 0; i < s->ngroups; i++) free((char *)s->groups[i].within);
     free(s->groups);
@@ -503,6 +505,17 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
         return gs_diag_set(d, GS_ERANGE, 0, 0, "'gpus' (per task) must be between 1 and %d, got %d",
                            GSD_MAX_GPUS, s->gpus_per_task);
     }
+    if (!(s->steps >= 0 && s->steps <= 1e15) || !(s->weight >= 0 && s->weight <= 1e6)) {
+        FIELD(!(s->steps >= 0 && s->steps <= 1e15) ? "steps" : "weight");
+        return gs_diag_set(d, GS_ERANGE, 0, 0,
+                           "'steps' must be between 0 and 1e15 and 'weight' between 0 and 1e6");
+    }
+    if (s->steps > 0 && s->duration) {
+        FIELD("steps");
+        return gs_diag_set(d, GS_EINVAL, 0, 0,
+                           "give the job's work as 'duration' or as 'steps' (with 'model'), not "
+                           "both");
+    }
     if (!s->task_gpus && (long long)s->ntasks * s->gpus_per_task > GSD_MAX_GPUS) {
         FIELD("tasks");
         return gs_diag_set(d, GS_ERANGE, 0, 0, "job asks for %lld GPUs, more than the limit of %d",
@@ -564,7 +577,8 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
                 {s->checkpoint_dir, "checkpoint.dir", GSD_MAX_PATH},
                 {s->pinned_cell, "pinned_cell", GSD_MAX_NAME},
                 {s->external, "external", GSD_MAX_NAME},
-                {s->app, "app", GSD_MAX_NAME}};
+                {s->app, "app", GSD_MAX_NAME},
+                {s->model, "model", GSD_MAX_NAME}};
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
         if (!strs[i].v) continue;
         if (strlen(strs[i].v) > strs[i].max) {
@@ -720,6 +734,26 @@ static int get_int(pctx *c, struct fy_node *n, const char *field, long long lo, 
     int rc = get_i64(c, n, field, lo, hi, &v);
     if (!rc) *out = (int)v;
     return rc;
+}
+
+/* A number in [lo, hi] (finite; '1e6', '0.5'). */
+static int get_num(pctx *c, struct fy_node *n, const char *field, double lo, double hi, double *out)
+{
+    const char *s = gs_yaml_str(n);
+    if (!s) return perr(c, n, field, GS_EPARSE, "'%s' must be a number", field);
+    if (quoted(n))
+        return perr(c, n, field, GS_EPARSE, "'%s' must be a number, not a string (\"%s\")", field,
+                    s);
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno == ERANGE || end == s || *end || !isfinite(v))
+        return perr(c, n, field, GS_EPARSE, "'%s' must be a number, got '%s'", field, s);
+    if (v < lo || v > hi)
+        return perr(c, n, field, GS_ERANGE, "'%s' must be between %g and %g, got %g", field, lo, hi,
+                    v);
+    *out = v;
+    return 0;
 }
 
 static int get_bool(pctx *c, struct fy_node *n, const char *field, int *out)
@@ -1245,6 +1279,9 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
                                        "max_failures",
                                        "drain_timeout",
                                        "app",
+                                       "model",
+                                       "steps",
+                                       "weight",
                                        "members",
                                        "groups",
                                        "within",
@@ -1314,6 +1351,11 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
     if ((n = gs_yaml_get(root, "time_limit")) && (rc = get_dur(c, n, "time_limit", &s->time_limit)))
         return rc;
     if ((n = gs_yaml_get(root, "duration")) && (rc = get_dur(c, n, "duration", &s->duration)))
+        return rc;
+    if ((n = gs_yaml_get(root, "model")) && get_str(c, n, "model", &s->model)) return GS_EPARSE;
+    if ((n = gs_yaml_get(root, "steps")) && (rc = get_num(c, n, "steps", 0, 1e15, &s->steps)))
+        return rc;
+    if ((n = gs_yaml_get(root, "weight")) && (rc = get_num(c, n, "weight", 0, 1e6, &s->weight)))
         return rc;
     if ((n = gs_yaml_get(root, "cpus")) &&
         (rc = get_int(c, n, "cpus", 0, 1 << 20, &s->cpus_per_task)))
@@ -1554,6 +1596,9 @@ char *gsd_spec_to_json(const gsd_spec *s)
         dur_str(s->duration, b, sizeof b);
         json_object_set_new(o, "duration", json_string(b));
     }
+    if (s->model) json_object_set_new(o, "model", json_string(s->model));
+    if (s->steps > 0) json_object_set_new(o, "steps", json_real(s->steps));
+    if (s->weight > 0) json_object_set_new(o, "weight", json_real(s->weight));
     if (s->cpus_per_task) json_object_set_new(o, "cpus", json_integer(s->cpus_per_task));
     if (s->mem_mb_per_task) {
         snprintf(b, sizeof b, "%dMi", s->mem_mb_per_task);
@@ -1696,6 +1741,12 @@ void gsd_spec_job(const gsd_spec *s, gs_time default_duration, gs_job_spec *out)
     out->deadline = s->deadline ? s->deadline : GS_TIME_NONE;
     out->batch_size = s->batch_size;
     out->app = s->app;
+    out->model = s->model;
+    out->steps = s->steps;
+    out->weight = s->weight;
+    if (s->steps > 0)
+        out->duration = 0; /* the work is the steps (with a duration too the spec
+                              is refused by gsd_spec_validate) */
     out->task_gpus = s->task_gpus;
     out->groups = s->groups;
     out->ngroups = s->ngroups;

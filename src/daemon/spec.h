@@ -95,6 +95,11 @@ typedef struct gsd_spec {
     int max_failures;        /* failed generations tolerated (requeued) before FAILED */
     gs_time drain_timeout;   /* SIGTERM -> SIGKILL of a drain; 0 = the engine's drain_timeout */
     char *app;               /* goodput-model application name; NULL = none */
+    /* ---- heterogeneity (issue 15, docs/heterogeneity.md) ---- */
+    char *model;   /* the profiles' model (its speed on each GPU type); NULL = 'default' rows */
+    double steps;  /* work in training steps at the model's reference-type throughput; 0 = the
+                      work is 'duration' (they exclude each other) */
+    double weight; /* priority weight of Gavel's and Themis' objectives; 0 = unset (1) */
     /* ---- affinity groups (issue 14, docs/job-spec.md#members-and-groups) ---- */
     int32_t *task_gpus;    /* GPUs of each task (ntasks entries) when they differ; NULL = each
                               task has gpus_per_task (then gpus_per_task is the largest entry) */
