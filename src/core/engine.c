@@ -1924,12 +1924,17 @@ static int tr_suspend(gs_engine *e, gs_job *j, const char *reason)
     return 0;
 }
 
+static const char *infeasible(gs_engine *e, const gs_job *j);
+
 int gs_engine_suspend(gs_engine *e, const gs_job *cj, const char *reason)
 {
     gs_job *j = cj ? mut(e, cj) : NULL;
     if (e->err) return e->err;
     if (e->mech_off & GS_MECH_BIT(GS_MECH_SUSPEND)) return GS_EUNSUPPORTED;
     if (j->state != GS_JOB_RUNNING) return GS_ESTATE;
+    /* after a reconfiguration a running job may hold GPUs of a type the cluster no longer has:
+     * suspended, it could never be resumed (nothing rejects a suspended job), so it runs on */
+    if (e->reconfigured && infeasible(e, j)) return GS_ENEVER;
     return tr_suspend(e, j, reason);
 }
 
