@@ -128,6 +128,22 @@ static void t_random_alloc_check(void)
         gs_diag d;
         gs_diag_init(&d, NULL);
         if (gs_cluster_check(c, &d)) T_FAIL("step %d: %s", step, d.msg);
+        /* nodes by their free GPUs, under every cell at or above node level */
+        for (size_t x = 0; x < gs_cluster_ncells(c); x++) {
+            const gs_cell *cell = gs_cluster_cell(c, (int)x);
+            for (int v = -1; v <= 5; v++) {
+                int want = 0;
+                if (cell->kind >= GS_CELL_NODE)
+                    for (int nd = cell->node_lo; nd < cell->node_hi; nd++) {
+                        const gs_node *n = gs_cluster_node(c, nd);
+                        int fr = 0;
+                        for (int k = n->gpu_lo; k < n->gpu_hi; k++)
+                            fr += gs_cluster_gpu(c, k)->owner < 0 && !gs_cluster_gpu(c, k)->down;
+                        want += fr == v;
+                    }
+                ASSERT_EQ(gs_cluster_nodes_free_eq(c, (int)x, v), want);
+            }
+        }
     }
     gs_cluster_destroy(c);
 }

@@ -164,6 +164,8 @@ int gs_cluster_find_gpu_type(const gs_cluster *c, const char *name); /* -1 if ab
 
 const gs_cell *gs_cluster_cell(const gs_cluster *c, int idx);
 int gs_cluster_cell_kid(const gs_cluster *c, int cell, int i); /* i-th child index */
+/* Nodes at or under 'cell' with exactly v free healthy GPUs (0 below node level). */
+int gs_cluster_nodes_free_eq(const gs_cluster *c, int cell, int v);
 const gs_node *gs_cluster_node(const gs_cluster *c, int idx);
 const gs_gpu *gs_cluster_gpu(const gs_cluster *c, int idx);
 /*

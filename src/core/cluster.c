@@ -12,7 +12,9 @@
  *    node 'free' in the subtree (for cells at or below a node: own 'free');
  *  - per cell above node level: mhist[v] = #children whose max_node_free
  *    is v (0..largest node), so that max_node_free follows a node losing
- *    free GPUs without rescanning the cell's children.
+ *    free GPUs without rescanning the cell's children; nhist[v] = #nodes in
+ *    its subtree whose free is v (a best-fit search finds the first node
+ *    with v free GPUs without visiting the others).
  */
 #include <stdio.h> /* snprintf only: no I/O in the core */
 #include <stdlib.h>
@@ -48,6 +50,7 @@ struct gs_cluster {
     char **pinned;  /* by cell; NULL when not pinned */
     int32_t *mrow;  /* by cell: row of mhist for cells above node level, else -1 */
     int32_t *mhist; /* rows of mwidth counters (see the invariants) */
+    int32_t *nhist; /* the same rows: nodes of the subtree by their free GPUs */
     int32_t mwidth; /* largest node's GPUs + 1 */
     /* computed by finish: per GPU type (index MAX_GPU_TYPES = any type) */
     int32_t type_max_node[MAX_GPU_TYPES + 1];
@@ -96,6 +99,7 @@ void gs_cluster_destroy(gs_cluster *c)
     free(c->pinned);
     free(c->mrow);
     free(c->mhist);
+    free(c->nhist);
     free(c->cells);
     free(c->kids);
     free(c->nodes);
@@ -325,7 +329,8 @@ int gs_cluster_finish(gs_cluster *c, gs_diag *diag)
     }
     c->mrow = malloc((n ? n : 1) * sizeof *c->mrow);
     c->mhist = calloc((rows ? rows : 1) * (size_t)c->mwidth, sizeof *c->mhist);
-    if (!c->mrow || !c->mhist) return GS_ENOMEM;
+    c->nhist = calloc((rows ? rows : 1) * (size_t)c->mwidth, sizeof *c->nhist);
+    if (!c->mrow || !c->mhist || !c->nhist) return GS_ENOMEM;
     rows = 0;
     for (size_t i = 0; i < n; i++)
         c->mrow[i] = c->cells[i].kind > GS_CELL_NODE ? (int32_t)rows++ : -1;
@@ -344,6 +349,14 @@ int gs_cluster_finish(gs_cluster *c, gs_diag *diag)
                     cell->max_node_free = kid->max_node_free;
                 c->mhist[(size_t)c->mrow[i] * (size_t)c->mwidth + (size_t)kid->max_node_free]++;
                 cell->idle_nodes += kid->idle_nodes;
+                int32_t *nh = c->nhist + (size_t)c->mrow[i] * (size_t)c->mwidth;
+                if (kid->kind == GS_CELL_NODE) {
+                    nh[kid->free]++;
+                } else if (kid->kind > GS_CELL_NODE) {
+                    const int32_t *kh =
+                        c->nhist + (size_t)c->mrow[c->kids[cell->kids + k]] * (size_t)c->mwidth;
+                    for (int v = 0; v < c->mwidth; v++) nh[v] += kh[v];
+                }
             }
         }
     }
@@ -537,6 +550,13 @@ int gs_cluster_cell_kid(const gs_cluster *c, int cell, int i)
 {
     return c->kids[c->cells[cell].kids + i];
 }
+int gs_cluster_nodes_free_eq(const gs_cluster *c, int cell, int v)
+{
+    const gs_cell *x = &c->cells[cell];
+    if (v < 0 || v >= c->mwidth || x->kind < GS_CELL_NODE) return 0;
+    if (x->kind == GS_CELL_NODE) return x->free == v;
+    return c->nhist[(size_t)c->mrow[cell] * (size_t)c->mwidth + (size_t)v];
+}
 const gs_node *gs_cluster_node(const gs_cluster *c, int idx)
 {
     return &c->nodes[idx];
@@ -653,6 +673,12 @@ static void gpu_delta(gs_cluster *c, int g, int dfree, int dhealthy)
     nc->healthy += dhealthy;
     int is_idle = nc->free == nc->gpu_hi - nc->gpu_lo;
     nc->idle_nodes = is_idle;
+    if (dfree)
+        for (int p = nc->parent; p >= 0; p = c->cells[p].parent) {
+            int32_t *nh = c->nhist + (size_t)c->mrow[p] * (size_t)c->mwidth;
+            nh[old_m]--;
+            nh[nc->free]++;
+        }
     /* healthy counts above the node */
     if (dhealthy)
         for (int p = nc->parent; p >= 0; p = c->cells[p].parent) c->cells[p].healthy += dhealthy;
@@ -815,12 +841,18 @@ int gs_cluster_check(const gs_cluster *c, gs_diag *diag)
                     cnt[v]++;
             }
             for (int v = 0; v < c->mwidth; v++) bad |= cnt[v] != hist[v];
+            memset(cnt, 0, (size_t)c->mwidth * sizeof *cnt);
+            for (int32_t nd = cell->node_lo; nd < cell->node_hi; nd++)
+                cnt[c->cells[c->nodes[nd].cell].free]++;
+            const int32_t *nh = c->nhist + (size_t)c->mrow[i] * (size_t)c->mwidth;
+            for (int v = 0; v < c->mwidth; v++) bad |= cnt[v] != nh[v];
             free(cnt);
             if (bad)
                 return gs_diag_set(
                     diag, GS_EINTERNAL, 0, 0,
-                    "cell %zu '%s': histogram of its children's max_node_free is off", i,
-                    cell->name);
+                    "cell %zu '%s': histogram of its children's max_node_free or of its "
+                    "nodes' free GPUs is off",
+                    i, cell->name);
         }
         if (fr != cell->free || he != cell->healthy || mnf != cell->max_node_free ||
             idle != cell->idle_nodes)

@@ -73,11 +73,70 @@ static int take_node(const gs_cluster *c, int slot, int type, int lo, int hi, in
     return k;
 }
 
+/* Lowest node index >= from under cell x with v free GPUs (the cluster's histograms prune
+ * every subtree without one), or -1. */
+static int node_with_free(const gs_cluster *c, int x, int v, int from)
+{
+    const gs_cell *cell = gs_cluster_cell(c, x);
+    if (cell->node_hi <= from || !gs_cluster_nodes_free_eq(c, x, v)) return -1;
+    if (cell->kind == GS_CELL_NODE) return cell->node_lo;
+    for (int k = 0; k < cell->nkids; k++) {
+        int r = node_with_free(c, gs_cluster_cell_kid(c, x, k), v, from);
+        if (r >= 0) return r;
+    }
+    return -1;
+}
+
+/*
+ * eu_pick for a job that holds no GPU, one GPU per task, any of whose GPUs is of its type:
+ * the same choice without visiting every GPU.  A node's 'a' is then its free count (cell
+ * 'free': users == 0 and not down; a node marked down counts none), so the one-node choice -
+ * the least 'a' that holds the job (an aligned free block for buddy), lowest node and block
+ * first - is the first node found going up from n free GPUs, and the several-node one takes
+ * the nodes by 'a' descending, index ascending.
+ */
+static int pick_free(const gs_cluster *c, const gs_job *j, int n, int buddy, int *out)
+{
+    int slot = j->slot, maxv = gs_cluster_cell(c, 0)->max_node_free;
+    for (int v = n; v <= maxv; v++)
+        for (int nd = node_with_free(c, 0, v, 0); nd >= 0; nd = node_with_free(c, 0, v, nd + 1)) {
+            const gs_node *x = gs_cluster_node(c, nd);
+            if (x->down) continue;
+            int size = x->gpu_hi - x->gpu_lo;
+            if (buddy && (n & (n - 1)) == 0 && n <= size) {
+                for (int lo = 0; lo + n <= size; lo += n) {
+                    int ok = 1;
+                    for (int g = x->gpu_lo + lo; g < x->gpu_lo + lo + n && ok; g++)
+                        ok = avail(c, g, slot, j->gpu_type) != 0;
+                    if (!ok) continue;
+                    for (int k = 0; k < n; k++) out[k] = x->gpu_lo + lo + k;
+                    return 0;
+                }
+            } else {
+                take_node(c, slot, j->gpu_type, x->gpu_lo, x->gpu_hi, n, out);
+                return 0;
+            }
+        }
+    int got = 0;
+    for (int v = maxv; v >= 1 && got < n; v--)
+        for (int nd = node_with_free(c, 0, v, 0); nd >= 0 && got < n;
+             nd = node_with_free(c, 0, v, nd + 1)) {
+            const gs_node *x = gs_cluster_node(c, nd);
+            if (x->down) continue;
+            got += take_node(c, slot, j->gpu_type, x->gpu_lo, x->gpu_hi, n - got < v ? n - got : v,
+                             out + got);
+        }
+    return got == n ? 0 : GS_ENOFIT;
+}
+
 int eu_pick(gs_engine *e, const gs_job *j, int n, int buddy, int *out)
 {
     gs_cluster *c = gs_engine_cluster(e);
     int gpt = j->gpus_per_task > 0 ? j->gpus_per_task : 1;
     if (n < 1 || n % gpt) return GS_EINVAL;
+    if (j->state == GS_JOB_PENDING && gpt == 1 &&
+        (j->gpu_type < 0 || (gs_cluster_ngpu_types(c) == 1 && j->gpu_type == 0)))
+        return pick_free(c, j, n, buddy, out);
     int slot = j->slot;
     size_t nn = gs_cluster_nnodes(c);
     int *a = calloc(nn ? nn : 1, sizeof *a), *own = calloc(nn ? nn : 1, sizeof *own);
