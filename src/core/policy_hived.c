@@ -83,7 +83,10 @@
  * Cost.  A pass costs about what it starts: views are read from gkey[] and
  * per-node summaries; a job that failed on capacity alone makes every job
  * it dominates fail at once until its VC's capacity grows (fail_cached());
- * a VC's queue is walked only when something changed for it.
+ * a VC's queue is walked only when something changed for it, and then as
+ * the merge of its jobs' shapes (walk_vc()), dropping a shape at its first
+ * job the cache rules out, so a walk costs its tries, not the queue's
+ * length; sweep() looks only at the pa noted since the last pass.
  *
  * Invariants (checked by check()): the safety inequality above; pa.used =
  * GPUs of the VC's guaranteed jobs inside the pa's cell; a pa with used = 0
@@ -151,6 +154,21 @@ typedef struct wq {
     int nbk, capbk;
 } wq;
 
+/*
+ * A VC's waiting jobs of one shape - the fields the failure cache compares
+ * (gpu_type, pinned cell, GPUs per task, tasks), or every grouped job - in
+ * queue order, linked through cnext/cprev of the hived struct.  A pass
+ * walks the VC's queue as the merge of its shapes (walk_vc()): once a job
+ * of a shape is dominated by the failure cache, so is every later one of
+ * that shape until the cache is reset, and the walk passes them over.
+ */
+typedef struct wcls {
+    int32_t gpu_type, pinned, gpt, ntasks;
+    int8_t grouped; /* grouped jobs: never dominated (they skip the cache) */
+    int8_t dead;    /* walk_vc: dominated from cur on while the cache stays valid */
+    int32_t head, tail, cur;
+} wcls;
+
 /* A shape that failed on capacity alone (see fail_cached()). */
 typedef struct fcent {
     int32_t gpt, ntasks, prio, gpu_type, pinned;
@@ -172,6 +190,10 @@ typedef struct vcst {
     fcent *fc; /* failure cache, valid while fc_gen == gen */
     int nfc, capfc;
     uint64_t fc_gen;
+    wcls *cls; /* its waiting jobs by shape (see wcls) */
+    int ncls, capcls;
+    int32_t *fresh; /* waiting jobs whose reason may not be set yet (JF_FRESH) */
+    size_t nfresh, capfresh;
 } vcst;
 
 typedef struct vslot {
@@ -184,6 +206,11 @@ typedef struct vslot {
     int32_t same, higher, bad;
     int32_t take; /* tasks assigned */
 } vslot;
+
+/* jfl bits: the job's pending reason is VC_REASON (set since it was last queued); it is in
+ * its VC's fresh list */
+enum { JF_REASON = 1, JF_FRESH = 2 };
+static const char VC_REASON[] = "insufficient capacity in its VC";
 
 /* gkey values besides a priority (see the hived struct) */
 #define GK_NONE INT32_MIN
@@ -253,6 +280,18 @@ typedef struct hived {
     int capv;
     int32_t *walkv; /* snapshot of a queue being walked */
     size_t capwalk;
+    /* VC queues by shape (wcls), by job slot: links, shape, walk stamps, flags */
+    int32_t *cnext, *cprev, *jcls;
+    uint32_t *jstamp; /* walkid when it was queued (walk_vc: queued during this walk) */
+    uint32_t *jvis;   /* walkid when walk_vc last visited it */
+    int8_t *jfl;      /* JF_* */
+    uint32_t walkid;
+    int *alive; /* walk_vc: shapes not dominated */
+    int capalive;
+    /* sweep(): pa that may be bound and unused (bound, or their use fell to 0) */
+    int32_t *swc, *swtmp;
+    int8_t *inswc;
+    int nswc;
     uint64_t *ord; /* candidate nodes of an opportunistic placement (sort keys) */
     size_t capord;
     uint32_t *tgen;
@@ -312,8 +351,30 @@ static int grow_jobs(hived *h, int32_t slot)
     int8_t *z = realloc(h->jlazy, nc);
     if (!z) return oom(h);
     h->jlazy = z;
-    for (size_t i = h->capj; i < nc; i++)
+    int32_t *cn = realloc(h->cnext, nc * sizeof *cn);
+    if (!cn) return oom(h);
+    h->cnext = cn;
+    int32_t *cp = realloc(h->cprev, nc * sizeof *cp);
+    if (!cp) return oom(h);
+    h->cprev = cp;
+    int32_t *jc = realloc(h->jcls, nc * sizeof *jc);
+    if (!jc) return oom(h);
+    h->jcls = jc;
+    uint32_t *st = realloc(h->jstamp, nc * sizeof *st);
+    if (!st) return oom(h);
+    h->jstamp = st;
+    uint32_t *vi = realloc(h->jvis, nc * sizeof *vi);
+    if (!vi) return oom(h);
+    h->jvis = vi;
+    int8_t *fl = realloc(h->jfl, nc);
+    if (!fl) return oom(h);
+    h->jfl = fl;
+    for (size_t i = h->capj; i < nc; i++) {
         h->jvc[i] = -1, h->jkind[i] = K_NONE, h->tgen[i] = 0, h->jlazy[i] = 0;
+        h->cnext[i] = h->cprev[i] = h->jcls[i] = -1;
+        h->jstamp[i] = h->jvis[i] = 0;
+        h->jfl[i] = 0;
+    }
     h->capj = nc;
     return 0;
 }
@@ -493,10 +554,19 @@ static void count_gpus(hived *h, const int32_t *gpus, int n, int kind, int delta
 
 static void doom_sync(hived *h, int ch);
 
+/* pa p may be bound and unused now: sweep(h, -1) looks at it (see sweep()). */
+static void sweep_note(hived *h, int32_t p)
+{
+    if (h->inswc[p]) return;
+    h->inswc[p] = 1;
+    h->swc[h->nswc++] = p;
+}
+
 /* Bind pa p to free cell 'cell' of its level (taken out of its free list). */
 static void bind_cell(hived *h, int32_t p, int32_t cell)
 {
     pa *a = &h->pa[p];
+    sweep_note(h, p);
     chain *c = &h->ch[a->chain];
     fl_remove(c, a->level, cell);
     h->cell_st[cell] = C_BOUND;
@@ -1281,13 +1351,44 @@ static void account_stop(hived *h, gs_job *j, const int32_t *gpus, int n)
         if (p < 0) continue;
         /* inside a pass the cell may be about to be reused by the preemptor:
          * unused cells are released by sweep() when the pass ends */
-        if (--h->pa[p].used == 0 && !h->in_pass) unbind_pa(h, p);
+        if (--h->pa[p].used == 0) {
+            if (!h->in_pass)
+                unbind_pa(h, p);
+            else
+                sweep_note(h, p);
+        }
     }
 }
 
-/* Release every bound, unused, non-fixed cell of VC v (all VCs if v < 0). */
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * Release every bound, unused, non-fixed cell of VC v (all VCs if v < 0), in
+ * pa order.  A pa gets there only by being bound (bind_cell) or by its use
+ * or doom ending (account_stop, adopt_task), each of which notes it
+ * (sweep_note): for all VCs only the noted pa are looked at.
+ */
 static void sweep(hived *h, int v)
 {
+    if (v < 0) {
+        int n = h->nswc;
+        int32_t *c = h->swc;
+        h->swc = h->swtmp; /* notes made while releasing go to the other buffer */
+        h->swtmp = c;
+        h->nswc = 0;
+        for (int i = 0; i < n; i++) h->inswc[c[i]] = 0;
+        if (n > 1) qsort(c, (size_t)n, sizeof *c, cmp_i32);
+        for (int i = 0; i < n; i++) {
+            int32_t p = c[i];
+            if (h->pa[p].cell >= 0 && !h->pa[p].used && !h->pa[p].fixed && !h->pa[p].doomed)
+                unbind_pa(h, p);
+        }
+        return;
+    }
     for (int p = 0; p < h->npa; p++)
         if ((v < 0 || h->pa[p].vc == v) && h->pa[p].cell >= 0 && !h->pa[p].used &&
             !h->pa[p].fixed && !h->pa[p].doomed)
@@ -2081,6 +2182,104 @@ static void dequeue(wq *w, const gs_job *j)
     gs_jobq_remove(q, j->slot);
 }
 
+/* The shape of waiting job j in VC v (added if new), or -1 (GS_ENOMEM latched). */
+static int vc_shape(hived *h, vcst *vc, const gs_job *j)
+{
+    int grouped = gs_job_grouped(j) != 0;
+    for (int c = 0; c < vc->ncls; c++) {
+        const wcls *k = &vc->cls[c];
+        if (grouped ? k->grouped
+                    : !k->grouped && k->gpu_type == j->gpu_type && k->pinned == j->pinned_cell &&
+                          k->gpt == j->gpus_per_task && k->ntasks == j->ntasks)
+            return c;
+    }
+    if (vc->ncls == vc->capcls) {
+        int nc = vc->capcls ? vc->capcls * 2 : 4;
+        wcls *x = realloc(vc->cls, (size_t)nc * sizeof *x);
+        if (!x) return oom(h), -1;
+        vc->cls = x;
+        vc->capcls = nc;
+    }
+    vc->cls[vc->ncls] = (wcls){
+        j->gpu_type, j->pinned_cell, j->gpus_per_task, j->ntasks, (int8_t)grouped, 0, -1, -1, -1};
+    return vc->ncls++;
+}
+
+/*
+ * Queue waiting job j in its VC v: in the VC's queue (enqueue()) and in its
+ * shape's list at the same place (walking in from both ends), stamped with
+ * the current walk; its reason is to be set by the next walk (fresh list).
+ */
+static int vc_enqueue(hived *h, int v, gs_job *j)
+{
+    vcst *vc = &h->vc[v];
+    if (enqueue(h, &vc->waiting, j)) return h->err;
+    int c = vc_shape(h, vc, j);
+    if (c < 0) return h->err;
+    if (!(h->jfl[j->slot] & JF_FRESH)) {
+        if (vc->nfresh == vc->capfresh) {
+            size_t nc = vc->capfresh ? vc->capfresh * 2 : 64;
+            int32_t *x = realloc(vc->fresh, nc * sizeof *x);
+            if (!x) return oom(h);
+            vc->fresh = x;
+            vc->capfresh = nc;
+        }
+        vc->fresh[vc->nfresh++] = j->slot;
+    }
+    h->jfl[j->slot] = JF_FRESH;
+    h->jstamp[j->slot] = h->walkid;
+    h->jcls[j->slot] = c;
+    wcls *k = &vc->cls[c];
+    const gs_jobq *q = &vc->waiting.q;
+    gs_time now = gs_engine_now(h->e);
+    int32_t s = j->slot, before = -1; /* s goes before 'before' (-1: at the tail) */
+    for (int32_t f = k->head, l = k->tail; l >= 0;) {
+        if (!queued_before(h, q, j, gs_policy_job(h->e, (size_t)l), now)) {
+            before = h->cnext[l];
+            break;
+        }
+        if (queued_before(h, q, j, gs_policy_job(h->e, (size_t)f), now)) {
+            before = f;
+            break;
+        }
+        /* f is before j and j is before l: f != l */
+        f = h->cnext[f];
+        l = h->cprev[l];
+    }
+    int32_t after = before >= 0 ? h->cprev[before] : k->tail;
+    h->cprev[s] = after;
+    h->cnext[s] = before;
+    if (after >= 0)
+        h->cnext[after] = s;
+    else
+        k->head = s;
+    if (before >= 0)
+        h->cprev[before] = s;
+    else
+        k->tail = s;
+    return 0;
+}
+
+/* Take j out of VC v's queue and its shape's list (if it is there). */
+static void vc_dequeue(hived *h, int v, const gs_job *j)
+{
+    vcst *vc = &h->vc[v];
+    int32_t s = j->slot, c = (size_t)s < h->capj ? h->jcls[s] : -1;
+    if (c >= 0) {
+        wcls *k = &vc->cls[c];
+        if (h->cprev[s] >= 0)
+            h->cnext[h->cprev[s]] = h->cnext[s];
+        else
+            k->head = h->cnext[s];
+        if (h->cnext[s] >= 0)
+            h->cprev[h->cnext[s]] = h->cprev[s];
+        else
+            k->tail = h->cprev[s];
+        h->cnext[s] = h->cprev[s] = h->jcls[s] = -1;
+    }
+    dequeue(&vc->waiting, j);
+}
+
 /*
  * The most tasks of j that the cells of VC v in chain c that j may use can
  * ever hold (a task inside one of the VC's nodes, or one of its cells below
@@ -2229,7 +2428,7 @@ static int h_arrival(void *st, gs_job *j)
     char why[256];
     if (h_rejects(h, j, why, sizeof why)) return gs_engine_reject(h->e, j, why);
     if (j->priority >= 0 || h->private_mode) {
-        enqueue(h, &h->vc[v].waiting, j);
+        vc_enqueue(h, v, j);
         h->vc[v].walk = 1;
     } else {
         enqueue(h, &h->opp, j);
@@ -2249,7 +2448,7 @@ static int h_requeue(void *st, gs_job *j)
     if ((j->priority < 0 && !h->private_mode) || v < 0) {
         enqueue(h, &h->opp, j);
     } else {
-        enqueue(h, &h->vc[v].waiting, j);
+        vc_enqueue(h, v, j);
         h->vc[v].walk = 1;
     }
     h->dirty = 1;
@@ -2266,7 +2465,7 @@ static int h_finish(void *st, gs_job *j)
     }
     int v = h->jvc[j->slot];
     dequeue(&h->opp, j);
-    if (v >= 0) dequeue(&h->vc[v].waiting, j);
+    if (v >= 0) vc_dequeue(h, v, j);
     h->dirty = 1;
     return h->err;
 }
@@ -2385,6 +2584,7 @@ static int adopt_task(hived *h, const gs_job *j, int v, const int32_t *g, int n)
         /* doomed to bad hardware ahead of time, now used: an ordinary binding */
         h->pa[p].doomed = 0;
         h->ch[h->pa[p].chain].ndoomed--;
+        sweep_note(h, p);
     }
     if (p >= 0) return h->pa[p].vc == v; /* bound: to one of its VC's cells or not */
     for (int pass = 0; pass < 2; pass++)
@@ -2617,12 +2817,129 @@ static void overflow_walk(hived *h)
             continue;
         if (!gs_job_grouped(j) && opp_fail_cached(h, j)) continue;
         if (try_opportunistic(h, j)) {
-            dequeue(&h->vc[best].waiting, j);
+            vc_dequeue(h, best, j);
             gs_engine_note(h->e, j, "runs opportunistically beyond its VC's guarantee (overflow)");
             continue;
         }
         if (!gs_job_grouped(j)) fc_add(&h->oppfc, &h->noppfc, &h->capoppfc, j, INT32_MAX, 0);
     }
+}
+
+/*
+ * Walk VC v's waiting queue, as it is when the walk starts, in queue order:
+ * every waiting job that the failure cache does not rule out is tried; the
+ * others (and those that fail) get the reason VC_REASON.  Jobs of a shape
+ * (wcls) come in queue order and the failure cache only grows while it is
+ * valid (fail_cached()), so once a job of a shape is ruled out, so is every
+ * later one of that shape until the VC's generation moves: the walk is the
+ * merge of the shapes' lists and drops a shape there (its reasons are set
+ * already, or from the fresh list at the end), picking it up again after
+ * the current job when a try moved the generation.  The same jobs are
+ * tried in the same order as a job-by-job walk over a copy of the queue,
+ * at a cost of the tries and the shapes instead of the queue's length.
+ */
+static void walk_vc(hived *h, int v, gs_time now, int las)
+{
+    vcst *vc = &h->vc[v];
+    const gs_jobq *q = &vc->waiting.q;
+    uint32_t w = ++h->walkid; /* jobs queued from now on (victims) are not in this walk */
+    if (vc->ncls > h->capalive) {
+        int *a = realloc(h->alive, (size_t)vc->ncls * sizeof *a);
+        if (!a) {
+            oom(h);
+            return;
+        }
+        h->alive = a;
+        h->capalive = vc->ncls;
+    }
+    int na = 0, ndead = 0;
+    for (int c = 0; c < vc->ncls; c++) {
+        vc->cls[c].dead = 0;
+        vc->cls[c].cur = vc->cls[c].head;
+        if (vc->cls[c].head >= 0) h->alive[na++] = c;
+    }
+    while (!h->err) {
+        /* the next job in queue order: the first of the live shapes' next jobs */
+        int best = -1;
+        gs_job *j = NULL;
+        for (int i = 0; i < na;) {
+            wcls *k = &vc->cls[h->alive[i]];
+            while (k->cur >= 0 && h->jstamp[k->cur] == w) k->cur = h->cnext[k->cur];
+            if (k->cur < 0) {
+                h->alive[i] = h->alive[--na];
+                continue;
+            }
+            gs_job *cj = gs_policy_job(h->e, (size_t)k->cur);
+            if (!j || queued_before(h, q, cj, j, now)) best = i, j = cj;
+            i++;
+        }
+        if (!j) break;
+        wcls *k = &vc->cls[h->alive[best]];
+        k->cur = h->cnext[j->slot];
+        h->jvis[j->slot] = w;
+        if (j->state != GS_JOB_PENDING) continue;
+        int64_t rank = las ? rank_of(h, j, now) : 0;
+        int pure = 1;
+        if (!k->grouped && fail_cached(h, v, j, rank)) {
+            /* ruled out, and so is the rest of its shape while the cache holds */
+            gs_engine_set_reason(h->e, j, VC_REASON);
+            h->jfl[j->slot] |= JF_REASON;
+            k->dead = 1;
+            ndead++;
+            h->alive[best] = h->alive[--na];
+            continue;
+        }
+        uint64_t gen = vc->gen;
+        const int grouped = k->grouped;
+        int ok = try_guaranteed(h, j, v, now, &pure); /* victims may add shapes: k moves */
+        if (ok) {
+            if (j->state == GS_JOB_RUNNING) {
+                vc_dequeue(h, v, j);
+                arm_rank_timer(h, j, now);
+            } else {
+                vc->walk = 1; /* LIVE: starts once its victims are gone */
+            }
+        } else {
+            if (pure && gen == vc->gen && !grouped)
+                fc_add(&vc->fc, &vc->nfc, &vc->capfc, j, j->priority, rank);
+            else if (!pure)
+                vc->walk = 1; /* not a capacity failure: try again next pass */
+            gs_engine_set_reason(h->e, j, VC_REASON);
+            h->jfl[j->slot] |= JF_REASON;
+        }
+        if (ndead && vc->fc_gen != vc->gen) {
+            /* the cache will be reset: the dropped shapes live again after j */
+            for (int c = 0; c < vc->ncls; c++) {
+                wcls *x = &vc->cls[c];
+                if (!x->dead) continue;
+                while (x->cur >= 0 &&
+                       (h->jstamp[x->cur] == w ||
+                        queued_before(h, q, gs_policy_job(h->e, (size_t)x->cur), j, now)))
+                    x->cur = h->cnext[x->cur];
+                x->dead = 0;
+                h->alive[na++] = c;
+            }
+            ndead = 0;
+        }
+    }
+    if (h->err) return;
+    /* jobs passed over as ruled out: the reason a job-by-job walk gives them */
+    size_t keep = 0;
+    for (size_t i = 0; i < vc->nfresh; i++) {
+        int32_t s = vc->fresh[i];
+        if (h->jcls[s] >= 0 && h->jstamp[s] != w && h->jvis[s] != w && !(h->jfl[s] & JF_REASON)) {
+            const gs_job *j = gs_policy_job(h->e, (size_t)s);
+            if (j->state == GS_JOB_PENDING) {
+                gs_engine_set_reason(h->e, j, VC_REASON);
+                h->jfl[s] |= JF_REASON;
+            }
+        }
+        if (h->jcls[s] >= 0 && !(h->jfl[s] & JF_REASON))
+            vc->fresh[keep++] = s; /* queued during the walk, or visited without a reason */
+        else
+            h->jfl[s] &= (int8_t)~JF_FRESH;
+    }
+    vc->nfresh = keep;
 }
 
 /*
@@ -2640,30 +2957,7 @@ static void pass_once(hived *h)
         if (!vc->walk) continue;
         vc->walk = 0;
         h->ovf_walk = 1;
-        size_t n = snapshot(h, &vc->waiting.q);
-        for (size_t i = 0; i < n && !h->err; i++) {
-            gs_job *j = gs_policy_job(h->e, (size_t)h->walkv[i]);
-            if (j->state != GS_JOB_PENDING) continue;
-            int64_t rank = las ? rank_of(h, j, now) : 0;
-            int pure = 1;
-            if (gs_job_grouped(j) || !fail_cached(h, v, j, rank)) {
-                uint64_t gen = vc->gen;
-                if (try_guaranteed(h, j, v, now, &pure)) {
-                    if (j->state == GS_JOB_RUNNING) {
-                        dequeue(&vc->waiting, j);
-                        arm_rank_timer(h, j, now);
-                    } else {
-                        vc->walk = 1; /* LIVE: starts once its victims are gone */
-                    }
-                    continue;
-                }
-                if (pure && gen == vc->gen && !gs_job_grouped(j))
-                    fc_add(&vc->fc, &vc->nfc, &vc->capfc, j, j->priority, rank);
-                else if (!pure)
-                    vc->walk = 1; /* not a capacity failure: try again next pass */
-            }
-            gs_engine_set_reason(h->e, j, "insufficient capacity in its VC");
-        }
+        walk_vc(h, v, now, las);
     }
     if (!h->private_mode && h->opp_walk) {
         h->opp_walk = 0;
@@ -2756,9 +3050,51 @@ static int check_doomed(const hived *h, gs_diag *d)
     return 0;
 }
 
+/*
+ * A VC's shape lists hold exactly its queued jobs, each in its shape, in
+ * queue order; a queued job is marked JF_REASON only while its reason is
+ * VC_REASON, and is in the fresh list otherwise.
+ */
+static int check_shapes(const hived *h, gs_diag *d)
+{
+    gs_time now = gs_engine_now(h->e);
+    for (int v = 0; v < h->nvc; v++) {
+        const vcst *vc = &h->vc[v];
+        size_t n = 0;
+        for (int c = 0; c < vc->ncls; c++) {
+            const wcls *k = &vc->cls[c];
+            for (int32_t s = k->head, prev = -1; s >= 0; prev = s, s = h->cnext[s], n++) {
+                const gs_job *j = gs_policy_job(h->e, (size_t)s);
+                const gs_job *pj = prev >= 0 ? gs_policy_job(h->e, (size_t)prev) : NULL;
+                int fresh = 0;
+                for (size_t i = 0; i < vc->nfresh && !fresh; i++) fresh = vc->fresh[i] == s;
+                if (h->jcls[s] != c || h->cprev[s] != prev ||
+                    !gs_jobq_contains(&vc->waiting.q, s) ||
+                    (pj && !queued_before(h, &vc->waiting.q, pj, j, now)) ||
+                    (k->grouped ? !gs_job_grouped(j)
+                                : gs_job_grouped(j) || k->gpu_type != j->gpu_type ||
+                                      k->pinned != j->pinned_cell || k->gpt != j->gpus_per_task ||
+                                      k->ntasks != j->ntasks) ||
+                    ((h->jfl[s] & JF_REASON) && j->reason != VC_REASON) ||
+                    (!(h->jfl[s] & JF_REASON) && !((h->jfl[s] & JF_FRESH) && fresh)))
+                    return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                                       "hived: job %lld misplaced in the shape lists of VC %s",
+                                       (long long)j->id, vc->name);
+            }
+        }
+        if (n != gs_jobq_len(&vc->waiting.q))
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                               "hived: VC %s queues %zu jobs, its shapes %zu", vc->name,
+                               gs_jobq_len(&vc->waiting.q), n);
+    }
+    return 0;
+}
+
 static int h_check(void *st, gs_diag *d)
 {
     hived *h = st;
+    int rc = check_shapes(h, d);
+    if (rc) return rc;
     for (int c = 0; c < h->nch; c++)
         for (int l = 1; l <= h->ch[c].nlv; l++) {
             int64_t left = total_left(h, c, l), need = h->ch[c].all_vc_free[l];
@@ -2844,6 +3180,8 @@ static void h_destroy(void *st)
         free(h->vc[v].chpas);
         free(h->vc[v].choff);
         free(h->vc[v].fc);
+        free(h->vc[v].cls);
+        free(h->vc[v].fresh);
         gs_jobq_release(&h->vc[v].waiting.q);
         free(h->vc[v].waiting.bk);
     }
@@ -2870,6 +3208,16 @@ static void h_destroy(void *st)
     free(h->jvc);
     free(h->jkind);
     free(h->jlazy);
+    free(h->cnext);
+    free(h->cprev);
+    free(h->jcls);
+    free(h->jstamp);
+    free(h->jvis);
+    free(h->jfl);
+    free(h->alive);
+    free(h->swc);
+    free(h->swtmp);
+    free(h->inswc);
     free(h->dcand);
     free(h->dprev);
     free(h->tgen);
@@ -3032,8 +3380,11 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
     }
     h->pa = calloc(npa ? npa : 1, sizeof *h->pa);
     h->dprev = malloc((npa ? npa : 1) * 2 * sizeof *h->dprev);
+    h->swc = malloc((npa ? npa : 1) * sizeof *h->swc);
+    h->swtmp = malloc((npa ? npa : 1) * sizeof *h->swtmp);
+    h->inswc = calloc(npa ? npa : 1, 1);
     h->ovcur = calloc((size_t)h->nvc + 1, sizeof *h->ovcur);
-    if (!h->vc || !h->pa || !h->ovcur || !h->dprev) {
+    if (!h->vc || !h->pa || !h->ovcur || !h->dprev || !h->swc || !h->swtmp || !h->inswc) {
         rc = GS_ENOMEM;
         goto fail;
     }
