@@ -36,7 +36,14 @@
  * jobs, in queue order - they are kept in 'pend' (a superset: arrivals and
  * requeued jobs; checked against their state) and ordered by their queue and
  * position ('seq', from a counter at every push_back, so it is the queue's
- * order); only when demand exceeds the healthy GPUs does the full walk run.
+ * order); only when demand exceeds the healthy GPUs does the full walk run,
+ * and it runs on the queues kept again as fitqs (fitq.h: sizes and flags by
+ * position): every job before the first one that does not fit is admitted,
+ * after it only the few that fit what is left (found in O(log n) each); it
+ * visits only the jobs that may run past that boundary or wait before it
+ * (the flags, a superset of the states, cleared when stale) and gives the
+ * waiting jobs not admitted their "Priority" reason only when it may have
+ * changed ('dirty': arrivals, requeues and failed starts since).
  * Demotion looks only at the jobs of a heap of (instant their executed time
  * reaches the threshold if they keep running, slot), pushed when a job of
  * queue 0 starts: an instant is never later than the real crossing (a stop
@@ -46,7 +53,10 @@
  *
  * Invariants: every arrived active job is in exactly one of the two queues
  * (nactive of them), and 'demand' is the sum of their sizes; every pending
- * active job is in 'pend'; every running job of queue 0 has a heap entry no
+ * active job is in 'pend'; fq[q] holds the jobs of q[q] in the same order, with
+ * their sizes, GS_FITQ_RUN set on every running one and GS_FITQ_PEND on every
+ * pending one; a pending active job outside 'dirty' has its queue's "Priority"
+ * reason; every running job of queue 0 has a heap entry no
  * later than the instant its executed time reaches the threshold;
  * at most one tick timer is armed (armed_at), at the next multiple of
  * interval, while an active job exists.
@@ -59,6 +69,8 @@
 #include "gsched/jobq.h"
 #include "gsched/policy.h"
 #include "gsched/placement.h"
+
+#include "fitq.h"
 
 typedef struct ttj {
     gs_engine *e;
@@ -75,7 +87,11 @@ typedef struct ttj {
     uint64_t nseq;
     int *gpus; /* placement scratch */
     size_t cap;
-    gs_jobq pend; /* active jobs that may be pending (a superset) */
+    gs_jobq pend;  /* active jobs that may be pending (a superset) */
+    gs_fitq fq[2]; /* q[0], q[1] again, with sizes: the full walk (fitq.h) */
+    gs_jobq dirty; /* pending jobs whose reason may not be their queue's "Priority" text */
+    int32_t *xs;   /* full walk: the jobs admitted past the first one that did not fit */
+    size_t nxs, capxs;
     int32_t *scratch;
     size_t capscratch;
     /* demotion candidates: a min-heap of (instant, slot) */
@@ -111,6 +127,9 @@ static int ttj_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     gs_jobq_init(&t->q[0]);
     gs_jobq_init(&t->q[1]);
     gs_jobq_init(&t->pend);
+    gs_jobq_init(&t->dirty);
+    gs_fitq_init(&t->fq[0]);
+    gs_fitq_init(&t->fq[1]);
     gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
     *state = t;
     return 0;
@@ -123,6 +142,10 @@ static void ttj_destroy(void *st)
     gs_jobq_release(&t->q[0]);
     gs_jobq_release(&t->q[1]);
     gs_jobq_release(&t->pend);
+    gs_jobq_release(&t->dirty);
+    gs_fitq_release(&t->fq[0]);
+    gs_fitq_release(&t->fq[1]);
+    free(t->xs);
     free(t->want);
     free(t->seq);
     free(t->scratch);
@@ -148,18 +171,30 @@ static int size_of(const gs_job *j)
     return j->req_gpus;
 }
 
-/* Append slot to queue q, noting its position. */
-static int enqueue(ttj *t, int q, int32_t slot)
+/* Append j to queue q (and its fitq, flagged by its state), noting its position. */
+static int enqueue(ttj *t, int q, const gs_job *j)
 {
-    int rc = gs_jobq_push_back(&t->q[q], slot);
-    if (!rc) t->seq[slot] = ++t->nseq;
-    return rc;
+    int rc = gs_jobq_push_back(&t->q[q], j->slot);
+    if (rc) return rc;
+    unsigned fl = j->state == GS_JOB_RUNNING   ? 1u << GS_FITQ_RUN
+                  : j->state == GS_JOB_PENDING ? 1u << GS_FITQ_PEND
+                                               : 0;
+    if ((rc = gs_fitq_push(&t->fq[q], j->slot, size_of(j), fl))) {
+        gs_jobq_remove(&t->q[q], j->slot);
+        return rc;
+    }
+    t->seq[j->slot] = ++t->nseq;
+    return 0;
 }
 
-/* Note that j may be pending (no-op if already noted). */
+/* Note that j may be pending (no-op if already noted), its reason to be checked. */
 static int note_pending(ttj *t, const gs_job *j)
 {
+    gs_fitq_flag(&t->fq[0], j->slot, GS_FITQ_PEND, 1);
+    gs_fitq_flag(&t->fq[1], j->slot, GS_FITQ_PEND, 1);
     int rc = gs_jobq_push_back(&t->pend, j->slot);
+    if (rc && rc != GS_EEXIST) return rc;
+    rc = gs_jobq_push_back(&t->dirty, j->slot);
     return rc == GS_EEXIST ? 0 : rc;
 }
 
@@ -241,7 +276,7 @@ static int ttj_arrival(void *st, gs_job *j)
         int rc = gs_goodput_set_batch_mode(g, j, GS_BATCH_FIXED, j->batch_size);
         if (rc) return rc;
     }
-    int rc = enqueue(t, 0, j->slot);
+    int rc = enqueue(t, 0, j);
     if (rc) return rc;
     t->nactive++;
     t->demand += size_of(j);
@@ -268,7 +303,10 @@ static int ttj_finish(void *st, gs_job *j)
         t->nactive--;
         t->demand -= size_of(j);
     }
+    gs_fitq_remove(&t->fq[0], j->slot);
+    gs_fitq_remove(&t->fq[1], j->slot);
     gs_jobq_remove(&t->pend, j->slot);
+    gs_jobq_remove(&t->dirty, j->slot);
     return 0;
 }
 
@@ -322,7 +360,8 @@ static int demote(ttj *t, gs_time now)
     for (size_t i = 0; i < n; i++) {
         const gs_job *j = gs_engine_job(t->e, (size_t)t->scratch[i]);
         if (!gs_jobq_remove(&t->q[0], j->slot)) continue; /* listed twice */
-        int rc = enqueue(t, 1, j->slot);
+        gs_fitq_remove(&t->fq[0], j->slot);
+        int rc = enqueue(t, 1, j);
         if (rc) { /* out of memory: the engine fails, the job is in no queue */
             t->nactive--;
             t->demand -= size_of(j);
@@ -343,9 +382,13 @@ static int start_one(ttj *t, gs_job *j, int q)
     if (rc == GS_ENOMEM || gs_engine_error(e)) return rc ? rc : gs_engine_error(e);
     if (rc) {
         gs_engine_set_reason(e, j, "Resources");
-        return 0;
+        rc = gs_jobq_push_back(&t->dirty, j->slot);
+        return rc == GS_EEXIST ? 0 : rc;
     }
     gs_jobq_remove(&t->pend, j->slot);
+    gs_jobq_remove(&t->dirty, j->slot);
+    gs_fitq_flag(&t->fq[q], j->slot, GS_FITQ_RUN, 1);
+    gs_fitq_flag(&t->fq[q], j->slot, GS_FITQ_PEND, 0);
     return q == 0 ? due_job(t, j, gs_engine_now(e)) : 0;
 }
 
@@ -392,38 +435,103 @@ static int walk_all_fit(ttj *t)
     return 0;
 }
 
-static int walk(ttj *t)
+/* Whether slot s of queue q is admitted by the full walk that found k (see walk_full). */
+static int admitted(const ttj *t, int q, int32_t s, const int64_t *k)
+{
+    return t->want[s] || k[q] < 0 || t->fq[q].pos[s] < k[q];
+}
+
+/*
+ * The walk when the active jobs ask for more than the healthy GPUs: queue 0 then queue 1,
+ * each in order, a job is admitted when its size still fits what is left; running jobs not
+ * admitted stop, pending admitted ones start, and the other pending ones wait ("Priority").
+ * Done on the fitqs: in queue q every job before position k[q] (the first one that does not
+ * fit, -1: none) is admitted, and after it only the few in xs (they fit what k[q] left);
+ * only the jobs that may run past k[q] or wait before it are visited (the flags), and only
+ * the waiting jobs in 'dirty' can need a new reason (any other waiting job got its queue's
+ * "Priority" text at an earlier walk and nothing changed it since: an arrival, a requeue or
+ * a failed start puts a job in 'dirty').  The same calls, in the same order, as the walk over
+ * every active job.
+ */
+static int walk_full(ttj *t, long left)
 {
     gs_engine *e = t->e;
-    gs_cluster *c = gs_engine_cluster(e);
-    long left = gs_cluster_cell(c, 0)->healthy;
-    if (t->demand <= left) return walk_all_fit(t);
-    for (int q = 0; q < 2; q++)
-        for (int32_t s = gs_jobq_first(&t->q[q]); s >= 0; s = gs_jobq_next(&t->q[q], s)) {
-            const gs_job *j = gs_engine_job(e, (size_t)s);
-            t->want[s] = size_of(j) <= left;
-            if (t->want[s]) left -= size_of(j);
-        }
-    /* stop the running jobs that wait now: their GPUs are free at once (SIM) */
-    for (int q = 0; q < 2; q++)
-        for (int32_t s = gs_jobq_first(&t->q[q]); s >= 0; s = gs_jobq_next(&t->q[q], s)) {
-            gs_job *j = gs_policy_job(e, (size_t)s);
-            if (t->want[s] || j->state != GS_JOB_RUNNING) continue;
-            int rc = gs_engine_preempt(e, j, "tiresias-tj: higher-priority jobs need the GPUs");
-            if (rc == GS_ENOMEM || gs_engine_error(e)) return rc ? rc : gs_engine_error(e);
-        }
-    for (int q = 0; q < 2; q++)
-        for (int32_t s = gs_jobq_first(&t->q[q]); s >= 0; s = gs_jobq_next(&t->q[q], s)) {
-            gs_job *j = gs_policy_job(e, (size_t)s);
-            if (j->state != GS_JOB_PENDING) continue;
-            if (!t->want[s]) {
-                gs_engine_set_reason(e, j, q ? "Priority (tiresias-tj queue 1)" : "Priority");
-                continue;
+    int64_t k[2];
+    size_t nx0 = 0;
+    t->nxs = 0;
+    for (int q = 0; q < 2; q++) {
+        int64_t used;
+        k[q] = gs_fitq_first_over(&t->fq[q], left, &used);
+        left -= (long)used;
+        for (int64_t p = k[q] < 0 ? -1 : k[q] + 1; p >= 0; p++) {
+            if ((p = gs_fitq_next_fit(&t->fq[q], p, left)) < 0) break;
+            int32_t s = gs_fitq_slot(&t->fq[q], p);
+            if (t->nxs == t->capxs) {
+                size_t nc = t->capxs ? 2 * t->capxs : 64;
+                int32_t *v = realloc(t->xs, nc * sizeof *v);
+                if (!v) return GS_ENOMEM;
+                t->xs = v;
+                t->capxs = nc;
             }
-            int rc = start_one(t, j, q);
-            if (rc) return rc;
+            t->xs[t->nxs++] = s;
+            t->want[s] = 1;
+            left -= size_of(gs_engine_job(e, (size_t)s));
         }
-    return 0;
+        if (q == 0) nx0 = t->nxs;
+    }
+    int rc = 0;
+    /* stop the running jobs that wait now: their GPUs are free at once (SIM) */
+    for (int q = 0; q < 2 && !rc; q++)
+        for (int64_t p = k[q]; p >= 0; p++) {
+            if ((p = gs_fitq_next_flag(&t->fq[q], p, GS_FITQ_RUN)) < 0) break;
+            int32_t s = gs_fitq_slot(&t->fq[q], p);
+            gs_job *j = gs_policy_job(e, (size_t)s);
+            if (t->want[s]) continue;
+            if (j->state == GS_JOB_RUNNING) {
+                rc = gs_engine_preempt(e, j, "tiresias-tj: higher-priority jobs need the GPUs");
+                rc = rc == GS_ENOMEM || gs_engine_error(e) ? (rc ? rc : gs_engine_error(e)) : 0;
+            }
+            if (j->state != GS_JOB_RUNNING) gs_fitq_flag(&t->fq[q], s, GS_FITQ_RUN, 0);
+            if (j->state == GS_JOB_PENDING) gs_fitq_flag(&t->fq[q], s, GS_FITQ_PEND, 1);
+        }
+    /* start the admitted waiting jobs, in queue order */
+    for (int q = 0; q < 2 && !rc; q++) {
+        for (int64_t p = 0; !rc && (k[q] < 0 || p < k[q]); p++) {
+            if ((p = gs_fitq_next_flag(&t->fq[q], p, GS_FITQ_PEND)) < 0 || (k[q] >= 0 && p >= k[q]))
+                break;
+            int32_t s = gs_fitq_slot(&t->fq[q], p);
+            gs_job *j = gs_policy_job(e, (size_t)s);
+            if (j->state != GS_JOB_PENDING)
+                gs_fitq_flag(&t->fq[q], s, GS_FITQ_PEND, 0);
+            else
+                rc = start_one(t, j, q);
+        }
+        for (size_t i = q ? nx0 : 0; i < (q ? t->nxs : nx0) && !rc; i++) {
+            gs_job *j = gs_policy_job(e, (size_t)t->xs[i]);
+            if (j->state == GS_JOB_PENDING) rc = start_one(t, j, q);
+        }
+    }
+    /* the waiting jobs not admitted: their queue's reason */
+    for (int32_t s = gs_jobq_first(&t->dirty), nx; s >= 0 && !rc; s = nx) {
+        nx = gs_jobq_next(&t->dirty, s);
+        const gs_job *j = gs_engine_job(e, (size_t)s);
+        int q = gs_jobq_contains(&t->q[1], s) ? 1 : gs_jobq_contains(&t->q[0], s) ? 0 : -1;
+        if (q < 0 || j->state != GS_JOB_PENDING) {
+            gs_jobq_remove(&t->dirty, s);
+        } else if (!admitted(t, q, s, k)) {
+            gs_engine_set_reason(e, j, q ? "Priority (tiresias-tj queue 1)" : "Priority");
+            gs_jobq_remove(&t->dirty, s);
+        } /* else admitted, its start failed: "Resources", looked at again next time */
+    }
+    for (size_t i = 0; i < t->nxs; i++) t->want[t->xs[i]] = 0;
+    t->nxs = 0;
+    return rc;
+}
+
+static int walk(ttj *t)
+{
+    long left = gs_cluster_cell(gs_engine_cluster(t->e), 0)->healthy;
+    return t->demand <= left ? walk_all_fit(t) : walk_full(t, left);
 }
 
 static int ttj_schedule(void *st)
@@ -451,8 +559,26 @@ static int ttj_check(void *st, gs_diag *d)
         if (in > active || (!in && active && !gs_engine_error(t->e)))
             return gs_diag_set(d, GS_EINVAL, 0, 0, "tiresias-tj: %s job %lld is in %d queues",
                                gs_job_state_name(j->state), (long long)j->id, in);
+        if (gs_fitq_contains(&t->fq[0], (int32_t)s) != gs_jobq_contains(&t->q[0], (int32_t)s) ||
+            gs_fitq_contains(&t->fq[1], (int32_t)s) != gs_jobq_contains(&t->q[1], (int32_t)s))
+            return gs_diag_set(d, GS_EINVAL, 0, 0, "tiresias-tj: job %lld: queue and fitq differ",
+                               (long long)j->id);
+        /* (a failed engine may have skipped a hook: on_requeue after a preemption) */
+        if (in && !gs_engine_error(t->e) &&
+            ((j->state == GS_JOB_RUNNING &&
+              !gs_fitq_flag_of(&t->fq[gs_jobq_contains(&t->q[1], (int32_t)s)], (int32_t)s,
+                               GS_FITQ_RUN)) ||
+             (j->state == GS_JOB_PENDING &&
+              !gs_fitq_flag_of(&t->fq[gs_jobq_contains(&t->q[1], (int32_t)s)], (int32_t)s,
+                               GS_FITQ_PEND))))
+            return gs_diag_set(d, GS_EINVAL, 0, 0, "tiresias-tj: %s job %lld is not flagged so",
+                               gs_job_state_name(j->state), (long long)j->id);
         k += (size_t)in;
     }
+    if (gs_fitq_total(&t->fq[0]) + gs_fitq_total(&t->fq[1]) != t->demand)
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "tiresias-tj: demand %lld, fitqs hold %lld",
+                           (long long)t->demand,
+                           (long long)(gs_fitq_total(&t->fq[0]) + gs_fitq_total(&t->fq[1])));
     if (k != t->nactive)
         return gs_diag_set(d, GS_EINVAL, 0, 0, "tiresias-tj: %zu active jobs, counted %zu", k,
                            t->nactive);
