@@ -101,6 +101,46 @@ static void t_node_down_up(void)
     gs_cluster_destroy(c);
 }
 
+/* The list of nodes whose free count or down flag changed (gandiva indexes nodes by it). */
+static void t_changed_nodes(void)
+{
+    gs_cluster *c = uniform(1, 4, 4);
+    ASSERT(c);
+    const int32_t *ch;
+    ASSERT_EQ(gs_cluster_changed_nodes(c, &ch), 0);
+    int a[] = {0, 1}, b[] = {2}, d[] = {12, 13};
+    ASSERT_OK(gs_cluster_alloc(c, d, 2, 1)); /* node 3 */
+    ASSERT_OK(gs_cluster_alloc(c, a, 2, 2)); /* node 0 */
+    ASSERT_OK(gs_cluster_alloc(c, b, 1, 3)); /* node 0 again: listed once */
+    ASSERT_EQ(gs_cluster_changed_nodes(c, &ch), 2);
+    ASSERT_EQ(ch[0], 3);
+    ASSERT_EQ(ch[1], 0);
+    gs_cluster_clear_changed(c);
+    ASSERT_EQ(gs_cluster_changed_nodes(c, &ch), 0);
+    /* refused requests and sharing change no free count */
+    ASSERT_EQ(gs_cluster_alloc(c, a, 2, 4), GS_ECONFLICT);
+    ASSERT_OK(gs_cluster_share(c, 0, 0, 0));
+    gs_cluster_unshare(c, 0, 0);
+    ASSERT_EQ(gs_cluster_changed_nodes(c, &ch), 0);
+    /* a release; a node going down whose GPUs are all taken (free stays 0, usability not) */
+    int full[] = {4, 5, 6, 7};
+    ASSERT_OK(gs_cluster_alloc(c, full, 4, 5));
+    gs_cluster_clear_changed(c);
+    ASSERT_OK(gs_cluster_release(c, b, 1, 3));
+    ASSERT_OK(gs_cluster_set_node_down(c, 1, 1));
+    ASSERT_OK(gs_cluster_set_node_down(c, 1, 1)); /* no change */
+    ASSERT_EQ(gs_cluster_changed_nodes(c, &ch), 2);
+    ASSERT_EQ(ch[0], 0);
+    ASSERT_EQ(ch[1], 1);
+    gs_cluster_clear_changed(c);
+    /* one GPU failing on an idle node */
+    ASSERT_OK(gs_cluster_set_gpu_down(c, 9, 1));
+    ASSERT_EQ(gs_cluster_changed_nodes(c, &ch), 1);
+    ASSERT_EQ(ch[0], 2);
+    ASSERT_OK(gs_cluster_check(c, NULL));
+    gs_cluster_destroy(c);
+}
+
 static void t_random_alloc_check(void)
 {
     gs_cluster *c = uniform(3, 5, 4);
@@ -721,6 +761,7 @@ static const test_case tests[] = {
     {"alloc_release_aggregates", t_alloc_release_aggregates},
     {"node_down_up", t_node_down_up},
     {"random_alloc_check", t_random_alloc_check},
+    {"changed_nodes", t_changed_nodes},
     {"spread", t_spread},
     {"shorthand", t_shorthand},
     {"tiresias_spec", t_tiresias_spec},

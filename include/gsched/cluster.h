@@ -242,6 +242,15 @@ int gs_cluster_handover(gs_cluster *c, const int *gpus, int n, int from, int to,
 int gs_cluster_set_node_down(gs_cluster *c, int node, int down);
 int gs_cluster_set_gpu_down(gs_cluster *c, int gpu, int down);
 
+/*
+ * Nodes whose free GPU count or down flag changed since the last gs_cluster_clear_changed()
+ * (or since gs_cluster_finish()), each once, in the order of their first change: *nodes is
+ * borrowed until the next allocation, health change or clear.  For a policy that keeps nodes
+ * indexed by their free GPUs (gandiva): it re-reads only these instead of every node.
+ */
+size_t gs_cluster_changed_nodes(const gs_cluster *c, const int32_t **nodes);
+void gs_cluster_clear_changed(gs_cluster *c);
+
 /* Recount aggregates from scratch and compare; GS_EINTERNAL with a message on mismatch. */
 int gs_cluster_check(const gs_cluster *c, gs_diag *diag);
 

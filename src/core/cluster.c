@@ -14,7 +14,10 @@
  *    is v (0..largest node), so that max_node_free follows a node losing
  *    free GPUs without rescanning the cell's children; nhist[v] = #nodes in
  *    its subtree whose free is v (a best-fit search finds the first node
- *    with v free GPUs without visiting the others).
+ *    with v free GPUs without visiting the others);
+ *  - changed[0..nchanged) lists, once each, the nodes whose free count or
+ *    down flag changed since gs_cluster_clear_changed() (changed_on marks
+ *    them), so that a policy indexing nodes by free GPUs rescans only those.
  */
 #include <stdio.h> /* snprintf only: no I/O in the core */
 #include <stdlib.h>
@@ -47,11 +50,14 @@ struct gs_cluster {
     size_t nctypes, capctypes;
     gs_vc_def *vcs;
     size_t nvcs, capvcs;
-    char **pinned;  /* by cell; NULL when not pinned */
-    int32_t *mrow;  /* by cell: row of mhist for cells above node level, else -1 */
-    int32_t *mhist; /* rows of mwidth counters (see the invariants) */
-    int32_t *nhist; /* the same rows: nodes of the subtree by their free GPUs */
-    int32_t mwidth; /* largest node's GPUs + 1 */
+    char **pinned;    /* by cell; NULL when not pinned */
+    int32_t *mrow;    /* by cell: row of mhist for cells above node level, else -1 */
+    int32_t *mhist;   /* rows of mwidth counters (see the invariants) */
+    int32_t *nhist;   /* the same rows: nodes of the subtree by their free GPUs */
+    int32_t mwidth;   /* largest node's GPUs + 1 */
+    int32_t *changed; /* nodes changed since gs_cluster_clear_changed() (see the invariants) */
+    uint8_t *changed_on;
+    size_t nchanged;
     /* computed by finish: per GPU type (index MAX_GPU_TYPES = any type) */
     int32_t type_max_node[MAX_GPU_TYPES + 1];
     int32_t type_total[MAX_GPU_TYPES + 1];
@@ -100,6 +106,8 @@ void gs_cluster_destroy(gs_cluster *c)
     free(c->mrow);
     free(c->mhist);
     free(c->nhist);
+    free(c->changed);
+    free(c->changed_on);
     free(c->cells);
     free(c->kids);
     free(c->nodes);
@@ -330,7 +338,9 @@ int gs_cluster_finish(gs_cluster *c, gs_diag *diag)
     c->mrow = malloc((n ? n : 1) * sizeof *c->mrow);
     c->mhist = calloc((rows ? rows : 1) * (size_t)c->mwidth, sizeof *c->mhist);
     c->nhist = calloc((rows ? rows : 1) * (size_t)c->mwidth, sizeof *c->nhist);
-    if (!c->mrow || !c->mhist || !c->nhist) return GS_ENOMEM;
+    c->changed = malloc((c->nnodes ? c->nnodes : 1) * sizeof *c->changed);
+    c->changed_on = calloc(c->nnodes ? c->nnodes : 1, 1);
+    if (!c->mrow || !c->mhist || !c->nhist || !c->changed || !c->changed_on) return GS_ENOMEM;
     rows = 0;
     for (size_t i = 0; i < n; i++)
         c->mrow[i] = c->cells[i].kind > GS_CELL_NODE ? (int32_t)rows++ : -1;
@@ -655,10 +665,30 @@ static void prop_above_node(gs_cluster *c, int node_cell, int old_m, int new_m, 
     }
 }
 
+static void note_changed(gs_cluster *c, int32_t node)
+{
+    if (!c->changed_on || c->changed_on[node]) return; /* before finish: nothing to note */
+    c->changed_on[node] = 1;
+    c->changed[c->nchanged++] = node;
+}
+
+size_t gs_cluster_changed_nodes(const gs_cluster *c, const int32_t **nodes)
+{
+    *nodes = c->changed;
+    return c->nchanged;
+}
+
+void gs_cluster_clear_changed(gs_cluster *c)
+{
+    for (size_t i = 0; i < c->nchanged; i++) c->changed_on[c->changed[i]] = 0;
+    c->nchanged = 0;
+}
+
 /* Change one GPU's contribution: dfree/dhealthy for its leaf and all ancestors. */
 static void gpu_delta(gs_cluster *c, int g, int dfree, int dhealthy)
 {
     if (!dfree && !dhealthy) return;
+    if (dfree) note_changed(c, c->gpus[g].node);
     int node_cell = c->nodes[c->gpus[g].node].cell;
     gs_cell *nc = &c->cells[node_cell];
     int old_m = nc->free;
@@ -803,6 +833,7 @@ int gs_cluster_set_node_down(gs_cluster *c, int node, int down)
 {
     if (node < 0 || (size_t)node >= c->nnodes) return GS_EINVAL;
     gs_node *nd = &c->nodes[node];
+    if (nd->down != !!down) note_changed(c, node);
     nd->down = !!down;
     for (int32_t g = nd->gpu_lo; g < nd->gpu_hi; g++) gs_cluster_set_gpu_down(c, g, down);
     return 0;
