@@ -57,6 +57,13 @@ typedef struct gnode {
     int32_t demand; /* GPUs of members that are not packed guests */
     int32_t nwait;  /* members waiting (pending or suspended) */
     gs_time acct;   /* time of the last deficit accounting */
+    /* the placement index (see "placement index" below) */
+    int32_t cls;    /* node class: index in g->cls */
+    int32_t bucket; /* heap the node is in, -1 = none (down) */
+    int32_t hpos;   /* its position in that heap */
+    int32_t ixdem;  /* demand when keyed */
+    double ixload;  /* key: demand / GPUs when keyed (0 for a node without members) */
+    int8_t rekey;   /* listed in g->rekey */
 } gnode;
 
 typedef struct gj {
@@ -74,6 +81,18 @@ typedef struct sizeq {
     int gpus, type;
     gs_jobq q;
 } sizeq;
+
+/* Nodes of one shape: GPUs and GPU types (the static part of choose_node's filters). */
+typedef struct nclass {
+    int32_t ngpus;
+    uint32_t types;
+} nclass;
+
+/* A binary min-heap of nodes by (ixload, index). */
+typedef struct nheap {
+    int32_t *v;
+    int32_t n, cap;
+} nheap;
 
 typedef struct bad_pair {
     int32_t a, b; /* model ids, a <= b */
@@ -106,6 +125,17 @@ typedef struct gandiva {
      * nwaitnodes counts the cached nodes with waiting members */
     int32_t *stale;
     size_t nstale, nwaitnodes;
+    /* the placement index: ix = 0 when the cluster has too many node shapes for it (then
+     * choose_node scans); heaps by (class, members ? affinity + 1 : 0, free GPUs); rekey lists
+     * the nodes whose membership or demand changed since they were keyed (the cluster lists
+     * those whose free GPUs or health changed: gs_cluster_changed_nodes) */
+    int ix;
+    nclass *cls;
+    int ncls;
+    nheap *heaps;
+    size_t nheaps;
+    int32_t *rekey;
+    size_t nrekey;
     bad_pair *bad;
     size_t nbad, capbad;
     int slice_armed, intro_armed, slice_due, intro_due;
@@ -170,10 +200,15 @@ static int *scratch(gandiva *g, size_t n)
     return g->scratch;
 }
 
-/* Something on node n changed: its cached demand and waiting count must be recounted. */
+/* Something on node n changed: its cached demand and waiting count must be recounted, its
+ * place in the index looked at again. */
 static void invalidate(gandiva *g, int32_t n)
 {
     gnode *nd = &g->nodes[n];
+    if (!nd->rekey) {
+        nd->rekey = 1;
+        g->rekey[g->nrekey++] = n;
+    }
     if (!nd->cached) return;
     nd->cached = 0;
     if (nd->nwait) g->nwaitnodes--;
@@ -426,11 +461,185 @@ static int run_member(gandiva *g, gs_job *j, int32_t n)
 /* ---- placement (reactive mode) ------------------------------------------------------------ */
 
 /*
+ * Placement index.  choose_node's answer depends on each node's class (GPUs, GPU types), down
+ * flag, free GPUs, members (none, or their affinity) and demand; every node that is up sits in
+ * one heap per (class, members ? affinity + 1 : 0, free GPUs), ordered by (demand / GPUs,
+ * index) - the order in which choose_node's scan prefers nodes within a step.  A node is keyed
+ * again when the cluster reports its free GPUs or health changed (gs_cluster_changed_nodes) or
+ * the policy changed its members or demand (invalidate: g->rekey); ix_refresh does both before
+ * every query, so a query sees exactly what a scan of every node would.  A query looks at the
+ * heads of the heaps (classes x affinities x free counts, not nodes).
+ */
+static int ix_less(const gandiva *g, int32_t a, int32_t b)
+{
+    double x = g->nodes[a].ixload, y = g->nodes[b].ixload;
+    return x < y || (x == y && a < b);
+}
+
+static void heap_set(gandiva *g, nheap *h, int32_t i, int32_t n)
+{
+    h->v[i] = n;
+    g->nodes[n].hpos = i;
+}
+
+static void heap_up(gandiva *g, nheap *h, int32_t i)
+{
+    int32_t n = h->v[i];
+    while (i > 0) {
+        int32_t p = (i - 1) / 2;
+        if (!ix_less(g, n, h->v[p])) break;
+        heap_set(g, h, i, h->v[p]);
+        i = p;
+    }
+    heap_set(g, h, i, n);
+}
+
+static void heap_down(gandiva *g, nheap *h, int32_t i)
+{
+    int32_t n = h->v[i];
+    for (;;) {
+        int32_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && ix_less(g, h->v[c + 1], h->v[c])) c++;
+        if (!ix_less(g, h->v[c], n)) break;
+        heap_set(g, h, i, h->v[c]);
+        i = c;
+    }
+    heap_set(g, h, i, n);
+}
+
+static void heap_del(gandiva *g, nheap *h, int32_t i)
+{
+    int32_t last = h->v[--h->n];
+    if (i == h->n) return;
+    heap_set(g, h, i, last);
+    heap_up(g, h, i);
+    heap_down(g, h, g->nodes[last].hpos);
+}
+
+static int heap_add(gandiva *g, nheap *h, int32_t n)
+{
+    if (h->n == h->cap) {
+        int32_t nc = h->cap ? h->cap * 2 : 8;
+        int32_t *v = realloc(h->v, (size_t)nc * sizeof *v);
+        if (!v) return oom(g);
+        h->v = v;
+        h->cap = nc;
+    }
+    h->v[h->n] = n;
+    heap_up(g, h, h->n++);
+    return 0;
+}
+
+static size_t ix_bucket(const gandiva *g, int32_t cls, int aff1, int fr)
+{
+    return ((size_t)cls * (size_t)(g->maxg + 2) + (size_t)aff1) * (size_t)(g->maxg + 1) +
+           (size_t)fr;
+}
+
+/* Put node n where its current state belongs. */
+static void ix_key(gandiva *g, int32_t n)
+{
+    gnode *nd = &g->nodes[n];
+    int32_t b = -1;
+    int dem = 0;
+    double ld = 0;
+    if (!gs_cluster_node(g->c, n)->down) {
+        int fr = node_free(g, n), a1 = 0;
+        if (nd->nmem) {
+            dem = node_demand(g, n);
+            ld = (double)dem / nd->ngpus;
+            a1 = nd->aff + 1;
+        }
+        if (a1 < 0 || a1 > g->maxg + 1 || fr < 0 || fr > nd->ngpus) {
+            g->ix = 0; /* cannot happen (members fit a node); scan from now on */
+            return;
+        }
+        b = (int32_t)ix_bucket(g, nd->cls, a1, fr);
+    }
+    if (b == nd->bucket && ld == nd->ixload) {
+        nd->ixdem = dem;
+        return;
+    }
+    if (nd->bucket >= 0) heap_del(g, &g->heaps[nd->bucket], nd->hpos);
+    nd->bucket = -1;
+    nd->ixload = ld;
+    nd->ixdem = dem;
+    if (b >= 0 && heap_add(g, &g->heaps[b], n) == 0) nd->bucket = b;
+}
+
+/* Key again the nodes changed since the last query. */
+static void ix_refresh(gandiva *g)
+{
+    const int32_t *ch;
+    size_t nch = gs_cluster_changed_nodes(g->c, &ch);
+    for (size_t i = 0; i < nch && g->ix; i++) ix_key(g, ch[i]);
+    gs_cluster_clear_changed(g->c);
+    while (g->nrekey && g->ix) {
+        int32_t n = g->rekey[--g->nrekey];
+        g->nodes[n].rekey = 0;
+        ix_key(g, n);
+    }
+}
+
+/* The least node of heap b other than 'except', or -1. */
+static int32_t ix_head(const gandiva *g, size_t b, int32_t except)
+{
+    const nheap *h = &g->heaps[b];
+    if (!h->n) return -1;
+    if (h->v[0] != except) return h->v[0];
+    /* the second least is a child of the root */
+    int32_t x = h->n > 1 ? h->v[1] : -1, y = h->n > 2 ? h->v[2] : -1;
+    if (x < 0 || (y >= 0 && ix_less(g, y, x))) x = y;
+    return x;
+}
+
+/* Keep n as the step's choice if it precedes the current one in the scan's order. */
+static void ix_offer(const gandiva *g, int32_t *best, int32_t n)
+{
+    if (n >= 0 && (*best < 0 || ix_less(g, n, *best))) *best = n;
+}
+
+/* choose_node from the index: the same answer as the scan below. */
+static int32_t choose_node_ix(gandiva *g, const gs_job *j, int32_t except, int *slice)
+{
+    int need = j->gpus;
+    int32_t best[4] = {-1, -1, -1, -1};
+    *slice = 0;
+    for (int32_t c = 0; c < g->ncls; c++) {
+        const nclass *k = &g->cls[c];
+        if (k->ngpus < need) continue;
+        if (j->gpu_type >= 0 && !(k->types & (1u << j->gpu_type))) continue;
+        for (int fr = need; fr <= k->ngpus; fr++) {
+            ix_offer(g, &best[1], ix_head(g, ix_bucket(g, c, 0, fr), except));
+            for (int a = 0; a <= g->maxg; a++)
+                ix_offer(g, &best[a == need ? 0 : 2],
+                         ix_head(g, ix_bucket(g, c, a + 1, fr), except));
+        }
+        if (!g->slice) continue;
+        /* time-slicing: least demand first, and demand only grows along a heap of one class */
+        for (int fr = 0; fr < need; fr++) {
+            int32_t n = ix_head(g, ix_bucket(g, c, need + 1, fr), except);
+            if (n >= 0 && g->nodes[n].ixdem + need <= g->oversub * k->ngpus)
+                ix_offer(g, &best[3], n);
+        }
+    }
+    for (int s = 0; s < 4; s++)
+        if (best[s] >= 0) {
+            *slice = s == 3;
+            return best[s];
+        }
+    return -1;
+}
+
+/*
  * A node for j by Gandiva's order, or -1.  *slice = 1 when the only choice is
  * to time-slice on it.
  */
 static int32_t choose_node(gandiva *g, const gs_job *j, int32_t except, int *slice)
 {
+    if (g->ix) ix_refresh(g);
+    if (g->ix && j->gpus >= 1 && j->gpus <= g->maxg) return choose_node_ix(g, j, except, slice);
     int need = j->gpus;
     int32_t best[4] = {-1, -1, -1, -1};
     double load[4] = {0, 0, 0, 0};
@@ -1151,6 +1360,46 @@ static int gd_node(void *st, int node, int down)
     return g->err;
 }
 
+/* The index holds every node that is not due to be keyed again where its state puts it. */
+static int ix_check(gandiva *g, gs_diag *d)
+{
+    if (!g->ix) return 0;
+    const int32_t *ch;
+    size_t nch = gs_cluster_changed_nodes(g->c, &ch);
+    unsigned char *due = calloc(g->nnodes ? g->nnodes : 1, 1);
+    if (!due) return GS_ENOMEM;
+    for (size_t i = 0; i < nch; i++) due[ch[i]] = 1;
+    int rc = 0;
+    for (size_t i = 0; i < g->nnodes && !rc; i++) {
+        const gnode *nd = &g->nodes[i];
+        int32_t n = (int32_t)i;
+        if (nd->bucket >= 0 &&
+            (g->heaps[nd->bucket].n <= nd->hpos || g->heaps[nd->bucket].v[nd->hpos] != n)) {
+            rc = gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: n%zu lost in the index", i);
+            break;
+        }
+        if (nd->rekey || due[i]) continue;
+        int32_t b = -1, dem = 0;
+        if (!gs_cluster_node(g->c, n)->down) {
+            int nw;
+            if (nd->nmem) node_count(g, n, &dem, &nw);
+            b = (int32_t)ix_bucket(g, nd->cls, nd->nmem ? nd->aff + 1 : 0, node_free(g, n));
+        }
+        if (b != nd->bucket || dem != nd->ixdem ||
+            (nd->nmem && (double)dem / nd->ngpus != nd->ixload))
+            rc = gs_diag_set(
+                d, GS_EINTERNAL, 0, 0,
+                "gandiva: n%zu indexed in heap %d with demand %d, belongs in %d with %d", i,
+                nd->bucket, nd->ixdem, b, dem);
+    }
+    for (size_t b = 0; b < g->nheaps && !rc; b++)
+        for (int32_t k = 1; k < g->heaps[b].n && !rc; k++)
+            if (ix_less(g, g->heaps[b].v[k], g->heaps[b].v[(k - 1) / 2]))
+                rc = gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: heap %zu out of order", b);
+    free(due);
+    return rc;
+}
+
 static int gd_check(void *st, gs_diag *d)
 {
     gandiva *g = st;
@@ -1188,6 +1437,8 @@ static int gd_check(void *st, gs_diag *d)
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: n%zu counts %d members, has %d", i,
                                g->nodes[i].nmem, k);
     }
+    int rc = ix_check(g, d);
+    if (rc) return rc;
     if (nwn != g->nwaitnodes)
         return gs_diag_set(d, GS_EINTERNAL, 0, 0,
                            "gandiva: %zu nodes with waiting members, %zu counted", nwn,
@@ -1221,9 +1472,37 @@ static void gd_destroy(void *st)
     free(g->jobs);
     free(g->dirty);
     free(g->stale);
+    free(g->rekey);
+    free(g->cls);
+    for (size_t b = 0; b < g->nheaps; b++) free(g->heaps[b].v);
+    free(g->heaps);
     free(g->bad);
     free(g->scratch);
     free(g);
+}
+
+/* Node classes and the index's heaps; more than IX_MAX_CLASSES shapes: no index (ix = 0). */
+enum { IX_MAX_CLASSES = 16 };
+
+static int ix_create(gandiva *g)
+{
+    g->cls = malloc(IX_MAX_CLASSES * sizeof *g->cls);
+    if (!g->cls) return GS_ENOMEM;
+    for (size_t i = 0; i < g->nnodes; i++) {
+        gnode *nd = &g->nodes[i];
+        uint32_t types = gs_cluster_cell(g->c, nd->cell)->gpu_types;
+        int c = 0;
+        while (c < g->ncls && (g->cls[c].ngpus != nd->ngpus || g->cls[c].types != types)) c++;
+        if (c == IX_MAX_CLASSES) return 0; /* g->ix stays 0: choose_node scans */
+        if (c == g->ncls) g->cls[g->ncls++] = (nclass){nd->ngpus, types};
+        nd->cls = c;
+    }
+    size_t nh = ix_bucket(g, g->ncls, 0, 0);
+    g->heaps = calloc(nh ? nh : 1, sizeof *g->heaps);
+    if (!g->heaps) return GS_ENOMEM;
+    g->nheaps = nh;
+    g->ix = 1;
+    return 0;
 }
 
 static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
@@ -1300,7 +1579,8 @@ static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     g->nodes = calloc(g->nnodes ? g->nnodes : 1, sizeof *g->nodes);
     g->dirty = calloc(g->nnodes ? g->nnodes : 1, sizeof *g->dirty);
     g->stale = calloc(g->nnodes ? g->nnodes : 1, sizeof *g->stale);
-    if (!g->nodes || !g->dirty || !g->stale) {
+    g->rekey = calloc(g->nnodes ? g->nnodes : 1, sizeof *g->rekey);
+    if (!g->nodes || !g->dirty || !g->stale || !g->rekey) {
         gd_destroy(g);
         return GS_ENOMEM;
     }
@@ -1311,8 +1591,15 @@ static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
                               .tail = -1,
                               .ngpus = nd->gpu_hi - nd->gpu_lo,
                               .cell = nd->cell,
-                              .cached = 1};
+                              .cached = 1,
+                              .bucket = -1,
+                              .rekey = 1};
+        g->rekey[g->nrekey++] = (int32_t)i; /* keyed at the first query */
         if (g->nodes[i].ngpus > g->maxg) g->maxg = g->nodes[i].ngpus;
+    }
+    if (ix_create(g)) {
+        gd_destroy(g);
+        return GS_ENOMEM;
     }
     *state = g;
     return 0;
