@@ -20,12 +20,33 @@
  * max_rescales apply: a blocked change is retried when allowed) with a reason
  * naming the arrival or completion that caused it; shrinks go first.
  *
+ * The same answers, computed in less than O(jobs x steps) per event:
+ *  - a job's first size (its request when rigid) is fixed, so the sums of the
+ *    first sizes (in all and per GPU type) are kept; when no job can grow past
+ *    its first size (no elastic job: every job takes at most one step) and
+ *    the sums fit the healthy GPUs, every job fits at every step whatever the
+ *    order, so every share is the first size: O(1) plus the new arrivals;
+ *  - with no elastic job but not everything fitting, every step compares only
+ *    jobs holding nothing, where the tournament keeps the larger speed at the
+ *    first size (the later job on a tie): one sort of the jobs by that speed
+ *    (ties: later first) and one walk handing out what fits give the same
+ *    shares, O(jobs log jobs);
+ *  - with an elastic job the tournament itself runs (O(jobs) per step);
+ *  - only jobs that may act are visited when the shares are carried out: the
+ *    watch list holds every job not known to be RUNNING at its share (a rigid
+ *    one at any positive share); a job leaves it only when seen so, and comes
+ *    back when its share changes, it is requeued, or a node changes.
+ *
  * Parameters: afs_mode=l|p.
- * Invariants: 'act' holds exactly the arrived jobs that are not final, in
- * slot order; targets are valid sizes (or 0) summing to at most the healthy
- * GPUs, those of jobs naming a GPU type to at most the healthy GPUs of that
- * type (elastic_util.c's budget: a typed job's share can be placed); each job's target is at most
- * its max_gpus (its request when rigid).
+ * Invariants: 'act' holds the arrived jobs that are not final (F_LIVE) in
+ * slot order, and finished ones not compacted yet; targets are valid sizes (or
+ * 0) summing to at most the healthy GPUs, those of jobs naming a GPU type to
+ * at most the healthy GPUs of that type (elastic_util.c's budget: a typed
+ * job's share can be placed); each job's target is at most its max_gpus (its
+ * request when rigid); sum_all, sum_type and nmulti are those of the live
+ * jobs; allfit means every live job's target is its first size, except the
+ * arrivals in 'fresh' (target 0 until the next computation); a live job not
+ * in the watch list is RUNNING at its target (or rigid with a positive one).
  */
 #include <math.h>
 #include <stdio.h>
@@ -37,13 +58,35 @@
 
 #define TAG_RETRY 1
 
+/* per-slot flags */
+#define F_LIVE  1 /* in act: arrived and not final */
+#define F_MULTI 2 /* can grow past its first size: shares need the tournament itself */
+#define F_WATCH 4 /* in the watch list */
+
+typedef struct afs_ord {
+    double s;
+    int32_t pos;
+} afs_ord;
+
 typedef struct afs {
     gs_engine *e;
     int mode_p;
-    int32_t *act;
-    int *n, *target, *nx;   /* share, target, next size (by position in act) */
+    int32_t *act; /* slots, ascending; finished ones stay until compacted */
+    size_t nact, capact, nlive;
+    /* by slot */
+    int *target, *first; /* share at the last computation; first size (next size from 0) */
+    unsigned char *fl;
+    size_t capslot;
+    long long sum_all, sum_type[EU_MAX_TYPES]; /* first sizes of the live jobs */
+    size_t nmulti;                             /* live jobs with F_MULTI */
+    int allfit;
+    int32_t *watch, *cur, *fresh; /* the watch list; enact's copy of it; arrivals not computed */
+    size_t nwatch, capwatch, ncur, capcur, nfresh, capfresh;
+    /* a full computation, by position in act */
+    int *n, *nx;            /* share, next size */
     double *rlen, *s0, *s1; /* length; speed at n and at nx */
-    size_t nact, capact;
+    afs_ord *ord;
+    size_t capscr;
     int dirty;
     gs_time retry_at;
     char cause[96]; /* what triggered the last recomputation */
@@ -65,31 +108,68 @@ static int next_size(const gs_job *j, int n)
     return 0;
 }
 
-/* speed_j(n) = rate at n / remaining length */
-static double spd(const afs *a, size_t i, int n)
+/* j's remaining length as the mode estimates it (at least 1) */
+static double run_len(const afs *a, const gs_job *j, gs_time now)
 {
-    if (n <= 0) return 0;
-    const gs_job *j = gs_engine_job(a->e, (size_t)a->act[i]);
-    return gs_engine_job_rate(a->e, j, gs_engine_job_gpu_type(a->e, j), n) / a->rlen[i];
+    double r;
+    if (a->mode_p) {
+        r = (double)gs_job_remaining(j, now);
+    } else {
+        r = (double)(j->work - gs_job_remaining(j, now));
+        if (r < 60.0 * 1e6) r = 60.0 * 1e6;
+    }
+    return r > 1 ? r : 1;
 }
 
-static int ensure_cap(afs *a, size_t need)
+/* speed_j(n) = rate at n / remaining length */
+static double spd(const afs *a, const gs_job *j, double rlen, int n)
 {
-    if (need <= a->capact) return 0;
-    size_t nc = a->capact ? a->capact * 2 : 64;
+    if (n <= 0) return 0;
+    return gs_engine_job_rate(a->e, j, gs_engine_job_gpu_type(a->e, j), n) / rlen;
+}
+
+static int grow_i32(int32_t **p, size_t *cap, size_t need)
+{
+    if (need <= *cap) return 0;
+    size_t nc = *cap ? *cap * 2 : 64;
     while (nc < need) nc *= 2;
-    int32_t *s = realloc(a->act, nc * sizeof *s);
-    if (!s) return GS_ENOMEM;
-    a->act = s;
-    int *n = realloc(a->n, nc * sizeof *n);
-    if (!n) return GS_ENOMEM;
-    a->n = n;
+    int32_t *q = realloc(*p, nc * sizeof *q);
+    if (!q) return GS_ENOMEM;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+/* Room for slot s in the by-slot arrays. */
+static int ensure_slot(afs *a, size_t s)
+{
+    if (s < a->capslot) return 0;
+    size_t nc = a->capslot ? a->capslot * 2 : 1024;
+    while (nc <= s) nc *= 2;
     int *t = realloc(a->target, nc * sizeof *t);
     if (!t) return GS_ENOMEM;
     a->target = t;
-    int *x = realloc(a->nx, nc * sizeof *x);
-    if (!x) return GS_ENOMEM;
-    a->nx = x;
+    if (!(t = realloc(a->first, nc * sizeof *t))) return GS_ENOMEM;
+    a->first = t;
+    unsigned char *f = realloc(a->fl, nc);
+    if (!f) return GS_ENOMEM;
+    memset(f + a->capslot, 0, nc - a->capslot);
+    a->fl = f;
+    a->capslot = nc;
+    return 0;
+}
+
+/* Room for need jobs in the scratch arrays of a full computation. */
+static int ensure_scratch(afs *a, size_t need)
+{
+    if (need <= a->capscr) return 0;
+    size_t nc = a->capscr ? a->capscr * 2 : 64;
+    while (nc < need) nc *= 2;
+    int *n = realloc(a->n, nc * sizeof *n);
+    if (!n) return GS_ENOMEM;
+    a->n = n;
+    if (!(n = realloc(a->nx, nc * sizeof *n))) return GS_ENOMEM;
+    a->nx = n;
     double *r = realloc(a->rlen, nc * sizeof *r);
     if (!r) return GS_ENOMEM;
     a->rlen = r;
@@ -97,8 +177,30 @@ static int ensure_cap(afs *a, size_t need)
     a->s0 = r;
     if (!(r = realloc(a->s1, nc * sizeof *r))) return GS_ENOMEM;
     a->s1 = r;
-    a->capact = nc;
+    afs_ord *o = realloc(a->ord, nc * sizeof *o);
+    if (!o) return GS_ENOMEM;
+    a->ord = o;
+    a->capscr = nc;
     return 0;
+}
+
+static int watch_add(afs *a, int32_t s)
+{
+    if (a->fl[s] & F_WATCH) return 0;
+    int rc = grow_i32(&a->watch, &a->capwatch, a->nwatch + 1);
+    if (rc) return rc;
+    a->watch[a->nwatch++] = s;
+    a->fl[s] |= F_WATCH;
+    return 0;
+}
+
+/* Drop the finished jobs from act. */
+static void compact(afs *a)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < a->nact; i++)
+        if (a->fl[a->act[i]] & F_LIVE) a->act[k++] = a->act[i];
+    a->nact = k;
 }
 
 /* Cache job i's next size and its speeds at its share and at that size. */
@@ -106,35 +208,26 @@ static void refresh(afs *a, size_t i)
 {
     const gs_job *j = gs_engine_job(a->e, (size_t)a->act[i]);
     a->nx[i] = next_size(j, a->n[i]);
-    a->s0[i] = spd(a, i, a->n[i]);
-    a->s1[i] = a->nx[i] > 0 ? spd(a, i, a->nx[i]) : 0;
+    a->s0[i] = spd(a, j, a->rlen[i], a->n[i]);
+    a->s1[i] = a->nx[i] > 0 ? spd(a, j, a->rlen[i], a->nx[i]) : 0;
 }
 
-/* The share computation (algorithms.md 7.1); speeds cached per job, so a step is O(jobs). */
-static void shares(afs *a)
+/* The share computation (algorithms.md 7.1) itself: speeds cached per job, so a step is
+ * O(jobs).  Shares into a->n by position in act (compacted). */
+static void tournament(afs *a, eu_budget *left)
 {
     gs_time now = gs_engine_now(a->e);
-    eu_budget left; /* healthy GPUs, in all and per type */
-    eu_budget_init(&left, gs_engine_cluster(a->e));
     for (size_t i = 0; i < a->nact; i++) {
-        const gs_job *j = gs_engine_job(a->e, (size_t)a->act[i]);
         a->n[i] = 0;
-        double r;
-        if (a->mode_p) {
-            r = (double)gs_job_remaining(j, now);
-        } else {
-            r = (double)(j->work - gs_job_remaining(j, now));
-            if (r < 60.0 * 1e6) r = 60.0 * 1e6;
-        }
-        a->rlen[i] = r > 1 ? r : 1;
+        a->rlen[i] = run_len(a, gs_engine_job(a->e, (size_t)a->act[i]), now);
         refresh(a, i);
     }
-    while (left.all > 0) {
+    while (left->all > 0) {
         long cand = -1;
         for (size_t m = 0; m < a->nact; m++) {
             if (a->nx[m] <= 0) continue;
             const gs_job *jm = gs_engine_job(a->e, (size_t)a->act[m]);
-            if (a->nx[m] - a->n[m] > eu_budget_left(&left, jm)) continue;
+            if (a->nx[m] - a->n[m] > eu_budget_left(left, jm)) continue;
             if (cand < 0) {
                 cand = (long)m;
                 continue;
@@ -154,21 +247,127 @@ static void shares(afs *a)
                 cand = (long)((sl1 - sl0) / sl0 > (sh1 > 0 ? (sh1 - sh0) / sh1 : 0) ? l : h);
         }
         if (cand < 0) break;
-        eu_budget_take(&left, gs_engine_job(a->e, (size_t)a->act[cand]), a->nx[cand] - a->n[cand]);
+        eu_budget_take(left, gs_engine_job(a->e, (size_t)a->act[cand]), a->nx[cand] - a->n[cand]);
         a->n[cand] = a->nx[cand];
         refresh(a, (size_t)cand);
     }
-    for (size_t i = 0; i < a->nact; i++) a->target[i] = a->n[i];
 }
 
+/* speed at the first size descending, then position descending (the tournament's winner
+ * among jobs holding nothing is the last of the fastest) */
+static int ord_cmp(const void *x, const void *y)
+{
+    const afs_ord *p = x, *q = y;
+    if (p->s != q->s) return p->s > q->s ? -1 : 1;
+    return p->pos > q->pos ? -1 : p->pos < q->pos;
+}
+
+/* The tournament when no job can take a second step (no F_MULTI): every candidate holds
+ * nothing (speed 0), so a step's winner is the last job of the largest speed at its first
+ * size among those that fit, and a job that does not fit never fits later.  Shares into a->n
+ * by position in act (compacted); 1 (nothing written) when a speed is NaN, which this order
+ * does not follow. */
+static int ranked(afs *a, eu_budget *left)
+{
+    gs_time now = gs_engine_now(a->e);
+    size_t m = 0;
+    for (size_t i = 0; i < a->nact; i++) {
+        int32_t s = a->act[i];
+        int d = a->first[s];
+        a->n[i] = 0;
+        if (d <= 0) continue;
+        const gs_job *j = gs_engine_job(a->e, (size_t)s);
+        double v = spd(a, j, run_len(a, j, now), d);
+        if (isnan(v)) return 1;
+        a->ord[m].s = v;
+        a->ord[m].pos = (int32_t)i;
+        m++;
+    }
+    if (m > 1) qsort(a->ord, m, sizeof *a->ord, ord_cmp);
+    for (size_t k = 0; k < m && left->all > 0; k++) {
+        size_t i = (size_t)a->ord[k].pos;
+        const gs_job *j = gs_engine_job(a->e, (size_t)a->act[i]);
+        int d = a->first[a->act[i]];
+        if (d > eu_budget_left(left, j)) continue;
+        eu_budget_take(left, j, d);
+        a->n[i] = d;
+    }
+    return 0;
+}
+
+/* Recompute every live job's target; jobs whose target changes join the watch list. */
+static int shares(afs *a)
+{
+    eu_budget left; /* healthy GPUs, in all and per type */
+    eu_budget_init(&left, gs_engine_cluster(a->e));
+    int fit = a->nmulti == 0 && a->sum_all <= left.all, rc = 0;
+    for (int t = 0; fit && t < left.ntypes; t++) fit = a->sum_type[t] <= left.type[t];
+    if (fit) {
+        if (a->allfit) {
+            for (size_t k = 0; k < a->nfresh && !rc; k++) {
+                int32_t s = a->fresh[k];
+                if (!(a->fl[s] & F_LIVE)) continue;
+                a->target[s] = a->first[s];
+                rc = watch_add(a, s);
+            }
+        } else {
+            for (size_t i = 0; i < a->nact && !rc; i++) {
+                int32_t s = a->act[i];
+                if (!(a->fl[s] & F_LIVE) || a->target[s] == a->first[s]) continue;
+                a->target[s] = a->first[s];
+                rc = watch_add(a, s);
+            }
+            a->allfit = 1;
+        }
+    } else {
+        compact(a);
+        rc = ensure_scratch(a, a->nact);
+        if (!rc && (a->nmulti > 0 || ranked(a, &left))) tournament(a, &left);
+        for (size_t i = 0; i < a->nact && !rc; i++) {
+            int32_t s = a->act[i];
+            if (a->target[s] == a->n[i]) continue;
+            a->target[s] = a->n[i];
+            rc = watch_add(a, s);
+        }
+        a->allfit = 0;
+    }
+    a->nfresh = 0;
+    return rc;
+}
+
+/* Nothing to carry out for job slot s now: RUNNING at its target, or rigid at a positive one. */
+static int quiet(const afs *a, int32_t s)
+{
+    const gs_job *j = gs_engine_job(a->e, (size_t)s);
+    int t = a->target[s];
+    return j->state == GS_JOB_RUNNING && (j->gpus == t || (rigid(j) && t > 0));
+}
+
+static int cmp_i32(const void *x, const void *y)
+{
+    int32_t p = *(const int32_t *)x, q = *(const int32_t *)y;
+    return (p > q) - (p < q);
+}
+
+/* Carry the targets out for the watched jobs, in slot order (the others have nothing to do). */
 static int enact(afs *a)
 {
     gs_time now = gs_engine_now(a->e), retry = GS_TIME_NONE;
-    for (int pass = 0; pass < 2; pass++)
-        for (size_t i = 0; i < a->nact; i++) {
-            const gs_job *j = gs_engine_job(a->e, (size_t)a->act[i]);
+    /* take the watch list: jobs that join it from here on go to a fresh one */
+    int32_t *w = a->cur;
+    size_t wc = a->capcur;
+    a->cur = a->watch, a->capcur = a->capwatch, a->ncur = a->nwatch;
+    a->watch = w, a->capwatch = wc, a->nwatch = 0;
+    for (size_t k = 0; k < a->ncur; k++) a->fl[a->cur[k]] &= (unsigned char)~F_WATCH;
+    if (a->ncur > 1) qsort(a->cur, a->ncur, sizeof *a->cur, cmp_i32);
+    int rc = 0;
+    for (int pass = 0; pass < 2 && !rc; pass++)
+        for (size_t k = 0; k < a->ncur && !rc; k++) {
+            int32_t s = a->cur[k];
+            if (!(a->fl[s] & F_LIVE)) continue;
+            const gs_job *j = gs_engine_job(a->e, (size_t)s);
             if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_PENDING) continue;
-            int cur = j->state == GS_JOB_RUNNING ? j->gpus : 0, t = a->target[i];
+            int cur = j->state == GS_JOB_RUNNING ? j->gpus : 0, t = a->target[s];
             if (pass == 0 ? t >= cur : t <= cur) continue;
             if (j->state == GS_JOB_RUNNING && rigid(j) && t > 0) continue;
             snprintf(a->why, sizeof a->why, "afs: %s %d->%d GPUs: %s",
@@ -176,27 +375,42 @@ static int enact(afs *a)
                      : t > 0 ? "shrank"
                              : "paused",
                      cur, t, a->cause);
-            int rc = eu_apply(a->e, j, t, 0, a->why);
-            if (rc < 0) return rc;
-            if (rc > 0 && j->state == GS_JOB_RUNNING) {
+            int r = eu_apply(a->e, j, t, 0, a->why);
+            if (r < 0) {
+                rc = r;
+                break;
+            }
+            if (r > 0 && j->state == GS_JOB_RUNNING) {
                 gs_time at = gs_engine_rescale_allowed_at(a->e, j);
                 if (at != GS_TIME_NONE && at > now && (retry == GS_TIME_NONE || at < retry))
                     retry = at;
             }
-            if (rc > 0 && j->state == GS_JOB_PENDING)
+            if (r > 0 && j->state == GS_JOB_PENDING)
                 gs_engine_set_reason(a->e, j, "Resources (afs: its share is not free yet)");
         }
-    for (size_t i = 0; i < a->nact; i++) {
-        const gs_job *j = gs_engine_job(a->e, (size_t)a->act[i]);
-        if (j->state == GS_JOB_PENDING && a->target[i] == 0)
-            gs_engine_set_reason(a->e, j, "afs: no share at the last recomputation");
+    if (!rc) {
+        for (size_t k = 0; k < a->ncur; k++) {
+            int32_t s = a->cur[k];
+            if (!(a->fl[s] & F_LIVE)) continue;
+            const gs_job *j = gs_engine_job(a->e, (size_t)s);
+            if (j->state == GS_JOB_PENDING && a->target[s] == 0)
+                gs_engine_set_reason(a->e, j, "afs: no share at the last recomputation");
+        }
+        if (retry != GS_TIME_NONE &&
+            (a->retry_at == GS_TIME_NONE || retry < a->retry_at || a->retry_at <= now)) {
+            a->retry_at = retry;
+            rc = gs_engine_set_timer(a->e, retry, TAG_RETRY);
+        }
     }
-    if (retry != GS_TIME_NONE &&
-        (a->retry_at == GS_TIME_NONE || retry < a->retry_at || a->retry_at <= now)) {
-        a->retry_at = retry;
-        return gs_engine_set_timer(a->e, retry, TAG_RETRY);
+    /* back to the watch list: every job that may still act (all of them after an error) */
+    for (size_t k = 0; k < a->ncur; k++) {
+        int32_t s = a->cur[k];
+        if (!(a->fl[s] & F_LIVE) || (!rc && quiet(a, s))) continue;
+        int r = watch_add(a, s);
+        if (r && !rc) rc = r;
     }
-    return 0;
+    a->ncur = 0;
+    return rc;
 }
 
 static int afs_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
@@ -211,6 +425,7 @@ static int afs_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     if (!a) return GS_ENOMEM;
     a->e = e;
     a->mode_p = mode_p;
+    a->allfit = 1; /* no job yet */
     a->retry_at = GS_TIME_NONE;
     gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
     *state = a;
@@ -222,26 +437,50 @@ static void afs_destroy(void *st)
     afs *a = st;
     if (!a) return;
     free(a->act);
-    free(a->n);
     free(a->target);
-    free(a->rlen);
+    free(a->first);
+    free(a->fl);
+    free(a->watch);
+    free(a->cur);
+    free(a->fresh);
+    free(a->n);
     free(a->nx);
+    free(a->rlen);
     free(a->s0);
     free(a->s1);
+    free(a->ord);
     free(a);
 }
 
 static int afs_arrival(void *st, gs_job *j)
 {
     afs *a = st;
-    int rc = ensure_cap(a, a->nact + 1);
+    int32_t s = j->slot;
+    int rc = ensure_slot(a, (size_t)s);
+    if (!rc) rc = grow_i32(&a->act, &a->capact, a->nact + 1);
+    if (!rc) rc = grow_i32(&a->fresh, &a->capfresh, a->nfresh + 1);
+    if (!rc) rc = grow_i32(&a->watch, &a->capwatch, a->nwatch + 1);
     if (rc) return rc;
-    size_t at = a->nact;
-    while (at > 0 && a->act[at - 1] > j->slot) at--;
-    memmove(&a->act[at + 1], &a->act[at], (a->nact - at) * sizeof *a->act);
-    a->act[at] = j->slot;
-    a->target[at] = 0;
-    a->nact++;
+    if (!(a->fl[s] & F_LIVE)) {
+        size_t at = a->nact;
+        while (at > 0 && a->act[at - 1] > s) at--;
+        memmove(&a->act[at + 1], &a->act[at], (a->nact - at) * sizeof *a->act);
+        a->act[at] = s;
+        a->nact++;
+        a->nlive++;
+        int d = next_size(j, 0);
+        a->first[s] = d;
+        a->target[s] = 0;
+        a->fl[s] |= F_LIVE;
+        if (d > 0 && next_size(j, d) > 0) {
+            a->fl[s] |= F_MULTI;
+            a->nmulti++;
+        }
+        a->sum_all += d;
+        if (j->gpu_type >= 0 && j->gpu_type < EU_MAX_TYPES) a->sum_type[j->gpu_type] += d;
+        a->fresh[a->nfresh++] = s;
+        watch_add(a, s); /* room made above */
+    }
     snprintf(a->cause, sizeof a->cause, "shares recomputed: job %lld arrived", (long long)j->id);
     a->dirty = 1;
     return 0;
@@ -250,13 +489,16 @@ static int afs_arrival(void *st, gs_job *j)
 static int afs_finish(void *st, gs_job *j)
 {
     afs *a = st;
-    for (size_t i = 0; i < a->nact; i++)
-        if (a->act[i] == j->slot) {
-            memmove(&a->act[i], &a->act[i + 1], (a->nact - i - 1) * sizeof *a->act);
-            memmove(&a->target[i], &a->target[i + 1], (a->nact - i - 1) * sizeof *a->target);
-            a->nact--;
-            break;
-        }
+    int32_t s = j->slot;
+    if ((size_t)s < a->capslot && (a->fl[s] & F_LIVE)) {
+        int d = a->first[s];
+        a->sum_all -= d;
+        if (j->gpu_type >= 0 && j->gpu_type < EU_MAX_TYPES) a->sum_type[j->gpu_type] -= d;
+        if (a->fl[s] & F_MULTI) a->nmulti--;
+        a->fl[s] &= (unsigned char)~(F_LIVE | F_MULTI);
+        a->nlive--;
+        if (a->nact - a->nlive > a->nlive + 64) compact(a);
+    }
     snprintf(a->cause, sizeof a->cause, "shares recomputed: job %lld finished", (long long)j->id);
     a->dirty = 1;
     gs_engine_request_pass(a->e); /* the others may grow even when nobody waits */
@@ -266,8 +508,8 @@ static int afs_finish(void *st, gs_job *j)
 static int afs_requeue(void *st, gs_job *j)
 {
     afs *a = st;
-    (void)j;
     a->dirty = 1;
+    if ((size_t)j->slot < a->capslot && (a->fl[j->slot] & F_LIVE)) return watch_add(a, j->slot);
     return 0;
 }
 
@@ -278,6 +520,11 @@ static int afs_node(void *st, int node, int down)
              down ? "down" : "up");
     a->dirty = 1;
     gs_engine_request_pass(a->e);
+    for (size_t i = 0; i < a->nact; i++) { /* a node's jobs may have changed */
+        if (!(a->fl[a->act[i]] & F_LIVE)) continue;
+        int rc = watch_add(a, a->act[i]);
+        if (rc) return rc;
+    }
     return 0;
 }
 
@@ -293,8 +540,9 @@ static int afs_schedule(void *st)
 {
     afs *a = st;
     if (a->dirty) {
-        shares(a);
+        int rc = shares(a);
         a->dirty = 0;
+        if (rc) return rc;
     }
     return enact(a);
 }
@@ -303,15 +551,25 @@ static int afs_check(void *st, gs_diag *d)
 {
     afs *a = st;
     int sum = 0;
+    size_t live = 0, watched = 0;
     for (size_t i = 0; i < a->nact; i++) {
-        const gs_job *j = gs_engine_job(a->e, (size_t)a->act[i]);
+        int32_t s = a->act[i];
+        if (i && s <= a->act[i - 1])
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "afs: jobs out of slot order");
+        if (!(a->fl[s] & F_LIVE)) continue;
+        const gs_job *j = gs_engine_job(a->e, (size_t)s);
         if (gs_job_state_final(j->state) || !j->arrived)
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "afs: job %lld listed but %s",
                                (long long)j->id, gs_job_state_name(j->state));
-        if (i && a->act[i] <= a->act[i - 1])
-            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "afs: jobs out of slot order");
-        sum += a->target[i];
+        live++;
+        sum += a->target[s];
     }
+    for (size_t k = 0; k < a->nwatch; k++) watched += !!(a->fl[a->watch[k]] & F_WATCH);
+    if (live != a->nlive || watched != a->nwatch)
+        return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                           "afs: %zu jobs listed (counted %zu), %zu "
+                           "watched (flagged %zu)",
+                           live, a->nlive, a->nwatch, watched);
     if (sum > (int)gs_cluster_ngpus(gs_engine_cluster(a->e)))
         return gs_diag_set(d, GS_EINTERNAL, 0, 0, "afs: shares sum to %d GPUs", sum);
     return 0;
