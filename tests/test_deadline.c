@@ -469,6 +469,105 @@ static void t_afs_shares(void)
     gs_tput_destroy(tp);
 }
 
+/* A rigid job of 'gpus' GPUs (one per task) that runs 'dur_s' seconds. */
+static const gs_job *rjob(gs_engine *e, int64_t id, double submit_s, int gpus, double dur_s)
+{
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = id;
+    s.ntasks = gpus;
+    s.gpus_per_task = 1;
+    s.submit = gs_time_from_sec(submit_s);
+    s.duration = gs_time_from_sec(dur_s);
+    const gs_job *j = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_engine_add_job(e, &s, &j, &d)) fprintf(stderr, "  add: %s\n", d.msg);
+    return j;
+}
+
+/*
+ * AFS-P with rigid jobs only (every job takes one step, its request): the GPUs go by speed at
+ * the request (the shortest remaining work first), a tie to the later job, and a job that
+ * does not fit what is left is passed over for smaller ones behind it.  4 GPUs; at 0: j1 2 GPUs
+ * 100 s, j2 4 GPUs 50 s, j3 2 GPUs 300 s, j4 3 GPUs 100 s, j5 1 GPU 400 s.  j2 first (alone);
+ * at 50 s j4 (tied with j1, later) takes 3, j1 and j3 do not fit, j5 takes the last GPU; at
+ * 150 s j1 (100 s) takes 2, then j5 (300 s left) ties with j3 (300 s) and, later, keeps its
+ * GPU: j3 waits for j1's end at 250 s, nobody is paused.  gs_engine_check after every step
+ * (afs_check: the watch list, the kept sums).
+ */
+static void t_afs_rigid(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk(1, 4, "afs", "afs_mode=p", NULL, &c);
+    ASSERT(e);
+    const gs_job *j1 = rjob(e, 1, 0, 2, 100), *j2 = rjob(e, 2, 0, 4, 50);
+    const gs_job *j3 = rjob(e, 3, 0, 2, 300), *j4 = rjob(e, 4, 0, 3, 100);
+    const gs_job *j5 = rjob(e, 5, 0, 1, 400);
+    ASSERT(j1 && j2 && j3 && j4 && j5);
+    ASSERT_EQ(gs_engine_step(e), 1);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    ASSERT_EQ(j2->state, GS_JOB_RUNNING);
+    ASSERT_EQ(j1->state, GS_JOB_PENDING);
+    ASSERT_CONTAINS(j1->reason, "afs: no share at the last recomputation");
+    ASSERT_EQ(j4->state, GS_JOB_PENDING);
+    int rc;
+    while ((rc = gs_engine_step(e)) > 0) ASSERT_OK(gs_engine_check(e, NULL));
+    ASSERT_EQ(rc, 0);
+    ASSERT_EQ(j2->first_start, 0);
+    ASSERT_EQ(j4->first_start, 50 * GS_SEC);
+    ASSERT_EQ(j5->first_start, 50 * GS_SEC);
+    ASSERT_EQ(j1->first_start, 150 * GS_SEC);
+    ASSERT_EQ(j3->first_start, 250 * GS_SEC);
+    ASSERT_EQ(j5->end, 450 * GS_SEC);
+    ASSERT_EQ(j5->preemptions + j3->preemptions + j1->preemptions, 0);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
+/*
+ * AFS on random overloaded workloads, rigid only and with elastic jobs among them, a node
+ * marked bad and good again, another failing (its jobs requeued) and back: every job ends, and
+ * afs_check (the watch list holds every job not RUNNING at its share, the kept sums of first sizes,
+ * the shares when all fit) holds after every step, in both modes.
+ */
+static void t_afs_random(void)
+{
+    gs_tput *tp = tables();
+    ASSERT(tp);
+    for (int round = 0; round < 4; round++) {
+        int elastic = round >= 2;
+        gs_cluster *c;
+        gs_engine *e = mk(2, 4, "afs", round % 2 ? "afs_mode=p" : NULL, elastic ? tp : NULL, &c);
+        ASSERT(e);
+        gs_rng r;
+        gs_rng_seed(&r, 1234u + (uint64_t)round);
+        const gs_job *js[160];
+        double t = 0;
+        for (int i = 0; i < 160; i++) {
+            t += (double)gs_rng_below(&r, 40);
+            int g = 1 << gs_rng_below(&r, 4);
+            if (elastic && i % 4 == 0)
+                js[i] = ejob(e, tp, i + 1, i % 8 ? "lin" : "flat", t,
+                             10 + (int64_t)gs_rng_below(&r, 400), g, -1);
+            else
+                js[i] = rjob(e, i + 1, t, g, 10 + (double)gs_rng_below(&r, 600));
+            ASSERT(js[i]);
+        }
+        ASSERT_OK(gs_engine_add_node_bad_event(e, gs_time_from_sec(700), 1, 1));
+        ASSERT_OK(gs_engine_add_node_bad_event(e, gs_time_from_sec(2500), 1, 0));
+        ASSERT_OK(gs_engine_add_node_event(e, gs_time_from_sec(1500), 0, 1));
+        ASSERT_OK(gs_engine_add_node_event(e, gs_time_from_sec(2000), 0, 0));
+        int rc;
+        while ((rc = gs_engine_step(e)) > 0) ASSERT_OK(gs_engine_check(e, NULL));
+        ASSERT_EQ(rc, 0);
+        for (int i = 0; i < 160; i++) ASSERT_EQ(js[i]->state, GS_JOB_DONE);
+        gs_engine_destroy(e);
+        gs_cluster_destroy(c);
+    }
+    gs_tput_destroy(tp);
+}
+
 /* ---- metrics --------------------------------------------------------------------------- */
 
 static char tmpdir[] = "/tmp/gsched-deadline-XXXXXX";
@@ -582,6 +681,8 @@ static const test_case tests[] = {
     {"edf_order", t_edf_order},
     {"edf_max", t_edf_max},
     {"afs_shares", t_afs_shares},
+    {"afs_rigid", t_afs_rigid},
+    {"afs_random", t_afs_random},
     {"metrics", t_metrics},
 };
 

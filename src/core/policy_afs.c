@@ -551,7 +551,8 @@ static int afs_check(void *st, gs_diag *d)
 {
     afs *a = st;
     int sum = 0;
-    size_t live = 0, watched = 0;
+    size_t live = 0, watched = 0, multi = 0;
+    long long sall = 0, stype[EU_MAX_TYPES] = {0};
     for (size_t i = 0; i < a->nact; i++) {
         int32_t s = a->act[i];
         if (i && s <= a->act[i - 1])
@@ -563,13 +564,36 @@ static int afs_check(void *st, gs_diag *d)
                                (long long)j->id, gs_job_state_name(j->state));
         live++;
         sum += a->target[s];
+        sall += a->first[s];
+        if (j->gpu_type >= 0 && j->gpu_type < EU_MAX_TYPES) stype[j->gpu_type] += a->first[s];
+        multi += !!(a->fl[s] & F_MULTI);
+        if (a->first[s] != next_size(j, 0) ||
+            !!(a->fl[s] & F_MULTI) != (a->first[s] > 0 && next_size(j, a->first[s]) > 0))
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "afs: job %lld: first size %d is off",
+                               (long long)j->id, a->first[s]);
+        if (!(a->fl[s] & F_WATCH) && !quiet(a, s))
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                               "afs: job %lld is not watched but may act (%s, %d GPUs, share %d)",
+                               (long long)j->id, gs_job_state_name(j->state), j->gpus,
+                               a->target[s]);
+        if (a->allfit && !a->nfresh && a->target[s] != a->first[s])
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                               "afs: job %lld has share %d, not its first size %d, though all "
+                               "fit",
+                               (long long)j->id, a->target[s], a->first[s]);
     }
     for (size_t k = 0; k < a->nwatch; k++) watched += !!(a->fl[a->watch[k]] & F_WATCH);
     if (live != a->nlive || watched != a->nwatch)
         return gs_diag_set(d, GS_EINTERNAL, 0, 0,
-                           "afs: %zu jobs listed (counted %zu), %zu "
-                           "watched (flagged %zu)",
-                           live, a->nlive, a->nwatch, watched);
+                           "afs: %zu jobs listed (counted %zu), %zu watched (flagged %zu)", live,
+                           a->nlive, a->nwatch, watched);
+    int sums_ok = sall == a->sum_all && multi == a->nmulti;
+    for (int t = 0; t < EU_MAX_TYPES; t++) sums_ok &= stype[t] == a->sum_type[t];
+    if (!sums_ok)
+        return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                           "afs: first sizes sum to %lld (kept %lld), %zu elastic (kept %zu), or "
+                           "a type's sum is off",
+                           sall, a->sum_all, multi, a->nmulti);
     if (sum > (int)gs_cluster_ngpus(gs_engine_cluster(a->e)))
         return gs_diag_set(d, GS_EINTERNAL, 0, 0, "afs: shares sum to %d GPUs", sum);
     return 0;
