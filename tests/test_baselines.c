@@ -139,6 +139,68 @@ static void t_tj_mostfree(void)
     done(&w);
 }
 
+/* The scan gs_mostfree_place replaced (one pass over every node per node taken), as the
+ * reference for its order. */
+static int naive_mostfree(const gs_cluster *c, int n, int gpt, int *out)
+{
+    int nnodes = (int)gs_cluster_nnodes(c), k = 0;
+    if (gpt < 1 || n < gpt || n % gpt) return GS_ENOFIT;
+    while (k < n) {
+        int best = -1, bestfree = 0;
+        for (int i = 0; i < nnodes; i++) {
+            const gs_node *nd = gs_cluster_node(c, i);
+            int used = 0, f = 0;
+            for (int t = 0; t < k && !used; t += gpt) used = gs_cluster_gpu(c, out[t])->node == i;
+            if (nd->down || used) continue;
+            for (int g = nd->gpu_lo; g < nd->gpu_hi; g++) {
+                const gs_gpu *u = gs_cluster_gpu(c, g);
+                f += u->owner < 0 && !u->users && !u->down;
+            }
+            f = f / gpt * gpt;
+            if (f > bestfree) best = i, bestfree = f;
+        }
+        if (best < 0) return GS_ENOFIT;
+        const gs_node *nd = gs_cluster_node(c, best);
+        for (int g = nd->gpu_lo, take = bestfree < n - k ? bestfree : n - k; g < nd->gpu_hi && take;
+             g++) {
+            const gs_gpu *u = gs_cluster_gpu(c, g);
+            if (u->owner >= 0 || u->users || u->down) continue;
+            out[k++] = g;
+            take--;
+        }
+    }
+    return 0;
+}
+
+/* gs_mostfree_place against the scan, on random states of a rack tree (some GPUs down). */
+static void t_mostfree_random(void)
+{
+    gs_cluster *c;
+    ASSERT_OK(gs_cluster_create(&c));
+    ASSERT_OK(gs_cluster_build_uniform(c, 3, 5, 8, "V100", 0, 0));
+    ASSERT_OK(gs_cluster_finish(c, NULL));
+    int ng = (int)gs_cluster_ngpus(c), a[128], b[128];
+    uint64_t r = 12345;
+    for (int round = 0; round < 3000; round++) {
+        r = r * 6364136223846793005u + 1442695040888963407u;
+        int g = (int)((r >> 33) % (uint64_t)ng), op = (int)((r >> 20) % 8);
+        const gs_gpu *u = gs_cluster_gpu(c, g);
+        if (op < 4 && u->owner < 0 && !u->users && !u->down)
+            ASSERT_OK(gs_cluster_alloc(c, &g, 1, 7));
+        else if (op < 7 && u->owner == 7)
+            ASSERT_OK(gs_cluster_release(c, &g, 1, 7));
+        else if (op == 7 && u->owner < 0)
+            ASSERT_OK(gs_cluster_set_gpu_down(c, g, !u->down));
+        int gpt = 1 << ((r >> 40) % 3), n = gpt * (1 + (int)((r >> 45) % 12));
+        int ra = gs_mostfree_place(c, n, gpt, -1, a), rb = naive_mostfree(c, n, gpt, b);
+        ASSERT_EQ(ra, rb);
+        for (int i = 0; i < n && !ra; i++)
+            if (a[i] != b[i])
+                T_FAIL("round %d: n %d gpt %d: GPU %d is %d, not %d", round, n, gpt, i, a[i], b[i]);
+    }
+    gs_cluster_destroy(c);
+}
+
 /* Two queues: a job that attained the threshold (executed x requested GPUs) goes behind
  * the first queue and is preempted for a new job that needs its GPUs. */
 static void t_tj_demotion(void)
@@ -246,6 +308,7 @@ static const test_case tests[] = {
     {"optimus_parity", t_optimus_parity},
     {"tj_ticks", t_tj_ticks},
     {"tj_mostfree", t_tj_mostfree},
+    {"mostfree_random", t_mostfree_random},
     {"tj_demotion", t_tj_demotion},
     {"tj_order", t_tj_order},
 };

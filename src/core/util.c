@@ -173,10 +173,48 @@ static int node_free(const gs_cluster *c, const gs_node *nd, int type)
     return k;
 }
 
+/* Take up to n - *k GPUs of node nd (free ones, lowest local index first), 'take' at most. */
+static void mf_take(const gs_cluster *c, const gs_node *nd, int take, int gpu_type, int *out,
+                    int *k)
+{
+    for (int g = nd->gpu_lo; g < nd->gpu_hi && take > 0; g++) {
+        const gs_gpu *u = gs_cluster_gpu(c, g);
+        if (u->owner >= 0 || u->users || u->down || (gpu_type >= 0 && u->type != gpu_type))
+            continue;
+        out[(*k)++] = g;
+        take--;
+    }
+}
+
+/* Untyped: the nodes under 'cell' whose free GPUs, in whole tasks, are exactly v, in index
+ * order (subtrees whose largest node has fewer are skipped). */
+static void mf_walk(const gs_cluster *c, int cell, int v, int n, int gpt, int *out, int *k)
+{
+    const gs_cell *x = gs_cluster_cell(c, cell);
+    if (*k >= n || x->max_node_free < v) return;
+    if (x->node_hi - x->node_lo == 1 && gs_cluster_node(c, x->node_lo)->cell == cell) {
+        const gs_node *nd = gs_cluster_node(c, x->node_lo);
+        int f = x->free / gpt * gpt;
+        if (!nd->down && f == v) mf_take(c, nd, f < n - *k ? f : n - *k, -1, out, k);
+        return;
+    }
+    for (int i = 0; i < x->nkids && *k < n; i++)
+        mf_walk(c, gs_cluster_cell_kid(c, cell, i), v, n, gpt, out, k);
+}
+
 int gs_mostfree_place(const gs_cluster *c, int n, int gpt, int gpu_type, int *out)
 {
     int nnodes = (int)gs_cluster_nnodes(c), k = 0;
     if (gpt < 1 || n < gpt || n % gpt) return GS_ENOFIT;
+    if (gpu_type < 0) {
+        /* The nodes the scan below takes, in its order: by free GPUs in whole tasks, most
+         * first, lowest index on ties (a node's count does not change while placing), found
+         * value by value down the cell tree's largest-node counts instead of a scan of every
+         * node per node taken. */
+        for (int v = gs_cluster_cell(c, 0)->max_node_free / gpt * gpt; v >= gpt && k < n; v -= gpt)
+            mf_walk(c, 0, v, n, gpt, out, &k);
+        return k < n ? GS_ENOFIT : 0;
+    }
     while (k < n) {
         int best = -1, bestfree = 0;
         for (int i = 0; i < nnodes; i++) {
@@ -190,14 +228,7 @@ int gs_mostfree_place(const gs_cluster *c, int n, int gpt, int gpu_type, int *ou
         }
         if (best < 0) return GS_ENOFIT;
         const gs_node *nd = gs_cluster_node(c, best);
-        int take = bestfree < n - k ? bestfree : n - k;
-        for (int g = nd->gpu_lo; g < nd->gpu_hi && take > 0; g++) {
-            const gs_gpu *u = gs_cluster_gpu(c, g);
-            if (u->owner >= 0 || u->users || u->down || (gpu_type >= 0 && u->type != gpu_type))
-                continue;
-            out[k++] = g;
-            take--;
-        }
+        mf_take(c, nd, bestfree < n - k ? bestfree : n - k, gpu_type, out, &k);
     }
     return 0;
 }
