@@ -34,6 +34,15 @@
  *     the GPUs offered to the next entries in order (work-conserving);
  *   - the round ends after round= or as soon as every job it runs has finished;
  *     with no round running, an arrival starts one at once.
+ * When every active job fits the first type in type order (no pairs, not fifo: the common
+ * case of a cluster that is not full), the selection chooses them all whatever the ranks, and
+ * a round (fast_round) only ranks and starts the jobs not running there, knowing which run
+ * from a cache of each job's type (run_k, checked against the cluster's per-type counts
+ * every such round and rebuilt from the jobs when they disagree): the same decisions in the
+ * same order as the general path.  Max-min fairness and total throughput keep the classes of
+ * equal jobs across solves (class_solve: only new arrivals are classified; the LP over the
+ * classes is the one gavel_lp.c builds from all jobs) and each job's allocation stays its
+ * class's row (ent_x).
  * Jobs progress at the engine's rates on the type they run on (no policy model); a job
  * without a program model has fixed rates, looked up once at its arrival ('rates').
  * A job larger than every GPU type it may use is rejected on arrival (gv_rejects): Gavel
@@ -43,7 +52,9 @@
  * jobs, each with one single entry; the list 'act' holds them in arrival order, plus jobs
  * finished since the round began (dropped at the next round, so a finish costs O(1)); pair entries
  * only join two active jobs of equal size; a job is in at most one entry chosen per round; every
- * decision is a function of the engine's state, the clock and the seed (sorts have total orders).
+ * decision is a function of the engine's state, the clock and the seed (sorts have total orders);
+ * sumgpus, nunrated, nrunok[] and each class's count are sums over the active jobs (kept by
+ * add_active and gv_finish); usedc[] and nrun over the jobs the cache says run.
  */
 #include <math.h>
 #include <stdio.h>
@@ -73,6 +84,11 @@ typedef struct gjs {
     int32_t sched;   /* this round: index in 'cand' of its chosen entry, -1 */
     int32_t keep;    /* this round: keeps its GPUs */
     int32_t rated;   /* its rates are in 'rates' (a job without a program model) */
+    int32_t gpus;    /* its requested GPUs (req_gpus, fixed) */
+    int32_t run_k;   /* the type it runs on, -1 none: kept by start_on, pack and the hooks */
+    int32_t held;    /* GPUs it holds while run_k >= 0 */
+    int32_t gcls;    /* its class of equal jobs (gcl), -1 none */
+    int64_t seq;     /* its arrival number: 'act' is in this order */
     double s_prev;   /* ftf: remaining work at the last solve (s), < 0 none */
     double iso_prev; /* ftf: isolated throughput at the last solve */
     double iso_cum;  /* ftf: T_iso_cum */
@@ -93,6 +109,22 @@ typedef struct blk {
 typedef struct sel {
     int32_t sz, i; /* GPUs, index in cands */
 } sel;
+
+/* A class of equal jobs (size, weight and LP throughputs bit for bit, as gavel_lp.c merges
+ * them) among the active ones, kept across solves; its members in arrival order from qh
+ * (those that finished are dropped when they reach the front). */
+typedef struct clmem {
+    int32_t slot;
+    int64_t seq;
+} clmem;
+
+typedef struct gcl {
+    int32_t scale;
+    double weight;
+    int64_t count; /* active members */
+    clmem *q;
+    size_t qh, qn, qcap;
+} gcl;
 
 typedef struct gavel {
     gs_engine *e;
@@ -128,7 +160,40 @@ typedef struct gavel {
     sel *sels; /* chosen candidates, for the starts */
     size_t capsels;
     size_t unsched; /* this round: active jobs not chosen (sched < 0) */
-    int32_t *order; /* type order */
+    /* sums over the active jobs, kept by add_active and gv_finish (what fast_round needs to
+     * know that every job fits, without visiting them) */
+    int64_t sumgpus;  /* their requested GPUs */
+    int64_t nunrated; /* those whose rates are looked up live (no 'rates') */
+    int64_t *nrunok;  /* K: those (rated) that can run on type k */
+    int64_t *usedc;   /* K: GPUs held per type by the running ones (run_k, held) */
+    int64_t nrun;     /* how many run (run_k >= 0) */
+    struct wcand *wl; /* fast_round: the jobs not running on its type */
+    size_t capwl;
+    int64_t seq; /* the next arrival number */
+    /* classes of equal jobs (class_solve): valid while clok, for the healthy GPUs clngpus */
+    int clok;
+    double *clngpus, *clrow; /* K, K (scratch) */
+    gcl *cls;
+    size_t ncls, capcls;
+    double *clt;    /* ncls x K: the classes' LP throughputs */
+    int32_t *cltab; /* open addressing over the classes (-1 empty) */
+    size_t captab;
+    clmem *newq; /* jobs arrived since the last class_solve */
+    size_t nnew, capnew;
+    struct clfirst *clord; /* scratch: the active classes in order of their first member */
+    double *clx;           /* scratch: their allocation */
+    int32_t *clsc;         /* scratch: their sizes */
+    double *clw;           /* scratch: their weights */
+    int *clcount;          /* scratch: their counts */
+    double *cltp;          /* scratch: their throughputs */
+    size_t capord;
+    /* where the entries' allocations are: xcls = 0, in each entry's x; xcls = 1 (after a
+     * class_solve), a job arrived before it (seq < xseq) has its class's row gx[gcls], a later
+     * one zero */
+    int xcls;
+    int64_t xseq;
+    double *gx, *zero; /* capcls x K, K */
+    int32_t *order;    /* type order */
     double *typerate;
 } gavel;
 
@@ -150,6 +215,14 @@ static gs_job *job(gavel *g, int32_t slot)
 }
 
 /* ---- entries ---------------------------------------------------------------- */
+
+/* The allocation of entry en (K entries; see xcls). */
+static const double *ent_x(const gavel *g, const gent *en)
+{
+    if (!g->xcls || en->b >= 0) return en->x;
+    const gjs *s = &g->js[en->a];
+    return s->seq < g->xseq && s->gcls >= 0 ? g->gx + (size_t)s->gcls * (size_t)g->K : g->zero;
+}
 
 static int ent_new(gavel *g, int32_t a, int32_t b, int32_t *out)
 {
@@ -494,15 +567,214 @@ static void solve_fifo(gavel *g, const double *ngpus)
     }
 }
 
+/* ---- classes of equal jobs, kept across solves ------------------------------------------ */
+
+/* An active class and the arrival number of its first active member (unique: a job is in
+ * one class). */
+typedef struct clfirst {
+    int64_t seq;
+    int32_t c;
+} clfirst;
+
+static int cmp_clfirst(const void *x, const void *y)
+{
+    int64_t p = ((const clfirst *)x)->seq, q = ((const clfirst *)y)->seq;
+    return (p > q) - (p < q);
+}
+
+static uint64_t cl_hash(int32_t sc, double w, const double *row, int K)
+{
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *b = (const unsigned char *)&sc;
+    for (size_t i = 0; i < sizeof sc; i++) h = (h ^ b[i]) * 1099511628211ull;
+    b = (const unsigned char *)&w;
+    for (size_t i = 0; i < sizeof w; i++) h = (h ^ b[i]) * 1099511628211ull;
+    b = (const unsigned char *)row;
+    for (size_t i = 0; i < (size_t)K * sizeof *row; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Slot of the class (sc, w, row) in cltab: its id there, or the empty slot (-1) to put it. */
+static size_t cl_find(const gavel *g, int32_t sc, double w, const double *row)
+{
+    int K = g->K;
+    size_t i = (size_t)cl_hash(sc, w, row, K) & (g->captab - 1);
+    while (g->cltab[i] >= 0) {
+        const gcl *c = &g->cls[g->cltab[i]];
+        if (c->scale == sc && c->weight == w &&
+            !memcmp(g->clt + (size_t)g->cltab[i] * (size_t)K, row, (size_t)K * sizeof *row))
+            break;
+        i = (i + 1) & (g->captab - 1);
+    }
+    return i;
+}
+
+/* Put active job 'slot' into its class (made when new) under the healthy GPUs ngpus. */
+static int cl_assign(gavel *g, int32_t slot, const double *ngpus)
+{
+    int K = g->K;
+    const gs_job *j = job(g, slot);
+    gjs *s = &g->js[slot];
+    double *row = g->clrow, w = j->weight > 0 ? j->weight : 1.0;
+    for (int k = 0; k < K; k++) row[k] = lp_tput(g, j, k, ngpus);
+    if (2 * (g->ncls + 1) > g->captab) { /* grow the table: rehash */
+        size_t n = g->captab ? 2 * g->captab : 64;
+        int32_t *t = malloc(n * sizeof *t);
+        if (!t) return GS_ENOMEM;
+        free(g->cltab);
+        g->cltab = t;
+        g->captab = n;
+        for (size_t i = 0; i < n; i++) t[i] = -1;
+        for (size_t c = 0; c < g->ncls; c++) {
+            size_t i =
+                (size_t)cl_hash(g->cls[c].scale, g->cls[c].weight, g->clt + c * (size_t)K, K) &
+                (n - 1);
+            while (t[i] >= 0) i = (i + 1) & (n - 1);
+            t[i] = (int32_t)c;
+        }
+    }
+    size_t i = cl_find(g, s->gpus, w, row);
+    if (g->cltab[i] < 0) {
+        if (g->ncls == g->capcls) {
+            size_t n = g->capcls ? 2 * g->capcls : 64;
+            gcl *c = realloc(g->cls, n * sizeof *c);
+            if (!c) return GS_ENOMEM;
+            g->cls = c;
+            double *t = realloc(g->clt, n * (size_t)K * sizeof *t);
+            if (!t) return GS_ENOMEM;
+            g->clt = t;
+            double *x = realloc(g->gx, n * (size_t)K * sizeof *x);
+            if (!x) return GS_ENOMEM;
+            g->gx = x;
+            g->capcls = n;
+        }
+        gcl *c = &g->cls[g->ncls];
+        memset(c, 0, sizeof *c);
+        c->scale = s->gpus;
+        c->weight = w;
+        memcpy(g->clt + g->ncls * (size_t)K, row, (size_t)K * sizeof *row);
+        g->cltab[i] = (int32_t)g->ncls++;
+    }
+    gcl *c = &g->cls[g->cltab[i]];
+    if (c->qn == c->qcap) {
+        if (c->qh > c->qn / 2) { /* drop the front already passed */
+            memmove(c->q, c->q + c->qh, (c->qn - c->qh) * sizeof *c->q);
+            c->qn -= c->qh, c->qh = 0;
+        } else {
+            size_t n = c->qcap ? 2 * c->qcap : 16;
+            clmem *q = realloc(c->q, n * sizeof *q);
+            if (!q) return GS_ENOMEM;
+            c->q = q;
+            c->qcap = n;
+        }
+    }
+    c->q[c->qn++] = (clmem){slot, s->seq};
+    c->count++;
+    s->gcls = g->cltab[i];
+    return 0;
+}
+
+/*
+ * Max-min fairness or total throughput over the classes of equal jobs kept across solves:
+ * the same problem gavel_lp.c's merge builds from the active jobs (the classes in order of
+ * their first job in 'act', with their sizes, weights, throughputs and counts), solved by the
+ * same function, without visiting the jobs: only those arrived since the last solve are put
+ * into classes (all of them again when the healthy GPUs per type changed).  The allocation
+ * stays per class (gx, xcls).
+ */
+static int class_solve(gavel *g, const double *ngpus, gs_diag *d)
+{
+    int K = g->K, rc;
+    if (!g->clok || memcmp(ngpus, g->clngpus, (size_t)K * sizeof *ngpus)) {
+        for (size_t c = 0; c < g->ncls; c++) free(g->cls[c].q);
+        g->ncls = 0;
+        for (size_t i = 0; i < g->captab; i++) g->cltab[i] = -1;
+        memcpy(g->clngpus, ngpus, (size_t)K * sizeof *ngpus);
+        g->clok = 0;
+        for (size_t i = 0; i < g->nact; i++) g->js[g->act[i]].gcls = -1;
+        for (size_t i = 0; i < g->nact; i++)
+            if ((rc = cl_assign(g, g->act[i], ngpus))) return rc;
+        g->clok = 1;
+    } else {
+        for (size_t i = 0; i < g->nnew; i++) {
+            gjs *s = &g->js[g->newq[i].slot];
+            if (s->active && s->seq == g->newq[i].seq && s->gcls < 0 &&
+                (rc = cl_assign(g, g->newq[i].slot, ngpus)))
+                return rc;
+        }
+    }
+    g->nnew = 0;
+    if (g->capord < g->ncls) {
+        size_t n = g->ncls;
+        free(g->clord), free(g->clx), free(g->clsc), free(g->clw), free(g->clcount);
+        free(g->cltp);
+        g->clord = malloc(n * sizeof *g->clord);
+        g->clx = malloc(n * (size_t)K * sizeof *g->clx);
+        g->clsc = malloc(n * sizeof *g->clsc);
+        g->clw = malloc(n * sizeof *g->clw);
+        g->clcount = malloc(n * sizeof *g->clcount);
+        g->cltp = malloc(n * (size_t)K * sizeof *g->cltp);
+        g->capord = 0;
+        if (!g->clord || !g->clx || !g->clsc || !g->clw || !g->clcount || !g->cltp)
+            return GS_ENOMEM;
+        g->capord = n;
+    }
+    size_t n = 0;
+    for (size_t c = 0; c < g->ncls; c++) {
+        gcl *cl = &g->cls[c];
+        if (!cl->count) continue;
+        for (;;) { /* the front: its first active member */
+            const clmem *m = &cl->q[cl->qh];
+            const gjs *s = &g->js[m->slot];
+            if (s->active && s->seq == m->seq && s->gcls == (int32_t)c) break;
+            cl->qh++;
+        }
+        g->clord[n++] = (clfirst){cl->q[cl->qh].seq, (int32_t)c};
+    }
+    qsort(g->clord, n, sizeof *g->clord, cmp_clfirst);
+    for (size_t i = 0; i < n; i++) {
+        const gcl *cl = &g->cls[g->clord[i].c];
+        memcpy(g->cltp + i * (size_t)K, g->clt + (size_t)g->clord[i].c * (size_t)K,
+               (size_t)K * sizeof *g->cltp);
+        g->clsc[i] = cl->scale;
+        g->clw[i] = cl->weight;
+        g->clcount[i] = (int)cl->count;
+    }
+    gs_gavel_in in = {.J = (int)n,
+                      .K = K,
+                      .tput = g->cltp,
+                      .scale = g->clsc,
+                      .weight = g->clw,
+                      .ngpus = ngpus,
+                      .count = g->clcount};
+    const gs_lp_solver *lp = gs_engine_lp(g->e);
+    rc = g->objective == OBJ_LAS ? gs_gavel_maxmin(lp, &in, g->clx, NULL, d)
+                                 : gs_gavel_throughput(lp, &in, g->clx, NULL, d);
+    if (rc) return rc;
+    for (size_t i = 0; i < n; i++)
+        memcpy(g->gx + (size_t)g->clord[i].c * (size_t)K, g->clx + i * (size_t)K,
+               (size_t)K * sizeof *g->gx);
+    g->xcls = 1;
+    g->xseq = g->seq;
+    return 0;
+}
+
 static int solve(gavel *g, gs_diag *d)
 {
     int K = g->K, J = (int)g->nact, rc = 0;
     double *ngpus = calloc((size_t)K, sizeof *ngpus);
     if (!ngpus) return GS_ENOMEM;
     type_counts(g, ngpus, NULL);
+    g->solves++;
+    if ((g->objective == OBJ_LAS || g->objective == OBJ_THROUGHPUT) && !g->pack && !g->nunrated &&
+        J >= 2) {
+        rc = class_solve(g, ngpus, d);
+        free(ngpus);
+        return rc;
+    }
     for (size_t i = 0; i < g->nents; i++)
         for (int k = 0; k < K; k++) g->ents[i].x[k] = 0;
-    g->solves++;
+    g->xcls = 0;
     if (g->objective == OBJ_FIFO) {
         solve_fifo(g, ngpus);
         free(ngpus);
@@ -623,7 +895,7 @@ static void reset_counters(gavel *g, gs_time now)
         gent *en = &g->ents[i];
         if (en->dead) continue;
         for (int k = 0; k < g->K; k++) {
-            en->defic[k] += en->x[k] * el - (en->recv[k] - half);
+            en->defic[k] += ent_x(g, en)[k] * el - (en->recv[k] - half);
             en->recv[k] = half;
             g->wtime[k] += half;
         }
@@ -703,6 +975,57 @@ static int cur_type(gavel *g, const gs_job *j)
     return gs_cluster_gpu(g->c, j->alloc[0])->type;
 }
 
+/* The running-job cache: j (active) no longer holds GPUs as far as the cache knows. */
+static void run_clear(gavel *g, gjs *s)
+{
+    if (s->run_k < 0) return;
+    g->usedc[s->run_k] -= s->held;
+    g->nrun--;
+    s->run_k = -1;
+    s->held = 0;
+}
+
+/* The running-job cache: record where active job j runs now (after a start or a pack). */
+static void run_set(gavel *g, const gs_job *j)
+{
+    gjs *s = &g->js[j->slot];
+    run_clear(g, s);
+    int k = cur_type(g, j);
+    if (k < 0 || k >= g->K) return;
+    s->run_k = k;
+    s->held = j->nalloc;
+    g->usedc[k] += s->held;
+    g->nrun++;
+}
+
+/* The running-job cache from the jobs themselves (when its sums disagree with the
+ * cluster's: something moved a job behind the policy's back, e.g. an operator's resize). */
+static void run_rebuild(gavel *g)
+{
+    for (int k = 0; k < g->K; k++) g->usedc[k] = 0;
+    g->nrun = 0;
+    for (size_t i = 0; i < g->nact; i++) {
+        gjs *s = &g->js[g->act[i]];
+        s->run_k = -1, s->held = 0;
+        if (s->active) run_set(g, job(g, g->act[i]));
+    }
+}
+
+/* Entry i's candidate on type k: its priority, deficit and allocation there. */
+static cand mkcand(const gavel *g, size_t i, int k)
+{
+    const gent *en = &g->ents[i];
+    double x = ent_x(g, en)[k], prio;
+    double frac = g->wtime[k] > 0 ? en->recv[k] / g->wtime[k] : 0;
+    if (x <= 0)
+        prio = 0;
+    else if (frac <= 0)
+        prio = x * 1e9;
+    else
+        prio = x / frac;
+    return (cand){(int32_t)i, k, prio, en->defic[k], x};
+}
+
 static int engine_err(gavel *g, int rc)
 {
     int le = gs_engine_error(g->e);
@@ -721,16 +1044,21 @@ static int start_on(gavel *g, gs_job *j, int k, int *gpus)
     if (rc) return rc == GS_ENOMEM ? rc : 0;
     rc = gs_engine_start(g->e, j, gpus, j->gpus);
     if (rc) return engine_err(g, rc);
+    run_set(g, j);
     return 1;
 }
 
 static int ran_add(gavel *g, int32_t e, int32_t k)
 {
-    if (grow((void **)&g->ran_e, &g->capran, g->nran + 1, sizeof *g->ran_e)) return GS_ENOMEM;
-    /* ran_k shares the capacity of ran_e: grown together */
-    int32_t *q = realloc(g->ran_k, g->capran * sizeof *q);
-    if (!q) return GS_ENOMEM;
-    g->ran_k = q;
+    if (g->nran == g->capran || !g->ran_k) {
+        size_t cap = g->capran;
+        if (grow((void **)&g->ran_e, &cap, g->nran + 1, sizeof *g->ran_e)) return GS_ENOMEM;
+        /* ran_k shares the capacity of ran_e: grown together (capran moves once both are) */
+        int32_t *q = realloc(g->ran_k, cap * sizeof *q);
+        if (!q) return GS_ENOMEM;
+        g->ran_k = q;
+        g->capran = cap;
+    }
     g->ran_e[g->nran] = e;
     g->ran_k[g->nran++] = k;
     return 0;
@@ -751,6 +1079,106 @@ static int backfill(gavel *g, size_t i, int *fr, int *gpus)
     g->unsched--;
     fr[cd->k] -= a->gpus;
     return ran_add(g, cd->e, cd->k);
+}
+
+/* fast_round's list of the jobs not running on its type: a candidate each, and what became of
+ * its start (0 waits, 1 started, 2 failed: it is tried again as backfill) */
+typedef struct wcand {
+    cand c;
+    int32_t gpus, slot, st;
+} wcand;
+
+static int cmp_wstart(const void *x, const void *y)
+{
+    const wcand *p = x, *q = y;
+    if (p->gpus != q->gpus) return p->gpus > q->gpus ? -1 : 1;
+    return cmp_cand(&p->c, &q->c);
+}
+
+static int cmp_wrank(const void *x, const void *y)
+{
+    return cmp_cand(&((const wcand *)x)->c, &((const wcand *)y)->c);
+}
+
+/*
+ * Steps 4-7 of a round when every active job fits type k0, the first in type order (no pairs,
+ * not fifo, every active job can run on k0 and their GPUs together are at most k0's healthy
+ * ones; cap/fr: the healthy and free GPUs per type).  The greedy selection then chooses every
+ * job on k0 whatever the ranks, so the general path's decisions reduce to: the jobs running
+ * on k0 keep their GPUs, those running on another type are preempted (in 'act' order), and the
+ * rest start on k0 largest first, in rank order among equals; a start that fails is tried
+ * again as backfill, per type in type order, in rank order on that type.  Only the jobs not
+ * running on k0 are ranked (their relative order is the full ranking's: cmp_cand is a total
+ * order), and the running ones are known from the cache (run_k), checked against the
+ * cluster's counts first.  Same decisions as the general path, in the same order.
+ */
+static int fast_round(gavel *g, int k0, double *cap, int *fr, int *gpus)
+{
+    int K = g->K, rc, same = gs_engine_nrunning(g->e) == (size_t)g->nrun;
+    for (int k = 0; k < K && same; k++) same = (int64_t)cap[k] - fr[k] == g->usedc[k];
+    if (!same) run_rebuild(g);
+    for (size_t i = 0; K > 1 && i < g->nact; i++) { /* 6. running on another type */
+        gjs *s = &g->js[g->act[i]];
+        if (s->run_k < 0 || s->run_k == k0) continue;
+        rc = gs_engine_preempt(g->e, job(g, g->act[i]), "gavel round: not chosen on these GPUs");
+        if (rc && (rc = engine_err(g, rc))) return rc;
+    }
+    if (grow((void **)&g->wl, &g->capwl, 2 * g->nact + 1, sizeof *g->wl)) return GS_ENOMEM;
+    size_t nw = 0, nfail = 0;
+    for (size_t i = 0; i < g->nact; i++) {
+        gjs *s = &g->js[g->act[i]];
+        if (s->run_k == k0) { /* a lease extension */
+            if (s->gpus >= 1 && (rc = ran_add(g, s->ent, k0))) return rc;
+            continue;
+        }
+        g->wl[nw++] = (wcand){mkcand(g, (size_t)s->ent, k0), s->gpus, g->act[i], 0};
+    }
+    qsort(g->wl, nw, sizeof *g->wl, cmp_wstart);
+    for (size_t i = 0; i < nw; i++) { /* 7. starts, largest first */
+        wcand *w = &g->wl[i];
+        if (w->gpus < 1) continue; /* chosen, never placed (as in the general path) */
+        if ((rc = start_on(g, job(g, w->slot), k0, gpus)) < 0) return rc;
+        if (rc > 0) {
+            w->st = 1;
+            if ((rc = ran_add(g, w->c.e, k0))) return rc;
+        } else {
+            w->st = 2;
+            nfail++;
+        }
+    }
+    if (nfail) {
+        type_counts(g, cap, fr);
+        /* backfill: the failed starts, per type in type order, in rank order there; their
+         * candidates on the type go after the list (wl holds 2 * nact + 1) */
+        wcand *bf = g->wl + nw;
+        for (int oi = 0; oi < K && nfail; oi++) {
+            int k = g->order[oi];
+            size_t n = 0;
+            for (size_t i = 0; i < nw; i++) {
+                wcand *w = &g->wl[i];
+                if (w->st != 2 || !ent_runnable(g, &g->ents[w->c.e], k)) continue;
+                bf[n] = *w;
+                bf[n].c = mkcand(g, (size_t)w->c.e, k);
+                bf[n++].st = (int32_t)i; /* where it is in the list */
+            }
+            qsort(bf, n, sizeof *bf, cmp_wrank);
+            for (size_t i = 0; i < n && nfail; i++) {
+                gs_job *a = job(g, bf[i].slot);
+                if (fr[k] < bf[i].gpus) continue;
+                if ((rc = start_on(g, a, k, gpus)) < 0) return rc;
+                if (rc == 0) continue;
+                g->wl[bf[i].st].st = 1;
+                nfail--;
+                fr[k] -= a->gpus;
+                if ((rc = ran_add(g, bf[i].c.e, k))) return rc;
+            }
+        }
+    }
+    for (size_t i = 0; i < nw; i++) {
+        gs_job *j = job(g, g->wl[i].slot);
+        if (j->state == GS_JOB_PENDING) gs_engine_set_reason(g->e, j, "Priority (gavel round)");
+    }
+    return 0;
 }
 
 static int do_round(gavel *g)
@@ -799,9 +1227,6 @@ static int do_round(gavel *g)
     }
     /* 3. priorities, per type in type order */
     size_t nc = 0;
-    if (grow((void **)&g->cands, &g->capcands, g->nents * (size_t)K + 1, sizeof *g->cands) ||
-        grow((void **)&g->heap, &g->capheap, g->nents * (size_t)K + 1, sizeof *g->heap))
-        return GS_ENOMEM;
     for (int k = 0; k < K; k++) g->order[k] = k;
     if (g->agnostic) {
         for (int k = K - 1; k > 0; k--) { /* Fisher-Yates with the engine's seed */
@@ -811,7 +1236,7 @@ static int do_round(gavel *g)
     } else {
         /* fastest first: mean throughput of the active jobs on the type */
         for (int k = 0; k < K; k++) g->typerate[k] = 0;
-        for (size_t i = 0; i < g->nact; i++)
+        for (size_t i = 0; K > 1 && i < g->nact; i++)
             for (int k = 0; k < K; k++) g->typerate[k] += tput(g, job(g, g->act[i]), k, NULL);
         for (int a = 1; a < K; a++) {
             int t = g->order[a], b = a;
@@ -822,28 +1247,6 @@ static int do_round(gavel *g)
             g->order[b] = t;
         }
     }
-    for (int oi = 0; oi < K; oi++) {
-        int k = g->order[oi];
-        blk *b = &g->blks[oi];
-        b->start = nc, b->ranked = 0, b->minsz = INT32_MAX;
-        for (size_t i = 0; i < g->nents; i++) {
-            gent *en = &g->ents[i];
-            double x = en->x[k], prio;
-            if (en->dead || !ent_runnable(g, en, k)) continue;
-            double frac = g->wtime[k] > 0 ? en->recv[k] / g->wtime[k] : 0;
-            if (x <= 0)
-                prio = 0;
-            else if (frac <= 0)
-                prio = x * 1e9;
-            else
-                prio = x / frac;
-            g->heap[nc++] = (cand){(int32_t)i, k, prio, en->defic[k], x};
-            if (ent_gpus(g, en) < b->minsz) b->minsz = ent_gpus(g, en);
-        }
-        b->nheap = nc - b->start;
-        for (size_t i = b->nheap / 2; i-- > 0;) heap_down(g->heap + b->start, b->nheap, i);
-    }
-    /* 4. greedy selection by GPU counts */
     int *left = calloc((size_t)K, sizeof *left);
     double *cap = calloc((size_t)K, sizeof *cap);
     int *gpus = malloc(((size_t)gs_cluster_ngpus(g->c) + 1) * sizeof *gpus);
@@ -851,6 +1254,34 @@ static int do_round(gavel *g)
         free(left), free(cap), free(gpus);
         return GS_ENOMEM;
     }
+    int k0 = g->order[0];
+    if (!g->pack && g->objective != OBJ_FIFO && !g->nunrated && g->nrunok[k0] == (int64_t)g->nact) {
+        type_counts(g, cap, left);
+        if (g->sumgpus <= (int64_t)(int)cap[k0]) {
+            rc = fast_round(g, k0, cap, left, gpus);
+            if (rc) goto fail;
+            goto next;
+        }
+    }
+    if (grow((void **)&g->cands, &g->capcands, g->nents * (size_t)K + 1, sizeof *g->cands) ||
+        grow((void **)&g->heap, &g->capheap, g->nents * (size_t)K + 1, sizeof *g->heap)) {
+        rc = GS_ENOMEM;
+        goto fail;
+    }
+    for (int oi = 0; oi < K; oi++) {
+        int k = g->order[oi];
+        blk *b = &g->blks[oi];
+        b->start = nc, b->ranked = 0, b->minsz = INT32_MAX;
+        for (size_t i = 0; i < g->nents; i++) {
+            gent *en = &g->ents[i];
+            if (en->dead || !ent_runnable(g, en, k)) continue;
+            g->heap[nc++] = mkcand(g, i, k);
+            if (ent_gpus(g, en) < b->minsz) b->minsz = ent_gpus(g, en);
+        }
+        b->nheap = nc - b->start;
+        for (size_t i = b->nheap / 2; i-- > 0;) heap_down(g->heap + b->start, b->nheap, i);
+    }
+    /* 4. greedy selection by GPU counts */
     type_counts(g, cap, NULL);
     for (int k = 0; k < K; k++) left[k] = (int)cap[k];
     for (size_t i = 0; i < g->nact; i++) {
@@ -964,6 +1395,7 @@ static int do_round(gavel *g)
             if (hok && guest->state == GS_JOB_PENDING) {
                 rc = gs_engine_pack(g->e, guest, host);
                 if (rc && (rc = engine_err(g, rc))) goto fail;
+                if (!rc) run_set(g, guest);
             }
             ok = hok;
         }
@@ -991,6 +1423,7 @@ static int do_round(gavel *g)
         gs_job *j = job(g, g->act[i]);
         if (j->state == GS_JOB_PENDING) gs_engine_set_reason(g->e, j, "Priority (gavel round)");
     }
+next:
     free(left), free(cap), free(gpus);
     /* 8. the next round */
     g->in_round = 1;
@@ -1020,7 +1453,21 @@ static int add_active(gavel *g, gs_job *j)
     s->fifo_k = -1;
     s->sched = -1;
     s->s_prev = -1;
+    s->run_k = -1;
+    s->gcls = -1;
+    s->seq = g->seq++;
     rate_fill(g, j);
+    s->gpus = j->req_gpus;
+    g->sumgpus += s->gpus;
+    if (!s->rated)
+        g->nunrated++;
+    else
+        for (int k = 0; k < g->K; k++) g->nrunok[k] += tput(g, j, k, NULL) > 0;
+    run_set(g, j); /* adopted: it may run already */
+    if ((g->objective == OBJ_LAS || g->objective == OBJ_THROUGHPUT) && !g->pack) {
+        if (grow((void **)&g->newq, &g->capnew, g->nnew + 1, sizeof *g->newq)) return GS_ENOMEM;
+        g->newq[g->nnew++] = (clmem){j->slot, s->seq};
+    }
     g->act[g->nact++] = j->slot;
     g->stale = 1;
     if (!g->in_round) {
@@ -1064,7 +1511,8 @@ static int gv_adopt(void *st, gs_job *j)
 
 static int gv_requeue(void *st, gs_job *j)
 {
-    (void)st, (void)j; /* still active: it competes again at the next round */
+    gavel *g = st; /* still active: it competes again at the next round */
+    if ((size_t)j->slot < g->njs && g->js[j->slot].active) run_clear(g, &g->js[j->slot]);
     return 0;
 }
 
@@ -1073,6 +1521,14 @@ static int gv_finish(void *st, gs_job *j)
     gavel *g = st;
     if ((size_t)j->slot >= g->njs || !g->js[j->slot].active) return 0;
     gjs *s = &g->js[j->slot];
+    run_clear(g, s);
+    if (s->gcls >= 0) g->cls[s->gcls].count--;
+    s->gcls = -1;
+    g->sumgpus -= s->gpus;
+    if (!s->rated)
+        g->nunrated--;
+    else
+        for (int k = 0; k < g->K; k++) g->nrunok[k] -= tput(g, j, k, NULL) > 0;
     s->active = 0; /* left in 'act' until the next round compacts it */
     g->ents[s->ent].dead = 1;
     if (g->pack)
@@ -1167,11 +1623,11 @@ static int gv_inspect(void *st, const char *key, char *buf, size_t cap)
         if (*end == '.') {
             int k = gs_cluster_find_gpu_type(g->c, end + 1);
             if (k < 0) return GS_ENOENT;
-            v = en->x[k];
+            v = ent_x(g, en)[k];
         } else if (*end) {
             return GS_ENOENT;
         } else {
-            for (int k = 0; k < g->K; k++) v += en->x[k];
+            for (int k = 0; k < g->K; k++) v += ent_x(g, en)[k];
         }
         n = snprintf(buf, cap, "%.6f", v);
     } else {
@@ -1198,6 +1654,13 @@ static void gv_destroy(void *st)
     free(g->sels);
     free(g->order);
     free(g->typerate);
+    free(g->nrunok);
+    free(g->usedc);
+    free(g->wl);
+    for (size_t c = 0; c < g->ncls; c++) free(g->cls[c].q);
+    free(g->cls), free(g->clt), free(g->cltab), free(g->newq), free(g->clord), free(g->clx);
+    free(g->clsc), free(g->clw), free(g->clcount), free(g->cltp), free(g->gx), free(g->zero);
+    free(g->clngpus), free(g->clrow);
     free(g);
 }
 
@@ -1258,7 +1721,13 @@ static int gv_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     g->order = calloc((size_t)g->K, sizeof *g->order);
     g->typerate = calloc((size_t)g->K, sizeof *g->typerate);
     g->blks = calloc((size_t)g->K, sizeof *g->blks);
-    if (!g->wtime || !g->order || !g->typerate || !g->blks) {
+    g->nrunok = calloc((size_t)g->K, sizeof *g->nrunok);
+    g->usedc = calloc((size_t)g->K, sizeof *g->usedc);
+    g->zero = calloc((size_t)g->K, sizeof *g->zero);
+    g->clngpus = calloc((size_t)g->K, sizeof *g->clngpus);
+    g->clrow = calloc((size_t)g->K, sizeof *g->clrow);
+    if (!g->wtime || !g->order || !g->typerate || !g->blks || !g->nrunok || !g->usedc || !g->zero ||
+        !g->clngpus || !g->clrow) {
         gv_destroy(g);
         return GS_ENOMEM;
     }
