@@ -64,6 +64,7 @@ typedef struct gnode {
     int32_t ixdem;  /* demand when keyed */
     double ixload;  /* key: demand / GPUs when keyed (0 for a node without members) */
     int8_t rekey;   /* listed in g->rekey */
+    int8_t due;     /* gd_check: listed by gs_cluster_changed_nodes */
 } gnode;
 
 typedef struct gj {
@@ -565,7 +566,13 @@ static void ix_key(gandiva *g, int32_t n)
     nd->bucket = -1;
     nd->ixload = ld;
     nd->ixdem = dem;
-    if (b >= 0 && heap_add(g, &g->heaps[b], n) == 0) nd->bucket = b;
+    if (b < 0) return;
+    if (heap_add(g, &g->heaps[b], n) == 0) {
+        nd->bucket = b;
+    } else if (!nd->rekey) { /* out of memory: it stays due (the policy is failed anyway) */
+        nd->rekey = 1;
+        g->rekey[g->nrekey++] = n;
+    }
 }
 
 /* Key again the nodes changed since the last query. */
@@ -575,7 +582,7 @@ static void ix_refresh(gandiva *g)
     size_t nch = gs_cluster_changed_nodes(g->c, &ch);
     for (size_t i = 0; i < nch && g->ix; i++) ix_key(g, ch[i]);
     gs_cluster_clear_changed(g->c);
-    while (g->nrekey && g->ix) {
+    while (g->nrekey && g->ix && !g->err) {
         int32_t n = g->rekey[--g->nrekey];
         g->nodes[n].rekey = 0;
         ix_key(g, n);
@@ -639,6 +646,7 @@ static int32_t choose_node_ix(gandiva *g, const gs_job *j, int32_t except, int *
 static int32_t choose_node(gandiva *g, const gs_job *j, int32_t except, int *slice)
 {
     if (g->ix) ix_refresh(g);
+    if (g->err) return -1;
     if (g->ix && j->gpus >= 1 && j->gpus <= g->maxg) return choose_node_ix(g, j, except, slice);
     int need = j->gpus;
     int32_t best[4] = {-1, -1, -1, -1};
@@ -1366,9 +1374,7 @@ static int ix_check(gandiva *g, gs_diag *d)
     if (!g->ix) return 0;
     const int32_t *ch;
     size_t nch = gs_cluster_changed_nodes(g->c, &ch);
-    unsigned char *due = calloc(g->nnodes ? g->nnodes : 1, 1);
-    if (!due) return GS_ENOMEM;
-    for (size_t i = 0; i < nch; i++) due[ch[i]] = 1;
+    for (size_t i = 0; i < nch; i++) g->nodes[ch[i]].due = 1;
     int rc = 0;
     for (size_t i = 0; i < g->nnodes && !rc; i++) {
         const gnode *nd = &g->nodes[i];
@@ -1378,7 +1384,7 @@ static int ix_check(gandiva *g, gs_diag *d)
             rc = gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: n%zu lost in the index", i);
             break;
         }
-        if (nd->rekey || due[i]) continue;
+        if (nd->rekey || nd->due) continue;
         int32_t b = -1, dem = 0;
         if (!gs_cluster_node(g->c, n)->down) {
             int nw;
@@ -1396,7 +1402,7 @@ static int ix_check(gandiva *g, gs_diag *d)
         for (int32_t k = 1; k < g->heaps[b].n && !rc; k++)
             if (ix_less(g, g->heaps[b].v[k], g->heaps[b].v[(k - 1) / 2]))
                 rc = gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: heap %zu out of order", b);
-    free(due);
+    for (size_t i = 0; i < nch; i++) g->nodes[ch[i]].due = 0;
     return rc;
 }
 
