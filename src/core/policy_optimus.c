@@ -40,13 +40,23 @@
  * active job is rigid (native mode) and they ask for no more GPUs than are
  * healthy ('demand'), the tick gives each its size, no gain is positive and
  * nothing changes size, so it only starts the pending jobs, in slot order (kept
- * in 'pend', a superset checked against their state).  After an adoption
- * (reconfiguration) the full tick always runs.
+ * in 'pend', a superset checked against their state).  When every active job
+ * is rigid but they ask for more, the tick is a greedy walk in slot order
+ * (each gets its size while it fits what is left, none gains from more): it
+ * runs on 'fa', the rigid jobs again as a fitq (fitq.h), visiting only the
+ * jobs that may run past the first one that does not fit or wait before it,
+ * and setting the no-gain reason only on waiting jobs in 'dirty' (arrivals,
+ * requeues, failed starts since).  After an adoption (reconfiguration) the
+ * full tick always runs; after any full tick 'fa' is rebuilt before its use.
  *
  * Invariants: nactive counts the arrived active jobs; 'act' holds them in slot
  * order, 'demand' is the GPUs its rigid ones ask for and 'nelastic' the number
  * of elastic ones; every pending active job is in 'pend'; at most one tick
- * timer is armed (armed_at) while an active job exists; the per-job step-time
+ * timer is armed (armed_at) while an active job exists; unless fa_bad, 'fa'
+ * holds the active rigid jobs of size > 0 in slot order with their sizes,
+ * GS_FITQ_RUN on every running one and GS_FITQ_PEND on every pending one, and
+ * a pending active job outside 'dirty' has the no-gain reason, except after a
+ * tick that was not tick_greedy (fa_bad is then set); the per-job step-time
  * cache tc[slot] holds t(n) for n = 0..ntc[slot]-1 (< 0 = not computed yet).
  */
 #include <stdio.h>
@@ -57,6 +67,8 @@
 #include "gsched/jobq.h"
 #include "gsched/policy.h"
 #include "gsched/placement.h"
+
+#include "fitq.h"
 
 typedef struct opt {
     gs_engine *e;
@@ -78,6 +90,12 @@ typedef struct opt {
     int64_t demand;    /* GPUs the active rigid jobs ask for */
     size_t nelastic;   /* active elastic jobs */
     int adopted;       /* a reconfiguration told it of jobs: the full tick always */
+    gs_fitq fa;        /* the rigid jobs of 'act' of size > 0, in its order (tick_greedy) */
+    int fa_bad;        /* fa's order or flags may be wrong: rebuilt before its next use */
+    gs_jobq dirty;     /* pending jobs whose reason may not be the no-gain one */
+    int32_t *xs;       /* tick_greedy: the jobs admitted past the first that did not fit */
+    size_t nxs, capxs;
+    uint8_t *inx; /* by slot: in xs */
 } opt;
 
 static int opt_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
@@ -104,6 +122,8 @@ static int opt_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     o->armed_at = GS_TIME_NONE;
     gs_jobq_init(&o->act);
     gs_jobq_init(&o->pend);
+    gs_jobq_init(&o->dirty);
+    gs_fitq_init(&o->fa);
     gs_engine_set_max_locality(e, GS_LOCALITY_ANY);
     *state = o;
     return 0;
@@ -124,6 +144,10 @@ static void opt_destroy(void *st)
     free(o->keep);
     gs_jobq_release(&o->act);
     gs_jobq_release(&o->pend);
+    gs_jobq_release(&o->dirty);
+    gs_fitq_release(&o->fa);
+    free(o->xs);
+    free(o->inx);
     free(o);
 }
 
@@ -144,8 +168,10 @@ static int grow(opt *o, size_t slot)
     if (mx) o->maxn = mx;
     int32_t *ord = realloc(o->order, nc * sizeof *ord);
     if (ord) o->order = ord;
-    if (!n || !g || !tc || !ntc || !mx || !ord) return GS_ENOMEM;
-    for (size_t i = o->cap; i < nc; i++) o->tc[i] = NULL, o->ntc[i] = 0;
+    uint8_t *ix = realloc(o->inx, nc);
+    if (ix) o->inx = ix;
+    if (!n || !g || !tc || !ntc || !mx || !ord || !ix) return GS_ENOMEM;
+    for (size_t i = o->cap; i < nc; i++) o->tc[i] = NULL, o->ntc[i] = 0, o->inx[i] = 0;
     o->cap = nc;
     return 0;
 }
@@ -165,13 +191,36 @@ static int compute_max_size(const opt *o, const gs_job *j);
 
 static int is_elastic(const opt *o, const gs_job *j);
 
+/* Whether j is in 'fa' when it is active: rigid and asking for GPUs. */
+static int in_fa(const opt *o, const gs_job *j)
+{
+    return !is_elastic(o, j) && j->req_gpus > 0;
+}
+
+/* Add j to 'fa', flagged by its state. */
+static int fa_push(opt *o, const gs_job *j)
+{
+    unsigned fl = j->state == GS_JOB_RUNNING   ? 1u << GS_FITQ_RUN
+                  : j->state == GS_JOB_PENDING ? 1u << GS_FITQ_PEND
+                                               : 0;
+    int rc = gs_fitq_push(&o->fa, j->slot, j->req_gpus, fl);
+    return rc == GS_EEXIST ? 0 : rc;
+}
+
+/* Note that j waits, its reason to be checked (no-op if noted). */
+static int note_dirty(opt *o, const gs_job *j)
+{
+    int rc = gs_jobq_push_back(&o->dirty, j->slot);
+    return rc == GS_EEXIST ? 0 : rc;
+}
+
 /* j joins the active jobs (slot order: nearly always at the tail). */
 static int activate(opt *o, const gs_job *j)
 {
     int32_t s = j->slot, at = gs_jobq_first(&o->act);
     if (gs_jobq_contains(&o->act, s)) return 0;
-    int rc;
-    if (o->act.tail < s) {
+    int rc, tail = o->act.tail < s;
+    if (tail) {
         rc = gs_jobq_push_back(&o->act, s);
     } else {
         while (at >= 0 && at < s) at = gs_jobq_next(&o->act, at);
@@ -182,7 +231,12 @@ static int activate(opt *o, const gs_job *j)
         o->nelastic++;
     else
         o->demand += j->req_gpus;
-    if (j->state == GS_JOB_PENDING) rc = gs_jobq_push_back(&o->pend, s);
+    if (!tail) o->fa_bad = 1; /* not at the tail of fa's order: rebuilt */
+    if (tail && in_fa(o, j) && (rc = fa_push(o, j))) o->fa_bad = 1;
+    if (j->state == GS_JOB_PENDING) {
+        rc = gs_jobq_push_back(&o->pend, s);
+        if (!rc || rc == GS_EEXIST) rc = note_dirty(o, j);
+    }
     return rc == GS_EEXIST ? 0 : rc;
 }
 
@@ -214,8 +268,11 @@ static int opt_adopt(void *st, gs_job *j)
 
 static int opt_requeue(void *st, gs_job *j)
 {
-    int rc = gs_jobq_push_back(&((opt *)st)->pend, j->slot);
-    return rc == GS_EEXIST ? 0 : rc;
+    opt *o = st;
+    gs_fitq_flag(&o->fa, j->slot, GS_FITQ_PEND, 1);
+    int rc = gs_jobq_push_back(&o->pend, j->slot);
+    if (!rc || rc == GS_EEXIST) rc = note_dirty(o, j);
+    return rc;
 }
 
 static int opt_finish(void *st, gs_job *j)
@@ -229,6 +286,8 @@ static int opt_finish(void *st, gs_job *j)
             o->demand -= j->req_gpus;
     }
     gs_jobq_remove(&o->pend, j->slot);
+    gs_jobq_remove(&o->dirty, j->slot);
+    gs_fitq_remove(&o->fa, j->slot);
     free(o->tc[j->slot]);
     o->tc[j->slot] = NULL;
     o->ntc[j->slot] = 0;
@@ -547,6 +606,8 @@ static int by_slot(const void *a, const void *b)
 
 /* The tick when every active job is rigid and all fit the healthy GPUs (native mode): each
  * gets its size, none changes, the pending ones start in slot order (apply_native's phase 2). */
+static int started(opt *o, const gs_job *j, int rc);
+
 static int tick_all_fit(opt *o)
 {
     gs_engine *e = o->e;
@@ -569,9 +630,125 @@ static int tick_all_fit(opt *o)
         if (!rc) rc = gs_engine_start(e, j, o->gpus, n);
         if (rc && rc != GS_ENOMEM) gs_engine_set_reason(e, j, "Resources");
         if (fail_rc(e, rc)) return fail_rc(e, rc);
-        if (!rc) gs_jobq_remove(&o->pend, j->slot);
+        if ((rc = started(o, j, rc))) return rc;
     }
     return 0;
+}
+
+/* After a start of pending j (rc: its result; 0 or the failure to place it): the flags,
+ * 'pend' and 'dirty' follow. */
+static int started(opt *o, const gs_job *j, int rc)
+{
+    if (rc) return note_dirty(o, j); /* "Resources" */
+    gs_jobq_remove(&o->pend, j->slot);
+    gs_jobq_remove(&o->dirty, j->slot);
+    gs_fitq_flag(&o->fa, j->slot, GS_FITQ_RUN, 1);
+    gs_fitq_flag(&o->fa, j->slot, GS_FITQ_PEND, 0);
+    return 0;
+}
+
+/* 'fa' again from 'act' (after a middle insertion or a tick that did not keep its flags); every
+ * waiting job's reason is checked at the next tick_greedy. */
+static int fa_rebuild(opt *o)
+{
+    gs_fitq_release(&o->fa);
+    gs_fitq_init(&o->fa);
+    o->fa_bad = 1;
+    for (int32_t s = gs_jobq_first(&o->act); s >= 0; s = gs_jobq_next(&o->act, s)) {
+        const gs_job *j = gs_engine_job(o->e, (size_t)s);
+        int rc = in_fa(o, j) ? fa_push(o, j) : 0;
+        if (!rc && j->state == GS_JOB_PENDING) rc = note_dirty(o, j);
+        if (rc) return rc;
+    }
+    o->fa_bad = 0;
+    return 0;
+}
+
+/*
+ * The tick when every active job is rigid but they ask for more than the healthy GPUs (native
+ * mode): size_all gives each, in slot order, its size while it fits what is left (none gains
+ * from more), apply_native stops the running jobs left without GPUs, then starts the waiting
+ * ones given their size (the others wait, "no marginal gain left").  Done on 'fa' (fitq.h):
+ * every job before the first that does not fit gets its size, after it only the few in xs;
+ * only the jobs that may run past that boundary or wait before it are visited, and only the
+ * waiting jobs in 'dirty' can need their reason set.  The same calls in the same order.
+ */
+static int tick_greedy(opt *o)
+{
+    gs_engine *e = o->e;
+    gs_cluster *c = gs_engine_cluster(e);
+    int rc = o->fa_bad ? fa_rebuild(o) : 0;
+    if (rc) return rc;
+    int64_t used, left = gs_cluster_cell(c, 0)->healthy;
+    int64_t k = gs_fitq_first_over(&o->fa, left, &used);
+    left -= used;
+    o->nxs = 0;
+    for (int64_t p = k < 0 ? -1 : k + 1; p >= 0; p++) {
+        if ((p = gs_fitq_next_fit(&o->fa, p, left)) < 0) break;
+        int32_t s = gs_fitq_slot(&o->fa, p);
+        if (o->nxs == o->capxs) {
+            size_t nc = o->capxs ? 2 * o->capxs : 64;
+            int32_t *v = realloc(o->xs, nc * sizeof *v);
+            if (!v) return GS_ENOMEM;
+            o->xs = v;
+            o->capxs = nc;
+        }
+        o->xs[o->nxs++] = s;
+        o->inx[s] = 1;
+        left -= gs_engine_job(e, (size_t)s)->req_gpus;
+    }
+    /* stops first (apply_native's phase 0: a rigid job left without GPUs) */
+    for (int64_t p = k; p >= 0 && !rc; p++) {
+        if ((p = gs_fitq_next_flag(&o->fa, p, GS_FITQ_RUN)) < 0) break;
+        int32_t s = gs_fitq_slot(&o->fa, p);
+        gs_job *j = gs_policy_job(e, (size_t)s);
+        if (o->inx[s]) continue;
+        if (j->state == GS_JOB_RUNNING)
+            rc = fail_rc(e,
+                         gs_engine_preempt(e, j, "optimus: its GPUs have a larger marginal gain"));
+        if (j->state != GS_JOB_RUNNING) gs_fitq_flag(&o->fa, s, GS_FITQ_RUN, 0);
+        if (j->state == GS_JOB_PENDING) gs_fitq_flag(&o->fa, s, GS_FITQ_PEND, 1);
+    }
+    /* then the starts, in slot order (phase 2) */
+    for (int64_t p = 0, i = 0; !rc;) {
+        int64_t q = k < 0 || p < k ? gs_fitq_next_flag(&o->fa, p, GS_FITQ_PEND) : -1;
+        if (q >= 0 && k >= 0 && q >= k) q = -1;
+        int32_t s;
+        if (q >= 0) {
+            s = gs_fitq_slot(&o->fa, q);
+            p = q + 1;
+        } else if ((size_t)i < o->nxs) {
+            s = o->xs[i++];
+        } else {
+            break;
+        }
+        gs_job *j = gs_policy_job(e, (size_t)s);
+        if (j->state != GS_JOB_PENDING) {
+            if (q >= 0) gs_fitq_flag(&o->fa, s, GS_FITQ_PEND, 0);
+            continue;
+        }
+        int n = j->req_gpus;
+        int r = gs_mostfree_place(c, n, j->gpus_per_task, j->gpu_type, o->gpus);
+        if (!r) r = gs_engine_start(e, j, o->gpus, n);
+        if (r && r != GS_ENOMEM) gs_engine_set_reason(e, j, "Resources");
+        if (!(rc = fail_rc(e, r))) rc = started(o, j, r);
+    }
+    /* the waiting jobs given no GPUs: the no-gain reason */
+    for (int32_t s = gs_jobq_first(&o->dirty), nx; s >= 0 && !rc; s = nx) {
+        nx = gs_jobq_next(&o->dirty, s);
+        const gs_job *j = gs_engine_job(e, (size_t)s);
+        if (!gs_jobq_contains(&o->act, s) || j->state != GS_JOB_PENDING) {
+            gs_jobq_remove(&o->dirty, s);
+            continue;
+        }
+        int admitted = in_fa(o, j) && (o->inx[s] || k < 0 || o->fa.pos[s] < k);
+        if (admitted) continue; /* its start failed: "Resources", looked at again next time */
+        gs_engine_set_reason(e, j, "Resources (optimus: no marginal gain left)");
+        gs_jobq_remove(&o->dirty, s);
+    }
+    for (size_t i = 0; i < o->nxs; i++) o->inx[o->xs[i]] = 0;
+    o->nxs = 0;
+    return rc;
 }
 
 static int opt_schedule(void *st)
@@ -580,11 +757,14 @@ static int opt_schedule(void *st)
     gs_time now = gs_engine_now(o->e);
     int tick = o->tick_due, rc = 0;
     o->tick_due = 0;
-    if (tick && !o->parity && !o->adopted && !o->nelastic &&
-        o->demand <= gs_cluster_cell(gs_engine_cluster(o->e), 0)->healthy) {
+    int rigid = !o->parity && !o->adopted && !o->nelastic;
+    if (tick && rigid && o->demand <= gs_cluster_cell(gs_engine_cluster(o->e), 0)->healthy) {
         rc = tick_all_fit(o);
+    } else if (tick && rigid) {
+        rc = tick_greedy(o);
     } else if (tick) {
         size_t k = 0;
+        o->fa_bad = 1; /* its starts and stops do not keep fa's flags */
         rc = size_all(o, &k);
         if (!rc) rc = o->parity ? apply_parity(o, k) : apply_native(o, k);
     }
@@ -603,6 +783,10 @@ static int opt_check(void *st, gs_diag *d)
     if (k != o->nactive)
         return gs_diag_set(d, GS_EINVAL, 0, 0, "optimus: %zu active jobs, counted %zu", k,
                            o->nactive);
+    if (!o->fa_bad && !gs_engine_error(o->e) && gs_fitq_total(&o->fa) != o->demand)
+        return gs_diag_set(d, GS_EINVAL, 0, 0,
+                           "optimus: rigid jobs ask for %lld GPUs, fa holds %lld",
+                           (long long)o->demand, (long long)gs_fitq_total(&o->fa));
     return 0;
 }
 
