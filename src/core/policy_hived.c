@@ -194,6 +194,8 @@ typedef struct vcst {
     int ncls, capcls;
     int32_t *fresh; /* waiting jobs whose reason may not be set yet (JF_FRESH) */
     size_t nfresh, capfresh;
+    int32_t *pprio, *pgpus; /* GPUs its guaranteed jobs hold, by priority (no_room()) */
+    int npp, cappp;
 } vcst;
 
 typedef struct vslot {
@@ -288,6 +290,15 @@ typedef struct hived {
     uint32_t walkid;
     int *alive; /* walk_vc: shapes not dominated */
     int capalive;
+    /*
+     * Room summaries of each VC's view of each chain, for no_room(): at
+     * vxh + (v * nch + c) * 2 * (hmax + 1), the bound nodes of its non-pinned
+     * cells at or above node level by free GPUs (node_free), then the virtual
+     * nodes of its unbound non-pinned cells by GPUs (vper); vxsub[v * nch + c]:
+     * its bound non-pinned cells below node level.
+     */
+    int32_t *vxh, *vxsub;
+    int hmax;
     /* sweep(): pa that may be bound and unused (bound, or their use fell to 0) */
     int32_t *swc, *swtmp;
     int8_t *inswc;
@@ -521,6 +532,37 @@ static void gkey_refresh(hived *h, int32_t g)
         h->gkey[g] = GK_NONE;
 }
 
+/* The room summary of VC v's view of chain c (see the hived struct). */
+static int32_t *vx_hist(const hived *h, int v, int c)
+{
+    return h->vxh + ((size_t)v * (size_t)h->nch + (size_t)c) * 2 * (size_t)(h->hmax + 1);
+}
+
+/* The non-pinned pa at or above node level bound around node nd, or -1. */
+static int32_t view_pa(const hived *h, int32_t nd)
+{
+    const gs_node *node = gs_cluster_node(h->c, nd);
+    if (node->gpu_hi <= node->gpu_lo) return -1;
+    int32_t p = h->gpu_pa[node->gpu_lo];
+    if (p < 0 || h->pa[p].pinned || gs_cluster_cell(h->c, h->pa[p].cell)->kind < GS_CELL_NODE)
+        return -1;
+    return p;
+}
+
+/* pa p was bound (delta 1) or is about to be unbound (-1): its VC's room summary. */
+static void vx_bind(hived *h, int32_t p, int delta)
+{
+    const pa *a = &h->pa[p];
+    if (a->pinned || !h->vxh) return;
+    int32_t *hist = vx_hist(h, a->vc, a->chain), *unb = hist + h->hmax + 1;
+    const gs_cell *x = gs_cluster_cell(h->c, a->cell);
+    if (x->kind < GS_CELL_NODE)
+        h->vxsub[(size_t)a->vc * (size_t)h->nch + (size_t)a->chain] += delta;
+    else
+        for (int32_t nd = x->node_lo; nd < x->node_hi; nd++) hist[h->node_free[nd]] += delta;
+    unb[a->vper] -= delta * a->vnodes;
+}
+
 /* Recompute node_free and node_minp of a node from gkey. */
 static void node_refresh(hived *h, int32_t nd)
 {
@@ -530,6 +572,14 @@ static void node_refresh(hived *h, int32_t nd)
         int32_t k = h->gkey[g];
         fr += k == GK_NONE;
         if (k != GK_NONE && k != GK_DOWN && k < mp) mp = k;
+    }
+    if (h->vxh && fr != h->node_free[nd]) {
+        int32_t p = view_pa(h, nd);
+        if (p >= 0) {
+            int32_t *hist = vx_hist(h, h->pa[p].vc, h->pa[p].chain);
+            hist[h->node_free[nd]]--;
+            hist[fr]++;
+        }
     }
     h->node_free[nd] = fr;
     h->node_minp[nd] = mp;
@@ -573,6 +623,7 @@ static void bind_cell(hived *h, int32_t p, int32_t cell)
     h->cell_pa[cell] = p;
     a->cell = cell;
     set_gpu_pa(h, cell, p);
+    vx_bind(h, p, 1);
     c->all_vc_free[a->level]--;
 }
 
@@ -628,6 +679,7 @@ static void unbind_raw(hived *h, int32_t p)
         c->ndoomed--;
     }
     int32_t cell = a->cell;
+    vx_bind(h, p, -1);
     set_gpu_pa(h, cell, -1);
     h->cell_pa[cell] = -1;
     h->cell_st[cell] = C_FREE;
@@ -1318,12 +1370,71 @@ static void sort_tasks(int *g, int ntasks, int gpt)
 
 /* ---- starting jobs --------------------------------------------------------------------------- */
 
+/* VC v's guaranteed jobs of priority prio hold delta more GPUs (see no_room()). */
+static void vx_prio(hived *h, int v, int32_t prio, int delta)
+{
+    if (v < 0 || v >= h->nvc) return;
+    vcst *vc = &h->vc[v];
+    for (int i = 0; i < vc->npp; i++)
+        if (vc->pprio[i] == prio) {
+            vc->pgpus[i] += delta;
+            return;
+        }
+    if (vc->npp == vc->cappp) {
+        int nc = vc->cappp ? vc->cappp * 2 : 4;
+        int32_t *a = realloc(vc->pprio, (size_t)nc * sizeof *a);
+        if (!a) {
+            oom(h);
+            return;
+        }
+        vc->pprio = a;
+        int32_t *b = realloc(vc->pgpus, (size_t)nc * sizeof *b);
+        if (!b) {
+            oom(h);
+            return;
+        }
+        vc->pgpus = b;
+        vc->cappp = nc;
+    }
+    vc->pprio[vc->npp] = prio;
+    vc->pgpus[vc->npp++] = delta;
+}
+
+/*
+ * Job j (not grouped, not pinned) certainly finds no room in VC v's view of
+ * chain c in either pass of try_in_chain(), which would then fail on
+ * capacity alone without a side effect: pass 1 has fewer than j's tasks
+ * (sum over the view's nodes of floor(free GPUs / GPUs per task), from the
+ * room summary), and pass 2 is skipped because no GPU of the VC is held by
+ * a job j could outrank (none of a lower priority; under an intra-VC LAS
+ * order none of its own priority either).  Views with bound cells below
+ * node level are left to the placement.
+ */
+static int no_room(const hived *h, const gs_job *j, int v, int c)
+{
+    if (j->pinned_cell >= 0 || gs_job_grouped(j) || !h->vxh ||
+        h->vxsub[(size_t)v * (size_t)h->nch + (size_t)c])
+        return 0;
+    const vcst *vc = &h->vc[v];
+    const int las = h->intra == I_LAS || h->intra == I_TLAS;
+    for (int i = 0; i < vc->npp; i++)
+        if (vc->pgpus[i] > 0 &&
+            (vc->pprio[i] < j->priority || (las && vc->pprio[i] == j->priority)))
+            return 0;
+    const int32_t *hist = vx_hist(h, v, c), *unb = hist + h->hmax + 1;
+    const int gpt = j->gpus_per_task;
+    int64_t cap = 0;
+    for (int f = gpt; f <= h->hmax; f++) cap += (int64_t)(hist[f] + unb[f]) * (f / gpt);
+    return cap < j->ntasks;
+}
+
 static void account_start(hived *h, gs_job *j, int kind)
 {
     h->jkind[j->slot] = (int8_t)kind;
     h->jlazy[j->slot] = 0;
     count_gpus(h, j->alloc, j->nalloc, kind, 1);
     if (kind != K_GUAR) return;
+    vx_prio(h, h->jvc[j->slot], j->priority, j->nalloc);
     for (int i = 0; i < j->nalloc; i++) {
         int32_t p = h->gpu_pa[j->alloc[i]];
         if (p < 0) continue;
@@ -1345,6 +1456,7 @@ static void account_stop(hived *h, gs_job *j, const int32_t *gpus, int n)
     h->jlazy[j->slot] = 0;
     count_gpus(h, gpus, n, kind, -1);
     if (kind != K_GUAR) return;
+    vx_prio(h, h->jvc[j->slot], j->priority, -n);
     vc_changed(h, h->jvc[j->slot]);
     for (int i = 0; i < n; i++) {
         int32_t p = h->gpu_pa[gpus[i]];
@@ -1952,6 +2064,7 @@ static int try_guaranteed(hived *h, gs_job *j, int v, gs_time now, int *pure)
     if (j->pinned_cell >= 0) return try_in_chain(h, j, v, h->cell_chain[j->pinned_cell], now, pure);
     for (int c = 0; c < h->nch && !h->err; c++) {
         if (!h->vc[v].has[c] || (j->gpu_type >= 0 && h->ch[c].gpu_type != j->gpu_type)) continue;
+        if (no_room(h, j, v, c)) continue; /* what try_in_chain would find, at once */
         if (try_in_chain(h, j, v, c, now, pure)) return 1;
     }
     return 0;
@@ -3090,10 +3203,75 @@ static int check_shapes(const hived *h, gs_diag *d)
     return 0;
 }
 
+/* The room summaries and the GPUs held by priority equal a recount (see no_room()). */
+static int check_room(const hived *h, gs_diag *d)
+{
+    size_t w = 2 * (size_t)(h->hmax + 1);
+    int32_t *r = calloc(w + 1, sizeof *r);
+    if (!r) return GS_ENOMEM;
+    for (int v = 0; v < h->nvc; v++)
+        for (int c = 0; c < h->nch; c++) {
+            memset(r, 0, w * sizeof *r);
+            int32_t sub = 0;
+            for (int p = 0; p < h->npa; p++) {
+                const pa *a = &h->pa[p];
+                if (a->vc != v || a->chain != c || a->pinned) continue;
+                if (a->cell < 0) {
+                    r[h->hmax + 1 + a->vper] += a->vnodes;
+                    continue;
+                }
+                const gs_cell *x = gs_cluster_cell(h->c, a->cell);
+                if (x->kind < GS_CELL_NODE)
+                    sub++;
+                else
+                    for (int32_t nd = x->node_lo; nd < x->node_hi; nd++) r[h->node_free[nd]]++;
+            }
+            int bad = memcmp(r, vx_hist(h, v, c), w * sizeof *r) != 0 ||
+                      sub != h->vxsub[(size_t)v * (size_t)h->nch + (size_t)c];
+            if (bad) {
+                free(r);
+                return gs_diag_set(
+                    d, GS_EINTERNAL, 0, 0,
+                    "hived: room summary of VC %s in chain %d differs from a recount",
+                    h->vc[v].name, c);
+            }
+        }
+    free(r);
+    size_t ng = gs_cluster_ngpus(h->c);
+    for (int v = 0; v < h->nvc; v++) {
+        const vcst *vc = &h->vc[v];
+        int64_t all = 0, sum = 0;
+        for (size_t g = 0; g < ng; g++) {
+            int32_t o = gs_cluster_gpu(h->c, (int)g)->owner;
+            all += o >= 0 && (size_t)o < h->capj && h->jkind[o] == K_GUAR && h->jvc[o] == v;
+        }
+        for (int i = 0; i < vc->npp; i++) sum += vc->pgpus[i];
+        if (all != sum)
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                               "hived: VC %s counts %lld guaranteed GPUs, its jobs hold %lld",
+                               vc->name, (long long)sum, (long long)all);
+        for (int i = 0; i < vc->npp; i++) {
+            int64_t held = 0;
+            for (size_t g = 0; g < ng; g++) {
+                int32_t o = gs_cluster_gpu(h->c, (int)g)->owner;
+                if (o >= 0 && (size_t)o < h->capj && h->jkind[o] == K_GUAR && h->jvc[o] == v &&
+                    gs_policy_job(h->e, (size_t)o)->priority == vc->pprio[i])
+                    held++;
+            }
+            if (held != vc->pgpus[i])
+                return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                                   "hived: VC %s counts %d GPUs at priority %d, its jobs hold %lld",
+                                   vc->name, vc->pgpus[i], vc->pprio[i], (long long)held);
+        }
+    }
+    return 0;
+}
+
 static int h_check(void *st, gs_diag *d)
 {
     hived *h = st;
     int rc = check_shapes(h, d);
+    if (!rc) rc = check_room(h, d);
     if (rc) return rc;
     for (int c = 0; c < h->nch; c++)
         for (int l = 1; l <= h->ch[c].nlv; l++) {
@@ -3182,6 +3360,8 @@ static void h_destroy(void *st)
         free(h->vc[v].fc);
         free(h->vc[v].cls);
         free(h->vc[v].fresh);
+        free(h->vc[v].pprio);
+        free(h->vc[v].pgpus);
         gs_jobq_release(&h->vc[v].waiting.q);
         free(h->vc[v].waiting.bk);
     }
@@ -3215,6 +3395,8 @@ static void h_destroy(void *st)
     free(h->jvis);
     free(h->jfl);
     free(h->alive);
+    free(h->vxh);
+    free(h->vxsub);
     free(h->swc);
     free(h->swtmp);
     free(h->inswc);
@@ -3467,6 +3649,25 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
         }
         h->vc[a->vc].maxslots += a->vnodes;
     }
+    /* room summaries: every non-pinned cell unbound so far */
+    h->hmax = 0;
+    for (size_t nd = 0; nd < gs_cluster_nnodes(cl); nd++) {
+        const gs_node *node = gs_cluster_node(cl, (int)nd);
+        if (node->gpu_hi - node->gpu_lo > h->hmax) h->hmax = node->gpu_hi - node->gpu_lo;
+    }
+    for (int pi = 0; pi < h->npa; pi++)
+        if (h->pa[pi].vper > h->hmax) h->hmax = h->pa[pi].vper;
+    h->vxh =
+        calloc((size_t)h->nvc * (size_t)h->nch * 2 * (size_t)(h->hmax + 1) + 1, sizeof *h->vxh);
+    h->vxsub = calloc((size_t)h->nvc * (size_t)h->nch + 1, sizeof *h->vxsub);
+    if (!h->vxh || !h->vxsub) {
+        rc = GS_ENOMEM;
+        goto fail;
+    }
+    for (int pi = 0; pi < h->npa; pi++)
+        if (!h->pa[pi].pinned)
+            vx_hist(h, h->pa[pi].vc, h->pa[pi].chain)[h->hmax + 1 + h->pa[pi].vper] +=
+                h->pa[pi].vnodes;
     /* pinned cells leave the free lists for good (split their ancestors) */
     for (int pi = 0; pi < h->npa; pi++) {
         pa *a = &h->pa[pi];
