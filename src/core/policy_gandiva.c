@@ -56,6 +56,7 @@ typedef struct gnode {
     int8_t stale;   /* listed in g->stale (its counts were invalidated since) */
     int32_t demand; /* GPUs of members that are not packed guests */
     int32_t nwait;  /* members waiting (pending or suspended) */
+    int32_t nfresh; /* members whose utilisation was not looked up yet (gj.util < 0) */
     gs_time acct;   /* time of the last deficit accounting */
     /* the placement index (see "placement index" below) */
     int32_t cls;    /* node class: index in g->cls */
@@ -254,6 +255,7 @@ static void mem_add(gandiva *g, int32_t n, int32_t slot)
     }
     x->deficit = 0;
     x->mark = gs_job_executed(job(g, slot), gs_engine_now(g->e));
+    if (x->util < 0) nd->nfresh++;
     mark_dirty(g, n);
 }
 
@@ -271,6 +273,7 @@ static void mem_del(gandiva *g, int32_t slot)
     else
         nd->tail = x->prev;
     if (--nd->nmem == 0) nd->aff = 0;
+    if (x->util < 0) nd->nfresh--;
     mark_dirty(g, x->node);
     x->node = -1;
     x->next = x->prev = -1;
@@ -894,11 +897,16 @@ static int profiled(gandiva *g, const gs_job *j, gs_time now)
     return gs_job_executed(j, now) - gs_job_packed(j, now) >= g->window;
 }
 
-/* The job's GPU utilisation from its profile (cached: profiles do not change). */
+/* The job's GPU utilisation from its profile (cached: profiles do not change - but on a
+ * cluster of several GPU types the profile is that of the type it runs on when first looked
+ * up, so when that happens is part of the schedule). */
 static double util_of(gandiva *g, const gs_job *j)
 {
     gj *x = J(g, j->slot);
-    if (x->util < 0) x->util = gs_engine_job_profile(g->e, j)->gpu_util;
+    if (x->util < 0) {
+        x->util = gs_engine_job_profile(g->e, j)->gpu_util;
+        if (x->node >= 0) g->nodes[x->node].nfresh--;
+    }
     return x->util;
 }
 
@@ -938,71 +946,153 @@ static int cmp_ucand(const void *a, const void *b)
     return (x->slot > y->slot) - (x->slot < y->slot);
 }
 
-/* Pack waiting, profiled jobs onto the least busy running jobs (only under overload). */
+/* Min-heap of candidates by cmp_ucand, in v[0..n): sift v[i] down. */
+static void ucand_down(ucand *v, size_t n, size_t i)
+{
+    ucand x = v[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && cmp_ucand(&v[c + 1], &v[c]) < 0) c++;
+        if (cmp_ucand(&v[c], &x) >= 0) break;
+        v[i] = v[c];
+        i = c;
+    }
+    v[i] = x;
+}
+
+static void ucand_heapify(ucand *v, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;) ucand_down(v, n, i);
+}
+
+/* The least candidate of the heap v[0..*n), removed. */
+static ucand ucand_pop(ucand *v, size_t *n)
+{
+    ucand top = v[0];
+    v[0] = v[--*n];
+    if (*n) ucand_down(v, *n, 0);
+    return top;
+}
+
+/*
+ * Pack waiting, profiled jobs onto the least busy running jobs (only under overload): waiting
+ * jobs by utilisation, each onto the first host of its size by utilisation that takes it.
+ * The order is that of sorting every candidate, but drawn from heaps as far as it is used:
+ * the waiting jobs until the budget is spent, per size the hosts as far as a waiting job
+ * looked; only hosts of a size some waiting job has are gathered.
+ */
 static void pack_jobs(gandiva *g)
 {
     gs_time now = gs_engine_now(g->e);
     if (!g->nqueued && !any_waiting(g)) return; /* packing is for overload only */
-    size_t nw = 0, nh = 0;
-    for (size_t i = 0; i < g->nnodes; i++)
-        for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next) {
+    /* no member runs alone: no host (and nothing is looked up) */
+    int hosts = 0;
+    for (size_t i = 0; i < g->nnodes && !hosts; i++)
+        for (int32_t s = g->nodes[i].head; s >= 0 && !hosts; s = J(g, s)->next) {
             const gs_job *j = job(g, s);
-            if (waiting(j))
-                nw++;
-            else if (j->state == GS_JOB_RUNNING && j->pack_with < 0)
-                nh++;
+            hosts = j->state == GS_JOB_RUNNING && j->pack_with < 0;
         }
-    nw += g->nqueued;
-    if (!nw || !nh) return; /* packing is for overload only */
-    ucand *w = malloc(nw * sizeof *w), *h = malloc(nh * sizeof *h);
-    if (!w || !h) {
+    if (!hosts) return;
+    /* every profiled candidate's utilisation is looked up now, before any pack (util_of) */
+    for (size_t i = 0; i < g->nnodes; i++)
+        for (int32_t s = g->nodes[i].head; s >= 0 && g->nodes[i].nfresh; s = J(g, s)->next) {
+            const gs_job *j = job(g, s);
+            if (J(g, s)->util < 0 &&
+                (waiting(j) || (j->state == GS_JOB_RUNNING && j->pack_with < 0)) &&
+                profiled(g, j, now))
+                util_of(g, j);
+        }
+    size_t cw = gs_jobq_len(&g->ranq), cm = 0;
+    for (size_t i = 0; i < g->nnodes; i++)
+        if (g->nodes[i].nmem) {
+            cm += (size_t)g->nodes[i].nmem;
+            if (node_has_waiting(g, (int32_t)i)) cw += (size_t)g->nodes[i].nwait;
+        }
+    if (!cw || !cm) return;
+    size_t ns = (size_t)g->maxg + 1, nw = 0;
+    ucand *w = malloc(cw * sizeof *w), *h = malloc(2 * cm * sizeof *h);
+    /* per size: start, heap size, prefix length, wanted */
+    size_t *off = calloc(4 * ns, sizeof *off);
+    if (!w || !h || !off) {
         free(w);
         free(h);
+        free(off);
         oom(g);
         return;
     }
-    nw = nh = 0;
-    for (size_t i = 0; i < g->nnodes; i++)
+    size_t *hn = off + ns, *pn = off + 2 * ns, *want = off + 3 * ns;
+    for (size_t i = 0; i < g->nnodes; i++) {
+        if (!g->nodes[i].nmem || !g->nodes[i].nwait) continue; /* counted just above */
         for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next) {
             const gs_job *j = job(g, s);
-            if (!profiled(g, j, now)) continue; /* new jobs run alone first */
-            if (waiting(j))
-                w[nw++] = (ucand){s, util_of(g, j)};
-            else if (j->state == GS_JOB_RUNNING && j->pack_with < 0)
-                h[nh++] = (ucand){s, util_of(g, j)};
+            /* new jobs run alone first */
+            if (waiting(j) && profiled(g, j, now)) w[nw++] = (ucand){s, util_of(g, j)};
         }
+    }
     for (int32_t s = gs_jobq_first(&g->ranq); s >= 0; s = gs_jobq_next(&g->ranq, s)) {
         const gs_job *j = job(g, s);
         if (j->gpus <= g->maxg && profiled(g, j, now)) w[nw++] = (ucand){s, util_of(g, j)};
     }
-    qsort(w, nw, sizeof *w, cmp_ucand);
-    qsort(h, nh, sizeof *h, cmp_ucand);
+    /* hosts of the sizes wanted, grouped by size: h[off[k] ..) a heap of hn[k], and the
+     * sorted prefix drawn from it at h[cm + off[k] ..) */
+    for (size_t a = 0; a < nw; a++) {
+        int k = job(g, w[a].slot)->gpus;
+        if (k >= 0 && (size_t)k < ns) want[k] = 1;
+    }
+    for (size_t i = 0; i < g->nnodes && nw; i++)
+        for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next) {
+            const gs_job *j = job(g, s);
+            if (j->state == GS_JOB_RUNNING && j->pack_with < 0 && j->gpus >= 0 &&
+                (size_t)j->gpus < ns && want[j->gpus] && profiled(g, j, now))
+                hn[j->gpus]++;
+        }
+    for (size_t k = 1; k < ns; k++) off[k] = off[k - 1] + hn[k - 1];
+    memset(hn, 0, ns * sizeof *hn);
+    for (size_t i = 0; i < g->nnodes && nw; i++)
+        for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next) {
+            const gs_job *j = job(g, s);
+            if (j->state == GS_JOB_RUNNING && j->pack_with < 0 && j->gpus >= 0 &&
+                (size_t)j->gpus < ns && want[j->gpus] && profiled(g, j, now))
+                h[off[j->gpus] + hn[j->gpus]++] = (ucand){s, util_of(g, j)};
+        }
+    for (size_t k = 0; k < ns; k++) ucand_heapify(h + off[k], hn[k]);
+    ucand_heapify(w, nw);
     int budget = g->pack_budget;
-    for (size_t a = 0; a < nw && budget > 0; a++) {
-        gs_job *j = job(g, w[a].slot);
-        for (size_t b = 0; b < nh; b++) {
-            if (h[b].slot < 0) continue;
-            gs_job *host = job(g, h[b].slot);
+    while (nw && budget > 0) {
+        ucand wa = ucand_pop(w, &nw);
+        gs_job *j = job(g, wa.slot);
+        if (j->gpus < 0 || (size_t)j->gpus >= ns) continue; /* no host of its size */
+        size_t k = (size_t)j->gpus;
+        ucand *pre = h + cm + off[k];
+        for (size_t b = 0;; b++) {
+            if (b == pn[k]) {
+                if (!hn[k]) break;
+                pre[pn[k]++] = ucand_pop(h + off[k], &hn[k]);
+            }
+            if (pre[b].slot < 0) continue;
+            gs_job *host = job(g, pre[b].slot);
             if (host->gpus != j->gpus || host->pack_with >= 0 || host->state != GS_JOB_RUNNING ||
                 is_bad(g, j->model_id, host->model_id))
                 continue;
             int rc = gs_engine_pack(g->e, j, host);
             if (rc == GS_ENOMEM) oom(g);
             if (rc) continue;
-            int32_t hn = J(g, h[b].slot)->node;
-            if (J(g, w[a].slot)->node >= 0)
-                mem_del(g, w[a].slot);
+            int32_t hnode = J(g, pre[b].slot)->node;
+            if (J(g, wa.slot)->node >= 0)
+                mem_del(g, wa.slot);
             else
-                dequeue(g, w[a].slot);
-            if (hn >= 0) mem_add(g, hn, w[a].slot);
-            J(g, w[a].slot)->pack_at = now > 0 ? now : 1;
-            h[b].slot = -1;
+                dequeue(g, wa.slot);
+            if (hnode >= 0) mem_add(g, hnode, wa.slot);
+            J(g, wa.slot)->pack_at = now > 0 ? now : 1;
+            pre[b].slot = -1;
             budget--;
             break;
         }
     }
     free(w);
     free(h);
+    free(off);
 }
 
 /* ---- introspection: migration ------------------------------------------------------------- */
@@ -1411,9 +1501,10 @@ static int gd_check(void *st, gs_diag *d)
     gandiva *g = st;
     size_t nwn = 0;
     for (size_t i = 0; i < g->nnodes; i++) {
-        int k = 0;
+        int k = 0, fresh = 0;
         for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next, k++) {
             const gs_job *j = job(g, s);
+            fresh += J(g, s)->util < 0;
             if (J(g, s)->node != (int32_t)i)
                 return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: job %lld listed on n%zu",
                                    (long long)j->id, i);
@@ -1439,6 +1530,10 @@ static int gd_check(void *st, gs_diag *d)
         } else if (!g->nodes[i].stale) {
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: n%zu invalidated, not listed", i);
         }
+        if (fresh != g->nodes[i].nfresh)
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                               "gandiva: n%zu counts %d members not looked up, has %d", i,
+                               g->nodes[i].nfresh, fresh);
         if (k != g->nodes[i].nmem)
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "gandiva: n%zu counts %d members, has %d", i,
                                g->nodes[i].nmem, k);
