@@ -34,8 +34,19 @@
  *             with a reason the user can read.
  *
  * Parameters: slot (duration, default 60s).
+ * Cost: a job joins and leaves the active list in O(log n) (a binary search; a job that
+ * leaves is marked and the list compacted once half of it is marked).  A plan over all
+ * active jobs is needed only while some job has a deadline or is elastic, or the rigid
+ * jobs ask for more GPUs than are healthy: otherwise every job's level is its size (the
+ * plan, the smallest-level and keep-size rounds and the marginal returns all give that, see
+ * fast_ok), and a pass only starts the waiting jobs, kept in their own ordered list.
+ *
  * Invariants: 'act' holds exactly the admitted arrived jobs that are not
- * final, sorted by (deadline, slot) with best-effort jobs last; targets are
+ * final (entries of jobs that left are marked -1), sorted by (deadline, slot) with
+ * best-effort jobs last; 'pend' holds, in the same order, every PENDING job of 'act' (and
+ * maybe some that left that state since; not once force_slow is set, when only the full
+ * passes run); nslow, ntyped and sumreq count the live entries
+ * of 'act' (elastic or deadline jobs, jobs naming a GPU type, requested GPUs); targets are
  * powers of two within each job's levels (or its requested size for a rigid
  * job) and sum to at most the healthy GPUs, those of the jobs naming a GPU
  * type to at most the healthy GPUs of that type (the plan's timeline counts
@@ -61,9 +72,19 @@ typedef struct seg {
 typedef struct ef {
     gs_engine *e;
     gs_time slot;
-    int32_t *act; /* admitted active jobs (slots), in plan order */
-    size_t nact, capact;
+    int32_t *act;   /* admitted active jobs (slots, -1 once gone), in plan order */
+    int32_t *aslot; /* the slot of every entry of act, gone or not (its key with akey) */
+    gs_time *akey;  /* the deadline of every entry (GS_TIME_MAX: none) */
+    size_t nact, capact, ndead;
     int *target, *plan_now; /* by position in act */
+    int32_t *pend;          /* jobs of act that may be PENDING, in act's order */
+    gs_time *pkey;
+    size_t npend, cappend;
+    size_t nslow, ntyped; /* live jobs of act with a deadline or elastic; naming a type */
+    long long sumreq;     /* GPUs the live jobs of act ask for */
+    int fast;             /* the last decision took every job at its size (fast_ok) */
+    int force_slow;       /* a rigid job was adopted at another size than it asks, or pend
+                             could not grow (GS_ENOMEM): full passes from then on */
     seg *tl;
     size_t ntl, captl;
     seg *iv; /* scratch: intervals of one reservation (start, GPUs) and their ends */
@@ -266,6 +287,12 @@ static int ensure_cap(ef *f, size_t n)
     int32_t *a = realloc(f->act, nc * sizeof *a);
     if (!a) return GS_ENOMEM;
     f->act = a;
+    int32_t *as = realloc(f->aslot, nc * sizeof *as);
+    if (!as) return GS_ENOMEM;
+    f->aslot = as;
+    gs_time *ak = realloc(f->akey, nc * sizeof *ak);
+    if (!ak) return GS_ENOMEM;
+    f->akey = ak;
     int *t = realloc(f->target, nc * sizeof *t);
     if (!t) return GS_ENOMEM;
     f->target = t;
@@ -276,11 +303,29 @@ static int ensure_cap(ef *f, size_t n)
     return 0;
 }
 
+static gs_time key_of(const gs_job *j)
+{
+    return j->deadline == GS_TIME_NONE ? GS_TIME_MAX : j->deadline;
+}
+
 static int before(const gs_job *a, const gs_job *b)
 {
-    gs_time ka = a->deadline == GS_TIME_NONE ? GS_TIME_MAX : a->deadline;
-    gs_time kb = b->deadline == GS_TIME_NONE ? GS_TIME_MAX : b->deadline;
+    gs_time ka = key_of(a), kb = key_of(b);
     return ka != kb ? ka < kb : a->slot < b->slot;
+}
+
+/* First position of keys/slots[0..n) (sorted) whose (key, slot) is not before (k, s). */
+static size_t lower(const gs_time *keys, const int32_t *slots, size_t n, gs_time k, int32_t s)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < k || (keys[mid] == k && slots[mid] < s))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 static int healthy(const ef *f)
@@ -299,7 +344,7 @@ static int plan(ef *f, long skip)
     int bad = 0;
     for (size_t i = 0; i < f->nact; i++) {
         f->plan_now[i] = 0;
-        if ((long)i == skip) continue;
+        if ((long)i == skip || f->act[i] < 0) continue;
         const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
         if (j->deadline == GS_TIME_NONE) continue;
         int q;
@@ -322,6 +367,8 @@ static int decide(ef *f)
     eu_budget b;
     eu_budget_init(&b, gs_engine_cluster(f->e));
     for (size_t i = 0; i < f->nact; i++) {
+        f->target[i] = 0;
+        if (f->act[i] < 0) continue;
         const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
         int k = f->plan_now[i] > 0 ? f->plan_now[i] : 0, left = eu_budget_left(&b, j);
         if (k > left) k = level_below(f, j, left, total); /* typed: the plan spans every type */
@@ -330,6 +377,7 @@ static int decide(ef *f)
     }
     /* every job without GPUs in its plan now gets its smallest level, in deadline order */
     for (size_t i = 0; i < f->nact; i++) {
+        if (f->act[i] < 0) continue;
         const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
         int k = f->target[i] ? 0 : next_level(f, j, 0, total);
         if (k > 0 && k <= eu_budget_left(&b, j)) {
@@ -340,6 +388,7 @@ static int decide(ef *f)
     /* a running job keeps a larger size while the total allows it (no churn), in deadline
      * order */
     for (size_t i = 0; i < f->nact; i++) {
+        if (f->act[i] < 0) continue;
         const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
         int cur = j->state == GS_JOB_RUNNING ? j->gpus : 0;
         if (j->state == GS_JOB_DRAINING) cur = j->target_gpus;
@@ -353,6 +402,7 @@ static int decide(ef *f)
         double bm = 0;
         int bnext = 0;
         for (size_t i = 0; i < f->nact; i++) {
+            if (f->act[i] < 0) continue;
             const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
             int k = f->target[i], nx = next_level(f, j, k, total);
             if (nx <= 0 || nx - k > eu_budget_left(&b, j)) continue;
@@ -372,6 +422,7 @@ static int enact(ef *f)
 {
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < f->nact; i++) {
+            if (f->act[i] < 0) continue;
             const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
             int cur = j->state == GS_JOB_RUNNING ? j->gpus : 0, t = f->target[i];
             if (j->state != GS_JOB_RUNNING && j->state != GS_JOB_PENDING) continue;
@@ -407,6 +458,140 @@ static int enact(ef *f)
     return 0;
 }
 
+/*
+ * Every active job rigid, none with a deadline, what they ask for within the healthy GPUs, and
+ * one GPU type or no job naming one: then decide() gives every job its size - the plan has
+ * no job to reserve for; the smallest-level round gives each job its size, as the budget
+ * holds what all of them ask; a running rigid job holds its size (the engine never resizes
+ * it), so there is no larger size to keep; a rigid job has no next level - and enact() only
+ * starts the waiting jobs in their order (it leaves running rigid jobs alone).
+ */
+static int fast_ok(const ef *f)
+{
+    return !f->nslow && !f->force_slow &&
+           (!f->ntyped || gs_cluster_ngpu_types(gs_engine_cluster(f->e)) <= 1) &&
+           f->sumreq <= healthy(f);
+}
+
+/* enact() for the targets fast_ok() stands for: the waiting jobs start at their size, in act's
+ * order; 'pend' keeps those still waiting. */
+static int enact_fast(ef *f)
+{
+    size_t w = 0, i = 0;
+    int rc = 0;
+    for (; i < f->npend && rc >= 0; i++) {
+        const gs_job *j = gs_engine_job(f->e, (size_t)f->pend[i]);
+        if (j->state == GS_JOB_PENDING) {
+            rc = eu_apply(f->e, j, j->req_gpus, 1, f->why);
+            if (rc > 0 && j->state == GS_JOB_PENDING)
+                gs_engine_set_reason(f->e, j, "Resources (elasticflow: GPUs of its plan busy)");
+        }
+        if (j->state == GS_JOB_PENDING || rc < 0) {
+            f->pend[w] = f->pend[i];
+            f->pkey[w++] = f->pkey[i];
+        }
+    }
+    for (; i < f->npend; i++) {
+        f->pend[w] = f->pend[i];
+        f->pkey[w++] = f->pkey[i];
+    }
+    f->npend = w;
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- the active and waiting lists ------------------------------------------------------ */
+
+static void count(ef *f, const gs_job *j, int sign)
+{
+    if (j->deadline != GS_TIME_NONE || !rigid(j)) f->nslow += (size_t)(long)sign;
+    if (j->gpu_type >= 0) f->ntyped += (size_t)(long)sign;
+    f->sumreq += sign * (long long)j->req_gpus;
+}
+
+/* Insert j among the active jobs in their order; its position in *at.  0 or GS_ENOMEM. */
+static int act_insert(ef *f, const gs_job *j, size_t *at)
+{
+    int rc = ensure_cap(f, f->nact + 1);
+    if (rc) return rc;
+    gs_time key = key_of(j);
+    size_t k = lower(f->akey, f->aslot, f->nact, key, j->slot), n = f->nact - k;
+    memmove(&f->act[k + 1], &f->act[k], n * sizeof *f->act);
+    memmove(&f->aslot[k + 1], &f->aslot[k], n * sizeof *f->aslot);
+    memmove(&f->akey[k + 1], &f->akey[k], n * sizeof *f->akey);
+    f->act[k] = f->aslot[k] = j->slot;
+    f->akey[k] = key;
+    f->nact++;
+    count(f, j, +1);
+    *at = k;
+    return 0;
+}
+
+/* Take the job at position k (live) out of act at once (positions after it move). */
+static void act_remove_at(ef *f, size_t k)
+{
+    count(f, gs_engine_job(f->e, (size_t)f->act[k]), -1);
+    size_t n = f->nact - k - 1;
+    memmove(&f->act[k], &f->act[k + 1], n * sizeof *f->act);
+    memmove(&f->aslot[k], &f->aslot[k + 1], n * sizeof *f->aslot);
+    memmove(&f->akey[k], &f->akey[k + 1], n * sizeof *f->akey);
+    f->nact--;
+}
+
+/* j leaves act (if listed): its entry is marked, the list compacted when half is marked
+ * (positions move: callers mark the plan dirty). */
+static void act_drop(ef *f, const gs_job *j)
+{
+    size_t k = lower(f->akey, f->aslot, f->nact, key_of(j), j->slot);
+    if (k < f->nact && f->act[k] == j->slot) {
+        f->act[k] = -1;
+        f->ndead++;
+        count(f, j, -1);
+    }
+    if (f->ndead > 32 && 2 * f->ndead > f->nact) {
+        size_t w = 0;
+        for (size_t i = 0; i < f->nact; i++)
+            if (f->act[i] >= 0) {
+                f->act[w] = f->act[i];
+                f->aslot[w] = f->aslot[i];
+                f->akey[w++] = f->akey[i];
+            }
+        f->nact = w;
+        f->ndead = 0;
+    }
+    k = lower(f->pkey, f->pend, f->npend, key_of(j), j->slot);
+    if (k < f->npend && f->pend[k] == j->slot) {
+        memmove(&f->pend[k], &f->pend[k + 1], (f->npend - k - 1) * sizeof *f->pend);
+        memmove(&f->pkey[k], &f->pkey[k + 1], (f->npend - k - 1) * sizeof *f->pkey);
+        f->npend--;
+    }
+}
+
+/* j (in act) may be PENDING: listed in pend, once.  0 or GS_ENOMEM. */
+static int pend_add(ef *f, const gs_job *j)
+{
+    gs_time key = key_of(j);
+    size_t k = lower(f->pkey, f->pend, f->npend, key, j->slot);
+    if (k < f->npend && f->pend[k] == j->slot) return 0;
+    if (f->npend == f->cappend) {
+        size_t nc = f->cappend ? 2 * f->cappend : 64;
+        int32_t *p = realloc(f->pend, nc * sizeof *p);
+        if (p) f->pend = p;
+        gs_time *q = p ? realloc(f->pkey, nc * sizeof *q) : NULL;
+        if (!q) {
+            f->force_slow = 1; /* pend misses j: enact() looks at every job instead */
+            return GS_ENOMEM;
+        }
+        f->pkey = q;
+        f->cappend = nc;
+    }
+    memmove(&f->pend[k + 1], &f->pend[k], (f->npend - k) * sizeof *f->pend);
+    memmove(&f->pkey[k + 1], &f->pkey[k], (f->npend - k) * sizeof *f->pkey);
+    f->pend[k] = j->slot;
+    f->pkey[k] = key;
+    f->npend++;
+    return 0;
+}
+
 /* ---- hooks ------------------------------------------------------------------------------ */
 
 static int ef_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
@@ -439,6 +624,10 @@ static void ef_destroy(void *st)
     ef *f = st;
     if (!f) return;
     free(f->act);
+    free(f->aslot);
+    free(f->akey);
+    free(f->pend);
+    free(f->pkey);
     free(f->target);
     free(f->plan_now);
     free(f->tl);
@@ -450,33 +639,21 @@ static void ef_destroy(void *st)
 static int arm(ef *f)
 {
     gs_time now = gs_engine_now(f->e);
-    if (!f->nact || (f->timer_at != GS_TIME_NONE && f->timer_at > now)) return 0;
+    if (f->nact == f->ndead || (f->timer_at != GS_TIME_NONE && f->timer_at > now)) return 0;
     f->timer_at = now + f->slot;
     return gs_engine_set_timer(f->e, f->timer_at, TAG_SLOT);
 }
 
 /* A running job adopted (daemon restart, reconfiguration): it joins the active jobs in their
  * order without admission control (it runs already). */
-/* Insert j among the active jobs in their order; its position in *at.  0 or GS_ENOMEM. */
-static int act_insert(ef *f, const gs_job *j, size_t *at)
-{
-    int rc = ensure_cap(f, f->nact + 1);
-    if (rc) return rc;
-    size_t k = 0;
-    while (k < f->nact && before(gs_engine_job(f->e, (size_t)f->act[k]), j)) k++;
-    memmove(&f->act[k + 1], &f->act[k], (f->nact - k) * sizeof *f->act);
-    f->act[k] = j->slot;
-    f->nact++;
-    *at = k;
-    return 0;
-}
-
 static int ef_adopt(void *st, gs_job *j)
 {
     ef *f = st;
     size_t at;
     int rc = act_insert(f, j, &at);
+    if (!rc && j->state == GS_JOB_PENDING) rc = pend_add(f, j);
     if (rc) return rc;
+    if (rigid(j) && j->state == GS_JOB_RUNNING && j->gpus != j->req_gpus) f->force_slow = 1;
     f->dirty = 1;
     return arm(f);
 }
@@ -494,8 +671,7 @@ static int ef_arrival(void *st, gs_job *j)
         if (with < 0) return with;
         if (with > without) {
             int alone = f->plan_now[at] < 0;
-            memmove(&f->act[at], &f->act[at + 1], (f->nact - at - 1) * sizeof *f->act);
-            f->nact--;
+            act_remove_at(f, at);
             gs_time left = j->deadline - gs_engine_now(f->e);
             if (!alone)
                 snprintf(f->why, sizeof f->why,
@@ -510,6 +686,8 @@ static int ef_arrival(void *st, gs_job *j)
             return gs_engine_reject(f->e, j, f->why);
         }
     }
+    rc = pend_add(f, j);
+    if (rc) return rc;
     f->dirty = 1;
     return arm(f);
 }
@@ -517,20 +695,14 @@ static int ef_arrival(void *st, gs_job *j)
 static int ef_requeue(void *st, gs_job *j)
 {
     ef *f = st;
-    (void)j;
     f->dirty = 1;
-    return 0;
+    return pend_add(f, j);
 }
 
 static int ef_finish(void *st, gs_job *j)
 {
     ef *f = st;
-    for (size_t i = 0; i < f->nact; i++)
-        if (f->act[i] == j->slot) {
-            memmove(&f->act[i], &f->act[i + 1], (f->nact - i - 1) * sizeof *f->act);
-            f->nact--;
-            break;
-        }
+    act_drop(f, j);
     f->dirty = 1;
     gs_engine_request_pass(f->e); /* its GPUs go to the others now, even when nobody waits */
     return 0;
@@ -559,24 +731,50 @@ static int ef_schedule(void *st)
 {
     ef *f = st;
     if (f->dirty) {
-        int rc = decide(f);
+        f->fast = fast_ok(f);
+        int rc = f->fast ? 0 : decide(f);
         if (rc < 0) return rc;
         f->dirty = 0;
     }
-    return enact(f);
+    return f->fast ? enact_fast(f) : enact(f);
 }
 
 static int ef_check(void *st, gs_diag *d)
 {
     ef *f = st;
+    const gs_job *prev = NULL;
+    size_t live = 0, nslow = 0, ntyped = 0;
+    long long sumreq = 0;
     for (size_t i = 0; i < f->nact; i++) {
+        if (i && (f->akey[i] < f->akey[i - 1] ||
+                  (f->akey[i] == f->akey[i - 1] && f->aslot[i] <= f->aslot[i - 1])))
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "elasticflow: list keys out of order");
+        if (f->act[i] < 0) continue;
         const gs_job *j = gs_engine_job(f->e, (size_t)f->act[i]);
         if (gs_job_state_final(j->state) || !j->arrived)
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "elasticflow: job %lld listed but %s",
                                (long long)j->id, gs_job_state_name(j->state));
-        if (i && before(j, gs_engine_job(f->e, (size_t)f->act[i - 1])))
+        if (prev && before(j, prev))
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "elasticflow: jobs out of deadline order");
+        if (f->aslot[i] != j->slot || f->akey[i] != key_of(j))
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "elasticflow: job %lld listed by another key",
+                               (long long)j->id);
+        if (j->state == GS_JOB_PENDING && !f->force_slow) {
+            size_t k = lower(f->pkey, f->pend, f->npend, key_of(j), j->slot);
+            if (k >= f->npend || f->pend[k] != j->slot)
+                return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                                   "elasticflow: waiting job %lld not in the waiting list",
+                                   (long long)j->id);
+        }
+        prev = j;
+        live++;
+        nslow += j->deadline != GS_TIME_NONE || !rigid(j);
+        ntyped += j->gpu_type >= 0;
+        sumreq += j->req_gpus;
     }
+    if (live + f->ndead != f->nact || nslow != f->nslow || ntyped != f->ntyped ||
+        sumreq != f->sumreq)
+        return gs_diag_set(d, GS_EINTERNAL, 0, 0, "elasticflow: active-list counts are off");
     for (size_t i = 0; i < f->ntl; i++)
         if (f->tl[i].free < 0)
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "elasticflow: negative free GPUs in plan");
