@@ -71,7 +71,8 @@ static const char *const obj_names[] = {"las", "ftf", "makespan", "throughput", 
 typedef struct gent {
     int32_t a, b;  /* job slots; b = -1 for a job alone */
     int32_t dead;  /* a member finished: dropped at the next compaction */
-    int32_t mark;  /* scratch */
+    int32_t own;   /* x (with recv and defic) is its own allocation (a pair's), else its job's
+                    * block in vchunks */
     double *x;     /* K: allocation */
     double *recv;  /* K: time received since the last reset, seconds */
     double *defic; /* K: deficit */
@@ -143,6 +144,10 @@ typedef struct gavel {
     /* entries */
     gent *ents;
     size_t nents, capents;
+    size_t ndead;     /* entries marked dead, not compacted yet */
+    double **vchunks; /* the single entries' x, recv and defic (3K each), per job slot in
+                       * chunks of VCHUNK slots (never moved: entries point into them) */
+    size_t nvchunks;
     /* mechanism state */
     double *wtime; /* K: total time received per type since the last reset */
     int stale, x_changed, due, in_round, ever_reset;
@@ -216,6 +221,34 @@ static gs_job *job(gavel *g, int32_t slot)
 
 /* ---- entries ---------------------------------------------------------------- */
 
+enum { VCHUNK = 4096 };
+
+/* The 3K doubles of slot's single entry (its job's: a job has one), NULL out of memory. */
+static double *slot_vec(gavel *g, int32_t slot)
+{
+    size_t c = (size_t)slot / VCHUNK, per = (size_t)g->K * 3;
+    if (c >= g->nvchunks) {
+        size_t n = g->nvchunks ? 2 * g->nvchunks : 16;
+        while (n <= c) n *= 2;
+        double **q = realloc(g->vchunks, n * sizeof *q);
+        if (!q) return NULL;
+        memset(q + g->nvchunks, 0, (n - g->nvchunks) * sizeof *q);
+        g->vchunks = q;
+        g->nvchunks = n;
+    }
+    if (!g->vchunks[c] && !(g->vchunks[c] = malloc(VCHUNK * per * sizeof **g->vchunks)))
+        return NULL;
+    return g->vchunks[c] + (size_t)slot % VCHUNK * per;
+}
+
+/* Mark entry i dead (dropped at a later compaction). */
+static void ent_kill(gavel *g, size_t i)
+{
+    if (g->ents[i].dead) return;
+    g->ents[i].dead = 1;
+    g->ndead++;
+}
+
 /* The allocation of entry en (K entries; see xcls). */
 static const double *ent_x(const gavel *g, const gent *en)
 {
@@ -227,10 +260,12 @@ static const double *ent_x(const gavel *g, const gent *en)
 static int ent_new(gavel *g, int32_t a, int32_t b, int32_t *out)
 {
     if (grow((void **)&g->ents, &g->capents, g->nents + 1, sizeof *g->ents)) return GS_ENOMEM;
-    double *v = calloc((size_t)g->K * 3, sizeof *v);
+    double *v = b < 0 ? slot_vec(g, a) : calloc((size_t)g->K * 3, sizeof *v);
     if (!v) return GS_ENOMEM;
+    if (b < 0) memset(v, 0, (size_t)g->K * 3 * sizeof *v);
     gent *en = &g->ents[g->nents];
     memset(en, 0, sizeof *en);
+    en->own = b >= 0;
     en->a = a, en->b = b;
     en->x = v, en->recv = v + g->K, en->defic = v + 2 * g->K;
     *out = (int32_t)g->nents++;
@@ -244,7 +279,7 @@ static void ent_compact(gavel *g)
     for (size_t i = 0; i < g->nents; i++) {
         gent *en = &g->ents[i];
         if (en->dead) {
-            free(en->x);
+            if (en->own) free(en->x);
             continue;
         }
         g->ents[w] = *en;
@@ -252,6 +287,7 @@ static void ent_compact(gavel *g)
         w++;
     }
     g->nents = w;
+    g->ndead = 0;
 }
 
 static int ensure_js(gavel *g, int32_t slot)
@@ -517,7 +553,7 @@ static int sync_pairs(gavel *g, const pcand *pc, size_t np, int32_t *pent)
     for (size_t p = 0; p < np; p++) {
         while (i < ne && (g->ents[idx[i]].a < pc[p].a ||
                           (g->ents[idx[i]].a == pc[p].a && g->ents[idx[i]].b < pc[p].b))) {
-            g->ents[idx[i]].dead = 1; /* no longer a candidate */
+            ent_kill(g, (size_t)idx[i]); /* no longer a candidate */
             i++;
         }
         if (i < ne && g->ents[idx[i]].a == pc[p].a && g->ents[idx[i]].b == pc[p].b) {
@@ -532,7 +568,7 @@ static int sync_pairs(gavel *g, const pcand *pc, size_t np, int32_t *pent)
         }
         pent[p] = ei;
     }
-    for (; i < ne; i++) g->ents[idx[i]].dead = 1;
+    for (; i < ne; i++) ent_kill(g, (size_t)idx[i]);
     free(idx);
     return 0;
 }
@@ -1199,7 +1235,7 @@ static int do_round(gavel *g)
         g->wtime[g->ran_k[i]] += dt;
     }
     g->nran = 0;
-    ent_compact(g);
+    if (4 * g->ndead > g->nents) ent_compact(g); /* dead entries are skipped until then */
     g->rounds++;
     /* 2. allocation and counters */
     int reset_due = !g->ever_reset || now - g->last_reset >= g->reset_every;
@@ -1530,11 +1566,11 @@ static int gv_finish(void *st, gs_job *j)
     else
         for (int k = 0; k < g->K; k++) g->nrunok[k] -= tput(g, j, k, NULL) > 0;
     s->active = 0; /* left in 'act' until the next round compacts it */
-    g->ents[s->ent].dead = 1;
+    ent_kill(g, (size_t)s->ent);
     if (g->pack)
         for (size_t i = 0; i < g->nents; i++)
             if (g->ents[i].b >= 0 && (g->ents[i].a == j->slot || g->ents[i].b == j->slot))
-                g->ents[i].dead = 1;
+                ent_kill(g, i);
     g->stale = 1;
     /* the round ends early when every job it runs has finished */
     if (gs_engine_nrunning(g->e) == 0) {
@@ -1640,7 +1676,10 @@ static void gv_destroy(void *st)
 {
     gavel *g = st;
     if (!g) return;
-    for (size_t i = 0; i < g->nents; i++) free(g->ents[i].x);
+    for (size_t i = 0; i < g->nents; i++)
+        if (g->ents[i].own) free(g->ents[i].x);
+    for (size_t c = 0; c < g->nvchunks; c++) free(g->vchunks[c]);
+    free(g->vchunks);
     free(g->ents);
     free(g->js);
     free(g->rates);
