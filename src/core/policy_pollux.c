@@ -59,9 +59,21 @@
  * running elastic jobs whose next policy rescale is not allowed yet
  * (gs_engine_rescale_allowed_at).  Their GPUs are not available to others.
  *
- * Invariants: the policy keeps no job lists between decisions (the engine's
- * jobs are the truth; speedups are memoised by the goodput model itself,
- * which forgets them whenever a job's learned state changes).  A decision never gives a GPU to two
+ * Speed (the same decisions at any scale): a decision reads only the candidate
+ * jobs - every active job that is pending or elastic (cset, kept from the
+ * hooks) - and the nodes' free GPUs from the cluster's cell aggregates; the
+ * other active jobs are rigid jobs holding GPUs, pinned whatever the decision
+ * (their cost terms are constants, their GPUs are not free, those spanning
+ * nodes are in dset for the one-distributed-job rule).  A decision none of
+ * whose candidates may move is skipped (it would change nothing).  What is
+ * left per decision is O(nodes) (the histograms, best fit) plus the search
+ * over the candidates.
+ *
+ * Invariants: nactive counts the arrived active jobs; cset holds every one
+ * that is pending or elastic, dset every other one spanning nodes (checked
+ * by px_check against a full walk); the engine's jobs are the truth (speedups
+ * are memoised by the goodput model itself, which forgets them whenever a
+ * job's learned state changes).  A decision never gives a GPU to two
  * jobs, never more than a node's usable GPUs, never a GPU of another type to a job naming a type,
  * and never leaves two distributed jobs on one node
  * when interference_avoid is on.
@@ -74,7 +86,8 @@
 #include "gsched/goodput.h"
 #include "gsched/policy.h"
 
-#define PX_EPS 1e-3
+#define PX_EPS     1e-3
+#define GS_PX_HMAX 65 /* nodes of up to 64 GPUs: histograms counted on the stack */
 
 typedef struct px_ent {
     int32_t node, cnt; /* cnt in replicas (tasks) */
@@ -120,8 +133,21 @@ typedef struct pollux {
     uint64_t decisions;
     /* per slot */
     int32_t *seen_max; /* most replicas a job ran at (jobs without a model) */
-    int32_t *xof;      /* one decision: slot -> index in jobs, -1 */
+    uint8_t *sflag;    /* PX_ACT | PX_INC | PX_IND (below) */
     size_t cap;
+    /* the active jobs between decisions (kept from the hooks, checked by px_check) */
+    size_t nactive;        /* arrived jobs not final (PX_ACT) */
+    int32_t *cset;         /* candidates (PX_INC), by slot: every active job that is elastic or
+                            * not known to hold GPUs; the others are rigid jobs holding GPUs,
+                            * pinned whatever the decision (a hook brings them back) */
+    size_t ncset, capcset; /* (entries of finished jobs until the next decision drops them) */
+    int32_t *dset;         /* (PX_IND), by slot: active jobs outside cset that may hold GPUs on
+                            * several nodes (their nodes take no other distributed job) */
+    size_t ndset, capdset;
+    /* the cluster's topology, read once (immutable after gs_cluster_finish) */
+    const gs_cluster *topo;
+    int32_t total;         /* GPUs of all nodes */
+    const gs_cell **ncell; /* each node's cell (its free GPUs) */
     /* one decision's scratch */
     px_job *jobs;
     size_t njobs, capjobs;
@@ -146,12 +172,19 @@ typedef struct pollux {
     int32_t *ulog_meta; /* n, r, changed per record */
     double *ulog_cost;
     size_t nulog, capulog;
-    int32_t *tmp; /* scratch ints (nodes) */
+    int32_t *tmp;             /* scratch ints (nodes) */
+    size_t capnodes, caphist; /* sizes of the node arrays, of hf, hd, tmp */
     int32_t *gpus;
     size_t capgpus;
-    int32_t *claim; /* per GPU: job index the plan gives it to, -1 */
+    int32_t *claim; /* per GPU: job index the plan gives it to (valid when cstamp = stamp) */
+    uint32_t *cstamp;
+    uint32_t stamp;
     size_t capclaim;
 } pollux;
+
+#define PX_ACT 1 /* counted in nactive */
+#define PX_INC 2 /* in cset */
+#define PX_IND 4 /* in dset */
 
 /* ---- parameters ----------------------------------------------------------------------------- */
 
@@ -276,15 +309,109 @@ static int px_grow_slots(pollux *P, size_t slot)
     int32_t *s = realloc(P->seen_max, nc * sizeof *s);
     if (!s) return GS_ENOMEM;
     P->seen_max = s;
-    int32_t *xo = realloc(P->xof, nc * sizeof *xo);
-    if (!xo) return GS_ENOMEM;
-    P->xof = xo;
+    uint8_t *f = realloc(P->sflag, nc * sizeof *f);
+    if (!f) return GS_ENOMEM;
+    P->sflag = f;
     for (size_t i = P->cap; i < nc; i++) {
-        P->xof[i] = -1;
+        P->sflag[i] = 0;
         P->seen_max[i] = 0;
     }
     P->cap = nc;
     return 0;
+}
+
+/* Insert slot into the sorted set a[0..*n) (nearly always at the tail: slots grow). */
+static int px_set_add(int32_t **a, size_t *n, size_t *cap, int32_t slot)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 64;
+        int32_t *b = realloc(*a, nc * sizeof *b);
+        if (!b) return GS_ENOMEM;
+        *a = b;
+        *cap = nc;
+    }
+    size_t i = *n;
+    while (i > 0 && (*a)[i - 1] > slot) i--;
+    memmove(*a + i + 1, *a + i, (*n - i) * sizeof **a);
+    (*a)[i] = slot;
+    (*n)++;
+    return 0;
+}
+
+/* Job j (arrived, told by a hook) is active: count it, make it a candidate. */
+static int px_track(pollux *P, const gs_job *j)
+{
+    if (!j || j->slot < 0) return 0;
+    int rc = px_grow_slots(P, (size_t)j->slot);
+    if (rc) return rc;
+    uint8_t *f = &P->sflag[j->slot];
+    if (!j->arrived || j->deferred || gs_job_state_final(j->state)) return 0;
+    if (!(*f & PX_INC)) {
+        rc = px_set_add(&P->cset, &P->ncset, &P->capcset, j->slot);
+        if (rc) return rc;
+        *f |= PX_INC;
+    }
+    if (!(*f & PX_ACT)) {
+        *f |= PX_ACT;
+        P->nactive++;
+    }
+    return 0;
+}
+
+/* 1 when job j holds (or, draining, has reserved) GPUs on more than one node. */
+static int px_multi(const gs_cluster *c, const gs_job *j)
+{
+    if (j->alloc && j->nalloc > 1 && gs_cluster_count_nodes(c, j->alloc, j->nalloc) > 1) return 1;
+    return j->state == GS_JOB_DRAINING && j->resv && j->nresv > 1 &&
+           gs_cluster_count_nodes(c, j->resv, j->nresv) > 1;
+}
+
+/*
+ * Before a decision: drop finished jobs from both sets; a rigid candidate that holds GPUs
+ * (RUNNING, DRAINING, PREEMPTED, SUSPENDED) is pinned until a hook tells of it again
+ * (requeue, adopt): it leaves cset, for dset when it spans several nodes; dset keeps only
+ * such jobs.
+ */
+static int px_prune(pollux *P)
+{
+    gs_engine *e = P->e;
+    const gs_cluster *c = gs_engine_cluster(e);
+    size_t k = 0;
+    int rc = 0;
+    for (size_t i = 0; i < P->ncset; i++) {
+        int32_t s = P->cset[i];
+        const gs_job *j = gs_engine_job(e, (size_t)s);
+        uint8_t *f = &P->sflag[s];
+        if (!(*f & PX_INC)) continue;
+        if (!j->arrived || j->deferred || gs_job_state_final(j->state)) {
+            *f &= (uint8_t)~PX_INC;
+            continue;
+        }
+        if (j->max_gpus <= 0 && j->state != GS_JOB_PENDING) {
+            *f &= (uint8_t)~PX_INC;
+            if (!(*f & PX_IND) && px_multi(c, j)) {
+                if (!rc) rc = px_set_add(&P->dset, &P->ndset, &P->capdset, s);
+                if (!rc) *f |= PX_IND;
+            }
+            continue;
+        }
+        P->cset[k++] = s;
+    }
+    P->ncset = k;
+    k = 0;
+    for (size_t i = 0; i < P->ndset; i++) {
+        int32_t s = P->dset[i];
+        const gs_job *j = gs_engine_job(e, (size_t)s);
+        uint8_t *f = &P->sflag[s];
+        if (!(*f & PX_IND)) continue;
+        if ((*f & PX_INC) || gs_job_state_final(j->state) || !px_multi(c, j)) {
+            *f &= (uint8_t)~PX_IND;
+            continue;
+        }
+        P->dset[k++] = s;
+    }
+    P->ndset = k;
+    return rc;
 }
 
 static int px_in(char **v, size_t n, const char *s)
@@ -568,10 +695,24 @@ static int px_place(pollux *P, int x, int rn, px_ent *out)
         return 1;
     }
     int bestn = -1, bestf = 0;
-    for (int nd = 0; nd < P->nnodes; nd++) {
-        int a = px_type_ok(P, x, nd) ? P->nfree[nd] / gpt : 0;
-        if (a >= rn && (bestn < 0 || a < bestf)) bestn = nd, bestf = a;
-    }
+    if (gpt == 1 && J->j->gpu_type < 0) {
+        /* (the same walk without the type test and division) */
+        const int32_t *nf = P->nfree;
+        for (int nd = 0; nd < P->nnodes; nd++) {
+            int a = nf[nd];
+            if (a >= rn && (bestn < 0 || a < bestf)) {
+                bestn = nd, bestf = a;
+                if (a == rn) break;
+            }
+        }
+    } else
+        for (int nd = 0; nd < P->nnodes; nd++) {
+            int a = px_type_ok(P, x, nd) ? P->nfree[nd] / gpt : 0;
+            if (a >= rn && (bestn < 0 || a < bestf)) {
+                bestn = nd, bestf = a;
+                if (a == rn) break; /* none smaller can fit; ties keep the first */
+            }
+        }
     if (bestn >= 0) {
         out[0].node = bestn;
         out[0].cnt = rn;
@@ -848,25 +989,37 @@ static int px_collect(pollux *P)
     gs_cluster *c = gs_engine_cluster(e);
     size_t nj = gs_engine_njobs(e);
     int rc = px_grow_slots(P, nj ? nj - 1 : 0);
+    if (!rc) rc = px_prune(P);
     if (rc) return rc;
-    /* count active jobs */
-    size_t cnt = 0;
-    for (size_t s = 0; s < nj; s++) {
-        const gs_job *j = gs_engine_job(e, s);
-        if (j->arrived && !gs_job_state_final(j->state) && !j->deferred) cnt++;
-    }
+    /* the candidates (a superset of the jobs a decision may move) */
+    size_t cnt = P->ncset;
     rc = px_jobs_reserve(P, cnt + 1);
     if (!rc) rc = px_ents_reserve(P, cnt + 1);
     if (rc) return rc;
     P->njobs = 0;
-    /* nodes */
-    P->nnodes = (int32_t)gs_cluster_nnodes(c);
-    int maxg = 0;
-    for (int nd = 0; nd < P->nnodes; nd++) {
-        const gs_node *n = gs_cluster_node(c, nd);
-        if (n->gpu_hi - n->gpu_lo > maxg) maxg = n->gpu_hi - n->gpu_lo;
+    /* nodes (topology: once) */
+    if (P->topo != c) {
+        P->nnodes = (int32_t)gs_cluster_nnodes(c);
+        size_t nn = (size_t)P->nnodes;
+        const gs_cell **nc = realloc(P->ncell, (nn ? nn : 1) * sizeof *nc);
+        int32_t *nt = realloc(P->ntype, (nn ? nn : 1) * sizeof *nt);
+        if (nc) P->ncell = nc;
+        if (nt) P->ntype = nt;
+        if (!nc || !nt) return GS_ENOMEM;
+        int maxg = 0, total = 0;
+        for (int nd = 0; nd < P->nnodes; nd++) {
+            const gs_node *n = gs_cluster_node(c, nd);
+            if (n->gpu_hi - n->gpu_lo > maxg) maxg = n->gpu_hi - n->gpu_lo;
+            total += n->gpu_hi - n->gpu_lo;
+            P->ncell[nd] = gs_cluster_cell(c, n->cell);
+            P->ntype[nd] = n->gpu_hi > n->gpu_lo ? gs_cluster_gpu(c, n->gpu_lo)->type : -2;
+            for (int g0 = n->gpu_lo; g0 < n->gpu_hi; g0++)
+                if (gs_cluster_gpu(c, g0)->type != P->ntype[nd]) P->ntype[nd] = -2;
+        }
+        P->maxg = maxg;
+        P->total = total;
+        P->topo = c;
     }
-    P->maxg = maxg;
     return 0;
 }
 
@@ -874,8 +1027,9 @@ static int px_node_arrays(pollux *P)
 {
     size_t nn = (size_t)P->nnodes;
     size_t nh = (size_t)P->maxg + 1;
-    int32_t **arrs[] = {&P->ncap, &P->nfree, &P->ndist, &P->ndc, &P->rdn, &P->rdo, &P->ntype};
-    for (size_t i = 0; i < 7; i++) {
+    if (nn <= P->capnodes && nh + nn + 1 <= P->caphist) return 0;
+    int32_t **arrs[] = {&P->ncap, &P->nfree, &P->ndist, &P->ndc, &P->rdn, &P->rdo};
+    for (size_t i = 0; i < 6; i++) {
         int32_t *a = realloc(*arrs[i], (nn ? nn : 1) * sizeof *a);
         if (!a) return GS_ENOMEM;
         *arrs[i] = a;
@@ -886,6 +1040,8 @@ static int px_node_arrays(pollux *P)
         if (!a) return GS_ENOMEM;
         *h[i] = a;
     }
+    P->capnodes = nn;
+    P->caphist = nh + nn + 1;
     return 0;
 }
 
@@ -980,6 +1136,18 @@ static int px_dist_blocked(pollux *P, const gs_cluster *c, const int32_t *gpus, 
     return 0;
 }
 
+/* The job index the plan gives GPU g to, -1. */
+static int32_t px_claimed(const pollux *P, int g)
+{
+    return P->cstamp[g] == P->stamp ? P->claim[g] : -1;
+}
+
+static void px_claim(pollux *P, int g, int32_t x)
+{
+    P->claim[g] = x;
+    P->cstamp[g] = P->stamp;
+}
+
 /* Apply the plan. */
 static int px_act(pollux *P)
 {
@@ -990,10 +1158,18 @@ static int px_act(pollux *P)
         int32_t *a = realloc(P->claim, ng * sizeof *a);
         if (!a) return GS_ENOMEM;
         P->claim = a;
+        uint32_t *b = realloc(P->cstamp, ng * sizeof *b);
+        if (!b) return GS_ENOMEM;
+        P->cstamp = b;
+        for (size_t gi = P->capclaim; gi < ng; gi++) P->cstamp[gi] = 0;
         P->capclaim = ng;
     }
-    /* claims: every job keeps its own GPUs on nodes where it keeps replicas */
-    for (size_t gi = 0; gi < ng; gi++) P->claim[gi] = -1;
+    /* claims: every job keeps its own GPUs on nodes where it keeps replicas (a claim is
+     * valid when its stamp is this decision's: no claim otherwise) */
+    if (++P->stamp == 0) {
+        for (size_t gi = 0; gi < P->capclaim; gi++) P->cstamp[gi] = 0;
+        P->stamp = 1;
+    }
     for (size_t x = 0; x < P->njobs; x++) {
         px_job *J = &P->jobs[x];
         if (!J->running) continue;
@@ -1004,7 +1180,7 @@ static int px_act(pollux *P)
             for (int t = 0; t + J->gpt <= j->nalloc && keep > 0; t += J->gpt) {
                 int g0 = j->alloc[t];
                 if (gs_cluster_gpu(c, g0)->node != e2[i].node) continue;
-                for (int k = 0; k < J->gpt; k++) P->claim[j->alloc[t + k]] = (int32_t)x;
+                for (int k = 0; k < J->gpt; k++) px_claim(P, j->alloc[t + k], (int32_t)x);
                 keep--;
             }
         }
@@ -1015,12 +1191,18 @@ static int px_act(pollux *P)
     /* distributed jobs per node as the engine has them now (allocations and reservations):
      * a change is applied only if it keeps at most one there, whatever else is deferred */
     int32_t *rdn = P->rdn, *rdo = P->rdo;
-    for (int nd = 0; nd < P->nnodes; nd++) rdn[nd] = 0, rdo[nd] = -1;
-    if (P->avoid)
-        for (size_t x = 0; x < P->njobs; x++) {
-            const gs_job *j = P->jobs[x].j;
-            px_dist_job(P, c, j, +1);
+    memset(rdn, 0, (size_t)P->nnodes * sizeof *rdn);
+    memset(rdo, 0xff, (size_t)P->nnodes * sizeof *rdo); /* -1 */
+    if (P->avoid) {
+        /* every job that may span nodes, in slot order: the candidates and dset */
+        size_t di = 0;
+        for (size_t x = 0; x <= P->njobs; x++) {
+            int32_t s = x < P->njobs ? P->jobs[x].j->slot : INT32_MAX;
+            for (; di < P->ndset && P->dset[di] < s; di++)
+                px_dist_job(P, c, gs_engine_job(e, (size_t)P->dset[di]), +1);
+            if (x < P->njobs) px_dist_job(P, c, P->jobs[x].j, +1);
         }
+    }
     for (size_t x = 0; x < P->njobs; x++) P->jgen[x] = 0; /* 1 = applied or given up */
     /* pass 0: stops and shrinks (GPUs a subset of its own); then the rest, in sweeps until
      * nothing more can be applied (a job may need GPUs another one frees later) */
@@ -1056,13 +1238,14 @@ static int px_act(pollux *P)
                 /* own GPUs there first */
                 for (int t = 0; t < j->nalloc && want > 0 && J->running; t++) {
                     int g0 = j->alloc[t];
-                    if (gs_cluster_gpu(c, g0)->node != a[i].node || P->claim[g0] != x) continue;
+                    if (gs_cluster_gpu(c, g0)->node != a[i].node || px_claimed(P, g0) != x)
+                        continue;
                     P->gpus[n++] = g0;
                     want--;
                 }
                 for (int g0 = nd->gpu_lo; g0 < nd->gpu_hi && want > 0; g0++) {
                     const gs_gpu *gp = gs_cluster_gpu(c, g0);
-                    if (P->claim[g0] >= 0 || gp->down || gp->owner >= 0) continue;
+                    if (px_claimed(P, g0) >= 0 || gp->down || gp->owner >= 0) continue;
                     if (j->gpu_type >= 0 && gp->type != j->gpu_type) continue;
                     if (gs_engine_gpu_outside(e, g0)) continue;
                     P->gpus[n++] = g0;
@@ -1092,11 +1275,39 @@ static int px_act(pollux *P)
             if (P->avoid) px_dist_job(P, c, j, +1);
             if (r2) continue; /* refused (busy GPU, gap, state): the next decision retries */
             progress = 1;
-            for (int i = 0; i < gn; i++) P->claim[P->gpus[i]] = x;
+            for (int i = 0; i < gn; i++) px_claim(P, P->gpus[i], x);
             if (J->r > P->seen_max[j->slot]) P->seen_max[j->slot] = J->r;
         }
     }
     return 0;
+}
+
+/* A pinned job's GPUs (a draining one's: its reservation, and its old nodes for the rule)
+ * on several nodes keep other distributed jobs off them; x names it in ndist. */
+static void px_mark_dist(pollux *P, int nd, int32_t x)
+{
+    if (P->ndist[nd] >= 0) return;
+    px_hist(P, nd, -1);
+    P->ndist[nd] = x;
+    px_hist(P, nd, +1);
+}
+
+static void px_block(pollux *P, const gs_cluster *c, const gs_job *j, int gpt, int32_t x)
+{
+    const int32_t *al = j->state == GS_JOB_DRAINING && j->nresv ? j->resv : j->alloc;
+    int na = j->state == GS_JOB_DRAINING && j->nresv ? j->nresv : j->nalloc;
+    if (!al || na <= 0) return;
+    px_ent tmp[64];
+    int m = px_group(c, al, na, gpt, tmp, 64);
+    if (m > 1)
+        for (int i = 0; i < m; i++) P->ndc[tmp[i].node]++;
+    if (m > 1 && P->avoid)
+        for (int i = 0; i < m; i++) px_mark_dist(P, tmp[i].node, x);
+    if (j->state == GS_JOB_DRAINING && j->nresv && j->alloc) {
+        m = px_group(c, j->alloc, j->nalloc, gpt, tmp, 64);
+        if (m > 1 && P->avoid)
+            for (int i = 0; i < m; i++) px_mark_dist(P, tmp[i].node, x);
+    }
 }
 
 static int px_decide(pollux *P)
@@ -1107,17 +1318,13 @@ static int px_decide(pollux *P)
     int rc = px_collect(P);
     if (!rc) rc = px_node_arrays(P);
     if (rc) return rc;
-    size_t nj = gs_engine_njobs(e);
-    int total = 0;
-    for (int nd = 0; nd < P->nnodes; nd++) {
-        const gs_node *n = gs_cluster_node(c, nd);
-        total += n->gpu_hi - n->gpu_lo;
-    }
+    int total = P->total;
     if (total <= 0) return 0;
-    /* jobs */
-    for (size_t s = 0; s < nj; s++) {
-        gs_job *j = gs_policy_job(e, s);
-        if (!j->arrived || j->deferred || gs_job_state_final(j->state)) continue;
+    /* jobs: the candidates in slot order (the other active jobs are rigid ones holding GPUs:
+     * pinned, their cost terms constant - they only take capacity, below) */
+    int movable = 0;
+    for (size_t i = 0; i < P->ncset; i++) {
+        gs_job *j = gs_policy_job(e, (size_t)P->cset[i]);
         px_job *J = &P->jobs[P->njobs];
         memset(J, 0, sizeof *J);
         J->j = j;
@@ -1140,12 +1347,12 @@ static int px_decide(pollux *P)
             J->fixed = 1;
             continue;
         }
+        movable += !J->fixed;
         P->njobs++;
     }
     size_t J0 = P->njobs;
-    if (!J0) return 0;
-    for (size_t s = 0; s < P->cap; s++) P->xof[s] = -1;
-    for (size_t x = 0; x < J0; x++) P->xof[P->jobs[x].j->slot] = (int32_t)x;
+    /* nothing may move: the search and the acting would change nothing */
+    if (!J0 || !movable) return 0;
     /* scratch row for placements, heap gens */
     rc = px_ents_reserve(P, J0 + 1);
     if (rc) return rc;
@@ -1191,58 +1398,55 @@ static int px_decide(pollux *P)
     qsort(ok, J0, sizeof *ok, px_cmp_order);
     for (size_t i = 0; i < J0; i++) P->order[i] = ok[i].x;
     free(ok);
-    /* node capacity: healthy GPUs free or held by movable jobs */
+    /* node capacity: healthy GPUs free or held by movable jobs.  A node cell's 'free' counts
+     * the GPUs no job holds that are not down; a GPU given to outside work is down and held by
+     * no job (the engine's invariant, gs_engine_check) */
+    /* (the histograms of nodes by free GPUs, hf and hd, are counted here and kept by px_hist
+     * from then on: no node hosts a distributed job yet) */
+    int32_t h4[4][GS_PX_HMAX];
+    int fast = P->maxg < GS_PX_HMAX;
+    if (fast) memset(h4, 0, sizeof h4);
+    int tf = 0;
     for (int nd = 0; nd < P->nnodes; nd++) {
-        const gs_node *n = gs_cluster_node(c, nd);
-        int cap = 0;
-        for (int g0 = n->gpu_lo; g0 < n->gpu_hi; g0++) {
-            const gs_gpu *gp = gs_cluster_gpu(c, g0);
-            if (gp->down || gs_engine_gpu_outside(e, g0)) continue;
-            if (gp->owner >= 0) {
-                /* held by a job: usable when that job is a running movable one */
-                int32_t x = (size_t)gp->owner < P->cap ? P->xof[gp->owner] : -1;
-                if (x < 0 || !P->jobs[x].running || P->jobs[x].fixed) continue;
-            }
-            cap++;
-        }
+        int cap = P->ncell[nd]->free;
         P->ncap[nd] = cap;
         P->nfree[nd] = cap;
-        P->ntype[nd] = n->gpu_hi > n->gpu_lo ? gs_cluster_gpu(c, n->gpu_lo)->type : -2;
-        for (int g0 = n->gpu_lo; g0 < n->gpu_hi; g0++)
-            if (gs_cluster_gpu(c, g0)->type != P->ntype[nd]) P->ntype[nd] = -2;
-        P->ndist[nd] = -1;
-        P->ndc[nd] = 0;
+        tf += cap;
+        if (fast) h4[nd & 3][cap]++;
     }
-    /* fixed distributed jobs block their nodes for other distributed jobs */
+    for (int f = 0; f <= P->maxg; f++)
+        P->hf[f] = fast ? h4[0][f] + h4[1][f] + h4[2][f] + h4[3][f] : 0;
+    if (!fast)
+        for (int nd = 0; nd < P->nnodes; nd++) P->hf[P->nfree[nd]]++;
+    memcpy(P->hd, P->hf, ((size_t)P->maxg + 1) * sizeof *P->hd);
+    memset(P->ndist, 0xff, (size_t)P->nnodes * sizeof *P->ndist); /* -1 */
+    memset(P->ndc, 0, (size_t)P->nnodes * sizeof *P->ndc);
     for (size_t x = 0; x < J0; x++) {
-        px_job *J = &P->jobs[x];
-        if (!J->fixed) continue;
+        const px_job *J = &P->jobs[x];
+        if (!J->running || J->fixed) continue;
         const gs_job *j = J->j;
-        const int32_t *al = j->state == GS_JOB_DRAINING && j->nresv ? j->resv : j->alloc;
-        int na = j->state == GS_JOB_DRAINING && j->nresv ? j->nresv : j->nalloc;
-        if (!al || na <= 0) continue;
-        px_ent tmp[64];
-        int m = px_group(c, al, na, J->gpt, tmp, 64);
-        if (m > 1)
-            for (int i = 0; i < m; i++) P->ndc[tmp[i].node]++;
-        if (m > 1 && P->avoid)
-            for (int i = 0; i < m; i++)
-                if (P->ndist[tmp[i].node] < 0) P->ndist[tmp[i].node] = (int32_t)x;
-        if (j->state == GS_JOB_DRAINING && j->nresv && j->alloc) {
-            m = px_group(c, j->alloc, j->nalloc, J->gpt, tmp, 64);
-            if (m > 1 && P->avoid)
-                for (int i = 0; i < m; i++)
-                    if (P->ndist[tmp[i].node] < 0) P->ndist[tmp[i].node] = (int32_t)x;
+        for (int i = 0; i < j->nalloc; i++) {
+            int g0 = j->alloc[i];
+            const gs_gpu *gp = gs_cluster_gpu(c, g0);
+            if (gp->owner == j->slot && !gp->down && !gs_engine_gpu_outside(e, g0)) {
+                px_hist(P, gp->node, -1);
+                P->ncap[gp->node]++;
+                P->nfree[gp->node]++;
+                px_hist(P, gp->node, +1);
+                tf++;
+            }
         }
     }
-    for (int f = 0; f <= P->maxg; f++) P->hf[f] = P->hd[f] = 0;
-    P->totfree = 0;
-    for (int nd = 0; nd < P->nnodes; nd++) {
-        P->totfree += P->nfree[nd];
-        px_hist(P, nd, +1);
+    P->totfree = tf;
+    /* fixed distributed jobs block their nodes for other distributed jobs */
+    for (size_t x = 0; x < J0; x++)
+        if (P->jobs[x].fixed) px_block(P, c, P->jobs[x].j, P->jobs[x].gpt, (int32_t)x);
+    for (size_t i = 0; i < P->ndset; i++) {
+        const gs_job *j = gs_engine_job(e, (size_t)P->dset[i]);
+        px_block(P, c, j, j->gpus_per_task > 0 ? j->gpus_per_task : 1, INT32_MAX);
     }
     /* fair-share base and scales */
-    int nact = (int)J0;
+    int nact = (int)P->nactive;
     for (size_t x = 0; x < J0; x++) {
         px_job *J = &P->jobs[x];
         double share = share1 * J->gpt;
@@ -1482,7 +1686,11 @@ static void px_destroy(void *st)
     pollux *P = st;
     if (!P) return;
     free(P->seen_max);
-    free(P->xof);
+    free(P->sflag);
+    free(P->cset);
+    free(P->dset);
+    free(P->ncell);
+    free(P->cstamp);
     free(P->jobs);
     free(P->order);
     free(P->cur);
@@ -1520,10 +1728,8 @@ static int px_event(void *st, gs_job *j)
     /* event mode: decide at this instant (the engine runs a pass unasked only while jobs wait) */
     if (!P->parity) gs_engine_request_pass(P->e);
     P->g = gs_goodput_of(P->e);
-    if (j && j->slot >= 0) {
-        int rc = px_grow_slots(P, (size_t)j->slot);
-        if (rc) return rc;
-    }
+    int rc = px_track(P, j);
+    if (rc) return rc;
     return px_arm(P);
 }
 
@@ -1546,8 +1752,13 @@ static int px_arrival(void *st, gs_job *j)
 static int px_finish(void *st, gs_job *j)
 {
     pollux *P = st;
-    (void)j;
     P->dirty = 1;
+    /* it leaves both sets at the next decision (px_prune) */
+    if (j && j->slot >= 0 && (size_t)j->slot < P->cap) {
+        uint8_t *f = &P->sflag[j->slot];
+        if (*f & PX_ACT) P->nactive--;
+        *f &= (uint8_t) ~(PX_ACT | PX_INC | PX_IND);
+    }
     if (!P->parity) gs_engine_request_pass(P->e); /* the survivors may grow now */
     return 0;
 }
@@ -1567,12 +1778,7 @@ static int px_timer(void *st, uint64_t tag)
     P->tick = 1;
     gs_engine_request_pass(P->e);
     /* re-arm while any job is active */
-    size_t nj = gs_engine_njobs(P->e);
-    for (size_t s = 0; s < nj; s++) {
-        const gs_job *j = gs_engine_job(P->e, s);
-        if (j->arrived && !j->deferred && !gs_job_state_final(j->state)) return px_arm(P);
-    }
-    return 0;
+    return P->nactive ? px_arm(P) : 0;
 }
 
 static int px_schedule(void *st)
@@ -1590,6 +1796,28 @@ static int px_check(void *st, gs_diag *d)
 {
     pollux *P = st;
     if (P->interval <= 0) return gs_diag_set(d, GS_EINTERNAL, 0, 0, "pollux: bad interval");
+    /* the kept sets against a full walk: every active job counted; every one a decision may
+     * move (pending or elastic) a candidate; every other one spanning nodes in dset */
+    const gs_cluster *c = gs_engine_cluster(P->e);
+    size_t nj = gs_engine_njobs(P->e), k = 0;
+    for (size_t s = 0; s < nj; s++) {
+        const gs_job *j = gs_engine_job(P->e, s);
+        if (!j->arrived || j->deferred || gs_job_state_final(j->state)) continue;
+        k++;
+        uint8_t f = s < P->cap ? P->sflag[s] : 0;
+        if (!(f & PX_ACT))
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "pollux: active job %lld not counted",
+                               (long long)j->id);
+        if ((j->max_gpus > 0 || j->state == GS_JOB_PENDING) && !(f & PX_INC))
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "pollux: job %lld is not a candidate",
+                               (long long)j->id);
+        if (!(f & (PX_INC | PX_IND)) && px_multi(c, j))
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                               "pollux: job %lld spans nodes but is in no set", (long long)j->id);
+    }
+    if (k != P->nactive)
+        return gs_diag_set(d, GS_EINTERNAL, 0, 0, "pollux: %zu active jobs, counted %zu", k,
+                           P->nactive);
     return 0;
 }
 
