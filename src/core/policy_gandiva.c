@@ -66,6 +66,7 @@ typedef struct gnode {
     double ixload;  /* key: demand / GPUs when keyed (0 for a node without members) */
     int8_t rekey;   /* listed in g->rekey */
     int8_t due;     /* gd_check: listed by gs_cluster_changed_nodes */
+    int8_t judge;   /* judge_packs: holds a pack to judge */
 } gnode;
 
 typedef struct gj {
@@ -140,6 +141,8 @@ typedef struct gandiva {
     size_t nrekey;
     bad_pair *bad;
     size_t nbad, capbad;
+    int32_t *packed; /* jobs whose pack_at was set (a superset of those with a pack to judge) */
+    size_t npacked, cappacked;
     int slice_armed, intro_armed, slice_due, intro_due;
     int departed;    /* a job left since the last pass: try to defragment */
     size_t nelastic; /* arrived, unfinished jobs with max_gpus > 0 */
@@ -910,11 +913,48 @@ static double util_of(gandiva *g, const gs_job *j)
     return x->util;
 }
 
-/* Judge packs that have run one profiling window; roll back those that lose. */
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * Judge packs that have run one profiling window; roll back those that lose.  Nodes by index,
+ * members in list order, as a walk of every node would - but only the nodes holding a job
+ * whose pack_at is set (g->packed lists every such job; pack_jobs adds them).
+ */
 static void judge_packs(gandiva *g)
 {
     gs_time now = gs_engine_now(g->e);
-    for (size_t i = 0; i < g->nnodes; i++)
+    size_t k = 0, nn = 0;
+    for (size_t i = 0; i < g->npacked; i++) {
+        int32_t s = g->packed[i];
+        if (!J(g, s)->pack_at || gs_job_state_final(job(g, s)->state)) continue;
+        g->packed[k++] = s;
+        int32_t n = J(g, s)->node;
+        if (n >= 0 && !g->nodes[n].judge) {
+            g->nodes[n].judge = 1;
+            nn++;
+        }
+    }
+    g->npacked = k;
+    if (!nn) return;
+    int32_t *nodes = malloc(nn * sizeof *nodes);
+    nn = 0;
+    for (size_t i = 0; i < k; i++) {
+        int32_t n = J(g, g->packed[i])->node;
+        if (n < 0 || !g->nodes[n].judge) continue;
+        g->nodes[n].judge = 0;
+        if (nodes) nodes[nn++] = n;
+    }
+    if (!nodes) {
+        oom(g);
+        return;
+    }
+    qsort(nodes, nn, sizeof *nodes, cmp_i32);
+    for (size_t ni = 0; ni < nn; ni++) {
+        size_t i = (size_t)nodes[ni];
         for (int32_t s = g->nodes[i].head, nx; s >= 0; s = nx) {
             nx = J(g, s)->next;
             gs_job *j = job(g, s);
@@ -932,6 +972,8 @@ static void judge_packs(gandiva *g)
             else if (rc == GS_ENOMEM)
                 oom(g);
         }
+    }
+    free(nodes);
 }
 
 typedef struct ucand {
@@ -1085,6 +1127,18 @@ static void pack_jobs(gandiva *g)
                 dequeue(g, wa.slot);
             if (hnode >= 0) mem_add(g, hnode, wa.slot);
             J(g, wa.slot)->pack_at = now > 0 ? now : 1;
+            if (g->npacked == g->cappacked) {
+                size_t nc = g->cappacked ? 2 * g->cappacked : 64;
+                int32_t *np = realloc(g->packed, nc * sizeof *np);
+                if (np) {
+                    g->packed = np;
+                    g->cappacked = nc;
+                }
+            }
+            if (g->npacked < g->cappacked)
+                g->packed[g->npacked++] = wa.slot;
+            else
+                oom(g); /* it would not be judged: the policy is failed */
             pre[b].slot = -1;
             budget--;
             break;
@@ -1578,6 +1632,7 @@ static void gd_destroy(void *st)
     for (size_t b = 0; b < g->nheaps; b++) free(g->heaps[b].v);
     free(g->heaps);
     free(g->bad);
+    free(g->packed);
     free(g->scratch);
     free(g);
 }
