@@ -137,6 +137,8 @@ typedef struct pa {
     int8_t pinned, fixed; /* fixed: never unbound (pinned, or private mode) */
     int8_t doomed;        /* bound ahead of time to bad hardware, unused (doom_sync()) */
     int32_t vnodes, vper; /* unbound: the VC sees vnodes whole nodes of vper GPUs */
+    int32_t nlo, nhi;     /* bound: the nodes of its cell (build_slots() reads them here) */
+    int8_t below;         /* bound: its cell is below node level */
 } pa;
 
 /*
@@ -299,6 +301,10 @@ typedef struct hived {
      */
     int32_t *vxh, *vxsub;
     int hmax;
+    /* the same for the whole view, every cell unbound (fixed: h_rejects()): its non-pinned
+     * cells' virtual nodes by GPUs at vxs + (v * nch + c) * (hmax + 1), their GPUs in vxg */
+    int32_t *vxs;
+    int64_t *vxg;
     /* sweep(): pa that may be bound and unused (bound, or their use fell to 0) */
     int32_t *swc, *swtmp;
     int8_t *inswc;
@@ -532,6 +538,15 @@ static void gkey_refresh(hived *h, int32_t g)
         h->gkey[g] = GK_NONE;
 }
 
+/* A pa was bound: the nodes of its cell, kept with it. */
+static void pa_nodes(const hived *h, pa *a)
+{
+    const gs_cell *x = gs_cluster_cell(h->c, a->cell);
+    a->nlo = x->node_lo;
+    a->nhi = x->node_hi;
+    a->below = x->kind < GS_CELL_NODE;
+}
+
 /* The room summary of VC v's view of chain c (see the hived struct). */
 static int32_t *vx_hist(const hived *h, int v, int c)
 {
@@ -622,6 +637,7 @@ static void bind_cell(hived *h, int32_t p, int32_t cell)
     h->cell_st[cell] = C_BOUND;
     h->cell_pa[cell] = p;
     a->cell = cell;
+    pa_nodes(h, a);
     set_gpu_pa(h, cell, p);
     vx_bind(h, p, 1);
     c->all_vc_free[a->level]--;
@@ -978,9 +994,8 @@ static int build_slots(hived *h, const gs_job *j, int v, int ch, gs_time now, in
             }
             continue;
         }
-        const gs_cell *x = gs_cluster_cell(h->c, a->cell);
-        int32_t nlo = x->node_lo, nhi = x->node_hi;
-        int below = x->kind < GS_CELL_NODE;
+        int32_t nlo = a->nlo, nhi = a->nhi;
+        int below = a->below;
         for (int32_t nd = nlo; nd < nhi; nd++) {
             /* a node whose free GPUs cannot hold a task and where no job could be
              * preempted has no room: it can never be chosen, leave it out */
@@ -990,6 +1005,7 @@ static int build_slots(hived *h, const gs_job *j, int v, int ch, gs_time now, in
             s->node = nd;
             s->vidx = -1;
             if (below) {
+                const gs_cell *x = gs_cluster_cell(h->c, a->cell);
                 s->lo = x->gpu_lo;
                 s->hi = x->gpu_hi;
             } else {
@@ -2404,6 +2420,17 @@ static int64_t vc_chain_tasks(const hived *h, int v, int c, const gs_job *j, int
     int64_t t = 0;
     *gpus = 0;
     *maxv = 0;
+    if (j->pinned_cell < 0) { /* the non-pinned cells: from the fixed summary */
+        const int32_t *vs =
+            h->vxs + ((size_t)v * (size_t)h->nch + (size_t)c) * (size_t)(h->hmax + 1);
+        for (int f = 1; f <= h->hmax; f++) {
+            if (!vs[f]) continue;
+            t += (int64_t)vs[f] * (f / j->gpus_per_task);
+            *maxv = f;
+        }
+        *gpus = h->vxg[(size_t)v * (size_t)h->nch + (size_t)c];
+        return t;
+    }
     for (int i = 0; i < h->vc[v].npas; i++) {
         const pa *a = &h->pa[h->vc[v].pas[i]];
         if (a->chain != c || (j->pinned_cell >= 0) != (a->pinned != 0)) continue;
@@ -2490,7 +2517,10 @@ static int h_rejects(void *st, const gs_job *j, char *why, size_t cap)
     }
     /* GPUs of the VC that this job could ever use (its type, pinned or not) */
     int64_t gpus = 0;
-    for (int i = 0; i < h->vc[v].npas; i++) {
+    for (int c = 0; c < h->nch && j->pinned_cell < 0; c++)
+        if (j->gpu_type < 0 || h->ch[c].gpu_type == j->gpu_type)
+            gpus += h->vxg[(size_t)v * (size_t)h->nch + (size_t)c];
+    for (int i = 0; i < h->vc[v].npas && j->pinned_cell >= 0; i++) {
         const pa *a = &h->pa[h->vc[v].pas[i]];
         if (j->gpu_type >= 0 && h->ch[a->chain].gpu_type != j->gpu_type) continue;
         if ((j->pinned_cell >= 0) != (a->pinned != 0)) continue;
@@ -3397,6 +3427,8 @@ static void h_destroy(void *st)
     free(h->alive);
     free(h->vxh);
     free(h->vxsub);
+    free(h->vxs);
+    free(h->vxg);
     free(h->swc);
     free(h->swtmp);
     free(h->inswc);
@@ -3664,10 +3696,20 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
         rc = GS_ENOMEM;
         goto fail;
     }
-    for (int pi = 0; pi < h->npa; pi++)
-        if (!h->pa[pi].pinned)
-            vx_hist(h, h->pa[pi].vc, h->pa[pi].chain)[h->hmax + 1 + h->pa[pi].vper] +=
-                h->pa[pi].vnodes;
+    h->vxs = calloc((size_t)h->nvc * (size_t)h->nch * (size_t)(h->hmax + 1) + 1, sizeof *h->vxs);
+    h->vxg = calloc((size_t)h->nvc * (size_t)h->nch + 1, sizeof *h->vxg);
+    if (!h->vxs || !h->vxg) {
+        rc = GS_ENOMEM;
+        goto fail;
+    }
+    for (int pi = 0; pi < h->npa; pi++) {
+        const pa *a = &h->pa[pi];
+        if (a->pinned) continue;
+        size_t vc = (size_t)a->vc * (size_t)h->nch + (size_t)a->chain;
+        vx_hist(h, a->vc, a->chain)[h->hmax + 1 + a->vper] += a->vnodes;
+        h->vxs[vc * (size_t)(h->hmax + 1) + (size_t)a->vper] += a->vnodes;
+        h->vxg[vc] += a->gpus;
+    }
     /* pinned cells leave the free lists for good (split their ancestors) */
     for (int pi = 0; pi < h->npa; pi++) {
         pa *a = &h->pa[pi];
@@ -3701,6 +3743,7 @@ static int h_create_mode(gs_engine *e, gs_params *p, void **state, gs_diag *d, i
         h->cell_st[cell] = C_BOUND;
         h->cell_pa[cell] = pi;
         a->cell = cell;
+        pa_nodes(h, a);
         set_gpu_pa(h, cell, pi);
     }
     /* private: bind every cell of every VC once, for good */
