@@ -141,6 +141,11 @@ typedef struct gandiva {
     size_t nrekey;
     bad_pair *bad;
     size_t nbad, capbad;
+    /* the bad pairs as a matrix over model ids [0, nbadm), when it could be allocated
+     * (badm_off: it could not once; is_bad then searches the list) */
+    unsigned char *badm;
+    size_t nbadm;
+    int badm_off;
     int32_t *packed; /* jobs whose pack_at was set (a superset of those with a pack to judge) */
     size_t npacked, cappacked;
     int slice_armed, intro_armed, slice_due, intro_due;
@@ -874,6 +879,8 @@ static int is_bad(const gandiva *g, int32_t a, int32_t b)
         a = b;
         b = t;
     }
+    if (!g->badm_off && a >= 0) /* a model id past the matrix is in no bad pair */
+        return (size_t)b < g->nbadm && g->badm[(size_t)a * g->nbadm + (size_t)b];
     for (size_t i = 0; i < g->nbad; i++)
         if (g->bad[i].a == a && g->bad[i].b == b) return 1;
     return 0;
@@ -893,6 +900,28 @@ static void add_bad(gandiva *g, int32_t a, int32_t b)
         g->capbad = nc;
     }
     g->bad[g->nbad++] = (bad_pair){a < b ? a : b, a < b ? b : a};
+    if (g->badm_off) return;
+    int32_t lo = a < b ? a : b, hi = a < b ? b : a;
+    if (lo < 0) {
+        g->badm_off = 1; /* not a matrix index */
+        return;
+    }
+    if ((size_t)hi >= g->nbadm) {
+        size_t nn = g->nbadm ? g->nbadm : 16;
+        while (nn <= (size_t)hi) nn *= 2;
+        unsigned char *m = nn <= 4096 ? calloc(nn * nn, 1) : NULL; /* at most 16 MB */
+        if (!m) {
+            g->badm_off = 1; /* the list still has every pair; not out of memory */
+            free(g->badm);
+            g->badm = NULL;
+            return;
+        }
+        for (size_t i = 0; i < g->nbadm; i++) memcpy(m + i * nn, g->badm + i * g->nbadm, g->nbadm);
+        free(g->badm);
+        g->badm = m;
+        g->nbadm = nn;
+    }
+    g->badm[(size_t)lo * g->nbadm + (size_t)hi] = 1;
 }
 
 static int profiled(gandiva *g, const gs_job *j, gs_time now)
@@ -1632,6 +1661,7 @@ static void gd_destroy(void *st)
     for (size_t b = 0; b < g->nheaps; b++) free(g->heaps[b].v);
     free(g->heaps);
     free(g->bad);
+    free(g->badm);
     free(g->packed);
     free(g->scratch);
     free(g);
