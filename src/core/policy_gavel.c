@@ -1084,17 +1084,24 @@ static int start_on(gavel *g, gs_job *j, int k, int *gpus)
     return 1;
 }
 
-static int ran_add(gavel *g, int32_t e, int32_t k)
+/* Room for n more entries in the ran list. */
+static int ran_reserve(gavel *g, size_t n)
 {
-    if (g->nran == g->capran || !g->ran_k) {
+    if (g->nran + n > g->capran || !g->ran_k) {
         size_t cap = g->capran;
-        if (grow((void **)&g->ran_e, &cap, g->nran + 1, sizeof *g->ran_e)) return GS_ENOMEM;
+        if (grow((void **)&g->ran_e, &cap, g->nran + n, sizeof *g->ran_e)) return GS_ENOMEM;
         /* ran_k shares the capacity of ran_e: grown together (capran moves once both are) */
         int32_t *q = realloc(g->ran_k, cap * sizeof *q);
         if (!q) return GS_ENOMEM;
         g->ran_k = q;
         g->capran = cap;
     }
+    return 0;
+}
+
+static int ran_add(gavel *g, int32_t e, int32_t k)
+{
+    if (ran_reserve(g, 1)) return GS_ENOMEM;
     g->ran_e[g->nran] = e;
     g->ran_k[g->nran++] = k;
     return 0;
@@ -1161,10 +1168,14 @@ static int fast_round(gavel *g, int k0, double *cap, int *fr, int *gpus)
     }
     if (grow((void **)&g->wl, &g->capwl, 2 * g->nact + 1, sizeof *g->wl)) return GS_ENOMEM;
     size_t nw = 0, nfail = 0;
+    if (ran_reserve(g, g->nact)) return GS_ENOMEM; /* the appends below cannot fail */
     for (size_t i = 0; i < g->nact; i++) {
         gjs *s = &g->js[g->act[i]];
         if (s->run_k == k0) { /* a lease extension */
-            if (s->gpus >= 1 && (rc = ran_add(g, s->ent, k0))) return rc;
+            if (s->gpus >= 1) {
+                g->ran_e[g->nran] = s->ent;
+                g->ran_k[g->nran++] = k0;
+            }
             continue;
         }
         g->wl[nw++] = (wcand){mkcand(g, (size_t)s->ent, k0), s->gpus, g->act[i], 0};
