@@ -155,13 +155,19 @@ typedef struct pollux {
     px_ent *cur, *base;
     size_t capents;
     int32_t nnodes, maxg; /* nodes, most GPUs of a node */
-    int32_t *ncap;        /* usable GPUs per node */
-    int32_t *nfree;       /* free GPUs per node in the plan */
-    int32_t *ntype;       /* GPU type of each node (-2 when it mixes types) */
-    int32_t *ndist;       /* distributed job on the node (index into jobs), -1 */
-    int32_t *ndc;         /* distributed jobs on the node (interference_avoid=off: several) */
-    int32_t *rdn, *rdo;   /* acting: distributed jobs on the node now, one of their slots */
-    int32_t *hf, *hd;     /* histograms: nodes by free GPUs (all; no distributed job) */
+    int32_t *ntouch;      /* nodes a decision changed (node state, rdn/rdo) */
+    uint32_t *tst;        /* per node: tstamp when in ntouch */
+    uint32_t tstamp;
+    size_t nntouch;
+    int based;      /* nfree, hf, hd, totfree hold the cluster's free GPUs (between decisions every
+                     * node is 'base': free GPUs as the cluster had them at its last change that
+                     * gs_cluster_changed_nodes listed and the policy read, no distributed job) */
+    int32_t *nfree; /* free GPUs per node in the plan */
+    int32_t *ntype; /* GPU type of each node (-2 when it mixes types) */
+    int32_t *ndist; /* distributed job on the node (index into jobs), -1 */
+    int32_t *ndc;   /* distributed jobs on the node (interference_avoid=off: several) */
+    int32_t *rdn, *rdo; /* acting: distributed jobs on the node now, one of their slots */
+    int32_t *hf, *hd;   /* histograms: nodes by free GPUs (all; no distributed job) */
     int32_t totfree;
     int32_t *jgen; /* per job: changes during the search; acting: 1 = applied or given up */
     px_heap_ent *heap;
@@ -477,6 +483,14 @@ static void px_hist(pollux *P, int node, int d)
     if (P->ndist[node] < 0) P->hd[f] += d;
 }
 
+/* Node nd's state will differ from base: restored at the decision's end (px_restore). */
+static void px_touch(pollux *P, int nd)
+{
+    if (P->tst[nd] == P->tstamp) return;
+    P->tst[nd] = P->tstamp;
+    P->ntouch[P->nntouch++] = nd;
+}
+
 /* Add (d = +1) or remove (d = -1) job x's current entries from the node state. */
 static void px_apply(pollux *P, int x, int d)
 {
@@ -485,6 +499,7 @@ static void px_apply(pollux *P, int x, int d)
     int dist = J->n > 1 && P->avoid;
     for (int i = 0; i < J->n; i++) {
         int nd = e[i].node;
+        px_touch(P, nd);
         px_hist(P, nd, -1);
         P->nfree[nd] -= d * e[i].cnt * J->gpt;
         P->totfree -= d * e[i].cnt * J->gpt;
@@ -1028,12 +1043,19 @@ static int px_node_arrays(pollux *P)
     size_t nn = (size_t)P->nnodes;
     size_t nh = (size_t)P->maxg + 1;
     if (nn <= P->capnodes && nh + nn + 1 <= P->caphist) return 0;
-    int32_t **arrs[] = {&P->ncap, &P->nfree, &P->ndist, &P->ndc, &P->rdn, &P->rdo};
+    int32_t **arrs[] = {&P->ntouch, &P->nfree, &P->ndist, &P->ndc, &P->rdn, &P->rdo};
     for (size_t i = 0; i < 6; i++) {
         int32_t *a = realloc(*arrs[i], (nn ? nn : 1) * sizeof *a);
         if (!a) return GS_ENOMEM;
         *arrs[i] = a;
     }
+    uint32_t *t = realloc(P->tst, (nn ? nn : 1) * sizeof *t);
+    if (!t) return GS_ENOMEM;
+    P->tst = t;
+    memset(P->tst, 0, (nn ? nn : 1) * sizeof *t);
+    P->tstamp = 0;
+    P->nntouch = 0;
+    P->based = 0;
     int32_t **h[] = {&P->hf, &P->hd, &P->tmp};
     for (size_t i = 0; i < 3; i++) {
         int32_t *a = realloc(*h[i], (nh + nn + 1) * sizeof *a);
@@ -1110,6 +1132,7 @@ static void px_dist_mark(pollux *P, const gs_cluster *c, const int32_t *gpus, in
         int nd = gs_cluster_gpu(c, gpus[i])->node, dup = 0;
         for (int q = 0; q < i && !dup; q++) dup = gs_cluster_gpu(c, gpus[q])->node == nd;
         if (dup) continue;
+        px_touch(P, nd);
         P->rdn[nd] += d;
         if (d > 0) P->rdo[nd] = slot;
     }
@@ -1190,9 +1213,7 @@ static int px_act(pollux *P)
     char why[192];
     /* distributed jobs per node as the engine has them now (allocations and reservations):
      * a change is applied only if it keeps at most one there, whatever else is deferred */
-    int32_t *rdn = P->rdn, *rdo = P->rdo;
-    memset(rdn, 0, (size_t)P->nnodes * sizeof *rdn);
-    memset(rdo, 0xff, (size_t)P->nnodes * sizeof *rdo); /* -1 */
+    /* (rdn, rdo: 0 and -1 on every node the decision did not touch, px_restore) */
     if (P->avoid) {
         /* every job that may span nodes, in slot order: the candidates and dset */
         size_t di = 0;
@@ -1284,9 +1305,63 @@ static int px_act(pollux *P)
 
 /* A pinned job's GPUs (a draining one's: its reservation, and its old nodes for the rule)
  * on several nodes keep other distributed jobs off them; x names it in ndist. */
+/* Node nd back to base: the cluster's free GPUs now, no distributed job. */
+static void px_rebase(pollux *P, int nd)
+{
+    int f = P->ncell[nd]->free;
+    px_hist(P, nd, -1);
+    P->totfree += f - P->nfree[nd];
+    P->nfree[nd] = f;
+    P->ndist[nd] = -1;
+    P->ndc[nd] = 0;
+    px_hist(P, nd, +1);
+}
+
+/* Bring the base node state up to the cluster: every node at first, then the nodes whose free
+ * GPUs or health changed since (gs_cluster_changed_nodes; this policy clears the list). */
+static void px_sync(pollux *P, gs_cluster *c)
+{
+    if (!P->based) {
+        memset(P->hf, 0, ((size_t)P->maxg + 1) * sizeof *P->hf);
+        int tf = 0;
+        for (int nd = 0; nd < P->nnodes; nd++) {
+            int f = P->ncell[nd]->free;
+            P->nfree[nd] = f;
+            P->hf[f]++;
+            tf += f;
+        }
+        memcpy(P->hd, P->hf, ((size_t)P->maxg + 1) * sizeof *P->hd);
+        memset(P->ndist, 0xff, (size_t)P->nnodes * sizeof *P->ndist); /* -1 */
+        memset(P->ndc, 0, (size_t)P->nnodes * sizeof *P->ndc);
+        memset(P->rdn, 0, (size_t)P->nnodes * sizeof *P->rdn);
+        memset(P->rdo, 0xff, (size_t)P->nnodes * sizeof *P->rdo);
+        P->totfree = tf;
+        P->based = 1;
+    } else {
+        const int32_t *ch;
+        size_t n = gs_cluster_changed_nodes(c, &ch);
+        for (size_t i = 0; i < n; i++)
+            if (ch[i] >= 0 && ch[i] < P->nnodes) px_rebase(P, ch[i]);
+    }
+    gs_cluster_clear_changed(c);
+}
+
+/* Every node this decision changed back to base (the acting's distributed counts too). */
+static void px_restore(pollux *P)
+{
+    for (size_t i = 0; i < P->nntouch; i++) {
+        int nd = P->ntouch[i];
+        px_rebase(P, nd);
+        P->rdn[nd] = 0;
+        P->rdo[nd] = -1;
+    }
+    P->nntouch = 0;
+}
+
 static void px_mark_dist(pollux *P, int nd, int32_t x)
 {
     if (P->ndist[nd] >= 0) return;
+    px_touch(P, nd);
     px_hist(P, nd, -1);
     P->ndist[nd] = x;
     px_hist(P, nd, +1);
@@ -1300,7 +1375,10 @@ static void px_block(pollux *P, const gs_cluster *c, const gs_job *j, int gpt, i
     px_ent tmp[64];
     int m = px_group(c, al, na, gpt, tmp, 64);
     if (m > 1)
-        for (int i = 0; i < m; i++) P->ndc[tmp[i].node]++;
+        for (int i = 0; i < m; i++) {
+            px_touch(P, tmp[i].node);
+            P->ndc[tmp[i].node]++;
+        }
     if (m > 1 && P->avoid)
         for (int i = 0; i < m; i++) px_mark_dist(P, tmp[i].node, x);
     if (j->state == GS_JOB_DRAINING && j->nresv && j->alloc) {
@@ -1310,7 +1388,7 @@ static void px_block(pollux *P, const gs_cluster *c, const gs_job *j, int gpt, i
     }
 }
 
-static int px_decide(pollux *P)
+static int px_decide1(pollux *P)
 {
     gs_engine *e = P->e;
     gs_cluster *c = gs_engine_cluster(e);
@@ -1400,27 +1478,15 @@ static int px_decide(pollux *P)
     free(ok);
     /* node capacity: healthy GPUs free or held by movable jobs.  A node cell's 'free' counts
      * the GPUs no job holds that are not down; a GPU given to outside work is down and held by
-     * no job (the engine's invariant, gs_engine_check) */
-    /* (the histograms of nodes by free GPUs, hf and hd, are counted here and kept by px_hist
-     * from then on: no node hosts a distributed job yet) */
-    int32_t h4[4][GS_PX_HMAX];
-    int fast = P->maxg < GS_PX_HMAX;
-    if (fast) memset(h4, 0, sizeof h4);
-    int tf = 0;
-    for (int nd = 0; nd < P->nnodes; nd++) {
-        int cap = P->ncell[nd]->free;
-        P->ncap[nd] = cap;
-        P->nfree[nd] = cap;
-        tf += cap;
-        if (fast) h4[nd & 3][cap]++;
+     * no job (the engine's invariant, gs_engine_check).  The node state is kept between
+     * decisions at base (px_sync: only the nodes the cluster lists as changed are re-read);
+     * what this decision changes is restored at its end (px_restore) */
+    px_sync(P, c);
+    if (++P->tstamp == 0) {
+        memset(P->tst, 0, (size_t)P->nnodes * sizeof *P->tst);
+        P->tstamp = 1;
     }
-    for (int f = 0; f <= P->maxg; f++)
-        P->hf[f] = fast ? h4[0][f] + h4[1][f] + h4[2][f] + h4[3][f] : 0;
-    if (!fast)
-        for (int nd = 0; nd < P->nnodes; nd++) P->hf[P->nfree[nd]]++;
-    memcpy(P->hd, P->hf, ((size_t)P->maxg + 1) * sizeof *P->hd);
-    memset(P->ndist, 0xff, (size_t)P->nnodes * sizeof *P->ndist); /* -1 */
-    memset(P->ndc, 0, (size_t)P->nnodes * sizeof *P->ndc);
+    P->nntouch = 0;
     for (size_t x = 0; x < J0; x++) {
         const px_job *J = &P->jobs[x];
         if (!J->running || J->fixed) continue;
@@ -1429,15 +1495,14 @@ static int px_decide(pollux *P)
             int g0 = j->alloc[i];
             const gs_gpu *gp = gs_cluster_gpu(c, g0);
             if (gp->owner == j->slot && !gp->down && !gs_engine_gpu_outside(e, g0)) {
+                px_touch(P, gp->node);
                 px_hist(P, gp->node, -1);
-                P->ncap[gp->node]++;
                 P->nfree[gp->node]++;
                 px_hist(P, gp->node, +1);
-                tf++;
+                P->totfree++;
             }
         }
     }
-    P->totfree = tf;
     /* fixed distributed jobs block their nodes for other distributed jobs */
     for (size_t x = 0; x < J0; x++)
         if (P->jobs[x].fixed) px_block(P, c, P->jobs[x].j, P->jobs[x].gpt, (int32_t)x);
@@ -1650,6 +1715,13 @@ static int px_decide(pollux *P)
     return px_act(P);
 }
 
+static int px_decide(pollux *P)
+{
+    int rc = px_decide1(P);
+    px_restore(P);
+    return rc;
+}
+
 /* ---- hooks ---------------------------------------------------------------------------------- */
 
 static int px_arm(pollux *P)
@@ -1695,7 +1767,8 @@ static void px_destroy(void *st)
     free(P->order);
     free(P->cur);
     free(P->base);
-    free(P->ncap);
+    free(P->ntouch);
+    free(P->tst);
     free(P->nfree);
     free(P->ntype);
     free(P->ndist);
@@ -1818,6 +1891,34 @@ static int px_check(void *st, gs_diag *d)
     if (k != P->nactive)
         return gs_diag_set(d, GS_EINTERNAL, 0, 0, "pollux: %zu active jobs, counted %zu", k,
                            P->nactive);
+    /* the node state at base: each node's free GPUs as the cluster has them unless it is
+     * listed as changed since, no distributed job, histograms and total matching */
+    if (!P->based || P->topo != c) return 0;
+    const int32_t *ch;
+    size_t nch = gs_cluster_changed_nodes(c, &ch);
+    int tf = 0;
+    for (int nd = 0; nd < P->nnodes; nd++) {
+        int listed = 0;
+        for (size_t i = 0; i < nch && !listed; i++) listed = ch[i] == nd;
+        if ((!listed && P->nfree[nd] != P->ncell[nd]->free) || P->ndist[nd] != -1 ||
+            P->ndc[nd] != 0 || P->rdn[nd] != 0 || P->rdo[nd] != -1)
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                               "pollux: node %d: kept %d free GPUs (the cluster: %d), "
+                               "distributed %d/%d/%d/%d",
+                               nd, P->nfree[nd], P->ncell[nd]->free, P->ndist[nd], P->ndc[nd],
+                               P->rdn[nd], P->rdo[nd]);
+        tf += P->nfree[nd];
+    }
+    for (int f = 0; f <= P->maxg; f++) {
+        int cnt = 0;
+        for (int nd = 0; nd < P->nnodes; nd++) cnt += P->nfree[nd] == f;
+        if (P->hf[f] != cnt || P->hd[f] != cnt)
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0,
+                               "pollux: %d nodes with %d free GPUs, kept %d and %d", cnt, f,
+                               P->hf[f], P->hd[f]);
+    }
+    if (tf != P->totfree)
+        return gs_diag_set(d, GS_EINTERNAL, 0, 0, "pollux: %d free GPUs, kept %d", tf, P->totfree);
     return 0;
 }
 
