@@ -365,6 +365,12 @@ int gs_engine_reject(gs_engine *e, const gs_job *j, const char *reason);
 /* Ask for on_timer(tag) at time 'when' (>= now). */
 int gs_engine_set_timer(gs_engine *e, gs_time when, uint64_t tag);
 /*
+ * Count n events the policy stood in for without queueing them: timers it would have set whose
+ * firing provably changed nothing (themis' lease renewals while no job waits), so that
+ * gs_engine_events() stays that of the run with those timers.
+ */
+void gs_engine_count_events(gs_engine *e, uint64_t n);
+/*
  * The widest locality the policy will ever ask gs_engine_try_start() for.
  * Jobs that cannot fit an empty cluster at this level are rejected on
  * arrival.  Default GS_LOCALITY_STRICT; call from the policy's create().

@@ -2755,6 +2755,11 @@ int gs_engine_set_timer(gs_engine *e, gs_time when, uint64_t tag)
     return heap_push(e, (ev){.t = when, .kind = EV_TIMER, .key = 0, .tag = tag});
 }
 
+void gs_engine_count_events(gs_engine *e, uint64_t n)
+{
+    e->events += n;
+}
+
 void gs_engine_set_max_locality(gs_engine *e, gs_locality level)
 {
     e->max_level = level;
