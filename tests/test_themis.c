@@ -272,6 +272,50 @@ static void t_lease_renewed(void)
     done(&w);
 }
 
+/*
+ * Lease ends while nobody waits renew without a timer of their own (lazy leases): what the run
+ * shows is still that of a timer per lease - the events, one auction per lease end, the lease
+ * end inspected mid-run - and a job arriving exactly at a lease end bids against it then.
+ */
+static void t_lazy_leases_exact(void)
+{
+    world w;
+    const char *sets[] = {"lease=60s", NULL};
+    ASSERT_OK(mk(&w, "2", sets));
+    const gs_job *a = job(&w, 1, 0, 2, 1000, NULL);
+    ASSERT_OK(gs_engine_run(w.e));
+    ASSERT_EQ(a->end, 1000 * GS_SEC);
+    /* arrival, finish, and 17 lease timers: set at 0 s and renewed at 60 s ... 960 s */
+    ASSERT_EQ(gs_engine_events(w.e), 19);
+    char buf[64];
+    ASSERT_OK(gs_engine_inspect(w.e, "auctions", buf, sizeof buf));
+    ASSERT_STR(buf, "17"); /* at 0 s and at each of the 16 lease ends */
+    ASSERT_OK(gs_engine_check(w.e, NULL));
+    done(&w);
+
+    /* two GPUs: a runs (renewed at 600 s), c comes and goes on the other GPU (1100 s - 1150 s),
+     * gang b arrives exactly at a's lease end at 1200 s and bids against it then */
+    const char *sets2[] = {"lease=600s", NULL};
+    ASSERT_OK(mk(&w, "2", sets2));
+    a = job(&w, 1, 0, 1, 5000, NULL);
+    const gs_job *c = job(&w, 3, 1100, 1, 50, NULL);
+    const gs_job *b = job(&w, 2, 1200, 2, 100, NULL);
+    while (gs_engine_now(w.e) < 1100 * GS_SEC) ASSERT(gs_engine_step(w.e) == 1);
+    ASSERT_EQ(c->state, GS_JOB_RUNNING);
+    ASSERT_OK(gs_engine_inspect(w.e, "lease.1", buf, sizeof buf));
+    ASSERT_STR(buf, "1200.000000");
+    ASSERT_OK(gs_engine_inspect(w.e, "auctions", buf, sizeof buf));
+    ASSERT_STR(buf, "3"); /* a's arrival, its lease end at 600 s, c's arrival */
+    ASSERT_OK(gs_engine_run(w.e));
+    ASSERT_EQ(c->end, 1150 * GS_SEC);
+    ASSERT_EQ(b->first_start, 1200 * GS_SEC);
+    ASSERT_EQ(a->preemptions, 1);
+    ASSERT_EQ(b->end, 1300 * GS_SEC);
+    ASSERT_EQ(a->end, 5100 * GS_SEC);
+    ASSERT_OK(gs_engine_check(w.e, NULL));
+    done(&w);
+}
+
 /* After every instant no waiting job fits the free GPUs (count placement: room by count). */
 static void t_work_conserving(void)
 {
@@ -650,6 +694,7 @@ static const test_case tests[] = {
     {"parameters", t_params},
     {"a lease is never cut short", t_lease_respected},
     {"a lease is renewed when nobody else bids", t_lease_renewed},
+    {"lazy leases: the same events, auctions and answers", t_lazy_leases_exact},
     {"work conserving", t_work_conserving},
     {"fairness knob: f=0 vs f->1", t_fairness_knob},
     {"deterministic", t_deterministic},

@@ -57,9 +57,28 @@
  * mode=auction|lp, reserve=on|off.  Ties are broken by job id everywhere: no decision comes
  * from hash or address order.
  *
+ * Lazy leases (SIM on one GPU type; the same answers, without a timer per lease):
+ * a lease end at which no job waits only renews the lease - every expired
+ * lease wins whole on its own GPUs - so, while no job waited after the last
+ * pass, a lease granted gets no timer: it is a chain of ends lease_end +
+ * k x lease, renewed in place at each, kept in the class of its phase (end
+ * modulo the lease, a hash table).  A pass first expires the lazy leases
+ * ending at that instant (the timers the engine would have fired before it);
+ * when a job still waits after a pass, every lazy lease gets the real timer
+ * of the end it is pending for (and new leases get real ones until no job
+ * waits).  A lease whose timer the restart protection re-arms is real and
+ * keeps every lease real until it expires (nrearm).  What the skipped timers
+ * were is counted exactly: their events (gs_engine_count_events), their
+ * uncontended rounds ('auctions': once per instant, per phase class), the
+ * timer a lease still has pending when its job ends (set for real, stale) -
+ * so every output is that of the run with a timer per lease.  A pass costs
+ * O(its bidders + the leases ending then), a lease O(1).
+ *
  * Invariants: js[slot].active exactly for the arrived jobs not final;
  * js[slot].expired only for RUNNING jobs (nexpired counts them); a RUNNING
- * job has a lease (lease_end set) and one live timer (tag generation tgen).
+ * job has a lease (lease_end set) and either one live timer (tag generation
+ * tgen) or is lazy (cls >= 0: in virtq and in its class, never expired; only
+ * while !real_mode); nrearm counts the rearm flags.
  */
 #include <math.h>
 #include <stdio.h>
@@ -189,11 +208,22 @@ int gs_themis_pa(const gs_themis_bid *bids, int n, int R, gs_themis_pa_ws *ws, i
 /* ---- state ----------------------------------------------------------------------------------- */
 
 typedef struct thj {
-    gs_time lease_end;                  /* GS_TIME_NONE: holds no lease */
+    gs_time lease_end; /* GS_TIME_NONE: holds no lease; a lazy one: its first end */
     double iso_cum, last_rem, last_iso; /* mode=lp: Gavel's T_iso_cum and what it grows from */
     uint32_t tgen;
-    int8_t active, expired;
+    int32_t cls, cnext, cprev; /* lazy lease: its phase class and links there (-1: none) */
+    int8_t active, expired, rearm;
 } thj;
+
+/* Lazy leases of one phase (lease end modulo the lease length), in the order granted; iv:
+ * the disjoint ends (lo, hi pairs, sorted) of their uncontended renewals already counted as
+ * auction rounds. */
+typedef struct vclass {
+    gs_time phase;
+    int32_t head, tail, n, nadd;
+    gs_time *iv;
+    int niv, capiv;
+} vclass;
 
 typedef struct bidder {
     gs_job *j;
@@ -265,6 +295,17 @@ typedef struct themis {
     size_t caplpd;
     int *lpi;
     size_t caplpi;
+    /* lazy leases (header, "Lazy leases") */
+    int lazy_ok;   /* SIM on one GPU type: an uncontended lease end only renews it */
+    int real_mode; /* leases get real timers: a job waited after the last pass, or nrearm */
+    int at_pass;   /* inside th_schedule: the timers due now have fired */
+    size_t nrearm; /* leases that must be real: the restart protection re-arms their timer */
+    gs_jobq virtq; /* lazy leases, in the order granted */
+    vclass *cls;
+    size_t ncls, capcls;
+    int32_t freecls;
+    int32_t *htab; /* phase -> class (open addressing, linear probing; -1 empty) */
+    size_t hcap, hn;
 } themis;
 
 static int grow(themis *t, int32_t slot)
@@ -275,7 +316,8 @@ static int grow(themis *t, int32_t slot)
     thj *n = realloc(t->js, nc * sizeof *n);
     if (!n) return GS_ENOMEM;
     t->js = n;
-    for (size_t i = t->cap; i < nc; i++) t->js[i] = (thj){.lease_end = GS_TIME_NONE};
+    for (size_t i = t->cap; i < nc; i++)
+        t->js[i] = (thj){.lease_end = GS_TIME_NONE, .cls = -1, .cnext = -1, .cprev = -1};
     t->cap = nc;
     return 0;
 }
@@ -297,6 +339,17 @@ static void th_destroy(void *st)
 {
     themis *t = st;
     if (!t) return;
+    /* reconfiguration: the timers its lazy leases stood for fired until now, the pending
+     * ones are dropped with the engine's */
+    for (int32_t s = gs_jobq_first(&t->virtq); s >= 0; s = gs_jobq_next(&t->virtq, s)) {
+        gs_time x0 = t->js[s].lease_end, now = gs_engine_now(t->e);
+        if (now > x0)
+            gs_engine_count_events(t->e, (uint64_t)((now - x0 + t->lease - 1) / t->lease));
+    }
+    for (size_t i = 0; i < t->ncls; i++) free(t->cls[i].iv);
+    free(t->cls);
+    free(t->htab);
+    gs_jobq_release(&t->virtq);
     gs_jobq_release(&t->act);
     gs_jobq_release(&t->bidq);
     free(t->js);
@@ -327,6 +380,8 @@ static int th_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     t->e = e;
     gs_jobq_init(&t->act);
     gs_jobq_init(&t->bidq);
+    gs_jobq_init(&t->virtq);
+    t->freecls = -1;
     int64_t lease = 0;
     int rc = gs_params_get_double(p, "f", 0.8, 0, 1, &t->f, d);
     if (!rc) rc = gs_params_get_duration(p, "lease", 600 * GS_SEC, &lease, d);
@@ -347,6 +402,8 @@ static int th_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     if (!rc && t->lp && t->by_user)
         rc = gs_diag_set(d, GS_EINVAL, 0, 0, "themis mode=lp allocates to jobs: app=job only");
     if (!rc && t->lp && !gs_engine_lp(e)) rc = gs_gavel_no_solver("themis (mode=lp)", d);
+    t->lazy_ok = gs_engine_opts_get(e)->mode == GS_ENGINE_SIM &&
+                 gs_cluster_ngpu_types(gs_engine_cluster(e)) <= 1;
     if (rc) {
         th_destroy(t);
         return rc;
@@ -423,21 +480,268 @@ static uint64_t tag_of(const themis *t, int32_t slot)
     return ((uint64_t)(uint32_t)slot << 32) | t->js[slot].tgen;
 }
 
-static void drop_lease(themis *t, int32_t slot)
+/* ---- lazy leases: phase classes ---- */
+
+static gs_time phase_of(const themis *t, gs_time x)
+{
+    gs_time p = x % t->lease;
+    return p < 0 ? p + t->lease : p;
+}
+
+static size_t hslot(const themis *t, gs_time phase)
+{
+    return (size_t)(((uint64_t)phase * 0x9e3779b97f4a7c15u) >> 17) & (t->hcap - 1);
+}
+
+static int32_t cls_find(const themis *t, gs_time phase)
+{
+    if (!t->hn) return -1;
+    for (size_t h = hslot(t, phase);; h = (h + 1) & (t->hcap - 1)) {
+        int32_t c = t->htab[h];
+        if (c < 0) return -1;
+        if (t->cls[c].phase == phase) return c;
+    }
+}
+
+static void hput(themis *t, int32_t c)
+{
+    size_t h = hslot(t, t->cls[c].phase);
+    while (t->htab[h] >= 0) h = (h + 1) & (t->hcap - 1);
+    t->htab[h] = c;
+}
+
+/* The class of phase, created empty if there is none: its index, or GS_ENOMEM. */
+static int32_t cls_get(themis *t, gs_time phase)
+{
+    int32_t c = cls_find(t, phase);
+    if (c >= 0) return c;
+    if (2 * (t->hn + 1) > t->hcap) {
+        size_t nc = t->hcap ? 2 * t->hcap : 256;
+        int32_t *n = malloc(nc * sizeof *n);
+        if (!n) return GS_ENOMEM;
+        for (size_t i = 0; i < nc; i++) n[i] = -1;
+        int32_t *o = t->htab;
+        size_t oc = t->hcap;
+        t->htab = n;
+        t->hcap = nc;
+        for (size_t i = 0; i < oc; i++)
+            if (o[i] >= 0) hput(t, o[i]);
+        free(o);
+    }
+    if (t->freecls >= 0) {
+        c = t->freecls;
+        t->freecls = t->cls[c].head;
+    } else {
+        if (need((void **)&t->cls, &t->capcls, t->ncls + 1, sizeof *t->cls)) return GS_ENOMEM;
+        c = (int32_t)t->ncls++;
+        t->cls[c].iv = NULL;
+        t->cls[c].capiv = 0;
+    }
+    vclass *v = &t->cls[c];
+    v->phase = phase;
+    v->head = v->tail = -1;
+    v->n = v->nadd = v->niv = 0;
+    hput(t, c);
+    t->hn++;
+    return c;
+}
+
+/* The class is empty: out of the table (backward-shift deletion), onto the free list. */
+static void cls_drop(themis *t, int32_t c)
+{
+    size_t h = hslot(t, t->cls[c].phase);
+    while (t->htab[h] != c) h = (h + 1) & (t->hcap - 1);
+    for (size_t k = (h + 1) & (t->hcap - 1);; k = (k + 1) & (t->hcap - 1)) {
+        int32_t x = t->htab[k];
+        if (x < 0) break;
+        size_t home = hslot(t, t->cls[x].phase);
+        /* x may move to the hole h when its home is not cyclically within (h, k] */
+        if (((k - home) & (t->hcap - 1)) >= ((k - h) & (t->hcap - 1))) {
+            t->htab[h] = x;
+            h = k;
+        }
+    }
+    t->htab[h] = -1;
+    t->hn--;
+    t->cls[c].head = t->freecls;
+    t->freecls = c;
+}
+
+/* Lattice points (step lease) of [a, b] that the class's counted ends do not cover. */
+static uint64_t iv_new(const themis *t, const vclass *v, gs_time a, gs_time b)
+{
+    gs_time L = t->lease;
+    uint64_t covered = 0;
+    for (int i = 0; i < v->niv; i++) {
+        gs_time lo = v->iv[2 * i] > a ? v->iv[2 * i] : a;
+        gs_time hi = v->iv[2 * i + 1] < b ? v->iv[2 * i + 1] : b;
+        if (hi >= lo) covered += (uint64_t)((hi - lo) / L) + 1;
+    }
+    return (uint64_t)((b - a) / L) + 1 - covered;
+}
+
+/* Count the lattice points [a, b] as covered (capacity reserved by lazy_add). */
+static void iv_add(themis *t, vclass *v, gs_time a, gs_time b)
+{
+    gs_time L = t->lease;
+    int i = 0;
+    while (i < v->niv && v->iv[2 * i + 1] + L < a) i++;
+    int k = i;
+    gs_time lo = a, hi = b;
+    for (; k < v->niv && v->iv[2 * k] <= b + L; k++) {
+        if (v->iv[2 * k] < lo) lo = v->iv[2 * k];
+        if (v->iv[2 * k + 1] > hi) hi = v->iv[2 * k + 1];
+    }
+    if (k == i) { /* a new interval at i */
+        memmove(v->iv + 2 * (i + 1), v->iv + 2 * i, (size_t)(v->niv - i) * 2 * sizeof *v->iv);
+        v->niv++;
+    } else if (k > i + 1) { /* i..k-1 merge into i */
+        memmove(v->iv + 2 * (i + 1), v->iv + 2 * k, (size_t)(v->niv - k) * 2 * sizeof *v->iv);
+        v->niv -= k - i - 1;
+    }
+    v->iv[2 * i] = lo;
+    v->iv[2 * i + 1] = hi;
+}
+
+/* Make j's new lease (lease_end set, no timer) a lazy one.  0 or GS_ENOMEM (then it is not). */
+static int lazy_add(themis *t, int32_t slot)
 {
     thj *s = &t->js[slot];
+    int rc = gs_jobq_push_back(&t->virtq, slot);
+    if (rc) return rc;
+    int32_t c = cls_get(t, phase_of(t, s->lease_end));
+    if (c < 0) {
+        gs_jobq_remove(&t->virtq, slot);
+        return c;
+    }
+    vclass *v = &t->cls[c];
+    if (v->nadd + 1 > v->capiv) { /* each lease adds at most one interval of counted ends */
+        int nc = v->capiv ? 2 * v->capiv : 4;
+        gs_time *n = realloc(v->iv, (size_t)nc * 2 * sizeof *n);
+        if (!n) {
+            gs_jobq_remove(&t->virtq, slot);
+            if (!v->n) cls_drop(t, c);
+            return GS_ENOMEM;
+        }
+        v->iv = n;
+        v->capiv = nc;
+    }
+    v->nadd++;
+    s->cls = c;
+    s->cnext = -1;
+    s->cprev = v->tail;
+    if (v->tail >= 0)
+        t->js[v->tail].cnext = slot;
+    else
+        v->head = slot;
+    v->tail = slot;
+    v->n++;
+    return 0;
+}
+
+/*
+ * End slot's lazy lease at time T (incl: the timers due at T have fired, as in a pass): the
+ * timer events it stood for until then are counted, and its uncontended renewals (every end
+ * before T) as auction rounds, once per instant.  Returns the end its timer is pending for then
+ * (the first end >= T, > T when incl).
+ */
+static gs_time lazy_end(themis *t, int32_t slot, gs_time T, int incl)
+{
+    thj *s = &t->js[slot];
+    gs_time x0 = s->lease_end, L = t->lease;
+    uint64_t nt = T > x0 ? (uint64_t)((T - x0 + L - 1) / L) : 0; /* ends before T */
+    uint64_t nf = nt + (incl && T >= x0 && (T - x0) % L == 0);   /* timers fired by T */
+    gs_engine_count_events(t->e, nf);
+    int32_t c = s->cls;
+    vclass *v = &t->cls[c];
+    if (nt) {
+        gs_time b = x0 + (gs_time)(nt - 1) * L;
+        t->auctions += iv_new(t, v, x0, b);
+        iv_add(t, v, x0, b);
+    }
+    if (s->cprev >= 0)
+        t->js[s->cprev].cnext = s->cnext;
+    else
+        v->head = s->cnext;
+    if (s->cnext >= 0)
+        t->js[s->cnext].cprev = s->cprev;
+    else
+        v->tail = s->cprev;
+    s->cls = s->cnext = s->cprev = -1;
+    if (--v->n == 0) cls_drop(t, c);
+    gs_jobq_remove(&t->virtq, slot);
+    return x0 + (gs_time)nf * L;
+}
+
+/* Every lazy lease gets its real timer (at the end it is pending for now): a job waits. */
+static int lazy_all_real(themis *t)
+{
+    gs_time now = gs_engine_now(t->e);
+    int32_t s;
+    while ((s = gs_jobq_first(&t->virtq)) >= 0) {
+        t->js[s].lease_end = lazy_end(t, s, now, t->at_pass);
+        int rc = gs_engine_set_timer(t->e, t->js[s].lease_end, tag_of(t, s));
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* At a pass: the lazy leases ending now expire, as their timers would have made them. */
+static int lazy_catch_up(themis *t)
+{
+    if (!gs_jobq_len(&t->virtq)) return 0;
+    gs_time now = gs_engine_now(t->e);
+    int32_t c = cls_find(t, phase_of(t, now));
+    if (c < 0) return 0;
+    for (int32_t s = t->cls[c].head, nx; s >= 0; s = nx) {
+        nx = t->js[s].cnext;
+        if (t->js[s].lease_end > now) continue; /* granted later: its first end is to come */
+        lazy_end(t, s, now, 1);
+        thj *x = &t->js[s];
+        x->lease_end = now;
+        int rc = gs_jobq_contains(&t->bidq, s) ? 0 : gs_jobq_push_back(&t->bidq, s);
+        if (rc) return rc;
+        x->expired = 1;
+        t->nexpired++;
+        t->dirty = 1;
+    }
+    return 0;
+}
+
+static int drop_lease(themis *t, int32_t slot)
+{
+    thj *s = &t->js[slot];
+    int rc = 0;
+    if (s->cls >= 0) { /* the timer it stood for still fires (stale): a real one does */
+        gs_time at = lazy_end(t, slot, gs_engine_now(t->e), t->at_pass);
+        rc = gs_engine_set_timer(t->e, at, tag_of(t, slot));
+    }
+    if (s->rearm) s->rearm = 0, t->nrearm--;
     if (s->expired) t->nexpired--;
     s->expired = 0;
     s->lease_end = GS_TIME_NONE;
     s->tgen++;
+    return rc;
 }
 
 static int new_lease(themis *t, const gs_job *j)
 {
-    drop_lease(t, j->slot);
+    int rc = drop_lease(t, j->slot);
+    if (rc) return rc;
     if (gs_jobq_contains(&t->bidq, j->slot)) gs_jobq_remove(&t->bidq, j->slot);
     thj *s = &t->js[j->slot];
     s->lease_end = gs_engine_now(t->e) + t->lease;
+    if (t->lazy_ok &&
+        (j->protect_until > s->lease_end || j->nalloc != j->gpus || rate_on(t, j, 0) <= 0)) {
+        /* th_timer re-arms it at the protection's end (or, in what cannot happen, a round
+         * without contention might not renew it in place): real timers until it expires */
+        s->rearm = 1;
+        t->nrearm++;
+        if (!t->real_mode && (rc = lazy_all_real(t))) return rc;
+        t->real_mode = 1;
+    } else if (t->lazy_ok && !t->real_mode) {
+        return lazy_add(t, j->slot);
+    }
     return gs_engine_set_timer(t->e, s->lease_end, tag_of(t, j->slot));
 }
 
@@ -814,9 +1118,27 @@ static int lp_decide(themis *t, int napps, long *R)
     return 0;
 }
 
+static int th_round(themis *t);
+
+/* A pass: the lazy leases ending now expire first; after it, while a job waits (or a lease's
+ * timer is re-armed by the restart protection), every lease has a real timer. */
 static int th_schedule(void *st)
 {
     themis *t = st;
+    t->at_pass = 1;
+    int rc = lazy_catch_up(t);
+    if (!rc) rc = th_round(t);
+    if (!rc && t->lazy_ok) {
+        int real = gs_engine_npending(t->e) > 0 || t->nrearm > 0;
+        if (real && !t->real_mode) rc = lazy_all_real(t);
+        t->real_mode = real;
+    }
+    t->at_pass = 0;
+    return rc;
+}
+
+static int th_round(themis *t)
+{
     if (!t->dirty) return 0;
     t->dirty = 0;
     gs_engine *e = t->e;
@@ -1022,10 +1344,12 @@ static int th_schedule(void *st)
             b->gtype = -2; /* done */
             continue;
         }
-        drop_lease(t, b->j->slot);
-        rc = gs_engine_preempt(e, b->j,
-                               held ? "lease expired: its node is held for a waiting gang (themis)"
-                                    : "lease expired: its GPUs went to others (themis auction)");
+        rc = drop_lease(t, b->j->slot);
+        if (!rc)
+            rc = gs_engine_preempt(
+                e, b->j,
+                held ? "lease expired: its node is held for a waiting gang (themis)"
+                     : "lease expired: its GPUs went to others (themis auction)");
     }
     if (!rc && t->resv_on && (rc = start_any(t, head)) == 0 && head->state != GS_JOB_PENDING)
         t->resv_on = 0; /* the expired leases there made room */
@@ -1090,27 +1414,27 @@ static int th_requeue(void *st, gs_job *j)
 {
     themis *t = st;
     if ((size_t)j->slot >= t->cap || !t->js[j->slot].active) return 0;
-    drop_lease(t, j->slot);
+    int rc = drop_lease(t, j->slot);
     if (!t->in_pass) t->dirty = 1;
-    if (gs_jobq_contains(&t->bidq, j->slot)) return 0;
-    int rc = gs_jobq_push_back(&t->bidq, j->slot);
-    if (rc) { /* forget it rather than know it half (policy.h, "Errors") */
+    if (gs_jobq_contains(&t->bidq, j->slot)) return rc;
+    int rq = gs_jobq_push_back(&t->bidq, j->slot);
+    if (rq) { /* forget it rather than know it half (policy.h, "Errors") */
         gs_jobq_remove(&t->act, j->slot);
         t->js[j->slot].active = 0;
     }
-    return rc;
+    return rc ? rc : rq;
 }
 
 static int th_finish(void *st, gs_job *j)
 {
     themis *t = st;
     if ((size_t)j->slot >= t->cap || !t->js[j->slot].active) return 0;
-    drop_lease(t, j->slot);
+    int rc = drop_lease(t, j->slot);
     t->js[j->slot].active = 0;
     gs_jobq_remove(&t->act, j->slot);
     if (gs_jobq_contains(&t->bidq, j->slot)) gs_jobq_remove(&t->bidq, j->slot);
     t->dirty = 1;
-    return 0;
+    return rc;
 }
 
 static int th_timer(void *st, uint64_t tag)
@@ -1127,6 +1451,7 @@ static int th_timer(void *st, uint64_t tag)
     int rc = gs_jobq_contains(&t->bidq, slot) ? 0 : gs_jobq_push_back(&t->bidq, slot);
     if (rc) return rc;
     s->expired = 1;
+    if (s->rearm) s->rearm = 0, t->nrearm--;
     t->nexpired++;
     t->dirty = 1;
     gs_engine_request_pass(t->e);
@@ -1151,7 +1476,7 @@ static int th_node(void *st, int node, int down)
 static int th_check(void *st, gs_diag *d)
 {
     const themis *t = st;
-    size_t nexp = 0, nact = 0;
+    size_t nexp = 0, nact = 0, nlazy = 0, nrearm = 0;
     for (size_t s = 0; s < t->cap && s < gs_engine_njobs(t->e); s++) {
         const gs_job *j = gs_engine_job(t->e, s);
         const thj *x = &t->js[s];
@@ -1170,7 +1495,21 @@ static int th_check(void *st, gs_diag *d)
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "themis: job %lld %s with an expired lease",
                                (long long)j->id, gs_job_state_name(j->state));
         nexp += x->expired;
+        nrearm += x->rearm;
+        if (x->cls >= 0) {
+            nlazy++;
+            if (j->state != GS_JOB_RUNNING || x->expired ||
+                !gs_jobq_contains(&t->virtq, (int32_t)s) || t->real_mode)
+                return gs_diag_set(d, GS_EINTERNAL, 0, 0, "themis: job %lld: a lazy lease %s",
+                                   (long long)j->id, gs_job_state_name(j->state));
+        } else if (j->state == GS_JOB_RUNNING && x->lease_end == GS_TIME_NONE) {
+            return gs_diag_set(d, GS_EINTERNAL, 0, 0, "themis: job %lld runs without a lease",
+                               (long long)j->id);
+        }
     }
+    if (nlazy != gs_jobq_len(&t->virtq) || nrearm != t->nrearm)
+        return gs_diag_set(d, GS_EINTERNAL, 0, 0, "themis: counts (lazy %zu/%zu, re-armed %zu/%zu)",
+                           nlazy, gs_jobq_len(&t->virtq), nrearm, t->nrearm);
     for (int32_t s = gs_jobq_first(&t->bidq); s >= 0; s = gs_jobq_next(&t->bidq, s))
         if ((size_t)s >= t->cap || !t->js[s].active)
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "themis: slot %d listed, not active", s);
@@ -1194,7 +1533,18 @@ static int th_inspect(void *st, const char *key, char *buf, size_t cap)
 {
     const themis *t = st;
     if (!strcmp(key, "auctions")) {
-        int n = snprintf(buf, cap, "%llu", (unsigned long long)t->auctions);
+        /* the rounds so far, with the uncontended renewals of the lazy leases up to now (once
+         * per instant: a class's leases end together) */
+        uint64_t na = t->auctions;
+        gs_time now = gs_engine_now(t->e);
+        for (size_t c = 0; c < t->ncls; c++) {
+            const vclass *v = &t->cls[c];
+            gs_time a = GS_TIME_MAX;
+            for (int32_t s = v->n ? v->head : -1; s >= 0; s = t->js[s].cnext)
+                if (t->js[s].lease_end <= now && t->js[s].lease_end < a) a = t->js[s].lease_end;
+            if (a != GS_TIME_MAX) na += iv_new(t, v, a, a + (now - a) / t->lease * t->lease);
+        }
+        int n = snprintf(buf, cap, "%llu", (unsigned long long)na);
         return n < 0 || (size_t)n >= cap ? GS_ERANGE : 0;
     }
     const char *dot = strchr(key, '.');
@@ -1205,11 +1555,12 @@ static int th_inspect(void *st, const char *key, char *buf, size_t cap)
     const gs_job *j = gs_engine_find_job(t->e, id);
     if (!j || (size_t)j->slot >= t->cap) return GS_ENOENT;
     const thj *x = &t->js[j->slot];
+    gs_time le = x->lease_end, now = gs_engine_now(t->e);
+    if (x->cls >= 0 && now >= le) le += ((now - le) / t->lease + 1) * t->lease; /* renewed */
     int n;
     if ((size_t)(dot - key) == 5 && !strncmp(key, "lease", 5))
-        n = x->lease_end == GS_TIME_NONE
-                ? snprintf(buf, cap, "none")
-                : snprintf(buf, cap, "%.6f", (double)x->lease_end / (double)GS_SEC);
+        n = le == GS_TIME_NONE ? snprintf(buf, cap, "none")
+                               : snprintf(buf, cap, "%.6f", (double)le / (double)GS_SEC);
     else if ((size_t)(dot - key) == 7 && !strncmp(key, "expired", 7))
         n = snprintf(buf, cap, "%d", x->expired);
     else
