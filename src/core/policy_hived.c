@@ -286,11 +286,11 @@ typedef struct hived {
     size_t capwalk;
     /* VC queues by shape (wcls), by job slot: links, shape, walk stamps, flags */
     int32_t *cnext, *cprev, *jcls;
-    uint32_t *jstamp; /* walkid when it was queued (walk_vc: queued during this walk) */
-    uint32_t *jvis;   /* walkid when walk_vc last visited it */
+    uint64_t *jstamp; /* walkid when it was queued (walk_vc: queued during this walk) */
+    uint64_t *jvis;   /* walkid when walk_vc last visited it */
     int8_t *jfl;      /* JF_* */
-    uint32_t walkid;
-    int *alive; /* walk_vc: shapes not dominated */
+    uint64_t walkid;  /* walks so far (64 bits: never comes round) */
+    int *alive;       /* walk_vc: shapes not dominated */
     int capalive;
     /*
      * Room summaries of each VC's view of each chain, for no_room(): at
@@ -377,10 +377,10 @@ static int grow_jobs(hived *h, int32_t slot)
     int32_t *jc = realloc(h->jcls, nc * sizeof *jc);
     if (!jc) return oom(h);
     h->jcls = jc;
-    uint32_t *st = realloc(h->jstamp, nc * sizeof *st);
+    uint64_t *st = realloc(h->jstamp, nc * sizeof *st);
     if (!st) return oom(h);
     h->jstamp = st;
-    uint32_t *vi = realloc(h->jvis, nc * sizeof *vi);
+    uint64_t *vi = realloc(h->jvis, nc * sizeof *vi);
     if (!vi) return oom(h);
     h->jvis = vi;
     int8_t *fl = realloc(h->jfl, nc);
@@ -2985,7 +2985,7 @@ static void walk_vc(hived *h, int v, gs_time now, int las)
 {
     vcst *vc = &h->vc[v];
     const gs_jobq *q = &vc->waiting.q;
-    uint32_t w = ++h->walkid; /* jobs queued from now on (victims) are not in this walk */
+    uint64_t w = ++h->walkid; /* jobs queued from now on (victims) are not in this walk */
     if (vc->ncls > h->capalive) {
         int *a = realloc(h->alive, (size_t)vc->ncls * sizeof *a);
         if (!a) {
