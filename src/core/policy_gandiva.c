@@ -1007,6 +1007,7 @@ static void judge_packs(gandiva *g)
 
 typedef struct ucand {
     int32_t slot;
+    int32_t gpus; /* its size (pack_jobs groups hosts by it) */
     double util;
 } ucand;
 
@@ -1098,35 +1099,37 @@ static void pack_jobs(gandiva *g)
         for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next) {
             const gs_job *j = job(g, s);
             /* new jobs run alone first */
-            if (waiting(j) && profiled(g, j, now)) w[nw++] = (ucand){s, util_of(g, j)};
+            if (waiting(j) && profiled(g, j, now))
+                w[nw++] = (ucand){.slot = s, .gpus = j->gpus, .util = util_of(g, j)};
         }
     }
     for (int32_t s = gs_jobq_first(&g->ranq); s >= 0; s = gs_jobq_next(&g->ranq, s)) {
         const gs_job *j = job(g, s);
-        if (j->gpus <= g->maxg && profiled(g, j, now)) w[nw++] = (ucand){s, util_of(g, j)};
+        if (j->gpus <= g->maxg && profiled(g, j, now))
+            w[nw++] = (ucand){.slot = s, .gpus = j->gpus, .util = util_of(g, j)};
     }
     /* hosts of the sizes wanted, grouped by size: h[off[k] ..) a heap of hn[k], and the
      * sorted prefix drawn from it at h[cm + off[k] ..) */
     for (size_t a = 0; a < nw; a++) {
-        int k = job(g, w[a].slot)->gpus;
+        int k = w[a].gpus;
         if (k >= 0 && (size_t)k < ns) want[k] = 1;
     }
+    size_t nt = 0; /* gathered at h + cm first, then grouped */
     for (size_t i = 0; i < g->nnodes && nw; i++)
         for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next) {
             const gs_job *j = job(g, s);
             if (j->state == GS_JOB_RUNNING && j->pack_with < 0 && j->gpus >= 0 &&
-                (size_t)j->gpus < ns && want[j->gpus] && profiled(g, j, now))
+                (size_t)j->gpus < ns && want[j->gpus] && profiled(g, j, now)) {
+                h[cm + nt++] = (ucand){.slot = s, .gpus = j->gpus, .util = util_of(g, j)};
                 hn[j->gpus]++;
+            }
         }
     for (size_t k = 1; k < ns; k++) off[k] = off[k - 1] + hn[k - 1];
     memset(hn, 0, ns * sizeof *hn);
-    for (size_t i = 0; i < g->nnodes && nw; i++)
-        for (int32_t s = g->nodes[i].head; s >= 0; s = J(g, s)->next) {
-            const gs_job *j = job(g, s);
-            if (j->state == GS_JOB_RUNNING && j->pack_with < 0 && j->gpus >= 0 &&
-                (size_t)j->gpus < ns && want[j->gpus] && profiled(g, j, now))
-                h[off[j->gpus] + hn[j->gpus]++] = (ucand){s, util_of(g, j)};
-        }
+    for (size_t t = 0; t < nt; t++) {
+        size_t k = (size_t)h[cm + t].gpus;
+        h[off[k] + hn[k]++] = h[cm + t];
+    }
     for (size_t k = 0; k < ns; k++) ucand_heapify(h + off[k], hn[k]);
     ucand_heapify(w, nw);
     int budget = g->pack_budget;
