@@ -138,19 +138,21 @@ int gs_themis_pa(const gs_themis_bid *bids, int n, int R, gs_themis_pa_ws *ws, i
     }
     double *pre = ws->pre, *suf = ws->suf;
     unsigned char *ch = ws->choice;
+    double lv[255]; /* log of the options' values of the bid at hand (computed once) */
     /* pre[i][r]: best log-welfare of apps 0..i-1 with at most r GPUs */
     for (size_t r = 0; r < w; r++) pre[r] = 0;
     for (int i = 0; i < n; i++) {
         const gs_themis_bid *b = &bids[i];
         double *in = pre + (size_t)i * w, *out = pre + (size_t)(i + 1) * w;
         unsigned char *c = ch + (size_t)i * w;
+        for (int o = 0; o < b->nopt; o++) lv[o] = log(b->opt[o].value);
         for (size_t r = 0; r < w; r++) {
-            double best = in[r] + log(b->opt[0].value);
+            double best = in[r] + lv[0];
             int bo = 0;
             for (int o = 1; o < b->nopt; o++) {
                 size_t k = (size_t)b->opt[o].gpus;
                 if (k > r) continue;
-                double v = in[r - k] + log(b->opt[o].value);
+                double v = in[r - k] + lv[o];
                 if (v > best + PA_EPS) best = v, bo = o;
             }
             out[r] = best;
@@ -163,12 +165,12 @@ int gs_themis_pa(const gs_themis_bid *bids, int n, int R, gs_themis_pa_ws *ws, i
     for (int i = n - 1; i >= 0; i--) {
         const gs_themis_bid *b = &bids[i];
         double *in = suf + (size_t)(i + 1) * w, *out = suf + (size_t)i * w;
+        for (int o = 0; o < b->nopt; o++) lv[o] = log(b->opt[o].value);
         for (size_t r = 0; r < w; r++) {
-            double best = in[r] + log(b->opt[0].value);
+            double best = in[r] + lv[0];
             for (int o = 1; o < b->nopt; o++) {
                 size_t k = (size_t)b->opt[o].gpus;
-                if (k <= r && in[r - k] + log(b->opt[o].value) > best)
-                    best = in[r - k] + log(b->opt[o].value);
+                if (k <= r && in[r - k] + lv[o] > best) best = in[r - k] + lv[o];
             }
             out[r] = best;
         }
