@@ -559,8 +559,7 @@ static int32_t view_pa(const hived *h, int32_t nd)
     const gs_node *node = gs_cluster_node(h->c, nd);
     if (node->gpu_hi <= node->gpu_lo) return -1;
     int32_t p = h->gpu_pa[node->gpu_lo];
-    if (p < 0 || h->pa[p].pinned || gs_cluster_cell(h->c, h->pa[p].cell)->kind < GS_CELL_NODE)
-        return -1;
+    if (p < 0 || h->pa[p].pinned || h->pa[p].below) return -1;
     return p;
 }
 
