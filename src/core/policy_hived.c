@@ -86,7 +86,9 @@
  * a VC's queue is walked only when something changed for it, and then as
  * the merge of its jobs' shapes (walk_vc()), dropping a shape at its first
  * job the cache rules out, so a walk costs its tries, not the queue's
- * length; sweep() looks only at the pa noted since the last pass.
+ * length; a try that no_room() shows to fail on capacity is not made (per
+ * VC and chain room summaries); sweep() looks only at the pa noted since
+ * the last pass.
  *
  * Invariants (checked by check()): the safety inequality above; pa.used =
  * GPUs of the VC's guaranteed jobs inside the pa's cell; a pa with used = 0
@@ -96,7 +98,10 @@
  * cells exceed the healthy cells obtainable there; a chain's nbad counts its
  * GPUs out of service; gpu_pa[g] is the pa bound around GPU g or -1; gkey,
  * node_g, node_o, node_free and node_minp equal a recount from the GPUs and
- * the jobs.
+ * the jobs; a VC's shape lists hold exactly its queued jobs in queue order,
+ * and a queued job marked JF_REASON has reason VC_REASON, any other is in
+ * its VC's fresh list (check_shapes()); the room summaries and the GPUs a
+ * VC holds by priority equal a recount (check_room()).
  */
 #include <math.h>
 #include <stdint.h>
