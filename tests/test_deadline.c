@@ -568,55 +568,72 @@ static void t_afs_random(void)
     gs_tput_destroy(tp);
 }
 
+/* One run of t_elasticflow_random's workload 'round' with parameters kv: every job's
+ * outcome (state, first start, end, rescales) in out[4 * i ...]. */
+static void ef_random_run(gs_tput *tp, int round, const char *kv, int64_t *out)
+{
+    int elastic = round >= 2;
+    gs_cluster *c;
+    gs_engine *e = mk(2, 4, "elasticflow", kv, elastic ? tp : NULL, &c);
+    ASSERT(e);
+    gs_rng r;
+    gs_rng_seed(&r, 4321u + (uint64_t)round);
+    const gs_job *js[160];
+    double t = 0;
+    for (int i = 0; i < 160; i++) {
+        t += (double)gs_rng_below(&r, (const unsigned[]){600, 40, 120, 300}[round]);
+        int g = 1 << gs_rng_below(&r, 4);
+        if (elastic && i % 3 == 0)
+            js[i] =
+                ejob(e, tp, i + 1, i % 6 ? "lin" : "flat", t, 10 + (int64_t)gs_rng_below(&r, 400),
+                     g, round == 2 || i % 2 ? t + 200 + (double)gs_rng_below(&r, 2000) : -1);
+        else
+            js[i] = rjob(e, i + 1, t, g, 10 + (double)gs_rng_below(&r, 600));
+        ASSERT(js[i]);
+    }
+    ASSERT_OK(gs_engine_add_node_bad_event(e, gs_time_from_sec(700), 1, 1));
+    ASSERT_OK(gs_engine_add_node_bad_event(e, gs_time_from_sec(2500), 1, 0));
+    ASSERT_OK(gs_engine_add_node_event(e, gs_time_from_sec(1500), 0, 1));
+    ASSERT_OK(gs_engine_add_node_event(e, gs_time_from_sec(2000), 0, 0));
+    int rc;
+    while ((rc = gs_engine_step(e)) > 0) ASSERT_OK(gs_engine_check(e, NULL));
+    ASSERT_EQ(rc, 0);
+    int done = 0, rejected = 0;
+    for (int i = 0; i < 160; i++) {
+        done += js[i]->state == GS_JOB_DONE;
+        rejected += js[i]->state == GS_JOB_REJECTED;
+        out[4 * i] = js[i]->state;
+        out[4 * i + 1] = js[i]->first_start;
+        out[4 * i + 2] = js[i]->end;
+        out[4 * i + 3] = js[i]->rescales;
+    }
+    ASSERT_EQ(done + rejected, 160);
+    if (!elastic) ASSERT_EQ(rejected, 0);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 /*
  * ElasticFlow on random workloads, light and overloaded: rigid jobs only (the passes switch
- * between starting the waiting jobs alone, while what the active jobs ask fits, and full
- * plans), then
- * with deadline jobs (some rejected) and elastic ones among them; a node marked bad and good
- * again, another failing (its jobs requeued) and back.  ef_check (the active list's order and
- * keys, its counts, every waiting job in the waiting list) holds after every step, and every
- * job ends: done, or rejected at its arrival.
+ * between starting the waiting jobs alone, while what the active jobs ask fits, and first
+ * fit over the list), then with deadline jobs (some rejected) and elastic ones among them; a
+ * node marked bad and good again, another failing (its jobs requeued) and back.  ef_check
+ * (the active list's order and keys, its counts, every waiting job in the waiting list) holds
+ * after every step, every job ends (done, or rejected at its arrival), and every outcome is
+ * that of full_plan=on (a full plan at every pass).
  */
 static void t_elasticflow_random(void)
 {
     gs_tput *tp = tables();
     ASSERT(tp);
+    static int64_t a[4 * 160], b[4 * 160];
     for (int round = 0; round < 4; round++) {
-        int elastic = round >= 2;
-        gs_cluster *c;
-        gs_engine *e = mk(2, 4, "elasticflow", NULL, elastic ? tp : NULL, &c);
-        ASSERT(e);
-        gs_rng r;
-        gs_rng_seed(&r, 4321u + (uint64_t)round);
-        const gs_job *js[160];
-        double t = 0;
-        for (int i = 0; i < 160; i++) {
-            t += (double)gs_rng_below(&r, (const unsigned[]){600, 40, 120, 300}[round]);
-            int g = 1 << gs_rng_below(&r, 4);
-            if (elastic && i % 3 == 0)
-                js[i] = ejob(e, tp, i + 1, i % 6 ? "lin" : "flat", t,
-                             10 + (int64_t)gs_rng_below(&r, 400), g,
-                             round == 2 || i % 2 ? t + 200 + (double)gs_rng_below(&r, 2000) : -1);
-            else
-                js[i] = rjob(e, i + 1, t, g, 10 + (double)gs_rng_below(&r, 600));
-            ASSERT(js[i]);
-        }
-        ASSERT_OK(gs_engine_add_node_bad_event(e, gs_time_from_sec(700), 1, 1));
-        ASSERT_OK(gs_engine_add_node_bad_event(e, gs_time_from_sec(2500), 1, 0));
-        ASSERT_OK(gs_engine_add_node_event(e, gs_time_from_sec(1500), 0, 1));
-        ASSERT_OK(gs_engine_add_node_event(e, gs_time_from_sec(2000), 0, 0));
-        int rc;
-        while ((rc = gs_engine_step(e)) > 0) ASSERT_OK(gs_engine_check(e, NULL));
-        ASSERT_EQ(rc, 0);
-        int done = 0, rejected = 0;
-        for (int i = 0; i < 160; i++) {
-            done += js[i]->state == GS_JOB_DONE;
-            rejected += js[i]->state == GS_JOB_REJECTED;
-        }
-        ASSERT_EQ(done + rejected, 160);
-        if (!elastic) ASSERT_EQ(rejected, 0);
-        gs_engine_destroy(e);
-        gs_cluster_destroy(c);
+        ef_random_run(tp, round, NULL, a);
+        ef_random_run(tp, round, "full_plan=on", b);
+        for (int i = 0; i < 4 * 160; i++)
+            if (a[i] != b[i])
+                T_FAIL("round %d job %d field %d: %lld, full plans %lld", round, i / 4 + 1, i % 4,
+                       (long long)a[i], (long long)b[i]);
     }
     gs_tput_destroy(tp);
 }

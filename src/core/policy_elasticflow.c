@@ -33,13 +33,16 @@
  *             gs_engine_rescale (POLICY: rescale_gap and max_rescales apply)
  *             with a reason the user can read.
  *
- * Parameters: slot (duration, default 60s).
+ * Parameters: slot (duration, default 60s); full_plan (bool, default off: FULL decisions
+ * only, the same as the others but slower - to check them).
  * Cost: a job joins and leaves the active list in O(log n) (a binary search; a job that
  * leaves is marked and the list compacted once half of it is marked).  A plan over all
- * active jobs is needed only while some job has a deadline or is elastic, or the rigid
- * jobs ask for more GPUs than are healthy: otherwise every job's level is its size (the
- * plan, the smallest-level and keep-size rounds and the marginal returns all give that, see
- * fast_ok), and a pass only starts the waiting jobs, kept in their own ordered list.
+ * active jobs is needed only while some job has a deadline or is elastic (FULL): with rigid
+ * jobs only, a job's level is its size while it fits what the jobs before it left, else 0
+ * (the plan, the smallest-level and keep-size rounds and the marginal returns give that, see
+ * rigid_ok): when what all ask fits the healthy GPUs (FAST) a pass only starts the waiting
+ * jobs, kept in their own ordered list; otherwise (RIGID) one walk of the list, ending when
+ * no GPU is left, finds the waiting jobs to start.
  *
  * Invariants: 'act' holds exactly the admitted arrived jobs that are not
  * final (entries of jobs that left are marked -1), sorted by (deadline, slot) with
@@ -64,6 +67,8 @@
 
 #define TAG_SLOT 1
 
+enum { FULL, FAST, RIGID }; /* decisions: a plan; every job at its size; rigid first fit */
+
 typedef struct seg {
     gs_time t; /* start; the segment ends where the next starts (the last: never) */
     int free;
@@ -82,9 +87,13 @@ typedef struct ef {
     size_t npend, cappend;
     size_t nslow, ntyped; /* live jobs of act with a deadline or elastic; naming a type */
     long long sumreq;     /* GPUs the live jobs of act ask for */
-    int fast;             /* the last decision took every job at its size (fast_ok) */
-    int force_slow;       /* a rigid job was adopted at another size than it asks, or pend
-                             could not grow (GS_ENOMEM): full passes from then on */
+    int32_t *areq;        /* the GPUs every entry of act asks for */
+    int32_t *take;        /* RIGID: the waiting jobs whose target is their size, in order */
+    size_t ntake;
+    int mode;       /* how the last decision was taken: FULL, FAST, RIGID */
+    int full_plan;  /* parameter full_plan: FULL decisions only (to check the others) */
+    int force_slow; /* a rigid job was adopted at another size than it asks, or pend
+                       could not grow (GS_ENOMEM): FULL passes from then on */
     seg *tl;
     size_t ntl, captl;
     seg *iv; /* scratch: intervals of one reservation (start, GPUs) and their ends */
@@ -293,6 +302,12 @@ static int ensure_cap(ef *f, size_t n)
     gs_time *ak = realloc(f->akey, nc * sizeof *ak);
     if (!ak) return GS_ENOMEM;
     f->akey = ak;
+    int32_t *aq = realloc(f->areq, nc * sizeof *aq);
+    if (!aq) return GS_ENOMEM;
+    f->areq = aq;
+    int32_t *tk = realloc(f->take, nc * sizeof *tk);
+    if (!tk) return GS_ENOMEM;
+    f->take = tk;
     int *t = realloc(f->target, nc * sizeof *t);
     if (!t) return GS_ENOMEM;
     f->target = t;
@@ -466,15 +481,55 @@ static int enact(ef *f)
  * it), so there is no larger size to keep; a rigid job has no next level - and enact() only
  * starts the waiting jobs in their order (it leaves running rigid jobs alone).
  */
-static int fast_ok(const ef *f)
+static int rigid_ok(const ef *f)
 {
     return !f->nslow && !f->force_slow &&
-           (!f->ntyped || gs_cluster_ngpu_types(gs_engine_cluster(f->e)) <= 1) &&
-           f->sumreq <= healthy(f);
+           (!f->ntyped || gs_cluster_ngpu_types(gs_engine_cluster(f->e)) <= 1);
 }
 
-/* enact() for the targets fast_ok() stands for: the waiting jobs start at their size, in act's
- * order; 'pend' keeps those still waiting. */
+/*
+ * decide() when every active job is rigid and none has a deadline (rigid_ok) but what they
+ * ask may exceed the healthy GPUs: the plan reserves nothing, the smallest-level round gives
+ * each job in order its size while that fits what is left (first fit) and a job left out
+ * stays out (a running one holds its size, more than was left at its turn; it has no next
+ * level), so a target is a job's size or 0.  enact() then only starts the waiting jobs given
+ * their size: they are listed in 'take' (a waiting job is in 'pend', in the same order).  The
+ * walk ends once no GPU is left.
+ */
+static void decide_rigid(ef *f)
+{
+    int left = healthy(f);
+    size_t p = 0;
+    f->ntake = 0;
+    for (size_t i = 0; i < f->nact && left > 0; i++) {
+        int req = f->areq[i];
+        if (f->act[i] < 0 || req <= 0 || req > left) continue;
+        left -= req;
+        while (p < f->npend &&
+               (f->pkey[p] < f->akey[i] || (f->pkey[p] == f->akey[i] && f->pend[p] < f->act[i])))
+            p++;
+        if (p < f->npend && f->pend[p] == f->act[i] &&
+            gs_engine_job(f->e, (size_t)f->act[i])->state == GS_JOB_PENDING)
+            f->take[f->ntake++] = f->act[i];
+    }
+}
+
+/* enact() after decide_rigid(): the listed jobs still waiting start at their size. */
+static int enact_take(ef *f)
+{
+    for (size_t i = 0; i < f->ntake; i++) {
+        const gs_job *j = gs_engine_job(f->e, (size_t)f->take[i]);
+        if (j->state != GS_JOB_PENDING) continue;
+        int rc = eu_apply(f->e, j, j->req_gpus, 1, f->why);
+        if (rc < 0) return rc;
+        if (rc > 0 && j->state == GS_JOB_PENDING)
+            gs_engine_set_reason(f->e, j, "Resources (elasticflow: GPUs of its plan busy)");
+    }
+    return 0;
+}
+
+/* enact() for the targets rigid_ok() stands for when all that is asked fits: the waiting jobs start
+ * at their size, in act's order; 'pend' keeps those still waiting. */
 static int enact_fast(ef *f)
 {
     size_t w = 0, i = 0;
@@ -518,6 +573,8 @@ static int act_insert(ef *f, const gs_job *j, size_t *at)
     memmove(&f->act[k + 1], &f->act[k], n * sizeof *f->act);
     memmove(&f->aslot[k + 1], &f->aslot[k], n * sizeof *f->aslot);
     memmove(&f->akey[k + 1], &f->akey[k], n * sizeof *f->akey);
+    memmove(&f->areq[k + 1], &f->areq[k], n * sizeof *f->areq);
+    f->areq[k] = j->req_gpus;
     f->act[k] = f->aslot[k] = j->slot;
     f->akey[k] = key;
     f->nact++;
@@ -534,6 +591,7 @@ static void act_remove_at(ef *f, size_t k)
     memmove(&f->act[k], &f->act[k + 1], n * sizeof *f->act);
     memmove(&f->aslot[k], &f->aslot[k + 1], n * sizeof *f->aslot);
     memmove(&f->akey[k], &f->akey[k + 1], n * sizeof *f->akey);
+    memmove(&f->areq[k], &f->areq[k + 1], n * sizeof *f->areq);
     f->nact--;
 }
 
@@ -553,6 +611,7 @@ static void act_drop(ef *f, const gs_job *j)
             if (f->act[i] >= 0) {
                 f->act[w] = f->act[i];
                 f->aslot[w] = f->aslot[i];
+                f->areq[w] = f->areq[i];
                 f->akey[w++] = f->akey[i];
             }
         f->nact = w;
@@ -601,6 +660,7 @@ static int ef_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     f->e = e;
     int rc = gs_params_get_duration(p, "slot", 60 * GS_SEC, &f->slot, d);
     if (!rc && f->slot < GS_SEC) rc = gs_diag_set(d, GS_EINVAL, 0, 0, "slot must be >= 1s");
+    if (!rc) rc = gs_params_get_bool(p, "full_plan", 0, &f->full_plan, d);
     f->captl = 64;
     f->tl = malloc(f->captl * sizeof *f->tl);
     f->iv = malloc(f->captl * sizeof *f->iv);
@@ -626,6 +686,8 @@ static void ef_destroy(void *st)
     free(f->act);
     free(f->aslot);
     free(f->akey);
+    free(f->areq);
+    free(f->take);
     free(f->pend);
     free(f->pkey);
     free(f->target);
@@ -731,12 +793,13 @@ static int ef_schedule(void *st)
 {
     ef *f = st;
     if (f->dirty) {
-        f->fast = fast_ok(f);
-        int rc = f->fast ? 0 : decide(f);
+        f->mode = f->full_plan || !rigid_ok(f) ? FULL : f->sumreq <= healthy(f) ? FAST : RIGID;
+        int rc = f->mode == FULL ? decide(f) : 0;
+        if (f->mode == RIGID) decide_rigid(f);
         if (rc < 0) return rc;
         f->dirty = 0;
     }
-    return f->fast ? enact_fast(f) : enact(f);
+    return f->mode == FAST ? enact_fast(f) : f->mode == RIGID ? enact_take(f) : enact(f);
 }
 
 static int ef_check(void *st, gs_diag *d)
@@ -756,7 +819,7 @@ static int ef_check(void *st, gs_diag *d)
                                (long long)j->id, gs_job_state_name(j->state));
         if (prev && before(j, prev))
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "elasticflow: jobs out of deadline order");
-        if (f->aslot[i] != j->slot || f->akey[i] != key_of(j))
+        if (f->aslot[i] != j->slot || f->akey[i] != key_of(j) || f->areq[i] != j->req_gpus)
             return gs_diag_set(d, GS_EINTERNAL, 0, 0, "elasticflow: job %lld listed by another key",
                                (long long)j->id);
         if (j->state == GS_JOB_PENDING && !f->force_slow) {
