@@ -1390,6 +1390,32 @@ static void sort_tasks(int *g, int ntasks, int gpt)
 
 /* ---- starting jobs --------------------------------------------------------------------------- */
 
+/*
+ * VC v counts the GPUs of its guaranteed jobs of priority prio (an entry, 0 GPUs, if new):
+ * made when such a job is queued or adopted, so that vx_prio() at its start allocates
+ * nothing and the counts stay exact out of memory.  0 or GS_ENOMEM (latched).
+ */
+static int vx_prio_reserve(hived *h, int v, int32_t prio)
+{
+    if (v < 0 || v >= h->nvc) return 0;
+    vcst *vc = &h->vc[v];
+    for (int i = 0; i < vc->npp; i++)
+        if (vc->pprio[i] == prio) return 0;
+    if (vc->npp == vc->cappp) {
+        int nc = vc->cappp ? vc->cappp * 2 : 4;
+        int32_t *a = realloc(vc->pprio, (size_t)nc * sizeof *a);
+        if (!a) return oom(h);
+        vc->pprio = a;
+        int32_t *b = realloc(vc->pgpus, (size_t)nc * sizeof *b);
+        if (!b) return oom(h);
+        vc->pgpus = b;
+        vc->cappp = nc;
+    }
+    vc->pprio[vc->npp] = prio;
+    vc->pgpus[vc->npp++] = 0;
+    return 0;
+}
+
 /* VC v's guaranteed jobs of priority prio hold delta more GPUs (see no_room()). */
 static void vx_prio(hived *h, int v, int32_t prio, int delta)
 {
@@ -2346,19 +2372,19 @@ static int vc_shape(hived *h, vcst *vc, const gs_job *j)
 static int vc_enqueue(hived *h, int v, gs_job *j)
 {
     vcst *vc = &h->vc[v];
-    if (enqueue(h, &vc->waiting, j)) return h->err;
+    /* everything that allocates first: out of memory, j is in neither list (check_shapes) */
+    if (vx_prio_reserve(h, v, j->priority)) return h->err;
     int c = vc_shape(h, vc, j);
     if (c < 0) return h->err;
-    if (!(h->jfl[j->slot] & JF_FRESH)) {
-        if (vc->nfresh == vc->capfresh) {
-            size_t nc = vc->capfresh ? vc->capfresh * 2 : 64;
-            int32_t *x = realloc(vc->fresh, nc * sizeof *x);
-            if (!x) return oom(h);
-            vc->fresh = x;
-            vc->capfresh = nc;
-        }
-        vc->fresh[vc->nfresh++] = j->slot;
+    if (!(h->jfl[j->slot] & JF_FRESH) && vc->nfresh == vc->capfresh) {
+        size_t nc = vc->capfresh ? vc->capfresh * 2 : 64;
+        int32_t *x = realloc(vc->fresh, nc * sizeof *x);
+        if (!x) return oom(h);
+        vc->fresh = x;
+        vc->capfresh = nc;
     }
+    if (enqueue(h, &vc->waiting, j)) return h->err;
+    if (!(h->jfl[j->slot] & JF_FRESH)) vc->fresh[vc->nfresh++] = j->slot;
     h->jfl[j->slot] = JF_FRESH;
     h->jstamp[j->slot] = h->walkid;
     h->jcls[j->slot] = c;
@@ -2778,6 +2804,7 @@ static int h_adopt(void *st, gs_job *j)
         for (int i = 0; guar && i < j->nalloc && !h->err; i++)
             guar = adopt_task(h, j, v, j->alloc + i, 1);
     }
+    if (!h->err && guar) vx_prio_reserve(h, v, j->priority);
     if (h->err) return h->err;
     account_start(h, j, guar ? K_GUAR : K_OPP);
     if (!guar && v >= 0) sweep(h, v);                 /* cells it bound before a GPU found none */
