@@ -165,14 +165,29 @@ int64_t gs_fitq_first_over(const gs_fitq *q, int64_t budget, int64_t *used)
     return (int64_t)(i - q->cap);
 }
 
-/* First position >= from below node i (covering [lo, lo + w)) where ok(node) holds. */
-#define FIND_FIRST(name, ok)                                                                       \
-    static int64_t name(const gs_fitq *q, size_t i, size_t lo, size_t w, size_t from, int64_t arg) \
-    {                                                                                              \
-        if (lo + w <= from || !(ok)) return -1;                                                    \
-        if (w == 1) return (int64_t)lo;                                                            \
-        int64_t r = name(q, 2 * i, lo, w / 2, from, arg);                                          \
-        return r >= 0 ? r : name(q, 2 * i + 1, lo + w / 2, w / 2, from, arg);                      \
+/* First position >= from whose leaf satisfies ok(i) (ok holds on a node iff on some leaf below
+ * it): up from the leaf to the first right sibling where ok holds, then down to its first such
+ * leaf; -1 when none. */
+#define FIND_FIRST(name, ok)                                        \
+    static int64_t name(const gs_fitq *q, size_t from, int64_t arg) \
+    {                                                               \
+        size_t i = q->cap + from;                                   \
+        if (!(ok)) {                                                \
+            for (;;) {                                              \
+                if (i == 1) return -1;                              \
+                if (!(i & 1)) {                                     \
+                    i++;                                            \
+                    if (ok) break;                                  \
+                    i--;                                            \
+                }                                                   \
+                i >>= 1;                                            \
+            }                                                       \
+            while (i < q->cap) {                                    \
+                i *= 2;                                             \
+                if (!(ok)) i++;                                     \
+            }                                                       \
+        }                                                           \
+        return (int64_t)(i - q->cap);                               \
     }
 FIND_FIRST(find_fit, q->mn[i] <= arg)
 FIND_FIRST(find_flag, q->cnt[arg][i] > 0)
@@ -181,11 +196,11 @@ int64_t gs_fitq_next_fit(const gs_fitq *q, int64_t from, int64_t v)
 {
     if (!q->cap || from < 0 || (size_t)from >= q->end || v < 0) return -1;
     if (v >= INT32_MAX) v = INT32_MAX - 1; /* (empty nodes hold INT32_MAX) */
-    return find_fit(q, 1, 0, q->cap, (size_t)from, v);
+    return find_fit(q, (size_t)from, v);
 }
 
 int64_t gs_fitq_next_flag(const gs_fitq *q, int64_t from, int f)
 {
     if (!q->cap || from < 0 || (size_t)from >= q->end) return -1;
-    return find_flag(q, 1, 0, q->cap, (size_t)from, f);
+    return find_flag(q, (size_t)from, f);
 }

@@ -192,6 +192,11 @@ static void mf_walk(const gs_cluster *c, int cell, int v, int n, int gpt, int *o
 {
     const gs_cell *x = gs_cluster_cell(c, cell);
     if (*k >= n || x->max_node_free < v) return;
+    if (x->kind > GS_CELL_NODE) { /* skip it unless a node below has v..v+gpt-1 free */
+        int m = 0;
+        for (int r = 0; r < gpt && !m; r++) m = gs_cluster_nodes_free_eq(c, cell, v + r);
+        if (!m) return;
+    }
     if (x->node_hi - x->node_lo == 1 && gs_cluster_node(c, x->node_lo)->cell == cell) {
         const gs_node *nd = gs_cluster_node(c, x->node_lo);
         int f = x->free / gpt * gpt;
