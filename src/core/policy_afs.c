@@ -307,15 +307,14 @@ static int shares(afs *a)
             for (size_t k = 0; k < a->nfresh && !rc; k++) {
                 int32_t s = a->fresh[k];
                 if (!(a->fl[s] & F_LIVE)) continue;
-                a->target[s] = a->first[s];
-                rc = watch_add(a, s);
+                /* watched first: out of memory, its old target stands (check: quiet) */
+                if (!(rc = watch_add(a, s))) a->target[s] = a->first[s];
             }
         } else {
             for (size_t i = 0; i < a->nact && !rc; i++) {
                 int32_t s = a->act[i];
                 if (!(a->fl[s] & F_LIVE) || a->target[s] == a->first[s]) continue;
-                a->target[s] = a->first[s];
-                rc = watch_add(a, s);
+                if (!(rc = watch_add(a, s))) a->target[s] = a->first[s];
             }
             a->allfit = 1;
         }
@@ -326,8 +325,7 @@ static int shares(afs *a)
         for (size_t i = 0; i < a->nact && !rc; i++) {
             int32_t s = a->act[i];
             if (a->target[s] == a->n[i]) continue;
-            a->target[s] = a->n[i];
-            rc = watch_add(a, s);
+            if (!(rc = watch_add(a, s))) a->target[s] = a->n[i];
         }
         a->allfit = 0;
     }
@@ -353,7 +351,9 @@ static int cmp_i32(const void *x, const void *y)
 static int enact(afs *a)
 {
     gs_time now = gs_engine_now(a->e), retry = GS_TIME_NONE;
-    /* take the watch list: jobs that join it from here on go to a fresh one */
+    /* take the watch list: jobs that join it from here on go to a fresh one, with room for
+     * every live job (a job is listed once), so that no watch_add() below can fail */
+    if (grow_i32(&a->cur, &a->capcur, a->nlive)) return GS_ENOMEM;
     int32_t *w = a->cur;
     size_t wc = a->capcur;
     a->cur = a->watch, a->capcur = a->capwatch, a->ncur = a->nwatch;

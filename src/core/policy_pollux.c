@@ -137,6 +137,8 @@ typedef struct pollux {
     size_t cap;
     /* the active jobs between decisions (kept from the hooks, checked by px_check) */
     size_t nactive;        /* arrived jobs not final (PX_ACT) */
+    int partial;           /* a job could not be put in the sets (out of memory; the engine has
+                              latched GS_ENOMEM and stops): px_check compares them no more */
     int32_t *cset;         /* candidates (PX_INC), by slot: every active job that is elastic or
                             * not known to hold GPUs; the others are rigid jobs holding GPUs,
                             * pinned whatever the decision (a hook brings them back) */
@@ -349,12 +351,12 @@ static int px_track(pollux *P, const gs_job *j)
 {
     if (!j || j->slot < 0) return 0;
     int rc = px_grow_slots(P, (size_t)j->slot);
-    if (rc) return rc;
+    if (rc) return P->partial = 1, rc;
     uint8_t *f = &P->sflag[j->slot];
     if (!j->arrived || j->deferred || gs_job_state_final(j->state)) return 0;
     if (!(*f & PX_INC)) {
         rc = px_set_add(&P->cset, &P->ncset, &P->capcset, j->slot);
-        if (rc) return rc;
+        if (rc) return P->partial = 1, rc;
         *f |= PX_INC;
     }
     if (!(*f & PX_ACT)) {
@@ -398,6 +400,7 @@ static int px_prune(pollux *P)
             if (!(*f & PX_IND) && px_multi(c, j)) {
                 if (!rc) rc = px_set_add(&P->dset, &P->ndset, &P->capdset, s);
                 if (!rc) *f |= PX_IND;
+                if (rc) P->partial = 1;
             }
             continue;
         }
@@ -1869,6 +1872,10 @@ static int px_check(void *st, gs_diag *d)
 {
     pollux *P = st;
     if (P->interval <= 0) return gs_diag_set(d, GS_EINTERNAL, 0, 0, "pollux: bad interval");
+    /* out of memory while putting a job in the sets: the engine has latched GS_ENOMEM and
+     * steps no more, and that job is in no set (as after a partial reconfiguration, the
+     * engine's own check leaves such a policy alone) */
+    if (P->partial) return 0;
     /* the kept sets against a full walk: every active job counted; every one a decision may
      * move (pending or elastic) a candidate; every other one spanning nodes in dset */
     const gs_cluster *c = gs_engine_cluster(P->e);
