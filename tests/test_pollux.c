@@ -338,6 +338,33 @@ static void t_rigid(void)
     done(&w);
 }
 
+/*
+ * An elastic job without a goodput application whose smallest size is 4 GPUs, never seen
+ * running: Pollux's exploration bound (twice the most GPUs seen) must not fall below that
+ * size, or the job waits for ever on an idle cluster (it was capped at 1 replica).
+ */
+static void t_min_size_unseen(void)
+{
+    world w;
+    ASSERT_OK(mk(&w, "1x8", NULL));
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.id = 1;
+    s.ntasks = 4;
+    s.gpus_per_task = 1;
+    s.min_gpus = 4;
+    s.max_gpus = 8;
+    s.duration = gs_time_from_sec(1000);
+    const gs_job *j = NULL;
+    ASSERT_OK(gs_engine_add_job(w.e, &s, &j, NULL));
+    ASSERT_OK(run_until(&w, 61, NULL));
+    ASSERT_EQ(j->state == GS_JOB_RUNNING || j->state == GS_JOB_DRAINING, 1);
+    ASSERT(j->nalloc >= 4);
+    ASSERT_OK(run_until(&w, 5000, NULL));
+    ASSERT_EQ(j->state, GS_JOB_DONE);
+    done(&w);
+}
+
 /* A seeded random elastic workload twice: identical record streams, and the
  * invariants hold all along. */
 static uint64_t random_run(uint64_t seed, const char *mode, int *ok)
@@ -480,6 +507,7 @@ int main(int argc, char **argv)
         {"parity_ticks_and_admission", t_parity_ticks_and_admission},
         {"event_mode", t_event_mode},
         {"rigid", t_rigid},
+        {"min_size_unseen", t_min_size_unseen},
         {"deterministic", t_deterministic},
         {"goodput_caps", t_goodput_caps},
         {"params", t_params},

@@ -1453,6 +1453,10 @@ static int px_decide1(pollux *P)
             if (J->running && j->nalloc / J->gpt > prof && !px_model(P, j))
                 prof = j->nalloc / J->gpt;
             int rmax = 2 * prof > 1 ? 2 * prof : 1;
+            /* the exploration bound never below the job's smallest size: a job of min_gpus 4
+             * never seen running (prof 0) would otherwise be capped at 1 replica, a size it
+             * does not have, and wait for ever */
+            if (rmax < J->rmin) rmax = J->rmin;
             if (rmax > P->max_replicas) rmax = P->max_replicas;
             if (px_model(P, j)) {
                 const gs_app_spec *as = gs_goodput_job_app(P->g, j);
