@@ -88,4 +88,14 @@ int test_main(int argc, char **argv, const test_case *tests, size_t n);
 /* Path of a file in the source tree (tests/data/..., data/...); static buffer. */
 const char *test_src(const char *rel);
 
+/* A small deterministic stream for randomised tests: xorshift64 of *state, reduced to 0..n-1
+ * (n > 0). */
+static inline uint32_t test_xorshift(uint64_t *state, uint32_t n)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return (uint32_t)(*state % n);
+}
+
 #endif

@@ -244,6 +244,16 @@ static gs_tput *tables(void)
     return t;
 }
 
+/* Add the job; say why not on stderr (NULL then). */
+static const gs_job *add_job(gs_engine *e, const gs_job_spec *s)
+{
+    const gs_job *j = NULL;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    if (gs_engine_add_job(e, s, &j, &d)) fprintf(stderr, "  add: %s\n", d.msg);
+    return j;
+}
+
 /* An ElasticFlow-style job: 'iters' iterations of app at batch 64, asking for 'req' GPUs,
  * elastic over 1..8, deadline 'ddl_s' (< 0: none). */
 static const gs_job *ejob(gs_engine *e, const gs_tput *tp, int64_t id, const char *app,
@@ -262,11 +272,7 @@ static const gs_job *ejob(gs_engine *e, const gs_tput *tp, int64_t id, const cha
     s.submit = gs_time_from_sec(submit_s);
     s.deadline = ddl_s < 0 ? GS_TIME_NONE : gs_time_from_sec(ddl_s);
     if (gs_tput_work(tp, gs_tput_find(tp, app, 64), req, iters, &s.duration)) return NULL;
-    const gs_job *j = NULL;
-    gs_diag d;
-    gs_diag_init(&d, NULL);
-    if (gs_engine_add_job(e, &s, &j, &d)) fprintf(stderr, "  add: %s\n", d.msg);
-    return j;
+    return add_job(e, &s);
 }
 
 static void t_elasticflow_admission(void)
@@ -479,11 +485,7 @@ static const gs_job *rjob(gs_engine *e, int64_t id, double submit_s, int gpus, d
     s.gpus_per_task = 1;
     s.submit = gs_time_from_sec(submit_s);
     s.duration = gs_time_from_sec(dur_s);
-    const gs_job *j = NULL;
-    gs_diag d;
-    gs_diag_init(&d, NULL);
-    if (gs_engine_add_job(e, &s, &j, &d)) fprintf(stderr, "  add: %s\n", d.msg);
-    return j;
+    return add_job(e, &s);
 }
 
 /*

@@ -16,10 +16,7 @@
 static uint64_t rs = 88172645463325252u;
 static uint32_t rnd(uint32_t n)
 {
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return (uint32_t)(rs % n);
+    return test_xorshift(&rs, n);
 }
 
 #define NMAX 700 /* slots */
