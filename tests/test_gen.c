@@ -122,6 +122,34 @@ static void t_gavel_mix(void)
     gs_trace_release(&t);
 }
 
+/*
+ * mix=gavel-single (Gavel's continuous-single traces): every job 1 GPU; durations, models and
+ * (at a rate) arrivals the same draws as mix=gavel's; at a load, the rate is 1.9 times
+ * gavel's (its mean GPU-time is a 1-GPU job's).
+ */
+static void t_gavel_single(void)
+{
+    gs_trace a, b, c, e;
+    gs_diag d;
+    ASSERT_OK(gen("jobs=3000,rate=4,mix=gavel-single", 0, 7, &a, &d));
+    ASSERT_OK(gen("jobs=3000,rate=4,mix=gavel", 0, 7, &b, &d));
+    for (size_t i = 0; i < a.n; i++) {
+        ASSERT_EQ(a.jobs[i].ntasks, 1);
+        ASSERT_EQ(a.jobs[i].gpus_per_task, 1);
+        ASSERT_EQ(a.jobs[i].submit, b.jobs[i].submit);
+        ASSERT_EQ(a.jobs[i].duration, b.jobs[i].duration);
+        ASSERT_STR(a.jobs[i].model, b.jobs[i].model);
+    }
+    ASSERT_OK(gen("jobs=3000,load=0.9,mix=gavel-single", 108, 7, &c, &d));
+    ASSERT_OK(gen("jobs=3000,load=0.9,mix=gavel", 108, 7, &e, &d));
+    double ratio = gs_time_to_sec(e.jobs[e.n - 1].submit) / gs_time_to_sec(c.jobs[c.n - 1].submit);
+    ASSERT_NEAR(ratio, 1.9, 1e-3); /* the same gaps, scaled by the mean GPUs per job */
+    gs_trace_release(&a);
+    gs_trace_release(&b);
+    gs_trace_release(&c);
+    gs_trace_release(&e);
+}
+
 /* load=0.9 offers 90 % of the GPUs: rate from the mix's exact mean GPU-time. */
 static void t_offered_load(void)
 {
@@ -353,7 +381,7 @@ static void t_errors(void)
         {"jobs=4,jobs=5", "'jobs' given twice", 8},
         {"arrivals=uniform", "arrivals: 'uniform' is neither 'poisson' nor 'trace:FILE'", 10},
         {"arrivals=trace:", "arrivals: 'trace:'", 10},
-        {"mix=philly", "mix: 'philly' is neither 'gavel' nor 'trace:FILE'", 5},
+        {"mix=philly", "mix: 'philly' is not 'gavel', 'gavel-single' or 'trace:FILE'", 5},
         {"mix=trace:/nonexistent.csv", "mix: /nonexistent.csv: cannot open", 5},
         {"arrivals=trace:/nonexistent.csv", "arrivals: /nonexistent.csv: cannot open", 10},
         {"users=0", "users: '0' is not an integer between 1 and 1000000", 7},
@@ -399,6 +427,7 @@ int main(int argc, char **argv)
     static const test_case tests[] = {
         {"deterministic", t_deterministic},
         {"gavel_mix", t_gavel_mix},
+        {"gavel_single", t_gavel_single},
         {"offered_load", t_offered_load},
         {"streams", t_streams},
         {"roundtrip", t_roundtrip},

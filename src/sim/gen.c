@@ -11,7 +11,8 @@
  *     given); rate = rate=/3600 per second, or load x GPUs / (mean GPU-time of a job of the
  *     mix) - the mix's mean is exact for gavel (its closed form), the trace's mean otherwise;
  *   - the mix: gavel (Gavel's artifact: 1/2/4/8 GPUs w.p. 70/10/15/5 %, 60 x 10^U(1.5,3) s
- *     w.p. 0.8 else 60 x 10^U(3,4) s, a model uniformly from the profile table's models), or
+ *     w.p. 0.8 else 60 x 10^U(3,4) s, a model uniformly from the profile table's models;
+ *     gavel-single: the same with every job of 1 GPU, Gavel's continuous-single traces), or
  *     one job of the trace drawn uniformly (its tasks, GPUs per task, duration and model; a
  *     job given in steps, as in Gavel's traces, runs for its steps at its model's throughput
  *     on the built-in profiles' reference type);
@@ -55,6 +56,7 @@ struct gs_gen_spec {
     char *text;
     long jobs;
     int arrivals, mix;
+    int single; /* mix=gavel-single: Gavel's continuous-single traces, every job 1 GPU */
     int has_load, has_rate;
     double load, rate; /* fraction of the GPUs; jobs per hour */
     gs_time *gaps;     /* arrivals=trace: the trace's inter-arrival gaps */
@@ -421,13 +423,14 @@ int gs_gen_spec_parse(const char *src, const char *text, gs_gen_spec **out, gs_d
                                  "arrivals: '%s' is neither 'poisson' nor 'trace:FILE'", v);
         } else if (!strcmp(k, "mix")) {
             col_mix = vcol;
-            if (!strcmp(v, "gavel"))
+            if (!strcmp(v, "gavel") || !strcmp(v, "gavel-single")) {
                 s->mix = MIX_GAVEL;
-            else if ((s->mix_path = trace_arg(v)))
+                s->single = v[5] != '\0';
+            } else if ((s->mix_path = trace_arg(v)))
                 s->mix = MIX_TRACE;
             else
                 rc = gs_diag_set(d, GS_EPARSE, 1, vcol,
-                                 "mix: '%s' is neither 'gavel' nor 'trace:FILE'", v);
+                                 "mix: '%s' is not 'gavel', 'gavel-single' or 'trace:FILE'", v);
         } else if (!strcmp(k, "users") || !strcmp(k, "vcs")) {
             long *dst = k[0] == 'u' ? &s->users : &s->vcs;
             if (parse_long(v, 1, MAX_NAMES, dst))
@@ -465,7 +468,7 @@ int gs_gen_spec_parse(const char *src, const char *text, gs_gen_spec **out, gs_d
                                 strlen(gs_profiles_builtin_csv), d, 1);
         }
         /* Gavel's sizes are independent of its durations */
-        double mean_gpus = 0.7 * 1 + 0.1 * 2 + 0.15 * 4 + 0.05 * 8;
+        double mean_gpus = s->single ? 1 : 0.7 * 1 + 0.1 * 2 + 0.15 * 4 + 0.05 * 8;
         double mean_dur = 60 * (0.8 * mean_pow10(1.5, 3) + 0.2 * mean_pow10(3, 4));
         s->mean_gpu_s = mean_gpus * mean_dur;
     }
@@ -707,7 +710,7 @@ int gs_gen_generate(const gs_gen_spec *s, size_t total_gpus, uint64_t seed, gs_t
         j->submit = to_ms(now);
         if (s->mix == MIX_GAVEL) {
             double u = gs_rng_double(&r[R_SIZE]);
-            j->ntasks = u < 0.70 ? 1 : u < 0.80 ? 2 : u < 0.95 ? 4 : 8;
+            j->ntasks = s->single ? 1 : u < 0.70 ? 1 : u < 0.80 ? 2 : u < 0.95 ? 4 : 8;
             double b = gs_rng_double(&r[R_DUR]), x = gs_rng_double(&r[R_DUR]);
             double e = b < 0.8 ? 1.5 + 1.5 * x : 3.0 + x;
             j->duration = to_ms(60 * pow(10, e));
