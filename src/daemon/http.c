@@ -830,7 +830,8 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     return post_and_reply(h, c);
 }
 
-/* Position of every pending view in its queue (see gsd_view_cmp in gsd.h). */
+/* Position of every pending view in its queue (see gsd_view_cmp in gsd.h); 0 for a job held or
+ * waiting on a dependency (in no queue yet), as gsd_snap_position() answers for one job. */
 typedef struct posent {
     const gsd_jview *v;
     size_t idx;
@@ -848,7 +849,8 @@ static int *positions(const gsd_snap *s)
     if (!pos || !v) abort();
     size_t n = 0;
     for (size_t i = 0; i < s->njobs; i++)
-        if (s->jobs[i]->state == GS_JOB_PENDING) v[n++] = (posent){s->jobs[i], i};
+        if (s->jobs[i]->state == GS_JOB_PENDING && s->jobs[i]->q.queue != GSD_QUEUE_WAIT)
+            v[n++] = (posent){s->jobs[i], i};
     qsort(v, n, sizeof *v, pos_cmp);
     int p = 0;
     for (size_t i = 0; i < n; i++) {

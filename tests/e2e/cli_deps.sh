@@ -115,6 +115,12 @@ w1=$(asub --gpus 1 --dependency "afterok:$blk" -- sh -c "echo w1 >> '$tmp/w'")
 w2=$(asub --gpus 1 --dependency "afterany:$blk" -- sh -c "echo w2 >> '$tmp/w'")
 expect 0 "Held job $w2" -- as "$A" hold "$w2"
 check "held while waiting on a dependency: JobHeldUser" [ "$(reason "$w2")" = JobHeldUser ]
+# queue positions: a job waiting on a dependency or held is in no queue yet ('-', as describe
+# says); the queued job is first in its queue (the list once numbered the waiting ones too)
+pos() { as "$A" queue | awk -v id="$1" '$1 == id { print $NF }'; }
+check "waiting on a dependency: no queue position (got '$(pos "$w1")')" [ "$(pos "$w1")" = - ]
+check "held: no queue position (got '$(pos "$w2")')" [ "$(pos "$w2")" = - ]
+check "the queued job is first in its queue (got '$(pos "$qd")')" [ "$(pos "$qd")" = 1 ]
 # jobs that ended before the restart are read from the database after it
 r1=$(asub --gpus 1 --hold --dependency "afterok:$a" -- true)
 r2=$(asub --gpus 1 --dependency "afterok:$f" -- true)
