@@ -248,16 +248,14 @@ static int load_mix(gs_gen_spec *s, gs_diag *d, int col)
             }
         }
     s->smp = malloc(t.n * sizeof *s->smp);
-    if (!s->smp) {
-        gs_trace_release(&t);
-        return GS_ENOMEM;
-    }
+    if (!s->smp) rc = GS_ENOMEM;
     size_t cap = 0;
     for (size_t i = 0; i < t.n && !rc; i++)
         if (t.jobs[i].model && t.jobs[i].model[0])
             rc = push_str(&s->models, &s->nmodels, &cap, t.jobs[i].model);
     if (rc) {
         gs_trace_release(&t);
+        gs_profiles_destroy(prof);
         return rc;
     }
     uniq_strs(s->models, &s->nmodels);
