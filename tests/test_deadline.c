@@ -527,6 +527,19 @@ static void t_afs_rigid(void)
     gs_cluster_destroy(c);
 }
 
+/* Node 1 bad at 700 s and good again at 2,500 s, node 0 down at 1,500 s and up at 2,000 s;
+ * then the run to its end, the engine (and the policy) checked after every step. */
+static void run_with_node_events(gs_engine *e)
+{
+    ASSERT_OK(gs_engine_add_node_bad_event(e, gs_time_from_sec(700), 1, 1));
+    ASSERT_OK(gs_engine_add_node_bad_event(e, gs_time_from_sec(2500), 1, 0));
+    ASSERT_OK(gs_engine_add_node_event(e, gs_time_from_sec(1500), 0, 1));
+    ASSERT_OK(gs_engine_add_node_event(e, gs_time_from_sec(2000), 0, 0));
+    int rc;
+    while ((rc = gs_engine_step(e)) > 0) ASSERT_OK(gs_engine_check(e, NULL));
+    ASSERT_EQ(rc, 0);
+}
+
 /*
  * AFS on random overloaded workloads, rigid only and with elastic jobs among them, a node
  * marked bad and good again, another failing (its jobs requeued) and back: every job ends, and
@@ -556,13 +569,7 @@ static void t_afs_random(void)
                 js[i] = rjob(e, i + 1, t, g, 10 + (double)gs_rng_below(&r, 600));
             ASSERT(js[i]);
         }
-        ASSERT_OK(gs_engine_add_node_bad_event(e, gs_time_from_sec(700), 1, 1));
-        ASSERT_OK(gs_engine_add_node_bad_event(e, gs_time_from_sec(2500), 1, 0));
-        ASSERT_OK(gs_engine_add_node_event(e, gs_time_from_sec(1500), 0, 1));
-        ASSERT_OK(gs_engine_add_node_event(e, gs_time_from_sec(2000), 0, 0));
-        int rc;
-        while ((rc = gs_engine_step(e)) > 0) ASSERT_OK(gs_engine_check(e, NULL));
-        ASSERT_EQ(rc, 0);
+        run_with_node_events(e);
         for (int i = 0; i < 160; i++) ASSERT_EQ(js[i]->state, GS_JOB_DONE);
         gs_engine_destroy(e);
         gs_cluster_destroy(c);
@@ -593,13 +600,7 @@ static void ef_random_run(gs_tput *tp, int round, const char *kv, int64_t *out)
             js[i] = rjob(e, i + 1, t, g, 10 + (double)gs_rng_below(&r, 600));
         ASSERT(js[i]);
     }
-    ASSERT_OK(gs_engine_add_node_bad_event(e, gs_time_from_sec(700), 1, 1));
-    ASSERT_OK(gs_engine_add_node_bad_event(e, gs_time_from_sec(2500), 1, 0));
-    ASSERT_OK(gs_engine_add_node_event(e, gs_time_from_sec(1500), 0, 1));
-    ASSERT_OK(gs_engine_add_node_event(e, gs_time_from_sec(2000), 0, 0));
-    int rc;
-    while ((rc = gs_engine_step(e)) > 0) ASSERT_OK(gs_engine_check(e, NULL));
-    ASSERT_EQ(rc, 0);
+    run_with_node_events(e);
     int done = 0, rejected = 0;
     for (int i = 0; i < 160; i++) {
         done += js[i]->state == GS_JOB_DONE;
