@@ -24,6 +24,7 @@
 #include "daemon_schema_v1.h"
 #include "daemon_schema_v2.h"
 #include "daemon_schema_v3.h"
+#include "daemon_schema_v5.h"
 #include "harness.h"
 #include "store.h"
 
@@ -56,6 +57,7 @@ static gsd_jobrow row(int64_t id, const char *user, const char *state)
     r.exit_code = GSD_NONE;
     r.submit = 1000;
     r.first_start = r.last_start = r.end = GSD_NONE;
+    r.gpu_us = GSD_NONE;
     r.spec = (char *)"{\"command\":\"true\"}";
     return r;
 }
@@ -488,10 +490,10 @@ static void version4_upgraded_with_node_marks(void)
     gsd_store *s;
     gs_diag d;
     gs_diag_init(&d, NULL);
-    ASSERT_OK(gsd_store_open(p, 1, &s, &d));
-    gsd_store_close(s);
     sqlite3 *db;
     ASSERT_EQ(sqlite3_open(p, &db), SQLITE_OK);
+    exec1(db, "PRAGMA journal_mode=WAL");
+    exec1(db, gsd_test_schema_v5);
     exec1(db, "DROP TABLE nodes");
     exec1(db, "PRAGMA user_version = 4");
     sqlite3_close(db);
@@ -513,6 +515,68 @@ static void version4_upgraded_with_node_marks(void)
     got[0] = '\0';
     ASSERT_OK(gsd_store_each_bad_node(s, each_bad, got));
     ASSERT_STR(got, "n0=-@6 n1=ECC errors@5");
+    gsd_store_close(s);
+}
+
+/* Version 5 -> 6 (issue 16): events keep their seq and a deleted event's seq is never given
+ * again (AUTOINCREMENT: the resume point of the event stream); node events have no job; arrays
+ * and GPU time are written at insert / update and read back; the new tables exist. */
+static void version5_upgraded_with_event_ids(void)
+{
+    const char *p = dbpath("v5.db");
+    sqlite3 *db;
+    ASSERT_EQ(sqlite3_open(p, &db), SQLITE_OK);
+    exec1(db, "PRAGMA journal_mode=WAL");
+    exec1(db, gsd_test_schema_v5);
+    exec1(db, "PRAGMA user_version = 5");
+    exec1(db, "INSERT INTO events(seq, job_id, t_us, type, reason) VALUES (1, 3, 10, "
+              "'submitted', NULL), (2, 3, 20, 'started', 'run 1'), (3, 3, 30, 'done', NULL)");
+    exec1(db, "INSERT INTO nodes(name, bad, reason, t_us) VALUES ('n0', 1, 'fan', 5)");
+    sqlite3_close(db);
+    gsd_store *s;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gsd_store_open(p, 1, &s, &d));
+    ASSERT_EQ(gsd_store_upgraded_from(s), 5);
+    gsd_store_close(s);
+    ASSERT_EQ(query_int(p, "SELECT count(*) FROM events WHERE seq <= 3 AND job_id = 3"), 3);
+    ASSERT_EQ(query_int(p, "SELECT count(*) FROM nodes WHERE bad = 1 AND admin_state IS NULL"), 1);
+    ASSERT_EQ(query_int(p, "SELECT count(*) FROM acct"), 0);
+    ASSERT_EQ(query_int(p, "SELECT count(*) FROM samples"), 0);
+    /* the last event deleted (as retention does): the next one still gets a new id */
+    ASSERT_EQ(sqlite3_open(p, &db), SQLITE_OK);
+    exec1(db, "DELETE FROM events WHERE seq = 3");
+    exec1(db, "INSERT INTO events(job_id, node, t_us, type) VALUES (NULL, 'n0', 40, 'drained')");
+    sqlite3_close(db);
+    ASSERT_EQ(query_int(p, "SELECT max(seq) FROM events"), 4);
+    ASSERT_EQ(query_int(p, "SELECT count(*) FROM events WHERE job_id IS NULL AND node = 'n0'"), 1);
+    /* array columns at insert (immutable), GPU time at update */
+    ASSERT_OK(gsd_store_open(p, 1, &s, &d));
+    ASSERT_EQ(gsd_store_upgraded_from(s), 0);
+    gsd_jobrow r = row(5, "alice", "PENDING");
+    r.array_id = 5;
+    r.array_task = 7;
+    gsd_jobrow r2 = row(6, "alice", "PENDING");
+    ASSERT_OK(gsd_store_begin(s));
+    ASSERT_OK(gsd_store_insert_job(s, &r));
+    ASSERT_OK(gsd_store_insert_job(s, &r2));
+    r.state = (char *)"COMPLETED";
+    r.gpu_us = 123456;
+    r.array_task = 99; /* not written by an update */
+    ASSERT_OK(gsd_store_update_job(s, &r));
+    ASSERT_OK(gsd_store_commit(s));
+    gsd_reader *rd = gsd_store_reader(s);
+    gsd_jobrow got;
+    ASSERT_OK(gsd_reader_job(rd, 5, &got));
+    ASSERT_EQ(got.array_id, 5);
+    ASSERT_EQ(got.array_task, 7);
+    ASSERT_EQ(got.gpu_us, 123456);
+    gsd_jobrow_release(&got);
+    ASSERT_OK(gsd_reader_job(rd, 6, &got));
+    ASSERT_EQ(got.array_id, 0);
+    ASSERT_EQ(got.gpu_us, GSD_NONE);
+    gsd_jobrow_release(&got);
+    gsd_store_reader_put(s, rd);
     gsd_store_close(s);
 }
 
@@ -569,6 +633,7 @@ static const test_case tests[] = {
     {"version2_upgraded_with_elastic", version2_upgraded_with_elastic},
     {"version3_upgraded_with_groups", version3_upgraded_with_groups},
     {"version4_upgraded_with_node_marks", version4_upgraded_with_node_marks},
+    {"version5_upgraded_with_event_ids", version5_upgraded_with_event_ids},
     {"list_filters_and_pages", list_filters_and_pages},
     {"cleanup", cleanup},
 };

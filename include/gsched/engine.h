@@ -834,6 +834,15 @@ int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d);
 /* The policy's inspect op (see gsched/policy.h); GS_ENOENT when it has none. */
 int gs_engine_inspect(const gs_engine *e, const char *key, char *buf, size_t cap);
 
+/* ---- issue 16: each lane adds its calls under its own marker ---- */
+/* job control: withdraw a queued job from its policy, update a waiting job */
+
+/* accounting: forget a final job (bounded memory) */
+
+/* arrays and dependencies: SIM release events */
+
+/* node administration: SIM drain events */
+
 #ifdef __cplusplus
 }
 #endif

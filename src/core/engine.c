@@ -4421,3 +4421,12 @@ int gs_engine_inspect(const gs_engine *e, const char *key, char *buf, size_t cap
     if (!e->pol->inspect) return GS_ENOENT;
     return e->pol->inspect(e->pst, key, buf, cap);
 }
+
+/* ---- issue 16: each lane adds its calls under its own marker ---- */
+/* job control: withdraw, update */
+
+/* accounting: forget */
+
+/* arrays and dependencies: SIM release events */
+
+/* node administration: SIM drain events */

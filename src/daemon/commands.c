@@ -43,6 +43,7 @@ void gsd_cmd_free(gsd_cmd *c)
     free(c->spec_json);
     free(c->idem_key);
     if (c->result) json_decref(c->result);
+    if (c->args) json_decref(c->args);
     free(c);
 }
 

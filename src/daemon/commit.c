@@ -164,6 +164,7 @@ void gsd_fill_row(gsd_sched *g, const gs_job *j, gsd_jobx *x, gsd_jobrow *r)
     r->idem_key = x->idem_key;
     r->idem_hash = x->idem_hash;
     r->elastic = (char *)gsd_el_json(x);
+    r->gpu_us = GSD_NONE; /* GPU time: not yet accounted (issue 16, accounting) */
     (void)g;
 }
 

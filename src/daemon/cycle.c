@@ -92,6 +92,16 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
         case GSD_CMD_RESIZE: gsd_do_resize(g, c, now); break;
         case GSD_CMD_NODE_BAD:
         case GSD_CMD_NODE_GOOD: gsd_do_node(g, c, now); break;
+        /* issue 16 lanes: each adds its cases under its own marker */
+        /* node administration */
+
+        /* job control */
+
+        /* accounting */
+
+        /* arrays */
+
+        case GSD_CMD_NKINDS: gsd_cmd_fail(c, 500, GS_EINVAL, "no such command"); break;
         }
     }
     if (g->ngone) gsd_gone_run(g, now); /* adopted jobs whose external job was gone at bind */

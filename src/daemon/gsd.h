@@ -205,7 +205,17 @@ typedef enum gsd_cmd_kind {
     GSD_CMD_RELEASE,
     GSD_CMD_RESIZE,
     GSD_CMD_NODE_BAD, /* an admin marks a node bad / good (gsched node bad|good) */
-    GSD_CMD_NODE_GOOD
+    GSD_CMD_NODE_GOOD,
+    /* issue 16 lanes: each adds its kinds under its own marker (payload in args) */
+    /* node administration: drain / resume / down */
+
+    /* job control: update, requeue, withdraw (hold of a queued job), run */
+
+    /* accounting: retention purge */
+
+    /* arrays */
+
+    GSD_CMD_NKINDS
 } gsd_cmd_kind;
 
 typedef struct gsd_cmd {
@@ -220,6 +230,7 @@ typedef struct gsd_cmd {
     int gpus;       /* RESIZE: the size asked for */
     char node[256]; /* NODE_BAD, NODE_GOOD: the node's name */
     char why[256];  /* NODE_BAD, NODE_GOOD: the reason given ("" none) */
+    json_t *args;   /* issue-16 kinds: their parameters (owned; freed by gsd_cmd_free) */
     char user[GSD_USER_MAX];
     int admin;
     int authn;   /* how user was established: GSD_AUTHN_* */

@@ -40,48 +40,14 @@
 #include "config.h"
 #include "deps.h"
 #include "gsd.h"
+#include "http_int.h"
 
 #define WAIT_MS       30000
 #define MAX_LIMIT     10000
 #define DEFAULT_LIMIT 1000
 #define MAX_LOG_READ  (8 * 1024 * 1024)
 
-typedef struct hreq {
-    char *body;
-    size_t len, cap;
-    int too_big;
-    int status;
-    double t0;
-    char method[8];
-} hreq;
-
-typedef struct ident {
-    char user[GSD_USER_MAX];
-    int admin;
-    int authn;   /* GSD_AUTHN_* */
-    int64_t uid; /* GSD_AUTHN_PEER: the client's uid; else -1 */
-} ident;
-
-typedef struct hctx {
-    gsd *g;
-    struct MHD_Connection *c;
-    const char *url;
-    const char *method;
-    hreq *rq;
-    gsd_conn *k; /* the connection (conn.c); NULL if admission never saw it */
-    ident id;
-} hctx;
-
-typedef enum MHD_Result (*handler_fn)(hctx *h, const char *arg, const char *sub);
-
-typedef struct route {
-    const char *method;
-    const char *pattern; /* "/v1/jobs/{id}/events": {x} matches one path segment */
-    handler_fn fn;
-    const char *doc;
-} route;
-
-static double now_sec(void)
+double hx_now_sec(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -90,8 +56,8 @@ static double now_sec(void)
 
 /* ---- responses ------------------------------------------------------------------------------ */
 
-static enum MHD_Result send_buf(hctx *h, int status, const char *ctype, char *buf, size_t len,
-                                const char *const *hdrs)
+enum MHD_Result hx_send_buf(hctx *h, int status, const char *ctype, char *buf, size_t len,
+                            const char *const *hdrs)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
     if (!r) {
@@ -107,7 +73,7 @@ static enum MHD_Result send_buf(hctx *h, int status, const char *ctype, char *bu
     return ret;
 }
 
-static enum MHD_Result send_json(hctx *h, int status, json_t *o, const char *const *hdrs)
+enum MHD_Result hx_send_json(hctx *h, int status, json_t *o, const char *const *hdrs)
 {
     char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(o);
@@ -117,11 +83,11 @@ static enum MHD_Result send_json(hctx *h, int status, json_t *o, const char *con
     if (!b) abort();
     b[n] = '\n';
     b[n + 1] = '\0';
-    return send_buf(h, status, "application/json", b, n + 1, hdrs);
+    return hx_send_buf(h, status, "application/json", b, n + 1, hdrs);
 }
 
-static enum MHD_Result problem_v(hctx *h, int status, int err, json_t *extra,
-                                 const char *const *hdrs, const char *fmt, va_list ap)
+enum MHD_Result hx_problem_v(hctx *h, int status, int err, json_t *extra, const char *const *hdrs,
+                             const char *fmt, va_list ap)
 {
     char detail[1024];
     vsnprintf(detail, sizeof detail, fmt, ap);
@@ -150,54 +116,43 @@ static enum MHD_Result problem_v(hctx *h, int status, int err, json_t *extra,
     static const char *const retry_hdr[] = {"Retry-After", "5", NULL};
     if (status == 401) hdrs = auth_hdr;
     if (status == 503 && !hdrs) hdrs = retry_hdr; /* read-only mode, shutting down, busy */
-    return send_buf(h, status, "application/problem+json", b, n + 1, hdrs);
+    return hx_send_buf(h, status, "application/problem+json", b, n + 1, hdrs);
 }
 
-static enum MHD_Result problem(hctx *h, int status, int err, json_t *extra, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-static enum MHD_Result problem(hctx *h, int status, int err, json_t *extra, const char *fmt, ...)
+enum MHD_Result hx_problem(hctx *h, int status, int err, json_t *extra, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    enum MHD_Result r = problem_v(h, status, err, extra, NULL, fmt, ap);
+    enum MHD_Result r = hx_problem_v(h, status, err, extra, NULL, fmt, ap);
     va_end(ap);
     return r;
 }
 
-static enum MHD_Result problem_hdr(hctx *h, int status, int err, json_t *extra,
-                                   const char *const *hdrs, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 6, 7)))
-#endif
-    ;
-static enum MHD_Result problem_hdr(hctx *h, int status, int err, json_t *extra,
-                                   const char *const *hdrs, const char *fmt, ...)
+enum MHD_Result hx_problem_hdr(hctx *h, int status, int err, json_t *extra, const char *const *hdrs,
+                               const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    enum MHD_Result r = problem_v(h, status, err, extra, hdrs, fmt, ap);
+    enum MHD_Result r = hx_problem_v(h, status, err, extra, hdrs, fmt, ap);
     va_end(ap);
     return r;
 }
 
-static const char *arg(hctx *h, const char *key)
+const char *hx_arg(hctx *h, const char *key)
 {
     return MHD_lookup_connection_value(h->c, MHD_GET_ARGUMENT_KIND, key);
 }
 
-static const char *header(hctx *h, const char *key)
+const char *hx_header(hctx *h, const char *key)
 {
     return MHD_lookup_connection_value(h->c, MHD_HEADER_KIND, key);
 }
 
 /* Integer query argument in [lo, hi]; 0 ok, -1 after sending a 400. */
-static int int_arg(hctx *h, const char *key, int64_t def, int64_t lo, int64_t hi, int64_t *out,
-                   enum MHD_Result *ret)
+int hx_int_arg(hctx *h, const char *key, int64_t def, int64_t lo, int64_t hi, int64_t *out,
+               enum MHD_Result *ret)
 {
-    const char *v = arg(h, key);
+    const char *v = hx_arg(h, key);
     if (!v || !*v) {
         *out = def;
         return 0;
@@ -206,16 +161,16 @@ static int int_arg(hctx *h, const char *key, int64_t def, int64_t lo, int64_t hi
     errno = 0;
     long long x = strtoll(v, &e, 10);
     if (errno || *e || x < lo || x > hi) {
-        *ret = problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", key),
-                       "query parameter '%s' must be an integer between %lld and %lld, got '%s'",
-                       key, (long long)lo, (long long)hi, v);
+        *ret = hx_problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", key),
+                          "query parameter '%s' must be an integer between %lld and %lld, got '%s'",
+                          key, (long long)lo, (long long)hi, v);
         return -1;
     }
     *out = x;
     return 0;
 }
 
-static int parse_id(const char *s, int64_t *id)
+int hx_parse_id(const char *s, int64_t *id)
 {
     if (!s || !*s || strlen(s) > 18) return -1;
     for (const char *p = s; *p; p++)
@@ -224,7 +179,7 @@ static int parse_id(const char *s, int64_t *id)
     return *id >= 1 ? 0 : -1;
 }
 
-static int truthy(const char *v)
+int hx_truthy(const char *v)
 {
     return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !*v);
 }
@@ -232,25 +187,25 @@ static int truthy(const char *v)
 /* A boolean query flag, strictly: absent 0; present bare ("?dry_run") or 1/true/yes 1; 0/false/
  * no 0 (case-insensitive); anything else -1 after sending a 400 naming the parameter, so that
  * "?dry_run=2" never falls through to a real submit. */
-static int flag_arg(hctx *h, const char *key, enum MHD_Result *ret)
+int hx_flag_arg(hctx *h, const char *key, enum MHD_Result *ret)
 {
-    const char *v = arg(h, key);
+    const char *v = hx_arg(h, key);
     if (!v) {
         /* "?dry_run" without '=' has no value but is present: the flag is set */
         const char *nv = NULL;
         return MHD_lookup_connection_value_n(h->c, MHD_GET_ARGUMENT_KIND, key, strlen(key), &nv,
                                              NULL) == MHD_YES;
     }
-    if (truthy(v)) return 1;
+    if (hx_truthy(v)) return 1;
     if (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no")) return 0;
-    *ret = problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", key),
-                   "query parameter '%s' must be 1, 0, true, false, yes or no", key);
+    *ret = hx_problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", key),
+                      "query parameter '%s' must be 1, 0, true, false, yes or no", key);
     return -1;
 }
 
 /* ---- JSON of jobs --------------------------------------------------------------------------- */
 
-static void put_time(json_t *o, const char *key, const char *key_us, int64_t t)
+void hx_put_time(json_t *o, const char *key, const char *key_us, int64_t t)
 {
     if (t == GSD_NONE || t == GS_TIME_NONE) {
         json_object_set_new(o, key, json_null());
@@ -306,7 +261,7 @@ static json_t *elastic_json(const gsd_jview *v, const char *row_elastic, const c
     return o;
 }
 
-static json_t *job_from_view(const gsd_jview *v, int pos)
+json_t *hx_job_from_view(const gsd_jview *v, int pos)
 {
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer(v->id));
@@ -323,9 +278,9 @@ static json_t *job_from_view(const gsd_jview *v, int pos)
     json_object_set_new(o, "gpus", json_integer(v->gpus));
     if (v->members[0]) json_object_set_new(o, "members", json_string(v->members));
     json_object_set_new(o, "gang", json_boolean(v->gang));
-    put_time(o, "submit_time", "submit_us", v->submit);
-    put_time(o, "start_time", "start_us", v->first_start);
-    put_time(o, "last_start_time", "last_start_us", v->last_start);
+    hx_put_time(o, "submit_time", "submit_us", v->submit);
+    hx_put_time(o, "start_time", "start_us", v->first_start);
+    hx_put_time(o, "last_start_time", "last_start_us", v->last_start);
     json_object_set_new(o, "reason", v->reason ? json_string(v->reason) : json_null());
     json_object_set_new(o, "position", pos ? json_integer(pos) : json_null());
     json_object_set_new(o, "placement", v->where[0] ? json_string(v->where) : json_null());
@@ -405,7 +360,7 @@ static void groups_json(json_t *o, const gsd_jobrow *r, int ntasks)
     json_decref(gr);
 }
 
-static json_t *job_from_row(const gsd_jobrow *r, const gsd_jview *v, int pos)
+json_t *hx_job_from_row(const gsd_jobrow *r, const gsd_jview *v, int pos)
 {
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer(r->id));
@@ -424,10 +379,10 @@ static json_t *job_from_row(const gsd_jobrow *r, const gsd_jview *v, int pos)
     json_object_set_new(o, "gpus_per_task", json_integer(r->gpus_per_task));
     groups_json(o, r, ntasks);
     json_object_set_new(o, "gang", json_boolean(r->gang));
-    put_time(o, "submit_time", "submit_us", r->submit);
-    put_time(o, "start_time", "start_us", r->first_start);
-    put_time(o, "last_start_time", "last_start_us", r->last_start);
-    put_time(o, "end_time", "end_us", r->end);
+    hx_put_time(o, "submit_time", "submit_us", r->submit);
+    hx_put_time(o, "start_time", "start_us", r->first_start);
+    hx_put_time(o, "last_start_time", "last_start_us", r->last_start);
+    hx_put_time(o, "end_time", "end_us", r->end);
     const char *reason = v && v->reason ? v->reason : r->reason;
     json_object_set_new(o, "reason", reason ? json_string(reason) : json_null());
     json_object_set_new(o, "position", pos ? json_integer(pos) : json_null());
@@ -495,34 +450,34 @@ static int authenticate(hctx *h, enum MHD_Result *ret)
         char why[400];
         if (peer_ident(h, why, sizeof why) == 0) return 0;
         if (h->k->uid == (uid_t)-1) {
-            *ret = problem(h, 401, GS_EPERM, NULL, "%s", why);
+            *ret = hx_problem(h, 401, GS_EPERM, NULL, "%s", why);
         } else {
             h->id.admin = 0;
-            *ret = problem(h, 403, GS_EPERM, NULL,
-                           "your Unix account cannot be a gsched user: %s; ask the operator to "
-                           "give it a name of its own (docs/daemon.md, Listening and identity)",
-                           why);
+            *ret = hx_problem(h, 403, GS_EPERM, NULL,
+                              "your Unix account cannot be a gsched user: %s; ask the operator to "
+                              "give it a name of its own (docs/daemon.md, Listening and identity)",
+                              why);
         }
         return -1;
     }
     if (!g->auth) {
         /* --insecure-tcp: the caller says who it is */
-        const char *u = header(h, "X-Gsched-User");
+        const char *u = hx_header(h, "X-Gsched-User");
         snprintf(h->id.user, sizeof h->id.user, "%s", u && gsd_user_name_ok(u) ? u : "anonymous");
         h->id.admin = 1;
         h->id.authn = GSD_AUTHN_CLAIMED;
         return 0;
     }
     static const char *const close_hdr[] = {"Connection", "close", NULL};
-    const char *a = header(h, "Authorization");
+    const char *a = hx_header(h, "Authorization");
     if (!a) {
-        *ret = problem(h, 401, GS_EPERM, NULL,
-                       "a bearer token is required (Authorization: Bearer TOKEN; the CLI reads "
-                       "--token or GSCHED_TOKEN)");
+        *ret = hx_problem(h, 401, GS_EPERM, NULL,
+                          "a bearer token is required (Authorization: Bearer TOKEN; the CLI reads "
+                          "--token or GSCHED_TOKEN)");
         return -1;
     }
     if (strncasecmp(a, "Bearer ", 7)) {
-        *ret = problem(h, 401, GS_EPERM, NULL, "only 'Authorization: Bearer TOKEN' is accepted");
+        *ret = hx_problem(h, 401, GS_EPERM, NULL, "only 'Authorization: Bearer TOKEN' is accepted");
         return -1;
     }
     const char *tok = a + 7;
@@ -538,22 +493,22 @@ static int authenticate(hctx *h, enum MHD_Result *ret)
         char ra[16];
         snprintf(ra, sizeof ra, "%d", wait);
         const char *hdrs[] = {"Retry-After", ra, "Connection", "close", NULL};
-        *ret = problem_hdr(h, 429, GS_EQUOTA, NULL, hdrs,
-                           "too many failed token checks from this client (or from all clients "
-                           "together): retry in %d s",
-                           wait);
+        *ret = hx_problem_hdr(h, 429, GS_EQUOTA, NULL, hdrs,
+                              "too many failed token checks from this client (or from all clients "
+                              "together): retry in %d s",
+                              wait);
         return -1;
     }
     if (gsd_auth_check(g->auth, tok, h->id.user, &h->id.admin)) {
         gsd_net_authfail(g, h->k);
-        *ret = problem_hdr(h, 401, GS_EPERM, NULL, close_hdr, "invalid token");
+        *ret = hx_problem_hdr(h, 401, GS_EPERM, NULL, close_hdr, "invalid token");
         return -1;
     }
     h->id.authn = GSD_AUTHN_TOKEN;
     return 0;
 }
 
-static int may_see(const hctx *h, const char *owner)
+int hx_may_see(const hctx *h, const char *owner)
 {
     return h->id.admin || (owner && !strcmp(owner, h->id.user));
 }
@@ -578,15 +533,15 @@ static int ctype_ok(const char *ct)
     return 0;
 }
 
-static enum MHD_Result reply_cmd(hctx *h, gsd_cmd *c, const char *location)
+enum MHD_Result hx_reply_cmd(hctx *h, gsd_cmd *c, const char *location)
 {
     if (c->err) {
         json_t *extra = c->result;
         c->result = NULL;
         static const char *const replayed[] = {"Idempotent-Replayed", "true", NULL};
         int replay = json_is_true(json_object_get(extra, "idempotent_replay"));
-        return problem_hdr(h, c->status ? c->status : 500, c->err, extra, replay ? replayed : NULL,
-                           "%s", c->detail);
+        return hx_problem_hdr(h, c->status ? c->status : 500, c->err, extra,
+                              replay ? replayed : NULL, "%s", c->detail);
     }
     json_t *r = c->result;
     c->result = NULL;
@@ -603,10 +558,10 @@ static enum MHD_Result reply_cmd(hctx *h, gsd_cmd *c, const char *location)
         hdrs[k++] = "Idempotent-Replayed";
         hdrs[k++] = "true";
     }
-    return send_json(h, c->status ? c->status : 200, r, hdrs);
+    return hx_send_json(h, c->status ? c->status : 200, r, hdrs);
 }
 
-static enum MHD_Result post_and_reply(hctx *h, gsd_cmd *c)
+enum MHD_Result hx_post_and_reply(hctx *h, gsd_cmd *c)
 {
     if (gsd_post(h->g, c, WAIT_MS)) {
         /* stopping, or no answer in time: the command now belongs to the scheduler thread */
@@ -614,9 +569,9 @@ static enum MHD_Result post_and_reply(hctx *h, gsd_cmd *c)
         int mine = !c->abandoned;
         pthread_mutex_unlock(&h->g->qmu);
         if (mine) gsd_cmd_free(c);
-        return problem(h, 503, GS_ESTATE, NULL,
-                       "the scheduler did not answer (shutting down or overloaded); retry with "
-                       "the same Idempotency-Key");
+        return hx_problem(h, 503, GS_ESTATE, NULL,
+                          "the scheduler did not answer (shutting down or overloaded); retry with "
+                          "the same Idempotency-Key");
     }
     char loc[64];
     const char *location = NULL;
@@ -624,7 +579,7 @@ static enum MHD_Result post_and_reply(hctx *h, gsd_cmd *c)
         snprintf(loc, sizeof loc, "/v1/jobs/%lld", (long long)c->job_id);
         location = loc;
     }
-    enum MHD_Result r = reply_cmd(h, c, location);
+    enum MHD_Result r = hx_reply_cmd(h, c, location);
     gsd_cmd_free(c);
     return r;
 }
@@ -651,7 +606,7 @@ static int user_caps(hctx *h, const gsd_spec *sp, enum MHD_Result *ret)
         gsd_snap_put(s);
         if (add > lim) {
             /* can never fit: no Retry-After */
-            *ret = problem_hdr(
+            *ret = hx_problem_hdr(
                 h, 429, GS_EQUOTA,
                 json_pack("{s:s,s:i,s:i,s:i}", "user", user, "limit", (int)lim, "pending", (int)n,
                           "adds", (int)add),
@@ -667,7 +622,7 @@ static int user_caps(hctx *h, const gsd_spec *sp, enum MHD_Result *ret)
             char what[96] = "";
             if (add > 1)
                 snprintf(what, sizeof what, " (this non-gang job of %u tasks adds %u)", add, add);
-            *ret = problem_hdr(
+            *ret = hx_problem_hdr(
                 h, 429, GS_EQUOTA,
                 json_pack("{s:s,s:i,s:i,s:i}", "user", user, "limit", (int)lim, "pending", (int)n,
                           "adds", (int)add),
@@ -683,10 +638,10 @@ static int user_caps(hctx *h, const gsd_spec *sp, enum MHD_Result *ret)
         char ra[16];
         snprintf(ra, sizeof ra, "%d", wait);
         const char *hdrs[] = {"Retry-After", ra, NULL};
-        *ret = problem_hdr(h, 429, GS_EQUOTA, json_pack("{s:s}", "user", user), hdrs,
-                           "user '%s' submits faster than this daemon accepts (--submit-rate "
-                           "%g/s): retry in %d s",
-                           user, g->o.submit_rate, wait);
+        *ret = hx_problem_hdr(h, 429, GS_EQUOTA, json_pack("{s:s}", "user", user), hdrs,
+                              "user '%s' submits faster than this daemon accepts (--submit-rate "
+                              "%g/s): retry in %d s",
+                              user, g->o.submit_rate, wait);
         return -1;
     }
     return 0;
@@ -697,12 +652,12 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     (void)a, (void)sub;
     gsd *g = h->g;
     if (h->rq->too_big)
-        return problem(h, 413, GS_ETOOBIG, NULL, "request body larger than %zu bytes",
-                       g->o.max_body);
+        return hx_problem(h, 413, GS_ETOOBIG, NULL, "request body larger than %zu bytes",
+                          g->o.max_body);
     if (!h->rq->len)
-        return problem(h, 400, GS_EPARSE, NULL, "empty body: send a job spec (YAML or JSON)");
+        return hx_problem(h, 400, GS_EPARSE, NULL, "empty body: send a job spec (YAML or JSON)");
     enum MHD_Result fr = MHD_NO;
-    int dry = flag_arg(h, "dry_run", &fr);
+    int dry = hx_flag_arg(h, "dry_run", &fr);
     if (dry < 0) return fr;
     gsd_cmd *c = calloc(1, sizeof *c);
     if (!c) abort();
@@ -720,12 +675,12 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
         gsd_cmd_free(c);
         /* 400 even for a field over its limit (GS_ETOOBIG): 413 means the body is over
          * --max-body, answered above */
-        return problem(h, 400, rc, x, "%s", msg);
+        return hx_problem(h, 400, rc, x, "%s", msg);
     }
     if (c->spec.user && strcmp(c->spec.user, h->id.user) && !h->id.admin) {
-        int r = problem(h, 403, GS_EPERM, json_pack("{s:s}", "field", "user"),
-                        "user '%s' may not submit jobs for '%s': only an admin token may",
-                        h->id.user, c->spec.user);
+        int r = hx_problem(h, 403, GS_EPERM, json_pack("{s:s}", "field", "user"),
+                           "user '%s' may not submit jobs for '%s': only an admin token may",
+                           h->id.user, c->spec.user);
         gsd_cmd_free(c);
         return r;
     }
@@ -735,20 +690,20 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     }
     if (!gsd_user_name_ok(c->spec.user)) {
         gsd_cmd_free(c);
-        return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "user"),
-                       "'user' must be 1-63 characters of letters, digits, _ - @ .");
+        return hx_problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "user"),
+                          "'user' must be 1-63 characters of letters, digits, _ - @ .");
     }
     if (c->spec.run_as) {
         gsd_cmd_free(c);
-        return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "run_as"),
-                       "'run_as' is set by the daemon (the Unix account of the job's user), not "
-                       "by a client");
+        return hx_problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "run_as"),
+                          "'run_as' is set by the daemon (the Unix account of the job's user), not "
+                          "by a client");
     }
     if (c->spec.external) {
         gsd_cmd_free(c);
-        return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "external"),
-                       "'external' is set by the daemon (the cluster manager's job a job was "
-                       "adopted from), not by a client");
+        return hx_problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "external"),
+                          "'external' is set by the daemon (the cluster manager's job a job was "
+                          "adopted from), not by a client");
     }
     if (c->spec.dependency) {
         /* every job it names exists and the submitter may see it (committed rows: an id a
@@ -759,18 +714,18 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
         for (int i = 0; i < dp.n; i++) {
             gsd_jobrow row;
             int jr = r ? gsd_reader_job(r, dp.v[i].id, &row) : GS_EIO;
-            int seen = !jr && may_see(h, row.user);
+            int seen = !jr && hx_may_see(h, row.user);
             if (!jr) gsd_jobrow_release(&row);
             if (jr == GS_EIO) {
                 gsd_store_reader_put(g->store, r);
                 gsd_cmd_free(c);
-                return problem(h, 500, GS_EIO, NULL, "cannot read the database");
+                return hx_problem(h, 500, GS_EIO, NULL, "cannot read the database");
             }
             if (!seen) {
                 gsd_store_reader_put(g->store, r);
                 gsd_cmd_free(c);
-                return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "dependency"),
-                               "'dependency': no job %lld", (long long)dp.v[i].id);
+                return hx_problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "dependency"),
+                                  "'dependency': no job %lld", (long long)dp.v[i].id);
             }
         }
         gsd_store_reader_put(g->store, r);
@@ -781,7 +736,7 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
                               has_map ? mapped : NULL, runas, why, sizeof why);
     if (st) {
         gsd_cmd_free(c);
-        return problem(h, st, GS_EPERM, json_pack("{s:s}", "field", "user"), "%s", why);
+        return hx_problem(h, st, GS_EPERM, json_pack("{s:s}", "field", "user"), "%s", why);
     }
     c->spec.run_as = strdup(runas);
     if (!c->spec.run_as) abort();
@@ -792,7 +747,7 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     int as_acct = c->spec.workdir && g->runas.switch_users && geteuid() == 0;
     if (as_acct && gsd_unix_user_lookup(runas, &acct, wmsg, sizeof wmsg)) {
         gsd_cmd_free(c);
-        return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "user"), "%s", wmsg);
+        return hx_problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "user"), "%s", wmsg);
     }
     gsd_spec_as as = {0};
     if (as_acct) as = (gsd_spec_as){acct.name, acct.uid, acct.gid, acct.groups, acct.ngroups};
@@ -800,17 +755,17 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     if (as_acct) gsd_unix_user_release(&acct);
     if (wbad) {
         gsd_cmd_free(c);
-        return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "workdir"), "%s", wmsg);
+        return hx_problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "workdir"), "%s", wmsg);
     }
-    const char *key = header(h, "Idempotency-Key");
+    const char *key = hx_header(h, "Idempotency-Key");
     if (key) {
         size_t kl = strlen(key);
         int bad = kl == 0 || kl > 128;
         for (size_t i = 0; i < kl && !bad; i++) bad = key[i] < 0x21 || key[i] > 0x7e;
         if (bad) {
             gsd_cmd_free(c);
-            return problem(h, 400, GS_EINVAL, NULL,
-                           "Idempotency-Key must be 1-128 printable characters without spaces");
+            return hx_problem(h, 400, GS_EINVAL, NULL,
+                              "Idempotency-Key must be 1-128 printable characters without spaces");
         }
         c->idem_key = strdup(key);
         if (!c->idem_key) abort();
@@ -827,7 +782,7 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
         gsd_cmd_free(c);
         return fr;
     }
-    return post_and_reply(h, c);
+    return hx_post_and_reply(h, c);
 }
 
 /* Position of every pending view in its queue (see gsd_view_cmp in gsd.h); 0 for a job held or
@@ -887,29 +842,30 @@ static enum MHD_Result h_list(hctx *h, const char *a, const char *sub)
     (void)a, (void)sub;
     gsd *g = h->g;
     unsigned mask;
-    const char *states = arg(h, "state");
+    const char *states = hx_arg(h, "state");
     if (parse_states(states, &mask))
-        return problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "state"),
-                       "'state' must be active, all, or a comma-separated list of states (PENDING, "
-                       "RUNNING, PD, R, CD, ...), got '%s'",
-                       states);
+        return hx_problem(
+            h, 400, GS_EINVAL, json_pack("{s:s}", "field", "state"),
+            "'state' must be active, all, or a comma-separated list of states (PENDING, "
+            "RUNNING, PD, R, CD, ...), got '%s'",
+            states);
     enum MHD_Result ret = MHD_NO;
     int64_t limit, offset;
-    if (int_arg(h, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT, &limit, &ret)) return ret;
-    if (int_arg(h, "offset", 0, 0, INT64_MAX / 2, &offset, &ret)) return ret;
-    const char *user = arg(h, "user"), *vc = arg(h, "vc");
+    if (hx_int_arg(h, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT, &limit, &ret)) return ret;
+    if (hx_int_arg(h, "offset", 0, 0, INT64_MAX / 2, &offset, &ret)) return ret;
+    const char *user = hx_arg(h, "user"), *vc = hx_arg(h, "vc");
     if (user && !*user) user = NULL;
     if (vc && !*vc) vc = NULL;
     if (!h->id.admin) {
         if (user && strcmp(user, h->id.user))
-            return problem(h, 403, GS_EPERM, NULL, "you may list only your own jobs");
+            return hx_problem(h, 403, GS_EPERM, NULL, "you may list only your own jobs");
         user = h->id.user;
     }
     unsigned active = 0;
     for (int i = 0; i < GS_JOB_NSTATES; i++)
         if (!gs_job_state_final((gs_job_state)i)) active |= 1u << i;
     gsd_snap *s = gsd_snap_get(g);
-    if (!s) return problem(h, 503, GS_ESTATE, NULL, "not ready");
+    if (!s) return hx_problem(h, 503, GS_ESTATE, NULL, "not ready");
     int *pos = positions(s);
     json_t *arr = json_array();
     int64_t total = 0;
@@ -920,7 +876,7 @@ static enum MHD_Result h_list(hctx *h, const char *a, const char *sub)
             if (user && strcmp(v->user, user)) continue;
             if (vc && strcmp(v->vc, vc)) continue;
             if (total >= offset && total < offset + limit)
-                json_array_append_new(arr, job_from_view(v, pos[i]));
+                json_array_append_new(arr, hx_job_from_view(v, pos[i]));
             total++;
         }
     } else {
@@ -932,13 +888,13 @@ static enum MHD_Result h_list(hctx *h, const char *a, const char *sub)
             free(pos);
             gsd_snap_put(s);
             json_decref(arr);
-            return problem(h, 500, GS_EIO, NULL, "cannot read the database");
+            return hx_problem(h, 500, GS_EIO, NULL, "cannot read the database");
         }
         gsd_store_reader_put(g->store, r);
         for (size_t i = 0; i < n; i++) {
             long k = gsd_snap_index(s, rows[i].id);
             json_array_append_new(
-                arr, job_from_row(&rows[i], k >= 0 ? s->jobs[k] : NULL, k >= 0 ? pos[k] : 0));
+                arr, hx_job_from_row(&rows[i], k >= 0 ? s->jobs[k] : NULL, k >= 0 ? pos[k] : 0));
         }
         gsd_jobrows_free(rows, n);
     }
@@ -953,33 +909,34 @@ static enum MHD_Result h_list(hctx *h, const char *a, const char *sub)
     json_object_set_new(o, "next_offset",
                         offset + (int64_t)got < total ? json_integer(offset + (int64_t)got)
                                                       : json_null());
-    return send_json(h, 200, o, NULL);
+    return hx_send_json(h, 200, o, NULL);
 }
 
 /* Read a job row the caller may see; -1 after sending 404/500. */
-static int load_job(hctx *h, const char *ids, gsd_jobrow *row, enum MHD_Result *ret)
+int hx_load_job(hctx *h, const char *ids, gsd_jobrow *row, enum MHD_Result *ret)
 {
     int64_t id;
-    if (parse_id(ids, &id)) {
-        *ret = problem(h, 400, GS_EINVAL, NULL, "'%s' is not a job id (a positive integer)", ids);
+    if (hx_parse_id(ids, &id)) {
+        *ret =
+            hx_problem(h, 400, GS_EINVAL, NULL, "'%s' is not a job id (a positive integer)", ids);
         return -1;
     }
     gsd_reader *r = gsd_store_reader(h->g->store);
     int rc = r ? gsd_reader_job(r, id, row) : GS_EIO;
     gsd_store_reader_put(h->g->store, r);
-    if (rc == GS_ENOENT || (!rc && !may_see(h, row->user))) {
+    if (rc == GS_ENOENT || (!rc && !hx_may_see(h, row->user))) {
         if (!rc) gsd_jobrow_release(row);
-        *ret = problem(h, 404, GS_ENOENT, NULL, "no job %lld", (long long)id);
+        *ret = hx_problem(h, 404, GS_ENOENT, NULL, "no job %lld", (long long)id);
         return -1;
     }
     if (rc) {
-        *ret = problem(h, 500, GS_EIO, NULL, "cannot read the database");
+        *ret = hx_problem(h, 500, GS_EIO, NULL, "cannot read the database");
         return -1;
     }
     return 0;
 }
 
-static json_t *events_json(gsd *g, int64_t id)
+json_t *hx_events_json(gsd *g, int64_t id)
 {
     json_t *arr = json_array();
     gsd_reader *r = gsd_store_reader(g->store);
@@ -988,7 +945,7 @@ static json_t *events_json(gsd *g, int64_t id)
     if (r && !gsd_reader_events(r, id, 10000, &ev, &n)) {
         for (size_t i = 0; i < n; i++) {
             json_t *e = json_object();
-            put_time(e, "time", "time_us", ev[i].t);
+            hx_put_time(e, "time", "time_us", ev[i].t);
             json_object_set_new(e, "type", json_string(ev[i].type));
             json_object_set_new(e, "reason",
                                 ev[i].reason ? json_string(ev[i].reason) : json_null());
@@ -1006,11 +963,11 @@ static enum MHD_Result h_get(hctx *h, const char *ids, const char *sub)
     gsd *g = h->g;
     gsd_jobrow row;
     enum MHD_Result ret;
-    if (load_job(h, ids, &row, &ret)) return ret;
+    if (hx_load_job(h, ids, &row, &ret)) return ret;
     gsd_snap *s = gsd_snap_get(g);
     const gsd_jview *v = s ? gsd_snap_find(s, row.id) : NULL;
     int pos = v ? gsd_snap_position(s, v) : 0;
-    json_t *o = job_from_row(&row, v, pos);
+    json_t *o = hx_job_from_row(&row, v, pos);
     json_t *spec = json_loads(row.spec ? row.spec : "{}", 0, NULL);
     json_object_set_new(o, "spec", spec ? spec : json_null());
     if (v && v->state == GS_JOB_PENDING && v->q.queue == GSD_QUEUE_WAIT) {
@@ -1036,7 +993,7 @@ static enum MHD_Result h_get(hctx *h, const char *ids, const char *sub)
         json_object_set_new(o, "why_pending", json_string(why));
     }
     gsd_snap_put(s);
-    json_object_set_new(o, "events", events_json(g, row.id));
+    json_object_set_new(o, "events", hx_events_json(g, row.id));
     /* tasks of the current (or last) run */
     json_t *tasks = json_array();
     gsd_reader *r = gsd_store_reader(g->store);
@@ -1057,7 +1014,7 @@ static enum MHD_Result h_get(hctx *h, const char *ids, const char *sub)
     gsd_store_reader_put(g->store, r);
     json_object_set_new(o, "task_list", tasks);
     gsd_jobrow_release(&row);
-    return send_json(h, 200, o, NULL);
+    return hx_send_json(h, 200, o, NULL);
 }
 
 static enum MHD_Result h_events(hctx *h, const char *ids, const char *sub)
@@ -1065,11 +1022,11 @@ static enum MHD_Result h_events(hctx *h, const char *ids, const char *sub)
     (void)sub;
     gsd_jobrow row;
     enum MHD_Result ret;
-    if (load_job(h, ids, &row, &ret)) return ret;
+    if (hx_load_job(h, ids, &row, &ret)) return ret;
     json_t *o =
-        json_pack("{s:I,s:o}", "id", (json_int_t)row.id, "events", events_json(h->g, row.id));
+        json_pack("{s:I,s:o}", "id", (json_int_t)row.id, "events", hx_events_json(h->g, row.id));
     gsd_jobrow_release(&row);
-    return send_json(h, 200, o, NULL);
+    return hx_send_json(h, 200, o, NULL);
 }
 
 static enum MHD_Result h_logs(hctx *h, const char *ids, const char *sub)
@@ -1077,7 +1034,7 @@ static enum MHD_Result h_logs(hctx *h, const char *ids, const char *sub)
     (void)sub;
     gsd_jobrow row;
     enum MHD_Result ret;
-    if (load_job(h, ids, &row, &ret)) return ret;
+    if (hx_load_job(h, ids, &row, &ret)) return ret;
     int64_t task, offset, limit;
     int ntasks = row.ntasks;
     if (row.spec) { /* an elastic job: a task of an earlier, larger generation keeps its log */
@@ -1090,13 +1047,14 @@ static enum MHD_Result h_logs(hctx *h, const char *ids, const char *sub)
     }
     int64_t id = row.id;
     gsd_jobrow_release(&row);
-    if (int_arg(h, "task", 0, 0, ntasks - 1, &task, &ret)) return ret;
-    if (int_arg(h, "offset", 0, 0, INT64_MAX / 2, &offset, &ret)) return ret;
-    if (int_arg(h, "limit", 1024 * 1024, 1, MAX_LOG_READ, &limit, &ret)) return ret;
+    if (hx_int_arg(h, "task", 0, 0, ntasks - 1, &task, &ret)) return ret;
+    if (hx_int_arg(h, "offset", 0, 0, INT64_MAX / 2, &offset, &ret)) return ret;
+    if (hx_int_arg(h, "limit", 1024 * 1024, 1, MAX_LOG_READ, &limit, &ret)) return ret;
     int fd;
     if (gsd_exec_log_open(h->g->xlog, id, (int)task, &fd))
-        return problem(h, 404, GS_ENOENT, NULL, "job %lld task %lld has no log yet (not started)",
-                       (long long)id, (long long)task);
+        return hx_problem(h, 404, GS_ENOENT, NULL,
+                          "job %lld task %lld has no log yet (not started)", (long long)id,
+                          (long long)task);
     struct stat st;
     fstat(fd, &st);
     int64_t size = st.st_size;
@@ -1111,11 +1069,11 @@ static enum MHD_Result h_logs(hctx *h, const char *ids, const char *sub)
     snprintf(sz, sizeof sz, "%lld", (long long)size);
     snprintf(end, sizeof end, "%lld", (long long)(offset + got));
     const char *hdrs[] = {"X-Log-Size", sz, "X-Log-Offset", end, NULL};
-    return send_buf(h, 200, "text/plain; charset=utf-8", buf, (size_t)got, hdrs);
+    return hx_send_buf(h, 200, "text/plain; charset=utf-8", buf, (size_t)got, hdrs);
 }
 
 /* A new command of 'kind' on behalf of the request's caller (who, admin, how authenticated). */
-static gsd_cmd *caller_cmd(hctx *h, gsd_cmd_kind kind)
+gsd_cmd *hx_caller_cmd(hctx *h, gsd_cmd_kind kind)
 {
     gsd_cmd *c = calloc(1, sizeof *c);
     if (!c) abort();
@@ -1135,13 +1093,13 @@ static enum MHD_Result job_cmd(hctx *h, const char *ids, gsd_cmd_kind kind, int 
 {
     gsd_jobrow row;
     enum MHD_Result ret;
-    if (load_job(h, ids, &row, &ret)) return ret;
+    if (hx_load_job(h, ids, &row, &ret)) return ret;
     int64_t id = row.id;
     gsd_jobrow_release(&row);
-    gsd_cmd *c = caller_cmd(h, kind);
+    gsd_cmd *c = hx_caller_cmd(h, kind);
     c->job_id = id;
     c->gpus = gpus;
-    return post_and_reply(h, c);
+    return hx_post_and_reply(h, c);
 }
 
 static enum MHD_Result h_cancel(hctx *h, const char *ids, const char *sub)
@@ -1173,8 +1131,8 @@ static enum MHD_Result h_resize(hctx *h, const char *ids, const char *sub)
     if (!json_is_object(b) || !json_is_integer(n) || json_object_size(b) != 1 ||
         json_integer_value(n) < 0 || json_integer_value(n) > GSD_MAX_GPUS) {
         json_decref(b);
-        return problem(h, 400, GS_EPARSE, json_pack("{s:s}", "field", "gpus"),
-                       "expected a JSON body {\"gpus\": N} with N from 0 to %d", GSD_MAX_GPUS);
+        return hx_problem(h, 400, GS_EPARSE, json_pack("{s:s}", "field", "gpus"),
+                          "expected a JSON body {\"gpus\": N} with N from 0 to %d", GSD_MAX_GPUS);
     }
     int gpus = (int)json_integer_value(n);
     json_decref(b);
@@ -1186,8 +1144,8 @@ static enum MHD_Result h_resize(hctx *h, const char *ids, const char *sub)
 static enum MHD_Result node_cmd(hctx *h, const char *name, gsd_cmd_kind kind)
 {
     if (!h->id.admin)
-        return problem(h, 403, GS_EPERM, NULL, "only an admin may mark nodes %s",
-                       kind == GSD_CMD_NODE_BAD ? "bad" : "good");
+        return hx_problem(h, 403, GS_EPERM, NULL, "only an admin may mark nodes %s",
+                          kind == GSD_CMD_NODE_BAD ? "bad" : "good");
     json_error_t err;
     json_t *b = h->rq->len ? json_loadb(h->rq->body, h->rq->len, 0, &err) : NULL;
     json_t *r = b ? json_object_get(b, "reason") : NULL;
@@ -1196,15 +1154,15 @@ static enum MHD_Result node_cmd(hctx *h, const char *name, gsd_cmd_kind kind)
         (r && strlen(json_string_value(r)) >= sizeof((gsd_cmd *)0)->why) ||
         strlen(name) >= sizeof((gsd_cmd *)0)->node) {
         json_decref(b);
-        return problem(h, 400, GS_EPARSE, json_pack("{s:s}", "field", "reason"),
-                       "expected no body or a JSON body {\"reason\": \"text\"} (under 256 "
-                       "bytes)");
+        return hx_problem(h, 400, GS_EPARSE, json_pack("{s:s}", "field", "reason"),
+                          "expected no body or a JSON body {\"reason\": \"text\"} (under 256 "
+                          "bytes)");
     }
-    gsd_cmd *c = caller_cmd(h, kind);
+    gsd_cmd *c = hx_caller_cmd(h, kind);
     snprintf(c->node, sizeof c->node, "%s", name);
     snprintf(c->why, sizeof c->why, "%s", r ? json_string_value(r) : "");
     json_decref(b);
-    return post_and_reply(h, c);
+    return hx_post_and_reply(h, c);
 }
 
 static enum MHD_Result h_node_bad(hctx *h, const char *name, const char *sub)
@@ -1368,41 +1326,41 @@ static enum MHD_Result h_nodes(hctx *h, const char *a, const char *sub)
 {
     (void)a, (void)sub;
     gsd_snap *s = gsd_snap_get(h->g);
-    if (!s) return problem(h, 503, GS_ESTATE, NULL, "not ready");
+    if (!s) return hx_problem(h, 503, GS_ESTATE, NULL, "not ready");
     json_t *arr = json_array();
     for (size_t i = 0; i < s->nnodes; i++)
-        json_array_append_new(arr, node_json(h, s, &s->nodes[i], truthy(arg(h, "gpus"))));
+        json_array_append_new(arr, node_json(h, s, &s->nodes[i], hx_truthy(hx_arg(h, "gpus"))));
     gsd_snap_put(s);
     json_t *o = json_pack("{s:o}", "nodes", arr);
     gs_time ro_since = 0;
     char ro_why[256];
     if (gsd_read_only_state(h->g, &ro_since, ro_why, sizeof ro_why))
         json_object_set_new(o, "read_only", read_only_json(ro_since, ro_why));
-    return send_json(h, 200, o, NULL);
+    return hx_send_json(h, 200, o, NULL);
 }
 
 static enum MHD_Result h_node(hctx *h, const char *name, const char *sub)
 {
     (void)sub;
     gsd_snap *s = gsd_snap_get(h->g);
-    if (!s) return problem(h, 503, GS_ESTATE, NULL, "not ready");
+    if (!s) return hx_problem(h, 503, GS_ESTATE, NULL, "not ready");
     for (size_t i = 0; i < s->nnodes; i++) {
         if (strcmp(s->nodes[i].name, name)) continue;
         /* the machine: its only node cell, or all of them (one per chain it is in) */
         json_t *o =
             s->nodes[i].ncells > 1 ? machine_json(h, s, i) : node_json(h, s, &s->nodes[i], 1);
         gsd_snap_put(s);
-        return send_json(h, 200, o, NULL);
+        return hx_send_json(h, 200, o, NULL);
     }
     gsd_snap_put(s);
-    return problem(h, 404, GS_ENOENT, NULL, "no node '%s'", name);
+    return hx_problem(h, 404, GS_ENOENT, NULL, "no node '%s'", name);
 }
 
 static enum MHD_Result h_vcs(hctx *h, const char *a, const char *sub)
 {
     (void)a, (void)sub;
     gsd_snap *s = gsd_snap_get(h->g);
-    if (!s) return problem(h, 503, GS_ESTATE, NULL, "not ready");
+    if (!s) return hx_problem(h, 503, GS_ESTATE, NULL, "not ready");
     json_t *arr = json_array();
     for (size_t i = 0; i < s->nvcs; i++) {
         const gsd_vcview *v = &s->vcs[i];
@@ -1414,7 +1372,7 @@ static enum MHD_Result h_vcs(hctx *h, const char *a, const char *sub)
                       "pending_jobs", v->pending, "pending_gpus", (json_int_t)v->pending_gpus));
     }
     gsd_snap_put(s);
-    return send_json(h, 200, json_pack("{s:o}", "vcs", arr), NULL);
+    return hx_send_json(h, 200, json_pack("{s:o}", "vcs", arr), NULL);
 }
 
 static enum MHD_Result h_health(hctx *h, const char *a, const char *sub)
@@ -1422,7 +1380,7 @@ static enum MHD_Result h_health(hctx *h, const char *a, const char *sub)
     (void)a, (void)sub;
     gsd *g = h->g;
     gsd_snap *s = gsd_snap_get(g);
-    if (!s) return problem(h, 503, GS_ESTATE, NULL, "not ready");
+    if (!s) return hx_problem(h, 503, GS_ESTATE, NULL, "not ready");
     int alloc = 0, down = 0;
     for (size_t i = 0; i < s->ngpus; i++) {
         alloc += s->gpus[i].job >= 0;
@@ -1455,18 +1413,18 @@ static enum MHD_Result h_health(hctx *h, const char *a, const char *sub)
     json_object_set_new(o, "admin", json_boolean(h->id.admin));
     json_object_set_new(o, "identity", json_string(gsd_authn_name(h->id.authn)));
     gsd_snap_put(s);
-    return send_json(h, 200, o, NULL);
+    return hx_send_json(h, 200, o, NULL);
 }
 
 static enum MHD_Result h_metrics(hctx *h, const char *a, const char *sub)
 {
     (void)a, (void)sub;
     gsd_snap *s = gsd_snap_get(h->g);
-    if (!s) return problem(h, 503, GS_ESTATE, NULL, "not ready");
+    if (!s) return hx_problem(h, 503, GS_ESTATE, NULL, "not ready");
     size_t len;
     char *text = gsd_metrics_text(h->g, s, &len);
     gsd_snap_put(s);
-    return send_buf(h, 200, "text/plain; version=0.0.4; charset=utf-8", text, len, NULL);
+    return hx_send_buf(h, 200, "text/plain; version=0.0.4; charset=utf-8", text, len, NULL);
 }
 
 static enum MHD_Result h_index(hctx *h, const char *a, const char *sub);
@@ -1493,6 +1451,18 @@ static const route routes[] = {
     {"GET", "/v1/vcs", h_vcs, "virtual clusters: guarantee, usage, queue"},
     {"GET", "/v1/health", h_health, "liveness, version, policy, cycle latency (no token needed)"},
     {"GET", "/metrics", h_metrics, "Prometheus metrics (text format; no token needed)"},
+    /* -- issue 16 lanes: each adds its routes under its own marker (handlers in http_int.h) -- */
+    /* events: GET /v1/events (http_events.c) */
+
+    /* dashboard: GET /, /ui/..., /v1/cluster, /v1/stats (http_ui.c) */
+
+    /* accounting: GET /v1/history (http_acct.c) */
+
+    /* node administration: POST /v1/nodes/{name}/drain|resume|down (http_nodes.c) */
+
+    /* job control: PATCH /v1/jobs/{id}, requeue, attach, stdin (http_jobctl.c) */
+
+    /* arrays: (http_arrays.c if any) */
 };
 
 static enum MHD_Result h_index(hctx *h, const char *a, const char *sub)
@@ -1502,8 +1472,8 @@ static enum MHD_Result h_index(hctx *h, const char *a, const char *sub)
     for (size_t i = 0; i < sizeof routes / sizeof *routes; i++)
         json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "method", routes[i].method, "path",
                                              routes[i].pattern, "doc", routes[i].doc));
-    return send_json(h, 200, json_pack("{s:s,s:o}", "version", GSCHED_VERSION, "routes", arr),
-                     NULL);
+    return hx_send_json(h, 200, json_pack("{s:s,s:o}", "version", GSCHED_VERSION, "routes", arr),
+                        NULL);
 }
 
 /* Match url against a pattern; captures the first {x} segment and a trailing literal. */
@@ -1552,12 +1522,12 @@ static enum MHD_Result dispatch(hctx *h)
     }
     if (!found) {
         if (!path_ok)
-            return problem(h, 404, GS_ENOENT, NULL, "no such endpoint: %s %s (see GET /v1)",
-                           h->method, h->url);
+            return hx_problem(h, 404, GS_ENOENT, NULL, "no such endpoint: %s %s (see GET /v1)",
+                              h->method, h->url);
         json_t *x = json_pack("{s:s}", "allow", allow);
         const char *hdrs[] = {"Allow", allow, NULL};
-        return problem_hdr(h, 405, GS_EUNSUPPORTED, x, hdrs,
-                           "%s is not allowed on %s (allowed: %s)", h->method, h->url, allow);
+        return hx_problem_hdr(h, 405, GS_EUNSUPPORTED, x, hdrs,
+                              "%s is not allowed on %s (allowed: %s)", h->method, h->url, allow);
     }
     enum MHD_Result ret;
     int open = found->fn == h_health || found->fn == h_metrics || found->fn == h_index;
@@ -1646,22 +1616,22 @@ static int state_changing(const char *method)
 /* Host and Origin; 0 ok, -1 after sending the answer. */
 static int check_site(hctx *h, enum MHD_Result *ret)
 {
-    const char *host = header(h, "Host");
+    const char *host = hx_header(h, "Host");
     /* the Unix socket: no browser reaches it, and its Host (curl: localhost) has no port */
     int local = h->k && h->k->local;
     if (h->g->loopback && !local && host && !host_ok(h->g, host)) {
-        *ret = problem(h, 421, GS_EPERM, json_pack("{s:s}", "field", "Host"),
-                       "Host '%s' does not name this daemon: it listens on loopback and answers "
-                       "only localhost, 127.0.0.1 or [::1] (port %d)",
-                       host, h->g->port);
+        *ret = hx_problem(h, 421, GS_EPERM, json_pack("{s:s}", "field", "Host"),
+                          "Host '%s' does not name this daemon: it listens on loopback and answers "
+                          "only localhost, 127.0.0.1 or [::1] (port %d)",
+                          host, h->g->port);
         return -1;
     }
-    const char *origin = header(h, "Origin");
+    const char *origin = hx_header(h, "Origin");
     if (origin && !origin_ok(origin, host)) {
-        *ret = problem(h, 403, GS_EPERM, json_pack("{s:s}", "field", "Origin"),
-                       "cross-origin request refused: Origin '%s' is not this daemon's own "
-                       "(http://%s)",
-                       origin, host ? host : "?");
+        *ret = hx_problem(h, 403, GS_EPERM, json_pack("{s:s}", "field", "Origin"),
+                          "cross-origin request refused: Origin '%s' is not this daemon's own "
+                          "(http://%s)",
+                          origin, host ? host : "?");
         return -1;
     }
     return 0;
@@ -1676,7 +1646,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!rq) {
         rq = calloc(1, sizeof *rq);
         if (!rq) return MHD_NO;
-        rq->t0 = now_sec();
+        rq->t0 = hx_now_sec();
         snprintf(rq->method, sizeof rq->method, "%s", method);
         *con_cls = rq;
         gsd_net_head(g, gsd_net_conn(c)); /* the request head is complete */
@@ -1710,29 +1680,29 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     hctx h = {.g = g, .c = c, .url = url, .method = method, .rq = rq, .k = gsd_net_conn(c)};
     enum MHD_Result ret;
-    if (!header(&h, "Host") && version && !strcmp(version, MHD_HTTP_VERSION_1_1))
-        return problem(&h, 400, GS_EINVAL, json_pack("{s:s}", "field", "Host"),
-                       "HTTP/1.1 requests must carry a Host header");
+    if (!hx_header(&h, "Host") && version && !strcmp(version, MHD_HTTP_VERSION_1_1))
+        return hx_problem(&h, 400, GS_EINVAL, json_pack("{s:s}", "field", "Host"),
+                          "HTTP/1.1 requests must carry a Host header");
     if (check_site(&h, &ret)) return ret;
     if (rq->too_big)
-        return problem(&h, 413, GS_ETOOBIG, NULL, "request body larger than %zu bytes",
-                       g->o.max_body);
+        return hx_problem(&h, 413, GS_ETOOBIG, NULL, "request body larger than %zu bytes",
+                          g->o.max_body);
     if (rq->len && strcmp(method, "POST") && strcmp(method, "PUT"))
-        return problem(&h, 400, GS_EINVAL, NULL, "%s requests take no body", method);
+        return hx_problem(&h, 400, GS_EINVAL, NULL, "%s requests take no body", method);
     if (rq->len && !ctype_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")))
-        return problem(&h, 415, GS_EUNSUPPORTED, json_pack("{s:s}", "field", "Content-Type"),
-                       "Content-Type must be application/json or application/yaml (or "
-                       "application/x-yaml, text/yaml), got '%s'",
-                       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")
-                           ? MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")
-                           : "(none)");
+        return hx_problem(&h, 415, GS_EUNSUPPORTED, json_pack("{s:s}", "field", "Content-Type"),
+                          "Content-Type must be application/json or application/yaml (or "
+                          "application/x-yaml, text/yaml), got '%s'",
+                          MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")
+                              ? MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")
+                              : "(none)");
     if (state_changing(method)) {
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Gsched-Client");
         if (!cl || !*cl)
-            return problem(&h, 403, GS_EPERM, json_pack("{s:s}", "field", "X-Gsched-Client"),
-                           "%s requests must carry the header 'X-Gsched-Client: 1' (the gsched "
-                           "CLI sends it; web pages cannot, which stops cross-site requests)",
-                           method);
+            return hx_problem(&h, 403, GS_EPERM, json_pack("{s:s}", "field", "X-Gsched-Client"),
+                              "%s requests must carry the header 'X-Gsched-Client: 1' (the gsched "
+                              "CLI sends it; web pages cannot, which stops cross-site requests)",
+                              method);
     }
     return dispatch(&h);
 }
@@ -1748,7 +1718,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     gsd_net_done(g, k); /* a kept-alive connection must send its next head in time */
     if (g->o.verbose && k && k->local) {
         gsd_log("uid %ld %s -> %d (%.1f ms)", k->uid == (uid_t)-1 ? -1L : (long)k->uid, rq->method,
-                rq->status, (now_sec() - rq->t0) * 1e3);
+                rq->status, (hx_now_sec() - rq->t0) * 1e3);
     } else if (g->o.verbose) {
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -1761,7 +1731,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                 inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, addr,
                           sizeof addr);
         }
-        gsd_log("%s %s -> %d (%.1f ms)", addr, rq->method, rq->status, (now_sec() - rq->t0) * 1e3);
+        gsd_log("%s %s -> %d (%.1f ms)", addr, rq->method, rq->status,
+                (hx_now_sec() - rq->t0) * 1e3);
     }
     free(rq->body);
     free(rq);

@@ -77,13 +77,14 @@ static const char *const sql_text[ST_N] = {
         "INSERT INTO jobs(id, grp, task_index, user, vc, name, priority, ntasks, "
         "gpus_per_task, gang, state, reason, exit_code, submit_us, first_start_us, "
         "last_start_us, end_us, queued_us, executed_us, preemptions, runs, alloc, "
-        "placement, stop, cancel_by, spec, idem_key, idem_hash, elastic, task_gpus, groups) "
+        "placement, stop, cancel_by, spec, idem_key, idem_hash, elastic, task_gpus, groups, "
+        "array_id, array_task, gpu_us) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-        "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)",
+        "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)",
     [ST_UPDATE] = "UPDATE jobs SET state = ?11, reason = ?12, exit_code = ?13, first_start_us = "
                   "?15, last_start_us = ?16, end_us = ?17, queued_us = ?18, executed_us = ?19, "
                   "preemptions = ?20, runs = ?21, alloc = ?22, placement = ?23, stop = ?24, "
-                  "cancel_by = ?25, elastic = ?29 WHERE id = ?1",
+                  "cancel_by = ?25, elastic = ?29, gpu_us = ?34 WHERE id = ?1",
     [ST_EVENT] = "INSERT INTO events(job_id, t_us, type, reason) VALUES (?1, ?2, ?3, ?4)",
     [ST_TASK] = "INSERT INTO tasks(job_id, run, idx, handle, exit_code, gpus) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(job_id, run, idx) DO UPDATE SET "
@@ -98,6 +99,26 @@ static const char *const sql_text[ST_N] = {
                     "excluded.reason, t_us = excluded.t_us",
 };
 
+/* Tables and indexes new in schema 6 (issue 16), shared by a fresh database and the 5 -> 6
+ * upgrade: the accounting table that retention moves finished jobs into, the cluster samples
+ * the dashboard's charts read, and the indexes of arrays and history queries. */
+#define V6_TABLES                                                                                 \
+    "CREATE TABLE IF NOT EXISTS acct(id INTEGER PRIMARY KEY, array_id INTEGER,\n"                 \
+    "  array_task INTEGER, user TEXT NOT NULL, vc TEXT NOT NULL, name TEXT NOT NULL,\n"           \
+    "  state TEXT NOT NULL, exit_code INTEGER, reason TEXT, submit_us INTEGER NOT NULL,\n"        \
+    "  start_us INTEGER, end_us INTEGER, elapsed_us INTEGER NOT NULL, gpus INTEGER NOT NULL,\n"   \
+    "  gpu_us INTEGER NOT NULL, preemptions INTEGER NOT NULL, resizes INTEGER NOT NULL,\n"        \
+    "  runs INTEGER NOT NULL) STRICT;\n"                                                          \
+    "CREATE INDEX IF NOT EXISTS acct_end ON acct(end_us);\n"                                      \
+    "CREATE INDEX IF NOT EXISTS acct_user ON acct(user, end_us);\n"                               \
+    "CREATE INDEX IF NOT EXISTS acct_vc ON acct(vc, end_us);\n"                                   \
+    "CREATE TABLE IF NOT EXISTS samples(t_us INTEGER PRIMARY KEY, alloc_gpus INTEGER NOT NULL,\n" \
+    "  total_gpus INTEGER NOT NULL, pending INTEGER NOT NULL, running INTEGER NOT NULL,\n"        \
+    "  started INTEGER NOT NULL, finished INTEGER NOT NULL, vcs TEXT) STRICT;\n"                  \
+    "CREATE INDEX IF NOT EXISTS jobs_array ON jobs(array_id) WHERE array_id IS NOT NULL;\n"       \
+    "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_us) WHERE end_us IS NOT NULL;\n"             \
+    "CREATE INDEX IF NOT EXISTS events_node ON events(node, seq) WHERE node IS NOT NULL;\n"
+
 static const char *schema =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT;\n"
     "CREATE TABLE IF NOT EXISTS jobs(\n"
@@ -109,18 +130,20 @@ static const char *schema =
     "  end_us INTEGER, queued_us INTEGER NOT NULL, executed_us INTEGER NOT NULL,\n"
     "  preemptions INTEGER NOT NULL, runs INTEGER NOT NULL, alloc TEXT, placement TEXT,\n"
     "  stop TEXT, cancel_by TEXT, spec TEXT NOT NULL, idem_key TEXT, idem_hash TEXT,\n"
-    "  elastic TEXT, task_gpus TEXT, groups TEXT) STRICT;\n"
+    "  elastic TEXT, task_gpus TEXT, groups TEXT, array_id INTEGER, array_task INTEGER,\n"
+    "  gpu_us INTEGER) STRICT;\n"
     "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);\n"
     "CREATE UNIQUE INDEX IF NOT EXISTS jobs_idem ON jobs(user, idem_key)\n"
     "  WHERE idem_key IS NOT NULL;\n"
-    "CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,\n"
-    "  t_us INTEGER NOT NULL, type TEXT NOT NULL, reason TEXT) STRICT;\n"
+    "CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY AUTOINCREMENT, job_id INTEGER,\n"
+    "  t_us INTEGER NOT NULL, type TEXT NOT NULL, reason TEXT, node TEXT, data TEXT) STRICT;\n"
     "CREATE INDEX IF NOT EXISTS events_job ON events(job_id, seq);\n"
     "CREATE TABLE IF NOT EXISTS tasks(job_id INTEGER NOT NULL, run INTEGER NOT NULL,\n"
     "  idx INTEGER NOT NULL, handle TEXT, exit_code INTEGER, gpus TEXT,\n"
     "  PRIMARY KEY(job_id, run, idx)) STRICT, WITHOUT ROWID;\n"
     "CREATE TABLE IF NOT EXISTS nodes(name TEXT PRIMARY KEY, bad INTEGER NOT NULL,\n"
-    "  reason TEXT, t_us INTEGER NOT NULL) STRICT;\n";
+    "  reason TEXT, t_us INTEGER NOT NULL, admin_state TEXT, admin_reason TEXT, admin_by TEXT,\n"
+    "  admin_t_us INTEGER) STRICT;\n" V6_TABLES;
 
 /*
  * Upgrades, one per version step, each run inside the opening transaction.
@@ -132,6 +155,11 @@ static const char *schema =
  * withinOneCell groups); NULL in older rows, whose jobs have neither.
  * 4 -> 5: the nodes table: a node's bad mark (issue 14: gsched node bad|good), its reason
  * and when it was set or cleared; a node without a row is good.
+ * 5 -> 6 (issue 16): events.seq AUTOINCREMENT (an event id is never reused once retention
+ * deletes rows: it is the resume point of GET /v1/events), events.job_id nullable with
+ * events.node and events.data (node and cluster events in the same sequence); nodes.admin_*
+ * (drain/down by an admin); jobs.array_id/array_task (server-side arrays) and jobs.gpu_us
+ * (GPU time used, exact for elastic jobs); the acct and samples tables (V6_TABLES).
  */
 static const char *const upgrade[GSD_SCHEMA_VERSION + 1] = {
     [2] = "CREATE TABLE tasks_v2(job_id INTEGER NOT NULL, run INTEGER NOT NULL,\n"
@@ -148,13 +176,28 @@ static const char *const upgrade[GSD_SCHEMA_VERSION + 1] = {
           "ALTER TABLE jobs ADD COLUMN groups TEXT;\n",
     [5] = "CREATE TABLE nodes(name TEXT PRIMARY KEY, bad INTEGER NOT NULL,\n"
           "  reason TEXT, t_us INTEGER NOT NULL) STRICT;\n",
+    [6] =
+        "CREATE TABLE events_v6(seq INTEGER PRIMARY KEY AUTOINCREMENT, job_id INTEGER,\n"
+        "  t_us INTEGER NOT NULL, type TEXT NOT NULL, reason TEXT, node TEXT, data TEXT) STRICT;\n"
+        "INSERT INTO events_v6(seq, job_id, t_us, type, reason)\n"
+        "  SELECT seq, job_id, t_us, type, reason FROM events;\n"
+        "DROP TABLE events;\n"
+        "ALTER TABLE events_v6 RENAME TO events;\n"
+        "CREATE INDEX events_job ON events(job_id, seq);\n"
+        "ALTER TABLE nodes ADD COLUMN admin_state TEXT;\n"
+        "ALTER TABLE nodes ADD COLUMN admin_reason TEXT;\n"
+        "ALTER TABLE nodes ADD COLUMN admin_by TEXT;\n"
+        "ALTER TABLE nodes ADD COLUMN admin_t_us INTEGER;\n"
+        "ALTER TABLE jobs ADD COLUMN array_id INTEGER;\n"
+        "ALTER TABLE jobs ADD COLUMN array_task INTEGER;\n"
+        "ALTER TABLE jobs ADD COLUMN gpu_us INTEGER;\n" V6_TABLES,
 };
 
 static const char *job_cols =
     "id, grp, task_index, user, vc, name, priority, ntasks, gpus_per_task, gang, state, reason, "
     "exit_code, submit_us, first_start_us, last_start_us, end_us, queued_us, executed_us, "
     "preemptions, runs, alloc, placement, stop, cancel_by, spec, idem_key, idem_hash, elastic, "
-    "task_gpus, groups";
+    "task_gpus, groups, array_id, array_task, gpu_us";
 
 static char *dupcol(sqlite3_stmt *st, int i)
 {
@@ -225,6 +268,9 @@ static void read_row(sqlite3_stmt *st, gsd_jobrow *r)
     r->elastic = dupcol(st, 28);
     r->task_gpus = dupcol(st, 29);
     r->groups = dupcol(st, 30);
+    r->array_id = sqlite3_column_type(st, 31) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 31);
+    r->array_task = sqlite3_column_int(st, 32);
+    r->gpu_us = intcol(st, 33);
 }
 
 static int fail(gsd_store *s, gs_diag *d, const char *what)
@@ -612,6 +658,8 @@ static void bind_row(sqlite3_stmt *st, const gsd_jobrow *r, int all)
         bind_opt_text(st, 28, r->idem_hash);
         bind_opt_text(st, 30, r->task_gpus);
         bind_opt_text(st, 31, r->groups);
+        bind_opt_int(st, 32, r->array_id ? r->array_id : GSD_NONE);
+        bind_opt_int(st, 33, r->array_id ? r->array_task : GSD_NONE);
     }
     sqlite3_bind_text(st, 11, r->state, -1, SQLITE_STATIC);
     bind_opt_text(st, 12, r->reason);
@@ -628,6 +676,7 @@ static void bind_row(sqlite3_stmt *st, const gsd_jobrow *r, int all)
     bind_opt_text(st, 24, r->stop);
     bind_opt_text(st, 25, r->cancel_by);
     bind_opt_text(st, 29, r->elastic);
+    bind_opt_int(st, 34, r->gpu_us);
 }
 
 int gsd_store_insert_job(gsd_store *s, const gsd_jobrow *r)

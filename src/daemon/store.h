@@ -37,7 +37,7 @@
 typedef struct gsd_store gsd_store;
 typedef struct gsd_reader gsd_reader;
 
-#define GSD_SCHEMA_VERSION 5
+#define GSD_SCHEMA_VERSION 6
 #define GSD_NONE           INT64_MIN /* NULL integer columns */
 
 typedef struct gsd_jobrow {
@@ -57,12 +57,16 @@ typedef struct gsd_jobrow {
     char *cancel_by; /* who asked to cancel */
     char *spec;      /* canonical JSON */
     char *idem_key, *idem_hash;
-    char *elastic;   /* elastic jobs (issue 13): {"generation", "target_gpus", "resv", "kind",
-                        "rescales", "failures", "drain_since_us", "hints_off", ...}; NULL else */
-    char *task_gpus; /* issue 14: GPUs of each task when they differ, "2,1"; NULL = ntasks x
-                        gpus_per_task (written at insert, immutable) */
-    char *groups;    /* issue 14: the withinOneCell groups as JSON, [{"lo": 0, "hi": 2, "parent":
-                        -1, "within": "V100-NODE"}, ...] in pre-order; NULL = none */
+    char *elastic;    /* elastic jobs (issue 13): {"generation", "target_gpus", "resv", "kind",
+                         "rescales", "failures", "drain_since_us", "hints_off", ...}; NULL else */
+    char *task_gpus;  /* issue 14: GPUs of each task when they differ, "2,1"; NULL = ntasks x
+                         gpus_per_task (written at insert, immutable) */
+    char *groups;     /* issue 14: the withinOneCell groups as JSON, [{"lo": 0, "hi": 2, "parent":
+                         -1, "within": "V100-NODE"}, ...] in pre-order; NULL = none */
+    int64_t array_id; /* issue 16: the array this job is an element of (its first job's id),
+                         0 = none (written at insert, immutable) */
+    int array_task;   /* its index in the array (GSCHED_ARRAY_TASK_ID); 0 when not in one */
+    int64_t gpu_us;   /* GPU time used so far, GPU x us (elastic-exact); GSD_NONE unknown */
 } gsd_jobrow;
 
 void gsd_jobrow_release(gsd_jobrow *r);
