@@ -39,6 +39,12 @@ int cmd_resize(int argc, char **argv);
 int cmd_node(int argc, char **argv); /* gsched node bad|good NAME */
 int cmd_describe(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
+/* issue 16 lanes: each declares its commands under its own marker */
+/* events (cmd_events.c) */
+
+/* accounting (cmd_history.c) */
+
+/* job control (cmd_jobctl.c) */
 
 /* Print "gsched: " + diag as file:line:col: message to stderr. */
 void cli_diag(const gs_diag *d);

@@ -75,6 +75,7 @@ static void usage(FILE *f)
                "  node       mark a node bad or good again (admin: node bad|good NAME)\n"
                "  vcs        virtual clusters: guarantee, usage, queue\n"
                "  logs       output of a job's task\n"
+               /* issue 16 lanes: usage lines (events; accounting; job control) */
                "  token      make tokens-file lines ('token hash')\n"
                "\n"
                "Other:\n"
@@ -144,6 +145,13 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "describe")) return cmd_describe(argc - 1, argv + 1);
     if (!strcmp(cmd, "resize")) return cmd_resize(argc - 1, argv + 1);
     if (!strcmp(cmd, "logs")) return cmd_logs(argc - 1, argv + 1);
+    /* issue 16 lanes: each adds its commands under its own marker */
+    /* events */
+
+    /* accounting */
+
+    /* job control */
+
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("gsched %s\n", GSCHED_VERSION);
         return EXIT_OK;
