@@ -91,21 +91,28 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
         case GSD_CMD_RELEASE: gsd_do_hold(g, c, now); break;
         case GSD_CMD_RESIZE: gsd_do_resize(g, c, now); break;
         case GSD_CMD_NODE_BAD:
-        case GSD_CMD_NODE_GOOD: gsd_do_node(g, c, now); break;
-        /* issue 16 lanes: each adds its cases under its own marker */
-        /* node administration */
+        case GSD_CMD_NODE_GOOD:
+            gsd_do_node(g, c, now);
+            break;
+            /* issue 16 lanes: each adds its cases under its own marker */
+            /* node administration */
 
-        /* job control */
+            /* job control */
 
-        /* accounting */
+            /* accounting */
 
-        /* arrays */
+            /* arrays */
 
         case GSD_CMD_NKINDS: gsd_cmd_fail(c, 500, GS_EINVAL, "no such command"); break;
         }
     }
     if (g->ngone) gsd_gone_run(g, now); /* adopted jobs whose external job was gone at bind */
     gsd_exec_poll(g->x, now, gsd_on_xev, g);
+    /* issue 16 lanes: per-cycle work (sampler, retention) each under its own marker */
+    /* dashboard */
+
+    /* accounting */
+
     int elastic_running = 0;
     for (size_t i = 0; i < g->nrun && !elastic_running; i++)
         elastic_running = gsd_jx(g, g->runv[i])->el != NULL && gsd_jx(g, g->runv[i])->cat == 2;

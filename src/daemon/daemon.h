@@ -101,6 +101,13 @@ typedef struct gsd_opts {
      * checked by the backend. */
     const char *const *executor_opts;
     size_t nexecutor_opts;
+    /* issue 16 lanes: each adds its options under its own marker */
+    /* accounting: retention */
+
+    /* events: stream limits */
+
+    /* dashboard */
+
 } gsd_opts;
 
 void gsd_opts_init(gsd_opts *o);

@@ -1062,3 +1062,16 @@ void gsd_taskrows_free(gsd_taskrow *t, size_t n)
     }
     free(t);
 }
+
+/* ---- issue 16 lanes: each adds its functions under its own marker ---- */
+/* events */
+
+/* node administration */
+
+/* accounting */
+
+/* dashboard */
+
+/* job control */
+
+/* arrays */

@@ -145,6 +145,19 @@ int gsd_store_each_bad_node(gsd_store *s,
 /* Counts of final jobs by state (index gs_job_state) for metrics at startup. */
 int gsd_store_count_states(gsd_store *s, int64_t counts[GS_JOB_NSTATES]);
 
+/* issue 16 lanes (writer calls): each adds its declarations under its own marker */
+/* events (bus: rows since a seq) */
+
+/* node administration (node events, admin state) */
+
+/* accounting (acct rows, retention purge) */
+
+/* dashboard (samples) */
+
+/* job control */
+
+/* arrays */
+
 /* ---- readers (HTTP threads) ----------------------------------------------------------------- */
 
 /* Borrow a read-only connection (blocks only to open one); give it back with _put. */
@@ -164,5 +177,13 @@ int gsd_reader_events(gsd_reader *r, int64_t job_id, size_t max, gsd_event **ev,
 void gsd_events_free(gsd_event *ev, size_t n);
 int gsd_reader_tasks(gsd_reader *r, int64_t job_id, int run, gsd_taskrow **t, size_t *n);
 void gsd_taskrows_free(gsd_taskrow *t, size_t n);
+/* issue 16 lanes (reader calls): each adds its declarations under its own marker */
+/* events (replay from a seq) */
+
+/* accounting (history) */
+
+/* dashboard (samples, cluster events) */
+
+/* arrays */
 
 #endif
