@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,6 +75,23 @@ static void call_err(cli_conn *k, const char *fmt, ...)
     if (!k->quiet) cli_err("%s", k->msg);
 }
 
+/* A failed answer (status not 2xx, body in r): its error line, as cli_call prints it. */
+static int report_status(cli_conn *k, gsd_resp *r, const char *what)
+{
+    int code = cli_exit_for_status(r->status);
+    json_t *j = r->len ? json_loads(r->body, 0, NULL) : NULL;
+    const char *detail = j ? cli_jstr(j, "detail", NULL) : NULL;
+    const char *ecode = j ? cli_jstr(j, "code", NULL) : NULL;
+    if (detail)
+        call_err(k, "%s: %s (%s)", what, detail, ecode ? ecode : "error");
+    else
+        call_err(k, "%s: HTTP %ld%s%.200s", what, r->status, r->len ? ": " : "",
+                 r->len ? r->body : "");
+    if (r->status == 401 && !k->quiet) cli_err("%s", HINT_401);
+    if (j) json_decref(j);
+    return code;
+}
+
 int cli_call(cli_conn *k, const char *method, const char *path, const char *body, const char *ctype,
              const char *const *headers, const char *what, json_t **out)
 {
@@ -89,20 +107,12 @@ int cli_call(cli_conn *k, const char *method, const char *path, const char *body
         return EXIT_UNREACHABLE;
     }
     int code = cli_exit_for_status(r.status);
-    json_t *j = r.len ? json_loads(r.body, 0, NULL) : NULL;
     if (code != EXIT_OK) {
-        const char *detail = j ? cli_jstr(j, "detail", NULL) : NULL;
-        const char *ecode = j ? cli_jstr(j, "code", NULL) : NULL;
-        if (detail)
-            call_err(k, "%s: %s (%s)", what, detail, ecode ? ecode : "error");
-        else
-            call_err(k, "%s: HTTP %ld%s%.200s", what, r.status, r.len ? ": " : "",
-                     r.len ? r.body : "");
-        if (r.status == 401 && !k->quiet) cli_err("%s", HINT_401);
-        if (j) json_decref(j);
+        code = report_status(k, &r, what);
         gsd_resp_release(&r);
         return code;
     }
+    json_t *j = r.len ? json_loads(r.body, 0, NULL) : NULL;
     if (out) {
         if (!j) {
             call_err(k, "%s: the daemon sent a response that is not JSON", what);
@@ -115,6 +125,110 @@ int cli_call(cli_conn *k, const char *method, const char *path, const char *body
     }
     gsd_resp_release(&r);
     return EXIT_OK;
+}
+
+int cli_stream(cli_conn *k, const char *method, const char *path, const char *body,
+               const char *ctype, const char *const *headers, long idle_s, gsd_stream_fn on_body,
+               void *arg, const char *what)
+{
+    k->msg[0] = '\0';
+    gsd_resp r;
+    int q = gsd_client_stream(&k->c, method, path, body, body ? strlen(body) : 0, ctype, headers,
+                              idle_s, on_body, arg, &r);
+    k->status = r.status;
+    k->retry_after = r.retry_after;
+    int code = EXIT_OK;
+    if (q) {
+        call_err(k, "%s", r.err);
+        code = EXIT_UNREACHABLE;
+    } else if (r.status < 200 || r.status > 299) {
+        code = report_status(k, &r, what);
+    }
+    gsd_resp_release(&r);
+    return code;
+}
+
+typedef struct sse_call {
+    gsd_sse p;
+    const gsd_resp *r;
+    int rc;      /* the parser's error, or 1: the caller stopped */
+    int checked; /* the content type was looked at */
+    int bad_type;
+    gsd_sse_fn on_event;
+    void *arg;
+    char *last_id;
+    size_t cap;
+} sse_call;
+
+static int sse_event(void *arg, const gsd_sse_event *ev)
+{
+    sse_call *c = arg;
+    if (!ev->comment && c->last_id) snprintf(c->last_id, c->cap, "%s", ev->id);
+    return c->on_event(c->arg, ev) ? 1 : 0;
+}
+
+static int sse_body(void *arg, const char *data, size_t len)
+{
+    sse_call *c = arg;
+    int rc = gsd_sse_feed(&c->p, data, len);
+    if (rc) c->rc = rc;
+    return rc;
+}
+
+/* The content type before the first byte: a stream carries no status of its own, so an
+ * answer that is not an event stream (a proxy's page, an old daemon) must not be parsed. */
+static int sse_first(void *arg, const char *data, size_t len);
+
+int cli_sse(cli_conn *k, const char *path, const char *const *headers, long idle_s,
+            gsd_sse_fn on_event, void *arg, char *last_id, size_t cap, const char *what)
+{
+    sse_call c;
+    memset(&c, 0, sizeof c);
+    gsd_sse_init(&c.p, sse_event, &c);
+    c.on_event = on_event;
+    c.arg = arg;
+    c.last_id = last_id;
+    c.cap = cap;
+    if (last_id && cap) last_id[0] = '\0';
+    k->msg[0] = '\0';
+    gsd_resp r;
+    c.r = &r;
+    int q =
+        gsd_client_stream(&k->c, "GET", path, NULL, 0, NULL, headers, idle_s, sse_first, &c, &r);
+    k->status = r.status;
+    k->retry_after = r.retry_after;
+    int code = EXIT_OK;
+    if (q) {
+        call_err(k, "%s", r.err);
+        code = EXIT_UNREACHABLE;
+    } else if (r.status < 200 || r.status > 299) {
+        code = report_status(k, &r, what);
+    } else if (c.bad_type || (!c.checked && r.content_type &&
+                              strncasecmp(r.content_type, "text/event-stream", 17))) {
+        call_err(k, "%s: the daemon's answer is not an event stream (%s)", what,
+                 r.content_type ? r.content_type : "no content type");
+        code = EXIT_RUNTIME;
+    } else if (c.rc < 0) {
+        call_err(k, "%s: a malformed event stream: %s", what, gs_strerror(c.rc));
+        code = EXIT_RUNTIME;
+    }
+    gsd_resp_release(&r);
+    gsd_sse_release(&c.p);
+    return code;
+}
+
+static int sse_first(void *arg, const char *data, size_t len)
+{
+    sse_call *c = arg;
+    if (!c->checked) {
+        c->checked = 1;
+        const char *ct = c->r->content_type;
+        if (!ct || strncasecmp(ct, "text/event-stream", 17)) {
+            c->bad_type = 1;
+            return 1;
+        }
+    }
+    return sse_body(arg, data, len);
 }
 
 void cli_table_init(cli_table *t, size_t ncols, unsigned right_mask)

@@ -62,6 +62,25 @@ enum { CLI_OPT_SERVER = 1000, CLI_OPT_TOKEN, CLI_OPT_JSON };
  */
 int cli_call(cli_conn *k, const char *method, const char *path, const char *body, const char *ctype,
              const char *const *headers, const char *what, json_t **out);
+/*
+ * A streamed call (gsd_client_stream; `events -f`, `queue -w`, `run`): the body of a 2xx
+ * answer goes to on_body piece by piece until the daemon ends it, on_body returns nonzero
+ * (stop), or nothing arrives for idle_s seconds (idle_s <= 0: wait forever).  Returns
+ * EXIT_OK when the stream ended or was stopped; otherwise reports like cli_call (an error
+ * status: "gsched: <what>: <detail>"; unreachable, or the stream broke: exit 3) and returns
+ * the exit code.  k->status is the answer's status (0: unreachable).
+ */
+int cli_stream(cli_conn *k, const char *method, const char *path, const char *body,
+               const char *ctype, const char *const *headers, long idle_s, gsd_stream_fn on_body,
+               void *arg, const char *what);
+/*
+ * A GET of a text/event-stream (Server-Sent Events) through cli_stream: on_event gets each
+ * event and comment (gsd_sse_event, parsed by gsd_sse) and returns 0 to go on, 1 to stop.
+ * An answer of another content type is an error (exit 1).  last_id, when not NULL, receives
+ * the id of the last event delivered (cap bytes; "" when none), to resume from.
+ */
+int cli_sse(cli_conn *k, const char *path, const char *const *headers, long idle_s,
+            gsd_sse_fn on_event, void *arg, char *last_id, size_t cap, const char *what);
 /* After a failed quiet cli_call: print its error line (and hint) as cli_call would have. */
 void cli_call_report(const cli_conn *k);
 /* Exit code for an HTTP status. */

@@ -170,4 +170,65 @@ int gsd_request(const gsd_client *c, const char *method, const char *path, const
                 gsd_resp *r);
 void gsd_resp_release(gsd_resp *r);
 
+/*
+ * A streamed request (client.c; `gsched events -f`, `queue -w`, `run`): the same request as
+ * gsd_request (socket or TCP, the same headers, the same socket checks), but the body of a
+ * 2xx answer is handed to on_body piece by piece as it arrives, with its chunked framing
+ * removed, instead of being collected.  There is no total timeout: the call gives up only when
+ * nothing at all (no byte, not even an SSE comment) arrives for idle_s seconds (idle_s <= 0:
+ * never; connecting and sending the request stay bounded by c->timeout_s).
+ *
+ * on_body(arg, data, len) gets len >= 1 bytes (not NUL-terminated; a piece may end anywhere,
+ * even inside a line or a UTF-8 sequence); it returns 0 to go on, anything else to stop (the
+ * connection is closed and the call returns 0).  r->status and r->content_type are set before
+ * its first call.  An answer that is not 2xx (or a HEAD, 204, 304) is not streamed: its body is
+ * collected into r->body, as gsd_request does, within c->timeout_s.
+ *
+ * Returns 0 when the answer ended (the daemon finished the body), on_body stopped it, or it
+ * was not 2xx (r->status says which; r->body is "" for a streamed one); GS_EIO when the daemon
+ * could not be reached (r->status 0), or the stream broke after the headers (reset, idle
+ * timeout, malformed chunking: r->status kept, r->err says why).  Release r with
+ * gsd_resp_release in every case.
+ */
+typedef int (*gsd_stream_fn)(void *arg, const char *data, size_t len);
+int gsd_client_stream(const gsd_client *c, const char *method, const char *path, const char *body,
+                      size_t len, const char *content_type, const char *const *extra_headers,
+                      long idle_s, gsd_stream_fn on_body, void *arg, gsd_resp *r);
+
+/*
+ * An incremental parser of a text/event-stream body (Server-Sent Events, the WHATWG rules):
+ * feed it the pieces gsd_client_stream hands over, in order; it calls on_event once per
+ * complete event (a blank line ends one): `id:` sets the event's id (kept for the events after
+ * it, like a browser's last event id), `event:` its type ("message" when none), `data:` lines
+ * are joined by "\n"; an event without data is not delivered.  Comment lines (": ping") are
+ * delivered too, with comment 1 and the text after the colon in data, so a caller may count
+ * heartbeats; `retry:` and unknown fields are ignored.  Lines end in LF, CRLF or CR (also when
+ * a CRLF is split between two pieces); a BOM at the very start is skipped.
+ *
+ * Ownership: the strings of a gsd_sse_event are the parser's, valid during the call only.
+ */
+typedef struct gsd_sse_event {
+    const char *id;   /* the last id seen ("" when none) */
+    const char *type; /* "message" when the event had no `event:` line */
+    const char *data; /* NUL-terminated; len bytes */
+    size_t len;
+    int comment; /* 1: a comment line (data = its text, type and id as above) */
+} gsd_sse_event;
+typedef int (*gsd_sse_fn)(void *arg, const gsd_sse_event *ev);
+typedef struct gsd_sse {
+    gsd_sse_fn on_event;
+    void *arg;
+    size_t max_line; /* longest line or event accepted (bytes); default 1 MiB */
+    /* internal state */
+    char *line, *data;
+    size_t nline, capline, ndata, capdata;
+    char id[128], type[64];
+    int cr, started, bom, has_data;
+} gsd_sse;
+void gsd_sse_init(gsd_sse *p, gsd_sse_fn on_event, void *arg);
+/* Parse n more bytes.  0; or the first nonzero value on_event returned (the rest of buf is not
+ * parsed); or GS_ETOOBIG (a line or an event over max_line) / GS_ENOMEM. */
+int gsd_sse_feed(gsd_sse *p, const char *buf, size_t n);
+void gsd_sse_release(gsd_sse *p);
+
 #endif
