@@ -43,6 +43,7 @@ int cmd_logs(int argc, char **argv);
 /* events (cmd_events.c) */
 
 /* accounting (cmd_history.c) */
+int cmd_history(int argc, char **argv); /* finished jobs, like sacct */
 
 /* job control (cmd_jobctl.c) */
 

@@ -76,6 +76,7 @@ static void usage(FILE *f)
                "  vcs        virtual clusters: guarantee, usage, queue\n"
                "  logs       output of a job's task\n"
                /* issue 16 lanes: usage lines (events; accounting; job control) */
+               "  history    finished jobs: times, exit code, GPU-hours (like sacct)\n"
                "  token      make tokens-file lines ('token hash')\n"
                "\n"
                "Other:\n"
@@ -149,6 +150,7 @@ int main(int argc, char **argv)
     /* events */
 
     /* accounting */
+    if (!strcmp(cmd, "history")) return cmd_history(argc - 1, argv + 1);
 
     /* job control */
 

@@ -47,6 +47,7 @@ void gsd_observe(void *ud, const gs_record *r)
     gsd_jobx *x = gsd_jx(g, j->slot);
     gsd_mark_dirty(g, j->slot);
     gsd_track(g, j, x);
+    gsd_acct_observe(x, j, r->t);
     if (r->reason) x->last_reason = gsd_intern(g, r->reason);
     if (g->in_recovery) return; /* restoring state that is already durable */
     if (r->type == GS_REC_SUBMIT && x->recovering) {
@@ -164,7 +165,7 @@ void gsd_fill_row(gsd_sched *g, const gs_job *j, gsd_jobx *x, gsd_jobrow *r)
     r->idem_key = x->idem_key;
     r->idem_hash = x->idem_hash;
     r->elastic = (char *)gsd_el_json(x);
-    r->gpu_us = GSD_NONE; /* GPU time: not yet accounted (issue 16, accounting) */
+    r->gpu_us = x->gpu_us; /* closed intervals (acct.c): a job holding GPUs adds its open one */
     (void)g;
 }
 

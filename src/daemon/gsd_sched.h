@@ -21,6 +21,7 @@
  *   commit.c    observer records -> rows and events, COMMIT, then act
  *   snapshot.c  views, publishing, queue positions
  *   recovery.c  restart recovery
+ *   acct.c      accounting: GPU time per job (issue 16)
  *   wait.c      jobs not yet eligible: held jobs, dependencies
  *   disk.c      the default log directory
  *   drain.c     nodes drained while the executor cannot launch; periodic re-check; every
@@ -92,6 +93,12 @@ typedef struct gsd_jobx {
     int32_t cat_gpus; /* GPUs counted in its VC for 'cat' (an elastic job's size changes) */
     /* elastic jobs (elastic.c): the live controller's state, durable in jobs.elastic */
     gsd_elastic *el; /* NULL for a rigid job */
+    /* accounting (acct.c, issue 16): GPU time of the closed intervals (GPU x us, exact for an
+     * elastic job whose size changes: one interval per size); the open one is held_gpus GPUs
+     * since held_since (the engine's last_start), 0 GPUs when it holds none */
+    int64_t gpu_us;
+    int32_t held_gpus;
+    gs_time held_since;
 } gsd_jobx;
 
 /* A record or daemon event collected during a cycle, written at commit, acted on after. */
@@ -369,6 +376,16 @@ void gsd_el_hints_drained(gsd_sched *g, const gs_job *j, gs_time now);
 gs_time gsd_el_drain_timeout(gsd_sched *g, const gsd_jobx *x);
 /* Command: resize a running elastic job (operator or owner). */
 void gsd_do_resize(gsd_sched *g, gsd_cmd *c, gs_time now);
+
+/* acct.c: accounting (issue 16) */
+/* Observer: job j's record at t (after the engine's transition): close the GPU-time interval
+ * when the GPUs it holds changed, open the next one. */
+void gsd_acct_observe(gsd_jobx *x, const gs_job *j, gs_time t);
+/* Recovery: the job's closed GPU time from its row (gpu_us; GSD_NONE in a row older than
+ * schema 6: executed_us x its GPUs), its open interval from the engine's state. */
+void gsd_acct_restore(gsd_jobx *x, const gs_job *j, int64_t gpu_us, int64_t executed);
+/* GPU time so far at now (closed + open interval). */
+int64_t gsd_acct_gpu_us(const gsd_jobx *x, gs_time now);
 
 /* drain.c */
 /* The executor cannot launch anything (why): drain every node (jobs running there keep

@@ -1457,6 +1457,9 @@ static const route routes[] = {
     /* dashboard: GET /, /ui/..., /v1/cluster, /v1/stats (http_ui.c) */
 
     /* accounting: GET /v1/history (http_acct.c) */
+    {"GET", "/v1/history", h_history,
+     "finished jobs, by end time (?from=&to= us since the epoch, user=, vc=, "
+     "state=CD,F,CA,RJ, job=ID (or its array), limit=, offset=)"},
 
     /* node administration: POST /v1/nodes/{name}/drain|resume|down (http_nodes.c) */
 

@@ -107,6 +107,8 @@ json_t *hx_events_json(gsd *g, int64_t id);
 /* dashboard (http_ui.c) */
 
 /* accounting (http_acct.c) */
+/* GET /v1/history: finished jobs (live final rows and acct rows), filtered and paged */
+enum MHD_Result h_history(hctx *h, const char *arg, const char *sub);
 
 /* node administration (http_nodes.c) */
 

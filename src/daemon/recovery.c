@@ -500,6 +500,7 @@ static int recover_row(void *ud, gsd_jobrow *r)
     gs_engine_restore_accounting(g->e, j, &acct);
     if (requeue_why && j->state == GS_JOB_PENDING)
         gsd_push_rec(g, GS_REC_REQUEUE, (int32_t)slot, rc->now, "%s", requeue_why);
+    gsd_acct_restore(x, j, r->gpu_us, r->executed); /* GPU time (issue 16, acct.c) */
     gsd_activate(g, (int32_t)slot);
     return 0;
 }

@@ -91,7 +91,9 @@ static const char *const sql_text[ST_N] = {
                 "handle = coalesce(excluded.handle, handle), exit_code = "
                 "coalesce(excluded.exit_code, exit_code), gpus = coalesce(excluded.gpus, gpus)",
     [ST_IDEM] = "SELECT id, idem_hash FROM jobs WHERE user = ?1 AND idem_key = ?2",
-    [ST_STATE] = "SELECT state, reason FROM jobs WHERE id = ?1",
+    /* (a job retention moved to acct keeps its final state: dependencies on it still resolve) */
+    [ST_STATE] = "SELECT state, reason FROM jobs WHERE id = ?1 UNION ALL "
+                 "SELECT state, reason FROM acct WHERE id = ?1 LIMIT 1",
     [ST_HELD] = "SELECT type FROM events WHERE job_id = ?1 AND type IN ('held', 'released') "
                 "ORDER BY seq DESC LIMIT 1",
     [ST_NODE_SET] = "INSERT INTO nodes(name, bad, reason, t_us) VALUES (?1, ?2, ?3, ?4) "
@@ -1069,6 +1071,165 @@ void gsd_taskrows_free(gsd_taskrow *t, size_t n)
 /* node administration */
 
 /* accounting */
+
+/* A final jobs row as an acct row (history and retention): the acct table's columns. */
+#define ACCT_FROM_JOBS                                                                     \
+    "id, array_id, array_task, user, vc, name, state, exit_code, reason, submit_us, "      \
+    "first_start_us, end_us, executed_us, "                                                \
+    "CASE WHEN task_gpus IS NULL THEN ntasks * gpus_per_task ELSE "                        \
+    "(SELECT CAST(total(value) AS INTEGER) FROM json_each('[' || task_gpus || ']')) END, " \
+    "coalesce(gpu_us, executed_us * ntasks * gpus_per_task), preemptions, "                \
+    "coalesce(json_extract(elastic, '$.rescales'), 0), runs"
+#define ACCT_COLS                                                                               \
+    "id, array_id, array_task, user, vc, name, state, exit_code, reason, submit_us, start_us, " \
+    "end_us, elapsed_us, gpus, gpu_us, preemptions, resizes, runs"
+#define FINAL_STATES "('DONE', 'FAILED', 'CANCELLED', 'REJECTED')"
+
+int gsd_store_purge(gsd_store *s, gs_time before, int64_t max, int64_t **ids, size_t *moved)
+{
+    static const char *const sql[] = {
+        "SELECT id FROM jobs WHERE end_us IS NOT NULL AND end_us < ?1 AND state IN " FINAL_STATES
+        " ORDER BY end_us, id LIMIT ?2",
+        "INSERT OR REPLACE INTO acct(" ACCT_COLS ") SELECT " ACCT_FROM_JOBS
+        " FROM jobs WHERE id = ?1 AND state IN " FINAL_STATES,
+        "DELETE FROM events WHERE job_id = ?1",
+        "DELETE FROM tasks WHERE job_id = ?1",
+        "DELETE FROM jobs WHERE id = ?1 AND state IN " FINAL_STATES,
+    };
+    enum { NSQL = sizeof sql / sizeof *sql };
+    sqlite3_stmt *st[NSQL] = {0};
+    int64_t *v = NULL;
+    size_t n = 0, cap = 0;
+    int ret = 0;
+    if (ids) *ids = NULL;
+    *moved = 0;
+    for (int i = 0; i < NSQL; i++)
+        if (sqlite3_prepare_v2(s->db, sql[i], -1, &st[i], NULL) != SQLITE_OK) ret = GS_EIO;
+    if (!ret) {
+        sqlite3_bind_int64(st[0], 1, before);
+        sqlite3_bind_int64(st[0], 2, max);
+        int rc;
+        while ((rc = sqlite3_step(st[0])) == SQLITE_ROW) {
+            if (n == cap) {
+                cap = cap ? cap * 2 : 64;
+                int64_t *nv = realloc(v, cap * sizeof *nv);
+                if (!nv) abort();
+                v = nv;
+            }
+            v[n++] = sqlite3_column_int64(st[0], 0);
+        }
+        if (rc != SQLITE_DONE) ret = GS_EIO;
+    }
+    for (size_t k = 0; k < n && !ret; k++) {
+        for (int i = 1; i < NSQL && !ret; i++) {
+            sqlite3_bind_int64(st[i], 1, v[k]);
+            if (sqlite3_step(st[i]) != SQLITE_DONE) ret = GS_EIO;
+            sqlite3_reset(st[i]);
+        }
+    }
+    for (int i = 0; i < NSQL; i++) sqlite3_finalize(st[i]);
+    if (ret || !ids) {
+        free(v);
+        v = NULL;
+    }
+    if (!ret) *moved = n;
+    if (ids) *ids = v;
+    return ret;
+}
+
+int gsd_reader_history(gsd_reader *r, const gsd_histq *q, gsd_acctrow **rows, size_t *n,
+                       int64_t *total)
+{
+    char w[768], sql[4096];
+    size_t k = 0;
+    *rows = NULL;
+    *n = 0;
+    *total = 0;
+    k += (size_t)snprintf(w + k, sizeof w - k, " WHERE end_us IS NOT NULL");
+    if (q->from) k += (size_t)snprintf(w + k, sizeof w - k, " AND end_us >= ?1");
+    if (q->to) k += (size_t)snprintf(w + k, sizeof w - k, " AND end_us < ?2");
+    if (q->user) k += (size_t)snprintf(w + k, sizeof w - k, " AND user = ?3");
+    if (q->vc) k += (size_t)snprintf(w + k, sizeof w - k, " AND vc = ?4");
+    if (q->job) k += (size_t)snprintf(w + k, sizeof w - k, " AND (id = ?5 OR array_id = ?5)");
+    k += (size_t)snprintf(w + k, sizeof w - k, " AND state IN (");
+    int first = 1;
+    for (int i = 0; i < GS_JOB_NSTATES; i++) {
+        if (!gs_job_state_final((gs_job_state)i) || (q->states && !(q->states & (1u << i))))
+            continue;
+        k += (size_t)snprintf(w + k, sizeof w - k, "%s'%s'", first ? "" : ", ",
+                              gs_job_state_name((gs_job_state)i));
+        first = 0;
+    }
+    if (first) k += (size_t)snprintf(w + k, sizeof w - k, "NULL");
+    snprintf(w + k, sizeof w - k, ")");
+    sqlite3_stmt *st;
+    snprintf(sql, sizeof sql,
+             "SELECT (SELECT count(*) FROM jobs%s) + (SELECT count(*) FROM acct%s)", w, w);
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) return GS_EIO;
+#define BIND_HQ(st)                                                        \
+    do {                                                                   \
+        if (q->from) sqlite3_bind_int64(st, 1, q->from);                   \
+        if (q->to) sqlite3_bind_int64(st, 2, q->to);                       \
+        if (q->user) sqlite3_bind_text(st, 3, q->user, -1, SQLITE_STATIC); \
+        if (q->vc) sqlite3_bind_text(st, 4, q->vc, -1, SQLITE_STATIC);     \
+        if (q->job) sqlite3_bind_int64(st, 5, q->job);                     \
+    } while (0)
+    BIND_HQ(st);
+    if (sqlite3_step(st) == SQLITE_ROW) *total = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    snprintf(sql, sizeof sql,
+             "SELECT * FROM (SELECT " ACCT_FROM_JOBS " FROM jobs%s UNION ALL SELECT " ACCT_COLS
+             " FROM acct%s) ORDER BY 12, 1 LIMIT ?6 OFFSET ?7",
+             w, w);
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) return GS_EIO;
+    BIND_HQ(st);
+#undef BIND_HQ
+    sqlite3_bind_int64(st, 6, q->limit);
+    sqlite3_bind_int64(st, 7, q->offset);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 64;
+            gsd_acctrow *nr = realloc(*rows, cap * sizeof *nr);
+            if (!nr) abort();
+            *rows = nr;
+        }
+        gsd_acctrow *a = &(*rows)[(*n)++];
+        a->id = sqlite3_column_int64(st, 0);
+        a->array_id = sqlite3_column_type(st, 1) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 1);
+        a->array_task = sqlite3_column_int(st, 2);
+        a->user = dupcol(st, 3);
+        a->vc = dupcol(st, 4);
+        a->name = dupcol(st, 5);
+        a->state = dupcol(st, 6);
+        a->exit_code = intcol(st, 7);
+        a->reason = dupcol(st, 8);
+        a->submit = intcol(st, 9);
+        a->start = intcol(st, 10);
+        a->end = intcol(st, 11);
+        a->elapsed = sqlite3_column_int64(st, 12);
+        a->gpus = sqlite3_column_int(st, 13);
+        a->gpu_us = sqlite3_column_int64(st, 14);
+        a->preemptions = sqlite3_column_int(st, 15);
+        a->resizes = sqlite3_column_int(st, 16);
+        a->runs = sqlite3_column_int(st, 17);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+void gsd_acctrows_free(gsd_acctrow *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(rows[i].user);
+        free(rows[i].vc);
+        free(rows[i].name);
+        free(rows[i].state);
+        free(rows[i].reason);
+    }
+    free(rows);
+}
 
 /* dashboard */
 

@@ -151,6 +151,11 @@ int gsd_store_count_states(gsd_store *s, int64_t counts[GS_JOB_NSTATES]);
 /* node administration (node events, admin state) */
 
 /* accounting (acct rows, retention purge) */
+/* Retention: move up to max final jobs that ended before 'before' (us since the epoch), oldest
+ * first, from jobs / events / tasks into one acct row each (inside the cycle's transaction:
+ * the caller commits).  Active jobs are never touched.  *moved: how many; *ids (malloc'ed,
+ * may be NULL) their ids, for the caller to forget. */
+int gsd_store_purge(gsd_store *s, gs_time before, int64_t max, int64_t **ids, size_t *moved);
 
 /* dashboard (samples) */
 
@@ -181,6 +186,31 @@ void gsd_taskrows_free(gsd_taskrow *t, size_t n);
 /* events (replay from a seq) */
 
 /* accounting (history) */
+/* One finished job as history answers it: a final row of jobs, or an acct row (retention).
+ * start: first start (GSD_NONE never ran); elapsed: time holding GPUs, all runs (us); gpus: as
+ * asked at submission; gpu_us: GPU x us held; resizes: an elastic job's rescales. */
+typedef struct gsd_acctrow {
+    int64_t id, array_id; /* array_id 0: not in an array */
+    int array_task;
+    char *user, *vc, *name, *state, *reason;
+    int64_t exit_code; /* GSD_NONE when none */
+    int64_t submit, start, end, elapsed;
+    int gpus;
+    int64_t gpu_us;
+    int preemptions, resizes, runs;
+} gsd_acctrow;
+/* Filters (0 / NULL = any): end in [from, to), user, vc, states (bit mask of final states),
+ * job (its id or its array's id); paging by offset / limit; ordered by end, then id. */
+typedef struct gsd_histq {
+    int64_t from, to;
+    const char *user, *vc;
+    unsigned states;
+    int64_t job;
+    int64_t offset, limit;
+} gsd_histq;
+int gsd_reader_history(gsd_reader *r, const gsd_histq *q, gsd_acctrow **rows, size_t *n,
+                       int64_t *total);
+void gsd_acctrows_free(gsd_acctrow *rows, size_t n);
 
 /* dashboard (samples, cluster events) */
 

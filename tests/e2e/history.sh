@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Accounting (issue 16): `gsched history` (sacct) and GET /v1/history over a live daemon with
+# fake GPUs: finished jobs only, ordered by end time, with exit code, elapsed time and GPU
+# time (GPUs x time held); filters -u/-A/-s/-j/-S/-E, --format, -P, -n, --json; a user sees
+# only their own jobs (another user's: 403), an admin everybody's; the answers survive a
+# restart, and retention (serve --retention) moves old jobs into the accounting table without
+# changing them while active jobs stay.
+# usage: history.sh GSCHED_BIN SOURCE_DIR
+set -u
+bin=$1 src=$2
+tmp=$(mktemp -d)
+. "$src/tests/e2e/lib/daemon.sh"
+
+A=alice.alice-secret-0123456789
+B=bob.bob-secret-0123456789abc
+R=root.root-secret-0123456789ab
+tok=$tmp/tokens
+{ "$bin" token hash --user alice --token "$A" --iterations 1000
+  "$bin" token hash --user bob --token "$B" --iterations 1000
+  "$bin" token hash --user root --admin --token "$R" --iterations 1000; } > "$tok" 2>/dev/null
+chmod 600 "$tok"
+
+# bad options are refused before any daemon is asked
+expect 2 "not a time" -- "$bin" history --server http://127.0.0.1:9 -S yesterday
+expect 2 "unknown field 'Bogus'" -- "$bin" history --server http://127.0.0.1:9 -o JobID,Bogus
+expect 2 "not a final state" -- "$bin" history --server http://127.0.0.1:9 -s R
+expect 0 "GPUHours .*GPU time held" -- "$bin" history --help
+
+d_start hist --cluster 1x4 --grace 1s --tokens "$tok" --listen 127.0.0.1:0 || { bad "daemon start"; finish; }
+as() { local t=$1 c=$2; shift 2; "$bin" "$c" --server "$SERVER" --token "$t" "$@"; }
+asub() { local t=$1; shift; as "$t" submit --parsable "$@"; }
+ws() { # wait until job $1 is in state $2 (admin's view)
+  local s=""
+  for _ in $(seq 300); do
+    s=$(as "$R" describe job "$1" 2>/dev/null | awk '/^State:/ { print $2; exit }')
+    [ "$s" = "$2" ] && return 0
+    sleep 0.1
+  done
+  bad "job $1: state '$s', wanted $2"
+  return 1
+}
+
+j1=$(asub "$A" --gpus 2 --name two --vc va -- sleep 1)
+ws "$j1" DONE
+j2=$(asub "$A" --gpus 1 --name fail --vc vb -- sh -c 'exit 3')
+ws "$j2" FAILED
+j3=$(asub "$B" --gpus 1 --name bobs --vc va -- sleep 60)
+ws "$j3" RUNNING
+as "$B" cancel "$j3" > /dev/null
+ws "$j3" CANCELLED
+j4=$(asub "$B" --gpus 4 --name active -- sleep 60)
+ws "$j4" RUNNING
+
+# ---- the admin sees every finished job, oldest end first; the running one is not there
+out=$(as "$R" history -n -o JobID)
+check "admin: finished jobs by end time (got $(echo $out))" [ "$(echo $out)" = "$j1 $j2 $j3" ]
+out=$(as "$R" history)
+check "default columns" contains "$out" "JobID  Name"
+for c in User VC State ExitCode Start End Elapsed GPUs GPUHours; do
+  check "default column $c" contains "$(echo "$out" | head -1)" "$c"
+done
+line=$(as "$R" history -P -n -o JobID,Name,User,VC,State,ExitCode,GPUs -j "$j2")
+check "-P line of the failed job ($line)" [ "$line" = "$j2|fail|alice|vb|FAILED|3|1" ]
+check "-P header" [ "$(as "$R" history -P -o jobid,gpuhours | head -1)" = "JobID|GPUHours" ]
+
+# ---- GPU time: GPUs x time held (2 GPUs for about a second)
+js=$(as "$R" history --json -j "$j1")
+el=$(echo "$js" | sed -n 's/.*"elapsed_us": \([0-9]*\).*/\1/p')
+gu=$(echo "$js" | sed -n 's/.*"gpu_us": \([0-9]*\).*/\1/p')
+check "elapsed about 1 s ($el us)" [ "${el:-0}" -ge 1000000 ] && [ "${el:-0}" -lt 5000000 ]
+check "gpu_us = 2 x elapsed ($gu vs $el)" [ "${gu:-0}" = "$((2 * ${el:-0}))" ]
+check "a job cancelled while running has its GPU time" \
+  [ "$(as "$R" history --json -j "$j3" | sed -n 's/.*"gpu_us": \([0-9]*\).*/\1/p')" -gt 0 ]
+
+# ---- filters
+check "-u alice" [ "$(echo $(as "$R" history -n -o JobID -u alice))" = "$j1 $j2" ]
+check "-A va" [ "$(echo $(as "$R" history -n -o JobID -A va))" = "$j1 $j3" ]
+check "-s F,CA" [ "$(echo $(as "$R" history -n -o JobID -s F,CANCELLED))" = "$j2 $j3" ]
+check "-s COMPLETED" [ "$(echo $(as "$R" history -n -o JobID -s COMPLETED))" = "$j1" ]
+check "-S now-1hour" [ "$(echo $(as "$R" history -n -o JobID -S now-1hour))" = "$j1 $j2 $j3" ]
+check "-E now-1hour: none" [ -z "$(as "$R" history -n -o JobID -E now-1hour)" ]
+check "-S tomorrow: none" [ -z "$(as "$R" history -n -o JobID -S "$(date -d tomorrow +%Y-%m-%d)")" ]
+check "-S today" [ "$(echo $(as "$R" history -n -o JobID -S "$(date -d '-1 day' +%Y-%m-%dT%H:%M)"))" = "$j1 $j2 $j3" ]
+check "--limit 2" [ "$(echo $(as "$R" history -n -o JobID --limit 2))" = "$j1 $j2" ]
+check "API paging: limit=1 offset=1" \
+  contains "$(curl -s -H "Authorization: Bearer $R" "$SERVER/v1/history?limit=1&offset=1")" "\"id\": $j2,"
+check "API: from/to in us" \
+  contains "$(curl -s -H "Authorization: Bearer $R" "$SERVER/v1/history?to=1")" '"total": 0'
+code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H "Authorization: Bearer $R" "$SERVER/v1/history?state=RUNNING")
+check "API: state=RUNNING is 400 (got $code)" [ "$code" = 400 ] && grep -q 'final states' "$tmp/body"
+
+# ---- visibility: a user sees only their own jobs
+check "alice sees her two" [ "$(echo $(as "$A" history -n -o JobID))" = "$j1 $j2" ]
+check "bob sees his one" [ "$(echo $(as "$B" history -n -o JobID))" = "$j3" ]
+expect 1 "only your own" -- as "$A" history -u bob
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $B" "$SERVER/v1/history?user=alice")
+check "API: another user's history is 403 (got $code)" [ "$code" = 403 ]
+code=$(curl -s -o /dev/null -w '%{http_code}' "$SERVER/v1/history")
+check "API: no token is 401 (got $code)" [ "$code" = 401 ]
+
+# ---- JSON fields
+js=$(as "$R" history --json -j "$j2")
+for k in id array_id array_task user vc name state exit_code reason submit_us start_us end_us \
+  elapsed_us gpus gpu_us gpu_hours preemptions resizes runs; do
+  check "json field $k" contains "$js" "\"$k\":"
+done
+
+# ---- restart: the same answers
+as "$R" cancel "$j4" > /dev/null
+ws "$j4" CANCELLED
+before=$(as "$R" history --json)
+d_stop || bad "graceful stop"
+d_start hist --cluster 1x4 --grace 1s --tokens "$tok" --listen 127.0.0.1:0 || { bad "restart"; finish; }
+check "history after a restart is the same" [ "$(as "$R" history --json)" = "$before" ]
+d_stop || bad "graceful stop"
+finish
