@@ -7,7 +7,8 @@
 // evaluate (awaits promises, returns values), waitFor (polls an expression, bounded),
 // click (a real mouse click at the element's centre, refused when another element covers it),
 // screenshots (PNG, whole page), and every console error, uncaught exception and browser log
-// error of the page, collected as they come (page.problems).
+// error of the page, collected as they come (page.problems), as are the requests it sends
+// (page.requests: method, URL, headers).
 //
 // Invariants: every wait is bounded (a command that gets no reply rejects after its timeout;
 // a browser that exits rejects every pending command); close() ends the browser by its pid
@@ -187,6 +188,10 @@ class Page {
     // console errors, uncaught exceptions, browser log errors, failed loads, in order:
     // {kind, text, url}
     this.problems = [];
+    // every request the page sent: {method, url, headers}
+    this.requests = [];
+    // frames chromium runs in processes of their own (e.g. sandboxed iframes): their sessions
+    this.children = new Map(); // sessionId -> targetInfo
   }
 
   send(method, params = {}, timeoutMs) {
@@ -216,6 +221,26 @@ class Page {
       if (e.level !== 'error') return;
       this.problems.push({ kind: `log.${e.source}`, text: e.text, url: e.url || '' });
     });
+    this.on('Network.requestWillBeSent', (p) => {
+      const r = p.request || {};
+      this.requests.push({ method: r.method, url: r.url, headers: r.headers || {} });
+    });
+    this.on('Target.attachedToTarget', (p) => {
+      this.children.set(p.sessionId, p.targetInfo);
+      // the child waits for nothing (waitForDebuggerOnStart false); its problems count too
+      this.browser.on('Runtime.exceptionThrown', (q) => {
+        const d = q.exceptionDetails || {};
+        this.problems.push({ kind: 'exception', text: d.text || 'exception', url: d.url || '' });
+      }, p.sessionId);
+      this.browser.send('Runtime.enable', {}, p.sessionId).catch(() => {});
+    });
+    this.on('Target.detachedFromTarget', (p) => this.children.delete(p.sessionId));
+    await this.send('Target.setAutoAttach', {
+      autoAttach: true,
+      waitForDebuggerOnStart: false,
+      flatten: true,
+    });
+    await this.send('Network.enable');
     await this.send('Page.enable');
     await this.send('Runtime.enable');
     await this.send('Log.enable');
@@ -306,6 +331,40 @@ class Page {
     })()`);
     if (!ok) throw new Error(`type: cannot focus ${selector}`);
     await this.send('Input.insertText', { text });
+  }
+
+  // setFiles(selector, files): choose local files in an <input type=file> (as a user picking
+  // them; the page gets its change event)
+  async setFiles(selector, files) {
+    const { root } = await this.send('DOM.getDocument', { depth: 0 });
+    const { nodeId } = await this.send('DOM.querySelector', { nodeId: root.nodeId, selector });
+    if (!nodeId) throw new Error(`setFiles: no element ${selector}`);
+    await this.send('DOM.setFileInputFiles', { nodeId, files });
+  }
+
+  // frameTexts(): the text of every frame's document, frames included that the page's own
+  // script cannot read (sandboxed, other origin) and those chromium runs in processes of their
+  // own (attached automatically): [{url, text}], the top document first
+  async frameTexts() {
+    const out = [];
+    const walk = (node, acc) => {
+      if (node.nodeType === 3) acc.push(node.nodeValue);
+      for (const c of node.children || []) walk(c, acc);
+      if (node.contentDocument) doc(node.contentDocument);
+      for (const c of node.shadowRoots || []) walk(c, acc);
+    };
+    const doc = (d) => {
+      const acc = [];
+      const entry = { url: d.documentURL || '', text: '' };
+      out.push(entry);
+      walk(d, acc);
+      entry.text = acc.join(' ');
+    };
+    for (const sid of [this.sessionId, ...this.children.keys()]) {
+      const { root } = await this.browser.send('DOM.getDocument', { depth: -1, pierce: true }, sid);
+      doc(root);
+    }
+    return out;
   }
 
   // screenshot(file): a PNG of the whole page (at most maxHeight CSS pixels tall)

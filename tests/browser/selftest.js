@@ -48,6 +48,8 @@ const html = `<!doctype html><html><head><title>selftest</title>
 <button id="err">error</button><button id="throw">throw</button>
 <button id="img">broken image</button>
 <button id="hidden" style="display:none">hidden</button>
+<input id="f" type="file"><span id="fname"></span>
+<iframe id="fr" sandbox srcdoc="<p>inside the sandboxed frame</p>"></iframe>
 <div id="tall"></div>
 <script>
   let n = 0;
@@ -63,6 +65,9 @@ const html = `<!doctype html><html><head><title>selftest</title>
     const i = document.createElement('img');
     i.src = 'no-such-image.png';
     document.body.appendChild(i);
+  });
+  document.getElementById('f').addEventListener('change', (e) => {
+    document.getElementById('fname').textContent = e.target.files[0].name;
   });
   setTimeout(() => { document.body.dataset.late = 'yes'; }, 300);
 </script></body></html>`;
@@ -126,6 +131,22 @@ const html = `<!doctype html><html><head><title>selftest</title>
       'failed loads are collected',
       page.problems.some((p) => /^log\./.test(p.kind) && /no-such-image|ERR_FILE_NOT_FOUND/.test(p.text + p.url)),
       JSON.stringify(page.problems)
+    );
+    check(
+      'requests are collected',
+      page.requests.some((r) => r.method === 'GET' && /no-such-image\.png$/.test(r.url)),
+      JSON.stringify(page.requests.map((r) => r.url))
+    );
+    await page.setFiles('#f', [file]);
+    check(
+      'setFiles picks a local file',
+      (await page.waitFor("document.getElementById('fname').textContent", 3000)) === 'page.html'
+    );
+    const texts = await page.frameTexts();
+    check(
+      'frameTexts reads a sandboxed frame',
+      texts.length === 2 && /inside the sandboxed frame/.test(texts[1].text) && /count/.test(texts[0].text),
+      JSON.stringify(texts).slice(0, 300)
     );
     const png = path.join(tmp, 'shot.png');
     await page.screenshot(png);
