@@ -183,6 +183,7 @@ static const gs_policy_ops sjf_backfill_ops = {
     .on_adopt = sjf_adopt,
     .on_requeue = sjf_enqueue,
     .on_finish = sjf_finish,
+    .on_withdraw = sjf_finish, /* a held job leaves the queue as a cancelled one */
     .schedule = sjf_schedule,
     .check = sjf_check,
     .queue_key = sjf_queue_key,

@@ -836,6 +836,15 @@ int gs_engine_inspect(const gs_engine *e, const char *key, char *buf, size_t cap
 
 /* ---- issue 16: each lane adds its calls under its own marker ---- */
 /* job control: withdraw a queued job from its policy, update a waiting job */
+/*
+ * LIVE: a PENDING job that has arrived leaves its policy's queues and waits deferred again,
+ * as if submitted with gs_engine_submit_deferred(), until gs_engine_release() makes it arrive
+ * anew (the daemon's hold of a queued job, an update).  The policy forgets it through its
+ * on_withdraw op: GS_EUNSUPPORTED (nothing changes) when the policy has none.  A job released
+ * but not yet arrived is simply deferred again.  GS_ESTATE when j is not PENDING, is already
+ * deferred, or in SIM mode.
+ */
+int gs_engine_withdraw(gs_engine *e, const gs_job *j, gs_time now);
 
 /* accounting: forget a final job (bounded memory) */
 

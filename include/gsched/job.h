@@ -16,6 +16,9 @@
  *   (submit deferred) -> PENDING, not arrived, until gs_engine_release()
  *                            makes it arrive now (daemon: held jobs, jobs
  *                            waiting on dependencies)        [tr_arrive]
+ *   PENDING   -> PENDING, not arrived, deferred again: the policy forgets it
+ *                            - gs_engine_withdraw() (daemon: hold or update
+ *                            of a queued job)                [tr_withdraw]
  *   (submit), PENDING -> REJECTED   it can never fit; a policy refuses it
  *                                   - gs_engine_reject()    [tr_reject]
  *   PENDING   -> RUNNING     - gs_engine_start()             [tr_start]

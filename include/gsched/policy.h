@@ -14,7 +14,8 @@
  *
  * Order of calls at one instant: the event hooks (on_arrival, on_finish,
  * on_requeue, on_node, on_preemptible, on_timer, in event order), then at
- * most one schedule().
+ * most one schedule().  on_withdraw comes between instants (a request from
+ * outside, like a cancel), never from inside schedule().
  *
  * Re-entry (the one exception to that order): a request made from inside a
  * hook runs the hooks of the transitions it causes at once, before the
@@ -140,6 +141,15 @@ struct gs_policy_ops {
      * for a key it does not know (GS_ERANGE when cap is too small).
      */
     int (*inspect)(void *state, const char *key, char *buf, size_t cap);
+
+    /*
+     * Optional (issue 16, GS_POLICY_ABI 2): arrived PENDING job j leaves the
+     * policy's queues without ending (gs_engine_withdraw: the daemon holds or
+     * updates a queued job).  The policy forgets it as it forgets a waiting job
+     * that is cancelled; if the job comes back, it arrives again (on_arrival).
+     * Without this op the engine refuses withdrawals (GS_EUNSUPPORTED).
+     */
+    int (*on_withdraw)(void *state, gs_job *j);
 };
 
 /*
@@ -192,7 +202,7 @@ const gs_policy_ops *gs_policy_at(size_t i);
  * 'abi' is the first member in every version, so any plugin's can be read;
  * GS_POLICY_ABI changes whenever a public type a policy reads changes layout.
  */
-#define GS_POLICY_ABI           1
+#define GS_POLICY_ABI           2
 #define GS_POLICY_PLUGIN_SYMBOL "gsched_policy_plugin"
 
 typedef struct gs_policy_plugin {

@@ -2844,8 +2844,9 @@ static const char *grouped_infeasible(gs_engine *e, const gs_job *j)
 
 static int tr_arrive(gs_engine *e, gs_job *j)
 {
-    if (gs_job_state_final(j->state) || j->arrived) return 0; /* cancelled, or adopted */
-    const char *bad = j->reason;                              /* unknown GPU type / pinned cell */
+    /* cancelled, adopted, or withdrawn before its due arrival (gs_engine_withdraw) */
+    if (gs_job_state_final(j->state) || j->arrived || j->deferred) return 0;
+    const char *bad = j->reason; /* unknown GPU type / pinned cell */
     if (!bad) bad = gs_job_grouped(j) ? grouped_infeasible(e, j) : infeasible(e, j);
     if (e->err) return e->err; /* the answer may be wrong: leave the job unarrived */
     if (bad) {
@@ -4424,6 +4425,38 @@ int gs_engine_inspect(const gs_engine *e, const char *key, char *buf, size_t cap
 
 /* ---- issue 16: each lane adds its calls under its own marker ---- */
 /* job control: withdraw, update */
+
+/*
+ * PENDING (arrived) -> PENDING, not arrived, deferred: the policy forgets the job
+ * (on_withdraw) and the engine counts it out of the waiting jobs, as before its arrival;
+ * gs_engine_release() makes it arrive again (a new on_arrival, a new SUBMIT record).  Its
+ * time waited so far stays in j->queued.  A released job whose arrival is still due only
+ * becomes deferred again (tr_arrive skips it).
+ */
+static int tr_withdraw(gs_engine *e, gs_job *j)
+{
+    if (j->arrived) {
+        leave_pending(e, j);
+        int rc = hook_job(e, e->pol->on_withdraw, j);
+        if (rc) return rc; /* latched: the engine stops */
+        j->arrived = 0;
+        j->reason = NULL;
+        e->want_pass = 1; /* it may have blocked the jobs behind it */
+    }
+    j->deferred = 1;
+    return 0;
+}
+
+int gs_engine_withdraw(gs_engine *e, const gs_job *cj, gs_time now)
+{
+    gs_job *j = cj ? mut(e, cj) : NULL;
+    if (e->err) return e->err;
+    if (e->opts.mode != GS_ENGINE_LIVE) return GS_ESTATE;
+    if (!j || j->state != GS_JOB_PENDING || j->deferred) return GS_ESTATE;
+    if (j->arrived && !e->pol->on_withdraw) return GS_EUNSUPPORTED;
+    if (now > e->now) e->now = now;
+    return tr_withdraw(e, j);
+}
 
 /* accounting: forget */
 

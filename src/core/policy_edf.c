@@ -231,6 +231,7 @@ static const gs_policy_ops gs_policy_edf = {
     .on_adopt = edf_adopt,
     .on_requeue = edf_requeue,
     .on_finish = edf_finish,
+    .on_withdraw = edf_finish, /* forgets a waiting job, as a cancel */
     .on_timer = edf_timer,
     .schedule = edf_schedule,
     .queue_key = edf_queue_key,

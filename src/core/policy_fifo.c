@@ -112,6 +112,7 @@ static const gs_policy_ops gs_policy_fifo = {
     .on_adopt = fifo_adopt,
     .on_requeue = fifo_requeue,
     .on_finish = fifo_finish,
+    .on_withdraw = fifo_finish, /* forgets a waiting job, as a cancel */
     .schedule = fifo_schedule,
 };
 
@@ -125,6 +126,7 @@ static const gs_policy_ops gs_policy_fifo_backfill = {
     .on_adopt = fifo_adopt,
     .on_requeue = fifo_requeue,
     .on_finish = fifo_finish,
+    .on_withdraw = fifo_finish, /* forgets a waiting job, as a cancel */
     .schedule = fifo_schedule,
 };
 

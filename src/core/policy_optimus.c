@@ -801,6 +801,7 @@ static const gs_policy_ops gs_policy_optimus = {
     .on_adopt = opt_adopt, /* every active job, running or not, is counted */
     .on_requeue = opt_requeue,
     .on_finish = opt_finish,
+    .on_withdraw = opt_finish, /* forgets a waiting job, as a cancel */
     .on_timer = opt_timer,
     .schedule = opt_schedule,
     .check = opt_check,

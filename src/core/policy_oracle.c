@@ -374,6 +374,7 @@ static int o_rank(void *st, const gs_job *j, gs_queue_key *k)
         .on_adopt = o_arrival,                 \
         .on_requeue = o_requeue,               \
         .on_finish = o_finish,                 \
+        .on_withdraw = o_finish,               \
         .on_node = o_node,                     \
         .on_preemptible = o_preemptible,       \
         .schedule = o_schedule,                \

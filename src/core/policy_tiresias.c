@@ -829,6 +829,7 @@ static int tir_rank(void *st, const gs_job *j, gs_queue_key *k)
         .on_adopt = tir_adopt,                           \
         .on_requeue = tir_requeue,                       \
         .on_finish = tir_finish,                         \
+        .on_withdraw = tir_finish,                       \
         .on_preemptible = tir_preemptible,               \
         .on_timer = tir_timer,                           \
         .on_node = tir_node,                             \

@@ -596,6 +596,7 @@ static const gs_policy_ops gs_policy_tiresias_tj = {
     .on_adopt = ttj_arrival, /* every active job, running or not, is in a queue */
     .on_requeue = ttj_requeue,
     .on_finish = ttj_finish,
+    .on_withdraw = ttj_finish, /* forgets a waiting job, as a cancel */
     .on_timer = ttj_timer,
     .schedule = ttj_schedule,
     .check = ttj_check,
