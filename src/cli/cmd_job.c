@@ -45,9 +45,10 @@ static void hold_usage(FILE *f, const char *cmd)
     if (!strcmp(cmd, "hold"))
         fprintf(f, "usage: gsched hold ID...\n"
                    "\n"
-                   "Hold pending jobs that are not yet eligible (submitted with --hold, or still\n"
-                   "waiting on their --dependency), like `scontrol hold`: they wait, reason\n"
-                   "JobHeldUser, until `gsched release`.  A job already queued cannot be held.\n"
+                   "Hold pending jobs, like `scontrol hold`: they wait, reason JobHeldUser, until\n"
+                   "`gsched release`.  A job already in its queue is taken back out (released, it\n"
+                   "queues again as if just submitted); a policy that cannot do that (gandiva,\n"
+                   "gavel, themis, afs, pollux, elasticflow, gandiva-emul) refuses, exit 1.\n"
                    "Its owner or an admin only.\n" CLI_CONN_HELP);
     else
         fprintf(f, "usage: gsched release ID...\n"

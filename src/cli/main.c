@@ -67,7 +67,7 @@ static void usage(FILE *f)
                "  submit     submit a job: FILE (YAML/JSON spec) or -- CMD [ARG...]\n"
                "  queue      list jobs (ID VC NAME USER ST GPUS AGE REASON POS)\n"
                "  cancel     cancel jobs\n"
-               "  hold       hold pending jobs not yet eligible (scontrol hold)\n"
+               "  hold       hold pending jobs (scontrol hold)\n"
                "  release    release held jobs (scontrol release)\n"
                "  resize     resize a running elastic job (--gpus N)\n"
                "  describe   details of a job or node, with events and why it waits\n"

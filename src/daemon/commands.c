@@ -364,8 +364,9 @@ void gsd_do_cancel(gsd_sched *g, gsd_cmd *c, gs_time now)
                           (json_int_t)(gsd_job_grace(g, gsd_jx(g, j->slot)) / GS_SEC));
 }
 
-/* Hold or release a pending job not yet eligible (every part of a non-gang head), with the
- * rules of cancel: its owner or an admin (others: 404, as for any job they cannot see). */
+/* Hold or release a pending job (every part of a non-gang head), with the rules of cancel:
+ * its owner or an admin (others: 404, as for any job they cannot see).  A job already in its
+ * policy's queue is taken back out first (jobctl.c). */
 void gsd_do_hold(gsd_sched *g, gsd_cmd *c, gs_time now)
 {
     int hold = c->kind == GSD_CMD_HOLD;
@@ -382,27 +383,26 @@ void gsd_do_hold(gsd_sched *g, gsd_cmd *c, gs_time now)
     int32_t slots[GSD_MAX_GPUS];
     size_t n = j->group == j->id ? group_slots(g, j, slots, GSD_MAX_GPUS) : 0;
     if (!n) slots[n++] = j->slot;
+    /* the parts already in their policy's queue are taken back out first (jobctl.c): a
+     * policy that cannot do so refuses the first one, before anything changed */
+    uint8_t queued[GSD_MAX_GPUS] = {0};
+    for (size_t i = 0; hold && i < n; i++) {
+        const gs_job *p = gs_engine_job(g->e, (size_t)slots[i]);
+        if (p->state != GS_JOB_PENDING || p->deferred) continue;
+        if (gsd_jobctl_withdraw(g, c, p, now)) return;
+        queued[i] = 1;
+    }
     json_t *ids = json_array();
     for (size_t i = 0; i < n; i++) {
         const gs_job *p = gs_engine_job(g->e, (size_t)slots[i]);
         gsd_jobx *x = gsd_jx(g, p->slot);
         if (p->state != GS_JOB_PENDING) continue;
-        if (hold && !p->deferred) {
-            /* already in its policy's queue: the policy has it and only the engine could take
-             * it back out, which it does not offer */
-            json_decref(ids);
-            gsd_cmd_fail(c, 409, GS_ESTATE,
-                         "job %lld is already eligible and queued: only jobs submitted with "
-                         "--hold or still waiting on dependencies can be held (cancel and "
-                         "submit it again with --hold)",
-                         (long long)p->id);
-            return;
-        }
         if (!hold && (!p->deferred || !x->held)) continue;
         json_array_append_new(ids, json_integer(p->id));
-        if (x->held == hold) continue; /* already so */
+        if (x->held == hold && !queued[i]) continue; /* already so */
         x->held = (int8_t)hold;
-        gsd_push_rec(g, hold ? GSD_EV_HELD : GSD_EV_RELEASED, p->slot, now, "by %s", c->user);
+        gsd_push_rec(g, hold ? GSD_EV_HELD : GSD_EV_RELEASED, p->slot, now,
+                     queued[i] ? "by %s (taken out of the queue)" : "by %s", c->user);
         gsd_mark_dirty(g, p->slot);
     }
     if (!hold && !json_array_size(ids)) {

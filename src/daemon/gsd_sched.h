@@ -311,6 +311,11 @@ void gsd_do_dryrun(gsd_sched *g, gsd_cmd *c);
 void gsd_do_cancel(gsd_sched *g, gsd_cmd *c, gs_time now);
 void gsd_do_hold(gsd_sched *g, gsd_cmd *c, gs_time now); /* HOLD and RELEASE */
 void gsd_do_node(gsd_sched *g, gsd_cmd *c, gs_time now); /* NODE_BAD and NODE_GOOD */
+
+/* jobctl.c (issue 16, job control) */
+/* Take pending job j (arrived) back out of its policy's queue and hold it (wait.c's stage);
+ * 0, or fails c (409: the policy cannot withdraw; 500) and returns the GS_E* code. */
+int gsd_jobctl_withdraw(gsd_sched *g, gsd_cmd *c, const gs_job *j, gs_time now);
 /* Mark every node cell named 'name' bad or good in the engine and g->nodest (no storing);
  * the number of nodes found. */
 int gsd_node_mark(gsd_sched *g, const char *name, int bad, const char *why, gs_time t);

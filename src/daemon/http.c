@@ -1437,7 +1437,7 @@ static const route routes[] = {
     {"GET", "/v1/jobs/{id}", h_get, "one job with its events, tasks and why it waits"},
     {"DELETE", "/v1/jobs/{id}", h_cancel, "cancel a job (running jobs: SIGTERM, grace, SIGKILL)"},
     {"POST", "/v1/jobs/{id}/hold", h_hold,
-     "hold a pending job not yet eligible (submitted held or waiting on dependencies)"},
+     "hold a pending job (one already queued is taken back out of its policy's queue)"},
     {"POST", "/v1/jobs/{id}/release", h_release, "release a held job"},
     {"POST", "/v1/jobs/{id}/resize", h_resize,
      "resize a running elastic job: {\"gpus\": N} (checkpoint, drain, relaunch at N GPUs)"},

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Job control (issue 16, What to build 6): `gsched hold` of a job already in its policy's
+# queue (the engine withdraws it: it never starts while held, runs once released, stays held
+# across a restart), refused with a clear 409 under a policy that cannot take a queued job
+# back (gandiva).
+# usage: jobctl.sh GSCHED_BIN SOURCE_DIR
+set -u
+bin=$1 src=$2
+tmp=$(mktemp -d)
+. "$src/tests/e2e/lib/daemon.sh"
+
+A=alice.alice-secret-0123456789
+B=bob.bob-secret-0123456789abc
+R=root.root-secret-0123456789ab
+tok=$tmp/tokens
+{ "$bin" token hash --user alice --token "$A" --iterations 1000
+  "$bin" token hash --user bob --token "$B" --iterations 1000
+  "$bin" token hash --user root --admin --token "$R" --iterations 1000; } > "$tok" 2>/dev/null
+chmod 600 "$tok"
+
+serve_args=(--cluster 1x2 --grace 1s --tokens "$tok" --listen 127.0.0.1:0)
+d_start jc "${serve_args[@]}" || { bad "daemon start"; finish; }
+as() { local t=$1 c=$2; shift 2; "$bin" "$c" --server "$SERVER" --token "$t" "$@"; }
+asub() { as "$A" submit --parsable "$@"; }
+st() { as "$R" describe job "$1" 2>/dev/null | awk '/^State:/ { print $2; exit }'; }
+ws() { # wait for a state (bounded)
+  local id=$1 want=$2 secs=${3:-30} s=""
+  for _ in $(seq $((secs * 10))); do
+    s=$(st "$id")
+    [ "$s" = "$want" ] && return 0
+    sleep 0.1
+  done
+  bad "job $id: state '$s' after ${secs}s, wanted $want"
+  return 1
+}
+reason() { as "$R" queue -o '%i %r' --no-headers 2>/dev/null | awk -v id="$1" '$1 == id { print $2 }'; }
+pos() { as "$R" queue | awk -v id="$1" '$1 == id { print $NF }'; }
+
+# ---- hold of a queued job: taken out of the queue, never starts, runs once released
+blk=$(asub --gpus 2 -- sh -c "while [ ! -f '$tmp/go-blk' ]; do sleep 0.05; done")
+ws "$blk" RUNNING
+q1=$(asub --gpus 1 -- true)
+q2=$(asub --gpus 1 -- sh -c "while [ ! -f '$tmp/go-q2' ]; do sleep 0.05; done")
+sleep 0.3
+check "queued first (got '$(pos "$q1")')" [ "$(pos "$q1")" = 1 ]
+expect 4 "no job $q1" -- as "$B" hold "$q1"
+check "another user's hold changed nothing" [ "$(pos "$q1")" = 1 ]
+expect 0 "Held job $q1" -- as "$A" hold "$q1"
+check "held: JobHeldUser (got '$(reason "$q1")')" [ "$(reason "$q1")" = JobHeldUser ]
+check "held: no queue position (got '$(pos "$q1")')" [ "$(pos "$q1")" = - ]
+check "the next job moved up (got '$(pos "$q2")')" [ "$(pos "$q2")" = 1 ]
+check "a 'held' event says it left the queue" \
+  bash -c "'$bin' describe job '$q1' --server '$SERVER' --token '$A' | grep -q 'taken out of the queue'"
+touch "$tmp/go-blk"
+ws "$q2" RUNNING
+sleep 0.5 # a GPU is free: only the hold keeps q1 waiting
+check "a held job does not start on a free GPU" [ "$(st "$q1")" = PENDING ]
+# ---- the hold survives a restart
+d_stop || bad "graceful stop"
+d_start jc "${serve_args[@]}" || { bad "restart"; finish; }
+sleep 0.3
+check "still held after a restart (got '$(reason "$q1")')" [ "$(reason "$q1")" = JobHeldUser ]
+check "... and PENDING" [ "$(st "$q1")" = PENDING ]
+expect 0 "Released job $q1" -- as "$A" release "$q1"
+ws "$q1" DONE
+touch "$tmp/go-q2"
+ws "$q2" DONE
+d_stop || bad "graceful stop"
+
+# ---- a policy without on_withdraw refuses, saying why, and the job stays queued
+d_start gd --cluster 1x2 --grace 1s --tokens "$tok" --listen 127.0.0.1:0 --policy gandiva ||
+  { bad "daemon start (gandiva)"; finish; }
+blk=$(asub --gpus 2 -- sh -c "while [ ! -f '$tmp/go-blk2' ]; do sleep 0.05; done")
+ws "$blk" RUNNING
+q=$(asub --gpus 2 -- true)
+sleep 0.3
+expect 1 "policy 'gandiva', which cannot take a queued job back out" -- as "$A" hold "$q"
+check "refused: not held (got '$(reason "$q")')" [ "$(reason "$q")" != JobHeldUser ]
+touch "$tmp/go-blk2"
+ws "$q" DONE
+d_stop || bad "graceful stop"
+finish
