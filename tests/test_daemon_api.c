@@ -591,6 +591,118 @@ static void read_your_writes(void)
     }
 }
 
+/* GET /v1/jobs?fields=...&compact=1 (issue 16: a fast listing): only the keys asked, in one
+ * line, the same values and order as the full listing; queue positions (sorted once per
+ * snapshot) agree with each job's own GET and give none to a held job or one waiting on a
+ * dependency, the queued jobs around them numbered without a gap. */
+static void list_fields_compact_positions(void)
+{
+    long long id[4];
+    const char *specs[4] = {
+        "{\"command\": \"true\", \"name\": \"fl-a\"}",
+        "{\"command\": \"true\", \"name\": \"fl-held\", \"hold\": true}",
+        NULL, /* fl-dep: waits on fl-a */
+        "{\"command\": \"true\", \"name\": \"fl-b\"}",
+    };
+    for (int i = 0; i < 4; i++) {
+        char dep[128];
+        snprintf(dep, sizeof dep,
+                 "{\"command\": \"true\", \"name\": \"fl-dep\", \"dependency\": \"afterok:%lld\"}",
+                 id[0]);
+        res r =
+            req(&D, NULL, "POST", "/v1/jobs", specs[i] ? specs[i] : dep, "application/json", NULL);
+        ASSERT_EQ(r.status, 201);
+        id[i] = ji(&r, "id");
+        res_free(&r);
+    }
+    res full = req(&D, NULL, "GET", "/v1/jobs?state=PD&limit=10000", NULL, NULL, NULL);
+    res part =
+        req(&D, NULL, "GET", "/v1/jobs?state=PD&limit=10000&fields=id,position,name&compact=1",
+            NULL, NULL, NULL);
+    ASSERT_EQ(full.status, 200);
+    ASSERT_EQ(part.status, 200);
+    ASSERT(strchr(full.body, '\n') < full.body + strlen(full.body) - 1);  /* indented */
+    ASSERT(strchr(part.body, '\n') == part.body + strlen(part.body) - 1); /* one line */
+    ASSERT(!strstr(part.body, ": ") && !strstr(part.body, ", "));
+    json_t *fj = json_object_get(full.j, "jobs"), *pj = json_object_get(part.j, "jobs");
+    ASSERT_EQ(json_array_size(fj), json_array_size(pj));
+    ASSERT_EQ(ji(&full, "total"), ji(&part, "total"));
+    long long prev_id = 0, last_pos = 0, pos[4] = {-1, -1, -1, -1};
+    size_t i;
+    json_t *p;
+    json_array_foreach(pj, i, p)
+    {
+        json_t *f = json_array_get(fj, i);
+        ASSERT_EQ(json_object_size(p), 3);
+        long long pid = json_integer_value(json_object_get(p, "id"));
+        ASSERT_EQ(pid, json_integer_value(json_object_get(f, "id")));
+        ASSERT(pid > prev_id); /* ascending ids */
+        prev_id = pid;
+        ASSERT(json_equal(json_object_get(p, "position"), json_object_get(f, "position")));
+        ASSERT(json_equal(json_object_get(p, "name"), json_object_get(f, "name")));
+        json_t *jp = json_object_get(p, "position");
+        /* fifo: one queue by submission, so ascending ids are positions 1, 2, ... */
+        if (json_is_integer(jp)) ASSERT_EQ(json_integer_value(jp), ++last_pos);
+        for (int k = 0; k < 4; k++)
+            if (pid == id[k]) pos[k] = json_is_integer(jp) ? json_integer_value(jp) : 0;
+    }
+    ASSERT(pos[0] > 0);
+    ASSERT_EQ(pos[1], 0);          /* held: in no queue */
+    ASSERT_EQ(pos[2], 0);          /* waiting on a dependency: in no queue */
+    ASSERT_EQ(pos[3], pos[0] + 1); /* right behind fl-a: the two above take no place */
+    res_free(&full);
+    res_free(&part);
+    for (int k = 0; k < 4; k++) {
+        char path[64];
+        snprintf(path, sizeof path, "/v1/jobs/%lld", id[k]);
+        res g = req(&D, NULL, "GET", path, NULL, NULL, NULL);
+        ASSERT_EQ(g.status, 200);
+        json_t *gp = json_object_get(g.j, "position");
+        ASSERT_EQ(json_is_integer(gp) ? json_integer_value(gp) : 0, pos[k]);
+        res_free(&g);
+    }
+    /* a page of a selection: offset and limit count only the selected jobs */
+    char path[160];
+    snprintf(path, sizeof path, "/v1/jobs?state=PD&limit=2&offset=%lld&fields=id", last_pos);
+    res pg = req(&D, NULL, "GET", path, NULL, NULL, NULL);
+    ASSERT_EQ(pg.status, 200);
+    ASSERT(json_array_size(json_object_get(pg.j, "jobs")) <= 2);
+    res_free(&pg);
+    /* every key of a full object, active (snapshot) or any (database), may be asked alone */
+    const char *lists[] = {"/v1/jobs?state=PD&limit=1", "/v1/jobs?state=all&limit=1"};
+    for (int l = 0; l < 2; l++) {
+        res a = req(&D, NULL, "GET", lists[l], NULL, NULL, NULL);
+        ASSERT_EQ(a.status, 200);
+        json_t *first = json_array_get(json_object_get(a.j, "jobs"), 0);
+        ASSERT(first != NULL);
+        const char *key;
+        json_t *v;
+        json_object_foreach(first, key, v)
+        {
+            char u[160];
+            snprintf(u, sizeof u, "%s&fields=%s", lists[l], key);
+            res one = req(&D, NULL, "GET", u, NULL, NULL, NULL);
+            ASSERT_EQ(one.status, 200);
+            json_t *o = json_array_get(json_object_get(one.j, "jobs"), 0);
+            if (json_object_size(o) != 1 || !json_equal(json_object_get(o, key), v))
+                T_FAIL("%s: key '%s' not given alone, or not the full object's value", u, key);
+            res_free(&one);
+        }
+        res_free(&a);
+    }
+    res bad = req(&D, NULL, "GET", "/v1/jobs?fields=id,bogus", NULL, NULL, NULL);
+    EXPECT_PROBLEM(bad, 400, "GS_EINVAL");
+    ASSERT_STR(js(&bad, "field"), "fields");
+    ASSERT_CONTAINS(js(&bad, "detail"), "unknown job key 'bogus'");
+    res_free(&bad);
+    bad = req(&D, NULL, "GET", "/v1/jobs?fields=id,,name", NULL, NULL, NULL);
+    EXPECT_PROBLEM(bad, 400, "GS_EINVAL");
+    res_free(&bad);
+    bad = req(&D, NULL, "GET", "/v1/jobs?compact=2", NULL, NULL, NULL);
+    EXPECT_PROBLEM(bad, 400, "GS_EINVAL");
+    res_free(&bad);
+}
+
 /* A client cannot make the daemon keep an unbounded number of VCs (queues, listing rows,
  * metrics labels): past GSD_MAX_VCS (1024) VCs with accepted jobs a new VC name is refused,
  * known ones still work. Rejected submits (422) create no VC and consume nothing of the cap
@@ -1828,6 +1940,7 @@ static const test_case tests[] = {
     {"list_pages_cancel_and_describe", list_pages_cancel_and_describe},
     {"metrics_names", metrics_names},
     {"read_your_writes", read_your_writes},
+    {"list_fields_compact_positions", list_fields_compact_positions},
     {"vc_names_are_bounded", vc_names_are_bounded},
     {"graceful_shutdown", graceful_shutdown},
     {"idempotent_replays_across_restarts", idempotent_replays_across_restarts},

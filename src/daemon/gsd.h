@@ -193,6 +193,10 @@ typedef struct gsd_snap {
     gsd_metrics m;
     double cycle_p50, cycle_p99; /* seconds, over the last cycles */
     size_t cycle_window;
+    /* queue positions parallel to jobs (gsd_snap_positions): computed once, by the first
+     * reader that needs them, under posmu; never written again */
+    pthread_mutex_t posmu;
+    int32_t *pos;
 } gsd_snap;
 
 /* ---- commands ------------------------------------------------------------------------------- */
@@ -295,8 +299,11 @@ void gsd_cmd_free(gsd_cmd *cmd);
 gsd_snap *gsd_snap_get(gsd *g);
 void gsd_snap_put(gsd_snap *s);
 /* Position in its queue (see gsd_view_cmp) of a pending job of the snapshot (1-based), 0 if
- * not pending. */
-int gsd_snap_position(const gsd_snap *s, const gsd_jview *v);
+ * not pending or not yet eligible (held, waiting on dependencies: in no queue). */
+int gsd_snap_position(gsd_snap *s, const gsd_jview *v);
+/* The positions of every job of the snapshot, parallel to s->jobs (0: in no queue), computed
+ * once per snapshot (the first call sorts; later calls return the same array). */
+const int32_t *gsd_snap_positions(gsd_snap *s);
 const gsd_jview *gsd_snap_find(const gsd_snap *s, int64_t id);
 /* Index of job id in s->jobs, or -1. */
 long gsd_snap_index(const gsd_snap *s, int64_t id);

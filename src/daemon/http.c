@@ -73,9 +73,10 @@ enum MHD_Result hx_send_buf(hctx *h, int status, const char *ctype, char *buf, s
     return ret;
 }
 
-enum MHD_Result hx_send_json(hctx *h, int status, json_t *o, const char *const *hdrs)
+static enum MHD_Result send_json_flags(hctx *h, int status, json_t *o, size_t flags,
+                                       const char *const *hdrs)
 {
-    char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    char *s = json_dumps(o, flags | JSON_PRESERVE_ORDER);
     json_decref(o);
     if (!s) return MHD_NO;
     size_t n = strlen(s);
@@ -84,6 +85,16 @@ enum MHD_Result hx_send_json(hctx *h, int status, json_t *o, const char *const *
     b[n] = '\n';
     b[n + 1] = '\0';
     return hx_send_buf(h, status, "application/json", b, n + 1, hdrs);
+}
+
+enum MHD_Result hx_send_json(hctx *h, int status, json_t *o, const char *const *hdrs)
+{
+    return send_json_flags(h, status, o, JSON_INDENT(2), hdrs);
+}
+
+enum MHD_Result hx_send_json_compact(hctx *h, int status, json_t *o, const char *const *hdrs)
+{
+    return send_json_flags(h, status, o, JSON_COMPACT, hdrs);
 }
 
 enum MHD_Result hx_problem_v(hctx *h, int status, int err, json_t *extra, const char *const *hdrs,
@@ -261,39 +272,145 @@ static json_t *elastic_json(const gsd_jview *v, const char *row_elastic, const c
     return o;
 }
 
-json_t *hx_job_from_view(const gsd_jview *v, int pos)
+/* Keys of a job's JSON (GET /v1/jobs, /v1/jobs/{id}): what ?fields= may select.  The views'
+ * objects (active jobs) have a subset of the rows' (any job). */
+enum {
+    JK_ID,
+    JK_GROUP,
+    JK_TASK_INDEX,
+    JK_NAME,
+    JK_USER,
+    JK_VC,
+    JK_PRIORITY,
+    JK_STATE,
+    JK_ST,
+    JK_TASKS,
+    JK_GPUS_PER_TASK,
+    JK_GPUS,
+    JK_MEMBERS,
+    JK_TASK_GPUS,
+    JK_GROUPS,
+    JK_GANG,
+    JK_SUBMIT_TIME,
+    JK_SUBMIT_US,
+    JK_START_TIME,
+    JK_START_US,
+    JK_LAST_START_TIME,
+    JK_LAST_START_US,
+    JK_END_TIME,
+    JK_END_US,
+    JK_REASON,
+    JK_POSITION,
+    JK_PLACEMENT,
+    JK_RUNS,
+    JK_PREEMPTIONS,
+    JK_EXIT_CODE,
+    JK_STOPPING,
+    JK_CANCELLED_BY,
+    JK_QUEUED_US,
+    JK_EXECUTED_US,
+    JK_TIME_LIMIT_US,
+    JK_ELASTIC,
+    JK_N
+};
+
+static const char *const jkey_name[JK_N] = {"id",
+                                            "group",
+                                            "task_index",
+                                            "name",
+                                            "user",
+                                            "vc",
+                                            "priority",
+                                            "state",
+                                            "st",
+                                            "tasks",
+                                            "gpus_per_task",
+                                            "gpus",
+                                            "members",
+                                            "task_gpus",
+                                            "groups",
+                                            "gang",
+                                            "submit_time",
+                                            "submit_us",
+                                            "start_time",
+                                            "start_us",
+                                            "last_start_time",
+                                            "last_start_us",
+                                            "end_time",
+                                            "end_us",
+                                            "reason",
+                                            "position",
+                                            "placement",
+                                            "runs",
+                                            "preemptions",
+                                            "exit_code",
+                                            "stopping",
+                                            "cancelled_by",
+                                            "queued_us",
+                                            "executed_us",
+                                            "time_limit_us",
+                                            "elastic"};
+
+#define JK_ALL    (((uint64_t)1 << JK_N) - 1)
+#define JK_BIT(k) ((uint64_t)1 << (k))
+
+/* Set key k of o to val when mask selects it (val is not evaluated otherwise). */
+#define JK_PUT(o, mask, k, val)                                              \
+    do {                                                                     \
+        if ((mask)&JK_BIT(k)) json_object_set_new((o), jkey_name[k], (val)); \
+    } while (0)
+
+static void put_time_mask(json_t *o, uint64_t mask, int k, int k_us, int64_t t)
+{
+    int none = t == GSD_NONE || t == GS_TIME_NONE;
+    if (mask & JK_BIT(k)) {
+        char b[48];
+        if (!none) gsd_time_str(t, b, sizeof b);
+        json_object_set_new(o, jkey_name[k], none ? json_null() : json_string(b));
+    }
+    JK_PUT(o, mask, k_us, none ? json_null() : json_integer(t));
+}
+
+/* A job view's JSON, only the keys mask selects. */
+static json_t *job_from_view_mask(const gsd_jview *v, int pos, uint64_t mask)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "id", json_integer(v->id));
-    json_object_set_new(o, "group", json_integer(v->group));
-    json_object_set_new(o, "task_index", json_integer(v->task_index));
-    json_object_set_new(o, "name", json_string(v->name ? v->name : ""));
-    json_object_set_new(o, "user", json_string(v->user ? v->user : "-"));
-    json_object_set_new(o, "vc", json_string(v->vc ? v->vc : "default"));
-    json_object_set_new(o, "priority", json_integer(v->priority));
-    json_object_set_new(o, "state", json_string(gs_job_state_name((gs_job_state)v->state)));
-    json_object_set_new(o, "st", json_string(gs_job_state_abbr((gs_job_state)v->state)));
-    json_object_set_new(o, "tasks", json_integer(v->ntasks));
-    json_object_set_new(o, "gpus_per_task", json_integer(v->gpus_per_task));
-    json_object_set_new(o, "gpus", json_integer(v->gpus));
-    if (v->members[0]) json_object_set_new(o, "members", json_string(v->members));
-    json_object_set_new(o, "gang", json_boolean(v->gang));
-    hx_put_time(o, "submit_time", "submit_us", v->submit);
-    hx_put_time(o, "start_time", "start_us", v->first_start);
-    hx_put_time(o, "last_start_time", "last_start_us", v->last_start);
-    json_object_set_new(o, "reason", v->reason ? json_string(v->reason) : json_null());
-    json_object_set_new(o, "position", pos ? json_integer(pos) : json_null());
-    json_object_set_new(o, "placement", v->where[0] ? json_string(v->where) : json_null());
-    json_object_set_new(o, "runs", json_integer(v->runs));
-    json_object_set_new(o, "preemptions", json_integer(v->preemptions));
+    JK_PUT(o, mask, JK_ID, json_integer(v->id));
+    JK_PUT(o, mask, JK_GROUP, json_integer(v->group));
+    JK_PUT(o, mask, JK_TASK_INDEX, json_integer(v->task_index));
+    JK_PUT(o, mask, JK_NAME, json_string(v->name ? v->name : ""));
+    JK_PUT(o, mask, JK_USER, json_string(v->user ? v->user : "-"));
+    JK_PUT(o, mask, JK_VC, json_string(v->vc ? v->vc : "default"));
+    JK_PUT(o, mask, JK_PRIORITY, json_integer(v->priority));
+    JK_PUT(o, mask, JK_STATE, json_string(gs_job_state_name((gs_job_state)v->state)));
+    JK_PUT(o, mask, JK_ST, json_string(gs_job_state_abbr((gs_job_state)v->state)));
+    JK_PUT(o, mask, JK_TASKS, json_integer(v->ntasks));
+    JK_PUT(o, mask, JK_GPUS_PER_TASK, json_integer(v->gpus_per_task));
+    JK_PUT(o, mask, JK_GPUS, json_integer(v->gpus));
+    if (v->members[0]) JK_PUT(o, mask, JK_MEMBERS, json_string(v->members));
+    JK_PUT(o, mask, JK_GANG, json_boolean(v->gang));
+    put_time_mask(o, mask, JK_SUBMIT_TIME, JK_SUBMIT_US, v->submit);
+    put_time_mask(o, mask, JK_START_TIME, JK_START_US, v->first_start);
+    put_time_mask(o, mask, JK_LAST_START_TIME, JK_LAST_START_US, v->last_start);
+    JK_PUT(o, mask, JK_REASON, v->reason ? json_string(v->reason) : json_null());
+    JK_PUT(o, mask, JK_POSITION, pos ? json_integer(pos) : json_null());
+    JK_PUT(o, mask, JK_PLACEMENT, v->where[0] ? json_string(v->where) : json_null());
+    JK_PUT(o, mask, JK_RUNS, json_integer(v->runs));
+    JK_PUT(o, mask, JK_PREEMPTIONS, json_integer(v->preemptions));
     const char *stop = gsd_stop_name(v->stop);
-    json_object_set_new(o, "stopping", stop ? json_string(stop) : json_null());
-    json_object_set_new(o, "time_limit_us",
-                        v->time_limit ? json_integer(v->time_limit) : json_null());
-    json_object_set_new(o, "executed_us", json_integer(v->executed));
-    json_t *el = elastic_json(v, NULL, NULL);
-    if (el) json_object_set_new(o, "elastic", el);
+    JK_PUT(o, mask, JK_STOPPING, stop ? json_string(stop) : json_null());
+    JK_PUT(o, mask, JK_TIME_LIMIT_US, v->time_limit ? json_integer(v->time_limit) : json_null());
+    JK_PUT(o, mask, JK_EXECUTED_US, json_integer(v->executed));
+    if (mask & JK_BIT(JK_ELASTIC)) {
+        json_t *el = elastic_json(v, NULL, NULL);
+        if (el) json_object_set_new(o, "elastic", el);
+    }
     return o;
+}
+
+json_t *hx_job_from_view(const gsd_jview *v, int pos)
+{
+    return job_from_view_mask(v, pos, JK_ALL);
 }
 
 /* The time limit of a stored spec (canonical JSON), 0 when none or unreadable. */
@@ -785,35 +902,34 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     return hx_post_and_reply(h, c);
 }
 
-/* Position of every pending view in its queue (see gsd_view_cmp in gsd.h); 0 for a job held or
- * waiting on a dependency (in no queue yet), as gsd_snap_position() answers for one job. */
-typedef struct posent {
-    const gsd_jview *v;
-    size_t idx;
-} posent;
-
-static int pos_cmp(const void *a, const void *b)
+/* ?fields=id,name,...: the keys of each job a list gives (JK_ALL when absent); -1 on an unknown
+ * or empty name (*bad: the item, at most cap - 1 characters). */
+static int parse_fields(const char *s, uint64_t *mask, char *bad, size_t cap)
 {
-    return gsd_view_cmp(((const posent *)a)->v, ((const posent *)b)->v);
+    *mask = JK_ALL;
+    if (!s) return 0;
+    *mask = 0;
+    for (const char *p = s;;) {
+        size_t n = strcspn(p, ",");
+        int k = 0;
+        while (k < JK_N && (strlen(jkey_name[k]) != n || strncmp(jkey_name[k], p, n))) k++;
+        if (k == JK_N) {
+            snprintf(bad, cap, "%.*s", (int)(n < 64 ? n : 64), p);
+            return -1;
+        }
+        *mask |= JK_BIT(k);
+        if (!p[n]) return 0;
+        p += n + 1;
+    }
 }
 
-static int *positions(const gsd_snap *s)
+/* Only the keys of o that mask selects (o's order kept). */
+static json_t *keep_keys(json_t *o, uint64_t mask)
 {
-    int *pos = calloc(s->njobs ? s->njobs : 1, sizeof *pos);
-    posent *v = malloc((s->njobs ? s->njobs : 1) * sizeof *v);
-    if (!pos || !v) abort();
-    size_t n = 0;
-    for (size_t i = 0; i < s->njobs; i++)
-        if (s->jobs[i]->state == GS_JOB_PENDING && s->jobs[i]->q.queue != GSD_QUEUE_WAIT)
-            v[n++] = (posent){s->jobs[i], i};
-    qsort(v, n, sizeof *v, pos_cmp);
-    int p = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i == 0 || v[i].v->q.queue != v[i - 1].v->q.queue) p = 0;
-        pos[v[i].idx] = ++p;
-    }
-    free(v);
-    return pos;
+    if (mask == JK_ALL) return o;
+    for (int k = 0; k < JK_N; k++)
+        if (!(mask & JK_BIT(k))) json_object_del(o, jkey_name[k]);
+    return o;
 }
 
 static int parse_states(const char *s, unsigned *mask)
@@ -853,6 +969,19 @@ static enum MHD_Result h_list(hctx *h, const char *a, const char *sub)
     int64_t limit, offset;
     if (hx_int_arg(h, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT, &limit, &ret)) return ret;
     if (hx_int_arg(h, "offset", 0, 0, INT64_MAX / 2, &offset, &ret)) return ret;
+    uint64_t keys;
+    char bad[80];
+    const char *fields = hx_arg(h, "fields");
+    if (parse_fields(fields, &keys, bad, sizeof bad)) {
+        char known[512] = "";
+        for (int k = 0; k < JK_N; k++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "",
+                     jkey_name[k]);
+        return hx_problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "fields"),
+                          "'fields': unknown job key '%s' (known: %s)", bad, known);
+    }
+    int compact = hx_flag_arg(h, "compact", &ret);
+    if (compact < 0) return ret;
     const char *user = hx_arg(h, "user"), *vc = hx_arg(h, "vc");
     if (user && !*user) user = NULL;
     if (vc && !*vc) vc = NULL;
@@ -866,7 +995,7 @@ static enum MHD_Result h_list(hctx *h, const char *a, const char *sub)
         if (!gs_job_state_final((gs_job_state)i)) active |= 1u << i;
     gsd_snap *s = gsd_snap_get(g);
     if (!s) return hx_problem(h, 503, GS_ESTATE, NULL, "not ready");
-    int *pos = positions(s);
+    const int32_t *pos = gsd_snap_positions(s);
     json_t *arr = json_array();
     int64_t total = 0;
     if (mask && !(mask & ~active)) {
@@ -876,7 +1005,7 @@ static enum MHD_Result h_list(hctx *h, const char *a, const char *sub)
             if (user && strcmp(v->user, user)) continue;
             if (vc && strcmp(v->vc, vc)) continue;
             if (total >= offset && total < offset + limit)
-                json_array_append_new(arr, hx_job_from_view(v, pos[i]));
+                json_array_append_new(arr, job_from_view_mask(v, pos[i], keys));
             total++;
         }
     } else {
@@ -885,7 +1014,6 @@ static enum MHD_Result h_list(hctx *h, const char *a, const char *sub)
         size_t n = 0;
         if (!r || gsd_reader_list(r, mask, user, vc, offset, limit, &rows, &n, &total)) {
             gsd_store_reader_put(g->store, r);
-            free(pos);
             gsd_snap_put(s);
             json_decref(arr);
             return hx_problem(h, 500, GS_EIO, NULL, "cannot read the database");
@@ -893,12 +1021,13 @@ static enum MHD_Result h_list(hctx *h, const char *a, const char *sub)
         gsd_store_reader_put(g->store, r);
         for (size_t i = 0; i < n; i++) {
             long k = gsd_snap_index(s, rows[i].id);
-            json_array_append_new(
-                arr, hx_job_from_row(&rows[i], k >= 0 ? s->jobs[k] : NULL, k >= 0 ? pos[k] : 0));
+            json_array_append_new(arr,
+                                  keep_keys(hx_job_from_row(&rows[i], k >= 0 ? s->jobs[k] : NULL,
+                                                            k >= 0 ? pos[k] : 0),
+                                            keys));
         }
         gsd_jobrows_free(rows, n);
     }
-    free(pos);
     gsd_snap_put(s);
     json_t *o = json_object();
     size_t got = json_array_size(arr);
@@ -909,7 +1038,7 @@ static enum MHD_Result h_list(hctx *h, const char *a, const char *sub)
     json_object_set_new(o, "next_offset",
                         offset + (int64_t)got < total ? json_integer(offset + (int64_t)got)
                                                       : json_null());
-    return hx_send_json(h, 200, o, NULL);
+    return compact ? hx_send_json_compact(h, 200, o, NULL) : hx_send_json(h, 200, o, NULL);
 }
 
 /* Read a job row the caller may see; -1 after sending 404/500. */
@@ -1433,7 +1562,9 @@ static const route routes[] = {
     {"GET", "/v1", h_index, "this list"},
     {"POST", "/v1/jobs", h_submit,
      "submit a job (YAML or JSON spec; Idempotency-Key header; ?dry_run=1)"},
-    {"GET", "/v1/jobs", h_list, "list jobs (?state=active|all|PD,R,...&user=&vc=&limit=&offset=)"},
+    {"GET", "/v1/jobs", h_list,
+     "list jobs "
+     "(?state=active|all|PD,R,...&user=&vc=&limit=&offset=&fields=id,name,...&compact=1)"},
     {"GET", "/v1/jobs/{id}", h_get, "one job with its events, tasks and why it waits"},
     {"DELETE", "/v1/jobs/{id}", h_cancel, "cancel a job (running jobs: SIGTERM, grace, SIGKILL)"},
     {"POST", "/v1/jobs/{id}/hold", h_hold,

@@ -62,6 +62,8 @@ enum MHD_Result hx_send_buf(hctx *h, int status, const char *ctype, char *buf, s
                             const char *const *hdrs);
 /* Queue o (consumed) as an indented JSON body. */
 enum MHD_Result hx_send_json(hctx *h, int status, json_t *o, const char *const *hdrs);
+/* The same without whitespace (JSON_COMPACT): lists a client asked compact (?compact=1). */
+enum MHD_Result hx_send_json_compact(hctx *h, int status, json_t *o, const char *const *hdrs);
 /* An RFC 9457 problem body; extra (consumed, may be NULL) is merged into it. */
 enum MHD_Result hx_problem_v(hctx *h, int status, int err, json_t *extra, const char *const *hdrs,
                              const char *fmt, va_list ap);

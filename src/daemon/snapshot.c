@@ -4,10 +4,12 @@
  * shared by consecutive snapshots), nodes, GPUs, VCs, counters and
  * metrics; publishing a new one after each cycle; queue positions as the
  * policy orders jobs (its queue keys and texts, asked of the engine when a
- * view is built: the daemon knows no policy by name).
+ * view is built: the daemon knows no policy by name), sorted at most once
+ * per snapshot, by the first reader that lists them.
  *
  * Invariants: a published snapshot and its chunks are never written again
- * (reference counted; the last gsd_snap_put frees); g->sh.snap is replaced
+ * (reference counted; the last gsd_snap_put frees), except its positions
+ * array, set once under posmu and then read-only; g->sh.snap is replaced
  * under snapmu only by the scheduler thread; gsd_publish rebuilds only the
  * chunks whose jobs changed (and all of them every 100 ms).  gsd_snap_get,
  * gsd_snap_put and the lookups are thread-safe; gsd_publish is scheduler
@@ -44,6 +46,8 @@ void gsd_snap_put(gsd_snap *s)
     free(s->nodes);
     free(s->gpus);
     free(s->vcs);
+    free(s->pos);
+    pthread_mutex_destroy(&s->posmu);
     free(s);
 }
 
@@ -71,9 +75,53 @@ int gsd_view_cmp(const gsd_jview *a, const gsd_jview *b)
     return gs_queue_key_cmp(&a->q, a->id, &b->q, b->id);
 }
 
-int gsd_snap_position(const gsd_snap *s, const gsd_jview *v)
+/* Position sort: the pending views in a queue, by queue then the policy's order. */
+typedef struct posent {
+    const gsd_jview *v;
+    size_t idx;
+} posent;
+
+static int pos_cmp(const void *a, const void *b)
+{
+    return gsd_view_cmp(((const posent *)a)->v, ((const posent *)b)->v);
+}
+
+const int32_t *gsd_snap_positions(gsd_snap *s)
+{
+    pthread_mutex_lock(&s->posmu);
+    if (!s->pos) {
+        int32_t *pos = calloc(s->njobs ? s->njobs : 1, sizeof *pos);
+        posent *v = malloc((s->njobs ? s->njobs : 1) * sizeof *v);
+        if (!pos || !v) abort();
+        size_t n = 0;
+        for (size_t i = 0; i < s->njobs; i++)
+            if (s->jobs[i]->state == GS_JOB_PENDING && s->jobs[i]->q.queue != GSD_QUEUE_WAIT)
+                v[n++] = (posent){s->jobs[i], i};
+        qsort(v, n, sizeof *v, pos_cmp);
+        int32_t p = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i == 0 || v[i].v->q.queue != v[i - 1].v->q.queue) p = 0;
+            pos[v[i].idx] = ++p;
+        }
+        free(v);
+        s->pos = pos;
+    }
+    const int32_t *pos = s->pos;
+    pthread_mutex_unlock(&s->posmu);
+    return pos;
+}
+
+int gsd_snap_position(gsd_snap *s, const gsd_jview *v)
 {
     if (v->state != GS_JOB_PENDING || v->q.queue == GSD_QUEUE_WAIT) return 0;
+    pthread_mutex_lock(&s->posmu);
+    const int32_t *all = s->pos;
+    pthread_mutex_unlock(&s->posmu);
+    if (all) { /* already sorted for this snapshot */
+        long k = gsd_snap_index(s, v->id);
+        if (k >= 0 && s->jobs[k] == v) return all[k];
+    }
+    /* one job: counting those ahead is cheaper than sorting them all */
     int pos = 1;
     for (size_t i = 0; i < s->njobs; i++) {
         const gsd_jview *o = s->jobs[i];
@@ -209,6 +257,7 @@ void gsd_publish(gsd_sched *g, gs_time now)
     gsd_snap *s = calloc(1, sizeof *s);
     if (!s) abort();
     atomic_init(&s->refs, 1);
+    pthread_mutex_init(&s->posmu, NULL);
     s->now = now;
     g->qgen++; /* queue texts are asked again */
     s->cycle = g->cycle_no;
