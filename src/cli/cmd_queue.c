@@ -9,6 +9,11 @@
  * (jobsel.c).  -i/--iterate repeats the listing until Ctrl-C (or --iterations N); -l/--long
  * is squeue's long format (a --format string, after the time); --start is refused (gsched
  * predicts no start times).
+ *
+ * Paging: a listing shows one page (--limit jobs, QUEUE_PAGE by default; --page K; --all-pages
+ * for every job) and a footer saying how many jobs the selection has; only the page's jobs
+ * and only the keys the listing prints (queue_fields) come from the daemon, so a listing of
+ * a queue of any length costs about a page.  --json lists every job unless --limit/--page.
  */
 
 #include <getopt.h>
@@ -21,6 +26,10 @@
 #include "cli.h"
 #include "client.h"
 #include "jobsel.h"
+
+/* Jobs per page by default: a listing of a large queue shows the first QUEUE_PAGE jobs and a
+ * footer (fast at any queue length: the daemon sends only the page) */
+#define QUEUE_PAGE 1000
 
 static void queue_usage(FILE *f)
 {
@@ -50,8 +59,14 @@ static void queue_usage(FILE *f)
             "  -l, --long            squeue's long format: the time, then JOBID PARTITION NAME\n"
             "                        USER STATE TIME TIME_LIMIT NODES NODELIST(REASON)\n"
             "  -i, --iterate SECS    repeat every SECS seconds until Ctrl-C\n"
-            "      --limit N         at most N jobs (default: all)\n"
-            "  -h, --noheader        no header line (also --no-headers)\n" CLI_CONN_HELP);
+            "      --limit N         jobs per page (default %d; --json: all jobs unless --limit\n"
+            "                        or --page)\n"
+            "      --page K          show page K (1 = the first jobs); a footer says how\n"
+            "                        many jobs the selection has and the next page\n"
+            "      --all-pages       every job, no paging\n"
+            "  -h, --noheader        no header line (also --no-headers; the paging footer then\n"
+            "                        goes to stderr)\n" CLI_CONN_HELP,
+            QUEUE_PAGE);
 }
 
 static void print_json(json_t *o)
@@ -235,6 +250,91 @@ static void format_line(const char *fmt, json_t *j, long long now)
     putchar('\n');
 }
 
+/* Append key to a comma-separated list unless it is there. */
+static void key_add(char *buf, size_t cap, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *p = buf; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == kl && !strncmp(p, key, n)) return;
+        p += n + (p[n] == ',');
+    }
+    size_t n = strlen(buf);
+    snprintf(buf + n, cap - n, "%s%s", n ? "," : "", key);
+}
+
+/* The GET /v1/jobs keys a listing prints (?fields=): what the selectors match on (jobsel.c),
+ * plus the table's columns, or the --format fields' (see field()). */
+static void queue_fields(const char *fmt, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    static const char *const base[] = {"id",   "group", "st",   "state",   "stopping",
+                                       "user", "vc",    "name", "priority"};
+    for (size_t i = 0; i < sizeof base / sizeof *base; i++) key_add(buf, cap, base[i]);
+    if (!fmt) {
+        static const char *const table[] = {"gpus",     "members",   "submit_us",
+                                            "position", "placement", "reason"};
+        for (size_t i = 0; i < sizeof table / sizeof *table; i++) key_add(buf, cap, table[i]);
+        return;
+    }
+    for (const char *p = fmt; *p; p++) {
+        if (*p != '%' || !*++p || *p == '%') continue;
+        if (*p == '.') p++;
+        while (*p >= '0' && *p <= '9') p++;
+        switch (*p) {
+        case 'L':
+        case 'M':
+            if (*p == 'L') key_add(buf, cap, "time_limit_us"); /* and the time used */
+            key_add(buf, cap, "executed_us");
+            key_add(buf, cap, "last_start_us");
+            break;
+        case 'l': key_add(buf, cap, "time_limit_us"); break;
+        case 'D':
+            key_add(buf, cap, "tasks");
+            key_add(buf, cap, "placement");
+            break;
+        case 'b': key_add(buf, cap, "gpus_per_task"); break;
+        case 'r': key_add(buf, cap, "reason"); break;
+        case 'N': key_add(buf, cap, "placement"); break;
+        case 'R':
+            key_add(buf, cap, "placement");
+            key_add(buf, cap, "reason");
+            break;
+        case 'V': key_add(buf, cap, "submit_time"); break;
+        case 'S': key_add(buf, cap, "start_time"); break;
+        case 'e': key_add(buf, cap, "end_time"); break;
+        default: break; /* in base */
+        }
+        if (!*p) break;
+    }
+}
+
+/* Paging of a listing: page (1-based) of per jobs; per < 0: every job. */
+typedef struct qpage {
+    long long per, page;
+} qpage;
+
+/* The footer of a paged listing: which jobs these are, of how many, and how to see the others;
+ * nothing when the page shows every job. */
+static void print_footer(FILE *f, const qpage *pg, size_t shown, long long total)
+{
+    if (pg->per < 0) return;
+    long long first = (pg->page - 1) * pg->per;
+    if (!shown && total > 0) {
+        fprintf(f, "(page %lld is empty: %lld job%s, %lld per page)\n", pg->page, total,
+                total == 1 ? "" : "s", pg->per);
+        return;
+    }
+    long long last = first + (long long)shown, more = total - last;
+    if (first == 0 && more <= 0) return;
+    fprintf(f, "(jobs %lld-%lld of %lld", first + 1, last, total);
+    if (more > 0)
+        fprintf(f, "; %lld more: --page %lld for the next %lld, --all-pages for all)\n", more,
+                pg->page + 1, more < pg->per ? more : pg->per);
+    else
+        fprintf(f, ")\n");
+}
+
 static void print_table(json_t *all, int headers, long long now)
 {
     cli_table t;
@@ -293,7 +393,7 @@ static void on_int(int sig)
     g_queue_stop = 1;
 }
 
-enum { Q_LIMIT = 1, Q_NOHDR, Q_ME, Q_ITERATIONS, Q_VC, Q_START };
+enum { Q_LIMIT = 1, Q_NOHDR, Q_ME, Q_ITERATIONS, Q_VC, Q_START, Q_PAGE, Q_ALL_PAGES };
 
 /* squeue --long's fields */
 #define LONG_FORMAT "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
@@ -316,6 +416,8 @@ int cmd_queue(int argc, char **argv)
                                              {"long", no_argument, NULL, 'l'},
                                              {"start", no_argument, NULL, Q_START},
                                              {"limit", required_argument, NULL, Q_LIMIT},
+                                             {"page", required_argument, NULL, Q_PAGE},
+                                             {"all-pages", no_argument, NULL, Q_ALL_PAGES},
                                              {"noheader", no_argument, NULL, 'h'},
                                              {"no-headers", no_argument, NULL, Q_NOHDR},
                                              {"help", no_argument, NULL, 'H'},
@@ -326,8 +428,8 @@ int cmd_queue(int argc, char **argv)
     cli_jobsel sel;
     cli_jobsel_init(&sel);
     const char *fmt = NULL;
-    long long limit = -1, iterate = 0, iterations = -1;
-    int headers = 1, opt, rc = EXIT_USAGE, me = 0, longfmt = 0;
+    long long limit = -1, page = -1, iterate = 0, iterations = -1;
+    int headers = 1, opt, rc = EXIT_USAGE, me = 0, longfmt = 0, all_pages = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "at:u:p:q:n:j:o:i:hl", longopts, NULL)) != -1) {
         if (cli_conn_opt(&k, opt, optarg)) continue;
@@ -360,6 +462,7 @@ int cmd_queue(int argc, char **argv)
         case 'h':
         case Q_NOHDR: headers = 0; break;
         case 'l': longfmt = 1; break;
+        case Q_ALL_PAGES: all_pages = 1; break;
         case Q_START:
             cli_err("--start: gsched does not predict start times (policies reorder and preempt); "
                     "`gsched describe job ID` says why a job waits and its queue position, "
@@ -367,13 +470,15 @@ int cmd_queue(int argc, char **argv)
             goto done;
         case 'i':
         case Q_ITERATIONS:
+        case Q_PAGE:
         case Q_LIMIT: {
             char *e;
             long long v = strtoll(optarg, &e, 10);
-            if (*e || e == optarg || v < 1) {
+            if (*e || e == optarg || v < 1 || strlen(optarg) > 12) {
                 cli_err("--%s: expected a positive integer, got '%s'",
                         opt == 'i'       ? "iterate"
                         : opt == Q_LIMIT ? "limit"
+                        : opt == Q_PAGE  ? "page"
                                          : "iterations",
                         optarg);
                 goto done;
@@ -381,6 +486,7 @@ int cmd_queue(int argc, char **argv)
             if (opt == 'i') iterate = v;
             if (opt == Q_ITERATIONS) iterations = v;
             if (opt == Q_LIMIT) limit = v;
+            if (opt == Q_PAGE) page = v;
             break;
         }
         case 'H':
@@ -394,12 +500,24 @@ int cmd_queue(int argc, char **argv)
         cli_err("queue: unexpected argument '%s'", argv[optind]);
         goto done;
     }
+    if (all_pages && (limit > 0 || page > 0)) {
+        cli_err("queue: --all-pages lists every job: it takes no --limit or --page");
+        goto done;
+    }
     if (me && cli_jobsel_me(&sel, &k)) goto done;
     if (longfmt && !fmt) fmt = LONG_FORMAT; /* -o wins, as in squeue */
     if (iterate) signal(SIGINT, on_int);
+    /* --json lists every job unless asked for a page (scripts read it whole) */
+    qpage pg = {limit > 0 ? limit : QUEUE_PAGE, page > 0 ? page : 1};
+    if (all_pages || (k.json && limit < 0 && page < 0)) pg.per = -1;
+    char fields[512];
+    queue_fields(fmt, fields, sizeof fields);
     for (long long round = 0;; round++) {
         json_t *all;
-        rc = cli_jobsel_fetch(&k, &sel, limit, "queue", &all);
+        long long total = 0;
+        rc =
+            cli_jobsel_page(&k, &sel, k.json ? NULL : fields,
+                            pg.per < 0 ? 0 : (pg.page - 1) * pg.per, pg.per, "queue", &all, &total);
         if (rc) break;
         long long now = cli_now_us();
         if ((iterate || (longfmt && headers)) && !k.json) {
@@ -409,8 +527,11 @@ int cmd_queue(int argc, char **argv)
             printf("%s%s\n", round ? "\n" : "", ts);
         }
         if (k.json) {
-            json_t *o =
-                json_pack("{s:O,s:I}", "jobs", all, "total", (json_int_t)json_array_size(all));
+            json_t *o = json_pack("{s:O,s:I}", "jobs", all, "total", (json_int_t)total);
+            if (pg.per > 0) {
+                json_object_set_new(o, "page", json_integer(pg.page));
+                json_object_set_new(o, "per_page", json_integer(pg.per));
+            }
             print_json(o);
             json_decref(o);
         } else if (fmt) {
@@ -421,6 +542,7 @@ int cmd_queue(int argc, char **argv)
         } else {
             print_table(all, headers, now);
         }
+        if (!k.json) print_footer(headers ? stdout : stderr, &pg, json_array_size(all), total);
         json_decref(all);
         fflush(stdout);
         if (!iterate || g_queue_stop || (iterations > 0 && round + 1 >= iterations)) break;

@@ -2,7 +2,8 @@
 /*
  * jobsel.c - job selection for `gsched queue` and `gsched cancel` (see jobsel.h): parsing
  * squeue / scancel selectors, the listing state (CG), and fetching GET /v1/jobs page by page
- * with what the daemon can filter, the rest filtered here.
+ * with what the daemon can filter, the rest filtered here; a page of the selection (offset,
+ * count, total) and only the keys a printer asks for (?fields=, compact JSON).
  *
  * Invariant: a selector that names nothing valid is an error (exit 2), never "match
  * everything": an unknown state, an empty list item, a bad id or QOS.
@@ -301,8 +302,11 @@ static void url_add(char *url, size_t cap, const char *key, const char *val)
     url[n] = '\0';
 }
 
-int cli_jobsel_fetch(cli_conn *k, const cli_jobsel *s, long long limit, const char *what,
-                     json_t **out)
+/* Jobs per request: the daemon's largest page. */
+#define PAGE_MAX 10000
+
+int cli_jobsel_page(cli_conn *k, const cli_jobsel *s, const char *fields, long long offset,
+                    long long count, const char *what, json_t **out, long long *total)
 {
     /* what the daemon filters: its states, one user, one VC */
     char states[256] = "";
@@ -317,22 +321,29 @@ int cli_jobsel_fetch(cli_conn *k, const cli_jobsel *s, long long limit, const ch
     }
     const char *user = s->nusers == 1 ? s->users[0] : NULL;
     const char *vc = s->nvcs == 1 ? s->vcs[0] : NULL;
-    /* filtered here too: the daemon's limit would count jobs this side drops */
+    /* filtered here too: the daemon's offset, limit and total would count jobs this side
+     * drops, so every page is read and counted here */
     int local = s->states || s->nusers > 1 || s->nvcs > 1 || s->nnames || s->nprios || s->nids;
     json_t *all = json_array();
-    long long offset = 0;
+    long long at = local ? 0 : offset; /* the daemon's offset of the next request */
+    long long matched = 0;             /* selected jobs seen (local filtering) */
+    long long tot = 0;
     int rc = EXIT_OK;
-    for (int page = 0; page < 1000; page++) {
+    for (int page = 0; page < 100000; page++) {
         char url[1024] = "/v1/jobs";
         char num[32];
         if (*states) url_add(url, sizeof url, "state", states);
         if (vc) url_add(url, sizeof url, "vc", vc);
         if (user) url_add(url, sizeof url, "user", user);
-        long long want = limit > 0 && !local ? limit - (long long)json_array_size(all) : 10000;
-        if (want > 10000) want = 10000;
+        if (fields) url_add(url, sizeof url, "fields", fields);
+        url_add(url, sizeof url, "compact", "1");
+        long long want = PAGE_MAX;
+        if (!local && count >= 0) want = count - (long long)json_array_size(all);
+        if (want > PAGE_MAX) want = PAGE_MAX;
+        if (want < 1) want = 1; /* count 0: one job, for the total */
         snprintf(num, sizeof num, "%lld", want);
         url_add(url, sizeof url, "limit", num);
-        snprintf(num, sizeof num, "%lld", offset);
+        snprintf(num, sizeof num, "%lld", at);
         url_add(url, sizeof url, "offset", num);
         json_t *r;
         k->quiet = 1;
@@ -345,16 +356,26 @@ int cli_jobsel_fetch(cli_conn *k, const cli_jobsel *s, long long limit, const ch
         else if (rc)
             cli_call_report(k);
         if (rc) break;
+        if (!local) tot = cli_jint(r, "total", 0);
         size_t i;
         json_t *j;
         json_array_foreach(json_object_get(r, "jobs"), i, j)
         {
-            if (limit > 0 && (long long)json_array_size(all) >= limit) break;
-            if (cli_jobsel_match(s, j)) json_array_append(all, j);
+            if (local) {
+                if (!cli_jobsel_match(s, j)) continue;
+                if (matched++ < offset) continue;
+            }
+            if (count >= 0 && (long long)json_array_size(all) >= count) {
+                if (!local) break;
+                continue; /* counted, not kept */
+            }
+            json_array_append(all, j);
         }
         json_t *next = json_object_get(r, "next_offset");
-        int more = json_is_integer(next) && (limit < 0 || (long long)json_array_size(all) < limit);
-        if (more) offset = json_integer_value(next);
+        /* local: every page (to count); else until the page is full */
+        int more = json_is_integer(next) &&
+                   (local || count < 0 || (long long)json_array_size(all) < count);
+        if (more) at = json_integer_value(next);
         json_decref(r);
         if (!more) break;
     }
@@ -363,5 +384,12 @@ int cli_jobsel_fetch(cli_conn *k, const cli_jobsel *s, long long limit, const ch
         return rc;
     }
     *out = all;
+    if (total) *total = local ? matched : tot;
     return EXIT_OK;
+}
+
+int cli_jobsel_fetch(cli_conn *k, const cli_jobsel *s, long long limit, const char *what,
+                     json_t **out)
+{
+    return cli_jobsel_page(k, s, NULL, 0, limit, what, out, NULL);
 }

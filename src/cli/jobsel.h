@@ -73,4 +73,15 @@ int cli_jobsel_match(const cli_jobsel *s, json_t *j);
 int cli_jobsel_fetch(cli_conn *k, const cli_jobsel *s, long long limit, const char *what,
                      json_t **out);
 
+/*
+ * One page of the selected jobs: the selection's jobs [offset, offset + count) in the daemon's
+ * order (count -1: every job from offset on), each with only the keys 'fields' names
+ * (comma-separated GET /v1/jobs keys; NULL: all of them); *total (may be NULL) is set to how
+ * many jobs the whole selection has.  Filters the daemon has not (see above) make it read
+ * every page to count; otherwise it reads only the page.  Returns an exit code, as
+ * cli_jobsel_fetch.
+ */
+int cli_jobsel_page(cli_conn *k, const cli_jobsel *s, const char *fields, long long offset,
+                    long long count, const char *what, json_t **out, long long *total);
+
 #endif
