@@ -23,13 +23,18 @@
  *     that looks at every waiting job (fifo-backfill, tiresias-las, srtf)
  *     goes over all 10,000 on every cycle; fifo stops at the head of the
  *     queue by design.
+ *  3. `gsched queue` latency with 10,000 and 20,000 pending jobs (issue 16):
+ *     the CLI as a user runs it, on the daemon's Unix socket, output to
+ *     /dev/null, wall time from fork to exit; the default listing (its first
+ *     page) and --all-pages (every job), median of 11 runs each.
  *
  * The database is a file under --dir (default $TMPDIR or /tmp); the
  * benchmark prints the file system type, because on tmpfs fsync costs
  * nothing and "durable" would mean little.
  *
  * usage: bench_daemon [--runs R] [--clients C] [--submits N] [--pending P]
- *                     [--policies a,b,...] [--dir DIR]
+ *                     [--policies a,b,...] [--dir DIR] [--sections 1,2,3]
+ *                     [--queue-pending P1,P2,...]
  * Prints medians; needs nothing but the gsched binary (GSCHED_BIN).
  */
 #include <errno.h>
@@ -72,7 +77,8 @@ typedef struct srv {
 
 static const char *base_dir = NULL;
 
-static int start(srv *s, const char *policy, const char *sync)
+/* sock: also serve on this Unix socket (NULL: TCP only) */
+static int start_sock(srv *s, const char *policy, const char *sync, const char *sock)
 {
     snprintf(s->dir, sizeof s->dir, "%s/gsched-bench-XXXXXX", base_dir);
     if (!mkdtemp(s->dir)) return -1;
@@ -86,10 +92,16 @@ static int start(srv *s, const char *policy, const char *sync)
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) dup2(fd, 2);
         if (chdir(s->dir)) _exit(127);
-        execl(GSCHED_BIN, GSCHED_BIN, "serve", "--cluster", "1x8", "--policy", policy, "--db", db,
-              "--listen", "127.0.0.1:0", "--insecure-tcp", "--port-file", pf, "--sync", sync,
-              "--max-connections", "1024", "--max-conn-per-client", "1024", "--log-dir", logs,
-              "--single-user", (char *)NULL);
+        if (sock)
+            execl(GSCHED_BIN, GSCHED_BIN, "serve", "--cluster", "1x8", "--policy", policy, "--db",
+                  db, "--listen", "127.0.0.1:0", "--insecure-tcp", "--port-file", pf, "--sync",
+                  sync, "--max-connections", "1024", "--max-conn-per-client", "1024", "--log-dir",
+                  logs, "--single-user", "--socket", sock, (char *)NULL);
+        else
+            execl(GSCHED_BIN, GSCHED_BIN, "serve", "--cluster", "1x8", "--policy", policy, "--db",
+                  db, "--listen", "127.0.0.1:0", "--insecure-tcp", "--port-file", pf, "--sync",
+                  sync, "--max-connections", "1024", "--max-conn-per-client", "1024", "--log-dir",
+                  logs, "--single-user", (char *)NULL);
         _exit(127);
     }
     for (int i = 0; i < 400; i++) {
@@ -106,6 +118,11 @@ static int start(srv *s, const char *policy, const char *sync)
         sleep_ms(25);
     }
     return -1;
+}
+
+static int start(srv *s, const char *policy, const char *sync)
+{
+    return start_sock(s, policy, sync, NULL);
 }
 
 static void stop(srv *s)
@@ -286,10 +303,83 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Seconds one `gsched queue [a1]` takes, from fork to exit (stdout to /dev/null); < 0 when it
+ * failed. */
+static double time_cli(const char *server, const char *a1)
+{
+    double t0 = now();
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) dup2(fd, 1);
+        execl(GSCHED_BIN, GSCHED_BIN, "queue", "--server", server, a1, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid) return -1;
+    double dt = now() - t0;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? dt : -1;
+}
+
+/* 3. `gsched queue` latency at each queue length of the list (ascending). */
+static int queue_latency(const char *lengths, int clients)
+{
+    enum { QRUNS = 11 };
+    printf(
+        "\n3. `gsched queue` latency (the CLI on the daemon's Unix socket, output to /dev/null,\n"
+        "   fork to exit; fifo, 1x8 cluster, 7 GPUs held by one job, 2-GPU jobs pending);\n"
+        "   median of %d runs (min-max), the default listing (first page) and --all-pages:\n",
+        QRUNS);
+    srv s;
+    char sock[600], server[620];
+    /* relative to the daemon's directory (it starts there): a socket path has at most 107
+     * bytes */
+    if (start_sock(&s, "fifo", "normal", "gsched.sock") || block_cluster(s.url)) {
+        fprintf(stderr, "bench: cannot start the daemon\n");
+        stop(&s);
+        return 1;
+    }
+    snprintf(sock, sizeof sock, "%s/gsched.sock", s.dir);
+    snprintf(server, sizeof server, "unix:%s", sock);
+    for (int i = 0; i < 200 && access(sock, F_OK); i++) sleep_ms(25);
+    long long have = 0;
+    char *list = strdup(lengths), *save = NULL;
+    int rc = 0;
+    for (char *p = strtok_r(list, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        long long want = atoll(p);
+        if (want > have) {
+            int n = (int)((want - have) / clients * clients);
+            if (n > 0 && burst(s.url, clients, n) <= 0) {
+                fprintf(stderr, "bench: fill failed\n");
+                rc = 1;
+                break;
+            }
+            have += n;
+        }
+        const char *variants[] = {NULL, "--all-pages"};
+        const char *names[] = {"gsched queue", "gsched queue --all-pages"};
+        printf("   pending %lld:", have);
+        for (int v = 0; v < 2; v++) {
+            double t[QRUNS];
+            int bad = 0;
+            for (int r = 0; r < QRUNS; r++) bad |= (t[r] = time_cli(server, variants[v])) < 0;
+            double med = median(t, QRUNS); /* sorts t */
+            printf("  %s %.1f ms (%.1f-%.1f)%s", names[v], med * 1e3, t[0] * 1e3,
+                   t[QRUNS - 1] * 1e3, bad ? " (errors!)" : "");
+            fflush(stdout);
+        }
+        printf("\n");
+    }
+    free(list);
+    stop(&s);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     int runs = 5, clients = 16, submits = 4000, pending = 10000;
     const char *policies = "fifo,fifo-backfill,tiresias-las,srtf";
+    const char *sections = "1,2,3", *queue_pending = "10000,20000";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--runs"))
             runs = atoi(argv[i + 1]);
@@ -303,9 +393,14 @@ int main(int argc, char **argv)
             policies = argv[i + 1];
         else if (!strcmp(argv[i], "--dir"))
             base_dir = argv[i + 1];
+        else if (!strcmp(argv[i], "--sections"))
+            sections = argv[i + 1];
+        else if (!strcmp(argv[i], "--queue-pending"))
+            queue_pending = argv[i + 1];
         else {
             fprintf(stderr, "usage: bench_daemon [--runs R] [--clients C] [--submits N] "
-                            "[--pending P] [--policies a,b] [--dir DIR]\n");
+                            "[--pending P] [--policies a,b] [--dir DIR] [--sections 1,2,3] "
+                            "[--queue-pending P1,P2]\n");
             return 2;
         }
     }
@@ -326,11 +421,12 @@ int main(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     printf("gsched live scheduler benchmark (%s)\n", GSCHED_BIN);
     printf("databases under %s (file system: %s)\n", base_dir, fstype);
+    const char *syncs[] = {"full", "normal"};
+    if (!strchr(sections, '1')) goto section2;
     printf("\n1. durable submits per second: %d clients, keep-alive, %d submits per run, %d runs,\n"
            "   1x8 cluster, 7 GPUs held by one job, 2-GPU jobs: every submit stays pending\n"
            "   (queue grows to %d)\n",
            clients, submits, runs, submits * runs);
-    const char *syncs[] = {"full", "normal"};
     for (int k = 0; k < 2; k++) {
         srv s;
         if (start(&s, "fifo", syncs[k]) || block_cluster(s.url)) {
@@ -348,6 +444,8 @@ int main(int argc, char **argv)
         printf("   median %.0f submits/s\n", median(v, runs));
         stop(&s);
     }
+section2:
+    if (!strchr(sections, '2')) goto section3;
     printf("\n2. scheduling cycle latency with %d pending jobs (1 GPU free, no pending job fits):\n"
            "   1,100 sequential submits, one scheduling cycle each.  cycle p50/p99: the daemon's\n"
            "   own percentiles over its last 1,024 cycles (GET /v1/health); mean cycle and\n"
@@ -407,6 +505,8 @@ int main(int argc, char **argv)
         }
     }
     free(list);
+section3:;
+    int rc = strchr(sections, '3') ? queue_latency(queue_pending, clients) : 0;
     curl_global_cleanup();
-    return 0;
+    return rc;
 }
