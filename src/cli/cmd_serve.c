@@ -115,6 +115,10 @@ static void serve_usage(FILE *f)
             "                        not executable) before it is FAILED (default 3)\n"
             "  --log-file FILE       the daemon's log (appended, mode 0600; default stderr);\n"
             "                        SIGHUP reopens it (logrotate)\n"
+            "  --retention DAYS      finished jobs that ended more than DAYS days ago (a\n"
+            "                        number, or a duration: 12h, 30m) move from the job\n"
+            "                        tables into one compact accounting row each (gsched\n"
+            "                        history lists them as before); default: kept forever\n"
             "  -v, --verbose         log every request\n");
 }
 
@@ -229,6 +233,8 @@ int cmd_serve(int argc, char **argv)
                                              {"log-file", required_argument, NULL, 'F'},
                                              {"launch-attempts", required_argument, NULL, 'A'},
                                              {"verbose", no_argument, NULL, 'v'},
+                                             /* issue 16, accounting */
+                                             {"retention", required_argument, NULL, 'K'},
                                              {"policy-plugin", required_argument, NULL, 'Z'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -296,6 +302,21 @@ int cmd_serve(int argc, char **argv)
         case 'Z':
             if (cli_plugin_load(&plugins, optarg)) goto done;
             break;
+        case 'K': { /* --retention DAYS (issue 16, accounting): days, or a duration with a unit */
+            char *e;
+            errno = 0;
+            double days = strtod(optarg, &e);
+            if (!*e && e != optarg && !errno && days > 0 && days <= 36500) {
+                o.retention = (gs_time)(days * 86400.0 * (double)GS_SEC);
+            } else if (parse_dur_flag("--retention", optarg, &o.retention)) {
+                goto done;
+            }
+            if (o.retention <= 0) {
+                cli_err("--retention must be positive (days, or a duration such as 12h)");
+                goto done;
+            }
+            break;
+        }
         case 't': o.tokens = optarg; break;
         case 'f': o.port_file = optarg; break;
         case 'x': o.executor = optarg; break;

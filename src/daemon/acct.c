@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * acct.c - accounting on the scheduler thread (issue 16): the GPU time each job holds.
+ * acct.c - accounting on the scheduler thread (issue 16): the GPU time each job holds, and
+ * retention (serve --retention): finished jobs moved out of the live tables.
  *
  * GPU time (jobs.gpu_us) is GPU x us actually held: the sum, over the intervals in which the
  * job's set of GPUs did not change, of the interval's length times its GPUs.  The engine
@@ -10,10 +11,18 @@
  * exact for elastic jobs whose size changes, integer arithmetic only.  A draining job holds
  * its old generation's GPUs until RESIZING (the reserved ones are counted from then on).
  *
+ * Retention runs inside a cycle's transaction, at most one batch (GSD_ACCT_BATCH jobs) per
+ * cycle, in a cycle with no command to answer, once a minute (a second apart while full batches
+ * remain), so it never holds scheduling up for long; only final jobs move (store.c), each
+ * into one acct row with what history shows, its events and tasks deleted; event ids are never
+ * reused (AUTOINCREMENT).
+ *
  * Invariants: x->gpu_us is the closed intervals' total and is what the job's row stores (a
  * job holding GPUs adds held_gpus x (now - last_start_us), held_since being the engine's
  * last_start); recovery puts both back from the row and the engine.  Scheduler thread only.
  */
+#include <stdio.h>
+
 #include "gsd_sched.h"
 
 /* GPUs job j occupies now: those of its current run (the ones the cluster lost in a
@@ -47,4 +56,37 @@ int64_t gsd_acct_gpu_us(const gsd_jobx *x, gs_time now)
     return x->gpu_us + (x->held_gpus && now > x->held_since
                             ? (int64_t)x->held_gpus * (now - x->held_since)
                             : 0);
+}
+
+/* ---- retention ------------------------------------------------------------------------------ */
+
+gs_time gsd_acct_cycle(gsd_sched *g, gs_time now, int busy)
+{
+    gs_time keep = g->sh.o.retention;
+    if (keep <= 0 || g->store_failed) return GS_TIME_MAX;
+    if (now < g->acct_next) return g->acct_next;
+    /* a cycle with commands waits for an idle one (a full batch comes back in a second) */
+    if (busy) return now + GS_SEC;
+    size_t moved = 0;
+    double t0 = gsd_mono_sec();
+    int rc = gsd_store_purge(g->sh.store, now - keep, GSD_ACCT_BATCH, NULL, &moved);
+    if (rc) {
+        /* SQLite may have rolled the cycle's transaction back: fail the commit (read-only
+         * mode, disk.c), as a failed write does */
+        g->store_failed = 1;
+        gsd_log("retention: cannot move finished jobs to the accounting table: %s",
+                gsd_store_errmsg(g->sh.store));
+        g->acct_next = now + GSD_ACCT_PERIOD;
+        return g->acct_next;
+    }
+    if (moved)
+        gsd_log("retention: moved %zu finished job(s) that ended over %llds ago to the "
+                "accounting table (%.1f ms)",
+                moved, (long long)(keep / GS_SEC), (gsd_mono_sec() - t0) * 1e3);
+    /* a full batch: more may be waiting, take the next one soon (never a long transaction) */
+    gs_time period =
+        keep / 2 < GSD_ACCT_PERIOD ? keep / 2 : GSD_ACCT_PERIOD; /* short ones: tests */
+    if (period < GS_SEC) period = GS_SEC;
+    g->acct_next = now + (moved == GSD_ACCT_BATCH ? GS_SEC : period);
+    return g->acct_next;
 }

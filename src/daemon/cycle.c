@@ -111,7 +111,8 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
     /* issue 16 lanes: per-cycle work (sampler, retention) each under its own marker */
     /* dashboard */
 
-    /* accounting */
+    /* accounting: retention, one batch at most (acct.c) */
+    gs_time next_acct = gsd_acct_cycle(g, now, ncmd > 0);
 
     int elastic_running = 0;
     for (size_t i = 0; i < g->nrun && !elastic_running; i++)
@@ -169,6 +170,7 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
     if (kd < next) next = kd;
     if (next_limit < next) next = next_limit;
     if (next_drain < next) next = next_drain;
+    if (next_acct < next) next = next_acct;
     if (g->ngone) next = now; /* a bind found an external job gone: cancel it now */
     if (elastic_running && now + GSD_HINT_POLL < next) next = now + GSD_HINT_POLL; /* hints */
     return next;

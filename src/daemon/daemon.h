@@ -103,6 +103,8 @@ typedef struct gsd_opts {
     size_t nexecutor_opts;
     /* issue 16 lanes: each adds its options under its own marker */
     /* accounting: retention */
+    gs_time retention; /* --retention: finished jobs whose end is older move from jobs / events /
+                          tasks into one acct row each (docs/daemon.md); 0 = keep them */
 
     /* events: stream limits */
 

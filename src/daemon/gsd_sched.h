@@ -242,6 +242,8 @@ typedef struct gsd_sched {
         uint64_t gen;     /* valid when == qgen */
     } qtext[256];
     uint64_t qgen;
+    /* accounting (acct.c): the next retention pass (GS_TIME_MAX: no retention) */
+    gs_time acct_next;
 } gsd_sched;
 
 /* util.c */
@@ -391,6 +393,14 @@ void gsd_acct_observe(gsd_jobx *x, const gs_job *j, gs_time t);
 void gsd_acct_restore(gsd_jobx *x, const gs_job *j, int64_t gpu_us, int64_t executed);
 /* GPU time so far at now (closed + open interval). */
 int64_t gsd_acct_gpu_us(const gsd_jobx *x, gs_time now);
+/* Per cycle, inside its transaction: when a retention pass is due (--retention), move one
+ * batch (GSD_ACCT_BATCH) of final jobs that ended before now - retention into the acct table.
+ * Returns when the next pass is due (GS_TIME_MAX: no retention). */
+gs_time gsd_acct_cycle(gsd_sched *g, gs_time now, int busy);
+#define GSD_ACCT_BATCH 1000
+#define GSD_ACCT_PERIOD                                                   \
+    (60 * GS_SEC) /* between passes once nothing is left to move (at most \
+                     half the retention, at least a second) */
 
 /* drain.c */
 /* The executor cannot launch anything (why): drain every node (jobs running there keep

@@ -113,4 +113,42 @@ d_stop || bad "graceful stop"
 d_start hist --cluster 1x4 --grace 1s --tokens "$tok" --listen 127.0.0.1:0 || { bad "restart"; finish; }
 check "history after a restart is the same" [ "$(as "$R" history --json)" = "$before" ]
 d_stop || bad "graceful stop"
+
+# ---- retention: finished jobs older than the retention move to the acct table; history is
+# the same before and after, active jobs stay, and a restart after the purge recovers them
+expect 2 "retention" -- "$bin" serve --retention -1 --socket "$tmp/none.sock"
+d_start ret --cluster 1x4 --grace 1s --retention 3s || { bad "daemon start"; finish; }
+sq() { # one value of a query on the daemon's database (read-only, beside the daemon: WAL)
+  python3 -c 'import sqlite3, sys
+c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True, timeout=30)
+print(c.execute(sys.argv[2]).fetchone()[0])' "$DDIR/gsched.db" "$1"
+}
+r1=$(gsub --gpus 2 --name r1 -- sleep 0.5)
+r2=$(gsub --gpus 1 --name r2 -- sh -c 'exit 2')
+wait_state "$r1" DONE && wait_state "$r2" FAILED
+ra=$(gsub --gpus 1 --name longer -- sleep 120)
+wait_state "$ra" RUNNING
+pre=$(g history --json)
+check "before retention: rows in jobs" [ "$(sq "SELECT count(*) FROM jobs WHERE id IN ($r1, $r2)")" = 2 ]
+for _ in $(seq 200); do
+  [ "$(sq "SELECT count(*) FROM acct" 2>/dev/null)" = 2 ] && break
+  sleep 0.1
+done
+check "retention moved both finished jobs into acct" \
+  [ "$(sq "SELECT count(*) FROM acct WHERE id IN ($r1, $r2)")" = 2 ]
+check "... out of jobs, events, tasks" \
+  [ "$(sq "SELECT (SELECT count(*) FROM jobs WHERE id IN ($r1, $r2)) + (SELECT count(*) FROM events WHERE job_id IN ($r1, $r2)) + (SELECT count(*) FROM tasks WHERE job_id IN ($r1, $r2))")" = 0 ]
+check "the active job stays" [ "$(state "$ra")" = RUNNING ]
+check "history is the same after retention" [ "$(g history --json)" = "$pre" ]
+check "the daemon says what it moved" grep -q "retention: moved [12] finished job" "$DDIR/daemon.log"
+maxseq=$(sq "SELECT seq FROM sqlite_sequence WHERE name = 'events'")
+d_kill9
+d_start ret --cluster 1x4 --grace 1s --retention 3s || { bad "restart"; finish; }
+check "after a restart: the same history" [ "$(g history --json)" = "$pre" ]
+check "after a restart: the active job is back running" [ "$(state "$ra")" = RUNNING ]
+g cancel "$ra" > /dev/null
+wait_state "$ra" CANCELLED
+newseq=$(sq "SELECT min(seq) FROM events WHERE seq > $maxseq")
+check "event ids are never reused ($newseq > $maxseq)" [ -n "$newseq" ] && [ "$newseq" -gt "$maxseq" ]
+d_stop || bad "graceful stop"
 finish
