@@ -845,6 +845,8 @@ int gs_engine_inspect(const gs_engine *e, const char *key, char *buf, size_t cap
  * deferred, or in SIM mode.
  */
 int gs_engine_withdraw(gs_engine *e, const gs_job *j, gs_time now);
+/* Whether the policy can give queued jobs back (it has on_withdraw): 1 or 0. */
+int gs_engine_can_withdraw(const gs_engine *e);
 
 /* accounting: forget a final job (bounded memory) */
 

@@ -77,6 +77,7 @@ static void usage(FILE *f)
                "  logs       output of a job's task\n"
                /* issue 16 lanes: usage lines (events; accounting; job control) */
                "  history    finished jobs: times, exit code, GPU-hours (like sacct)\n"
+               "  requeue    stop running jobs and queue them again (scontrol requeue)\n"
                "  token      make tokens-file lines ('token hash')\n"
                "\n"
                "Other:\n"
@@ -153,6 +154,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "history")) return cmd_history(argc - 1, argv + 1);
 
     /* job control */
+    if (!strcmp(cmd, "requeue")) return cmd_requeue(argc - 1, argv + 1);
 
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("gsched %s\n", GSCHED_VERSION);

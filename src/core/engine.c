@@ -4447,6 +4447,11 @@ static int tr_withdraw(gs_engine *e, gs_job *j)
     return 0;
 }
 
+int gs_engine_can_withdraw(const gs_engine *e)
+{
+    return e->pol->on_withdraw != NULL;
+}
+
 int gs_engine_withdraw(gs_engine *e, const gs_job *cj, gs_time now)
 {
     gs_job *j = cj ? mut(e, cj) : NULL;

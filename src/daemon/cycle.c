@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cycle.c - one scheduling cycle, all on the scheduler thread:
- *   1. take the queued commands (submit, dry run, cancel, hold, release) and apply them to
- *      the engine (new rows are INSERTed inside the cycle's transaction);
+ *   1. take the queued commands (submit, dry run, cancel, hold, release, requeue, ...) and
+ *      apply them to the engine (new rows are INSERTed inside the cycle's transaction);
  *   2. poll the executor: task exits, SIGKILLs due after a grace period, (and read the hints
  *      of running elastic jobs, elastic.c),
  *      and a cluster backend's node states, outside use, adoptions, jobs gone;
@@ -98,6 +98,9 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
             /* node administration */
 
             /* job control */
+        case GSD_CMD_REQUEUE:
+            gsd_do_requeue(g, c, now);
+            break;
 
             /* accounting */
 
@@ -108,6 +111,8 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
     }
     if (g->ngone) gsd_gone_run(g, now); /* adopted jobs whose external job was gone at bind */
     gsd_exec_poll(g->x, now, gsd_on_xev, g);
+    /* job control: jobs requeued with a hold whose stop is done are held before the pass */
+    if (g->nrqhold) gsd_jobctl_requeued(g, now);
     /* issue 16 lanes: per-cycle work (sampler, retention) each under its own marker */
     /* dashboard */
 

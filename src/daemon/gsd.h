@@ -214,6 +214,7 @@ typedef enum gsd_cmd_kind {
     /* node administration: drain / resume / down */
 
     /* job control: update, requeue, withdraw (hold of a queued job), run */
+    GSD_CMD_REQUEUE, /* stop a running job, back to the queue (args {"hold": bool}) */
 
     /* accounting: retention purge */
 

@@ -87,6 +87,7 @@ typedef struct gsd_jobx {
     int8_t held;        /* user hold (Slurm JobHeldUser) */
     int8_t depst;       /* GSD_DEP_* of its dependencies as last evaluated */
     int8_t inwait;      /* in g->waitv */
+    int8_t rqhold;      /* job control (jobctl.c): requeued with a hold; in g->rqholdv */
     struct gsd_wait *w; /* its dependencies and each term's answer; NULL when none */
     char where[64];
     char *alloc;      /* "3,4,5" while holding GPUs */
@@ -188,6 +189,8 @@ typedef struct gsd_sched {
     size_t nrun, caprun;
     int32_t *waitv; /* slots of jobs not yet eligible (wait.c); compacted as they leave */
     size_t nwait, capwait;
+    int32_t *rqholdv; /* job control (jobctl.c): slots requeued with a hold, stop not yet done */
+    size_t nrqhold, caprqhold;
     gsd_vcstat *vcstat; /* by engine VC index */
     size_t nvcstat;
     size_t nvc_used; /* engine VCs with vcstat.jobs > 0: what GSD_MAX_VCS bounds */
@@ -316,8 +319,15 @@ void gsd_do_node(gsd_sched *g, gsd_cmd *c, gs_time now); /* NODE_BAD and NODE_GO
 
 /* jobctl.c (issue 16, job control) */
 /* Take pending job j (arrived) back out of its policy's queue and hold it (wait.c's stage);
- * 0, or fails c (409: the policy cannot withdraw; 500) and returns the GS_E* code. */
+ * 0, or fails c (409: the policy cannot withdraw; 500; c NULL: logs) and returns the GS_E*
+ * code. */
 int gsd_jobctl_withdraw(gsd_sched *g, gsd_cmd *c, const gs_job *j, gs_time now);
+/* REQUEUE: stop a running job through the stop protocol (gs_engine_preempt), back to its
+ * queue; with args {"hold": true} held once its tasks are gone (gsd_jobctl_requeued). */
+void gsd_do_requeue(gsd_sched *g, gsd_cmd *c, gs_time now);
+/* After the executor's poll: hold the jobs requeued with a hold whose stop is done, before
+ * the pass can start them again. */
+void gsd_jobctl_requeued(gsd_sched *g, gs_time now);
 /* Mark every node cell named 'name' bad or good in the engine and g->nodest (no storing);
  * the number of nodes found. */
 int gsd_node_mark(gsd_sched *g, const char *name, int bad, const char *why, gs_time t);

@@ -1595,6 +1595,9 @@ static const route routes[] = {
     /* node administration: POST /v1/nodes/{name}/drain|resume|down (http_nodes.c) */
 
     /* job control: PATCH /v1/jobs/{id}, requeue, attach, stdin (http_jobctl.c) */
+    {"POST", "/v1/jobs/{id}/requeue", hj_requeue,
+     "stop a running job (SIGTERM, grace, SIGKILL: it checkpoints) and queue it again; "
+     "?hold=1: held"},
 
     /* arrays: (http_arrays.c if any) */
 };

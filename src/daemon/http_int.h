@@ -115,6 +115,7 @@ enum MHD_Result h_history(hctx *h, const char *arg, const char *sub);
 /* node administration (http_nodes.c) */
 
 /* job control (http_jobctl.c) */
+enum MHD_Result hj_requeue(hctx *h, const char *ids, const char *sub);
 
 /* arrays */
 

@@ -302,6 +302,7 @@ static void release_all(gsd_sched *g)
     }
     free(g->jx);
     free(g->waitv);
+    free(g->rqholdv);
     for (size_t i = 0; i < g->nchunk; i++) gsd_chunk_put(g->chunk[i]);
     free(g->chunk);
     free(g->chunk_dirty);

@@ -2,7 +2,8 @@
 # Job control (issue 16, What to build 6): `gsched hold` of a job already in its policy's
 # queue (the engine withdraws it: it never starts while held, runs once released, stays held
 # across a restart), refused with a clear 409 under a policy that cannot take a queued job
-# back (gandiva).
+# back (gandiva); `gsched requeue [--hold]` of a running job (SIGTERM: it checkpoints; back to
+# the queue and run again, or held until released; owner or admin only).
 # usage: jobctl.sh GSCHED_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
@@ -65,6 +66,46 @@ expect 0 "Released job $q1" -- as "$A" release "$q1"
 ws "$q1" DONE
 touch "$tmp/go-q2"
 ws "$q2" DONE
+
+# ---- requeue: the stop protocol (SIGTERM: the job checkpoints), back to the queue, runs again
+cat > "$tmp/ckpt.sh" <<'SH'
+#!/bin/sh
+# one line per run; SIGTERM writes a checkpoint line and exits 143
+d=$1
+echo run >> "$d/runs-$GSCHED_JOB_ID"
+trap 'echo ckpt >> "$d/runs-$GSCHED_JOB_ID"; exit 143' TERM
+while [ ! -f "$d/go-$GSCHED_JOB_ID" ]; do sleep 0.05; done
+SH
+chmod +x "$tmp/ckpt.sh"
+nruns() { grep -c '^run' "$tmp/runs-$1" 2>/dev/null || echo 0; }
+r=$(asub --gpus 1 -- "$tmp/ckpt.sh" "$tmp")
+ws "$r" RUNNING
+for _ in $(seq 100); do [ "$(nruns "$r")" = 1 ] && break; sleep 0.05; done
+expect 4 "no job $r" -- as "$B" requeue "$r"
+expect 0 "Requeued job $r" -- as "$A" requeue "$r"
+for _ in $(seq 100); do [ "$(nruns "$r")" = 2 ] && break; sleep 0.1; done
+check "requeued: it checkpointed on SIGTERM and ran again" \
+  [ "$(tr '\n' ' ' < "$tmp/runs-$r")" = "run ckpt run " ]
+ws "$r" RUNNING
+evs=$(as "$A" describe job "$r" 2>/dev/null)
+check "events: preempted (requeued by alice), then requeued" \
+  bash -c "grep -Eq '^ *[^ ]+ +preempted +requeued by alice' <<< \"\$1\" &&
+           grep -Eq '^ *[^ ]+ +requeued ' <<< \"\$1\"" _ "$evs"
+check "describe counts two runs" bash -c "grep -Eq '^Runs: +2' <<< \"\$1\"" _ "$evs"
+# ---- requeue --hold: stopped, then held (never restarted) until released
+expect 0 "Requeued job $r, held" -- as "$A" requeue --hold "$r"
+for _ in $(seq 100); do [ "$(reason "$r")" = JobHeldUser ] && break; sleep 0.1; done
+check "requeue --hold: held once stopped (got '$(reason "$r")')" [ "$(reason "$r")" = JobHeldUser ]
+sleep 0.5
+check "... and not started again" [ "$(nruns "$r")" = 2 ]
+expect 1 "only running jobs can be requeued" -- as "$A" requeue "$r"
+expect 0 "Released job $r" -- as "$R" release "$r"
+ws "$r" RUNNING
+touch "$tmp/go-$r"
+ws "$r" DONE
+check "three runs in all" [ "$(nruns "$r")" = 3 ]
+expect 1 "is DONE: only running jobs" -- as "$A" requeue "$r"
+expect 2 "not a job id" -- as "$A" requeue x1
 d_stop || bad "graceful stop"
 
 # ---- a policy without on_withdraw refuses, saying why, and the job stays queued
@@ -76,6 +117,8 @@ q=$(asub --gpus 2 -- true)
 sleep 0.3
 expect 1 "policy 'gandiva', which cannot take a queued job back out" -- as "$A" hold "$q"
 check "refused: not held (got '$(reason "$q")')" [ "$(reason "$q")" != JobHeldUser ]
+expect 1 "policy 'gandiva' cannot take a queued job back out" -- as "$A" requeue --hold "$blk"
+check "a refused requeue --hold left it running" [ "$(st "$blk")" = RUNNING ]
 touch "$tmp/go-blk2"
 ws "$q" DONE
 d_stop || bad "graceful stop"
