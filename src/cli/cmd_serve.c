@@ -14,6 +14,7 @@
  *                [--max-pending-per-user N] [--submit-rate R[/s]] [--log-cap SIZE]
  *                [--single-user] [--allow-root-jobs] [--cgroup auto|off|DIR]
  *                [--log-file FILE] [--launch-attempts N] [--executor-opt KEY=VALUE]... [-v]
+ *                [--stats-interval SECS] [--stats-keep DAYS]
  *   gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]
  *                     [--unix-user ACCOUNT]
  * Invariant: configuration errors exit 2 before anything listens.
@@ -119,6 +120,11 @@ static void serve_usage(FILE *f)
             "                        number, or a duration: 12h, 30m) move from the job\n"
             "                        tables into one compact accounting row each (gsched\n"
             "                        history lists them as before); default: kept forever\n"
+            "  --stats-interval SECS  a sample of the cluster (GPUs allocated, jobs pending\n"
+            "                        and running, started, finished, per VC) for the\n"
+            "                        dashboard's charts at most every SECS when something\n"
+            "                        changed (default 10; 0: none; GET /v1/stats)\n"
+            "  --stats-keep DAYS     days of samples kept (default 7)\n"
             "  -v, --verbose         log every request\n");
 }
 
@@ -236,6 +242,8 @@ int cmd_serve(int argc, char **argv)
                                              /* issue 16, accounting */
                                              {"retention", required_argument, NULL, 'K'},
                                              {"policy-plugin", required_argument, NULL, 'Z'},
+                                             {"stats-interval", required_argument, NULL, 1001},
+                                             {"stats-keep", required_argument, NULL, 1002},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     gsd_opts o;
@@ -296,6 +304,23 @@ int cmd_serve(int argc, char **argv)
                 o.max_conn_per_client = (unsigned)v;
             else
                 o.max_pending_per_user = (unsigned)v;
+            break;
+        }
+        case 1001: /* dashboard: cluster samples (GET /v1/stats) */
+        case 1002: {
+            char *e;
+            errno = 0;
+            long v = strtol(optarg, &e, 10);
+            if (errno || *e || !*optarg || v < (opt == 1001 ? 0 : 1) || v > 3650) {
+                cli_err("--%s: '%s' is not a number of %s",
+                        opt == 1001 ? "stats-interval" : "stats-keep", optarg,
+                        opt == 1001 ? "seconds (0 to 3650; 0: no samples)" : "days (1 to 3650)");
+                goto done;
+            }
+            if (opt == 1001)
+                o.stats_interval = v ? (int)v : -1;
+            else
+                o.stats_keep_days = (int)v;
             break;
         }
         case 'p': o.policy = optarg; break;

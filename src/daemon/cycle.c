@@ -115,7 +115,7 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
     if (g->nrqhold) gsd_jobctl_requeued(g, now);
     /* issue 16 lanes: per-cycle work (sampler, retention) each under its own marker */
     /* dashboard */
-
+    gsd_sample_tick(g, now);
     /* accounting: retention, one batch at most (acct.c) */
     gs_time next_acct = gsd_acct_cycle(g, now, ncmd > 0);
 

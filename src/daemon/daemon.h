@@ -109,7 +109,9 @@ typedef struct gsd_opts {
     /* events: stream limits */
 
     /* dashboard */
-
+    int stats_interval;  /* seconds between cluster samples (GET /v1/stats); 0 = the default
+                            (10), < 0 = none */
+    int stats_keep_days; /* days of samples kept; 0 = the default (7) */
 } gsd_opts;
 
 void gsd_opts_init(gsd_opts *o);

@@ -175,6 +175,26 @@ typedef struct gsd_chunk {
  * first; two views wait in the same queue when a->q.queue == b->q.queue. */
 int gsd_view_cmp(const gsd_jview *a, const gsd_jview *b);
 
+/* The cluster's topology (issue 16, dashboard: GET /v1/cluster): its cells in depth-first
+ * pre-order as the cluster model has them (gsched/cluster.h: pools, racks, nodes, sockets,
+ * PCIe switches, GPU leaves).  Immutable: built at the first publish and shared by every
+ * snapshot (reference counted; the last snapshot's put frees it). */
+typedef struct gsd_tcell {
+    const char *name; /* the cell's address (node or rack name; "" for a GPU leaf), interned by
+                         the cluster */
+    int32_t parent;   /* -1 for the root */
+    int32_t end;      /* the index after its subtree: its children are i + 1, then end of each */
+    int32_t node;     /* a node cell: its index in nodes[]; else -1 */
+    int32_t gpu;      /* a GPU leaf: its index in gpus[]; else -1 */
+    int32_t kind;     /* gs_cell_kind */
+} gsd_tcell;
+
+typedef struct gsd_topo {
+    atomic_int refs;
+    size_t n;
+    gsd_tcell c[];
+} gsd_topo;
+
 typedef struct gsd_snap {
     atomic_int refs;
     gs_time now;
@@ -197,6 +217,7 @@ typedef struct gsd_snap {
      * reader that needs them, under posmu; never written again */
     pthread_mutex_t posmu;
     int32_t *pos;
+    gsd_topo *topo; /* the cluster's cells (a reference held) */
 } gsd_snap;
 
 /* ---- commands ------------------------------------------------------------------------------- */
@@ -381,5 +402,10 @@ void gsd_http_stop(gsd *g);
 
 /* metrics.c */
 char *gsd_metrics_text(const gsd *g, const gsd_snap *s, size_t *len);
+
+/* samples.c (issue 16, dashboard): the cluster's state as a snapshot shows it, one row of the
+ * samples table (GET /v1/stats); vcs is a JSON object {VC: {guaranteed, allocated, running,
+ * pending, pending_gpus}} of the VCs with a guarantee or jobs (new reference). */
+void gsd_sample_of(const gsd_snap *s, gsd_sample *out, json_t **vcs);
 
 #endif

@@ -27,6 +27,7 @@
  *   drain.c     nodes drained while the executor cannot launch; periodic re-check; every
  *               reason a node is out of service composed (the cluster manager's too)
  *   jobs.c      per-job state: the gsd_jobx array, dirty rows, view chunks, records
+ *   samples.c   the cluster over time (samples table) for the dashboard's charts
  *   util.c      logging, clocks, interning, allocation that aborts
  *   metrics.c   metrics primitives and the Prometheus text (gsd.h only)
  */
@@ -238,6 +239,13 @@ typedef struct gsd_sched {
     int read_only;
     gs_time ro_since, ro_retry_at, ro_logged_at;
     gsd_cmd *held;
+    /* samples.c (issue 16, dashboard): the last row written, the counters it was taken at */
+    struct {
+        gs_time last_t; /* 0: none yet in this run */
+        int64_t launches, finished;
+        uint64_t hash; /* of its gauges and VCs: a quiet cluster writes fewer rows */
+        int failed;    /* the last write failed (logged once) */
+    } smp;
     /* queue texts asked of the engine during this publish, by queue id (snapshot.c) */
     struct {
         int32_t queue;
@@ -431,5 +439,12 @@ const char *gsd_node_why(gsd_sched *g, int n);
  * when the cluster has none (drain.c). */
 const char *gsd_node_chain(const gs_cluster *c, int n);
 const char *gsd_node_cell_type(const gs_cluster *c, int n);
+
+/* samples.c (issue 16, dashboard) */
+#define GSD_SAMPLE_INTERVAL  10             /* seconds between rows (--stats-interval) */
+#define GSD_SAMPLE_IDLE_MAX  (300 * GS_SEC) /* a row at least this often, changes or not */
+#define GSD_SAMPLE_KEEP_DAYS 7              /* rows kept (--stats-keep) */
+/* Once per cycle, inside its transaction: a row of the samples table when one is due. */
+void gsd_sample_tick(gsd_sched *g, gs_time now);
 
 #endif

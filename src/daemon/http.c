@@ -1317,6 +1317,11 @@ static const char *node_state(const gsd_nview *n)
     return "mixed";
 }
 
+const char *hx_node_state(const gsd_nview *n)
+{
+    return node_state(n);
+}
+
 static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int detail)
 {
     json_t *o = json_object();
@@ -1586,6 +1591,12 @@ static const route routes[] = {
     /* events: GET /v1/events (http_events.c) */
 
     /* dashboard: GET /, /ui/..., /v1/cluster, /v1/stats (http_ui.c) */
+    {"GET", "/", h_ui_index, "the web dashboard (docs/dashboard.md; no token needed)"},
+    {"GET", "/ui/{file}", h_ui_file, "the dashboard's files (no token needed)"},
+    {"GET", "/v1/cluster", h_cluster,
+     "the cluster's topology (racks, nodes, sockets, switches) with every GPU's state and job"},
+    {"GET", "/v1/stats", h_stats,
+     "the cluster over time (?from=&to=&step= in seconds; from/to <= 0: relative to now)"},
 
     /* accounting: GET /v1/history (http_acct.c) */
     {"GET", "/v1/history", h_history,
@@ -1667,7 +1678,8 @@ static enum MHD_Result dispatch(hctx *h)
                               "%s is not allowed on %s (allowed: %s)", h->method, h->url, allow);
     }
     enum MHD_Result ret;
-    int open = found->fn == h_health || found->fn == h_metrics || found->fn == h_index;
+    int open = found->fn == h_health || found->fn == h_metrics || found->fn == h_index ||
+               found->fn == h_ui_index || found->fn == h_ui_file; /* the dashboard's files */
     if (!open && authenticate(h, &ret)) return ret;
     if (open) {
         /* identify when possible (socket peers, --insecure-tcp), never refuse */

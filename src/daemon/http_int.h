@@ -107,6 +107,12 @@ json_t *hx_events_json(gsd *g, int64_t id);
 /* events (http_events.c) */
 
 /* dashboard (http_ui.c) */
+enum MHD_Result h_ui_index(hctx *h, const char *a, const char *sub);   /* GET / */
+enum MHD_Result h_ui_file(hctx *h, const char *name, const char *sub); /* GET /ui/{file} */
+enum MHD_Result h_cluster(hctx *h, const char *a, const char *sub);    /* GET /v1/cluster */
+enum MHD_Result h_stats(hctx *h, const char *a, const char *sub);      /* GET /v1/stats */
+/* A node's state as GET /v1/nodes shows it (idle, mixed, allocated, drained, down, ...). */
+const char *hx_node_state(const gsd_nview *n);
 
 /* accounting (http_acct.c) */
 /* GET /v1/history: finished jobs (live final rows and acct rows), filtered and paged */

@@ -2,10 +2,11 @@
 /*
  * snapshot.c - the immutable view HTTP threads read: job views (in chunks
  * shared by consecutive snapshots), nodes, GPUs, VCs, counters and
- * metrics; publishing a new one after each cycle; queue positions as the
- * policy orders jobs (its queue keys and texts, asked of the engine when a
- * view is built: the daemon knows no policy by name), sorted at most once
- * per snapshot, by the first reader that lists them.
+ * metrics, the cluster's topology (built once, shared by every snapshot);
+ * publishing a new one after each cycle; queue positions as the policy
+ * orders jobs (its queue keys and texts, asked of the engine when a view is
+ * built: the daemon knows no policy by name), sorted at most once per
+ * snapshot, by the first reader that lists them.
  *
  * Invariants: a published snapshot and its chunks are never written again
  * (reference counted; the last gsd_snap_put frees), except its positions
@@ -48,7 +49,36 @@ void gsd_snap_put(gsd_snap *s)
     free(s->vcs);
     free(s->pos);
     pthread_mutex_destroy(&s->posmu);
+    if (s->topo && atomic_fetch_sub(&s->topo->refs, 1) == 1) free(s->topo);
     free(s);
+}
+
+/* The cluster's cells for GET /v1/cluster (gsd.h, gsd_topo): its topology never changes, so
+ * it is built once and shared by every snapshot. */
+static gsd_topo *topo_build(const gs_cluster *c)
+{
+    size_t n = gs_cluster_ncells(c);
+    gsd_topo *t = calloc(1, sizeof *t + n * sizeof *t->c);
+    if (!t) abort();
+    atomic_init(&t->refs, 1);
+    t->n = n;
+    for (size_t i = 0; i < n; i++) {
+        const gs_cell *cl = gs_cluster_cell(c, (int)i);
+        gsd_tcell *x = &t->c[i];
+        x->name = cl->name ? cl->name : "";
+        x->parent = cl->parent;
+        x->kind = cl->kind;
+        x->node = cl->kind == GS_CELL_NODE ? cl->node_lo : -1;
+        x->gpu = cl->kind == GS_CELL_GPU ? cl->gpu_lo : -1;
+    }
+    /* pre-order: every descendant of a cell comes after it, so one backward pass closes each
+     * subtree before its parent's */
+    for (size_t i = n; i-- > 0;) {
+        gsd_tcell *x = &t->c[i];
+        if (x->end < (int32_t)i + 1) x->end = (int32_t)i + 1;
+        if (x->parent >= 0 && t->c[x->parent].end < x->end) t->c[x->parent].end = x->end;
+    }
+    return t;
 }
 
 long gsd_snap_index(const gsd_snap *s, int64_t id)
@@ -380,6 +410,13 @@ void gsd_publish(gsd_sched *g, gs_time now)
         }
     }
     s->m = g->m;
+    /* the topology: the previous snapshot's, shared */
+    gsd_topo *tp = g->sh.snap ? g->sh.snap->topo : NULL;
+    if (tp)
+        atomic_fetch_add(&tp->refs, 1);
+    else
+        tp = topo_build(g->c);
+    s->topo = tp;
     /* cycle percentiles over the recent window, at most a few times a second */
     gsd_snap *old = g->sh.snap;
     if (old && now - g->last_publish < 250 * GS_MSEC) {

@@ -1232,6 +1232,83 @@ void gsd_acctrows_free(gsd_acctrow *rows, size_t n)
 }
 
 /* dashboard */
+int gsd_store_add_sample(gsd_store *s, const gsd_sample *x, int64_t keep_from)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT OR REPLACE INTO samples(t_us, alloc_gpus, total_gpus, pending, "
+                           "running, started, finished, vcs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                           "?8)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return GS_EIO;
+    sqlite3_bind_int64(st, 1, x->t);
+    sqlite3_bind_int64(st, 2, x->alloc_gpus);
+    sqlite3_bind_int64(st, 3, x->total_gpus);
+    sqlite3_bind_int64(st, 4, x->pending);
+    sqlite3_bind_int64(st, 5, x->running);
+    sqlite3_bind_int64(st, 6, x->started);
+    sqlite3_bind_int64(st, 7, x->finished);
+    bind_opt_text(st, 8, x->vcs);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return GS_EIO;
+    if (keep_from <= 0) return 0;
+    if (sqlite3_prepare_v2(s->db, "DELETE FROM samples WHERE t_us < ?1", -1, &st, NULL) !=
+        SQLITE_OK)
+        return GS_EIO;
+    sqlite3_bind_int64(st, 1, keep_from);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+int gsd_reader_samples(gsd_reader *r, int64_t from, int64_t to, int64_t step, size_t max,
+                       gsd_sample **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (step < 1) step = 1;
+    sqlite3_stmt *st;
+    /* one max() aggregate: SQLite takes the bare columns from the row holding it (the last
+     * of the step) */
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT max(t_us), alloc_gpus, total_gpus, pending, running, "
+                           "sum(started), sum(finished), vcs FROM samples WHERE t_us >= ?1 AND "
+                           "t_us < ?2 GROUP BY (t_us - ?1) / ?3 ORDER BY 1 LIMIT ?4",
+                           -1, &st, NULL) != SQLITE_OK)
+        return GS_EIO;
+    sqlite3_bind_int64(st, 1, from);
+    sqlite3_bind_int64(st, 2, to);
+    sqlite3_bind_int64(st, 3, step);
+    sqlite3_bind_int64(st, 4, (int64_t)max);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 64;
+            gsd_sample *nv = realloc(*out, cap * sizeof *nv);
+            if (!nv) abort();
+            *out = nv;
+        }
+        gsd_sample *x = &(*out)[(*n)++];
+        x->t = sqlite3_column_int64(st, 0);
+        x->alloc_gpus = sqlite3_column_int64(st, 1);
+        x->total_gpus = sqlite3_column_int64(st, 2);
+        x->pending = sqlite3_column_int64(st, 3);
+        x->running = sqlite3_column_int64(st, 4);
+        x->started = sqlite3_column_int64(st, 5);
+        x->finished = sqlite3_column_int64(st, 6);
+        x->vcs = dupcol(st, 7);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+void gsd_samples_free(gsd_sample *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(v[i].vcs);
+    free(v);
+}
 
 /* job control */
 

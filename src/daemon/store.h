@@ -158,6 +158,16 @@ int gsd_store_count_states(gsd_store *s, int64_t counts[GS_JOB_NSTATES]);
 int gsd_store_purge(gsd_store *s, gs_time before, int64_t max, int64_t **ids, size_t *moved);
 
 /* dashboard (samples) */
+/* One row of the samples table: the cluster at t (us since the epoch); started / finished
+ * count the job runs that started and the jobs that ended since the previous row; vcs is JSON
+ * (gsd_sample_of, samples.c). */
+typedef struct gsd_sample {
+    int64_t t;
+    int64_t alloc_gpus, total_gpus, pending, running, started, finished;
+    char *vcs; /* read rows: owned (gsd_samples_free); written rows: borrowed */
+} gsd_sample;
+/* Insert a sample and delete the rows older than keep_from (us; 0 keeps all). */
+int gsd_store_add_sample(gsd_store *s, const gsd_sample *x, int64_t keep_from);
 
 /* job control */
 
@@ -213,6 +223,13 @@ int gsd_reader_history(gsd_reader *r, const gsd_histq *q, gsd_acctrow **rows, si
 void gsd_acctrows_free(gsd_acctrow *rows, size_t n);
 
 /* dashboard (samples, cluster events) */
+/* Samples with from <= t < to, one per step (us, >= 1) at most: of each step's rows the last
+ * one's gauges (alloc_gpus, total_gpus, pending, running, vcs; t is its time) and the sums of
+ * their counters (started, finished); at most max rows, in time order.  *out is malloc'ed:
+ * free with gsd_samples_free. */
+int gsd_reader_samples(gsd_reader *r, int64_t from, int64_t to, int64_t step, size_t max,
+                       gsd_sample **out, size_t *n);
+void gsd_samples_free(gsd_sample *v, size_t n);
 
 /* arrays */
 
