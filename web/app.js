@@ -222,21 +222,23 @@
     $('#live-text').textContent = text;
     l.title = 'live updates: ' + text;
   }
+  /* A background re-read replaces the page: not while a confirmation is open, the tab is
+   * hidden, or the user is typing in one of the page's fields. */
+  function quietNow() {
+    const a = document.activeElement;
+    const typing = a && $('#page').contains(a) && (a.tagName === 'INPUT' || a.tagName === 'SELECT' || a.tagName === 'TEXTAREA');
+    return $('#confirm').hidden && document.visibilityState !== 'hidden' && !typing;
+  }
   function refreshSoon() {
     clearTimeout(S.debounce);
-    S.debounce = setTimeout(() => {
-      if ($('#confirm').hidden && document.visibilityState !== 'hidden') load(false);
-    }, 400);
+    S.debounce = setTimeout(() => { if (quietNow()) load(false); }, 400);
   }
   function startLive() {
     stopLive();
     if (has('GET', '/v1/events')) stream();
     const every = has('GET', '/v1/events') ? STREAM_POLL_MS : POLL_MS;
     if (!has('GET', '/v1/events')) setLive('poll', `polling every ${POLL_MS / 1000} s`);
-    S.timer = setInterval(() => {
-      if ($('#confirm').hidden && document.visibilityState !== 'hidden' && S.page !== 'report')
-        load(false);
-    }, every);
+    S.timer = setInterval(() => { if (quietNow() && S.page !== 'report') load(false); }, every);
   }
   function stopLive() {
     clearInterval(S.timer);
@@ -519,8 +521,9 @@
     if (mine && !FINAL.has(j.state)) {
       act('cancel', 'Cancel', 'DELETE', '/v1/jobs/' + j.id, 'danger');
       if (j.state === 'PENDING') {
-        act('hold', 'Hold', 'POST', `/v1/jobs/${j.id}/hold`);
-        act('release', 'Release', 'POST', `/v1/jobs/${j.id}/release`);
+        /* held: the reason says so (JobHeldUser, ...) */
+        if (/held/i.test(j.reason || '')) act('release', 'Release', 'POST', `/v1/jobs/${j.id}/release`);
+        else act('hold', 'Hold', 'POST', `/v1/jobs/${j.id}/hold`);
       }
       if (j.state === 'RUNNING' && has('POST', '/v1/jobs/{id}/requeue'))
         act('requeue', 'Requeue', 'POST', `/v1/jobs/${j.id}/requeue`);
@@ -712,8 +715,22 @@
       return el('div', { cls: 'card', id: 'history-unavailable' },
         el('h3', { text: 'History is not available' }),
         el('p', { text: 'This daemon has no accounting endpoint (GET /v1/history). Finished jobs are still listed by the API: GET /v1/jobs?state=all, or gsched queue -a.' }));
-    const r = (await api('GET', '/v1/history?limit=500')).data;
-    const rows = r.jobs || r.history || r.rows || r.items || [];
+    const f = S.hist || (S.hist = { user: '', vc: '', state: '' });
+    const q = new URLSearchParams({ limit: '500' });
+    for (const k of ['user', 'vc', 'state']) if (f[k]) q.set(k, f[k]);
+    /* oldest first in the API: ask for the total, then the last page */
+    q.set('limit', '1');
+    const total = (await api('GET', '/v1/history?' + q.toString())).data.total || 0;
+    q.set('limit', '500');
+    q.set('offset', String(Math.max(0, total - 500)));
+    const r = (await api('GET', '/v1/history?' + q.toString())).data;
+    const rows = (r.jobs || []).slice().sort((a, b) => (b.end_us || 0) - (a.end_us || 0) || b.id - a.id);
+    const input = (k, ph) => el('input', { id: 'history-' + k, type: 'text', placeholder: ph, value: f[k],
+      onchange: (e) => { f[k] = e.target.value.trim(); load(false); } });
+    const stSel = el('select', { id: 'history-state', onchange: (e) => { f.state = e.target.value; load(false); } },
+      [['', 'any state'], ['CD', 'DONE'], ['F', 'FAILED'], ['CA', 'CANCELLED'], ['RJ', 'REJECTED']]
+        .map(([v, t]) => el('option', { value: v, text: t })));
+    stSel.value = f.state;
     const tb = el('tbody');
     for (const j of rows) {
       const id = j.id ?? j.job ?? j.job_id;
@@ -731,6 +748,8 @@
         el('td', { cls: 'num', text: j.resizes ?? '' })));
     }
     return el('div', null,
+      el('div', { cls: 'toolbar' }, input('user', 'user'), input('vc', 'VC'), stSel,
+        el('span', { cls: 'note', text: `${rows.length} of ${r.total ?? rows.length} finished job(s), latest first` })),
       el('div', { cls: 'scroll' }, el('table', { id: 'history' },
         el('thead', null, el('tr', null, ['ID', 'NAME', 'USER', 'VC', 'STATE', 'EXIT', 'SUBMIT', 'START', 'END', 'ELAPSED', 'GPU-HOURS', 'PREEMPT', 'RESIZES']
           .map((h) => el('th', { text: h })))), tb)),
