@@ -11,6 +11,7 @@
  *                [--sync full|normal] [--max-body BYTES] [--max-connections N]
  *                [--port-file FILE] [--pass-env NAME[,NAME...]]... [--log-dir DIR]
  *                [--header-timeout SECS] [--idle-timeout SECS] [--max-conn-per-client N]
+ *                [--max-streams N] [--max-user-streams N]
  *                [--max-pending-per-user N] [--submit-rate R[/s]] [--log-cap SIZE]
  *                [--single-user] [--allow-root-jobs] [--cgroup auto|off|DIR]
  *                [--log-file FILE] [--launch-attempts N] [--executor-opt KEY=VALUE]... [-v]
@@ -82,6 +83,10 @@ static void serve_usage(FILE *f)
             "  --max-conn-per-client N  connections per client address / socket uid (64)\n"
             "  --header-timeout SECS a connection must send its request head within SECS (5)\n"
             "  --idle-timeout SECS   close a connection silent for SECS (30)\n"
+            "  --max-streams N       event streams (GET /v1/events) open at once (64); each\n"
+            "                        holds a connection; per client address / socket uid at\n"
+            "                        most half of --max-conn-per-client\n"
+            "  --max-user-streams N  event streams one user may hold open (8)\n"
             "  --max-pending-per-user N  pending jobs a user may have; more submits get 429\n"
             "                        (default 0: unlimited)\n"
             "  --submit-rate R[/s]   submits per second per user (burst R); more get 429\n"
@@ -241,6 +246,8 @@ int cmd_serve(int argc, char **argv)
                                              {"verbose", no_argument, NULL, 'v'},
                                              /* issue 16, accounting */
                                              {"retention", required_argument, NULL, 'K'},
+                                             {"max-streams", required_argument, NULL, 1100},
+                                             {"max-user-streams", required_argument, NULL, 1101},
                                              {"policy-plugin", required_argument, NULL, 'Z'},
                                              {"stats-interval", required_argument, NULL, 1001},
                                              {"stats-keep", required_argument, NULL, 1002},
@@ -321,6 +328,22 @@ int cmd_serve(int argc, char **argv)
                 o.stats_interval = v ? (int)v : -1;
             else
                 o.stats_keep_days = (int)v;
+            break;
+        }
+        case 1100: /* events: --max-streams, --max-user-streams */
+        case 1101: {
+            char *e;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &e, 10);
+            if (errno || *e || optarg[0] == '-' || v < 1 || v > 100000ULL) {
+                cli_err("--%s: '%s' is out of range (1 to 100000)",
+                        opt == 1100 ? "max-streams" : "max-user-streams", optarg);
+                goto done;
+            }
+            if (opt == 1100)
+                o.max_streams = (unsigned)v;
+            else
+                o.max_streams_per_user = (unsigned)v;
             break;
         }
         case 'p': o.policy = optarg; break;

@@ -29,6 +29,7 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include "evbus.h"
 #include "gsd_sched.h"
 
 /* ---- the observer --------------------------------------------------------------------------- */
@@ -287,6 +288,9 @@ int gsd_commit(gsd_sched *g)
         return rc;
     }
     changes_done(g);
+    /* events: the rows just committed go to the bus (streamed once the next snapshot, forced
+     * here, shows them) */
+    if (gsd_evbus_collect(g->sh.bus, g->sh.store) > 0) g->changed = 1;
     g->m.commits++;
     gsd_hist_observe(&g->m.commit, gsd_mono_sec() - t0);
     return 0;

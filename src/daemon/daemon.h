@@ -107,6 +107,8 @@ typedef struct gsd_opts {
                           tasks into one acct row each (docs/daemon.md); 0 = keep them */
 
     /* events: stream limits */
+    unsigned max_streams;          /* GET /v1/events streams open at once (0: 64) */
+    unsigned max_streams_per_user; /* of them per user (0: 8); per client: max_conn_per_client/2 */
 
     /* dashboard */
     int stats_interval;  /* seconds between cluster samples (GET /v1/stats); 0 = the default

@@ -309,6 +309,9 @@ typedef struct gsd {
     /* snapshot */
     pthread_mutex_t snapmu;
     gsd_snap *snap;
+    /* the event bus (evbus.h: its own mutex); created before recovery, destroyed after the
+     * HTTP threads are gone */
+    struct gsd_evbus *bus;
 } gsd;
 
 /* commands.c */

@@ -39,6 +39,7 @@
 
 #include "config.h"
 #include "deps.h"
+#include "evbus.h"
 #include "gsd.h"
 #include "http_int.h"
 
@@ -1589,6 +1590,9 @@ static const route routes[] = {
     {"GET", "/metrics", h_metrics, "Prometheus metrics (text format; no token needed)"},
     /* -- issue 16 lanes: each adds its routes under its own marker (handlers in http_int.h) -- */
     /* events: GET /v1/events (http_events.c) */
+    {"GET", "/v1/events", hx_events_stream,
+     "the event stream (text/event-stream; Last-Event-ID or ?since=SEQ, ?last=N, ?job=ID, "
+     "?kind=job,node,cluster, ?follow=0)"},
 
     /* dashboard: GET /, /ui/..., /v1/cluster, /v1/stats (http_ui.c) */
     {"GET", "/", h_ui_index, "the web dashboard (docs/dashboard.md; no token needed)"},
@@ -2015,6 +2019,7 @@ int gsd_http_start(gsd *g, gs_diag *d)
 
 void gsd_http_stop(gsd *g)
 {
+    gsd_evbus_close(g->bus, 2); /* open event streams end (their final chunk sent, within 2 s) */
     if (g->mhd) MHD_stop_daemon(g->mhd);
     if (g->mhd_local) MHD_stop_daemon(g->mhd_local);
     g->mhd = g->mhd_local = NULL;

@@ -105,6 +105,7 @@ json_t *hx_events_json(gsd *g, int64_t id);
 /* ---- handlers of the issue-16 lanes, one section each -----------------------------------------
  */
 /* events (http_events.c) */
+enum MHD_Result hx_events_stream(hctx *h, const char *arg, const char *sub); /* GET /v1/events */
 
 /* dashboard (http_ui.c) */
 enum MHD_Result h_ui_index(hctx *h, const char *a, const char *sub);   /* GET / */

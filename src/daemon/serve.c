@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "evbus.h"
 #include "gsd_sched.h"
 #include "sim.h"
 #include "solver.h"
@@ -283,6 +284,8 @@ static void write_port_file(const char *path, int port)
 static void release_all(gsd_sched *g)
 {
     gsd_http_stop(&g->sh);
+    gsd_evbus_destroy(g->sh.bus); /* after the HTTP threads (their streams) are gone */
+    g->sh.bus = NULL;
     gsd_snap_put(g->sh.snap);
     g->sh.snap = NULL;
     gsd_store_close(g->sh.store);
@@ -461,6 +464,15 @@ int gsd_serve(const gsd_opts *o)
         g.log_dir = abs;
     }
     exit_code = 1;
+    /* events: the bus starts after the last stored event (recovery's own are streamed) */
+    int64_t last_seq = 0;
+    gsd_evbus_limits evl = {o->max_streams, o->max_streams_per_user,
+                            (o->max_conn_per_client ? o->max_conn_per_client : 64) / 2};
+    if (gsd_store_event_seq_max(g.sh.store, &last_seq) ||
+        !(g.sh.bus = gsd_evbus_create(0, last_seq, &evl))) {
+        gsd_log("cannot start the event bus: %s", gsd_store_errmsg(g.sh.store));
+        goto out;
+    }
     if (gsd_recover(&g, &d)) {
         gsd_log("recovery failed: %s", d.msg);
         goto out;

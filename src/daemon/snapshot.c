@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evbus.h"
 #include "gsd_sched.h"
 
 /* ---- snapshot ------------------------------------------------------------------------------- */
@@ -438,4 +439,5 @@ void gsd_publish(gsd_sched *g, gs_time now)
     g->sh.snap = s;
     pthread_mutex_unlock(&g->sh.snapmu);
     gsd_snap_put(old);
+    gsd_evbus_flush(g->sh.bus); /* events: what this snapshot shows may now be streamed */
 }

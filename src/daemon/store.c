@@ -1068,6 +1068,156 @@ void gsd_taskrows_free(gsd_taskrow *t, size_t n)
 /* ---- issue 16 lanes: each adds its functions under its own marker ---- */
 /* events */
 
+void gsd_evrows_free(gsd_evrow *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(rows[i].type);
+        free(rows[i].reason);
+        free(rows[i].node);
+        free(rows[i].data);
+        free(rows[i].user);
+        free(rows[i].vc);
+        free(rows[i].state);
+    }
+    free(rows);
+}
+
+/* The event columns and the job's, for every query of the stream. */
+#define EV_COLS                                                                               \
+    "SELECT e.seq, coalesce(e.job_id, 0), e.t_us, e.type, e.reason, e.node, e.data, j.user, " \
+    "j.vc, j.state FROM events e LEFT JOIN jobs j ON j.id = e.job_id "
+
+/* sel's WHERE clause after "WHERE e.seq > ?1 AND e.seq <= ?2" (binds from ?3). */
+static void ev_where(const gsd_evsel *sel, char *buf, size_t cap)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    if (sel->job > 0) k += (size_t)snprintf(buf + k, cap - k, " AND e.job_id = ?3");
+    if (sel->kinds && sel->kinds != (GSD_EVK_JOB | GSD_EVK_NODE | GSD_EVK_CLUSTER)) {
+        k += (size_t)snprintf(
+            buf + k, cap - k, " AND (0%s%s%s)",
+            sel->kinds & GSD_EVK_JOB ? " OR e.job_id IS NOT NULL" : "",
+            sel->kinds & GSD_EVK_NODE ? " OR (e.job_id IS NULL AND e.node IS NOT NULL)" : "",
+            sel->kinds & GSD_EVK_CLUSTER ? " OR (e.job_id IS NULL AND e.node IS NULL)" : "");
+    }
+    if (sel->user) snprintf(buf + k, cap - k, " AND (e.job_id IS NULL OR j.user = ?4)");
+}
+
+static int ev_read(sqlite3_stmt *st, size_t max, gsd_evrow **rows, size_t *n)
+{
+    size_t cap = 0;
+    int rc = SQLITE_DONE;
+    while (*n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 64;
+            gsd_evrow *nr = realloc(*rows, cap * sizeof *nr);
+            if (!nr) abort();
+            *rows = nr;
+        }
+        gsd_evrow *e = &(*rows)[(*n)++];
+        e->seq = sqlite3_column_int64(st, 0);
+        e->job_id = sqlite3_column_int64(st, 1);
+        e->t = sqlite3_column_int64(st, 2);
+        e->type = dupcol(st, 3);
+        e->reason = dupcol(st, 4);
+        e->node = dupcol(st, 5);
+        e->data = dupcol(st, 6);
+        e->user = dupcol(st, 7);
+        e->vc = dupcol(st, 8);
+        e->state = dupcol(st, 9);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW) rc = SQLITE_DONE; /* stopped at max */
+    if (rc != SQLITE_DONE) {
+        gsd_evrows_free(*rows, *n);
+        *rows = NULL;
+        *n = 0;
+        return GS_EIO;
+    }
+    return 0;
+}
+
+static int ev_select(sqlite3 *db, const gsd_evsel *sel, size_t max, gsd_evrow **rows, size_t *n)
+{
+    *rows = NULL;
+    *n = 0;
+    char where[400], sql[1200];
+    ev_where(sel, where, sizeof where);
+    snprintf(sql, sizeof sql, EV_COLS "WHERE e.seq > ?1 AND e.seq <= ?2%s ORDER BY e.seq LIMIT ?5",
+             where);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return GS_EIO;
+    sqlite3_bind_int64(st, 1, sel->after);
+    sqlite3_bind_int64(st, 2, sel->upto);
+    if (sel->job > 0) sqlite3_bind_int64(st, 3, sel->job);
+    if (sel->user) sqlite3_bind_text(st, 4, sel->user, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 5, max > INT64_MAX ? INT64_MAX : (int64_t)max);
+    return ev_read(st, max, rows, n);
+}
+
+int gsd_store_events_after(gsd_store *s, int64_t after, size_t max, gsd_evrow **rows, size_t *n)
+{
+    gsd_evsel sel = {after, INT64_MAX, 0, 0, NULL};
+    return ev_select(s->db, &sel, max, rows, n);
+}
+
+static int one_int(sqlite3 *db, const char *sql, int64_t *out)
+{
+    *out = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return GS_EIO;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        *out = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+int gsd_store_event_seq_max(gsd_store *s, int64_t *seq)
+{
+    int64_t a, b;
+    /* AUTOINCREMENT keeps the highest seq ever given in sqlite_sequence (a fresh database
+     * has no row there until the first event) */
+    int rc = one_int(s->db, "SELECT seq FROM sqlite_sequence WHERE name = 'events'", &a);
+    if (!rc) rc = one_int(s->db, "SELECT max(seq) FROM events", &b);
+    *seq = rc ? 0 : a > b ? a : b;
+    return rc;
+}
+
+int gsd_reader_events_sel(gsd_reader *r, const gsd_evsel *sel, size_t max, gsd_evrow **rows,
+                          size_t *n)
+{
+    return ev_select(r->db, sel, max, rows, n);
+}
+
+int gsd_reader_events_tail(gsd_reader *r, const gsd_evsel *sel, size_t max, int64_t *seq)
+{
+    *seq = 0;
+    if (!max) return 0;
+    char where[400], sql[1200];
+    ev_where(sel, where, sizeof where);
+    snprintf(sql, sizeof sql,
+             "SELECT e.seq FROM events e LEFT JOIN jobs j ON j.id = e.job_id WHERE e.seq > ?1 "
+             "AND e.seq <= ?2%s ORDER BY e.seq DESC LIMIT 1 OFFSET ?5",
+             where);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) return GS_EIO;
+    sqlite3_bind_int64(st, 1, 0);
+    sqlite3_bind_int64(st, 2, sel->upto);
+    if (sel->job > 0) sqlite3_bind_int64(st, 3, sel->job);
+    if (sel->user) sqlite3_bind_text(st, 4, sel->user, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 5, (int64_t)(max - 1));
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *seq = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+int gsd_reader_event_seq_min(gsd_reader *r, int64_t *seq)
+{
+    return one_int(r->db, "SELECT min(seq) FROM events", seq);
+}
+
 /* node administration */
 
 /* accounting */

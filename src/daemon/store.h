@@ -147,6 +147,30 @@ int gsd_store_count_states(gsd_store *s, int64_t counts[GS_JOB_NSTATES]);
 
 /* issue 16 lanes (writer calls): each adds its declarations under its own marker */
 /* events (bus: rows since a seq) */
+/*
+ * An event row as the event stream sends it (GET /v1/events): the row, and for a job's event
+ * the job's user, VC and state from its row (the state after the commit that wrote the
+ * event).  job_id 0: a node event (node set) or a cluster event (neither).
+ */
+typedef struct gsd_evrow {
+    int64_t seq, job_id, t;
+    char *type, *reason, *node, *data; /* data: JSON text or NULL */
+    char *user, *vc, *state;           /* job events; NULL otherwise */
+} gsd_evrow;
+void gsd_evrows_free(gsd_evrow *rows, size_t n);
+/* Which rows a replay reads: after < seq <= upto; job > 0: that job's only; kinds: bits
+ * GSD_EVK_* (0 = all); user: job events of that user only (node and cluster events too). */
+enum { GSD_EVK_JOB = 1, GSD_EVK_NODE = 2, GSD_EVK_CLUSTER = 4 };
+typedef struct gsd_evsel {
+    int64_t after, upto, job;
+    unsigned kinds;
+    const char *user;
+} gsd_evsel;
+/* Rows after sel->after in seq order (at most max; the other fields of sel are ignored), on
+ * the writer (the scheduler thread, after a commit). */
+int gsd_store_events_after(gsd_store *s, int64_t after, size_t max, gsd_evrow **rows, size_t *n);
+/* The highest event seq ever given (0 when none: sqlite_sequence survives deletes). */
+int gsd_store_event_seq_max(gsd_store *s, int64_t *seq);
 
 /* node administration (node events, admin state) */
 
@@ -194,6 +218,14 @@ int gsd_reader_tasks(gsd_reader *r, int64_t job_id, int run, gsd_taskrow **t, si
 void gsd_taskrows_free(gsd_taskrow *t, size_t n);
 /* issue 16 lanes (reader calls): each adds its declarations under its own marker */
 /* events (replay from a seq) */
+/* Rows selected by sel in seq order, at most max (readers' side of gsd_store_events_after). */
+int gsd_reader_events_sel(gsd_reader *r, const gsd_evsel *sel, size_t max, gsd_evrow **rows,
+                          size_t *n);
+/* The seq of the newest row selected by sel (ignoring sel->after) that has max - 1 newer ones
+ * selected, i.e. where a tail of max rows starts; 0 when fewer than max rows are selected. */
+int gsd_reader_events_tail(gsd_reader *r, const gsd_evsel *sel, size_t max, int64_t *seq);
+/* The lowest seq still stored (0 when there is no event). */
+int gsd_reader_event_seq_min(gsd_reader *r, int64_t *seq);
 
 /* accounting (history) */
 /* One finished job as history answers it: a final row of jobs, or an acct row (retention).
