@@ -41,6 +41,7 @@ int cmd_describe(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 /* issue 16 lanes: each declares its commands under its own marker */
 /* events (cmd_events.c) */
+int cmd_events(int argc, char **argv);
 
 /* accounting (cmd_history.c) */
 int cmd_history(int argc, char **argv); /* finished jobs, like sacct */

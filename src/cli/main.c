@@ -76,6 +76,7 @@ static void usage(FILE *f)
                "  vcs        virtual clusters: guarantee, usage, queue\n"
                "  logs       output of a job's task\n"
                /* issue 16 lanes: usage lines (events; accounting; job control) */
+               "  events     the daemon's events; -f follows them as they happen\n"
                "  history    finished jobs: times, exit code, GPU-hours (like sacct)\n"
                "  requeue    stop running jobs and queue them again (scontrol requeue)\n"
                "  token      make tokens-file lines ('token hash')\n"
@@ -149,6 +150,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "logs")) return cmd_logs(argc - 1, argv + 1);
     /* issue 16 lanes: each adds its commands under its own marker */
     /* events */
+    if (!strcmp(cmd, "events")) return cmd_events(argc - 1, argv + 1);
 
     /* accounting */
     if (!strcmp(cmd, "history")) return cmd_history(argc - 1, argv + 1);
