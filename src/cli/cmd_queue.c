@@ -8,7 +8,7 @@
  * GSD_ORDER_* in src/daemon/gsd.h).  ST is CG while the tasks of a job that is ending stop
  * (jobsel.c).  -i/--iterate repeats the listing until Ctrl-C (or --iterations N); -l/--long
  * is squeue's long format (a --format string, after the time); --start is refused (gsched
- * predicts no start times).
+ * predicts no start times); -w/--watch lists again when an event comes (queue_watch_*).
  *
  * Paging: a listing shows one page (--limit jobs, QUEUE_PAGE by default; --page K; --all-pages
  * for every job) and a footer saying how many jobs the selection has; only the page's jobs
@@ -59,6 +59,9 @@ static void queue_usage(FILE *f)
             "  -l, --long            squeue's long format: the time, then JOBID PARTITION NAME\n"
             "                        USER STATE TIME TIME_LIMIT NODES NODELIST(REASON)\n"
             "  -i, --iterate SECS    repeat every SECS seconds until Ctrl-C\n"
+            "  -w, --watch           list again when the daemon's events say something changed\n"
+            "                        (at most twice a second) until Ctrl-C; without an event\n"
+            "                        stream, every -i SECS (default 2)\n"
             "      --limit N         jobs per page (default %d; --json: all jobs unless --limit\n"
             "                        or --page)\n"
             "      --page K          show page K (1 = the first jobs); a footer says how\n"
@@ -393,6 +396,82 @@ static void on_int(int sig)
     g_queue_stop = 1;
 }
 
+/* ---- queue -w (events lane): list again when the event stream says something changed ------
+ * Between two listings a stream (GET /v1/events, job and node events the caller may see) is
+ * opened after the last event seen and read up to the first new event: nothing is missed
+ * between listings (the daemon replays what came meanwhile), listings are at least
+ * QW_GAP_S apart, and a ping every second lets Ctrl-C end the wait.  Without a stream (an
+ * older daemon, too many streams: 429) it polls every `poll_s` seconds, saying so once. */
+
+#define QW_GAP_S 0.5
+
+typedef struct queue_watch {
+    char last_id[64]; /* the last event seen ("0": none) */
+    int polling;      /* the stream is not available: poll */
+    double last;      /* when the last listing was made (CLOCK_MONOTONIC seconds) */
+} queue_watch;
+
+static double qw_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* an event (not a ping) ends the wait; Ctrl-C too */
+static int qw_event(void *arg, const gsd_sse_event *ev)
+{
+    (void)arg;
+    return g_queue_stop || !ev->comment;
+}
+
+/* Where the stream stands before the first listing (its last event), or polling. */
+static void queue_watch_init(cli_conn *k, queue_watch *w)
+{
+    memset(w, 0, sizeof *w);
+    k->quiet = 1;
+    int rc = cli_sse(k, "/v1/events?follow=0&last=1&kind=job,node", NULL, 30, qw_event, NULL,
+                     w->last_id, sizeof w->last_id, "queue --watch");
+    k->quiet = 0;
+    if (rc) {
+        w->polling = 1;
+        cli_err("queue --watch: no event stream (%s): listing every few seconds instead",
+                k->msg[0] ? k->msg : "?");
+    }
+    if (!w->last_id[0]) snprintf(w->last_id, sizeof w->last_id, "0");
+    w->last = qw_now();
+}
+
+/* Wait until the next listing is due: 0, or 1 to stop (Ctrl-C). */
+static int queue_watch_wait(cli_conn *k, queue_watch *w, long long poll_s)
+{
+    if (!w->polling) {
+        while (!g_queue_stop && qw_now() < w->last + QW_GAP_S) {
+            struct timespec ts = {0, 50000000L};
+            nanosleep(&ts, NULL);
+        }
+        char path[160];
+        snprintf(path, sizeof path, "/v1/events?kind=job,node&ping=1&since=%s", w->last_id);
+        char id[64] = "";
+        k->quiet = 1;
+        int rc = cli_sse(k, path, NULL, 30, qw_event, NULL, id, sizeof id, "queue --watch");
+        k->quiet = 0;
+        if (id[0]) snprintf(w->last_id, sizeof w->last_id, "%s", id);
+        if (rc && !g_queue_stop) {
+            w->polling = 1;
+            cli_err("queue --watch: the event stream broke (%s): listing every %llds instead",
+                    k->msg[0] ? k->msg : "?", poll_s);
+        }
+    } else {
+        for (long long ms = 0; ms < poll_s * 1000 && !g_queue_stop; ms += 100) {
+            struct timespec ts = {0, 100000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    w->last = qw_now();
+    return g_queue_stop != 0;
+}
+
 enum { Q_LIMIT = 1, Q_NOHDR, Q_ME, Q_ITERATIONS, Q_VC, Q_START, Q_PAGE, Q_ALL_PAGES };
 
 /* squeue --long's fields */
@@ -413,6 +492,7 @@ int cmd_queue(int argc, char **argv)
                                              {"format", required_argument, NULL, 'o'},
                                              {"iterate", required_argument, NULL, 'i'},
                                              {"iterations", required_argument, NULL, Q_ITERATIONS},
+                                             {"watch", no_argument, NULL, 'w'},
                                              {"long", no_argument, NULL, 'l'},
                                              {"start", no_argument, NULL, Q_START},
                                              {"limit", required_argument, NULL, Q_LIMIT},
@@ -429,9 +509,10 @@ int cmd_queue(int argc, char **argv)
     cli_jobsel_init(&sel);
     const char *fmt = NULL;
     long long limit = -1, page = -1, iterate = 0, iterations = -1;
-    int headers = 1, opt, rc = EXIT_USAGE, me = 0, longfmt = 0, all_pages = 0;
+    int headers = 1, opt, rc = EXIT_USAGE, me = 0, longfmt = 0, all_pages = 0, watch = 0;
+    queue_watch qw;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "at:u:p:q:n:j:o:i:hl", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "at:u:p:q:n:j:o:i:hlw", longopts, NULL)) != -1) {
         if (cli_conn_opt(&k, opt, optarg)) continue;
         switch (opt) {
         case 'a': sel.all = 1; break;
@@ -462,6 +543,7 @@ int cmd_queue(int argc, char **argv)
         case 'h':
         case Q_NOHDR: headers = 0; break;
         case 'l': longfmt = 1; break;
+        case 'w': watch = 1; break;
         case Q_ALL_PAGES: all_pages = 1; break;
         case Q_START:
             cli_err("--start: gsched does not predict start times (policies reorder and preempt); "
@@ -506,7 +588,9 @@ int cmd_queue(int argc, char **argv)
     }
     if (me && cli_jobsel_me(&sel, &k)) goto done;
     if (longfmt && !fmt) fmt = LONG_FORMAT; /* -o wins, as in squeue */
+    if (watch && !iterate) iterate = 2;     /* -w: its polling period without a stream */
     if (iterate) signal(SIGINT, on_int);
+    if (watch) queue_watch_init(&k, &qw);
     /* --json lists every job unless asked for a page (scripts read it whole) */
     qpage pg = {limit > 0 ? limit : QUEUE_PAGE, page > 0 ? page : 1};
     if (all_pages || (k.json && limit < 0 && page < 0)) pg.per = -1;
@@ -546,6 +630,10 @@ int cmd_queue(int argc, char **argv)
         json_decref(all);
         fflush(stdout);
         if (!iterate || g_queue_stop || (iterations > 0 && round + 1 >= iterations)) break;
+        if (watch) {
+            if (queue_watch_wait(&k, &qw, iterate)) break;
+            continue;
+        }
         /* sleep in slices so that Ctrl-C ends the watch at once */
         for (long long ms = 0; ms < iterate * 1000 && !g_queue_stop; ms += 100) {
             struct timespec ts = {0, 100000000L};

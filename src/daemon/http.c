@@ -1592,7 +1592,7 @@ static const route routes[] = {
     /* events: GET /v1/events (http_events.c) */
     {"GET", "/v1/events", hx_events_stream,
      "the event stream (text/event-stream; Last-Event-ID or ?since=SEQ, ?last=N, ?job=ID, "
-     "?kind=job,node,cluster, ?follow=0)"},
+     "?kind=job,node,cluster, ?follow=0, ?ping=SECS)"},
 
     /* dashboard: GET /, /ui/..., /v1/cluster, /v1/stats (http_ui.c) */
     {"GET", "/", h_ui_index, "the web dashboard (docs/dashboard.md; no token needed)"},

@@ -16,6 +16,8 @@
  * older than the oldest stored one: purged), an "event: reset" frame tells the client to list
  * afresh, and the stream goes on from now.  ?last=N starts N events back (those the filters
  * select); neither: from now.  ?follow=0 ends the stream once it is caught up (a listing).
+ * ?ping=SECS asks for pings more often than the default (a client that wants to notice a
+ * dead stream, or to look at its own state, at least that often).
  *
  * Visibility: a non-admin gets the events of their own jobs, and every node and cluster
  * event; ?job=ID of a job they may not see is 404, like GET /v1/jobs/ID.
@@ -256,6 +258,8 @@ enum MHD_Result hx_events_stream(hctx *h, const char *arg, const char *sub)
         return ret;
     }
     if (hx_int_arg(h, "last", 0, 0, 100000, &last, &ret)) return ret;
+    int64_t ping = 0; /* a client may want pings more often (to notice a dead stream sooner) */
+    if (hx_int_arg(h, "ping", 0, 1, 3600, &ping, &ret)) return ret;
     if (since >= 0 && last)
         return hx_problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "last"),
                           "give either since (or Last-Event-ID) or last, not both");
@@ -306,6 +310,7 @@ enum MHD_Result hx_events_stream(hctx *h, const char *arg, const char *sub)
     if (!follow) s->sel.upto = vis > s->cursor ? vis : s->cursor;
     if (!follow && s->sel.upto == 0) s->end = 1; /* no event at all */
     s->ping_every = ping_interval(g);
+    if (ping > 0 && (double)ping < s->ping_every) s->ping_every = (double)ping;
     s->next_ping = hx_now_sec() + s->ping_every;
     struct MHD_Response *resp =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, reader, s, stream_free);
