@@ -128,6 +128,11 @@
       showLogin('');
     });
     window.addEventListener('hashchange', () => route(true));
+    /* a page kept in the back/forward cache keeps its open event stream, one of the browser's
+     * 6 connections to this host (6 such pages and no request gets through): close it when the
+     * page is hidden, and when the page is shown again from the cache, resume and re-read */
+    window.addEventListener('pagehide', () => stopLive());
+    window.addEventListener('pageshow', (ev) => { if (ev.persisted && S.me) { startLive(); route(false); } });
     try {
       S.health = (await api('GET', '/v1/health')).data;
       const idx = (await api('GET', '/v1')).data;
