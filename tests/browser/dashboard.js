@@ -10,6 +10,8 @@
 //   GS_REPORT   a simulation report.html for the report page
 //   GS_SHOTS    the directory the screenshots go to (one PNG per page and view)
 //   GS_TMP      a private temp directory (browser profile, chromium's pid file)
+// With --insecure: GS_URL is a daemon with --insecure-tcp (no tokens; GS_JOBS names only
+// running_alice there): the pages work without a token.
 // Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed"; exits 1 on any failure.
 // Bounded: every wait has a limit and a watchdog ends the whole run (and chromium).
 'use strict';
@@ -87,7 +89,10 @@ async function apiJson(p, token) {
 // ---- pages
 
 // show(page, route): a fresh load of URL/#route, waiting (bounded) for body[data-ready="1"];
-// returns the index of page.problems where this load started
+// returns the index of page.problems where this load started. Leaving through about:blank is
+// leaving the site: the browser may keep the old page in its back/forward cache, and one tab
+// loads more pages this way than the browser's 6 connections to a host (a cached page that kept
+// its event stream open would hold one each)
 async function show(page, route, what = route) {
   await page.goto('about:blank');
   const mark = page.problems.length;
@@ -225,7 +230,8 @@ async function checkMap(page, who, token) {
     }
     const want = UP_STATES.has(n.state) ? 'up' : n.state;
     if (d.state !== want) badNodes.push(`${n.name} data-state '${d.state}', API ${n.state}`);
-    if (d.rack !== (RACKS[n.name] || null)) badNodes.push(`${n.name} in rack '${d.rack}', want ${RACKS[n.name]}`);
+    // (a node in no rack: in no .rack, or in one with data-rack="")
+    if ((d.rack || null) !== (RACKS[n.name] || null)) badNodes.push(`${n.name} in rack '${d.rack}', want ${RACKS[n.name]}`);
   }
   check(`${who} map: nodes in their racks (.rack[data-rack]) with the API's state`, badNodes.length === 0, badNodes.join('; '));
   return { nodes, dom };
@@ -242,7 +248,33 @@ function colours(dom, key = 'job') {
   return by;
 }
 
+// --insecure: a daemon on loopback with --insecure-tcp (no tokens): the pages work without one
+async function insecure() {
+  const idx = await api('GET', '/v1/jobs', null);
+  check('--insecure-tcp: GET /v1/jobs without a token: 200', idx.status === 200, String(idx.status));
+  const browser = await cdp.launch({
+    userDataDir: path.join(TMP, 'profile-insecure'),
+    pidFile: path.join(TMP, 'chromium.pid'),
+    logFile: path.join(TMP, 'chromium.log'),
+  });
+  try {
+    const page = await browser.newPage();
+    const mark = await show(page, '#/cluster', '--insecure-tcp cluster');
+    check('--insecure-tcp: no token asked', !(await page.evaluate(TOKEN_SHOWN)));
+    const { dom } = await checkMap(page, '--insecure-tcp', null);
+    check('--insecure-tcp map: the running job is shown', dom.gpus.some((c) => c.job === String(JOBS.running_alice)));
+    await settle(page, 'insecure-cluster', mark);
+    const m2 = await show(page, '#/queue', '--insecure-tcp queue');
+    await checkQueue(page, '--insecure-tcp', null);
+    await settle(page, 'insecure-queue', m2);
+  } catch (e) {
+    check('--insecure-tcp pages: ran to their end', false, e.stack || e.message);
+  }
+  await browser.close();
+}
+
 async function main() {
+  if (process.argv[2] === '--insecure') return insecure();
   // ---- static assets and headers, without a token
   const idx = await api('GET', '/', null);
   check('GET / without a token: 200 text/html', idx.status === 200 && /^text\/html/.test(idx.headers['content-type'] || ''), `${idx.status} ${idx.headers['content-type']}`);
@@ -279,9 +311,9 @@ async function adminPages(browser) {
   // a wrong token: an error, no data
   {
     await page.goto('about:blank');
+    const mark = page.problems.length; // the tab's first load (the browser asks for an icon)
     await page.goto(`${URL0}/`);
     await page.waitFor(TOKEN_SHOWN, READY_MS, 'input#token shown');
-    const mark = page.problems.length;
     await page.type('input#token', 'root.not-the-right-secret-at-all');
     await page.click('button#login');
     const err = await page.waitFor(`(document.getElementById('error') || {}).textContent`, READY_MS, '#error after a wrong token');

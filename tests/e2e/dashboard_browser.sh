@@ -68,4 +68,18 @@ else
   grep -v -e dbus -e 'interface_endpoint_client' "$tmp/chromium.log" 2>/dev/null | tail -20 | sed 's/^/    /'
 fi
 check "the daemon stops cleanly" d_stop
+
+# --insecure-tcp (loopback, no tokens: every TCP client is an admin): no token asked
+d_start open --cluster 1x4:V100 --insecure-tcp --listen 127.0.0.1:0 || { bad "daemon start"; finish; }
+unset GSCHED_TOKEN
+j=$("$bin" submit --parsable --server "$SERVER" -G 2 -- sleep 600)
+wait_state "$j" RUNNING || bad "job $j running"
+q=$("$bin" submit --parsable --server "$SERVER" -G 4 -- sleep 600)
+export GS_URL=$URL GS_RACKS='{}' GS_JOBS="{\"running_alice\":$j,\"queued\":$q}"
+if timeout -k 5 120 "$NODE" "$src/tests/browser/dashboard.js" --insecure; then
+  ok "the dashboard without tokens (--insecure-tcp)"
+else
+  bad "the dashboard without tokens (--insecure-tcp)"
+fi
+check "the daemon stops cleanly" d_stop
 finish
