@@ -9,11 +9,11 @@
 (function () {
   const TOKEN_KEY = 'gsched.token';
   const POLL_MS = 5000;        /* without an event stream: re-read the page's data */
-  const STREAM_POLL_MS = 30000; /* with one: a slow safety re-read */
+  const STREAM_POLL_MS = 15000; /* with one connected: a slow safety re-read (others' jobs) */
   const S = {
     health: null, routes: new Set(), me: null, page: '', arg: '', gen: 0,
     timer: null, stream: null, lastEventId: '', debounce: null, colorBy: 'job',
-    range: 3600, loading: false,
+    range: 3600, loading: false, live: false, lastLoad: 0,
   };
 
   /* ---- helpers ------------------------------------------------------------------------------ */
@@ -199,6 +199,7 @@
     const gen = S.gen;
     if (S.loading && !nav) return;
     S.loading = true;
+    S.lastLoad = Date.now();
     try {
       const node = await PAGES[S.page](S.arg, nav);
       if (gen !== S.gen) return; /* navigated away meanwhile */
@@ -240,10 +241,14 @@
   }
   function startLive() {
     stopLive();
+    S.live = false;
     if (has('GET', '/v1/events')) stream();
-    const every = has('GET', '/v1/events') ? STREAM_POLL_MS : POLL_MS;
-    if (!has('GET', '/v1/events')) setLive('poll', `polling every ${POLL_MS / 1000} s`);
-    S.timer = setInterval(() => { if (quietNow() && S.page !== 'report') load(false); }, every);
+    else setLive('poll', `polling every ${POLL_MS / 1000} s`);
+    /* poll while no stream is connected (none on this daemon, or it broke: refused, restarted) */
+    S.timer = setInterval(() => {
+      const due = Date.now() - S.lastLoad >= (S.live ? STREAM_POLL_MS : POLL_MS) - 100;
+      if (due && quietNow() && S.page !== 'report') load(false);
+    }, POLL_MS);
   }
   function stopLive() {
     clearInterval(S.timer);
@@ -262,6 +267,7 @@
     try {
       const r = await fetch('/v1/events', { headers: h, signal: ctl.signal, cache: 'no-store', credentials: 'omit' });
       if (!r.ok || !r.body) throw new Error('HTTP ' + r.status);
+      S.live = true;
       setLive('stream', 'live');
       const rd = r.body.getReader();
       const dec = new TextDecoder();
@@ -292,6 +298,7 @@
       if (ctl.signal.aborted) return;
     }
     if (S.stream !== ctl) return;
+    S.live = false;
     setLive('poll', 'reconnecting…');
     setTimeout(() => { if (S.stream === ctl) stream(); }, 3000);
   }
