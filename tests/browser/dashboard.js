@@ -391,9 +391,11 @@ async function adminPages(browser) {
   // ---- job pages: a running job with a log, the held job
   mark = await show(page, `#/job/${JOBS.running_alice}`);
   await checkJob(page, 'admin', TOK.admin, JOBS.running_alice, { log: 'hello from' });
+  await checkActions(page, 'admin', JOBS.running_alice, ['cancel', 'requeue']);
   await settle(page, `job-${JOBS.running_alice}`, mark);
   mark = await show(page, `#/job/${JOBS.held}`);
   await checkJob(page, 'admin', TOK.admin, JOBS.held, {});
+  await checkActions(page, 'admin', JOBS.held, ['cancel', 'release']);
   const relSel = `button[data-action=release][data-job="${JOBS.held}"]`;
   check(`admin job ${JOBS.held} (held): a release button`, await page.evaluate(`!!document.querySelector('${relSel}')`));
   await settle(page, `job-${JOBS.held}-held`, mark);
@@ -442,6 +444,15 @@ async function adminPages(browser) {
   // ---- history
   mark = await show(page, '#/history');
   await checkHistory(page, 'admin', TOK.admin, [JOBS.done, JOBS.failed]);
+  // its state filter: the rows GET /v1/history?state=F gives
+  await page.evaluate(`(() => { const s = document.querySelector('select#history-state');
+    s.value = 'F'; s.dispatchEvent(new Event('change', { bubbles: true })); })()`);
+  const failed = (await apiJson('/v1/history?state=F', TOK.admin)).jobs.map((j) => String(j.id));
+  const filtered = await page
+    .waitFor(`(() => { const r = Array.from(document.querySelectorAll('table#history tbody tr[data-job]'));
+      return r.length > 0 && r.every((x) => x.dataset.state === 'FAILED') ? r.map((x) => x.dataset.job).join(',') : ''; })()`, READY_MS, 'only FAILED rows')
+    .catch((e) => e.message);
+  check(`admin history: the state filter FAILED shows GET /v1/history?state=F (${failed.join(',')})`, filtered === failed.join(','), String(filtered));
   await settle(page, 'history', mark);
 
   // ---- report viewer: a local file, shown sandboxed, nothing uploaded
@@ -471,6 +482,12 @@ async function adminPages(browser) {
   const secret = TOK.admin.split('.')[1];
   check(`admin: the pages' ${v1.length} API calls send Authorization: Bearer`, v1.length > 0 && v1.every((r) => (r.headers.Authorization || r.headers.authorization || '').startsWith('Bearer ')), JSON.stringify(v1.filter((r) => !(r.headers.Authorization || r.headers.authorization)).map((r) => r.url).slice(0, 3)));
   check('admin: no URL carries the token', page.requests.every((r) => !r.url.includes(secret)));
+}
+
+// checkActions(page, who, id, want): the job's action buttons are exactly those its state allows
+async function checkActions(page, who, id, want) {
+  const got = await page.evaluate(`Array.from(document.querySelectorAll('button[data-action][data-job="${id}"]')).map((b) => b.dataset.action).sort()`);
+  check(`${who} job ${id}: actions ${want.join(', ')} only`, got.join(',') === want.slice().sort().join(','), got.join(','));
 }
 
 // clickAction(page, selector): click a job or node action button, and the page's in-page
@@ -621,7 +638,7 @@ async function bobPages(browser) {
   // his own job: his buttons
   mark = await show(page, `#/job/${JOBS.bob_running}`);
   await checkJob(page, 'bob', TOK.bob, JOBS.bob_running, {});
-  check(`bob job ${JOBS.bob_running}: a cancel button on his own job`, await page.evaluate(`!!document.querySelector('button[data-action=cancel][data-job="${JOBS.bob_running}"]')`));
+  await checkActions(page, 'bob', JOBS.bob_running, ['cancel', 'requeue']);
   await settle(page, `bob-job-${JOBS.bob_running}`, mark);
 
   mark = await show(page, '#/history');
