@@ -3,7 +3,9 @@
  * test_daemon_deps.c - Slurm dependency strings (--dependency): the parser,
  * its positioned errors, the canonical text, and each type's answer for
  * every state of the job it names, alone and combined by ',' and '?'; the
- * spec fields hold, dependency and kill_on_invalid_dep.
+ * spec fields hold, dependency and kill_on_invalid_dep; job array index
+ * lists (gsched/jobarray.h: ranges, steps, lists, duplicates, the %N
+ * throttle, the limits) and the spec field array.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -160,9 +162,86 @@ static void spec_fields(void)
     gsd_spec_release(&s);
 }
 
+/* job array index lists: sbatch --array's grammar, sorted and without duplicates */
+static void array_parse(void)
+{
+    gs_array a;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_array_parse("0-3", &a, &d));
+    ASSERT_EQ(a.n, 4);
+    ASSERT_EQ(a.idx[0], 0);
+    ASSERT_EQ(a.idx[3], 3);
+    ASSERT_EQ(a.throttle, 0);
+    gs_array_release(&a);
+    ASSERT_OK(gs_array_parse("7,1-5:2,3,0-99%8", &a, &d));
+    ASSERT_EQ(a.n, 100); /* 0..99 holds 1, 3, 5 and 7 */
+    ASSERT_EQ(a.throttle, 8);
+    gs_array_release(&a);
+    ASSERT_OK(gs_array_parse("10-30:10,5", &a, &d));
+    ASSERT_EQ(a.n, 4);
+    int32_t want[] = {5, 10, 20, 30};
+    for (int i = 0; i < 4; i++) ASSERT_EQ(a.idx[i], want[i]);
+    gs_array_release(&a);
+    /* duplicates never count twice: 3000 terms naming 1000 indices */
+    char big[16000] = "0-999";
+    for (int i = 0; i < 2000; i++) strcat(big, ",5");
+    ASSERT_OK(gs_array_parse(big, &a, &d));
+    ASSERT_EQ(a.n, 1000);
+    ASSERT_EQ(a.idx[999], 999);
+    gs_array_release(&a);
+    ASSERT_OK(gs_array_parse("1000000", &a, &d));
+    ASSERT_EQ(a.idx[0], 1000000);
+    gs_array_release(&a);
+    /* errors */
+    ASSERT_EQ(gs_array_parse("0-1000", &a, &d), GS_ETOOBIG);
+    ASSERT_CONTAINS(d.msg, "more than 1000 elements");
+    ASSERT_EQ(gs_array_parse("0-1000000", &a, &d), GS_ETOOBIG);
+    const char *bad[] = {"",     "-1",    "5-3",      "1-5:0",  "a",       "1,",    "1-",
+                         "0-3%", "0-3%0", "0-3%1001", "0-3%2x", "1000001", "1 - 3", "0-3:2:1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ASSERT_EQ(gs_array_parse(bad[i], &a, &d), GS_EINVAL);
+        ASSERT_EQ(a.n, 0);
+        ASSERT(a.idx == NULL);
+    }
+    ASSERT_EQ(gs_array_parse("0-3%0", &a, &d), GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "after '%' give how many elements may run at once (1-1000)");
+}
+
+/* the spec field array: kept as given, round trip, errors naming the field */
+static void array_spec(void)
+{
+    const char *y = "{\"command\": \"true\", \"array\": \"0-9%2\"}";
+    gsd_spec s, t;
+    gs_diag d;
+    const char *f;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gsd_spec_parse("body", y, strlen(y), &s, &d, &f));
+    ASSERT_STR(s.array, "0-9%2");
+    char *json = gsd_spec_to_json(&s);
+    ASSERT_OK(gsd_spec_parse("stored", json, strlen(json), &t, &d, &f));
+    ASSERT_STR(t.array, "0-9%2");
+    free(json);
+    gsd_spec_setenv(&t, "GSCHED_ARRAY_TASK_ID", "3");
+    gsd_spec_setenv(&t, "GSCHED_ARRAY_TASK_ID", "4"); /* replaced, not added */
+    ASSERT_EQ(t.nenv, 1);
+    ASSERT_STR(t.env[0].val, "4");
+    gsd_spec_release(&s);
+    gsd_spec_release(&t);
+    const char *bad = "{\"command\": \"true\", \"array\": \"0-3,x\"}";
+    ASSERT_EQ(gsd_spec_parse("body", bad, strlen(bad), &s, &d, &f), GS_EINVAL);
+    ASSERT_STR(f, "array");
+    gsd_spec_init(&s);
+    s.shell = strdup("true");
+    s.array = strdup("0-5000");
+    ASSERT_EQ(gsd_spec_validate(&s, &d, &f), GS_ETOOBIG);
+    ASSERT_STR(f, "array");
+    gsd_spec_release(&s);
+}
+
 static const test_case tests[] = {
-    {"spec_fields", spec_fields},   {"parse_ok", parse_ok},
-    {"parse_errors", parse_errors}, {"eval", eval},
+    {"array_parse", array_parse}, {"array_spec", array_spec},     {"spec_fields", spec_fields},
+    {"parse_ok", parse_ok},       {"parse_errors", parse_errors}, {"eval", eval},
     {"combine", combine},
 };
 

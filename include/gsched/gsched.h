@@ -15,6 +15,7 @@
 #include "gsched/goodput.h"
 #include "gsched/grammar.h"
 #include "gsched/job.h"
+#include "gsched/jobarray.h"
 #include "gsched/lp.h"
 #include "gsched/jobq.h"
 #include "gsched/params.h"

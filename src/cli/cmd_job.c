@@ -31,6 +31,22 @@ static int valid_id(const char *s)
     return strtoll(s, NULL, 10) > 0;
 }
 
+/* A job named on the command line: an id, or ARRAY_TASK (element TASK of array ARRAY, as
+ * squeue prints it: 123_7), which the daemon resolves. */
+static int valid_ref(const char *s)
+{
+    const char *us = strchr(s, '_');
+    if (!us) return valid_id(s);
+    char a[24];
+    size_t al = (size_t)(us - s);
+    if (al >= sizeof a || !us[1] || strlen(us + 1) > 9) return 0;
+    memcpy(a, s, al);
+    a[al] = 0;
+    for (const char *p = us + 1; *p; p++)
+        if (*p < '0' || *p > '9') return 0;
+    return valid_id(a);
+}
+
 static void print_json(json_t *o)
 {
     char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -265,14 +281,18 @@ int cmd_resize(int argc, char **argv)
 /* DELETE one job; prints what happened.  Returns an exit code: 1 for a job named by id that
  * already ended; a job a selector chose ('selected') that ended since the listing is no
  * failure (the daemon's answer is printed, then why it is not one). */
-static int cancel_one(cli_conn *k, long long id, int selected, json_t *all, int *ended)
+static int cancel_ref(cli_conn *k, const char *id, int selected, json_t *all, int *ended)
 {
     *ended = 0;
-    char path[64], what[64];
-    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
-    snprintf(what, sizeof what, "cancel %lld", id);
+    char path[80], what[64];
+    /* a plain id named by the user is the whole array when it is an array's id (scancel 123);
+     * 123_7 is one element */
+    int whole = !selected && !strchr(id, '_');
+    snprintf(path, sizeof path, "/v1/jobs/%s%s", id, whole ? "?array=1" : "");
+    snprintf(what, sizeof what, "cancel %s", id);
     json_t *r;
     int rc = cli_call(k, "DELETE", path, NULL, NULL, NULL, what, &r);
+    if (whole) snprintf(path, sizeof path, "/v1/jobs/%s", id);
     if (rc == EXIT_RUNTIME && selected) {
         json_t *j;
         if (cli_call(k, "GET", path, NULL, NULL, NULL, what, &j) == EXIT_OK) {
@@ -280,8 +300,7 @@ static int cancel_one(cli_conn *k, long long id, int selected, json_t *all, int 
             int final = !strcmp(st, "DONE") || !strcmp(st, "FAILED") || !strcmp(st, "CANCELLED") ||
                         !strcmp(st, "REJECTED");
             if (final) {
-                fprintf(stderr, "gsched: (job %lld ended after it was selected: not an error)\n",
-                        id);
+                fprintf(stderr, "gsched: (job %s ended after it was selected: not an error)\n", id);
                 rc = EXIT_OK;
                 *ended = 1;
             }
@@ -295,17 +314,31 @@ static int cancel_one(cli_conn *k, long long id, int selected, json_t *all, int 
     } else {
         size_t nc = json_array_size(json_object_get(r, "cancelled"));
         size_t ns = json_array_size(json_object_get(r, "stopping"));
-        if (ns)
-            printf("Cancelling job %lld: %zu running part(s) got SIGTERM, SIGKILL after %llds%s\n",
+        int arr = json_object_get(r, "array_id") != NULL;
+        if (arr && ns)
+            printf("Cancelling array job %s: %zu running element(s) got SIGTERM, SIGKILL after "
+                   "%llds (%zu pending element(s) cancelled)\n",
+                   id, ns, cli_jint(r, "grace_seconds", 0), nc);
+        else if (arr)
+            printf("Cancelled array job %s (%zu element(s))\n", id, nc);
+        else if (ns)
+            printf("Cancelling job %s: %zu running part(s) got SIGTERM, SIGKILL after %llds%s\n",
                    id, ns, cli_jint(r, "grace_seconds", 0),
                    nc ? " (the pending parts are cancelled)" : "");
         else if (nc > 1)
-            printf("Cancelled job %lld (%zu tasks)\n", id, nc);
+            printf("Cancelled job %s (%zu tasks)\n", id, nc);
         else
-            printf("Cancelled job %lld\n", id);
+            printf("Cancelled job %s\n", id);
     }
     json_decref(r);
     return EXIT_OK;
+}
+
+static int cancel_one(cli_conn *k, long long id, int selected, json_t *all, int *ended)
+{
+    char ref[32];
+    snprintf(ref, sizeof ref, "%lld", id);
+    return cancel_ref(k, ref, selected, all, ended);
 }
 
 static void cancel_usage(FILE *f)
@@ -315,6 +348,8 @@ static void cancel_usage(FILE *f)
                "\n"
                "Pending jobs end at once; running jobs get SIGTERM, a grace period, then "
                "SIGKILL.\n"
+               "An array's id (the first element's) cancels the whole array, ARRAY_TASK (123_7)\n"
+               "one element, as scancel.\n"
                "Like scancel, the selectors combine (all must match); IDs, --user, --me, --name "
                "or\n"
                "--partition must name the jobs (--state and --qos only narrow them).\n"
@@ -373,8 +408,9 @@ int cmd_cancel(int argc, char **argv)
     if (me && cli_jobsel_me(&sel, &k)) goto done;
     filters |= me;
     for (int i = optind; i < argc; i++)
-        if (!valid_id(argv[i])) {
-            cli_err("cancel: '%s' is not a job id", argv[i]);
+        if (!valid_ref(argv[i]) || (filters && !valid_id(argv[i]))) {
+            cli_err("cancel: '%s' is not a job id%s", argv[i],
+                    filters ? "" : " (ID, or ARRAY_TASK such as 123_7)");
             goto done;
         }
     if (optind >= argc && !sel.nusers && !sel.nnames && !sel.nvcs) {
@@ -389,7 +425,7 @@ int cmd_cancel(int argc, char **argv)
         /* plain IDs: each one is cancelled or its error reported */
         for (int i = optind; i < argc; i++) {
             int ended;
-            int r = cancel_one(&k, strtoll(argv[i], NULL, 10), 0, all, &ended);
+            int r = cancel_ref(&k, argv[i], 0, all, &ended);
             if (r == EXIT_UNREACHABLE || (r && worst == EXIT_OK)) worst = r;
             if (r == EXIT_UNREACHABLE) break;
         }
@@ -516,7 +552,7 @@ static void describe_groups(json_t *j)
 
 static int describe_job(cli_conn *k, const char *id)
 {
-    if (!valid_id(id)) {
+    if (!valid_ref(id)) {
         cli_err("describe job: '%s' is not a job id", id);
         return EXIT_USAGE;
     }
@@ -534,6 +570,16 @@ static int describe_job(cli_conn *k, const char *id)
     json_t *spec = json_object_get(j, "spec");
     char buf[512];
     kvi("Job:", cli_jint(j, "id", 0));
+    if (json_is_integer(json_object_get(j, "array_id"))) {
+        /* an array element: as squeue names it, and its array (Slurm's ArrayJobId/TaskId) */
+        json_t *env = spec ? json_object_get(spec, "env") : NULL;
+        const char *cnt = cli_jstr(env, "GSCHED_ARRAY_TASK_COUNT", NULL);
+        snprintf(buf, sizeof buf, "%lld_%lld (element %lld of array %lld%s%s%s)",
+                 cli_jint(j, "array_id", 0), cli_jint(j, "array_task", 0),
+                 cli_jint(j, "array_task", 0), cli_jint(j, "array_id", 0), cnt ? ", " : "",
+                 cnt ? cnt : "", cnt ? " elements" : "");
+        kv("Array:", buf);
+    }
     if (cli_jint(j, "group", 0) != cli_jint(j, "id", 0)) {
         snprintf(buf, sizeof buf, "task %lld of job %lld (non-gang)", cli_jint(j, "task_index", 0),
                  cli_jint(j, "group", 0));
@@ -849,7 +895,7 @@ int cmd_describe(int argc, char **argv)
         }
         return EXIT_USAGE;
     }
-    if (argc - optind == 1 && valid_id(argv[optind])) return describe_job(&k, argv[optind]);
+    if (argc - optind == 1 && valid_ref(argv[optind])) return describe_job(&k, argv[optind]);
     if (argc - optind != 2) {
         cli_err("usage: gsched describe job ID | node NAME");
         return EXIT_USAGE;

@@ -14,6 +14,9 @@
  * for every job) and a footer saying how many jobs the selection has; only the page's jobs
  * and only the keys the listing prints (queue_fields) come from the daemon, so a listing of
  * a queue of any length costs about a page.  --json lists every job unless --limit/--page.
+ * Job array elements are listed as ARRAY_TASK (123_7), an array's pending elements (of the
+ * page) waiting for the same reason as one row 123_[4-99] (like squeue; -r: one row each):
+ * queue_collapse_arrays.
  */
 
 #include <getopt.h>
@@ -58,6 +61,8 @@ static void queue_usage(FILE *f)
             "right-aligns\n"
             "  -l, --long            squeue's long format: the time, then JOBID PARTITION NAME\n"
             "                        USER STATE TIME TIME_LIMIT NODES NODELIST(REASON)\n"
+            "  -r, --array           one row per job array element (default: an array's\n"
+            "                        pending elements are one row, 123_[4-99])\n"
             "  -i, --iterate SECS    repeat every SECS seconds until Ctrl-C\n"
             "  -w, --watch           list again when the daemon's events say something changed\n"
             "                        (at most twice a second) until Ctrl-C; without an event\n"
@@ -141,6 +146,8 @@ static const char *field(char c, json_t *j, long long now, char *buf, size_t cap
     const char *s;
     switch (c) {
     case 'i':
+        if (cli_jstr(j, "display_id", NULL)) return cli_jstr(j, "display_id", ""); /* arrays */
+        /* fall through */
     case 'A': snprintf(buf, cap, "%lld", cli_jint(j, "id", 0)); return buf;
     case 'j': return cli_jstr(j, "name", "");
     case 'u': return cli_jstr(j, "user", "");
@@ -271,8 +278,10 @@ static void key_add(char *buf, size_t cap, const char *key)
 static void queue_fields(const char *fmt, char *buf, size_t cap)
 {
     buf[0] = '\0';
-    static const char *const base[] = {"id",   "group", "st",   "state",   "stopping",
-                                       "user", "vc",    "name", "priority"};
+    static const char *const base[] = {"id", "group", "st", "state", "stopping", "user", "vc",
+                                       "name", "priority",
+                                       /* job arrays: queue_collapse_arrays */
+                                       "array_id", "array_task", "reason"};
     for (size_t i = 0; i < sizeof base / sizeof *base; i++) key_add(buf, cap, base[i]);
     if (!fmt) {
         static const char *const table[] = {"gpus",     "members",   "submit_us",
@@ -338,6 +347,98 @@ static void print_footer(FILE *f, const qpage *pg, size_t shown, long long total
         fprintf(f, ")\n");
 }
 
+/* ---- job arrays (issue 16) ------------------------------------------------------------------ */
+
+typedef struct idxbuf {
+    char *s;
+    size_t len, cap;
+} idxbuf;
+
+/* Append "4-7" (or "4") to b for the run lo..hi, after a comma when b has text. */
+static void range_text(idxbuf *b, long long lo, long long hi)
+{
+    char t[48];
+    int w = lo == hi ? snprintf(t, sizeof t, "%s%lld", b->len ? "," : "", lo)
+                     : snprintf(t, sizeof t, "%s%lld-%lld", b->len ? "," : "", lo, hi);
+    if (b->len + (size_t)w + 1 > b->cap) {
+        b->cap = (b->len + (size_t)w + 1) * 2;
+        b->s = realloc(b->s, b->cap);
+        if (!b->s) abort();
+    }
+    memcpy(b->s + b->len, t, (size_t)w + 1);
+    b->len += (size_t)w;
+}
+
+/*
+ * squeue's display of job arrays: every element of an array is named ARRAY_TASK ("123_7", in
+ * a "display_id" field the printers prefer to "id"), and the pending elements of one array
+ * that wait for the same reason are one row "123_[4-6,8-99]" at the place of the first of
+ * them (squeue -r, one_per_element: one row per element).  Other jobs pass unchanged.
+ * Returns a new list (all is not changed).
+ */
+static json_t *queue_collapse_arrays(json_t *all, int one_per_element)
+{
+    size_t n = json_array_size(all);
+    json_t *out = json_array();
+    char *used = calloc(n + 1, 1);
+    if (!used) abort();
+    for (size_t i = 0; i < n; i++) {
+        if (used[i]) continue;
+        json_t *j = json_array_get(all, i);
+        json_t *aid = json_object_get(j, "array_id");
+        if (!json_is_integer(aid)) {
+            json_array_append(out, j);
+            continue;
+        }
+        json_t *c = json_deep_copy(j);
+        long long a = json_integer_value(aid);
+        char id[64];
+        snprintf(id, sizeof id, "%lld_%lld", a, cli_jint(j, "array_task", 0));
+        if (one_per_element || strcmp(cli_jstr(j, "state", ""), "PENDING")) {
+            json_object_set_new(c, "display_id", json_string(id));
+            json_array_append_new(out, c);
+            continue;
+        }
+        /* this array's pending elements with the same reason, ascending index */
+        const char *why = cli_jstr(j, "reason", "");
+        idxbuf b = {NULL, 0, 0};
+        long long lo = -1, hi = -1;
+        size_t count = 0;
+        for (size_t k = i; k < n; k++) {
+            json_t *e = json_array_get(all, k);
+            if (used[k] || cli_jint(e, "array_id", -1) != a ||
+                strcmp(cli_jstr(e, "state", ""), "PENDING") ||
+                strcmp(cli_jstr(e, "reason", ""), why))
+                continue;
+            used[k] = 1;
+            long long t = cli_jint(e, "array_task", 0);
+            if (count && t == hi) continue; /* a part of a non-gang element */
+            count++;
+            if (lo >= 0 && t == hi + 1) {
+                hi = t;
+                continue;
+            }
+            if (lo >= 0) range_text(&b, lo, hi);
+            lo = hi = t;
+        }
+        if (count > 1) {
+            range_text(&b, lo, hi);
+            char *d = malloc(b.len + 32);
+            if (!d) abort();
+            sprintf(d, "%lld_[%s]", a, b.s);
+            json_object_set_new(c, "display_id", json_string(d));
+            json_object_set_new(c, "array_pending", json_integer((json_int_t)count));
+            free(d);
+        } else {
+            json_object_set_new(c, "display_id", json_string(id));
+        }
+        free(b.s);
+        json_array_append_new(out, c);
+    }
+    free(used);
+    return out;
+}
+
 static void print_table(json_t *all, int headers, long long now)
 {
     cli_table t;
@@ -350,6 +451,7 @@ static void print_table(json_t *all, int headers, long long now)
     {
         char id[32], gpus[52], age[32], pos[32], name[40], reason[80];
         snprintf(id, sizeof id, "%lld", cli_jint(j, "id", 0));
+        const char *idp = cli_jstr(j, "display_id", id); /* arrays: 123_7, 123_[4-99] */
         /* tasks of different sizes (issue 14): per task, "2+1" */
         const char *mem = cli_jstr(j, "members", NULL);
         if (mem)
@@ -373,7 +475,7 @@ static void print_table(json_t *all, int headers, long long now)
             snprintf(reason, sizeof reason, "%.50s (stopping: %s)", rs ? rs : "-", stop);
         else
             snprintf(reason, sizeof reason, "%.70s", rs ? rs : "-");
-        const char *row[] = {id,
+        const char *row[] = {idp,
                              cli_jstr(j, "vc", "-"),
                              name,
                              cli_jstr(j, "user", "-"),
@@ -494,6 +596,7 @@ int cmd_queue(int argc, char **argv)
                                              {"iterations", required_argument, NULL, Q_ITERATIONS},
                                              {"watch", no_argument, NULL, 'w'},
                                              {"long", no_argument, NULL, 'l'},
+                                             {"array", no_argument, NULL, 'r'},
                                              {"start", no_argument, NULL, Q_START},
                                              {"limit", required_argument, NULL, Q_LIMIT},
                                              {"page", required_argument, NULL, Q_PAGE},
@@ -509,13 +612,15 @@ int cmd_queue(int argc, char **argv)
     cli_jobsel_init(&sel);
     const char *fmt = NULL;
     long long limit = -1, page = -1, iterate = 0, iterations = -1;
-    int headers = 1, opt, rc = EXIT_USAGE, me = 0, longfmt = 0, all_pages = 0, watch = 0;
+    int headers = 1, opt, rc = EXIT_USAGE, me = 0, longfmt = 0, all_pages = 0, watch = 0,
+        one_per_element = 0;
     queue_watch qw;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "at:u:p:q:n:j:o:i:hlw", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "at:u:p:q:n:j:o:i:hlwr", longopts, NULL)) != -1) {
         if (cli_conn_opt(&k, opt, optarg)) continue;
         switch (opt) {
         case 'a': sel.all = 1; break;
+        case 'r': one_per_element = 1; break;
         case 't':
             if (cli_jobsel_states(&sel, "--states", optarg)) goto done;
             break;
@@ -603,6 +708,11 @@ int cmd_queue(int argc, char **argv)
             cli_jobsel_page(&k, &sel, k.json ? NULL : fields,
                             pg.per < 0 ? 0 : (pg.page - 1) * pg.per, pg.per, "queue", &all, &total);
         if (rc) break;
+        if (!k.json) { /* job arrays: 123_7, pending elements as one row 123_[4-99] */
+            json_t *shown = queue_collapse_arrays(all, one_per_element);
+            json_decref(all);
+            all = shown;
+        }
         long long now = cli_now_us();
         if ((iterate || (longfmt && headers)) && !k.json) {
             time_t t = time(NULL);

@@ -16,18 +16,20 @@
  * job out of the queue until it is eligible: src/daemon/wait.c).
  *
  * Every submit carries an Idempotency-Key (--idempotency-key, else a fresh random one per
- * invocation; array element I: KEY.I): a 503 with Retry-After is retried SUBMIT_RETRIES times
- * with the same key, and a failure that may still become a job prints the key to retry with.
+ * invocation; it covers a whole --array): a 503 with Retry-After is retried SUBMIT_RETRIES
+ * times with the same key, and a failure that may still become a job prints the key to retry
+ * with.
  *
- * --array=...%N chains the elements: element i depends (afterany) on element i-N, so at most
- * N run at once.
+ * --array LIST[%N] becomes the spec's "array": the daemon expands it into one job per index in
+ * one submission (src/daemon/commands.c), sets each element's GSCHED_ARRAY_* / SLURM_ARRAY_*
+ * variables and keeps at most N elements running or starting (src/daemon/wait.c).
  *
  * Invariants: an option gsched cannot honour is refused with the missing feature named, except
  * a few that batch scripts commonly carry (-A, --mail-*, --exclusive, --ntasks-per-node 1),
  * accepted with a one-line warning saying what gsched does instead - never silently; -o/-e change
  * the job's command (a /bin/sh prefix that redirects its output), visibly in `gsched describe`;
- * every array element is a separate job whose spec differs only in its GSCHED_ARRAY_* /
- * SLURM_ARRAY_* variables (and, with %N, the afterany term of its dependency).
+ * an --array list is checked here with the daemon's parser (gsched/jobarray.h) before it is
+ * sent.
  */
 
 #include <errno.h>
@@ -50,104 +52,103 @@
 
 extern char **environ;
 
-#define ARRAY_MAX      1000 /* elements of one --array (Slurm's default MaxArraySize is 1001) */
-#define SUBMIT_RETRIES 3    /* retries of a submit answered 503 with Retry-After (each <= 30 s) */
+#define SUBMIT_RETRIES 3 /* retries of a submit answered 503 with Retry-After (each <= 30 s) */
 
 static void submit_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: gsched submit [options] FILE        (YAML or JSON job spec; - = stdin)\n"
-            "       gsched submit [options] SCRIPT [ARG...]  (batch script: #! and #SBATCH "
-            "lines)\n"
-            "       gsched submit [options] -- CMD [ARG...]\n"
-            "\n"
-            "Slurm (sbatch) options, with sbatch's meanings:\n"
-            "  -J, --job-name NAME     job name (also --name)\n"
-            "  -n, --ntasks N          tasks (each task's GPUs are on one node)\n"
-            "  -N, --nodes N           N tasks, each on one node (tasks may share a node);\n"
-            "                          with -n, N must equal it\n"
-            "  -G, --gpus [TYPE:]N     GPUs of the whole job, split evenly over its tasks\n"
-            "  -g, --gpus-per-task N   GPUs per task (default 1); --gpus-per-node and\n"
-            "                          --gres=gpu[:TYPE]:N set the same (a task is on one node)\n"
-            "  -t, --time LIMIT        time limit: MM (minutes), MM:SS, HH:MM:SS, D-HH, "
-            "D-HH:MM,\n"
-            "                          D-HH:MM:SS, UNLIMITED (also gsched's 90s, 2h)\n"
-            "  -p, --partition VC      virtual cluster (also --vc, --queue; default: default)\n"
-            "  -q, --qos CLASS         priority class: prod (100), test (10), normal (0), oppo "
-            "(-1)\n"
-            "                          or an integer (also --priority)\n"
-            "  -o, --output FILE       the job's stdout (and stderr without -e) appended to "
-            "FILE\n"
-            "  -e, --error FILE        the job's stderr appended to FILE\n"
-            "                          (%%j job id, %%x name, %%u user, %%a array index, %%t task, "
-            "%%N node)\n"
-            "  -D, --chdir DIR         working directory (also --workdir; default: the current "
-            "one)\n"
-            "  -C, --constraint TYPE   GPU model (also --gpu-type; default: any)\n"
-            "  -c, --cpus-per-task N   CPUs per task (also --cpus)\n"
-            "      --mem SIZE          memory per task\n"
-            "      --export LIST       ALL, NONE, or VAR[=VALUE],... into the job's environment\n"
-            "                          (default NONE: the job environment starts empty)\n"
-            "  -a, --array LIST[%%N]   one job per index: 0-7, 1,3,5, 0-15:2; each gets\n"
-            "                          GSCHED_ARRAY_TASK_ID and SLURM_ARRAY_TASK_ID; %%N: at "
-            "most\n"
-            "                          N run at once (element i waits for element i-N to end)\n"
-            "      --wrap CMD          run CMD under /bin/sh -c\n"
-            "      --parsable          print only the job id(s)\n"
-            "  -A, --account, --mail-type, --mail-user, --exclusive, --ntasks-per-node 1:\n"
-            "                          accepted with a warning saying what gsched does instead\n"
-            "  -d, --dependency LIST   start only after other jobs: afterok:ID[:ID...] (ended\n"
-            "                          DONE), afternotok:ID (ended otherwise), afterany:ID "
-            "(ended),\n"
-            "                          after:ID (started); ',' = all, '?' = any.  A dependency "
-            "that\n"
-            "                          can never be met leaves the job pending\n"
-            "                          (DependencyNeverSatisfied) until cancelled\n"
-            "      --kill-on-invalid-dep yes|no  yes: cancel such a job instead\n"
-            "  -H, --hold              submit held (reason JobHeldUser): it waits for\n"
-            "                          `gsched release ID`\n"
-            "\n"
-            "gsched options:\n"
-            "      --tasks N[xG]       tasks; NxG also sets GPUs per task\n"
-            "      --priority P        integer, or prod (100), test (10), normal (0), oppo (-1)\n"
-            "      --env KEY=VALUE     environment variable, repeatable\n"
-            "      --no-gang           start tasks one by one as GPUs free up\n"
-            "      --duration DUR      expected run time (duration-aware policies; bare "
-            "seconds)\n"
-            "      --grace DUR         SIGTERM -> SIGKILL grace period (bare seconds)\n"
-            "      --checkpoint-dir D  exported to the job as GSCHED_CHECKPOINT_DIR\n"
-            "      --members LIST      tasks of different sizes: TASKSxGPUS,... in task order\n"
-            "                          (1x2,1x1: a task of 2 GPUs and one of 1; a gang; the\n"
-            "                          policy must support groups: hived)\n"
-            "      --within TYPE       all tasks inside one cell of this cell type (HiveD's\n"
-            "                          withinOneCell, e.g. V100-NODE; the spec's groups nest\n"
-            "                          in it; hived only)\n"
-            "\n"
-            "Elastic jobs (docs/elastic.md; the job runs at a size in [MIN, MAX] GPUs that\n"
-            "the policy or `gsched resize` changes through checkpoint and relaunch):\n"
-            "  -G, --gpus MIN-MAX      elastic: starts at MIN GPUs (or tasks x GPUs per task)\n"
-            "      --min-gpus N, --max-gpus N   the same range, one bound each\n"
-            "      --sizes LIST        only these sizes, e.g. 1,2,4,8\n"
-            "      --min-rescale-gap D least time between two policy rescales (default: the\n"
-            "                          daemon's rescale_gap, 60s)\n"
-            "      --max-rescales N    policy rescales allowed (default: unlimited)\n"
-            "      --max-failures N    failed generations requeued before the job fails (0)\n"
-            "      --drain-timeout D   SIGTERM -> SIGKILL of a drain (default: drain_timeout)\n"
-            "      --deadline T        finish by T: UTC 2026-11-24T10:00:00Z, Unix seconds, or\n"
-            "                          +DUR from now (+2h)\n"
-            "      --batch-size N      global batch size (goodput model)\n"
-            "      --app NAME          goodput-model application (e.g. cifar10)\n"
-            "      --model NAME        the profiles' model: its speed on each GPU type\n"
-            "                          (docs/heterogeneity.md; e.g. resnet50-bs64)\n"
-            "      --steps N           work in training steps at the model's throughput (instead\n"
-            "                          of --duration)\n"
-            "      --weight W          priority weight (gavel, themis; default 1)\n"
-            "      --user NAME         submit for another user (admin token only)\n"
-            "      --dry-run           only say whether and where it would start now\n"
-            "      --idempotency-key K retrying with the same key never submits twice (default: a\n"
-            "                          fresh key per invocation, printed if the submit fails; a\n"
-            "                          503 with Retry-After is retried 3 times with "
-            "it)\n" CLI_CONN_HELP);
+    fprintf(
+        f, "usage: gsched submit [options] FILE        (YAML or JSON job spec; - = stdin)\n"
+           "       gsched submit [options] SCRIPT [ARG...]  (batch script: #! and #SBATCH "
+           "lines)\n"
+           "       gsched submit [options] -- CMD [ARG...]\n"
+           "\n"
+           "Slurm (sbatch) options, with sbatch's meanings:\n"
+           "  -J, --job-name NAME     job name (also --name)\n"
+           "  -n, --ntasks N          tasks (each task's GPUs are on one node)\n"
+           "  -N, --nodes N           N tasks, each on one node (tasks may share a node);\n"
+           "                          with -n, N must equal it\n"
+           "  -G, --gpus [TYPE:]N     GPUs of the whole job, split evenly over its tasks\n"
+           "  -g, --gpus-per-task N   GPUs per task (default 1); --gpus-per-node and\n"
+           "                          --gres=gpu[:TYPE]:N set the same (a task is on one node)\n"
+           "  -t, --time LIMIT        time limit: MM (minutes), MM:SS, HH:MM:SS, D-HH, "
+           "D-HH:MM,\n"
+           "                          D-HH:MM:SS, UNLIMITED (also gsched's 90s, 2h)\n"
+           "  -p, --partition VC      virtual cluster (also --vc, --queue; default: default)\n"
+           "  -q, --qos CLASS         priority class: prod (100), test (10), normal (0), oppo "
+           "(-1)\n"
+           "                          or an integer (also --priority)\n"
+           "  -o, --output FILE       the job's stdout (and stderr without -e) appended to "
+           "FILE\n"
+           "  -e, --error FILE        the job's stderr appended to FILE\n"
+           "                          (%%j job id, %%x name, %%u user, %%a array index, %%t task, "
+           "%%N node)\n"
+           "  -D, --chdir DIR         working directory (also --workdir; default: the current "
+           "one)\n"
+           "  -C, --constraint TYPE   GPU model (also --gpu-type; default: any)\n"
+           "  -c, --cpus-per-task N   CPUs per task (also --cpus)\n"
+           "      --mem SIZE          memory per task\n"
+           "      --export LIST       ALL, NONE, or VAR[=VALUE],... into the job's environment\n"
+           "                          (default NONE: the job environment starts empty)\n"
+           "  -a, --array LIST[%%N]   a job array, one job per index: 0-7, 1,3,5, 0-15:2 (at most\n"
+           "                          1000); each gets GSCHED_ARRAY_TASK_ID, GSCHED_ARRAY_JOB_ID,\n"
+           "                          GSCHED_ARRAY_TASK_COUNT (and SLURM_ARRAY_*); %%N: at most\n"
+           "                          N elements run at once (the others: JobArrayTaskLimit)\n"
+           "      --wrap CMD          run CMD under /bin/sh -c\n"
+           "      --parsable          print only the job id(s)\n"
+           "  -A, --account, --mail-type, --mail-user, --exclusive, --ntasks-per-node 1:\n"
+           "                          accepted with a warning saying what gsched does instead\n"
+           "  -d, --dependency LIST   start only after other jobs: afterok:ID[:ID...] (ended\n"
+           "                          DONE), afternotok:ID (ended otherwise), afterany:ID "
+           "(ended),\n"
+           "                          after:ID (started); ',' = all, '?' = any.  A dependency "
+           "that\n"
+           "                          can never be met leaves the job pending\n"
+           "                          (DependencyNeverSatisfied) until cancelled\n"
+           "      --kill-on-invalid-dep yes|no  yes: cancel such a job instead\n"
+           "  -H, --hold              submit held (reason JobHeldUser): it waits for\n"
+           "                          `gsched release ID`\n"
+           "\n"
+           "gsched options:\n"
+           "      --tasks N[xG]       tasks; NxG also sets GPUs per task\n"
+           "      --priority P        integer, or prod (100), test (10), normal (0), oppo (-1)\n"
+           "      --env KEY=VALUE     environment variable, repeatable\n"
+           "      --no-gang           start tasks one by one as GPUs free up\n"
+           "      --duration DUR      expected run time (duration-aware policies; bare "
+           "seconds)\n"
+           "      --grace DUR         SIGTERM -> SIGKILL grace period (bare seconds)\n"
+           "      --checkpoint-dir D  exported to the job as GSCHED_CHECKPOINT_DIR\n"
+           "      --members LIST      tasks of different sizes: TASKSxGPUS,... in task order\n"
+           "                          (1x2,1x1: a task of 2 GPUs and one of 1; a gang; the\n"
+           "                          policy must support groups: hived)\n"
+           "      --within TYPE       all tasks inside one cell of this cell type (HiveD's\n"
+           "                          withinOneCell, e.g. V100-NODE; the spec's groups nest\n"
+           "                          in it; hived only)\n"
+           "\n"
+           "Elastic jobs (docs/elastic.md; the job runs at a size in [MIN, MAX] GPUs that\n"
+           "the policy or `gsched resize` changes through checkpoint and relaunch):\n"
+           "  -G, --gpus MIN-MAX      elastic: starts at MIN GPUs (or tasks x GPUs per task)\n"
+           "      --min-gpus N, --max-gpus N   the same range, one bound each\n"
+           "      --sizes LIST        only these sizes, e.g. 1,2,4,8\n"
+           "      --min-rescale-gap D least time between two policy rescales (default: the\n"
+           "                          daemon's rescale_gap, 60s)\n"
+           "      --max-rescales N    policy rescales allowed (default: unlimited)\n"
+           "      --max-failures N    failed generations requeued before the job fails (0)\n"
+           "      --drain-timeout D   SIGTERM -> SIGKILL of a drain (default: drain_timeout)\n"
+           "      --deadline T        finish by T: UTC 2026-11-24T10:00:00Z, Unix seconds, or\n"
+           "                          +DUR from now (+2h)\n"
+           "      --batch-size N      global batch size (goodput model)\n"
+           "      --app NAME          goodput-model application (e.g. cifar10)\n"
+           "      --model NAME        the profiles' model: its speed on each GPU type\n"
+           "                          (docs/heterogeneity.md; e.g. resnet50-bs64)\n"
+           "      --steps N           work in training steps at the model's throughput (instead\n"
+           "                          of --duration)\n"
+           "      --weight W          priority weight (gavel, themis; default 1)\n"
+           "      --user NAME         submit for another user (admin token only)\n"
+           "      --dry-run           only say whether and where it would start now\n"
+           "      --idempotency-key K retrying with the same key never submits twice (default: a\n"
+           "                          fresh key per invocation, printed if the submit fails; a\n"
+           "                          503 with Retry-After is retried 3 times with "
+           "it)\n" CLI_CONN_HELP);
 }
 
 static char *xstrdup(const char *s)
@@ -271,8 +272,8 @@ static const char shortopts[] = "-J:n:N:G:g:t:p:q:o:e:D:C:c:a:d:A:Hh";
 typedef struct over {
     const char *name, *vc, *gpu_type, *workdir, *ckpt, *user, *prio, *prio_flag, *mem;
     const char *output, *error, *export_, *array, *wrap, *idem, *dependency;
-    int hold, array_max; /* array_max: --array's %N, 0 = none */
-    int killdep;         /* --kill-on-invalid-dep: 1 yes, -1 no, 0 not given */
+    int hold;
+    int killdep; /* --kill-on-invalid-dep: 1 yes, -1 no, 0 not given */
     int ntasks, nodes, gpus_total, gpt, cpus, has_cpus, nogang, dry, parsable;
     gs_time time, duration, grace;
     int has_time, has_duration, has_grace;
@@ -644,22 +645,7 @@ static int handle(over *o, cli_conn *k, int opt, const char *arg)
         if (opt == O_GRACE) o->grace = t, o->has_grace = 1;
         return 0;
     }
-    case 'a': {
-        const char *pc = strchr(arg, '%');
-        o->array = arg;
-        o->array_max = 0;
-        if (!pc) return 0;
-        char *e;
-        long m = strtol(pc + 1, &e, 10);
-        if (pc[1] < '0' || pc[1] > '9' || *e || m < 1 || m > ARRAY_MAX) {
-            oerr("--array: '%s': after '%%' give how many elements may run at once (1-%d)", arg,
-                 ARRAY_MAX);
-            return -1;
-        }
-        o->array = own(o, strndup(arg, (size_t)(pc - arg)));
-        o->array_max = (int)m;
-        return 0;
-    }
+    case 'a': o->array = arg; return 0; /* checked with the spec (gsched/jobarray.h) */
     case 'd':
         o->dependency = arg;
         return 0; /* checked with the spec (deps.h) */
@@ -875,6 +861,7 @@ static int apply(gsd_spec *s, const over *o)
     if (o->ckpt) replace(&s->checkpoint_dir, o->ckpt);
     if (o->user) replace(&s->user, o->user);
     if (o->dependency) replace(&s->dependency, o->dependency);
+    if (o->array) replace(&s->array, o->array);
     if (o->hold) s->hold = 1;
     if (o->killdep) s->kill_invalid_dep = o->killdep > 0;
     if (o->workdir) {
@@ -1249,59 +1236,6 @@ fail:
     return -1;
 }
 
-/* ---- --array -------------------------------------------------------------------------------- */
-
-/* "0-7", "1,3,5", "0-15:4", mixed; sorted, no duplicates; at most ARRAY_MAX. */
-static int parse_array(const char *arg, int **out, size_t *n)
-{
-    char *buf = xstrdup(arg), *save = NULL;
-    char *seen = calloc(1000001, 1);
-    if (!seen) abort();
-    int rc = 0;
-    size_t count = 0;
-    for (char *t = strtok_r(buf, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
-        char *e;
-        long lo = strtol(t, &e, 10), hi = lo, step = 1;
-        if (e == t || lo < 0) rc = -1;
-        if (!rc && *e == '-') {
-            char *f = e + 1;
-            hi = strtol(f, &e, 10);
-            if (e == f || hi < lo) rc = -1;
-            if (!rc && *e == ':') {
-                f = e + 1;
-                step = strtol(f, &e, 10);
-                if (e == f || step < 1) rc = -1;
-            }
-        }
-        if (!rc && (*e || hi > 1000000)) rc = -1;
-        for (long i = lo; !rc && i <= hi; i += step)
-            if (!seen[i]) {
-                seen[i] = 1;
-                if (++count > ARRAY_MAX) {
-                    cli_err("--array: '%s' has more than %d elements", arg, ARRAY_MAX);
-                    rc = -2;
-                }
-            }
-    }
-    if (rc == -1)
-        cli_err("--array: '%s' is not an index list (0-7, 1,3,5, 0-15:2; indices 0..1000000)", arg);
-    if (!rc && !count) {
-        cli_err("--array: '%s' has no index", arg);
-        rc = -1;
-    }
-    *n = 0;
-    *out = NULL;
-    if (!rc) {
-        *out = malloc(count * sizeof **out);
-        if (!*out) abort();
-        for (int i = 0; i <= 1000000; i++)
-            if (seen[i]) (*out)[(*n)++] = i;
-    }
-    free(seen);
-    free(buf);
-    return rc ? -1 : 0;
-}
-
 /* ---- sending -------------------------------------------------------------------------------- */
 
 static int read_all(FILE *f, char **buf, size_t *len)
@@ -1390,21 +1324,15 @@ static int new_idem_key(char *buf, size_t cap)
     return 0;
 }
 
-/* Send one spec; prints what the daemon said.  'elem' >= 0: an --array element. */
-/* Send one spec; *id (may be NULL) gets the new job's id, -1 if none. */
-static int send_one(cli_conn *k, const gsd_spec *spec, const over *o, long elem, int *printed,
-                    long long *id)
+/* Send the spec (a job, or a whole --array); prints what the daemon said. */
+static int send_one(cli_conn *k, const gsd_spec *spec, const over *o, int *printed)
 {
-    if (id) *id = -1;
     char *json = gsd_spec_to_json(spec);
     if (!json) abort();
     char idem_hdr[400];
     const char *hdrs[2] = {NULL, NULL};
     if (o->idem && !o->dry) {
-        if (elem >= 0)
-            snprintf(idem_hdr, sizeof idem_hdr, "Idempotency-Key: %s.%ld", o->idem, elem);
-        else
-            snprintf(idem_hdr, sizeof idem_hdr, "Idempotency-Key: %s", o->idem);
+        snprintf(idem_hdr, sizeof idem_hdr, "Idempotency-Key: %s", o->idem);
         hdrs[0] = idem_hdr;
     }
     json_t *r = NULL;
@@ -1434,7 +1362,6 @@ static int send_one(cli_conn *k, const gsd_spec *spec, const over *o, long elem,
                     o->idem);
         return rc;
     }
-    if (id) *id = cli_jint(r, "id", -1);
     if (k->json) {
         char *s = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         printf("%s\n", s);
@@ -1446,74 +1373,27 @@ static int send_one(cli_conn *k, const gsd_spec *spec, const over *o, long elem,
         printf("%s%lld", *printed ? " " : "", cli_jint(r, "id", -1));
     } else {
         json_t *ids = json_object_get(r, "ids");
-        size_t n = json_array_size(ids);
-        char el[48] = "";
-        if (elem >= 0) snprintf(el, sizeof el, " (array task %ld)", elem);
-        if (n > 1)
-            printf("Submitted job %lld%s (%zu tasks started independently as jobs %lld-%lld)\n",
-                   cli_jint(r, "id", -1), el, n,
-                   (long long)json_integer_value(json_array_get(ids, 0)),
+        json_t *aids = json_object_get(r, "array_job_ids");
+        size_t n = json_array_size(ids), na = json_array_size(aids);
+        const char *replay = json_is_true(json_object_get(r, "idempotent_replay"))
+                                 ? " (already submitted with this idempotency key)"
+                                 : "";
+        if (na)
+            printf("Submitted array job %lld (%zu element(s): jobs %lld-%lld, listed as "
+                   "%lld_INDEX)%s\n",
+                   cli_jint(r, "id", -1), na,
+                   (long long)json_integer_value(json_array_get(aids, 0)),
+                   (long long)json_integer_value(json_array_get(aids, na - 1)),
+                   cli_jint(r, "id", -1), replay);
+        else if (n > 1)
+            printf("Submitted job %lld (%zu tasks started independently as jobs %lld-%lld)\n",
+                   cli_jint(r, "id", -1), n, (long long)json_integer_value(json_array_get(ids, 0)),
                    (long long)json_integer_value(json_array_get(ids, n - 1)));
         else
-            printf("Submitted job %lld%s%s\n", cli_jint(r, "id", -1), el,
-                   json_is_true(json_object_get(r, "idempotent_replay"))
-                       ? " (already submitted with this idempotency key)"
-                       : "");
+            printf("Submitted job %lld%s\n", cli_jint(r, "id", -1), replay);
     }
     (*printed)++;
     json_decref(r);
-    return rc;
-}
-
-static int submit_array(cli_conn *k, gsd_spec *spec, const over *o)
-{
-    int *idx;
-    size_t n;
-    if (parse_array(o->array, &idx, &n)) return EXIT_USAGE;
-    char v[32];
-    snprintf(v, sizeof v, "%zu", n);
-    set_kv(spec, "SLURM_ARRAY_TASK_COUNT", v);
-    snprintf(v, sizeof v, "%d", idx[0]);
-    set_kv(spec, "SLURM_ARRAY_TASK_MIN", v);
-    snprintf(v, sizeof v, "%d", idx[n - 1]);
-    set_kv(spec, "SLURM_ARRAY_TASK_MAX", v);
-    int rc = EXIT_OK, printed = 0;
-    /* a dry run asks about one element: they are the same job but for their index */
-    size_t upto = o->dry ? 1 : n;
-    /* %N: element i waits (afterany) for element i - N to end, so at most N run at once: N
-     * chains, each running its elements one after another */
-    if (o->array_max && spec->dependency && strchr(spec->dependency, '?')) {
-        cli_err("--array ...%%%d chains the elements with ',' (all): it cannot be combined with a "
-                "'?' (any) --dependency",
-                o->array_max);
-        free(idx);
-        return EXIT_USAGE;
-    }
-    long long *ids = calloc(n, sizeof *ids);
-    if (!ids) abort();
-    char *own_dep = spec->dependency ? xstrdup(spec->dependency) : NULL;
-    for (size_t i = 0; i < upto && rc == EXIT_OK; i++) {
-        snprintf(v, sizeof v, "%d", idx[i]);
-        set_kv(spec, "GSCHED_ARRAY_TASK_ID", v);
-        set_kv(spec, "SLURM_ARRAY_TASK_ID", v);
-        if (o->array_max && !o->dry && i >= (size_t)o->array_max) {
-            char dep[4096];
-            snprintf(dep, sizeof dep, "%s%safterany:%lld", own_dep ? own_dep : "",
-                     own_dep ? "," : "", ids[i - (size_t)o->array_max]);
-            free(spec->dependency);
-            spec->dependency = xstrdup(dep);
-        }
-        rc = send_one(k, spec, o, idx[i], &printed, &ids[i]);
-        if (rc && i > 0 && !o->dry)
-            cli_err("--array: stopped after %zu of %zu elements (the jobs above were submitted)", i,
-                    n);
-    }
-    free(ids);
-    free(spec->dependency);
-    spec->dependency = own_dep;
-    if (o->dry && !k->json) printf("(each of the %zu array elements is the same job)\n", n);
-    if (o->parsable && printed && !o->dry && !k->json) printf("\n");
-    free(idx);
     return rc;
 }
 
@@ -1664,12 +1544,16 @@ int cmd_submit(int argc, char **argv)
         }
         o.idem = key;
     }
-    if (o.array) {
-        rc = submit_array(&k, &spec, &o);
-    } else {
+    {
         int printed = 0;
-        rc = send_one(&k, &spec, &o, -1, &printed, NULL);
+        rc = send_one(&k, &spec, &o, &printed);
         if (!rc && o.parsable && !o.dry && !k.json) printf("\n");
+        if (!rc && o.dry && spec.array && !k.json) {
+            gs_array a;
+            if (!gs_array_parse(spec.array, &a, NULL))
+                printf("(each of the %zu array elements is the same job)\n", a.n);
+            gs_array_release(&a);
+        }
     }
 done:
     gsd_spec_release(&spec);

@@ -3,7 +3,9 @@
  * commands.c - the command queue between HTTP threads and the scheduler
  * thread, and the commands themselves: submit (with Idempotency-Key
  * replay; a held job or one with dependencies is submitted deferred and
- * handed to wait.c), dry run, cancel, hold / release, and an admin's node
+ * handed to wait.c; a job array, spec "array", is expanded here into one job per index,
+ * all in the one command), dry run, cancel (of a job, or of a whole array), hold / release,
+ * and an admin's node
  * bad / good mark (stored in the nodes table in the cycle's transaction).
  *
  * HTTP threads call gsd_post (and gsd_cmd_free); everything else runs on
@@ -71,6 +73,22 @@ static json_t *submit_result(gsd_sched *g, const gs_job *head)
         json_array_append_new(ids, json_integer(gs_engine_job(g->e, (size_t)slots[i])->id));
     json_object_set_new(o, "ids", ids);
     json_object_set_new(o, "state", json_string(gs_job_state_name(head->state)));
+    if (gsd_jx(g, head->slot)->array_id == head->id) {
+        /* an array: its elements (their first parts), consecutive slots from the head's */
+        json_t *eids = json_array(), *tasks = json_array();
+        size_t nj = gs_engine_njobs(g->e);
+        for (size_t s = (size_t)head->slot; s < nj; s++) {
+            const gsd_jobx *x = gsd_jx(g, (int32_t)s);
+            if (x->array_id != head->id) break;
+            const gs_job *j = gs_engine_job(g->e, s);
+            if (j->task_index) continue;
+            json_array_append_new(eids, json_integer(j->id));
+            json_array_append_new(tasks, json_integer(x->array_task));
+        }
+        json_object_set_new(o, "array_id", json_integer(head->id));
+        json_object_set_new(o, "array_job_ids", eids);
+        json_object_set_new(o, "array_tasks", tasks);
+    }
     return o;
 }
 
@@ -85,6 +103,148 @@ static int resolve_hived(gsd_sched *g, gsd_cmd *c, gsd_spec *sp)
     gsd_cmd_fail(c, rc == GS_ENOMEM ? 500 : 400, rc, "%s", d.msg);
     c->result = json_pack("{s:s}", "field", "hived");
     return -1;
+}
+
+/* The daemon's state of the slots [before, njobs) the engine just added for one submission
+ * (a job, its parts, or one array element): the first takes *own (left empty), the others
+ * parse json, the canonical spec every one of them stores; deferred ones (held, with
+ * dependencies, or elements of a throttled array) enter wait.c's stage.  The idempotency key
+ * goes with the first slot when idem (one per command: an array's first element).  Each row
+ * is INSERTed now, inside the cycle's transaction. */
+static void take_slots(gsd_sched *g, gsd_cmd *c, size_t before, gsd_spec *own, const char *json,
+                       int held, int idem, int64_t array_id, int32_t array_task, int32_t throttle,
+                       gs_time now)
+{
+    size_t after = gs_engine_njobs(g->e);
+    int deferred = own->hold || own->dependency || throttle > 0;
+    for (size_t s = before; s < after; s++) {
+        gsd_jobx *x = gsd_jx(g, (int32_t)s);
+        const gs_job *j = gs_engine_job(g->e, s);
+        if (s == before) {
+            x->spec = *own; /* take ownership */
+            gsd_spec_init(own);
+            x->idem_key = idem && c->idem_key ? gsd_xstrdup(c->idem_key) : NULL;
+            x->idem_hash = idem && c->idem_key ? gsd_xstrdup(c->idem_hash) : NULL;
+        } else {
+            gs_diag dd;
+            const char *f;
+            if (gsd_spec_parse("spec", json, strlen(json), &x->spec, &dd, &f))
+                abort(); /* the canonical form of a valid spec always parses */
+        }
+        x->spec_json = gsd_xstrdup(json);
+        x->submit = now;
+        x->runs = 0;
+        x->stop = GSD_STOP_NONE;
+        x->exit_code = INT32_MIN;
+        x->last_reason = NULL;
+        x->array_id = array_id;
+        x->array_task = array_task;
+        x->array_throttle = throttle;
+        x->throttled = (int8_t)(throttle > 0);
+        if (deferred) {
+            gsd_wait_add(g, (int32_t)s, held);
+            gsd_track(g, j, x); /* no SUBMIT record until it arrives: count it now */
+            if (held)
+                gsd_push_rec(g, GSD_EV_HELD, (int32_t)s, now, "submitted held by %s", c->user);
+        }
+        /* INSERT now, inside the cycle's transaction: a second submit with the same
+         * Idempotency-Key later in this cycle finds this row */
+        gsd_pin(g, (int32_t)s); /* pending until committed (its idempotency key with it) */
+        if (!g->store_failed && gsd_insert_row(g, j, x)) {
+            /* the commit fails and the daemon goes read-only; nothing more is written in this
+             * transaction (SQLite may have ended it) */
+            gsd_log("cannot insert job %lld: %s", (long long)j->id, gsd_store_errmsg(g->sh.store));
+            g->store_failed = 1;
+        }
+        gsd_activate(g, (int32_t)s);
+        g->m.submitted++;
+    }
+}
+
+/* The GSCHED_ARRAY_* (and Slurm's SLURM_ARRAY_*) variables of one array element. */
+static void array_env(gsd_spec *es, int64_t array_id, int32_t task, const gs_array *a)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%lld", (long long)array_id);
+    gsd_spec_setenv(es, "GSCHED_ARRAY_JOB_ID", v);
+    gsd_spec_setenv(es, "SLURM_ARRAY_JOB_ID", v);
+    snprintf(v, sizeof v, "%d", task);
+    gsd_spec_setenv(es, "GSCHED_ARRAY_TASK_ID", v);
+    gsd_spec_setenv(es, "SLURM_ARRAY_TASK_ID", v);
+    snprintf(v, sizeof v, "%zu", a->n);
+    gsd_spec_setenv(es, "GSCHED_ARRAY_TASK_COUNT", v);
+    gsd_spec_setenv(es, "SLURM_ARRAY_TASK_COUNT", v);
+    snprintf(v, sizeof v, "%d", a->idx[0]);
+    gsd_spec_setenv(es, "SLURM_ARRAY_TASK_MIN", v);
+    snprintf(v, sizeof v, "%d", a->idx[a->n - 1]);
+    gsd_spec_setenv(es, "SLURM_ARRAY_TASK_MAX", v);
+}
+#define ARRAY_ENV_VARS 8 /* variables array_env sets */
+
+/* A job array (spec "array"): one job per index, all in this command (one commit, one
+ * Idempotency-Key), ids consecutive, the first one's id the array's id.  With a throttle every
+ * element starts deferred and wait.c lets N at a time arrive. */
+static void submit_array(gsd_sched *g, gsd_cmd *c, gs_time now)
+{
+    gsd_spec *sp = &c->spec;
+    gs_array a;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    int rc = gs_array_parse(sp->array, &a, &d);
+    if (rc) {
+        gsd_cmd_fail(c, rc == GS_ENOMEM ? 500 : 400, rc, "%s", d.msg);
+        c->result = json_pack("{s:s}", "field", "array");
+        return;
+    }
+    if (sp->nenv + ARRAY_ENV_VARS > GSD_MAX_ENV) {
+        gsd_cmd_fail(c, 400, GS_ETOOBIG,
+                     "'env': an array element gets %d GSCHED_ARRAY_* / SLURM_ARRAY_* variables: "
+                     "give at most %d others",
+                     ARRAY_ENV_VARS, GSD_MAX_ENV - ARRAY_ENV_VARS);
+        c->result = json_pack("{s:s}", "field", "env");
+        gs_array_release(&a);
+        return;
+    }
+    gs_job_spec js;
+    gsd_spec_job(sp, g->sh.o.default_duration, &js);
+    if (!g->goodput) js.app = NULL;
+    int deferred = sp->hold || sp->dependency || a.throttle > 0;
+    int64_t array_id = 0;
+    size_t first = gs_engine_njobs(g->e);
+    for (size_t k = 0; k < a.n; k++) {
+        size_t before = gs_engine_njobs(g->e);
+        const gs_job *head = NULL;
+        rc = deferred ? gs_engine_submit_deferred(g->e, &js, now, &head, &d)
+                      : gs_engine_submit(g->e, &js, now, &head, &d);
+        if (rc) {
+            /* the same spec was accepted for the elements before: only memory can fail now;
+             * the array is all or nothing, so those are cancelled (and say why) */
+            gsd_cmd_fail(c, rc == GS_ENOMEM ? 500 : 400, rc, "array element %d: %s", a.idx[k],
+                         d.msg[0] ? d.msg : gs_strerror(rc));
+            for (size_t s = first; s < gs_engine_njobs(g->e); s++) {
+                const gs_job *j = gs_engine_job(g->e, s);
+                if (!gs_job_state_final(j->state))
+                    gs_engine_cancel(g->e, j, "the array's submission failed", now);
+            }
+            break;
+        }
+        if (!k) array_id = head->id;
+        gsd_spec es;
+        gsd_spec_init(&es);
+        gs_diag dd;
+        const char *f;
+        if (gsd_spec_parse("spec", c->spec_json, strlen(c->spec_json), &es, &dd, &f))
+            abort(); /* the canonical form of a valid spec always parses */
+        array_env(&es, array_id, a.idx[k], &a);
+        char *json = gsd_spec_to_json(&es);
+        if (!json) abort();
+        take_slots(g, c, before, &es, json, sp->hold, k == 0, array_id, a.idx[k], a.throttle, now);
+        free(json);
+        gsd_spec_release(&es);
+    }
+    if (!rc) c->job_id = array_id;
+    g->changed = 1;
+    gs_array_release(&a);
 }
 
 void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
@@ -175,6 +335,10 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
         c->result = json_pack("{s:s}", "field", "members");
         return;
     }
+    if (sp->array) {
+        submit_array(g, c, now);
+        return;
+    }
     gs_job_spec js;
     gsd_spec_job(sp, g->sh.o.default_duration, &js);
     if (!g->goodput) js.app = NULL; /* no model: nothing progresses by one */
@@ -191,45 +355,7 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
         gsd_cmd_fail(c, rc == GS_ENOMEM ? 500 : 400, rc, "%s", d.msg[0] ? d.msg : gs_strerror(rc));
         return;
     }
-    size_t after = gs_engine_njobs(g->e);
-    for (size_t s = before; s < after; s++) {
-        gsd_jobx *x = gsd_jx(g, (int32_t)s);
-        const gs_job *j = gs_engine_job(g->e, s);
-        if (s == before) {
-            x->spec = *sp; /* take ownership */
-            gsd_spec_init(sp);
-            x->idem_key = c->idem_key ? gsd_xstrdup(c->idem_key) : NULL;
-            x->idem_hash = c->idem_key ? gsd_xstrdup(c->idem_hash) : NULL;
-        } else {
-            gs_diag dd;
-            const char *f;
-            if (gsd_spec_parse("spec", c->spec_json, strlen(c->spec_json), &x->spec, &dd, &f))
-                abort(); /* the canonical form of a valid spec always parses */
-        }
-        x->spec_json = gsd_xstrdup(c->spec_json);
-        x->submit = now;
-        x->runs = 0;
-        x->stop = GSD_STOP_NONE;
-        x->exit_code = INT32_MIN;
-        x->last_reason = NULL;
-        if (deferred) {
-            gsd_wait_add(g, (int32_t)s, held);
-            gsd_track(g, j, x); /* no SUBMIT record until it arrives: count it now */
-            if (held)
-                gsd_push_rec(g, GSD_EV_HELD, (int32_t)s, now, "submitted held by %s", c->user);
-        }
-        /* INSERT now, inside the cycle's transaction: a second submit with the same
-         * Idempotency-Key later in this cycle finds this row */
-        gsd_pin(g, (int32_t)s); /* pending until committed (its idempotency key with it) */
-        if (!g->store_failed && gsd_insert_row(g, j, x)) {
-            /* the commit fails and the daemon goes read-only; nothing more is written in this
-             * transaction (SQLite may have ended it) */
-            gsd_log("cannot insert job %lld: %s", (long long)j->id, gsd_store_errmsg(g->sh.store));
-            g->store_failed = 1;
-        }
-        gsd_activate(g, (int32_t)s);
-        g->m.submitted++;
-    }
+    take_slots(g, c, before, sp, c->spec_json, held, 1, 0, 0, 0, now);
     c->job_id = head->id;
     g->changed = 1;
 }
@@ -336,8 +462,51 @@ static int cancel_one(gsd_sched *g, const gs_job *j, const char *by, gs_time now
     return 0;
 }
 
+/* Cancel every unfinished element of array c->job_id (DELETE /v1/jobs/ID?array=1, scancel
+ * ID): 0 when it is an array this daemon has live elements of, else -1 (cancel the job). */
+static int cancel_array(gsd_sched *g, gsd_cmd *c, gs_time now)
+{
+    size_t nj = gs_engine_njobs(g->e), s0 = nj;
+    const gs_job *h = gs_engine_find_job(g->e, c->job_id);
+    if (h && gsd_jx(g, h->slot)->array_id == h->id)
+        s0 = (size_t)h->slot;
+    else if (!h) /* its first element ended before a restart: its others follow in slot order */
+        for (size_t s = 0; s < nj && s0 == nj; s++)
+            if (gsd_jx(g, (int32_t)s)->array_id == c->job_id) s0 = s;
+    if (s0 == nj) return -1;
+    const gs_job *first = gs_engine_job(g->e, s0);
+    if (!c->admin && strcmp(first->user, c->user)) {
+        gsd_cmd_fail(c, 404, GS_ENOENT, "no job %lld", (long long)c->job_id);
+        return 0;
+    }
+    json_t *ids = json_array(), *stopping = json_array();
+    int n = 0;
+    for (size_t s = s0; s < nj && gsd_jx(g, (int32_t)s)->array_id == c->job_id; s++) {
+        const gs_job *p = gs_engine_job(g->e, s);
+        if (gs_job_state_final(p->state)) continue;
+        n++;
+        if (cancel_one(g, p, c->user, now)) continue;
+        json_array_append_new(gs_job_state_final(p->state) ? ids : stopping, json_integer(p->id));
+    }
+    if (!n) {
+        json_decref(ids);
+        json_decref(stopping);
+        gsd_cmd_fail(c, 409, GS_ESTATE, "array %lld has no unfinished element",
+                     (long long)c->job_id);
+        return 0;
+    }
+    c->status = 200;
+    c->result =
+        json_pack("{s:I,s:I,s:o,s:o,s:I}", "id", (json_int_t)c->job_id, "array_id",
+                  (json_int_t)c->job_id, "cancelled", ids, "stopping", stopping, "grace_seconds",
+                  (json_int_t)(gsd_job_grace(g, gsd_jx(g, (int32_t)s0)) / GS_SEC));
+    return 0;
+}
+
 void gsd_do_cancel(gsd_sched *g, gsd_cmd *c, gs_time now)
 {
+    if (c->args && json_is_true(json_object_get(c->args, "array")) && !cancel_array(g, c, now))
+        return;
     const gs_job *j = gs_engine_find_job(g->e, c->job_id);
     if (!j || (!c->admin && strcmp(j->user, c->user))) {
         gsd_cmd_fail(c, 404, GS_ENOENT, "no job %lld", (long long)c->job_id);

@@ -166,7 +166,9 @@ void gsd_fill_row(gsd_sched *g, const gs_job *j, gsd_jobx *x, gsd_jobrow *r)
     r->idem_key = x->idem_key;
     r->idem_hash = x->idem_hash;
     r->elastic = (char *)gsd_el_json(x);
-    r->gpu_us = x->gpu_us; /* closed intervals (acct.c): a job holding GPUs adds its open one */
+    r->gpu_us = x->gpu_us;     /* closed intervals (acct.c): a job holding GPUs adds its open one */
+    r->array_id = x->array_id; /* written at insert only */
+    r->array_task = x->array_task;
     (void)g;
 }
 

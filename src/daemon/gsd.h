@@ -115,6 +115,9 @@ typedef struct gsd_jview {
     int32_t launching;   /* RUNNING and no hint of this generation yet (LAUNCHING) */
     int64_t hints, hints_bad, ckpt_step; /* hints read, lines ignored, last checkpoint (-1) */
     int64_t model_hints; /* hints the goodput model took (-1: the job has no model) */
+    /* job arrays (issue 16) */
+    int64_t array_id;   /* the array it is an element of (its first job's id); 0 = none */
+    int32_t array_task; /* its index there */
 } gsd_jview;
 
 typedef struct gsd_nview {

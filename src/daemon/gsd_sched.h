@@ -90,6 +90,11 @@ typedef struct gsd_jobx {
     int8_t inwait;      /* in g->waitv */
     int8_t rqhold;      /* job control (jobctl.c): requeued with a hold; in g->rqholdv */
     struct gsd_wait *w; /* its dependencies and each term's answer; NULL when none */
+    /* job arrays (issue 16; commands.c expands them, wait.c throttles them) */
+    int64_t array_id;       /* the array's id (its first element's job id); 0 = not in one */
+    int32_t array_task;     /* its index in the array */
+    int32_t array_throttle; /* the array's %N: at most N elements running or starting; 0 none */
+    int8_t throttled;       /* deferred only by that limit now (reason JobArrayTaskLimit) */
     char where[64];
     char *alloc;      /* "3,4,5" while holding GPUs */
     int32_t cat_gpus; /* GPUs counted in its VC for 'cat' (an elastic job's size changes) */
@@ -369,7 +374,8 @@ void gsd_wait_add(gsd_sched *g, int32_t slot, int held);
 /* Evaluate the waiting jobs' dependencies; release (gs_engine_release) those no longer held
  * whose dependencies are satisfied.  Returns how many were released. */
 size_t gsd_wait_check(gsd_sched *g, gs_time now);
-/* Slurm's reason for a deferred job: JobHeldUser, DependencyNeverSatisfied, Dependency. */
+/* Slurm's reason for a deferred job: JobHeldUser, DependencyNeverSatisfied, Dependency,
+ * JobArrayTaskLimit (an array element held back by its array's %N). */
 const char *gsd_wait_reason(const gsd_jobx *x);
 /* Free a job's dependency state (final or eligible). */
 void gsd_wait_free(gsd_jobx *x);

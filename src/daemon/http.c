@@ -312,6 +312,8 @@ enum {
     JK_EXECUTED_US,
     JK_TIME_LIMIT_US,
     JK_ELASTIC,
+    JK_ARRAY_ID, /* job arrays (issue 16): null for other jobs */
+    JK_ARRAY_TASK,
     JK_N
 };
 
@@ -350,7 +352,9 @@ static const char *const jkey_name[JK_N] = {"id",
                                             "queued_us",
                                             "executed_us",
                                             "time_limit_us",
-                                            "elastic"};
+                                            "elastic",
+                                            "array_id",
+                                            "array_task"};
 
 #define JK_ALL    (((uint64_t)1 << JK_N) - 1)
 #define JK_BIT(k) ((uint64_t)1 << (k))
@@ -379,6 +383,8 @@ static json_t *job_from_view_mask(const gsd_jview *v, int pos, uint64_t mask)
     JK_PUT(o, mask, JK_ID, json_integer(v->id));
     JK_PUT(o, mask, JK_GROUP, json_integer(v->group));
     JK_PUT(o, mask, JK_TASK_INDEX, json_integer(v->task_index));
+    JK_PUT(o, mask, JK_ARRAY_ID, v->array_id ? json_integer(v->array_id) : json_null());
+    JK_PUT(o, mask, JK_ARRAY_TASK, v->array_id ? json_integer(v->array_task) : json_null());
     JK_PUT(o, mask, JK_NAME, json_string(v->name ? v->name : ""));
     JK_PUT(o, mask, JK_USER, json_string(v->user ? v->user : "-"));
     JK_PUT(o, mask, JK_VC, json_string(v->vc ? v->vc : "default"));
@@ -484,6 +490,8 @@ json_t *hx_job_from_row(const gsd_jobrow *r, const gsd_jview *v, int pos)
     json_object_set_new(o, "id", json_integer(r->id));
     json_object_set_new(o, "group", json_integer(r->grp));
     json_object_set_new(o, "task_index", json_integer(r->task_index));
+    json_object_set_new(o, "array_id", r->array_id ? json_integer(r->array_id) : json_null());
+    json_object_set_new(o, "array_task", r->array_id ? json_integer(r->array_task) : json_null());
     json_object_set_new(o, "name", json_string(r->name ? r->name : ""));
     json_object_set_new(o, "user", json_string(r->user ? r->user : "-"));
     json_object_set_new(o, "vc", json_string(r->vc ? r->vc : "default"));
@@ -1046,7 +1054,9 @@ static enum MHD_Result h_list(hctx *h, const char *a, const char *sub)
 int hx_load_job(hctx *h, const char *ids, gsd_jobrow *row, enum MHD_Result *ret)
 {
     int64_t id;
-    if (hx_parse_id(ids, &id)) {
+    if (ids && strchr(ids, '_')) { /* ARRAY_TASK (http_arrays.c) */
+        if (hx_array_ref(h, ids, &id, ret)) return -1;
+    } else if (hx_parse_id(ids, &id)) {
         *ret =
             hx_problem(h, 400, GS_EINVAL, NULL, "'%s' is not a job id (a positive integer)", ids);
         return -1;
@@ -1056,7 +1066,8 @@ int hx_load_job(hctx *h, const char *ids, gsd_jobrow *row, enum MHD_Result *ret)
     gsd_store_reader_put(h->g->store, r);
     if (rc == GS_ENOENT || (!rc && !hx_may_see(h, row->user))) {
         if (!rc) gsd_jobrow_release(row);
-        *ret = hx_problem(h, 404, GS_ENOENT, NULL, "no job %lld", (long long)id);
+        /* as named: an A_T name says nothing of the id behind it */
+        *ret = hx_problem(h, 404, GS_ENOENT, NULL, "no job %s", ids);
         return -1;
     }
     if (rc) {
@@ -1235,6 +1246,10 @@ static enum MHD_Result job_cmd(hctx *h, const char *ids, gsd_cmd_kind kind, int 
 static enum MHD_Result h_cancel(hctx *h, const char *ids, const char *sub)
 {
     (void)sub;
+    enum MHD_Result ret;
+    int whole = hx_flag_arg(h, "array", &ret); /* the whole array (http_arrays.c) */
+    if (whole < 0) return ret;
+    if (whole) return hx_array_cancel(h, ids);
     return job_cmd(h, ids, GSD_CMD_CANCEL, 0);
 }
 
@@ -1572,7 +1587,8 @@ static const route routes[] = {
      "list jobs "
      "(?state=active|all|PD,R,...&user=&vc=&limit=&offset=&fields=id,name,...&compact=1)"},
     {"GET", "/v1/jobs/{id}", h_get, "one job with its events, tasks and why it waits"},
-    {"DELETE", "/v1/jobs/{id}", h_cancel, "cancel a job (running jobs: SIGTERM, grace, SIGKILL)"},
+    {"DELETE", "/v1/jobs/{id}", h_cancel,
+     "cancel a job (running jobs: SIGTERM, grace, SIGKILL); ?array=1: a whole job array"},
     {"POST", "/v1/jobs/{id}/hold", h_hold,
      "hold a pending job (one already queued is taken back out of its policy's queue)"},
     {"POST", "/v1/jobs/{id}/release", h_release, "release a held job"},

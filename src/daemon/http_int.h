@@ -124,6 +124,10 @@ enum MHD_Result h_history(hctx *h, const char *arg, const char *sub);
 /* job control (http_jobctl.c) */
 enum MHD_Result hj_requeue(hctx *h, const char *ids, const char *sub);
 
-/* arrays */
+/* arrays (http_arrays.c) */
+/* "A_T" (element T of array A) as a job id: 0 with *id set, else -1 after sending 400/404/500. */
+int hx_array_ref(hctx *h, const char *ids, int64_t *id, enum MHD_Result *ret);
+/* DELETE /v1/jobs/{id}?array=1: cancel the whole array id (or, not an array's id, the job). */
+enum MHD_Result hx_array_cancel(hctx *h, const char *ids);
 
 #endif

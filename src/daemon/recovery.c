@@ -355,7 +355,15 @@ static int recover_row(void *ud, gsd_jobrow *r)
          * cycle: a job eligible before the restart is again) */
         int hr = gsd_store_job_held(g->sh.store, r->id, &held);
         if (hr == GS_ENOENT) held = sp.hold;
-        deferred = held || sp.dependency;
+        /* an element of a throttled array waits in the stage too: wait.c lets its array's
+         * limit of elements arrive again, in index order */
+        gs_array arr;
+        int32_t throttle = 0;
+        if (r->array_id && sp.array) {
+            if (!gs_array_parse(sp.array, &arr, NULL)) throttle = arr.throttle;
+            gs_array_release(&arr);
+        }
+        deferred = held || sp.dependency || throttle > 0;
         if ((deferred ? gs_engine_submit_deferred(g->e, &js, rc->now, &j, &d)
                       : gs_engine_submit(g->e, &js, rc->now, &j, &d)))
             j = NULL;
@@ -439,6 +447,14 @@ static int recover_row(void *ud, gsd_jobrow *r)
     x->last_reason = r->reason ? gsd_intern(g, r->reason) : NULL;
     x->exit_code = r->exit_code == GSD_NONE ? INT32_MIN : (int)r->exit_code;
     x->recovering = !adopted; /* its arrival (SUBMIT) at the first advance is not news */
+    x->array_id = r->array_id;
+    x->array_task = r->array_task;
+    if (r->array_id && x->spec.array) {
+        gs_array arr;
+        if (!gs_array_parse(x->spec.array, &arr, NULL)) x->array_throttle = arr.throttle;
+        gs_array_release(&arr);
+        x->throttled = (int8_t)(deferred && x->array_throttle > 0);
+    }
     if (deferred) {
         gsd_wait_add(g, (int32_t)slot, held);
         gsd_track(g, j, x); /* no SUBMIT record until it arrives */

@@ -187,6 +187,8 @@ static void fill_view(gsd_sched *g, const gs_job *j, const gsd_jobx *x, gsd_jvie
     v->id = j->id;
     v->group = j->group;
     v->task_index = j->task_index;
+    v->array_id = x->array_id;
+    v->array_task = x->array_task;
     v->name = j->name;
     v->user = j->user;
     v->vc = j->vc_name;
@@ -195,7 +197,9 @@ static void fill_view(gsd_sched *g, const gs_job *j, const gsd_jobx *x, gsd_jvie
         v->reason = gsd_wait_reason(x);
         v->q = (gs_queue_key){GSD_QUEUE_WAIT, 0};
         v->qtext = x->held ? "held: waits for a release (gsched release)"
-                           : "not eligible: waits on its dependencies";
+                   : !strcmp(v->reason, "JobArrayTaskLimit")
+                       ? "array throttle: waits for a running element of its array to end"
+                       : "not eligible: waits on its dependencies";
     } else if (j->state == GS_JOB_PENDING) {
         /* the policy's reason, else the engine's default; its queue as the policy orders it */
         v->reason = gs_engine_pending_reason(g->e, j);

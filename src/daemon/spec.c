@@ -63,6 +63,7 @@ void gsd_spec_release(gsd_spec *s)
     free(s->checkpoint_dir);
     free(s->pinned_cell);
     free(s->dependency);
+    free(s->array);
     free(s->external);
     free(s->sizes);
     free(s->app);
@@ -487,6 +488,15 @@ static int validate_groups(const gsd_spec *s, gs_diag *d, const char **field)
 
 int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
 {
+    if (s->array) {
+        gs_array a;
+        int rc = gs_array_parse(s->array, &a, d);
+        gs_array_release(&a);
+        if (rc) {
+            FIELD("array");
+            return rc;
+        }
+    }
     if (s->dependency) {
         gsd_deps p;
         int rc = gsd_deps_parse(s->dependency, &p, d);
@@ -1244,49 +1254,28 @@ static int parse_hived(pctx *c, struct fy_node *root, struct fy_node *n, gsd_spe
 
 static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
 {
-    static const char *const keys[] = {"name",
-                                       "vc",
-                                       "queue",
-                                       "user",
-                                       "priority",
-                                       "tasks",
-                                       "gpus",
-                                       "gpus_per_task",
-                                       "gang",
-                                       "gpu_type",
-                                       "command",
-                                       "env",
-                                       "workdir",
-                                       "time_limit",
-                                       "duration",
-                                       "cpus",
-                                       "memory",
-                                       "checkpoint",
-                                       "pinned_cell",
-                                       "lazy_preemption",
-                                       "run_as",
-                                       "hold",
-                                       "dependency",
-                                       "kill_on_invalid_dep",
-                                       "external",
-                                       "min_gpus",
-                                       "max_gpus",
-                                       "sizes",
-                                       "min_rescale_gap",
-                                       "deadline",
-                                       "batch_size",
-                                       "max_rescales",
-                                       "max_failures",
-                                       "drain_timeout",
-                                       "app",
-                                       "model",
-                                       "steps",
-                                       "weight",
-                                       "members",
-                                       "groups",
-                                       "within",
-                                       "hived",
-                                       NULL};
+    static const char *const keys[] = {"name",          "vc",
+                                       "queue",         "user",
+                                       "priority",      "tasks",
+                                       "gpus",          "gpus_per_task",
+                                       "gang",          "gpu_type",
+                                       "command",       "env",
+                                       "workdir",       "time_limit",
+                                       "duration",      "cpus",
+                                       "memory",        "checkpoint",
+                                       "pinned_cell",   "lazy_preemption",
+                                       "run_as",        "hold",
+                                       "dependency",    "kill_on_invalid_dep",
+                                       "array",         "external",
+                                       "min_gpus",      "max_gpus",
+                                       "sizes",         "min_rescale_gap",
+                                       "deadline",      "batch_size",
+                                       "max_rescales",  "max_failures",
+                                       "drain_timeout", "app",
+                                       "model",         "steps",
+                                       "weight",        "members",
+                                       "groups",        "within",
+                                       "hived",         NULL};
     if (!fy_node_is_mapping(root))
         return perr(c, root, "", GS_EPARSE,
                     "a job spec must be a mapping (name: ..., command: ...)");
@@ -1406,6 +1395,16 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
     if ((n = gs_yaml_get(root, "kill_on_invalid_dep")) &&
         (rc = get_bool(c, n, "kill_on_invalid_dep", &s->kill_invalid_dep)))
         return rc;
+    if ((n = gs_yaml_get(root, "array"))) {
+        if (get_str(c, n, "array", &s->array)) return GS_EPARSE;
+        gs_array a;
+        rc = gs_array_parse(s->array, &a, d);
+        gs_array_release(&a);
+        if (rc) {
+            if (c->field) *c->field = "array";
+            return rc;
+        }
+    }
     return parse_elastic(c, root, s);
 }
 
@@ -1550,6 +1549,22 @@ static json_t *groups_json(const gsd_spec *s, int parent)
     return a;
 }
 
+void gsd_spec_setenv(gsd_spec *s, const char *key, const char *val)
+{
+    for (size_t i = 0; i < s->nenv; i++)
+        if (!strcmp(s->env[i].key, key)) {
+            free(s->env[i].val);
+            s->env[i].val = xstrdup(val);
+            return;
+        }
+    gsd_kv *nv = realloc(s->env, (s->nenv + 1) * sizeof *nv);
+    if (!nv) abort();
+    s->env = nv;
+    s->env[s->nenv].key = xstrdup(key);
+    s->env[s->nenv].val = xstrdup(val);
+    s->nenv++;
+}
+
 char *gsd_spec_to_json(const gsd_spec *s)
 {
     json_t *o = json_object();
@@ -1619,6 +1634,7 @@ char *gsd_spec_to_json(const gsd_spec *s)
     if (s->hold) json_object_set_new(o, "hold", json_true());
     if (s->dependency) json_object_set_new(o, "dependency", json_string(s->dependency));
     if (s->kill_invalid_dep) json_object_set_new(o, "kill_on_invalid_dep", json_true());
+    if (s->array) json_object_set_new(o, "array", json_string(s->array));
     if (s->external) json_object_set_new(o, "external", json_string(s->external));
     if (s->min_gpus) json_object_set_new(o, "min_gpus", json_integer(s->min_gpus));
     if (s->max_gpus) json_object_set_new(o, "max_gpus", json_integer(s->max_gpus));

@@ -79,9 +79,12 @@ typedef struct gsd_spec {
     int hold;             /* submitted held (Slurm --hold): waits for a release */
     char *dependency;     /* Slurm --dependency text, canonical (deps.h); NULL = none */
     int kill_invalid_dep; /* kill_on_invalid_dep: cancel it when its dependency never can be */
-    char *external;       /* the executor's name of the job it was adopted from ("slurm:57"):
-                           * set by the daemon at adoption (exec.h, GSD_X_ADOPT), never by a
-                           * client; NULL for a job submitted to gsched */
+    char *array;    /* job array index list "0-99%8" (gsched/jobarray.h); NULL = not an array.  The
+                       daemon expands it at submit into one job per index; each element's stored
+                       spec keeps it (its throttle) and gets its GSCHED_ARRAY_* variables */
+    char *external; /* the executor's name of the job it was adopted from ("slurm:57"):
+                     * set by the daemon at adoption (exec.h, GSD_X_ADOPT), never by a
+                     * client; NULL for a job submitted to gsched */
     /* ---- elastic (issue 13, docs/elastic.md): max_gpus > 0 makes the job elastic ---- */
     int min_gpus, max_gpus; /* GPU range of its sizes; 0 = rigid (min 0: gpus per task) */
     int *sizes;             /* valid GPU counts, ascending; NULL = every multiple of the GPUs
@@ -181,6 +184,8 @@ int gsd_spec_check_host(const gsd_spec *s, const gsd_spec_as *as, char *msg, siz
 
 /* Canonical JSON (a malloc'ed string; NULL on OOM).  Stable key order. */
 char *gsd_spec_to_json(const gsd_spec *s);
+/* Set (or replace) the environment variable key of s to val; aborts when out of memory. */
+void gsd_spec_setenv(gsd_spec *s, const char *key, const char *val);
 
 /*
  * Fill a core job spec: strings borrowed from s.  'default_duration' is used

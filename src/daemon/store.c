@@ -1463,3 +1463,23 @@ void gsd_samples_free(gsd_sample *v, size_t n)
 /* job control */
 
 /* arrays */
+int gsd_reader_array_task(gsd_reader *r, int64_t array_id, int32_t task, int64_t *id)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT id FROM jobs WHERE array_id = ?1 AND array_task = ?2 "
+                           "ORDER BY id LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return GS_EIO;
+    sqlite3_bind_int64(st, 1, array_id);
+    sqlite3_bind_int(st, 2, task);
+    int rc = sqlite3_step(st), ret = GS_ENOENT;
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(st, 0);
+        ret = 0;
+    } else if (rc != SQLITE_DONE) {
+        ret = GS_EIO;
+    }
+    sqlite3_finalize(st);
+    return ret;
+}

@@ -264,5 +264,7 @@ int gsd_reader_samples(gsd_reader *r, int64_t from, int64_t to, int64_t step, si
 void gsd_samples_free(gsd_sample *v, size_t n);
 
 /* arrays */
+/* The job id of element 'task' of array array_id (its first part): 0, GS_ENOENT, GS_EIO. */
+int gsd_reader_array_task(gsd_reader *r, int64_t array_id, int32_t task, int64_t *id);
 
 #endif

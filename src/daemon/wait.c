@@ -16,6 +16,12 @@
  * job's first 'held' / 'released' event, then the last such event
  * (gsd_store_job_held): every change is an event committed with the cycle.
  *
+ * Job arrays with a throttle (spec "array: 0-99%8"): every element is
+ * submitted deferred and stays here, reason JobArrayTaskLimit, while N
+ * elements of its array are running or starting (released and not final);
+ * a free place goes to the next waiting element in index order (g->waitv
+ * is in submission order, i.e. index order, also after a restart).
+ *
  * Invariants: a slot is in g->waitv at most once (x->inwait); a job leaves
  * the stage only by gs_engine_release (not held, dependencies satisfied) or
  * by ending (cancel); a dependency that can never be satisfied leaves it
@@ -45,6 +51,7 @@ const char *gsd_wait_reason(const gsd_jobx *x)
 {
     if (x->held) return "JobHeldUser";
     if (x->depst == GSD_DEP_NEVER) return "DependencyNeverSatisfied";
+    if (x->depst == GSD_DEP_MET && x->throttled) return "JobArrayTaskLimit";
     return "Dependency";
 }
 
@@ -95,9 +102,27 @@ static int evaluate(gsd_sched *g, gsd_jobx *x)
     return gsd_deps_combine(&x->w->p, x->w->st);
 }
 
+/* Elements of the array of slot s (its id array_id) running or starting: released (not
+ * deferred) and not final, counted once per element (its first part).  An array's jobs are
+ * consecutive slots (one submission; a restart re-adds them in id order). */
+static int array_active(gsd_sched *g, int32_t s, int64_t array_id)
+{
+    int n = 0;
+    size_t nj = gs_engine_njobs(g->e);
+    int32_t lo = s;
+    while (lo > 0 && gsd_jx(g, lo - 1)->array_id == array_id) lo--;
+    for (size_t i = (size_t)lo; i < nj && gsd_jx(g, (int32_t)i)->array_id == array_id; i++) {
+        const gs_job *j = gs_engine_job(g->e, i);
+        n += j->task_index == 0 && !j->deferred && !gs_job_state_final(j->state);
+    }
+    return n;
+}
+
 size_t gsd_wait_check(gsd_sched *g, gs_time now)
 {
     size_t w = 0, released = 0;
+    int64_t memo_array = 0; /* the array whose running elements memo_active counts */
+    int memo_active = 0;
     for (size_t i = 0; i < g->nwait; i++) {
         int32_t s = g->waitv[i];
         const gs_job *j = gs_engine_job(g->e, (size_t)s);
@@ -136,6 +161,29 @@ size_t gsd_wait_check(gsd_sched *g, gs_time now)
             g->waitv[w++] = s;
             continue;
         }
+        if (x->array_throttle > 0 && j->task_index == 0) {
+            if (memo_array != x->array_id) {
+                memo_array = x->array_id;
+                memo_active = array_active(g, s, x->array_id);
+            }
+            if (memo_active >= x->array_throttle) {
+                if (!x->throttled) gsd_mark_dirty(g, s); /* its reason changes */
+                x->throttled = 1;
+                g->waitv[w++] = s;
+                continue;
+            }
+            memo_active++;
+        } else if (x->array_throttle > 0) {
+            /* a part of a non-gang element (its slots follow its first part's): with it */
+            const gs_job *h = gs_engine_job(g->e, (size_t)(s - j->task_index));
+            if (h->deferred && h->state == GS_JOB_PENDING) {
+                if (!x->throttled) gsd_mark_dirty(g, s);
+                x->throttled = 1;
+                g->waitv[w++] = s;
+                continue;
+            }
+        }
+        x->throttled = 0;
         if (gs_engine_release(g->e, j, now)) { /* out of memory: the engine latched it */
             g->waitv[w++] = s;
             continue;

@@ -3,8 +3,9 @@
 # `--hold` with Slurm's meanings, `gsched hold` / `gsched release`, reasons Dependency,
 # DependencyNeverSatisfied and JobHeldUser in `gsched queue -o %r`, waiting jobs kept across
 # a daemon restart (graceful and kill -9), another user's release refused, unknown or hidden
-# job ids refused at submit, positioned syntax errors before anything is sent, and
-# --array=A-B%N (at most N elements at once, by chaining them with afterany).
+# job ids refused at submit, positioned syntax errors before anything is sent, and job
+# arrays (--array=A-B%N expanded by the daemon, throttle JobArrayTaskLimit, ARRAY_TASK ids,
+# compact queue rows, cancel of one element or of the whole array, restart).
 # usage: cli_deps.sh GSCHED_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
@@ -155,20 +156,71 @@ ws "$r1" DONE
 ev=$(as "$A" describe job "$w2" 2>/dev/null)
 check "events: held, released, eligible" eval 'printf "%s" "$ev" | grep -q held && printf "%s" "$ev" | grep -q released && printf "%s" "$ev" | grep -q eligible'
 
-# ---- --array=A-B%N: at most N elements at once (element i waits for element i-N to end)
-ids=$(asub --gpus 1 --array 0-2%1 -- sh -c "while [ ! -f '$tmp/go-arr-'\$GSCHED_ARRAY_TASK_ID ]; do sleep 0.05; done")
-set -- $ids
-check "--array %1: three elements" [ $# = 3 ]
-ws "$1" RUNNING
-sleep 0.5 # a GPU is free: only the throttle keeps element 1 waiting
-check "%1: element 1 waits for element 0 (got '$(reason "$2")')" [ "$(reason "$2")" = Dependency ]
-check "%1: element 2 waits too" [ "$(reason "$3")" = Dependency ]
-touch "$tmp/go-arr-0"
-ws "$2" RUNNING
-check "%1: element 2 still waits while element 1 runs" [ "$(reason "$3")" = Dependency ]
-touch "$tmp/go-arr-1" "$tmp/go-arr-2"
-ws "$3" DONE
-expect 2 "cannot be combined with a '\?'" -- as "$A" submit --array 0-3%2 -d "afterok:$a?afterany:$a" -- true
+d_stop || bad "graceful stop"
 
+# ---- job arrays (issue 16): --array 0-9%2 is one submission the daemon expands; at most 2
+# elements run or start at once (8 GPUs free), the others wait with reason JobArrayTaskLimit
+# and a free place goes to the next element in index order; each element sees its
+# GSCHED_ARRAY_* / SLURM_ARRAY_* variables; `queue` lists pending elements as one row
+# A_[..]; ARRAY_TASK names one element (describe, cancel); the array id cancels them all;
+# the throttle and the array survive kill -9 of the daemon
+d_start arr --cluster 1x8 --grace 1s --tokens "$tok" --listen 127.0.0.1:0 || { bad "array daemon"; finish; }
+dreason() { as "$A" describe job "$1" 2>/dev/null | awk '/^Reason:/ { print $2; exit }'; }
+running() { as "$A" queue -o '%i %t' --no-headers 2>/dev/null | awk '$2 == "R"' | wc -l; }
+mkdir -p "$tmp/arr"
+aid=$(asub --gpus 1 --array 0-9%2 -- sh -c "echo \$GSCHED_ARRAY_TASK_ID \$GSCHED_ARRAY_JOB_ID \$GSCHED_ARRAY_TASK_COUNT \$SLURM_ARRAY_TASK_ID \$SLURM_ARRAY_JOB_ID > '$tmp/arr/'\$GSCHED_ARRAY_TASK_ID; while [ ! -f '$tmp/go-arr-'\$GSCHED_ARRAY_TASK_ID ]; do sleep 0.05; done")
+check "--array --parsable prints the array id (got '$aid')" [ -n "$aid" ] && [ "$aid" -gt 0 ]
+ws "${aid}_0" RUNNING
+ws "${aid}_1" RUNNING
+sleep 0.5 # 6 GPUs are free: only the throttle keeps the others waiting
+check "%2: two elements run (got $(running))" [ "$(running)" = 2 ]
+check "%2: element 2 waits with reason JobArrayTaskLimit (got '$(dreason "${aid}_2")')" \
+  [ "$(dreason "${aid}_2")" = JobArrayTaskLimit ]
+check "%2: element 9 too" [ "$(dreason "${aid}_9")" = JobArrayTaskLimit ]
+check "element 0 sees GSCHED_ARRAY_TASK_ID/JOB_ID/TASK_COUNT, SLURM_ARRAY_* (got '$(cat "$tmp/arr/0")')" \
+  [ "$(cat "$tmp/arr/0")" = "0 $aid 10 0 $aid" ]
+check "element 1 sees index 1" [ "$(cut -d' ' -f1-3 "$tmp/arr/1")" = "1 $aid 10" ]
+q=$(as "$A" queue --no-headers 2>/dev/null)
+check "queue: one row ${aid}_[2-9] for the pending elements" eval 'printf "%s\n" "$q" | grep -q "^ *${aid}_\[2-9\] .*JobArrayTaskLimit"'
+check "queue: running elements one row each (${aid}_0, ${aid}_1)" eval 'printf "%s\n" "$q" | grep -q "^ *${aid}_0 " && printf "%s\n" "$q" | grep -q "^ *${aid}_1 "'
+check "queue: 3 rows for the array" [ "$(printf '%s\n' "$q" | grep -c "^ *${aid}_")" = 3 ]
+check "queue -r: one row per element" [ "$(as "$A" queue -r --no-headers 2>/dev/null | grep -c "^ *${aid}_")" = 10 ]
+dj=$(as "$A" describe job "${aid}_2" --json 2>/dev/null)
+check "API: array_id and array_task of element 2" eval 'printf "%s" "$dj" | grep -q "\"array_id\": $aid" && printf "%s" "$dj" | grep -q "\"array_task\": 2"'
+check "describe A_T: Array line" eval 'as "$A" describe job "${aid}_2" | grep -q "^Array: *${aid}_2 (element 2 of array $aid, 10 elements)"'
+# one element cancelled; a free place goes to the next waiting element in index order
+expect 0 "Cancelled job ${aid}_3" -- as "$A" cancel "${aid}_3"
+check "cancel A_T: only that element" [ "$(st "${aid}_3")" = CANCELLED ] && [ "$(st "${aid}_4")" = PENDING ]
+touch "$tmp/go-arr-1"
+ws "${aid}_2" RUNNING
+sleep 0.3
+check "element 1 ended: element 2 runs, element 4 still waits (got '$(dreason "${aid}_4")')" \
+  [ "$(dreason "${aid}_4")" = JobArrayTaskLimit ]
+check "still two running" [ "$(running)" = 2 ]
+expect 4 "no job ${aid}_3" -- as "$B" describe job "${aid}_3"
+expect 4 "array $aid has no element 77" -- as "$A" describe job "${aid}_77"
+# the daemon is killed: the array and its throttle come back
+d_kill9
+d_start arr --cluster 1x8 --grace 1s --tokens "$tok" --listen 127.0.0.1:0 || { bad "array restart"; finish; }
+sleep 0.5
+check "after kill -9: two running (got $(running))" [ "$(running)" = 2 ]
+check "after kill -9: element 4 still JobArrayTaskLimit (got '$(dreason "${aid}_4")')" \
+  [ "$(dreason "${aid}_4")" = JobArrayTaskLimit ]
+touch "$tmp/go-arr-0"
+ws "${aid}_4" RUNNING
+check "after kill -9: the next element in index order took the place" [ "$(dreason "${aid}_5")" = JobArrayTaskLimit ]
+# the array's id cancels all of it (running elements stop, pending ones end at once)
+expect 0 "array job $aid" -- as "$A" cancel "$aid"
+ws "${aid}_9" CANCELLED
+ws "${aid}_2" CANCELLED
+check "every unfinished element was cancelled" [ "$(st "${aid}_4")" = CANCELLED ] && [ "$(st "${aid}_0")" = DONE ]
+# one Idempotency-Key covers the whole array: a retry makes no second array
+i1=$(asub --idempotency-key arr-key-1 --array 1-3 -- true)
+i2=$(asub --idempotency-key arr-key-1 --array 1-3 -- true)
+check "the same key: the same array ($i1, $i2)" [ -n "$i1" ] && [ "$i1" = "$i2" ]
+ws "${i1}_3" DONE
+check "the array's ids are consecutive" [ "$(as "$A" describe job "${i1}_3" | awk '/^Job:/ { print $2 }')" = $((i1 + 2)) ]
+expect 2 "array '0-2000' has more than 1000 elements" -- as "$A" submit --array 0-2000 -- true
+expect 2 "after '%' give how many" -- as "$A" submit --array 0-3%0 -- true
 d_stop || bad "graceful stop"
 finish
