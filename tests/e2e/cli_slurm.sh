@@ -114,7 +114,7 @@ check "--export=VAR,VAR=VALUE" eval "contains \"\$out\" SUBMITTER_VAR=fromhere &
 unset SUBMITTER_VAR
 
 # options are checked (never ignored)
-expect 2 "--array: '0-15%x': after '%' give how many" -- "$bin" submit --server "$SERVER" --array 0-15%x -- true
+expect 2 "array '0-15%x': after '%' give how many" -- "$bin" submit --server "$SERVER" --array 0-15%x -- true
 # --dependency and --hold are real (tests/e2e/cli_deps.sh tests them): Slurm's syntax is checked
 expect 2 "dependency 'afterok:x': position 9: expected a job id" -- "$bin" submit --server "$SERVER" --dependency afterok:x -- true
 expect 2 "'dependency': no job 99999" -- "$bin" submit --server "$SERVER" -d afterany:99999 -- true
@@ -122,14 +122,15 @@ id=$(gsub -H -- true)
 check "-H submits held" eval "[ \"\$(field $id Reason)\" = JobHeldUser ]"
 g cancel "$id" > /dev/null
 
-# --array: one job per index, each told its index
-ids=$(gsub --array 0-1,5 -J arr -o 'arr-%a.txt' -- sh -c 'echo "$GSCHED_ARRAY_TASK_ID $SLURM_ARRAY_TASK_ID $SLURM_ARRAY_TASK_COUNT"')
-set -- $ids
-is "--array 0-1,5 submits three jobs" "$#" "3"
-for i in $ids; do wait_state "$i" DONE 30 > /dev/null; done
+# --array: one job per index, each told its index; --parsable prints the array's id
+aid=$(gsub --array 0-1,5 -J arr -o 'arr-%a.txt' -- sh -c 'echo "$GSCHED_ARRAY_TASK_ID $SLURM_ARRAY_TASK_ID $SLURM_ARRAY_TASK_COUNT"')
+set -- $aid
+is "--array 0-1,5: one array id" "$#" "1"
+for i in 0 1 5; do wait_state "${aid}_$i" DONE 30 > /dev/null; done
+expect 4 "no job ${aid}_2" -- "$bin" describe job "${aid}_2" --server "$SERVER"
 is "--array: element 0" "$(cat "$tmp/arr-0.txt" 2>&1)" "0 0 3"
 is "--array: element 5" "$(cat "$tmp/arr-5.txt" 2>&1)" "5 5 3"
-expect 2 "--array: 'x' is not an index list" -- "$bin" submit --server "$SERVER" --array x -- true
+expect 2 "array 'x' is not an index list" -- "$bin" submit --server "$SERVER" --array x -- true
 
 # ---- #SBATCH batch scripts ---------------------------------------------------------------------
 cat > "$tmp/train.sh" <<'EOF'
