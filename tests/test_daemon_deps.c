@@ -10,47 +10,77 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "deps.h"
+#include "gsched/gsched.h"
 #include "harness.h"
 #include "spec.h"
 
-static void parse_ok(void)
+/* singleton: a bare term (no id), alone or with others, canonical text, found by
+ * gs_deps_singleton; gs_dep_eval leaves it to the caller */
+static void singleton(void)
 {
-    gsd_deps p;
+    gs_deps p, q;
     gs_diag d;
     gs_diag_init(&d, NULL);
-    ASSERT_OK(gsd_deps_parse("afterok:12", &p, &d));
+    ASSERT_OK(gs_deps_parse("singleton", &p, &d));
     ASSERT_EQ(p.n, 1);
-    ASSERT_EQ(p.v[0].type, GSD_DEP_AFTEROK);
+    ASSERT_EQ(p.v[0].type, GS_DEP_SINGLETON);
+    ASSERT_EQ(p.v[0].id, 0);
+    ASSERT(gs_deps_singleton(&p));
+    ASSERT_OK(gs_deps_parse("afterok:3:4,singleton,afterany:5", &p, &d));
+    ASSERT_EQ(p.n, 4);
+    ASSERT(gs_deps_singleton(&p));
+    char buf[128];
+    gs_deps_format(&p, buf, sizeof buf);
+    ASSERT_STR(buf, "afterok:3:4,singleton,afterany:5");
+    ASSERT_OK(gs_deps_parse(buf, &q, &d));
+    ASSERT_EQ(q.n, 4);
+    ASSERT_EQ(q.v[2].type, GS_DEP_SINGLETON);
+    ASSERT_OK(gs_deps_parse("singleton?afterok:2", &p, &d));
+    gs_deps_format(&p, buf, sizeof buf);
+    ASSERT_STR(buf, "singleton?afterok:2");
+    ASSERT_OK(gs_deps_parse("afterok:2", &p, &d));
+    ASSERT(!gs_deps_singleton(&p));
+    ASSERT_STR(gs_dep_type_name(GS_DEP_SINGLETON), "singleton");
+    ASSERT_EQ(gs_dep_eval(GS_DEP_SINGLETON, GS_JOB_DONE, 1), GS_DEP_NEVER);
+}
+
+static void parse_ok(void)
+{
+    gs_deps p;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_deps_parse("afterok:12", &p, &d));
+    ASSERT_EQ(p.n, 1);
+    ASSERT_EQ(p.v[0].type, GS_DEP_AFTEROK);
     ASSERT_EQ(p.v[0].id, 12);
     ASSERT_EQ(p.any, 0);
-    ASSERT_OK(gsd_deps_parse("afterok:3:4,afternotok:5,after:6,afterany:7", &p, &d));
+    ASSERT_OK(gs_deps_parse("afterok:3:4,afternotok:5,after:6,afterany:7", &p, &d));
     ASSERT_EQ(p.n, 5);
-    ASSERT_EQ(p.v[1].type, GSD_DEP_AFTEROK);
+    ASSERT_EQ(p.v[1].type, GS_DEP_AFTEROK);
     ASSERT_EQ(p.v[1].id, 4);
-    ASSERT_EQ(p.v[2].type, GSD_DEP_AFTERNOTOK);
-    ASSERT_EQ(p.v[3].type, GSD_DEP_AFTER);
-    ASSERT_EQ(p.v[4].type, GSD_DEP_AFTERANY);
+    ASSERT_EQ(p.v[2].type, GS_DEP_AFTERNOTOK);
+    ASSERT_EQ(p.v[3].type, GS_DEP_AFTER);
+    ASSERT_EQ(p.v[4].type, GS_DEP_AFTERANY);
     char buf[256];
-    gsd_deps_format(&p, buf, sizeof buf);
+    gs_deps_format(&p, buf, sizeof buf);
     ASSERT_STR(buf, "afterok:3:4,afternotok:5,after:6,afterany:7");
-    ASSERT_OK(gsd_deps_parse("afterok:1?afternotok:1", &p, &d));
+    ASSERT_OK(gs_deps_parse("afterok:1?afternotok:1", &p, &d));
     ASSERT_EQ(p.any, 1);
-    gsd_deps_format(&p, buf, sizeof buf);
+    gs_deps_format(&p, buf, sizeof buf);
     ASSERT_STR(buf, "afterok:1?afternotok:1");
     /* the canonical text parses back to the same terms */
-    gsd_deps q;
-    ASSERT_OK(gsd_deps_parse(buf, &q, &d));
+    gs_deps q;
+    ASSERT_OK(gs_deps_parse(buf, &q, &d));
     ASSERT_EQ(q.n, p.n);
-    ASSERT_EQ(memcmp(q.v, p.v, sizeof(gsd_dep) * (size_t)p.n), 0);
+    ASSERT_EQ(memcmp(q.v, p.v, sizeof(gs_dep) * (size_t)p.n), 0);
 }
 
 static void bad(const char *s, int err, const char *msg)
 {
-    gsd_deps p;
+    gs_deps p;
     gs_diag d;
     gs_diag_init(&d, NULL);
-    ASSERT_EQ(gsd_deps_parse(s, &p, &d), err);
+    ASSERT_EQ(gs_deps_parse(s, &p, &d), err);
     ASSERT_CONTAINS(d.msg, msg);
 }
 
@@ -67,62 +97,64 @@ static void parse_errors(void)
     bad("afterok:3 ", GS_EINVAL, "position 10: expected ',' (all), '?' (any)");
     bad("afterok:3,afterany:4?after:5", GS_EINVAL, "position 21: ',' (all) and '?' (any)");
     bad("before:3", GS_EINVAL, "position 1: unknown dependency type 'before'");
-    bad("singleton", GS_EINVAL, "position 1: 'singleton' is not supported");
+    bad("aftercorr:3", GS_EINVAL, "position 1: 'aftercorr' is not supported");
+    bad("singleton:3", GS_EINVAL, "position 10: 'singleton' takes no job id");
+    bad("singletonx", GS_EINVAL, "unknown dependency type 'singletonx'");
     bad("afterok:3+10", GS_EINVAL, "position 10: delays");
     bad("afterok:3_1", GS_EINVAL, "position 10: array task ids");
     bad("AFTEROK:3", GS_EINVAL, "unknown dependency type 'AFTEROK'");
     /* the message quotes the input */
     bad("afterok:", GS_EINVAL, "dependency 'afterok:'");
     char big[1024] = "afterok";
-    for (int i = 0; i < GSD_DEPS_MAX + 1; i++) strcat(big, ":1");
+    for (int i = 0; i < GS_DEPS_MAX + 1; i++) strcat(big, ":1");
     bad(big, GS_ETOOBIG, "more than 64 job ids");
 }
 
 static void eval(void)
 {
     /* after: started, or ended without starting */
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTER, GS_JOB_PENDING, 0), GSD_DEP_WAIT);
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTER, GS_JOB_RUNNING, 1), GSD_DEP_MET);
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTER, GS_JOB_PENDING, 1), GSD_DEP_MET); /* requeued */
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTER, GS_JOB_CANCELLED, 0), GSD_DEP_MET);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTER, GS_JOB_PENDING, 0), GS_DEP_WAIT);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTER, GS_JOB_RUNNING, 1), GS_DEP_MET);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTER, GS_JOB_PENDING, 1), GS_DEP_MET); /* requeued */
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTER, GS_JOB_CANCELLED, 0), GS_DEP_MET);
     /* afterany: ended */
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTERANY, GS_JOB_RUNNING, 1), GSD_DEP_WAIT);
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTERANY, GS_JOB_FAILED, 1), GSD_DEP_MET);
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTERANY, GS_JOB_DONE, 1), GSD_DEP_MET);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTERANY, GS_JOB_RUNNING, 1), GS_DEP_WAIT);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTERANY, GS_JOB_FAILED, 1), GS_DEP_MET);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTERANY, GS_JOB_DONE, 1), GS_DEP_MET);
     /* afterok: DONE; any other end can never satisfy it */
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTEROK, GS_JOB_PREEMPTED, 1), GSD_DEP_WAIT);
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTEROK, GS_JOB_DONE, 1), GSD_DEP_MET);
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTEROK, GS_JOB_FAILED, 1), GSD_DEP_NEVER);
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTEROK, GS_JOB_CANCELLED, 0), GSD_DEP_NEVER);
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTEROK, GS_JOB_REJECTED, 0), GSD_DEP_NEVER);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTEROK, GS_JOB_PREEMPTED, 1), GS_DEP_WAIT);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTEROK, GS_JOB_DONE, 1), GS_DEP_MET);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTEROK, GS_JOB_FAILED, 1), GS_DEP_NEVER);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTEROK, GS_JOB_CANCELLED, 0), GS_DEP_NEVER);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTEROK, GS_JOB_REJECTED, 0), GS_DEP_NEVER);
     /* afternotok: a failed end */
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTERNOTOK, GS_JOB_SUSPENDED, 1), GSD_DEP_WAIT);
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTERNOTOK, GS_JOB_FAILED, 1), GSD_DEP_MET);
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTERNOTOK, GS_JOB_CANCELLED, 1), GSD_DEP_MET);
-    ASSERT_EQ(gsd_dep_eval(GSD_DEP_AFTERNOTOK, GS_JOB_DONE, 1), GSD_DEP_NEVER);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTERNOTOK, GS_JOB_SUSPENDED, 1), GS_DEP_WAIT);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTERNOTOK, GS_JOB_FAILED, 1), GS_DEP_MET);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTERNOTOK, GS_JOB_CANCELLED, 1), GS_DEP_MET);
+    ASSERT_EQ(gs_dep_eval(GS_DEP_AFTERNOTOK, GS_JOB_DONE, 1), GS_DEP_NEVER);
 }
 
 static void combine(void)
 {
-    gsd_deps p;
+    gs_deps p;
     gs_diag d;
     gs_diag_init(&d, NULL);
-    ASSERT_OK(gsd_deps_parse("afterok:1,afterok:2", &p, &d));
-    int st[2] = {GSD_DEP_MET, GSD_DEP_WAIT};
-    ASSERT_EQ(gsd_deps_combine(&p, st), GSD_DEP_WAIT);
-    st[1] = GSD_DEP_MET;
-    ASSERT_EQ(gsd_deps_combine(&p, st), GSD_DEP_MET);
-    st[0] = GSD_DEP_NEVER;
-    st[1] = GSD_DEP_WAIT;
-    ASSERT_EQ(gsd_deps_combine(&p, st), GSD_DEP_NEVER); /* one never: all can never hold */
-    ASSERT_OK(gsd_deps_parse("afterok:1?afternotok:1", &p, &d));
-    st[0] = GSD_DEP_NEVER;
-    st[1] = GSD_DEP_WAIT;
-    ASSERT_EQ(gsd_deps_combine(&p, st), GSD_DEP_WAIT);
-    st[1] = GSD_DEP_MET;
-    ASSERT_EQ(gsd_deps_combine(&p, st), GSD_DEP_MET);
-    st[1] = GSD_DEP_NEVER;
-    ASSERT_EQ(gsd_deps_combine(&p, st), GSD_DEP_NEVER);
+    ASSERT_OK(gs_deps_parse("afterok:1,afterok:2", &p, &d));
+    int st[2] = {GS_DEP_MET, GS_DEP_WAIT};
+    ASSERT_EQ(gs_deps_combine(&p, st), GS_DEP_WAIT);
+    st[1] = GS_DEP_MET;
+    ASSERT_EQ(gs_deps_combine(&p, st), GS_DEP_MET);
+    st[0] = GS_DEP_NEVER;
+    st[1] = GS_DEP_WAIT;
+    ASSERT_EQ(gs_deps_combine(&p, st), GS_DEP_NEVER); /* one never: all can never hold */
+    ASSERT_OK(gs_deps_parse("afterok:1?afternotok:1", &p, &d));
+    st[0] = GS_DEP_NEVER;
+    st[1] = GS_DEP_WAIT;
+    ASSERT_EQ(gs_deps_combine(&p, st), GS_DEP_WAIT);
+    st[1] = GS_DEP_MET;
+    ASSERT_EQ(gs_deps_combine(&p, st), GS_DEP_MET);
+    st[1] = GS_DEP_NEVER;
+    ASSERT_EQ(gs_deps_combine(&p, st), GS_DEP_NEVER);
 }
 
 /* the spec fields: canonical text stored, round trip, errors naming the field */
@@ -240,8 +272,13 @@ static void array_spec(void)
 }
 
 static const test_case tests[] = {
-    {"array_parse", array_parse}, {"array_spec", array_spec},     {"spec_fields", spec_fields},
-    {"parse_ok", parse_ok},       {"parse_errors", parse_errors}, {"eval", eval},
+    {"array_parse", array_parse},
+    {"array_spec", array_spec},
+    {"singleton", singleton},
+    {"spec_fields", spec_fields},
+    {"parse_ok", parse_ok},
+    {"parse_errors", parse_errors},
+    {"eval", eval},
     {"combine", combine},
 };
 

@@ -16,6 +16,7 @@
 #include "gsched/grammar.h"
 #include "gsched/job.h"
 #include "gsched/jobarray.h"
+#include "gsched/jobdeps.h"
 #include "gsched/lp.h"
 #include "gsched/jobq.h"
 #include "gsched/params.h"

@@ -86,7 +86,7 @@ typedef struct gsd_jobx {
     int active; /* counted in chunk_nactive: not final, or final but not yet published */
     /* not yet eligible (wait.c): deferred in the engine while held or its dependencies wait */
     int8_t held;        /* user hold (Slurm JobHeldUser) */
-    int8_t depst;       /* GSD_DEP_* of its dependencies as last evaluated */
+    int8_t depst;       /* GS_DEP_* of its dependencies as last evaluated */
     int8_t inwait;      /* in g->waitv */
     int8_t rqhold;      /* job control (jobctl.c): requeued with a hold; in g->rqholdv */
     struct gsd_wait *w; /* its dependencies and each term's answer; NULL when none */

@@ -38,8 +38,8 @@
 #include <microhttpd.h>
 
 #include "config.h"
-#include "deps.h"
 #include "evbus.h"
+#include "gsched/jobdeps.h"
 #include "gsd.h"
 #include "http_int.h"
 
@@ -834,10 +834,11 @@ static enum MHD_Result h_submit(hctx *h, const char *a, const char *sub)
     if (c->spec.dependency) {
         /* every job it names exists and the submitter may see it (committed rows: an id a
          * client was given is committed) */
-        gsd_deps dp;
-        if (gsd_deps_parse(c->spec.dependency, &dp, NULL)) abort(); /* the spec parsed */
+        gs_deps dp;
+        if (gs_deps_parse(c->spec.dependency, &dp, NULL)) abort(); /* the spec parsed */
         gsd_reader *r = gsd_store_reader(g->store);
         for (int i = 0; i < dp.n; i++) {
+            if (dp.v[i].type == GS_DEP_SINGLETON) continue; /* names no job */
             gsd_jobrow row;
             int jr = r ? gsd_reader_job(r, dp.v[i].id, &row) : GS_EIO;
             int seen = !jr && hx_may_see(h, row.user);

@@ -29,7 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "deps.h"
+#include "gsched/jobdeps.h"
 #include "gsd_sched.h"
 
 /* The 409 of a policy without on_withdraw. */
@@ -66,7 +66,7 @@ int gsd_jobctl_withdraw(gsd_sched *g, gsd_cmd *c, const gs_job *j, gs_time now)
     gsd_wait_add(g, j->slot, 1);
     /* it had arrived: its dependencies were satisfied, and such answers are final */
     gsd_wait_free(x);
-    x->depst = GSD_DEP_MET;
+    x->depst = GS_DEP_MET;
     gsd_mark_dirty(g, j->slot);
     return 0;
 }

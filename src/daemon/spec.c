@@ -28,7 +28,7 @@
 #include <jansson.h>
 
 #include "config.h"
-#include "deps.h"
+#include "gsched/jobdeps.h"
 #include "spec.h"
 #include "yaml.h"
 
@@ -498,8 +498,8 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
         }
     }
     if (s->dependency) {
-        gsd_deps p;
-        int rc = gsd_deps_parse(s->dependency, &p, d);
+        gs_deps p;
+        int rc = gs_deps_parse(s->dependency, &p, d);
         if (rc) {
             FIELD("dependency");
             return rc;
@@ -1382,13 +1382,13 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
     if ((n = gs_yaml_get(root, "hold")) && (rc = get_bool(c, n, "hold", &s->hold))) return rc;
     if ((n = gs_yaml_get(root, "dependency"))) {
         if (get_str(c, n, "dependency", &s->dependency)) return GS_EPARSE;
-        gsd_deps p;
-        if ((rc = gsd_deps_parse(s->dependency, &p, d))) {
+        gs_deps p;
+        if ((rc = gs_deps_parse(s->dependency, &p, d))) {
             if (c->field) *c->field = "dependency";
             return rc;
         }
         char canon[2048];
-        gsd_deps_format(&p, canon, sizeof canon);
+        gs_deps_format(&p, canon, sizeof canon);
         free(s->dependency);
         s->dependency = xstrdup(canon);
     }

@@ -5,7 +5,8 @@
 # a daemon restart (graceful and kill -9), another user's release refused, unknown or hidden
 # job ids refused at submit, positioned syntax errors before anything is sent, and job
 # arrays (--array=A-B%N expanded by the daemon, throttle JobArrayTaskLimit, ARRAY_TASK ids,
-# compact queue rows, cancel of one element or of the whole array, restart).
+# compact queue rows, cancel of one element or of the whole array, restart), and the
+# singleton dependency.
 # usage: cli_deps.sh GSCHED_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
@@ -222,5 +223,26 @@ ws "${i1}_3" DONE
 check "the array's ids are consecutive" [ "$(as "$A" describe job "${i1}_3" | awk '/^Job:/ { print $2 }')" = $((i1 + 2)) ]
 expect 2 "array '0-2000' has more than 1000 elements" -- as "$A" submit --array 0-2000 -- true
 expect 2 "after '%' give how many" -- as "$A" submit --array 0-3%0 -- true
+
+# ---- singleton (Slurm's): one job of a user and name at a time, the others Dependency
+s1=$(asub -J solo --gpus 1 -d singleton -- sh -c "while [ ! -f '$tmp/go-s1' ]; do sleep 0.05; done")
+s2=$(asub -J solo --gpus 1 -d singleton -- sh -c "while [ ! -f '$tmp/go-s2' ]; do sleep 0.05; done")
+s3=$(asub -J solo --gpus 1 -d singleton -- true)
+so=$(asub -J other --gpus 1 -d singleton -- true)
+sb=$(as "$B" submit --parsable -J solo --gpus 1 -d singleton -- true)
+ws "$s1" RUNNING
+ws "$so" DONE
+sleep 0.5 # GPUs are free: only the singleton keeps s2 and s3 waiting
+check "singleton: the second job of that name waits, reason Dependency (got '$(dreason "$s2")')" \
+  [ "$(dreason "$s2")" = Dependency ]
+check "singleton: the third too" [ "$(dreason "$s3")" = Dependency ]
+check "singleton: another user's job of that name is not held back" \
+  [ "$(as "$B" describe job "$sb" 2>/dev/null | awk '/^State:/ { print $2; exit }')" = DONE ]
+touch "$tmp/go-s1"
+ws "$s2" RUNNING
+check "singleton: one at a time (the third still waits)" [ "$(dreason "$s3")" = Dependency ]
+touch "$tmp/go-s2"
+ws "$s3" DONE
+expect 2 "'singleton' takes no job id" -- as "$A" submit -d singleton:3 -- true
 d_stop || bad "graceful stop"
 finish
