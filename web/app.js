@@ -58,6 +58,17 @@
     const x = hashStr(String(vc));
     return `hsl(${x % 360}, ${55 + (x >> 9) % 20}%, ${40 + (x >> 17) % 16}%)`;
   }
+  /* [1,2,3,5,7,8] -> "1-3,5,7-8" */
+  function ranges(v) {
+    const a = v.slice().sort((x, y) => x - y), out = [];
+    for (let i = 0; i < a.length;) {
+      let k = i;
+      while (k + 1 < a.length && a[k + 1] === a[k] + 1) k++;
+      out.push(k > i ? `${a[i]}-${a[k]}` : String(a[i]));
+      i = k + 1;
+    }
+    return out.join(',');
+  }
   function swatch(color) {
     const s = el('span', { cls: 'sw' });
     s.style.background = color;
@@ -454,7 +465,7 @@
   /* ---- queue --------------------------------------------------------------------------------- */
   const STATE_ORDER = { PENDING: 0, RUNNING: 1, DRAINING: 2, PREEMPTED: 3, SUSPENDED: 4 };
   PAGES.queue = async function () {
-    const r = (await api('GET', '/v1/jobs?state=active&limit=10000')).data;
+    const r = (await api('GET', '/v1/jobs?state=active&limit=10000&compact=1')).data;
     const jobs = (r.jobs || []).slice();
     /* the API's queue order: position ascending, jobs without one after */
     jobs.sort((a, b) => {
@@ -465,13 +476,28 @@
     });
     const now = Date.now() * 1000;
     const tb = el('tbody');
+    /* pending elements of a job array next to each other in the queue: one row, 123_[4-99]
+     * (like squeue), unless #expand-arrays */
+    const rows = [];
     for (const j of jobs) {
+      const last = rows[rows.length - 1];
+      const arr = j.array_id !== null && j.array_id !== undefined && j.state === 'PENDING' && !S.expandArrays;
+      if (arr && last && last.array_id === j.array_id && last.state === 'PENDING' && last.reason === j.reason)
+        last.elems.push(j);
+      else rows.push(Object.assign({}, j, { elems: [j] }));
+    }
+    const MAX_ROWS = 2000;
+    for (const j of rows.slice(0, MAX_ROWS)) {
       const pos = j.position ?? '';
       const waitOrRun = j.state === 'PENDING' ? fmtDur(now - j.submit_us) : (j.last_start_us ? fmtDur(now - j.last_start_us) : '');
-      tb.append(el('tr', { 'data-job': j.id, 'data-state': j.state, 'data-user': j.user, 'data-vc': j.vc },
+      const many = j.elems.length > 1;
+      const label = many ? `${j.array_id}_[${ranges(j.elems.map((e) => e.array_task))}]`
+        : j.array_id !== null && j.array_id !== undefined ? `${j.array_id}_${j.array_task}` : String(j.id);
+      tb.append(el('tr', { 'data-job': j.id, 'data-state': j.state, 'data-user': j.user, 'data-vc': j.vc,
+        'data-array': many ? j.array_id : null, 'data-count': many ? j.elems.length : null },
         el('td', { cls: 'pos num', 'data-pos': pos, text: pos }),
-        el('td', { cls: 'id' }, el('a', { href: '#/job/' + j.id, text: j.id })),
-        el('td', { cls: 'name', text: j.name }),
+        el('td', { cls: 'id' }, el('a', { href: '#/job/' + j.id, text: label, title: many ? `${j.elems.length} pending elements` : `job ${j.id}` })),
+        el('td', { cls: 'name', text: many ? `${j.name} (${j.elems.length})` : j.name }),
         el('td', { text: j.user }),
         el('td', { text: j.vc }),
         el('td', null, el('span', { cls: 'st-badge st-' + j.state, text: j.st || j.state })),
@@ -481,11 +507,16 @@
         el('td', { cls: 'mono', text: j.placement || '' })));
     }
     const pend = jobs.filter((j) => j.state === 'PENDING').length;
+    const hasArrays = jobs.some((j) => j.array_id !== null && j.array_id !== undefined);
+    const expand = el('input', { id: 'expand-arrays', type: 'checkbox', onchange: (e) => { S.expandArrays = e.target.checked; load(false); } });
+    expand.checked = !!S.expandArrays;
     return el('div', null,
       el('div', { cls: 'toolbar' },
         el('span', { cls: 'stat' }, el('b', { text: pend }), ' pending'),
         el('span', { cls: 'stat' }, el('b', { text: jobs.length - pend }), ' running or stopping'),
-        r.total > jobs.length ? el('span', { cls: 'note', text: `showing ${jobs.length} of ${r.total}` }) : null),
+        hasArrays ? el('label', null, expand, ' one row per array element') : null,
+        r.total > jobs.length ? el('span', { cls: 'note', text: `the first ${jobs.length} of ${r.total} jobs` }) : null,
+        rows.length > MAX_ROWS ? el('span', { cls: 'note', text: `showing the first ${MAX_ROWS} rows of ${rows.length}` }) : null),
       el('div', { cls: 'scroll' }, el('table', { id: 'queue' },
         el('thead', null, el('tr', null, ['POS', 'ID', 'NAME', 'USER', 'VC', 'ST', 'GPUS', 'WAIT/RUN', 'REASON', 'NODES']
           .map((h, i) => el('th', { cls: i === 0 || i === 6 || i === 7 ? 'num' : '', text: h })))),
@@ -567,7 +598,7 @@
     const root = el('div', { id: 'job', 'data-job': j.id, 'data-state': j.state },
       el('div', { cls: 'card' },
         el('div', { cls: 'toolbar' },
-          el('h2', { text: `Job ${j.id}${j.name ? ' · ' + j.name : ''}` }),
+          el('h2', { text: `Job ${j.id}${j.array_id !== null && j.array_id !== undefined ? ` (${j.array_id}_${j.array_task})` : ''}${j.name ? ' · ' + j.name : ''}` }),
           el('span', { cls: 'st-badge st-' + j.state, text: j.state }),
           el('span', { cls: 'spacer' }), acts),
         kv),
