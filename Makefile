@@ -11,7 +11,7 @@
 #                every policy that is not an emulation (bench/bench_scale.sh; long: minutes)
 #   make bench-elastic  one pollux (and afs) decision: 1,000 elastic jobs on 2,048 GPUs
 #   make bench-gavel  one Gavel round (LP solve + mechanism): 1,000 jobs, 3 GPU types, 2,048 GPUs
-#   make bench-daemon  live scheduler benchmark: durable submits/s, cycle latency
+#   make bench-daemon  live scheduler benchmark: durable submits/s, cycle latency, queue latency
 #   make bench-slurm   gsched on Slurm vs Slurm's own scheduler on a private Slurm
 #                fixture (root, Debian's Slurm packages; bench/bench_slurm.sh, a few minutes)
 #   make bench-elastic-live  rescale latency of a live elastic PyTorch job on the CPU, from the

@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -304,8 +305,8 @@ static double median(double *v, int n)
 }
 
 /* Seconds one `gsched queue [a1]` takes, from fork to exit (stdout to /dev/null); < 0 when it
- * failed. */
-static double time_cli(const char *server, const char *a1)
+ * failed.  *cpu: the CLI's own CPU seconds (user + system). */
+static double time_cli(const char *server, const char *a1, double *cpu)
 {
     double t0 = now();
     pid_t pid = fork();
@@ -316,9 +317,31 @@ static double time_cli(const char *server, const char *a1)
         _exit(127);
     }
     int st = 0;
-    if (pid < 0 || waitpid(pid, &st, 0) != pid) return -1;
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &st, 0, &ru) != pid) return -1;
     double dt = now() - t0;
+    *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? dt : -1;
+}
+
+/* CPU seconds a process has used so far (/proc/PID/stat utime + stime), -1 if unknown. */
+static double proc_cpu(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the name may hold spaces */
+    unsigned long long ut = 0, stt = 0;
+    if (!p ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &stt) != 2)
+        return -1;
+    return (double)(ut + stt) / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* 3. `gsched queue` latency at each queue length of the list (ascending). */
@@ -328,7 +351,9 @@ static int queue_latency(const char *lengths, int clients)
     printf(
         "\n3. `gsched queue` latency (the CLI on the daemon's Unix socket, output to /dev/null,\n"
         "   fork to exit; fifo, 1x8 cluster, 7 GPUs held by one job, 2-GPU jobs pending);\n"
-        "   median of %d runs (min-max), the default listing (first page) and --all-pages:\n",
+        "   median of %d runs (min-max), the default listing (first page) and --all-pages;\n"
+        "   cpu: the CLI's own CPU time (median) + the daemon's (mean over the runs), which a\n"
+        "   loaded machine does not inflate as much as the wall time:\n",
         QRUNS);
     srv s;
     char sock[600], server[620];
@@ -358,17 +383,19 @@ static int queue_latency(const char *lengths, int clients)
         }
         const char *variants[] = {NULL, "--all-pages"};
         const char *names[] = {"gsched queue", "gsched queue --all-pages"};
-        printf("   pending %lld:", have);
         for (int v = 0; v < 2; v++) {
-            double t[QRUNS];
+            double t[QRUNS], c[QRUNS];
             int bad = 0;
-            for (int r = 0; r < QRUNS; r++) bad |= (t[r] = time_cli(server, variants[v])) < 0;
+            double d0 = proc_cpu(s.pid);
+            for (int r = 0; r < QRUNS; r++)
+                bad |= (t[r] = time_cli(server, variants[v], &c[r])) < 0;
+            double d1 = proc_cpu(s.pid);
             double med = median(t, QRUNS); /* sorts t */
-            printf("  %s %.1f ms (%.1f-%.1f)%s", names[v], med * 1e3, t[0] * 1e3,
-                   t[QRUNS - 1] * 1e3, bad ? " (errors!)" : "");
+            printf("   pending %lld  %-24s %7.1f ms (%.1f-%.1f)  cpu %.1f + %.1f ms%s\n", have,
+                   names[v], med * 1e3, t[0] * 1e3, t[QRUNS - 1] * 1e3, median(c, QRUNS) * 1e3,
+                   d0 >= 0 && d1 >= 0 ? (d1 - d0) / QRUNS * 1e3 : 0, bad ? " (errors!)" : "");
             fflush(stdout);
         }
-        printf("\n");
     }
     free(list);
     stop(&s);
