@@ -384,17 +384,25 @@
     }
     function nodeEl(n) {
       const st = uiState(n.state);
+      /* an admin's drain or down says who and why; else the node's own reason (bad mark,
+       * cluster manager, executor) */
+      const why = n.admin_state
+        ? `${n.admin_state === 'drain' ? 'drained' : 'down'}${n.admin_by ? ' by ' + n.admin_by : ''}${n.admin_reason ? ': ' + n.admin_reason : ''}`
+        : n.reason;
       const card = el('div', {
         cls: 'node', 'data-node': n.name, 'data-state': st, 'data-api-state': n.state,
-        title: n.reason || `${n.name}: ${n.state}`, 'data-chain': n.chain || null,
+        title: why || `${n.name}: ${n.state}`, 'data-chain': n.chain || null,
+        'data-admin': n.admin_state || null,
       },
       el('div', { cls: 'head' }, el('span', { cls: 'name', text: n.name }),
         el('span', { cls: 'st', text: `${n.state} · ${n.allocated}/${n.gpus}` })),
-      n.reason ? el('div', { cls: 'why', text: n.reason }) : null,
+      why ? el('div', { cls: 'why', text: why, title: why }) : null,
       inner(n.name, n.children || []));
       if (nodeActs) {
         const acts = el('div', { cls: 'acts' });
-        for (const a of ['drain', 'resume', 'down'])
+        /* what applies: in service: drain, down; drained: resume, down; down: resume */
+        const can = !n.admin_state ? ['drain', 'down'] : n.admin_state === 'drain' ? ['resume', 'down'] : ['resume'];
+        for (const a of can)
           acts.append(el('button', {
             type: 'button', 'data-action': a, 'data-node': n.name, text: a,
             onclick: () => ask(`${a} node ${n.name}?`, `${a} ${n.name}`, true, async (why) => {
