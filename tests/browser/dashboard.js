@@ -176,7 +176,8 @@ const READ_MAP = `(() => {
 const READ_QUEUE = `Array.from(document.querySelectorAll('table#queue tbody tr[data-job]')).map((r) => {
   const reason = r.querySelector('td.reason');
   const pos = r.querySelector('td.pos');
-  return { job: r.dataset.job, reason: reason ? reason.textContent.trim() : null,
+  return { job: r.dataset.job, array: r.dataset.array, count: r.dataset.count,
+           reason: reason ? reason.textContent.trim() : null,
            pos: pos ? (pos.dataset.pos === undefined ? null : pos.dataset.pos) : null,
            text: r.innerText };
 })`;
@@ -521,7 +522,24 @@ async function checkQueue(page, who, token) {
   const rows = await page.evaluate(READ_QUEUE);
   const ids = rows.map((r) => r.job);
   const pend = jobs.filter((j) => j.state === 'PENDING');
-  check(`${who} queue: every pending job has a row (${pend.map((j) => j.id).join(',')})`, pend.every((j) => ids.includes(String(j.id))), ids.join(','));
+  // an array's pending elements may share a row: tr[data-job=FIRST][data-array=ID][data-count=N]
+  const isArr = (j) => j.array_id !== null && j.array_id !== undefined;
+  check(`${who} queue: every pending job not in an array has a row (${pend.filter((j) => !isArr(j)).map((j) => j.id).join(',')})`,
+    pend.filter((j) => !isArr(j)).every((j) => ids.includes(String(j.id))), ids.join(','));
+  const badArr = [];
+  for (const a of new Set(pend.filter(isArr).map((j) => j.array_id))) {
+    const elems = pend.filter((j) => j.array_id === a);
+    const own = rows.filter((r) => r.array === undefined && elems.some((j) => String(j.id) === r.job));
+    const merged = rows.filter((r) => r.array === String(a));
+    const n = own.length + merged.reduce((k, r) => k + Number(r.count), 0);
+    if (n !== elems.length) badArr.push(`array ${a}: ${elems.length} pending elements, rows cover ${n}`);
+    for (const r of own) {
+      const j = elems.find((x) => String(x.id) === r.job);
+      if (!r.text.includes(`${a}_${j.array_task}`)) badArr.push(`row ${r.job} does not say ${a}_${j.array_task}: ${r.text.replace(/\s+/g, ' ')}`);
+    }
+    for (const r of merged) if (!r.text.includes(`${a}_[`)) badArr.push(`merged row ${r.job} does not say ${a}_[...]: ${r.text.replace(/\s+/g, ' ')}`);
+  }
+  check(`${who} queue: an array's pending elements, each in one row (ID_TASK) or merged (ID_[A-B])`, badArr.length === 0, badArr.join('; '));
   const known = new Map(jobs.map((j) => [String(j.id), j]));
   check(`${who} queue: rows only for jobs GET /v1/jobs lists`, ids.every((id) => known.has(id)), ids.filter((id) => !known.has(id)).join(','));
   check(`${who} queue: one row per job`, new Set(ids).size === ids.length, ids.join(','));

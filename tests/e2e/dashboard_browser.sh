@@ -52,8 +52,10 @@ b3=$(as "$B" --vc prod -J waiting -G 2 -- sleep 600)
 b5=$(as "$B" --vc prod -J waiting2 -G 2 -- sleep 600)
 a4=$(as "$A" --vc research -J held -G 1 --hold -- sleep 600)
 b4=$(as "$B" --vc prod -J after -G 1 -d "afterok:$b1" -- sleep 600)
+# an array of 4 (at most 2 at once), all waiting behind the big job of its VC
+arr=$(as "$A" --vc research -J sweep -G 4 --array 0-3%2 -- sleep 600)
 for j in "$a1" "$b1" "$a2" "$b2"; do wait_state "$j" RUNNING || { bad "job $j running"; finish; }; done
-check "the setup: 4 running, 5 pending" [ "$(g queue --no-headers | wc -l)" = 9 ]
+check "the setup: 4 running, 9 pending" [ "$(g queue -r --no-headers | wc -l)" = 13 ]
 
 export GS_URL=$URL GS_ADMIN=$R GS_ALICE=$A GS_BOB=$B GS_SHOTS=$shots GS_TMP=$tmp
 export GS_REPORT=$tmp/sim/report.html
