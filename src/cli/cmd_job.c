@@ -2,7 +2,8 @@
 /*
  * cmd_job.c - commands about one job or node: `gsched cancel ID... | selectors` (scancel's
  * -u/--me/-n/-p/-t/-q, jobsel.c), `gsched hold ID...` / `gsched release ID...` (scontrol's),
- * `gsched node bad|good NAME [--reason TEXT]` (an admin's bad mark on a node),
+ * `gsched node drain|resume|down|bad|good NAME [--reason TEXT]` (an admin's drain, down or bad
+ * mark on a node, like scontrol update nodename=NAME state=...),
  * `gsched describe job ID | node NAME` (key: value lines, an Events table in time order
  * and why a pending job waits, like kubectl describe) and `gsched logs ID
  * [--task N] [--follow]` (a job of several tasks: every task's log, lines prefixed
@@ -124,19 +125,29 @@ int cmd_hold(int argc, char **argv)
     return worst;
 }
 
-/* ---- node bad / good --------------------------------------------------------------------------
+/* ---- node drain / resume / down / bad / good ---------------------------------------------------
  */
 
 static void node_usage(FILE *f)
 {
-    fprintf(f, "usage: gsched node bad NAME [--reason TEXT]\n"
+    fprintf(f, "usage: gsched node drain NAME [--reason TEXT]\n"
+               "       gsched node down NAME [--reason TEXT]\n"
+               "       gsched node resume NAME [--reason TEXT]\n"
+               "       gsched node bad NAME [--reason TEXT]\n"
                "       gsched node good NAME [--reason TEXT]\n"
                "\n"
-               "Mark a node bad (HiveD's bad hardware): no new job is placed there, while the\n"
-               "jobs already on it run on; `good` returns it to service (unless it is also\n"
-               "down or drained).  The mark, its reason and time are kept across restarts and\n"
-               "shown by `gsched nodes` (state bad) and `gsched describe node NAME`.  Admins\n"
-               "only.\n"
+               "Node administration (admins only), like scontrol update nodename=NAME state=...:\n"
+               "  drain   no new job starts there; the jobs running there finish (state\n"
+               "          draining, then drained once it is empty)\n"
+               "  down    its running jobs are preempted (SIGTERM, grace period, SIGKILL) and\n"
+               "          requeued; no job starts there\n"
+               "  resume  back to service after drain or down (a bad mark stays: see good)\n"
+               "  bad     HiveD's bad hardware: no new job there, the jobs on it run on\n"
+               "  good    clears the bad mark (the node returns unless drained or down)\n"
+               "Resuming a node in service or draining a down node is refused; repeating a\n"
+               "drain or down changes nothing.  The state, its reason, who set it and when are\n"
+               "kept across restarts, shown by `gsched nodes` (STATE, REASON) and `gsched\n"
+               "describe node NAME` (with the node's events).\n"
                "\n"
                "  -r, --reason TEXT  why (logged and shown; under 256 bytes)\n" CLI_CONN_HELP);
 }
@@ -155,7 +166,7 @@ static void path_name(char *path, size_t cap, const char *name)
     path[n] = '\0';
 }
 
-/* `gsched node bad|good NAME [--reason TEXT]`: POST /v1/nodes/NAME/bad|good. */
+/* `gsched node drain|resume|down|bad|good NAME [--reason TEXT]`: POST /v1/nodes/NAME/VERB. */
 int cmd_node(int argc, char **argv)
 {
     static const struct option longopts[] = {{"reason", required_argument, NULL, 'r'},
@@ -180,8 +191,12 @@ int cmd_node(int argc, char **argv)
         node_usage(stderr);
         return EXIT_USAGE;
     }
-    if (argc - optind != 2 || (strcmp(argv[optind], "bad") && strcmp(argv[optind], "good"))) {
-        cli_err("usage: gsched node bad|good NAME [--reason TEXT]");
+    static const char *const verbs[] = {"drain", "resume", "down", "bad", "good", NULL};
+    int vi = -1;
+    for (int i = 0; argc - optind == 2 && verbs[i]; i++)
+        if (!strcmp(argv[optind], verbs[i])) vi = i;
+    if (vi < 0) {
+        cli_err("usage: gsched node drain|resume|down|bad|good NAME [--reason TEXT]");
         return EXIT_USAGE;
     }
     if (reason && strlen(reason) >= 256) {
@@ -200,11 +215,24 @@ int cmd_node(int argc, char **argv)
     int rc = cli_call(&k, "POST", path, b, b ? "application/json" : NULL, NULL, what, &r);
     free(b);
     if (rc) return rc;
-    if (k.json)
+    int changed = json_is_true(json_object_get(r, "changed"));
+    if (k.json) {
         print_json(r);
-    else
-        printf("Node %s %s %s\n", name,
-               json_is_true(json_object_get(r, "changed")) ? "marked" : "already", verb);
+    } else if (vi >= 3) {
+        printf("Node %s %s %s\n", name, changed ? "marked" : "already", verb);
+    } else {
+        static const char *const done[] = {"drained", "resumed", "down"};
+        json_t *pre = json_object_get(r, "preempted");
+        printf("Node %s %s%s", name, changed ? "" : "already ", done[vi]);
+        if (json_array_size(pre)) {
+            printf(" (preempted and requeued:");
+            size_t i;
+            json_t *v;
+            json_array_foreach(pre, i, v) printf(" %lld", (long long)json_integer_value(v));
+            printf(")");
+        }
+        printf("\n");
+    }
     json_decref(r);
     return EXIT_OK;
 }
@@ -811,6 +839,15 @@ static int describe_node(cli_conn *k, const char *name)
                  cli_jstr(o, "bad_reason", ""));
         kv("Bad:", b);
     }
+    if (cli_jstr(o, "admin_state", NULL)) {
+        /* an admin's drain or down: by whom, since when, why */
+        char b[700];
+        const char *as = cli_jstr(o, "admin_state", "?"), *why = cli_jstr(o, "admin_reason", NULL);
+        snprintf(b, sizeof b, "%s by %s since %s%s%s", !strcmp(as, "drain") ? "drained" : as,
+                 cli_jstr(o, "admin_by", "?"), cli_jstr(o, "admin_since", "?"), why ? ": " : "",
+                 why ? why : "");
+        kv("Admin:", b);
+    }
     kvi("GPUs:", cli_jint(o, "gpus", 0));
     kvi("Allocated:", cli_jint(o, "allocated", 0));
     kvi("Free:", cli_jint(o, "free", 0));
@@ -874,6 +911,24 @@ static int describe_node(cli_conn *k, const char *name)
     }
     cli_table_print(&t, 1);
     cli_table_release(&t);
+    json_t *evs = json_object_get(o, "events");
+    if (json_array_size(evs)) {
+        /* the node's last events: drain, resume, down, bad, good (oldest first) */
+        printf("\nEvents:\n");
+        cli_table et;
+        cli_table_init(&et, 3, 0);
+        const char *eh[] = {"  TIME", "TYPE", "REASON"};
+        cli_table_add(&et, eh);
+        json_array_foreach(evs, i, g)
+        {
+            char ts[64];
+            snprintf(ts, sizeof ts, "  %s", cli_jstr(g, "time", "?"));
+            const char *row[] = {ts, cli_jstr(g, "type", "?"), cli_jstr(g, "reason", "")};
+            cli_table_add(&et, row);
+        }
+        cli_table_print(&et, 1);
+        cli_table_release(&et);
+    }
     json_decref(o);
     return EXIT_OK;
 }

@@ -72,7 +72,7 @@ static void usage(FILE *f)
                "  resize     resize a running elastic job (--gpus N)\n"
                "  describe   details of a job or node, with events and why it waits\n"
                "  nodes      nodes and their GPUs\n"
-               "  node       mark a node bad or good again (admin: node bad|good NAME)\n"
+               "  node       drain, resume, take down, mark bad/good a node (admin)\n"
                "  vcs        virtual clusters: guarantee, usage, queue\n"
                "  logs       output of a job's task\n"
                /* issue 16 lanes: usage lines (events; accounting; job control) */

@@ -621,7 +621,16 @@ void gsd_do_node(gsd_sched *g, gsd_cmd *c, gs_time now)
     char why[512];
     snprintf(why, sizeof why, "%s%s(by %s)", c->why, c->why[0] ? " " : "", c->user);
     if (was != bad) {
-        if (gsd_store_put_node(g->sh.store, c->node, bad, why, now)) {
+        /* the mark and its node event (nodeadm.c's kind: job_id NULL, node = name) */
+        json_t *dj = json_pack("{s:s}", "by", c->user);
+        char *data = json_dumps(dj, JSON_COMPACT);
+        json_decref(dj);
+        int rc = gsd_store_put_node(g->sh.store, c->node, bad, why, now);
+        if (!rc)
+            rc = gsd_store_add_node_event(g->sh.store, c->node, now, bad ? "bad" : "good", why,
+                                          data);
+        free(data);
+        if (rc) {
             g->store_failed = 1;
             gsd_cmd_fail(c, 503, GS_EIO, "the daemon cannot write its database");
             return;

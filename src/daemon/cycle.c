@@ -96,6 +96,11 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
             break;
             /* issue 16 lanes: each adds its cases under its own marker */
             /* node administration */
+        case GSD_CMD_NODE_DRAIN:
+        case GSD_CMD_NODE_RESUME:
+        case GSD_CMD_NODE_DOWN:
+            gsd_do_node_admin(g, c, now);
+            break;
 
             /* job control */
         case GSD_CMD_REQUEUE:

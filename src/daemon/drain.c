@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * drain.c - nodes drained while the executor cannot launch tasks, composed
- * with the cluster manager's node states.
+ * with the cluster manager's node states and an admin's drain or down.
  *
  * When the executor reports a launch that failed for the node's sake
  * (GSD_XLAUNCH_NODE: its run or log directory cannot be created - a
@@ -18,10 +18,10 @@
  * with a state directory run every task on this machine (no
  * GSD_XCAP_MULTINODE), so the directory is every node's.
  *
- * A node has more reasons to be out of service with a cluster backend (the
- * manager drained it or lost it: events.c keeps them in g->nodest):
- * gsd_node_sync composes them, and a node returns to service only when no
- * reason remains.
+ * A node has more reasons to be out of service: an admin drained it or took
+ * it down (nodeadm.c), and with a cluster backend the manager drained it or
+ * lost it (events.c); both are kept in g->nodest.  gsd_node_sync composes
+ * them, and a node returns to service only when no reason remains.
  *
  * gsd_node_chain / gsd_node_cell_type say where a node cell sits in a HiveD
  * config (the views show them: a machine in several chains is one node cell
@@ -29,8 +29,9 @@
  *
  * Invariants: scheduler thread only, inside a cycle (the engine's records
  * are committed with the cycle); the engine performs the node changes, the
- * daemon only asks; the drained state is not stored - a restart checks the
- * executor again (gsd_drain_recheck at the first cycle).
+ * daemon only asks; the executor's drained state is not stored - a restart
+ * checks the executor again (gsd_drain_recheck at the first cycle); an
+ * admin's is (nodeadm.c, restored by recovery.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -41,11 +42,18 @@ const char *gsd_node_why(gsd_sched *g, int n)
 {
     const gsd_nodest *ns = g->nodest ? &g->nodest[n] : NULL;
     int mgr = ns && ns->mgr != GSD_XNODE_UP;
-    if (!g->drained && !mgr) return NULL;
-    char why[512];
+    int adm = ns && ns->admin != GSD_NADM_NONE;
+    if (!g->drained && !mgr && !adm) return NULL;
+    char why[768];
     size_t k = 0;
-    if (mgr)
-        k += (size_t)snprintf(why, sizeof why, "%s: node %s%s%s", gsd_exec_backend(g->x)->name,
+    if (adm) /* an admin's drain or down (nodeadm.c) */
+        k += (size_t)snprintf(why, sizeof why, "%s by %s%s%s",
+                              ns->admin == GSD_NADM_DOWN ? "down" : "drained",
+                              ns->admin_by ? ns->admin_by : "?", ns->admin_why ? ": " : "",
+                              ns->admin_why ? ns->admin_why : "");
+    if (mgr && k < sizeof why)
+        k += (size_t)snprintf(why + k, sizeof why - k, "%s%s: node %s%s%s", k ? "; " : "",
+                              gsd_exec_backend(g->x)->name,
                               ns->mgr == GSD_XNODE_DOWN ? "down" : "drained",
                               ns->mgr_why ? ": " : "", ns->mgr_why ? ns->mgr_why : "");
     if (g->drained && k < sizeof why)

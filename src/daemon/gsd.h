@@ -132,6 +132,11 @@ typedef struct gsd_nview {
     const char *mgr_why;   /* its reason, NULL = none */
     const char *bad;       /* marked bad (gsched node bad): the reason; NULL = not bad */
     gs_time bad_since;     /* when it was marked bad */
+    /* an admin's drain or down (gsched node drain|down; nodeadm.c) */
+    const char *admin;     /* "drain", "down", or NULL (in service as far as the admin goes) */
+    const char *admin_why; /* its reason (NULL none), who set it and when */
+    const char *admin_by;
+    gs_time admin_since;
     const char *chain;     /* HiveD: the chain (top cell type) of this node cell; else NULL */
     const char *cell_type; /* HiveD: its cell type; else NULL */
     int32_t first;         /* index of the first node cell with this name (a machine in several
@@ -236,6 +241,9 @@ typedef enum gsd_cmd_kind {
     GSD_CMD_NODE_GOOD,
     /* issue 16 lanes: each adds its kinds under its own marker (payload in args) */
     /* node administration: drain / resume / down */
+    GSD_CMD_NODE_DRAIN, /* an admin drains / resumes / downs a node (nodeadm.c): node, why */
+    GSD_CMD_NODE_RESUME,
+    GSD_CMD_NODE_DOWN,
 
     /* job control: update, requeue, withdraw (hold of a queued job), run */
     GSD_CMD_REQUEUE, /* stop a running job, back to the queue (args {"hold": bool}) */
@@ -257,8 +265,8 @@ typedef struct gsd_cmd {
     char idem_hash[65];
     int64_t job_id; /* CANCEL, HOLD, RELEASE, RESIZE: the job; SUBMIT: the new job's id */
     int gpus;       /* RESIZE: the size asked for */
-    char node[256]; /* NODE_BAD, NODE_GOOD: the node's name */
-    char why[256];  /* NODE_BAD, NODE_GOOD: the reason given ("" none) */
+    char node[256]; /* NODE_*: the node's name */
+    char why[256];  /* NODE_*: the reason given ("" none) */
     json_t *args;   /* issue-16 kinds: their parameters (owned; freed by gsd_cmd_free) */
     char user[GSD_USER_MAX];
     int admin;

@@ -162,7 +162,16 @@ typedef struct gsd_nodest {
     const char *mgr_why; /* interned: the manager's reason for mgr, NULL = none */
     const char *bad_why; /* interned: the bad mark's reason (or the last good one's) */
     gs_time bad_since;   /* when the mark was set (or cleared), 0 = never */
+    /* an admin's drain or down (nodeadm.c; stored in nodes.admin_*, set again at recovery) */
+    int8_t admin;          /* GSD_NADM_* */
+    const char *admin_why; /* interned: the admin's reason, NULL = none */
+    const char *admin_by;  /* interned: who */
+    gs_time admin_since;   /* when it was set */
 } gsd_nodest;
+
+/* An admin's state of a node (gsched node drain|resume|down): in service, drained (its jobs
+ * run on, nothing new starts), down (its jobs are preempted and requeued, nothing starts). */
+enum { GSD_NADM_NONE = 0, GSD_NADM_DRAIN = 1, GSD_NADM_DOWN = 2 };
 
 /* A call to the executor made only once what it follows is committed (events.c). */
 enum { GSD_XC_BIND = 1, GSD_XC_RETIRE = 2 };
@@ -452,5 +461,20 @@ const char *gsd_node_cell_type(const gs_cluster *c, int n);
 #define GSD_SAMPLE_KEEP_DAYS 7              /* rows kept (--stats-keep) */
 /* Once per cycle, inside its transaction: a row of the samples table when one is due. */
 void gsd_sample_tick(gsd_sched *g, gs_time now);
+
+/* nodeadm.c: an admin's drain / resume / down of a node (issue 16) */
+/* "drain", "down" or NULL for a GSD_NADM_*. */
+const char *gsd_nadm_name(int st);
+/* GSD_NADM_* for a stored name ("drain", "down"), -1 for anything else (NULL: NONE). */
+int gsd_nadm_parse(const char *name);
+/* Commands NODE_DRAIN, NODE_RESUME, NODE_DOWN (admins only): stored and a node event written
+ * in the cycle's transaction, then applied (gsd_node_admin). */
+void gsd_do_node_admin(gsd_sched *g, gsd_cmd *c, gs_time now);
+/* Set every node cell named 'name' to admin state st (GSD_NADM_*) in g->nodest and the engine
+ * (no storing): DOWN preempts the jobs running there (checkpoint protocol: SIGTERM, grace,
+ * SIGKILL; requeued once their runs end) and adds their ids to 'ids'; with ids NULL (recovery:
+ * restoring what is durable) nothing is preempted.  The number of node cells found. */
+int gsd_node_admin(gsd_sched *g, const char *name, int st, const char *why, const char *by,
+                   gs_time t, json_t *ids);
 
 #endif

@@ -1325,9 +1325,10 @@ static enum MHD_Result h_node_good(hctx *h, const char *name, const char *sub)
 
 static const char *node_state(const gsd_nview *n)
 {
-    if (n->mgr && !strcmp(n->mgr, "down")) return "down";   /* the cluster manager lost it */
-    if (n->drain) return n->alloc ? "draining" : "drained"; /* jobs running there go on */
-    if (n->bad) return "bad";                               /* jobs running there go on */
+    if (n->mgr && !strcmp(n->mgr, "down")) return "down";     /* the cluster manager lost it */
+    if (n->admin && !strcmp(n->admin, "down")) return "down"; /* an admin took it down */
+    if (n->drain) return n->alloc ? "draining" : "drained";   /* jobs running there go on */
+    if (n->bad) return "bad";                                 /* jobs running there go on */
     if (n->down == n->gpus) return "down";
     if (n->alloc == 0) return n->down ? "degraded" : "idle";
     if (n->alloc + n->down >= n->gpus) return "allocated";
@@ -1359,6 +1360,7 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
         json_object_set_new(o, "bad_reason", json_string(n->bad));
         json_object_set_new(o, "bad_since", json_string(ts));
     }
+    hx_node_admin_json(o, n); /* admin_state, ... (http_nodes.c) */
     json_object_set_new(o, "outside", json_integer(n->outside));
     if (n->outside_asked != n->outside)
         json_object_set_new(o, "outside_asked", json_integer(n->outside_asked));
@@ -1396,12 +1398,13 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
         if (detail) {
             json_t *e = json_pack("{s:i,s:i,s:s,s:s,s:o}", "index", gi, "local", gv->local, "type",
                                   gv->type, "state",
-                                  gv->outside            ? "outside"
-                                  : gv->down && n->drain ? "drained"
-                                  : gv->down && n->bad   ? "bad"
-                                  : gv->down             ? "down"
-                                  : gv->job >= 0         ? "allocated"
-                                                         : "idle",
+                                  gv->outside                                         ? "outside"
+                                  : gv->down && n->admin && !strcmp(n->admin, "down") ? "down"
+                                  : gv->down && n->drain                              ? "drained"
+                                  : gv->down && n->bad                                ? "bad"
+                                  : gv->down                                          ? "down"
+                                  : gv->job >= 0                                      ? "allocated"
+                                                                                      : "idle",
                                   "job", visible ? json_integer(gv->job) : json_null());
             if (n->chain) json_object_set_new(e, "chain", json_string(n->chain));
             json_array_append_new(gl, e);
@@ -1501,6 +1504,7 @@ static enum MHD_Result h_node(hctx *h, const char *name, const char *sub)
         json_t *o =
             s->nodes[i].ncells > 1 ? machine_json(h, s, i) : node_json(h, s, &s->nodes[i], 1);
         gsd_snap_put(s);
+        hx_node_events_json(h, o, name); /* its node events (http_nodes.c) */
         return hx_send_json(h, 200, o, NULL);
     }
     gsd_snap_put(s);
@@ -1625,6 +1629,12 @@ static const route routes[] = {
      "state=CD,F,CA,RJ, job=ID (or its array), limit=, offset=)"},
 
     /* node administration: POST /v1/nodes/{name}/drain|resume|down (http_nodes.c) */
+    {"POST", "/v1/nodes/{name}/drain", hx_node_drain,
+     "drain a node: {\"reason\": \"...\"} (admin; its jobs finish, no new job starts there)"},
+    {"POST", "/v1/nodes/{name}/resume", hx_node_resume,
+     "return a drained or down node to service (admin)"},
+    {"POST", "/v1/nodes/{name}/down", hx_node_down,
+     "take a node down: {\"reason\": \"...\"} (admin; its jobs are preempted and requeued)"},
 
     /* job control: PATCH /v1/jobs/{id}, requeue, attach, stdin (http_jobctl.c) */
     {"POST", "/v1/jobs/{id}/requeue", hj_requeue,

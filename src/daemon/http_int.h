@@ -120,6 +120,15 @@ const char *hx_node_state(const gsd_nview *n);
 enum MHD_Result h_history(hctx *h, const char *arg, const char *sub);
 
 /* node administration (http_nodes.c) */
+/* POST /v1/nodes/{name}/drain, /resume, /down {"reason": "..."} (optional): admins only. */
+enum MHD_Result hx_node_drain(hctx *h, const char *name, const char *sub);
+enum MHD_Result hx_node_resume(hctx *h, const char *name, const char *sub);
+enum MHD_Result hx_node_down(hctx *h, const char *name, const char *sub);
+/* A node view's admin state into its JSON object o: admin_state ("drain", "down" or null),
+ * and when set admin_reason, admin_by, admin_since (RFC 3339). */
+void hx_node_admin_json(json_t *o, const gsd_nview *n);
+/* GET /v1/nodes/{name}: its last node events (drain, resume, down, bad, good) as "events". */
+void hx_node_events_json(hctx *h, json_t *o, const char *name);
 
 /* job control (http_jobctl.c) */
 enum MHD_Result hj_requeue(hctx *h, const char *ids, const char *sub);

@@ -27,7 +27,8 @@
  * a cluster backend is told every live job (gsd_exec_bind, with the external
  * job it was adopted from, if any), and a job whose external job is gone is
  * cancelled; processes no job claims are killed (gsd_exec_sweep); nodes stored
- * as bad are marked bad again after the jobs are back (theirs run on).  The result is
+ * as bad are marked bad again after the jobs are back (theirs run on), and
+ * nodes an admin drained or took down are so again (nodeadm.c).  The result is
  * committed before any process is started; what is signalled right after
  * (SIGCONT, a stop's SIGTERM again) is what the database already says.  A
  * recovery that cannot be committed leaves the daemon read-only (disk.c).
@@ -527,6 +528,26 @@ static void sweep_log(void *ud, const char *msg)
     gsd_log("%s", msg);
 }
 
+/* A node an admin drained or took down: so again (a node no longer in the cluster is skipped,
+ * logged).  Its jobs are not stopped again: a down node's were requeued before the restart, and
+ * a job whose stop was under way resumes it (recover_row). */
+static int readmin(void *ud, const char *name, const char *state, const char *why, const char *by,
+                   gs_time t)
+{
+    gsd_sched *g = ud;
+    int st = gsd_nadm_parse(state);
+    if (st <= 0) {
+        gsd_log("node %s has an unknown admin state '%s': ignored", name, state ? state : "");
+        return 0;
+    }
+    if (!gsd_node_admin(g, name, st, why, by, t, NULL))
+        gsd_log("node %s is %s but is not in the cluster: ignored", name, state);
+    else
+        gsd_log("node %s stays %s (by %s%s%s)", name, st == GSD_NADM_DOWN ? "down" : "drained",
+                by ? by : "?", why ? ": " : "", why ? why : "");
+    return 0;
+}
+
 /* A node stored as bad: bad again (a node no longer in the cluster is skipped, logged). */
 static int remark(void *ud, const char *name, const char *why, gs_time t)
 {
@@ -575,6 +596,13 @@ int gsd_recover(gsd_sched *g, gs_diag *d)
         gsd_store_rollback(g->sh.store);
         free(rc.stops);
         return gs_diag_set(d, GS_EIO, 0, 0, "cannot read node marks: %s",
+                           gsd_store_errmsg(g->sh.store));
+    }
+    /* nodes an admin drained or took down stay so */
+    if (gsd_store_each_admin_node(g->sh.store, readmin, g)) {
+        gsd_store_rollback(g->sh.store);
+        free(rc.stops);
+        return gs_diag_set(d, GS_EIO, 0, 0, "cannot read node admin states: %s",
                            gsd_store_errmsg(g->sh.store));
     }
     int64_t next = 0;

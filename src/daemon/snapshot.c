@@ -353,6 +353,12 @@ void gsd_publish(gsd_sched *g, gs_time now)
             v->bad = g->nodest[n].bad_why ? g->nodest[n].bad_why : "";
             v->bad_since = g->nodest[n].bad_since;
         }
+        if (g->nodest && g->nodest[n].admin) { /* an admin's drain or down (nodeadm.c) */
+            v->admin = gsd_nadm_name(g->nodest[n].admin);
+            v->admin_why = g->nodest[n].admin_why;
+            v->admin_by = g->nodest[n].admin_by;
+            v->admin_since = g->nodest[n].admin_since;
+        }
         for (int gi = nd->gpu_lo; gi < nd->gpu_hi; gi++) {
             const gs_gpu *gp = gs_cluster_gpu(g->c, gi);
             gsd_gview *gv = &s->gpus[gi];

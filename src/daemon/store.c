@@ -1220,6 +1220,100 @@ int gsd_reader_event_seq_min(gsd_reader *r, int64_t *seq)
 
 /* node administration */
 
+/* One write of a rarely used statement (an admin's command): prepared for the call. */
+static int node_exec(gsd_store *s, const char *sql, const char *const *text, int ntext,
+                     const int64_t *num, int nnum)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return GS_EIO;
+    for (int i = 0; i < ntext; i++) bind_opt_text(st, i + 1, text[i]);
+    for (int i = 0; i < nnum; i++) sqlite3_bind_int64(st, ntext + i + 1, num[i]);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
+int gsd_store_put_node_admin(gsd_store *s, const char *name, const char *state, const char *reason,
+                             const char *by, gs_time t)
+{
+    const char *text[] = {name, state, reason && *reason ? reason : NULL, by};
+    int64_t num[] = {t};
+    return node_exec(s,
+                     "INSERT INTO nodes(name, bad, t_us, admin_state, admin_reason, admin_by, "
+                     "admin_t_us) VALUES (?1, 0, 0, ?2, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE "
+                     "SET admin_state = excluded.admin_state, admin_reason = "
+                     "excluded.admin_reason, admin_by = excluded.admin_by, admin_t_us = "
+                     "excluded.admin_t_us",
+                     text, 4, num, 1);
+}
+
+int gsd_store_each_admin_node(gsd_store *s,
+                              int (*fn)(void *ud, const char *name, const char *state,
+                                        const char *reason, const char *by, gs_time t),
+                              void *ud)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT name, admin_state, admin_reason, admin_by, admin_t_us FROM "
+                           "nodes WHERE admin_state IS NOT NULL ORDER BY name",
+                           -1, &st, NULL) != SQLITE_OK)
+        return GS_EIO;
+    int rc, ret = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        ret = fn(ud, (const char *)sqlite3_column_text(st, 0),
+                 (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2),
+                 (const char *)sqlite3_column_text(st, 3), sqlite3_column_int64(st, 4));
+        if (ret) break;
+    }
+    if (!ret && rc != SQLITE_DONE) ret = GS_EIO;
+    sqlite3_finalize(st);
+    return ret;
+}
+
+int gsd_store_add_node_event(gsd_store *s, const char *node, gs_time t, const char *type,
+                             const char *reason, const char *data)
+{
+    const char *text[] = {node, type, reason && *reason ? reason : NULL, data};
+    int64_t num[] = {t};
+    return node_exec(s,
+                     "INSERT INTO events(job_id, node, type, reason, data, t_us) "
+                     "VALUES (NULL, ?1, ?2, ?3, ?4, ?5)",
+                     text, 4, num, 1);
+}
+
+int gsd_reader_node_events(gsd_reader *r, const char *node, size_t max, gsd_event **ev, size_t *n)
+{
+    *ev = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    /* the newest 'max' (the index events_node), then oldest first */
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT seq, t_us, type, reason FROM (SELECT seq, t_us, type, reason "
+                           "FROM events WHERE node = ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq",
+                           -1, &st, NULL) != SQLITE_OK)
+        return GS_EIO;
+    sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (int64_t)max);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            gsd_event *ne = realloc(*ev, cap * sizeof *ne);
+            if (!ne) abort();
+            *ev = ne;
+        }
+        gsd_event *e = &(*ev)[(*n)++];
+        memset(e, 0, sizeof *e);
+        e->seq = sqlite3_column_int64(st, 0);
+        e->t = sqlite3_column_int64(st, 1);
+        e->type = dupcol(st, 2);
+        e->reason = dupcol(st, 3);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
 /* accounting */
 
 /* A final jobs row as an acct row (history and retention): the acct table's columns. */

@@ -173,6 +173,19 @@ int gsd_store_events_after(gsd_store *s, int64_t after, size_t max, gsd_evrow **
 int gsd_store_event_seq_max(gsd_store *s, int64_t *seq);
 
 /* node administration (node events, admin state) */
+/* A node's admin state (state "drain" / "down", NULL: none), its reason (may be NULL), who set
+ * it and when; the bad mark is kept (a new row is good). */
+int gsd_store_put_node_admin(gsd_store *s, const char *name, const char *state, const char *reason,
+                             const char *by, gs_time t);
+/* Call fn for every node with an admin state, by name.  fn returns 0 or an error (stops). */
+int gsd_store_each_admin_node(gsd_store *s,
+                              int (*fn)(void *ud, const char *name, const char *state,
+                                        const char *reason, const char *by, gs_time t),
+                              void *ud);
+/* A node event: a row of events with job_id NULL and node = name; type "drain", "resume",
+ * "down", "up", "bad", "good"; reason and data (a JSON text) may be NULL. */
+int gsd_store_add_node_event(gsd_store *s, const char *node, gs_time t, const char *type,
+                             const char *reason, const char *data);
 
 /* accounting (acct rows, retention purge) */
 /* Retention: move up to max final jobs that ended before 'before' (us since the epoch), oldest
@@ -226,6 +239,9 @@ int gsd_reader_events_sel(gsd_reader *r, const gsd_evsel *sel, size_t max, gsd_e
 int gsd_reader_events_tail(gsd_reader *r, const gsd_evsel *sel, size_t max, int64_t *seq);
 /* The lowest seq still stored (0 when there is no event). */
 int gsd_reader_event_seq_min(gsd_reader *r, int64_t *seq);
+
+/* node administration: a node's last 'max' events, oldest first (gsd_event.job_id is 0) */
+int gsd_reader_node_events(gsd_reader *r, const char *node, size_t max, gsd_event **ev, size_t *n);
 
 /* accounting (history) */
 /* One finished job as history answers it: a final row of jobs, or an acct row (retention).
