@@ -489,6 +489,60 @@ static void t_node_bad(void)
     gs_cluster_destroy(c);
 }
 
+/* SIM drain events (gs_engine_add_node_drain_event): a drained node's running job runs to its
+ * end, nothing new starts there (its freed GPUs stay out); a bad mark is a reason of its own:
+ * the end of the drain leaves the node out until it is good again. */
+static void t_sim_drain(void)
+{
+    gs_cluster *c;
+    gs_engine *e = mk("2x2", GS_ENGINE_SIM, &c);
+    ASSERT(e);
+    nrec rec = {{0}};
+    gs_engine_set_observer(e, node_obs, &rec);
+    g_last->hook = start_all;
+    const gs_job *a = add(e, 1, 0, 1, 2, 100);  /* node 0 */
+    const gs_job *b = add(e, 2, 20, 1, 2, 500); /* node 1: node 0 is drained */
+    const gs_job *x = add(e, 3, 30, 1, 2, 10);  /* waits for node 0 */
+    ASSERT(a && b && x);
+    ASSERT_OK(gs_engine_add_node_drain_event(e, 10 * GS_SEC, 0, 1));
+    ASSERT_OK(gs_engine_add_node_drain_event(e, 11 * GS_SEC, 0, 1)); /* already: nothing */
+    ASSERT_OK(gs_engine_add_node_bad_event(e, 50 * GS_SEC, 0, 1));
+    ASSERT_OK(gs_engine_add_node_drain_event(e, 200 * GS_SEC, 0, 0));
+    ASSERT_OK(gs_engine_add_node_bad_event(e, 250 * GS_SEC, 0, 0));
+    ASSERT_EQ(gs_engine_add_node_drain_event(e, 0, 2, 1), GS_EINVAL);
+    ASSERT_EQ(gs_engine_add_node_drain_event(e, 0, -1, 1), GS_EINVAL);
+    while (gs_engine_next_event_time(e) < 60 * GS_SEC && gs_engine_step(e) > 0)
+        ASSERT_OK(gs_engine_check(e, NULL));
+    ASSERT_EQ(gs_engine_node_state(e, 0), GS_NODE_DRAINED | GS_NODE_BAD);
+    ASSERT_EQ(a->state, GS_JOB_RUNNING); /* not requeued, unlike a failure */
+    while (gs_engine_next_event_time(e) < 220 * GS_SEC && gs_engine_step(e) > 0)
+        ASSERT_OK(gs_engine_check(e, NULL));
+    ASSERT_EQ(a->state, GS_JOB_DONE);
+    ASSERT_EQ(x->state, GS_JOB_PENDING); /* drain over, still bad */
+    ASSERT_EQ(gs_engine_node_state(e, 0), GS_NODE_BAD);
+    ASSERT_EQ(gs_cluster_free(c), 0);
+    ASSERT_OK(gs_engine_run(e));
+    ASSERT_EQ(a->end, 100 * GS_SEC);
+    ASSERT_EQ(a->restarts, 0);
+    ASSERT_EQ(g_last->requeues, 0);
+    ASSERT_EQ(gs_cluster_gpu(c, b->last_alloc[0])->node, 1);
+    ASSERT_EQ(x->first_start, 250 * GS_SEC);
+    ASSERT_EQ(gs_cluster_gpu(c, x->last_alloc[0])->node, 0);
+    ASSERT_EQ(gs_engine_node_state(e, 0), 0u);
+    ASSERT_EQ(g_last->nodes_down, 1);
+    ASSERT_EQ(g_last->nodes_up, 1);
+    ASSERT_STR(rec.buf, "node_down@10:0 node_bad@50:0 node_up@200:0 node_good@250:0");
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+    /* LIVE: drains are gs_engine_drain_node, now */
+    e = mk("2x2", GS_ENGINE_LIVE, &c);
+    ASSERT(e);
+    ASSERT_EQ(gs_engine_add_node_drain_event(e, 0, 0, 1), GS_ESTATE);
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 /* LIVE: set now; a dry run sees a bad node's GPUs unusable; drain and bad are independent */
 static void t_live_node_bad(void)
 {
@@ -1409,6 +1463,7 @@ static const test_case tests[] = {
     {"live_mode", t_live_mode},
     {"live_drain", t_live_drain},
     {"node_bad", t_node_bad},
+    {"sim_drain", t_sim_drain},
     {"live_node_bad", t_live_node_bad},
     {"live_outside", t_live_outside},
     {"live_deferred", t_live_deferred},

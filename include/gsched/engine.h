@@ -622,7 +622,7 @@ gs_time gs_engine_next_event_time(const gs_engine *e);
  * 0); the next pass may start jobs there).  Arrival checks ("can never fit")
  * count a drained node's GPUs, so drained nodes reject nothing.  0 (nothing
  * happens when the node is already in that state), GS_ERANGE for a bad
- * node, GS_ESTATE in SIM mode (node failures are gs_engine_add_node_event),
+ * node, GS_ESTATE in SIM mode (drains there are gs_engine_add_node_drain_event),
  * or the policy hook's error (latched, see "Errors").
  */
 int gs_engine_drain_node(gs_engine *e, int node, int drain, const char *reason);
@@ -773,7 +773,7 @@ int gs_engine_node_bad(const gs_engine *e, int node);
  * node's GPUs are usable only when none holds.
  */
 #define GS_NODE_FAILED  1u /* failed (node event, down): its jobs were requeued */
-#define GS_NODE_DRAINED 2u /* drained (LIVE): its jobs run on */
+#define GS_NODE_DRAINED 2u /* drained (LIVE; SIM drain events): its jobs run on */
 #define GS_NODE_BAD     4u /* marked bad: its jobs run on */
 unsigned gs_engine_node_state(const gs_engine *e, int node);
 /* "down" (failed), else "drained", else "bad", else "ok" for a GS_NODE_* set. */
@@ -853,6 +853,19 @@ int gs_engine_can_withdraw(const gs_engine *e);
 /* arrays and dependencies: SIM release events */
 
 /* node administration: SIM drain events */
+/*
+ * SIM: at time t (with the node events: after that instant's completions,
+ * before its arrivals), drain node 'node' (drain = 1) as gs_engine_drain_node
+ * does live: no new job is placed there (placement, dry runs and policies see
+ * its GPUs as down; on_node(node, 1)), the jobs running there keep their GPUs
+ * and run to their end (a GPU they free stays unusable), unlike a failure,
+ * which requeues them.  drain = 0 returns it to service (on_node(node, 0)
+ * unless it is also failed or bad).  NODE_DOWN / NODE_UP records with reason
+ * "drained" / "resumed"; nothing happens when the node already is in that
+ * state.  GS_EINVAL for a bad node index, GS_ESTATE in LIVE mode (drains
+ * there are gs_engine_drain_node, now).
+ */
+int gs_engine_add_node_drain_event(gs_engine *e, gs_time t, int node, int drain);
 
 #ifdef __cplusplus
 }

@@ -94,7 +94,8 @@ typedef struct ev {
     int32_t kind;
     int32_t key;  /* job slot (FINISH, BOUNDARY, DRAINED, ARRIVAL, CANCEL), node (NODE),
                      index in e->rcl (RECONFIG), 0 (TIMER) */
-    uint32_t gen; /* FINISH, BOUNDARY, DRAINED: job gen; NODE: 1 = down, 0 = up */
+    uint32_t gen; /* FINISH, BOUNDARY, DRAINED: job gen; NODE: 1 = down, 0 = up, 2 | bad,
+                     4 | drain (node_drain_event) */
     uint64_t seq;
     uint64_t tag; /* TIMER: the policy's tag; DRAINED: 1 = forced at the drain timeout;
                      CANCEL: the reason's id in e->strs */
@@ -2931,6 +2932,9 @@ static int node_event(gs_engine *e, int node, int down)
     return node_tell(e, node, changed);
 }
 
+static int node_drain(gs_engine *e, int node, int drain, const char *reason);
+static int node_drain_event(gs_engine *e, int node, int drain);
+
 /* Mark node bad or good again (gs_engine_set_node_bad; SIM events). */
 static int node_bad(gs_engine *e, int node, int bad, const char *reason)
 {
@@ -2973,9 +2977,10 @@ static int handle(gs_engine *e, const ev *x)
     case EV_NODE:
         if (x->key < 0) return 0; /* its node vanished in a reconfiguration */
         e->events++;
-        /* gen: 0 up, 1 down (failure); 2 good, 3 bad */
-        return x->gen >= 2 ? node_bad(e, x->key, (int)(x->gen & 1), NULL)
-                           : node_event(e, x->key, (int)x->gen);
+        /* gen: 0 up, 1 down (failure); 2 good, 3 bad; 4 resume, 5 drain */
+        return x->gen >= 4   ? node_drain_event(e, x->key, (int)(x->gen & 1))
+               : x->gen >= 2 ? node_bad(e, x->key, (int)(x->gen & 1), NULL)
+                             : node_event(e, x->key, (int)x->gen);
     case EV_RECONFIG: {
         e->events++;
         gs_diag d;
@@ -3558,14 +3563,8 @@ int gs_engine_drain_node(gs_engine *e, int node, int drain, const char *reason)
     if (e->err) return e->err;
     if (e->opts.mode != GS_ENGINE_LIVE) return GS_ESTATE;
     if (node < 0 || (size_t)node >= gs_cluster_nnodes(e->c)) return GS_ERANGE;
-    int rc = nstate_ready(e);
-    if (rc) return rc;
-    drain = !!drain;
-    if (!(e->nstate[node] & GS_NODE_DRAINED) == !drain) return 0;
     /* unlike node_event: the jobs on it keep their GPUs (as on a bad node) */
-    int changed = node_set_state(e, node, GS_NODE_DRAINED, drain);
-    emit(e, drain ? GS_REC_NODE_DOWN : GS_REC_NODE_UP, NULL, node, reason);
-    rc = node_tell(e, node, changed);
+    int rc = node_drain(e, node, drain, reason);
     return rc ? rc : outside_settle(e);
 }
 
@@ -4468,3 +4467,29 @@ int gs_engine_withdraw(gs_engine *e, const gs_job *cj, gs_time now)
 /* arrays and dependencies: SIM release events */
 
 /* node administration: SIM drain events */
+
+/* A drain or its end (the LIVE call gs_engine_drain_node does the same, then settles outside
+ * work): the jobs on the node keep their GPUs, as on a bad node. */
+static int node_drain(gs_engine *e, int node, int drain, const char *reason)
+{
+    int rc = nstate_ready(e);
+    if (rc) return latch(e, rc);
+    drain = !!drain;
+    if (!(e->nstate[node] & GS_NODE_DRAINED) == !drain) return 0;
+    int changed = node_set_state(e, node, GS_NODE_DRAINED, drain);
+    emit(e, drain ? GS_REC_NODE_DOWN : GS_REC_NODE_UP, NULL, node, reason);
+    return node_tell(e, node, changed);
+}
+
+static int node_drain_event(gs_engine *e, int node, int drain)
+{
+    return node_drain(e, node, drain, drain ? "drained" : "resumed");
+}
+
+int gs_engine_add_node_drain_event(gs_engine *e, gs_time t, int node, int drain)
+{
+    if (e->err) return e->err;
+    if (e->opts.mode == GS_ENGINE_LIVE) return GS_ESTATE;
+    if (node < 0 || (size_t)node >= gs_cluster_nnodes(e->c)) return GS_EINVAL;
+    return heap_push(e, (ev){.t = t, .kind = EV_NODE, .key = node, .gen = 4u | (uint32_t) !!drain});
+}

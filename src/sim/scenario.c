@@ -1063,20 +1063,24 @@ static int add_event(const char *path, gs_engine *e, gs_params *params, const gs
     const char *stt = gs_yaml_str(gs_yaml_get(en, "state"));
     int nodes[64];
     int nn_ = nm ? nodes_named(cl, nm, nodes, 64) : 0;
-    static const char *const states[] = {"down", "up", "bad", "good", NULL};
+    static const char *const states[] = {"down", "up", "bad", "good", "drain", "resume", NULL};
     int st = -1;
     for (int i = 0; stt && states[i]; i++)
         if (!strcmp(stt, states[i])) st = i;
     if (!nn_ || st < 0)
         return gs_yaml_err(d, en, GS_EPARSE,
-                           "an event needs a known 'node' and state down|up|bad|good");
+                           "an event needs a known 'node' and state "
+                           "down|up|bad|good|drain|resume");
     if (nn_ > 64) return gs_yaml_err(d, nn, GS_ERANGE, "node '%s' is in more than 64 chains", nm);
     for (int i = 0; i < nn_; i++) {
         if (st <= 1) {
             if ((rc = gs_engine_add_node_event(e, t, nodes[i], st == 0)))
                 return gs_yaml_err(d, en, rc, "event: %s", gs_strerror(rc));
-        } else if ((rc = gs_engine_add_node_bad_event(e, t, nodes[i], st == 2))) {
-            return event_err(d, en, rc, "marking a node bad or good");
+        } else if (st <= 3) {
+            if ((rc = gs_engine_add_node_bad_event(e, t, nodes[i], st == 2)))
+                return event_err(d, en, rc, "marking a node bad or good");
+        } else if ((rc = gs_engine_add_node_drain_event(e, t, nodes[i], st == 4))) {
+            return event_err(d, en, rc, "draining or resuming a node");
         }
     }
     return 0;

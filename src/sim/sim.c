@@ -822,8 +822,9 @@ int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_d
             if (node < 0) return unknown_node(o->events, ev, res->cluster, d);
             /* a machine in several HiveD chains is one node per chain: the event hits each */
             for (; node >= 0; node = gs_cluster_find_node_next(res->cluster, ev->node, node)) {
-                rc = ev->bad ? gs_engine_add_node_bad_event(res->engine, ev->t, node, ev->down)
-                             : gs_engine_add_node_event(res->engine, ev->t, node, ev->down);
+                rc = ev->drain ? gs_engine_add_node_drain_event(res->engine, ev->t, node, ev->down)
+                     : ev->bad ? gs_engine_add_node_bad_event(res->engine, ev->t, node, ev->down)
+                               : gs_engine_add_node_event(res->engine, ev->t, node, ev->down);
                 if (rc) return rc;
             }
         }

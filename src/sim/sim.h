@@ -90,16 +90,18 @@ int gs_tput_parse(const char *file, const char *model, const char *buf, size_t l
 int gs_trace_apply_tput(gs_trace *t, const gs_tput *tp, const char *dir, gs_diag *d);
 
 /*
- * Cluster events file: "time,node,down|up|bad|good" (time in seconds).  down / up: a node
- * failure (its jobs are requeued) and the recovery; bad / good: the node is marked bad (no
- * new job goes there, its jobs run on) and good again.
+ * Cluster events file: "time,node,down|up|bad|good|drain|resume" (time in seconds).  down /
+ * up: a node failure (its jobs are requeued) and the recovery; bad / good: the node is marked
+ * bad (no new job goes there, its jobs run on) and good again; drain / resume: an admin's
+ * drain (no new job goes there, its jobs run to their end) and its end.
  */
 typedef struct gs_node_event {
     gs_time t;
     char *node;
-    int down;      /* 1: down (bad), 0: up (good) */
+    int down;      /* 1: down (bad, drain), 0: up (good, resume) */
     int bad;       /* 1: a bad / good mark, 0: a failure / recovery */
     int line, col; /* of the node field in the file (messages: file:line:col) */
+    int drain;     /* 1: a drain / resume (bad is 0) */
 } gs_node_event;
 
 typedef struct gs_events {

@@ -1076,19 +1076,23 @@ int gs_events_load(const char *path, gs_events *ev, gs_diag *d)
         first = 0;
         if (r.nf != 3) {
             rc = gs_diag_set(d, GS_EPARSE, r.rec_line, 1,
-                             "expected 'time,node,down|up|bad|good', found %zu fields", r.nf);
+                             "expected 'time,node,down|up|bad|good|drain|resume', found %zu fields",
+                             r.nf);
             break;
         }
         gs_time t;
         if ((rc = parse_sec(&r, 0, "time", &t, d))) break;
-        int down, bad = 0;
+        int down, bad = 0, drain = 0;
         if (!strcmp(r.f[2], "down") || !strcmp(r.f[2], "bad"))
             down = 1, bad = r.f[2][0] == 'b';
         else if (!strcmp(r.f[2], "up") || !strcmp(r.f[2], "good"))
             down = 0, bad = r.f[2][0] == 'g';
+        else if (!strcmp(r.f[2], "drain") || !strcmp(r.f[2], "resume"))
+            down = r.f[2][0] == 'd', drain = 1;
         else {
             rc = gs_diag_set(d, GS_EPARSE, r.rec_line, r.col[2],
-                             "expected 'down', 'up', 'bad' or 'good', got '%s'", r.f[2]);
+                             "expected 'down', 'up', 'bad', 'good', 'drain' or 'resume', got '%s'",
+                             r.f[2]);
             break;
         }
         if (ev->n == cap) {
@@ -1105,7 +1109,7 @@ int gs_events_load(const char *path, gs_events *ev, gs_diag *d)
             rc = GS_ENOMEM;
             break;
         }
-        ev->v[ev->n++] = (gs_node_event){t, node, down, bad, r.rec_line, r.col[1]};
+        ev->v[ev->n++] = (gs_node_event){t, node, down, bad, r.rec_line, r.col[1], drain};
     }
     gs_csv_release(&r);
     free(buf);

@@ -111,8 +111,26 @@ if [ "$got" = "0,0,0,100,0 1,20,20,30,0 2,30,60,70,0" ]; then
 else
   fail=$((fail+1)); echo "not ok - events bad/good: $got"
 fi
+# --events drain/resume: a drained node's job runs to its end (not requeued), nothing new starts
+# there - job 3 waits past 100, when n0 is empty, until the resume at 120 - then it takes jobs
+printf 'submit,duration,gpus\n0,100,2\n20,10,2\n25,100,2\n40,10,2\n' > "$tmp/dr.csv"
+printf 'time,node,state\n10,n0,drain\n120,n0,resume\n' > "$tmp/dr-ev.csv"
+"$bin" sim --cluster 2x2 --trace "$tmp/dr.csv" --policy fifo --events "$tmp/dr-ev.csv" \
+  --out "$tmp/dr-out" -q
+got=$(cut -d, -f1-4,8 "$tmp/dr-out/jobs.csv" | tail -n +2 | paste -sd' ')
+if [ "$got" = "0,0,0,100,0 1,20,20,30,0 2,25,30,130,0 3,40,120,130,0" ]; then
+  pass=$((pass+1)); echo "ok - events drain/resume"
+else
+  fail=$((fail+1)); echo "not ok - events drain/resume: $got"
+fi
+got=$(cut -d, -f1,10 "$tmp/dr-out/jobs.csv" | tail -n +2 | paste -sd' ')
+if [ "$got" = "0,n0:0 n0:1 1,n1:0 n1:1 2,n1:0 n1:1 3,n0:0 n0:1" ]; then
+  pass=$((pass+1)); echo "ok - events drain/resume placements"
+else
+  fail=$((fail+1)); echo "not ok - events drain/resume placements: $got"
+fi
 printf '10,n0,broken\n' > "$tmp/bad-ev2.csv"
-expect 2 "expected 'down', 'up', 'bad' or 'good', got 'broken'" -- "$bin" sim --cluster 2x2 \
+expect 2 "expected 'down', 'up', 'bad', 'good', 'drain' or 'resume', got 'broken'" -- "$bin" sim --cluster 2x2 \
   --trace "$tmp/bad.csv" --policy fifo --events "$tmp/bad-ev2.csv" --out "$tmp/bad-out2" -q
 
 # the README's HiveD example: HiveD's design config as it is, the bundled trace with the design

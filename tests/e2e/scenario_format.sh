@@ -50,7 +50,7 @@ bad event-two-kinds "event-two-kinds.yaml:7:6: an event is one of" "${head}event
   - {time: 5, cancel: 1, node: n0, state: down}
 expect: []
 "
-bad event-state "event-state.yaml:7:6: an event needs a known 'node' and state down|up|bad|good" "${head}events:
+bad event-state "event-state.yaml:7:6: an event needs a known 'node' and state down|up|bad|good|drain|resume" "${head}events:
   - {time: 5, node: n0, state: sick}
 expect: []
 "
