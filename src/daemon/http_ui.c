@@ -101,12 +101,13 @@ static json_t *gpu_json(hctx *h, const gsd_snap *s, int gi)
 {
     const gsd_gview *gv = &s->gpus[gi];
     const gsd_nview *n = &s->nodes[gv->node];
-    const char *state = gv->outside            ? "outside"
-                        : gv->down && n->drain ? "drained"
-                        : gv->down && n->bad   ? "bad"
-                        : gv->down             ? "down"
-                        : gv->job >= 0         ? "allocated"
-                                               : "idle";
+    const char *state = gv->outside                                         ? "outside"
+                        : gv->down && n->admin && !strcmp(n->admin, "down") ? "down"
+                        : gv->down && n->drain                              ? "drained"
+                        : gv->down && n->bad                                ? "bad"
+                        : gv->down                                          ? "down"
+                        : gv->job >= 0                                      ? "allocated"
+                                                                            : "idle";
     json_t *o = json_pack("{s:s,s:i,s:i,s:s,s:s}", "kind", "gpu", "index", gi, "local", gv->local,
                           "type", gv->type, "state", state);
     const gsd_jview *v = gv->job >= 0 ? gsd_snap_find(s, gv->job) : NULL;
@@ -134,6 +135,7 @@ static json_t *cell_json(hctx *h, const gsd_snap *s, const gsd_topo *t, int32_t 
         json_object_set_new(o, "allocated", json_integer(n->alloc));
         json_object_set_new(o, "free", json_integer(n->gpus - n->alloc - n->down));
         json_object_set_new(o, "down", json_integer(n->down));
+        hx_node_admin_json(o, n); /* an admin's drain or down (http_nodes.c) */
         if (n->chain) json_object_set_new(o, "chain", json_string(n->chain));
         if (n->cell_type) json_object_set_new(o, "cell_type", json_string(n->cell_type));
     }
