@@ -43,7 +43,7 @@ printf '10,n0,down\nsoon,n0,up\n' > "$tmp/ev-time.csv"
 expect 2 "ev-time.csv:2:1: time: 'soon' is not a number of seconds" -- \
   sim --cluster 2x8 --trace "$SIXTY" --policy fifo --events "$tmp/ev-time.csv" --out "$tmp/ev"
 printf '10,n0\n' > "$tmp/ev-fields.csv"
-expect 2 "ev-fields.csv:1:1: expected 'time,node,down\|up\|bad\|good', found 2 fields" -- \
+expect 2 "ev-fields.csv:1:1: expected 'time,node,down\|up\|bad\|good\|drain\|resume', found 2 fields" -- \
   sim --cluster 2x8 --trace "$SIXTY" --policy fifo --events "$tmp/ev-fields.csv" --out "$tmp/ev"
 
 # 4) numbers
