@@ -326,7 +326,8 @@ typedef struct qpage {
     long long per, page;
 } qpage;
 
-/* The footer of a paged listing: which jobs these are, of how many, and how to see the others;
+/* The footer of a paged listing: which jobs these are (shown: the page's jobs, an array's
+ * elements each counted though they share a row), of how many, and how to see the others;
  * nothing when the page shows every job. */
 static void print_footer(FILE *f, const qpage *pg, size_t shown, long long total)
 {
@@ -708,6 +709,7 @@ int cmd_queue(int argc, char **argv)
             cli_jobsel_page(&k, &sel, k.json ? NULL : fields,
                             pg.per < 0 ? 0 : (pg.page - 1) * pg.per, pg.per, "queue", &all, &total);
         if (rc) break;
+        size_t fetched = json_array_size(all); /* jobs: the footer counts jobs, not rows */
         if (!k.json) { /* job arrays: 123_7, pending elements as one row 123_[4-99] */
             json_t *shown = queue_collapse_arrays(all, one_per_element);
             json_decref(all);
@@ -736,7 +738,7 @@ int cmd_queue(int argc, char **argv)
         } else {
             print_table(all, headers, now);
         }
-        if (!k.json) print_footer(headers ? stdout : stderr, &pg, json_array_size(all), total);
+        if (!k.json) print_footer(headers ? stdout : stderr, &pg, fetched, total);
         json_decref(all);
         fflush(stdout);
         if (!iterate || g_queue_stop || (iterations > 0 && round + 1 >= iterations)) break;

@@ -24,7 +24,7 @@ done
 held=$("$bin" submit --parsable --server "$SERVER" --name held -H -G 1 -- true)
 check "28 jobs submitted" test "$held" = 28 -a "$blocker" = 1
 
-rows() { grep -Ec '^ *[0-9]+ ' <<< "$1"; }
+rows() { grep -Ec '^ *[0-9]+(_[^ ]*)? ' <<< "$1"; }
 
 out=$(g queue --limit 10)
 check "--limit 10: 10 rows (got $(rows "$out"))" [ "$(rows "$out")" = 10 ]
@@ -98,6 +98,16 @@ out=$(g queue --page 2)
 check "default size, page 2: 38 rows" [ "$(rows "$out")" = 38 ]
 out=$(g queue --all-pages)
 check "--all-pages: 1,038 rows" [ "$(rows "$out")" = 1038 ]
+
+# a job array's pending elements share a row (123_[4-99]): the footer still counts jobs
+"$bin" submit --server "$SERVER" --array 0-29 -G 1 -- true > /dev/null
+out=$(g queue --limit 1050)
+r=$(rows "$out")
+check "array: its 12 elements on page 1 in one row ($r rows)" [ "$r" = 1039 ]
+check "array: footer counts jobs" grep -qxF '(jobs 1-1050 of 1068; 18 more: --page 2 for the next 18, --all-pages for all)' <<< "$out"
+out=$(g queue --limit 1050 --page 2)
+check "array: page 2, the other 18 in one row" [ "$(rows "$out")" = 1 ]
+check "array: page 2 footer" grep -qxF '(jobs 1051-1068 of 1068)' <<< "$out"
 
 touch "$tmp/go"
 "$bin" cancel --server "$SERVER" -u "$(id -un)" > /dev/null 2>&1
