@@ -379,6 +379,9 @@ async function adminPages(browser) {
   check('admin map: colours are the same after a reload', same);
   for (const [k, cs] of jobCols) jobColours.set(k, [...cs][0]);
 
+  // ---- node administration from the map: drain n1 (its jobs run on), then resume it
+  await nodeAdmin(page, 'n1');
+
   // ---- queue, reached through the page's own navigation (its router resets data-ready)
   mark = page.problems.length;
   await page.click('a[href="#/queue"]');
@@ -483,6 +486,52 @@ async function adminPages(browser) {
   const secret = TOK.admin.split('.')[1];
   check(`admin: the pages' ${v1.length} API calls send Authorization: Bearer`, v1.length > 0 && v1.every((r) => (r.headers.Authorization || r.headers.authorization || '').startsWith('Bearer ')), JSON.stringify(v1.filter((r) => !(r.headers.Authorization || r.headers.authorization)).map((r) => r.url).slice(0, 3)));
   check('admin: no URL carries the token', page.requests.every((r) => !r.url.includes(secret)));
+}
+
+// nodeAdmin(page, node): drain the node from its card (in-page reason), check the daemon and
+// the map say so, then resume it from the card
+async function nodeAdmin(page, node) {
+  let mark = await show(page, '#/cluster', 'cluster (node admin)');
+  await nodeActions(page, node, ['drain', 'down'], 'in service');
+  const why = 'maintenance by the browser test';
+  await page.click(`button[data-action=drain][data-node="${node}"]`);
+  await page.waitFor(`(() => { const r = document.querySelector('input#node-reason'); return !!(r && r.offsetParent !== null); })()`, READY_MS, 'input#node-reason shown');
+  await page.type('input#node-reason', why);
+  await page.click('button[data-confirm]');
+  const f = await page.waitFor(`(document.getElementById('flash') || {}).textContent`, READY_MS, '#flash after drain').catch((e) => e.message);
+  check(`admin map: #flash reports the drain of ${node}`, /drain/i.test(f), f);
+  let n = null;
+  for (let i = 0; i < 100; i++) {
+    n = await apiJson(`/v1/nodes/${node}`, TOK.admin);
+    if (n.state === 'draining' || n.state === 'drained') break;
+    await sleep(100);
+  }
+  check(`admin map: the daemon drains ${node} (${n.state}: ${n.reason})`, (n.state === 'draining' || n.state === 'drained') && String(n.reason || '').includes(why));
+  const shown = await page
+    .waitFor(`(() => { const e = document.querySelector('.node[data-node="${node}"]'); return !!e && e.dataset.state === ${JSON.stringify(n.state)} && (e.getAttribute('title') || '').includes(${JSON.stringify(why)}); })()`, READY_MS, `.node[data-node=${node}][data-state=${n.state}] with the reason as title`)
+    .catch((e) => e.message);
+  check(`admin map: ${node} shown ${n.state} with its reason`, shown === true, String(shown));
+  await nodeActions(page, node, ['down', 'resume'], n.state);
+  await settle(page, `cluster-${node}-${n.state}`, mark);
+
+  mark = page.problems.length;
+  await clickAction(page, `button[data-action=resume][data-node="${node}"]`);
+  for (let i = 0; i < 100; i++) {
+    n = await apiJson(`/v1/nodes/${node}`, TOK.admin);
+    if (UP_STATES.has(n.state)) break;
+    await sleep(100);
+  }
+  check(`admin map: the daemon resumes ${node} (${n.state})`, UP_STATES.has(n.state));
+  const back = await page.waitFor(`(document.querySelector('.node[data-node="${node}"]') || { dataset: {} }).dataset.state === 'up'`, READY_MS, `${node} up again`).catch((e) => e.message);
+  check(`admin map: ${node} shown up again`, back === true, String(back));
+  await nodeActions(page, node, ['drain', 'down'], 'in service again');
+  await settle(page, `cluster-${node}-resumed`, mark);
+}
+
+// nodeActions(page, node, want, what): the node card's action buttons are exactly those that apply
+async function nodeActions(page, node, want, what) {
+  const got = await page.evaluate(`Array.from(document.querySelectorAll('button[data-action][data-node="${node}"]')).map((b) => b.dataset.action).sort()`);
+  check(`admin map: ${node} (${what}) offers ${want.join(', ')} only`, got.join(',') === want.slice().sort().join(','), got.join(','));
 }
 
 // checkActions(page, who, id, want): the job's action buttons are exactly those its state allows
