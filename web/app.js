@@ -408,7 +408,7 @@
             onclick: () => ask(`${a} node ${n.name}?`, `${a} ${n.name}`, true, async (why) => {
               try {
                 await api('POST', `/v1/nodes/${encodeURIComponent(n.name)}/${a}`, why ? { reason: why } : undefined);
-                flash(`node ${n.name}: ${a} done`);
+                flash(`node ${n.name}: ${{ drain: 'drained (its jobs finish, no new job starts)', resume: 'back in service', down: 'taken down (its jobs are requeued)' }[a]}`);
               } catch (e) { flash(e.message, true); }
               load(false);
             }),
