@@ -438,10 +438,15 @@ async function adminPages(browser) {
 
   // ---- charts
   mark = await show(page, '#/charts');
+  const stats = await api('GET', '/v1/stats?from=-3600', TOK.admin);
+  const samples = stats.status === 200 ? JSON.stringify(stats.body).length : 0;
+  check('GET /v1/stats answers', stats.status === 200, String(stats.status));
   for (const id of ['chart-alloc', 'chart-pending', 'chart-jobs']) {
-    const n = await page.evaluate(`(() => { const s = document.querySelector('svg#${id}');
-      return s ? s.querySelectorAll('path, polyline, rect, line, circle').length : -1; })()`);
-    check(`admin charts: svg#${id} drawn`, n > 0, n < 0 ? 'missing' : `${n} shapes`);
+    const c = await page.evaluate(`(() => { const s = document.querySelector('svg#${id}');
+      return s ? { n: s.querySelectorAll('path, polyline, rect, line, circle').length, text: s.textContent } : null; })()`);
+    check(`admin charts: svg#${id} drawn`, c && c.n > 0, c ? `${c.n} shapes` : 'missing');
+    // the daemon samples every second here (--stats-interval 1): a chart says nothing is there only if so
+    check(`admin charts: svg#${id} shows the samples (not "no samples")`, c && !/no samples/i.test(c.text), `${samples} bytes of /v1/stats; ${c ? c.text.slice(0, 80) : ''}`);
   }
   await settle(page, 'charts', mark);
 

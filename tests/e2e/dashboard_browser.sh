@@ -35,7 +35,7 @@ chmod 600 "$tok"
   --out "$tmp/sim" -q > /dev/null || { bad "sim report"; finish; }
 
 d_start dash --cluster 2x2x4:V100 --policy yarn-cs --set quotas=research:8,prod:8 --grace 1s \
-  --tokens "$tok" --listen 127.0.0.1:0 || { bad "daemon start"; finish; }
+  --stats-interval 1 --tokens "$tok" --listen 127.0.0.1:0 || { bad "daemon start"; finish; }
 export GSCHED_TOKEN=$R # wait_state and g as the admin
 as() { local t=$1; shift; "$bin" submit --parsable --server "$SERVER" --token "$t" "$@"; }
 
