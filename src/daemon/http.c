@@ -933,12 +933,20 @@ static int parse_fields(const char *s, uint64_t *mask, char *bad, size_t cap)
     }
 }
 
-/* Only the keys of o that mask selects (o's order kept). */
+/* Only the keys of o that mask selects (o's order kept); a key the table does not name is
+ * dropped too, so that an answer never holds a key the client did not ask for. */
 static json_t *keep_keys(json_t *o, uint64_t mask)
 {
     if (mask == JK_ALL) return o;
-    for (int k = 0; k < JK_N; k++)
-        if (!(mask & JK_BIT(k))) json_object_del(o, jkey_name[k]);
+    const char *key;
+    json_t *val;
+    void *tmp;
+    json_object_foreach_safe(o, tmp, key, val)
+    {
+        int k = 0;
+        while (k < JK_N && strcmp(jkey_name[k], key)) k++;
+        if (k == JK_N || !(mask & JK_BIT(k))) json_object_del(o, key);
+    }
     return o;
 }
 
