@@ -4,7 +4,8 @@
  * PENDING job taken back from its policy (the daemon's hold of a queued job)
  * never starts while withdrawn and runs once released, under every compiled-in
  * policy that has the on_withdraw op; a policy without it refuses
- * (GS_EUNSUPPORTED) and keeps the job queued.  Every engine is checked
+ * (GS_EUNSUPPORTED) and keeps the job queued.  gs_engine_update_deferred changes a
+ * withdrawn job (the daemon's update).  Every engine is checked
  * (gs_engine_check, which runs the policy's own check) after each step.
  */
 #include <stdio.h>
@@ -220,7 +221,57 @@ static void t_fifo_details(void)
     gs_cluster_destroy(c);
 }
 
+/* gs_engine_update_deferred: a withdrawn job changes (GPUs, VC, priority, name) and runs so */
+static void t_update_deferred(void)
+{
+    const gs_policy_ops *ops = gs_policy_find("fifo");
+    gs_cluster *c;
+    gs_engine *e = mk(ops, &c);
+    ASSERT(e);
+    gs_time t = T0;
+    const gs_job *a = submit(e, ops, 2, t);
+    const gs_job *b = submit(e, ops, 1, t);
+    ASSERT(a && b);
+    ASSERT_OK(gs_engine_advance(e, t += GS_SEC));
+    ASSERT_EQ(a->state, GS_JOB_RUNNING);
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.ntasks = 1;
+    s.gpus_per_task = 2;
+    s.duration = 60 * GS_SEC;
+    s.vc = "research";
+    s.name = "renamed";
+    s.priority = 7;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_EQ(gs_engine_update_deferred(e, b, &s, &d), GS_ESTATE); /* queued: withdraw first */
+    ASSERT_OK(gs_engine_withdraw(e, b, t));
+    s.ntasks = 2;
+    ASSERT_EQ(gs_engine_update_deferred(e, b, &s, &d), GS_EINVAL); /* tasks are fixed */
+    ASSERT_CONTAINS(d.msg, "number of tasks");
+    ASSERT_EQ(b->gpus, 1); /* nothing changed */
+    s.ntasks = 1;
+    ASSERT_OK(gs_engine_update_deferred(e, b, &s, &d));
+    ASSERT_EQ(b->gpus, 2);
+    ASSERT_EQ(b->gpus_per_task, 2);
+    ASSERT_EQ(b->priority, 7);
+    ASSERT_STR(b->vc_name, "research");
+    ASSERT_STR(b->name, "renamed");
+    ASSERT_EQ(b->work, 60 * GS_SEC);
+    ASSERT_OK(gs_engine_release(e, b, t));
+    ASSERT_OK(gs_engine_advance(e, t += GS_SEC));
+    ASSERT_EQ(b->state, GS_JOB_PENDING); /* 2 GPUs now: waits for a */
+    ASSERT_OK(gs_engine_cancel(e, a, "user", t));
+    ASSERT_OK(gs_engine_advance(e, t += GS_SEC));
+    ASSERT_EQ(b->state, GS_JOB_RUNNING);
+    ASSERT_EQ(b->nalloc, 2);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 static const test_case tests[] = {
+    {"update_deferred", t_update_deferred},
     {"every_policy", t_every_policy},
     {"fifo_details", t_fifo_details},
 };

@@ -847,6 +847,15 @@ int gs_engine_inspect(const gs_engine *e, const char *key, char *buf, size_t cap
 int gs_engine_withdraw(gs_engine *e, const gs_job *j, gs_time now);
 /* Whether the policy can give queued jobs back (it has on_withdraw): 1 or 0. */
 int gs_engine_can_withdraw(const gs_engine *e);
+/*
+ * LIVE: change a deferred job (PENDING, not arrived: held, waiting on dependencies, or just
+ * withdrawn) to 'spec': its name, VC, priority, GPUs per task and, if it never started, its
+ * work.  Validated as a submission (GS_EINVAL with diag); only a rigid job without tasks of
+ * different sizes, and its number of tasks cannot change (GS_EINVAL).  Nothing changes on
+ * error.  GS_ESTATE when j is not such a job or in SIM mode.
+ */
+int gs_engine_update_deferred(gs_engine *e, const gs_job *j, const gs_job_spec *spec,
+                              gs_diag *diag);
 
 /* accounting: forget a final job (bounded memory) */
 

@@ -48,6 +48,7 @@ int cmd_history(int argc, char **argv); /* finished jobs, like sacct */
 
 /* job control (cmd_jobctl.c) */
 int cmd_requeue(int argc, char **argv);
+int cmd_update(int argc, char **argv);
 
 /* Print "gsched: " + diag as file:line:col: message to stderr. */
 void cli_diag(const gs_diag *d);

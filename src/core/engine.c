@@ -4446,6 +4446,41 @@ static int tr_withdraw(gs_engine *e, gs_job *j)
     return 0;
 }
 
+int gs_engine_update_deferred(gs_engine *e, const gs_job *cj, const gs_job_spec *s, gs_diag *diag)
+{
+    gs_job *j = cj ? mut(e, cj) : NULL;
+    if (e->err) return e->err;
+    if (e->opts.mode != GS_ENGINE_LIVE) return GS_ESTATE;
+    if (!j || j->state != GS_JOB_PENDING || !j->deferred || j->arrived) return GS_ESTATE;
+    if (j->max_gpus > 0 || s->max_gpus > 0 || s->task_gpus || gs_job_grouped(j))
+        return gs_diag_set(diag, GS_EINVAL, 0, 0,
+                           "only a rigid job whose tasks are all the same size can be changed");
+    if (s->ntasks != j->ntasks)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "the number of tasks cannot change (%d)",
+                           j->ntasks);
+    if (s->gpus_per_task < 1)
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job needs at least 1 GPU per task (got %d)",
+                           s->gpus_per_task);
+    if ((int64_t)s->ntasks * s->gpus_per_task > (1 << 20))
+        return gs_diag_set(diag, GS_EINVAL, 0, 0, "job asks for too many GPUs (%lld)",
+                           (long long)s->ntasks * s->gpus_per_task);
+    gs_time work;
+    int rc = spec_work(e, s, &work, diag);
+    if (rc) return rc;
+    int32_t vc;
+    const char *name = intern(e, &e->strs, s->name ? s->name : "", NULL);
+    const char *vc_name = intern(e, &e->vcs, s->vc && *s->vc ? s->vc : "default", &vc);
+    if (!name || !vc_name) return GS_ENOMEM; /* latched */
+    j->name = name;
+    j->vc_name = vc_name;
+    j->vc = vc;
+    j->priority = s->priority;
+    j->gpus_per_task = s->gpus_per_task;
+    j->gpus = j->req_gpus = s->ntasks * s->gpus_per_task;
+    if (j->first_start == GS_TIME_NONE) j->work = j->remaining = work;
+    return 0;
+}
+
 int gs_engine_can_withdraw(const gs_engine *e)
 {
     return e->pol->on_withdraw != NULL;

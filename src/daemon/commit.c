@@ -191,6 +191,7 @@ static const char *event_name(int type, const gsd_jobx *x)
     case GS_REC_START:
         return x->runs <= 1 ? "started" : x->el && x->el->generation > 1 ? "relaunched" : "resumed";
     case GSD_EV_TRAINING: return "training";
+    case GSD_EV_UPDATED: return "updated"; /* job control (jobctl.c) */
     case GSD_EV_CANCEL_REQ: return "cancel-requested";
     case GSD_EV_STOPPING: return "stopping";
     case GSD_EV_KILLED: return "killed";
@@ -235,6 +236,8 @@ static int write_changes(gsd_sched *g, int reinsert)
         gsd_jobrow row;
         gsd_fill_row(g, gs_engine_job(g->e, (size_t)s), x, &row);
         rc = gsd_store_update_job(g->sh.store, &row);
+        /* job control: an update changed its spec (jobctl.c) */
+        if (!rc && x->spec_dirty) rc = gsd_store_update_spec(g->sh.store, &row);
     }
     for (size_t i = 0; i < g->ntput && !rc; i++) {
         gsd_taskput *t = &g->tput[i];
@@ -257,7 +260,8 @@ static void changes_done(gsd_sched *g)
         x->idem_key = x->idem_hash = NULL;
     }
     g->npins = 0;
-    for (size_t i = 0; i < g->ndirty; i++) gsd_jx(g, g->dirtyv[i])->dirty = 0;
+    for (size_t i = 0; i < g->ndirty; i++)
+        gsd_jx(g, g->dirtyv[i])->dirty = gsd_jx(g, g->dirtyv[i])->spec_dirty = 0;
     g->ndirty = 0;
     for (size_t i = 0; i < g->ntput; i++) {
         free(g->tput[i].handle);

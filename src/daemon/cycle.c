@@ -103,8 +103,9 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
             break;
 
             /* job control */
-        case GSD_CMD_REQUEUE:
-            gsd_do_requeue(g, c, now);
+        case GSD_CMD_REQUEUE: gsd_do_requeue(g, c, now); break;
+        case GSD_CMD_UPDATE:
+            gsd_do_update(g, c, now);
             break;
 
             /* accounting */

@@ -247,6 +247,7 @@ typedef enum gsd_cmd_kind {
 
     /* job control: update, requeue, withdraw (hold of a queued job), run */
     GSD_CMD_REQUEUE, /* stop a running job, back to the queue (args {"hold": bool}) */
+    GSD_CMD_UPDATE,  /* change a job (args: the PATCH body, checked by the HTTP thread) */
 
     /* accounting: retention purge */
 

@@ -89,6 +89,8 @@ typedef struct gsd_jobx {
     int8_t depst;       /* GS_DEP_* of its dependencies as last evaluated */
     int8_t inwait;      /* in g->waitv */
     int8_t rqhold;      /* job control (jobctl.c): requeued with a hold; in g->rqholdv */
+    int8_t spec_dirty;  /* job control: an update changed the spec; its columns are written
+                           with the dirty row (commit.c) */
     struct gsd_wait *w; /* its dependencies and each term's answer; NULL when none */
     /* job arrays (issue 16; commands.c expands them, wait.c throttles them) */
     int64_t array_id;       /* the array's id (its first element's job id); 0 = not in one */
@@ -130,6 +132,7 @@ enum {
     GSD_EV_ELIGIBLE,                 /* its dependencies are satisfied: it joins the queue */
     GSD_EV_DEP_NEVER,                /* its dependencies can never be satisfied */
     GSD_EV_TRAINING,                 /* elastic: the first hint of a generation (LAUNCHING ends) */
+    GSD_EV_UPDATED,                  /* job control: fields changed (PATCH /v1/jobs/{id}) */
 };
 
 typedef struct gsd_taskput {
@@ -350,6 +353,9 @@ void gsd_do_requeue(gsd_sched *g, gsd_cmd *c, gs_time now);
 /* After the executor's poll: hold the jobs requeued with a hold whose stop is done, before
  * the pass can start them again. */
 void gsd_jobctl_requeued(gsd_sched *g, gs_time now);
+/* UPDATE: change a job's priority, time limit, GPUs, VC or name (args: the PATCH body),
+ * revalidated as a submission; a queued job is withdrawn, changed and released at once. */
+void gsd_do_update(gsd_sched *g, gsd_cmd *c, gs_time now);
 /* Mark every node cell named 'name' bad or good in the engine and g->nodest (no storing);
  * the number of nodes found. */
 int gsd_node_mark(gsd_sched *g, const char *name, int bad, const char *why, gs_time t);

@@ -1645,6 +1645,9 @@ static const route routes[] = {
      "take a node down: {\"reason\": \"...\"} (admin; its jobs are preempted and requeued)"},
 
     /* job control: PATCH /v1/jobs/{id}, requeue, attach, stdin (http_jobctl.c) */
+    {"PATCH", "/v1/jobs/{id}", hj_update,
+     "change a job: {\"priority\", \"time_limit\", \"gpus\", \"vc\", \"name\"} (pending; "
+     "a running job's time limit)"},
     {"POST", "/v1/jobs/{id}/requeue", hj_requeue,
      "stop a running job (SIGTERM, grace, SIGKILL: it checkpoints) and queue it again; "
      "?hold=1: held"},
@@ -1875,7 +1878,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (rq->too_big)
         return hx_problem(&h, 413, GS_ETOOBIG, NULL, "request body larger than %zu bytes",
                           g->o.max_body);
-    if (rq->len && strcmp(method, "POST") && strcmp(method, "PUT"))
+    if (rq->len && strcmp(method, "POST") && strcmp(method, "PUT") && strcmp(method, "PATCH"))
         return hx_problem(&h, 400, GS_EINVAL, NULL, "%s requests take no body", method);
     if (rq->len && !ctype_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")))
         return hx_problem(&h, 415, GS_EUNSUPPORTED, json_pack("{s:s}", "field", "Content-Type"),

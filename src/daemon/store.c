@@ -1556,6 +1556,25 @@ void gsd_samples_free(gsd_sample *v, size_t n)
 
 /* job control */
 
+int gsd_store_update_spec(gsd_store *s, const gsd_jobrow *r)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "UPDATE jobs SET vc = ?2, name = ?3, priority = ?4, gpus_per_task = ?5, "
+                           "spec = ?6 WHERE id = ?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return GS_EIO;
+    sqlite3_bind_int64(st, 1, r->id);
+    sqlite3_bind_text(st, 2, r->vc, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, r->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, r->priority);
+    sqlite3_bind_int(st, 5, r->gpus_per_task);
+    sqlite3_bind_text(st, 6, r->spec, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : GS_EIO;
+}
+
 /* arrays */
 int gsd_reader_array_task(gsd_reader *r, int64_t array_id, int32_t task, int64_t *id)
 {

@@ -207,6 +207,9 @@ typedef struct gsd_sample {
 int gsd_store_add_sample(gsd_store *s, const gsd_sample *x, int64_t keep_from);
 
 /* job control */
+/* An updated job (PATCH /v1/jobs/{id}): its vc, name, priority, gpus_per_task and spec columns
+ * from r (inside the cycle's transaction). */
+int gsd_store_update_spec(gsd_store *s, const gsd_jobrow *r);
 
 /* arrays */
 

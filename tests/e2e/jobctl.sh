@@ -3,7 +3,9 @@
 # queue (the engine withdraws it: it never starts while held, runs once released, stays held
 # across a restart), refused with a clear 409 under a policy that cannot take a queued job
 # back (gandiva); `gsched requeue [--hold]` of a running job (SIGTERM: it checkpoints; back to
-# the queue and run again, or held until released; owner or admin only).
+# the queue and run again, or held until released; owner or admin only); `gsched update`
+# (scontrol update: rights, submit's validation, a queued job queued again, a running job's
+# time limit, durable across a restart).
 # usage: jobctl.sh GSCHED_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
@@ -66,6 +68,56 @@ expect 0 "Released job $q1" -- as "$A" release "$q1"
 ws "$q1" DONE
 touch "$tmp/go-q2"
 ws "$q2" DONE
+
+# ---- update (scontrol update): rights, revalidation, a queued job queued again, durable
+fld() { as "$R" describe job "$1" 2>/dev/null | awk -v k="$2" 'index($0, k) == 1 { sub(k " *", ""); print; exit }'; }
+blk=$(asub --gpus 2 -t 30 -- sh -c "while [ ! -f '$tmp/go-blk3' ]; do sleep 0.05; done")
+ws "$blk" RUNNING
+u=$(asub --gpus 1 --name first -q 5 -- true)
+u2=$(asub --gpus 1 -- true)
+sleep 0.3
+check "u queued first (got '$(pos "$u")')" [ "$(pos "$u")" = 1 ]
+expect 4 "no job $u" -- as "$B" update "$u" priority=1
+expect 1 "only an admin can raise a job's priority" -- as "$A" update "$u" priority=9
+check "a refused raise changed nothing (got '$(fld "$u" Priority:)')" bash -c "[[ '$(fld "$u" Priority:)' == 5* ]]"
+expect 2 "unknown key 'color'" -- as "$A" update "$u" color=red
+expect 2 "needs a job id" -- as "$A" update priority=1
+expect 2 "could never run here" -- as "$A" update "$u" gpus=3
+expect 2 "not a GPU count" -- as "$A" update "$u" gpus=0
+expect 0 "Updated job $u: priority 5 -> 2, time limit UNLIMITED -> 10m00s, gpus 1 -> 2, name first -> renamed" -- \
+  as "$A" update "$u" priority=2 timelimit=10 gpus=2 name=renamed
+check "updated: name (got '$(fld "$u" Name:)')" [ "$(fld "$u" Name:)" = renamed ]
+check "updated: 1 x 2 GPUs (got '$(fld "$u" Tasks:)')" bash -c "[[ '$(fld "$u" Tasks:)' == '1 x 2 GPU(s)'* ]]"
+check "queued again (got '$(pos "$u")')" bash -c "[[ '$(pos "$u")' =~ ^[0-9]+$ ]]"
+check "an 'updated' event says what changed" \
+  bash -c "as() { :; }; '$bin' describe job '$u' --server '$SERVER' --token '$A' | grep -q 'updated .*by alice: priority 5 -> 2'"
+expect 0 "Updated job $u: priority 2 -> 10" -- as "$R" update jobid="$u" priority=10
+expect 0 "Updated job $u: vc default -> research" -- as "$A" update "$u" partition=research
+check "moved VC (got '$(fld "$u" VC:)')" [ "$(fld "$u" VC:)" = research ]
+expect 0 "nothing changed" -- as "$A" update "$u" vc=research
+# a running job: only its time limit; lowering it is the owner's right, raising an admin's
+expect 1 "only its time limit can change while it runs" -- as "$A" update "$blk" name=x
+expect 0 "time limit 30m00s -> 20m00s" -- as "$A" update "$blk" timelimit=20
+expect 1 "only an admin can raise the time limit" -- as "$A" update "$blk" timelimit=UNLIMITED
+expect 0 "time limit 20m00s -> 25m00s" -- as "$R" update "$blk" timelimit=25
+# a held job: changed where it waits, still held
+hj=$(asub --gpus 1 --hold -- true)
+expect 0 "gpus 1 -> 2" -- as "$A" update "$hj" gpus=2
+check "still held (got '$(reason "$hj")')" [ "$(reason "$hj")" = JobHeldUser ]
+# durable: the spec and columns after a restart
+before="$(fld "$u" Name:)|$(fld "$u" VC:)|$(fld "$u" Priority:)|$(fld "$u" Tasks:)|$(fld "$u" 'Time limit:')"
+d_stop || bad "graceful stop"
+d_start jc "${serve_args[@]}" || { bad "restart"; finish; }
+after="$(fld "$u" Name:)|$(fld "$u" VC:)|$(fld "$u" Priority:)|$(fld "$u" Tasks:)|$(fld "$u" 'Time limit:')"
+check "after a restart: name, VC, priority, GPUs, time limit as updated (got '$after')" \
+  bash -c "[ '$after' = '$before' ] && [[ '$after' == renamed\|research\|10* ]] && [[ '$after' == *'|600s' ]]"
+check "after a restart: the running job's new limit (got '$(fld "$blk" 'Time limit:')')" [ "$(fld "$blk" 'Time limit:')" = 1500s ]
+check "after a restart: the held job still held, 2 GPUs" \
+  bash -c "[ '$(reason "$hj")' = JobHeldUser ] && [[ '$(fld "$hj" Tasks:)' == '1 x 2 GPU(s)'* ]]"
+touch "$tmp/go-blk3"
+ws "$u" DONE
+as "$A" cancel "$hj" > /dev/null 2>&1
+ws "$u2" DONE
 
 # ---- requeue: the stop protocol (SIGTERM: the job checkpoints), back to the queue, runs again
 cat > "$tmp/ckpt.sh" <<'SH'
