@@ -66,6 +66,7 @@ int gsd_jobctl_withdraw(gsd_sched *g, gsd_cmd *c, const gs_job *j, gs_time now)
         return rc;
     }
     gsd_jobx *x = gsd_jx(g, j->slot);
+    gsd_track(g, j, x); /* no longer among its VC's pending jobs (no engine record says so) */
     gsd_wait_add(g, j->slot, 1);
     /* it had arrived: its dependencies were satisfied, and such answers are final */
     gsd_wait_free(x);

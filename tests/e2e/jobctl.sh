@@ -52,6 +52,8 @@ expect 0 "Held job $q1" -- as "$A" hold "$q1"
 check "held: JobHeldUser (got '$(reason "$q1")')" [ "$(reason "$q1")" = JobHeldUser ]
 check "held: no queue position (got '$(pos "$q1")')" [ "$(pos "$q1")" = - ]
 check "the next job moved up (got '$(pos "$q2")')" [ "$(pos "$q2")" = 1 ]
+vcpend() { as "$R" vcs --no-headers | awk -v v="$1" '$1 == v { print $5 }'; }
+check "the VC counts one pending job, not the held one (got '$(vcpend default)')" [ "$(vcpend default)" = 1 ]
 check "a 'held' event says it left the queue" \
   bash -c "'$bin' describe job '$q1' --server '$SERVER' --token '$A' | grep -q 'taken out of the queue'"
 touch "$tmp/go-blk"
@@ -94,6 +96,8 @@ check "an 'updated' event says what changed" \
 expect 0 "Updated job $u: priority 2 -> 10" -- as "$R" update jobid="$u" priority=10
 expect 0 "Updated job $u: vc default -> research" -- as "$A" update "$u" partition=research
 check "moved VC (got '$(fld "$u" VC:)')" [ "$(fld "$u" VC:)" = research ]
+check "VC counts follow the move (got default=$(vcpend default) research=$(vcpend research))" \
+  [ "$(vcpend default)" = 1 ] && [ "$(vcpend research)" = 1 ]
 expect 0 "nothing changed" -- as "$A" update "$u" vc=research
 # a running job: only its time limit; lowering it is the owner's right, raising an admin's
 expect 1 "only its time limit can change while it runs" -- as "$A" update "$blk" name=x
