@@ -68,9 +68,12 @@ int gsd_jobctl_withdraw(gsd_sched *g, gsd_cmd *c, const gs_job *j, gs_time now)
     gsd_jobx *x = gsd_jx(g, j->slot);
     gsd_track(g, j, x); /* no longer among its VC's pending jobs (no engine record says so) */
     gsd_wait_add(g, j->slot, 1);
-    /* it had arrived: its dependencies were satisfied, and such answers are final */
-    gsd_wait_free(x);
-    x->depst = GS_DEP_MET;
+    /* it had arrived: its dependencies were satisfied, and such answers are final - except
+     * singleton's (another job of its name may run by its release): that one is asked again */
+    if (!x->spec.dependency || !strstr(x->spec.dependency, "singleton")) {
+        gsd_wait_free(x);
+        x->depst = GS_DEP_MET;
+    }
     gsd_mark_dirty(g, j->slot);
     return 0;
 }

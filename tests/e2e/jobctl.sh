@@ -75,6 +75,18 @@ ws "$q2" DONE
 fld() { as "$R" describe job "$1" 2>/dev/null | awk -v k="$2" 'index($0, k) == 1 { sub(k " *", ""); print; exit }'; }
 blk=$(asub --gpus 2 -t 30 -- sh -c "while [ ! -f '$tmp/go-blk3' ]; do sleep 0.05; done")
 ws "$blk" RUNNING
+# a held singleton job is asked again at its release: another job of its name queued meanwhile
+sb=$(asub --gpus 1 --name solo -d singleton -- true)
+sleep 0.3
+check "singleton job queued (got '$(pos "$sb")')" bash -c "[[ '$(pos "$sb")' =~ ^[0-9]+$ ]]"
+expect 0 "Held job $sb" -- as "$A" hold "$sb"
+sc=$(asub --gpus 1 --name solo -d singleton -- true)
+sleep 0.3
+check "its namesake queued while it is held (got '$(pos "$sc")')" bash -c "[[ '$(pos "$sc")' =~ ^[0-9]+$ ]]"
+expect 0 "Released job $sb" -- as "$A" release "$sb"
+sleep 0.3
+check "released, it waits for its namesake: Dependency (got '$(reason "$sb")')" [ "$(reason "$sb")" = Dependency ]
+as "$A" cancel "$sb" "$sc" > /dev/null 2>&1
 u=$(asub --gpus 1 --name first -q 5 -- true)
 u2=$(asub --gpus 1 -- true)
 sleep 0.3
