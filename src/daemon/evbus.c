@@ -185,18 +185,21 @@ static void evict(gsd_evbus *b)
 int gsd_evbus_collect(gsd_evbus *b, gsd_store *s)
 {
     if (!b) return 0;
-    int64_t max;
-    if (gsd_store_event_seq_max(s, &max)) return GS_EIO;
-    if (max <= b->collected) return 0;
-    int64_t after = b->collected;
+    /* one query in the common case (a commit writes a few events, or none) */
+    int64_t after = b->collected, max;
     int skip = 0;
-    if (max - after > (int64_t)b->cap) { /* more than the ring holds: keep the newest */
-        after = max - (int64_t)b->cap;
-        skip = 1;
-    }
     gsd_evrow *rows = NULL;
     size_t n = 0;
-    if (gsd_store_events_after(s, after, b->cap, &rows, &n)) return GS_EIO;
+    if (gsd_store_events_after(s, after, b->cap + 1, &rows, &n)) return GS_EIO;
+    if (!n) return 0;
+    if (n > b->cap) { /* more than the ring holds: keep the newest */
+        gsd_evrows_free(rows, n);
+        if (gsd_store_event_seq_max(s, &max)) return GS_EIO;
+        after = max - (int64_t)b->cap;
+        skip = 1;
+        if (gsd_store_events_after(s, after, b->cap, &rows, &n)) return GS_EIO;
+    }
+    max = n ? rows[n - 1].seq : after;
     /* render outside the lock: stream threads are not kept waiting */
     ring_ev *add = calloc(n ? n : 1, sizeof *add);
     if (!add) abort();
@@ -227,7 +230,7 @@ int gsd_evbus_collect(gsd_evbus *b, gsd_store *s)
     b->collected = max;
     pthread_mutex_unlock(&b->mu);
     free(add);
-    return n > 0x7fffffff ? 0x7fffffff : n ? (int)n : 1; /* 1: no rows (deleted), seq moved */
+    return n > 0x7fffffff ? 0x7fffffff : n ? (int)n : 1; /* 1: the ring started over */
 }
 
 void gsd_evbus_flush(gsd_evbus *b)
