@@ -647,8 +647,9 @@
     s.append(sv('line', { x1: L, x2: W - R, y1: H - B, y2: H - B, class: 'axis' }));
     for (let i = 0; i <= 4; i++) {
       const t = t0 + (t1 - t0) * i / 4, d = new Date(t);
-      const lab = t1 - t0 > 2 * 86400e3 ? `${d.getMonth() + 1}/${d.getDate()} ${String(d.getHours()).padStart(2, '0')}h`
-        : `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`;
+      const lab = t1 - t0 > 2 * 86400e3 ? `${d.getMonth() + 1}/${d.getDate()} ${p2(d.getHours())}h`
+        : t1 - t0 > 900e3 ? `${p2(d.getHours())}:${p2(d.getMinutes())}`
+          : `${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`;
       s.append(sv('text', { x: X(t), y: H - 8, 'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle' }, lab));
     }
     if (!all.length) {
@@ -666,8 +667,12 @@
     series.forEach((x, si) => {
       if (x.bars) {
         const off = series.filter((y) => y.bars).length > 1 ? (si % 2 ? bw / 2 : -bw / 2) : 0;
-        for (const [t, v] of x.pts) if (v > 0)
-          s.append(sv('rect', { x: X(t) - bw / 2 + off / 2, y: Y(v), width: Math.max(1, bw / 2), height: Y(0) - Y(v), fill: x.color }));
+        for (const [t, v] of x.pts) {
+          if (!(v > 0)) continue;
+          const w = Math.max(1, bw / 2);
+          const bx = Math.min(Math.max(L, X(t) - bw / 2 + off / 2), W - R - w); /* inside the axes */
+          s.append(sv('rect', { x: bx, y: Y(v), width: w, height: Y(0) - Y(v), fill: x.color }));
+        }
         return;
       }
       let d = '';
@@ -691,7 +696,13 @@
     const r = (await api('GET', `/v1/stats?from=-${S.range}`)).data;
     const pts = (r.samples || []).slice();
     if (r.now) pts.push(Object.assign({}, r.now, { started: 0, finished: 0 }));
-    return { r, pts, from: r.from_us / 1000, to: Math.max(r.to_us, r.now ? r.now.t_us : 0) / 1000 };
+    /* the axis starts at the range's start, or at the first sample when the daemon has none
+     * before (a new daemon: its first minutes fill the chart, not a sliver at its right) */
+    const to = Math.max(r.to_us, r.now ? r.now.t_us : 0) / 1000;
+    let from = r.from_us / 1000;
+    if (pts.length && pts[0].t_us / 1000 > from) from = pts[0].t_us / 1000;
+    if (to - from < 60000) from = to - 60000;
+    return { r, pts, from, to };
   }
   PAGES.charts = async function () {
     const { r, pts, from, to } = await stats();
