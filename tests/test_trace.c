@@ -484,7 +484,77 @@ static void t_native_steps_weight(void)
     }
 }
 
+/* native columns hold, dependency, array_id, array_limit (issue 16): parsed into the trace's
+ * stage before the queue, errors with their position; then simulated (simwait.c): afterok
+ * waits for the end, afternotok on a DONE job cancels, a timed hold starts then, a hold
+ * without release is cancelled at the end, and an array throttle of 1 runs its elements one
+ * after another although GPUs are free */
+static void t_native_wait(void)
+{
+    gs_trace t;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    const char *csv = "id,submit,duration,gpus,dependency,hold,array_id,array_limit\n"
+                      "1,0,100,1,,,,\n"
+                      "2,0,50,1,afterok:1,,,\n"
+                      "3,0,10,1,afternotok:1,,,\n"
+                      "4,0,10,1,,25,,\n"
+                      "5,0,10,1,,true,,\n"
+                      "6,0,10,1,,,6,1\n"
+                      "7,0,10,1,,,6,1\n"
+                      "8,0,10,1,,no,,\n";
+    ASSERT_OK(parse(csv, &t, &d));
+    ASSERT(t.wait != NULL);
+    ASSERT(!gs_simwait_has(t.wait, 1));
+    ASSERT(gs_simwait_has(t.wait, 2));
+    ASSERT(gs_simwait_has(t.wait, 4));
+    ASSERT(gs_simwait_has(t.wait, 6));
+    ASSERT(!gs_simwait_has(t.wait, 8)); /* hold: no */
+    char path[] = "/tmp/gsched-trace-wait-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT(fd >= 0);
+    ASSERT_EQ(write(fd, csv, strlen(csv)), (ssize_t)strlen(csv));
+    close(fd);
+    gs_trace_release(&t);
+    gs_trace lt;
+    ASSERT_OK(gs_trace_load(path, &lt, &d));
+    gs_sim_opts o = {0};
+    gs_params p;
+    gs_params_init(&p);
+    o.cluster_spec = "1x8";
+    o.policy = "fifo";
+    o.params = &p;
+    gs_engine_opts_init(&o.eopts);
+    gs_sim_result r;
+    memset(&r, 0, sizeof r);
+    ASSERT_OK(gs_sim_run(&o, &lt, &r, &d));
+    const gs_job *j2 = gs_engine_find_job(r.engine, 2), *j3 = gs_engine_find_job(r.engine, 3),
+                 *j4 = gs_engine_find_job(r.engine, 4), *j5 = gs_engine_find_job(r.engine, 5),
+                 *j6 = gs_engine_find_job(r.engine, 6), *j7 = gs_engine_find_job(r.engine, 7);
+    ASSERT_EQ(j2->state, GS_JOB_DONE);
+    ASSERT_EQ(j2->first_start, gs_time_from_sec(100));
+    ASSERT_EQ(j3->state, GS_JOB_CANCELLED);
+    ASSERT_STR(j3->reason, "DependencyNeverSatisfied");
+    ASSERT_EQ(j4->first_start, gs_time_from_sec(25));
+    ASSERT_EQ(j5->state, GS_JOB_CANCELLED);
+    ASSERT_STR(j5->reason, "never released");
+    ASSERT_EQ(j6->first_start, 0);
+    ASSERT_EQ(j7->first_start, gs_time_from_sec(10)); /* array_limit 1 */
+    gs_sim_result_release(&r);
+    gs_trace_release(&lt);
+    gs_params_release(&p);
+    unlink(path);
+    /* errors */
+    ASSERT(parse("id,submit,duration,gpus,dependency\n1,0,1,1,afterok:\n", &t, &d) != 0);
+    ASSERT_CONTAINS(d.msg, "expected a job id");
+    ASSERT(parse("id,submit,duration,gpus,array_limit\n1,0,1,1,2\n", &t, &d) != 0);
+    ASSERT_CONTAINS(d.msg, "needs an array_id");
+    ASSERT(parse("id,submit,duration,gpus,hold\n1,0,1,1,soon\n", &t, &d) != 0);
+    ASSERT_CONTAINS(d.msg, "hold");
+}
+
 static const test_case tests[] = {
+    {"native_wait", t_native_wait},
     {"tiresias", t_tiresias},
     {"philly", t_philly},
     {"native", t_native},

@@ -860,6 +860,19 @@ int gs_engine_update_deferred(gs_engine *e, const gs_job *j, const gs_job_spec *
 /* accounting: forget a final job (bounded memory) */
 
 /* arrays and dependencies: SIM release events */
+/*
+ * SIM: add a job like gs_engine_add_job whose arrival waits (it is deferred: PENDING, not
+ * arrived, invisible to the policy) until gs_engine_release_at() - a trace's job held or
+ * waiting on other jobs (src/sim/simwait.c).  GS_ESTATE in LIVE mode (gs_engine_submit_deferred).
+ */
+int gs_engine_add_job_deferred(gs_engine *e, const gs_job_spec *spec, const gs_job **out,
+                               gs_diag *diag);
+/*
+ * SIM: a deferred job arrives at t, or now if t is earlier: an arrival event (handled in the
+ * event order of any arrival; the clock does not move).  GS_ESTATE if j is not a deferred
+ * PENDING job, or in LIVE mode (gs_engine_release).
+ */
+int gs_engine_release_at(gs_engine *e, const gs_job *j, gs_time t);
 
 /* node administration: SIM drain events */
 /*

@@ -4500,6 +4500,28 @@ int gs_engine_withdraw(gs_engine *e, const gs_job *cj, gs_time now)
 /* accounting: forget */
 
 /* arrays and dependencies: SIM release events */
+int gs_engine_add_job_deferred(gs_engine *e, const gs_job_spec *s, const gs_job **out,
+                               gs_diag *diag)
+{
+    if (e->err) return e->err;
+    if (e->opts.mode != GS_ENGINE_SIM) return GS_ESTATE;
+    gs_job *j = NULL;
+    int rc = add_job(e, s, 1, &j, diag);
+    if (out) *out = j;
+    return rc;
+}
+
+int gs_engine_release_at(gs_engine *e, const gs_job *cj, gs_time t)
+{
+    gs_job *j = cj ? mut(e, cj) : NULL;
+    if (e->err) return e->err;
+    if (e->opts.mode != GS_ENGINE_SIM) return GS_ESTATE;
+    if (!j || j->state != GS_JOB_PENDING || !j->deferred) return GS_ESTATE;
+    int rc = heap_push(e, (ev){.t = t > e->now ? t : e->now, .kind = EV_ARRIVAL, .key = j->slot});
+    if (rc) return rc;
+    j->deferred = 0;
+    return 0;
+}
 
 /* node administration: SIM drain events */
 

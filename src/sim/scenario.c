@@ -53,6 +53,7 @@ typedef struct run_log {
     size_t ns, caps;
     int32_t *pool;
     size_t npool, cappool;
+    gs_simwait *wait; /* jobs' holds, dependencies, array throttles (simwait.h); NULL none */
 } run_log;
 
 static void *grow_or_die(void *p, size_t *cap, size_t need, size_t size)
@@ -133,6 +134,8 @@ static int running_at(const run_log *l, int32_t slot, gs_time t)
 
 static void run_log_release(run_log *l)
 {
+    gs_simwait_destroy(l->wait);
+    l->wait = NULL;
     free(l->last);
     free(l->s);
     free(l->pool);
@@ -175,12 +178,12 @@ static int prio_of(struct fy_node *n, int *out, gs_diag *d)
 static int parse_job(struct fy_node *n, const gs_cluster *c, gs_job_spec *s, char **strs, int *nstr,
                      gs_spec_buf *b, gs_diag *d)
 {
-    static const char *const keys[] = {"id",       "submit",        "duration",        "gpus",
-                                       "tasks",    "gpus_per_task", "gpu_type",        "user",
-                                       "vc",       "priority",      "model",           "name",
-                                       "gang",     "pinned_cell",   "lazy_preemption", "cpus",
-                                       "min_gpus", "max_gpus",      "gpu_mem",         "members",
-                                       "groups",   "within",        "hived",           NULL};
+    static const char *const keys[] = {
+        "id", "submit", "duration", "gpus", "tasks", "gpus_per_task", "gpu_type", "user", "vc",
+        "priority", "model", "name", "gang", "pinned_cell", "lazy_preemption", "cpus", "min_gpus",
+        "max_gpus", "gpu_mem", "members", "groups", "within", "hived",
+        /* the stage before the queue (simwait.h) */
+        "dependency", "hold", "array_id", "array_limit", NULL};
     int rc = gs_yaml_check_keys(n, keys, "a job", d);
     if (rc) return rc;
     gs_job_spec_init(s);
@@ -1011,20 +1014,30 @@ static int event_err(gs_diag *d, struct fy_node *en, int rc, const char *what)
 
 /* One entry of 'events'. */
 static int add_event(const char *path, gs_engine *e, gs_params *params, const gs_cluster *cl,
-                     clusters *rc_cl, struct fy_node *en, gs_diag *d)
+                     clusters *rc_cl, gs_simwait *lg_wait, struct fy_node *en, gs_diag *d)
 {
-    static const char *const ek[] = {"time", "node", "state", "cancel", "reconfigure", NULL};
+    static const char *const ek[] = {"time",        "node",    "state", "cancel",
+                                     "reconfigure", "release", NULL};
     int rc = gs_yaml_check_keys(en, ek, "an event", d);
     if (rc) return rc;
     struct fy_node *tn = gs_yaml_get(en, "time"), *nn = gs_yaml_get(en, "node"),
-                   *cn = gs_yaml_get(en, "cancel"), *rn = gs_yaml_get(en, "reconfigure");
+                   *cn = gs_yaml_get(en, "cancel"), *rn = gs_yaml_get(en, "reconfigure"),
+                   *ln = gs_yaml_get(en, "release");
     if (!tn) return gs_yaml_err(d, en, GS_EPARSE, "an event needs a 'time'");
     gs_time t;
     if ((rc = sec_of(tn, "time", &t, d))) return rc;
-    if (!!nn + !!cn + !!rn != 1)
+    if (!!nn + !!cn + !!rn + !!ln != 1)
         return gs_yaml_err(d, en, GS_EPARSE,
-                           "an event is one of {time, node, state}, {time, cancel: JOB} or "
-                           "{time, reconfigure: CLUSTER}");
+                           "an event is one of {time, node, state}, {time, cancel: JOB}, "
+                           "{time, release: JOB} or {time, reconfigure: CLUSTER}");
+    if (ln) { /* a held job's hold ends (simwait.h) */
+        int64_t id;
+        if ((rc = gs_yaml_int(ln, "release", 0, INT64_MAX / 2, &id, d))) return rc;
+        if (gs_simwait_release(lg_wait, id, t))
+            return gs_yaml_err(d, ln, GS_EUNKNOWN, "release: job %lld is not held in this scenario",
+                               (long long)id);
+        return 0;
+    }
     if (gs_yaml_get(en, "state") && !nn)
         return gs_yaml_err(d, gs_yaml_get(en, "state"), GS_EPARSE, "'state' goes with 'node'");
     if (cn) {
@@ -1086,10 +1099,45 @@ static int add_event(const char *path, gs_engine *e, gs_params *params, const gs
     return 0;
 }
 
+/* A job's stage before the queue (simwait.h): dependency (Slurm's, naming the scenario's job
+ * ids), hold (seconds: its hold ends then; true: until a {time, release: JOB} event),
+ * array_id and array_limit (at most that many elements of the array running or starting). */
+static int job_wait(struct fy_node *n, const gs_job_spec *s, gs_simwait **w, gs_diag *d)
+{
+    struct fy_node *dn = gs_yaml_get(n, "dependency"), *hn = gs_yaml_get(n, "hold"),
+                   *an = gs_yaml_get(n, "array_id"), *ln = gs_yaml_get(n, "array_limit");
+    gs_time hold = GS_SIMWAIT_NOHOLD;
+    int64_t array_id = 0, limit = 0;
+    int rc;
+    const char *dep = dn ? gs_yaml_str(dn) : NULL;
+    if (dn && !dep) return gs_yaml_err(d, dn, GS_EPARSE, "'dependency' must be a string");
+    if (hn) {
+        const char *h = gs_yaml_str(hn);
+        if (h && (!strcasecmp(h, "true") || !strcasecmp(h, "yes")))
+            hold = GS_SIMWAIT_HELD;
+        else if (!h || (strcasecmp(h, "false") && strcasecmp(h, "no")))
+            if ((rc = sec_of(hn, "hold", &hold, d))) return rc;
+    }
+    if (an && (rc = gs_yaml_int(an, "array_id", 0, INT64_MAX / 2, &array_id, d))) return rc;
+    if (ln) {
+        if ((rc = gs_yaml_int(ln, "array_limit", 1, GS_ARRAY_MAX, &limit, d))) return rc;
+        if (!an) return gs_yaml_err(d, ln, GS_EPARSE, "'array_limit' needs an 'array_id'");
+    }
+    gs_diag wd;
+    gs_diag_init(&wd, NULL);
+    rc = gs_simwait_add(w, s->id, dep, hold, array_id, (int32_t)limit, &wd);
+    return rc ? gs_yaml_err(d, dn ? dn : n, rc, "%s", wd.msg) : 0;
+}
+
 /* One instant of the simulation, with the engine's consistency checks; > 0 stepped, 0 done. */
-static int step(gs_engine *e, int *steps, gs_diag *d)
+static int step(gs_engine *e, gs_simwait *w, int *steps, gs_diag *d)
 {
     int rc = gs_engine_step(e);
+    if (rc > 0 && w) { /* jobs whose wait ended arrive (simwait.h) */
+        int wr = gs_simwait_check(w, e);
+        if (wr) rc = wr;
+    }
+    if (!rc && w) rc = gs_simwait_finish(w, e); /* the run ended: nothing more is released */
     if (rc < 0) return gs_diag_set(d, rc, 0, 0, "simulation failed: %s", gs_strerror(rc));
     if (!rc) return 0;
     gs_diag cd;
@@ -1194,9 +1242,19 @@ static int setup_and_run(const char *path, struct fy_node *root, gs_cluster **cl
         }
         gs_diag jd;
         gs_diag_init(&jd, NULL);
-        rc = gs_engine_add_job(e, &s, NULL, &jd);
+        if ((rc = job_wait(jn, &s, &lg->wait, d))) {
+            gs_spec_buf_release(&sb);
+            return rc;
+        }
+        rc = gs_simwait_has(lg->wait, s.id) ? gs_engine_add_job_deferred(e, &s, NULL, &jd)
+                                            : gs_engine_add_job(e, &s, NULL, &jd);
         gs_spec_buf_release(&sb);
         if (rc) return gs_yaml_err(d, jn, rc, "%s", jd.msg);
+    }
+    if (lg->wait) {
+        gs_diag wd;
+        gs_diag_init(&wd, NULL);
+        if ((rc = gs_simwait_bind(lg->wait, e, &wd))) return gs_yaml_err(d, jobs, rc, "%s", wd.msg);
     }
     struct fy_node *evs = gs_yaml_get(root, "events");
     if (evs && !fy_node_is_null(evs) && !fy_node_is_sequence(evs))
@@ -1205,18 +1263,20 @@ static int setup_and_run(const char *path, struct fy_node *root, gs_cluster **cl
         it = NULL;
         struct fy_node *en;
         while ((en = fy_node_sequence_iterate(evs, &it)))
-            if ((rc = add_event(path, e, params, *cl, rcl, en, d))) return rc;
+            if ((rc = add_event(path, e, params, *cl, rcl, lg->wait, en, d))) return rc;
     }
     struct fy_node *exp = gs_yaml_get(root, "expect");
     if (exp && (rc = collect_probes(exp, pr, d))) return rc;
+    if (lg->wait && (rc = gs_simwait_check(lg->wait, e)))
+        return gs_diag_set(d, rc, 0, 0, "simulation failed: %s", gs_strerror(rc));
     int steps = 0;
     for (size_t i = 0; i < pr->n; i++) {
         while (gs_engine_next_event_time(e) <= pr->v[i].t)
-            if ((rc = step(e, &steps, d)) <= 0) break;
+            if ((rc = step(e, lg->wait, &steps, d)) <= 0) break;
         if (rc < 0) return rc;
         take_probe(e, &pr->v[i]);
     }
-    while ((rc = step(e, &steps, d)) > 0) {
+    while ((rc = step(e, lg->wait, &steps, d)) > 0) {
     }
     return rc;
 }

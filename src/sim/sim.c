@@ -807,7 +807,10 @@ int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_d
         return gs_diag_set(d, rc, 0, 0, "cannot install the throughput tables: %s",
                            gs_strerror(rc));
     for (size_t i = 0; i < t->n; i++) {
-        rc = gs_engine_add_job(res->engine, &t->jobs[i], NULL, d);
+        /* held, waiting on other jobs, a throttled array's element: deferred (simwait.c) */
+        rc = gs_simwait_has(t->wait, t->jobs[i].id)
+                 ? gs_engine_add_job_deferred(res->engine, &t->jobs[i], NULL, d)
+                 : gs_engine_add_job(res->engine, &t->jobs[i], NULL, d);
         if (rc) {
             char msg[sizeof d->msg];
             snprintf(msg, sizeof msg, "job %lld: %s", (long long)t->jobs[i].id, d->msg);
@@ -829,8 +832,12 @@ int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_d
             }
         }
     }
+    if (t->wait && ((rc = gs_simwait_bind(t->wait, res->engine, d)) ||
+                    (rc = gs_simwait_check(t->wait, res->engine))))
+        return rc;
     size_t steps = 0;
     while ((rc = gs_engine_step(res->engine)) > 0) {
+        if (t->wait && (rc = gs_simwait_check(t->wait, res->engine)) != 0) break;
         if (o->progress && (++steps & 0xffff) == 0) {
             size_t done = 0;
             for (size_t i = 0; i < gs_engine_njobs(res->engine); i++)
@@ -839,6 +846,7 @@ int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_d
                         gs_engine_njobs(res->engine));
         }
     }
+    if (!rc && t->wait) rc = gs_simwait_finish(t->wait, res->engine);
     if (rc < 0) return gs_diag_set(d, rc, 0, 0, "simulation failed: %s", gs_strerror(rc));
     clock_gettime(CLOCK_MONOTONIC, &t1);
     compute_metrics(res);

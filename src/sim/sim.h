@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "gsched/gsched.h"
+#include "simwait.h"
 
 /* ---- traces ----------------------------------------------------------------------- */
 
@@ -52,6 +53,9 @@ typedef struct gs_trace {
     /* ElasticFlow traces: the throughput tables their jobs progress by (owned; NULL for
      * other formats; gs_tput_load_dir + gs_trace_apply_tput) */
     gs_tput *tput;
+    /* holds, dependencies and job array throttles of its jobs (native CSV columns hold,
+     * dependency, array_id, array_limit; simwait.h); NULL when no job has any */
+    struct gs_simwait *wait;
 } gs_trace;
 
 /* Read and validate a trace; format detected from the header line.  A Pollux workload's

@@ -46,6 +46,7 @@ void gs_trace_release(gs_trace *t)
     gs_goodput_destroy(t->goodput);
     free(t->goodput_dir);
     gs_tput_destroy(t->tput);
+    gs_simwait_destroy(t->wait);
     memset(t, 0, sizeof *t);
 }
 
@@ -414,6 +415,12 @@ static int read_elasticflow(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
     return rc;
 }
 
+/* The stage before the queue (simwait.h) of a native row: hold (seconds: released then; true:
+ * until a `release` event; false or empty: none), dependency (gsched/jobdeps.h, naming the
+ * trace's ids), array_id (rows of one array) and array_limit (its %N throttle). */
+static int native_wait(const gs_csv *r, const int *col, gs_trace *t, const gs_job_spec *s,
+                       gs_diag *d);
+
 static const char *const native_cols[] = {"id",          "submit",
                                           "duration",    "gpus",
                                           "tasks",       "gpus_per_task",
@@ -427,6 +434,8 @@ static const char *const native_cols[] = {"id",          "submit",
                                           "pinned_cell", "lazy_preemption",
                                           "task_gpus",   "within",
                                           "steps",       "weight",
+                                          "dependency",  "hold",
+                                          "array_id",    "array_limit",
                                           NULL};
 
 enum {
@@ -456,6 +465,10 @@ enum {
     N_WITHIN,
     N_STEPS,
     N_WEIGHT,
+    N_DEP, /* holds, dependencies, job arrays (issue 16): simwait.h */
+    N_HOLD,
+    N_ARRAY,
+    N_ALIMIT,
     N_NCOLS
 };
 
@@ -725,6 +738,7 @@ static int read_native(gs_csv *r, gs_trace *t, gs_diag *d, rowinfo **ri)
             return gs_diag_set(d, GS_EPARSE, r->rec_line, r->col[col[N_MIN]],
                                "min_gpus (%d) > max_gpus (%d)", s->min_gpus, s->max_gpus);
         if (HAS(N_PIN)) s->pinned_cell = keep(t, r->f[col[N_PIN]]);
+        if ((rc = native_wait(r, col, t, s, d))) return rc;
 #undef HAS
 #undef C
         if ((rc = note_row(ri, &capri, t, r->rec_line, col[N_ID] >= 0 ? r->col[col[N_ID]] : 1)))
@@ -1117,5 +1131,41 @@ int gs_events_load(const char *path, gs_events *ev, gs_diag *d)
         gs_events_release(ev);
         return rc;
     }
+    return 0;
+}
+
+static int native_wait(const gs_csv *r, const int *col, gs_trace *t, const gs_job_spec *s,
+                       gs_diag *d)
+{
+#define HAS(k) (col[k] >= 0 && r->f[col[k]][0])
+    gs_time hold = GS_SIMWAIT_NOHOLD;
+    int64_t array_id = 0, limit = 0;
+    int rc;
+    if (HAS(N_HOLD)) {
+        const char *h = r->f[col[N_HOLD]];
+        if (!strcasecmp(h, "true") || !strcasecmp(h, "yes"))
+            hold = GS_SIMWAIT_HELD;
+        else if (strcasecmp(h, "false") && strcasecmp(h, "no") &&
+                 (rc = parse_sec(r, (size_t)col[N_HOLD], "hold", &hold, d)))
+            return rc;
+    }
+    if (HAS(N_ARRAY) &&
+        (rc = parse_i64(r, (size_t)col[N_ARRAY], "array_id", 0, INT64_MAX / 2, &array_id, d)))
+        return rc;
+    if (HAS(N_ALIMIT)) {
+        if ((rc = parse_i64(r, (size_t)col[N_ALIMIT], "array_limit", 1, GS_ARRAY_MAX, &limit, d)))
+            return rc;
+        if (!HAS(N_ARRAY))
+            return ferr(d, r, (size_t)col[N_ALIMIT], GS_EPARSE, "%s '%s' needs an array_id",
+                        "array_limit", r->f[col[N_ALIMIT]]);
+    }
+    gs_diag dd;
+    gs_diag_init(&dd, NULL);
+    rc = gs_simwait_add(&t->wait, s->id, HAS(N_DEP) ? r->f[col[N_DEP]] : NULL, hold, array_id,
+                        (int32_t)limit, &dd);
+    if (rc)
+        return gs_diag_set(d, rc, r->rec_line, HAS(N_DEP) ? r->col[col[N_DEP]] : 1, "job %lld: %s",
+                           (long long)s->id, dd.msg);
+#undef HAS
     return 0;
 }
