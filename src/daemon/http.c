@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * http.c - the REST API (/v1/...) and /metrics on libmicrohttpd.
+ * http.c - the REST API (/v1/...) and /metrics on libmicrohttpd (and, through the same
+ * route table, the web dashboard's files at / and /ui/, http_ui.c).
  *
  * One route table drives dispatch, 405 answers and the GET /v1 index.
  * Handlers run on HTTP threads: they validate, then read the published

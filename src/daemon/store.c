@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * store.c - SQLite persistence of jobs, events, tasks and node marks (bad nodes).
+ * store.c - SQLite persistence of jobs, events, tasks, node marks (bad nodes) and the
+ * cluster samples of the dashboard's charts.
  *
  * Invariants: the writer connection is touched only by the scheduler thread;
  * every write happens inside gsd_store_begin()/gsd_store_commit(); prepared

@@ -5,7 +5,8 @@
  * Tables: meta (key/value: next job id, ...), jobs (one row per job, the
  * canonical spec as JSON plus its current state and accounting), events
  * (one row per observer record or daemon action, per job), tasks (the
- * executor's opaque handle, exit code and GPUs per task of each run).
+ * executor's opaque handle, exit code and GPUs per task of each run), samples (the
+ * cluster over time for the dashboard's charts: samples.c writes, GET /v1/stats reads).
  * Schema version in PRAGMA user_version; a database from a newer gsched is
  * refused, an older one is upgraded in place, in one transaction, when it
  * is opened (version 1 -> 2: the tasks table's pid / start_ticks columns
