@@ -98,17 +98,17 @@ int cmd_hold(int argc, char **argv)
         return EXIT_USAGE;
     }
     for (int i = optind; i < argc; i++)
-        if (!valid_id(argv[i])) {
+        if (!valid_ref(argv[i])) {
             cli_err("%s: '%s' is not a job id", cmd, argv[i]);
             return EXIT_USAGE;
         }
     int worst = EXIT_OK;
     json_t *all = json_array();
     for (int i = optind; i < argc; i++) {
-        long long id = strtoll(argv[i], NULL, 10);
+        const char *id = argv[i]; /* an id, or ARRAY_TASK (123_7): the daemon resolves it */
         char path[80], what[64];
-        snprintf(path, sizeof path, "/v1/jobs/%lld/%s", id, cmd);
-        snprintf(what, sizeof what, "%s %lld", cmd, id);
+        snprintf(path, sizeof path, "/v1/jobs/%s/%s", id, cmd);
+        snprintf(what, sizeof what, "%s %s", cmd, id);
         json_t *r;
         int rc = cli_call(&k, "POST", path, NULL, NULL, NULL, what, &r);
         if (rc == EXIT_UNREACHABLE || (rc && worst == EXIT_OK)) worst = rc;
@@ -117,7 +117,7 @@ int cmd_hold(int argc, char **argv)
         if (k.json)
             json_array_append(all, r);
         else
-            printf("%s job %lld\n", !strcmp(cmd, "hold") ? "Held" : "Released", id);
+            printf("%s job %s\n", !strcmp(cmd, "hold") ? "Held" : "Released", id);
         json_decref(r);
     }
     if (k.json) print_json(all);
@@ -1069,7 +1069,7 @@ int cmd_logs(int argc, char **argv)
         default: return EXIT_USAGE;
         }
     }
-    if (argc - optind != 1 || !valid_id(argv[optind])) {
+    if (argc - optind != 1 || !valid_ref(argv[optind])) {
         cli_err("usage: gsched logs ID [--task N] [--follow]");
         return EXIT_USAGE;
     }

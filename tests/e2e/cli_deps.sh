@@ -210,6 +210,12 @@ check "after kill -9: element 4 still JobArrayTaskLimit (got '$(dreason "${aid}_
 touch "$tmp/go-arr-0"
 ws "${aid}_4" RUNNING
 check "after kill -9: the next element in index order took the place" [ "$(dreason "${aid}_5")" = JobArrayTaskLimit ]
+# an element by ARRAY_TASK: hold / release (scontrol hold 123_6), logs
+expect 0 "Held job ${aid}_6" -- as "$A" hold "${aid}_6"
+check "a held element: JobHeldUser (got '$(dreason "${aid}_6")')" [ "$(dreason "${aid}_6")" = JobHeldUser ]
+expect 0 "Released job ${aid}_6" -- as "$A" release "${aid}_6"
+check "released: back to JobArrayTaskLimit" [ "$(dreason "${aid}_6")" = JobArrayTaskLimit ]
+expect 0 "job $aid run 1 task 0 started" -- as "$A" logs "${aid}_0"
 # the array's id cancels all of it (running elements stop, pending ones end at once)
 expect 0 "array job $aid" -- as "$A" cancel "$aid"
 ws "${aid}_9" CANCELLED
