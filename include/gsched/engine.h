@@ -858,6 +858,17 @@ int gs_engine_update_deferred(gs_engine *e, const gs_job *j, const gs_job_spec *
                               gs_diag *diag);
 
 /* accounting: forget a final job (bounded memory) */
+/*
+ * Forget final job j (DONE, FAILED, REJECTED, CANCELLED): the engine frees what it keeps of
+ * it, gs_engine_find_job() no longer finds its id, and j must not be used again (the one
+ * exception to "pointers stay valid"): gs_engine_job() of its slot may answer a stand-in
+ * final job with id -1.  Slots are never reused, so nothing a policy keeps by slot changes;
+ * the memory of a block of forgotten jobs is given back once all of its jobs are forgotten,
+ * so an engine's memory follows its active jobs (plus a few bytes per slot).  The simulator
+ * never forgets.  GS_ESTATE when j is not final, GS_ENOENT when already forgotten,
+ * GS_EINVAL when j is not this engine's, GS_ENOMEM (nothing changed).
+ */
+int gs_engine_forget(gs_engine *e, const gs_job *j);
 
 /* arrays and dependencies: SIM release events */
 /*

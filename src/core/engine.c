@@ -130,8 +130,13 @@ struct gs_engine {
     gs_time now;
     int started; /* first instant seen */
     /* jobs */
-    gs_job **blocks;
+    gs_job **blocks; /* NULL: a block whose every job was forgotten (issue 16, accounting) */
     size_t nblocks, njobs;
+    /* forgotten final jobs (gs_engine_forget): one bit per slot, the count per block; a slot of a
+     * freed block reads as 'tomb', a final job of no id that every loop skips */
+    uint8_t *forgot;
+    uint16_t *nforgot;
+    gs_job tomb;
     int64_t next_id;
     idmap ids;
     strtab strs;  /* names, users, models */
@@ -472,7 +477,8 @@ static void heap_rebuild(gs_engine *e)
 static gs_job *job_at(const gs_engine *e, size_t slot)
 {
     if (slot >= e->njobs) return NULL;
-    return &e->blocks[slot >> JOB_BLOCK_BITS][slot & (JOB_BLOCK - 1)];
+    gs_job *b = e->blocks[slot >> JOB_BLOCK_BITS];
+    return b ? &b[slot & (JOB_BLOCK - 1)] : (gs_job *)&e->tomb;
 }
 
 /* A job handed back by a caller (read-only outside the engine): the engine's own copy. */
@@ -508,6 +514,16 @@ static gs_job *new_job(gs_engine *e)
         gs_job **nb = realloc(e->blocks, (e->nblocks + 1) * sizeof *nb);
         if (!nb) return NULL;
         e->blocks = nb;
+        if (e->forgot) { /* gs_engine_forget was used: its per-block state grows too */
+            uint8_t *f = realloc(e->forgot, (e->nblocks + 1) * (JOB_BLOCK / 8));
+            if (!f) return NULL;
+            e->forgot = f;
+            memset(f + e->nblocks * (JOB_BLOCK / 8), 0, JOB_BLOCK / 8);
+            uint16_t *c = realloc(e->nforgot, (e->nblocks + 1) * sizeof *c);
+            if (!c) return NULL;
+            e->nforgot = c;
+            c[e->nblocks] = 0;
+        }
         nb[e->nblocks] = calloc(JOB_BLOCK, sizeof **nb);
         if (!nb[e->nblocks]) return NULL;
         e->nblocks++;
@@ -3218,6 +3234,15 @@ int gs_engine_create_ops(gs_cluster *c, const gs_policy_ops *ops, gs_params *par
     gs_engine *e = calloc(1, sizeof *e);
     if (!e) return GS_ENOMEM;
     e->c = c;
+    /* the stand-in of forgotten jobs (gs_engine_forget): final, no id, no GPUs */
+    e->tomb.state = GS_JOB_CANCELLED;
+    e->tomb.id = -1;
+    e->tomb.slot = -1;
+    e->tomb.pack_with = -1;
+    e->tomb.gpu_type = -1;
+    e->tomb.pinned_cell = -1;
+    e->tomb.arrived = 1;
+    e->tomb.first_start = e->tomb.last_start = e->tomb.end = GS_TIME_NONE;
     if (opts)
         e->opts = *opts;
     else
@@ -3297,6 +3322,7 @@ void gs_engine_destroy(gs_engine *e)
     free(e->out_mark);
     free(e->nstate);
     for (size_t i = 0; i < e->njobs; i++) {
+        if (!e->blocks[i >> JOB_BLOCK_BITS]) continue; /* forgotten */
         free(job_at(e, i)->alloc);
         free(job_at(e, i)->last_alloc);
         free(job_at(e, i)->resv);
@@ -3307,6 +3333,8 @@ void gs_engine_destroy(gs_engine *e)
     }
     for (size_t b = 0; b < e->nblocks; b++) free(e->blocks[b]);
     free(e->blocks);
+    free(e->forgot);
+    free(e->nforgot);
     idmap_release(&e->ids);
     strtab_release(&e->strs);
     strtab_release(&e->vcs);
@@ -4498,6 +4526,49 @@ int gs_engine_withdraw(gs_engine *e, const gs_job *cj, gs_time now)
 }
 
 /* accounting: forget */
+
+/*
+ * Forget a final job (issue 16: the daemon's memory follows its active jobs).  Its per-job
+ * arrays are freed at once and its id unmapped; its slot stays (policies index their state by
+ * slot, and slots keep their order of addition), and once every slot of its block of
+ * JOB_BLOCK jobs is forgotten the block itself is freed: such a slot then reads as e->tomb, a
+ * CANCELLED job with no id, no GPUs and no arrays, which every loop over the slots skips as
+ * final and every queued event of the slot finds stale.  Nothing the policies see changes:
+ * a final job has already left their queues.
+ */
+int gs_engine_forget(gs_engine *e, const gs_job *cj)
+{
+    if (e->err) return e->err;
+    if (!cj || cj->slot < 0 || (size_t)cj->slot >= e->njobs) return GS_EINVAL;
+    size_t s = (size_t)cj->slot, b = s >> JOB_BLOCK_BITS;
+    gs_job *j = job_at(e, s);
+    if (j != cj) return GS_EINVAL;
+    if (!gs_job_state_final(j->state)) return GS_ESTATE;
+    if (!e->forgot) {
+        e->forgot = calloc(e->nblocks ? e->nblocks : 1, JOB_BLOCK / 8);
+        e->nforgot = calloc(e->nblocks ? e->nblocks : 1, sizeof *e->nforgot);
+        if (!e->forgot || !e->nforgot) {
+            free(e->forgot), free(e->nforgot);
+            e->forgot = NULL, e->nforgot = NULL;
+            return GS_ENOMEM; /* nothing changed: the caller may try again */
+        }
+    }
+    uint8_t bit = (uint8_t)(1u << (s & 7));
+    if (e->forgot[s >> 3] & bit) return GS_ENOENT;
+    e->forgot[s >> 3] |= bit;
+    idmap_del(&e->ids, j->id);
+    free(j->alloc), free(j->last_alloc), free(j->resv), free(j->sizes);
+    free(j->task_gpus), free(j->task_off), free(j->groups);
+    j->alloc = j->last_alloc = j->resv = j->sizes = j->task_gpus = j->task_off = NULL;
+    j->groups = NULL;
+    j->nalloc = j->nlast_alloc = j->nresv = j->nsizes = j->ngroups = 0;
+    /* the whole block, once every slot of it is forgotten (never the one still filling) */
+    if (++e->nforgot[b] == JOB_BLOCK && (b + 1) << JOB_BLOCK_BITS <= e->njobs) {
+        free(e->blocks[b]);
+        e->blocks[b] = NULL;
+    }
+    return 0;
+}
 
 /* arrays and dependencies: SIM release events */
 int gs_engine_add_job_deferred(gs_engine *e, const gs_job_spec *s, const gs_job **out,

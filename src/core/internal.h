@@ -43,6 +43,9 @@ void idmap_init(idmap *m);
 void idmap_release(idmap *m);
 int idmap_put(idmap *m, int64_t key, int32_t val); /* GS_EEXIST if present */
 int32_t idmap_get(const idmap *m, int64_t key);    /* -1 if absent */
+/* Remove key (nothing when absent); the table keeps its capacity (bounded by the most keys it
+ * held at once). */
+void idmap_del(idmap *m, int64_t key);
 
 /* The engine's policy ops and its state (queue.c asks the policy through them). */
 struct gs_engine;

@@ -161,6 +161,26 @@ int32_t idmap_get(const idmap *m, int64_t key)
     return -1;
 }
 
+void idmap_del(idmap *m, int64_t key)
+{
+    if (!m->cap) return;
+    size_t mask = m->cap - 1, i = hash_i64(key) & mask;
+    while (m->vals[i] >= 0 && m->keys[i] != key) i = (i + 1) & mask;
+    if (m->vals[i] < 0) return;
+    m->vals[i] = -1;
+    m->n--;
+    /* backward shift: move up every later entry of the run that may no longer be found */
+    for (size_t j = (i + 1) & mask; m->vals[j] >= 0; j = (j + 1) & mask) {
+        size_t k = hash_i64(m->keys[j]) & mask; /* its home */
+        int stays = i < j ? (i < k && k <= j) : (i < k || k <= j);
+        if (stays) continue;
+        m->keys[i] = m->keys[j];
+        m->vals[i] = m->vals[j];
+        m->vals[j] = -1;
+        i = j;
+    }
+}
+
 /* Free healthy GPUs of 'type' (-1 = any) on node nd. */
 static int node_free(const gs_cluster *c, const gs_node *nd, int type)
 {
