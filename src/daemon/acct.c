@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * acct.c - accounting on the scheduler thread (issue 16): the GPU time each job holds, and
- * retention (serve --retention): finished jobs moved out of the live tables.
+ * acct.c - accounting on the scheduler thread (issue 16): the GPU time each job holds,
+ * retention (serve --retention): finished jobs moved out of the live tables, and forgetting
+ * final jobs so that the daemon's memory follows its active jobs.
  *
  * GPU time (jobs.gpu_us) is GPU x us actually held: the sum, over the intervals in which the
  * job's set of GPUs did not change, of the interval's length times its GPUs.  The engine
@@ -17,11 +18,23 @@
  * into one acct row with what history shows, its events and tasks deleted; event ids are never
  * reused (AUTOINCREMENT).
  *
+ * Memory: once a final job's state is released at a publish (snapshot.c), it is queued here
+ * and forgotten at the end of a cycle when nothing refers to it any more (row written, out of
+ * the time-limit and waiting lists, its run forgotten by the executor in gsd_act): the engine
+ * frees it (gs_engine_forget: its id is no longer found; whole blocks of forgotten jobs are
+ * freed) and so does the daemon (gsd_jx_forget: a block of per-job state once all of it is
+ * forgotten).  Slots are never reused.  Everything about the job is then read from SQLite, as
+ * for any final job: GET /v1/jobs/{id}, events, logs, history; a command on it finds no job
+ * in the engine and answers from the database (commands.c).
+ *
  * Invariants: x->gpu_us is the closed intervals' total and is what the job's row stores (a
  * job holding GPUs adds held_gpus x (now - last_start_us), held_since being the engine's
  * last_start); recovery puts both back from the row and the engine.  Scheduler thread only.
  */
 #include <stdio.h>
+
+#include <stdlib.h>
+#include <string.h>
 
 #include "gsd_sched.h"
 
@@ -89,4 +102,57 @@ gs_time gsd_acct_cycle(gsd_sched *g, gs_time now, int busy)
     if (period < GS_SEC) period = GS_SEC;
     g->acct_next = now + (moved == GSD_ACCT_BATCH ? GS_SEC : period);
     return g->acct_next;
+}
+
+/* ---- forgetting final jobs ------------------------------------------------------------------ */
+
+void gsd_acct_forget_later(gsd_sched *g, int32_t slot)
+{
+    if (g->nfq == g->capfq) {
+        g->capfq = g->capfq ? g->capfq * 2 : 256;
+        g->fq = gsd_xrealloc(g->fq, g->capfq * sizeof *g->fq);
+    }
+    g->fq[g->nfq++] = slot;
+}
+
+void gsd_acct_forget(gsd_sched *g)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < g->nfq; i++) {
+        int32_t s = g->fq[i];
+        gsd_jobx *x = gsd_jx(g, s);
+        const gs_job *j = gs_engine_job(g->e, (size_t)s);
+        /* still referred to: its row to write, a list it is in (time limits, waiting),
+         * published views not yet rebuilt without it; try again at the next cycle */
+        if (x->dirty || x->active || x->inrun || x->inwait || x->spec_json) {
+            g->fq[w++] = s;
+            continue;
+        }
+        int rc = gs_engine_forget(g->e, j);
+        if (rc == GS_ENOMEM) {
+            g->fq[w++] = s; /* nothing changed: again later */
+            continue;
+        }
+        if (rc) {
+            gsd_log("internal error: cannot forget job %lld (slot %d): %s", (long long)j->id, s,
+                    gs_strerror(rc));
+            continue;
+        }
+        gsd_jx_forget(g, s);
+        g->forgotten++;
+    }
+    g->nfq = w;
+}
+
+void gsd_acct_gone(gsd_sched *g, gsd_cmd *c, const char *pre, const char *post)
+{
+    char *user = NULL, *state = NULL;
+    int rc = gsd_store_job_owner(g->sh.store, c->job_id, &user, &state);
+    if (!rc && (c->admin || (user && !strcmp(user, c->user))))
+        gsd_cmd_fail(c, 409, GS_ESTATE, "job %lld is %s%s%s", (long long)c->job_id, pre,
+                     state ? state : "final", post);
+    else
+        gsd_cmd_fail(c, 404, GS_ENOENT, "no job %lld", (long long)c->job_id);
+    free(user);
+    free(state);
 }

@@ -508,6 +508,10 @@ void gsd_do_cancel(gsd_sched *g, gsd_cmd *c, gs_time now)
     if (c->args && json_is_true(json_object_get(c->args, "array")) && !cancel_array(g, c, now))
         return;
     const gs_job *j = gs_engine_find_job(g->e, c->job_id);
+    if (!j) { /* forgotten (its memory given back) or moved by retention: issue 16, acct.c */
+        gsd_acct_gone(g, c, "already ", "");
+        return;
+    }
     if (!j || (!c->admin && strcmp(j->user, c->user))) {
         gsd_cmd_fail(c, 404, GS_ENOENT, "no job %lld", (long long)c->job_id);
         return;
@@ -540,6 +544,12 @@ void gsd_do_hold(gsd_sched *g, gsd_cmd *c, gs_time now)
 {
     int hold = c->kind == GSD_CMD_HOLD;
     const gs_job *j = gs_engine_find_job(g->e, c->job_id);
+    if (!j) { /* forgotten (its memory given back) or moved by retention: issue 16, acct.c */
+        gsd_acct_gone(g, c, "",
+                      hold ? ": only pending jobs can be held"
+                           : ": only pending jobs can be released");
+        return;
+    }
     if (!j || (!c->admin && strcmp(j->user, c->user))) {
         gsd_cmd_fail(c, 404, GS_ENOENT, "no job %lld", (long long)c->job_id);
         return;

@@ -170,6 +170,8 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
     if (g->changed || !g->sh.snap || now - g->last_publish > 5 * GS_SEC) gsd_publish(g, now);
     gsd_answer(g, cmds);
     gsd_act(g, now);
+    /* issue 16, accounting: final jobs nothing refers to any more leave memory (acct.c) */
+    if (g->nfq) gsd_acct_forget(g);
     if (work) {
         g->m.cycles++;
         double dt = gsd_mono_sec() - t0;

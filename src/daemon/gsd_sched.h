@@ -194,8 +194,11 @@ typedef struct gsd_sched {
     gs_engine *e;
     gs_goodput *goodput; /* the engine's progress model (--set pollux_traces=DIR), or NULL */
     gsd_exec *x;
-    gsd_jobx *jx; /* by engine slot */
-    size_t njx;
+    /* per-job state by engine slot, in blocks of GSD_JX_BLOCK (jobs.c); a block whose every job
+     * was forgotten (acct.c) is freed: NULL */
+    gsd_jobx **jx;
+    uint16_t *jx_gone; /* forgotten jobs per block */
+    size_t njx;        /* slots the blocks cover */
     gsd_chunk **chunk; /* current view chunk by slot >> GSD_CHUNK_BITS (NULL: no active job) */
     uint8_t *chunk_dirty;
     int32_t *chunk_nactive;
@@ -270,8 +273,12 @@ typedef struct gsd_sched {
         uint64_t gen;     /* valid when == qgen */
     } qtext[256];
     uint64_t qgen;
-    /* accounting (acct.c): the next retention pass (GS_TIME_MAX: no retention) */
+    /* accounting (acct.c): the next retention pass (GS_TIME_MAX: no retention); final jobs
+     * whose state was released at a publish, to forget (engine and per-job state) */
     gs_time acct_next;
+    int32_t *fq;
+    size_t nfq, capfq;
+    int64_t forgotten; /* jobs forgotten since the start */
 } gsd_sched;
 
 /* util.c */
@@ -284,7 +291,13 @@ const char *gsd_intern(gsd_sched *g, const char *s);
 void gsd_strset_release(gsd_strset *t);
 
 /* jobs.c */
-gsd_jobx *gsd_jx(gsd_sched *g, int32_t slot); /* grows the array as needed */
+#define GSD_JX_BITS  GSD_CHUNK_BITS /* a block of per-job state is a view chunk's slots */
+#define GSD_JX_BLOCK ((size_t)1 << GSD_JX_BITS)
+gsd_jobx *gsd_jx(gsd_sched *g, int32_t slot); /* grows the blocks as needed */
+/* Free the per-job state of a forgotten job's slot (its block once all of it is forgotten). */
+void gsd_jx_forget(gsd_sched *g, int32_t slot);
+/* Release every block (shutdown). */
+void gsd_jx_release(gsd_sched *g);
 void gsd_chunk_touch(gsd_sched *g, int32_t slot);
 void gsd_activate(gsd_sched *g, int32_t slot);
 gsd_rec *gsd_push_rec(gsd_sched *g, int type, int32_t slot, gs_time t, const char *fmt, ...)
@@ -436,6 +449,16 @@ int64_t gsd_acct_gpu_us(const gsd_jobx *x, gs_time now);
  * batch (GSD_ACCT_BATCH) of final jobs that ended before now - retention into the acct table.
  * Returns when the next pass is due (GS_TIME_MAX: no retention). */
 gs_time gsd_acct_cycle(gsd_sched *g, gs_time now, int busy);
+/* A final job whose daemon state was released at a publish (snapshot.c): forget it at the end
+ * of a cycle (gsd_acct_forget). */
+void gsd_acct_forget_later(gsd_sched *g, int32_t slot);
+/* End of a cycle (after gsd_act): forget the queued final jobs nothing refers to any more, in
+ * the engine (gs_engine_forget) and here (gsd_jx_forget): memory follows the active jobs. */
+void gsd_acct_forget(gsd_sched *g);
+/* A command on job c->job_id, which the engine no longer has (forgotten, or moved by
+ * retention): answer it as for a final job, 409 "job ID is PRE STATE POST" (404 when the caller
+ * may not see it or it never existed).  Always answers. */
+void gsd_acct_gone(gsd_sched *g, gsd_cmd *c, const char *pre, const char *post);
 #define GSD_ACCT_BATCH 1000
 #define GSD_ACCT_PERIOD                                                   \
     (60 * GS_SEC) /* between passes once nothing is left to move (at most \

@@ -21,18 +21,69 @@
 
 gsd_jobx *gsd_jx(gsd_sched *g, int32_t slot)
 {
-    if ((size_t)slot >= g->njx) {
-        size_t nc = g->njx ? g->njx : 1024;
-        while (nc <= (size_t)slot) nc *= 2;
+    size_t b = (size_t)slot >> GSD_JX_BITS, nb = g->njx >> GSD_JX_BITS;
+    if (b >= nb) {
+        size_t nc = nb ? nb : 4;
+        while (nc <= b) nc *= 2;
         g->jx = gsd_xrealloc(g->jx, nc * sizeof *g->jx);
-        memset(g->jx + g->njx, 0, (nc - g->njx) * sizeof *g->jx);
-        for (size_t i = g->njx; i < nc; i++) {
-            g->jx[i].exit_code = INT32_MIN;
-            g->jx[i].seen = -1;
-        }
-        g->njx = nc;
+        g->jx_gone = gsd_xrealloc(g->jx_gone, nc * sizeof *g->jx_gone);
+        memset(g->jx + nb, 0, (nc - nb) * sizeof *g->jx);
+        memset(g->jx_gone + nb, 0, (nc - nb) * sizeof *g->jx_gone);
+        g->njx = nc << GSD_JX_BITS;
     }
-    return &g->jx[slot];
+    if (!g->jx[b]) {
+        /* (a forgotten block is never asked again: only jobs the engine still has are) */
+        gsd_jobx *k = calloc(GSD_JX_BLOCK, sizeof *k);
+        if (!k) abort();
+        for (size_t i = 0; i < GSD_JX_BLOCK; i++) {
+            k[i].exit_code = INT32_MIN;
+            k[i].seen = -1;
+        }
+        g->jx[b] = k;
+        g->jx_gone[b] = 0;
+    }
+    return &g->jx[b][(size_t)slot & (GSD_JX_BLOCK - 1)];
+}
+
+static void jx_free(gsd_jobx *x)
+{
+    gsd_spec_release(&x->spec);
+    gsd_wait_free(x);
+    gsd_el_free(x);
+    free(x->spec_json);
+    free(x->idem_key);
+    free(x->idem_hash);
+    free(x->alloc);
+}
+
+void gsd_jx_forget(gsd_sched *g, int32_t slot)
+{
+    size_t b = (size_t)slot >> GSD_JX_BITS;
+    gsd_jobx *x = gsd_jx(g, slot);
+    jx_free(x);
+    memset(x, 0, sizeof *x);
+    x->exit_code = INT32_MIN;
+    x->seen = -1;
+    /* the whole block once all of its slots are forgotten (slots are never reused: the block
+     * of the newest slots still fills, and is never complete before it is) */
+    if (++g->jx_gone[b] == GSD_JX_BLOCK) {
+        free(g->jx[b]);
+        g->jx[b] = NULL;
+    }
+}
+
+void gsd_jx_release(gsd_sched *g)
+{
+    for (size_t b = 0; b < g->njx >> GSD_JX_BITS; b++) {
+        if (!g->jx[b]) continue;
+        for (size_t i = 0; i < GSD_JX_BLOCK; i++) jx_free(&g->jx[b][i]);
+        free(g->jx[b]);
+    }
+    free(g->jx);
+    free(g->jx_gone);
+    g->jx = NULL;
+    g->jx_gone = NULL;
+    g->njx = 0;
 }
 
 void gsd_chunk_touch(gsd_sched *g, int32_t slot)

@@ -294,16 +294,8 @@ static void release_all(gsd_sched *g)
     gs_goodput_destroy(g->goodput);
     gs_cluster_destroy(g->c);
     gsd_auth_destroy(g->sh.auth);
-    for (size_t i = 0; i < g->njx; i++) {
-        gsd_spec_release(&g->jx[i].spec);
-        gsd_wait_free(&g->jx[i]);
-        gsd_el_free(&g->jx[i]);
-        free(g->jx[i].spec_json);
-        free(g->jx[i].idem_key);
-        free(g->jx[i].idem_hash);
-        free(g->jx[i].alloc);
-    }
-    free(g->jx);
+    gsd_jx_release(g);
+    free(g->fq);
     free(g->waitv);
     free(g->rqholdv);
     for (size_t i = 0; i < g->nchunk; i++) gsd_chunk_put(g->chunk[i]);

@@ -276,6 +276,7 @@ static void rebuild_chunk(gsd_sched *g, size_t c)
                 x->spec_json = NULL;
                 free(x->alloc);
                 x->alloc = NULL;
+                gsd_acct_forget_later(g, (int32_t)slot); /* issue 16: memory (acct.c) */
             }
             continue;
         }

@@ -1330,6 +1330,25 @@ int gsd_reader_node_events(gsd_reader *r, const char *node, size_t max, gsd_even
     "end_us, elapsed_us, gpus, gpu_us, preemptions, resizes, runs"
 #define FINAL_STATES "('DONE', 'FAILED', 'CANCELLED', 'REJECTED')"
 
+int gsd_store_job_owner(gsd_store *s, int64_t id, char **user, char **state)
+{
+    sqlite3_stmt *st;
+    *user = *state = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT user, state FROM jobs WHERE id = ?1 UNION ALL "
+                           "SELECT user, state FROM acct WHERE id = ?1 LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return GS_EIO;
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st), ret = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? GS_ENOENT : GS_EIO;
+    if (!ret) {
+        *user = dupcol(st, 0);
+        *state = dupcol(st, 1);
+    }
+    sqlite3_finalize(st);
+    return ret;
+}
+
 int gsd_store_purge(gsd_store *s, gs_time before, int64_t max, int64_t **ids, size_t *moved)
 {
     static const char *const sql[] = {

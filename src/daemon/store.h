@@ -189,6 +189,9 @@ int gsd_store_add_node_event(gsd_store *s, const char *node, gs_time t, const ch
                              const char *reason, const char *data);
 
 /* accounting (acct rows, retention purge) */
+/* Owner and state of job id, from jobs or (moved by retention) acct: 0, or GS_ENOENT.
+ * Strings malloc'ed. */
+int gsd_store_job_owner(gsd_store *s, int64_t id, char **user, char **state);
 /* Retention: move up to max final jobs that ended before 'before' (us since the epoch), oldest
  * first, from jobs / events / tasks into one acct row each (inside the cycle's transaction:
  * the caller commits).  Active jobs are never touched.  *moved: how many; *ids (malloc'ed,
