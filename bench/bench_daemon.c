@@ -27,14 +27,19 @@
  *     the CLI as a user runs it, on the daemon's Unix socket, output to
  *     /dev/null, wall time from fork to exit; the default listing (its first
  *     page) and --all-pages (every job), median of 11 runs each.
+ *  4. memory and database over finished jobs (issue 16, accounting): the
+ *     daemon's RSS (VmRSS) and database size (file + WAL) after 0, 25,000,
+ *     50,000 and 100,000 finished jobs (each submitted while 8 GPUs are held,
+ *     then cancelled while pending: a row, two events, nothing run), without
+ *     and with --retention (1 s: every finished job moves to the acct table).
  *
  * The database is a file under --dir (default $TMPDIR or /tmp); the
  * benchmark prints the file system type, because on tmpfs fsync costs
  * nothing and "durable" would mean little.
  *
  * usage: bench_daemon [--runs R] [--clients C] [--submits N] [--pending P]
- *                     [--policies a,b,...] [--dir DIR] [--sections 1,2,3]
- *                     [--queue-pending P1,P2,...]
+ *                     [--policies a,b,...] [--dir DIR] [--sections 1,2,3,4]
+ *                     [--queue-pending P1,P2,...] [--finished N1,N2,...]
  * Prints medians; needs nothing but the gsched binary (GSCHED_BIN).
  */
 #include <errno.h>
@@ -402,11 +407,190 @@ static int queue_latency(const char *lengths, int clients)
     return rc;
 }
 
+/* ---- 4. memory and database over finished jobs ---------------------------------------------- */
+
+typedef struct churn {
+    const char *url;
+    int n, errors;
+} churn;
+
+/* Submit a 1-GPU job (pending: the cluster is full) and cancel it, n times. */
+static void *churn_loop(void *arg)
+{
+    churn *w = arg;
+    struct curl_slist *hdrs;
+    CURL *h = handle(&hdrs);
+    char url[128], del[160];
+    snprintf(url, sizeof url, "%s/v1/jobs", w->url);
+    for (int i = 0; i < w->n; i++) {
+        body b = {NULL, 0};
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, NULL);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, "{\"command\": [\"true\"], \"gpus\": 1}");
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+        long st = 0;
+        if (curl_easy_perform(h) == CURLE_OK) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &st);
+        const char *idp = b.p ? strstr(b.p, "\"id\"") : NULL;
+        long long id = idp ? atoll(idp + 5 + strspn(idp + 5, " :")) : 0;
+        free(b.p);
+        if (st != 201 || id <= 0) {
+            w->errors++;
+            continue;
+        }
+        snprintf(del, sizeof del, "%s/%lld", url, id);
+        size_t got = 0;
+        curl_easy_setopt(h, CURLOPT_URL, del);
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "DELETE");
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &got);
+        st = 0;
+        if (curl_easy_perform(h) == CURLE_OK) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &st);
+        if (st != 200) w->errors++;
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 0L);
+    }
+    curl_easy_cleanup(h);
+    curl_slist_free_all(hdrs);
+    return NULL;
+}
+
+static long long rss_kb(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6)) kb = atoll(line + 6);
+    if (f) fclose(f);
+    return kb;
+}
+
+static long long file_size(const char *dir, const char *name)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "rb");
+    if (!f) return 0;
+    fseek(f, 0, SEEK_END);
+    long long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+static int memory_over_finished(const char *points, int clients)
+{
+    printf("\n4. daemon memory and database over finished jobs (fifo, 1x8 cluster, 8 GPUs held by\n"
+           "   one job; each job submitted then cancelled while pending; sync=normal); RSS =\n"
+           "   VmRSS, DB = database file + WAL:\n");
+    const char *ret[] = {NULL, "1"};
+    int rc = 0;
+    for (int k = 0; k < 2 && !rc; k++) {
+        srv s;
+        snprintf(s.dir, sizeof s.dir, "%s/gsched-bench-XXXXXX", base_dir);
+        if (!mkdtemp(s.dir)) return 1;
+        char db[600], pf[600], log[600], logs[600];
+        snprintf(db, sizeof db, "%s/gsched.db", s.dir);
+        snprintf(logs, sizeof logs, "%s/logs", s.dir);
+        snprintf(pf, sizeof pf, "%s/port", s.dir);
+        snprintf(log, sizeof log, "%s/daemon.log", s.dir);
+        s.pid = fork();
+        if (s.pid == 0) {
+            int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd >= 0) dup2(fd, 2);
+            if (chdir(s.dir)) _exit(127);
+            if (ret[k])
+                execl(GSCHED_BIN, GSCHED_BIN, "serve", "--cluster", "1x8", "--db", db, "--listen",
+                      "127.0.0.1:0", "--insecure-tcp", "--port-file", pf, "--sync", "normal",
+                      "--max-connections", "1024", "--max-conn-per-client", "1024", "--log-dir",
+                      logs, "--single-user", "--retention", "1s", (char *)NULL);
+            else
+                execl(GSCHED_BIN, GSCHED_BIN, "serve", "--cluster", "1x8", "--db", db, "--listen",
+                      "127.0.0.1:0", "--insecure-tcp", "--port-file", pf, "--sync", "normal",
+                      "--max-connections", "1024", "--max-conn-per-client", "1024", "--log-dir",
+                      logs, "--single-user", (char *)NULL);
+            _exit(127);
+        }
+        s.url[0] = 0;
+        for (int i = 0; i < 400 && !s.url[0]; i++) {
+            FILE *f = fopen(pf, "r");
+            int port = 0;
+            if (f) {
+                if (fscanf(f, "%d", &port) != 1) port = 0;
+                fclose(f);
+            }
+            if (port > 0)
+                snprintf(s.url, sizeof s.url, "http://127.0.0.1:%d", port);
+            else
+                sleep_ms(25);
+        }
+        struct curl_slist *hdrs;
+        CURL *h = handle(&hdrs);
+        char u[128];
+        snprintf(u, sizeof u, "%s/v1/jobs", s.url);
+        long st = s.url[0] ? post(h, u,
+                                  "{\"command\": [\"sleep\", \"3600\"], \"gpus\": 8, "
+                                  "\"name\": \"blocker\"}")
+                           : 0;
+        curl_easy_cleanup(h);
+        curl_slist_free_all(hdrs);
+        if (st != 201) {
+            fprintf(stderr, "bench: cannot start the daemon\n");
+            stop(&s);
+            return 1;
+        }
+        sleep_ms(500);
+        printf("   %s:\n", ret[k] ? "--retention 1s (finished jobs move to acct)" : "no retention");
+        long long done = 0, rss0 = 0, db0 = 0;
+        char *list = strdup(points), *save = NULL;
+        for (char *p = strtok_r(list, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+            long long want = atoll(p), before = done;
+            double t0 = now();
+            if (want > done) {
+                pthread_t th[256];
+                churn w[256];
+                int n = (int)((want - done) / clients);
+                for (int i = 0; i < clients; i++) {
+                    w[i] = (churn){s.url, n, 0};
+                    pthread_create(&th[i], NULL, churn_loop, &w[i]);
+                }
+                int errors = 0;
+                for (int i = 0; i < clients; i++) {
+                    pthread_join(th[i], NULL);
+                    errors += w[i].errors;
+                }
+                if (errors) fprintf(stderr, "bench: %d request(s) failed\n", errors);
+                done += (long long)n * clients;
+            }
+            double dt = now() - t0;
+            sleep_ms(ret[k] ? 3000 : 1500); /* a publish, forgetting, a retention pass */
+            long long rss = rss_kb(s.pid),
+                      dbb = file_size(s.dir, "gsched.db") + file_size(s.dir, "gsched.db-wal");
+            printf("     finished %7lld  RSS %6.1f MB  DB %6.1f MB", done, (double)rss / 1024,
+                   (double)dbb / 1048576);
+            if (done > before && before > 0) /* the slope since the previous point */
+                printf("  (since %lld: RSS %+5.0f B/job, DB %+4.0f B/job; %.0f jobs/s)", before,
+                       (double)(rss - rss0) * 1024 / (double)(done - before),
+                       (double)(dbb - db0) / (double)(done - before),
+                       (double)(done - before) / (dt > 0 ? dt : 1));
+            rss0 = rss, db0 = dbb;
+            printf("\n");
+            fflush(stdout);
+        }
+        free(list);
+        stop(&s);
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     int runs = 5, clients = 16, submits = 4000, pending = 10000;
     const char *policies = "fifo,fifo-backfill,tiresias-las,srtf";
-    const char *sections = "1,2,3", *queue_pending = "10000,20000";
+    const char *sections = "1,2,3,4", *queue_pending = "10000,20000";
+    const char *finished = "0,25000,50000,100000";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--runs"))
             runs = atoi(argv[i + 1]);
@@ -424,10 +608,12 @@ int main(int argc, char **argv)
             sections = argv[i + 1];
         else if (!strcmp(argv[i], "--queue-pending"))
             queue_pending = argv[i + 1];
+        else if (!strcmp(argv[i], "--finished"))
+            finished = argv[i + 1];
         else {
             fprintf(stderr, "usage: bench_daemon [--runs R] [--clients C] [--submits N] "
-                            "[--pending P] [--policies a,b] [--dir DIR] [--sections 1,2,3] "
-                            "[--queue-pending P1,P2]\n");
+                            "[--pending P] [--policies a,b] [--dir DIR] [--sections 1,2,3,4] "
+                            "[--queue-pending P1,P2] [--finished N1,N2]\n");
             return 2;
         }
     }
@@ -534,6 +720,7 @@ section2:
     free(list);
 section3:;
     int rc = strchr(sections, '3') ? queue_latency(queue_pending, clients) : 0;
+    if (!rc && strchr(sections, '4')) rc = memory_over_finished(finished, clients);
     curl_global_cleanup();
     return rc;
 }

@@ -546,6 +546,9 @@ int gsd_serve(const gsd_opts *o)
     exit_code = g.fatal ? 1 : 0;
     gsd_log("shutting down%s: %zu run(s) keep running and will be adopted at the next start",
             g.fatal ? " after a fatal error" : "", gsd_exec_nruns(g.x));
+    /* issue 16, accounting: final jobs whose memory was given back (acct.c) */
+    gsd_log("%lld finished job(s) forgotten since the start: their memory was given back",
+            (long long)g.forgotten);
     pthread_mutex_lock(&g.sh.qmu);
     g.sh.stopping = 1;
     gsd_cmd *left = g.sh.qhead;

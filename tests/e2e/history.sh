@@ -151,4 +151,29 @@ wait_state "$ra" CANCELLED
 newseq=$(sq "SELECT min(seq) FROM events WHERE seq > $maxseq")
 check "event ids are never reused ($newseq > $maxseq)" [ -n "$newseq" ] && [ "$newseq" -gt "$maxseq" ]
 d_stop || bad "graceful stop"
+
+# ---- memory: finished jobs are forgotten (engine and daemon state; whole blocks of 256 and
+# 1,024 slots freed), and everything about them still reads from the database
+d_start mem --cluster 1x4 --grace 1s || { bad "daemon start"; finish; }
+first=$(gsub --name first -- sh -c 'echo hello; exit 0')
+wait_state "$first" DONE
+for i in $(seq 4); do
+  "$bin" submit --server "$SERVER" --array 0-299 --parsable -- true > /dev/null || bad "array $i"
+done
+wait_idle 120 || bad "the jobs did not all end"
+sleep 1
+check "an old job is still described (State DONE)" [ "$(state "$first")" = DONE ]
+check "... with its events" contains "$(events "$first")" "finished"
+check "... and its log" contains "$(g logs "$first" 2>&1)" "hello"
+expect 1 "job $first is already DONE" -- g cancel "$first"
+expect 1 "job $first is DONE: only pending jobs can be held" -- g hold "$first"
+expect 4 "no job 999999" -- g cancel 999999
+check "GET /v1/jobs/ID answers" contains "$(dcurl -s "$URL/v1/jobs/$first")" '"state": "DONE"'
+check "the list of all jobs has it" contains "$(dcurl -s "$URL/v1/jobs?state=all&limit=5")" "\"id\": $first,"
+check "history lists all 1,201" [ "$(g history -n -o JobID | wc -l)" = 1201 ]
+later=$(gsub --name later -- true)
+wait_state "$later" DONE
+d_stop || bad "graceful stop"
+n=$(sed -n 's/.* \([0-9]*\) finished job(s) forgotten since the start.*/\1/p' "$DDIR/daemon.log" | tail -1)
+check "the daemon forgot the finished jobs (${n:-none} of 1,202)" [ "${n:-0}" -ge 1100 ]
 finish
