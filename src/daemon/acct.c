@@ -124,7 +124,7 @@ void gsd_acct_forget(gsd_sched *g)
         const gs_job *j = gs_engine_job(g->e, (size_t)s);
         /* still referred to: its row to write, a list it is in (time limits, waiting),
          * published views not yet rebuilt without it; try again at the next cycle */
-        if (x->dirty || x->active || x->inrun || x->inwait || x->spec_json) {
+        if (x->dirty || x->active || x->inrun || x->inwait || x->rqhold || x->spec_json) {
             g->fq[w++] = s;
             continue;
         }

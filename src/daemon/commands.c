@@ -471,8 +471,10 @@ static int cancel_array(gsd_sched *g, gsd_cmd *c, gs_time now)
     if (h && gsd_jx(g, h->slot)->array_id == h->id)
         s0 = (size_t)h->slot;
     else if (!h) /* its first element ended before a restart: its others follow in slot order */
-        for (size_t s = 0; s < nj && s0 == nj; s++)
-            if (gsd_jx(g, (int32_t)s)->array_id == c->job_id) s0 = s;
+        for (size_t s = 0; s < nj && s0 == nj; s++) {
+            const gsd_jobx *x = gsd_jx_peek(g, (int32_t)s); /* (forgotten jobs: acct.c) */
+            if (x && !x->gone && x->array_id == c->job_id) s0 = s;
+        }
     if (s0 == nj) return -1;
     const gs_job *first = gs_engine_job(g->e, s0);
     if (!c->admin && strcmp(first->user, c->user)) {
@@ -481,7 +483,10 @@ static int cancel_array(gsd_sched *g, gsd_cmd *c, gs_time now)
     }
     json_t *ids = json_array(), *stopping = json_array();
     int n = 0;
-    for (size_t s = s0; s < nj && gsd_jx(g, (int32_t)s)->array_id == c->job_id; s++) {
+    for (size_t s = s0; s < nj; s++) {
+        const gsd_jobx *x = gsd_jx_peek(g, (int32_t)s);
+        if (x && x->array_id != c->job_id) break;
+        if (!x || x->gone) continue; /* elements already ended and forgotten (acct.c) */
         const gs_job *p = gs_engine_job(g->e, s);
         if (gs_job_state_final(p->state)) continue;
         n++;

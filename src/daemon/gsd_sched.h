@@ -108,6 +108,7 @@ typedef struct gsd_jobx {
     int64_t gpu_us;
     int32_t held_gpus;
     gs_time held_since;
+    int8_t gone; /* forgotten (acct.c): nothing else of this entry is meaningful but array_id */
 } gsd_jobx;
 
 /* A record or daemon event collected during a cycle, written at commit, acted on after. */
@@ -294,6 +295,9 @@ void gsd_strset_release(gsd_strset *t);
 #define GSD_JX_BITS  GSD_CHUNK_BITS /* a block of per-job state is a view chunk's slots */
 #define GSD_JX_BLOCK ((size_t)1 << GSD_JX_BITS)
 gsd_jobx *gsd_jx(gsd_sched *g, int32_t slot); /* grows the blocks as needed */
+/* The per-job state of a slot without allocating: NULL when its block was freed (every job of
+ * it forgotten); an entry with 'gone' set is a forgotten job.  For scans over many slots. */
+gsd_jobx *gsd_jx_peek(gsd_sched *g, int32_t slot);
 /* Free the per-job state of a forgotten job's slot (its block once all of it is forgotten). */
 void gsd_jx_forget(gsd_sched *g, int32_t slot);
 /* Release every block (shutdown). */

@@ -82,6 +82,10 @@ void gsd_do_requeue(gsd_sched *g, gsd_cmd *c, gs_time now)
 {
     int hold = c->args && json_is_true(json_object_get(c->args, "hold"));
     const gs_job *j = gs_engine_find_job(g->e, c->job_id);
+    if (!j) { /* forgotten (its memory given back) or moved by retention: issue 16, acct.c */
+        gsd_acct_gone(g, c, "", ": only running jobs can be requeued");
+        return;
+    }
     if (!j || (!c->admin && strcmp(j->user, c->user))) {
         gsd_cmd_fail(c, 404, GS_ENOENT, "no job %lld", (long long)c->job_id);
         return;

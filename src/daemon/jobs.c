@@ -45,6 +45,13 @@ gsd_jobx *gsd_jx(gsd_sched *g, int32_t slot)
     return &g->jx[b][(size_t)slot & (GSD_JX_BLOCK - 1)];
 }
 
+gsd_jobx *gsd_jx_peek(gsd_sched *g, int32_t slot)
+{
+    size_t b = (size_t)slot >> GSD_JX_BITS;
+    if (slot < 0 || b >= g->njx >> GSD_JX_BITS || !g->jx[b]) return NULL;
+    return &g->jx[b][(size_t)slot & (GSD_JX_BLOCK - 1)];
+}
+
 static void jx_free(gsd_jobx *x)
 {
     gsd_spec_release(&x->spec);
@@ -60,10 +67,13 @@ void gsd_jx_forget(gsd_sched *g, int32_t slot)
 {
     size_t b = (size_t)slot >> GSD_JX_BITS;
     gsd_jobx *x = gsd_jx(g, slot);
+    int64_t array_id = x->array_id; /* kept: an array's slots are scanned as one run */
     jx_free(x);
     memset(x, 0, sizeof *x);
+    x->array_id = array_id;
     x->exit_code = INT32_MIN;
     x->seen = -1;
+    x->gone = 1;
     /* the whole block once all of its slots are forgotten (slots are never reused: the block
      * of the newest slots still fills, and is never complete before it is) */
     if (++g->jx_gone[b] == GSD_JX_BLOCK) {

@@ -181,9 +181,17 @@ static int array_active(gsd_sched *g, int32_t s, int64_t array_id)
 {
     int n = 0;
     size_t nj = gs_engine_njobs(g->e);
+    /* (a forgotten element keeps its array_id; a block of forgotten jobs is gone: acct.c) */
     int32_t lo = s;
-    while (lo > 0 && gsd_jx(g, lo - 1)->array_id == array_id) lo--;
-    for (size_t i = (size_t)lo; i < nj && gsd_jx(g, (int32_t)i)->array_id == array_id; i++) {
+    while (lo > 0) {
+        const gsd_jobx *x = gsd_jx_peek(g, lo - 1);
+        if (x && x->array_id != array_id) break;
+        lo = x ? lo - 1 : (int32_t)((size_t)(lo - 1) & ~(GSD_JX_BLOCK - 1)); /* a whole block */
+    }
+    for (size_t i = (size_t)lo; i < nj; i++) {
+        const gsd_jobx *x = gsd_jx_peek(g, (int32_t)i);
+        if (x && x->array_id != array_id) break;
+        if (!x || x->gone) continue;
         const gs_job *j = gs_engine_job(g->e, i);
         n += j->task_index == 0 && !j->deferred && !gs_job_state_final(j->state);
     }
