@@ -81,7 +81,8 @@
  * DONE, FAILED, REJECTED and CANCELLED are final.
  *
  * Ownership: gs_job objects belong to the engine (gs_engine_destroy frees
- * them); pointers stay valid for the engine's lifetime.  Strings are interned
+ * them); pointers stay valid for the engine's lifetime, except a final job's
+ * once the program forgets it (gs_engine_forget, LIVE: the daemon's bounded memory).  Strings are interned
  * in the engine and borrowed.
  */
 #ifndef GSCHED_JOB_H
