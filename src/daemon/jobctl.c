@@ -242,6 +242,10 @@ static void limit_text(gs_time t, char *buf, size_t cap)
 void gsd_do_update(gsd_sched *g, gsd_cmd *c, gs_time now)
 {
     const gs_job *j = gs_engine_find_job(g->e, c->job_id);
+    if (!j) { /* forgotten (its memory given back) or moved by retention: issue 16, acct.c */
+        gsd_acct_gone(g, c, "", ": only active jobs can be updated");
+        return;
+    }
     if (!j || (!c->admin && strcmp(j->user, c->user))) {
         gsd_cmd_fail(c, 404, GS_ENOENT, "no job %lld", (long long)c->job_id);
         return;
