@@ -53,12 +53,13 @@ function check(name, cond, detail = '') {
 const str = (v) => (v === null || v === undefined ? '' : String(v));
 const sleep = cdp.sleep;
 
-// api(method, path, token): {status, headers, body (parsed JSON when it is JSON)}
-function api(method, p, token, timeoutMs = 10000) {
+// api(method, path, token, body): {status, headers, body (parsed JSON when it is JSON)}
+function api(method, p, token, body = undefined, timeoutMs = 10000) {
   return new Promise((resolve, reject) => {
     const headers = {};
     if (token) headers.Authorization = `Bearer ${token}`;
     if (method !== 'GET') headers['X-Gsched-Client'] = '1';
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
     const req = http.request(URL0 + p, { method, headers, timeout: timeoutMs }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
@@ -77,7 +78,7 @@ function api(method, p, token, timeoutMs = 10000) {
     });
     req.on('timeout', () => req.destroy(new Error(`${method} ${p}: no answer in ${timeoutMs} ms`)));
     req.on('error', reject);
-    req.end();
+    req.end(body === undefined ? undefined : JSON.stringify(body));
   });
 }
 async function apiJson(p, token) {
@@ -546,12 +547,23 @@ async function checkActions(page, who, id, want) {
 }
 
 // clickAction(page, selector): click a job or node action button, and the page's in-page
-// confirmation (button[data-confirm]) when it asks for one
+// confirmation (button[data-confirm]) when it asks for one. A click whose press and release
+// straddle a re-render of the page (a live update replacing the button) is lost, as it would
+// be for a user: when neither the confirmation nor a #flash follows within 1.5 s, click once
+// more (and say so in the log)
 async function clickAction(page, selector) {
-  await page.click(selector);
-  await sleep(200);
-  const visible = `(() => { const b = document.querySelector('button[data-confirm]'); return !!(b && b.offsetParent !== null); })()`;
-  if (await page.evaluate(visible)) await page.click('button[data-confirm]');
+  const CONFIRM = `(() => { const b = document.querySelector('button[data-confirm]'); return !!(b && b.offsetParent !== null); })()`;
+  const FLASH = `(document.getElementById('flash') || {}).textContent || ''`;
+  for (let attempt = 1; ; attempt++) {
+    const before = await page.evaluate(FLASH);
+    await page.click(selector);
+    const took = await page
+      .waitFor(`${CONFIRM} || (${FLASH}) !== ${JSON.stringify(before)}`, 1500, 'a confirmation or a #flash')
+      .then(() => true, () => false);
+    if (took || attempt === 2) break;
+    console.log(`# the click on ${selector} was lost (the page re-rendered under it?): once more`);
+  }
+  if (await page.evaluate(CONFIRM)) await page.click('button[data-confirm]');
 }
 
 // checkHistory(page, who, token, ids): the rows are GET /v1/history's jobs, ids among them
@@ -739,6 +751,20 @@ async function bobPages(browser) {
   }
   check(`bob job ${JOBS.bob_running}: the daemon requeued it (event '${requeued ? requeued.type : ''}: requeued by bob')`, !!requeued);
   await settle(page, `bob-job-${JOBS.bob_running}-requeued`, mark);
+
+  // live: his queue page, left open, shows a job he submits meanwhile within 4 s (the page
+  // reads the event stream, GET /v1/events with his token, and re-reads on its events)
+  mark = await show(page, '#/queue', 'bob queue (live)');
+  const streams = page.requests.filter((r) => r.url.startsWith(`${URL0}/v1/events`));
+  check('bob: the pages read the event stream with his token', streams.length > 0 && streams.every((r) => (r.headers.Authorization || '') === `Bearer ${TOK.bob}`), `${streams.length} requests`);
+  await sleep(500); // the stream is connected
+  const sub = await api('POST', '/v1/jobs', TOK.bob, { name: 'live', vc: 'prod', gpus: 4, command: ['sleep', '600'] });
+  check('bob: a new job submitted through the API', sub.status === 201 || sub.status === 202 || sub.status === 200, `${sub.status} ${JSON.stringify(sub.body).slice(0, 200)}`);
+  const newId = sub.body && (sub.body.id || (sub.body.job && sub.body.job.id));
+  const t0 = Date.now();
+  const seen = await page.waitFor(`!!document.querySelector('table#queue tbody tr[data-job="${newId}"]')`, 4000, `job ${newId}'s row`).catch((e) => e.message);
+  check(`bob queue: the new job ${newId} appears by itself within 4 s (${Date.now() - t0} ms)`, seen === true, String(seen));
+  await settle(page, 'bob-queue-live', mark);
 }
 
 const watchdog = setTimeout(() => {
