@@ -12,7 +12,11 @@
  * socket of a killed daemon) the system one (a root daemon's) is tried next.
  * One request per call, bounded by a timeout; a transport failure (refused,
  * timed out, unresolvable) is reported as "unreachable" (GS_EIO, status 0)
- * so the CLI can exit with code 3.
+ * so the CLI can exit with code 3.  A streamed request (gsd_client_stream: the
+ * event stream, `gsched run`) hands a 2xx body over piece by piece as it comes
+ * (the socket: an incremental chunked decoder, bodydec; TCP: curl's write
+ * callback) with no total timeout, only an idle one; gsd_sse parses
+ * Server-Sent Events out of such pieces.
  *
  * Invariants: the response body is always NUL-terminated and owned by the
  * gsd_resp; a Unix socket is connected to only when gsd_socket_trusted
