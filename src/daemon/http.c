@@ -1945,22 +1945,36 @@ static int is_loopback(const struct sockaddr *sa)
     return 0;
 }
 
+/* libmicrohttpd's error messages, to stderr (the daemon's log) as before, but for the one an
+ * event stream makes when its client has gone away (a closed dashboard tab, a Ctrl-C'ed
+ * `gsched events -f`): its final chunk cannot be sent, which is expected. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char buf[1024];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    if (strstr(buf, "Failed to send the footers") && strstr(buf, "`/v1/events'")) return;
+    fputs(buf, stderr);
+}
+
 /* Options every listener shares: per-listener connection limit, idle timeout (seconds of
- * silence), header memory, admission (conn.c), the request-completed hook. */
+ * silence), header memory, admission (conn.c), the request-completed hook, the error log. */
 static struct MHD_Daemon *start_mhd(gsd *g, unsigned flags, enum MHD_OPTION where, const void *arg)
 {
     unsigned idle = g->o.idle_timeout ? g->o.idle_timeout : 30;
     flags |= MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (where == MHD_OPTION_LISTEN_SOCKET)
         return MHD_start_daemon(
-            flags, 0, NULL, NULL, on_request, g, MHD_OPTION_LISTEN_SOCKET, *(const int *)arg,
-            MHD_OPTION_CONNECTION_LIMIT, g->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, idle,
+            flags, 0, NULL, NULL, on_request, g, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+            MHD_OPTION_LISTEN_SOCKET, *(const int *)arg, MHD_OPTION_CONNECTION_LIMIT,
+            g->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, idle,
             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_CONNECTION,
             gsd_net_notify, g, MHD_OPTION_NOTIFY_COMPLETED, on_completed, g, MHD_OPTION_END);
-    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, g, MHD_OPTION_SOCK_ADDR, arg,
-                            MHD_OPTION_CONNECTION_LIMIT, g->o.max_connections,
-                            MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                            (size_t)(64 * 1024), MHD_OPTION_NOTIFY_CONNECTION, gsd_net_notify, g,
+    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, g, MHD_OPTION_EXTERNAL_LOGGER,
+                            mhd_log, NULL, MHD_OPTION_SOCK_ADDR, arg, MHD_OPTION_CONNECTION_LIMIT,
+                            g->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, idle,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+                            MHD_OPTION_NOTIFY_CONNECTION, gsd_net_notify, g,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, g, MHD_OPTION_END);
 }
 
