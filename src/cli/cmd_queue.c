@@ -32,7 +32,7 @@
 
 /* Jobs per page by default: a listing of a large queue shows the first QUEUE_PAGE jobs and a
  * footer (fast at any queue length: the daemon sends only the page) */
-#define QUEUE_PAGE 1000
+#define QUEUE_PAGE 500
 
 static void queue_usage(FILE *f)
 {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `gsched queue` paging (issue 16: fast at 10,000+ pending jobs): one page by default
-# (1,000 jobs) with a footer saying how many jobs the selection has and how to see the
+# (500 jobs) with a footer saying how many jobs the selection has and how to see the
 # others, --limit N (jobs per page), --page K, --all-pages; the footer on stderr under
 # --noheader; --json whole unless paged; paging of a selection the CLI filters itself
 # (names, several users) counts only the selected jobs; --format fields still get their
@@ -86,16 +86,17 @@ expect 2 "takes no --limit or --page" -- "$bin" queue --all-pages --limit 5 --se
 expect 2 "--page: expected a positive integer, got '0'" -- "$bin" queue --page 0 --server "$SERVER"
 expect 0 "--all-pages" -- "$bin" queue --help
 
-# the default page is 1,000 jobs: 1,010 more pending jobs (one curl, keep-alive)
+# the default page is 500 jobs: 1,010 more pending jobs (one curl, keep-alive)
 urls=()
 for _ in $(seq 1010); do urls+=("$URL/v1/jobs"); done
 dcurl -s -X POST -H 'Content-Type: application/json' -H 'X-Gsched-Client: 1' \
   --data-binary '{"command": "true", "gpus": 1, "name": "many"}' "${urls[@]}" > /dev/null
 out=$(g queue)
-check "default: 1,000 rows (got $(rows "$out"))" [ "$(rows "$out")" = 1000 ]
-check "default: footer" grep -qxF '(jobs 1-1000 of 1038; 38 more: --page 2 for the next 38, --all-pages for all)' <<< "$out"
-out=$(g queue --page 2)
-check "default size, page 2: 38 rows" [ "$(rows "$out")" = 38 ]
+check "default: 500 rows (got $(rows "$out"))" [ "$(rows "$out")" = 500 ]
+check "default: footer" grep -qxF '(jobs 1-500 of 1038; 538 more: --page 2 for the next 500, --all-pages for all)' <<< "$out"
+out=$(g queue --page 3)
+check "default size, page 3: 38 rows" [ "$(rows "$out")" = 38 ]
+check "default size, page 3: footer" grep -qxF '(jobs 1001-1038 of 1038)' <<< "$out"
 out=$(g queue --all-pages)
 check "--all-pages: 1,038 rows" [ "$(rows "$out")" = 1038 ]
 
