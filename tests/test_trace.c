@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_trace.c - trace readers and their error positions. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -541,6 +542,35 @@ static void t_native_wait(void)
     ASSERT_EQ(j6->first_start, 0);
     ASSERT_EQ(j7->first_start, gs_time_from_sec(10)); /* array_limit 1 */
     gs_sim_result_release(&r);
+    /* --events: "time,JOB,release" ends job 5's hold; a job not held is refused */
+    char epath[] = "/tmp/gsched-trace-wait-ev-XXXXXX";
+    fd = mkstemp(epath);
+    ASSERT(fd >= 0);
+    const char *evs = "time,node,state\n40,5,release\n";
+    ASSERT_EQ(write(fd, evs, strlen(evs)), (ssize_t)strlen(evs));
+    close(fd);
+    gs_events ev;
+    ASSERT_OK(gs_events_load(epath, &ev, &d));
+    o.events = &ev;
+    memset(&r, 0, sizeof r);
+    ASSERT_OK(gs_sim_run(&o, &lt, &r, &d));
+    j5 = gs_engine_find_job(r.engine, 5);
+    ASSERT_EQ(j5->state, GS_JOB_DONE);
+    ASSERT_EQ(j5->first_start, gs_time_from_sec(40));
+    gs_sim_result_release(&r);
+    gs_events_release(&ev);
+    fd = open(epath, O_WRONLY | O_TRUNC);
+    ASSERT(fd >= 0);
+    evs = "40,1,release\n";
+    ASSERT_EQ(write(fd, evs, strlen(evs)), (ssize_t)strlen(evs));
+    close(fd);
+    ASSERT_OK(gs_events_load(epath, &ev, &d));
+    memset(&r, 0, sizeof r);
+    ASSERT_EQ(gs_sim_run(&o, &lt, &r, &d), GS_EUNKNOWN);
+    ASSERT_CONTAINS(d.msg, "release: job 1 is not held");
+    gs_sim_result_release(&r);
+    gs_events_release(&ev);
+    unlink(epath);
     gs_trace_release(&lt);
     gs_params_release(&p);
     unlink(path);

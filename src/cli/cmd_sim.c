@@ -80,7 +80,7 @@ static void sim_usage(FILE *f)
         "                      (docs/policies.md); an item's own KEY=VALUE wins\n"
         "  --events FILE       node events: time,node,down|up|bad|good|drain|resume (down:\n"
         "                      fails, its jobs requeued; bad, drain: takes no new job, its\n"
-        "                      jobs run on)\n"
+        "                      jobs run on); time,JOB,release: held job JOB's hold ends\n"
         "  --progress WHEN     auto (stderr is a terminal), always or never\n"
         "  -q, --quiet         no comparison table on stdout\n"
         "\n"

@@ -147,7 +147,8 @@ int gs_sim_prepare(const gs_sim_opts *o, gs_sim_result *res, gs_diag *d)
     if (rc) return rc;
     /* events naming nodes the cluster lacks fail here, before any run */
     for (size_t i = 0; o->events && i < o->events->n; i++)
-        if (gs_cluster_find_node(res->cluster, o->events->v[i].node) < 0)
+        if (!o->events->v[i].release &&
+            gs_cluster_find_node(res->cluster, o->events->v[i].node) < 0)
             return unknown_node(o->events, &o->events->v[i], res->cluster, d);
     gs_engine_opts eo = o->eopts;
     if (!eo.read_file) eo.read_file = gs_read_data_file;
@@ -817,10 +818,20 @@ int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_d
             return gs_diag_set(d, rc, 0, 0, "%s", msg);
         }
     }
+    /* the stage before the queue starts afresh (release events below apply to this run) */
+    if (t->wait && (rc = gs_simwait_bind(t->wait, res->engine, d))) return rc;
     if (o->events) {
         d->file = NULL;
         for (size_t i = 0; i < o->events->n; i++) {
             const gs_node_event *ev = &o->events->v[i];
+            if (ev->release) { /* "time,JOB,release": a held job's hold ends (simwait.h) */
+                if (gs_simwait_release(t->wait, strtoll(ev->node, NULL, 10), ev->t)) {
+                    d->file = o->events->path;
+                    return gs_diag_set(d, GS_EUNKNOWN, ev->line, ev->col,
+                                       "release: job %s is not held in this trace", ev->node);
+                }
+                continue;
+            }
             int node = gs_cluster_find_node(res->cluster, ev->node);
             if (node < 0) return unknown_node(o->events, ev, res->cluster, d);
             /* a machine in several HiveD chains is one node per chain: the event hits each */
@@ -832,9 +843,7 @@ int gs_sim_run(const gs_sim_opts *o, const gs_trace *t, gs_sim_result *res, gs_d
             }
         }
     }
-    if (t->wait && ((rc = gs_simwait_bind(t->wait, res->engine, d)) ||
-                    (rc = gs_simwait_check(t->wait, res->engine))))
-        return rc;
+    if (t->wait && (rc = gs_simwait_check(t->wait, res->engine))) return rc;
     size_t steps = 0;
     while ((rc = gs_engine_step(res->engine)) > 0) {
         if (t->wait && (rc = gs_simwait_check(t->wait, res->engine)) != 0) break;

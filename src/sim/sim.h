@@ -97,7 +97,8 @@ int gs_trace_apply_tput(gs_trace *t, const gs_tput *tp, const char *dir, gs_diag
  * Cluster events file: "time,node,down|up|bad|good|drain|resume" (time in seconds).  down /
  * up: a node failure (its jobs are requeued) and the recovery; bad / good: the node is marked
  * bad (no new job goes there, its jobs run on) and good again; drain / resume: an admin's
- * drain (no new job goes there, its jobs run to their end) and its end.
+ * drain (no new job goes there, its jobs run to their end) and its end.  "time,JOB,release":
+ * not a node event - the hold of the trace's job JOB (its `hold` column: true) ends.
  */
 typedef struct gs_node_event {
     gs_time t;
@@ -106,6 +107,7 @@ typedef struct gs_node_event {
     int bad;       /* 1: a bad / good mark, 0: a failure / recovery */
     int line, col; /* of the node field in the file (messages: file:line:col) */
     int drain;     /* 1: a drain / resume (bad is 0) */
+    int release;   /* 1: "time,JOB,release": held job JOB's hold ends (node is its id; simwait.h) */
 } gs_node_event;
 
 typedef struct gs_events {

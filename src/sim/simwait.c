@@ -21,8 +21,9 @@
 
 typedef struct wjob {
     int64_t id;
-    gs_deps deps; /* n = 0: none */
-    gs_time hold; /* GS_SIMWAIT_NOHOLD, GS_SIMWAIT_HELD, or the release time */
+    gs_deps deps;  /* n = 0: none */
+    gs_time hold0; /* as given: GS_SIMWAIT_NOHOLD, GS_SIMWAIT_HELD, or the release time */
+    gs_time hold;  /* in this run (a release event may end it earlier) */
     int64_t array_id;
     int32_t throttle;
     int done; /* released or cancelled */
@@ -75,7 +76,7 @@ int gs_simwait_add(gs_simwait **wp, int64_t id, const char *dep, gs_time hold, i
         w->v = nv;
         w->cap = nc;
     }
-    w->v[w->n++] = (wjob){id, p, hold, array_id, throttle, 0, NULL};
+    w->v[w->n++] = (wjob){id, p, hold, hold, array_id, throttle, 0, NULL};
     w->bound = 0;
     return 0;
 }
@@ -100,6 +101,8 @@ int gs_simwait_bind(gs_simwait *w, gs_engine *e, gs_diag *d)
     w->bound = 1;
     for (size_t i = 0; i < w->n; i++) {
         wjob *x = &w->v[i];
+        x->done = 0; /* a new run (the policies of one trace run one after the other) */
+        x->hold = x->hold0;
         x->j = gs_engine_find_job(e, x->id);
         if (!x->j || !x->j->deferred)
             return gs_diag_set(d, GS_EINVAL, 0, 0, "job %lld: not added deferred",

@@ -26,10 +26,12 @@ int gs_simwait_add(gs_simwait **w, int64_t id, const char *dep, gs_time hold, in
                    int32_t throttle, gs_diag *d);
 /* Whether job id is in the stage (it must be added with gs_engine_add_job_deferred). */
 int gs_simwait_has(const gs_simwait *w, int64_t id);
-/* A release event: job id's hold ends at t (GS_ENOENT when it is not in the stage). */
+/* A release event of this run (after gs_simwait_bind): job id's hold ends at t (GS_ENOENT
+ * when it is not in the stage). */
 int gs_simwait_release(gs_simwait *w, int64_t id, gs_time t);
 /*
- * Once every job is in the engine: the jobs each term names must exist (GS_EINVAL naming
+ * Once every job is in the engine (each run: it starts the stage afresh, so one trace serves
+ * the runs of several policies): the jobs each term names must exist (GS_EINVAL naming
  * them, else).  Then after every engine step (and once before the first): jobs whose
  * dependencies are satisfied and whose hold has ended arrive (gs_engine_release_at, at
  * max(submit, hold end, now)); a dependency that can never be satisfied cancels the job

@@ -1103,10 +1103,16 @@ int gs_events_load(const char *path, gs_events *ev, gs_diag *d)
             down = 0, bad = r.f[2][0] == 'g';
         else if (!strcmp(r.f[2], "drain") || !strcmp(r.f[2], "resume"))
             down = r.f[2][0] == 'd', drain = 1;
-        else {
-            rc = gs_diag_set(d, GS_EPARSE, r.rec_line, r.col[2],
-                             "expected 'down', 'up', 'bad', 'good', 'drain' or 'resume', got '%s'",
-                             r.f[2]);
+        else if (!strcmp(r.f[2], "release")) { /* a held job's hold ends (simwait.h) */
+            int64_t id;
+            if ((rc = parse_i64(&r, 1, "job id", 0, INT64_MAX / 2, &id, d))) break;
+            down = 0, drain = -1;
+        } else {
+            rc =
+                gs_diag_set(d, GS_EPARSE, r.rec_line, r.col[2],
+                            "expected 'down', 'up', 'bad', 'good', 'drain', 'resume' or 'release', "
+                            "got '%s'",
+                            r.f[2]);
             break;
         }
         if (ev->n == cap) {
@@ -1123,7 +1129,8 @@ int gs_events_load(const char *path, gs_events *ev, gs_diag *d)
             rc = GS_ENOMEM;
             break;
         }
-        ev->v[ev->n++] = (gs_node_event){t, node, down, bad, r.rec_line, r.col[1], drain};
+        ev->v[ev->n++] =
+            (gs_node_event){t, node, down, bad, r.rec_line, r.col[1], drain > 0, drain < 0};
     }
     gs_csv_release(&r);
     free(buf);
