@@ -16,7 +16,7 @@
 
 #include "cli.h"
 #include "client.h"
-#include "spec.h"
+#include "daemon.h"
 
 static int valid_id(const char *s)
 {
