@@ -78,8 +78,11 @@ static json_t *submit_result(gsd_sched *g, const gs_job *head)
         json_t *eids = json_array(), *tasks = json_array();
         size_t nj = gs_engine_njobs(g->e);
         for (size_t s = (size_t)head->slot; s < nj; s++) {
-            const gsd_jobx *x = gsd_jx(g, (int32_t)s);
-            if (x->array_id != head->id) break;
+            const gsd_jobx *x = gsd_jx_peek(g, (int32_t)s);
+            if (x && x->array_id != head->id) break;
+            if (!x || x->gone)
+                continue; /* an element ended and forgotten (acct.c): a replay
+                           * lists those the engine still has */
             const gs_job *j = gs_engine_job(g->e, s);
             if (j->task_index) continue;
             json_array_append_new(eids, json_integer(j->id));
