@@ -130,7 +130,7 @@ else
   fail=$((fail+1)); echo "not ok - events drain/resume placements: $got"
 fi
 printf '10,n0,broken\n' > "$tmp/bad-ev2.csv"
-expect 2 "expected 'down', 'up', 'bad', 'good', 'drain' or 'resume', got 'broken'" -- "$bin" sim --cluster 2x2 \
+expect 2 "expected 'down', 'up', 'bad', 'good', 'drain', 'resume' or 'release', got 'broken'" -- "$bin" sim --cluster 2x2 \
   --trace "$tmp/bad.csv" --policy fifo --events "$tmp/bad-ev2.csv" --out "$tmp/bad-out2" -q
 
 # the README's HiveD example: HiveD's design config as it is, the bundled trace with the design

@@ -37,7 +37,7 @@ expect 2 "ev-node.csv:3:4: unknown node 'n9' \(this cluster's 2 nodes: n0 ... n1
   --out "$tmp/ev"
 check "an unknown node fails before any run" test ! -e "$tmp/ev/fifo/summary.json"
 printf '10,n0,down\n20,n0,sideways\n' > "$tmp/ev-state.csv"
-expect 2 "ev-state.csv:2:7: expected 'down', 'up', 'bad', 'good', 'drain' or 'resume', got 'sideways'" -- \
+expect 2 "ev-state.csv:2:7: expected 'down', 'up', 'bad', 'good', 'drain', 'resume' or 'release', got 'sideways'" -- \
   sim --cluster 2x8 --trace "$SIXTY" --policy fifo --events "$tmp/ev-state.csv" --out "$tmp/ev"
 printf '10,n0,down\nsoon,n0,up\n' > "$tmp/ev-time.csv"
 expect 2 "ev-time.csv:2:1: time: 'soon' is not a number of seconds" -- \
