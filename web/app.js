@@ -14,6 +14,7 @@
     health: null, routes: new Set(), me: null, page: '', arg: '', gen: 0,
     timer: null, stream: null, lastEventId: '', debounce: null, colorBy: 'job',
     range: 3600, loading: false, live: false, lastLoad: 0,
+    pointerDown: false, acting: 0, deferred: false, again: false,
   };
 
   /* ---- helpers ------------------------------------------------------------------------------ */
@@ -139,6 +140,12 @@
       showLogin('');
     });
     window.addEventListener('hashchange', () => route(true));
+    /* a pointer down on the page holds refreshes until it is up again (load, renderLater) */
+    const up = () => { S.pointerDown = false; renderLater(); };
+    window.addEventListener('pointerdown', () => { S.pointerDown = true; }, true);
+    window.addEventListener('pointerup', up, true);
+    window.addEventListener('pointercancel', up, true);
+    window.addEventListener('blur', up);
     /* a page kept in the back/forward cache keeps its open event stream, one of the browser's
      * 6 connections to this host (6 such pages and no request gets through): close it when the
      * page is hidden, and when the page is shown again from the cache, resume and re-read */
@@ -205,15 +212,36 @@
     load(nav);
   }
 
+  /* A refresh must not rebuild the page under a click: between a mouse press and its release
+   * (the release on a new button is no click) and while an action's call is in flight, a
+   * refresh's render waits (S.deferred) and runs once the pointer is up and the action done. */
+  const holdRender = () => S.pointerDown || S.acting > 0;
+  function renderLater() {
+    if (!S.deferred || holdRender()) return;
+    S.deferred = false;
+    setTimeout(() => { if (quietNow()) load(false); }, 0); /* after the release's click */
+  }
+  /* An action (a button's API call) in flight: refreshes wait for it, then one runs. */
+  async function acting(fn) {
+    S.acting++;
+    try { return await fn(); } finally {
+      S.acting--;
+      S.deferred = true;
+      renderLater();
+    }
+  }
+
   /* (Re)load the current page's data and render it; nav: a navigation (else a refresh). */
   async function load(nav) {
     const gen = S.gen;
-    if (S.loading && !nav) return;
+    if (S.loading && !nav) { S.again = true; return; } /* once this load ends, another */
     S.loading = true;
+    S.again = false;
     S.lastLoad = Date.now();
     try {
       const node = await PAGES[S.page](S.arg, nav);
       if (gen !== S.gen) return; /* navigated away meanwhile */
+      if (!nav && holdRender()) { S.deferred = true; return; }
       if (node) {
         const y = window.scrollY;
         $('#page').replaceChildren(node);
@@ -228,7 +256,10 @@
       if (nav) $('#page').replaceChildren(el('p', { cls: 'muted', text: 'Could not load this page.' }));
       document.body.dataset.ready = '1';
     } finally {
-      if (gen === S.gen) S.loading = false;
+      if (gen === S.gen) {
+        S.loading = false;
+        if (S.again) { S.again = false; setTimeout(() => { if (quietNow()) load(false); }, 0); }
+      }
     }
   }
 
@@ -405,13 +436,12 @@
         for (const a of can)
           acts.append(el('button', {
             type: 'button', 'data-action': a, 'data-node': n.name, text: a,
-            onclick: () => ask(`${a} node ${n.name}?`, `${a} ${n.name}`, true, async (why) => {
+            onclick: () => ask(`${a} node ${n.name}?`, `${a} ${n.name}`, true, (why) => acting(async () => {
               try {
                 await api('POST', `/v1/nodes/${encodeURIComponent(n.name)}/${a}`, why ? { reason: why } : undefined);
                 flash(`node ${n.name}: ${{ drain: 'drained (its jobs finish, no new job starts)', resume: 'back in service', down: 'taken down (its jobs are requeued)' }[a]}`);
               } catch (e) { flash(e.message, true); }
-              load(false);
-            }),
+            })),
           }));
         card.append(acts);
       }
@@ -441,6 +471,18 @@
       return out;
     }
     const map = el('div', { id: 'cluster-map' }, level(c.tree.children || []));
+    /* nodes out of service, counted by the map's state (a draining node is not down) */
+    const byState = new Map();
+    (function count(cells) {
+      for (const k of cells) {
+        if (k.kind === 'node') {
+          const st = uiState(k.state);
+          if (st !== 'up') byState.set(st, (byState.get(st) || 0) + 1);
+        } else if (k.kind !== 'gpu') count(k.children || []);
+      }
+    })(c.tree.children || []);
+    const offStats = ['draining', 'drained', 'down', 'bad'].filter((st) => byState.get(st)).map((st) =>
+      el('span', { cls: 'stat', 'data-nodes': st }, el('b', { text: byState.get(st) }), ` node${byState.get(st) > 1 ? 's' : ''} ${st}`));
     const sel = el('select', { id: 'color-by', onchange: (e) => { S.colorBy = e.target.value; load(false); } },
       el('option', { value: 'job', text: 'job' }), el('option', { value: 'vc', text: 'VC' }));
     sel.value = S.colorBy;
@@ -454,17 +496,24 @@
     } else {
       for (const j of list.slice(0, 60)) {
         legend.append(el('a', { href: '#/job/' + j.id, 'data-job': j.id, title: `user ${j.user} · VC ${j.vc}` },
-          swatch(jobColor(j.id)), `${j.id}${j.name ? ' ' + j.name : ''} · ${j.gpus}`));
+          swatch(jobColor(j.id)), `job ${j.id}${j.name ? ' ' + j.name : ''} · ${j.gpus} GPU${j.gpus > 1 ? 's' : ''}`));
       }
       if (list.length > 60) legend.append(el('span', { cls: 'muted', text: `… ${list.length - 60} more` }));
     }
     if (!list.length) legend.append(el('span', { cls: 'muted', text: 'no job you may see holds GPUs' }));
+    /* the cells that are no job's colour */
+    const key = (k, cls, text) => el('span', { cls: 'key', 'data-key': k }, el('span', { cls: 'sw gpu-key ' + cls }), text);
+    if (map.querySelector('.gpu.hidden-job')) legend.append(key('hidden', 'hidden-job', 'other users\' jobs'));
+    legend.append(key('free', 'free', 'free'));
+    if (map.querySelector('.gpu.off')) legend.append(key('off', 'off', 'unavailable (drained, down, bad)'));
     return el('div', null,
       el('div', { cls: 'toolbar' },
         el('span', { cls: 'stat' }, el('b', { text: c.gpus.allocated }), ` / ${c.gpus.total} GPUs allocated`),
         el('span', { cls: 'stat' }, el('b', { text: c.gpus.free }), ' free'),
-        c.gpus.down ? el('span', { cls: 'stat' }, el('b', { text: c.gpus.down }), ' down') : null,
+        c.gpus.down ? el('span', { cls: 'stat', 'data-gpus': 'unavailable', title: 'GPUs neither free nor allocated: on nodes drained, down or bad, or marked bad' },
+          el('b', { text: c.gpus.down }), ' unavailable') : null,
         el('span', { cls: 'stat' }, el('b', { text: c.nodes }), ' nodes'),
+        offStats,
         el('label', null, 'Colour by ', sel)),
       el('div', { cls: 'card' }, legend),
       map);
@@ -497,13 +546,18 @@
     const MAX_ROWS = 2000;
     for (const j of rows.slice(0, MAX_ROWS)) {
       const pos = j.position ?? '';
+      const poss = j.elems.map((e) => e.position).filter((p) => p !== null && p !== undefined && p !== 0);
+      const posText = poss.length > 1 ? ranges(poss) : String(pos);
+      /* a reason applies to a job waiting or stopping; a running job's is its last stop's */
+      const why = !j.reason ? '' : j.state === 'RUNNING' ? 'last stop: ' + j.reason : j.reason;
       const waitOrRun = j.state === 'PENDING' ? fmtDur(now - j.submit_us) : (j.last_start_us ? fmtDur(now - j.last_start_us) : '');
       const many = j.elems.length > 1;
       const label = many ? `${j.array_id}_[${ranges(j.elems.map((e) => e.array_task))}]`
         : j.array_id !== null && j.array_id !== undefined ? `${j.array_id}_${j.array_task}` : String(j.id);
       tb.append(el('tr', { 'data-job': j.id, 'data-state': j.state, 'data-user': j.user, 'data-vc': j.vc,
-        'data-array': many ? j.array_id : null, 'data-count': many ? j.elems.length : null },
-        el('td', { cls: 'pos num', 'data-pos': pos, text: pos }),
+        'data-array': many ? j.array_id : null, 'data-count': many ? j.elems.length : null,
+        'data-elems': many ? j.elems.map((e) => e.id).join(',') : null },
+        el('td', { cls: 'pos num', 'data-pos': pos, text: posText }),
         el('td', { cls: 'id' }, el('a', { href: '#/job/' + j.id, text: label, title: many ? `${j.elems.length} pending elements` : `job ${j.id}` })),
         el('td', { cls: 'name', text: many ? `${j.name} (${j.elems.length})` : j.name }),
         el('td', { text: j.user }),
@@ -511,7 +565,7 @@
         el('td', null, el('span', { cls: 'st-badge st-' + j.state, text: j.st || j.state })),
         el('td', { cls: 'num', text: j.members || j.gpus }),
         el('td', { cls: 'num', text: waitOrRun }),
-        el('td', { cls: 'reason', text: j.reason || '' }),
+        el('td', { cls: 'reason', text: why }),
         el('td', { cls: 'mono', text: j.placement || '' })));
     }
     const pend = jobs.filter((j) => j.state === 'PENDING').length;
@@ -559,14 +613,13 @@
     function act(a, label, method, path, cls) {
       acts.append(el('button', {
         type: 'button', cls, 'data-action': a, 'data-job': j.id, text: label,
-        onclick: () => ask(`${label} job ${j.id} (${j.name || 'no name'})?`, `Yes, ${label.toLowerCase()}`, false, async () => {
+        onclick: () => ask(`${label} job ${j.id} (${j.name || 'no name'})?`, `Yes, ${label.toLowerCase()}`, false, () => acting(async () => {
           try {
             const r = await api(method, path);
             const st = r.data && r.data.state ? ` (${r.data.state})` : '';
             flash(`job ${j.id}: ${a} accepted${st}`);
           } catch (e) { flash(e.message, true); }
-          load(false);
-        }),
+        })),
       }));
     }
     if (mine && !FINAL.has(j.state)) {
@@ -583,7 +636,8 @@
     const put = (k, v) => { if (v !== null && v !== undefined && v !== '') kv.append(el('dt', { text: k }), el('dd', { text: v })); };
     put('user', j.user); put('VC', j.vc); put('priority', j.priority);
     put('GPUs', j.members ? `${j.gpus} (tasks of ${j.members})` : `${j.gpus} (${j.tasks} × ${j.gpus_per_task})`);
-    put('position', j.position); put('reason', j.reason); put('why pending', j.why_pending);
+    put('position', j.position); put(j.state === 'RUNNING' ? 'last stop' : 'reason', j.reason);
+    put('why pending', j.why_pending);
     put('submitted', fmtTime(j.submit_time)); put('started', fmtTime(j.start_time));
     put('last start', j.last_start_time !== j.start_time ? fmtTime(j.last_start_time) : '');
     put('ended', fmtTime(j.end_time)); put('time limit', j.time_limit_us ? fmtDur(j.time_limit_us) : '');
@@ -660,9 +714,17 @@
     for (const x of series.slice().reverse()) {
       const tw = 8 + x.name.length * 6.2;
       lx -= tw + 10;
-      s.append(sv('rect', { x: lx, y: 6, width: 10, height: 10, fill: x.color }));
+      /* the key in the series' style: a square for lines and bars, a dash for dashed lines */
+      if (x.dash) s.append(sv('line', { x1: lx, x2: lx + 11, y1: 11, y2: 11, stroke: x.color, 'stroke-width': 2, 'stroke-dasharray': '4 3', class: 'key-dash' }));
+      else s.append(sv('rect', { x: lx, y: 6, width: 10, height: 10, fill: x.color }));
       s.append(sv('text', { x: lx + 13, y: 15 }, x.name));
     }
+    /* levels (series with .level: a constant, as the VCs' guarantees) labelled at their left
+     * end, one label per value: equal levels draw over each other, the label names them all */
+    const levels = new Map();
+    for (const x of series) if (x.level !== undefined) levels.set(x.level, (levels.get(x.level) || []).concat(x.levelName || x.name));
+    for (const [v, names] of levels)
+      s.append(sv('text', { x: L + 4, y: Y(v) - 3, class: 'level', 'data-level': v }, `${opts.levelTitle || ''}${v}: ${names.join(', ')}`));
     const bw = Math.max(1.5, (W - L - R) / Math.max(1, (t1 - t0) / (opts.step || 1)) * 0.8);
     series.forEach((x, si) => {
       if (x.bars) {
@@ -681,7 +743,7 @@
         d += i === 0 ? `M${px},${py}` : (x.step ? `H${px}V${py}` : `L${px},${py}`);
       });
       if (x.step && x.pts.length) d += `H${X(t1).toFixed(1)}`;
-      s.append(sv('path', { d, fill: 'none', stroke: x.color, 'stroke-width': x.width || 1.8, 'stroke-dasharray': x.dash || 'none' }));
+      s.append(sv('path', { d, fill: 'none', stroke: x.color, 'stroke-width': x.width || 1.8, 'stroke-dasharray': x.dash || 'none', 'stroke-dashoffset': x.offset || 0 }));
     });
     return s;
   }
@@ -761,14 +823,24 @@
     const guar = [];
     for (const x of vcs.slice(0, 12)) if (x.guaranteed_gpus !== null)
       guar.push({ name: x.name + ' guarantee', color: vcColor(x.name), dash: '5 4', width: 1.1,
+        level: x.guaranteed_gpus, levelName: x.name,
         pts: [[from, x.guaranteed_gpus], [to, x.guaranteed_gpus]] });
+    /* n equal guarantees: dashes of the one line take turns (each its own phase of a period n
+     * times as long), so every VC's colour shows along it */
+    const count = new Map(), seen = new Map();
+    for (const g of guar) count.set(g.level, (count.get(g.level) || 0) + 1);
+    for (const g of guar) {
+      const n = count.get(g.level), k = seen.get(g.level) || 0;
+      seen.set(g.level, k + 1);
+      if (n > 1) { g.dash = `5 ${9 * n - 5}`; g.offset = 9 * k; }
+    }
     return el('div', null,
       el('div', { cls: 'scroll card' }, el('table', { id: 'vcs' },
         el('thead', null, el('tr', null, ['VC', 'GUARANTEED', 'ALLOCATED', 'RUNNING', 'PENDING', 'PENDING GPUS', 'USE', '']
           .map((h, i) => el('th', { cls: i >= 1 && i <= 5 ? 'num' : '', text: h })))), tb)),
       vcs.length ? null : el('p', { cls: 'muted', text: 'No VC yet (a VC appears once a job in it is accepted, or when the cluster or the policy declares it).' }),
       el('div', { cls: 'toolbar' }, rangeSel()),
-      el('div', { cls: 'card' }, chart('chart-vc-usage', 'GPUs allocated per VC (dashed: guarantee)', series.concat(guar), { from, to, step: (r.step_seconds || 1) * 1000, wide: true })));
+      el('div', { cls: 'card' }, chart('chart-vc-usage', 'GPUs allocated per VC (dashed: guarantee)', series.concat(guar), { from, to, step: (r.step_seconds || 1) * 1000, wide: true, levelTitle: 'guarantee ' })));
   };
 
   /* ---- history ------------------------------------------------------------------------------- */

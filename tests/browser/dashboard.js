@@ -172,14 +172,21 @@ const READ_MAP = `(() => {
     return { node: n.dataset.node, state: n.dataset.state, title: n.getAttribute('title') || '',
              rack: rack ? rack.dataset.rack : null };
   });
-  return { gpus, nodes, text: document.body.innerText };
+  const legend = Array.from(document.querySelectorAll('#legend a[data-job]')).map((a) => a.textContent.trim());
+  const keys = {};
+  for (const k of document.querySelectorAll('#legend [data-key]')) keys[k.dataset.key] = k.textContent.trim();
+  const offNodes = {};
+  for (const s of document.querySelectorAll('.stat[data-nodes]')) offNodes[s.dataset.nodes] = s.textContent.trim();
+  return { gpus, nodes, legend, keys, offNodes, hidden: document.querySelectorAll('.gpu.hidden-job').length,
+           text: document.body.innerText };
 })()`;
 const READ_QUEUE = `Array.from(document.querySelectorAll('table#queue tbody tr[data-job]')).map((r) => {
   const reason = r.querySelector('td.reason');
   const pos = r.querySelector('td.pos');
-  return { job: r.dataset.job, array: r.dataset.array, count: r.dataset.count,
+  return { job: r.dataset.job, array: r.dataset.array, count: r.dataset.count, elems: r.dataset.elems,
            reason: reason ? reason.textContent.trim() : null,
            pos: pos ? (pos.dataset.pos === undefined ? null : pos.dataset.pos) : null,
+           posText: pos ? pos.textContent.trim() : null,
            text: r.innerText };
 })`;
 const READ_VCS = `Array.from(document.querySelectorAll('table#vcs tr[data-vc]')).map((r) => ({
@@ -236,6 +243,18 @@ async function checkMap(page, who, token) {
     if ((d.rack || null) !== (RACKS[n.name] || null)) badNodes.push(`${n.name} in rack '${d.rack}', want ${RACKS[n.name]}`);
   }
   check(`${who} map: nodes in their racks (.rack[data-rack]) with the API's state`, badNodes.length === 0, badNodes.join('; '));
+  // the legend names each job "job ID [NAME] · N GPU(s)" (never a bare "1 · 2")
+  const badLeg = dom.legend.filter((t) => !/^job \d+( .+)? · \d+ GPUs?$/.test(t));
+  check(`${who} map: legend entries read "job ID NAME · N GPUs" (${dom.legend.length})`, dom.legend.length > 0 && badLeg.length === 0, badLeg.join(' | '));
+  // the cells in no job's colour are explained: light grey free, grey other users' jobs
+  check(`${who} map: the legend explains free cells ([data-key=free])`, /free/.test(dom.keys.free || ''), JSON.stringify(dom.keys));
+  if (dom.hidden) check(`${who} map: the legend explains the ${dom.hidden} grey cells ([data-key=hidden]: other users' jobs)`, /other users/.test(dom.keys.hidden || ''), JSON.stringify(dom.keys));
+  // the summary counts nodes out of service by their state (a draining node is not down)
+  const want = {};
+  for (const n of nodes) if (!UP_STATES.has(n.state)) want[n.state] = (want[n.state] || 0) + 1;
+  const got = {};
+  for (const k in dom.offNodes) got[k] = Number((/^(\d+)/.exec(dom.offNodes[k]) || [])[1]);
+  check(`${who} map: the summary counts nodes per state as the API (${JSON.stringify(want)})`, JSON.stringify(got) === JSON.stringify(Object.fromEntries(Object.keys(got).sort().map((k) => [k, want[k]]))) && Object.keys(want).length === Object.keys(got).length, JSON.stringify(dom.offNodes));
   return { nodes, dom };
 }
 
@@ -435,6 +454,20 @@ async function adminPages(browser) {
   }
   check('admin vcs: guaranteed, allocated and pending = GET /v1/vcs', badVc.length === 0, badVc.join('; '));
   check('admin vcs: svg#chart-vc-usage', await page.evaluate(`!!document.querySelector('svg#chart-vc-usage')`));
+  // guarantees: dashed in the legend as on the chart, each value labelled with every VC at it
+  // (equal guarantees draw one line)
+  const gv = await page.evaluate(`(() => { const s = document.querySelector('svg#chart-vc-usage');
+    return s ? { dashes: s.querySelectorAll('line.key-dash[stroke-dasharray]').length,
+      levels: Array.from(s.querySelectorAll('text.level')).map((t) => [t.dataset.level, t.textContent]) } : null; })()`);
+  const guaranteed = apiVcs.filter((v) => v.guaranteed_gpus !== null && v.guaranteed_gpus !== undefined);
+  check(`admin vcs: the chart's legend draws the ${guaranteed.length} guarantees dashed`, gv && gv.dashes === guaranteed.length, JSON.stringify(gv));
+  const badLevels = [];
+  for (const g of new Set(guaranteed.map((v) => v.guaranteed_gpus))) {
+    const l = gv ? gv.levels.find((x) => x[0] === String(g)) : null;
+    const at = guaranteed.filter((v) => v.guaranteed_gpus === g).map((v) => v.name);
+    if (!l || !at.every((n) => l[1].includes(n))) badLevels.push(`${g}: ${at.join(',')} -> ${l ? l[1] : 'no label'}`);
+  }
+  check('admin vcs: each guarantee level labelled with all its VCs', gv && badLevels.length === 0 && gv.levels.length === new Set(guaranteed.map((v) => v.guaranteed_gpus)).size, badLevels.join('; ') || JSON.stringify(gv));
   await settle(page, 'vcs', mark);
 
   // ---- charts
@@ -475,6 +508,10 @@ async function adminPages(browser) {
   check('admin report: the chosen report.html fills iframe#report-frame', shown === true, String(shown));
   const sandbox = await page.evaluate(`(() => { const f = document.querySelector('iframe#report-frame'); return f ? f.getAttribute('sandbox') : null; })()`);
   check(`admin report: the frame is sandboxed without scripts (sandbox="${sandbox}")`, sandbox !== null && !/allow-scripts/.test(sandbox));
+  // sized to the window: it ends inside it and fills most of it
+  const fr = await page.evaluate(`(() => { const f = document.querySelector('iframe#report-frame'); window.scrollTo(0, 0);
+    const r = f.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, h: r.height, vh: window.innerHeight }; })()`);
+  check(`admin report: the frame fills the window's height (${JSON.stringify(fr)})`, fr.bottom <= fr.vh + 1 && fr.h >= 0.6 * (fr.vh - fr.top));
   let texts = [];
   for (let i = 0; i < 40; i++) {
     texts = await page.frameTexts();
@@ -520,8 +557,15 @@ async function nodeAdmin(page, node) {
   await nodeActions(page, node, ['down', 'resume'], n.state);
   await settle(page, `cluster-${node}-${n.state}`, mark);
 
+  // the page's summary and legend with the node out of service
+  await checkMap(page, 'admin (drained node)', TOK.admin);
   mark = page.problems.length;
-  await clickAction(page, `button[data-action=resume][data-node="${node}"]`);
+  // resume, the mouse held down while events arrive (a job held and released again)
+  const other = JOBS.bob_jobs[3];
+  await pressThrough(page, `button[data-action=resume][data-node="${node}"]`, async () => {
+    await api('POST', `/v1/jobs/${other}/hold`, TOK.admin);
+    await api('POST', `/v1/jobs/${other}/release`, TOK.admin);
+  });
   for (let i = 0; i < 100; i++) {
     n = await apiJson(`/v1/nodes/${node}`, TOK.admin);
     if (UP_STATES.has(n.state)) break;
@@ -547,23 +591,67 @@ async function checkActions(page, who, id, want) {
 }
 
 // clickAction(page, selector): click a job or node action button, and the page's in-page
-// confirmation (button[data-confirm]) when it asks for one. A click whose press and release
-// straddle a re-render of the page (a live update replacing the button) is lost, as it would
-// be for a user: when neither the confirmation nor a #flash follows within 1.5 s, click once
-// more (and say so in the log)
+// confirmation (button[data-confirm]) when it asks for one. The click must take: a live
+// re-render between press and release must not swallow it (the page holds its refreshes
+// while the mouse is down), so there is no second try
+const CONFIRM = `(() => { const b = document.querySelector('button[data-confirm]'); return !!(b && b.offsetParent !== null); })()`;
+const FLASH = `(document.getElementById('flash') || {}).textContent || ''`;
 async function clickAction(page, selector) {
-  const CONFIRM = `(() => { const b = document.querySelector('button[data-confirm]'); return !!(b && b.offsetParent !== null); })()`;
-  const FLASH = `(document.getElementById('flash') || {}).textContent || ''`;
-  for (let attempt = 1; ; attempt++) {
-    const before = await page.evaluate(FLASH);
-    await page.click(selector);
-    const took = await page
-      .waitFor(`${CONFIRM} || (${FLASH}) !== ${JSON.stringify(before)}`, 1500, 'a confirmation or a #flash')
-      .then(() => true, () => false);
-    if (took || attempt === 2) break;
-    console.log(`# the click on ${selector} was lost (the page re-rendered under it?): once more`);
-  }
+  const before = await page.evaluate(FLASH);
+  await page.click(selector);
+  const took = await page
+    .waitFor(`${CONFIRM} || (${FLASH}) !== ${JSON.stringify(before)}`, 5000, 'a confirmation or a #flash')
+    .then(() => true, () => false);
+  check(`the click on ${selector} takes (a confirmation or a #flash follows)`, took);
   if (await page.evaluate(CONFIRM)) await page.click('button[data-confirm]');
+}
+
+// pressThrough(page, selector, during): press the mouse on a button, run during() (which makes
+// the daemon send events: the page re-reads its data) and wait out the page's refresh, then
+// release: the button must be the same element (not rebuilt under the mouse) and the click
+// must take (the confirmation opens); then confirm
+async function pressThrough(page, selector, during) {
+  const sel = JSON.stringify(selector);
+  const at = await page.evaluate(`(() => { const b = document.querySelector(${sel});
+    if (!b) return null;
+    b.scrollIntoView({ block: 'center', inline: 'center' });
+    b.dataset.pressedByTest = '1';
+    const r = b.getBoundingClientRect();
+    return { x: r.left + r.width / 2, y: r.top + r.height / 2 }; })()`);
+  check(`${selector} there to press`, !!at);
+  if (!at) return;
+  const base = { x: at.x, y: at.y, button: 'left', clickCount: 1 };
+  await page.send('Input.dispatchMouseEvent', { ...base, type: 'mouseMoved', button: 'none' });
+  await page.send('Input.dispatchMouseEvent', { ...base, type: 'mousePressed', buttons: 1 });
+  const reqs = page.requests.length;
+  await during();
+  // the event's refresh (400 ms after it) has read the page's data again
+  const reread = await (async () => {
+    for (let i = 0; i < 40; i++) {
+      if (page.requests.slice(reqs).some((r) => r.url.startsWith(`${URL0}/v1/cluster`))) return true;
+      await sleep(100);
+    }
+    return false;
+  })();
+  await sleep(300); // what a render of that data would take
+  const same = await page.evaluate(`(document.querySelector(${sel}) || { dataset: {} }).dataset.pressedByTest === '1'`);
+  await page.send('Input.dispatchMouseEvent', { ...base, type: 'mouseReleased', buttons: 0 });
+  check(`${selector}: a live refresh while the mouse is down (data re-read: ${reread}) leaves the pressed button in place`, reread && same, `same element: ${same}`);
+  const took = await page.waitFor(CONFIRM, 5000, 'the confirmation').then(() => true, () => false);
+  check(`${selector}: the click pressed across a live refresh takes (the confirmation opens)`, took);
+  if (took) await page.click('button[data-confirm]');
+}
+
+// ranges([2,3,5]) -> "2-3,5" (the page's notation)
+function ranges(v) {
+  const a = v.slice().sort((x, y) => x - y), out = [];
+  for (let i = 0; i < a.length;) {
+    let k = i;
+    while (k + 1 < a.length && a[k + 1] === a[k] + 1) k++;
+    out.push(k > i ? `${a[i]}-${a[k]}` : String(a[i]));
+    i = k + 1;
+  }
+  return out.join(',');
 }
 
 // checkHistory(page, who, token, ids): the rows are GET /v1/history's jobs, ids among them
@@ -604,6 +692,12 @@ async function checkQueue(page, who, token) {
       if (!r.text.includes(`${a}_${j.array_task}`)) badArr.push(`row ${r.job} does not say ${a}_${j.array_task}: ${r.text.replace(/\s+/g, ' ')}`);
     }
     for (const r of merged) if (!r.text.includes(`${a}_[`)) badArr.push(`merged row ${r.job} does not say ${a}_[...]: ${r.text.replace(/\s+/g, ' ')}`);
+    // a merged row shows all its elements' positions (2-3), not its first one's
+    for (const r of merged) {
+      if (!r.elems) badArr.push(`merged row ${r.job} without data-elems`);
+      const ps = String(r.elems || '').split(',').map((id) => pend.find((j) => String(j.id) === id)).filter((j) => j && j.position).map((j) => j.position);
+      if (ps.length > 1 && r.posText !== ranges(ps)) badArr.push(`merged row ${r.job} (${r.elems}) shows POS '${r.posText}', its positions ${ranges(ps)}`);
+    }
   }
   check(`${who} queue: an array's pending elements, each in one row (ID_TASK) or merged (ID_[A-B])`, badArr.length === 0, badArr.join('; '));
   const known = new Map(jobs.map((j) => [String(j.id), j]));
@@ -623,6 +717,7 @@ async function checkQueue(page, who, token) {
     if (!j) continue;
     if (r.reason === null) bad.push(`${r.job}: no td.reason`);
     else if (j.state === 'PENDING' && r.reason !== str(j.reason)) bad.push(`${r.job}: td.reason '${r.reason}', API '${str(j.reason)}'`);
+    else if (j.state === 'RUNNING' && r.reason !== (j.reason ? `last stop: ${j.reason}` : '')) bad.push(`${r.job} (RUNNING): td.reason '${r.reason}', API '${str(j.reason)}' (a running job's reason is its last stop's)`);
     if (r.pos === null) bad.push(`${r.job}: no td.pos[data-pos]`);
     else if (r.pos !== (j.position ? String(j.position) : '')) bad.push(`${r.job}: data-pos '${r.pos}', API ${j.position}`);
   }
@@ -750,6 +845,19 @@ async function bobPages(browser) {
     if (!requeued) await sleep(100);
   }
   check(`bob job ${JOBS.bob_running}: the daemon requeued it (event '${requeued ? requeued.type : ''}: requeued by bob')`, !!requeued);
+  // running again: its reason (the requeue's) is labelled as its last stop's, on its page
+  let rj = null;
+  for (let i = 0; i < 100; i++) {
+    rj = await apiJson(`/v1/jobs/${JOBS.bob_running}`, TOK.bob);
+    if (rj.state === 'RUNNING' && rj.runs > 1) break;
+    await sleep(100);
+  }
+  if (rj.state === 'RUNNING' && rj.reason) {
+    const dts = await page.waitFor(`(() => { const d = Array.from(document.querySelectorAll('#job dl.kv dt')).map((x) => x.textContent);
+      return document.querySelector('#job').dataset.state === 'RUNNING' && d.includes('last stop') && !d.includes('reason') ? d.join(',') : ''; })()`, READY_MS, 'the requeued job running, "last stop"')
+      .catch((e) => e.message);
+    check(`bob job ${JOBS.bob_running}: running again, its reason '${rj.reason}' shown as "last stop"`, /last stop/.test(dts), dts);
+  }
   await settle(page, `bob-job-${JOBS.bob_running}-requeued`, mark);
 
   // live: his queue page, left open, shows a job he submits meanwhile within 4 s (the page
