@@ -968,6 +968,46 @@ static void sub_millisecond_durations(void)
     }
 }
 
+/* gsched run (issue 16): 'interactive' parses, round-trips, and is refused with several
+ * tasks, an elastic range or an array, naming the field */
+static void interactive_field(void)
+{
+    const char *y = "{\"command\": \"cat\", \"interactive\": true}";
+    gsd_spec s, t;
+    gs_diag d;
+    const char *f;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gsd_spec_parse("body", y, strlen(y), &s, &d, &f));
+    ASSERT_EQ(s.interactive, 1);
+    char *json = gsd_spec_to_json(&s);
+    ASSERT_CONTAINS(json, "\"interactive\":true");
+    ASSERT_OK(gsd_spec_parse("stored", json, strlen(json), &t, &d, &f));
+    ASSERT_EQ(t.interactive, 1);
+    free(json);
+    gsd_spec_release(&s);
+    gsd_spec_release(&t);
+    const char *no = "{\"command\": \"cat\"}";
+    ASSERT_OK(gsd_spec_parse("body", no, strlen(no), &s, &d, &f));
+    ASSERT_EQ(s.interactive, 0);
+    json = gsd_spec_to_json(&s);
+    ASSERT(strstr(json, "interactive") == NULL);
+    free(json);
+    gsd_spec_release(&s);
+    static const char *const bad[] = {
+        "{\"command\": \"cat\", \"interactive\": true, \"tasks\": 2}",
+        "{\"command\": \"cat\", \"interactive\": true, \"max_gpus\": 4}",
+        "{\"command\": \"cat\", \"interactive\": true, \"array\": \"0-3\"}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ASSERT_EQ(gsd_spec_parse("body", bad[i], strlen(bad[i]), &s, &d, &f), GS_EINVAL);
+        ASSERT_STR(f, "interactive");
+        ASSERT_CONTAINS(d.msg, "one task");
+    }
+    const char *nb = "{\"command\": \"cat\", \"interactive\": 1}";
+    ASSERT(gsd_spec_parse("body", nb, strlen(nb), &s, &d, &f) != 0);
+    ASSERT_STR(f, "interactive");
+}
+
 static const test_case tests[] = {
     {"fuzz_regressions", fuzz_regressions},
     {"sub_millisecond_durations", sub_millisecond_durations},
@@ -986,6 +1026,7 @@ static const test_case tests[] = {
     {"hived_block", hived_block},
     {"reserved_env_names", reserved_env_names},
     {"slurm_time_limits", slurm_time_limits},
+    {"interactive_field", interactive_field},
 };
 
 TEST_MAIN(tests)

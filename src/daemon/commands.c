@@ -160,6 +160,7 @@ static void take_slots(gsd_sched *g, gsd_cmd *c, size_t before, gsd_spec *own, c
             g->store_failed = 1;
         }
         gsd_activate(g, (int32_t)s);
+        if (x->spec.interactive) gsd_run_track(g, (int32_t)s, now); /* gsched run's lease */
         g->m.submitted++;
     }
 }
@@ -336,6 +337,15 @@ void gsd_do_submit(gsd_sched *g, gsd_cmd *c, gs_time now)
                          : " (a Slurm step asks one GRES count per node or per task; a "
                            "heterogeneous Slurm job is not used yet)");
         c->result = json_pack("{s:s}", "field", "members");
+        return;
+    }
+    /* gsched run: task 0's stdin comes from the daemon (gsd_exec_stdin) */
+    if (sp->interactive && !gsd_exec_can_stdin(g->x)) {
+        gsd_cmd_fail(c, 400, GS_EUNSUPPORTED,
+                     "'interactive': the %s executor cannot run interactive jobs (gsched run "
+                     "needs the local executor; with Slurm, use srun)",
+                     gsd_exec_name(g->x));
+        c->result = json_pack("{s:s}", "field", "interactive");
         return;
     }
     if (sp->array) {

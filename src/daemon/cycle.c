@@ -104,8 +104,10 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
 
             /* job control */
         case GSD_CMD_REQUEUE: gsd_do_requeue(g, c, now); break;
-        case GSD_CMD_UPDATE:
-            gsd_do_update(g, c, now);
+        case GSD_CMD_UPDATE: gsd_do_update(g, c, now); break;
+        case GSD_CMD_LEASE: gsd_do_lease(g, c, now); break;
+        case GSD_CMD_STDIN:
+            gsd_do_stdin(g, c, now);
             break;
 
             /* accounting */
@@ -119,6 +121,8 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
     gsd_exec_poll(g->x, now, gsd_on_xev, g);
     /* job control: jobs requeued with a hold whose stop is done are held before the pass */
     if (g->nrqhold) gsd_jobctl_requeued(g, now);
+    /* gsched run: interactive jobs whose client's lease ran out are cancelled */
+    gs_time next_lease = g->nlease ? gsd_run_leases(g, now) : GS_TIME_MAX;
     /* issue 16 lanes: per-cycle work (sampler, retention) each under its own marker */
     /* dashboard */
     gsd_sample_tick(g, now);
@@ -184,6 +188,7 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
     if (next_limit < next) next = next_limit;
     if (next_drain < next) next = next_drain;
     if (next_acct < next) next = next_acct;
+    if (next_lease < next) next = next_lease;
     if (g->ngone) next = now; /* a bind found an external job gone: cancel it now */
     if (elastic_running && now + GSD_HINT_POLL < next) next = now + GSD_HINT_POLL; /* hints */
     return next;

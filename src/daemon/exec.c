@@ -94,6 +94,19 @@ int gsd_exec_bind(gsd_exec *x, int64_t job_id, const char *ext)
     return x->ops->bind(x->b, job_id, ext);
 }
 
+int gsd_exec_can_stdin(const gsd_exec *x)
+{
+    return x->ops->stdin_write != NULL;
+}
+
+int gsd_exec_stdin(gsd_exec *x, int64_t job_id, const void *buf, size_t len, int eof,
+                   size_t *written)
+{
+    *written = 0;
+    if (!x->ops->stdin_write) return GS_EUNSUPPORTED;
+    return x->ops->stdin_write(x->b, job_id, buf, len, eof, written);
+}
+
 void gsd_exec_retire(gsd_exec *x, int64_t job_id, const char *ext, int state, const char *why)
 {
     if (x->ops->caps & GSD_XCAP_EXTERNAL) x->ops->retire(x->b, job_id, ext, state, why);

@@ -242,6 +242,9 @@ typedef struct gsd_exec_ops {
     int (*log_open)(const void *b, int64_t job_id, int task, int *fd);
     int64_t (*task_pid)(const char *handle);      /* -1 if none */
     int (*check)(void *b, char *why, size_t cap); /* optional; see gsd_exec_check */
+    /* optional (NULL: no interactive jobs; gsd_exec_stdin) */
+    int (*stdin_write)(void *b, int64_t job_id, const void *buf, size_t len, int eof,
+                       size_t *written);
     /* exactly with GSD_XCAP_CLUSTER; see gsd_exec_cluster */
     int (*cluster)(void *b, const gs_cluster *given, gs_cluster **out, gs_diag *d);
     /* exactly with GSD_XCAP_EXTERNAL; see gsd_exec_bind / gsd_exec_retire */
@@ -390,5 +393,13 @@ void gsd_exec_log_path(const gsd_exec *x, int64_t job_id, int task, char *buf, s
 int gsd_exec_log_open(const gsd_exec *x, int64_t job_id, int task, int *fd);
 /* Thread-safe: the process id a handle names, for display; -1 if none. */
 int64_t gsd_exec_task_pid(const gsd_exec *x, const char *handle);
+/* Interactive jobs (spec 'interactive', gsched run): the backend gives task 0 of such a job
+ * a stdin the daemon writes.  gsd_exec_can_stdin: the backend can; gsd_exec_stdin writes up
+ * to len bytes without blocking (*written: how many, fewer when the task does not read fast
+ * enough) and with eof closes it.  GS_ENOENT no run of the job, GS_ESTATE it has no stdin
+ * (closed), GS_EUNSUPPORTED the backend has none.  Scheduler thread. */
+int gsd_exec_can_stdin(const gsd_exec *x);
+int gsd_exec_stdin(gsd_exec *x, int64_t job_id, const void *buf, size_t len, int eof,
+                   size_t *written);
 
 #endif

@@ -169,6 +169,8 @@ typedef struct xrun {
     int done_reported;
     int never_started;
     char *cgbase; /* where its tasks' cgroups are (runs/JOB.RUN/cgroup), NULL = none */
+    int stdin_fd; /* an interactive job (gsched run): the non-blocking write end of task 0's
+                     stdin pipe, -1 when none or closed (EOF given) */
 } xrun;
 
 typedef struct xlocal {
@@ -463,6 +465,7 @@ static void run_free(xrun *r)
     }
     free(r->t);
     free(r->cgbase);
+    if (r->stdin_fd >= 0) close(r->stdin_fd);
     free(r);
 }
 
@@ -517,6 +520,7 @@ static xrun *add_run(xlocal *x, int64_t job_id, int run, int ntasks)
     r->ntasks = ntasks;
     r->t = calloc((size_t)ntasks, sizeof *r->t);
     if (!r->t) abort();
+    r->stdin_fd = -1;
     r->kill_at = GS_TIME_MAX;
     r->term_again = GS_TIME_MAX;
     r->failed_task = -1;
@@ -1018,7 +1022,14 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
             launch_blame(x, t); /* the job's, unless the log directory itself fails */
             continue;
         }
-        int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        /* task 0 of an interactive job reads its stdin from a pipe whose write end the daemon
+         * keeps (local_stdin): no file, so nobody else can open it; the others read nothing */
+        int inp[2] = {-1, -1};
+        if (sp->interactive && i == 0 && pipe(inp) == 0) {
+            fcntl(inp[0], F_SETFD, FD_CLOEXEC); /* the child's dup2 to 0 clears it */
+            fcntl(inp[1], F_SETFD, FD_CLOEXEC); /* never in any task */
+        }
+        int nullfd = inp[0] >= 0 ? inp[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
         char ts[32];
         stamp(ts, sizeof ts, now);
         dprintf(logfd, "=== gsched: job %lld run %d task %d started %s on %s, GPUs %s ===\n",
@@ -1032,6 +1043,7 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         if (envfd < 0) {
             close(logfd);
             if (nullfd >= 0) close(nullfd);
+            if (inp[1] >= 0) close(inp[1]);
             task_fail(t, 126, "cannot pass the job's environment to its shim: %s",
                       strerror(env_errno));
             t->launch = GSD_XLAUNCH_NODE; /* out of memory or disk: the node's failure */
@@ -1121,6 +1133,13 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         close(envfd);
         if (nullfd >= 0) close(nullfd);
         strv_free(&argv);
+        if (inp[1] >= 0) {
+            if (pid < 0 || fcntl(inp[1], F_SETFL, O_NONBLOCK) != 0) {
+                close(inp[1]); /* the task reads EOF */
+            } else {
+                r->stdin_fd = inp[1];
+            }
+        }
         if (pid < 0) {
             task_fail(t, 126, "fork failed: %s", strerror(fork_errno));
             continue;
@@ -1145,6 +1164,37 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
     }
     if (jdfd >= 0) close(jdfd);
     gsd_unix_user_release(&acct);
+    return 0;
+}
+
+/* An interactive job's stdin (gsched run): up to len bytes of buf written to task 0's pipe
+ * without blocking (*written: how many; fewer when the pipe is full), then with eof its write
+ * end closed.  GS_ENOENT: no run of job_id here; GS_ESTATE: it has no stdin (not interactive,
+ * EOF given already, or its task ended and closed it: EPIPE). */
+static int local_stdin(void *b, int64_t job_id, const void *buf, size_t len, int eof,
+                       size_t *written)
+{
+    xlocal *x = b;
+    xrun *r = find_run(x, job_id);
+    *written = 0;
+    if (!r) return GS_ENOENT;
+    if (r->stdin_fd < 0) return GS_ESTATE;
+    while (*written < len) {
+        ssize_t w = write(r->stdin_fd, (const char *)buf + *written, len - *written);
+        if (w > 0) {
+            *written += (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && errno == EAGAIN) return 0; /* full: the client sends the rest later */
+        close(r->stdin_fd);                     /* EPIPE: nobody reads any more */
+        r->stdin_fd = -1;
+        return GS_ESTATE;
+    }
+    if (eof) {
+        close(r->stdin_fd);
+        r->stdin_fd = -1;
+    }
     return 0;
 }
 
@@ -1786,6 +1836,7 @@ const gsd_exec_ops gsd_exec_local = {
     .log_open = local_log_open,
     .task_pid = gsd_local_handle_pid,
     .check = local_check,
+    .stdin_write = local_stdin,
 };
 
 /* ---- the shim ------------------------------------------------------------------------------- */

@@ -248,6 +248,8 @@ typedef enum gsd_cmd_kind {
     /* job control: update, requeue, withdraw (hold of a queued job), run */
     GSD_CMD_REQUEUE, /* stop a running job, back to the queue (args {"hold": bool}) */
     GSD_CMD_UPDATE,  /* change a job (args: the PATCH body, checked by the HTTP thread) */
+    GSD_CMD_LEASE,   /* gsched run: renew an interactive job's lease (args {"seconds": N}?) */
+    GSD_CMD_STDIN,   /* gsched run: bytes for its stdin (args {"data": BYTES, "eof": bool}) */
 
     /* accounting: retention purge */
 

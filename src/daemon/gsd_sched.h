@@ -85,13 +85,16 @@ typedef struct gsd_jobx {
     int master_port;
     int active; /* counted in chunk_nactive: not final, or final but not yet published */
     /* not yet eligible (wait.c): deferred in the engine while held or its dependencies wait */
-    int8_t held;        /* user hold (Slurm JobHeldUser) */
-    int8_t depst;       /* GS_DEP_* of its dependencies as last evaluated */
-    int8_t inwait;      /* in g->waitv */
-    int8_t rqhold;      /* job control (jobctl.c): requeued with a hold; in g->rqholdv */
-    int8_t spec_dirty;  /* job control: an update changed the spec; its columns are written
-                           with the dirty row (commit.c) */
-    struct gsd_wait *w; /* its dependencies and each term's answer; NULL when none */
+    int8_t held;         /* user hold (Slurm JobHeldUser) */
+    int8_t depst;        /* GS_DEP_* of its dependencies as last evaluated */
+    int8_t inwait;       /* in g->waitv */
+    int8_t rqhold;       /* job control (jobctl.c): requeued with a hold; in g->rqholdv */
+    int8_t spec_dirty;   /* job control: an update changed the spec; its columns are written
+                            with the dirty row (commit.c) */
+    int8_t inlease;      /* gsched run (interactive.c): an interactive job, in g->leasev */
+    int32_t lease_s;     /* its lease's length (seconds) */
+    gs_time lease_until; /* cancelled when the clock passes it (renewed by its client) */
+    struct gsd_wait *w;  /* its dependencies and each term's answer; NULL when none */
     /* job arrays (issue 16; commands.c expands them, wait.c throttles them) */
     int64_t array_id;       /* the array's id (its first element's job id); 0 = not in one */
     int32_t array_task;     /* its index in the array */
@@ -213,6 +216,8 @@ typedef struct gsd_sched {
     size_t nwait, capwait;
     int32_t *rqholdv; /* job control (jobctl.c): slots requeued with a hold, stop not yet done */
     size_t nrqhold, caprqhold;
+    int32_t *leasev; /* gsched run (interactive.c): slots of the interactive jobs not final */
+    size_t nlease, caplease;
     gsd_vcstat *vcstat; /* by engine VC index */
     size_t nvcstat;
     size_t nvc_used; /* engine VCs with vcstat.jobs > 0: what GSD_MAX_VCS bounds */
@@ -373,6 +378,14 @@ void gsd_jobctl_requeued(gsd_sched *g, gs_time now);
 /* UPDATE: change a job's priority, time limit, GPUs, VC or name (args: the PATCH body),
  * revalidated as a submission; a queued job is withdrawn, changed and released at once. */
 void gsd_do_update(gsd_sched *g, gsd_cmd *c, gs_time now);
+/* interactive.c (issue 16, gsched run): an interactive job's lease and stdin */
+#define GSD_RUN_LEASE_S 30 /* a lease's length until its client says otherwise (seconds) */
+/* Track interactive job slot's lease (from submit or recovery): GSD_RUN_LEASE_S from now. */
+void gsd_run_track(gsd_sched *g, int32_t slot, gs_time now);
+void gsd_do_lease(gsd_sched *g, gsd_cmd *c, gs_time now); /* LEASE: renew it */
+void gsd_do_stdin(gsd_sched *g, gsd_cmd *c, gs_time now); /* STDIN: write to task 0 */
+/* Cancel the interactive jobs whose lease ran out; the next instant one runs out. */
+gs_time gsd_run_leases(gsd_sched *g, gs_time now);
 /* Mark every node cell named 'name' bad or good in the engine and g->nodest (no storing);
  * the number of nodes found. */
 int gsd_node_mark(gsd_sched *g, const char *name, int bad, const char *why, gs_time t);

@@ -1652,6 +1652,12 @@ static const route routes[] = {
     {"POST", "/v1/jobs/{id}/requeue", hj_requeue,
      "stop a running job (SIGTERM, grace, SIGKILL: it checkpoints) and queue it again; "
      "?hold=1: held"},
+    {"POST", "/v1/jobs/{id}/lease", hj_lease,
+     "an interactive job's client is there: {\"seconds\": N} (gsched run; its job is "
+     "cancelled when the lease runs out)"},
+    {"POST", "/v1/jobs/{id}/stdin", hj_stdin,
+     "bytes for a running interactive job's stdin: {\"data\": TEXT or \"data_b64\": "
+     "BASE64, \"eof\": bool} (at most 64 KiB; answers how many were written)"},
 
     /* arrays: (http_arrays.c if any) */
 };

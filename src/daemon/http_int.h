@@ -133,6 +133,8 @@ void hx_node_events_json(hctx *h, json_t *o, const char *name);
 /* job control (http_jobctl.c) */
 enum MHD_Result hj_requeue(hctx *h, const char *ids, const char *sub);
 enum MHD_Result hj_update(hctx *h, const char *ids, const char *sub);
+enum MHD_Result hj_lease(hctx *h, const char *ids, const char *sub);
+enum MHD_Result hj_stdin(hctx *h, const char *ids, const char *sub);
 
 /* arrays (http_arrays.c) */
 /* "A_T" (element T of array A) as a job id: 0 with *id set, else -1 after sending 400/404/500. */

@@ -448,6 +448,7 @@ static int recover_row(void *ud, gsd_jobrow *r)
     x->last_reason = r->reason ? gsd_intern(g, r->reason) : NULL;
     x->exit_code = r->exit_code == GSD_NONE ? INT32_MIN : (int)r->exit_code;
     x->recovering = !adopted; /* its arrival (SUBMIT) at the first advance is not news */
+    if (x->spec.interactive) gsd_run_track(g, (int32_t)slot, rc->now); /* a fresh lease */
     x->array_id = r->array_id;
     x->array_task = r->array_task;
     if (r->array_id && x->spec.array) {

@@ -298,6 +298,7 @@ static void release_all(gsd_sched *g)
     free(g->fq);
     free(g->waitv);
     free(g->rqholdv);
+    free(g->leasev);
     for (size_t i = 0; i < g->nchunk; i++) gsd_chunk_put(g->chunk[i]);
     free(g->chunk);
     free(g->chunk_dirty);

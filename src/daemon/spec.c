@@ -656,6 +656,12 @@ int gsd_spec_validate(const gsd_spec *s, gs_diag *d, const char **field)
         FIELD("cpus");
         return gs_diag_set(d, GS_ERANGE, 0, 0, "'cpus' and 'memory' must not be negative");
     }
+    if (s->interactive && (s->ntasks != 1 || gsd_spec_elastic(s) || s->array || s->hived)) {
+        FIELD("interactive");
+        return gs_diag_set(d, GS_EINVAL, 0, 0,
+                           "'interactive' (gsched run) takes one task, not elastic, not an "
+                           "array, no hived block: its stdin goes to that task");
+    }
     int rc = validate_groups(s, d, field);
     return rc ? rc : validate_elastic(s, d, field);
 }
@@ -1254,28 +1260,51 @@ static int parse_hived(pctx *c, struct fy_node *root, struct fy_node *n, gsd_spe
 
 static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
 {
-    static const char *const keys[] = {"name",          "vc",
-                                       "queue",         "user",
-                                       "priority",      "tasks",
-                                       "gpus",          "gpus_per_task",
-                                       "gang",          "gpu_type",
-                                       "command",       "env",
-                                       "workdir",       "time_limit",
-                                       "duration",      "cpus",
-                                       "memory",        "checkpoint",
-                                       "pinned_cell",   "lazy_preemption",
-                                       "run_as",        "hold",
-                                       "dependency",    "kill_on_invalid_dep",
-                                       "array",         "external",
-                                       "min_gpus",      "max_gpus",
-                                       "sizes",         "min_rescale_gap",
-                                       "deadline",      "batch_size",
-                                       "max_rescales",  "max_failures",
-                                       "drain_timeout", "app",
-                                       "model",         "steps",
-                                       "weight",        "members",
-                                       "groups",        "within",
-                                       "hived",         NULL};
+    static const char *const keys[] = {"name",
+                                       "vc",
+                                       "queue",
+                                       "user",
+                                       "priority",
+                                       "tasks",
+                                       "gpus",
+                                       "gpus_per_task",
+                                       "gang",
+                                       "gpu_type",
+                                       "command",
+                                       "env",
+                                       "workdir",
+                                       "time_limit",
+                                       "duration",
+                                       "cpus",
+                                       "memory",
+                                       "checkpoint",
+                                       "pinned_cell",
+                                       "lazy_preemption",
+                                       "run_as",
+                                       "hold",
+                                       "interactive",
+                                       "dependency",
+                                       "kill_on_invalid_dep",
+                                       "array",
+                                       "external",
+                                       "min_gpus",
+                                       "max_gpus",
+                                       "sizes",
+                                       "min_rescale_gap",
+                                       "deadline",
+                                       "batch_size",
+                                       "max_rescales",
+                                       "max_failures",
+                                       "drain_timeout",
+                                       "app",
+                                       "model",
+                                       "steps",
+                                       "weight",
+                                       "members",
+                                       "groups",
+                                       "within",
+                                       "hived",
+                                       NULL};
     if (!fy_node_is_mapping(root))
         return perr(c, root, "", GS_EPARSE,
                     "a job spec must be a mapping (name: ..., command: ...)");
@@ -1392,6 +1421,9 @@ static int parse_root(pctx *c, struct fy_node *root, gsd_spec *s)
         free(s->dependency);
         s->dependency = xstrdup(canon);
     }
+    if ((n = gs_yaml_get(root, "interactive")) &&
+        (rc = get_bool(c, n, "interactive", &s->interactive)))
+        return rc;
     if ((n = gs_yaml_get(root, "kill_on_invalid_dep")) &&
         (rc = get_bool(c, n, "kill_on_invalid_dep", &s->kill_invalid_dep)))
         return rc;
@@ -1634,6 +1666,7 @@ char *gsd_spec_to_json(const gsd_spec *s)
     if (s->hold) json_object_set_new(o, "hold", json_true());
     if (s->dependency) json_object_set_new(o, "dependency", json_string(s->dependency));
     if (s->kill_invalid_dep) json_object_set_new(o, "kill_on_invalid_dep", json_true());
+    if (s->interactive) json_object_set_new(o, "interactive", json_true());
     if (s->array) json_object_set_new(o, "array", json_string(s->array));
     if (s->external) json_object_set_new(o, "external", json_string(s->external));
     if (s->min_gpus) json_object_set_new(o, "min_gpus", json_integer(s->min_gpus));

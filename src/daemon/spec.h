@@ -79,6 +79,9 @@ typedef struct gsd_spec {
     int hold;             /* submitted held (Slurm --hold): waits for a release */
     char *dependency;     /* Slurm --dependency text, canonical (deps.h); NULL = none */
     int kill_invalid_dep; /* kill_on_invalid_dep: cancel it when its dependency never can be */
+    int interactive;      /* gsched run (issue 16): task 0's stdin comes from the API (POST
+                             /v1/jobs/ID/stdin) and the job is cancelled when its client's lease
+                             runs out; one task, not elastic, not an array */
     char *array;    /* job array index list "0-99%8" (gsched/jobarray.h); NULL = not an array.  The
                        daemon expands it at submit into one job per index; each element's stored
                        spec keeps it (its throttle) and gets its GSCHED_ARRAY_* variables */

@@ -6,7 +6,8 @@
 # GSCHED_NODE, GSCHED_GPUS) plus Slurm's CUDA_VISIBLE_DEVICES for the GPUs it gave on its node;
 # checked from files the tasks write.  A 6-GPU job on n1 first makes gsched's choice differ
 # from "the first nodes"; 5 GPUs per task cannot share a node.  A job whose tasks differ in
-# size (members 1x2,1x1) is refused at submit (one GRES count per Slurm step).
+# size (members 1x2,1x1) is refused at submit (one GRES count per Slurm step), and so is an
+# interactive job (gsched run: use srun).
 # usage: slurm_gang.sh GSCHED_BIN SOURCE_DIR
 bin=$1 src=$2
 SLURM_K=2
@@ -61,5 +62,7 @@ check "Slurm's jobs are no longer running" wait_for 20 '[ -z "$(squeue -h -t R,C
 # tasks of different GPU counts (issue 14) cannot be one Slurm step: refused at submit, saying so
 expect 2 "the slurm executor cannot run tasks of different GPU counts" -- \
   "$bin" submit --server "$SERVER" --members 1x2,1x1 -- true
+# gsched run (issue 16): no interactive jobs through Slurm (srun is the way there)
+expect 2 "the slurm executor cannot run interactive jobs" -- "$bin" run --server "$SERVER" -- true
 d_stop || bad "graceful stop"
 finish
