@@ -49,6 +49,10 @@ int cmd_history(int argc, char **argv); /* finished jobs, like sacct */
 /* job control (cmd_jobctl.c) */
 int cmd_requeue(int argc, char **argv);
 int cmd_update(int argc, char **argv);
+int cmd_run(int argc, char **argv); /* interactive job, like srun (cmd_run.c) */
+/* cmd_submit.c for gsched run: submit argv's interactive job; its id in *id.  An exit code. */
+struct cli_conn;
+int cli_submit_interactive(int argc, char **argv, struct cli_conn *k, int64_t *id);
 
 /* Print "gsched: " + diag as file:line:col: message to stderr. */
 void cli_diag(const gs_diag *d);

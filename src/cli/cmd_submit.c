@@ -295,6 +295,8 @@ typedef struct over {
     const char *within;
     char **own; /* strings this struct owns (parsed types, #SBATCH tokens) */
     size_t nown;
+    int run;        /* gsched run (cli_submit_interactive): an interactive job, nothing printed */
+    int64_t run_id; /* its id once submitted */
 } over;
 
 static const char *own(over *o, char *s)
@@ -1363,7 +1365,9 @@ static int send_one(cli_conn *k, const gsd_spec *spec, const over *o, int *print
                     o->idem);
         return rc;
     }
-    if (k->json) {
+    if (o->run) {
+        ((over *)o)->run_id = cli_jint(r, "id", -1);
+    } else if (k->json) {
         char *s = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         printf("%s\n", s);
         free(s);
@@ -1403,12 +1407,28 @@ typedef struct optarg_pair {
     const char *arg;
 } optarg_pair;
 
+static int submit_main(int argc, char **argv, cli_conn *kp, int64_t *run_id);
+
 int cmd_submit(int argc, char **argv)
 {
     cli_conn k;
     cli_conn_init(&k);
+    return submit_main(argc, argv, &k, NULL);
+}
+
+int cli_submit_interactive(int argc, char **argv, cli_conn *k, int64_t *id)
+{
+    *id = -1;
+    return submit_main(argc, argv, k, id);
+}
+
+/* submit, or with run_id (gsched run) an interactive job of the command after -- whose id goes
+ * to *run_id (no spec FILE or SCRIPT, no array, no dry run; nothing printed on success) */
+static int submit_main(int argc, char **argv, cli_conn *kp, int64_t *run_id)
+{
     over o;
     memset(&o, 0, sizeof o);
+    o.run = run_id != NULL;
     o.steps = o.weight = -1; /* not given */
     g_where[0] = '\0';
     int opt, rc = EXIT_USAGE;
@@ -1440,6 +1460,12 @@ int cmd_submit(int argc, char **argv)
     char **post = argv + optind;
     int npost = argc - optind;
     int script = 0;
+    if (o.run && npos) {
+        cli_err("run: unexpected argument '%s' (put the command after --: gsched run [options] "
+                "-- CMD [ARG...])",
+                pos[0]);
+        goto done;
+    }
     if (npos) {
         const char *file = pos[0];
         size_t len;
@@ -1465,7 +1491,7 @@ int cmd_submit(int argc, char **argv)
                 cli_err("%s: a batch script cannot contain NUL bytes", file);
                 goto done;
             }
-            if (sbatch_lines(&o, &k, file, buf)) goto done;
+            if (sbatch_lines(&o, kp, file, buf)) goto done;
         } else {
             if (npos > 1 || npost) {
                 cli_err("submit: unexpected argument '%s' after the job spec %s (put a command "
@@ -1481,7 +1507,7 @@ int cmd_submit(int argc, char **argv)
         }
     }
     for (size_t i = 0; i < npairs; i++) {
-        int h = handle(&o, &k, pairs[i].opt, pairs[i].arg);
+        int h = handle(&o, kp, pairs[i].opt, pairs[i].arg);
         if (h) {
             if (h > 0) rc = EXIT_OK;
             goto done;
@@ -1522,6 +1548,11 @@ int cmd_submit(int argc, char **argv)
         goto done;
     }
     if (apply(&spec, &o)) goto done;
+    if (o.run && (o.dry || o.output || o.error)) {
+        cli_err("run: %s cannot be given (the output comes here)", o.dry ? "--dry-run" : "-o/-e");
+        goto done;
+    }
+    spec.interactive = o.run;
     if (redirect_output(&spec, &o)) goto done;
     if (!spec.workdir) {
         char cwd[PATH_MAX];
@@ -1547,9 +1578,10 @@ int cmd_submit(int argc, char **argv)
     }
     {
         int printed = 0;
-        rc = send_one(&k, &spec, &o, &printed);
-        if (!rc && o.parsable && !o.dry && !k.json) printf("\n");
-        if (!rc && o.dry && spec.array && !k.json) {
+        rc = send_one(kp, &spec, &o, &printed);
+        if (run_id) *run_id = o.run_id;
+        if (!rc && o.parsable && !o.dry && !kp->json) printf("\n");
+        if (!rc && o.dry && spec.array && !kp->json) {
             gs_array a;
             if (!gs_array_parse(spec.array, &a, NULL))
                 printf("(each of the %zu array elements is the same job)\n", a.n);

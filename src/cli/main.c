@@ -80,6 +80,7 @@ static void usage(FILE *f)
                "  history    finished jobs: times, exit code, GPU-hours (like sacct)\n"
                "  requeue    stop running jobs and queue them again (scontrol requeue)\n"
                "  update     change a job: priority, time limit, GPUs, VC, name (scontrol update)\n"
+               "  run        run one command as an interactive job, stdio attached (like srun)\n"
                "  token      make tokens-file lines ('token hash')\n"
                "\n"
                "Other:\n"
@@ -159,6 +160,7 @@ int main(int argc, char **argv)
     /* job control */
     if (!strcmp(cmd, "requeue")) return cmd_requeue(argc - 1, argv + 1);
     if (!strcmp(cmd, "update")) return cmd_update(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
 
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("gsched %s\n", GSCHED_VERSION);
