@@ -122,9 +122,10 @@ void gsd_acct_forget(gsd_sched *g)
         int32_t s = g->fq[i];
         gsd_jobx *x = gsd_jx(g, s);
         const gs_job *j = gs_engine_job(g->e, (size_t)s);
-        /* still referred to: its row to write, a list it is in (time limits, waiting),
+        /* still referred to: its row to write, a list it is in (time limits, waiting, leases),
          * published views not yet rebuilt without it; try again at the next cycle */
-        if (x->dirty || x->active || x->inrun || x->inwait || x->rqhold || x->spec_json) {
+        if (x->dirty || x->active || x->inrun || x->inwait || x->rqhold || x->inlease ||
+            x->spec_json) {
             g->fq[w++] = s;
             continue;
         }

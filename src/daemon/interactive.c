@@ -18,7 +18,7 @@
  *
  * Invariants: the engine performs every transition (a lease expiry is gsd_do_cancel's
  * cancel); g->leasev holds the slots of the interactive jobs not yet seen final, each once
- * (x->inlease).  Scheduler thread only.
+ * (x->inlease), and acct.c forgets no job while it is there.  Scheduler thread only.
  */
 #include <string.h>
 
@@ -43,11 +43,16 @@ void gsd_run_track(gsd_sched *g, int32_t slot, gs_time now)
 }
 
 /* The interactive job c->job_id of the caller (its owner or an admin), or NULL after failing
- * c (404 as for any job the caller may not see; 409 not interactive, or final). */
+ * c (404 as for any job the caller may not see; 409 not interactive, or final - also once the
+ * engine forgot it: the HTTP thread checked that the caller may see its row). */
 static const gs_job *caller_job(gsd_sched *g, gsd_cmd *c)
 {
     const gs_job *j = gs_engine_find_job(g->e, c->job_id);
-    if (!j || (!c->admin && strcmp(j->user, c->user))) {
+    if (!j) { /* the HTTP thread found its row for the caller: final, and forgotten since */
+        gsd_cmd_fail(c, 409, GS_ESTATE, "job %lld has ended", (long long)c->job_id);
+        return NULL;
+    }
+    if (!c->admin && strcmp(j->user, c->user)) {
         gsd_cmd_fail(c, 404, GS_ENOENT, "no job %lld", (long long)c->job_id);
         return NULL;
     }
