@@ -872,6 +872,15 @@ async function bobPages(browser) {
   const t0 = Date.now();
   const seen = await page.waitFor(`!!document.querySelector('table#queue tbody tr[data-job="${newId}"]')`, 4000, `job ${newId}'s row`).catch((e) => e.message);
   check(`bob queue: the new job ${newId} appears by itself within 4 s (${Date.now() - t0} ms)`, seen === true, String(seen));
+  // the requeued job, running again: its row's reason is its last stop's, labelled so
+  rj = await apiJson(`/v1/jobs/${JOBS.bob_running}`, TOK.bob);
+  if (rj.state === 'RUNNING' && rj.reason) {
+    const want = `last stop: ${rj.reason}`;
+    const got = await page.waitFor(`(() => { const r = document.querySelector('table#queue tbody tr[data-job="${JOBS.bob_running}"] td.reason');
+      return !!r && r.textContent === ${JSON.stringify(want)}; })()`, 4000, `job ${JOBS.bob_running}'s td.reason '${want}'`)
+      .catch((e) => e.message);
+    check(`bob queue: running job ${JOBS.bob_running}'s td.reason reads '${want}'`, got === true, String(got));
+  }
   await settle(page, 'bob-queue-live', mark);
 }
 
