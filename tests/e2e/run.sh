@@ -5,7 +5,8 @@
 # job the daemon cancels when its lease runs out (running or pending); SIGINT cancels it at
 # once; the stdin and lease endpoints are the owner's (404 for another user, 401 without a
 # token), 409 for a job that is not interactive or not running, 413 over 64 KiB; refused
-# for several tasks.  Daemon on loopback TCP with tokens, fake GPUs, local executor.
+# for several tasks; after a daemon restart a live client goes on and a dead one's job gets a
+# fresh lease.  Daemons on loopback TCP with tokens and on a socket, fake GPUs, local executor.
 # usage: run.sh GSCHED_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
@@ -183,4 +184,45 @@ expect 2 "lease" -- run --lease 0 -- true
 expect 0 "usage: gsched run" -- "$bin" run --help
 
 d_stop || bad "graceful stop"
+
+# ---- daemon restarts (on the socket: the same address after a restart)
+d_start rs --cluster 1x2 --grace 1s || { bad "socket daemon start"; finish; }
+sid() { # the id of the job named $1 (bounded wait for it to exist)
+  local id=""
+  for _ in $(seq 100); do
+    id=$(g queue -a -o '%i %j' --no-headers 2>/dev/null | awk -v n="$1" '$2 == n { print $1; exit }')
+    [ -n "$id" ] && break
+    sleep 0.1
+  done
+  echo "$id"
+}
+# a live client rides through a restart: its job runs on, its output keeps coming
+"$bin" run --server "$SERVER" --lease 3 --name across -- sh -c 'echo before; sleep 3; echo after' \
+  > "$tmp/across.out" 2> "$tmp/across.err" &
+cpid=$!
+id=$(sid across)
+wait_state "$id" RUNNING || bad "across runs"
+d_stop || bad "graceful stop (1)"
+d_start rs --cluster 1x2 --grace 1s || { bad "restart (1)"; finish; }
+wait "$cpid"
+rc=$?
+check "a live client across a restart: exit 0, all output (rc $rc, got '$(cat "$tmp/across.out")')" \
+  [ "$rc" = 0 ] && [ "$(cat "$tmp/across.out")" = "$(printf 'before\nafter')" ]
+# a dead client's job: after a restart its lease starts again (30 s) from the restart
+"$bin" run --server "$SERVER" --lease 2 --name orphan -- sleep 300 > /dev/null 2>&1 &
+cpid=$!
+id=$(sid orphan)
+wait_state "$id" RUNNING || bad "orphan runs"
+kill -KILL "$cpid"
+wait "$cpid" 2>/dev/null
+d_stop || bad "graceful stop (2)"
+sleep 3 # past the client's 2 s lease while the daemon is down
+d_start rs --cluster 1x2 --grace 1s || { bad "restart (2)"; finish; }
+t0=$(date +%s)
+sleep 2
+check "after a restart the lease starts again: still running (got $(state "$id"))" [ "$(state "$id")" = RUNNING ]
+wait_state "$id" CANCELLED 45 || bad "the orphan is cancelled once the fresh lease ran out"
+t1=$(date +%s)
+check "cancelled about 30 s after the restart (took $((t1 - t0))s)" [ $((t1 - t0)) -ge 28 ] && [ $((t1 - t0)) -le 40 ]
+d_stop || bad "graceful stop (3)"
 finish
