@@ -177,6 +177,10 @@ check "a job that is not interactive: 409" [ "$(postj "$A" "/v1/jobs/$plain/stdi
 as "$A" cancel "$plain" > /dev/null
 check "a final job: 409" [ "$(postj "$A" "/v1/jobs/$id/lease" '{}')" = 409 ]
 
+# ---- jobs that end otherwise: exit 1 with the reason
+expect 1 "FAILED: time limit of 2s exceeded" -- run -t 2s -- sleep 30
+expect 1 "FAILED: launch failed .*cannot run '/nonexistent/cmd'" -- run -- /nonexistent/cmd
+
 # ---- refused: several tasks, a spec file, no command
 expect 2 "interactive" -- run -n 2 -- true
 expect 2 "needs a command" -- run -G 1
