@@ -157,6 +157,10 @@ if [[ " $made_users " == *" gst-carol "* ]]; then
   check "carol's job FAILED once her account is gone" wait_state "$carol" FAILED 30
   check "... with the reason" contains "$(field "$carol" Reason)" "no Unix user 'gst-carol'"
 fi
+# gsched run (issue 16): an interactive job runs as its owner too, its stdin a pipe it inherits
+# (nothing to open: no file another account could reach)
+out=$(printf 'hi\n' | "$bin" run --server "$SERVER" --token "$A" -D "$tmp" -- sh -c 'read l; echo "$l $(id -un)"' 2>&1)
+check "gsched run: stdin reaches alice's task, which runs as alice (got '$out')" test "$out" = "hi gst-alice"
 check "graceful stop" d_stop
 
 # --allow-root-jobs: root's job runs as root
