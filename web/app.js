@@ -512,7 +512,7 @@
         el('span', { cls: 'stat' }, el('b', { text: c.gpus.free }), ' free'),
         c.gpus.down ? el('span', { cls: 'stat', 'data-gpus': 'unavailable', title: 'GPUs neither free nor allocated: on nodes drained, down or bad, or marked bad' },
           el('b', { text: c.gpus.down }), ' unavailable') : null,
-        el('span', { cls: 'stat' }, el('b', { text: c.nodes }), ' nodes'),
+        el('span', { cls: 'stat' }, el('b', { text: c.nodes }), c.nodes === 1 ? ' node' : ' nodes'),
         offStats,
         el('label', null, 'Colour by ', sel)),
       el('div', { cls: 'card' }, legend),
