@@ -11,7 +11,10 @@
  * its exit status to a status file before exiting with the same code.  The
  * command's stdout and stderr are a pipe the shim drains into the task's log
  * (shimlog.c): at most serve --log-cap bytes are kept, and a log that cannot
- * be written (disk full) never blocks or kills the job.  The status file
+ * be written (disk full) never blocks or kills the job.  Its stdin is /dev/null, or for
+ * task 0 of an interactive job (gsched run) a pipe whose write end the daemon keeps
+ * (non-blocking, close-on-exec, closed at EOF or with the run; local_stdin): no file, so no
+ * other account can reach it, and a daemon restart closes it (the task reads EOF).  The status file
  * gets a placeholder when the shim starts, which the exit code overwrites in
  * place if a new file cannot be written then.  A forked child that cannot
  * write its pid file does not start the task (exit 126): a task without one
