@@ -72,7 +72,8 @@ static gs_engine *mk(const gs_policy_ops *ops, gs_cluster **cp, log_t *l)
 }
 
 /* One step of the workload at t on engine e: a new job; jobs that started ended 2 s after (also
- * when preempted or suspended), pending ones cancelled after 60 s.  ids: the jobs not yet final (compacted). */
+ * when preempted or suspended), pending ones cancelled after 60 s.  ids: the jobs not yet final
+ * (compacted). */
 static int step(gs_engine *e, const gs_policy_ops *ops, gs_time t, uint64_t *rng, int64_t *ids,
                 size_t *nids)
 {

@@ -82,8 +82,8 @@
  *
  * Ownership: gs_job objects belong to the engine (gs_engine_destroy frees
  * them); pointers stay valid for the engine's lifetime, except a final job's
- * once the program forgets it (gs_engine_forget, LIVE: the daemon's bounded memory).  Strings are interned
- * in the engine and borrowed.
+ * once the program forgets it (gs_engine_forget, LIVE: the daemon's bounded memory).  Strings are
+ * interned in the engine and borrowed.
  */
 #ifndef GSCHED_JOB_H
 #define GSCHED_JOB_H
