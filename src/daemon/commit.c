@@ -227,7 +227,12 @@ static int write_changes(gsd_sched *g, int reinsert)
         gsd_rec *r = &g->recs[i];
         const gs_job *j = gs_engine_job(g->e, (size_t)r->slot);
         gsd_jobx *x = gsd_jx(g, r->slot);
-        rc = gsd_store_add_event(g->sh.store, j->id, r->t, event_name(r->type, x), r->reason);
+        /* a job's arrival after its submission (released from a hold, its dependencies met,
+         * its array's throttle, or back after a withdrawal) is "queued": "submitted" is said
+         * once, when the job arrives as it is submitted */
+        const char *name =
+            r->type == GS_REC_SUBMIT && r->t > j->submit ? "queued" : event_name(r->type, x);
+        rc = gsd_store_add_event(g->sh.store, j->id, r->t, name, r->reason);
     }
     for (size_t i = 0; i < g->ndirty && !rc; i++) {
         int32_t s = g->dirtyv[i];

@@ -103,6 +103,9 @@ expect 0 "Updated job $u: priority 5 -> 2, time limit UNLIMITED -> 10m00s, gpus 
 check "updated: name (got '$(fld "$u" Name:)')" [ "$(fld "$u" Name:)" = renamed ]
 check "updated: 1 x 2 GPUs (got '$(fld "$u" Tasks:)')" bash -c "[[ '$(fld "$u" Tasks:)' == '1 x 2 GPU(s)'* ]]"
 check "queued again (got '$(pos "$u")')" bash -c "[[ '$(pos "$u")' =~ ^[0-9]+$ ]]"
+evu=$(as "$A" describe job "$u" 2>/dev/null | sed -n '/^Events/,$p' | awk 'NR > 2 { print $2 }' | tr '\n' ' ')
+check "events: 'submitted' once, the arrival after the update is 'queued' (got '$evu')" \
+  bash -c "[ \"\$(grep -o submitted <<< \"\$1\" | wc -l)\" = 1 ] && grep -q 'updated queued' <<< \"\$1\"" _ "$evu"
 check "an 'updated' event says what changed" \
   bash -c "as() { :; }; '$bin' describe job '$u' --server '$SERVER' --token '$A' | grep -q 'updated .*by alice: priority 5 -> 2'"
 expect 0 "Updated job $u: priority 2 -> 10" -- as "$R" update jobid="$u" priority=10
