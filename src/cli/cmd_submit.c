@@ -721,22 +721,6 @@ static int apply_members(gsd_spec *s, const over *o)
     return 0;
 }
 
-static void set_kv(gsd_spec *s, const char *key, const char *val)
-{
-    for (size_t i = 0; i < s->nenv; i++)
-        if (!strcmp(s->env[i].key, key)) {
-            free(s->env[i].val);
-            s->env[i].val = xstrdup(val);
-            return;
-        }
-    gsd_kv *nv = realloc(s->env, (s->nenv + 1) * sizeof *nv);
-    if (!nv) abort();
-    s->env = nv;
-    s->env[s->nenv].key = xstrdup(key);
-    s->env[s->nenv].val = xstrdup(val);
-    s->nenv++;
-}
-
 static int set_env(gsd_spec *s, const char *flag, const char *kv)
 {
     const char *eq = strchr(kv, '=');
@@ -746,7 +730,7 @@ static int set_env(gsd_spec *s, const char *flag, const char *kv)
     }
     char *key = strndup(kv, (size_t)(eq - kv));
     if (!key) abort();
-    set_kv(s, key, eq + 1);
+    gsd_spec_setenv(s, key, eq + 1);
     free(key);
     return 0;
 }
@@ -798,7 +782,7 @@ static int apply_export(gsd_spec *s, const char *arg)
             char *key = strndup(*e, (size_t)(eq - *e));
             if (!key) abort();
             if (exportable(key, eq + 1))
-                set_kv(s, key, eq + 1);
+                gsd_spec_setenv(s, key, eq + 1);
             else
                 skipped++;
             free(key);
@@ -825,7 +809,7 @@ static int apply_export(gsd_spec *s, const char *arg)
         } else {
             const char *v = getenv(t);
             if (v)
-                set_kv(s, t, v);
+                gsd_spec_setenv(s, t, v);
             else
                 fprintf(stderr, "gsched: --export: %s is not set here; not exported\n", t);
         }

@@ -951,7 +951,7 @@ static json_t *keep_keys(json_t *o, uint64_t mask)
     return o;
 }
 
-static int parse_states(const char *s, unsigned *mask)
+int hx_parse_states(const char *s, unsigned *mask)
 {
     *mask = 0;
     if (!s || !*s || !strcasecmp(s, "active")) {
@@ -978,7 +978,7 @@ static enum MHD_Result h_list(hctx *h, const char *a, const char *sub)
     gsd *g = h->g;
     unsigned mask;
     const char *states = hx_arg(h, "state");
-    if (parse_states(states, &mask))
+    if (hx_parse_states(states, &mask))
         return hx_problem(
             h, 400, GS_EINVAL, json_pack("{s:s}", "field", "state"),
             "'state' must be active, all, or a comma-separated list of states (PENDING, "

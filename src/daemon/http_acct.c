@@ -22,15 +22,9 @@ static int final_states(const char *s, unsigned *mask)
 {
     *mask = 0;
     if (!s || !*s || !strcasecmp(s, "all")) return 0;
-    char buf[256];
-    if (strlen(s) >= sizeof buf) return -1;
-    strcpy(buf, s);
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int k = gs_job_state_parse(t);
-        if (k < 0 || !gs_job_state_final((gs_job_state)k)) return -1;
-        *mask |= 1u << k;
-    }
+    if (hx_parse_states(s, mask)) return -1;
+    for (int k = 0; k < GS_JOB_NSTATES; k++)
+        if ((*mask & (1u << k)) && !gs_job_state_final((gs_job_state)k)) return -1;
     return 0;
 }
 

@@ -84,6 +84,9 @@ const char *hx_header(hctx *h, const char *key); /* request header or NULL */
 int hx_int_arg(hctx *h, const char *key, int64_t def, int64_t lo, int64_t hi, int64_t *out,
                enum MHD_Result *ret);
 int hx_parse_id(const char *s, int64_t *id); /* a job id >= 1: 0, else -1 */
+/* "PD,R,..." (abbreviations or names) -> a mask of (1 << gs_job_state); NULL, "" or "active":
+ * the non-final states; "all": 0 (every state).  0, or -1 for a word that is no state. */
+int hx_parse_states(const char *s, unsigned *mask);
 int hx_truthy(const char *v);
 /* Boolean query flag: 0/1, or -1 after sending a 400. */
 int hx_flag_arg(hctx *h, const char *key, enum MHD_Result *ret);
