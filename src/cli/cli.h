@@ -52,6 +52,9 @@ int cmd_update(int argc, char **argv);
 int cmd_run(int argc, char **argv); /* interactive job, like srun (cmd_run.c) */
 /* cmd_submit.c for gsched run: submit argv's interactive job; its id in *id.  An exit code. */
 struct cli_conn;
+/* A job named on the command line: an id, or ARRAY_TASK (123_7, as squeue prints it), which
+ * the daemon resolves: 1 when S is one, else 0. */
+int cli_valid_jobref(const char *s);
 int cli_submit_interactive(int argc, char **argv, struct cli_conn *k, int64_t *id);
 
 /* Print "gsched: " + diag as file:line:col: message to stderr. */

@@ -34,7 +34,7 @@ static int valid_id(const char *s)
 
 /* A job named on the command line: an id, or ARRAY_TASK (element TASK of array ARRAY, as
  * squeue prints it: 123_7), which the daemon resolves. */
-static int valid_ref(const char *s)
+int cli_valid_jobref(const char *s)
 {
     const char *us = strchr(s, '_');
     if (!us) return valid_id(s);
@@ -98,7 +98,7 @@ int cmd_hold(int argc, char **argv)
         return EXIT_USAGE;
     }
     for (int i = optind; i < argc; i++)
-        if (!valid_ref(argv[i])) {
+        if (!cli_valid_jobref(argv[i])) {
             cli_err("%s: '%s' is not a job id", cmd, argv[i]);
             return EXIT_USAGE;
         }
@@ -436,7 +436,7 @@ int cmd_cancel(int argc, char **argv)
     if (me && cli_jobsel_me(&sel, &k)) goto done;
     filters |= me;
     for (int i = optind; i < argc; i++)
-        if (!valid_ref(argv[i]) || (filters && !valid_id(argv[i]))) {
+        if (!cli_valid_jobref(argv[i]) || (filters && !valid_id(argv[i]))) {
             cli_err("cancel: '%s' is not a job id%s", argv[i],
                     filters ? "" : " (ID, or ARRAY_TASK such as 123_7)");
             goto done;
@@ -580,7 +580,7 @@ static void describe_groups(json_t *j)
 
 static int describe_job(cli_conn *k, const char *id)
 {
-    if (!valid_ref(id)) {
+    if (!cli_valid_jobref(id)) {
         cli_err("describe job: '%s' is not a job id", id);
         return EXIT_USAGE;
     }
@@ -950,7 +950,7 @@ int cmd_describe(int argc, char **argv)
         }
         return EXIT_USAGE;
     }
-    if (argc - optind == 1 && valid_ref(argv[optind])) return describe_job(&k, argv[optind]);
+    if (argc - optind == 1 && cli_valid_jobref(argv[optind])) return describe_job(&k, argv[optind]);
     if (argc - optind != 2) {
         cli_err("usage: gsched describe job ID | node NAME");
         return EXIT_USAGE;
@@ -1069,7 +1069,7 @@ int cmd_logs(int argc, char **argv)
         default: return EXIT_USAGE;
         }
     }
-    if (argc - optind != 1 || !valid_ref(argv[optind])) {
+    if (argc - optind != 1 || !cli_valid_jobref(argv[optind])) {
         cli_err("usage: gsched logs ID [--task N] [--follow]");
         return EXIT_USAGE;
     }

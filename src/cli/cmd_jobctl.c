@@ -18,12 +18,16 @@
 #include "client.h"
 #include "daemon.h"
 
-static int valid_id(const char *s)
+/* Set body key K to the string V: -1 (said) when V is not UTF-8, which JSON cannot carry
+ * (json_string's NULL would drop the key and update the rest). */
+static int set_str(json_t *b, const char *k, const char *v)
 {
-    if (!*s || strlen(s) > 18) return 0;
-    for (const char *p = s; *p; p++)
-        if (*p < '0' || *p > '9') return 0;
-    return strtoll(s, NULL, 10) > 0;
+    json_t *s = json_string(v);
+    if (!s) {
+        cli_err("update: %s: '%s' is not valid UTF-8", k, v);
+        return -1;
+    }
+    return json_object_set_new(b, k, s);
 }
 
 static void print_json(json_t *o)
@@ -77,17 +81,17 @@ int cmd_requeue(int argc, char **argv)
         return EXIT_USAGE;
     }
     for (int i = optind; i < argc; i++)
-        if (!valid_id(argv[i])) {
-            cli_err("requeue: '%s' is not a job id", argv[i]);
+        if (!cli_valid_jobref(argv[i])) {
+            cli_err("requeue: '%s' is not a job id (ID, or ARRAY_TASK such as 123_7)", argv[i]);
             return EXIT_USAGE;
         }
     int worst = EXIT_OK;
     json_t *all = json_array();
     for (int i = optind; i < argc; i++) {
-        long long id = strtoll(argv[i], NULL, 10);
+        const char *id = argv[i]; /* the daemon resolves ARRAY_TASK */
         char path[96], what[64];
-        snprintf(path, sizeof path, "/v1/jobs/%lld/requeue%s", id, hold ? "?hold=1" : "");
-        snprintf(what, sizeof what, "requeue %lld", id);
+        snprintf(path, sizeof path, "/v1/jobs/%s/requeue%s", id, hold ? "?hold=1" : "");
+        snprintf(what, sizeof what, "requeue %s", id);
         json_t *r;
         int rc = cli_call(&k, "POST", path, NULL, NULL, NULL, what, &r);
         if (rc == EXIT_UNREACHABLE || (rc && worst == EXIT_OK)) worst = rc;
@@ -96,7 +100,7 @@ int cmd_requeue(int argc, char **argv)
         if (k.json)
             json_array_append(all, r);
         else
-            printf("Requeued job %lld%s (stopping: SIGTERM, SIGKILL after %llds)\n", id,
+            printf("Requeued job %s%s (stopping: SIGTERM, SIGKILL after %llds)\n", id,
                    hold ? ", held" : "",
                    (long long)json_integer_value(json_object_get(r, "grace_seconds")));
         json_decref(r);
@@ -151,7 +155,7 @@ int cmd_update(int argc, char **argv)
     for (int i = optind; i < argc; i++) {
         const char *a = argv[i], *eq = strchr(a, '=');
         if (!eq) {
-            if (!ids && valid_id(a)) {
+            if (!ids && cli_valid_jobref(a)) {
                 ids = a;
                 continue;
             }
@@ -163,7 +167,7 @@ int cmd_update(int argc, char **argv)
         const char *v = eq + 1;
 #define KEY(s) (kl == strlen(s) && !strncasecmp(a, s, kl))
         if (KEY("jobid")) {
-            if (ids || !valid_id(v)) {
+            if (ids || !cli_valid_jobref(v)) {
                 cli_err("update: '%s': %s", a, ids ? "a second job id" : "not a job id");
                 json_decref(b);
                 return EXIT_USAGE;
@@ -172,7 +176,12 @@ int cmd_update(int argc, char **argv)
         } else if (KEY("priority")) {
             char *end;
             long long n = strtoll(v, &end, 10);
-            json_object_set_new(b, "priority", *v && !*end ? json_integer(n) : json_string(v));
+            if (*v && !*end)
+                json_object_set_new(b, "priority", json_integer(n));
+            else if (set_str(b, "priority", v)) {
+                json_decref(b);
+                return EXIT_USAGE;
+            }
         } else if (KEY("timelimit") || KEY("time_limit") || KEY("time")) {
             gs_time t;
             gs_diag d;
@@ -197,9 +206,15 @@ int cmd_update(int argc, char **argv)
             }
             json_object_set_new(b, "gpus", json_integer(n));
         } else if (KEY("vc") || KEY("partition")) {
-            json_object_set_new(b, "vc", json_string(v));
+            if (set_str(b, "vc", v)) {
+                json_decref(b);
+                return EXIT_USAGE;
+            }
         } else if (KEY("name") || KEY("jobname")) {
-            json_object_set_new(b, "name", json_string(v));
+            if (set_str(b, "name", v)) {
+                json_decref(b);
+                return EXIT_USAGE;
+            }
         } else {
             cli_err("update: unknown key '%.*s' (priority, timelimit, gpus, vc, name)", (int)kl, a);
             json_decref(b);
@@ -215,10 +230,10 @@ int cmd_update(int argc, char **argv)
     }
     char *body = json_dumps(b, JSON_COMPACT);
     json_decref(b);
-    long long id = strtoll(ids, NULL, 10);
+    const char *id = ids; /* the daemon resolves ARRAY_TASK */
     char path[80], what[64];
-    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
-    snprintf(what, sizeof what, "update %lld", id);
+    snprintf(path, sizeof path, "/v1/jobs/%s", id);
+    snprintf(what, sizeof what, "update %s", id);
     json_t *r;
     int rc = cli_call(&k, "PATCH", path, body, "application/json", NULL, what, &r);
     free(body);
@@ -226,9 +241,9 @@ int cmd_update(int argc, char **argv)
     if (k.json)
         print_json(r);
     else if (json_array_size(json_object_get(r, "changed")))
-        printf("Updated job %lld: %s\n", id, json_string_value(json_object_get(r, "what")));
+        printf("Updated job %s: %s\n", id, json_string_value(json_object_get(r, "what")));
     else
-        printf("Job %lld: nothing changed\n", id);
+        printf("Job %s: nothing changed\n", id);
     json_decref(r);
     return EXIT_OK;
 }

@@ -1281,7 +1281,8 @@ static enum MHD_Result h_resize(hctx *h, const char *ids, const char *sub)
 {
     (void)sub;
     json_error_t err;
-    json_t *b = h->rq->len ? json_loadb(h->rq->body, h->rq->len, 0, &err) : NULL;
+    json_t *b =
+        h->rq->len ? json_loadb(h->rq->body, h->rq->len, JSON_REJECT_DUPLICATES, &err) : NULL;
     json_t *n = b ? json_object_get(b, "gpus") : NULL;
     if (!json_is_object(b) || !json_is_integer(n) || json_object_size(b) != 1 ||
         json_integer_value(n) < 0 || json_integer_value(n) > GSD_MAX_GPUS) {
@@ -1302,7 +1303,8 @@ static enum MHD_Result node_cmd(hctx *h, const char *name, gsd_cmd_kind kind)
         return hx_problem(h, 403, GS_EPERM, NULL, "only an admin may mark nodes %s",
                           kind == GSD_CMD_NODE_BAD ? "bad" : "good");
     json_error_t err;
-    json_t *b = h->rq->len ? json_loadb(h->rq->body, h->rq->len, 0, &err) : NULL;
+    json_t *b =
+        h->rq->len ? json_loadb(h->rq->body, h->rq->len, JSON_REJECT_DUPLICATES, &err) : NULL;
     json_t *r = b ? json_object_get(b, "reason") : NULL;
     if ((h->rq->len && !json_is_object(b)) || (r && !json_is_string(r)) ||
         (b && json_object_size(b) != (r ? 1u : 0u)) ||

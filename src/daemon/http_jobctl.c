@@ -39,7 +39,8 @@ enum MHD_Result hj_update(hctx *h, const char *ids, const char *sub)
     (void)sub;
     static const char *const keys[] = {"priority", "time_limit", "gpus", "vc", "name"};
     json_error_t err;
-    json_t *b = h->rq->len ? json_loadb(h->rq->body, h->rq->len, 0, &err) : NULL;
+    json_t *b =
+        h->rq->len ? json_loadb(h->rq->body, h->rq->len, JSON_REJECT_DUPLICATES, &err) : NULL;
     if (!json_is_object(b) || !json_object_size(b)) {
         json_decref(b);
         return hx_problem(h, 400, GS_EPARSE, NULL,
@@ -90,7 +91,8 @@ enum MHD_Result hj_update(hctx *h, const char *ids, const char *sub)
 static json_t *object_body(hctx *h, enum MHD_Result *ret, const char *expect)
 {
     json_error_t err;
-    json_t *b = h->rq->len ? json_loadb(h->rq->body, h->rq->len, 0, &err) : json_object();
+    json_t *b = h->rq->len ? json_loadb(h->rq->body, h->rq->len, JSON_REJECT_DUPLICATES, &err)
+                           : json_object();
     if (json_is_object(b)) return b;
     json_decref(b);
     *ret = hx_problem(h, 400, GS_EPARSE, NULL, "expected a JSON object: %s", expect);

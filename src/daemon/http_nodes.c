@@ -22,7 +22,8 @@ static enum MHD_Result admin_cmd(hctx *h, const char *name, gsd_cmd_kind kind, c
 {
     if (!h->id.admin) return hx_problem(h, 403, GS_EPERM, NULL, "only an admin may %s nodes", verb);
     json_error_t err;
-    json_t *b = h->rq->len ? json_loadb(h->rq->body, h->rq->len, 0, &err) : NULL;
+    json_t *b =
+        h->rq->len ? json_loadb(h->rq->body, h->rq->len, JSON_REJECT_DUPLICATES, &err) : NULL;
     json_t *r = b ? json_object_get(b, "reason") : NULL;
     if ((h->rq->len && !json_is_object(b)) || (r && !json_is_string(r)) ||
         (b && json_object_size(b) != (r ? 1u : 0u)) ||

@@ -177,6 +177,23 @@ ws "$r" DONE
 check "three runs in all" [ "$(nruns "$r")" = 3 ]
 expect 1 "is DONE: only running jobs" -- as "$A" requeue "$r"
 expect 2 "not a job id" -- as "$A" requeue x1
+
+# ---- update and requeue name array elements as ARRAY_TASK (123_7), like hold and cancel;
+# a value JSON cannot carry is refused, not dropped; a body with a repeated key is 400
+arr=$(asub --gpus 1 --array 0-1%1 -- sh -c "while [ ! -f '$tmp/go-arr' ]; do sleep 0.05; done")
+ws "$arr" RUNNING
+expect 0 "^Updated job ${arr}_1: name" -- as "$A" update "${arr}_1" name=el1
+check "the element got the name" bash -c "'$bin' describe job '${arr}_1' --server '$SERVER' --token '$A' | grep -Eq '^Name: +el1$'"
+expect 2 "is not valid UTF-8" -- as "$A" update "${arr}_1" name=$'\xff' priority=0
+expect 2 "neither a job id" -- as "$A" update "${arr}_" name=x
+expect 0 "^Requeued job ${arr}_0 " -- as "$A" requeue "${arr}_0"
+expect 2 "not a job id" -- as "$A" requeue "_${arr}"
+patch() { curl -s -o "$tmp/patch.out" -w '%{http_code}' -X PATCH -H "Authorization: Bearer $A" \
+  -H 'X-Gsched-Client: 1' -H 'Content-Type: application/json' --data-binary "$2" "$SERVER/v1/jobs/$1"; }
+check "PATCH with a repeated key: 400" [ "$(patch "${arr}_1" '{"name":"a","name":"b"}')" = 400 ]
+check "... and the name stays" bash -c "'$bin' describe job '${arr}_1' --server '$SERVER' --token '$A' | grep -Eq '^Name: +el1$'"
+touch "$tmp/go-arr"
+ws "${arr}_1" DONE
 d_stop || bad "graceful stop"
 
 # ---- a policy without on_withdraw refuses, saying why, and the job stays queued
