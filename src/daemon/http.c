@@ -1315,6 +1315,15 @@ static enum MHD_Result node_cmd(hctx *h, const char *name, gsd_cmd_kind kind)
                           "expected no body or a JSON body {\"reason\": \"text\"} (under 256 "
                           "bytes)");
     }
+    if (r) { /* printed in `gsched nodes` and the dashboard: one line, no escapes */
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        if (gsd_text_check("reason", json_string_value(r), &d)) {
+            json_decref(b);
+            return hx_problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "reason"), "%s",
+                              d.msg);
+        }
+    }
     gsd_cmd *c = hx_caller_cmd(h, kind);
     snprintf(c->node, sizeof c->node, "%s", name);
     snprintf(c->why, sizeof c->why, "%s", r ? json_string_value(r) : "");

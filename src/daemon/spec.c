@@ -280,6 +280,11 @@ static int text_err(gs_diag *d, const char *field, const char *what, const char 
     return gs_diag_set(d, GS_EINVAL, 0, 0, "'%s'%s contains %s at byte %zu", field, what, desc, at);
 }
 
+int gsd_text_check(const char *field, const char *s, gs_diag *d)
+{
+    return text_err(d, field, "", s, 0);
+}
+
 static int env_key_ok(const char *k)
 {
     if (!*k || !(isalpha((unsigned char)*k) || *k == '_')) return 0;

@@ -233,5 +233,10 @@ void gsd_format_duration(gs_time t, char *buf, size_t cap);
  * GSCHED_ARRAY_*, which `gsched submit --array` sets and the executor never does),
  * CUDA_VISIBLE_DEVICES, RANK, ... */
 int gsd_env_reserved(const char *key);
+/* 0, or GS_EINVAL with "'FIELD' contains a control character (U+001B) at byte N" in d when
+ * s (one line of text: a reason, a name) holds a NUL, C0/C1 control (tab allowed) or
+ * bidirectional formatting character, which would make what is printed differ from what was
+ * meant (the spec's own rule). */
+int gsd_text_check(const char *field, const char *s, gs_diag *d);
 
 #endif

@@ -52,6 +52,18 @@ hit 400 "drain with a malformed body" -H "Authorization: Bearer $A" "$SERVER/v1/
   --data '{"why":"x"}'
 hit 409 "resume of a node in service" -H "Authorization: Bearer $A" \
   "$SERVER/v1/nodes/n0/resume"
+# a reason is printed in every user's `gsched nodes` and the dashboard: one line, no escapes
+for v in drain down bad; do
+  hit 400 "$v with a terminal escape in the reason" -H "Authorization: Bearer $A" \
+    "$SERVER/v1/nodes/n0/$v" --data '{"reason":"\u001b[2J\u001b]0;x\u0007"}'
+  check "... names the character" grep -q "control character (U+001B)" "$tmp/out"
+  hit 400 "$v with a newline in the reason" -H "Authorization: Bearer $A" \
+    "$SERVER/v1/nodes/n0/$v" --data '{"reason":"a\nn0 idle"}'
+  hit 400 "$v with a repeated key" -H "Authorization: Bearer $A" \
+    "$SERVER/v1/nodes/n0/$v" --data '{"reason":"a","reason":"b"}'
+done
+check "refused reasons changed nothing" [ "$(admin_state n0)" = None ]
+expect 2 "control character" -- "$bin" node drain n1 --reason $'fan\e[31m' --server "$SERVER"
 hit 200 "drain by an admin" -H "Authorization: Bearer $A" "$SERVER/v1/nodes/n0/drain" \
   --data '{"reason":"maintenance"}'
 check "... n0 is drained" [ "$(admin_state n0)" = drain ]
