@@ -1435,7 +1435,11 @@ static int submit_main(int argc, char **argv, cli_conn *kp, int64_t *run_id)
             rc = EXIT_OK;
             goto done;
         } else if (opt == '?' || opt == ':') {
-            submit_usage(stderr);
+            if (run_id) /* gsched run's options are submit's: not submit's usage (FILE...) */
+                fprintf(stderr,
+                        "usage: gsched run [options] -- CMD [ARG...]  (gsched run --help)\n");
+            else
+                submit_usage(stderr);
             goto done;
         } else {
             pairs[npairs++] = (optarg_pair){opt, optarg};

@@ -186,6 +186,9 @@ expect 2 "interactive" -- run -n 2 -- true
 expect 2 "needs a command" -- run -G 1
 expect 2 "lease" -- run --lease 0 -- true
 expect 0 "usage: gsched run" -- "$bin" run --help
+out=$("$bin" run --no-such-option -- true 2>&1); rc=$?
+check "an unknown option: exit 2 with run's usage, not submit's (got $rc: $out)" \
+  bash -c '[ "$1" = 2 ] && grep -q "usage: gsched run" <<< "$2" && ! grep -q "gsched submit" <<< "$2"' _ "$rc" "$out"
 
 d_stop || bad "graceful stop"
 
