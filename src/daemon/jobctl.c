@@ -175,7 +175,14 @@ static int apply_args(gsd_cmd *c, const gsd_spec *old, json_t *args, gsd_spec *n
     if ((v = json_object_get(args, "time_limit"))) {
         const char *s = json_string_value(v);
         if (json_is_integer(v)) {
-            t.time_limit = json_integer_value(v) < 0 ? -1 : json_integer_value(v) * GS_SEC;
+            json_int_t sec = json_integer_value(v);
+            if (sec > GSD_DURATION_MAX / GS_SEC) { /* before the product overflows */
+                gsd_spec_release(&t);
+                gsd_cmd_fail(c, 400, GS_ERANGE,
+                             "'time_limit': %lld seconds is longer than 100 years", (long long)sec);
+                return -1;
+            }
+            t.time_limit = sec < 0 ? -1 : sec * GS_SEC;
         } else if (!strcasecmp(s, "UNLIMITED") || !strcmp(s, "0")) {
             t.time_limit = 0;
         } else if (gsd_parse_duration(s, GS_SEC, &t.time_limit, &d)) {

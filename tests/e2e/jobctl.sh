@@ -192,6 +192,10 @@ patch() { curl -s -o "$tmp/patch.out" -w '%{http_code}' -X PATCH -H "Authorizati
   -H 'X-Gsched-Client: 1' -H 'Content-Type: application/json' --data-binary "$2" "$SERVER/v1/jobs/$1"; }
 check "PATCH with a repeated key: 400" [ "$(patch "${arr}_1" '{"name":"a","name":"b"}')" = 400 ]
 check "... and the name stays" bash -c "'$bin' describe job '${arr}_1' --server '$SERVER' --token '$A' | grep -Eq '^Name: +el1$'"
+# 288230376151715344 s * 10^6 wraps to exactly 3600 s: too large, not a 1h time limit
+check "PATCH with a time limit past 100 years: 400" [ "$(patch "${arr}_1" '{"time_limit":288230376151715344}')" = 400 ]
+check "... says so" grep -q "longer than 100 years" "$tmp/patch.out"
+check "... and the limit stays" bash -c "! '$bin' describe job '${arr}_1' --server '$SERVER' --token '$A' | grep -q '1h00m'"
 touch "$tmp/go-arr"
 ws "${arr}_1" DONE
 d_stop || bad "graceful stop"
