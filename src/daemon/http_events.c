@@ -32,6 +32,7 @@
  * which libmicrohttpd calls once the response is destroyed).
  */
 #define _GNU_SOURCE /* POLLRDHUP */
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,8 +250,9 @@ enum MHD_Result hx_events_stream(hctx *h, const char *arg, const char *sub)
     const char *lei = hx_header(h, "Last-Event-ID");
     if (lei && *lei) {
         char *e;
+        errno = 0;
         long long x = strtoll(lei, &e, 10);
-        if (*e || x < 0)
+        if (*e || x < 0 || errno || *lei < '0' || *lei > '9') /* "+5", " 5", an overflow */
             return hx_problem(h, 400, GS_EINVAL, json_pack("{s:s}", "field", "Last-Event-ID"),
                               "Last-Event-ID must be an event id (a number), got '%s'", lei);
         since = x;

@@ -99,6 +99,10 @@ code=$(acurl "$A" -o /dev/null -w '%{http_code}' "$URL/v1/events?job=$b1" --max-
 check "another user's job: 404 ($code)" [ "$code" = 404 ]
 code=$(acurl "$A" -o /dev/null -w '%{http_code}' "$URL/v1/events?kind=jobs" --max-time 10)
 check "a bad kind: 400 ($code)" [ "$code" = 400 ]
+for v in abc -5 +5 99999999999999999999; do # an overflow is no id either (not a 'reset')
+  code=$(acurl "$A" -o /dev/null -w '%{http_code}' -H "Last-Event-ID: $v" "$URL/v1/events?follow=0" --max-time 10)
+  check "Last-Event-ID '$v': 400 ($code)" [ "$code" = 400 ]
+done
 code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/v1/events" --max-time 10)
 check "no token: 401 ($code)" [ "$code" = 401 ]
 # the socket: the same stream (root on the socket is an admin)
