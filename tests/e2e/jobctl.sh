@@ -143,8 +143,8 @@ cat > "$tmp/ckpt.sh" <<'SH'
 #!/bin/sh
 # one line per run; SIGTERM writes a checkpoint line and exits 143
 d=$1
-echo run >> "$d/runs-$GSCHED_JOB_ID"
 trap 'echo ckpt >> "$d/runs-$GSCHED_JOB_ID"; exit 143' TERM
+echo run >> "$d/runs-$GSCHED_JOB_ID" # after the trap: a SIGTERM right after it checkpoints
 while [ ! -f "$d/go-$GSCHED_JOB_ID" ]; do sleep 0.05; done
 SH
 chmod +x "$tmp/ckpt.sh"
@@ -154,7 +154,7 @@ ws "$r" RUNNING
 for _ in $(seq 100); do [ "$(nruns "$r")" = 1 ] && break; sleep 0.05; done
 expect 4 "no job $r" -- as "$B" requeue "$r"
 expect 0 "Requeued job $r" -- as "$A" requeue "$r"
-for _ in $(seq 100); do [ "$(nruns "$r")" = 2 ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ "$(nruns "$r")" = 2 ] && break; sleep 0.1; done
 check "requeued: it checkpointed on SIGTERM and ran again" \
   [ "$(tr '\n' ' ' < "$tmp/runs-$r")" = "run ckpt run " ]
 ws "$r" RUNNING
