@@ -121,7 +121,9 @@ static void out_end(outflt *f)
     fflush(stdout);
 }
 
-/* Read task 0's log from *off to its current end; -1 when the daemon is unreachable. */
+/* Read task 0's log from *off to its current end: 0 once a read answered no more bytes; -1
+ * when the daemon is unreachable; -2 when it answered something else than the log (busy,
+ * rate-limited: 503, 429 ...; not yet the end: try again). */
 static int pump_log(cli_conn *k, long long id, long long *off, outflt *f)
 {
     for (int i = 0; i < 1000; i++) {
@@ -132,7 +134,11 @@ static int pump_log(cli_conn *k, long long id, long long *off, outflt *f)
             gsd_resp_release(&r);
             return -1;
         }
-        size_t got = r.status == 200 ? r.len : 0;
+        if (r.status != 200) {
+            gsd_resp_release(&r);
+            return -2;
+        }
+        size_t got = r.len;
         if (got) out_bytes(f, r.body, got);
         *off += (long long)got;
         gsd_resp_release(&r);
@@ -304,7 +310,9 @@ int cmd_run(int argc, char **argv)
                     !strcmp(st, "REJECTED");
         if (strcmp(st, "PENDING") && pump_log(&k, id, &off, &flt) == 0) last_ok = now;
         if (final) {
-            pump_log(&k, id, &off, &flt);
+            /* the job has ended, so its log is complete: read it to its end, past a busy
+             * daemon's refusals (a 503 or 429 is no end of the output) */
+            for (int t = 0; t < 100 && pump_log(&k, id, &off, &flt) == -2; t++) usleep(100000);
             out_end(&flt);
             json_t *ec = json_object_get(j, "exit_code");
             const char *why = cli_jstr(j, "reason", "");

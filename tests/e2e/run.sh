@@ -68,7 +68,9 @@ check "stdin reaches the task (got '$out')" [ "$out" = "$(printf 'a\nb')" ]
 check "cat exits 0 at EOF (got $rc)" [ "$rc" = 0 ]
 head -c 200000 /dev/urandom > "$tmp/big"
 run -- cat < "$tmp/big" > "$tmp/big.out"
-check "200 KB of binary stdin come back unchanged (rc $?)" cmp -s "$tmp/big" "$tmp/big.out"
+rc=$?
+check "200 KB of binary stdin come back unchanged (rc $rc, $(wc -c < "$tmp/big.out") bytes back; $(cmp "$tmp/big" "$tmp/big.out" 2>&1 | head -1))" \
+  cmp -s "$tmp/big" "$tmp/big.out"
 out=$(run -- sh -c 'read x; echo "got $x"' < /dev/null)
 check "an empty stdin is EOF at once (got '$out')" [ "$out" = "got " ]
 
