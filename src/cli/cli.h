@@ -57,6 +57,10 @@ struct cli_conn;
 int cli_valid_jobref(const char *s);
 int cli_submit_interactive(int argc, char **argv, struct cli_conn *k, int64_t *id);
 
+/* issue 17 lanes: each declares its commands under its own marker */
+/* cudackpt (cmd_cudackpt.c): the CUDA checkpoint API on local processes, no daemon */
+int cmd_cudackpt(int argc, char **argv);
+
 /* Print "gsched: " + diag as file:line:col: message to stderr. */
 void cli_diag(const gs_diag *d);
 /* Print "gsched: <fmt>" to stderr. */

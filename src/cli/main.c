@@ -83,6 +83,10 @@ static void usage(FILE *f)
                "  run        run one command as an interactive job, stdio attached (like srun)\n"
                "  token      make tokens-file lines ('token hash')\n"
                "\n"
+               /* issue 17 lanes: usage lines (cudackpt) */
+               "GPUs of this machine (no daemon):\n"
+               "  cuda-ckpt  CUDA checkpoint of processes: state, suspend, resume\n"
+               "\n"
                "Other:\n"
                "  version    print the version\n"
                "  help       this text; 'gsched <command> --help' for a command\n"
@@ -161,6 +165,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "requeue")) return cmd_requeue(argc - 1, argv + 1);
     if (!strcmp(cmd, "update")) return cmd_update(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
+
+    /* issue 17 lanes: each adds its commands under its own marker */
+    /* cudackpt */
+    if (!strcmp(cmd, "cuda-ckpt")) return cmd_cudackpt(argc - 1, argv + 1);
 
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("gsched %s\n", GSCHED_VERSION);
