@@ -60,6 +60,8 @@ int cli_submit_interactive(int argc, char **argv, struct cli_conn *k, int64_t *i
 /* issue 17 lanes: each declares its commands under its own marker */
 /* cudackpt (cmd_cudackpt.c): the CUDA checkpoint API on local processes, no daemon */
 int cmd_cudackpt(int argc, char **argv);
+/* GPU health (cmd_gpus.c, issue 17): this machine's GPUs through NVML, no daemon */
+int cmd_gpus(int argc, char **argv);
 
 /* Print "gsched: " + diag as file:line:col: message to stderr. */
 void cli_diag(const gs_diag *d);

@@ -81,6 +81,7 @@ static void usage(FILE *f)
                "  requeue    stop running jobs and queue them again (scontrol requeue)\n"
                "  update     change a job: priority, time limit, GPUs, VC, name (scontrol update)\n"
                "  run        run one command as an interactive job, stdio attached (like srun)\n"
+               "  gpus       this machine's GPUs through NVML with health readings (no daemon)\n"
                "  token      make tokens-file lines ('token hash')\n"
                "\n"
                /* issue 17 lanes: usage lines (cudackpt) */
@@ -165,6 +166,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "requeue")) return cmd_requeue(argc - 1, argv + 1);
     if (!strcmp(cmd, "update")) return cmd_update(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "gpus")) return cmd_gpus(argc - 1, argv + 1); /* GPU health (issue 17) */
 
     /* issue 17 lanes: each adds its commands under its own marker */
     /* cudackpt */

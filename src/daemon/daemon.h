@@ -128,6 +128,43 @@ int gsd_serve(const gsd_opts *o);
  * caller's logic). */
 int gsd_shim_main(int argc, char **argv);
 
+/* ---- GPU health (nvml.c, gpuhealth.c; docs/daemon.md "GPU health") ------------------------ */
+
+/* One GPU as NVML reports it at one reading; -1 where NVML does not say (not supported). */
+typedef struct gsd_gpu_reading {
+    int index;         /* NVML's index: the local GPU index (PCI bus order) */
+    char name[96];     /* "NVIDIA H200" */
+    char uuid[96];     /* "GPU-..." ("" unknown) */
+    int lost;          /* NVML_ERROR_GPU_IS_LOST from a call about it, or its handle is gone */
+    char lost_why[96]; /* what NVML said then */
+    int xid_watch;     /* registered for critical Xid events */
+    int nxid;          /* Xid events since the previous reading */
+    int xid_last;      /* the last of them (0 none) */
+    int xid_crit;      /* the last health-critical one (gsd_xid_critical; 0 none) */
+    int64_t ecc_uncorrected;     /* volatile uncorrected ECC errors (since the driver loaded) */
+    int retire_pending;          /* pages pending retirement (reset the GPU to retire them) */
+    int remap_pending;           /* row remapping pending (reset the GPU) */
+    int remap_failure;           /* a row remapping failed */
+    int temp_c;                  /* GPU temperature, Celsius */
+    int64_t mem_used, mem_total; /* bytes */
+    int util;                    /* GPU utilisation, percent */
+} gsd_gpu_reading;
+
+/*
+ * The conditions of one reading that make a GPU unhealthy by themselves (lost, pages pending
+ * retirement, row remapping pending or failed, a critical Xid in it): 1 and their text in why
+ * ("GPU lost (GPU is lost); pages pending retirement"), 0 when none.  The daemon's watch adds
+ * what needs history (an ECC count that rose, an Xid's hold time; gpuhealth.c).
+ */
+int gsd_gpu_reading_bad(const gsd_gpu_reading *r, char *why, size_t cap);
+/*
+ * `gsched gpus`: this machine's GPUs as NVML reports them, one reading each (no daemon).
+ * 0 with *out (free() it) and *n; GS_ENOENT when NVML or GPUs are absent (why says which).
+ * When the library lacks the health functions the names come back alone (readings -1) and
+ * why says so (0 returned).
+ */
+int gsd_gpus_read(gsd_gpu_reading **out, size_t *n, char *why, size_t cap);
+
 /* ---- tokens (auth.c) ------------------------------------------------------------------------ */
 
 #define GSD_TOKEN_ITERATIONS 100000 /* default PBKDF2 iterations */
