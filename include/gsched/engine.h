@@ -126,29 +126,31 @@ void gs_engine_opts_init(gs_engine_opts *o);
 int gs_engine_opts_from_params(gs_params *p, gs_engine_opts *o, gs_diag *d);
 
 /* Records passed to the observer, one per state change. */
-#define GS_REC_MAP(XX)         \
-    XX(SUBMIT, "submitted")    \
-    XX(REJECT, "rejected")     \
-    XX(START, "started")       \
-    XX(PREEMPT, "preempted")   \
-    XX(REQUEUE, "requeued")    \
-    XX(FINISH, "finished")     \
-    XX(FAIL, "failed")         \
-    XX(CANCEL, "cancelled")    \
-    XX(SUSPEND, "suspended")   \
-    XX(RESUME, "resumed")      \
-    XX(MIGRATE, "migrated")    \
-    XX(RESIZE, "resized")      \
-    XX(NODE_DOWN, "node_down") \
-    XX(NODE_UP, "node_up")     \
-    XX(NOTE, "note")           \
-    XX(PACK, "packed")         \
-    XX(UNPACK, "unpacked")     \
-    XX(DRAIN, "draining")      \
-    XX(RESCALE, "rescaled")    \
-    XX(NODE_BAD, "node_bad")   \
-    XX(NODE_GOOD, "node_good") \
-    XX(RECONFIG, "reconfigured")
+#define GS_REC_MAP(XX)           \
+    XX(SUBMIT, "submitted")      \
+    XX(REJECT, "rejected")       \
+    XX(START, "started")         \
+    XX(PREEMPT, "preempted")     \
+    XX(REQUEUE, "requeued")      \
+    XX(FINISH, "finished")       \
+    XX(FAIL, "failed")           \
+    XX(CANCEL, "cancelled")      \
+    XX(SUSPEND, "suspended")     \
+    XX(RESUME, "resumed")        \
+    XX(MIGRATE, "migrated")      \
+    XX(RESIZE, "resized")        \
+    XX(NODE_DOWN, "node_down")   \
+    XX(NODE_UP, "node_up")       \
+    XX(NOTE, "note")             \
+    XX(PACK, "packed")           \
+    XX(UNPACK, "unpacked")       \
+    XX(DRAIN, "draining")        \
+    XX(RESCALE, "rescaled")      \
+    XX(NODE_BAD, "node_bad")     \
+    XX(NODE_GOOD, "node_good")   \
+    XX(RECONFIG, "reconfigured") \
+    XX(GPU_BAD, "gpu_bad")       \
+    XX(GPU_GOOD, "gpu_good")
 
 typedef enum gs_rec_type {
 #define GS__REC_ENUM(name, str) GS_REC_##name,
@@ -162,8 +164,9 @@ const char *gs_rec_type_name(gs_rec_type t);
 typedef struct gs_record {
     gs_time t;
     gs_rec_type type;
-    const gs_job *job;  /* NULL for node records */
-    int node;           /* node index for NODE_* records, else -1 */
+    const gs_job *job;  /* NULL for node and GPU records */
+    int node;           /* node index for NODE_* records (GPU_*: the GPU's node), else -1 */
+    int gpu;            /* global GPU index for GPU_* records, else -1 */
     const char *reason; /* short explanation, may be NULL; borrowed for the call */
 } gs_record;
 
@@ -796,7 +799,8 @@ int gs_engine_add_cancel_event(gs_engine *e, gs_time t, int64_t id, const char *
  *   the node's top cell) and GPU index in the node; a node whose chain
  *   changed is matched by name and index alone (each new node takes at most
  *   one old one).  Node events scheduled for a vanished node are dropped;
- *   nodes out of service stay so; LIVE outside counts carry over by node.
+ *   nodes out of service stay so, and bad GPUs bad (gs_engine_set_gpu_bad);
+ *   LIVE outside counts carry over by node.
  *   Running jobs (RUNNING, PREEMPTED, DRAINING, packed pairs) keep running:
  *   the GPUs they hold that 'c' still has stay theirs; those 'c' lacks are
  *   dropped from alloc and counted in gs_job.vanished - the job runs on, its
@@ -899,6 +903,35 @@ int gs_engine_release_at(gs_engine *e, const gs_job *j, gs_time t);
  * there are gs_engine_drain_node, now).
  */
 int gs_engine_add_node_drain_event(gs_engine *e, gs_time t, int node, int drain);
+
+/* ---- issue 17: real GPUs (GPU health, checkpoint-based suspend) ---- */
+/*
+ * Bad GPUs (a GPU whose health failed: Xid errors, ECC, fallen off the bus), one GPU at a time
+ * ('gpu' = global index), as a bad node is for a whole node: nothing new is placed on a bad
+ * GPU - placement, dry runs and policies see it as down (the policy hears on_node(its node,
+ * the node's down flag), as for a change of outside GPUs) - while a job holding it keeps it
+ * and runs on (the program decides what to do with it: the daemon preempts it); once freed it
+ * stays out of service.  Marking good again (bad = 0) returns it to service only when no other
+ * reason holds (its node failed, drained or bad, or the GPU given to outside work).  A bad GPU
+ * is never taken for outside work (gs_engine_set_outside): a GPU marked outside that turns bad
+ * leaves the outside count, which takes another free GPU of the node if it can.  GPU_BAD /
+ * GPU_GOOD records (node = its node, gpu = the GPU) with 'reason' ("marked bad" / "marked
+ * good" when NULL).  LIVE and SIM (no SIM event: tests and embedders call it between steps).
+ * Nothing happens when the GPU already is in that state.  0, GS_ERANGE for a bad GPU index,
+ * GS_ENOMEM or the policy hook's error (latched, see "Errors").
+ */
+int gs_engine_set_gpu_bad(gs_engine *e, int gpu, int bad, const char *reason);
+/* 1 when GPU 'gpu' is marked bad (0 also for an index out of range). */
+int gs_engine_gpu_bad(const gs_engine *e, int gpu);
+/*
+ * LIVE: SUSPENDED job j's tasks are gone because its suspend could not be carried out (a
+ * checkpoint-based suspend failed and the program stopped the job instead, as it stops a
+ * preempted one): the job goes back to PENDING as a preempted job does - its progress kept,
+ * the restart cost of a checkpointed stop - with a REQUEUE record giving 'reason' (also its
+ * pending reason), and the policy hears on_requeue.  GS_ESTATE when j is not SUSPENDED or in
+ * SIM mode; the policy hook's error (latched).
+ */
+int gs_engine_requeue_suspended(gs_engine *e, const gs_job *j, const char *reason, gs_time now);
 
 #ifdef __cplusplus
 }

@@ -32,7 +32,10 @@
  *   RUNNING   -> PENDING     - gs_engine_preempt() (simulator: instantaneous)
  *   PREEMPTED -> PENDING     the stop is done - gs_engine_task_exited()
  *   RUNNING, PREEMPTED, SUSPENDED -> PENDING   its node failed
- *                            (all four: requeued)            [tr_requeue]
+ *   SUSPENDED -> PENDING     its suspend could not be carried out, the job
+ *                            was stopped instead (daemon: a checkpoint-based
+ *                            suspend failed) - gs_engine_requeue_suspended()
+ *                            (all five: requeued)            [tr_requeue]
  *   RUNNING   -> SUSPENDED   - gs_engine_suspend(): time-sliced out; its state
  *                            is in host memory, it holds no GPUs [tr_suspend]
  *   SUSPENDED -> RUNNING     - gs_engine_resume()            [tr_resume]

@@ -13,7 +13,9 @@
  *  - a node is down in the cluster iff some reason holds (e->nstate: failed,
  *    drained, bad - each set and cleared on its own); a failure requeues the
  *    jobs on the node, a drain or a bad mark leaves them running; the policy's
- *    on_node hears of these only when the node's usability changes.
+ *    on_node hears of these only when the node's usability changes.  A GPU is
+ *    down iff its node is, it is used outside (LIVE, e->out_mark) or it is
+ *    marked bad (e->gbad; never also outside); a bad GPU's job runs on.
  *  - a job holds GPUs (alloc != NULL) iff it is RUNNING, PREEMPTED (LIVE) or
  *    DRAINING - never PENDING, SUSPENDED or final - and then nalloc + vanished
  *    == gpus (vanished > 0 only after a reconfiguration dropped GPUs of the
@@ -195,6 +197,10 @@ struct gs_engine {
      * node is down in the cluster iff some bit is set.  A failure requeues its jobs; a
      * drain (LIVE) or a bad mark leaves them running; each ends on its own. */
     uint8_t *nstate;
+    /* per GPU: marked bad (gs_engine_set_gpu_bad; NULL until the first mark).  A GPU is down
+     * in the cluster iff its node is, it is marked outside, or it is marked bad; a bad GPU is
+     * never marked outside. */
+    uint8_t *gbad;
     /* elastic jobs (issue 13) */
     gs_time rescale_gap;   /* default min gap between policy rescales (rescale_gap=) */
     gs_time drain_timeout; /* LIVE: a drain is forced after this (drain_timeout=) */
@@ -384,8 +390,14 @@ static int ev_less(const ev *a, const ev *b)
 }
 
 static int latch(gs_engine *e, int rc);
-static void outside_redown(gs_engine *e, int node);
+static void gpus_redown(gs_engine *e, int node);
 static int outside_settle(gs_engine *e);
+
+/* 1 when GPU g is marked bad (gs_engine_set_gpu_bad). */
+static int gpu_is_bad(const gs_engine *e, int32_t g)
+{
+    return e->gbad && e->gbad[g];
+}
 
 static gs_job *job_at(const gs_engine *e, size_t slot);
 static void heap_rebuild(gs_engine *e);
@@ -536,11 +548,17 @@ static gs_job *new_job(gs_engine *e)
     return j;
 }
 
-static void emit(gs_engine *e, gs_rec_type type, gs_job *j, int node, const char *reason)
+static void emit_gpu(gs_engine *e, gs_rec_type type, gs_job *j, int node, int gpu,
+                     const char *reason)
 {
     if (!e->obs) return;
-    gs_record r = {e->now, type, j, node, reason};
+    gs_record r = {.t = e->now, .type = type, .job = j, .node = node, .gpu = gpu, .reason = reason};
     e->obs(e->obs_ud, &r);
+}
+
+static void emit(gs_engine *e, gs_rec_type type, gs_job *j, int node, const char *reason)
+{
+    emit_gpu(e, type, j, node, -1, reason);
 }
 
 /*
@@ -2396,10 +2414,14 @@ static int tr_resized(gs_engine *e, gs_job *j, int forced)
     for (int i = 0; i < n; i++) {
         const gs_gpu *g = gs_cluster_gpu(e->c, j->resv[i]);
         if (g->down || gs_cluster_node(e->c, g->node)->down)
-            /* LIVE: a node of the next generation was drained meanwhile: no launch there; the
-             * reservation goes back and the job waits (SIM: a failure requeued it already) */
+            /* LIVE: a node of the next generation was drained meanwhile (or one of its GPUs
+             * marked bad): no launch there; the reservation goes back and the job waits (SIM:
+             * a failure requeued it already) */
             return tr_requeue(e, j, GS_REC_REQUEUE,
-                              "a node of its next generation went out of service", -1, 1);
+                              gs_cluster_node(e->c, g->node)->down
+                                  ? "a node of its next generation went out of service"
+                                  : "a GPU of its next generation went out of service",
+                              -1, 1);
     }
     /* the old generation's accounting closes; the job keeps holding GPUs */
     j->executed += e->now - j->last_start;
@@ -2890,7 +2912,7 @@ static int nstate_ready(gs_engine *e)
  * Set or clear one reason (GS_NODE_*) for node to be out of service; the
  * node is down in the cluster while any reason holds.  Returns 1 when it
  * left service, 2 when it came back (its GPUs are usable again, except those
- * given to outside work), 0 when its usability did not change.  The caller
+ * given to outside work or marked bad), 0 when its usability did not change.  The caller
  * made e->nstate ready.
  */
 static int node_set_state(gs_engine *e, int node, unsigned bit, int on)
@@ -2902,7 +2924,7 @@ static int node_set_state(gs_engine *e, int node, unsigned bit, int on)
     gs_cluster_set_node_down(e->c, node, now != 0);
     if (now) return 1;
     e->epoch++; /* GPUs came back: cached placement failures are stale */
-    outside_redown(e, node);
+    gpus_redown(e, node);
     return 2;
 }
 
@@ -3321,6 +3343,7 @@ void gs_engine_destroy(gs_engine *e)
     free(e->out_have);
     free(e->out_mark);
     free(e->nstate);
+    free(e->gbad);
     for (size_t i = 0; i < e->njobs; i++) {
         if (!e->blocks[i >> JOB_BLOCK_BITS]) continue; /* forgotten */
         free(job_at(e, i)->alloc);
@@ -3449,6 +3472,19 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
             if (gs_cluster_gpu(e->c, g)->owner >= 0)
                 return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
                                    "GPU %d of failed node %zu is still held by a job", (int)g, n);
+        /* a GPU is down iff its node is, it is used outside, or it is bad (never both) */
+        for (int32_t g = nd->gpu_lo; g < nd->gpu_hi; g++) {
+            int out = e->out_mark && e->out_mark[g], bad = gpu_is_bad(e, g);
+            if (out && bad)
+                return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "GPU %d is bad and used outside",
+                                   (int)g);
+            if (!gs_cluster_gpu(e->c, g)->down != !(nd->down || out || bad))
+                return gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                                   "GPU %d is %s in the cluster, but its node is %s, outside %d, "
+                                   "bad %d",
+                                   (int)g, gs_cluster_gpu(e->c, g)->down ? "down" : "up",
+                                   nd->down ? "down" : "up", out, bad);
+        }
     }
     int alloc = 0, packed = 0, reserved = 0;
     size_t pend = 0, run = 0, susp = 0;
@@ -3598,17 +3634,19 @@ int gs_engine_drain_node(gs_engine *e, int node, int drain, const char *reason)
 
 /* ---- GPUs used outside the engine (LIVE) ------------------------------------------------- */
 
-/* A node back in service: the GPUs it gives to outside work stay out. */
-static void outside_redown(gs_engine *e, int node)
+/* A node back in service: the GPUs it gives to outside work and its bad GPUs stay out. */
+static void gpus_redown(gs_engine *e, int node)
 {
-    if (!e->out_mark) return;
+    if (!e->out_mark && !e->gbad) return;
     const gs_node *nd = gs_cluster_node(e->c, node);
     for (int32_t g = nd->gpu_lo; g < nd->gpu_hi; g++)
-        if (e->out_mark[g]) gs_cluster_set_gpu_down(e->c, g, 1);
+        if ((e->out_mark && e->out_mark[g]) || gpu_is_bad(e, g))
+            gs_cluster_set_gpu_down(e->c, g, 1);
 }
 
 /* Bring node's taken count towards its asked count: give back the lowest marked GPUs, take
- * free ones from the highest local index (never one a job holds).  1 if something changed. */
+ * free ones from the highest local index (never one a job holds, never a bad one: it is out
+ * of service already).  1 if something changed. */
 static int outside_sync(gs_engine *e, int node)
 {
     const gs_node *nd = gs_cluster_node(e->c, node);
@@ -3617,13 +3655,13 @@ static int outside_sync(gs_engine *e, int node)
         if (!e->out_mark[g]) continue;
         e->out_mark[g] = 0;
         e->out_have[node]--;
-        if (!nd->down) gs_cluster_set_gpu_down(e->c, g, 0);
+        if (!nd->down) gs_cluster_set_gpu_down(e->c, g, 0); /* (never bad: see gbad) */
         e->epoch++; /* a GPU came back: cached placement failures are stale */
         changed = 1;
     }
     for (int32_t g = nd->gpu_hi; g-- > nd->gpu_lo && e->out_have[node] < e->out_want[node];) {
         const gs_gpu *gp = gs_cluster_gpu(e->c, g);
-        if (e->out_mark[g] || gp->owner >= 0 || gp->users > 0) continue;
+        if (e->out_mark[g] || gp->owner >= 0 || gp->users > 0 || gpu_is_bad(e, g)) continue;
         e->out_mark[g] = 1;
         e->out_have[node]++;
         gs_cluster_set_gpu_down(e->c, g, 1);
@@ -4185,13 +4223,14 @@ int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d)
     gs_time *busy = calloc(nng, sizeof *busy);
     int32_t *ow = NULL, *oh = NULL;
     uint8_t *om = NULL, *ns = e->nstate ? calloc(nnn + 1, 1) : NULL;
+    uint8_t *gb = e->gbad ? calloc(nng, 1) : NULL;
     if (e->out_want) {
         ow = calloc(nnn, sizeof *ow);
         oh = calloc(nnn, sizeof *oh);
         om = calloc(nng, sizeof *om);
     }
     int rc = nmap && gmap && ntype && npin && busy && (!e->out_want || (ow && oh && om)) &&
-                     (!e->nstate || ns)
+                     (!e->nstate || ns) && (!e->gbad || gb)
                  ? reconf_map(o, c, nmap, gmap)
                  : GS_ENOMEM;
     /* GPU types and pinned cells by name: a type the new cluster lacks is added to it (no GPU
@@ -4219,7 +4258,7 @@ int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d)
     if (!rc) rc = policy_on(e, c, &pst, 1, d); /* e->c is c from here on */
     if (rc) {
         free(nmap), free(gmap), free(ntype), free(npin), free(busy), free(ow), free(oh), free(om);
-        free(ns);
+        free(ns), free(gb);
         if (rc == GS_ENOMEM) gs_diag_set(d, rc, 0, 0, "out of memory");
         return rc;
     }
@@ -4318,6 +4357,16 @@ int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d)
         e->nstate = ns;
         for (size_t n = 0; n < nnn; n++)
             if (ns[n]) gs_cluster_set_node_down(c, (int)n, 1);
+    }
+    if (e->gbad) {
+        /* bad GPUs stay bad (by the GPU match), before outside counts take GPUs again */
+        for (size_t g = 0; g < gs_cluster_ngpus(o); g++)
+            if (gmap[g] >= 0 && e->gbad[g]) {
+                gb[gmap[g]] = 1;
+                gs_cluster_set_gpu_down(c, gmap[g], 1);
+            }
+        free(e->gbad);
+        e->gbad = gb;
     }
     if (e->out_want) {
         for (size_t n = 0; n < non; n++)
@@ -4620,4 +4669,65 @@ int gs_engine_add_node_drain_event(gs_engine *e, gs_time t, int node, int drain)
     if (e->opts.mode == GS_ENGINE_LIVE) return GS_ESTATE;
     if (node < 0 || (size_t)node >= gs_cluster_nnodes(e->c)) return GS_EINVAL;
     return heap_push(e, (ev){.t = t, .kind = EV_NODE, .key = node, .gen = 4u | (uint32_t) !!drain});
+}
+
+/* ---- issue 17: bad GPUs, requeue of a suspend that could not be carried out ---------------- */
+
+int gs_engine_set_gpu_bad(gs_engine *e, int gpu, int bad, const char *reason)
+{
+    if (e->err) return e->err;
+    if (gpu < 0 || (size_t)gpu >= gs_cluster_ngpus(e->c)) return GS_ERANGE;
+    bad = !!bad;
+    if (!e->gbad) {
+        if (!bad) return 0;
+        if (!(e->gbad = calloc(gs_cluster_ngpus(e->c), 1))) return latch(e, GS_ENOMEM);
+    }
+    if (e->gbad[gpu] == bad) return 0;
+    const gs_gpu *gp = gs_cluster_gpu(e->c, gpu);
+    int node = gp->node, was_down = gp->down, changed = 0;
+    const gs_node *nd = gs_cluster_node(e->c, node);
+    e->gbad[gpu] = (uint8_t)bad;
+    if (bad) {
+        if (e->out_mark && e->out_mark[gpu]) {
+            /* out of outside use: the count takes another GPU of the node if one is free */
+            e->out_mark[gpu] = 0;
+            e->out_short += (e->out_have[node]-- == e->out_want[node]);
+        }
+        /* a job holding it keeps it (the cluster keeps owners of GPUs that go down, and a GPU
+         * freed while down does not become free) */
+        gs_cluster_set_gpu_down(e->c, gpu, 1);
+    } else if (!nd->down && !(e->out_mark && e->out_mark[gpu])) {
+        gs_cluster_set_gpu_down(e->c, gpu, 0);
+        e->epoch++; /* a GPU came back: cached placement failures are stale */
+    }
+    changed = !was_down != !gp->down;
+    emit_gpu(e, bad ? GS_REC_GPU_BAD : GS_REC_GPU_GOOD, NULL, node, gpu,
+             reason ? reason
+             : bad  ? "marked bad"
+                    : "marked good");
+    /* an outside count short of GPUs takes a free one (the GPU back in service, or another
+     * for the one that turned bad) */
+    if (e->out_want && e->out_have[node] < e->out_want[node] && outside_sync(e, node)) changed = 1;
+    if (changed && e->pol->on_node) {
+        int rc = latch(e, e->pol->on_node(e->pst, node, nd->down));
+        if (rc) return rc;
+    }
+    return e->err;
+}
+
+int gs_engine_gpu_bad(const gs_engine *e, int gpu)
+{
+    return gpu >= 0 && (size_t)gpu < gs_cluster_ngpus(e->c) && gpu_is_bad(e, gpu);
+}
+
+int gs_engine_requeue_suspended(gs_engine *e, const gs_job *cj, const char *reason, gs_time now)
+{
+    gs_job *j = cj ? mut(e, cj) : NULL;
+    if (e->err) return e->err;
+    if (e->opts.mode != GS_ENGINE_LIVE || j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
+    if (now > e->now) e->now = now;
+    const char *why = intern(e, &e->strs, reason ? reason : "suspend failed", NULL);
+    if (!why) return GS_ENOMEM;
+    j->preemptions++; /* stopped and requeued like a preempted job */
+    return tr_requeue(e, j, GS_REC_REQUEUE, why, 1, 1);
 }
