@@ -2,7 +2,8 @@
 /*
  * test_gpubad.c - issue 17's engine calls: bad GPUs (gs_engine_set_gpu_bad) and how they
  * combine with node failures, drains, bad nodes and outside GPUs; the requeue of a suspend
- * that could not be carried out (gs_engine_requeue_suspended).
+ * that could not be carried out (gs_engine_requeue_suspended); LIVE resume on other GPUs of
+ * the same nodes (gs_engine_opts.live_remap).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +78,7 @@ static const gs_policy_ops scripted_ops = {
     .schedule = s_schedule,
 };
 
-static gs_engine *mk(const char *spec, gs_engine_mode mode, gs_cluster **cp)
+static gs_engine *mk(const char *spec, gs_engine_mode mode, int live_remap, gs_cluster **cp)
 {
     gs_diag d;
     gs_diag_init(&d, NULL);
@@ -85,6 +86,7 @@ static gs_engine *mk(const char *spec, gs_engine_mode mode, gs_cluster **cp)
     gs_engine_opts o;
     gs_engine_opts_init(&o);
     o.mode = mode;
+    o.live_remap = live_remap;
     gs_params p;
     gs_params_init(&p);
     gs_params_set(&p, "slowdown", "off");
@@ -155,7 +157,7 @@ static int down(gs_cluster *c, int g)
 static void t_sim_gpu_bad(void)
 {
     gs_cluster *c;
-    gs_engine *e = mk("2x2", GS_ENGINE_SIM, &c); /* node 0: GPUs 0, 1; node 1: 2, 3 */
+    gs_engine *e = mk("2x2", GS_ENGINE_SIM, 0, &c); /* node 0: GPUs 0, 1; node 1: 2, 3 */
     ASSERT(e);
     recs rec = {{0}, 0};
     gs_engine_set_observer(e, obs, &rec);
@@ -227,7 +229,7 @@ static void t_sim_gpu_bad(void)
 static void t_gpu_bad_node_states(void)
 {
     gs_cluster *c;
-    gs_engine *e = mk("2x2", GS_ENGINE_SIM, &c);
+    gs_engine *e = mk("2x2", GS_ENGINE_SIM, 0, &c);
     ASSERT(e);
     ASSERT_OK(gs_engine_add_node_bad_event(e, 10 * GS_SEC, 0, 1));
     ASSERT_OK(gs_engine_add_node_bad_event(e, 20 * GS_SEC, 0, 0));
@@ -284,7 +286,7 @@ static int node_free(gs_cluster *c, int node)
 static void t_live_gpu_bad_outside(void)
 {
     gs_cluster *c;
-    gs_engine *e = mk("1x4", GS_ENGINE_LIVE, &c);
+    gs_engine *e = mk("1x4", GS_ENGINE_LIVE, 0, &c);
     ASSERT(e);
     gs_time t0 = 1700000000LL * GS_SEC;
     ASSERT_OK(gs_engine_set_outside(e, 0, 2, "slurm")); /* GPUs 3, 2 */
@@ -374,7 +376,7 @@ static void t_gpu_bad_reconfig(void)
 static void t_requeue_suspended(void)
 {
     gs_cluster *c;
-    gs_engine *e = mk("1x2", GS_ENGINE_LIVE, &c);
+    gs_engine *e = mk("1x2", GS_ENGINE_LIVE, 0, &c);
     ASSERT(e);
     recs rec = {{0}, 0};
     gs_engine_set_observer(e, obs, &rec);
@@ -425,7 +427,7 @@ static void t_requeue_suspended(void)
     gs_engine_destroy(e);
     gs_cluster_destroy(c);
     /* SIM: GS_ESTATE (a suspend there cannot fail) */
-    e = mk("1x2", GS_ENGINE_SIM, &c);
+    e = mk("1x2", GS_ENGINE_SIM, 0, &c);
     ASSERT(e);
     const gs_job *b = add(e, 1, 0, 1, 1, 100);
     ASSERT(b);
@@ -438,12 +440,61 @@ static void t_requeue_suspended(void)
     gs_cluster_destroy(c);
 }
 
+/* LIVE resume on other GPUs: refused without live_remap; with it, each task on other GPUs of
+ * the node it left (validated as a start), never on another node. */
+static void t_live_remap(void)
+{
+    for (int remap = 0; remap <= 1; remap++) {
+        gs_cluster *c;
+        gs_engine *e = mk("2x4", GS_ENGINE_LIVE, remap, &c); /* node 0: GPUs 0-3, node 1: 4-7 */
+        ASSERT(e);
+        ASSERT_EQ(gs_engine_opts_get(e)->live_remap, remap);
+        g_last->auto_start = 0;
+        gs_time t0 = 1700000000LL * GS_SEC;
+        const gs_job *a = live_sub(e, 2, 1, 1000, t0); /* two tasks of one GPU */
+        const gs_job *x = live_sub(e, 1, 1, 1000, t0);
+        ASSERT(a && x);
+        ASSERT_OK(gs_engine_advance(e, t0));
+        int ga[] = {0, 4}, gx[] = {1};
+        ASSERT_OK(gs_engine_start(e, a, ga, 2));
+        ASSERT_OK(gs_engine_start(e, x, gx, 1));
+        ASSERT_OK(gs_engine_suspend(e, a, "slice"));
+        int moved[] = {3, 6}, swapped[] = {6, 2}, taken[] = {1, 5}, bad[] = {2, 5},
+            range[] = {0, 8};
+        int same_swapped[] = {4, 0}; /* its GPUs, but each task on the other's node */
+        ASSERT_EQ(gs_engine_resume(e, a, same_swapped, 2), GS_EUNSUPPORTED);
+        if (!remap) {
+            ASSERT_EQ(gs_engine_resume(e, a, moved, 2), GS_EUNSUPPORTED);
+            ASSERT_OK(gs_engine_resume(e, a, ga, 2)); /* where it was: SIGCONT */
+        } else {
+            ASSERT_EQ(gs_engine_resume(e, a, swapped, 2), GS_EUNSUPPORTED); /* tasks move nodes */
+            ASSERT_EQ(gs_engine_resume(e, a, taken, 2), GS_ECONFLICT);
+            ASSERT_OK(gs_engine_set_gpu_bad(e, 2, 1, "Xid 79"));
+            ASSERT_EQ(gs_engine_resume(e, a, bad, 2), GS_ECONFLICT);
+            ASSERT_EQ(gs_engine_resume(e, a, range, 2), GS_EINVAL);
+            ASSERT_EQ(a->state, GS_JOB_SUSPENDED);
+            ASSERT_OK(gs_engine_check(e, NULL));
+            ASSERT_OK(gs_engine_resume(e, a, moved, 2));
+            ASSERT_EQ(a->alloc[0], 3);
+            ASSERT_EQ(a->alloc[1], 6);
+        }
+        ASSERT_EQ(a->state, GS_JOB_RUNNING);
+        ASSERT_EQ(a->resumes, 1);
+        ASSERT_EQ(a->migrations, 0);
+        ASSERT(a->suspend_gpu_s == 0.0);
+        ASSERT_OK(gs_engine_check(e, NULL));
+        gs_engine_destroy(e);
+        gs_cluster_destroy(c);
+    }
+}
+
 static const test_case tests[] = {
     {"sim_gpu_bad", t_sim_gpu_bad},
     {"gpu_bad_node_states", t_gpu_bad_node_states},
     {"live_gpu_bad_outside", t_live_gpu_bad_outside},
     {"gpu_bad_reconfig", t_gpu_bad_reconfig},
     {"requeue_suspended", t_requeue_suspended},
+    {"live_remap", t_live_remap},
 };
 
 TEST_MAIN(tests)

@@ -119,6 +119,12 @@ typedef struct gs_engine_opts {
      */
     const gs_policy_ops *const *policies;
     size_t npolicies;
+    /*
+     * LIVE: the program can resume a SUSPENDED job on other GPUs of the nodes it left (a
+     * checkpoint-based suspend whose restore can remap GPUs: see gs_engine_resume).  0, the
+     * default: a LIVE resume only continues the job on the GPUs it left.  Ignored in SIM.
+     */
+    int live_remap;
 } gs_engine_opts;
 
 void gs_engine_opts_init(gs_engine_opts *o);
@@ -438,9 +444,13 @@ int gs_engine_suspend(gs_engine *e, const gs_job *j, const char *reason);
 /*
  * Resume a SUSPENDED job on 'gpus' (n == j->gpus, grouped by task).  On the
  * nodes it was suspended from it pays the copy back; elsewhere a migration
- * (its state moves across nodes).  LIVE: only on the GPUs it left (SIGCONT),
- * else GS_EUNSUPPORTED.  Validation as gs_engine_start().  GS_EUNSUPPORTED
- * when the program cannot resume (see above).
+ * (its state moves across nodes).  LIVE: on the GPUs it left (SIGCONT), else
+ * GS_EUNSUPPORTED - except with gs_engine_opts.live_remap set, where every
+ * task may continue on other GPUs of the node it ran on (the program restores
+ * its checkpointed GPU state there: a move within the node, charged as a
+ * resume on the same nodes); a task on another node is still GS_EUNSUPPORTED.
+ * Validation as gs_engine_start().  GS_EUNSUPPORTED when the program cannot
+ * resume (see above).
  */
 int gs_engine_resume(gs_engine *e, const gs_job *j, const int *gpus, int n);
 /*

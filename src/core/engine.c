@@ -2001,6 +2001,19 @@ static int same_gpus(const gs_job *j, const int *gpus, int n)
     return 1;
 }
 
+/* 1 when each task of j's placement gpus (validated) sits on the node that task left: a LIVE
+ * resume may restore it on other GPUs there (gs_engine_opts.live_remap). */
+static int same_task_nodes(const gs_engine *e, const gs_job *j, const int *gpus, int n)
+{
+    if (!j->last_alloc || j->nlast_alloc != n) return 0;
+    for (int t = 0; t < j->ntasks; t++) {
+        int k = gs_job_task_first(j, t);
+        if (gs_cluster_gpu(e->c, gpus[k])->node != gs_cluster_gpu(e->c, j->last_alloc[k])->node)
+            return 0;
+    }
+    return 1;
+}
+
 /* Cost of bringing a SUSPENDED job back on gpus; counts it. */
 static gs_time resume_cost(gs_engine *e, gs_job *j, const int *gpus, int n)
 {
@@ -2048,7 +2061,7 @@ static int tr_resume(gs_engine *e, gs_job *j, const int *gpus, int n)
     if (rc) return rc;
     gs_time cost = 0;
     if (e->opts.mode == GS_ENGINE_LIVE)
-        j->resumes++; /* SIGCONT: nothing to copy */
+        j->resumes++; /* SIGCONT (and a restore, perhaps on other GPUs of its nodes) */
     else
         cost = resume_cost(e, j, gpus, n);
     leave_suspended(e, j);
@@ -2067,7 +2080,14 @@ int gs_engine_resume(gs_engine *e, const gs_job *cj, const int *gpus, int n)
     if (e->err) return e->err;
     if (e->mech_off & GS_MECH_BIT(GS_MECH_RESUME)) return GS_EUNSUPPORTED;
     if (j->state != GS_JOB_SUSPENDED) return GS_ESTATE;
-    if (e->opts.mode == GS_ENGINE_LIVE && !same_gpus(j, gpus, n)) return GS_EUNSUPPORTED;
+    if (e->opts.mode == GS_ENGINE_LIVE) {
+        /* a task's processes stay on their node: each task continues there, on the GPUs it
+         * left - or, with live_remap, on other GPUs of that node */
+        if (!e->opts.live_remap && !same_gpus(j, gpus, n)) return GS_EUNSUPPORTED;
+        int rc = validate_gpus(e, j, gpus, n);
+        if (rc) return rc;
+        if (!same_task_nodes(e, j, gpus, n)) return GS_EUNSUPPORTED;
+    }
     if (e->mech_off & GS_MECH_BIT(GS_MECH_MIGRATE)) {
         /* on other nodes it would be a migration (resume_cost) */
         int rc = validate_gpus(e, j, gpus, n);
