@@ -74,9 +74,8 @@ struct gsd_cuda {
     cu_result (*getstate)(int, int *);
     cu_result (*errstr)(cu_result, const char **);
     cu_result (*errname)(cu_result, const char **);
-    int ngpus;                /* GPUs in PCI bus order, 0: unknown (no remaps) */
-    cu_uuid uuid[MAX_GPUS];   /* uuid[i]: local GPU i */
-    char busid[MAX_GPUS][16]; /* its PCI bus id, "0000:3B:00.0" */
+    int ngpus;              /* GPUs in PCI bus order, 0: unknown (no remaps) */
+    cu_uuid uuid[MAX_GPUS]; /* uuid[i]: local GPU i (the i-th by PCI bus id) */
 };
 
 static void setwhy(char *why, size_t cap, const char *fmt, ...)
@@ -138,9 +137,8 @@ static void list_gpus(gsd_cuda *c)
         cu_device d;
         char b[64] = "";
         if (get(&d, i) != 0 || busid(b, (int)sizeof b, d) != 0 || uuid(&c->uuid[i], d) != 0) return;
-        key[i] = busid_key(b);
+        key[i] = busid_key(b); /* "0000:3b:00.0" (NVML writes 8 domain digits: same key) */
         if (key[i] < 0) return;
-        snprintf(c->busid[i], sizeof c->busid[i], "%s", b);
     }
     for (int i = 1; i < n; i++) /* insertion sort by bus id (n <= 64) */
         for (int j = i; j > 0 && key[j - 1] > key[j]; j--) {
@@ -150,10 +148,6 @@ static void list_gpus(gsd_cuda *c)
             cu_uuid u = c->uuid[j];
             c->uuid[j] = c->uuid[j - 1];
             c->uuid[j - 1] = u;
-            char t[16];
-            memcpy(t, c->busid[j], sizeof t);
-            memcpy(c->busid[j], c->busid[j - 1], sizeof t);
-            memcpy(c->busid[j - 1], t, sizeof t);
         }
     for (int i = 1; i < n; i++)
         if (key[i] == key[i - 1]) return; /* two GPUs on one bus id: not a list to trust */
