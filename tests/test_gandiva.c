@@ -849,6 +849,75 @@ static void t_gandiva_without_suspend(void)
     rig_close(&r);
 }
 
+/* Resumes seen by the live-remap test: all, and those onto other GPUs than the job left. */
+typedef struct remap_seen {
+    int resumes, moved;
+} remap_seen;
+static void remap_obs(void *ud, const gs_record *r)
+{
+    remap_seen *x = ud;
+    if (r->type != GS_REC_RESUME) return;
+    x->resumes++;
+    x->moved += r->job->alloc[0] != r->job->last_alloc[0];
+}
+
+/*
+ * Live time-slicing of three 1-GPU jobs on one 2-GPU node for 100 s (quantum 10 s).  A stopped
+ * process resumes only on the GPU it left: once the rotation gives that GPU to another job,
+ * the job waits while the others take turns on the GPU it could use (job 2 here ran 10 s, job
+ * 1 100 s).  With live_remap (a checkpoint-based suspend whose restore can move the job within
+ * its node) gandiva resumes a member on whichever GPU of its node is free, and the three share
+ * the node fairly (about 67 s each).
+ */
+static void t_gandiva_live_remap(void)
+{
+    int moved[2] = {0, 0};
+    double least[2] = {1e9, 1e9};
+    for (int remap = 0; remap <= 1; remap++) {
+        gs_cluster *c = NULL;
+        gs_diag d;
+        gs_diag_init(&d, NULL);
+        ASSERT_OK(gs_cluster_parse_shorthand("1x2", &c, &d));
+        gs_params p;
+        gs_params_init(&p);
+        gs_params_set(&p, "quantum", "10s");
+        gs_engine_opts o;
+        gs_engine_opts_init(&o);
+        o.mode = GS_ENGINE_LIVE;
+        o.live_remap = remap;
+        gs_engine *e = NULL;
+        ASSERT_OK(gs_engine_create(c, "gandiva", &p, &o, &e, &d));
+        remap_seen seen = {0, 0};
+        gs_engine_set_observer(e, remap_obs, &seen);
+        gs_job_spec s;
+        gs_job_spec_init(&s);
+        s.duration = S(10000);
+        for (int i = 0; i < 3; i++) {
+            s.id = i + 1;
+            ASSERT_OK(gs_engine_submit(e, &s, 0, NULL, &d));
+        }
+        for (int t = 0; t <= 100; t++) {
+            ASSERT_OK(gs_engine_advance(e, S(t)));
+            gs_diag_init(&d, NULL);
+            if (gs_engine_check(e, &d)) T_FAIL("t=%d: %s", t, d.msg);
+            ASSERT_EQ(gs_cluster_free(c), 0); /* never a GPU idle while a member waits */
+        }
+        ASSERT(seen.resumes > 0);
+        moved[remap] = seen.moved;
+        for (int i = 0; i < 3; i++) {
+            double x = gs_time_to_sec(gs_job_executed(gs_engine_find_job(e, i + 1), S(100)));
+            if (x < least[remap]) least[remap] = x;
+        }
+        gs_engine_destroy(e);
+        gs_params_release(&p);
+        gs_cluster_destroy(c);
+    }
+    ASSERT_EQ(moved[0], 0);
+    ASSERT(least[0] <= 10); /* one job waits for its GPU */
+    ASSERT(moved[1] > 0);
+    ASSERT(least[1] >= 60); /* each about 200/3 s */
+}
+
 /* ---- gandiva-emul against the Tiresias simulator's published numbers ------------------ */
 
 static int sim(const char *cluster, const char *trace, const char *policy, const char *kv,
@@ -1107,6 +1176,7 @@ static const test_case tests[] = {
     {"gandiva_grow_shrink", t_gandiva_grow_shrink},
     {"gandiva_quiet_when_alone", t_gandiva_quiet_when_alone},
     {"gandiva_without_suspend", t_gandiva_without_suspend},
+    {"gandiva_live_remap", t_gandiva_live_remap},
     {"emul_fidelity", t_emul_fidelity},
     {"emul_deal", t_emul_deal},
     {"emul_costs_default", t_emul_costs_default},

@@ -113,6 +113,7 @@ typedef struct gandiva {
     gs_engine *e;
     gs_cluster *c;
     int live;
+    int remap; /* LIVE: a suspended job may resume on other GPUs of its node (live_remap) */
     int slice; /* the engine can suspend and resume: time-slicing is possible */
     /* parameters */
     gs_time quantum, introspect, window;
@@ -433,7 +434,8 @@ static double weight(const gandiva *g, const gs_job *j)
 
 /*
  * Choose j->gpus free GPUs on node n: the GPUs it left if it is suspended and
- * they are free (required in the daemon), else the lowest free ones, GPUs
+ * they are free (required in the daemon, unless its executor can restore a
+ * job on other GPUs of its node: live_remap), else the lowest free ones, GPUs
  * not busy with a job that just left first.  Returns 1 and fills out[].
  */
 static int pick_gpus(gandiva *g, int32_t n, const gs_job *j, int *out)
@@ -451,7 +453,11 @@ static int pick_gpus(gandiva *g, int32_t n, const gs_job *j, int *out)
             for (int k = 0; k < need; k++) out[k] = j->last_alloc[k];
             return 1;
         }
-        if (g->live) return 0; /* a stopped process can only continue where it was */
+        /* a stopped process can only continue where it was; a checkpointed one anywhere on
+         * its node (live_remap) */
+        if (g->live && !g->remap) return 0;
+        for (int k = 0; g->live && k < need; k++)
+            if (gs_cluster_gpu(g->c, j->last_alloc[k])->node != n) return 0;
     }
     gs_time now = gs_engine_now(g->e);
     int k = 0;
@@ -1709,6 +1715,7 @@ static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     g->e = e;
     g->c = gs_engine_cluster(e);
     g->live = gs_engine_opts_get(e)->mode == GS_ENGINE_LIVE;
+    g->remap = g->live && gs_engine_opts_get(e)->live_remap;
     g->slice = gs_engine_mech_supported(e, GS_MECH_SUSPEND);
     int can_pack = gs_engine_mech_supported(e, GS_MECH_PACK);
     int can_migrate = gs_engine_mech_supported(e, GS_MECH_MIGRATE);
