@@ -371,6 +371,62 @@ static void t_gpu_bad_reconfig(void)
     gs_cluster_destroy(c);
 }
 
+/* hived (3 nodes x 4 GPUs, VC1 guaranteed one node) hears of bad GPUs through on_node: its
+ * cells and checks follow; a job on a GPU that turns bad keeps running. */
+static void t_gpu_bad_hived(void)
+{
+    const char *path = test_src("data/examples/hived-basic.yaml");
+    FILE *f = fopen(path, "rb");
+    ASSERT(f);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    gs_cluster *c;
+    gs_diag d;
+    gs_diag_init(&d, NULL);
+    ASSERT_OK(gs_cluster_parse_hived(path, buf, n, &c, &d));
+    gs_params prm;
+    gs_params_init(&prm);
+    gs_params_set(&prm, "slowdown", "off");
+    gs_engine_opts o;
+    gs_engine_opts_init(&o);
+    o.mode = GS_ENGINE_LIVE;
+    gs_engine *e;
+    ASSERT_OK(gs_engine_create(c, "hived", &prm, &o, &e, &d));
+    gs_params_release(&prm);
+    gs_time t0 = 1700000000LL * GS_SEC;
+    ASSERT_OK(gs_engine_advance(e, t0));
+    ASSERT_OK(gs_engine_set_gpu_bad(e, 0, 1, "Xid 79"));
+    ASSERT_OK(gs_engine_set_gpu_bad(e, 4, 1, "Xid 79"));
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_job_spec s;
+    gs_job_spec_init(&s);
+    s.ntasks = 1;
+    s.gpus_per_task = 4;
+    s.vc = "VC1";
+    s.duration = 1000 * GS_SEC;
+    const gs_job *h = NULL, *h2 = NULL;
+    ASSERT_OK(gs_engine_submit(e, &s, t0 + GS_SEC, &h, NULL));
+    ASSERT_OK(gs_engine_advance(e, t0 + GS_SEC));
+    ASSERT_EQ(h->state, GS_JOB_RUNNING);
+    ASSERT_EQ(gs_cluster_gpu(c, h->alloc[0])->node, 2); /* the only node with 4 good GPUs */
+    ASSERT_OK(gs_engine_check(e, NULL));
+    s.priority = -1; /* opportunistic: any free GPUs */
+    ASSERT_OK(gs_engine_submit(e, &s, t0 + 2 * GS_SEC, &h2, NULL));
+    ASSERT_OK(gs_engine_advance(e, t0 + 2 * GS_SEC));
+    ASSERT_EQ(h2->state, GS_JOB_PENDING); /* nodes 0 and 1 have 3 good GPUs each */
+    ASSERT_OK(gs_engine_set_gpu_bad(e, h->alloc[1], 1, "ECC"));
+    ASSERT_EQ(h->state, GS_JOB_RUNNING);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    ASSERT_OK(gs_engine_set_gpu_bad(e, 4, 0, "reset"));
+    ASSERT_OK(gs_engine_advance(e, t0 + 3 * GS_SEC));
+    ASSERT_EQ(h2->state, GS_JOB_RUNNING);
+    ASSERT_EQ(gs_cluster_gpu(c, h2->alloc[0])->node, 1);
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_engine_destroy(e);
+    gs_cluster_destroy(c);
+}
+
 /* gs_engine_requeue_suspended: a SUSPENDED job back to PENDING as a preempted one (progress
  * kept, a preemption counted, the policy told), with the reason; GS_ESTATE otherwise. */
 static void t_requeue_suspended(void)
@@ -493,6 +549,7 @@ static const test_case tests[] = {
     {"gpu_bad_node_states", t_gpu_bad_node_states},
     {"live_gpu_bad_outside", t_live_gpu_bad_outside},
     {"gpu_bad_reconfig", t_gpu_bad_reconfig},
+    {"gpu_bad_hived", t_gpu_bad_hived},
     {"requeue_suspended", t_requeue_suspended},
     {"live_remap", t_live_remap},
 };
