@@ -888,29 +888,54 @@ static int describe_node(cli_conn *k, const char *name)
         cli_table_print(&ct, 1);
         cli_table_release(&ct);
     }
-    int chains = json_array_size(cells) > 0;
+    int chains = json_array_size(cells) > 0, health = 0;
+    json_array_foreach(json_object_get(o, "gpu_list"), i, g) health |=
+        json_object_get(g, "health") != NULL;
     printf("\nGPUs:\n");
     cli_table t;
-    cli_table_init(&t, 5 + chains, 1u << 0 | 1u << 1);
+    /* GPU health (issue 17): HEALTH, TEMP, MEMORY columns when the daemon watches them */
+    cli_table_init(&t, 5 + 3 * health + chains,
+                   1u << 0 | 1u << 1 | (health ? 1u << 6 | 1u << 7 : 0u));
     const char *hdr[] = {"  LOCAL", "INDEX", "TYPE", "STATE", "JOB", "CHAIN"};
-    cli_table_add(&t, hdr);
+    const char *hdr_h[] = {"  LOCAL", "INDEX", "TYPE",   "STATE", "JOB",
+                           "HEALTH",  "TEMP",  "MEMORY", "CHAIN"};
+    cli_table_add(&t, health ? hdr_h : hdr);
     json_array_foreach(json_object_get(o, "gpu_list"), i, g)
     {
-        char l[16], ix[16], job[32] = "-";
+        char l[16], ix[16], job[32] = "-", temp[16] = "-", mem[48] = "-";
         snprintf(l, sizeof l, "%lld", cli_jint(g, "local", 0));
         snprintf(ix, sizeof ix, "%lld", cli_jint(g, "index", 0));
         if (json_is_integer(json_object_get(g, "job")))
             snprintf(job, sizeof job, "%lld", cli_jint(g, "job", 0));
+        json_t *h = json_object_get(g, "health");
+        const char *hs = !h                                            ? "-"
+                         : json_is_true(json_object_get(h, "healthy")) ? "ok"
+                                                                       : "UNHEALTHY";
+        if (h && json_is_integer(json_object_get(h, "temperature_c")))
+            snprintf(temp, sizeof temp, "%lldC", cli_jint(h, "temperature_c", 0));
+        if (h && json_is_integer(json_object_get(h, "memory_total")))
+            snprintf(mem, sizeof mem, "%lld/%lldMiB", cli_jint(h, "memory_used", 0) >> 20,
+                     cli_jint(h, "memory_total", 0) >> 20);
         const char *row[] = {l,
                              ix,
                              cli_jstr(g, "type", "?"),
                              cli_jstr(g, "state", "?"),
                              job,
                              cli_jstr(g, "chain", "-")};
-        cli_table_add(&t, row);
+        const char *row_h[] = {
+            l,    ix,  cli_jstr(g, "type", "?"), cli_jstr(g, "state", "?"), job, hs,
+            temp, mem, cli_jstr(g, "chain", "-")};
+        cli_table_add(&t, health ? row_h : row);
     }
     cli_table_print(&t, 1);
     cli_table_release(&t);
+    json_array_foreach(json_object_get(o, "gpu_list"), i, g)
+    {
+        json_t *h = json_object_get(g, "health");
+        if (!h || json_is_true(json_object_get(h, "healthy"))) continue;
+        printf("  GPU %lld unhealthy since %s: %s\n", cli_jint(g, "local", 0),
+               cli_jstr(h, "since", "?"), cli_jstr(h, "reason", "?"));
+    }
     json_t *evs = json_object_get(o, "events");
     if (json_array_size(evs)) {
         /* the node's last events: drain, resume, down, bad, good (oldest first) */

@@ -804,7 +804,8 @@ int cmd_nodes(int argc, char **argv)
     int reasons = 0, outside = 0, chains = 0;
     json_array_foreach(json_object_get(r, "nodes"), i, n)
     {
-        reasons |= cli_jstr(n, "reason", NULL) || cli_jstr(n, "bad_reason", NULL);
+        reasons |= cli_jstr(n, "reason", NULL) || cli_jstr(n, "bad_reason", NULL) ||
+                   json_array_size(json_object_get(n, "gpu_faults")); /* unhealthy GPUs */
         outside |= cli_jint(n, "outside", 0) > 0; /* GPUs foreign jobs use (cluster backends) */
         /* a machine in several HiveD chains: a row per node cell, each saying its chain */
         chains |= cli_jint(n, "node_cells", 1) > 1;
@@ -842,6 +843,15 @@ int cmd_nodes(int argc, char **argv)
         }
         char o[16];
         snprintf(o, sizeof o, "%lld", cli_jint(n, "outside", 0));
+        /* GPU health: the node's own reason first, else its unhealthy GPUs and why */
+        char why[600];
+        snprintf(why, sizeof why, "%s", cli_jstr(n, "reason", cli_jstr(n, "bad_reason", "-")));
+        json_array_foreach(json_object_get(n, "gpu_faults"), k2, x)
+        {
+            size_t l = strcmp(why, "-") ? strlen(why) : 0;
+            snprintf(why + l, sizeof why - l, "%sGPU %lld unhealthy: %s", l ? "; " : "",
+                     cli_jint(x, "gpu", 0), cli_jstr(x, "reason", "?"));
+        }
         const char *row[] = {cli_jstr(n, "name", "?"),
                              cli_jstr(n, "state", "?"),
                              g,
@@ -850,7 +860,7 @@ int cmd_nodes(int argc, char **argv)
                              d,
                              types,
                              *jobs ? jobs : "-",
-                             cli_jstr(n, "reason", cli_jstr(n, "bad_reason", "-"))};
+                             why};
         const char *row_out[] = {cli_jstr(n, "name", "?"),
                                  cli_jstr(n, "state", "?"),
                                  g,
@@ -860,7 +870,7 @@ int cmd_nodes(int argc, char **argv)
                                  o,
                                  types,
                                  *jobs ? jobs : "-",
-                                 cli_jstr(n, "reason", cli_jstr(n, "bad_reason", "-"))};
+                                 why};
         const char *const *rw = outside ? row_out : row;
         const char *rc2[11] = {rw[0], cli_jstr(n, "chain", "-")};
         for (int c = 1; c < 10 - !outside; c++) rc2[c + 1] = rw[c];

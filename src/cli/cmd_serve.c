@@ -16,6 +16,8 @@
  *                [--single-user] [--allow-root-jobs] [--cgroup auto|off|DIR]
  *                [--log-file FILE] [--launch-attempts N] [--executor-opt KEY=VALUE]... [-v]
  *                [--stats-interval SECS] [--stats-keep DAYS]
+ *                [--gpu-health-interval DUR|off] [--gpu-xid-hold DUR]
+ *                [--on-gpu-fault requeue|keep] [--gpu-health-node NAME]
  *   gsched token hash --user NAME [--admin] [--token TOKEN] [--iterations N]
  *                     [--unix-user ACCOUNT]
  * Invariant: configuration errors exit 2 before anything listens.
@@ -130,6 +132,19 @@ static void serve_usage(FILE *f)
             "                        dashboard's charts at most every SECS when something\n"
             "                        changed (default 10; 0: none; GET /v1/stats)\n"
             "  --stats-keep DAYS     days of samples kept (default 7)\n"
+            "  --gpu-health-interval DUR|off  read this machine's GPUs' health through NVML\n"
+            "                        (lost, Xid errors, uncorrected ECC, pages pending\n"
+            "                        retirement, row remapping) every DUR (default 10s; on\n"
+            "                        by default when the GPUs came from NVML discovery; with\n"
+            "                        --cluster only when given); an unhealthy GPU takes no\n"
+            "                        new job; off: not watched\n"
+            "  --gpu-xid-hold DUR    a GPU stays unhealthy this long after a critical Xid\n"
+            "                        error (default 5m)\n"
+            "  --on-gpu-fault requeue|keep  the running job on a GPU found unhealthy: stopped\n"
+            "                        (SIGTERM, grace) and requeued from its checkpoint\n"
+            "                        (default), or left running\n"
+            "  --gpu-health-node NAME  the node of --cluster whose GPUs NVML sees (default:\n"
+            "                        the node named like this machine)\n"
             "  -v, --verbose         log every request\n");
 }
 
@@ -251,6 +266,11 @@ int cmd_serve(int argc, char **argv)
                                              {"policy-plugin", required_argument, NULL, 'Z'},
                                              {"stats-interval", required_argument, NULL, 1001},
                                              {"stats-keep", required_argument, NULL, 1002},
+                                             /* issue 17, GPU health */
+                                             {"gpu-health-interval", required_argument, NULL, 1200},
+                                             {"gpu-xid-hold", required_argument, NULL, 1201},
+                                             {"on-gpu-fault", required_argument, NULL, 1202},
+                                             {"gpu-health-node", required_argument, NULL, 1203},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     gsd_opts o;
@@ -313,6 +333,32 @@ int cmd_serve(int argc, char **argv)
                 o.max_pending_per_user = (unsigned)v;
             break;
         }
+        case 1200: /* GPU health (gpuhealth.c) */
+            if (!strcmp(optarg, "off")) {
+                o.gpu_health_interval = -1;
+                break;
+            }
+            if (parse_dur_flag("--gpu-health-interval", optarg, &o.gpu_health_interval)) goto done;
+            if (o.gpu_health_interval < GS_SEC / 10) {
+                cli_err("--gpu-health-interval must be at least 0.1s (or off)");
+                goto done;
+            }
+            break;
+        case 1201:
+            if (parse_dur_flag("--gpu-xid-hold", optarg, &o.gpu_xid_hold)) goto done;
+            if (o.gpu_xid_hold < 0) {
+                cli_err("--gpu-xid-hold must not be negative");
+                goto done;
+            }
+            break;
+        case 1202:
+            if (strcmp(optarg, "requeue") && strcmp(optarg, "keep")) {
+                cli_err("--on-gpu-fault: '%s' is not requeue or keep", optarg);
+                goto done;
+            }
+            o.on_gpu_fault_keep = !strcmp(optarg, "keep");
+            break;
+        case 1203: o.gpu_health_node = optarg; break;
         case 1001: /* dashboard: cluster samples (GET /v1/stats) */
         case 1002: {
             char *e;

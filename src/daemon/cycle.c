@@ -3,6 +3,8 @@
  * cycle.c - one scheduling cycle, all on the scheduler thread:
  *   1. take the queued commands (submit, dry run, cancel, hold, release, requeue, ...) and
  *      apply them to the engine (new rows are INSERTed inside the cycle's transaction);
+ *      then the GPU health watch's new verdicts (gpuhealth.c: GPUs marked bad or good,
+ *      the jobs on a bad one preempted);
  *   2. poll the executor: task exits, SIGKILLs due after a grace period, (and read the hints
  *      of running elastic jobs, elastic.c),
  *      and a cluster backend's node states, outside use, adoptions, jobs gone;
@@ -117,6 +119,7 @@ gs_time gsd_cycle(gsd_sched *g, int heartbeat)
         case GSD_CMD_NKINDS: gsd_cmd_fail(c, 500, GS_EINVAL, "no such command"); break;
         }
     }
+    gsd_gpuh_cycle(g, now);             /* GPU health verdicts: marks, preemptions (gpuhealth.c) */
     if (g->ngone) gsd_gone_run(g, now); /* adopted jobs whose external job was gone at bind */
     gsd_exec_poll(g->x, now, gsd_on_xev, g);
     /* job control: jobs requeued with a hold whose stop is done are held before the pass */

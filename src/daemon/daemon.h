@@ -2,9 +2,10 @@
 /*
  * daemon.h - what the gsched program needs from the live scheduler library
  * (gsched_daemon): run the daemon, the task shim, tokens-file lines, the job
- * spec format (spec.h: the CLI validates a spec before sending it), and the
- * HTTP client the CLI commands use.  The CLI includes nothing else from
- * src/daemon (tests/e2e/daemon_includes.sh checks it).
+ * spec format (spec.h: the CLI validates a spec before sending it), the HTTP
+ * client the CLI commands use, and NVML's GPU readings (`gsched gpus`).
+ * The CLI includes nothing else from src/daemon (tests/e2e/daemon_includes.sh
+ * checks it).
  *
  * The daemon (gsd_serve) runs one scheduler thread that owns every piece of
  * mutable state (engine, cluster, executor, database writer); HTTP threads
@@ -114,6 +115,14 @@ typedef struct gsd_opts {
     int stats_interval;  /* seconds between cluster samples (GET /v1/stats); 0 = the default
                             (10), < 0 = none */
     int stats_keep_days; /* days of samples kept; 0 = the default (7) */
+
+    /* GPU health (issue 17; gpuhealth.c, docs/daemon.md "GPU health") */
+    gs_time gpu_health_interval; /* --gpu-health-interval: NVML read every ...; 0 = auto (10 s,
+                                    on when the cluster came from NVML discovery), < 0 = off */
+    gs_time gpu_xid_hold;  /* --gpu-xid-hold: a critical Xid keeps a GPU bad so long (5 min) */
+    int on_gpu_fault_keep; /* --on-gpu-fault keep: jobs on a bad GPU run on (0: requeue) */
+    const char *gpu_health_node; /* --gpu-health-node: the node whose GPUs NVML sees (NULL: the
+                                    node named like this machine) */
 } gsd_opts;
 
 void gsd_opts_init(gsd_opts *o);

@@ -142,6 +142,7 @@ typedef struct gsd_nview {
     int32_t first;         /* index of the first node cell with this name (a machine in several
                               chains is one node cell per chain); itself for the first */
     int32_t ncells;        /* node cells with this name (1 unless in several chains) */
+    int32_t unhealthy;     /* GPUs the GPU health watch finds unhealthy (gpuhealth.c) */
 } gsd_nview;
 
 typedef struct gsd_gview {
@@ -149,6 +150,12 @@ typedef struct gsd_gview {
     int32_t node, local, down;
     int32_t outside; /* taken out of service for work gsched does not schedule */
     const char *type;
+    /* GPU health (gpuhealth.c, issue 17): the last reading; -1 where NVML does not say */
+    int8_t health;          /* 0 not watched, 1 healthy, 2 unhealthy */
+    const char *health_why; /* unhealthy: why (interned); NULL otherwise */
+    gs_time health_since;   /* when the verdict last changed (0: never) */
+    int32_t temp_c, util, xid_last;
+    int64_t mem_used, mem_total, ecc_uncorrected, xid_total;
 } gsd_gview;
 
 typedef struct gsd_vcview {

@@ -28,6 +28,7 @@
  *               reason a node is out of service composed (the cluster manager's too)
  *   jobs.c      per-job state: the gsd_jobx array, dirty rows, view chunks, records
  *   samples.c   the cluster over time (samples table) for the dashboard's charts
+ *   gpuhealth.c the GPU health watch: its thread reads NVML; the verdicts applied here
  *   util.c      logging, clocks, interning, allocation that aborts
  *   metrics.c   metrics primitives and the Prometheus text (gsd.h only)
  */
@@ -285,6 +286,17 @@ typedef struct gsd_sched {
     int32_t *fq;
     size_t nfq, capfq;
     int64_t forgotten; /* jobs forgotten since the start */
+    /* GPU health (gpuhealth.c, issue 17): the watch (NULL: off); by NVML index: the verdicts
+     * last taken, the global GPU each is (-1: not in the cluster), what the engine was told;
+     * by global GPU: the NVML index (-1: not watched) */
+    struct gsd_gpuh *gh;
+    struct gsd_gpuh_gpu *ghv;
+    int32_t *gh_gpu, *gh_of;
+    int8_t *gh_told;
+    unsigned gh_n;
+    uint64_t gh_gen;
+    int gh_node;  /* the watched node (its first cell) */
+    int gh_retry; /* a verdict could not be stored: apply again at the next cycle */
 } gsd_sched;
 
 /* util.c */
@@ -398,6 +410,15 @@ void gsd_publish(gsd_sched *g, gs_time now);
 
 /* cycle.c */
 gs_time gsd_cycle(gsd_sched *g, int heartbeat);
+
+/* gpuhealth.c (issue 17) */
+/* Start the GPU health watch as the options say (discovered: the cluster came from NVML).
+ * 0 (also when it stays off, after a log line saying why), -1 after a log line when the
+ * options cannot be met (--gpu-health-node names no node). */
+int gsd_gpuh_setup(gsd_sched *g, int discovered);
+void gsd_gpuh_release(gsd_sched *g);
+/* At a cycle's start: apply the newest verdicts (node events, engine marks, preemptions). */
+void gsd_gpuh_cycle(gsd_sched *g, gs_time now);
 
 /* disk.c */
 /* Enter (or stay in) read-only mode after a failed commit; why: the database's error. */

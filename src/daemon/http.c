@@ -1382,6 +1382,7 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
     }
     hx_node_admin_json(o, n); /* admin_state, ... (http_nodes.c) */
     json_object_set_new(o, "outside", json_integer(n->outside));
+    json_object_set_new(o, "unhealthy_gpus", json_integer(n->unhealthy)); /* GPU health */
     if (n->outside_asked != n->outside)
         json_object_set_new(o, "outside_asked", json_integer(n->outside_asked));
     if (n->mgr) {
@@ -1398,8 +1399,12 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
         json_object_set_new(o, "free_memory_mb", json_integer(n->free_mem_mb));
     }
     json_t *types = json_array(), *jobs = json_array(), *gl = json_array();
+    json_t *faults = n->unhealthy ? json_array() : NULL; /* GPU health: the unhealthy GPUs */
     for (int gi = n->gpu_lo; gi < n->gpu_hi; gi++) {
         const gsd_gview *gv = &s->gpus[gi];
+        if (faults && gv->health == 2)
+            json_array_append_new(faults, json_pack("{s:i,s:s}", "gpu", gv->local, "reason",
+                                                    gv->health_why ? gv->health_why : ""));
         int seen = 0;
         for (size_t k = 0; k < json_array_size(types) && !seen; k++)
             seen = !strcmp(json_string_value(json_array_get(types, k)), gv->type);
@@ -1419,6 +1424,7 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
             json_t *e = json_pack("{s:i,s:i,s:s,s:s,s:o}", "index", gi, "local", gv->local, "type",
                                   gv->type, "state",
                                   gv->outside                                         ? "outside"
+                                  : gv->health == 2                                   ? "unhealthy"
                                   : gv->down && n->admin && !strcmp(n->admin, "down") ? "down"
                                   : gv->down && n->drain                              ? "drained"
                                   : gv->down && n->bad                                ? "bad"
@@ -1427,11 +1433,13 @@ static json_t *node_json(hctx *h, const gsd_snap *s, const gsd_nview *n, int det
                                                                                       : "idle",
                                   "job", visible ? json_integer(gv->job) : json_null());
             if (n->chain) json_object_set_new(e, "chain", json_string(n->chain));
+            if (gv->health) json_object_set_new(e, "health", hx_gpu_health_json(gv));
             json_array_append_new(gl, e);
         }
     }
     json_object_set_new(o, "gpu_types", types);
     json_object_set_new(o, "jobs", jobs);
+    if (faults) json_object_set_new(o, "gpu_faults", faults);
     if (detail)
         json_object_set_new(o, "gpu_list", gl);
     else
@@ -1473,6 +1481,8 @@ static json_t *machine_json(hctx *h, const gsd_snap *s, size_t first)
     m.gpu_lo = m.gpu_hi = 0;
     m.chain = m.cell_type = NULL;
     json_t *cells = json_array(), *types = json_array(), *jobs = json_array(), *gl = json_array();
+    json_t *faults = json_array();
+    m.unhealthy = 0;
     for (size_t i = first; i < s->nnodes; i++) {
         const gsd_nview *c = &s->nodes[i];
         if ((size_t)c->first != first) continue;
@@ -1486,11 +1496,19 @@ static json_t *machine_json(hctx *h, const gsd_snap *s, size_t first)
         json_union(types, json_object_get(co, "gpu_types"));
         json_union(jobs, json_object_get(co, "jobs"));
         json_array_extend(gl, json_object_get(co, "gpu_list"));
+        if (json_object_get(co, "gpu_faults"))
+            json_array_extend(faults, json_object_get(co, "gpu_faults"));
+        m.unhealthy += c->unhealthy;
         json_array_append_new(cells, co);
     }
     json_t *o = node_json(h, s, &m, 1);
     json_object_set_new(o, "gpu_types", types);
     json_object_set_new(o, "jobs", jobs);
+    if (json_array_size(faults)) /* GPU health: every cell's unhealthy GPUs */
+        json_object_set_new(o, "gpu_faults", faults);
+    else
+        json_decref(faults);
+    json_object_set_new(o, "unhealthy_gpus", json_integer(m.unhealthy));
     json_object_set_new(o, "gpu_list", gl);
     json_object_set_new(o, "cells", cells);
     return o;

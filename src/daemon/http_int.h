@@ -130,6 +130,9 @@ enum MHD_Result hx_node_down(hctx *h, const char *name, const char *sub);
 /* A node view's admin state into its JSON object o: admin_state ("drain", "down" or null),
  * and when set admin_reason, admin_by, admin_since (RFC 3339). */
 void hx_node_admin_json(json_t *o, const gsd_nview *n);
+/* GPU health (issue 17, gpuhealth.c): a watched GPU's health as an object: healthy, reason
+ * (null when healthy), since, and the readings (null where NVML does not say). */
+json_t *hx_gpu_health_json(const gsd_gview *gv);
 /* GET /v1/nodes/{name}: its last node events (drain, resume, down, bad, good) as "events". */
 void hx_node_events_json(hctx *h, json_t *o, const char *name);
 

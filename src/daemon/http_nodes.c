@@ -6,7 +6,8 @@
  * required - http.c's dispatch -, 403 for others, 404 for an unknown node,
  * 409 for a transition that makes no sense: nodeadm.c), and what GET
  * /v1/nodes and /v1/nodes/{name} add for it: the admin state (admin_state,
- * admin_reason, admin_by, admin_since) and the node's last events.
+ * admin_reason, admin_by, admin_since) and the node's last events; and
+ * each watched GPU's health (issue 17: hx_gpu_health_json).
  *
  * Invariants: like every handler file, nothing here touches the engine: the
  * change is a command for the scheduler thread (gsd_do_node_admin), the
@@ -105,4 +106,27 @@ void hx_node_events_json(hctx *h, json_t *o, const char *name)
     gsd_events_free(ev, n);
     gsd_store_reader_put(h->g->store, rd);
     json_object_set_new(o, "events", arr);
+}
+
+static json_t *num_or_null(int64_t v)
+{
+    return v < 0 ? json_null() : json_integer(v);
+}
+
+json_t *hx_gpu_health_json(const gsd_gview *gv)
+{
+    char ts[40] = "";
+    if (gv->health_since) gsd_time_str(gv->health_since, ts, sizeof ts);
+    json_t *o = json_object();
+    json_object_set_new(o, "healthy", json_boolean(gv->health == 1));
+    json_object_set_new(o, "reason", gv->health_why ? json_string(gv->health_why) : json_null());
+    json_object_set_new(o, "since", ts[0] ? json_string(ts) : json_null());
+    json_object_set_new(o, "temperature_c", num_or_null(gv->temp_c));
+    json_object_set_new(o, "utilization", num_or_null(gv->util));
+    json_object_set_new(o, "memory_used", num_or_null(gv->mem_used));
+    json_object_set_new(o, "memory_total", num_or_null(gv->mem_total));
+    json_object_set_new(o, "ecc_uncorrected", num_or_null(gv->ecc_uncorrected));
+    json_object_set_new(o, "xid_errors", json_integer(gv->xid_total));
+    json_object_set_new(o, "xid_last", gv->xid_last ? json_integer(gv->xid_last) : json_null());
+    return o;
 }

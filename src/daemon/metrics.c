@@ -228,6 +228,34 @@ char *gsd_metrics_text(const gsd *g, const gsd_snap *s, size_t *len)
     for (size_t i = 0; i < s->nvcs; i++)
         bput(&b, "gsched_vc_jobs_pending{vc=\"%s\"} %d\n", esc(s->vcs[i].name, e2, sizeof e2),
              s->vcs[i].pending);
+    /* GPU health (issue 17, gpuhealth.c): the watched GPUs only */
+    static const struct {
+        const char *name, *type, *help;
+        int what;
+    } gh[] = {
+        {"gsched_gpu_healthy", "gauge", "1 when the GPU health watch finds the GPU healthy.", 0},
+        {"gsched_gpu_xid_errors_total", "counter",
+         "Xid error events NVML reported for the GPU since the daemon started.", 1},
+        {"gsched_gpu_ecc_uncorrected", "gauge",
+         "Volatile uncorrected ECC errors of the GPU (since the driver loaded).", 2},
+        {"gsched_gpu_temperature_celsius", "gauge", "GPU temperature.", 3},
+    };
+    int watched = 0;
+    for (size_t gi = 0; gi < s->ngpus && !watched; gi++) watched = s->gpus[gi].health != 0;
+    for (size_t k = 0; watched && k < sizeof gh / sizeof gh[0]; k++) {
+        family(&b, gh[k].name, gh[k].type, gh[k].help);
+        for (size_t gi = 0; gi < s->ngpus; gi++) {
+            const gsd_gview *gv = &s->gpus[gi];
+            if (!gv->health) continue;
+            long long v = gh[k].what == 0   ? gv->health == 1
+                          : gh[k].what == 1 ? gv->xid_total
+                          : gh[k].what == 2 ? gv->ecc_uncorrected
+                                            : gv->temp_c;
+            if (v < 0) continue; /* NVML does not say */
+            bput(&b, "%s{node=\"%s\",gpu=\"%d\"} %lld\n", gh[k].name,
+                 esc(s->nodes[gv->node].name, e1, sizeof e1), gv->local, v);
+        }
+    }
     *len = b.n;
     return b.p;
 }

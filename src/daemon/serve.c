@@ -10,7 +10,8 @@
  * Invariants: the thread that calls gsd_serve becomes the scheduler thread
  * and owns the gsd_sched object (on its stack); HTTP threads start only
  * after recovery has committed and the first snapshot is published, and
- * are stopped before anything they can reach is freed.  The engine is
+ * are stopped before anything they can reach is freed (the GPU health watch
+ * thread, gpuhealth.c, likewise before the wake pipe it writes).  The engine is
  * created knowing which mechanisms the executor's backend cannot carry out
  * (gsd_exec_mech_unsupported), so it refuses them to every policy.  On shutdown queued
  * commands are answered 503 and running tasks are left running, to be
@@ -103,6 +104,7 @@ void gsd_opts_init(gsd_opts *o)
     o->launch_attempts = 3;
     o->placement = GS_PLACE_CONSOLIDATE;
     o->cgroup = "auto";
+    o->gpu_xid_hold = 300 * GS_SEC;
 }
 
 static void exec_log(void *ud, const char *msg)
@@ -284,6 +286,7 @@ static void write_port_file(const char *path, int port)
 static void release_all(gsd_sched *g)
 {
     gsd_http_stop(&g->sh);
+    gsd_gpuh_release(g);          /* its thread writes the wake pipe: stopped before it is closed */
     gsd_evbus_destroy(g->sh.bus); /* after the HTTP threads (their streams) are gone */
     g->sh.bus = NULL;
     gsd_snap_put(g->sh.snap);
@@ -368,7 +371,7 @@ int gsd_serve(const gsd_opts *o)
         gsd_log("%s", d.msg);
         goto out;
     }
-    int cluster_exec = (xops->caps & GSD_XCAP_CLUSTER) != 0;
+    int cluster_exec = (xops->caps & GSD_XCAP_CLUSTER) != 0, discovered = 0;
     /* cluster: declared, from a cluster backend, or discovered through NVML */
     if (o->cluster) {
         gs_diag_init(&d, o->cluster);
@@ -381,6 +384,8 @@ int gsd_serve(const gsd_opts *o)
         gsd_log("no cluster: %s; give --cluster SPEC (e.g. --cluster 1x4 for four fake GPUs)",
                 d.msg);
         goto out;
+    } else if (!cluster_exec) {
+        discovered = 1; /* the GPU health watch is on by default (gpuhealth.c) */
     }
     if (o->tokens) {
         gs_diag_init(&d, o->tokens);
@@ -468,6 +473,10 @@ int gsd_serve(const gsd_opts *o)
     }
     if (gsd_recover(&g, &d)) {
         gsd_log("recovery failed: %s", d.msg);
+        goto out;
+    }
+    if (gsd_gpuh_setup(&g, discovered)) {
+        exit_code = 2;
         goto out;
     }
     gsd_publish(&g, gsd_wall_now());

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "evbus.h"
+#include "gpuhealth.h"
 #include "gsd_sched.h"
 
 /* ---- snapshot ------------------------------------------------------------------------------- */
@@ -373,6 +374,20 @@ void gsd_publish(gsd_sched *g, gs_time now)
             gv->job = gp->owner >= 0 ? gs_engine_job(g->e, (size_t)gp->owner)->id : -1;
             if (gp->owner >= 0) v->alloc++;
             if (gv->down) v->down++;
+            if (g->gh_of && g->gh_of[gi] >= 0) { /* GPU health (gpuhealth.c) */
+                const gsd_gpuh_gpu *h = &g->ghv[g->gh_of[gi]];
+                gv->health = h->readings ? (h->bad ? 2 : 1) : 0;
+                gv->health_why = h->bad ? gsd_intern(g, h->why) : NULL;
+                gv->health_since = h->since;
+                gv->temp_c = h->r.temp_c;
+                gv->util = h->r.util;
+                gv->xid_last = h->xid_seen;
+                gv->mem_used = h->r.mem_used;
+                gv->mem_total = h->r.mem_total;
+                gv->ecc_uncorrected = h->r.ecc_uncorrected;
+                gv->xid_total = h->xid_total;
+                if (h->bad) v->unhealthy++;
+            }
         }
     }
     for (size_t n = 0; n < nn; n++) s->nodes[n].ncells = s->nodes[s->nodes[n].first].ncells;
