@@ -7,7 +7,8 @@
 # one; once the Xid is gone and its hold (--gpu-xid-hold) is over the GPU is good again and
 # takes jobs.  Uncorrected ECC errors, a lost GPU, pages pending retirement: bad while they
 # hold.  --on-gpu-fault keep leaves the job running.  A library without the health functions
-# discovers GPUs and turns the watch off with a log line.  (`gsched gpus`: gpus_cli.sh.)
+# discovers GPUs and turns the watch off with a log line.  A restart measures again (a GPU
+# still lost is marked again).  (`gsched gpus`: gpus_cli.sh.)
 set -u
 bin=$1 src=$2
 tmp=$(mktemp -d)
@@ -111,6 +112,19 @@ check "... both" wait_healthy "$gb"
 check "job a runs" wait_state "$a" RUNNING 30
 g cancel "$a" > /dev/null
 check "a cancelled" wait_state "$a" CANCELLED 30
+# health is measured, not stored: a restart finds a GPU still lost and marks it again
+echo "1 lost" > "$tmp/health"
+check "lost before the restart" wait_gpu 1 unhealthy
+d_stop
+d_start gh --gpu-health-interval 200ms --gpu-xid-hold 2s --grace 2s || { bad "daemon restart"; finish; }
+check "after the restart GPU 1 is unhealthy again" wait_gpu 1 unhealthy
+r=$(runner)
+check "a new job runs on GPU 0" wait_state "$r" RUNNING 30
+check "... GPU 0" [ "$(gpu_of "$r")" = 0 ]
+: > "$tmp/health"
+check "GPU 1 good again after the restart" wait_healthy 1
+g cancel "$r" > /dev/null
+check "r cancelled" wait_state "$r" CANCELLED 30
 d_stop
 
 # ---- --on-gpu-fault keep: the job runs on, nothing new there
