@@ -423,7 +423,18 @@ static void t_gpu_bad_hived(void)
     ASSERT_EQ(h2->state, GS_JOB_RUNNING);
     ASSERT_EQ(gs_cluster_gpu(c, h2->alloc[0])->node, 1);
     ASSERT_OK(gs_engine_check(e, NULL));
+    /* a reconfiguration: the new hived learns of the bad GPU and of outside GPUs on nodes that
+     * are up (node 0: GPU 0 bad, GPU 3 outside) */
+    ASSERT_OK(gs_engine_set_outside(e, 0, 1, "foreign"));
+    ASSERT_OK(gs_engine_check(e, NULL));
+    gs_cluster *c2;
+    ASSERT_OK(gs_cluster_parse_hived(path, buf, n, &c2, &d));
+    ASSERT_OK(gs_engine_reconfigure(e, c2, &d));
+    ASSERT(gs_engine_gpu_bad(e, 0) && down(c2, 0) && gs_engine_gpu_outside(e, 3) && down(c2, 3));
+    gs_diag_init(&d, NULL);
+    if (gs_engine_check(e, &d)) T_FAIL("after the reconfiguration: %s", d.msg);
     gs_engine_destroy(e);
+    gs_cluster_destroy(c2);
     gs_cluster_destroy(c);
 }
 

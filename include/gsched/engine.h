@@ -822,8 +822,9 @@ int gs_engine_add_cancel_event(gs_engine *e, gs_time t, int64_t id, const char *
  *   A draining job whose next generation's GPUs vanished drains to PENDING.
  *   Suspended jobs are requeued (REQUEUE "reconfigured").
  *   The policy is destroyed and created again on 'c' with the engine's
- *   parameters; its timers are dropped.  It learns of down nodes (on_node),
- *   then of every job holding GPUs through on_adopt (slot order; hived maps
+ *   parameters; its timers are dropped.  It learns of down nodes (on_node;
+ *   also of up nodes with GPUs out: bad or used outside), then of every job
+ *   holding GPUs through on_adopt (slot order; hived maps
  *   their placement onto their VC's cells and lazy-preempts - downgrades to
  *   opportunistic - those whose cells vanished), then of every waiting job
  *   through on_arrival (slot order); a waiting job that can never fit 'c'

@@ -4429,9 +4429,14 @@ int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d)
     free(nmap), free(gmap);
     /* the new policy learns the cluster's state, then the jobs: running ones in slot order,
      * then the waiting ones (a waiting job that can never fit c is rejected) */
-    for (size_t n = 0; n < nnn && !e->err; n++)
-        if (gs_cluster_node(c, (int)n)->down && e->pol->on_node)
-            latch(e, e->pol->on_node(e->pst, (int)n, 1));
+    for (size_t n = 0; n < nnn && !e->err && e->pol->on_node; n++) {
+        /* a node out of service, or one with GPUs out (bad, used outside) as they are told */
+        const gs_node *nd = gs_cluster_node(c, (int)n);
+        int some = nd->down;
+        for (int32_t g = nd->gpu_lo; g < nd->gpu_hi && !some; g++)
+            some = gs_cluster_gpu(c, g)->down;
+        if (some) latch(e, e->pol->on_node(e->pst, (int)n, nd->down));
+    }
     for (size_t s = 0; s < e->njobs && !e->err; s++) {
         gs_job *j = job_at(e, s);
         if (holds_gpus(j)) hook_job(e, e->pol->on_adopt, j);
