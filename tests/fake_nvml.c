@@ -20,7 +20,8 @@
  *   "2 lost"           every call about GPU 2 answers NVML_ERROR_GPU_IS_LOST
  *   "1 pending_retire" pages pending retirement
  *   "0 remap_pending"  / "0 remap_failure": row remapping pending / failed
- *   "0 temp 85"        / "0 mem_used MIB": readings (defaults 40 C, 1024 MiB of 81559 MiB)
+ *   "0 temp 85"        / "0 mem_used MIB": readings (defaults 40 C, 1024 MiB of 81559 MiB;
+ *                      nvmlDeviceGetMemoryInfo (v1) adds a 616 MiB reserve to it, _v2 not)
  *   "0 no_events"      registering GPU 0 for events is not supported
  * Lines that match nothing are ignored.  Without the variable every GPU is healthy.
  */
@@ -114,6 +115,10 @@ typedef struct {
     unsigned long long total, free, used;
 } nvmlMemory_t;
 typedef struct {
+    unsigned version;
+    unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+typedef struct {
     unsigned gpu, memory;
 } nvmlUtilization_t;
 
@@ -125,6 +130,7 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t dev, unsigned *corr, unsigne
                                        unsigned *pending, unsigned *failure);
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t dev, int sensor, unsigned *temp);
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *m);
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v2_t *m);
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t dev, nvmlUtilization_t *u);
 nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t dev, unsigned long long types,
@@ -132,7 +138,8 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t dev, unsigned long long types
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned timeout_ms);
 nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
 
-#define MAXDEV 64
+#define MAXDEV       64
+#define RESERVED_MIB 616 /* the driver's reserve (an idle H200's) */
 struct nvmlEventSet_st {
     unsigned long long reg[MAXDEV]; /* event types registered per device */
     int cursor;                     /* xid lines delivered in this round */
@@ -242,8 +249,25 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *m)
     long long used = 1024;
     fact((unsigned)i, "mem_used", -1, &used);
     m->total = 81559ULL << 20;
-    m->used = (unsigned long long)used << 20;
+    m->used = ((unsigned long long)used + RESERVED_MIB) << 20; /* v1 counts the reserve */
     m->free = m->total > m->used ? m->total - m->used : 0;
+    return 0;
+}
+
+/* As the real driver: the version word must be sizeof | 2 << 24, else
+ * NVML_ERROR_ARGUMENT_VERSION_MISMATCH (25); 'used' without the reserve. */
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v2_t *m)
+{
+    nvmlReturn_t e;
+    int i = dev_index(dev, &e);
+    if (i < 0) return e;
+    if (m->version != (unsigned)(sizeof *m | 2u << 24)) return 25;
+    long long used = 1024;
+    fact((unsigned)i, "mem_used", -1, &used);
+    m->total = 81559ULL << 20;
+    m->reserved = (unsigned long long)RESERVED_MIB << 20;
+    m->used = (unsigned long long)used << 20;
+    m->free = m->total > m->used + m->reserved ? m->total - m->used - m->reserved : 0;
     return 0;
 }
 

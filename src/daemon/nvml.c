@@ -155,6 +155,11 @@ typedef struct nvml_event_data { /* nvmlEventData_t */
 typedef struct nvml_memory { /* nvmlMemory_t */
     unsigned long long total, free, used;
 } nvml_memory;
+typedef struct nvml_memory2 { /* nvmlMemory_v2_t: used without the driver's reserved memory */
+    unsigned version;
+    unsigned long long total, reserved, free, used;
+} nvml_memory2;
+#define NVML_MEMORY2_VERSION ((unsigned)(sizeof(nvml_memory2) | (2u << 24)))
 typedef struct nvml_util { /* nvmlUtilization_t */
     unsigned gpu, memory;
 } nvml_util;
@@ -168,6 +173,7 @@ struct gsd_nvml {
     nvml_return (*remap)(nvml_device, unsigned *, unsigned *, unsigned *, unsigned *);
     nvml_return (*temp)(nvml_device, int, unsigned *);
     nvml_return (*mem)(nvml_device, nvml_memory *);
+    nvml_return (*mem2)(nvml_device, nvml_memory2 *);
     nvml_return (*util)(nvml_device, nvml_util *);
     nvml_return (*set_create)(nvml_event_set *);
     nvml_return (*reg)(nvml_device, unsigned long long, nvml_event_set);
@@ -256,6 +262,7 @@ static int nvml_load(gsd_nvml **out, int health, char *why, size_t cap)
         {&s->uuid, "nvmlDeviceGetUUID", 0},
         {&s->temp, "nvmlDeviceGetTemperature", 0},
         {&s->mem, "nvmlDeviceGetMemoryInfo", 0},
+        {&s->mem2, "nvmlDeviceGetMemoryInfo_v2", 0},
         {&s->util, "nvmlDeviceGetUtilizationRates", 0},
     };
     const char *missing = NULL;
@@ -361,8 +368,14 @@ void gsd_nvml_read(gsd_nvml *s, gsd_gpu_reading *rv, unsigned n)
         }
         unsigned t;
         if (s->temp && ok(s, g, s->temp(d, 0 /* NVML_TEMPERATURE_GPU */, &t))) g->temp_c = (int)t;
+        /* used memory as nvidia-smi shows it (without the driver's reserve) where the driver
+         * has the v2 call; v1 counts the reserve as used (616 MiB on an idle H200) */
+        nvml_memory2 m2 = {.version = NVML_MEMORY2_VERSION};
         nvml_memory m;
-        if (s->mem && ok(s, g, s->mem(d, &m))) {
+        if (s->mem2 && ok(s, g, s->mem2(d, &m2))) {
+            g->mem_used = (int64_t)m2.used;
+            g->mem_total = (int64_t)m2.total;
+        } else if (s->mem && ok(s, g, s->mem(d, &m))) {
             g->mem_used = (int64_t)m.used;
             g->mem_total = (int64_t)m.total;
         }
