@@ -7,7 +7,8 @@
  * through the wrappers below, which count them while armed and fail exactly
  * the N-th.  For every policy in the registry, on a small trace that makes it
  * use its mechanisms (queues, preemption, time-slicing, packing, migration,
- * a node failure and recovery, two reconfigurations), the test runs the simulation once unarmed
+ * a node failure and recovery, two reconfigurations; gandiva once more with
+ * suspend_mech=sigstop), the test runs the simulation once unarmed
  * (the reference: a digest of every observer record and of every job's final
  * accounting), then again failing allocation N = 1, 2, ... until a run
  * completes without reaching its N-th allocation.  Each failed run must
@@ -44,6 +45,7 @@ static int armed;
 static long nallocs, fail_at; /* fail_at 0: never */
 static int hit;
 static const char *cur_policy; /* for debuggers: break on __wrap_* if cur_policy is ... */
+static const char *cur_mech;   /* suspend_mech= for the run, NULL: the default (copy) */
 
 static int fail_now(void)
 {
@@ -239,6 +241,7 @@ static outcome run_once(const gs_policy_ops *ops, long fail, int probing)
         gs_params_set(&p, "lease", "60s"); /* leases of a minute: jobs of minutes lose theirs */
     else if (!strcmp(ops->name, "gavel"))
         gs_params_set(&p, "round", "60s"); /* rounds of a minute: jobs of minutes are preempted */
+    if (cur_mech) gs_params_set(&p, "suspend_mech", cur_mech);
     if (!strncmp(ops->name, "gandiva", 7)) {
         scale = 0.25;
         if (!strcmp(ops->name, "gandiva")) {
@@ -349,8 +352,14 @@ static outcome run_once(const gs_policy_ops *ops, long fail, int probing)
 static void t_every_policy_every_allocation(void)
 {
     size_t npol = 0;
-    for (size_t i = 0; gs_policy_at(i); i++, npol++) {
+    /* every policy, then gandiva again with suspend_mech=sigstop (memory parked on GPUs) */
+    for (size_t i = 0; gs_policy_at(i) || !cur_mech; i++, npol++) {
         const gs_policy_ops *ops = gs_policy_at(i);
+        if (!ops) {
+            cur_mech = "sigstop";
+            ops = gs_policy_find("gandiva");
+            if (!ops) break;
+        }
         const char *only = getenv("GS_ALLOC_FAIL_ONLY"); /* debugging: one policy */
         if (only && strcmp(only, ops->name)) continue;
         if (!gs_lp_glpk() && !strcmp(ops->name, "gavel")) continue; /* built without GLPK */
@@ -388,10 +397,13 @@ static void t_every_policy_every_allocation(void)
         ASSERT(enomem * 2 > total);
         printf("  %-16s %5ld allocations, %5ld runs failed with GS_ENOMEM (run: %ld preemptions, "
                "%ld suspends, %ld packs, %ld migrations)\n",
-               ops->name, total, enomem, ref.preempts, ref.suspends, ref.packs, ref.migrations);
-        if (!strcmp(ops->name, "gandiva")) ASSERT(ref.packs > 0 && ref.migrations > 0);
+               cur_mech ? "gandiva sigstop" : ops->name, total, enomem, ref.preempts, ref.suspends,
+               ref.packs, ref.migrations);
+        if (!strcmp(ops->name, "gandiva"))
+            ASSERT(ref.packs > 0 && (ref.migrations > 0 || cur_mech)); /* sigstop: none here */
         if (ops->flags & GS_POLICY_PREEMPTIVE) ASSERT(ref.preempts + ref.suspends > 0);
     }
+    cur_mech = NULL;
     ASSERT(npol >= 14);
 }
 
@@ -399,6 +411,7 @@ static void t_every_policy_every_allocation(void)
  * failed, consistent, and the run's results those of a run without dry runs. */
 static void t_failed_probe_fails_alone(void)
 {
+    cur_mech = NULL;
     for (size_t i = 0; gs_policy_at(i); i++) {
         const gs_policy_ops *ops = gs_policy_at(i);
         if (!gs_lp_glpk() && !strcmp(ops->name, "gavel")) continue; /* built without GLPK */

@@ -49,6 +49,31 @@
  *   fixed time and suspends/resumes free when it is 0; costs=off is
  *   slowdown=off plus preempt_cost=0 (the published simulators).
  *
+ * Suspend mechanisms (suspend_mech=, simulation only; docs/costs.md):
+ *   copy      (default) the Gandiva mechanism above: mini-batch wait, then
+ *             suspend_copy out and suspend_copy back.
+ *   sigstop   SIGSTOP / SIGCONT: suspend and resume cost nothing and do not
+ *             wait, but the stopped process keeps its GPU memory on the GPUs
+ *             it left ("parked"): it resumes only there (a pack onto other
+ *             GPUs too is refused, GS_EUNSUPPORTED), and a job placed on a
+ *             GPU with parked memory (start, resume, pack, migrate, resize)
+ *             needs parked + its own (+ its pack partner's) memory to fit
+ *             the GPU's memory, else GS_ENOFIT.  A constraint, not a cost:
+ *             it holds with costs=off too.
+ *   cuda      the CUDA driver's process checkpoint (lock + checkpoint /
+ *             restore + unlock): no mini-batch wait (transparent to the
+ *             framework); the GPUs copy in parallel, each its share of the
+ *             job's per-GPU memory m (gs_engine_job_gpu_mem):
+ *                 suspend = ckpt_fixed + m / ckpt_d2h_bw
+ *                 resume  = ckpt_fixed + m / ckpt_h2d_bw
+ *             Resuming on other nodes is a migration, as with copy.
+ *   restart   kill-restart time-slicing: suspend = t_save (the job
+ *             checkpoints to storage and exits), resume = t_restore +
+ *             t_init(g) on any nodes (the checkpoint is on shared storage:
+ *             never a migration); together exactly a preemption's restart
+ *             overhead.  With preempt_cost=SECONDS: 0 and that fixed time.
+ *   costs=off / preempt_cost=0 make all four free.
+ *
  * Rescales of elastic jobs (issue 13, gs_engine_rescale): the old
  * generation drains (gs_costs_drain: holds its GPUs without progress), then
  * the new one relaunches (gs_costs_relaunch: holds the new GPUs without
@@ -69,7 +94,10 @@
  * init_base (default 5s), init_per_gpu (default 3.75s), suspend_copy
  * (default 100ms), local_bw (bytes/s, default 1e10), scale_alpha = three
  * comma-separated values for the default, light and heavy classes (default
- * 0.1,0.05,0.2), costs=on|off, rescale_cost=analytic|pollux30|elasticflow|zero.
+ * 0.1,0.05,0.2), costs=on|off, rescale_cost=analytic|pollux30|elasticflow|zero,
+ * suspend_mech=copy|sigstop|cuda|restart (default copy), ckpt_fixed (default
+ * GS_CKPT_FIXED_DEFAULT), ckpt_d2h_bw / ckpt_h2d_bw (bytes/s, defaults
+ * GS_CKPT_D2H_BW_DEFAULT / GS_CKPT_H2D_BW_DEFAULT).
  */
 #ifndef GSCHED_COSTS_H
 #define GSCHED_COSTS_H
@@ -85,6 +113,24 @@ extern "C" {
 #endif
 
 #define GS_SPREAD_LEVELS 6
+
+/* Defaults of suspend_mech=cuda (one fixed cost per checkpoint or restore, then the per-GPU
+ * memory at these bandwidths).  Placeholders until the H200 measurement of docs/gpu.md replaces
+ * them: change them here (docs/costs.md quotes them). */
+#define GS_CKPT_FIXED_DEFAULT  (200 * GS_MSEC) /* lock + checkpoint (or restore + unlock) */
+#define GS_CKPT_D2H_BW_DEFAULT 1e10            /* bytes/s, device to host (suspend) */
+#define GS_CKPT_H2D_BW_DEFAULT 1e10            /* bytes/s, host to device (resume) */
+
+typedef enum gs_suspend_mech {
+    GS_SUSPEND_COPY = 0,    /* Gandiva's: mini-batch wait, suspend_copy each way (default) */
+    GS_SUSPEND_SIGSTOP = 1, /* free, but the memory stays parked on the GPUs it left */
+    GS_SUSPEND_CUDA = 2,    /* CUDA checkpoint: ckpt_fixed + memory / bandwidth each way */
+    GS_SUSPEND_RESTART = 3, /* kill-restart: t_save out, t_restore + t_init back */
+    GS_SUSPEND_NMECHS
+} gs_suspend_mech;
+
+/* "copy", "sigstop", "cuda", "restart"; "?" out of range. */
+const char *gs_suspend_mech_name(int m);
 
 typedef enum gs_model_class {
     GS_MODEL_DEFAULT = 0,
@@ -108,6 +154,9 @@ typedef struct gs_costs {
     double local_bw;                       /* bytes/s of an intra-node state move */
     double scale_alpha[GS_MODEL_NCLASSES]; /* scaling-curve contention per class */
     int rescale;                           /* gs_rescale_cost: rescale_cost= preset */
+    int suspend_mech;                      /* gs_suspend_mech: suspend_mech= */
+    gs_time ckpt_fixed;                    /* cuda: fixed part of a checkpoint or restore */
+    double ckpt_d2h_bw, ckpt_h2d_bw;       /* cuda: bytes/s of its copies (per GPU) */
 } gs_costs;
 
 typedef enum gs_rescale_cost {
@@ -141,6 +190,17 @@ gs_time gs_costs_restart(const gs_costs *c, const char *model, int gpus, int sav
 gs_time gs_costs_migrate(const gs_costs *c, const char *model, int gpus, int inter_node);
 /* State copy of one suspend or one resume on the same node (0 when costs are off). */
 gs_time gs_costs_suspend_copy(const gs_costs *c);
+/* One suspend of a job of 'model' whose GPUs hold mem_mb MB each (>= 0; after any mini-batch
+ * wait): the time its GPUs stay busy without progress, by suspend_mech. */
+gs_time gs_costs_suspend(const gs_costs *c, const char *model, int mem_mb);
+/* One resume on 'gpus' GPUs on the nodes it left (restart: on any nodes), by suspend_mech. */
+gs_time gs_costs_resume(const gs_costs *c, const char *model, int gpus, int mem_mb);
+/* 1 when a suspend first finishes the mini-batch in flight (copy, with costs on). */
+int gs_costs_suspend_waits(const gs_costs *c);
+/* 1 when a suspended job keeps its GPU memory where it was and resumes only there (sigstop). */
+int gs_costs_suspend_parks(const gs_costs *c);
+/* 1 when a resume on other nodes costs what one on its nodes does, not a migration (restart). */
+int gs_costs_resume_anywhere(const gs_costs *c);
 /* Rescale: drain of the old generation of 'gpus' GPUs (checkpoint save; >= 0). */
 gs_time gs_costs_drain(const gs_costs *c, const char *model, int gpus);
 /* Rescale: relaunch of the new generation on 'gpus' GPUs (restore + init; >= 0). */

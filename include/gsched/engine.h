@@ -617,6 +617,12 @@ size_t gs_engine_nsuspended(const gs_engine *e);
 int gs_engine_packed_gpus(const gs_engine *e);
 /* When a GPU stops being busy with a job that left it (<= now: free now). */
 gs_time gs_engine_gpu_busy_until(const gs_engine *e, int gpu);
+/* SIM with suspend_mech=sigstop (gsched/costs.h): MB of GPU memory that suspended jobs keep on
+ * a GPU (0 otherwise), and whether j may be placed there as far as that goes (1: nothing else
+ * parked there, or it and j's gs_engine_job_gpu_mem fit the GPU's memory; the engine refuses a
+ * placement that does not fit with GS_ENOFIT). */
+int gs_engine_gpu_parked_mem(const gs_engine *e, int gpu);
+int gs_engine_gpu_fits(const gs_engine *e, const gs_job *j, int gpu);
 
 /* ---- daemon support (appended) ------------------------------------------- */
 

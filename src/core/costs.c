@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * costs.c - placement slowdown and restart overhead (see gsched/costs.h).
+ * costs.c - placement slowdown, restart overhead and the cost of each
+ * mechanism, suspend/resume by suspend_mech included (see gsched/costs.h).
  * Invariants: every factor is >= 1 and non-decreasing with the spread
- * level; overheads are >= 0; all functions are pure given the parameters.
+ * level; overheads are >= 0 and at most 1e9 s; all functions are pure given
+ * the parameters; the default suspend_mech (copy) charges what it always did.
  */
 #include <ctype.h>
 #include <math.h>
@@ -45,6 +47,17 @@ void gs_costs_init(gs_costs *c)
     c->scale_alpha[GS_MODEL_DEFAULT] = 0.1;
     c->scale_alpha[GS_MODEL_LIGHT] = 0.05;
     c->scale_alpha[GS_MODEL_HEAVY] = 0.2;
+    c->suspend_mech = GS_SUSPEND_COPY;
+    c->ckpt_fixed = GS_CKPT_FIXED_DEFAULT;
+    c->ckpt_d2h_bw = GS_CKPT_D2H_BW_DEFAULT;
+    c->ckpt_h2d_bw = GS_CKPT_H2D_BW_DEFAULT;
+}
+
+static const char *const mech_names[GS_SUSPEND_NMECHS] = {"copy", "sigstop", "cuda", "restart"};
+
+const char *gs_suspend_mech_name(int m)
+{
+    return m >= 0 && m < GS_SUSPEND_NMECHS ? mech_names[m] : "?";
 }
 
 void gs_costs_release(gs_costs *c)
@@ -141,6 +154,13 @@ int gs_costs_from_params_def(gs_costs *c, gs_params *p, int costs_default, gs_di
     if (!rc) rc = gs_params_get_duration(p, "init_per_gpu", 3750 * GS_MSEC, &c->init_per_gpu, d);
     if (!rc) rc = gs_params_get_duration(p, "suspend_copy", 100 * GS_MSEC, &c->suspend_copy, d);
     if (!rc) rc = gs_params_get_double(p, "local_bw", 1e10, 1e3, 1e15, &c->local_bw, d);
+    if (!rc) rc = gs_params_get_duration(p, "ckpt_fixed", GS_CKPT_FIXED_DEFAULT, &c->ckpt_fixed, d);
+    if (!rc)
+        rc = gs_params_get_double(p, "ckpt_d2h_bw", GS_CKPT_D2H_BW_DEFAULT, 1e3, 1e15,
+                                  &c->ckpt_d2h_bw, d);
+    if (!rc)
+        rc = gs_params_get_double(p, "ckpt_h2d_bw", GS_CKPT_H2D_BW_DEFAULT, 1e3, 1e15,
+                                  &c->ckpt_h2d_bw, d);
     if (!rc) {
         double *v = NULL;
         size_t n = 0;
@@ -178,13 +198,26 @@ int gs_costs_from_params_def(gs_costs *c, gs_params *p, int costs_default, gs_di
                                rs);
         c->rescale = k;
     }
+    const char *sm = gs_params_get(p, "suspend_mech");
+    if (sm) {
+        int k = -1;
+        for (int i = 0; i < GS_SUSPEND_NMECHS; i++)
+            if (!strcmp(sm, mech_names[i])) k = i;
+        if (k < 0)
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "parameter 'suspend_mech': expected copy, sigstop, cuda or "
+                               "restart, got '%s'",
+                               sm);
+        c->suspend_mech = k;
+    }
     const struct {
         const char *key;
         gs_time v;
     } dur[] = {{"preempt_cost", c->preempt_fixed},
                {"init_base", c->init_base},
                {"init_per_gpu", c->init_per_gpu},
-               {"suspend_copy", c->suspend_copy}};
+               {"suspend_copy", c->suspend_copy},
+               {"ckpt_fixed", c->ckpt_fixed}};
     for (size_t i = 0; i < sizeof dur / sizeof *dur; i++)
         if (dur[i].v < 0 || dur[i].v > gs_time_from_sec(MAX_COST_SEC))
             return gs_diag_set(d, GS_EINVAL, 0, 0,
@@ -315,10 +348,63 @@ gs_time gs_costs_relaunch(const gs_costs *c, const char *model, int gpus)
     }
 }
 
+/* Mechanisms are free: costs=off or preempt_cost=0. */
+static int mechs_free(const gs_costs *c)
+{
+    return !c->preempt_model && c->preempt_fixed == 0;
+}
+
 gs_time gs_costs_suspend_copy(const gs_costs *c)
 {
-    if (!c->preempt_model && c->preempt_fixed == 0) return 0;
+    if (mechs_free(c)) return 0;
     return c->suspend_copy;
+}
+
+/* A CUDA checkpoint or restore: the fixed part, then one GPU's copy of mem_mb MB (MiB, as
+ * the profiles count) at bw bytes/s (the GPUs copy in parallel); at most MAX_CHARGE. */
+static gs_time ckpt_time(const gs_costs *c, int mem_mb, double bw)
+{
+    double s = (double)(mem_mb > 0 ? mem_mb : 0) * 1048576.0 / bw;
+    if (s >= 1e9) return MAX_CHARGE;
+    gs_time t = c->ckpt_fixed + gs_time_from_sec(s);
+    return t < MAX_CHARGE ? t : MAX_CHARGE;
+}
+
+gs_time gs_costs_suspend(const gs_costs *c, const char *model, int mem_mb)
+{
+    if (mechs_free(c)) return 0;
+    switch (c->suspend_mech) {
+    case GS_SUSPEND_SIGSTOP: return 0;
+    case GS_SUSPEND_CUDA: return ckpt_time(c, mem_mb, c->ckpt_d2h_bw);
+    case GS_SUSPEND_RESTART: return c->preempt_model ? state_io(c, model, c->ckpt_bw) : 0;
+    default: return c->suspend_copy;
+    }
+}
+
+gs_time gs_costs_resume(const gs_costs *c, const char *model, int gpus, int mem_mb)
+{
+    if (mechs_free(c)) return 0;
+    switch (c->suspend_mech) {
+    case GS_SUSPEND_SIGSTOP: return 0;
+    case GS_SUSPEND_CUDA: return ckpt_time(c, mem_mb, c->ckpt_h2d_bw);
+    case GS_SUSPEND_RESTART: return gs_costs_restart(c, model, gpus, 0); /* t_restore + t_init */
+    default: return c->suspend_copy;
+    }
+}
+
+int gs_costs_suspend_waits(const gs_costs *c)
+{
+    return c->suspend_mech == GS_SUSPEND_COPY && gs_costs_suspend_copy(c) > 0;
+}
+
+int gs_costs_suspend_parks(const gs_costs *c)
+{
+    return c->suspend_mech == GS_SUSPEND_SIGSTOP;
+}
+
+int gs_costs_resume_anywhere(const gs_costs *c)
+{
+    return c->suspend_mech == GS_SUSPEND_RESTART;
 }
 
 double gs_costs_scale(const gs_costs *c, const char *model, int n)

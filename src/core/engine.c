@@ -169,6 +169,9 @@ struct gs_engine {
     /* mechanisms */
     gs_profiles *profiles;
     gs_time *busy; /* per GPU: busy until then with a job that left it */
+    /* per GPU: MB of GPU memory parked by SUSPENDED jobs (SIM, suspend_mech=sigstop: a stopped
+     * process keeps its memory); allocated at the first such suspend */
+    int32_t *parked;
     size_t nsuspended;
     int packed;    /* GPU slots used by packed guests */
     int want_pass; /* a hook asked for a pass at this instant */
@@ -1409,14 +1412,18 @@ static int charge_tasks(gs_engine *e, const gs_job *j, const int *gpus)
     return 0;
 }
 
+static int parked_fit(const gs_engine *e, const gs_job *j, const int *gpus, int n, int extra);
+
 /*
- * Give j exclusive use of gpus (validated, CPU/memory charged) and make them
- * its alloc.  Nothing changes on error.  Counters are the caller's.
+ * Give j exclusive use of gpus (validated, CPU/memory charged, its GPU memory
+ * fitting next to memory parked there) and make them its alloc.  Nothing
+ * changes on error.  Counters are the caller's.
  */
 static int take_gpus(gs_engine *e, gs_job *j, const int *gpus, int n)
 {
     int rc = validate_gpus(e, j, gpus, n);
     if (rc) return rc;
+    if ((rc = parked_fit(e, j, gpus, n, 0)) != 0) return rc;
     if ((rc = charge_tasks(e, j, gpus)) != 0) return rc;
     rc = gs_cluster_alloc(e->c, gpus, n, j->slot);
     if (rc) {
@@ -1501,6 +1508,47 @@ const gs_profile *gs_engine_job_profile(const gs_engine *e, const gs_job *j)
 int gs_engine_job_gpu_mem(const gs_engine *e, const gs_job *j)
 {
     return j->gpu_mem_mb > 0 ? j->gpu_mem_mb : gs_engine_job_profile(e, j)->gpu_mem_mb;
+}
+
+/* Memory parked on gpu by jobs other than j (j's own when it is suspended there). */
+static int parked_others(const gs_engine *e, const gs_job *j, int gpu)
+{
+    if (!e->parked || gpu < 0 || (size_t)gpu >= gs_cluster_ngpus(e->c)) return 0;
+    int p = e->parked[gpu];
+    if (p && j->state == GS_JOB_SUSPENDED && j->last_alloc)
+        for (int k = 0; k < j->nlast_alloc; k++)
+            if (j->last_alloc[k] == gpu) return p - gs_engine_job_gpu_mem(e, j);
+    return p;
+}
+
+/* j (plus 'extra' MB of a pack partner) on gpu next to the memory parked there: 1 when nothing
+ * else is parked there or the sum fits the GPU's memory. */
+static int gpu_fits(const gs_engine *e, const gs_job *j, int gpu, int extra)
+{
+    int p = parked_others(e, j, gpu);
+    if (p <= 0) return 1;
+    const char *type = gs_cluster_gpu_type_name(e->c, gs_cluster_gpu(e->c, gpu)->type);
+    return (int64_t)p + gs_engine_job_gpu_mem(e, j) + extra <=
+           gs_profiles_gpu_mem(profiles(e), type);
+}
+
+/* GS_ENOFIT unless j fits every GPU of gpus[0..n) next to the memory parked there. */
+static int parked_fit(const gs_engine *e, const gs_job *j, const int *gpus, int n, int extra)
+{
+    for (int i = 0; e->parked && i < n; i++)
+        if (!gpu_fits(e, j, gpus[i], extra)) return GS_ENOFIT;
+    return 0;
+}
+
+int gs_engine_gpu_parked_mem(const gs_engine *e, int gpu)
+{
+    if (!e->parked || gpu < 0 || (size_t)gpu >= gs_cluster_ngpus(e->c)) return 0;
+    return e->parked[gpu];
+}
+
+int gs_engine_gpu_fits(const gs_engine *e, const gs_job *j, int gpu)
+{
+    return gpu_fits(e, j, gpu, 0);
 }
 
 /* Bank the progress of a RUNNING job up to now. */
@@ -1698,11 +1746,21 @@ static void leave_pending(gs_engine *e, gs_job *j)
     e->pending_gpus -= j->gpus;
 }
 
-/* A SUSPENDED job stops being suspended. */
+/* SIM, suspend_mech=sigstop: a suspended job's GPU memory stays on the GPUs it left. */
+static int parks(const gs_engine *e)
+{
+    return e->opts.mode == GS_ENGINE_SIM && gs_costs_suspend_parks(&e->costs);
+}
+
+/* A SUSPENDED job stops being suspended (its parked memory, if any, leaves with it). */
 static void leave_suspended(gs_engine *e, gs_job *j)
 {
     j->suspended += e->now - j->since;
     e->nsuspended--;
+    if (e->parked && j->last_alloc) {
+        int mem = gs_engine_job_gpu_mem(e, j);
+        for (int k = 0; k < j->nlast_alloc; k++) e->parked[j->last_alloc[k]] -= mem;
+    }
 }
 
 /*
@@ -1918,25 +1976,36 @@ static gs_time iter_work(const gs_engine *e, const gs_job *j)
     return w > 0 ? w : 1;
 }
 
-/* RUNNING -> SUSPENDED (GS_ESTATE, nothing changed, if it would finish its mini-batch first). */
+/*
+ * RUNNING -> SUSPENDED (GS_ESTATE, nothing changed, if it would finish its mini-batch first).
+ * SIM charges the suspend by suspend_mech (gsched/costs.h): copy waits for the mini-batch in
+ * flight; sigstop leaves the job's GPU memory parked on its GPUs (e->parked).
+ */
 static int tr_suspend(gs_engine *e, gs_job *j, const char *reason)
 {
     gs_time wait = 0, copy = 0;
+    int sim = e->opts.mode == GS_ENGINE_SIM, park = parks(e);
+    if (park && !e->parked) {
+        size_t ng = gs_cluster_ngpus(e->c);
+        if (!(e->parked = calloc(ng ? ng : 1, sizeof *e->parked))) return latch(e, GS_ENOMEM);
+    }
     bank(e, j);
     /* suspended while still restarting or moving: the rest of that is paid on resume */
     j->owed = j->progress_from > e->now ? j->progress_from - e->now : 0;
-    if (e->opts.mode == GS_ENGINE_SIM && gs_costs_suspend_copy(&e->costs) > 0 &&
-        j->progress_from <= e->now) {
-        /* finish the mini-batch in flight: exact, from the work done so far */
-        gs_time it = iter_work(e, j);
-        gs_time done = j->work - j->remaining;
-        gs_time left = (it - done % it) % it;
-        if (left >= j->remaining) return GS_ESTATE; /* it finishes first */
-        j->remaining -= left;
-        j->progress += left;
-        wait = j->speed == 1.0 ? left : (gs_time)ceil((double)left / j->speed);
-        copy = gs_costs_suspend_copy(&e->costs);
+    if (sim && j->progress_from <= e->now) {
+        if (gs_costs_suspend_waits(&e->costs)) {
+            /* finish the mini-batch in flight: exact, from the work done so far */
+            gs_time it = iter_work(e, j);
+            gs_time done = j->work - j->remaining;
+            gs_time left = (it - done % it) % it;
+            if (left >= j->remaining) return GS_ESTATE; /* it finishes first */
+            j->remaining -= left;
+            j->progress += left;
+            wait = j->speed == 1.0 ? left : (gs_time)ceil((double)left / j->speed);
+        }
+        copy = gs_costs_suspend(&e->costs, j->model, gs_engine_job_gpu_mem(e, j));
     }
+    int mem = park ? gs_engine_job_gpu_mem(e, j) : 0;
     /* executed time ends now (JCT = queued + executed + suspended); the mini-batch it
      * finishes and the copy out happen while it is already SUSPENDED, its GPUs busy */
     gs_time held = e->now - j->last_start;
@@ -1950,6 +2019,7 @@ static int tr_suspend(gs_engine *e, gs_job *j, const char *reason)
         for (int k = 0; k < j->nalloc; k++)
             if (e->busy[j->alloc[k]] < j->ready_at) e->busy[j->alloc[k]] = j->ready_at;
     drop_gpus(e, j, reason);
+    for (int k = 0; park && k < j->nlast_alloc; k++) e->parked[j->last_alloc[k]] += mem;
     j->state = GS_JOB_SUSPENDED;
     j->since = e->now;
     j->suspends++;
@@ -2014,12 +2084,12 @@ static int same_task_nodes(const gs_engine *e, const gs_job *j, const int *gpus,
     return 1;
 }
 
-/* Cost of bringing a SUSPENDED job back on gpus; counts it. */
+/* Cost of bringing a SUSPENDED job back on gpus (SIM; by suspend_mech); counts it. */
 static gs_time resume_cost(gs_engine *e, gs_job *j, const int *gpus, int n)
 {
     gs_time cost;
-    if (same_nodes(e, j, gpus, n)) {
-        cost = gs_costs_suspend_copy(&e->costs);
+    if (same_nodes(e, j, gpus, n) || gs_costs_resume_anywhere(&e->costs)) {
+        cost = gs_costs_resume(&e->costs, j->model, n, gs_engine_job_gpu_mem(e, j));
         j->suspend_gpu_s += (double)n * gs_time_to_sec(cost);
     } else {
         /* its state sits in another node's host memory: a migration */
@@ -2088,6 +2158,8 @@ int gs_engine_resume(gs_engine *e, const gs_job *cj, const int *gpus, int n)
         if (rc) return rc;
         if (!same_task_nodes(e, j, gpus, n)) return GS_EUNSUPPORTED;
     }
+    /* suspend_mech=sigstop: a stopped process continues where it was */
+    if (parks(e) && !same_gpus(j, gpus, n)) return GS_EUNSUPPORTED;
     if (e->mech_off & GS_MECH_BIT(GS_MECH_MIGRATE)) {
         /* on other nodes it would be a migration (resume_cost) */
         int rc = validate_gpus(e, j, gpus, n);
@@ -2115,11 +2187,14 @@ int gs_engine_pack(gs_engine *e, const gs_job *cj, const gs_job *chost)
     if (!from_pending && (e->mech_off & GS_MECH_BIT(GS_MECH_MIGRATE)) &&
         !same_nodes(e, j, host->alloc, host->nalloc))
         return GS_EUNSUPPORTED; /* a resume on other nodes is a migration */
+    if (!from_pending && parks(e) && !same_gpus(j, host->alloc, host->nalloc))
+        return GS_EUNSUPPORTED; /* sigstop: a stopped process continues where it was */
     int rc = validate_gpus(e, j, host->alloc, host->nalloc);
     if (rc) return rc;
     const char *type = job_gpu_type(e, host);
     int mem_j = gs_engine_job_gpu_mem(e, j), mem_h = gs_engine_job_gpu_mem(e, host);
     if (mem_j + mem_h > gs_profiles_gpu_mem(profiles(e), type)) return GS_ENOFIT;
+    if ((rc = parked_fit(e, j, host->alloc, host->nalloc, mem_h)) != 0) return rc;
     double rj, rh;
     gs_profiles_pair(profiles(e), j->model, host->model, type, &rj, &rh);
     if (rj <= 0 || rh <= 0) return GS_ENOFIT; /* measured: they do not run together */
@@ -3359,6 +3434,7 @@ void gs_engine_destroy(gs_engine *e)
     free(e->rcache);
     free(e->ref_type);
     free(e->busy);
+    free(e->parked);
     free(e->out_want);
     free(e->out_have);
     free(e->out_mark);
@@ -3460,6 +3536,57 @@ const char *gs_engine_vc_name(const gs_engine *e, int vc)
 int gs_engine_idle(const gs_engine *e)
 {
     return e->nactive == 0 && e->nheap == 0;
+}
+
+/* Parked memory (suspend_mech=sigstop) is exactly that of the suspended jobs on each GPU, and
+ * a GPU holding parked memory of several jobs, or parked memory and a running job's, holds no
+ * more than its memory. */
+static int check_parked(const gs_engine *e, gs_diag *diag)
+{
+    if (!e->parked) return 0;
+    size_t ng = gs_cluster_ngpus(e->c);
+    int64_t *sum = calloc(ng ? ng : 1, sizeof *sum);
+    int *n = calloc(ng ? ng : 1, sizeof *n);
+    if (!sum || !n) {
+        free(sum), free(n);
+        return 0; /* a check that cannot run finds nothing */
+    }
+    for (size_t i = 0; i < e->njobs; i++) {
+        const gs_job *j = job_at(e, i);
+        if (j->state == GS_JOB_SUSPENDED)
+            for (int k = 0; j->last_alloc && k < j->nlast_alloc; k++) {
+                sum[j->last_alloc[k]] += gs_engine_job_gpu_mem(e, j);
+                n[j->last_alloc[k]]++;
+            }
+    }
+    int rc = 0;
+    for (size_t g = 0; g < ng && !rc; g++) {
+        if (sum[g] != e->parked[g]) {
+            rc = gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                             "GPU %zu: %d MB parked but its suspended jobs hold %lld MB", g,
+                             e->parked[g], (long long)sum[g]);
+            break;
+        }
+        const gs_gpu *gp = gs_cluster_gpu(e->c, g);
+        int64_t used = sum[g];
+        int users = n[g];
+        if (gp->owner >= 0) {
+            const gs_job *o = job_at(e, (size_t)gp->owner);
+            used += gs_engine_job_gpu_mem(e, o);
+            users++;
+            if (o->pack_with >= 0) {
+                used += gs_engine_job_gpu_mem(e, job_at(e, (size_t)o->pack_with));
+                users++;
+            }
+        }
+        const char *type = gs_cluster_gpu_type_name(e->c, gp->type);
+        if (users > 1 && used > gs_profiles_gpu_mem(profiles(e), type))
+            rc = gs_diag_set(diag, GS_EINTERNAL, 0, 0,
+                             "GPU %zu holds %lld MB of %d jobs (parked and running) in %d MB", g,
+                             (long long)used, users, gs_profiles_gpu_mem(profiles(e), type));
+    }
+    free(sum), free(n);
+    return rc;
 }
 
 int gs_engine_check(const gs_engine *e, gs_diag *diag)
@@ -3633,6 +3760,7 @@ int gs_engine_check(const gs_engine *e, gs_diag *diag)
     if (run != e->nrunning)
         return gs_diag_set(diag, GS_EINTERNAL, 0, 0, "nrunning %zu but %zu jobs hold GPUs",
                            e->nrunning, run);
+    if ((rc = check_parked(e, diag)) != 0) return rc;
     if (e->pol->check && !e->pol_partial) return e->pol->check(e->pst, diag);
     return 0;
 }
@@ -4287,6 +4415,9 @@ int gs_engine_reconfigure(gs_engine *e, gs_cluster *c, gs_diag *d)
     e->pst = pst;
     if (e->pol->destroy) e->pol->destroy(old_pst);
     heap_filter(e, seq0, nmap);
+    /* every suspended job is requeued below: nothing stays parked (suspend_mech=sigstop) */
+    free(e->parked);
+    e->parked = NULL;
     for (size_t g = 0; e->busy && g < gs_cluster_ngpus(o); g++)
         if (gmap[g] >= 0) busy[gmap[g]] = e->busy[g];
     free(e->busy);

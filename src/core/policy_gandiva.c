@@ -26,7 +26,12 @@
  * time-sliced member - it waits in the queue, running jobs run to the end -
  * and no slice timer is armed; pack, migrate and grow default to off when
  * the engine refuses packing, migration or resizing, and asking for them
- * then is refused at create.
+ * then is refused at create.  Where a suspended job keeps its GPU memory and
+ * can continue only where it stopped (LIVE with SIGSTOP and no live_remap;
+ * SIM with suspend_mech=sigstop) it is resumed on the GPUs it left or not at
+ * all; in SIM a job is placed only on GPUs whose parked memory leaves room
+ * for it (gs_engine_gpu_fits) and the run set of a quantum is chosen GPU by
+ * GPU; a member that finds no room waits for its turn.
  *
  * Invariants: a job is in exactly one of {queue, one node's member list,
  * nowhere (a multi-node job holding GPUs, or a final job)}; a packed guest
@@ -113,8 +118,11 @@ typedef struct gandiva {
     gs_engine *e;
     gs_cluster *c;
     int live;
-    int remap; /* LIVE: a suspended job may resume on other GPUs of its node (live_remap) */
-    int slice; /* the engine can suspend and resume: time-slicing is possible */
+    int remap;  /* LIVE: a suspended job may resume on other GPUs of its node (live_remap) */
+    int slice;  /* the engine can suspend and resume: time-slicing is possible */
+    int pinned; /* a suspended job resumes only on the GPUs it left (LIVE without remap; SIM
+                 * with suspend_mech=sigstop) */
+    int parked; /* SIM, suspend_mech=sigstop: the run set is chosen GPU by GPU */
     /* parameters */
     gs_time quantum, introspect, window;
     double oversub, pack_gain, defrag_free;
@@ -453,9 +461,9 @@ static int pick_gpus(gandiva *g, int32_t n, const gs_job *j, int *out)
             for (int k = 0; k < need; k++) out[k] = j->last_alloc[k];
             return 1;
         }
-        /* a stopped process can only continue where it was; a checkpointed one anywhere on
-         * its node (live_remap) */
-        if (g->live && !g->remap) return 0;
+        /* a stopped process can only continue where it was (pinned); a checkpointed one
+         * anywhere on its node (live_remap) */
+        if (g->pinned) return 0;
         for (int k = 0; g->live && k < need; k++)
             if (gs_cluster_gpu(g->c, j->last_alloc[k])->node != n) return 0;
     }
@@ -465,6 +473,8 @@ static int pick_gpus(gandiva *g, int32_t n, const gs_job *j, int *out)
         for (int32_t x = nd->gpu_lo; x < nd->gpu_hi && k < need; x++) {
             const gs_gpu *gp = gs_cluster_gpu(g->c, x);
             if (gp->users || gp->down || (j->gpu_type >= 0 && gp->type != j->gpu_type)) continue;
+            /* memory stopped jobs keep there (suspend_mech=sigstop) must leave room for it */
+            if (!gs_engine_gpu_fits(g->e, j, x)) continue;
             int busy = gs_engine_gpu_busy_until(g->e, x) > now;
             if (busy != pass) continue;
             out[k++] = x;
@@ -473,15 +483,20 @@ static int pick_gpus(gandiva *g, int32_t n, const gs_job *j, int *out)
 }
 
 /* Start or resume member j on its node's free GPUs. */
+static int run_member_on(gandiva *g, gs_job *j, int32_t n, const int *gpus)
+{
+    invalidate(g, n);
+    int rc = j->state == GS_JOB_PENDING ? gs_engine_start(g->e, j, gpus, j->gpus)
+                                        : gs_engine_resume(g->e, j, gpus, j->gpus);
+    return rc == GS_ENOMEM ? oom(g) : rc;
+}
+
 static int run_member(gandiva *g, gs_job *j, int32_t n)
 {
     int *gpus = scratch(g, (size_t)j->gpus);
     if (!gpus) return GS_ENOMEM;
     if (!pick_gpus(g, n, j, gpus)) return GS_ENOFIT;
-    invalidate(g, n);
-    int rc = j->state == GS_JOB_PENDING ? gs_engine_start(g->e, j, gpus, j->gpus)
-                                        : gs_engine_resume(g->e, j, gpus, j->gpus);
-    return rc == GS_ENOMEM ? oom(g) : rc;
+    return run_member_on(g, j, n, gpus);
 }
 
 /* ---- placement (reactive mode) ------------------------------------------------------------ */
@@ -831,17 +846,117 @@ static void account(gandiva *g, int32_t n)
     }
 }
 
-/* Start waiting members of n, largest deficit first, while they fit. */
+/*
+ * The run set where a stopped job keeps its GPUs and memory (g->parked), GPU by GPU: largest
+ * deficit first, a running member on its own GPUs and a suspended one on those it left, if no
+ * member chosen before claimed them; a pending member on unclaimed GPUs where it fits next to
+ * the memory parked there - counting, when 'rotating', the memory of the running member it
+ * would displace, which would be parked there too - preferring GPUs no suspended member waits
+ * for.  Claimable: GPUs that are up and free, and with 'rotating' those of running candidates
+ * (rotate() decides who keeps running, fill() who starts).  run[i] = 1 for the chosen;
+ * pick[i * node GPUs ..] holds a chosen pending member's GPUs.  Never a deadlock: when no
+ * member runs, every suspended one's GPUs are free, so the first of them is chosen.
+ */
+static void run_set_parked(gandiva *g, int32_t n, const cand *v, size_t k, unsigned char *run,
+                           int *pick, int rotating)
+{
+    const gs_node *nd = gs_cluster_node(g->c, n);
+    int lo = nd->gpu_lo, ng = nd->gpu_hi - nd->gpu_lo;
+    size_t sz = ng > 0 ? (size_t)ng : 1;
+    unsigned char *taken = malloc(sz), *waited = calloc(sz, 1);
+    int *held = calloc(sz, sizeof *held); /* MB a displaced running member would park */
+    if (!taken || !waited || !held) {
+        free(taken), free(waited), free(held);
+        oom(g);
+        return;
+    }
+    for (int x = 0; x < ng; x++) {
+        const gs_gpu *gp = gs_cluster_gpu(g->c, lo + x);
+        taken[x] = gp->down || gp->users;
+    }
+    for (size_t i = 0; i < k; i++) {
+        const gs_job *j = job(g, v[i].slot);
+        if (j->state == GS_JOB_RUNNING && rotating)
+            for (int a = 0; a < j->nalloc; a++)
+                if (j->alloc[a] >= lo && j->alloc[a] < lo + ng) {
+                    taken[j->alloc[a] - lo] = 0;
+                    held[j->alloc[a] - lo] = gs_engine_job_gpu_mem(g->e, j);
+                }
+        if (j->state == GS_JOB_SUSPENDED && j->last_alloc)
+            for (int a = 0; a < j->nlast_alloc; a++)
+                if (j->last_alloc[a] >= lo && j->last_alloc[a] < lo + ng)
+                    waited[j->last_alloc[a] - lo] = 1;
+    }
+    for (size_t i = 0; i < k; i++) {
+        const gs_job *j = job(g, v[i].slot);
+        if (j->state == GS_JOB_PENDING) {
+            int need = j->gpus, got = 0, mem = gs_engine_job_gpu_mem(g->e, j);
+            int *out = pick + i * sz;
+            for (int pass = 0; pass < 2 && got < need; pass++)
+                for (int x = 0; x < ng && got < need; x++) {
+                    const gs_gpu *gp = gs_cluster_gpu(g->c, lo + x);
+                    if (taken[x] || waited[x] != pass) continue;
+                    if (j->gpu_type >= 0 && gp->type != j->gpu_type) continue;
+                    int64_t there = (int64_t)gs_engine_gpu_parked_mem(g->e, lo + x) + held[x];
+                    const char *tn = gs_cluster_gpu_type_name(g->c, gp->type);
+                    if (there > 0 &&
+                        there + mem > gs_profiles_gpu_mem(gs_engine_profiles(g->e), tn))
+                        continue;
+                    out[got++] = lo + x;
+                }
+            if (got < need) continue;
+            for (int a = 0; a < need; a++) taken[out[a] - lo] = 1;
+            run[i] = 1;
+            continue;
+        }
+        if (j->state == GS_JOB_RUNNING && !rotating) continue;
+        const int32_t *on = j->state == GS_JOB_RUNNING ? j->alloc : j->last_alloc;
+        int non = j->state == GS_JOB_RUNNING ? j->nalloc : j->nlast_alloc;
+        int ok = on && non == j->gpus;
+        for (int a = 0; ok && a < non; a++)
+            ok = on[a] >= lo && on[a] < lo + ng && !taken[on[a] - lo];
+        if (!ok) continue;
+        for (int a = 0; a < non; a++) taken[on[a] - lo] = 1;
+        run[i] = 1;
+    }
+    free(taken), free(waited), free(held);
+}
+
+/* Start waiting members of n, largest deficit first, while they fit (g->parked: those
+ * run_set_parked chooses, on the GPUs it chose). */
 static void fill(gandiva *g, int32_t n)
 {
     if (!node_free(g, n) || !node_has_waiting(g, n)) return;
     cand *v;
     size_t k = slice_members(g, n, &v);
-    for (size_t i = 0; i < k; i++) {
+    unsigned char *run = NULL;
+    int *pick = NULL;
+    if (g->parked) {
+        const gs_node *nd = gs_cluster_node(g->c, n);
+        size_t ng = nd->gpu_hi > nd->gpu_lo ? (size_t)(nd->gpu_hi - nd->gpu_lo) : 1;
+        run = calloc(k ? k : 1, 1);
+        pick = malloc((k ? k : 1) * ng * sizeof *pick);
+        if (!run || !pick) {
+            free(run), free(pick), free(v);
+            oom(g);
+            return;
+        }
+        run_set_parked(g, n, v, k, run, pick, 0);
+        for (size_t i = 0; i < k && !g->err; i++) {
+            gs_job *j = job(g, v[i].slot);
+            if (!run[i] || !waiting(j)) continue;
+            if (j->state == GS_JOB_PENDING)
+                run_member_on(g, j, n, pick + i * ng);
+            else
+                run_member(g, j, n);
+        }
+    }
+    for (size_t i = 0; i < k && !g->parked; i++) {
         gs_job *j = job(g, v[i].slot);
         if (!waiting(j) || j->gpus > node_free(g, n)) continue;
         if (run_member(g, j, n) == 0) continue;
     }
+    free(run), free(pick);
     free(v);
 }
 
@@ -863,7 +978,19 @@ static void rotate(gandiva *g, int32_t n)
         return;
     }
     int left = cap;
-    for (size_t i = 0; i < k; i++) {
+    if (g->parked) {
+        const gs_node *nd = gs_cluster_node(g->c, n);
+        size_t ng = nd->gpu_hi > nd->gpu_lo ? (size_t)(nd->gpu_hi - nd->gpu_lo) : 1;
+        int *pick = malloc((k ? k : 1) * ng * sizeof *pick);
+        if (!pick) {
+            free(run), free(v);
+            oom(g);
+            return;
+        }
+        run_set_parked(g, n, v, k, run, pick, 1);
+        free(pick);
+    }
+    for (size_t i = 0; i < k && !g->parked; i++) {
         int need = job(g, v[i].slot)->gpus;
         if (need <= left) {
             run[i] = 1;
@@ -1230,13 +1357,17 @@ static void balance(gandiva *g)
                 failed[sz] = 1;
                 continue;
             }
-            /* a waiting job that never ran moves for free; a suspended one pays a migration */
-            if (j->state == GS_JOB_SUSPENDED && !g->migrate) continue;
+            /* a waiting job that never ran moves for free; a suspended one pays a migration,
+             * and a stopped one (pinned) cannot move */
+            if (j->state == GS_JOB_SUSPENDED && (!g->migrate || g->pinned)) continue;
             mem_del(g, s);
             mem_add(g, m, s);
             if (run_member(g, j, m) != 0) {
+                /* back home, at the end of its list (this walk meets it again): its size is
+                 * done for this pass, or two refused jobs would take turns there forever */
                 mem_del(g, s);
                 mem_add(g, n, s);
+                failed[sz] = 1;
             }
         }
     }
@@ -1717,6 +1848,8 @@ static int gd_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
     g->live = gs_engine_opts_get(e)->mode == GS_ENGINE_LIVE;
     g->remap = g->live && gs_engine_opts_get(e)->live_remap;
     g->slice = gs_engine_mech_supported(e, GS_MECH_SUSPEND);
+    g->pinned = g->live ? !g->remap : gs_costs_suspend_parks(gs_engine_costs(e));
+    g->parked = !g->live && gs_costs_suspend_parks(gs_engine_costs(e));
     int can_pack = gs_engine_mech_supported(e, GS_MECH_PACK);
     int can_migrate = gs_engine_mech_supported(e, GS_MECH_MIGRATE);
     int can_grow = gs_engine_mech_supported(e, GS_MECH_RESIZE);

@@ -32,7 +32,9 @@
  * resume and 16-GPU jobs starve, docs/gandiva.md).
  *
  * It needs suspend and resume (gs_engine_mech_supported): without them create
- * refuses (GS_EUNSUPPORTED), as in the daemon.
+ * refuses (GS_EUNSUPPORTED), as in the daemon; so it does with
+ * suspend_mech=sigstop, where a suspended job resumes only on the GPUs it left
+ * (its node-set re-deals move suspended jobs at almost every step).
  *
  * Invariants: each arrived, non-final job is in exactly one node set or in
  * the pending list; node sets of one size are kept sorted by util (stable,
@@ -797,6 +799,14 @@ static int em_create(gs_engine *e, gs_params *p, void **state, gs_diag *d)
         return gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
                            "gandiva-emul time-slices its node sets: it needs suspend and resume, "
                            "which this program cannot carry out");
+    }
+    if (gs_costs_suspend_parks(gs_engine_costs(e))) {
+        /* its re-deals resume jobs on whatever GPUs their node set has now */
+        em_destroy(m);
+        return gs_diag_set(d, GS_EUNSUPPORTED, 0, 0,
+                           "gandiva-emul resumes suspended jobs on other GPUs at almost every "
+                           "step; with suspend_mech=sigstop a stopped job continues only where "
+                           "it was: use gandiva, or suspend_mech=copy, cuda or restart");
     }
     size_t nn = gs_cluster_nnodes(m->c);
     for (size_t i = 0; i < nn; i++) {
