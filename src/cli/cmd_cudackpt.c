@@ -21,7 +21,7 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "cudackpt.h"
+#include "daemon.h"
 
 #define MAX_PIDS  4096
 #define MAX_REMAP 64

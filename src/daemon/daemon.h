@@ -3,7 +3,8 @@
  * daemon.h - what the gsched program needs from the live scheduler library
  * (gsched_daemon): run the daemon, the task shim, tokens-file lines, the job
  * spec format (spec.h: the CLI validates a spec before sending it), the HTTP
- * client the CLI commands use, and NVML's GPU readings (`gsched gpus`).
+ * client the CLI commands use, NVML's GPU readings (`gsched gpus`) and the CUDA
+ * driver's process checkpoint API (cudackpt.h, for `gsched cuda-ckpt`).
  * The CLI includes nothing else from src/daemon (tests/e2e/daemon_includes.sh
  * checks it).
  *
@@ -23,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cudackpt.h"
 #include "gsched/gsched.h"
 #include "spec.h"
 
