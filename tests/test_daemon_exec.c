@@ -6,9 +6,14 @@
  * (SIGTERM, grace, SIGKILL), a failed task stopping its peers, suspend /
  * resume, finding tasks again after a "daemon restart" (a second executor
  * on the same state directory), lost and never-started tasks, and the
- * sweep of orphaned tasks.  Every wait is bounded.
+ * sweep of orphaned tasks.  Checkpoint-based suspend (suspend=cuda) through
+ * the fake libcuda (tests/fake_cuda.c): the call sequence, the worker thread
+ * (a slow checkpoint never blocks the caller), launches onto GPUs being
+ * vacated waiting for it, the failures and what they leave, remaps, and a job
+ * without CUDA processes (plain SIGSTOP).  Every wait is bounded.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +53,10 @@ typedef struct seen {
     int started, exited, done, killed, peer;
     int64_t pids[4];
     int codes[4];
-    gsd_xev last; /* RUN_DONE */
+    gsd_xev last;  /* RUN_DONE */
+    int susp;      /* GSD_X_SUSPENDED reports */
+    gsd_xev lsusp; /* the last one (msg in smsg) */
+    char smsg[256];
 } seen;
 
 static void on_ev(void *ud, const gsd_xev *ev)
@@ -69,6 +77,12 @@ static void on_ev(void *ud, const gsd_xev *ev)
         s->done++;
         s->last = *ev;
         s->last.msg = NULL;
+        break;
+    case GSD_X_SUSPENDED:
+        s->susp++;
+        s->lsusp = *ev;
+        s->lsusp.msg = NULL;
+        snprintf(s->smsg, sizeof s->smsg, "%s", ev->msg ? ev->msg : "");
         break;
     default: break; /* the local executor reports no cluster events */
     }
@@ -301,11 +315,18 @@ static char proc_state(int64_t pid)
     return st;
 }
 
+/* suspend=sigstop: the suspend tests below do not depend on the machine's driver */
+static const char *const sigstop_opt[] = {"suspend=sigstop"};
+
 static void suspend_resume(void)
 {
     gsd_exec *x;
     gs_diag d;
-    ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &x, &d));
+    ASSERT_OK(gsd_exec_create(
+        "local",
+        &(gsd_exec_conf){
+            .state_dir = state_dir(), .self_exe = GSCHED_BIN, .opts = sigstop_opt, .nopts = 1},
+        &x, &d));
     job j;
     make_job(&j, 41, 1, "echo ready; sleep 30");
     seen s = {0};
@@ -421,7 +442,9 @@ static void suspend_stops_work_and_survives_restart(void)
 {
     gsd_exec *a, *b;
     gs_diag d;
-    ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &a, &d));
+    gsd_exec_conf sc = {
+        .state_dir = state_dir(), .self_exe = GSCHED_BIN, .opts = sigstop_opt, .nopts = 1};
+    ASSERT_OK(gsd_exec_create("local", &sc, &a, &d));
     char cmd[700];
     snprintf(cmd, sizeof cmd,
              "trap 'exit 143' TERM; f=%s/cnt-$GSCHED_TASK_INDEX; i=0; "
@@ -450,7 +473,7 @@ static void suspend_stops_work_and_survives_restart(void)
     ASSERT_OK(gsd_exec_suspend(a, 71, 1));
     ASSERT(wait_groups(&s, 1));
     gsd_exec_destroy(a);
-    ASSERT_OK(gsd_exec_create("local", &(gsd_exec_conf){state_dir(), GSCHED_BIN}, &b, &d));
+    ASSERT_OK(gsd_exec_create("local", &sc, &b, &d));
     int alive, exited, lost;
     ASSERT_OK(gsd_exec_recover(b, 71, 1, 2, now_us(), &alive, &exited, &lost));
     ASSERT_EQ(alive, 2);
@@ -833,6 +856,422 @@ static void shim_env_fd(void)
     ASSERT_CONTAINS(slurp(out), "found on the job's PATH: x");
 }
 
+/* ---- checkpoint-based suspend through the fake libcuda -------------------------------------- */
+
+#ifdef FAKE_CUDA_DIR
+static char logbuf[8192]; /* what the executor logged (gsd_exec_conf.log) */
+
+static void test_log(void *ud, const char *msg)
+{
+    (void)ud;
+    size_t n = strlen(logbuf);
+    snprintf(logbuf + n, sizeof logbuf - n, "%s\n", msg);
+}
+
+/* The fake's directory (GSCHED_FAKE_CUDA_DIR), emptied: no CUDA process, no failure, no delay. */
+static const char *cuda_dir(void)
+{
+    static char cd[300];
+    snprintf(cd, sizeof cd, "%s/cuda", state_dir());
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", cd, cd);
+    if (system(cmd) != 0) abort();
+    setenv("GSCHED_FAKE_CUDA_DIR", cd, 1);
+    return cd;
+}
+
+static void cuda_put(const char *name, const char *text)
+{
+    char p[400];
+    snprintf(p, sizeof p, "%s/cuda/%s", state_dir(), name);
+    FILE *f = fopen(p, "w");
+    if (!f) abort();
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *cuda_file(const char *name)
+{
+    char p[400];
+    snprintf(p, sizeof p, "%s/cuda/%s", state_dir(), name);
+    return slurp(p);
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static gsd_exec *cuda_exec(const char *mode, const char *lib, gs_diag *d, int *rc)
+{
+    static char o1[64], o2[400];
+    snprintf(o1, sizeof o1, "suspend=%s", mode);
+    snprintf(o2, sizeof o2, "cuda_lib=%s/libcuda.so.1", lib);
+    const char *opts[] = {o1, o2};
+    logbuf[0] = '\0';
+    gsd_exec_conf c = {.state_dir = state_dir(),
+                       .self_exe = GSCHED_BIN,
+                       .log = test_log,
+                       .opts = opts,
+                       .nopts = 2};
+    gsd_exec *x = NULL;
+    gs_diag_init(d, NULL);
+    *rc = gsd_exec_create("local", &c, &x, d);
+    return x;
+}
+
+/* A job whose one task registers its shell as a CUDA process with the fake (cuda = 1) and says
+ * "ready" with its pid in STATE/pid-ID; it then runs until stopped. */
+static void cuda_job(job *j, int64_t id, const char *gpus, int cuda)
+{
+    char cmd[900];
+    snprintf(cmd, sizeof cmd,
+             "%s echo $$ > %s/pid-%lld; echo \"order=$CUDA_DEVICE_ORDER task-is-up\"; "
+             "touch %s/started-%lld; while :; do sleep 0.05; done",
+             cuda ? "echo running > $GSCHED_TEST_CUDA/proc.$$;" : "", state_dir(), (long long)id,
+             state_dir(), (long long)id);
+    make_job(j, id, 1, cmd);
+    gsd_spec_setenv(&j->spec, "GSCHED_TEST_CUDA", getenv("GSCHED_FAKE_CUDA_DIR"));
+    j->gpus[0] = gpus;
+    j->cuda[0] = gpus;
+}
+
+static int64_t job_pid(int64_t id)
+{
+    char p[400];
+    snprintf(p, sizeof p, "%s/pid-%lld", state_dir(), (long long)id);
+    char *t = slurp(p);
+    return t ? atoll(t) : -1;
+}
+
+static int started(int64_t id)
+{
+    char p[400];
+    snprintf(p, sizeof p, "%s/started-%lld", state_dir(), (long long)id);
+    return exists(p);
+}
+
+/* Poll until s has n GSD_X_SUSPENDED reports (timeout_s); 1 when it has. */
+static int wait_susp(gsd_exec *x, seen *s, int n, double timeout_s)
+{
+    for (int i = 0; i < (int)(timeout_s * 50); i++) {
+        gsd_exec_poll(x, now_us(), on_ev, s);
+        if (s->susp >= n) return 1;
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    return 0;
+}
+
+/* 1 when the process's state becomes (stopped = 1) or leaves (0) 'T' within a second. */
+static int wait_stopped(int64_t pid, int stopped)
+{
+    for (int i = 0; i < 50; i++) {
+        if ((proc_state(pid) == 'T') == stopped) return 1;
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    return 0;
+}
+
+/* position of needle in hay, -1 if absent */
+static long pos(const char *hay, const char *needle)
+{
+    const char *p = hay ? strstr(hay, needle) : NULL;
+    return p ? (long)(p - hay) : -1;
+}
+
+static void end_job(gsd_exec *x, int64_t id, job *j)
+{
+    seen s = {0};
+    gsd_exec_stop(x, id, now_us(), 2 * GS_SEC);
+    ASSERT(wait_done(x, &s, 10));
+    gsd_exec_forget(x, id);
+    gsd_spec_release(&j->spec);
+}
+
+/* lock + checkpoint, then SIGSTOP; SIGCONT, then restore + unlock: in that order, reported as
+ * GSD_X_SUSPENDED at a poll; tasks see CUDA_DEVICE_ORDER=PCI_BUS_ID. */
+static void ckpt_suspend_resume(void)
+{
+    cuda_dir();
+    gs_diag d;
+    int rc;
+    gsd_exec *x = cuda_exec("cuda", FAKE_CUDA_DIR, &d, &rc);
+    ASSERT_OK(rc);
+    ASSERT(gsd_exec_can(x, GSD_XCAP_SUSPEND | GSD_XCAP_CKPT | GSD_XCAP_REMAP));
+    ASSERT_CONTAINS(logbuf, "suspend: CUDA checkpoint (driver API 13.0, resume may move GPUs)");
+    job j;
+    cuda_job(&j, 81, "0,1", 1);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &j.l, now_us(), on_ev, &s));
+    ASSERT(wait_log(x, 81, "task-is-up"));
+    char path[512];
+    gsd_exec_log_path(x, 81, 0, path, sizeof path);
+    ASSERT_CONTAINS(slurp(path), "order=PCI_BUS_ID task-is-up");
+    int64_t pid = job_pid(81);
+    ASSERT(pid > 0);
+    ASSERT_OK(gsd_exec_suspend(x, 81, 1));
+    ASSERT(wait_susp(x, &s, 1, 10));
+    ASSERT_EQ(s.lsusp.job_id, 81);
+    ASSERT_EQ(s.lsusp.stop, 1);
+    ASSERT_EQ(s.lsusp.failed, 0);
+    ASSERT_EQ(s.lsusp.count, 1);
+    ASSERT(wait_stopped(pid, 1));
+    char pf[64], lk[64], ck[64], rs[64], ul[64];
+    snprintf(pf, sizeof pf, "proc.%lld", (long long)pid);
+    ASSERT_CONTAINS(cuda_file(pf), "checkpointed");
+    snprintf(lk, sizeof lk, "lock %lld ", (long long)pid);
+    snprintf(ck, sizeof ck, "checkpoint %lld\n", (long long)pid);
+    snprintf(rs, sizeof rs, "restore %lld\n", (long long)pid);
+    snprintf(ul, sizeof ul, "unlock %lld\n", (long long)pid);
+    char *calls = cuda_file("calls.log");
+    ASSERT(pos(calls, lk) >= 0);
+    ASSERT(pos(calls, ck) > pos(calls, lk));
+    ASSERT_EQ(pos(calls, rs), -1);
+    /* resume: SIGCONT at once, restore + unlock on the worker */
+    ASSERT_OK(gsd_exec_suspend(x, 81, 0));
+    ASSERT(wait_stopped(pid, 0));
+    ASSERT(wait_susp(x, &s, 2, 10));
+    ASSERT_EQ(s.lsusp.stop, 0);
+    ASSERT_EQ(s.lsusp.failed, 0);
+    ASSERT_EQ(s.lsusp.count, 1);
+    calls = cuda_file("calls.log");
+    ASSERT(pos(calls, rs) > pos(calls, ck));
+    ASSERT(pos(calls, ul) > pos(calls, rs));
+    ASSERT_CONTAINS(cuda_file(pf), "running");
+    end_job(x, 81, &j);
+    gsd_exec_destroy(x);
+}
+
+/* A slow checkpoint (delay_ms) runs on the worker: suspend returns at once and the caller keeps
+ * polling; a launch onto the GPUs being vacated waits for it (its tasks start only once the
+ * checkpoint is done), a launch onto other GPUs does not. */
+static void ckpt_async_and_launch_waits(void)
+{
+    cuda_dir();
+    cuda_put("delay_ms", "1500\n");
+    gs_diag d;
+    int rc;
+    gsd_exec *x = cuda_exec("cuda", FAKE_CUDA_DIR, &d, &rc);
+    ASSERT_OK(rc);
+    job a, b, c;
+    cuda_job(&a, 82, "0,1", 1);
+    cuda_job(&b, 83, "0,1", 0);
+    cuda_job(&c, 84, "2,3", 0);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &a.l, now_us(), on_ev, &s));
+    ASSERT(wait_log(x, 82, "task-is-up"));
+    gs_time t0 = now_us();
+    ASSERT_OK(gsd_exec_suspend(x, 82, 1));
+    ASSERT(now_us() - t0 < 500 * GS_MSEC); /* the caller never waits for the driver */
+    ASSERT_OK(gsd_exec_launch(x, &b.l, now_us(), on_ev, &s));
+    ASSERT_OK(gsd_exec_launch(x, &c.l, now_us(), on_ev, &s));
+    ASSERT_CONTAINS(logbuf, "job 83: its GPUs are being vacated by job 82 (checkpoint)");
+    int waited = 0;
+    for (int i = 0; i < 500 && !s.susp; i++) {
+        gs_time p0 = now_us();
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        ASSERT(now_us() - p0 < 500 * GS_MSEC); /* nor does a poll */
+        if (!s.susp) {
+            ASSERT(!started(83));
+            waited += started(84);
+        }
+        nanosleep(&(struct timespec){0, 10000000L}, NULL);
+    }
+    ASSERT_EQ(s.susp, 1);
+    ASSERT_EQ(s.lsusp.failed, 0);
+    ASSERT(s.lsusp.usec >= 1400 * 1000);
+    ASSERT(waited > 0); /* the job on other GPUs ran during the checkpoint */
+    char path[512];
+    gsd_exec_log_path(x, 83, 0, path, sizeof path);
+    ASSERT_CONTAINS(slurp(path), "waiting until job 82's checkpoint frees GPUs 0,1");
+    for (int i = 0; i < 250 && !started(83); i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    ASSERT(started(83));
+    ASSERT_CONTAINS(logbuf, "job 83: its GPUs are free after");
+    cuda_put("delay_ms", "0\n");
+    end_job(x, 82, &a);
+    end_job(x, 83, &b);
+    end_job(x, 84, &c);
+    gsd_exec_destroy(x);
+}
+
+/* A failed checkpoint is rolled back (the process runs on, never SIGSTOPped: the daemon stops
+ * it) and keeps new tasks off its GPUs until it is gone; a failed restore is reported. */
+static void ckpt_failures(void)
+{
+    cuda_dir();
+    gs_diag d;
+    int rc;
+    gsd_exec *x = cuda_exec("cuda", FAKE_CUDA_DIR, &d, &rc);
+    ASSERT_OK(rc);
+    job a, b, c;
+    cuda_job(&a, 85, "0,1", 1);
+    cuda_job(&b, 86, "1", 0);
+    cuda_job(&c, 87, "4,5", 1);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &a.l, now_us(), on_ev, &s));
+    ASSERT(wait_log(x, 85, "task-is-up"));
+    int64_t pid = job_pid(85);
+    cuda_put("fail", "checkpoint\n");
+    ASSERT_OK(gsd_exec_suspend(x, 85, 1));
+    ASSERT(wait_susp(x, &s, 1, 10));
+    ASSERT_EQ(s.lsusp.stop, 1);
+    ASSERT_EQ(s.lsusp.failed, 1);
+    ASSERT_CONTAINS(s.smsg, "checkpoint");
+    char pf[64], ul[64];
+    snprintf(pf, sizeof pf, "proc.%lld", (long long)pid);
+    snprintf(ul, sizeof ul, "unlock %lld\n", (long long)pid);
+    ASSERT_CONTAINS(cuda_file(pf), "running"); /* rolled back */
+    ASSERT_CONTAINS(cuda_file("calls.log"), ul);
+    for (int i = 0; i < 10; i++) { /* never stopped */
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        ASSERT(proc_state(pid) != 'T');
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    /* its memory stays on GPUs 0,1: a launch onto GPU 1 waits until the job is gone */
+    ASSERT_OK(gsd_exec_launch(x, &b.l, now_us(), on_ev, &s));
+    for (int i = 0; i < 25; i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    ASSERT(!started(86));
+    end_job(x, 85, &a);
+    for (int i = 0; i < 250 && !started(86); i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    ASSERT(started(86));
+    end_job(x, 86, &b);
+    /* a failed restore */
+    cuda_put("fail", "");
+    seen t = {0};
+    ASSERT_OK(gsd_exec_launch(x, &c.l, now_us(), on_ev, &t));
+    ASSERT(wait_log(x, 87, "task-is-up"));
+    ASSERT_OK(gsd_exec_suspend(x, 87, 1));
+    ASSERT(wait_susp(x, &t, 1, 10));
+    ASSERT_EQ(t.lsusp.failed, 0);
+    cuda_put("fail", "restore\n");
+    ASSERT_OK(gsd_exec_suspend(x, 87, 0));
+    ASSERT(wait_susp(x, &t, 2, 10));
+    ASSERT_EQ(t.lsusp.stop, 0);
+    ASSERT_EQ(t.lsusp.failed, 1);
+    ASSERT_CONTAINS(t.smsg, "restore");
+    cuda_put("fail", "");
+    end_job(x, 87, &c);
+    gsd_exec_destroy(x);
+}
+
+/* A job without CUDA processes is simply SIGSTOPped (reported ok, count 0), with no driver call
+ * but state queries; resume moves GPUs through remap pairs (node-local, in task order). */
+static void ckpt_no_cuda_and_remap(void)
+{
+    cuda_dir();
+    gs_diag d;
+    int rc;
+    gsd_exec *x = cuda_exec("cuda", FAKE_CUDA_DIR, &d, &rc);
+    ASSERT_OK(rc);
+    job a, b;
+    cuda_job(&a, 88, "0,1", 0);
+    cuda_job(&b, 89, "0,1", 1);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &a.l, now_us(), on_ev, &s));
+    ASSERT(wait_log(x, 88, "task-is-up"));
+    int64_t pid = job_pid(88);
+    ASSERT_OK(gsd_exec_suspend(x, 88, 1));
+    ASSERT(wait_susp(x, &s, 1, 10));
+    ASSERT_EQ(s.lsusp.failed, 0);
+    ASSERT_EQ(s.lsusp.count, 0);
+    ASSERT(wait_stopped(pid, 1));
+    char *calls = cuda_file("calls.log");
+    ASSERT_EQ(pos(calls, "lock "), -1);
+    ASSERT_OK(gsd_exec_suspend(x, 88, 0));
+    ASSERT(wait_stopped(pid, 0));
+    ASSERT(wait_susp(x, &s, 2, 10));
+    ASSERT_EQ(s.lsusp.count, 0);
+    end_job(x, 88, &a);
+    /* remap: 0,1 -> 4,5 */
+    seen t = {0};
+    ASSERT_OK(gsd_exec_launch(x, &b.l, now_us(), on_ev, &t));
+    ASSERT(wait_log(x, 89, "task-is-up"));
+    pid = job_pid(89);
+    ASSERT_OK(gsd_exec_suspend(x, 89, 1));
+    ASSERT(wait_susp(x, &t, 1, 10));
+    const char *bad[] = {"4"}, *to[] = {"4,5"};
+    ASSERT_EQ(gsd_exec_resume_at(x, 89, bad, bad), GS_EINVAL); /* one GPU for two */
+    ASSERT_EQ(gsd_exec_resume_at(x, 90, to, to), GS_ENOENT);
+    ASSERT_OK(gsd_exec_resume_at(x, 89, to, to));
+    ASSERT(wait_susp(x, &t, 2, 10));
+    ASSERT_EQ(t.lsusp.failed, 0);
+    ASSERT_EQ(t.lsusp.count, 1);
+    char want[80];
+    snprintf(want, sizeof want, "restore %lld pairs 0>4,1>5\n", (long long)pid);
+    ASSERT_CONTAINS(cuda_file("calls.log"), want);
+    /* and back where it is now: no pairs */
+    ASSERT_OK(gsd_exec_suspend(x, 89, 1));
+    ASSERT(wait_susp(x, &t, 3, 10));
+    ASSERT_OK(gsd_exec_resume_at(x, 89, to, to));
+    ASSERT(wait_susp(x, &t, 4, 10));
+    snprintf(want, sizeof want, "restore %lld\n", (long long)pid);
+    ASSERT_CONTAINS(cuda_file("calls.log"), want);
+    end_job(x, 89, &b);
+    gsd_exec_destroy(x);
+}
+
+/* suspend=auto|cuda|sigstop and cuda_lib: a driver without the API is an error for cuda and
+ * SIGSTOP (said in the log) for auto; sigstop never loads it; unknown keys name the known. */
+static void ckpt_options(void)
+{
+    cuda_dir();
+    gs_diag d;
+    int rc;
+    gsd_exec *x = cuda_exec("cuda", FAKE_CUDA_OLD_DIR, &d, &rc);
+    ASSERT_EQ(rc, GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "suspend=cuda: no CUDA checkpoint API");
+    ASSERT(!x);
+    x = cuda_exec("auto", FAKE_CUDA_OLD_DIR, &d, &rc);
+    ASSERT_OK(rc);
+    ASSERT(!gsd_exec_can(x, GSD_XCAP_CKPT));
+    ASSERT(gsd_exec_can(x, GSD_XCAP_SUSPEND));
+    ASSERT_CONTAINS(logbuf, "suspend: SIGSTOP, a suspended job's GPU memory stays held (no CUDA "
+                            "checkpoint API");
+    /* without remap a resume elsewhere is refused, where it left it is a SIGCONT */
+    job a;
+    cuda_job(&a, 91, "0", 0);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &a.l, now_us(), on_ev, &s));
+    ASSERT(wait_log(x, 91, "task-is-up"));
+    int64_t pid = job_pid(91);
+    ASSERT_OK(gsd_exec_suspend(x, 91, 1));
+    ASSERT(wait_stopped(pid, 1));
+    const char *other[] = {"3"}, *same[] = {"0"};
+    ASSERT_EQ(gsd_exec_resume_at(x, 91, other, other), GS_EUNSUPPORTED);
+    ASSERT(proc_state(pid) == 'T');
+    ASSERT_OK(gsd_exec_resume_at(x, 91, same, same));
+    ASSERT(wait_stopped(pid, 0));
+    ASSERT_EQ(s.susp, 0); /* SIGSTOP mode reports nothing */
+    end_job(x, 91, &a);
+    gsd_exec_destroy(x);
+    x = cuda_exec("sigstop", FAKE_CUDA_DIR, &d, &rc);
+    ASSERT_OK(rc);
+    ASSERT(!gsd_exec_can(x, GSD_XCAP_CKPT));
+    ASSERT_CONTAINS(logbuf, "suspend: SIGSTOP (suspend=sigstop)");
+    gsd_exec_destroy(x);
+    x = cuda_exec("sometimes", FAKE_CUDA_DIR, &d, &rc);
+    ASSERT_EQ(rc, GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "expected auto, cuda or sigstop");
+    const char *bogus[] = {"colour=blue"};
+    gs_diag_init(&d, NULL);
+    ASSERT_EQ(gsd_exec_create("local",
+                              &(gsd_exec_conf){.state_dir = state_dir(), .opts = bogus, .nopts = 1},
+                              &x, &d),
+              GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "known: suspend=auto|cuda|sigstop, cuda_lib=PATH");
+}
+#endif
+
 static void cleanup(void)
 {
     char cmd[600];
@@ -855,6 +1294,13 @@ static const test_case tests[] = {
     {"log_cap", log_cap},
     {"log_write_error", log_write_error},
     {"shim_env_fd", shim_env_fd},
+#ifdef FAKE_CUDA_DIR
+    {"ckpt_suspend_resume", ckpt_suspend_resume},
+    {"ckpt_async_and_launch_waits", ckpt_async_and_launch_waits},
+    {"ckpt_failures", ckpt_failures},
+    {"ckpt_no_cuda_and_remap", ckpt_no_cuda_and_remap},
+    {"ckpt_options", ckpt_options},
+#endif
     {"cleanup", cleanup},
 };
 

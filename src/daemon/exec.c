@@ -10,7 +10,10 @@
  * hook is called only when it declares GSD_XCAP_SUSPEND (GS_EUNSUPPORTED
  * otherwise) and recover / sweep only with GSD_XCAP_ADOPT, so the daemon can
  * rely on the capability flags; gsd_exec_mech_unsupported maps those flags
- * to the engine mechanisms the backend cannot carry out (one place).
+ * to the engine mechanisms the backend cannot carry out (one place).  The
+ * capabilities that depend on the instance (GSD_XCAP_RUNTIME: checkpoint-based
+ * suspend, remap) come from its instance_caps hook and count only with what
+ * they build on (caps_of), so gsd_exec_can is the one answer to "can it".
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -174,9 +177,20 @@ const gsd_exec_ops *gsd_exec_backend(const gsd_exec *x)
     return x->ops;
 }
 
+/* The table's capabilities and the instance's GSD_XCAP_RUNTIME ones, each only with what it
+ * needs (CKPT: SUSPEND; REMAP: CKPT and a resume_at hook). */
+static unsigned caps_of(const gsd_exec *x)
+{
+    unsigned c = x->ops->caps & ~(unsigned)GSD_XCAP_RUNTIME;
+    if (x->ops->instance_caps) c |= x->ops->instance_caps(x->b) & (unsigned)GSD_XCAP_RUNTIME;
+    if (!(c & GSD_XCAP_SUSPEND)) c &= ~(unsigned)GSD_XCAP_CKPT;
+    if (!(c & GSD_XCAP_CKPT) || !x->ops->resume_at) c &= ~(unsigned)GSD_XCAP_REMAP;
+    return c;
+}
+
 int gsd_exec_can(const gsd_exec *x, unsigned caps)
 {
-    return (x->ops->caps & caps) == caps;
+    return (caps_of(x) & caps) == caps;
 }
 
 const char *gsd_exec_name(const gsd_exec *x)
@@ -198,6 +212,16 @@ int gsd_exec_suspend(gsd_exec *x, int64_t job_id, int stop)
 {
     if (!gsd_exec_can(x, GSD_XCAP_SUSPEND) || !x->ops->suspend) return GS_EUNSUPPORTED;
     return x->ops->suspend(x->b, job_id, stop);
+}
+
+int gsd_exec_resume_at(gsd_exec *x, int64_t job_id, const char *const *task_gpus,
+                       const char *const *task_cuda)
+{
+    if (!gsd_exec_can(x, GSD_XCAP_SUSPEND) || !x->ops->suspend) return GS_EUNSUPPORTED;
+    /* a backend that cannot move a job resumes it where it left: the engine resumes a job
+     * elsewhere only when told the executor can (GSD_XCAP_REMAP, serve.c) */
+    if (!x->ops->resume_at) return x->ops->suspend(x->b, job_id, 0);
+    return x->ops->resume_at(x->b, job_id, task_gpus, task_cuda);
 }
 
 void gsd_exec_poll(gsd_exec *x, gs_time now, gsd_xev_fn fn, void *ud)

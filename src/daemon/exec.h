@@ -94,6 +94,13 @@ typedef enum gsd_xev_kind {
     GSD_X_GONE,    /* job_id's external job was cancelled or removed outside gsched (a user's
                       scancel): msg; the daemon cancels the job (a registered run then ends
                       with its own RUN_DONE) */
+    /* GSD_XCAP_CKPT: a checkpoint-based suspend (stop = 1) or resume (stop = 0) of job_id's run
+     * finished (asynchronously, after gsd_exec_suspend / gsd_exec_resume_at returned): failed
+     * (0 ok, else msg says what failed), usec (its wall time), count (CUDA processes acted on;
+     * 0 = the job has none: plain SIGSTOP / SIGCONT).  A failed suspend left the processes
+     * running with their GPU memory (rolled back, no SIGSTOP); a failed resume left them
+     * continued but some not restored: the daemon stops the job either way. */
+    GSD_X_SUSPENDED,
 } gsd_xev_kind;
 
 /* GSD_X_NODE states, from the cluster manager's view of the node. */
@@ -152,6 +159,9 @@ typedef struct gsd_xev {
     int node_state;         /* NODE: GSD_XNODE_* */
     int count;              /* OUTSIDE: GPUs */
     const gsd_adopt *adopt; /* ADOPT */
+    int stop;               /* SUSPENDED: 1 suspend, 0 resume */
+    int failed;             /* SUSPENDED: 0 ok, 1 the step failed (msg) */
+    int64_t usec;           /* SUSPENDED: wall time of the checkpoint / restore */
 } gsd_xev;
 
 typedef void (*gsd_xev_fn)(void *ud, const gsd_xev *ev);
@@ -170,7 +180,16 @@ enum {
     GSD_XCAP_MIXED = 1u << 6,     /* a run's tasks may have different GPU counts (issue 14:
                                      gsd_launch.task_ngpus); without it such a job is refused
                                      at submit */
+    GSD_XCAP_CKPT = 1u << 7,      /* suspend frees the job's GPU memory (checkpoint-based: the
+                                     CUDA driver moves it to host memory), reported later as
+                                     GSD_X_SUSPENDED; without it a suspended job keeps it */
+    GSD_XCAP_REMAP = 1u << 8,     /* with CKPT: a resume may move the job to other GPUs of the
+                                     node it left (gsd_exec_resume_at) */
 };
+/* Capabilities that depend on the executor's configuration and the machine (a driver that
+ * has the checkpoint API): a backend declares them in its instance hook (gsd_exec_ops.
+ * instance_caps), not in its ops table. */
+#define GSD_XCAP_RUNTIME (GSD_XCAP_CKPT | GSD_XCAP_REMAP)
 
 /* ---- the ops table a backend provides ------------------------------------------------------- */
 
@@ -250,6 +269,12 @@ typedef struct gsd_exec_ops {
     /* exactly with GSD_XCAP_EXTERNAL; see gsd_exec_bind / gsd_exec_retire */
     int (*bind)(void *b, int64_t job_id, const char *ext);
     void (*retire)(void *b, int64_t job_id, const char *ext, int state, const char *why);
+    /* optional: the GSD_XCAP_RUNTIME capabilities this instance has (others are ignored);
+     * NULL = none.  CKPT needs GSD_XCAP_SUSPEND in caps, REMAP needs CKPT and resume_at. */
+    unsigned (*instance_caps)(const void *b);
+    /* optional: see gsd_exec_resume_at (NULL: resume on the GPUs it left, suspend(0)) */
+    int (*resume_at)(void *b, int64_t job_id, const char *const *task_gpus,
+                     const char *const *task_cuda);
 } gsd_exec_ops;
 
 /* The registry: a backend by name (NULL if unknown); names "local, ..." for messages. */
@@ -306,7 +331,8 @@ int gsd_exec_create_ops(const gsd_exec_ops *ops, const gsd_exec_conf *conf, gsd_
                         gs_diag *d);
 void gsd_exec_destroy(gsd_exec *x);
 const gsd_exec_ops *gsd_exec_backend(const gsd_exec *x);
-/* 1 if the executor has every capability in caps (GSD_XCAP_*). */
+/* 1 if the executor has every capability in caps (GSD_XCAP_*: its table's and, for
+ * GSD_XCAP_RUNTIME, its instance's). */
 int gsd_exec_can(const gsd_exec *x, unsigned caps);
 /* The backend's name ("local", "slurm"). */
 const char *gsd_exec_name(const gsd_exec *x);
@@ -320,9 +346,20 @@ int gsd_exec_launch(gsd_exec *x, const gsd_launch *l, gs_time now, gsd_xev_fn fn
 /* Graceful stop now, hard kill at now + grace (an earlier deadline is kept).  GS_ENOENT if
  * unknown. */
 int gsd_exec_stop(gsd_exec *x, int64_t job_id, gs_time now, gs_time grace);
-/* Suspend (stop=1) or resume (0) every live task of the job.  GS_ENOENT if unknown,
- * GS_EUNSUPPORTED without GSD_XCAP_SUSPEND. */
+/* Suspend (stop=1) or resume (0) every live task of the job (on the GPUs it left).
+ * GS_ENOENT if unknown, GS_EUNSUPPORTED without GSD_XCAP_SUSPEND.  With GSD_XCAP_CKPT the
+ * work is done later, off the calling thread, and its outcome comes back as GSD_X_SUSPENDED
+ * at a poll; calls on the same executor are carried out in the order they were made. */
 int gsd_exec_suspend(gsd_exec *x, int64_t job_id, int stop);
+/*
+ * Resume the job on these GPUs: per task, task_gpus the global indices ("3,4", as in
+ * gsd_launch.task_gpus) and task_cuda the node-local ones (as in gsd_launch.task_cuda), in
+ * the order of the GPUs it left.  On the GPUs it left this is gsd_exec_suspend(x, job_id, 0);
+ * on others of the same node it needs GSD_XCAP_REMAP (GS_EUNSUPPORTED without, nothing done).
+ * GS_ENOENT if unknown, GS_EINVAL for a task count or GPU count that differs from its run's.
+ */
+int gsd_exec_resume_at(gsd_exec *x, int64_t job_id, const char *const *task_gpus,
+                       const char *const *task_cuda);
 /* Check tasks, send due hard kills, report through fn. */
 void gsd_exec_poll(gsd_exec *x, gs_time now, gsd_xev_fn fn, void *ud);
 /* Earliest hard-kill deadline, or GS_TIME_MAX. */

@@ -135,6 +135,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "cudackpt.h"
 #include "daemon.h"
 #include "exec.h"
 #include "exec_local.h"
@@ -155,8 +156,9 @@ typedef struct xtask {
     int lost;
     int reported;
     int launch; /* GSD_XLAUNCH_*: the task could not be started (not the command's own code) */
-    char *gpus;
-    char *cg; /* the task's cgroup directory, NULL without cgroups */
+    char *gpus; /* global GPU indices "3,4" (NULL: unknown, a run found again after a restart) */
+    char *cuda; /* the same as node-local indices (CUDA_VISIBLE_DEVICES), NULL: unknown */
+    char *cg;   /* the task's cgroup directory, NULL without cgroups */
     char msg[256];
 } xtask;
 
@@ -174,7 +176,39 @@ typedef struct xrun {
     char *cgbase; /* where its tasks' cgroups are (runs/JOB.RUN/cgroup), NULL = none */
     int stdin_fd; /* an interactive job (gsched run): the non-blocking write end of task 0's
                      stdin pipe, -1 when none or closed (EOF given) */
+    /* checkpoint-based suspend (suspend=cuda; see "Suspend" above) */
+    int ops;         /* worker operations queued or running for this run */
+    int susp_ops;    /* ... of which suspends: its GPUs are being vacated */
+    int susp_seen;   /* suspended through the worker at least once (its resumes are reported) */
+    int ckpt;        /* its last suspend checkpointed CUDA processes (GPU memory freed) */
+    int ckpt_failed; /* its last suspend failed: its processes keep their GPU memory */
+    int gate_fd;     /* launch deferred until GPUs are vacated: the write end of the pipe its
+                        forked children wait on (closing it starts them), -1 none */
+    double gate_since;
 } xrun;
+
+/* A checkpoint or restore for the worker thread (suspend=cuda).  The scheduler thread fills
+ * the request and queues it; the worker fills the result and moves it to the done list. */
+typedef struct xop {
+    struct xop *next;
+    int64_t job_id;
+    int run;
+    int stop;     /* 1 checkpoint (suspend), 0 restore (resume) */
+    int report;   /* resume: report even when nothing was restored */
+    pid_t *roots; /* the tasks' shims (their process trees are the job's processes) */
+    int nroots;
+    int *from, *to; /* resume: move GPUs (node-local indices), nremap pairs */
+    size_t nremap;
+    int rc; /* 0, or the gsd_cuda_* error */
+    gsd_cuda_result res;
+} xop;
+
+enum { SUSP_SIGSTOP = 0, SUSP_CUDA = 1 };
+
+/* How long a lock waits for the CUDA work in flight of each process (cuCheckpointProcessLock's
+ * timeout): a process that does not reach a lockable point by then is not suspended (the
+ * suspend fails and falls back to the stop protocol) rather than holding the worker forever. */
+#define GSD_CKPT_LOCK_TIMEOUT_MS 10000u
 
 typedef struct xlocal {
     char *dir, *runs, *logs, *self;
@@ -189,6 +223,20 @@ typedef struct xlocal {
     xrun **v;
     size_t n, cap;
     double pid_wait_until; /* recovery: wait for missing pid files until then (one deadline) */
+    /* suspend=cuda: the driver (used by the worker thread only, after create), the worker and
+     * its queues (under mu; the worker touches nothing else of the executor) */
+    int susp;       /* SUSP_* */
+    gsd_cuda *cuda; /* NULL with SUSP_SIGSTOP */
+    int can_remap;
+    void (*wake)(void *ud); /* gsd_exec_conf.wake */
+    void *wake_ud;
+    pthread_t worker;
+    int worker_on;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int quit;           /* under mu: the worker ends */
+    xop *qhead, *qtail; /* under mu: FIFO of requests */
+    xop *dhead, *dtail; /* under mu: done, for the next poll */
 } xlocal;
 
 static char *xstrdup(const char *s)
@@ -380,14 +428,101 @@ static void logs_reach_warn(const char *logs, void (*log)(void *, const char *),
 }
 
 /* Paths are made absolute once the directories exist (log paths are shown to clients). */
+static void *worker_main(void *arg);
+
+#define LOCAL_OPTS "suspend=auto|cuda|sigstop, cuda_lib=PATH"
+
+/* --executor-opt: suspend=auto|cuda|sigstop (*susp: -1 auto), cuda_lib=PATH.  0, or GS_EINVAL
+ * with the message in d. */
+static int local_opts(const gsd_exec_conf *conf, int *susp, const char **lib, gs_diag *d)
+{
+    *susp = -1;
+    *lib = NULL;
+    for (size_t i = 0; i < conf->nopts; i++) {
+        const char *o = conf->opts[i], *eq = strchr(o, '=');
+        size_t kl = eq ? (size_t)(eq - o) : strlen(o);
+        const char *v = eq ? eq + 1 : NULL;
+        if (kl == 7 && !strncmp(o, "suspend", kl) && v) {
+            if (!strcmp(v, "auto"))
+                *susp = -1;
+            else if (!strcmp(v, "cuda"))
+                *susp = SUSP_CUDA;
+            else if (!strcmp(v, "sigstop"))
+                *susp = SUSP_SIGSTOP;
+            else
+                return gs_diag_set(d, GS_EINVAL, 0, 0,
+                                   "executor local: suspend=%s: expected auto, cuda or sigstop", v);
+        } else if (kl == 8 && !strncmp(o, "cuda_lib", kl) && v && *v) {
+            *lib = v;
+        } else {
+            return gs_diag_set(
+                d, GS_EINVAL, 0, 0,
+                "executor local: unknown --executor-opt '%s' (known: " LOCAL_OPTS ")", o);
+        }
+    }
+    return 0;
+}
+
+/* suspend=auto|cuda: open the driver's checkpoint API and start the worker.  auto without it:
+ * SIGSTOP, with a log line saying why.  0, or GS_EINVAL (cuda without it) in d. */
+static int suspend_setup(xlocal *x, const gsd_exec_conf *conf, int susp, const char *lib,
+                         gs_diag *d)
+{
+    char why[512] = "", msg[768];
+    x->susp = SUSP_SIGSTOP;
+    if (susp == SUSP_SIGSTOP) {
+        if (conf->log)
+            conf->log(conf->log_ud, "suspend: SIGSTOP (suspend=sigstop): a suspended job's GPU "
+                                    "memory stays held");
+        return 0;
+    }
+    int rc = gsd_cuda_open(lib, &x->cuda, why, sizeof why);
+    if (rc) {
+        x->cuda = NULL;
+        if (susp == SUSP_CUDA)
+            return gs_diag_set(d, GS_EINVAL, 0, 0,
+                               "executor local: suspend=cuda: no CUDA checkpoint API: %s",
+                               why[0] ? why : gs_strerror(rc));
+        if (conf->log) {
+            snprintf(msg, sizeof msg,
+                     "suspend: SIGSTOP, a suspended job's GPU memory stays held (no CUDA "
+                     "checkpoint API: %s)",
+                     why[0] ? why : gs_strerror(rc));
+            conf->log(conf->log_ud, msg);
+        }
+        return 0;
+    }
+    x->susp = SUSP_CUDA;
+    x->can_remap = gsd_cuda_can_remap(x->cuda);
+    pthread_mutex_init(&x->mu, NULL);
+    pthread_cond_init(&x->cv, NULL);
+    if (pthread_create(&x->worker, NULL, worker_main, x) != 0) {
+        gsd_cuda_close(x->cuda);
+        x->cuda = NULL;
+        x->susp = SUSP_SIGSTOP;
+        return gs_diag_set(d, GS_EINVAL, 0, 0, "executor local: cannot start the worker thread");
+    }
+    x->worker_on = 1;
+    if (conf->log) {
+        int v = gsd_cuda_version(x->cuda);
+        snprintf(msg, sizeof msg,
+                 "suspend: CUDA checkpoint (driver API %d.%d%s): a suspended job's GPU memory is "
+                 "moved to host memory and freed",
+                 v / 1000, v % 1000 / 10, x->can_remap ? ", resume may move GPUs" : "");
+        conf->log(conf->log_ud, msg);
+    }
+    return 0;
+}
+
 static int local_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
 {
-    if (conf->nopts) /* it has no settings of its own */
-        return gs_diag_set(d, GS_EINVAL, 0, 0,
-                           "executor local takes no --executor-opt (got '%s'; it has no keys)",
-                           conf->opts[0]);
+    int susp;
+    const char *cuda_lib;
+    if (local_opts(conf, &susp, &cuda_lib, d)) return GS_EINVAL;
     xlocal *x = calloc(1, sizeof *x);
     if (!x) abort();
+    x->wake = conf->wake;
+    x->wake_ud = conf->wake_ud;
     x->self = xstrdup(conf->self_exe ? conf->self_exe : "/proc/self/exe");
     x->log_cap = conf->log_cap > 0 ? conf->log_cap : 0;
     x->log = conf->log;
@@ -455,14 +590,38 @@ static int local_create(const gsd_exec_conf *conf, void **out, gs_diag *d)
         gsd_cg_describe(&x->cg, msg, sizeof msg);
         conf->log(conf->log_ud, msg);
     }
+    if (suspend_setup(x, conf, susp, cuda_lib, d)) {
+        local_destroy(x);
+        return GS_EINVAL;
+    }
     *out = x;
     return 0;
+}
+
+static void op_free(xop *op)
+{
+    if (!op) return;
+    free(op->roots);
+    free(op->from);
+    free(op->to);
+    free(op);
+}
+
+static void op_list_free(xop *op)
+{
+    while (op) {
+        xop *n = op->next;
+        op_free(op);
+        op = n;
+    }
 }
 
 static void run_free(xrun *r)
 {
     if (!r) return;
+    if (r->gate_fd >= 0) close(r->gate_fd);
     for (int i = 0; i < r->ntasks; i++) {
+        free(r->t[i].cuda);
         free(r->t[i].gpus);
         free(r->t[i].cg);
     }
@@ -476,6 +635,20 @@ static void local_destroy(void *b)
 {
     xlocal *x = b;
     if (!x) return;
+    if (x->worker_on) {
+        /* the operation under way is finished (a driver call cannot be interrupted); the
+         * queued ones are dropped: their jobs are recovered by the next daemon */
+        pthread_mutex_lock(&x->mu);
+        x->quit = 1;
+        pthread_cond_signal(&x->cv);
+        pthread_mutex_unlock(&x->mu);
+        pthread_join(x->worker, NULL);
+        op_list_free(x->qhead);
+        op_list_free(x->dhead);
+        pthread_mutex_destroy(&x->mu);
+        pthread_cond_destroy(&x->cv);
+    }
+    if (x->cuda) gsd_cuda_close(x->cuda);
     for (size_t i = 0; i < x->n; i++) run_free(x->v[i]);
     free(x->v);
     free(x->dir);
@@ -524,6 +697,7 @@ static xrun *add_run(xlocal *x, int64_t job_id, int run, int ntasks)
     r->t = calloc((size_t)ntasks, sizeof *r->t);
     if (!r->t) abort();
     r->stdin_fd = -1;
+    r->gate_fd = -1;
     r->kill_at = GS_TIME_MAX;
     r->term_again = GS_TIME_MAX;
     r->failed_task = -1;
@@ -682,6 +856,267 @@ static void task_gone(const xlocal *x, const xrun *r, xtask *t)
     }
     t->state = TS_DONE;
     if (t->cg) gsd_cg_remove(t->cg);
+}
+
+/* ---- checkpoint-based suspend: the worker thread -------------------------------------------- */
+
+static void signal_run(xrun *r, int sig);
+
+/* Every process below root (root excluded), up to cap, from the kernel's children lists
+ * (/proc/PID/task/TID/children, breadth first): a shim is a subreaper, so every process its
+ * task started is below it.  (A walk of /proc can miss processes while others are forked.)
+ * Without those lists (a kernel without CONFIG_PROC_CHILDREN): the /proc walk. */
+static long tree_pids(pid_t root, pid_t *out, long cap)
+{
+    long n = 0, files = 0;
+    for (long at = -1; at < n; at++) {
+        pid_t p = at < 0 ? root : out[at];
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%ld/task", (long)p);
+        DIR *dp = opendir(path);
+        if (!dp) continue;
+        struct dirent *de;
+        while ((de = readdir(dp))) {
+            if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
+            char f[320], buf[8192];
+            snprintf(f, sizeof f, "%s/%s/children", path, de->d_name);
+            FILE *cf = fopen(f, "re");
+            if (!cf) continue;
+            files++;
+            size_t got = fread(buf, 1, sizeof buf - 1, cf);
+            fclose(cf);
+            buf[got] = '\0';
+            for (char *q = buf; *q;) {
+                char *e;
+                long c = strtol(q, &e, 10);
+                if (e == q) break;
+                if (c > 0 && n < cap) out[n++] = (pid_t)c;
+                q = e;
+            }
+        }
+        closedir(dp);
+    }
+    if (!files) {
+        long k = gsd_proc_descendants(root, out, (size_t)cap);
+        return k < 0 ? 0 : k < cap ? k : cap;
+    }
+    return n;
+}
+
+/* The worker's part of an operation: the CUDA processes of the job's process trees (those the
+ * driver knows: running ones for a checkpoint, checkpointed ones for a restore), then one
+ * all-or-nothing gsd_cuda_suspend or gsd_cuda_resume over them.  A job with none: nothing to
+ * do (count 0, its tasks are only signalled). */
+static void op_run(xlocal *x, xop *op)
+{
+    double t0 = mono_sec();
+    int *pids = NULL;
+    size_t n = 0, cap = 0;
+    for (int i = 0; i < op->nroots; i++) {
+        pid_t v[4096];
+        long k = tree_pids(op->roots[i], v, sizeof v / sizeof *v);
+        for (long j = 0; j < k; j++) {
+            int st = gsd_cuda_state(x->cuda, (int)v[j]);
+            if (st != (op->stop ? GSD_CUDA_RUNNING : GSD_CUDA_CHECKPOINTED)) continue;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 16;
+                int *nv = realloc(pids, cap * sizeof *nv);
+                if (!nv) abort();
+                pids = nv;
+            }
+            pids[n++] = (int)v[j];
+        }
+    }
+    memset(&op->res, 0, sizeof op->res);
+    if (!n)
+        op->rc = 0;
+    else if (op->stop)
+        op->rc = gsd_cuda_suspend(x->cuda, pids, n, GSD_CKPT_LOCK_TIMEOUT_MS, &op->res);
+    else
+        op->rc = gsd_cuda_resume(x->cuda, pids, n, op->from, op->to, op->nremap, &op->res);
+    if (op->rc && !op->res.msg[0])
+        snprintf(op->res.msg, sizeof op->res.msg, "%s", gs_strerror(op->rc));
+    op->res.nproc = (int)n;
+    op->res.usec = (int64_t)((mono_sec() - t0) * 1e6);
+    free(pids);
+}
+
+/* One thread does every driver call, in the order they were asked for (FIFO: a resume on GPUs
+ * another job is leaving runs after that job's checkpoint); the scheduler thread only queues
+ * and collects (local_poll), so it never waits for the driver. */
+static void *worker_main(void *arg)
+{
+    xlocal *x = arg;
+    pthread_mutex_lock(&x->mu);
+    for (;;) {
+        while (!x->qhead && !x->quit) pthread_cond_wait(&x->cv, &x->mu);
+        if (x->quit) break;
+        xop *op = x->qhead;
+        x->qhead = op->next;
+        if (!x->qhead) x->qtail = NULL;
+        pthread_mutex_unlock(&x->mu);
+        op_run(x, op);
+        pthread_mutex_lock(&x->mu);
+        op->next = NULL;
+        if (x->dtail)
+            x->dtail->next = op;
+        else
+            x->dhead = op;
+        x->dtail = op;
+        pthread_mutex_unlock(&x->mu);
+        if (x->wake) x->wake(x->wake_ud);
+        pthread_mutex_lock(&x->mu);
+    }
+    pthread_mutex_unlock(&x->mu);
+    return NULL;
+}
+
+/* Queue an operation on r for the worker (its roots: the shims of r's live tasks). */
+static void op_queue(xlocal *x, xrun *r, int stop, int report, int *from, int *to, size_t nremap)
+{
+    xop *op = calloc(1, sizeof *op);
+    if (!op) abort();
+    op->job_id = r->job_id;
+    op->run = r->run;
+    op->stop = stop;
+    op->report = report;
+    op->from = from;
+    op->to = to;
+    op->nremap = nremap;
+    op->roots = calloc((size_t)r->ntasks + 1, sizeof *op->roots);
+    if (!op->roots) abort();
+    for (int i = 0; i < r->ntasks; i++) {
+        xtask *t = &r->t[i];
+        if (t->state != TS_RUN || t->pid <= 0) continue;
+        if (!t->child && !alive(t->pid, t->ticks)) continue;
+        op->roots[op->nroots++] = (pid_t)t->pid;
+    }
+    r->ops++;
+    if (stop) r->susp_ops++;
+    pthread_mutex_lock(&x->mu);
+    if (x->qtail)
+        x->qtail->next = op;
+    else
+        x->qhead = op;
+    x->qtail = op;
+    pthread_cond_signal(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* 1 when the GPU lists "3,4" a and b share a GPU. */
+static int gpus_overlap(const char *a, const char *b)
+{
+    if (!a || !b) return 0;
+    for (const char *p = a; *p;) {
+        char *e;
+        long g = strtol(p, &e, 10);
+        if (e == p) break;
+        for (const char *q = b; *q;) {
+            char *f;
+            long h = strtol(q, &f, 10);
+            if (f == q) break;
+            if (g == h) return 1;
+            q = *f == ',' ? f + 1 : f;
+        }
+        p = *e == ',' ? e + 1 : e;
+    }
+    return 0;
+}
+
+static int run_live(const xrun *r)
+{
+    for (int i = 0; i < r->ntasks; i++)
+        if (r->t[i].state == TS_RUN || r->t[i].state == TS_DRAIN) return 1;
+    return 0;
+}
+
+/* Are r's GPUs being vacated: a checkpoint of it in flight, or its last one failed and it was
+ * not resumed since (its processes hold their GPU memory until they are gone: the daemon stops
+ * them, and their grace period counts too)? */
+static int vacating(const xrun *r)
+{
+    return run_live(r) && (r->susp_ops > 0 || r->ckpt_failed);
+}
+
+/* The run (other than self) still vacating one of 'gpus', or NULL. */
+static const xrun *vacating_on(const xlocal *x, const xrun *self, const char *gpus)
+{
+    for (size_t i = 0; i < x->n; i++) {
+        const xrun *r = x->v[i];
+        if (r == self || !vacating(r)) continue;
+        for (int k = 0; k < r->ntasks; k++)
+            if (gpus_overlap(r->t[k].gpus, gpus)) return r;
+    }
+    return NULL;
+}
+
+static const xrun *run_blocked_by(const xlocal *x, const xrun *r)
+{
+    for (int k = 0; k < r->ntasks; k++) {
+        const xrun *o = vacating_on(x, r, r->t[k].gpus);
+        if (o) return o;
+    }
+    return NULL;
+}
+
+/* Deferred launches whose GPUs are vacated now: their tasks start (the gate closes). */
+static void open_gates(xlocal *x)
+{
+    for (size_t i = 0; i < x->n; i++) {
+        xrun *r = x->v[i];
+        if (r->gate_fd < 0 || run_blocked_by(x, r)) continue;
+        close(r->gate_fd);
+        r->gate_fd = -1;
+        if (x->log) {
+            char m[200];
+            snprintf(m, sizeof m, "job %lld: its GPUs are free after %.1f s: its tasks start",
+                     (long long)r->job_id, mono_sec() - r->gate_since);
+            x->log(x->log_ud, m);
+        }
+    }
+}
+
+/* Operations the worker finished: SIGSTOP after a checkpoint (when the job is still meant to be
+ * suspended and nothing later is queued for it), the run's state, and GSD_X_SUSPENDED. */
+static void ops_collect(xlocal *x, gsd_xev_fn fn, void *ud)
+{
+    if (!x->worker_on) return;
+    pthread_mutex_lock(&x->mu);
+    xop *done = x->dhead;
+    x->dhead = x->dtail = NULL;
+    pthread_mutex_unlock(&x->mu);
+    while (done) {
+        xop *op = done;
+        done = op->next;
+        xrun *r = find_run(x, op->job_id);
+        if (!r || r->run != op->run) { /* forgotten meanwhile */
+            op_free(op);
+            continue;
+        }
+        r->ops--;
+        if (op->stop) {
+            r->susp_ops--;
+            r->ckpt = !op->rc && op->res.nproc > 0;
+            r->ckpt_failed = op->rc != 0;
+            if (!op->rc && r->suspended && !r->ops && !r->stopping) signal_run(r, SIGSTOP);
+        } else if (!op->rc) {
+            r->ckpt = 0;
+        }
+        if (fn && (op->stop || op->report || op->res.nproc > 0 || op->rc)) {
+            gsd_xev ev = {.kind = GSD_X_SUSPENDED,
+                          .job_id = r->job_id,
+                          .run = r->run,
+                          .task = -1,
+                          .failed_task = -1,
+                          .stop = op->stop,
+                          .failed = op->rc != 0,
+                          .usec = op->res.usec,
+                          .count = op->res.nproc,
+                          .msg = op->rc ? op->res.msg : NULL};
+            fn(ud, &ev);
+        }
+        op_free(op);
+    }
 }
 
 /* ---- async-signal-safe helpers for the forked child ----------------------------------------- */
@@ -849,6 +1284,9 @@ static void build_env(strv *env, const xlocal *x, const gsd_launch *l, int i, co
     strv_pushf(env, "GSCHED_GRACE_SECONDS=%lld", (long long)(l->grace / GS_SEC));
     strv_pushf(env, "GSCHED_LOG=%s", log);
     strv_pushf(env, "CUDA_VISIBLE_DEVICES=%s", l->task_cuda[i]);
+    /* CUDA numbers GPUs fastest first by default; gsched's local indices (NVML's, the remap
+     * pairs of a checkpoint restore) are PCI bus order: make CUDA's the same */
+    if (!gsd_envv_has(env, "CUDA_DEVICE_ORDER")) strv_pushf(env, "CUDA_DEVICE_ORDER=PCI_BUS_ID");
     if (l->task_ngpus) strv_pushf(env, "GSCHED_GPUS=%d", l->task_ngpus[i]);
     strv_pushf(env, "MASTER_ADDR=127.0.0.1");
     strv_pushf(env, "MASTER_PORT=%d", l->master_port);
@@ -981,8 +1419,35 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         wd = stat(acct.home, &st) == 0 && S_ISDIR(st.st_mode) ? acct.home : logdir;
     int wd_ok = !wd || (stat(wd, &st) == 0 && S_ISDIR(st.st_mode));
     for (int i = 0; i < l->ntasks; i++) {
+        r->t[i].gpus = xstrdup(l->task_gpus[i]);
+        r->t[i].cuda = xstrdup(l->task_cuda[i]);
+    }
+    /* GPUs still being vacated by a checkpoint (or held by a job whose checkpoint failed):
+     * the tasks are forked now but wait, before the shim starts, until the daemon closes the
+     * write end of this pipe (open_gates) - so the command never meets the other job's memory
+     * on its GPUs.  A daemon that dies meanwhile closes it too. */
+    const xrun *vac = x->cuda ? run_blocked_by(x, r) : NULL;
+    int gate_rd = -1;
+    if (vac) {
+        int gp[2];
+        if (pipe(gp) == 0) {
+            fcntl(gp[0], F_SETFD, FD_CLOEXEC); /* (the forked children dup it to 4) */
+            fcntl(gp[1], F_SETFD, FD_CLOEXEC);
+            gate_rd = gp[0];
+            r->gate_fd = gp[1];
+            r->gate_since = mono_sec();
+            if (x->log) {
+                char m[200];
+                snprintf(m, sizeof m,
+                         "job %lld: its GPUs are being vacated by job %lld (checkpoint): its "
+                         "tasks wait",
+                         (long long)l->job_id, (long long)vac->job_id);
+                x->log(x->log_ud, m);
+            }
+        }
+    }
+    for (int i = 0; i < l->ntasks; i++) {
         xtask *t = &r->t[i];
-        t->gpus = xstrdup(l->task_gpus[i]);
         if (!acct_ok) {
             task_fail(t, 126, "%s", acct_msg);
             continue;
@@ -1039,6 +1504,9 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
                 (long long)l->job_id, l->run, l->task_index_base + i, ts, l->task_node[i],
                 l->task_cuda[i]);
         limits_note(x, sp, logfd);
+        if (gate_rd >= 0)
+            dprintf(logfd, "=== gsched: waiting until job %lld's checkpoint frees GPUs %s ===\n",
+                    (long long)vac->job_id, l->task_gpus[i]);
         strv env = {0}, argv = {0};
         build_env(&env, x, l, i, log, &acct, logdir);
         int envfd = env_file(&env, dir, i), env_errno = errno;
@@ -1089,6 +1557,7 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
             /* the environment's descriptor above 2 first (not clobbered by the dup2s below,
              * whatever its number), then to 3 without close-on-exec: the shim's --env-fd */
             int ef = fcntl(envfd, F_DUPFD, 3);
+            int gf = gate_rd >= 0 ? fcntl(gate_rd, F_DUPFD, 5) : -1; /* the gate: to 4 below */
             if (nullfd >= 0) dup2(nullfd, 0);
             dup2(logfd, 1);
             dup2(logfd, 2);
@@ -1096,7 +1565,11 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
                 as_launch_status(statf, "126 launch cannot pass the environment to the shim\n");
                 _exit(126);
             }
-            as_close_from(4);
+            if (gate_rd >= 0 && (gf < 0 || dup2(gf, 4) != 4)) {
+                as_launch_status(statf, "126 launch cannot wait for the GPUs to be vacated\n");
+                _exit(126);
+            }
+            as_close_from(gate_rd >= 0 ? 5 : 4);
             if (cgprocs[0] && gsd_cg_join(cgprocs) != 0) {
                 static const char m[] = "gsched: cannot join the task's cgroup\n";
                 ssize_t w = write(2, m, sizeof m - 1);
@@ -1123,6 +1596,15 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
             sigset_t none;
             sigemptyset(&none);
             sigprocmask(SIG_SETMASK, &none, NULL);
+            if (gate_rd >= 0) {
+                /* wait for the gate (EOF); a stop's SIGTERM ends the wait (default action) */
+                char gc;
+                for (;;) {
+                    ssize_t gr = read(4, &gc, 1);
+                    if (gr == 0 || (gr < 0 && errno != EINTR)) break;
+                }
+                close(4);
+            }
             execve(x->self, argv.v, shim_env);
             static const char msg[] = "gsched: cannot start the task shim\n";
             ssize_t w = write(2, msg, sizeof msg - 1);
@@ -1166,6 +1648,7 @@ static int local_launch(void *b, const gsd_launch *l, gs_time now, gsd_xev_fn fn
         }
     }
     if (jdfd >= 0) close(jdfd);
+    if (gate_rd >= 0) close(gate_rd);
     gsd_unix_user_release(&acct);
     return 0;
 }
@@ -1252,6 +1735,9 @@ static int local_stop(void *b, int64_t job_id, gs_time now, gs_time grace)
     if (r->suspended) {
         signal_run(r, SIGCONT);
         r->suspended = 0;
+        /* checkpointed processes are restored (and unlocked), so that the job can write its
+         * own checkpoint on SIGTERM: its CUDA calls would block until then */
+        if (x->worker_on && r->susp_seen && !r->stopping) op_queue(x, r, 0, 1, NULL, NULL, 0);
     }
     signal_run(r, SIGTERM);
     gs_time at = now + (grace > 0 ? grace : 0);
@@ -1264,14 +1750,98 @@ static int local_stop(void *b, int64_t job_id, gs_time now, gs_time grace)
     return 0;
 }
 
+/* Suspend / resume.  sigstop: SIGSTOP / SIGCONT to the groups now.  cuda: a suspend queues a
+ * checkpoint (lock, checkpoint every CUDA process) and SIGSTOP follows when the worker is done
+ * (ops_collect); a resume sends SIGCONT now, then queues the restore (restore, unlock): the
+ * driver restores through a thread of the process, which must not be stopped, and its CUDA
+ * calls stay blocked by the lock until the unlock.  from / to (owned, nremap pairs of
+ * node-local GPUs): move the job's GPUs at the restore. */
+static int suspend_run(xlocal *x, xrun *r, int stop, int *from, int *to, size_t nremap)
+{
+    if (!x->worker_on) {
+        signal_run(r, stop ? SIGSTOP : SIGCONT);
+        r->suspended = stop;
+        return 0;
+    }
+    if (stop) {
+        r->suspended = 1;
+        r->susp_seen = 1;
+        op_queue(x, r, 1, 1, NULL, NULL, 0);
+        return 0;
+    }
+    signal_run(r, SIGCONT);
+    r->suspended = 0;
+    r->ckpt_failed = 0; /* resumed on GPUs given back to it: they are its own again */
+    op_queue(x, r, 0, r->susp_seen, from, to, nremap);
+    return 0;
+}
+
 static int local_suspend(void *b, int64_t job_id, int stop)
 {
     xlocal *x = b;
     xrun *r = find_run(x, job_id);
     if (!r) return GS_ENOENT;
-    signal_run(r, stop ? SIGSTOP : SIGCONT);
-    r->suspended = stop;
-    return 0;
+    return suspend_run(x, r, stop, NULL, NULL, 0);
+}
+
+/* Node-local GPU indices "0,1" into v (at most cap); how many, -1 if malformed. */
+static int parse_idx(const char *s, int *v, int cap)
+{
+    int n = 0;
+    for (const char *p = s; p && *p;) {
+        char *e;
+        long g = strtol(p, &e, 10);
+        if (e == p || g < 0 || g > 1000000 || n == cap || (*e && *e != ',')) return -1;
+        v[n++] = (int)g;
+        p = *e ? e + 1 : e;
+    }
+    return n;
+}
+
+/* Resume on task_gpus (global) / task_cuda (node-local): where it left, a plain resume; on
+ * other GPUs a restore with remap pairs old local -> new local, each task's GPUs in order. */
+static int local_resume_at(void *b, int64_t job_id, const char *const *task_gpus,
+                           const char *const *task_cuda)
+{
+    xlocal *x = b;
+    xrun *r = find_run(x, job_id);
+    if (!r) return GS_ENOENT;
+    int same = 1;
+    for (int i = 0; task_gpus && i < r->ntasks; i++)
+        if (r->t[i].gpus && task_gpus[i] && strcmp(r->t[i].gpus, task_gpus[i])) same = 0;
+    if (same) return suspend_run(x, r, 0, NULL, NULL, 0);
+    if (!x->worker_on || !x->can_remap || !task_cuda) return GS_EUNSUPPORTED;
+    size_t cap = 0, n = 0;
+    for (int i = 0; i < r->ntasks; i++) {
+        if (!r->t[i].cuda || !task_cuda[i]) return GS_EUNSUPPORTED; /* found after a restart */
+        cap += strlen(r->t[i].cuda) / 2 + 1;
+    }
+    int *from = calloc(cap, sizeof *from), *to = calloc(cap, sizeof *to);
+    if (!from || !to) abort();
+    for (int i = 0; i < r->ntasks; i++) {
+        int a = parse_idx(r->t[i].cuda, from + n, (int)(cap - n));
+        int c = a < 0 ? -1 : parse_idx(task_cuda[i], to + n, (int)(cap - n));
+        if (a < 0 || c != a) {
+            free(from);
+            free(to);
+            return GS_EINVAL;
+        }
+        n += (size_t)a;
+    }
+    for (int i = 0; i < r->ntasks; i++) {
+        free(r->t[i].gpus);
+        free(r->t[i].cuda);
+        r->t[i].gpus = xstrdup(task_gpus[i]);
+        r->t[i].cuda = xstrdup(task_cuda[i]);
+    }
+    return suspend_run(x, r, 0, from, to, n);
+}
+
+static unsigned local_instance_caps(const void *b)
+{
+    const xlocal *x = b;
+    if (!x->worker_on) return 0;
+    return GSD_XCAP_CKPT | (x->can_remap ? GSD_XCAP_REMAP : 0u);
 }
 
 static gs_time local_next_deadline(const void *b)
@@ -1292,6 +1862,8 @@ static gs_time local_next_deadline(const void *b)
 static gs_time local_poll_within(const void *b)
 {
     const xlocal *x = b;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->v[i]->gate_fd >= 0 || x->v[i]->ops) return 100 * GS_MSEC; /* (the worker wakes) */
     for (size_t i = 0; i < x->n; i++)
         for (int k = 0; k < x->v[i]->ntasks; k++)
             if ((x->v[i]->t[k].state == TS_RUN && !x->v[i]->t[k].child) ||
@@ -1367,6 +1939,8 @@ static void launch_status(const xlocal *x, const xrun *r, int k, xtask *t)
 static void local_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
 {
     xlocal *x = b;
+    /* checkpoints and restores the worker finished */
+    ops_collect(x, fn, ud);
     /* our children */
     int st;
     pid_t pid;
@@ -1496,6 +2070,8 @@ static void local_poll(void *b, gs_time now, gsd_xev_fn fn, void *ud)
             }
         }
     }
+    /* deferred launches whose GPUs are free now start */
+    if (x->worker_on) open_gates(x);
 }
 
 static void rm_run_dir(const char *dir)
@@ -1840,6 +2416,8 @@ const gsd_exec_ops gsd_exec_local = {
     .task_pid = gsd_local_handle_pid,
     .check = local_check,
     .stdin_write = local_stdin,
+    .instance_caps = local_instance_caps,
+    .resume_at = local_resume_at,
 };
 
 /* ---- the shim ------------------------------------------------------------------------------- */
