@@ -1204,7 +1204,8 @@ static void machine_in_two_chains(void)
 
 static void startup_refusals(void)
 {
-    const char *err = tmp("refuse.err");
+    char err[512]; /* (tmp() reuses its buffers) */
+    snprintf(err, sizeof err, "%s", tmp("refuse.err"));
     const char *a1[] = {"serve",     "--cluster", "2",          "--listen",
                         "0.0.0.0:0", "--db",      tmp("r1.db"), NULL};
     ASSERT_EQ(run_gsched(a1, err), 2);

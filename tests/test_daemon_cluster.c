@@ -749,7 +749,7 @@ static void cluster_from_backend(void)
     ASSERT_EQ(start(&dm, "given8", "2x8", NULL, 0), -1);
     ASSERT_EQ(dm.exit_code, 2);
     ASSERT_CONTAINS(slurp(dm.log), "has 4 GPUs, not 8");
-    /* the local executor has no settings: refused, not ignored; the option is documented */
+    /* an unknown setting of the local executor: refused, not ignored; the option is documented */
     char cmd[1200], out[8192] = "";
     snprintf(
         cmd, sizeof cmd,
@@ -761,7 +761,7 @@ static void cluster_from_backend(void)
     size_t got = fread(out, 1, sizeof out - 1, pp);
     out[got] = '\0';
     pclose(pp);
-    ASSERT_CONTAINS(out, "executor local takes no --executor-opt (got 'foo=1'");
+    ASSERT_CONTAINS(out, "executor local: unknown --executor-opt 'foo=1' (known: suspend=");
     ASSERT_CONTAINS(out, "rc=2");
     ASSERT_CONTAINS(out, "--executor-opt KEY=VALUE");
     ASSERT_CONTAINS(out, "With a cluster executor");

@@ -8,7 +8,9 @@
  * then acts on what is now durable: launches started jobs (an elastic
  * job's new generation too), signals preempted / cancelled / timed-out /
  * draining ones (elastic.c writes a drain's control file first), SIGSTOP / SIGCONT for
- * suspend / resume, forgets runs whose outcome was committed, and makes the
+ * suspend / resume (or the executor's checkpoint-based suspend, resume_at on the GPUs the
+ * engine gave back; the stop of a job whose checkpoint failed), forgets runs whose outcome
+ * was committed, and makes the
  * executor calls queued for after the commit (binds of adopted jobs, retires
  * of final ones: events.c).
  *
@@ -98,17 +100,25 @@ void gsd_observe(void *ud, const gs_record *r)
             return;
         }
         /* the engine released its GPUs (time-slicing); its stopped processes keep their GPU
-         * memory.  The row keeps where it ran (placement), not an allocation. */
+         * memory - unless the executor checkpoints them (GSD_XCAP_CKPT: the CUDA driver moves
+         * it to host memory; the outcome follows as a "checkpointed" event).  The row keeps
+         * where it ran (placement), not an allocation. */
         free(x->alloc);
         x->alloc = NULL;
-        gsd_push_rec(g, r->type, j->slot, r->t, "%s%sSIGSTOP; its GPU memory on %s stays held",
-                     r->reason ? r->reason : "", r->reason ? ": " : "", x->where);
+        if (gsd_exec_can(g->x, GSD_XCAP_CKPT))
+            gsd_push_rec(g, r->type, j->slot, r->t,
+                         "%s%sCUDA checkpoint: GPU memory freed on %s, then SIGSTOP",
+                         r->reason ? r->reason : "", r->reason ? ": " : "", x->where);
+        else
+            gsd_push_rec(g, r->type, j->slot, r->t, "%s%sSIGSTOP; its GPU memory on %s stays held",
+                         r->reason ? r->reason : "", r->reason ? ": " : "", x->where);
         return;
     case GS_REC_RESUME:
         free(x->alloc);
         gsd_describe_job_alloc(g->c, j, x->where, sizeof x->where, &x->alloc);
-        gsd_push_rec(g, r->type, j->slot, r->t, "%s%sSIGCONT on %s", r->reason ? r->reason : "",
-                     r->reason ? ": " : "", x->where);
+        gsd_push_rec(g, r->type, j->slot, r->t, "%s%sSIGCONT%s on %s", r->reason ? r->reason : "",
+                     r->reason ? ": " : "",
+                     gsd_exec_can(g->x, GSD_XCAP_CKPT) ? ", CUDA restore" : "", x->where);
         return;
     case GS_REC_FINISH:
     case GS_REC_FAIL:
@@ -203,6 +213,10 @@ static const char *event_name(int type, const gsd_jobx *x)
     case GSD_EV_RELEASED: return "released";
     case GSD_EV_ELIGIBLE: return "eligible";
     case GSD_EV_DEP_NEVER: return "dependency-never-satisfied";
+    case GSD_EV_CHECKPOINTED: return "checkpointed";
+    case GSD_EV_RESTORED: return "restored";
+    case GSD_EV_SUSPEND_FAILED: return "suspend-failed";
+    case GSD_EV_RESUME_FAILED: return "resume-failed";
     case GS_REC_SUSPEND: return "suspended";
     case GS_REC_RESUME: return "continued"; /* SIGCONT; "resumed" is a start after a requeue */
     default: return type < GS_REC_NTYPES ? gs_rec_type_name((gs_rec_type)type) : "event";
@@ -326,6 +340,59 @@ static int free_port(void)
     return port;
 }
 
+/* Per task: its global GPU indices ("3,4") in gl, node-local ones (CUDA_VISIBLE_DEVICES) in
+ * cuda, its node's name in node; task_gpus (issue 14: tasks of different sizes) in ng when
+ * given.  Malloc'ed strings: job_gpus_free. */
+static void job_gpus(gsd_sched *g, const gs_job *j, const char **node, char **cuda, char **gl,
+                     int *ng)
+{
+    for (int t = 0; t < j->ntasks; t++) {
+        /* tasks may differ in size (issue 14): each gets its own GPUs, in alloc from its offset */
+        int tg = gs_job_task_gpus(j, t), first = gs_job_task_first(j, t);
+        if (ng) ng[t] = tg;
+        size_t cap = (size_t)tg * 12 + 1;
+        cuda[t] = malloc(cap);
+        gl[t] = malloc(cap);
+        if (!cuda[t] || !gl[t]) abort();
+        cuda[t][0] = gl[t][0] = '\0';
+        size_t a = 0, b = 0;
+        for (int k = 0; k < tg; k++) {
+            int gi = j->alloc[first + k];
+            const gs_gpu *gp = gs_cluster_gpu(g->c, gi);
+            a += (size_t)snprintf(cuda[t] + a, cap - a, k ? ",%d" : "%d", gp->local);
+            b += (size_t)snprintf(gl[t] + b, cap - b, k ? ",%d" : "%d", gi);
+            if (node) node[t] = gs_cluster_node(g->c, gp->node)->name;
+        }
+    }
+}
+
+static void job_gpus_free(int nt, char **cuda, char **gl)
+{
+    for (int t = 0; t < nt; t++) {
+        free(cuda[t]);
+        free(gl[t]);
+    }
+    free(cuda);
+    free(gl);
+}
+
+/* A resume: on the GPUs the engine gave back (the same ones, or with GSD_XCAP_REMAP others of
+ * the same node: gs_engine_opts.live_remap). */
+static void resume_at(gsd_sched *g, const gs_job *j)
+{
+    int nt = j->ntasks;
+    char **cuda = calloc((size_t)nt, sizeof *cuda), **gl = calloc((size_t)nt, sizeof *gl);
+    if (!cuda || !gl) abort();
+    job_gpus(g, j, NULL, cuda, gl, NULL);
+    int rc = gsd_exec_resume_at(g->x, j->id, (const char *const *)gl, (const char *const *)cuda);
+    if (rc == GS_ENOENT)
+        gsd_log("job %lld: no tasks to continue", (long long)j->id);
+    else if (rc)
+        gsd_log("job %lld: executor %s cannot resume it on GPUs %s: %s", (long long)j->id,
+                gsd_exec_name(g->x), nt ? gl[0] : "", gs_strerror(rc));
+    job_gpus_free(nt, cuda, gl);
+}
+
 static void launch(gsd_sched *g, const gs_job *j, gs_time now)
 {
     gsd_jobx *x = gsd_jx(g, j->slot);
@@ -336,23 +403,7 @@ static void launch(gsd_sched *g, const gs_job *j, gs_time now)
     if (!node || !cuda || !gl) abort();
     int *ng = j->task_gpus ? calloc((size_t)nt, sizeof *ng) : NULL;
     if (j->task_gpus && !ng) abort();
-    for (int t = 0; t < nt; t++) {
-        /* tasks may differ in size (issue 14): each gets its own GPUs, in alloc from its offset */
-        int tg = gs_job_task_gpus(j, t), first = gs_job_task_first(j, t);
-        if (ng) ng[t] = tg;
-        size_t cap = (size_t)tg * 12 + 1;
-        cuda[t] = malloc(cap);
-        gl[t] = malloc(cap);
-        if (!cuda[t] || !gl[t]) abort();
-        size_t a = 0, b = 0;
-        for (int k = 0; k < tg; k++) {
-            int gi = j->alloc[first + k];
-            const gs_gpu *gp = gs_cluster_gpu(g->c, gi);
-            a += (size_t)snprintf(cuda[t] + a, cap - a, k ? ",%d" : "%d", gp->local);
-            b += (size_t)snprintf(gl[t] + b, cap - b, k ? ",%d" : "%d", gi);
-            node[t] = gs_cluster_node(g->c, gp->node)->name;
-        }
-    }
+    job_gpus(g, j, node, cuda, gl, ng);
     x->master_port = free_port();
     gsd_launch l = {.job_id = j->id,
                     .run = x->runs,
@@ -371,13 +422,8 @@ static void launch(gsd_sched *g, const gs_job *j, gs_time now)
                     .generation = x->el ? (int)j->generation : 0};
     if (gsd_exec_launch(g->x, &l, now, gsd_on_xev, g) == GS_EEXIST)
         gsd_log("job %lld: a run is still registered; not launching twice", (long long)j->id);
-    for (int t = 0; t < nt; t++) {
-        free(cuda[t]);
-        free(gl[t]);
-    }
+    job_gpus_free(nt, cuda, gl);
     free(node);
-    free(cuda);
-    free(gl);
     free(ng);
 }
 
@@ -410,20 +456,31 @@ void gsd_act(gsd_sched *g, gs_time now)
         case GS_REC_SUSPEND:
         case GS_REC_RESUME:
             /* SIGSTOP / SIGCONT to every task's process group; the stopped processes keep
-             * their GPU memory.  A job being stopped (preempted, cancelled, over its time
-             * limit) is left to finish its stop: freezing it would only delay its exit. */
-            if (r->type == GS_REC_SUSPEND && x->stop != GSD_STOP_NONE) {
-                gsd_log("job %lld suspended while stopping (%s): no SIGSTOP", (long long)j->id,
-                        gsd_stop_name(x->stop));
+             * their GPU memory - or with GSD_XCAP_CKPT checkpoint then SIGSTOP, SIGCONT then
+             * restore, done by the executor's worker (its outcome: GSD_X_SUSPENDED).  A job
+             * being stopped (preempted, cancelled, over its time limit, its checkpoint failed)
+             * is left to finish its stop: freezing it would only delay its exit, and the stop
+             * continues a suspended job itself. */
+            if (x->stop != GSD_STOP_NONE) {
+                gsd_log("job %lld %s while stopping (%s): no %s", (long long)j->id,
+                        event_name(r->type, x), gsd_stop_name(x->stop),
+                        r->type == GS_REC_SUSPEND ? "SIGSTOP" : "SIGCONT");
                 break;
             }
             /* (an executor without GSD_XCAP_SUSPEND never gets here: the engine refuses
              * suspends for it, and gsd_observe treats one as a fatal internal error) */
             gsd_log("job %lld %s%s%s", (long long)j->id, event_name(r->type, x),
                     r->reason[0] ? ": " : "", r->reason);
-            if (gsd_exec_suspend(g->x, j->id, r->type == GS_REC_SUSPEND) == GS_ENOENT)
-                gsd_log("job %lld: no tasks to %s", (long long)j->id,
-                        r->type == GS_REC_SUSPEND ? "suspend" : "continue");
+            if (r->type == GS_REC_RESUME)
+                resume_at(g, j);
+            else if (gsd_exec_suspend(g->x, j->id, 1) == GS_ENOENT)
+                gsd_log("job %lld: no tasks to suspend", (long long)j->id);
+            break;
+        case GSD_EV_SUSPEND_FAILED:
+            /* the fallback of a failed checkpoint-based suspend: the stop protocol */
+            if (x->stop != GSD_STOP_SUSPEND_FAILED) break;
+            gsd_log("job %lld %s: %s", (long long)j->id, event_name(r->type, x), r->reason);
+            gsd_exec_stop(g->x, j->id, now, gsd_job_grace(g, x));
             break;
         case GS_REC_FINISH:
         case GS_REC_FAIL:

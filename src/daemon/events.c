@@ -3,7 +3,10 @@
  * events.c - what the executor reports (gsd_exec_poll, gsd_exec_launch)
  * turned into daemon records and engine calls: task rows, launch failures,
  * SIGKILLs, and the end of a run (gs_engine_task_exited, gs_engine_cancel,
- * or a requeue when tasks were lost or never started).
+ * or a requeue when tasks were lost or never started), and the outcome of a
+ * checkpoint-based suspend or resume (GSD_X_SUSPENDED: ckpt_done - an event,
+ * or its fallback: a failed checkpoint stops the job and requeues it with
+ * gs_engine_requeue_suspended once its run is done; a failed restore preempts it).
  *
  * Launch failures (gsd_xev.launch_failed: the executor could not start the
  * command - never the command's own exit code) are bounded: the job's own
@@ -90,6 +93,25 @@ static void finalize_run(gsd_sched *g, const gs_job *j, const gsd_xev *ev, gs_ti
         g->forget = gsd_xrealloc(g->forget, g->capforget * sizeof *g->forget);
     }
     g->forget[g->nforget++] = j->id;
+    if (x->stop == GSD_STOP_SUSPEND_FAILED &&
+        (j->state == GS_JOB_SUSPENDED || j->state == GS_JOB_RUNNING)) {
+        /* its checkpoint-based suspend failed and it was stopped (SIGTERM, grace): back to
+         * the queue as a preempted job, from its own checkpoint (also when the policy resumed
+         * it meanwhile: its stop went on) */
+        x->exit_code = ev->exit_code;
+        char why[400];
+        snprintf(why, sizeof why,
+                 "checkpoint-based suspend failed: %s; stopped with SIGTERM%s and requeued",
+                 x->ckpt_why ? x->ckpt_why : "?", ev->killed ? " (SIGKILL after grace)" : "");
+        const char *r = gsd_intern(g, why);
+        if (j->state == GS_JOB_SUSPENDED) {
+            gs_engine_requeue_suspended(g->e, j, r, now);
+        } else {
+            gs_engine_preempt(g->e, j, r);
+            gs_engine_task_exited(g->e, j, ev->exit_code, r, now);
+        }
+        return;
+    }
     if (j->state == GS_JOB_SUSPENDED) {
         /* a suspended job's tasks are gone: cancelled (stopped on request), or ended while
          * stopped (killed from outside); either way it cannot continue */
@@ -159,6 +181,70 @@ static void finalize_run(gsd_sched *g, const gs_job *j, const gsd_xev *ev, gs_ti
         snprintf(why, sizeof why, "all tasks exited with code 0");
     }
     gs_engine_task_exited(g->e, j, ev->exit_code, gsd_intern(g, why), now);
+}
+
+/* A checkpoint-based suspend or resume finished (GSD_X_SUSPENDED): an event saying what it did,
+ * or its fallback.  A failed suspend (the processes were rolled back and keep their GPU
+ * memory; the executor keeps new tasks off those GPUs meanwhile) stops the job - SIGTERM,
+ * grace, SIGKILL, the stop protocol, acted on after the commit (gsd_act) - and requeues it when
+ * its run is done (finalize_run); a failed resume preempts it (requeued from its own
+ * checkpoint).  Nothing more when the job moved on meanwhile (resumed, stopping, ended). */
+static void ckpt_done(gsd_sched *g, const gs_job *j, gsd_jobx *x, const gsd_xev *ev, gs_time now)
+{
+    double ms = (double)ev->usec / 1000.0;
+    const char *msg = ev->msg && *ev->msg ? ev->msg : "unknown error";
+    if (!ev->failed) {
+        gsd_hist_observe(&g->m.ckpt, (double)ev->usec / 1e6);
+        if (ev->stop) {
+            g->m.ckpt_suspends++;
+            if (ev->count)
+                gsd_push_rec(g, GSD_EV_CHECKPOINTED, j->slot, now,
+                             "checkpointed %d CUDA process(es) in %.0f ms: GPU memory freed, "
+                             "SIGSTOP",
+                             ev->count, ms);
+            else
+                gsd_push_rec(g, GSD_EV_CHECKPOINTED, j->slot, now, "no CUDA process: SIGSTOP only");
+        } else {
+            g->m.ckpt_resumes++;
+            if (ev->count)
+                gsd_push_rec(g, GSD_EV_RESTORED, j->slot, now,
+                             "restored %d CUDA process(es) in %.0f ms (on GPUs %s)", ev->count, ms,
+                             x->alloc ? x->alloc : x->where);
+            else
+                gsd_push_rec(g, GSD_EV_RESTORED, j->slot, now,
+                             "no CUDA process to restore: SIGCONT only");
+        }
+        return;
+    }
+    g->m.ckpt_failures++;
+    if (ev->stop) {
+        if (j->state != GS_JOB_SUSPENDED || x->stop != GSD_STOP_NONE) {
+            gsd_push_rec(g, GSD_EV_SUSPEND_FAILED, j->slot, now,
+                         "checkpoint-based suspend failed: %s (the job %s meanwhile)", msg,
+                         x->stop != GSD_STOP_NONE ? "is being stopped" : "was resumed");
+            return;
+        }
+        x->stop = GSD_STOP_SUSPEND_FAILED;
+        x->ckpt_why = gsd_intern(g, msg);
+        gsd_mark_dirty(g, j->slot);
+        gsd_push_rec(g, GSD_EV_SUSPEND_FAILED, j->slot, now,
+                     "checkpoint-based suspend failed: %s; SIGTERM, SIGKILL after %llds, then "
+                     "requeued",
+                     msg, (long long)(gsd_job_grace(g, x) / GS_SEC));
+        return;
+    }
+    char why[400];
+    snprintf(why, sizeof why,
+             "checkpoint-based resume failed: %s; stopped with SIGTERM and requeued from its "
+             "own checkpoint",
+             msg);
+    if (j->state != GS_JOB_RUNNING || x->stop != GSD_STOP_NONE) {
+        gsd_push_rec(g, GSD_EV_RESUME_FAILED, j->slot, now,
+                     "checkpoint-based resume failed: %s (the job is being stopped)", msg);
+        return;
+    }
+    gsd_push_rec(g, GSD_EV_RESUME_FAILED, j->slot, now, "%s", why);
+    gs_engine_preempt(g->e, j, gsd_intern(g, why));
 }
 
 /* ---- cluster backends: nodes, outside use, adoption, jobs gone ------------------------------ */
@@ -471,6 +557,9 @@ void gsd_on_xev(void *ud, const gsd_xev *ev)
                      (long long)(gsd_job_grace(g, x) / GS_SEC));
         break;
     case GSD_X_RUN_DONE: finalize_run(g, j, ev, now); break;
+    case GSD_X_SUSPENDED:
+        if (ev->run == x->runs) ckpt_done(g, j, x, ev, now);
+        break;
     case GSD_X_NODE:
     case GSD_X_OUTSIDE:
     case GSD_X_ADOPT:

@@ -66,8 +66,17 @@
  * task: the shim is a child subreaper and, once it got SIGTERM, waits for
  * every descendant before it exits (a shell running a string command dies
  * of SIGTERM at once while the program it started writes its checkpoint).
- * Suspend / resume: SIGSTOP / SIGCONT to the groups (GPU memory stays held
- * while stopped).
+ * Suspend (docs/daemon.md, "Suspend"; --executor-opt suspend=auto|cuda|sigstop, cuda_lib=PATH).
+ * sigstop: SIGSTOP / SIGCONT to the groups (GPU memory stays held while stopped).  cuda (the
+ * driver's checkpoint API, cudackpt.h): suspend = lock + checkpoint every CUDA process of the
+ * job's process trees (all or nothing, rolled back on failure), then SIGSTOP; resume = SIGCONT,
+ * then restore (with remap pairs when the job moves to other GPUs of this machine) + unlock.
+ * The driver calls run on one worker thread, FIFO (op_queue / worker_main); the scheduler
+ * thread queues them and collects the outcomes at poll (ops_collect: SIGSTOP after a
+ * checkpoint, GSD_X_SUSPENDED), woken by gsd_exec_conf.wake.  A launch onto GPUs still being
+ * vacated (a checkpoint in flight, or a failed one whose processes still hold the memory)
+ * forks its tasks at once, but each waits before exec'ing the shim until the daemon closes
+ * the write end of a gate pipe (open_gates).
  *
  * Process tracking (every process a task starts, also one that left its
  * process group with setsid or a double fork).  With cgroups (`serve
@@ -84,13 +93,18 @@
  *
  * Task handle: "local:PID:STARTTICKS" (the shim's pid and start time).
  * Capabilities: suspend (SIGSTOP / SIGCONT), adopt (tasks outlive the
- * daemon); not multi-node (every task runs here, whatever node the cluster
- * names) and no resize.  log_path, log_open and task_pid read only what
- * create() set (thread-safe); everything else is the scheduler thread's.
+ * daemon), with suspend=cuda ckpt (and remap when the driver can); not
+ * multi-node (every task runs here, whatever node the cluster names) and no
+ * resize.  log_path, log_open and task_pid read only what create() set
+ * (thread-safe); the worker thread touches only its queues (under the mutex)
+ * and the gsd_cuda; everything else is the scheduler thread's.
  *
  * Invariants:
  *  - the executor never calls the engine: poll reports what happened
  *    through the callback;
+ *  - the scheduler thread never waits for the CUDA driver: every driver call is the worker's,
+ *    in the order asked; a checkpointed job is SIGSTOPped only when no later operation of its
+ *    run is queued (a resume may overtake the report), and SIGCONT always precedes a restore;
  *  - a run stays registered (and its run directory on disk) until the daemon
  *    calls forget after committing the outcome, so a crash in between finds
  *    the status files again;
@@ -1737,7 +1751,8 @@ static int local_stop(void *b, int64_t job_id, gs_time now, gs_time grace)
         r->suspended = 0;
         /* checkpointed processes are restored (and unlocked), so that the job can write its
          * own checkpoint on SIGTERM: its CUDA calls would block until then */
-        if (x->worker_on && r->susp_seen && !r->stopping) op_queue(x, r, 0, 1, NULL, NULL, 0);
+        if (x->worker_on && (r->ckpt || r->susp_ops) && !r->stopping)
+            op_queue(x, r, 0, 0, NULL, NULL, 0);
     }
     signal_run(r, SIGTERM);
     gs_time at = now + (grace > 0 ? grace : 0);

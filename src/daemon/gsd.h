@@ -83,7 +83,10 @@ typedef struct gsd_metrics {
     uint64_t finished[GS_JOB_NSTATES]; /* DONE, FAILED, CANCELLED, REJECTED since start */
     uint64_t preemptions, requeues, launches, launch_failures, kills, cycles;
     uint64_t commits;
+    /* checkpoint-based suspend (issue 17): done, and failed (then stopped, requeued) */
+    uint64_t ckpt_suspends, ckpt_resumes, ckpt_failures;
     gsd_hist wait, jct, cycle, commit;
+    gsd_hist ckpt; /* time of each checkpoint or restore */
 } gsd_metrics;
 
 /* metrics.c: counters and histograms are filled by the scheduler thread (struct gsd_sched) and
@@ -290,14 +293,16 @@ typedef struct gsd_cmd {
     json_t *result;   /* success body (owned by the command) */
 } gsd_cmd;
 
-/* GSD_STOP_DRAIN: an elastic job's generation checkpoints for a rescale (docs/elastic.md) */
+/* GSD_STOP_DRAIN: an elastic job's generation checkpoints for a rescale (docs/elastic.md);
+ * GSD_STOP_SUSPEND_FAILED: its checkpoint-based suspend failed, stopped to be requeued */
 enum {
     GSD_STOP_NONE = 0,
     GSD_STOP_PREEMPT,
     GSD_STOP_CANCEL,
     GSD_STOP_TIMEOUT,
     GSD_STOP_FAILED,
-    GSD_STOP_DRAIN
+    GSD_STOP_DRAIN,
+    GSD_STOP_SUSPEND_FAILED
 };
 const char *gsd_stop_name(int stop); /* NULL for NONE */
 

@@ -73,6 +73,8 @@ typedef struct gsd_jobx {
     int stop;                   /* GSD_STOP_* */
     const char *cancel_by;      /* interned */
     const char *last_reason;    /* interned: reason of the last record */
+    const char *ckpt_why;       /* interned: why its checkpoint-based suspend failed
+                                   (GSD_STOP_SUSPEND_FAILED), for the requeue's reason */
     int exit_code;              /* last RUN_DONE exit code, INT32_MIN if none */
     int lost_requeues;          /* requeues because tasks were lost */
     int launch_failures;        /* runs the executor could not start (GSD_XLAUNCH_JOB), since the
@@ -138,6 +140,10 @@ enum {
     GSD_EV_DEP_NEVER,                /* its dependencies can never be satisfied */
     GSD_EV_TRAINING,                 /* elastic: the first hint of a generation (LAUNCHING ends) */
     GSD_EV_UPDATED,                  /* job control: fields changed (PATCH /v1/jobs/{id}) */
+    GSD_EV_CHECKPOINTED,             /* checkpoint-based suspend done (GSD_X_SUSPENDED) */
+    GSD_EV_RESTORED,                 /* ... and its resume */
+    GSD_EV_SUSPEND_FAILED,           /* checkpoint-based suspend failed: stopped, requeued */
+    GSD_EV_RESUME_FAILED,            /* checkpoint-based resume failed: preempted */
 };
 
 typedef struct gsd_taskput {

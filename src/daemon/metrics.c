@@ -27,6 +27,8 @@ static const double wait_bounds[] = {0.1, 0.5, 1,    2.5,  5,    10,    30,   60
 static const double cycle_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
                                       0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5};
 
+static const double ckpt_bounds[] = {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
+
 void gsd_metrics_init(gsd_metrics *m)
 {
     memset(m, 0, sizeof *m);
@@ -36,6 +38,8 @@ void gsd_metrics_init(gsd_metrics *m)
     m->cycle.bounds = cycle_bounds;
     m->cycle.nb = (int)(sizeof cycle_bounds / sizeof *cycle_bounds);
     m->commit = m->cycle;
+    m->ckpt.bounds = ckpt_bounds;
+    m->ckpt.nb = (int)(sizeof ckpt_bounds / sizeof *ckpt_bounds);
 }
 
 void gsd_hist_observe(gsd_hist *h, double v)
@@ -176,9 +180,19 @@ char *gsd_metrics_text(const gsd *g, const gsd_snap *s, size_t *len)
             m->launch_failures);
     counter(&b, "gsched_task_kills_total",
             "Runs that needed SIGKILL because the grace period ran out.", m->kills);
+    counter(&b, "gsched_ckpt_suspends_total",
+            "Checkpoint-based suspends done (CUDA processes checkpointed, GPU memory freed).",
+            m->ckpt_suspends);
+    counter(&b, "gsched_ckpt_resumes_total", "Checkpoint-based resumes done (restored).",
+            m->ckpt_resumes);
+    counter(&b, "gsched_ckpt_failures_total",
+            "Checkpoint-based suspends or resumes that failed (the job was stopped, requeued).",
+            m->ckpt_failures);
     counter(&b, "gsched_schedule_cycles_total", "Scheduling cycles run.", m->cycles);
     counter(&b, "gsched_db_commits_total", "Database transactions committed.", m->commits);
     hist(&b, "gsched_job_wait_seconds", "Time from submission to first start.", &m->wait);
+    hist(&b, "gsched_ckpt_duration_seconds",
+         "Duration of a checkpoint-based suspend or resume (driver calls).", &m->ckpt);
     hist(&b, "gsched_job_completion_seconds",
          "Time from submission to the end (done, failed, cancelled).", &m->jct);
     hist(&b, "gsched_schedule_cycle_duration_seconds",

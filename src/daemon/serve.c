@@ -2,10 +2,11 @@
 /*
  * serve.c - `gsched serve`: start-up (cluster, tokens, engine, database,
  * executor, recovery, signals, HTTP), the loop that runs cycles, and
- * graceful shutdown.  With a cluster backend (GSD_XCAP_CLUSTER) the
- * executor comes before the cluster and the engine: the backend describes
- * the cluster (or checks a declared one, --cluster), and its threads may
- * wake the loop (gsd_exec_conf.wake writes the wake pipe).
+ * graceful shutdown.  The executor comes before the engine (the engine is
+ * told what it can do on this machine: live_remap with GSD_XCAP_REMAP); with
+ * a cluster backend (GSD_XCAP_CLUSTER) also before the cluster: the backend
+ * describes the cluster (or checks a declared one, --cluster).  A backend's
+ * threads may wake the loop (gsd_exec_conf.wake writes the wake pipe).
  *
  * Invariants: the thread that calls gsd_serve becomes the scheduler thread
  * and owns the gsd_sched object (on its stack); HTTP threads start only
@@ -187,6 +188,7 @@ static void node_names(gsd_sched *g)
  * line. */
 static int make_engine(gsd_sched *g, const gsd_opts *o, const gsd_exec_ops *xops)
 {
+    /* the executor exists: its capabilities of this machine count (GSD_XCAP_RUNTIME) */
     gs_diag d;
     gs_params empty;
     gs_params_init(&empty);
@@ -204,6 +206,9 @@ static int make_engine(gsd_sched *g, const gsd_opts *o, const gsd_exec_ops *xops
     eo.read_file = gs_read_data_file;
     eo.lp = gs_lp_glpk(); /* NULL without GLPK: LP policies refuse */
     eo.mech_unsupported = gsd_exec_mech_unsupported(xops);
+    /* checkpoint-based suspend that can move GPUs: a suspended job may resume on other GPUs of
+     * the node it left (the executor's restore remaps them) */
+    eo.live_remap = gsd_exec_can(g->x, GSD_XCAP_REMAP);
     gs_diag_init(&d, NULL);
     if (gs_engine_opts_from_params(params, &eo, &d) ||
         (o->policy_ops
@@ -395,8 +400,7 @@ int gsd_serve(const gsd_opts *o)
             goto out;
         }
     }
-    if (!cluster_exec && make_engine(&g, o, xops)) goto out;
-    /* database and executor */
+    /* database and executor (then the engine: it is told what the executor can do here) */
     g.state_dir = o->state_dir ? gsd_xstrdup(o->state_dir) : default_state_dir(o->db);
     gs_diag_init(&d, NULL);
     if (gsd_store_open(o->db, o->sync_full, &g.sh.store, &d)) {
@@ -444,7 +448,7 @@ int gsd_serve(const gsd_opts *o)
         goto out;
     }
     g.sh.xlog = g.x;
-    if (cluster_exec && (exec_cluster(&g, o) || make_engine(&g, o, xops))) goto out;
+    if ((cluster_exec && exec_cluster(&g, o)) || make_engine(&g, o, xops)) goto out;
     size_t machines = 0; /* node names: a machine in several HiveD chains is one per chain */
     for (size_t i = 0; g.node_first && i < gs_cluster_nnodes(g.c); i++)
         machines += g.node_first[i] == (int32_t)i;

@@ -86,6 +86,7 @@ const char *gsd_stop_name(int stop)
     case GSD_STOP_TIMEOUT: return "timeout";
     case GSD_STOP_FAILED: return "failed";
     case GSD_STOP_DRAIN: return "drain";
+    case GSD_STOP_SUSPEND_FAILED: return "suspend-failed";
     default: return NULL;
     }
 }
@@ -98,6 +99,7 @@ int gsd_stop_parse(const char *s)
     if (!strcmp(s, "timeout")) return GSD_STOP_TIMEOUT;
     if (!strcmp(s, "failed")) return GSD_STOP_FAILED;
     if (!strcmp(s, "drain")) return GSD_STOP_DRAIN;
+    if (!strcmp(s, "suspend-failed")) return GSD_STOP_SUSPEND_FAILED;
     return GSD_STOP_NONE;
 }
 

@@ -25,7 +25,9 @@ out=$(timeout 20 "$bin" serve --cluster 1x1 --policy gandiva --set pack=on --db 
 rc=$?
 check "gandiva with packing is refused in the daemon (exit 2)" [ "$rc" -eq 2 ]
 check "... saying why" grep -q "supports time-slicing only" <<< "$out"
-args=(--cluster 1x1 --policy gandiva --set quantum=1s --set introspect=1s --grace 2s)
+# suspend=sigstop: SIGSTOP / SIGCONT whatever the machine's driver (ckpt_suspend.sh: suspend=cuda)
+args=(--cluster 1x1 --policy gandiva --set quantum=1s --set introspect=1s --grace 2s
+      --executor-opt suspend=sigstop)
 # N steps of work; each step is a line "JOB RUN STEP" in the task's log
 work() { echo "i=0; while [ \$i -lt $1 ]; do i=\$((i+1)); echo \"\$GSCHED_JOB_ID \$GSCHED_RUN \$i\"; sleep 0.1; done"; }
 

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Checkpoint-based suspend live (issue 17): `gsched serve --policy gandiva` time-slices two 1-GPU
+# jobs on one GPU with the local executor's suspend=cuda, through the fake CUDA driver
+# (tests/fake_cuda.c, build/tests/fake-cuda/libcuda.so.1, loaded with cuda_lib=).  Each job's
+# shell registers itself with the fake as a CUDA process.  Checks:
+#   - the driver calls of each job are lock, checkpoint (then SIGSTOP), restore, unlock, in
+#     that order (calls.log); both jobs finish DONE with all their work in one run; the events
+#     say "CUDA checkpoint: GPU memory freed" and "checkpointed 1 CUDA process(es)", the
+#     metrics count them;
+#   - a checkpoint that fails falls back to the stop protocol: SIGTERM (the job saves), then
+#     requeued with the reason in `gsched events`; it then runs to completion;
+#   - a slow checkpoint (delay_ms) runs on the executor's worker: the daemon answers meanwhile.
+# usage: ckpt_suspend.sh GSCHED_BIN SOURCE_DIR
+set -u
+bin=$1 src=$2
+tmp=$(mktemp -d)
+. "$src/tests/e2e/lib/daemon.sh"
+
+if ! "$bin" policies | grep -q '^gandiva '; then
+  echo "ok - # SKIP 'gsched policies' does not list gandiva"
+  finish
+fi
+fake=$(dirname "$bin")/tests/fake-cuda/libcuda.so.1
+if [ ! -f "$fake" ]; then
+  echo "not ok - the fake CUDA library is not built ($fake)"
+  exit 1
+fi
+# the daemon's worker loads the fake, which reads this from the daemon's environment
+export GSCHED_FAKE_CUDA_DIR=$tmp/cuda
+D=$GSCHED_FAKE_CUDA_DIR
+mkdir -p "$D"
+args=(--cluster 1x1 --policy gandiva --set quantum=1s --set introspect=1s --grace 3s
+      --executor-opt suspend=cuda --executor-opt "cuda_lib=$fake")
+# N steps of work by a "CUDA process" (its shell, registered with the fake); each step a line
+# "JOB RUN STEP"; on SIGTERM it says "saved" and exits 143 (the checkpoint protocol)
+work() {
+  echo "trap 'echo saved; exit 143' TERM; echo running > $D/proc.\$\$; echo \"pid \$\$\"; i=0; \
+while [ \$i -lt $1 ]; do i=\$((i+1)); echo \"\$GSCHED_JOB_ID \$GSCHED_RUN \$i\"; sleep 0.1; done"
+}
+# the pid the job's run N registered (its "pid" line)
+cpid() { g logs "$1" 2>/dev/null | awk '$1 == "pid" { print $2 }' | sed -n "${2:-1}p"; }
+# the driver calls of pid $1 in calls.log (but state queries), as words: "lock checkpoint ..."
+calls_of() { awk -v p="$1" '$2 == p && $1 != "state" { printf "%s ", $1 }' "$D/calls.log"; }
+# 0 when the calls of pid $1 match the extended regex $2 (whole)
+calls_are() {
+  local got
+  got=$(calls_of "$1")
+  [[ $got =~ ^$2$ ]] || { echo "  calls of pid $1: '$got'"; return 1; }
+}
+
+d_start ck "${args[@]}" || { bad "daemon start"; finish; }
+check "the daemon says suspend uses the CUDA checkpoint" \
+  grep -q "suspend: CUDA checkpoint (driver API 13.0" "$DDIR/daemon.log"
+a=$(gsub --name A -- sh -c "$(work 30)")
+b=$(gsub --name B -- sh -c "$(work 30)")
+wait_idle 90 || bad "time-sliced jobs done"
+check "time-slicing: both jobs DONE" [ "$(state "$a")" = DONE ] && [ "$(state "$b")" = DONE ]
+check "time-slicing: all the work done in one run each" \
+  [ "$(g logs "$a" | grep -c "^$a 1 ")" = 30 ] && [ "$(g logs "$b" | grep -c "^$b 1 ")" = 30 ]
+ev=$(events "$a")
+check "A: suspended, checkpointed, continued, restored" \
+  contains "$ev" "suspended checkpointed continued restored"
+da=$(g describe job "$a")
+check "the suspend event says the GPU memory is freed" contains "$da" "CUDA checkpoint: GPU memory freed on n0:0"
+check "... and the checkpoint how many processes" contains "$da" "checkpointed 1 CUDA process(es) in"
+check "... and the resume its restore" contains "$da" "restored 1 CUDA process(es) in"
+pa=$(cpid "$a") pb=$(cpid "$b")
+# every suspend: lock, checkpoint; every resume: restore, unlock - in that order.  (A job may end
+# right after its last resume, before the worker restores it: its process is gone by then, the
+# event says "no CUDA process to restore", and its calls end with a checkpoint.)
+cycle="lock checkpoint restore unlock "
+check "A's driver calls: (lock, checkpoint, restore, unlock) x$(calls_of "$pa" | grep -o unlock | wc -l)" \
+  calls_are "$pa" "($cycle)+(lock checkpoint )?"
+check "B's driver calls: the same order" calls_are "$pb" "($cycle)+(lock checkpoint )?"
+met=$(dcurl -s "$URL/metrics")
+check "metrics count the checkpoints" grep -Eq '^gsched_ckpt_suspends_total [1-9]' <<< "$met"
+check "... and no failure" grep -q '^gsched_ckpt_failures_total 0' <<< "$met"
+
+echo "# a failing checkpoint: SIGTERM, requeue"
+echo checkpoint > "$D/fail"
+c=$(gsub --name C -- sh -c "$(work 40)")
+e=$(gsub --name E -- sh -c "$(work 40)")
+seen=""
+for _ in $(seq 300); do
+  if g events -n 200 --no-headers 2>/dev/null | grep -q "checkpoint-based suspend failed"; then
+    seen=1
+    break
+  fi
+  sleep 0.1
+done
+check "the failed checkpoint is an event" [ -n "$seen" ]
+req=""
+for _ in $(seq 300); do
+  req=$(g events -n 200 --no-headers 2>/dev/null | grep "stopped with SIGTERM and requeued")
+  [ -n "$req" ] && break
+  sleep 0.1
+done
+check "the job is requeued with the reason in gsched events" \
+  contains "$req" "checkpoint-based suspend failed: checkpoint of pid"
+f=$(awk '{ print $5 }' <<< "$req" | head -1) # TIME ID KIND TYPE JOB USER REASON
+check "the requeued job saved on SIGTERM (the checkpoint protocol)" \
+  [ "$(g logs "$f" 2>/dev/null | grep -c '^saved')" -ge 1 ]
+pf=$(cpid "$f")
+check "its process was rolled back (lock, checkpoint failed, unlock), never left locked" \
+  calls_are "$pf" "lock checkpoint unlock "
+: > "$D/fail"
+wait_idle 90 || bad "jobs done after the failure"
+check "both jobs DONE in the end" [ "$(state "$c")" = DONE ] && [ "$(state "$e")" = DONE ]
+check "metrics count the failure" grep -Eq '^gsched_ckpt_failures_total [1-9]' <<< "$(dcurl -s "$URL/metrics")"
+
+echo "# a slow checkpoint: the daemon answers meanwhile"
+echo 3000 > "$D/delay_ms"
+h=$(gsub --name H -- sh -c "$(work 40)")
+k=$(gsub --name K -- sh -c "$(work 40)")
+inflight=""
+for _ in $(seq 300); do
+  # the fake logs a checkpoint when it starts it, then sleeps delay_ms
+  if [ -n "$(cpid "$h")$(cpid "$k")" ] &&
+     grep -Eq "^checkpoint ($(cpid "$h")|$(cpid "$k"))\$" "$D/calls.log"; then
+    inflight=1
+    break
+  fi
+  sleep 0.05
+done
+check "a slow checkpoint started" [ -n "$inflight" ]
+t0=$(date +%s%N)
+q=$(g queue --no-headers 2>&1)
+t1=$(date +%s%N)
+check "the daemon answered during it in $(( (t1 - t0) / 1000000 )) ms (under 1.5 s)" \
+  [ $(( (t1 - t0) / 1000000 )) -lt 1500 ] && [ -n "$q" ]
+: > "$D/delay_ms"
+g cancel "$h" "$k" > /dev/null
+wait_idle 60 || bad "idle"
+d_stop || bad "graceful stop"
+finish
