@@ -46,3 +46,19 @@ echo "| trace | Tiresias avg / median / p95 JCT s | gsched gandiva-emul |"
 echo "|---|---|---|"
 awk -F, '$1=="gandiva-emul" { printf "| 1-day window, n32g8_2sw | 13,823.5 / 7,081 / 20,189 | %.1f / %.1f / %.1f |\n", $6, $7, $8 }' "$OUT/emul-day/compare.csv"
 awk -F, '$1=="gandiva-emul" { printf "| 60_job.csv, n2g8 | 475.3 / 235.5 / 1,636 | %.1f / %.1f / %.1f |\n", $6, $7, $8 }' "$OUT/emul-60/compare.csv"
+echo
+echo "### Suspend mechanisms (suspend_mech): hpsearch on 2x8:V100 (pack=off), 1-day window (defaults)"
+mechs() { # name cluster trace policy-prefix
+  local p=$4
+  run "$1" "$2" "$3" "$p:suspend_mech=copy,$p:suspend_mech=sigstop,$p:suspend_mech=cuda,$p:suspend_mech=restart"
+  echo "| policy | avg JCT s | makespan s | GPU util | suspends | GPU-h suspending / resuming |"
+  echo "|---|---|---|---|---|---|"
+  for m in copy sigstop cuda restart; do
+    local s
+    s=$(sed -n 's/^ *"suspend": \([0-9.]*\),*$/\1/p' "$OUT/$1/$p:suspend_mech=$m/summary.json")
+    awk -F, -v p="$p:suspend_mech=$m" -v s="$s" '$1==p { printf "| %s | %.1f | %.1f | %.1f%% | %d | %.2f |\n",
+      $1, $6, $11, 100*$12, $17, s/3600 }' "$OUT/$1/compare.csv"
+  done
+}
+mechs mech-hp 2x8:V100 data/examples/hpsearch.csv gandiva:pack=off
+mechs mech-day $S/n32g8_2sw.csv $S/philly_20171002_tiresias.csv gandiva

@@ -102,7 +102,15 @@ static void sim_usage(FILE *f)
         "type; on another type it runs at its profile's throughput ratio:\n"
         "  --set ref_gpu_type=TYPE       the reference type (default: the profiles', V100)\n"
         "  --set type_speed=on|off       off: every type runs at the reference speed (on)\n"
-        "  --set profiles=FILE           profiles (default: built in, Gavel's measurements)\n");
+        "  --set profiles=FILE           profiles (default: built in, Gavel's measurements)\n"
+        "\n"
+        "Suspend/resume (time-slicing: gandiva, gandiva-emul; docs/costs.md):\n"
+        "  --set suspend_mech=copy|sigstop|cuda|restart  copy (default): mini-batch wait +\n"
+        "                      suspend_copy each way; sigstop: free, the memory stays on its\n"
+        "                      GPUs (resumes only there); cuda: CUDA checkpoint, ckpt_fixed +\n"
+        "                      memory / bandwidth each way; restart: t_save, t_restore + t_init\n"
+        "  --set ckpt_fixed=DURATION     cuda: fixed part of a checkpoint or restore (200ms)\n"
+        "  --set ckpt_d2h_bw=B/S, ckpt_h2d_bw=B/S  cuda: per-GPU copy bandwidth (1e10)\n");
 }
 
 typedef struct progress_ctx {

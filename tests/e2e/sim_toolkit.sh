@@ -189,7 +189,8 @@ expect 2 "value '1' listed twice" -- "$bin" sim --cluster "$spec" --trace "$day"
 
 # --- --help lists the options
 "$bin" sim --help > "$tmp/help.txt"
-for o in --seeds --window --sweep 'NAME\[:KEY=VALUE'; do
+for o in --seeds --window --sweep 'NAME\[:KEY=VALUE' 'suspend_mech=copy|sigstop|cuda|restart' \
+  ckpt_fixed ckpt_d2h_bw ckpt_h2d_bw; do
   check "--help: $o" grep -q -- "$o" "$tmp/help.txt"
 done
 
