@@ -115,11 +115,16 @@ extern "C" {
 #define GS_SPREAD_LEVELS 6
 
 /* Defaults of suspend_mech=cuda (one fixed cost per checkpoint or restore, then the per-GPU
- * memory at these bandwidths).  Placeholders until the H200 measurement of docs/gpu.md replaces
- * them: change them here (docs/costs.md quotes them). */
+ * memory at these rates): fits to the CUDA checkpoint measured on an NVIDIA H200 (driver
+ * 580.159.04, CUDA 13.0; one process holding 2.7 to 49 GiB of GPU memory: checkpoint 1.8 to
+ * 32.7 s, restore 0.56 to 8.9 s), within about 25 % (35 % at worst; docs/costs.md has the
+ * points).  The checkpoint's device-to-host rate is far below PCIe bandwidth: the driver
+ * copies into freshly allocated pageable host memory.  Change them here (docs/costs.md,
+ * docs/gandiva.md, docs/policies.md and gsched sim --help quote them and figures computed
+ * with them). */
 #define GS_CKPT_FIXED_DEFAULT  (200 * GS_MSEC) /* lock + checkpoint (or restore + unlock) */
-#define GS_CKPT_D2H_BW_DEFAULT 1e10            /* bytes/s, device to host (suspend) */
-#define GS_CKPT_H2D_BW_DEFAULT 1e10            /* bytes/s, host to device (resume) */
+#define GS_CKPT_D2H_BW_DEFAULT 1.7e9           /* bytes/s, device to host (suspend) */
+#define GS_CKPT_H2D_BW_DEFAULT 5.5e9           /* bytes/s, host to device (resume) */
 
 typedef enum gs_suspend_mech {
     GS_SUSPEND_COPY = 0,    /* Gandiva's: mini-batch wait, suspend_copy each way (default) */

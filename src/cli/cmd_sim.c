@@ -110,7 +110,8 @@ static void sim_usage(FILE *f)
         "                      GPUs (resumes only there); cuda: CUDA checkpoint, ckpt_fixed +\n"
         "                      memory / bandwidth each way; restart: t_save, t_restore + t_init\n"
         "  --set ckpt_fixed=DURATION     cuda: fixed part of a checkpoint or restore (200ms)\n"
-        "  --set ckpt_d2h_bw=B/S, ckpt_h2d_bw=B/S  cuda: per-GPU copy bandwidth (1e10)\n");
+        "  --set ckpt_d2h_bw=B/S, ckpt_h2d_bw=B/S  cuda: per-GPU copy rate, checkpoint\n"
+        "                      (1.7e9) and restore (5.5e9)\n");
 }
 
 typedef struct progress_ctx {
