@@ -112,6 +112,15 @@ static void finalize_run(gsd_sched *g, const gs_job *j, const gsd_xev *ev, gs_ti
         }
         return;
     }
+    if (j->state == GS_JOB_SUSPENDED && x->stop == GSD_STOP_NONE && !ev->exit_code && !ev->lost &&
+        !ev->killed) {
+        /* its tasks finished their work (exit 0) as it was being suspended: a checkpoint-based
+         * suspend is carried out after the decision, and the tasks run until it is done */
+        x->exit_code = 0;
+        gs_engine_task_exited(g->e, j, 0, "all tasks exited with code 0 (as it was suspended)",
+                              now);
+        return;
+    }
     if (j->state == GS_JOB_SUSPENDED) {
         /* a suspended job's tasks are gone: cancelled (stopped on request), or ended while
          * stopped (killed from outside); either way it cannot continue */
@@ -239,8 +248,12 @@ static void ckpt_done(gsd_sched *g, const gs_job *j, gsd_jobx *x, const gsd_xev 
              "own checkpoint",
              msg);
     if (j->state != GS_JOB_RUNNING || x->stop != GSD_STOP_NONE) {
+        /* suspended again meanwhile: its processes stay checkpointed, and the next resume
+         * restores them; being stopped: SIGKILL ends what SIGTERM cannot */
         gsd_push_rec(g, GSD_EV_RESUME_FAILED, j->slot, now,
-                     "checkpoint-based resume failed: %s (the job is being stopped)", msg);
+                     "checkpoint-based resume failed: %s (%s)", msg,
+                     x->stop != GSD_STOP_NONE ? "the job is being stopped"
+                                              : "the job was suspended again meanwhile");
         return;
     }
     gsd_push_rec(g, GSD_EV_RESUME_FAILED, j->slot, now, "%s", why);

@@ -105,7 +105,12 @@ check "its process was rolled back (lock, checkpoint failed, unlock), never left
   calls_are "$pf" "lock checkpoint unlock "
 : > "$D/fail"
 wait_idle 90 || bad "jobs done after the failure"
-check "both jobs DONE in the end" [ "$(state "$c")" = DONE ] && [ "$(state "$e")" = DONE ]
+if [ "$(state "$c")" = DONE ] && [ "$(state "$e")" = DONE ]; then
+  ok "both jobs DONE in the end"
+else
+  bad "both jobs DONE in the end"
+  g describe job "$c" | sed 's/^/  /'; g describe job "$e" | sed 's/^/  /'
+fi
 check "metrics count the failure" grep -Eq '^gsched_ckpt_failures_total [1-9]' <<< "$(dcurl -s "$URL/metrics")"
 
 echo "# a slow checkpoint: the daemon answers meanwhile"
@@ -131,5 +136,61 @@ check "the daemon answered during it in $(( (t1 - t0) / 1000000 )) ms (under 1.5
 : > "$D/delay_ms"
 g cancel "$h" "$k" > /dev/null
 wait_idle 60 || bad "idle"
+
+echo "# a job that ends (exit 0) while its checkpoint is under way is DONE"
+echo 2500 > "$D/delay_ms"
+p=$(gsub --name P -- sh -c "$(work 13)")
+q=$(gsub --name Q -- sh -c "$(work 5)")
+wait_idle 60 || bad "P and Q done"
+: > "$D/delay_ms"
+check "P was suspended" contains "$(events "$p")" "suspended"
+check "P (its work done during the checkpoint) is DONE" [ "$(state "$p")" = DONE ]
+check "Q is DONE" [ "$(state "$q")" = DONE ]
+# (the worker finishes P's checkpoint before the next section)
+sleep 3
+
+echo "# a failing restore: the job is preempted, requeued, and runs again"
+r1=$(gsub --name R1 -- sh -c "$(work 30)")
+r2=$(gsub --name R2 -- sh -c "$(work 30)")
+# once one of them is checkpointed (the worker is done with the jobs before), its restore fails
+for _ in $(seq 300); do
+  g describe job "$r1" | grep -q "checkpointed 1 CUDA" && break
+  g describe job "$r2" | grep -q "checkpointed 1 CUDA" && break
+  sleep 0.05
+done
+echo restore > "$D/fail"
+req=""
+for _ in $(seq 300); do
+  req=$(g events -n 300 --no-headers 2>/dev/null | grep "checkpoint-based resume failed: restore of pid")
+  [ -n "$req" ] && break
+  sleep 0.1
+done
+check "the failed restore is an event with the driver's reason" [ -n "$req" ]
+: > "$D/fail"
+rf=$(awk '{ print $5 }' <<< "$req" | head -1)
+check "... and the job was requeued from its own checkpoint" \
+  contains "$(g describe job "$rf" 2>/dev/null)" "stopped with SIGTERM and requeued from its own checkpoint"
+wait_idle 90 || bad "jobs done after the failed restore"
+check "both jobs DONE in the end" [ "$(state "$r1")" = DONE ] && [ "$(state "$r2")" = DONE ]
+d_stop || bad "graceful stop"
+
+echo "# two GPUs, three jobs: a suspended job resumes on the other GPU (restore with a remap)"
+: > "$D/calls.log"
+d_start ck2 --cluster 1x2 --policy gandiva --set quantum=1s --set introspect=1s --grace 3s \
+  --executor-opt suspend=cuda --executor-opt "cuda_lib=$fake" || { bad "daemon start"; finish; }
+ids=""
+for n in X Y Z; do ids="$ids $(gsub --name $n -- sh -c "$(work 40)")"; done
+wait_idle 120 || bad "three jobs on two GPUs done"
+for id in $ids; do
+  check "job $id DONE with all its work in one run" [ "$(g logs "$id" | grep -c "^$id 1 ")" = 40 ]
+done
+check "a restore moved a job to the other GPU (pairs 0>1 or 1>0 in calls.log)" \
+  grep -Eq "^restore [0-9]+ pairs (0>1|1>0)\$" "$D/calls.log"
+moved=""
+for id in $ids; do
+  contains "$(g describe job "$id")" "CUDA restore on n0:" && \
+    g describe job "$id" | grep -q "restored 1 CUDA process(es) in .* (on GPUs" && moved=1
+done
+check "the restored events say on which GPUs" [ -n "$moved" ]
 d_stop || bad "graceful stop"
 finish
