@@ -1043,13 +1043,14 @@ static void ckpt_suspend_resume(void)
     gsd_exec_destroy(x);
 }
 
-/* A slow checkpoint (delay_ms) runs on the worker: suspend returns at once and the caller keeps
+/* A slow checkpoint (delay_ms 3 s: time for the other job to start under a loaded sanitizer
+ * build) runs on the worker: suspend returns at once and the caller keeps
  * polling; a launch onto the GPUs being vacated waits for it (its tasks start only once the
  * checkpoint is done), a launch onto other GPUs does not. */
 static void ckpt_async_and_launch_waits(void)
 {
     cuda_dir();
-    cuda_put("delay_ms", "1500\n");
+    cuda_put("delay_ms", "3000\n");
     gs_diag d;
     int rc;
     gsd_exec *x = cuda_exec("cuda", FAKE_CUDA_DIR, &d, &rc);
@@ -1068,7 +1069,7 @@ static void ckpt_async_and_launch_waits(void)
     ASSERT_OK(gsd_exec_launch(x, &c.l, now_us(), on_ev, &s));
     ASSERT_CONTAINS(logbuf, "job 83: its GPUs are being vacated by job 82 (checkpoint)");
     int waited = 0;
-    for (int i = 0; i < 500 && !s.susp; i++) {
+    for (int i = 0; i < 1000 && !s.susp; i++) {
         gs_time p0 = now_us();
         gsd_exec_poll(x, now_us(), on_ev, &s);
         ASSERT(now_us() - p0 < 500 * GS_MSEC); /* nor does a poll */
@@ -1080,7 +1081,7 @@ static void ckpt_async_and_launch_waits(void)
     }
     ASSERT_EQ(s.susp, 1);
     ASSERT_EQ(s.lsusp.failed, 0);
-    ASSERT(s.lsusp.usec >= 1400 * 1000);
+    ASSERT(s.lsusp.usec >= 2900 * 1000);
     ASSERT(waited > 0); /* the job on other GPUs ran during the checkpoint */
     char path[512];
     gsd_exec_log_path(x, 83, 0, path, sizeof path);
