@@ -370,6 +370,7 @@
   }
   function gpuTitle(node, g) {
     let t = `${node}:${g.local} ${g.type} (GPU ${g.index}) ${g.state}`;
+    if (g.health_reason) t += `: ${g.health_reason}`;
     if (g.job !== null && g.job !== undefined)
       t = `job ${g.job}${g.job_name ? ' (' + g.job_name + ')' : ''}\nuser ${g.user || '?'}\nVC ${g.vc || '?'}\n` + t;
     return t;

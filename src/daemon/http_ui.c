@@ -102,6 +102,7 @@ static json_t *gpu_json(hctx *h, const gsd_snap *s, int gi)
     const gsd_gview *gv = &s->gpus[gi];
     const gsd_nview *n = &s->nodes[gv->node];
     const char *state = gv->outside                                         ? "outside"
+                        : gv->health == 2                                   ? "unhealthy"
                         : gv->down && n->admin && !strcmp(n->admin, "down") ? "down"
                         : gv->down && n->drain                              ? "drained"
                         : gv->down && n->bad                                ? "bad"
@@ -112,6 +113,10 @@ static json_t *gpu_json(hctx *h, const gsd_snap *s, int gi)
                           "type", gv->type, "state", state);
     const gsd_jview *v = gv->job >= 0 ? gsd_snap_find(s, gv->job) : NULL;
     int visible = gv->job >= 0 && (h->id.admin || (v && hx_may_see(h, v->user)));
+    /* GPU health (issue 17): why the watch finds it unhealthy, for the map's tooltip */
+    json_object_set_new(o, "health_reason",
+                        gv->health == 2 && gv->health_why ? json_string(gv->health_why)
+                                                          : json_null());
     json_object_set_new(o, "job", visible ? json_integer(gv->job) : json_null());
     json_object_set_new(o, "job_name",
                         visible && v && v->name ? json_string(v->name) : json_null());

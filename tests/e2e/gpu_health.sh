@@ -69,6 +69,8 @@ expect 0 "^$host .*GPU $ga unhealthy: Xid 79: GPU has fallen off the bus" -- g n
 expect 0 "GPU $ga unhealthy since .*: Xid 79" -- g describe node "$host"
 expect 0 '"reason": "Xid 79: GPU has fallen off the bus"' -- g describe node "$host" --json
 expect 0 "gsched_gpu_healthy\\{node=\"$host\",gpu=\"$ga\"\\} 0" -- dcurl -s "$URL/metrics"
+expect 0 '"state": *"unhealthy"' -- bash -c "dcurl -s '$URL/v1/cluster' | python3 -m json.tool"
+expect 0 '"health_reason": *"Xid 79: GPU has fallen off the bus"' -- bash -c "dcurl -s '$URL/v1/cluster' | python3 -m json.tool"
 expect 0 "gsched_gpu_xid_errors_total\\{node=\"$host\",gpu=\"$ga\"\\} [1-9]" -- dcurl -s "$URL/metrics"
 b=$(runner)
 sleep 1.5 # cycles: b must not be placed on the bad GPU
