@@ -1165,6 +1165,43 @@ static void ckpt_failures(void)
     gsd_exec_destroy(x);
 }
 
+/* A checkpoint that fails after the job was resumed meanwhile (the resume is queued behind it)
+ * leaves the job running on its own GPUs: it does not hold back later launches onto them as a
+ * failed suspend whose processes are being stopped does. */
+static void ckpt_failed_after_resume(void)
+{
+    cuda_dir();
+    cuda_put("delay_ms", "800\n");
+    cuda_put("fail", "checkpoint\n");
+    gs_diag d;
+    int rc;
+    gsd_exec *x = cuda_exec("cuda", FAKE_CUDA_DIR, &d, &rc);
+    ASSERT_OK(rc);
+    job a, b;
+    cuda_job(&a, 92, "0,1", 1);
+    cuda_job(&b, 93, "1", 0);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &a.l, now_us(), on_ev, &s));
+    ASSERT(wait_log(x, 92, "task-is-up"));
+    ASSERT_OK(gsd_exec_suspend(x, 92, 1));
+    ASSERT_OK(gsd_exec_suspend(x, 92, 0)); /* resumed before the checkpoint is done */
+    ASSERT(wait_susp(x, &s, 2, 10));
+    ASSERT_EQ(s.lsusp.stop, 0);
+    cuda_put("fail", "");
+    cuda_put("delay_ms", "0\n");
+    /* job 92 runs on GPUs 0,1 as before; a job packed onto GPU 1 starts at once */
+    ASSERT_OK(gsd_exec_launch(x, &b.l, now_us(), on_ev, &s));
+    for (int i = 0; i < 250 && !started(93); i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    ASSERT(started(93));
+    ASSERT(!strstr(logbuf, "job 93: its GPUs are being vacated"));
+    end_job(x, 93, &b);
+    end_job(x, 92, &a);
+    gsd_exec_destroy(x);
+}
+
 /* A job without CUDA processes is simply SIGSTOPped (reported ok, count 0), with no driver call
  * but state queries; resume moves GPUs through remap pairs (node-local, in task order). */
 static void ckpt_no_cuda_and_remap(void)
@@ -1298,6 +1335,7 @@ static const test_case tests[] = {
 #ifdef FAKE_CUDA_DIR
     {"ckpt_suspend_resume", ckpt_suspend_resume},
     {"ckpt_async_and_launch_waits", ckpt_async_and_launch_waits},
+    {"ckpt_failed_after_resume", ckpt_failed_after_resume},
     {"ckpt_failures", ckpt_failures},
     {"ckpt_no_cuda_and_remap", ckpt_no_cuda_and_remap},
     {"ckpt_options", ckpt_options},

@@ -1111,7 +1111,9 @@ static void ops_collect(xlocal *x, gsd_xev_fn fn, void *ud)
         if (op->stop) {
             r->susp_ops--;
             r->ckpt = !op->rc && op->res.nproc > 0;
-            r->ckpt_failed = op->rc != 0;
+            /* resumed meanwhile (its restore is queued behind): the rollback left it running
+             * on GPUs that are its own again, nothing to keep others off */
+            r->ckpt_failed = op->rc != 0 && r->suspended;
             if (!op->rc && r->suspended && !r->ops && !r->stopping) signal_run(r, SIGSTOP);
         } else if (!op->rc) {
             r->ckpt = 0;
