@@ -1202,6 +1202,39 @@ static void ckpt_failed_after_resume(void)
     gsd_exec_destroy(x);
 }
 
+/* A resume unlocks a process left locked but not checkpointed (a daemon killed between the lock
+ * and the checkpoint: the next one adopts the job as running and resumes it), restoring only
+ * what is checkpointed: otherwise its CUDA calls would block for good. */
+static void ckpt_resume_unlocks_locked(void)
+{
+    cuda_dir();
+    gs_diag d;
+    int rc;
+    gsd_exec *x = cuda_exec("cuda", FAKE_CUDA_DIR, &d, &rc);
+    ASSERT_OK(rc);
+    job a;
+    cuda_job(&a, 94, "0", 1);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &a.l, now_us(), on_ev, &s));
+    ASSERT(wait_log(x, 94, "task-is-up"));
+    int64_t pid = job_pid(94);
+    char pf[64], ul[64], rs[64];
+    snprintf(pf, sizeof pf, "proc.%lld", (long long)pid);
+    snprintf(ul, sizeof ul, "unlock %lld\n", (long long)pid);
+    snprintf(rs, sizeof rs, "restore %lld", (long long)pid);
+    cuda_put(pf, "locked\n");
+    ASSERT_OK(gsd_exec_suspend(x, 94, 0));
+    ASSERT(wait_susp(x, &s, 1, 10));
+    ASSERT_EQ(s.lsusp.stop, 0);
+    ASSERT_EQ(s.lsusp.failed, 0);
+    ASSERT_EQ(s.lsusp.count, 1);
+    ASSERT_CONTAINS(cuda_file("calls.log"), ul);
+    ASSERT_EQ(pos(cuda_file("calls.log"), rs), -1);
+    ASSERT_CONTAINS(cuda_file(pf), "running");
+    end_job(x, 94, &a);
+    gsd_exec_destroy(x);
+}
+
 /* A job without CUDA processes is simply SIGSTOPped (reported ok, count 0), with no driver call
  * but state queries; resume moves GPUs through remap pairs (node-local, in task order). */
 static void ckpt_no_cuda_and_remap(void)
@@ -1336,6 +1369,7 @@ static const test_case tests[] = {
     {"ckpt_suspend_resume", ckpt_suspend_resume},
     {"ckpt_async_and_launch_waits", ckpt_async_and_launch_waits},
     {"ckpt_failed_after_resume", ckpt_failed_after_resume},
+    {"ckpt_resume_unlocks_locked", ckpt_resume_unlocks_locked},
     {"ckpt_failures", ckpt_failures},
     {"ckpt_no_cuda_and_remap", ckpt_no_cuda_and_remap},
     {"ckpt_options", ckpt_options},

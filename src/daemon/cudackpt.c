@@ -430,3 +430,27 @@ int gsd_cuda_resume(gsd_cuda *c, const int *pids, size_t n, const int *from, con
     r->nproc = (int)restored;
     return e != 0 || unlock_failed ? GS_EIO : 0;
 }
+
+int gsd_cuda_unlock(gsd_cuda *c, const int *pids, size_t n, gsd_cuda_result *r)
+{
+    gsd_cuda_result dummy;
+    if (!r) r = &dummy;
+    result_init(r);
+    if (!c) return GS_EINVAL;
+    int rc = check_pids(pids, n, r);
+    if (rc) return rc;
+    int64_t t0 = mono_usec();
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        cu_result f = do_unlock(c, pids[i]);
+        if (f != 0) {
+            if (!r->failed_pid) r->failed_pid = pids[i];
+            fail_msg(c, r, "unlock", pids[i], f);
+            failed = 1;
+        }
+    }
+    r->phase_usec[1] = mono_usec() - t0;
+    r->usec = r->phase_usec[1];
+    r->nproc = (int)n;
+    return failed ? GS_EIO : 0;
+}

@@ -66,4 +66,9 @@ int gsd_cuda_suspend(gsd_cuda *c, const int *pids, size_t n, unsigned timeout_ms
 int gsd_cuda_resume(gsd_cuda *c, const int *pids, size_t n, const int *from, const int *to,
                     size_t nremap, gsd_cuda_result *r);
 
+/* Unlock every pid (locked, not checkpointed: a checkpoint cut short, e.g. by a daemon that died
+ * between the lock and the checkpoint).  GS_EIO with msg when one failed (the others are still
+ * unlocked); GS_EINVAL: a pid <= 0. */
+int gsd_cuda_unlock(gsd_cuda *c, const int *pids, size_t n, gsd_cuda_result *r);
+
 #endif

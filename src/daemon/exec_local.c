@@ -918,27 +918,37 @@ static long tree_pids(pid_t root, pid_t *out, long cap)
 }
 
 /* The worker's part of an operation: the CUDA processes of the job's process trees (those the
- * driver knows: running ones for a checkpoint, checkpointed ones for a restore), then one
- * all-or-nothing gsd_cuda_suspend or gsd_cuda_resume over them.  A job with none: nothing to
- * do (count 0, its tasks are only signalled). */
+ * driver knows: running ones for a checkpoint, checkpointed ones for a restore, locked ones for
+ * an unlock), then one all-or-nothing gsd_cuda_suspend or gsd_cuda_resume over them.  A job with
+ * none: nothing to do (count 0, its tasks are only signalled). */
 static void op_run(xlocal *x, xop *op)
 {
     double t0 = mono_sec();
-    int *pids = NULL;
-    size_t n = 0, cap = 0;
+    int *pids = NULL, *locked = NULL;
+    size_t n = 0, cap = 0, nl = 0, capl = 0;
     for (int i = 0; i < op->nroots; i++) {
         pid_t v[4096];
         long k = tree_pids(op->roots[i], v, sizeof v / sizeof *v);
         for (long j = 0; j < k; j++) {
             int st = gsd_cuda_state(x->cuda, (int)v[j]);
-            if (st != (op->stop ? GSD_CUDA_RUNNING : GSD_CUDA_CHECKPOINTED)) continue;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 16;
-                int *nv = realloc(pids, cap * sizeof *nv);
-                if (!nv) abort();
-                pids = nv;
+            /* a resume also unlocks a process left locked by a checkpoint cut short (a daemon
+             * that died between the lock and the checkpoint): its CUDA calls block until then */
+            int **lv = &pids;
+            size_t *ln = &n, *lc = &cap;
+            if (!op->stop && st == GSD_CUDA_LOCKED) {
+                lv = &locked;
+                ln = &nl;
+                lc = &capl;
+            } else if (st != (op->stop ? GSD_CUDA_RUNNING : GSD_CUDA_CHECKPOINTED)) {
+                continue;
             }
-            pids[n++] = (int)v[j];
+            if (*ln == *lc) {
+                *lc = *lc ? *lc * 2 : 16;
+                int *nv = realloc(*lv, *lc * sizeof *nv);
+                if (!nv) abort();
+                *lv = nv;
+            }
+            (*lv)[(*ln)++] = (int)v[j];
         }
     }
     memset(&op->res, 0, sizeof op->res);
@@ -948,11 +958,22 @@ static void op_run(xlocal *x, xop *op)
         op->rc = gsd_cuda_suspend(x->cuda, pids, n, GSD_CKPT_LOCK_TIMEOUT_MS, &op->res);
     else
         op->rc = gsd_cuda_resume(x->cuda, pids, n, op->from, op->to, op->nremap, &op->res);
+    if (nl) {
+        gsd_cuda_result ur;
+        int urc = gsd_cuda_unlock(x->cuda, locked, nl, &ur);
+        if (urc) {
+            size_t len = strlen(op->res.msg);
+            snprintf(op->res.msg + len, sizeof op->res.msg - len, "%s%s", len ? "; " : "",
+                     ur.msg[0] ? ur.msg : gs_strerror(urc));
+            if (!op->rc) op->rc = urc;
+        }
+    }
     if (op->rc && !op->res.msg[0])
         snprintf(op->res.msg, sizeof op->res.msg, "%s", gs_strerror(op->rc));
-    op->res.nproc = (int)n;
+    op->res.nproc = (int)(n + nl);
     op->res.usec = (int64_t)((mono_sec() - t0) * 1e6);
     free(pids);
+    free(locked);
 }
 
 /* One thread does every driver call, in the order they were asked for (FIFO: a resume on GPUs
