@@ -206,13 +206,23 @@ static void ckpt_done(gsd_sched *g, const gs_job *j, gsd_jobx *x, const gsd_xev 
         gsd_hist_observe(&g->m.ckpt, (double)ev->usec / 1e6);
         if (ev->stop) {
             g->m.ckpt_suspends++;
+            /* resumed or stopped while the checkpoint ran: the executor does not SIGSTOP it, and
+             * the restore queued behind the checkpoint brings its processes back */
+            int susp = j->state == GS_JOB_SUSPENDED && x->stop == GSD_STOP_NONE;
+            const char *then = susp ? ", SIGSTOP"
+                               : j->state != GS_JOB_RUNNING || x->stop != GSD_STOP_NONE
+                                   ? "; the job is being stopped: no SIGSTOP, its "
+                                     "processes are restored so that it can save"
+                                   : "; the job was resumed meanwhile: no SIGSTOP, its "
+                                     "restore follows";
             if (ev->count)
                 gsd_push_rec(g, GSD_EV_CHECKPOINTED, j->slot, now,
-                             "checkpointed %d CUDA process(es) in %.0f ms: GPU memory freed, "
-                             "SIGSTOP",
-                             ev->count, ms);
+                             "checkpointed %d CUDA process(es) in %.0f ms: GPU memory freed%s",
+                             ev->count, ms, then);
             else
-                gsd_push_rec(g, GSD_EV_CHECKPOINTED, j->slot, now, "no CUDA process: SIGSTOP only");
+                gsd_push_rec(g, GSD_EV_CHECKPOINTED, j->slot, now, "no CUDA process%s",
+                             susp ? ": SIGSTOP only"
+                                  : "; the job was resumed or stopped meanwhile: no SIGSTOP");
         } else {
             g->m.ckpt_resumes++;
             if (ev->count)

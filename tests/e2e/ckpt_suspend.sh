@@ -137,6 +137,34 @@ check "the daemon answered during it in $(( (t1 - t0) / 1000000 )) ms (under 1.5
 g cancel "$h" "$k" > /dev/null
 wait_idle 60 || bad "idle"
 
+echo "# a resume decided while the job's own checkpoint runs: the event says no SIGSTOP follows"
+echo 2500 > "$D/delay_ms"
+m=$(gsub --name M -- sh -c "$(work 400)")
+n=$(gsub --name N -- sh -c "$(work 400)")
+# (quantum 1 s, checkpoint 2.5 s: the first job suspended is resumed before its checkpoint ends;
+# the other one, waiting for those GPUs, has no CUDA process yet)
+# the checkpointed events that follow a 'continued' (no 'suspended' between), per job
+after_resume() {
+  g describe job "$1" 2>/dev/null |
+    awk '/^Events:/ { on = 1; next } on && NF >= 2 && $1 != "TIME" {
+           if ($2 == "suspended" || $2 == "continued") last = $2
+           else if ($2 == "checkpointed" && last == "continued") print }'
+}
+ar=""
+for _ in $(seq 300); do
+  ar=$( (after_resume "$m"; after_resume "$n") | grep "CUDA process(es)")
+  [ -n "$ar" ] && break
+  sleep 0.1
+done
+check "a checkpoint of a CUDA process ended after its job was resumed" [ -n "$ar" ]
+check "... and its event says no SIGSTOP, the restore follows" \
+  contains "$ar" "the job was resumed meanwhile: no SIGSTOP, its restore follows"
+[ -n "$ar" ] || { g describe job "$m"; g describe job "$n"; } | sed -n '/^Events/,$p'
+: > "$D/delay_ms"
+g cancel "$m" "$n" > /dev/null
+wait_idle 60 || bad "idle"
+sleep 3
+
 echo "# a job that ends (exit 0) while its checkpoint is under way is DONE"
 echo 2500 > "$D/delay_ms"
 p=$(gsub --name P -- sh -c "$(work 13)")
