@@ -1340,6 +1340,13 @@ static void ckpt_options(void)
                               &x, &d),
               GS_EINVAL);
     ASSERT_CONTAINS(d.msg, "known: suspend=auto|cuda|sigstop, cuda_lib=PATH");
+    const char *empty[] = {"cuda_lib="};
+    gs_diag_init(&d, NULL);
+    ASSERT_EQ(gsd_exec_create("local",
+                              &(gsd_exec_conf){.state_dir = state_dir(), .opts = empty, .nopts = 1},
+                              &x, &d),
+              GS_EINVAL);
+    ASSERT_CONTAINS(d.msg, "cuda_lib=: expected the path");
 }
 #endif
 

@@ -466,7 +466,11 @@ static int local_opts(const gsd_exec_conf *conf, int *susp, const char **lib, gs
             else
                 return gs_diag_set(d, GS_EINVAL, 0, 0,
                                    "executor local: suspend=%s: expected auto, cuda or sigstop", v);
-        } else if (kl == 8 && !strncmp(o, "cuda_lib", kl) && v && *v) {
+        } else if (kl == 8 && !strncmp(o, "cuda_lib", kl) && v) {
+            if (!*v)
+                return gs_diag_set(d, GS_EINVAL, 0, 0,
+                                   "executor local: cuda_lib=: expected the path (or name) of "
+                                   "the CUDA driver library");
             *lib = v;
         } else {
             return gs_diag_set(
