@@ -1235,6 +1235,50 @@ static void ckpt_resume_unlocks_locked(void)
     gsd_exec_destroy(x);
 }
 
+/* A job resumed onto other GPUs while its checkpoint still runs keeps the GPUs it left until
+ * the checkpoint is done (its memory is there): a launch onto them waits for it. */
+static void ckpt_remap_during_checkpoint(void)
+{
+    cuda_dir();
+    cuda_put("delay_ms", "1500\n");
+    gs_diag d;
+    int rc;
+    gsd_exec *x = cuda_exec("cuda", FAKE_CUDA_DIR, &d, &rc);
+    ASSERT_OK(rc);
+    job a, c;
+    cuda_job(&a, 95, "0", 1);
+    cuda_job(&c, 96, "0", 0);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &a.l, now_us(), on_ev, &s));
+    ASSERT(wait_log(x, 95, "task-is-up"));
+    ASSERT_OK(gsd_exec_suspend(x, 95, 1));
+    const char *to[] = {"1"};
+    ASSERT_OK(gsd_exec_resume_at(x, 95, to, to)); /* before its checkpoint is done */
+    ASSERT_OK(gsd_exec_launch(x, &c.l, now_us(), on_ev, &s));
+    ASSERT_CONTAINS(logbuf, "job 96: its GPUs are being vacated by job 95");
+    for (int i = 0; i < 1000 && !s.susp; i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        if (!s.susp) ASSERT(!started(96));
+        nanosleep(&(struct timespec){0, 10000000L}, NULL);
+    }
+    ASSERT(s.susp >= 1);
+    for (int i = 0; i < 250 && !started(96); i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    ASSERT(started(96));
+    cuda_put("delay_ms", "0\n");
+    ASSERT(wait_susp(x, &s, 2, 10)); /* the restore, onto GPU 1 */
+    ASSERT_EQ(s.lsusp.stop, 0);
+    ASSERT_EQ(s.lsusp.failed, 0);
+    char want[80];
+    snprintf(want, sizeof want, "restore %lld pairs 0>1\n", (long long)job_pid(95));
+    ASSERT_CONTAINS(cuda_file("calls.log"), want);
+    end_job(x, 96, &c);
+    end_job(x, 95, &a);
+    gsd_exec_destroy(x);
+}
+
 /* A job without CUDA processes is simply SIGSTOPped (reported ok, count 0), with no driver call
  * but state queries; resume moves GPUs through remap pairs (node-local, in task order). */
 static void ckpt_no_cuda_and_remap(void)
@@ -1377,6 +1421,7 @@ static const test_case tests[] = {
     {"ckpt_async_and_launch_waits", ckpt_async_and_launch_waits},
     {"ckpt_failed_after_resume", ckpt_failed_after_resume},
     {"ckpt_resume_unlocks_locked", ckpt_resume_unlocks_locked},
+    {"ckpt_remap_during_checkpoint", ckpt_remap_during_checkpoint},
     {"ckpt_failures", ckpt_failures},
     {"ckpt_no_cuda_and_remap", ckpt_no_cuda_and_remap},
     {"ckpt_options", ckpt_options},

@@ -172,6 +172,8 @@ typedef struct xtask {
     int launch; /* GSD_XLAUNCH_*: the task could not be started (not the command's own code) */
     char *gpus; /* global GPU indices "3,4" (NULL: unknown, a run found again after a restart) */
     char *cuda; /* the same as node-local indices (CUDA_VISIBLE_DEVICES), NULL: unknown */
+    char *vac;  /* GPUs it left by a resume onto others while its checkpoint still ran (its
+                   memory is there until the checkpoint is done), NULL none */
     char *cg;   /* the task's cgroup directory, NULL without cgroups */
     char msg[256];
 } xtask;
@@ -640,6 +642,7 @@ static void run_free(xrun *r)
     if (r->gate_fd >= 0) close(r->gate_fd);
     for (int i = 0; i < r->ntasks; i++) {
         free(r->t[i].cuda);
+        free(r->t[i].vac);
         free(r->t[i].gpus);
         free(r->t[i].cg);
     }
@@ -1084,7 +1087,7 @@ static const xrun *vacating_on(const xlocal *x, const xrun *self, const char *gp
         const xrun *r = x->v[i];
         if (r == self || !vacating(r)) continue;
         for (int k = 0; k < r->ntasks; k++)
-            if (gpus_overlap(r->t[k].gpus, gpus)) return r;
+            if (gpus_overlap(r->t[k].gpus, gpus) || gpus_overlap(r->t[k].vac, gpus)) return r;
     }
     return NULL;
 }
@@ -1134,7 +1137,11 @@ static void ops_collect(xlocal *x, gsd_xev_fn fn, void *ud)
         }
         r->ops--;
         if (op->stop) {
-            r->susp_ops--;
+            if (!--r->susp_ops) /* the GPUs it left meanwhile are vacated now */
+                for (int k = 0; k < r->ntasks; k++) {
+                    free(r->t[k].vac);
+                    r->t[k].vac = NULL;
+                }
             r->ckpt = !op->rc && op->res.nproc > 0;
             /* resumed meanwhile (its restore is queued behind): the rollback left it running
              * on GPUs that are its own again, nothing to keep others off */
@@ -1871,7 +1878,12 @@ static int local_resume_at(void *b, int64_t job_id, const char *const *task_gpus
         n += (size_t)a;
     }
     for (int i = 0; i < r->ntasks; i++) {
-        free(r->t[i].gpus);
+        /* its checkpoint still runs: its memory stays on the GPUs it leaves until that is done,
+         * launches onto them wait for it (vacating_on) */
+        if (r->susp_ops > 0 && !r->t[i].vac)
+            r->t[i].vac = r->t[i].gpus;
+        else
+            free(r->t[i].gpus);
         free(r->t[i].cuda);
         r->t[i].gpus = xstrdup(task_gpus[i]);
         r->t[i].cuda = xstrdup(task_cuda[i]);
