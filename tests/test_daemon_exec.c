@@ -1279,6 +1279,47 @@ static void ckpt_remap_during_checkpoint(void)
     gsd_exec_destroy(x);
 }
 
+/* A resume onto other GPUs queued behind a checkpoint that then fails cannot move the job (its
+ * processes run on where they were): the resume is reported failed, saying why, and launches
+ * onto the GPUs it was to leave wait until it is gone. */
+static void ckpt_remap_after_failed_checkpoint(void)
+{
+    cuda_dir();
+    cuda_put("delay_ms", "800\n");
+    cuda_put("fail", "checkpoint\n");
+    gs_diag d;
+    int rc;
+    gsd_exec *x = cuda_exec("cuda", FAKE_CUDA_DIR, &d, &rc);
+    ASSERT_OK(rc);
+    job a;
+    cuda_job(&a, 97, "0", 1);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &a.l, now_us(), on_ev, &s));
+    ASSERT(wait_log(x, 97, "task-is-up"));
+    ASSERT_OK(gsd_exec_suspend(x, 97, 1));
+    const char *to[] = {"1"};
+    ASSERT_OK(gsd_exec_resume_at(x, 97, to, to));
+    ASSERT(wait_susp(x, &s, 2, 10));
+    cuda_put("fail", "");
+    cuda_put("delay_ms", "0\n");
+    ASSERT_EQ(s.lsusp.stop, 0);
+    ASSERT_EQ(s.lsusp.failed, 1);
+    ASSERT_CONTAINS(s.smsg, "cannot move to other GPUs: 1 CUDA process(es) not checkpointed");
+    /* its memory is still on GPU 0: a launch there waits until the job is gone */
+    job c;
+    cuda_job(&c, 98, "0", 0);
+    ASSERT_OK(gsd_exec_launch(x, &c.l, now_us(), on_ev, &s));
+    ASSERT_CONTAINS(logbuf, "job 98: its GPUs are being vacated by job 97");
+    end_job(x, 97, &a);
+    for (int i = 0; i < 250 && !started(98); i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    ASSERT(started(98));
+    end_job(x, 98, &c);
+    gsd_exec_destroy(x);
+}
+
 /* A job without CUDA processes is simply SIGSTOPped (reported ok, count 0), with no driver call
  * but state queries; resume moves GPUs through remap pairs (node-local, in task order). */
 static void ckpt_no_cuda_and_remap(void)
@@ -1422,6 +1463,7 @@ static const test_case tests[] = {
     {"ckpt_failed_after_resume", ckpt_failed_after_resume},
     {"ckpt_resume_unlocks_locked", ckpt_resume_unlocks_locked},
     {"ckpt_remap_during_checkpoint", ckpt_remap_during_checkpoint},
+    {"ckpt_remap_after_failed_checkpoint", ckpt_remap_after_failed_checkpoint},
     {"ckpt_failures", ckpt_failures},
     {"ckpt_no_cuda_and_remap", ckpt_no_cuda_and_remap},
     {"ckpt_options", ckpt_options},

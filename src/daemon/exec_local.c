@@ -931,8 +931,8 @@ static long tree_pids(pid_t root, pid_t *out, long cap)
 static void op_run(xlocal *x, xop *op)
 {
     double t0 = mono_sec();
-    int *pids = NULL, *locked = NULL;
-    size_t n = 0, cap = 0, nl = 0, capl = 0;
+    int *pids = NULL, *locked = NULL, stayed = 0;
+    size_t n = 0, cap = 0, nl = 0, capl = 0, nrun = 0;
     for (int i = 0; i < op->nroots; i++) {
         pid_t v[4096];
         long k = tree_pids(op->roots[i], v, sizeof v / sizeof *v);
@@ -942,6 +942,7 @@ static void op_run(xlocal *x, xop *op)
              * that died between the lock and the checkpoint): its CUDA calls block until then */
             int **lv = &pids;
             size_t *ln = &n, *lc = &cap;
+            if (!op->stop && st == GSD_CUDA_RUNNING && !nrun++) stayed = (int)v[j];
             if (!op->stop && st == GSD_CUDA_LOCKED) {
                 lv = &locked;
                 ln = &nl;
@@ -974,6 +975,17 @@ static void op_run(xlocal *x, xop *op)
                      ur.msg[0] ? ur.msg : gs_strerror(urc));
             if (!op->rc) op->rc = urc;
         }
+    }
+    if (op->nremap && nrun) {
+        /* a move, but processes that were never checkpointed (the checkpoint failed after the
+         * resume was asked for, or they appeared since) still run on the GPUs it left: the move
+         * cannot be carried out (the daemon stops the job) */
+        size_t len = strlen(op->res.msg);
+        snprintf(op->res.msg + len, sizeof op->res.msg - len,
+                 "%scannot move to other GPUs: %zu CUDA process(es) not checkpointed (pid %d) "
+                 "still run on the GPUs it left",
+                 len ? "; " : "", nrun, stayed);
+        if (!op->rc) op->rc = GS_EIO;
     }
     if (op->rc && !op->res.msg[0])
         snprintf(op->res.msg, sizeof op->res.msg, "%s", gs_strerror(op->rc));
@@ -1137,15 +1149,19 @@ static void ops_collect(xlocal *x, gsd_xev_fn fn, void *ud)
         }
         r->ops--;
         if (op->stop) {
-            if (!--r->susp_ops) /* the GPUs it left meanwhile are vacated now */
+            int moved = 0;
+            for (int k = 0; k < r->ntasks; k++) moved |= r->t[k].vac != NULL;
+            r->ckpt = !op->rc && op->res.nproc > 0;
+            /* failed and resumed meanwhile on the same GPUs (its restore is queued behind):
+             * the rollback left it running on GPUs that are its own again, nothing to keep
+             * others off; resumed onto other GPUs: it runs on where it was (the daemon stops
+             * it), keep launches off both until it is gone */
+            r->ckpt_failed = op->rc != 0 && (r->suspended || moved);
+            if (!--r->susp_ops && !r->ckpt_failed) /* the GPUs it left are vacated now */
                 for (int k = 0; k < r->ntasks; k++) {
                     free(r->t[k].vac);
                     r->t[k].vac = NULL;
                 }
-            r->ckpt = !op->rc && op->res.nproc > 0;
-            /* resumed meanwhile (its restore is queued behind): the rollback left it running
-             * on GPUs that are its own again, nothing to keep others off */
-            r->ckpt_failed = op->rc != 0 && r->suspended;
             if (!op->rc && r->suspended && !r->ops && !r->stopping) signal_run(r, SIGSTOP);
         } else if (!op->rc) {
             r->ckpt = 0;
@@ -1821,6 +1837,10 @@ static int suspend_run(xlocal *x, xrun *r, int stop, int *from, int *to, size_t 
     signal_run(r, SIGCONT);
     r->suspended = 0;
     r->ckpt_failed = 0; /* resumed on GPUs given back to it: they are its own again */
+    for (int k = 0; !r->susp_ops && k < r->ntasks; k++) {
+        free(r->t[k].vac);
+        r->t[k].vac = NULL;
+    }
     op_queue(x, r, 0, r->susp_seen, from, to, nremap);
     return 0;
 }
