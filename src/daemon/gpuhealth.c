@@ -295,9 +295,15 @@ int gsd_gpuh_setup(gsd_sched *g, int discovered)
         }
     }
     g->gh_node = node;
-    gsd_log("GPU health: watching %u of node %s's GPUs through NVML every %llds (Xid hold %llds, "
+    /* (intervals under a second are allowed: "200ms", not "0s") */
+    char every[32], hold[32];
+    snprintf(every, sizeof every, hc.interval % GS_SEC ? "%lldms" : "%llds",
+             (long long)(hc.interval % GS_SEC ? hc.interval / GS_MSEC : hc.interval / GS_SEC));
+    snprintf(hold, sizeof hold, hc.hold % GS_SEC ? "%lldms" : "%llds",
+             (long long)(hc.hold % GS_SEC ? hc.hold / GS_MSEC : hc.hold / GS_SEC));
+    gsd_log("GPU health: watching %u of node %s's GPUs through NVML every %s (Xid hold %s, "
             "on a fault: %s)%s",
-            mapped, name, (long long)(hc.interval / GS_SEC), (long long)(hc.hold / GS_SEC),
+            mapped, name, every, hold,
             o->on_gpu_fault_keep ? "keep its jobs running" : "requeue its jobs",
             mapped < n ? "; NVML sees more GPUs than the node has: those are not watched" : "");
     return 0;

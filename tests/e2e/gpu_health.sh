@@ -28,6 +28,8 @@ expect 0 "gpu-health-interval DUR.off" -- "$bin" serve --help
 # ---- a daemon on the discovered GPUs, watched every 200 ms, an Xid held 2 s
 d_start gh --gpu-health-interval 200ms --gpu-xid-hold 2s --grace 2s || { bad "daemon start"; finish; }
 check "the watch is on" grep -q "GPU health: watching 2 of node $host's GPUs" "$DDIR/daemon.log"
+check "... every 200ms (the log says so, not 0s), Xid hold 2s" \
+  grep -q "through NVML every 200ms (Xid hold 2s," "$DDIR/daemon.log"
 
 # a job that runs until killed (SIGTERM ends it)
 runner() { gsub -G 1 -- sh -c 'while :; do sleep 0.1; done'; }
