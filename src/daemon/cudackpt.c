@@ -360,6 +360,22 @@ int gsd_cuda_suspend(gsd_cuda *c, const int *pids, size_t n, unsigned timeout_ms
     return GS_EIO;
 }
 
+/* Unlock every pid (each one even after a failure: none is left locked that could be
+ * unlocked); failures go to r (the first failing pid, a message each).  1 if any failed. */
+static int unlock_all(gsd_cuda *c, const int *pids, size_t n, gsd_cuda_result *r)
+{
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        cu_result f = do_unlock(c, pids[i]);
+        if (f != 0) {
+            if (!r->failed_pid) r->failed_pid = pids[i];
+            fail_msg(c, r, "unlock", pids[i], f);
+            failed = 1;
+        }
+    }
+    return failed;
+}
+
 int gsd_cuda_resume(gsd_cuda *c, const int *pids, size_t n, const int *from, const int *to,
                     size_t nremap, gsd_cuda_result *r)
 {
@@ -416,15 +432,7 @@ int gsd_cuda_resume(gsd_cuda *c, const int *pids, size_t n, const int *from, con
         r->failed_pid = pids[restored];
         fail_msg(c, r, "restore", pids[restored], e);
     }
-    int unlock_failed = 0;
-    for (size_t i = 0; i < restored; i++) {
-        cu_result f = do_unlock(c, pids[i]);
-        if (f != 0) {
-            if (!r->failed_pid) r->failed_pid = pids[i];
-            fail_msg(c, r, "unlock", pids[i], f);
-            unlock_failed = 1;
-        }
-    }
+    int unlock_failed = unlock_all(c, pids, restored, r);
     r->phase_usec[1] = mono_usec() - t1;
     r->usec = mono_usec() - t0;
     r->nproc = (int)restored;
@@ -440,15 +448,7 @@ int gsd_cuda_unlock(gsd_cuda *c, const int *pids, size_t n, gsd_cuda_result *r)
     int rc = check_pids(pids, n, r);
     if (rc) return rc;
     int64_t t0 = mono_usec();
-    int failed = 0;
-    for (size_t i = 0; i < n; i++) {
-        cu_result f = do_unlock(c, pids[i]);
-        if (f != 0) {
-            if (!r->failed_pid) r->failed_pid = pids[i];
-            fail_msg(c, r, "unlock", pids[i], f);
-            failed = 1;
-        }
-    }
+    int failed = unlock_all(c, pids, n, r);
     r->phase_usec[1] = mono_usec() - t0;
     r->usec = r->phase_usec[1];
     r->nproc = (int)n;
