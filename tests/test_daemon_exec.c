@@ -1320,6 +1320,44 @@ static void ckpt_remap_after_failed_checkpoint(void)
     gsd_exec_destroy(x);
 }
 
+/* A run found again after a restart learns its GPUs from the first resume (recovery resumes
+ * every adopted run on its GPUs): a later suspend and resume onto other GPUs moves it (before:
+ * GS_EUNSUPPORTED, the job stayed checkpointed while the engine had moved it). */
+static void ckpt_recovered_run_moves(void)
+{
+    cuda_dir();
+    gs_diag d;
+    int rc;
+    gsd_exec *x = cuda_exec("cuda", FAKE_CUDA_DIR, &d, &rc);
+    ASSERT_OK(rc);
+    job a;
+    cuda_job(&a, 99, "0", 1);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &a.l, now_us(), on_ev, &s));
+    ASSERT(wait_log(x, 99, "task-is-up"));
+    int64_t pid = job_pid(99);
+    gsd_exec_destroy(x); /* the daemon restarts: the task runs on */
+    x = cuda_exec("cuda", FAKE_CUDA_DIR, &d, &rc);
+    ASSERT_OK(rc);
+    int alive = 0, exited = 0, lost = 0;
+    ASSERT_OK(gsd_exec_recover(x, 99, 1, 1, now_us(), &alive, &exited, &lost));
+    ASSERT_EQ(alive, 1);
+    const char *at[] = {"0"}, *to[] = {"1"};
+    ASSERT_OK(gsd_exec_resume_at(x, 99, at, at)); /* recovery: continue where it runs */
+    ASSERT_OK(gsd_exec_suspend(x, 99, 1));
+    ASSERT(wait_susp(x, &s, 1, 10));
+    ASSERT_EQ(s.lsusp.failed, 0);
+    ASSERT_OK(gsd_exec_resume_at(x, 99, to, to));
+    ASSERT(wait_susp(x, &s, 2, 10));
+    ASSERT_EQ(s.lsusp.stop, 0);
+    ASSERT_EQ(s.lsusp.failed, 0);
+    char want[80];
+    snprintf(want, sizeof want, "restore %lld pairs 0>1\n", (long long)pid);
+    ASSERT_CONTAINS(cuda_file("calls.log"), want);
+    end_job(x, 99, &a);
+    gsd_exec_destroy(x);
+}
+
 /* A job without CUDA processes is simply SIGSTOPped (reported ok, count 0), with no driver call
  * but state queries; resume moves GPUs through remap pairs (node-local, in task order). */
 static void ckpt_no_cuda_and_remap(void)
@@ -1464,6 +1502,7 @@ static const test_case tests[] = {
     {"ckpt_resume_unlocks_locked", ckpt_resume_unlocks_locked},
     {"ckpt_remap_during_checkpoint", ckpt_remap_during_checkpoint},
     {"ckpt_remap_after_failed_checkpoint", ckpt_remap_after_failed_checkpoint},
+    {"ckpt_recovered_run_moves", ckpt_recovered_run_moves},
     {"ckpt_failures", ckpt_failures},
     {"ckpt_no_cuda_and_remap", ckpt_no_cuda_and_remap},
     {"ckpt_options", ckpt_options},

@@ -378,7 +378,7 @@ static void job_gpus_free(int nt, char **cuda, char **gl)
 
 /* A resume: on the GPUs the engine gave back (the same ones, or with GSD_XCAP_REMAP others of
  * the same node: gs_engine_opts.live_remap). */
-static void resume_at(gsd_sched *g, const gs_job *j)
+void gsd_resume_at(gsd_sched *g, const gs_job *j)
 {
     int nt = j->ntasks;
     char **cuda = calloc((size_t)nt, sizeof *cuda), **gl = calloc((size_t)nt, sizeof *gl);
@@ -472,7 +472,7 @@ void gsd_act(gsd_sched *g, gs_time now)
             gsd_log("job %lld %s%s%s", (long long)j->id, event_name(r->type, x),
                     r->reason[0] ? ": " : "", r->reason);
             if (r->type == GS_REC_RESUME)
-                resume_at(g, j);
+                gsd_resume_at(g, j);
             else if (gsd_exec_suspend(g->x, j->id, 1) == GS_ENOENT)
                 gsd_log("job %lld: no tasks to suspend", (long long)j->id);
             break;

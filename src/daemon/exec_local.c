@@ -1875,6 +1875,14 @@ static int local_resume_at(void *b, int64_t job_id, const char *const *task_gpus
     xlocal *x = b;
     xrun *r = find_run(x, job_id);
     if (!r) return GS_ENOENT;
+    /* a run found again after a restart learns where it runs from the daemon's first resume
+     * (recovery resumes every adopted run on its GPUs): so that launches wait for its
+     * checkpoints and a later resume may move it */
+    for (int i = 0; task_gpus && task_cuda && i < r->ntasks; i++)
+        if (!r->t[i].gpus && !r->t[i].cuda && task_gpus[i] && task_cuda[i]) {
+            r->t[i].gpus = xstrdup(task_gpus[i]);
+            r->t[i].cuda = xstrdup(task_cuda[i]);
+        }
     int same = 1;
     for (int i = 0; task_gpus && i < r->ntasks; i++)
         if (r->t[i].gpus && task_gpus[i] && strcmp(r->t[i].gpus, task_gpus[i])) same = 0;

@@ -352,6 +352,9 @@ void gsd_fill_row(gsd_sched *g, const gs_job *j, gsd_jobx *x, gsd_jobrow *r);
 int gsd_insert_row(gsd_sched *g, const gs_job *j, gsd_jobx *x);
 int gsd_commit(gsd_sched *g);
 void gsd_act(gsd_sched *g, gs_time now);
+/* Continue a job the engine resumed, on the GPUs it holds now (gsd_exec_resume_at; recovery
+ * also continues every adopted run this way, which tells the executor where it runs). */
+void gsd_resume_at(gsd_sched *g, const gs_job *j);
 
 /* events.c */
 void gsd_on_xev(void *ud, const gsd_xev *ev);

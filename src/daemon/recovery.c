@@ -642,8 +642,15 @@ int gsd_recover(gsd_sched *g, gs_diag *d)
      * get SIGTERM again, with a fresh grace period - both act on what the database already
      * says (running; stopping), committed or not now */
     for (size_t i = 0; i < rc.nstops; i++) {
-        if (gsd_exec_can(g->x, GSD_XCAP_SUSPEND)) gsd_exec_suspend(g->x, rc.stops[i].id, 0);
-        const gs_job *sj = rc.stops[i].drain ? gs_engine_find_job(g->e, rc.stops[i].id) : NULL;
+        const gs_job *aj = gs_engine_find_job(g->e, rc.stops[i].id);
+        if (gsd_exec_can(g->x, GSD_XCAP_SUSPEND)) {
+            if (aj && aj->state == GS_JOB_RUNNING && aj->alloc && aj->gpus > 0 &&
+                aj->nalloc == aj->gpus)
+                gsd_resume_at(g, aj); /* SIGCONT, and the executor learns its GPUs */
+            else
+                gsd_exec_suspend(g->x, rc.stops[i].id, 0);
+        }
+        const gs_job *sj = rc.stops[i].drain ? aj : NULL;
         if (sj && sj->state == GS_JOB_DRAINING)
             gsd_el_drain_act(g, sj, rc.now); /* the control file again, SIGTERM */
         else if (rc.stops[i].stop)
