@@ -1385,6 +1385,15 @@ static void ckpt_no_cuda_and_remap(void)
     ASSERT(wait_stopped(pid, 0));
     ASSERT(wait_susp(x, &s, 2, 10));
     ASSERT_EQ(s.lsusp.count, 0);
+    /* moving it cannot be carried out: nothing checkpointed carries it, its tasks see GPUs 0,1 */
+    ASSERT_OK(gsd_exec_suspend(x, 88, 1));
+    ASSERT(wait_susp(x, &s, 3, 10));
+    const char *other[] = {"2,3"};
+    ASSERT_OK(gsd_exec_resume_at(x, 88, other, other));
+    ASSERT(wait_susp(x, &s, 4, 10));
+    ASSERT_EQ(s.lsusp.stop, 0);
+    ASSERT_EQ(s.lsusp.failed, 1);
+    ASSERT_CONTAINS(s.smsg, "no checkpointed CUDA process to carry over");
     end_job(x, 88, &a);
     /* remap: 0,1 -> 4,5 */
     seen t = {0};

@@ -986,6 +986,15 @@ static void op_run(xlocal *x, xop *op)
                  "still run on the GPUs it left",
                  len ? "; " : "", nrun, stayed);
         if (!op->rc) op->rc = GS_EIO;
+    } else if (op->nremap && !n) {
+        /* a move of a job without a checkpointed CUDA process (none yet, or its tasks still
+         * wait for their GPUs): nothing carries it over - its tasks see the GPUs they were
+         * started on (CUDA_VISIBLE_DEVICES) and would use those the next time they touch
+         * CUDA.  The move cannot be carried out (the daemon stops and requeues the job). */
+        snprintf(op->res.msg, sizeof op->res.msg,
+                 "cannot move to other GPUs: no checkpointed CUDA process to carry over (its "
+                 "tasks still see the GPUs they were started on)");
+        if (!op->rc) op->rc = GS_EIO;
     }
     if (op->rc && !op->res.msg[0])
         snprintf(op->res.msg, sizeof op->res.msg, "%s", gs_strerror(op->rc));
