@@ -1358,6 +1358,43 @@ static void ckpt_recovered_run_moves(void)
     gsd_exec_destroy(x);
 }
 
+/* A failed checkpoint whose rollback could not unlock the process: the stop that follows (the
+ * daemon's fallback) unlocks it, so that the job can save on SIGTERM. */
+static void ckpt_stop_unlocks_failed_rollback(void)
+{
+    cuda_dir();
+    cuda_put("fail", "checkpoint\nunlock\n");
+    gs_diag d;
+    int rc;
+    gsd_exec *x = cuda_exec("cuda", FAKE_CUDA_DIR, &d, &rc);
+    ASSERT_OK(rc);
+    job a;
+    cuda_job(&a, 100, "0", 1);
+    seen s = {0};
+    ASSERT_OK(gsd_exec_launch(x, &a.l, now_us(), on_ev, &s));
+    ASSERT(wait_log(x, 100, "task-is-up"));
+    int64_t pid = job_pid(100);
+    ASSERT_OK(gsd_exec_suspend(x, 100, 1));
+    ASSERT(wait_susp(x, &s, 1, 10));
+    ASSERT_EQ(s.lsusp.failed, 1);
+    char pf[64];
+    snprintf(pf, sizeof pf, "proc.%lld", (long long)pid);
+    ASSERT_CONTAINS(cuda_file(pf), "locked"); /* the rollback's unlock failed */
+    cuda_put("fail", "");
+    /* the fallback: stop (the shell's own trap-less SIGTERM ends it; the unlock comes first) */
+    ASSERT_OK(gsd_exec_stop(x, 100, now_us(), 2 * GS_SEC));
+    for (int i = 0; i < 250 && !strstr(cuda_file(pf), "running"); i++) {
+        gsd_exec_poll(x, now_us(), on_ev, &s);
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    ASSERT_CONTAINS(cuda_file(pf), "running");
+    seen t = {0};
+    ASSERT(wait_done(x, &t, 10));
+    gsd_exec_forget(x, 100);
+    gsd_spec_release(&a.spec);
+    gsd_exec_destroy(x);
+}
+
 /* A job without CUDA processes is simply SIGSTOPped (reported ok, count 0), with no driver call
  * but state queries; resume moves GPUs through remap pairs (node-local, in task order). */
 static void ckpt_no_cuda_and_remap(void)
@@ -1512,6 +1549,7 @@ static const test_case tests[] = {
     {"ckpt_remap_during_checkpoint", ckpt_remap_during_checkpoint},
     {"ckpt_remap_after_failed_checkpoint", ckpt_remap_after_failed_checkpoint},
     {"ckpt_recovered_run_moves", ckpt_recovered_run_moves},
+    {"ckpt_stop_unlocks_failed_rollback", ckpt_stop_unlocks_failed_rollback},
     {"ckpt_failures", ckpt_failures},
     {"ckpt_no_cuda_and_remap", ckpt_no_cuda_and_remap},
     {"ckpt_options", ckpt_options},

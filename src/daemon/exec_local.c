@@ -1809,8 +1809,9 @@ static int local_stop(void *b, int64_t job_id, gs_time now, gs_time grace)
         signal_run(r, SIGCONT);
         r->suspended = 0;
         /* checkpointed processes are restored (and unlocked), so that the job can write its
-         * own checkpoint on SIGTERM: its CUDA calls would block until then */
-        if (x->worker_on && (r->ckpt || r->susp_ops) && !r->stopping)
+         * own checkpoint on SIGTERM: its CUDA calls would block until then (also those a
+         * failed checkpoint's rollback could not unlock) */
+        if (x->worker_on && (r->ckpt || r->susp_ops || r->ckpt_failed) && !r->stopping)
             op_queue(x, r, 0, 0, NULL, NULL, 0);
     }
     signal_run(r, SIGTERM);
