@@ -217,6 +217,7 @@ static const char *event_name(int type, const gsd_jobx *x)
     case GSD_EV_RESTORED: return "restored";
     case GSD_EV_SUSPEND_FAILED: return "suspend-failed";
     case GSD_EV_RESUME_FAILED: return "resume-failed";
+    case GSD_EV_GPU_FAULT: return "gpu-fault";
     case GS_REC_SUSPEND: return "suspended";
     case GS_REC_RESUME: return "continued"; /* SIGCONT; "resumed" is a start after a requeue */
     default: return type < GS_REC_NTYPES ? gs_rec_type_name((gs_rec_type)type) : "event";
@@ -477,8 +478,12 @@ void gsd_act(gsd_sched *g, gs_time now)
                 gsd_log("job %lld: no tasks to suspend", (long long)j->id);
             break;
         case GSD_EV_SUSPEND_FAILED:
-            /* the fallback of a failed checkpoint-based suspend: the stop protocol */
-            if (x->stop != GSD_STOP_SUSPEND_FAILED) break;
+        case GSD_EV_GPU_FAULT:
+            /* the fallback of a failed checkpoint-based suspend, or a suspended job whose GPU
+             * went bad under it: the stop protocol, then the requeue (finalize_run) */
+            if (x->stop !=
+                (r->type == GSD_EV_GPU_FAULT ? GSD_STOP_GPU_FAULT : GSD_STOP_SUSPEND_FAILED))
+                break;
             gsd_log("job %lld %s: %s", (long long)j->id, event_name(r->type, x), r->reason);
             gsd_exec_stop(g->x, j->id, now, gsd_job_grace(g, x));
             break;

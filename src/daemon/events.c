@@ -93,6 +93,24 @@ static void finalize_run(gsd_sched *g, const gs_job *j, const gsd_xev *ev, gs_ti
         g->forget = gsd_xrealloc(g->forget, g->capforget * sizeof *g->forget);
     }
     g->forget[g->nforget++] = j->id;
+    if (x->stop == GSD_STOP_GPU_FAULT &&
+        (j->state == GS_JOB_SUSPENDED || j->state == GS_JOB_RUNNING)) {
+        /* suspended on a GPU that went bad, where it could only resume: stopped (SIGTERM,
+         * grace), back to the queue from its own checkpoint */
+        x->exit_code = ev->exit_code;
+        char why[400];
+        snprintf(why, sizeof why, "%s; its suspended job was stopped with SIGTERM%s and requeued",
+                 x->ckpt_why ? x->ckpt_why : "a GPU it left is unhealthy",
+                 ev->killed ? " (SIGKILL after grace)" : "");
+        const char *r = gsd_intern(g, why);
+        if (j->state == GS_JOB_SUSPENDED) {
+            gs_engine_requeue_suspended(g->e, j, r, now);
+        } else {
+            gs_engine_preempt(g->e, j, r);
+            gs_engine_task_exited(g->e, j, ev->exit_code, r, now);
+        }
+        return;
+    }
     if (x->stop == GSD_STOP_SUSPEND_FAILED &&
         (j->state == GS_JOB_SUSPENDED || j->state == GS_JOB_RUNNING)) {
         /* its checkpoint-based suspend failed and it was stopped (SIGTERM, grace): back to

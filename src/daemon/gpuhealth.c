@@ -319,6 +319,41 @@ void gsd_gpuh_release(gsd_sched *g)
     free(g->gh_of);
 }
 
+/*
+ * GPU gi just went bad: SUSPENDED jobs that left it and can resume only on the GPUs they left
+ * (an executor without checkpoint-based suspend with GPU remapping: a SIGSTOPped process keeps
+ * its memory there) would wait for it for ever.  Each is stopped with the checkpoint protocol
+ * and requeued (GSD_STOP_GPU_FAULT: the act after the commit sends SIGTERM, finalize_run
+ * requeues it).  Returns how many.
+ */
+static int stop_stranded(gsd_sched *g, int gi, const char *node, const char *why, gs_time now)
+{
+    if (gsd_exec_can(g->x, GSD_XCAP_CKPT | GSD_XCAP_REMAP)) return 0; /* it can move */
+    const gs_gpu *gp = gs_cluster_gpu(g->c, gi);
+    int n = 0;
+    size_t nj = gs_engine_njobs(g->e);
+    for (size_t s = 0; s < nj; s++) {
+        const gs_job *j = gs_engine_job(g->e, s);
+        if (!j || j->state != GS_JOB_SUSPENDED) continue;
+        int left = 0;
+        for (int k = 0; k < j->nlast_alloc && !left; k++) left = j->last_alloc[k] == gi;
+        if (!left) continue;
+        gsd_jobx *x = gsd_jx(g, (int32_t)s);
+        if (x->stop != GSD_STOP_NONE) continue;
+        char r[600];
+        snprintf(r, sizeof r, "GPU %s:%d unhealthy: %s", node, gp->local, why);
+        x->stop = GSD_STOP_GPU_FAULT;
+        x->ckpt_why = gsd_intern(g, r);
+        gsd_mark_dirty(g, (int32_t)s);
+        gsd_push_rec(g, GSD_EV_GPU_FAULT, (int32_t)s, now,
+                     "%s: suspended there, it cannot resume elsewhere; SIGTERM, SIGKILL after "
+                     "%llds, then requeued",
+                     r, (long long)(gsd_job_grace(g, x) / GS_SEC));
+        n++;
+    }
+    return n;
+}
+
 /* Tell the engine about GPU i's new verdict: the node event first (in the cycle's
  * transaction), then the mark and the preemptions.  0, or -1 when the write failed. */
 static int apply(gsd_sched *g, unsigned i, gs_time now)
@@ -361,9 +396,13 @@ static int apply(gsd_sched *g, unsigned i, gs_time now)
     g->gh_told[i] = (int8_t)bad;
     g->changed = 1;
     if (stop && gs_engine_preempt(g->e, j, gsd_intern(g, reason)) != 0) stop = 0;
+    int stranded = bad && !g->sh.o.on_gpu_fault_keep ? stop_stranded(g, gi, node, t->why, now) : 0;
     gsd_log("GPU %s:%d %s%s%s%s", node, gp->local, bad ? "unhealthy: " : "healthy again",
             bad ? t->why : "", stop ? "; its job is stopped and requeued" : "",
             bad && j && !stop ? "; its job runs on" : "");
+    if (stranded)
+        gsd_log("GPU %s:%d: %d suspended job(s) that can resume only there stopped and requeued",
+                node, gp->local, stranded);
     json_decref(ids);
     return 0;
 }

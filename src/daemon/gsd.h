@@ -294,7 +294,9 @@ typedef struct gsd_cmd {
 } gsd_cmd;
 
 /* GSD_STOP_DRAIN: an elastic job's generation checkpoints for a rescale (docs/elastic.md);
- * GSD_STOP_SUSPEND_FAILED: its checkpoint-based suspend failed, stopped to be requeued */
+ * GSD_STOP_SUSPEND_FAILED: its checkpoint-based suspend failed, stopped to be requeued;
+ * GSD_STOP_GPU_FAULT: suspended, and a GPU it can resume only on went bad: stopped to be
+ * requeued (gpuhealth.c) */
 enum {
     GSD_STOP_NONE = 0,
     GSD_STOP_PREEMPT,
@@ -302,7 +304,8 @@ enum {
     GSD_STOP_TIMEOUT,
     GSD_STOP_FAILED,
     GSD_STOP_DRAIN,
-    GSD_STOP_SUSPEND_FAILED
+    GSD_STOP_SUSPEND_FAILED,
+    GSD_STOP_GPU_FAULT
 };
 const char *gsd_stop_name(int stop); /* NULL for NONE */
 

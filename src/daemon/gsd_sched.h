@@ -74,7 +74,8 @@ typedef struct gsd_jobx {
     const char *cancel_by;      /* interned */
     const char *last_reason;    /* interned: reason of the last record */
     const char *ckpt_why;       /* interned: why its checkpoint-based suspend failed
-                                   (GSD_STOP_SUSPEND_FAILED), for the requeue's reason */
+                                   (GSD_STOP_SUSPEND_FAILED), or why the GPU it left is bad
+                                   (GSD_STOP_GPU_FAULT), for the requeue's reason */
     int exit_code;              /* last RUN_DONE exit code, INT32_MIN if none */
     int lost_requeues;          /* requeues because tasks were lost */
     int launch_failures;        /* runs the executor could not start (GSD_XLAUNCH_JOB), since the
@@ -144,6 +145,8 @@ enum {
     GSD_EV_RESTORED,                 /* ... and its resume */
     GSD_EV_SUSPEND_FAILED,           /* checkpoint-based suspend failed: stopped, requeued */
     GSD_EV_RESUME_FAILED,            /* checkpoint-based resume failed: preempted */
+    GSD_EV_GPU_FAULT,                /* GPU health: a suspended job cannot resume on the GPU it
+                                        left (gone bad): stopped, requeued */
 };
 
 typedef struct gsd_taskput {

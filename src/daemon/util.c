@@ -87,6 +87,7 @@ const char *gsd_stop_name(int stop)
     case GSD_STOP_FAILED: return "failed";
     case GSD_STOP_DRAIN: return "drain";
     case GSD_STOP_SUSPEND_FAILED: return "suspend-failed";
+    case GSD_STOP_GPU_FAULT: return "gpu-fault";
     default: return NULL;
     }
 }
@@ -100,6 +101,7 @@ int gsd_stop_parse(const char *s)
     if (!strcmp(s, "failed")) return GSD_STOP_FAILED;
     if (!strcmp(s, "drain")) return GSD_STOP_DRAIN;
     if (!strcmp(s, "suspend-failed")) return GSD_STOP_SUSPEND_FAILED;
+    if (!strcmp(s, "gpu-fault")) return GSD_STOP_GPU_FAULT;
     return GSD_STOP_NONE;
 }
 

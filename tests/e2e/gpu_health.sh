@@ -8,7 +8,8 @@
 # takes jobs.  Uncorrected ECC errors, a lost GPU, pages pending retirement: bad while they
 # hold.  --on-gpu-fault keep leaves the job running.  A library without the health functions
 # discovers GPUs and turns the watch off with a log line.  A restart measures again (a GPU
-# still lost is marked again).  (`gsched gpus`: gpus_cli.sh.)
+# still lost is marked again).  A SIGSTOPped job whose GPU goes bad (it can resume only there)
+# is stopped and requeued.  (`gsched gpus`: gpus_cli.sh.)
 set -u
 bin=$1 src=$2
 tmp=$(mktemp -d)
@@ -145,6 +146,35 @@ check "keep: not preempted" sh -c "! '$bin' events -n 200 --server '$SERVER' | g
 : > "$tmp/health"
 g cancel "$k" > /dev/null
 check "k cancelled" wait_state "$k" CANCELLED 30
+d_stop
+
+# ---- a SIGSTOPped job whose GPU goes bad: it can resume only there, so it is stopped (SIGTERM)
+# and requeued instead of waiting for ever (gandiva time-slicing 3 jobs on 2 GPUs)
+: > "$tmp/health"
+d_start stuck --gpu-health-interval 200ms --gpu-xid-hold 1s --grace 2s --policy gandiva \
+  --set quantum=1s --set introspect=1s --executor-opt suspend=sigstop || { bad "daemon start"; finish; }
+w='trap "exit 143" TERM; i=0; while [ $i -lt 100 ]; do i=$((i+1)); sleep 0.1; done'
+sa=$(gsub -G 1 --name SA -- sh -c "$w"); sb=$(gsub -G 1 --name SB -- sh -c "$w")
+sc=$(gsub -G 1 --name SC -- sh -c "$w")
+sj=""
+for _ in $(seq 200); do
+  for id in $sa $sb $sc; do [ "$(state "$id")" = SUSPENDED ] && sj=$id; done
+  [ -n "$sj" ] && break
+  sleep 0.05
+done
+check "stuck: a job is suspended" [ -n "$sj" ]
+sg=$(g describe job "$sj" | awk '$2 == "suspended" { l = $0 } END { print l }' | sed -n 's/.* on [^ ]*:\([0-9][0-9]*\).*/\1/p')
+check "stuck: the GPU it left ($sg)" [ -n "$sg" ]
+echo "$sg lost" > "$tmp/health"
+check "stuck: its GPU unhealthy" wait_gpu "$sg" unhealthy
+check "stuck: the suspended job is stopped and requeued (gpu-fault event)" \
+  wait_event "gpu-fault .*unhealthy: GPU lost.*cannot resume elsewhere"
+for _ in $(seq 100); do contains "$(events "$sj")" "requeued" && break; sleep 0.1; done
+check "stuck: ... requeued with the reason" \
+  bash -c "'$bin' describe job '$sj' --server '$SERVER' | grep -q 'requeued .*GPU lost.*; its suspended job was stopped with SIGTERM and requeued'"
+: > "$tmp/health"
+wait_idle 60 || bad "stuck: every job ends"
+check "stuck: all three DONE" [ "$(state "$sa")$(state "$sb")$(state "$sc")" = DONEDONEDONE ]
 d_stop
 
 # ---- off; and a library without the health functions: discovery works, the watch is off
