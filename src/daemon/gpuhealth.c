@@ -17,7 +17,9 @@
  * new is placed on it; it returns to service when healthy again and no other
  * reason holds), and with --on-gpu-fault requeue preempts the running job
  * holding it (gs_engine_preempt: SIGTERM, grace, requeued from its
- * checkpoint; acted on after the commit like every stop).
+ * checkpoint; acted on after the commit like every stop), and stops and requeues
+ * the SUSPENDED jobs that left it and can resume only there (stop_stranded:
+ * SIGSTOP time-slicing or no GPU remapping; GSD_STOP_GPU_FAULT).
  *
  * Invariants: only the watch thread calls NVML and touches 'mine'; 'pub' and
  * 'gen' are read and written under 'mu' only; the scheduler thread keeps its
